@@ -1,0 +1,224 @@
+// The command tree: the only file that knows the argument parser. Each
+// action imports its command module when it runs, so `--help` and the
+// commands that do not send requests never load the HTTP stack, zod's
+// response schemas or prompts. Help text and examples live here, next to
+// the command they describe.
+import { Command, CommanderError, Option } from 'commander';
+import type { Context, GlobalOptions } from './context.js';
+import { CliError, usageError } from './errors/cli-error.js';
+import { EXIT } from './errors/exit-codes.js';
+import { EVENT_TYPES } from './api/spec.js';
+import { exitCodesText } from './commands/exit-codes.js';
+import type { Prompter } from './prompts/prompter.js';
+import { noInput } from './scope/resolve.js';
+
+const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
+
+const examples = (...lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
+
+export function buildProgram(ctx: Context): Command {
+  const program = new Command('chatctl');
+  const globals = () => program.opts<GlobalOptions>();
+  const prompter = () => makePrompter(ctx, globals());
+
+  program
+    .description("Manage a chat service's signed webhook endpoints: create them, rotate their signing secrets, reactivate them.")
+    .version(ctx.version, '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .addHelpCommand('help [command]', 'show help for a command')
+    .option('--profile <name>', 'use this stored profile')
+    .option('--base-url <url>', "override the profile's base URL (CHATCTL_BASE_URL)")
+    .option('--org <id>', "override the profile's organizationId (CHATCTL_ORG)")
+    .option('--app <id>', "override the profile's applicationId (CHATCTL_APP)")
+    .option('--env <key>', "override the profile's environmentKey (CHATCTL_ENV)")
+    .option('--json', 'machine output: one JSON document on stdout; errors as one JSON line on stderr')
+    .option('--no-input', 'never prompt (also CHATCTL_NO_INPUT or CI)')
+    .option('--dry-run', 'print the request that would be sent, send nothing')
+    .option('--debug', 'trace each HTTP attempt on stderr (credentials and secrets redacted)')
+    .option('--max-retries <n>', 'retries after the first attempt on 429/503/network failure (default 4)')
+    .option('--timeout <seconds>', 'limit for one attempt, in seconds (default 30)')
+    .option('--no-color', 'no ANSI colour (also NO_COLOR)')
+    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    .showSuggestionAfterError(true)
+    .addHelpText(
+      'after',
+      examples(
+        'chatctl profile set prod --base-url https://api.example.com --org org_1 --app app_1 --env production',
+        'chatctl auth login --with-token < token.txt',
+        'chatctl webhooks create --name billing --url https://hooks.example.com/chat --event chat.message.created.v1 --secret-file ./whsec',
+        'chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --json',
+      ) + '\nExit codes: chatctl help exit-codes\n',
+    );
+
+  // ---- webhooks -------------------------------------------------------
+  const webhooks = program.command('webhooks').alias('webhook').description('create signed webhook endpoints, rotate their secrets, reactivate them');
+
+  webhooks
+    .command('create')
+    .description('create a signed webhook endpoint and receive its signing secret (shown once)')
+    .option('--name <name>', 'display name, 1 to 80 characters')
+    .option('--url <url>', 'destination URL: absolute https:// URL, at most 2048 characters')
+    .addOption(new Option('--event <type>', 'event type to subscribe to; repeat it or give a comma-separated list').argParser(collect))
+    .option('--idempotency-key <key>', 'reuse the key of an earlier run that may have been applied (default: a new UUID)')
+    .option('--secret-file <path>', 'write the signing secret to this new file (mode 0600) instead of printing it')
+    .option('--force', 'with --secret-file: replace the file if it exists')
+    .addHelpText(
+      'after',
+      examples(
+        'chatctl webhooks create --name billing --url https://hooks.example.com/chat --event chat.message.created.v1,chat.message.updated.v1 --secret-file ./billing.whsec',
+        'chatctl webhooks create --name audit --url https://audit.example.com/in --event chat.message.deleted.v1 --json > endpoint.json',
+      ) + `\nEvent types:\n${EVENT_TYPES.map((e) => `  ${e}`).join('\n')}\n`,
+    )
+    .action(async (opts) => {
+      const { runCreate } = await import('./commands/webhooks/create.js');
+      await runCreate(opts, globals(), ctx, await prompter());
+    });
+
+  webhooks
+    .command('rotate')
+    .description('rotate the signing secret of an endpoint and receive the new one (shown once)')
+    .argument('<endpoint-id>', 'the endpoint to rotate')
+    .option('--expected-version <n>', "the endpoint's current version (optimistic concurrency)")
+    .addOption(new Option('--mode <mode>', 'overlap: the old secret stays valid for a while; immediate: the old secret stops working now').choices(['overlap', 'immediate']))
+    .option('--idempotency-key <key>', 'reuse the key of an earlier run that may have been applied (default: a new UUID)')
+    .option('--secret-file <path>', 'write the new signing secret to this new file (mode 0600) instead of printing it')
+    .option('--force', 'with --secret-file: replace the file if it exists')
+    .option('-y, --yes', 'do not ask for confirmation of --mode immediate')
+    .addHelpText(
+      'after',
+      examples(
+        'chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --secret-file ./new.whsec',
+        'chatctl webhooks rotate we_123 --expected-version 3 --mode immediate --yes --json',
+      ),
+    )
+    .action(async (endpointId: string, opts) => {
+      const { runRotate } = await import('./commands/webhooks/rotate.js');
+      await runRotate(endpointId, opts, globals(), ctx, await prompter());
+    });
+
+  webhooks
+    .command('reactivate')
+    .description('reactivate a deactivated endpoint')
+    .argument('<endpoint-id>', 'the endpoint to reactivate')
+    .option('--expected-version <n>', "the endpoint's current version (optimistic concurrency)")
+    .addHelpText('after', examples('chatctl webhooks reactivate we_123 --expected-version 4', 'chatctl webhooks reactivate we_123 --expected-version 4 --json'))
+    .action(async (endpointId: string, opts) => {
+      const { runReactivate } = await import('./commands/webhooks/reactivate.js');
+      await runReactivate(endpointId, opts, globals(), ctx, await prompter());
+    });
+
+  // ---- profile --------------------------------------------------------
+  const profile = program.command('profile').description('manage stored profiles (base URL and scope)');
+  profile
+    .command('list')
+    .description('list profiles; * marks the one in use')
+    .addHelpText('after', examples('chatctl profile list', 'chatctl profile list --json'))
+    .action(async () => (await import('./commands/profile/profile.js')).runProfileList(globals(), ctx));
+  profile
+    .command('show')
+    .description('show a profile (the one in use by default); tokens are never shown')
+    .argument('[name]', 'profile name')
+    .addHelpText('after', examples('chatctl profile show', 'chatctl profile show prod --json'))
+    .action(async (name: string | undefined) => (await import('./commands/profile/profile.js')).runProfileShow(name, globals(), ctx));
+  profile
+    .command('set')
+    .description('create or update a profile from --base-url, --org, --app, --env, --origin and --csrf-token (an empty value clears a field)')
+    .argument('<name>', 'profile name')
+    .option('--origin <origin>', 'Origin header to send (default: the base URL\'s origin)')
+    .option('--csrf-token <value>', 'x-service-csrf value to send (default: 1)')
+    .addHelpText(
+      'after',
+      examples(
+        'chatctl profile set prod --base-url https://api.example.com --org org_1 --app app_1 --env production',
+        'chatctl profile set prod --env staging',
+      ),
+    )
+    .action(async (name: string, opts) => (await import('./commands/profile/profile.js')).runProfileSet(name, opts, globals(), ctx));
+  profile
+    .command('use')
+    .description('make a profile the one in use')
+    .argument('<name>', 'profile name')
+    .addHelpText('after', examples('chatctl profile use prod'))
+    .action(async (name: string) => (await import('./commands/profile/profile.js')).runProfileUse(name, ctx));
+  profile
+    .command('remove')
+    .description('remove a profile and its stored token')
+    .argument('<name>', 'profile name')
+    .addHelpText('after', examples('chatctl profile remove staging'))
+    .action(async (name: string) => (await import('./commands/profile/profile.js')).runProfileRemove(name, ctx));
+
+  // ---- auth -----------------------------------------------------------
+  const auth = program.command('auth').description('store, remove and check the bearer token of a profile');
+  auth
+    .command('login')
+    .description('store a bearer token in the selected profile (from a hidden prompt, or stdin with --with-token)')
+    .option('--with-token', 'read the token from standard input')
+    .addHelpText('after', examples('chatctl auth login --with-token < token.txt', 'printenv CHAT_TOKEN | chatctl auth login --with-token --profile prod'))
+    .action(async (opts) => (await import('./commands/auth/auth.js')).runAuthLogin(opts, globals(), ctx, await prompter()));
+  auth
+    .command('logout')
+    .description('remove the stored token of the selected profile')
+    .addHelpText('after', examples('chatctl auth logout --profile prod'))
+    .action(async () => (await import('./commands/auth/auth.js')).runAuthLogout(globals(), ctx));
+  auth
+    .command('status')
+    .description('show which profile and token would be used (exit 3 when there is no token)')
+    .addHelpText('after', examples('chatctl auth status', 'chatctl auth status --json'))
+    .action(async () => (await import('./commands/auth/auth.js')).runAuthStatus(globals(), ctx));
+
+  // ---- utilities ------------------------------------------------------
+  program
+    .command('exit-codes')
+    .description('print the table of exit codes')
+    .addHelpText('after', '\n' + exitCodesText())
+    .action(() => ctx.io.stdout.write(exitCodesText()));
+
+  program
+    .command('sandbox')
+    .description('serve the management API on loopback, in memory, for trying chatctl and testing scripts')
+    .option('--host <host>', 'loopback address to listen on', '127.0.0.1')
+    .option('--port <port>', 'port (0 picks a free one)', '0')
+    .option('--token <token>', 'bearer token to accept (default: a random one, printed on start)')
+    .option('--endpoint-limit <n>', 'endpoints allowed per environment', '10')
+    .option('--rate-limit <n>', 'answer 429 beyond N requests per second (0: off)', '0')
+    .addHelpText('after', examples('chatctl sandbox', 'chatctl sandbox --port 0 --json', 'chatctl sandbox --rate-limit 5 --endpoint-limit 3'))
+    .action(async (opts) => {
+      const { runSandbox } = await import('./commands/sandbox.js');
+      await runSandbox(opts, globals(), ctx);
+    });
+
+  return program;
+}
+
+async function makePrompter(ctx: Context, g: GlobalOptions): Promise<Prompter | undefined> {
+  if (!ctx.io.stdin.isTTY || !ctx.io.stdout.isTTY) return undefined;
+  if (noInput({ noInput: g.input === false }, ctx.env)) return undefined;
+  const { createPrompter } = await import('./prompts/inquirer.js');
+  return createPrompter(ctx);
+}
+
+/** Parses argv and runs the command; commander's own failures become usage errors. */
+export async function runCli(argv: string[], ctx: Context): Promise<void> {
+  const program = buildProgram(ctx);
+  applyOutput(program, ctx);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.exitCode === 0) return; // --help, --version
+      if (err.code === 'commander.help' || err.code === 'commander.helpDisplayed') throw new CliError('usage_error', 'a subcommand is required', EXIT.usage);
+      throw usageError(err.message.replace(/^error: /, ''), 'see: chatctl --help');
+    }
+    throw err;
+  }
+}
+
+function applyOutput(cmd: Command, ctx: Context): void {
+  cmd.exitOverride();
+  cmd.configureOutput({
+    writeOut: (s) => ctx.io.stdout.write(s),
+    writeErr: (s) => ctx.io.stderr.write(s),
+    outputError: () => {}, // printed once, by errors/report.ts
+  });
+  for (const sub of cmd.commands) applyOutput(sub, ctx);
+}

@@ -1,0 +1,131 @@
+// chatctl profile list|show|set|use|remove. Tokens are never shown: only
+// whether one is stored.
+import type { Context, GlobalOptions } from '../../context.js';
+import { openConfigStore, type ConfigStore } from '../../config/store.js';
+import { PROFILE_FIELDS, PROFILE_NAME, type Profile } from '../../config/schema.js';
+import { configError, usageError } from '../../errors/cli-error.js';
+import { checkBaseUrl, selectProfile } from '../../scope/resolve.js';
+import { escapeInline } from '../../output/sanitize.js';
+
+export function store(ctx: Context): ConfigStore {
+  return openConfigStore(ctx.configDir, (m) => ctx.io.stderr.write(`chatctl: warning: ${m}\n`));
+}
+
+export function checkProfileName(name: string): string {
+  if (!PROFILE_NAME.test(name)) {
+    throw usageError(`invalid profile name "${escapeInline(name)}"`, 'use letters, digits, ".", "_" and "-", starting with a letter or digit, at most 64 characters');
+  }
+  return name;
+}
+
+/** What `profile show` and `profile list --json` print: no token, only whether one is stored. */
+export function publicProfile(name: string, p: Profile, current: boolean) {
+  return {
+    name,
+    current,
+    baseUrl: p.baseUrl ?? null,
+    organizationId: p.organizationId ?? null,
+    applicationId: p.applicationId ?? null,
+    environmentKey: p.environmentKey ?? null,
+    origin: p.origin ?? null,
+    csrfToken: p.csrfToken === undefined ? null : '[set]',
+    tokenStored: Boolean(p.token),
+  };
+}
+
+export async function runProfileList(g: GlobalOptions, ctx: Context): Promise<void> {
+  const data = store(ctx).read();
+  const current = selectProfile({ profile: g.profile }, ctx.env, data).name;
+  const rows = Object.entries(data.profiles ?? {})
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, p]) => publicProfile(name, p, name === current));
+  if (g.json) {
+    ctx.io.stdout.write(JSON.stringify({ current, profiles: rows }) + '\n');
+    return;
+  }
+  if (rows.length === 0) {
+    ctx.io.stderr.write('chatctl: no profiles yet; create one with: chatctl profile set NAME --base-url URL --org ID --app ID --env KEY\n');
+    return;
+  }
+  const { default: Table } = await import('cli-table3');
+  const table = new Table({ head: ['', 'PROFILE', 'BASE URL', 'ORG', 'APP', 'ENV', 'TOKEN'], style: { head: [], border: [] } });
+  for (const r of rows) {
+    table.push([r.current ? '*' : '', r.name, r.baseUrl ?? '-', r.organizationId ?? '-', r.applicationId ?? '-', r.environmentKey ?? '-', r.tokenStored ? 'stored' : '-'].map((v) => escapeInline(v)));
+  }
+  ctx.io.stdout.write(table.toString() + '\n');
+}
+
+export async function runProfileShow(name: string | undefined, g: GlobalOptions, ctx: Context): Promise<void> {
+  const data = store(ctx).read();
+  const current = selectProfile({ profile: g.profile }, ctx.env, data).name;
+  const target = name ?? current;
+  const p = data.profiles?.[target];
+  if (!p) throw configError(`profile "${escapeInline(target)}" does not exist`, 'list profiles with: chatctl profile list');
+  const shown = publicProfile(target, p, target === current);
+  if (g.json) {
+    ctx.io.stdout.write(JSON.stringify(shown) + '\n');
+    return;
+  }
+  const lines = Object.entries(shown).map(([k, v]) => `${k.padEnd(15)} ${escapeInline(v === null ? '-' : String(v))}`);
+  ctx.io.stdout.write(lines.join('\n') + '\n');
+}
+
+export interface ProfileSetOptions {
+  origin?: string;
+  csrfToken?: string;
+}
+
+export async function runProfileSet(name: string, opts: ProfileSetOptions, g: GlobalOptions, ctx: Context): Promise<void> {
+  checkProfileName(name);
+  // --base-url, --org, --app and --env are the global options: here they say what to store.
+  const values: Partial<Record<(typeof PROFILE_FIELDS)[number], string | undefined>> = {
+    baseUrl: g.baseUrl,
+    organizationId: g.org,
+    applicationId: g.app,
+    environmentKey: g.env,
+    origin: opts.origin,
+    csrfToken: opts.csrfToken,
+  };
+  if (values.baseUrl) values.baseUrl = checkBaseUrl(values.baseUrl, usageError).href;
+  if (values.origin) checkPrintable(values.origin, '--origin');
+  if (values.csrfToken) checkPrintable(values.csrfToken, '--csrf-token');
+  store(ctx).update((data) => {
+    const profiles = { ...(data.profiles ?? {}) };
+    const next: Profile = { ...(profiles[name] ?? {}) };
+    for (const field of PROFILE_FIELDS) {
+      const v = values[field];
+      if (v === undefined) continue;
+      if (v === '') delete next[field]; // an empty value clears the field
+      else next[field] = v;
+    }
+    profiles[name] = next;
+    return { ...data, profiles };
+  });
+  ctx.io.stderr.write(`chatctl: profile "${name}" saved\n`);
+}
+
+export async function runProfileUse(name: string, ctx: Context): Promise<void> {
+  checkProfileName(name);
+  store(ctx).update((data) => {
+    if (!data.profiles?.[name]) throw configError(`profile "${name}" does not exist`, 'create it with: chatctl profile set ' + name);
+    return { ...data, currentProfile: name };
+  });
+  ctx.io.stderr.write(`chatctl: now using profile "${name}"\n`);
+}
+
+export async function runProfileRemove(name: string, ctx: Context): Promise<void> {
+  checkProfileName(name);
+  store(ctx).update((data) => {
+    if (!data.profiles?.[name]) throw configError(`profile "${name}" does not exist`);
+    const profiles = { ...data.profiles };
+    delete profiles[name];
+    const next = { ...data, profiles };
+    if (next.currentProfile === name) delete next.currentProfile;
+    return next;
+  });
+  ctx.io.stderr.write(`chatctl: profile "${name}" removed (with its stored token)\n`);
+}
+
+function checkPrintable(value: string, flag: string): void {
+  if (!/^[\x20-\x7e]*$/.test(value)) throw usageError(`${flag} must be printable ASCII`);
+}

@@ -1,0 +1,42 @@
+// chatctl webhooks create
+import type { Context, GlobalOptions } from '../../context.js';
+import { scopedPath } from '../../api/spec.js';
+import { secretResponseSchema } from '../../api/schemas.js';
+import { checkIdempotencyKey, parseCreate } from '../../input/parse.js';
+import { usageError } from '../../errors/cli-error.js';
+import { planSecret } from '../../secret/deliver.js';
+import { callApi } from './call.js';
+import { deliverSecretResult } from './secret-result.js';
+import { endpointLabel } from '../../output/render.js';
+import type { Prompter } from '../../prompts/prompter.js';
+
+export interface CreateOptions {
+  name?: string;
+  url?: string;
+  event?: string[];
+  idempotencyKey?: string;
+  secretFile?: string;
+  force?: boolean;
+}
+
+export async function runCreate(opts: CreateOptions, g: GlobalOptions, ctx: Context, prompter: Prompter | undefined): Promise<void> {
+  const name = opts.name ?? (await prompter?.name()) ?? missing('--name');
+  const url = opts.url ?? (await prompter?.url()) ?? missing('--url');
+  const events = opts.event?.length ? opts.event : ((await prompter?.events()) ?? missing('--event'));
+  const body = parseCreate({ name, url, events });
+  const idempotencyKey = opts.idempotencyKey !== undefined ? checkIdempotencyKey(opts.idempotencyKey) : ctx.randomUUID();
+  const sink = planSecret({
+    secretFile: opts.secretFile,
+    force: Boolean(opts.force),
+    json: Boolean(g.json),
+    stdoutIsTTY: ctx.io.stdout.isTTY,
+    dryRun: Boolean(g.dryRun),
+  });
+  const res = await callApi(ctx, g, { path: (c) => scopedPath(c.scope, 'webhook-endpoints'), body, idempotencyKey }, secretResponseSchema);
+  if (!res) return;
+  deliverSecretResult(ctx, g, sink, res, `Created webhook endpoint ${endpointLabel(res.data.endpoint)}.`);
+}
+
+export function missing(flag: string): never {
+  throw usageError(`missing ${flag}`, 'pass it as a flag (prompts are only offered when stdin and stdout are a terminal)');
+}

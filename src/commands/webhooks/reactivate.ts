@@ -1,0 +1,28 @@
+// chatctl webhooks reactivate ENDPOINT_ID (no Idempotency-Key: the spec declares none)
+import type { Context, GlobalOptions } from '../../context.js';
+import { scopedPath } from '../../api/spec.js';
+import { mutationResponseSchema } from '../../api/schemas.js';
+import { checkEndpointId, parseExpectedVersionBody } from '../../input/parse.js';
+import { callApi } from './call.js';
+import { endpointLabel, renderEndpoint } from '../../output/render.js';
+import { missing } from './create.js';
+import type { Prompter } from '../../prompts/prompter.js';
+
+export interface ReactivateOptions {
+  expectedVersion?: string;
+}
+
+export async function runReactivate(endpointId: string, opts: ReactivateOptions, g: GlobalOptions, ctx: Context, prompter: Prompter | undefined): Promise<void> {
+  const id = checkEndpointId(endpointId);
+  const expectedVersion = opts.expectedVersion ?? (await prompter?.expectedVersion()) ?? missing('--expected-version');
+  const body = parseExpectedVersionBody({ expectedVersion });
+  const res = await callApi(ctx, g, { path: (c) => scopedPath(c.scope, 'webhook-endpoints', id, 'reactivate'), body }, mutationResponseSchema);
+  if (!res) return;
+  if (g.json) {
+    ctx.io.stdout.write(JSON.stringify(res, null, ctx.io.stdout.isTTY ? 2 : undefined) + '\n');
+    return;
+  }
+  const label = endpointLabel(res.data.endpoint);
+  ctx.io.stdout.write(res.data.changed ? `Reactivated webhook endpoint ${label}.\n` : `Webhook endpoint ${label} was already active; nothing changed.\n`);
+  ctx.io.stdout.write(renderEndpoint(res.data.endpoint, ctx.io.color.stdout));
+}

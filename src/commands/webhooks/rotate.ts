@@ -1,0 +1,51 @@
+// chatctl webhooks rotate ENDPOINT_ID
+import type { Context, GlobalOptions } from '../../context.js';
+import { scopedPath } from '../../api/spec.js';
+import { secretResponseSchema } from '../../api/schemas.js';
+import { checkEndpointId, checkIdempotencyKey, parseRotate } from '../../input/parse.js';
+import { CliError, usageError } from '../../errors/cli-error.js';
+import { EXIT } from '../../errors/exit-codes.js';
+import { planSecret } from '../../secret/deliver.js';
+import { callApi } from './call.js';
+import { deliverSecretResult } from './secret-result.js';
+import { endpointLabel } from '../../output/render.js';
+import { escapeInline } from '../../output/sanitize.js';
+import { missing } from './create.js';
+import type { Prompter } from '../../prompts/prompter.js';
+
+export interface RotateOptions {
+  expectedVersion?: string;
+  mode?: string;
+  idempotencyKey?: string;
+  secretFile?: string;
+  force?: boolean;
+  yes?: boolean;
+}
+
+export async function runRotate(endpointId: string, opts: RotateOptions, g: GlobalOptions, ctx: Context, prompter: Prompter | undefined): Promise<void> {
+  const id = checkEndpointId(endpointId);
+  const expectedVersion = opts.expectedVersion ?? (await prompter?.expectedVersion()) ?? missing('--expected-version');
+  const mode = opts.mode ?? (await prompter?.mode()) ?? missing('--mode');
+  const body = parseRotate({ expectedVersion, mode });
+  const idempotencyKey = opts.idempotencyKey !== undefined ? checkIdempotencyKey(opts.idempotencyKey) : ctx.randomUUID();
+  const sink = planSecret({
+    secretFile: opts.secretFile,
+    force: Boolean(opts.force),
+    json: Boolean(g.json),
+    stdoutIsTTY: ctx.io.stdout.isTTY,
+    dryRun: Boolean(g.dryRun),
+  });
+  if (body.mode === 'immediate' && !opts.yes && !g.dryRun) {
+    if (!prompter) {
+      throw usageError(
+        '--yes is required when not running interactively',
+        '--mode immediate revokes the current secret at once; deliveries signed with it will fail verification',
+      );
+    }
+    const ok = await prompter.confirmImmediate(id);
+    if (!ok) throw new CliError('interrupted', 'immediate rotation declined; nothing was sent', EXIT.interrupted);
+  }
+  const res = await callApi(ctx, g, { path: (c) => scopedPath(c.scope, 'webhook-endpoints', id, 'secret', 'rotate'), body, idempotencyKey }, secretResponseSchema);
+  if (!res) return;
+  deliverSecretResult(ctx, g, sink, res, `Rotated the signing secret of ${endpointLabel(res.data.endpoint)} (mode ${escapeInline(body.mode)}).`);
+}

@@ -1,0 +1,91 @@
+// What create and rotate do with a success body: print the result and put
+// the one-time secret where the plan said, or explain why it is not in hand
+// (exit 13). The secret is registered with the redactor first, so whatever
+// happens next it cannot reach stderr.
+import type { Context, GlobalOptions } from '../../context.js';
+import type { SecretResponse } from '../../api/schemas.js';
+import { CliError } from '../../errors/cli-error.js';
+import { EXIT } from '../../errors/exit-codes.js';
+import { recoverSecret, writeSecretFile, type SecretSink } from '../../secret/deliver.js';
+import { endpointLabel, renderEndpoint, renderSecretBlock } from '../../output/render.js';
+
+export function deliverSecretResult(ctx: Context, g: GlobalOptions, sink: SecretSink, body: SecretResponse, summary: string): void {
+  const { endpoint, secret, secretAvailable } = body.data;
+  ctx.io.redactor.addSecret(secret);
+  const id = endpointLabel(endpoint);
+  const withheld = secret === null || secretAvailable === false;
+
+  if (withheld) {
+    printResult(ctx, g, body, summary);
+    const version = typeof endpoint.version === 'number' ? endpoint.version : 'CURRENT_VERSION';
+    throw new CliError(
+      'secret_not_delivered',
+      `the change was applied, but the server did not return the signing secret (secretAvailable: ${String(secretAvailable)})`,
+      EXIT.secretNotDelivered,
+      {
+        requestId: body.meta.requestId,
+        hint: `to get a new secret, rotate it: chatctl webhooks rotate ${id} --expected-version ${version} --mode overlap --secret-file PATH`,
+      },
+    );
+  }
+
+  if (sink.kind === 'file') {
+    try {
+      writeSecretFile(sink.path, secret, sink.force);
+    } catch (err) {
+      printResult(ctx, g, withoutSecret(body, null), summary);
+      throw recovered(ctx, String(endpoint.id ?? 'endpoint'), secret, `cannot write --secret-file ${sink.path}: ${(err as NodeJS.ErrnoException).code ?? 'write failed'}`);
+    }
+    printResult(ctx, g, withoutSecret(body, sink.path), summary);
+    if (!g.json) ctx.io.stderr.write(`chatctl: signing secret saved to ${sink.path} (mode 0600)\n`);
+    return;
+  }
+
+  if (sink.kind === 'json') {
+    ctx.io.stdout.write(JSON.stringify(body, null, ctx.io.stdout.isTTY ? 2 : undefined) + '\n');
+    return;
+  }
+
+  // TTY: the secret once, framed, with the result.
+  printResult(ctx, g, body, summary);
+  ctx.io.stdout.write(renderSecretBlock(secret));
+}
+
+function printResult(ctx: Context, g: GlobalOptions, body: SecretResponse, summary: string): void {
+  if (g.json) {
+    ctx.io.stdout.write(JSON.stringify(body, null, ctx.io.stdout.isTTY ? 2 : undefined) + '\n');
+    return;
+  }
+  ctx.io.stdout.write(`${summary}\n`);
+  ctx.io.stdout.write(renderEndpoint(body.data.endpoint, ctx.io.color.stdout));
+}
+
+/** The envelope with the secret taken out: it went to a file (or nowhere). */
+function withoutSecret(body: SecretResponse, path: string | null): SecretResponse {
+  const data: Record<string, unknown> = { ...body.data, secret: null };
+  if (path) data.secretFile = path;
+  return { ...body, data: data as SecretResponse['data'] };
+}
+
+function recovered(ctx: Context, endpointId: string, secret: string, why: string): CliError {
+  let where: string;
+  try {
+    where = recoverSecret(ctx.configDir, endpointId, secret, new Date(ctx.now()));
+  } catch (err) {
+    if (ctx.io.stdout.isTTY) {
+      ctx.io.stdout.write(renderSecretBlock(secret));
+      return new CliError('secret_not_delivered', `${why}; could not keep a recovery copy either, so it was printed above`, EXIT.secretNotDelivered);
+    }
+    return new CliError(
+      'secret_not_delivered',
+      `${why}; a recovery copy could not be written either (${(err as NodeJS.ErrnoException).code ?? 'error'}): the secret is lost`,
+      EXIT.secretNotDelivered,
+      { hint: 'rotate the secret to get a new one' },
+    );
+  }
+  ctx.io.stderr.write(`chatctl: the signing secret was kept in ${where} (mode 0600)\n`);
+  return new CliError('secret_not_delivered', `${why}; the signing secret was kept in ${where}`, EXIT.secretNotDelivered, {
+    details: { recoveredPath: where },
+    hint: 'move it where it belongs, then delete that file',
+  });
+}

@@ -1,0 +1,66 @@
+// One error family. Commands throw these; one handler at the top (main.ts)
+// prints them once and turns them into the exit status.
+import { EXIT, type ExitCode } from './exit-codes.js';
+
+/** The codes chatctl itself uses in `--json` error lines (contract section 6). */
+export type LocalErrorCode =
+  | 'usage_error'
+  | 'config_error'
+  | 'network_error'
+  | 'timeout'
+  | 'invalid_response'
+  | 'secret_not_delivered'
+  | 'interrupted';
+
+export interface ErrorFields {
+  /** What to do about it, printed under the message in human mode. */
+  hint?: string | undefined;
+  status?: number | null;
+  requestId?: string | null;
+  details?: unknown;
+}
+
+export class CliError extends Error {
+  readonly hint: string | undefined;
+  readonly status: number | null;
+  readonly requestId: string | null;
+  readonly details: unknown;
+
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly exitCode: ExitCode,
+    fields: ErrorFields = {},
+  ) {
+    super(message);
+    this.name = 'CliError';
+    this.hint = fields.hint;
+    this.status = fields.status ?? null;
+    this.requestId = fields.requestId ?? null;
+    this.details = fields.details ?? null;
+  }
+
+  toJSON(): object {
+    return {
+      error: {
+        code: this.code,
+        message: this.message,
+        requestId: this.requestId,
+        status: this.status,
+        details: this.details,
+      },
+      exitCode: this.exitCode,
+    };
+  }
+}
+
+export const usageError = (message: string, hint?: string) =>
+  new CliError('usage_error', message, EXIT.usage, { hint });
+
+export const configError = (message: string, hint?: string) =>
+  new CliError('config_error', message, EXIT.config, { hint });
+
+export const invalidResponse = (message: string, fields: ErrorFields = {}) =>
+  new CliError('invalid_response', message, EXIT.unexpected, fields);
+
+export const interrupted = () => new CliError('interrupted', 'interrupted', EXIT.interrupted);

@@ -1,0 +1,49 @@
+// The one place an error is printed: once, on stderr, as a JSON line with
+// --json or as readable text otherwise. Server text is escaped here.
+import type { IO } from '../output/io.js';
+import { escapeControl } from '../output/sanitize.js';
+import { CliError } from './cli-error.js';
+import { EXIT, type ExitCode } from './exit-codes.js';
+
+export function toCliError(err: unknown): CliError {
+  if (err instanceof CliError) return err;
+  const e = err as { name?: string; message?: string };
+  // @inquirer/prompts throws ExitPromptError on Ctrl-C.
+  if (e?.name === 'ExitPromptError' || e?.name === 'AbortPromptError') return new CliError('interrupted', 'interrupted', EXIT.interrupted);
+  return new CliError('internal_error', `unexpected error: ${e?.message ?? String(err)}`, EXIT.unexpected);
+}
+
+export function reportError(err: unknown, io: IO, json: boolean, debug: boolean): ExitCode {
+  const e = toCliError(err);
+  if (json) {
+    io.stderr.write(JSON.stringify(e.toJSON()) + '\n');
+    return e.exitCode;
+  }
+  const red = (s: string) => (io.color.stderr ? `\u001b[31m${s}\u001b[39m` : s);
+  const dim = (s: string) => (io.color.stderr ? `\u001b[2m${s}\u001b[22m` : s);
+  const lines = [`chatctl: ${red('error:')} ${escapeControl(e.message)}`];
+  for (const f of fieldProblems(e.details)) lines.push(`  - ${escapeControl(f)}`);
+  if (e.code !== 'usage_error' && e.code !== 'config_error' && e.code !== 'internal_error' && e.code !== e.message) {
+    lines.push(dim(`  code: ${escapeControl(e.code)}${e.status ? `, status: ${e.status}` : ''}${e.requestId ? `, request id: ${escapeControl(e.requestId)}` : ''}`));
+  }
+  if (e.hint) lines.push(`  hint: ${escapeControl(e.hint)}`);
+  if (debug && !(err instanceof CliError) && err instanceof Error && err.stack) lines.push(dim(err.stack));
+  io.stderr.write(lines.join('\n') + '\n');
+  return e.exitCode;
+}
+
+/** Field-level problems from a validation_failed details object, if it has any we can read. */
+function fieldProblems(details: unknown): string[] {
+  if (!details || typeof details !== 'object') return [];
+  const list = (details as Record<string, unknown>).fields ?? (details as Record<string, unknown>).errors;
+  if (!Array.isArray(list)) return [];
+  return list.slice(0, 20).map((f) => {
+    if (f && typeof f === 'object') {
+      const o = f as Record<string, unknown>;
+      const field = o.field ?? o.path ?? o.name;
+      const problem = o.problem ?? o.message ?? o.reason;
+      if (field !== undefined || problem !== undefined) return `${String(field ?? '?')}: ${String(problem ?? 'invalid')}`;
+    }
+    return JSON.stringify(f);
+  });
+}

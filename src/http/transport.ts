@@ -1,0 +1,139 @@
+// One HTTP attempt. The default transport is node:http/https: it never
+// follows redirects, and the attempt timeout covers the whole exchange, from
+// connecting to the last byte of the body. Behind a proxy, proxy.ts supplies
+// one built on undici's EnvHttpProxyAgent.
+import type { IncomingHttpHeaders } from 'node:http';
+
+export interface WireRequest {
+  method: 'POST';
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface WireResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+export interface AttemptOptions {
+  timeoutMs: number;
+  maxBodyBytes: number;
+  signal: AbortSignal;
+}
+
+export type Transport = (req: WireRequest, opts: AttemptOptions) => Promise<WireResponse>;
+
+export type TransportFailure =
+  /** No response began: refused, reset, DNS, TLS. Safe to retry. */
+  | 'connect'
+  /** The attempt ran past its limit (headers or body). */
+  | 'timeout'
+  /** A response began but did not finish: retrying could apply a change twice. */
+  | 'truncated'
+  /** The body exceeded maxBodyBytes. */
+  | 'too_large'
+  /** The user interrupted. */
+  | 'aborted';
+
+export class TransportError extends Error {
+  constructor(
+    readonly failure: TransportFailure,
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'TransportError';
+  }
+}
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export const nodeTransport: Transport = async (req, opts) => {
+  const url = new URL(req.url);
+  const http = url.protocol === 'https:' ? await import('node:https') : await import('node:http');
+  return new Promise<WireResponse>((resolve, reject) => {
+    let settled = false;
+    let status: number | undefined;
+    const fail = (err: TransportError) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      opts.signal.removeEventListener('abort', onAbort);
+      request.destroy();
+      reject(err);
+    };
+    const timer = setTimeout(
+      () => fail(new TransportError('timeout', `no complete response within ${opts.timeoutMs / 1000} s`, status)),
+      opts.timeoutMs,
+    );
+    const onAbort = () => fail(new TransportError('aborted', 'interrupted'));
+    opts.signal.addEventListener('abort', onAbort, { once: true });
+
+    const request = http.request(
+      {
+        protocol: url.protocol,
+        hostname: url.hostname.replace(/^\[|\]$/g, ''),
+        port: url.port || undefined,
+        // The path exactly as built (segments already percent-encoded):
+        // never normalised, so an encoded "%2F" stays one segment.
+        path: req.url.slice(url.origin.length) || '/',
+        method: req.method,
+        headers: { ...req.headers, 'Content-Length': String(Buffer.byteLength(req.body)) },
+        agent: false,
+      },
+      (res) => {
+        status = res.statusCode ?? 0;
+        const declared = Number(res.headers['content-length']);
+        if (Number.isFinite(declared) && declared > opts.maxBodyBytes) {
+          fail(new TransportError('too_large', `response body of ${declared} bytes exceeds the ${opts.maxBodyBytes}-byte limit`, status));
+          return;
+        }
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > opts.maxBodyBytes) {
+            fail(new TransportError('too_large', `response body exceeds the ${opts.maxBodyBytes}-byte limit`, status));
+            return;
+          }
+          chunks.push(chunk);
+        });
+        res.on('aborted', () => fail(new TransportError('truncated', 'the connection closed before the response was complete', status)));
+        res.on('error', () => fail(new TransportError('truncated', 'the connection closed before the response was complete', status)));
+        res.on('end', () => {
+          if (settled) return;
+          if (!res.complete) {
+            fail(new TransportError('truncated', 'the connection closed before the response was complete', status));
+            return;
+          }
+          settled = true;
+          clearTimeout(timer);
+          opts.signal.removeEventListener('abort', onAbort);
+          resolve({ status: status!, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') });
+        });
+      },
+    );
+    request.on('error', (err: NodeJS.ErrnoException) => {
+      if (status !== undefined) fail(new TransportError('truncated', `the connection failed during the response (${err.code ?? err.message})`, status));
+      else fail(new TransportError('connect', describeConnectError(err, url)));
+    });
+    request.end(req.body);
+  });
+};
+
+function describeConnectError(err: NodeJS.ErrnoException, url: URL): string {
+  const where = url.host;
+  switch (err.code) {
+    case 'ECONNREFUSED':
+      return `connection refused by ${where}`;
+    case 'ECONNRESET':
+      return `connection to ${where} was reset before a response`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `cannot resolve host ${url.hostname}`;
+    default:
+      return `cannot connect to ${where}: ${err.code ?? err.message}`;
+  }
+}

@@ -1,0 +1,54 @@
+// The entry point: builds the real context, runs the command, and turns the
+// outcome into an exit status, once, here. Nothing else calls process.exit.
+import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import { createProcessIO } from './output/io.js';
+import { configDir } from './config/paths.js';
+import { reportError } from './errors/report.js';
+import type { Context } from './context.js';
+import { runCli } from './cli.js';
+
+declare const __CHATCTL_VERSION__: string;
+export const VERSION = typeof __CHATCTL_VERSION__ === 'string' ? __CHATCTL_VERSION__ : '0.0.0-dev';
+
+function flagBeforeDoubleDash(argv: string[], flag: string): boolean {
+  const end = argv.indexOf('--');
+  return (end === -1 ? argv : argv.slice(0, end)).includes(flag);
+}
+
+export async function run(argv: string[] = process.argv.slice(2)): Promise<number> {
+  const env = process.env;
+  const io = createProcessIO({ noColorFlag: flagBeforeDoubleDash(argv, '--no-color'), env });
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    interrupts++;
+    if (interrupts > 1) process.exit(signal === 'SIGTERM' ? 143 : 130);
+    controller.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  const ctx: Context = {
+    io,
+    env,
+    configDir: configDir(env),
+    version: VERSION,
+    now: () => Date.now(),
+    sleep: (ms, signal) => delay(ms, undefined, { signal }),
+    randomUUID: () => randomUUID(),
+    random: () => Math.random(),
+    signal: controller.signal,
+    transport: async () => (await import('./http/select-transport.js')).selectTransport(env),
+  };
+  const json = flagBeforeDoubleDash(argv, '--json');
+  try {
+    await runCli(argv, ctx);
+    return 0;
+  } catch (err) {
+    return reportError(err, io, json, flagBeforeDoubleDash(argv, '--debug'));
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}

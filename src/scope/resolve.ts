@@ -1,0 +1,197 @@
+// Contract section 3: each value from the first of flag, environment,
+// selected profile, default. Pure: the caller hands in flags, env and the
+// config it read, so every precedence rule is a table test.
+import type { ConfigData, Profile } from '../config/schema.js';
+import type { Scope } from '../api/spec.js';
+import { configError, usageError } from '../errors/cli-error.js';
+
+export interface GlobalFlags {
+  profile?: string | undefined;
+  baseUrl?: string | undefined;
+  org?: string | undefined;
+  app?: string | undefined;
+  env?: string | undefined;
+  maxRetries?: string | undefined;
+  timeout?: string | undefined;
+  noInput?: boolean | undefined;
+}
+
+export interface SelectedProfile {
+  name: string;
+  /** Named by --profile or CHATCTL_PROFILE (so it must exist), not a fallback. */
+  explicit: boolean;
+  profile: Profile | undefined;
+}
+
+export interface Connection {
+  baseUrl: string; // no trailing slash
+  origin: string;
+  csrfToken: string;
+  scope: Scope;
+}
+
+export const DEFAULT_PROFILE = 'default';
+export const DEFAULT_MAX_RETRIES = 4;
+export const DEFAULT_TIMEOUT_SECONDS = 30;
+
+export function isTruthyEnv(value: string | undefined): boolean {
+  return value !== undefined && !['', '0', 'false', 'no', 'off'].includes(value.trim().toLowerCase());
+}
+
+const nonEmpty = (v: string | undefined) => (v === undefined || v === '' ? undefined : v);
+
+export function selectProfile(flags: GlobalFlags, env: NodeJS.ProcessEnv, config: ConfigData): SelectedProfile {
+  const fromFlag = nonEmpty(flags.profile);
+  const fromEnv = nonEmpty(env.CHATCTL_PROFILE);
+  const name = fromFlag ?? fromEnv ?? nonEmpty(config.currentProfile) ?? DEFAULT_PROFILE;
+  return { name, explicit: Boolean(fromFlag ?? fromEnv), profile: config.profiles?.[name] };
+}
+
+/** The profile must exist when it was asked for by name. */
+export function requireSelected(sel: SelectedProfile): void {
+  if (sel.explicit && !sel.profile) {
+    throw configError(`profile "${sel.name}" does not exist`, 'list profiles with: chatctl profile list');
+  }
+}
+
+export function resolveConnection(flags: GlobalFlags, env: NodeJS.ProcessEnv, sel: SelectedProfile): Connection {
+  requireSelected(sel);
+  const p = sel.profile ?? {};
+  const rawBase = nonEmpty(flags.baseUrl) ?? nonEmpty(env.CHATCTL_BASE_URL) ?? nonEmpty(p.baseUrl);
+  if (!rawBase) {
+    throw configError('no base URL', 'pass --base-url, set CHATCTL_BASE_URL, or store one with: chatctl profile set NAME --base-url URL');
+  }
+  const base = checkBaseUrl(rawBase, configError);
+  const missing: string[] = [];
+  const pick = (flag: string | undefined, envName: string, stored: string | undefined, label: string) => {
+    const v = nonEmpty(flag) ?? nonEmpty(env[envName]) ?? nonEmpty(stored);
+    if (v === undefined) missing.push(label);
+    return v ?? '';
+  };
+  const scope: Scope = {
+    organizationId: pick(flags.org, 'CHATCTL_ORG', p.organizationId, '--org (CHATCTL_ORG)'),
+    applicationId: pick(flags.app, 'CHATCTL_APP', p.applicationId, '--app (CHATCTL_APP)'),
+    environmentKey: pick(flags.env, 'CHATCTL_ENV', p.environmentKey, '--env (CHATCTL_ENV)'),
+  };
+  if (missing.length) {
+    throw configError(`missing scope: ${missing.join(', ')}`, 'pass the flags, set the variables, or store them in a profile with: chatctl profile set');
+  }
+  for (const [label, v] of Object.entries(scope)) {
+    if (v === '.' || v === '..') throw configError(`${label} cannot be "${v}"`);
+  }
+  const origin = nonEmpty(env.CHATCTL_ORIGIN) ?? nonEmpty(p.origin) ?? base.origin;
+  const csrfToken = nonEmpty(env.CHATCTL_CSRF_TOKEN) ?? nonEmpty(p.csrfToken) ?? '1';
+  checkHeaderValue(origin, 'Origin');
+  checkHeaderValue(csrfToken, 'x-service-csrf value');
+  return { baseUrl: base.href, origin, csrfToken, scope };
+}
+
+export function resolveToken(env: NodeJS.ProcessEnv, sel: SelectedProfile): { token: string; source: 'env' | 'profile' } | undefined {
+  const fromEnv = nonEmpty(env.CHATCTL_TOKEN);
+  if (fromEnv) return { token: fromEnv.trim(), source: 'env' };
+  const stored = nonEmpty(sel.profile?.token);
+  return stored ? { token: stored, source: 'profile' } : undefined;
+}
+
+export function requireToken(env: NodeJS.ProcessEnv, sel: SelectedProfile): string {
+  const t = resolveToken(env, sel);
+  if (!t) {
+    throw configError(
+      `no token for profile "${sel.name}"`,
+      'run: chatctl auth login --with-token < token.txt, or set CHATCTL_TOKEN',
+    );
+  }
+  checkHeaderValue(t.token, 'token');
+  return t.token;
+}
+
+export interface RequestSettings {
+  maxRetries: number;
+  timeoutMs: number;
+}
+
+export function resolveRequestSettings(flags: GlobalFlags, env: NodeJS.ProcessEnv): RequestSettings {
+  const maxRetries = pickNumber(flags.maxRetries, '--max-retries', env.CHATCTL_MAX_RETRIES, 'CHATCTL_MAX_RETRIES', DEFAULT_MAX_RETRIES, parseRetries);
+  const timeout = pickNumber(flags.timeout, '--timeout', env.CHATCTL_TIMEOUT, 'CHATCTL_TIMEOUT', DEFAULT_TIMEOUT_SECONDS, parseTimeout);
+  return { maxRetries, timeoutMs: Math.round(timeout * 1000) };
+}
+
+function pickNumber(
+  flag: string | undefined,
+  flagName: string,
+  envValue: string | undefined,
+  envName: string,
+  fallback: number,
+  parse: (s: string) => number | undefined,
+): number {
+  if (flag !== undefined) {
+    const n = parse(flag);
+    if (n === undefined) throw usageError(`invalid ${flagName} "${flag}"`, hintFor(flagName));
+    return n;
+  }
+  if (nonEmpty(envValue) !== undefined) {
+    const n = parse(envValue!);
+    if (n === undefined) throw configError(`invalid ${envName} "${envValue}"`, hintFor(flagName));
+    return n;
+  }
+  return fallback;
+}
+
+const hintFor = (flag: string) =>
+  flag === '--timeout' ? 'a number of seconds greater than 0, at most 3600' : 'a whole number from 0 to 100';
+
+export function parseRetries(s: string): number | undefined {
+  if (!/^\d{1,3}$/.test(s.trim())) return undefined;
+  const n = Number(s.trim());
+  return n <= 100 ? n : undefined;
+}
+
+export function parseTimeout(s: string): number | undefined {
+  if (!/^\d+(\.\d+)?$/.test(s.trim())) return undefined;
+  const n = Number(s.trim());
+  return n > 0 && n <= 3600 ? n : undefined;
+}
+
+export function noInput(flags: GlobalFlags, env: NodeJS.ProcessEnv): boolean {
+  return Boolean(flags.noInput) || isTruthyEnv(env.CHATCTL_NO_INPUT) || isTruthyEnv(env.CI);
+}
+
+const LOOPBACK_V4 = /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/;
+
+export function isLoopbackHost(hostname: string): boolean {
+  const h = hostname.toLowerCase();
+  return h === 'localhost' || h === '[::1]' || LOOPBACK_V4.test(h);
+}
+
+/**
+ * A base URL is an absolute http(s) URL with no credentials, query or
+ * fragment; `http:` only for loopback, so a token never travels in clear text.
+ */
+export function checkBaseUrl(raw: string, fail: (message: string, hint?: string) => Error): { href: string; origin: string } {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw fail(`base URL "${raw}" is not an absolute URL`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw fail(`base URL "${raw}" must use https`);
+  }
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+    throw fail(
+      `refusing http: base URL "${raw}": the token would travel in clear text`,
+      'use https, or http only with localhost, 127.0.0.0/8 or [::1]',
+    );
+  }
+  if (url.username || url.password) throw fail('base URL must not contain credentials');
+  if (url.search || url.hash) throw fail('base URL must not have a query or fragment');
+  const href = url.origin + url.pathname.replace(/\/+$/, '');
+  return { href, origin: url.origin };
+}
+
+function checkHeaderValue(value: string, label: string): void {
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(value) || /[^\u0000-\u00ff]/.test(value)) {
+    throw configError(`the ${label} contains characters that cannot be sent in an HTTP header`);
+  }
+}
