@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import {
+  checkBaseUrl,
+  noInput,
+  requireToken,
+  resolveConnection,
+  resolveRequestSettings,
+  selectProfile,
+} from '../../src/scope/resolve.js';
+import type { ConfigData } from '../../src/config/schema.js';
+import { CliError } from '../../src/errors/cli-error.js';
+
+const config: ConfigData = {
+  currentProfile: 'work',
+  profiles: {
+    default: { baseUrl: 'https://default.example', organizationId: 'o-def', applicationId: 'a-def', environmentKey: 'e-def' },
+    work: { baseUrl: 'https://work.example/api/', organizationId: 'o-work', applicationId: 'a-work', environmentKey: 'e-work', token: 'stored-token', origin: 'https://console.work', csrfToken: 'csrf-work' },
+    other: { baseUrl: 'https://other.example', organizationId: 'o-oth', applicationId: 'a-oth', environmentKey: 'e-oth' },
+  },
+};
+
+const fails = (fn: () => unknown, exitCode: number) => {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(CliError);
+    expect((err as CliError).exitCode).toBe(exitCode);
+    return err as CliError;
+  }
+  throw new Error('expected a failure');
+};
+
+describe('profile selection', () => {
+  it.each([
+    [{ profile: 'other' }, { CHATCTL_PROFILE: 'default' }, 'other'],
+    [{}, { CHATCTL_PROFILE: 'default' }, 'default'],
+    [{}, {}, 'work'],
+  ])('flags %o env %o → %s', (flags, env, name) => {
+    expect(selectProfile(flags, env, config).name).toBe(name);
+  });
+  it('falls back on "default" with no current profile', () => {
+    expect(selectProfile({}, {}, { profiles: config.profiles }).name).toBe('default');
+  });
+  it('an explicitly named profile must exist', () => {
+    const sel = selectProfile({ profile: 'ghost' }, {}, config);
+    fails(() => resolveConnection({}, {}, sel), 3);
+  });
+});
+
+describe('value precedence: flag > environment > profile > default', () => {
+  const sel = selectProfile({}, {}, config);
+  it('takes the profile when nothing overrides', () => {
+    const c = resolveConnection({}, {}, sel);
+    expect(c).toEqual({
+      baseUrl: 'https://work.example/api',
+      origin: 'https://console.work',
+      csrfToken: 'csrf-work',
+      scope: { organizationId: 'o-work', applicationId: 'a-work', environmentKey: 'e-work' },
+    });
+  });
+  it('environment beats profile, flags beat environment', () => {
+    const env = { CHATCTL_BASE_URL: 'https://env.example', CHATCTL_ORG: 'o-env', CHATCTL_APP: 'a-env', CHATCTL_ENV: 'e-env', CHATCTL_ORIGIN: 'https://o.env', CHATCTL_CSRF_TOKEN: 'c-env' };
+    expect(resolveConnection({}, env, sel)).toMatchObject({ baseUrl: 'https://env.example', origin: 'https://o.env', csrfToken: 'c-env', scope: { organizationId: 'o-env' } });
+    const c = resolveConnection({ baseUrl: 'https://flag.example', org: 'o-flag', app: 'a-flag', env: 'e-flag' }, env, sel);
+    expect(c.baseUrl).toBe('https://flag.example');
+    expect(c.scope).toEqual({ organizationId: 'o-flag', applicationId: 'a-flag', environmentKey: 'e-flag' });
+  });
+  it('defaults Origin to the base URL origin and the CSRF value to 1', () => {
+    const c = resolveConnection({ baseUrl: 'https://x.example:8443/p', org: 'o', app: 'a', env: 'e' }, {}, selectProfile({}, {}, {}));
+    expect(c.origin).toBe('https://x.example:8443');
+    expect(c.csrfToken).toBe('1');
+  });
+  it('names every missing scope value', () => {
+    const err = fails(() => resolveConnection({ baseUrl: 'https://x.example' }, {}, selectProfile({}, {}, {})), 3);
+    expect(err.message).toContain('--org');
+    expect(err.message).toContain('--app');
+    expect(err.message).toContain('--env');
+  });
+  it('no base URL is a config error', () => {
+    fails(() => resolveConnection({}, {}, selectProfile({}, {}, {})), 3);
+  });
+  it('token: CHATCTL_TOKEN beats the stored one; none is exit 3', () => {
+    expect(requireToken({ CHATCTL_TOKEN: 'env-token' }, sel)).toBe('env-token');
+    expect(requireToken({}, sel)).toBe('stored-token');
+    fails(() => requireToken({}, selectProfile({ profile: 'other' }, {}, config)), 3);
+  });
+  it('retries and timeout: flag, env, default; bad flag is 2, bad env is 3', () => {
+    expect(resolveRequestSettings({}, {})).toEqual({ maxRetries: 4, timeoutMs: 30_000 });
+    expect(resolveRequestSettings({}, { CHATCTL_MAX_RETRIES: '2', CHATCTL_TIMEOUT: '1.5' })).toEqual({ maxRetries: 2, timeoutMs: 1500 });
+    expect(resolveRequestSettings({ maxRetries: '0', timeout: '5' }, { CHATCTL_MAX_RETRIES: '2' })).toEqual({ maxRetries: 0, timeoutMs: 5000 });
+    fails(() => resolveRequestSettings({ maxRetries: '-1' }, {}), 2);
+    fails(() => resolveRequestSettings({ timeout: '0' }, {}), 2);
+    fails(() => resolveRequestSettings({}, { CHATCTL_TIMEOUT: 'soon' }), 3);
+  });
+  it('no prompts with --no-input, CHATCTL_NO_INPUT or CI', () => {
+    expect(noInput({}, {})).toBe(false);
+    expect(noInput({ noInput: true }, {})).toBe(true);
+    expect(noInput({}, { CHATCTL_NO_INPUT: '1' })).toBe(true);
+    expect(noInput({}, { CI: 'true' })).toBe(true);
+    expect(noInput({}, { CI: 'false' })).toBe(false);
+  });
+});
+
+describe('base URL', () => {
+  const err = (m: string) => new CliError('config_error', m, 3);
+  it.each(['http://localhost:8080', 'http://127.0.0.1', 'http://127.10.20.30:9/x', 'http://[::1]:4000', 'https://api.example.com'])('accepts %s', (u) => {
+    expect(() => checkBaseUrl(u, err)).not.toThrow();
+  });
+  it.each(['http://example.com', 'http://10.0.0.1', 'http://[::2]', 'http://localhost.example.com', 'ftp://x', 'not a url', 'https://u:p@x.example', 'https://x.example/?q=1'])('refuses %s', (u) => {
+    expect(() => checkBaseUrl(u, err)).toThrow(CliError);
+  });
+  it('drops trailing slashes', () => {
+    expect(checkBaseUrl('https://x.example/api///', err).href).toBe('https://x.example/api');
+  });
+});

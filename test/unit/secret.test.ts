@@ -1,0 +1,137 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, symlinkSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { planSecret, recoverSecret, writeSecretFile } from '../../src/secret/deliver.js';
+import { CliError } from '../../src/errors/cli-error.js';
+import { deliverSecretResult } from '../../src/commands/webhooks/secret-result.js';
+import { fakeContext, fakeIO } from './support/fakes.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'chatctl-secret-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+const usage = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch (e) {
+    expect((e as CliError).exitCode).toBe(2);
+    return (e as CliError).message + ' ' + ((e as CliError).hint ?? '');
+  }
+  throw new Error('expected a usage error');
+};
+const base = { force: false, json: false, stdoutIsTTY: false, dryRun: false };
+
+describe('planSecret (decided before sending)', () => {
+  it('file > json > tty; refuses a pipe with no destination, naming both flags', () => {
+    expect(planSecret({ ...base, secretFile: join(dir, 's'), json: true })).toEqual({ kind: 'file', path: join(dir, 's'), force: false });
+    expect(planSecret({ ...base, json: true })).toEqual({ kind: 'json' });
+    expect(planSecret({ ...base, stdoutIsTTY: true })).toEqual({ kind: 'tty' });
+    const msg = usage(() => planSecret(base));
+    expect(msg).toContain('--secret-file');
+    expect(msg).toContain('--json');
+  });
+  it('refuses an existing path unless --force, a directory always, a missing folder', () => {
+    const p = join(dir, 'exists');
+    writeFileSync(p, 'old');
+    expect(usage(() => planSecret({ ...base, secretFile: p }))).toContain('--force');
+    expect(planSecret({ ...base, secretFile: p, force: true })).toMatchObject({ kind: 'file', force: true });
+    usage(() => planSecret({ ...base, secretFile: dir, force: true }));
+    usage(() => planSecret({ ...base, secretFile: join(dir, 'no', 'such') }));
+    usage(() => planSecret({ ...base, force: true }));
+    const link = join(dir, 'dangling');
+    symlinkSync(join(dir, 'nowhere'), link);
+    usage(() => planSecret({ ...base, secretFile: link })); // a dangling link still "exists"
+  });
+});
+
+describe('writing the secret', () => {
+  it('creates 0600 exclusively, holding exactly the secret', () => {
+    const p = join(dir, 's');
+    writeSecretFile(p, 'whsec_abc', false);
+    expect(readFileSync(p, 'utf8')).toBe('whsec_abc');
+    expect(statSync(p).mode & 0o777).toBe(0o600);
+    expect(() => writeSecretFile(p, 'whsec_other', false)).toThrow();
+    expect(readFileSync(p, 'utf8')).toBe('whsec_abc');
+  });
+  it('--force replaces atomically and leaves no temp file', () => {
+    const p = join(dir, 's');
+    writeFileSync(p, 'old', { mode: 0o644 });
+    writeSecretFile(p, 'whsec_new', true);
+    expect(readFileSync(p, 'utf8')).toBe('whsec_new');
+    expect(statSync(p).mode & 0o777).toBe(0o600);
+    expect(readdirSync(dir)).toEqual(['s']);
+  });
+  it('recovery copies go under recovered/ with mode 0600', () => {
+    const p = recoverSecret(dir, 'we/1', 'whsec_kept', new Date(0));
+    expect(p.startsWith(join(dir, 'recovered'))).toBe(true);
+    expect(readFileSync(p, 'utf8')).toBe('whsec_kept');
+    expect(statSync(p).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dir, 'recovered')).mode & 0o777).toBe(0o700);
+  });
+});
+
+describe('deliverSecretResult', () => {
+  const body = (secret: string | null, secretAvailable = secret !== null) => ({
+    data: { endpoint: { id: 'we_1', version: 2 }, secret, secretAvailable },
+    meta: { requestId: 'req_1' },
+  });
+
+  it('on a TTY prints the secret once, framed, on stdout only', () => {
+    const io = fakeIO({ stdout: true, stderr: true });
+    deliverSecretResult(fakeContext({ io }), {}, { kind: 'tty' }, body('whsec_printed_once'), 'Created.');
+    expect(io.out().split('whsec_printed_once')).toHaveLength(2);
+    expect(io.out()).toMatch(/will not be shown again/);
+    expect(io.err()).not.toContain('whsec_printed_once');
+  });
+
+  it('with --json puts the envelope, secret included, on stdout', () => {
+    const io = fakeIO();
+    deliverSecretResult(fakeContext({ io }), { json: true }, { kind: 'json' }, body('whsec_json'), 'x');
+    expect(JSON.parse(io.out())).toEqual(body('whsec_json'));
+  });
+
+  it('with a file: JSON output has secret null and secretFile, the file has the secret', () => {
+    const io = fakeIO();
+    const p = join(dir, 'out');
+    deliverSecretResult(fakeContext({ io }), { json: true }, { kind: 'file', path: p, force: false }, body('whsec_to_file'), 'x');
+    expect(JSON.parse(io.out()).data).toMatchObject({ secret: null, secretFile: p });
+    expect(readFileSync(p, 'utf8')).toBe('whsec_to_file');
+    expect(io.out() + io.err()).not.toContain('whsec_to_file');
+  });
+
+  it.each([
+    [null, false],
+    [null, true],
+    ['whsec_but_unavailable', false],
+  ] as const)('secret %j / secretAvailable %j is exit 13 with a way out', (secret, available) => {
+    const io = fakeIO();
+    try {
+      deliverSecretResult(fakeContext({ io }), {}, { kind: 'tty' }, body(secret, available), 'x');
+      throw new Error('expected exit 13');
+    } catch (e) {
+      expect((e as CliError).exitCode).toBe(13);
+      expect((e as CliError).hint).toContain('chatctl webhooks rotate we_1 --expected-version 2');
+    }
+  });
+
+  it('a file that cannot be written after the change: recovered copy, path on stderr, exit 13', () => {
+    const io = fakeIO();
+    const cfg = join(dir, 'cfg');
+    mkdirSync(cfg);
+    const target = join(dir, 'gone', 'secret'); // folder vanished after the plan
+    try {
+      deliverSecretResult(fakeContext({ io, configDir: cfg }), {}, { kind: 'file', path: target, force: false }, body('whsec_saved_anyway'), 'x');
+      throw new Error('expected exit 13');
+    } catch (e) {
+      expect((e as CliError).exitCode).toBe(13);
+    }
+    const files = readdirSync(join(cfg, 'recovered'));
+    expect(files).toHaveLength(1);
+    expect(readFileSync(join(cfg, 'recovered', files[0]!), 'utf8')).toBe('whsec_saved_anyway');
+    expect(io.err()).toContain(join(cfg, 'recovered', files[0]!));
+    expect(io.err()).not.toContain('whsec_saved_anyway');
+  });
+});

@@ -1,0 +1,81 @@
+// Fakes for command-level tests: streams with a TTY switch each, a clock
+// that advances only when slept on, a seeded random source, and a transport
+// that answers from a script and records what it was sent.
+import { Redactor } from '../../../src/output/redact.js';
+import type { IO } from '../../../src/output/io.js';
+import type { Context } from '../../../src/context.js';
+import type { Transport, WireRequest, WireResponse } from '../../../src/http/transport.js';
+
+export interface FakeIO extends IO {
+  out(): string;
+  err(): string;
+}
+
+export function fakeIO(tty: { stdin?: boolean; stdout?: boolean; stderr?: boolean } = {}, stdinText = ''): FakeIO {
+  const redactor = new Redactor();
+  let out = '';
+  let err = '';
+  return {
+    redactor,
+    stdout: { isTTY: Boolean(tty.stdout), write: (s) => void (out += redactor.scrubCredentials(s)) },
+    stderr: { isTTY: Boolean(tty.stderr), write: (s) => void (err += redactor.scrubAll(s)) },
+    stdin: { isTTY: Boolean(tty.stdin), readAll: async () => stdinText },
+    color: { stdout: false, stderr: false },
+    out: () => out,
+    err: () => err,
+  };
+}
+
+export type Answer = Partial<WireResponse> | Error | ((req: WireRequest) => Partial<WireResponse> | Error);
+
+export function scriptedTransport(answers: Answer[]): Transport & { sent: WireRequest[] } {
+  const sent: WireRequest[] = [];
+  const t = (async (req: WireRequest) => {
+    sent.push(req);
+    let a = answers.shift();
+    if (a === undefined) throw new Error('scriptedTransport: no answer left');
+    if (typeof a === 'function') a = a(req);
+    if (a instanceof Error) throw a;
+    return { status: a.status ?? 200, headers: a.headers ?? {}, body: a.body ?? '' };
+  }) as Transport & { sent: WireRequest[] };
+  t.sent = sent;
+  return t;
+}
+
+/** A virtual clock: sleep() advances it and records the wait, never really waits. */
+export function virtualClock(start = Date.UTC(2026, 10, 22, 12, 0, 0)) {
+  let now = start;
+  const waits: number[] = [];
+  return {
+    now: () => now,
+    waits,
+    sleep: async (ms: number, signal: AbortSignal) => {
+      if (signal.aborted) throw new Error('aborted');
+      waits.push(ms);
+      now += ms;
+    },
+  };
+}
+
+let uuidCounter = 0;
+export const sequentialUUID = () => `00000000-0000-4000-8000-${String(++uuidCounter).padStart(12, '0')}`;
+
+export function fakeContext(overrides: Partial<Context> & { io: IO; transportImpl?: Transport }): Context {
+  const clock = virtualClock();
+  const { transportImpl, ...rest } = overrides;
+  return {
+    env: {},
+    configDir: '/nonexistent-chatctl-test',
+    version: '9.9.9',
+    now: clock.now,
+    sleep: clock.sleep,
+    randomUUID: sequentialUUID,
+    random: () => 0.5,
+    signal: new AbortController().signal,
+    transport: async () => {
+      if (!transportImpl) throw new Error('no transport in this test');
+      return transportImpl;
+    },
+    ...rest,
+  };
+}
