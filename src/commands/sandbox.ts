@@ -1,7 +1,6 @@
 // chatctl sandbox: wires the command line to src/sandbox/command.ts.
 import type { Context, GlobalOptions } from '../context.js';
-import { usageError } from '../errors/cli-error.js';
-import { CliError } from '../errors/cli-error.js';
+import { CliError, usageError } from '../errors/cli-error.js';
 
 export interface SandboxFlags {
   host: string;
@@ -31,5 +30,6 @@ export async function runSandbox(flags: SandboxFlags, g: GlobalOptions, ctx: Con
     { stdout: (s) => ctx.io.stdout.write(s), stderr: (s) => ctx.io.stderr.write(s) },
     stopped,
   );
-  if (code !== 0) throw new CliError(code === 2 ? 'usage_error' : 'internal_error', 'the sandbox could not start', code as 1 | 2);
+  // runSandboxCommand has already printed why; only the exit status is left.
+  if (code !== 0) throw new CliError(code === 2 ? 'usage_error' : 'internal_error', 'the sandbox could not start', code === 2 ? 2 : 1, { reported: true });
 }

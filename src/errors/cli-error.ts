@@ -15,6 +15,8 @@ export type LocalErrorCode =
 export interface ErrorFields {
   /** What to do about it, printed under the message in human mode. */
   hint?: string | undefined;
+  /** Already shown to the user (the sandbox reports its own start-up errors). */
+  reported?: boolean;
   status?: number | null;
   requestId?: string | null;
   details?: unknown;
@@ -25,6 +27,7 @@ export class CliError extends Error {
   readonly status: number | null;
   readonly requestId: string | null;
   readonly details: unknown;
+  readonly reported: boolean;
 
   constructor(
     readonly code: string,
@@ -38,6 +41,7 @@ export class CliError extends Error {
     this.status = fields.status ?? null;
     this.requestId = fields.requestId ?? null;
     this.details = fields.details ?? null;
+    this.reported = fields.reported ?? false;
   }
 
   toJSON(): object {

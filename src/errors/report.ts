@@ -15,6 +15,7 @@ export function toCliError(err: unknown): CliError {
 
 export function reportError(err: unknown, io: IO, json: boolean, debug: boolean): ExitCode {
   const e = toCliError(err);
+  if (e.reported) return e.exitCode;
   if (json) {
     io.stderr.write(JSON.stringify(e.toJSON()) + '\n');
     return e.exitCode;

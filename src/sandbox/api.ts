@@ -1,0 +1,50 @@
+// One API request through the checks in their fixed order: injected faults,
+// rate limit, bearer token, Origin/anti-forgery headers, route, body, then the
+// operation. Pure over the state: the HTTP layer does the I/O.
+import type { IncomingHttpHeaders } from 'node:http';
+import { checkBearer, checkBrowserHeaders } from './auth.js';
+import { parseJsonBody, type RawBody } from './body.js';
+import { ApiFailure, type Reply } from './envelopes.js';
+import { runOperation, validationFailure } from './operations.js';
+import { matchApiRoute } from './routes.js';
+import type { SandboxState } from './state.js';
+
+export interface SandboxRequest {
+  method: string;
+  /** Path without the query, still percent-encoded. */
+  pathname: string;
+  headers: IncomingHttpHeaders;
+  body: RawBody;
+  remoteAddress: string | undefined;
+}
+
+/** A reply, or a connection to drop without answering. */
+export type Outcome = Reply | ApiFailure | 'drop';
+
+export function handleApiRequest(state: SandboxState, request: SandboxRequest): Outcome {
+  const injected = state.faults.takeFailure();
+  if (injected) {
+    if (injected.dropConnection) return 'drop';
+    const retryAfter: Record<string, string> = injected.retryAfter === null ? {} : { 'Retry-After': String(injected.retryAfter) };
+    return new ApiFailure(injected.status, injected.code, `injected fault: ${injected.code}`, { injected: true }, retryAfter);
+  }
+  if (!state.faults.admit()) {
+    const limit = state.faults.current.rateLimit;
+    return new ApiFailure(429, 'rate_limit_exceeded', `more than ${limit} requests per second`, { limit, windowSeconds: 1 }, {
+      'Retry-After': '1',
+    });
+  }
+  const refused = checkBearer(request.headers, state.token) ?? checkBrowserHeaders(request.headers);
+  if (refused) return refused;
+  const route = matchApiRoute(request.method, request.pathname, state.scope);
+  if (!route)
+    return new ApiFailure(404, 'resource_not_found', `no such resource: ${request.method} ${request.pathname}`, {});
+  const body = parseJsonBody(request.body);
+  if (!body.ok) return validationFailure(body.problems);
+  try {
+    return runOperation(state, route, body.value, request.headers);
+  } catch (error) {
+    if (error instanceof ApiFailure) return error;
+    throw error;
+  }
+}

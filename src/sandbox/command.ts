@@ -1,0 +1,90 @@
+// `chatctl sandbox`: start, print where it listens, wait for the stop signal,
+// close. The CLI wiring parses flags and supplies `stopped` (SIGINT/SIGTERM).
+import { isLoopbackHost } from './ip.js';
+import type { RecordedRequest } from './request-log.js';
+import { SandboxOptionError, startSandbox, type RunningSandbox } from './server.js';
+
+export interface SandboxCommandOptions {
+  host: string;
+  port: number;
+  token?: string;
+  endpointLimit: number;
+  rateLimit: number;
+  json: boolean;
+}
+
+export interface SandboxIo {
+  stdout: (s: string) => void;
+  stderr: (s: string) => void;
+}
+
+/** Quotes a value for a POSIX shell only when it needs it. */
+const shellQuote = (v: string) => (/^[A-Za-z0-9_./:@%+=,[\]-]+$/.test(v) ? v : `'${v.replaceAll("'", `'\\''`)}'`);
+
+function describe(s: RunningSandbox): string {
+  const exports = [
+    ['CHATCTL_BASE_URL', s.baseUrl],
+    ['CHATCTL_TOKEN', s.token],
+    ['CHATCTL_ORG', s.organizationId],
+    ['CHATCTL_APP', s.applicationId],
+    ['CHATCTL_ENV', s.environmentKey],
+  ].map(([k, v]) => `${k}=${shellQuote(v!)}`);
+  return [
+    `chatctl sandbox is listening (in memory; Ctrl-C stops it)`,
+    ``,
+    `  base URL      ${s.baseUrl}`,
+    `  token         ${s.token}`,
+    `  organization  ${s.organizationId}`,
+    `  application   ${s.applicationId}`,
+    `  environment   ${s.environmentKey}`,
+    ``,
+    `Point chatctl at it:`,
+    ``,
+    `  export ${exports.join(' ')}`,
+    ``,
+  ].join('\n');
+}
+
+const logLine = (r: RecordedRequest) => `${r.at} ${r.method} ${r.path} -> ${r.status ?? 'dropped'} ${r.requestId}\n`;
+
+function usageError(io: SandboxIo, json: boolean, message: string): number {
+  io.stderr(
+    json
+      ? JSON.stringify({ error: { code: 'usage_error', message, requestId: null, status: null, details: {} }, exitCode: 2 }) + '\n'
+      : `chatctl sandbox: ${message}\n`,
+  );
+  return 2;
+}
+
+export async function runSandboxCommand(opts: SandboxCommandOptions, io: SandboxIo, stopped: Promise<unknown>): Promise<number> {
+  if (!isLoopbackHost(opts.host))
+    return usageError(io, opts.json, `refusing to listen on ${opts.host}: the sandbox serves loopback only (127.0.0.1, ::1, localhost)`);
+  let sandbox: RunningSandbox;
+  try {
+    sandbox = await startSandbox({
+      host: opts.host,
+      port: opts.port,
+      token: opts.token,
+      endpointLimit: opts.endpointLimit,
+      rateLimit: opts.rateLimit,
+      onRequest: opts.json ? undefined : (r) => io.stderr(logLine(r)),
+    });
+  } catch (error) {
+    if (error instanceof SandboxOptionError) return usageError(io, opts.json, error.message);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL')
+      return usageError(io, opts.json, `cannot listen on ${opts.host} port ${opts.port} (${code}); choose another --port, or --port 0 for a free one`);
+    throw error;
+  }
+  const { baseUrl, token, organizationId, applicationId, environmentKey } = sandbox;
+  io.stdout(
+    opts.json ? JSON.stringify({ baseUrl, token, organizationId, applicationId, environmentKey }) + '\n' : describe(sandbox),
+  );
+  try {
+    await stopped;
+  } finally {
+    await sandbox.close();
+  }
+  if (!opts.json) io.stderr('chatctl sandbox stopped\n');
+  return 0;
+}

@@ -1,0 +1,75 @@
+// The sandbox's own routes, outside /v1: inspect and steer a running sandbox
+// from a test. Loopback callers with the sandbox token only; no Origin or
+// anti-forgery header needed, and bodies need no Content-Type.
+import { type SandboxRequest } from './api.js';
+import { checkBearer } from './auth.js';
+import { MAX_BODY_BYTES } from './body.js';
+import { ApiFailure, type Reply } from './envelopes.js';
+import { checkFaultPatch } from './faults.js';
+import { isLoopbackHost } from './ip.js';
+import { validationFailure } from './operations.js';
+import type { SandboxState } from './state.js';
+
+export const CONTROL_PREFIX = '/_sandbox';
+
+export const isControlPath = (pathname: string) =>
+  pathname === CONTROL_PREFIX || pathname.startsWith(CONTROL_PREFIX + '/');
+
+function jsonBody(request: SandboxRequest): unknown {
+  const { bytes, tooLarge } = request.body;
+  if (tooLarge) throw validationFailure([{ field: 'body', location: 'body', problem: `must be at most ${MAX_BODY_BYTES} bytes` }]);
+  const text = bytes.toString('utf8').trim();
+  if (text === '') return {};
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw validationFailure([{ field: 'body', location: 'body', problem: 'is not valid JSON' }]);
+  }
+}
+
+const ok = (data: unknown): Reply => ({ status: 200, data });
+
+type ControlRoute = (state: SandboxState, request: SandboxRequest) => Reply;
+
+const ROUTES: Record<string, ControlRoute> = {
+  'GET /_sandbox/faults': (state) => ok({ faults: state.faults.current }),
+  'POST /_sandbox/faults': (state, request) => {
+    const patch = checkFaultPatch(jsonBody(request));
+    if (!patch.ok) throw validationFailure(patch.problems);
+    return ok({ faults: state.faults.update(patch.value) });
+  },
+  'GET /_sandbox/requests': (state) => ok({ requests: state.requests.list() }),
+  'DELETE /_sandbox/requests': (state) => ok({ cleared: state.requests.clear() }),
+  'GET /_sandbox/endpoints': (state) => ok({ endpoints: state.endpoints.inspect() }),
+  'GET /_sandbox/clock': (state) => ok({ now: new Date(state.now()).toISOString() }),
+  'POST /_sandbox/clock': (state, request) => {
+    const body = jsonBody(request);
+    const only = typeof body === 'object' && body !== null && Object.keys(body).join() === 'advanceMs';
+    const ms = only ? (body as { advanceMs: unknown }).advanceMs : undefined;
+    if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms < 0)
+      throw validationFailure([
+        { field: 'advanceMs', location: 'body', problem: 'must be a non-negative integer (and the only field)' },
+      ]);
+    state.advanceClock(ms);
+    return ok({ now: new Date(state.now()).toISOString() });
+  },
+  'POST /_sandbox/reset': (state) => {
+    state.reset();
+    return ok({ reset: true });
+  },
+};
+
+export function handleControlRequest(state: SandboxState, request: SandboxRequest): Reply | ApiFailure {
+  if (!isLoopbackHost(request.remoteAddress ?? ''))
+    return new ApiFailure(403, 'permission_denied', 'control routes answer loopback callers only', {});
+  const refused = checkBearer(request.headers, state.token);
+  if (refused) return refused;
+  const route = ROUTES[`${request.method} ${request.pathname}`];
+  if (!route) return new ApiFailure(404, 'resource_not_found', `no such control route: ${request.method} ${request.pathname}`, {});
+  try {
+    return route(state, request);
+  } catch (error) {
+    if (error instanceof ApiFailure) return error;
+    throw error;
+  }
+}

@@ -1,0 +1,141 @@
+// Switches that make the sandbox misbehave on purpose, so that retries,
+// back-off and timeouts can be rehearsed: fail the next N API requests, drop
+// their connections, slow every answer, cap requests per second.
+import { ERROR_CODES, type ApiErrorCode } from '../api/spec.js';
+import type { Checked, FieldProblem } from './validation.js';
+
+export interface FaultSettings {
+  /** How many of the next API requests fail. */
+  failNext: number;
+  /** Their status... */
+  status: number;
+  /** ...and error code (defaults by status). */
+  code: ApiErrorCode;
+  /** Seconds for a Retry-After header on those failures; null sends none. */
+  retryAfter: number | null;
+  /** Close the connection without answering instead of sending `status`. */
+  dropConnection: boolean;
+  /** Milliseconds every API answer waits before it is sent. */
+  delayMs: number;
+  /** API requests per second (fixed one-second windows); 0 is no limit. */
+  rateLimit: number;
+}
+
+export type FaultPatch = Partial<FaultSettings>;
+
+export const FAULT_STATUS_CODES: Readonly<Record<number, ApiErrorCode>> = {
+  400: 'validation_failed',
+  401: 'authentication_failed',
+  403: 'permission_denied',
+  404: 'resource_not_found',
+  409: 'conflict',
+  422: 'validation_failed',
+  429: 'rate_limit_exceeded',
+  500: 'internal_error',
+  502: 'service_unavailable',
+  503: 'service_unavailable',
+  504: 'service_unavailable',
+};
+
+export const NO_FAULTS: FaultSettings = {
+  failNext: 0,
+  status: 503,
+  code: 'service_unavailable',
+  retryAfter: null,
+  dropConnection: false,
+  delayMs: 0,
+  rateLimit: 0,
+};
+
+const MAX_DELAY_MS = 10 * 60 * 1000;
+
+const integerIn = (min: number, max: number) => (v: unknown) =>
+  typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max ? null : `must be an integer from ${min} to ${max}`;
+
+const FIELD_CHECKS: Record<keyof FaultSettings, (v: unknown) => string | null> = {
+  failNext: integerIn(0, 1_000_000),
+  status: (v) =>
+    typeof v === 'number' && Object.hasOwn(FAULT_STATUS_CODES, v)
+      ? null
+      : `must be one of ${Object.keys(FAULT_STATUS_CODES).join(', ')}`,
+  code: (v) => (typeof v === 'string' && (ERROR_CODES as readonly string[]).includes(v) ? null : 'must be one of the spec error codes'),
+  retryAfter: (v) => (v === null ? null : integerIn(0, 86_400)(v)),
+  dropConnection: (v) => (typeof v === 'boolean' ? null : 'must be true or false'),
+  delayMs: integerIn(0, MAX_DELAY_MS),
+  rateLimit: integerIn(0, 1_000_000),
+};
+
+/** Checks a (partial) fault document, e.g. the body of POST /_sandbox/faults. */
+export function checkFaultPatch(body: unknown): Checked<FaultPatch> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    return { ok: false, problems: [{ field: 'body', location: 'body', problem: 'must be a JSON object' }] };
+  const problems: FieldProblem[] = [];
+  for (const [field, value] of Object.entries(body)) {
+    const check = Object.hasOwn(FIELD_CHECKS, field) ? FIELD_CHECKS[field as keyof FaultSettings] : null;
+    const problem = check ? check(value) : 'is not an allowed field';
+    if (problem) problems.push({ field, location: 'body', problem });
+  }
+  return problems.length ? { ok: false, problems } : { ok: true, value: body as FaultPatch };
+}
+
+/** Applies a patch; a new status without a code brings that status's default code. */
+export function applyFaultPatch(current: FaultSettings, patch: FaultPatch): FaultSettings {
+  const next = { ...current, ...patch };
+  if (patch.status !== undefined && patch.code === undefined) next.code = FAULT_STATUS_CODES[patch.status] ?? 'internal_error';
+  return next;
+}
+
+export interface InjectedFailure {
+  status: number;
+  code: ApiErrorCode;
+  retryAfter: number | null;
+  dropConnection: boolean;
+}
+
+export class Faults {
+  private settings: FaultSettings;
+  private windowStart = Number.NEGATIVE_INFINITY;
+  private windowCount = 0;
+
+  constructor(
+    private readonly initial: FaultSettings,
+    private readonly now: () => number,
+  ) {
+    this.settings = { ...initial };
+  }
+
+  get current(): FaultSettings {
+    return { ...this.settings };
+  }
+
+  update(patch: FaultPatch): FaultSettings {
+    this.settings = applyFaultPatch(this.settings, patch);
+    return this.current;
+  }
+
+  reset(): void {
+    this.settings = { ...this.initial };
+    this.windowStart = Number.NEGATIVE_INFINITY;
+    this.windowCount = 0;
+  }
+
+  /** Consumes one injected failure, if any is pending. */
+  takeFailure(): InjectedFailure | null {
+    if (this.settings.failNext <= 0) return null;
+    this.settings.failNext -= 1;
+    const { status, code, retryAfter, dropConnection } = this.settings;
+    return { status, code, retryAfter, dropConnection };
+  }
+
+  /** Counts one request against the rate limit; false when it is over. */
+  admit(): boolean {
+    if (this.settings.rateLimit <= 0) return true;
+    const window = Math.floor(this.now() / 1000) * 1000;
+    if (window !== this.windowStart) {
+      this.windowStart = window;
+      this.windowCount = 0;
+    }
+    this.windowCount += 1;
+    return this.windowCount <= this.settings.rateLimit;
+  }
+}

@@ -1,0 +1,78 @@
+// Idempotency keys: one stored result per (token, route, key), with a
+// fingerprint of the body it answered, kept for 24 hours by the injected clock.
+import { createHash } from 'node:crypto';
+
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+export interface StoredResult {
+  status: number;
+  data: unknown;
+}
+
+export type Lookup =
+  | { kind: 'miss' }
+  | { kind: 'replay'; result: StoredResult }
+  | { kind: 'conflict' };
+
+export interface KeyScope {
+  token: string;
+  method: string;
+  path: string;
+  key: string;
+}
+
+interface Entry {
+  fingerprint: string;
+  result: StoredResult;
+  expiresAt: number;
+}
+
+/** JSON with object keys sorted, so that key order does not change a fingerprint. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+export function fingerprint(body: unknown): string {
+  return createHash('sha256').update(canonicalJson(body)).digest('hex');
+}
+
+export class IdempotencyStore {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(
+    private readonly now: () => number,
+    private readonly ttlMs = IDEMPOTENCY_TTL_MS,
+  ) {}
+
+  lookup(scope: KeyScope, bodyFingerprint: string): Lookup {
+    this.sweep();
+    const entry = this.entries.get(mapKey(scope));
+    if (!entry) return { kind: 'miss' };
+    return entry.fingerprint === bodyFingerprint ? { kind: 'replay', result: entry.result } : { kind: 'conflict' };
+  }
+
+  save(scope: KeyScope, bodyFingerprint: string, result: StoredResult): void {
+    this.entries.set(mapKey(scope), { fingerprint: bodyFingerprint, result, expiresAt: this.now() + this.ttlMs });
+  }
+
+  get size(): number {
+    this.sweep();
+    return this.entries.size;
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+
+  private sweep(): void {
+    const now = this.now();
+    for (const [key, entry] of this.entries) if (entry.expiresAt <= now) this.entries.delete(key);
+  }
+}
+
+const mapKey = (s: KeyScope) => JSON.stringify([s.token, s.method, s.path, s.key]);

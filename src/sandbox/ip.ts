@@ -1,0 +1,123 @@
+// Literal IP addresses: parsing and the ranges a webhook must never reach.
+// Pure; no DNS. IPv6 forms that embed an IPv4 address are judged by the
+// embedded address, so `::ffff:127.0.0.1` is as much loopback as `127.0.0.1`.
+
+export type AddressClass =
+  | 'unspecified'
+  | 'loopback'
+  | 'private'
+  | 'shared'
+  | 'link-local'
+  | 'multicast'
+  | 'reserved';
+
+/** Strict dotted decimal (what the WHATWG URL parser serializes to). */
+export function parseIPv4(text: string): number[] | null {
+  const parts = text.split('.');
+  if (parts.length !== 4) return null;
+  const bytes: number[] = [];
+  for (const part of parts) {
+    if (!/^(0|[1-9][0-9]{0,2})$/.test(part)) return null;
+    const n = Number(part);
+    if (n > 255) return null;
+    bytes.push(n);
+  }
+  return bytes;
+}
+
+/** Any RFC 4291 text form, with or without brackets or a zone id; 16 bytes. */
+export function parseIPv6(text: string): number[] | null {
+  let s = text.startsWith('[') && text.endsWith(']') ? text.slice(1, -1) : text;
+  const zone = s.indexOf('%');
+  if (zone !== -1) s = s.slice(0, zone);
+  if (!s.includes(':')) return null;
+
+  let tail: number[] = [];
+  const lastColon = s.lastIndexOf(':');
+  const last = s.slice(lastColon + 1);
+  if (last.includes('.')) {
+    const v4 = parseIPv4(last);
+    if (!v4) return null;
+    tail = v4;
+    s = s.slice(0, lastColon + 1); // keep a "::" that precedes the IPv4 part
+    if (!s.endsWith('::')) s = s.slice(0, -1);
+  }
+
+  const halves = s.split('::');
+  if (halves.length > 2) return null;
+  const groups = (part: string | undefined): number[] | null => {
+    if (!part) return [];
+    const out: number[] = [];
+    for (const g of part.split(':')) {
+      if (!/^[0-9a-fA-F]{1,4}$/.test(g)) return null;
+      out.push(parseInt(g, 16));
+    }
+    return out;
+  };
+  const head = groups(halves[0]);
+  const rest = halves.length === 2 ? groups(halves[1]) : [];
+  if (!head || !rest) return null;
+  const wanted = 8 - tail.length / 2;
+  let words: number[];
+  if (halves.length === 2) {
+    const missing = wanted - head.length - rest.length;
+    if (missing < 1) return null;
+    words = [...head, ...new Array<number>(missing).fill(0), ...rest];
+  } else {
+    if (head.length !== wanted) return null;
+    words = head;
+  }
+  return [...words.flatMap((w) => [w >> 8, w & 0xff]), ...tail];
+}
+
+export function classifyIPv4(b: readonly number[]): AddressClass | null {
+  const [a = 0, c = 0] = b;
+  if (a === 0) return 'unspecified'; // 0.0.0.0/8, "this network"
+  if (a === 127) return 'loopback';
+  if (a === 10 || (a === 172 && c >= 16 && c <= 31) || (a === 192 && c === 168)) return 'private';
+  if (a === 100 && c >= 64 && c <= 127) return 'shared'; // carrier-grade NAT, 100.64/10
+  if (a === 169 && c === 254) return 'link-local';
+  if (a >= 224 && a <= 239) return 'multicast';
+  if (a >= 240) return 'reserved'; // includes 255.255.255.255
+  return null;
+}
+
+const zeros = (b: readonly number[], from: number, to: number) => b.slice(from, to).every((x) => x === 0);
+
+/** The IPv4 address an IPv6 address stands for, if it is one of the embedding forms. */
+export function embeddedIPv4(b: readonly number[]): number[] | null {
+  if (zeros(b, 0, 10) && b[10] === 0xff && b[11] === 0xff) return b.slice(12); // ::ffff:a.b.c.d (mapped)
+  if (zeros(b, 0, 12)) return b.slice(12); // ::a.b.c.d (compatible, deprecated)
+  if (zeros(b, 0, 8) && b[8] === 0xff && b[9] === 0xff && zeros(b, 10, 12)) return b.slice(12); // ::ffff:0:a.b.c.d (translated)
+  if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && zeros(b, 4, 12)) return b.slice(12); // 64:ff9b::/96 (NAT64)
+  if (b[0] === 0x20 && b[1] === 0x02) return b.slice(2, 6); // 2002::/16 (6to4)
+  return null;
+}
+
+export function classifyIPv6(b: readonly number[]): AddressClass | null {
+  if (zeros(b, 0, 16)) return 'unspecified';
+  if (zeros(b, 0, 15) && b[15] === 1) return 'loopback';
+  const v4 = embeddedIPv4(b);
+  if (v4) return classifyIPv4(v4);
+  const [first = 0, second = 0] = b;
+  if ((first & 0xfe) === 0xfc) return 'private'; // fc00::/7, unique local
+  if (first === 0xfe && (second & 0xc0) === 0x80) return 'link-local'; // fe80::/10
+  if (first === 0xfe && (second & 0xc0) === 0xc0) return 'private'; // fec0::/10, old site-local
+  if (first === 0xff) return 'multicast';
+  return null;
+}
+
+/** The class of a literal address (either family), or null for a public address or a name. */
+export function classifyAddress(host: string): AddressClass | null {
+  const v4 = parseIPv4(host);
+  if (v4) return classifyIPv4(v4);
+  const v6 = parseIPv6(host);
+  if (v6) return classifyIPv6(v6);
+  return null;
+}
+
+/** Whether a host (name or literal) is this machine's loopback. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.toLowerCase().replace(/\.$/, '');
+  return h === 'localhost' || classifyAddress(h) === 'loopback';
+}

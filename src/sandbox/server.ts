@@ -1,0 +1,195 @@
+// `startSandbox`: the HTTP shell around the sandbox's state. Reads bodies,
+// hands requests to the API or control handlers, records, delays and answers.
+import { randomBytes as cryptoRandomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { handleApiRequest, type Outcome, type SandboxRequest } from './api.js';
+import { MAX_BODY_BYTES, type RawBody } from './body.js';
+import { handleControlRequest, isControlPath } from './control.js';
+import { ApiFailure, errorAnswer, successAnswer, type Answer } from './envelopes.js';
+import { applyFaultPatch, checkFaultPatch, NO_FAULTS, type FaultPatch } from './faults.js';
+import { newRequestId, newToken, type RandomBytes } from './ids.js';
+import { isLoopbackHost } from './ip.js';
+import type { RecordedRequest } from './request-log.js';
+import { SandboxState } from './state.js';
+
+export interface SandboxOptions {
+  host?: string;
+  port?: number;
+  token?: string;
+  endpointLimit?: number;
+  /** API requests per second, 0 = off. */
+  rateLimit?: number;
+  /** Faults in force from the start (same fields as POST /_sandbox/faults). */
+  faults?: FaultPatch;
+  /** ms since the epoch; injectable. */
+  now?: () => number;
+  randomBytes?: (n: number) => Buffer;
+  /** Called after each API request is answered (the CLI logs it). */
+  onRequest?: (entry: RecordedRequest) => void;
+}
+
+export interface RunningSandbox {
+  baseUrl: string;
+  token: string;
+  organizationId: string;
+  applicationId: string;
+  environmentKey: string;
+  close(): Promise<void>;
+}
+
+/** Options that cannot work; the command turns this into exit 2. */
+export class SandboxOptionError extends Error {
+  override name = 'SandboxOptionError';
+}
+
+// Beyond 64 KiB a body is refused; beyond this it is not even drained.
+const MAX_DRAIN_BYTES = 1024 * 1024;
+const TOKEN_PATTERN = /^[\x21-\x7e]{1,512}$/;
+
+function checkOptions(opts: SandboxOptions, random: RandomBytes) {
+  const host = opts.host ?? '127.0.0.1';
+  const port = opts.port ?? 0;
+  const token = opts.token ?? newToken(random);
+  const endpointLimit = opts.endpointLimit ?? 10;
+  const rateLimit = opts.rateLimit ?? 0;
+  const problems: string[] = [];
+  if (!isLoopbackHost(host)) problems.push(`host ${host} is not a loopback address (the sandbox is a local tool)`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push('port must be an integer from 0 to 65535');
+  if (!TOKEN_PATTERN.test(token)) problems.push('token must be 1 to 512 visible ASCII characters');
+  if (!Number.isInteger(endpointLimit) || endpointLimit < 0) problems.push('endpoint limit must be a non-negative integer');
+  if (!Number.isInteger(rateLimit) || rateLimit < 0) problems.push('rate limit must be a non-negative integer');
+  const faults = checkFaultPatch({ rateLimit, ...opts.faults });
+  if (!faults.ok) problems.push(...faults.problems.map((p) => `faults.${p.field} ${p.problem}`));
+  if (problems.length) throw new SandboxOptionError(problems.join('; '));
+  return { host, port, token, endpointLimit, faults: applyFaultPatch(NO_FAULTS, faults.ok ? faults.value : {}) };
+}
+
+function readBody(req: http.IncomingMessage): Promise<RawBody> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    req.on('data', (chunk: Buffer) => {
+      total += chunk.length;
+      if (total <= MAX_BODY_BYTES) chunks.push(chunk);
+      else if (total > MAX_DRAIN_BYTES) req.destroy();
+    });
+    req.on('end', () =>
+      resolve({ contentType: req.headers['content-type'], bytes: Buffer.concat(chunks), tooLarge: total > MAX_BODY_BYTES }),
+    );
+    req.on('error', reject);
+    req.on('close', () => reject(new Error('request closed before its body ended')));
+  });
+}
+
+/** The caller's x-request-id when it is a sane token, else a new one. */
+function requestIdFor(req: http.IncomingMessage, random: RandomBytes): string {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && /^[\x21-\x7e]{1,200}$/.test(given) ? given : newRequestId(random);
+}
+
+/** The path of a request target; "//x" is a path here, not a host. */
+function pathOf(target: string): string {
+  const absolute = target.startsWith('/') ? 'http://sandbox' + target : target;
+  return URL.canParse(absolute) ? new URL(absolute).pathname : target;
+}
+
+function toAnswer(outcome: Exclude<Outcome, 'drop'>, requestId: string): Answer {
+  return outcome instanceof ApiFailure ? errorAnswer(outcome, requestId) : successAnswer(outcome, requestId);
+}
+
+export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSandbox> {
+  const random = opts.randomBytes ?? cryptoRandomBytes;
+  const { host, port, token, endpointLimit, faults } = checkOptions(opts, random);
+  const state = new SandboxState({ token, endpointLimit, faults, now: opts.now ?? Date.now, randomBytes: random });
+  const pendingDelays = new Set<() => void>();
+  let closing: Promise<void> | null = null;
+
+  const delay = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        pendingDelays.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      pendingDelays.add(done);
+    });
+
+  async function serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const requestId = requestIdFor(req, random);
+    const target = req.url ?? '/';
+    const pathname = pathOf(target);
+    const control = isControlPath(pathname);
+    const body = await readBody(req);
+    const request: SandboxRequest = {
+      method: req.method ?? 'GET',
+      pathname,
+      headers: req.headers,
+      body,
+      remoteAddress: req.socket.remoteAddress,
+    };
+    let outcome: Outcome;
+    try {
+      outcome = control ? handleControlRequest(state, request) : handleApiRequest(state, request);
+    } catch (error) {
+      outcome = new ApiFailure(500, 'internal_error', 'the sandbox failed unexpectedly', { reason: String(error) });
+    }
+    const answer = outcome === 'drop' ? null : toAnswer(outcome, requestId);
+    if (!control) {
+      const entry: RecordedRequest = {
+        at: new Date(state.now()).toISOString(),
+        requestId,
+        method: request.method,
+        path: target,
+        headers: { ...req.headers },
+        body: body.bytes.toString('utf8'),
+        status: answer?.status ?? null,
+      };
+      state.requests.add(entry);
+      opts.onRequest?.(entry);
+      const { delayMs } = state.faults.current;
+      if (delayMs > 0) await delay(delayMs);
+    }
+    if (!answer || closing) {
+      req.socket.destroy();
+      return;
+    }
+    const text = JSON.stringify(answer.body);
+    res.writeHead(answer.status, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': String(Buffer.byteLength(text)),
+      'cache-control': 'no-store',
+      'x-request-id': requestId,
+      ...answer.headers,
+    });
+    res.end(text);
+  }
+
+  const server = http.createServer((req, res) => {
+    serve(req, res).catch(() => req.socket.destroy());
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ host, port }, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+
+  return {
+    baseUrl: `http://${urlHost}:${address.port}`,
+    token,
+    ...state.scope,
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const release of [...pendingDelays]) release();
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,154 @@
+import { describe, expect, it } from 'vitest';
+import { endpointBody, errorCode, HOUR, sandbox } from './helpers.js';
+
+describe('injected failures', () => {
+  it('fails the next N API requests with 503 and Retry-After, then recovers', async () => {
+    const { create, control } = await sandbox();
+    const set = await control('faults', { body: { failNext: 2, status: 503, retryAfter: 2 } });
+    expect(set.body.data.faults).toMatchObject({ failNext: 2, status: 503, code: 'service_unavailable', retryAfter: 2 });
+    for (let i = 0; i < 2; i++) {
+      const a = await create(endpointBody());
+      expect(errorCode(a)).toBe('503 service_unavailable');
+      expect(a.headers.get('retry-after')).toBe('2');
+      expect(a.body.error.details).toEqual({ injected: true });
+    }
+    expect((await create(endpointBody())).status).toBe(201);
+    expect((await control('faults')).body.data.faults.failNext).toBe(0);
+  });
+
+  it('answers 429 rate_limit_exceeded, without Retry-After unless asked', async () => {
+    const { create, control } = await sandbox();
+    await control('faults', { body: { failNext: 1, status: 429 } });
+    const a = await create(endpointBody());
+    expect(errorCode(a)).toBe('429 rate_limit_exceeded');
+    expect(a.headers.get('retry-after')).toBeNull();
+  });
+
+  it('fails even requests that would be refused otherwise, and never control routes', async () => {
+    const { call, control } = await sandbox();
+    await control('faults', { body: { failNext: 1 } });
+    expect((await control('faults')).status).toBe(200);
+    expect(errorCode(await call('/nowhere', { headers: { authorization: 'Bearer wrong' } }))).toBe('503 service_unavailable');
+  });
+
+  it('can drop connections instead of answering', async () => {
+    const { create, control } = await sandbox();
+    await control('faults', { body: { failNext: 1, dropConnection: true } });
+    await expect(create(endpointBody())).rejects.toThrow();
+    expect((await create(endpointBody())).status).toBe(201);
+    expect((await control('requests')).body.data.requests.map((r: { status: number | null }) => r.status)).toEqual([null, 201]);
+  });
+
+  it('starts with faults given as options', async () => {
+    const { create } = await sandbox({ faults: { failNext: 1, status: 500 } });
+    expect(errorCode(await create(endpointBody()))).toBe('500 internal_error');
+  });
+
+  it('refuses bad switches', async () => {
+    const { control } = await sandbox();
+    const a = await control('faults', { body: { failNext: 'lots', status: 200 } });
+    expect(errorCode(a)).toBe('400 validation_failed');
+    expect(a.body.error.details.fields.map((f: { field: string }) => f.field)).toEqual(['failNext', 'status']);
+  });
+});
+
+describe('slow answers', () => {
+  it('delays every API answer by delayMs', async () => {
+    const { create, control } = await sandbox();
+    await control('faults', { body: { delayMs: 120 } });
+    const started = performance.now();
+    expect((await create(endpointBody())).status).toBe(201);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(100);
+    const fast = performance.now();
+    await control('faults');
+    expect(performance.now() - fast).toBeLessThan(100);
+  });
+
+  it('closes promptly while an answer is being delayed', async () => {
+    const { sb, create, control } = await sandbox();
+    await control('faults', { body: { delayMs: 600_000 } });
+    const pending = create(endpointBody());
+    await new Promise((r) => setTimeout(r, 50));
+    await sb.close();
+    await expect(pending).rejects.toThrow();
+  });
+});
+
+describe('rate limit', () => {
+  it('answers 429 with Retry-After: 1 past N requests in a second of the injected clock', async () => {
+    const { create, advance } = await sandbox({ rateLimit: 2 });
+    expect((await create(endpointBody(1))).status).toBe(201);
+    expect((await create(endpointBody(2))).status).toBe(201);
+    const a = await create(endpointBody(3));
+    expect(errorCode(a)).toBe('429 rate_limit_exceeded');
+    expect(a.headers.get('retry-after')).toBe('1');
+    expect(a.body.error.details).toEqual({ limit: 2, windowSeconds: 1 });
+    advance(1000);
+    expect((await create(endpointBody(3))).status).toBe(201);
+  });
+
+  it('can be switched at run time', async () => {
+    const { create, control } = await sandbox();
+    await control('faults', { body: { rateLimit: 1 } });
+    await create(endpointBody(1));
+    expect(errorCode(await create(endpointBody(2)))).toBe('429 rate_limit_exceeded');
+  });
+});
+
+describe('control routes', () => {
+  it('record API requests with method, path, headers and body', async () => {
+    const { sb, create, control, path } = await sandbox();
+    await create(endpointBody(), { headers: { 'x-request-id': 'r-1', 'idempotency-key': 'key-1' } });
+    const [entry, ...rest] = (await control('requests')).body.data.requests;
+    expect(rest).toEqual([]);
+    expect(entry).toMatchObject({
+      at: '2030-01-01T00:00:00.000Z',
+      requestId: 'r-1',
+      method: 'POST',
+      path: path(),
+      status: 201,
+      body: JSON.stringify(endpointBody()),
+    });
+    expect(entry.headers).toMatchObject({ authorization: `Bearer ${sb.token}`, 'idempotency-key': 'key-1', 'x-service-csrf': '1' });
+    expect((await control('requests', { method: 'DELETE' })).body.data).toEqual({ cleared: 1 });
+    expect((await control('requests')).body.data.requests).toEqual([]);
+  });
+
+  it('reset forgets endpoints, keys, requests and faults', async () => {
+    const { create, control } = await sandbox();
+    const key = { headers: { 'idempotency-key': 'k' } };
+    await create(endpointBody(), key);
+    await control('faults', { body: { delayMs: 1 } });
+    expect((await control('reset', { body: {} })).body.data).toEqual({ reset: true });
+    expect((await control('endpoints')).body.data.endpoints).toEqual([]);
+    expect((await control('requests')).body.data.requests).toEqual([]);
+    expect((await control('faults')).body.data.faults.delayMs).toBe(0);
+    const again = await create(endpointBody(), key);
+    expect(again.status).toBe(201);
+    expect(again.body.data.secretAvailable).toBe(true);
+  });
+
+  it('move the clock forward', async () => {
+    const { create, rotate, control } = await sandbox();
+    const { body } = await create(endpointBody());
+    await rotate(body.data.endpoint.id, { expectedVersion: 1, mode: 'overlap' });
+    const moved = await control('clock', { body: { advanceMs: 24 * HOUR } });
+    expect(moved.body.data).toEqual({ now: '2030-01-02T00:00:00.000Z' });
+    expect((await rotate(body.data.endpoint.id, { expectedVersion: 2, mode: 'overlap' })).status).toBe(200);
+    expect(errorCode(await control('clock', { body: { advanceMs: -1 } }))).toBe('400 validation_failed');
+  });
+
+  it('need the sandbox token, not Origin or the anti-forgery header', async () => {
+    const { control } = await sandbox();
+    expect(errorCode(await control('faults', { headers: { authorization: undefined } }))).toBe('401 authentication_required');
+    expect(errorCode(await control('faults', { headers: { authorization: 'Bearer nope' } }))).toBe('401 authentication_failed');
+    expect(errorCode(await control('nothing-here'))).toBe('404 resource_not_found');
+    expect(errorCode(await control('faults', { rawBody: '{', method: 'POST' }))).toBe('400 validation_failed');
+  });
+
+  it('are not recorded, rate limited or failed', async () => {
+    const { control } = await sandbox({ rateLimit: 1, faults: { failNext: 5 } });
+    for (let i = 0; i < 3; i++) expect((await control('requests')).status).toBe(200);
+    expect((await control('requests')).body.data.requests).toEqual([]);
+  });
+});
