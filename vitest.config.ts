@@ -1,6 +1,16 @@
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  plugins: [
+    {
+      // The completion scripts are shell files imported as text, as esbuild's text loader does in the build.
+      name: 'shell-text',
+      transform(code, id) {
+        if (/\.(bash|zsh|fish)$/.test(id)) return { code: `export default ${JSON.stringify(code)};`, map: null };
+        return undefined;
+      },
+    },
+  ],
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,

@@ -3,7 +3,7 @@
 // commands that do not send requests never load the HTTP stack, zod's
 // response schemas or prompts. Help text and examples live here, next to
 // the command they describe.
-import { Command, CommanderError, Option } from 'commander';
+import { Argument, Command, CommanderError, Option } from 'commander';
 import type { Context, GlobalOptions } from './context.js';
 import { CliError, usageError } from './errors/cli-error.js';
 import { EXIT } from './errors/exit-codes.js';
@@ -174,6 +174,23 @@ export function buildProgram(ctx: Context): Command {
     .action(() => ctx.io.stdout.write(exitCodesText()));
 
   program
+    .command('completion')
+    .description('print the shell completion script for bash, zsh or fish')
+    .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(['bash', 'zsh', 'fish']))
+    .addHelpText(
+      'after',
+      examples(
+        'chatctl completion bash > ~/.local/share/bash-completion/completions/chatctl',
+        'chatctl completion zsh > "${fpath[1]}/_chatctl"',
+        'chatctl completion fish > ~/.config/fish/completions/chatctl.fish',
+      ),
+    )
+    .action(async (shell: 'bash' | 'zsh' | 'fish') => {
+      const { completionScript } = await import('./completion/scripts.js');
+      ctx.io.stdout.write(completionScript(shell));
+    });
+
+  program
     .command('sandbox')
     .description('serve the management API on loopback, in memory, for trying chatctl and testing scripts')
     .option('--host <host>', 'loopback address to listen on', '127.0.0.1')
@@ -197,10 +214,18 @@ async function makePrompter(ctx: Context, g: GlobalOptions): Promise<Prompter | 
   return createPrompter(ctx);
 }
 
-/** Parses argv and runs the command; commander's own failures become usage errors. */
-export async function runCli(argv: string[], ctx: Context): Promise<void> {
+export const HELP_WIDTH = 80;
+
+/** The program with chatctl's output settings, ready to parse or describe. */
+export function configuredProgram(ctx: Context): Command {
   const program = buildProgram(ctx);
   applyOutput(program, ctx);
+  return program;
+}
+
+/** Parses argv and runs the command; commander's own failures become usage errors. */
+export async function runCli(argv: string[], ctx: Context): Promise<void> {
+  const program = configuredProgram(ctx);
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (err) {
@@ -219,6 +244,10 @@ function applyOutput(cmd: Command, ctx: Context): void {
     writeOut: (s) => ctx.io.stdout.write(s),
     writeErr: (s) => ctx.io.stderr.write(s),
     outputError: () => {}, // printed once, by errors/report.ts
+    // A fixed width: help reads the same everywhere, and the build can
+    // pre-render it for the fast path in bin/chatctl.js.
+    getOutHelpWidth: () => HELP_WIDTH,
+    getErrHelpWidth: () => HELP_WIDTH,
   });
   for (const sub of cmd.commands) applyOutput(sub, ctx);
 }

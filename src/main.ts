@@ -6,7 +6,9 @@ import { createProcessIO } from './output/io.js';
 import { configDir } from './config/paths.js';
 import { reportError } from './errors/report.js';
 import type { Context } from './context.js';
-import { runCli } from './cli.js';
+import { configuredProgram, runCli } from './cli.js';
+import { describeCommand, type CommandNode } from './meta/tree.js';
+import { renderAllHelp } from './meta/help.js';
 
 declare const __CHATCTL_VERSION__: string;
 export const VERSION = typeof __CHATCTL_VERSION__ === 'string' ? __CHATCTL_VERSION__ : '0.0.0-dev';
@@ -51,4 +53,24 @@ export async function run(argv: string[] = process.argv.slice(2)): Promise<numbe
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
+}
+
+/**
+ * What the build pre-computes for bin/chatctl.js's fast paths: the version,
+ * every command's help text as commander renders it, aliases, and the
+ * command tree for completion. Taken from the real program, never by hand.
+ */
+export async function buildMeta(): Promise<{ version: string; help: Record<string, string>; aliases: Record<string, string>; tree: CommandNode }> {
+  let captured = '';
+  const io = createProcessIO({ noColorFlag: true, env: {} });
+  const sink = { isTTY: false, write: (s: string) => void (captured += s) };
+  const ctx = {
+    io: { ...io, stdout: sink, stderr: sink },
+    version: VERSION,
+  } as unknown as Context;
+  const program = configuredProgram(ctx);
+  const help = renderAllHelp(program, { take: () => [captured, (captured = '')][0]! });
+  const aliases: Record<string, string> = {};
+  for (const c of program.commands) for (const a of c.aliases()) aliases[a] = c.name();
+  return { version: VERSION, help, aliases, tree: describeCommand(program) };
 }

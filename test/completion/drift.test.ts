@@ -1,0 +1,52 @@
+// What the build pre-computed for bin/chatctl.js's fast paths, and what
+// completions/ holds, must equal what the real program produces.
+import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { buildMeta } from '../../src/main.js';
+import { COMPLETION_FILES, SHELLS, completionScript } from '../../src/completion/scripts.js';
+import { BIN, ROOT } from './support.js';
+
+const meta = await buildMeta();
+const fast = JSON.parse(readFileSync(join(ROOT, 'dist', 'fast.json'), 'utf8'));
+const builtTree = JSON.parse(readFileSync(join(ROOT, 'dist', 'tree.json'), 'utf8'));
+const run = (args: string[]) => execFileSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH } });
+
+describe('no drift', () => {
+  it.each(SHELLS.map((s) => [s]))('completions/%s equals `chatctl completion %s`', (shell) => {
+    const file = readFileSync(join(ROOT, 'completions', COMPLETION_FILES[shell]), 'utf8');
+    expect(file).toBe(completionScript(shell));
+    expect(run(['completion', shell])).toBe(file);
+  });
+
+  it('dist/ holds the help and tree of the current source (run npm run build)', () => {
+    expect(fast.version).toBe(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version);
+    expect(fast.help).toEqual(meta.help);
+    expect(builtTree).toEqual(meta.tree);
+  });
+
+  it('pre-rendered help is what commander prints, command by command', () => {
+    const paths = Object.keys(fast.help);
+    expect(paths).toEqual(expect.arrayContaining(['', 'webhooks', 'webhooks create', 'webhooks rotate', 'webhooks reactivate', 'profile set', 'auth login', 'exit-codes', 'completion', 'sandbox']));
+    for (const p of paths) {
+      const words = p ? p.split(' ') : [];
+      // "--no-color" first defeats the fast path, so commander renders it live.
+      const live = run(['--no-color', ...words, '--help']);
+      expect(run([...words, '--help'])).toBe(live);
+      expect(live).toBe(fast.help[p]);
+    }
+  });
+
+  it('help exit-codes prints the exit-code table; aliases reach the same help', () => {
+    const text = run(['help', 'exit-codes']);
+    for (const code of [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 130]) expect(text).toMatch(new RegExp(`^\\s*${code}\\s`, 'm'));
+    expect(run(['webhook', 'rotate', '-h'])).toBe(run(['webhooks', 'rotate', '--help']));
+    expect(run(['help', 'webhooks', 'rotate'])).toBe(run(['webhooks', 'rotate', '--help']));
+  });
+
+  it('--version is the package version', () => {
+    expect(run(['--version'])).toBe(`${fast.version}\n`);
+    expect(run(['-V'])).toBe(`${fast.version}\n`);
+  });
+});
