@@ -4,7 +4,9 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { createProcessIO } from './output/io.js';
 import { configDir } from './config/paths.js';
-import { reportError } from './errors/report.js';
+import { reportError, toCliError } from './errors/report.js';
+import { CliError } from './errors/cli-error.js';
+import { EXIT } from './errors/exit-codes.js';
 import type { Context } from './context.js';
 import { configuredProgram, runCli } from './cli.js';
 import { describeCommand, type CommandNode } from './meta/tree.js';
@@ -23,9 +25,12 @@ export async function run(argv: string[] = process.argv.slice(2)): Promise<numbe
   const io = createProcessIO({ noColorFlag: flagBeforeDoubleDash(argv, '--no-color'), env });
   const controller = new AbortController();
   let interrupts = 0;
+  let received: NodeJS.Signals | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
     interrupts++;
+    // A second signal means "now": nothing is half-written at any await point.
     if (interrupts > 1) process.exit(signal === 'SIGTERM' ? 143 : 130);
+    received = signal;
     controller.abort();
   };
   process.on('SIGINT', onSignal);
@@ -48,7 +53,10 @@ export async function run(argv: string[] = process.argv.slice(2)): Promise<numbe
     await runCli(argv, ctx);
     return 0;
   } catch (err) {
-    return reportError(err, io, json, flagBeforeDoubleDash(argv, '--debug'));
+    // SIGTERM ends with 143 (128 + 15), as a shell would report it.
+    const e = toCliError(err);
+    const final = e.exitCode === EXIT.interrupted && received === 'SIGTERM' ? new CliError('interrupted', 'terminated (SIGTERM)', EXIT.terminated) : err;
+    return reportError(final, io, json, flagBeforeDoubleDash(argv, '--debug'));
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

@@ -19,6 +19,7 @@ export const EXIT = {
   unavailable: 12,
   secretNotDelivered: 13,
   interrupted: 130,
+  terminated: 143,
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
@@ -135,4 +136,5 @@ export const EXIT_CODE_ROWS: ReadonlyArray<readonly [ExitCode, string, string]> 
   [12, 'unavailable: retries exhausted, network failure, timeout', 'service_unavailable'],
   [13, 'secret not delivered: the change was applied but the secret is not in hand', ''],
   [130, 'interrupted (Ctrl-C)', ''],
+  [143, 'terminated (SIGTERM)', ''],
 ];

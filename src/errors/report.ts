@@ -2,6 +2,7 @@
 // --json or as readable text otherwise. Server text is escaped here.
 import type { IO } from '../output/io.js';
 import { escapeControl } from '../output/sanitize.js';
+import { palette } from '../output/colors.js';
 import { CliError } from './cli-error.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
 
@@ -20,8 +21,9 @@ export function reportError(err: unknown, io: IO, json: boolean, debug: boolean)
     io.stderr.write(JSON.stringify(e.toJSON()) + '\n');
     return e.exitCode;
   }
-  const red = (s: string) => (io.color.stderr ? `\u001b[31m${s}\u001b[39m` : s);
-  const dim = (s: string) => (io.color.stderr ? `\u001b[2m${s}\u001b[22m` : s);
+  const c = palette(io.color.stderr);
+  const red = c.red;
+  const dim = c.dim;
   const lines = [`chatctl: ${red('error:')} ${escapeControl(e.message)}`];
   for (const f of fieldProblems(e.details)) lines.push(`  - ${escapeControl(f)}`);
   if (e.code !== 'usage_error' && e.code !== 'config_error' && e.code !== 'internal_error' && e.code !== e.message) {

@@ -1,7 +1,11 @@
-// Direct connections use node:http(s); when a proxy variable is set, the
-// undici-based transport in proxy.ts is loaded instead (issue 5).
+// Direct connections use node:http(s), which loads in a fraction of the time
+// undici takes; when a proxy variable is set, the undici transport is loaded.
 import { nodeTransport, type Transport } from './transport.js';
 
-export function selectTransport(_env: NodeJS.ProcessEnv): Transport {
-  return nodeTransport;
+const PROXY_VARIABLES = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'];
+
+export async function selectTransport(env: NodeJS.ProcessEnv): Promise<Transport> {
+  if (!PROXY_VARIABLES.some((name) => env[name])) return nodeTransport;
+  const { proxyTransport } = await import('./proxy.js');
+  return proxyTransport(env);
 }

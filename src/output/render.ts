@@ -2,6 +2,7 @@
 // escapeInline before it reaches the terminal.
 import Table from 'cli-table3';
 import { escapeInline } from './sanitize.js';
+import { palette } from './colors.js';
 
 const KNOWN_FIELDS = ['id', 'name', 'status', 'version', 'destinationUrl', 'eventTypes', 'createdAt', 'updatedAt'];
 
@@ -29,13 +30,19 @@ export function endpointLabel(endpoint: Record<string, unknown>): string {
   return typeof id === 'string' || typeof id === 'number' ? escapeInline(String(id)) : '(no id)';
 }
 
-export function renderSecretBlock(secret: string): string {
+export function renderSecretBlock(secret: string, color = false): string {
+  const c = palette(color);
   return [
     '',
-    'Signing secret (shown once: it will not be shown again, store it now):',
+    c.yellow.bold('Signing secret (shown once: it will not be shown again, store it now):'),
     '',
-    `    ${escapeInline(secret)}`,
+    `    ${c.bold(escapeInline(secret))}`,
     '',
     '',
   ].join('\n');
+}
+
+/** The one-line result above the table, in green on a colour terminal. */
+export function renderSummary(text: string, color: boolean): string {
+  return palette(color).green(text) + '\n';
 }

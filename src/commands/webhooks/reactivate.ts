@@ -4,7 +4,7 @@ import { scopedPath } from '../../api/spec.js';
 import { mutationResponseSchema } from '../../api/schemas.js';
 import { checkEndpointId, parseExpectedVersionBody } from '../../input/parse.js';
 import { callApi } from './call.js';
-import { endpointLabel, renderEndpoint } from '../../output/render.js';
+import { endpointLabel, renderEndpoint, renderSummary } from '../../output/render.js';
 import { missing } from './create.js';
 import type { Prompter } from '../../prompts/prompter.js';
 
@@ -23,6 +23,8 @@ export async function runReactivate(endpointId: string, opts: ReactivateOptions,
     return;
   }
   const label = endpointLabel(res.data.endpoint);
-  ctx.io.stdout.write(res.data.changed ? `Reactivated webhook endpoint ${label}.\n` : `Webhook endpoint ${label} was already active; nothing changed.\n`);
+  ctx.io.stdout.write(
+    renderSummary(res.data.changed ? `Reactivated webhook endpoint ${label}.` : `Webhook endpoint ${label} was already active; nothing changed.`, ctx.io.color.stdout),
+  );
   ctx.io.stdout.write(renderEndpoint(res.data.endpoint, ctx.io.color.stdout));
 }

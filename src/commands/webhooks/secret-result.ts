@@ -7,7 +7,7 @@ import type { SecretResponse } from '../../api/schemas.js';
 import { CliError } from '../../errors/cli-error.js';
 import { EXIT } from '../../errors/exit-codes.js';
 import { recoverSecret, writeSecretFile, type SecretSink } from '../../secret/deliver.js';
-import { endpointLabel, renderEndpoint, renderSecretBlock } from '../../output/render.js';
+import { endpointLabel, renderEndpoint, renderSecretBlock, renderSummary } from '../../output/render.js';
 
 export function deliverSecretResult(ctx: Context, g: GlobalOptions, sink: SecretSink, body: SecretResponse, summary: string): void {
   const { endpoint, secret, secretAvailable } = body.data;
@@ -48,7 +48,7 @@ export function deliverSecretResult(ctx: Context, g: GlobalOptions, sink: Secret
 
   // TTY: the secret once, framed, with the result.
   printResult(ctx, g, body, summary);
-  ctx.io.stdout.write(renderSecretBlock(secret));
+  ctx.io.stdout.write(renderSecretBlock(secret, ctx.io.color.stdout));
 }
 
 function printResult(ctx: Context, g: GlobalOptions, body: SecretResponse, summary: string): void {
@@ -56,7 +56,7 @@ function printResult(ctx: Context, g: GlobalOptions, body: SecretResponse, summa
     ctx.io.stdout.write(JSON.stringify(body, null, ctx.io.stdout.isTTY ? 2 : undefined) + '\n');
     return;
   }
-  ctx.io.stdout.write(`${summary}\n`);
+  ctx.io.stdout.write(renderSummary(summary, ctx.io.color.stdout));
   ctx.io.stdout.write(renderEndpoint(body.data.endpoint, ctx.io.color.stdout));
 }
 

@@ -37,7 +37,7 @@ export function scriptedTransport(answers: Answer[]): Transport & { sent: WireRe
     if (typeof a === 'function') a = a(req);
     if (a instanceof Error) throw a;
     return { status: a.status ?? 200, headers: a.headers ?? {}, body: a.body ?? '' };
-  }) as Transport & { sent: WireRequest[] };
+  }) as unknown as Transport & { sent: WireRequest[] };
   t.sent = sent;
   return t;
 }
