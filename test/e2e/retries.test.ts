@@ -1,0 +1,379 @@
+// Contract section 5: what is retried, how often, how long it waits, and what
+// the Idempotency-Key and x-request-id do across attempts.
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { EVENT_TYPES } from '../../src/api/spec.js';
+import {
+  UUID_V4,
+  cleanupTempDirs,
+  errorBody,
+  mutationBody,
+  parseErrorLine,
+  parseStdoutJson,
+  runCli,
+  scopeEnv,
+  secretBody,
+} from '../helpers/cli.js';
+import { runInPty } from '../helpers/pty.js';
+import { RecordingServer, closedPort, startServer } from '../helpers/recording-server.js';
+
+let server: RecordingServer;
+beforeAll(async () => {
+  server = await startServer();
+});
+afterAll(async () => {
+  await server.close();
+  cleanupTempDirs();
+});
+beforeEach(() => server.reset());
+
+const E0 = EVENT_TYPES[0];
+const CREATE = ['webhooks', 'create', '--name', 'n', '--url', 'https://h.example/x', '--event', E0];
+const ROTATE = ['webhooks', 'rotate', 'we_1', '--expected-version', '4', '--mode', 'overlap'];
+const REACTIVATE = ['webhooks', 'reactivate', 'we_1', '--expected-version', '4'];
+
+const rateLimited = (retryAfter = '0') => ({
+  status: 429,
+  headers: { 'Retry-After': retryAfter },
+  body: errorBody('rate_limit_exceeded'),
+});
+const unavailable = (retryAfter = '0') => ({
+  status: 503,
+  headers: { 'Retry-After': retryAfter },
+  body: errorBody('service_unavailable'),
+});
+
+describe('429 and 503 are retried', () => {
+  test('create: 429, 429, 201 → success; same Idempotency-Key and body, new x-request-id each attempt', async () => {
+    server.enqueue(rateLimited(), rateLimited(), { status: 201, body: secretBody() });
+    const r = await runCli([...CREATE, '--json', '--max-retries', '2'], { env: scopeEnv(server.url) });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(parseStdoutJson(r.stdout)).toEqual(secretBody());
+    expect(server.requests).toHaveLength(3);
+    const keys = server.requests.map((q) => q.headers['idempotency-key']);
+    expect(keys[0]).toMatch(UUID_V4);
+    expect(new Set(keys).size).toBe(1);
+    const ids = server.requests.map((q) => q.headers['x-request-id']);
+    for (const id of ids) expect(id).toMatch(UUID_V4);
+    expect(new Set(ids).size).toBe(3);
+    expect(new Set(server.requests.map((q) => q.body)).size).toBe(1);
+    expect(new Set(server.requests.map((q) => q.url)).size).toBe(1);
+  });
+
+  test('rotate: 503 then 200 → success, same Idempotency-Key', async () => {
+    server.enqueue(unavailable(), { status: 200, body: secretBody() });
+    const r = await runCli([...ROTATE, '--json', '--max-retries', '1'], { env: scopeEnv(server.url) });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(server.requests).toHaveLength(2);
+    expect(server.requests[0]!.headers['idempotency-key']).toBe(server.requests[1]!.headers['idempotency-key']);
+    expect(server.requests[0]!.headers['x-request-id']).not.toBe(server.requests[1]!.headers['x-request-id']);
+  });
+
+  test('reactivate: 503 then 200 → success, no Idempotency-Key on either attempt', async () => {
+    server.enqueue(unavailable(), { status: 200, body: mutationBody() });
+    const r = await runCli([...REACTIVATE, '--json', '--max-retries', '1'], { env: scopeEnv(server.url) });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(server.requests).toHaveLength(2);
+    for (const q of server.requests) expect(q.headers['idempotency-key']).toBeUndefined();
+  });
+
+  test('--idempotency-key is kept on every retry', async () => {
+    const key = 'c0ffee00-1111-4222-8333-444455556666';
+    server.enqueue(rateLimited(), { status: 201, body: secretBody() });
+    const r = await runCli([...CREATE, '--json', '--max-retries', '1', '--idempotency-key', key], {
+      env: scopeEnv(server.url),
+    });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(server.requests.map((q) => q.headers['idempotency-key'])).toEqual([key, key]);
+  });
+});
+
+describe('retries run out', () => {
+  test('create: 429 always, --max-retries 2 → 3 attempts, exit 11, message names the Idempotency-Key', async () => {
+    server.setHandler(() => rateLimited());
+    const r = await runCli([...CREATE, '--secret-file', 'out.secret', '--max-retries', '2'], {
+      env: scopeEnv(server.url),
+    });
+    expect(r.exitCode).toBe(11);
+    expect(server.requests).toHaveLength(3);
+    const key = server.requests[0]!.headers['idempotency-key'] as string;
+    expect(key).toMatch(UUID_V4);
+    expect(r.stderr.startsWith('chatctl: ')).toBe(true);
+    expect(r.stderr).toContain(key);
+    expect(r.stdout).toBe('');
+  });
+
+  test('create --json: exhaustion error line, code rate_limit_exceeded, names the key', async () => {
+    server.setHandler(() => rateLimited());
+    const r = await runCli([...CREATE, '--json', '--max-retries', '1'], { env: scopeEnv(server.url) });
+    expect(r.exitCode).toBe(11);
+    expect(server.requests).toHaveLength(2);
+    const line = parseErrorLine(r.stderr);
+    expect(line.exitCode).toBe(11);
+    expect(line.error.code).toBe('rate_limit_exceeded');
+    expect(line.error.status).toBe(429);
+    expect(r.stderr).toContain(server.requests[0]!.headers['idempotency-key'] as string);
+    expect(r.stdout).toBe('');
+  });
+
+  test('rotate: 503 always, --max-retries 1 → 2 attempts, exit 12, message names the key', async () => {
+    server.setHandler(() => unavailable());
+    const r = await runCli([...ROTATE, '--secret-file', 'out.secret', '--max-retries', '1'], {
+      env: scopeEnv(server.url),
+    });
+    expect(r.exitCode).toBe(12);
+    expect(server.requests).toHaveLength(2);
+    expect(r.stderr).toContain(server.requests[0]!.headers['idempotency-key'] as string);
+  });
+
+  test('reactivate: 503 always, --max-retries 0 → exactly 1 attempt, exit 12', async () => {
+    server.setHandler(() => unavailable());
+    const r = await runCli([...REACTIVATE, '--max-retries', '0'], { env: scopeEnv(server.url) });
+    expect(r.exitCode).toBe(12);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  test('default is 4 retries (5 attempts)', async () => {
+    server.setHandler(() => rateLimited());
+    const r = await runCli(REACTIVATE, { env: scopeEnv(server.url) });
+    expect(r.exitCode).toBe(11);
+    expect(server.requests).toHaveLength(5);
+  });
+
+  test('CHATCTL_MAX_RETRIES=1 → 2 attempts; --max-retries beats it', async () => {
+    server.setHandler(() => unavailable());
+    const a = await runCli(REACTIVATE, { env: scopeEnv(server.url, { CHATCTL_MAX_RETRIES: '1' }) });
+    expect(a.exitCode).toBe(12);
+    expect(server.requests).toHaveLength(2);
+    server.requests.length = 0;
+    const b = await runCli([...REACTIVATE, '--max-retries', '2'], {
+      env: scopeEnv(server.url, { CHATCTL_MAX_RETRIES: '1' }),
+    });
+    expect(b.exitCode).toBe(12);
+    expect(server.requests).toHaveLength(3);
+  });
+
+  test('global option before the subcommand: --max-retries 1 → 2 attempts', async () => {
+    server.setHandler(() => unavailable());
+    const r = await runCli(['--max-retries', '1', ...REACTIVATE], { env: scopeEnv(server.url) });
+    expect(r.exitCode).toBe(12);
+    expect(server.requests).toHaveLength(2);
+  });
+});
+
+describe('Retry-After', () => {
+  test('seconds: Retry-After 1 is honoured', async () => {
+    server.enqueue(rateLimited('1'), { status: 200, body: mutationBody() });
+    const r = await runCli([...REACTIVATE, '--json', '--max-retries', '1'], { env: scopeEnv(server.url) });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(server.requests).toHaveLength(2);
+    const gap = server.requests[1]!.receivedAt - server.requests[0]!.receivedAt;
+    expect(gap).toBeGreaterThanOrEqual(900);
+    expect(gap).toBeLessThan(3000);
+  });
+
+  test('HTTP date: waits until about that time', async () => {
+    server.enqueue(
+      () => ({
+        status: 503,
+        headers: { 'Retry-After': new Date(Date.now() + 1600).toUTCString() },
+        body: errorBody('service_unavailable'),
+      }),
+      { status: 200, body: mutationBody() },
+    );
+    const r = await runCli([...REACTIVATE, '--json', '--max-retries', '1'], { env: scopeEnv(server.url) });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(server.requests).toHaveLength(2);
+    const gap = server.requests[1]!.receivedAt - server.requests[0]!.receivedAt;
+    // the date has whole seconds: the wait is between ~0.6 s and ~1.6 s
+    expect(gap).toBeGreaterThanOrEqual(350);
+    expect(gap).toBeLessThan(3000);
+  });
+
+  test('Retry-After 120 is not waited for: one attempt, exit 11 at once, message says 120', async () => {
+    server.setHandler(() => rateLimited('120'));
+    const r = await runCli([...REACTIVATE, '--max-retries', '3'], { env: scopeEnv(server.url) });
+    expect(r.exitCode).toBe(11);
+    expect(server.requests).toHaveLength(1);
+    expect(r.durationMs).toBeLessThan(10_000);
+    expect(r.stderr).toContain('120');
+  });
+
+  test('Retry-After 120 with --json: error line carries 120, exit 11', async () => {
+    server.setHandler(() => rateLimited('120'));
+    const r = await runCli([...REACTIVATE, '--json', '--max-retries', '3'], { env: scopeEnv(server.url) });
+    expect(r.exitCode).toBe(11);
+    expect(server.requests).toHaveLength(1);
+    const line = parseErrorLine(r.stderr);
+    expect(line.exitCode).toBe(11);
+    expect(JSON.stringify(line)).toContain('120');
+  });
+  test('Retry-After 61 (just over 60 s) is not waited for either', async () => {
+    server.setHandler(() => rateLimited('61'));
+    const r = await runCli([...REACTIVATE, '--max-retries', '3'], { env: scopeEnv(server.url) });
+    expect(r.exitCode).toBe(11);
+    expect(server.requests).toHaveLength(1);
+    expect(r.stderr).toContain('61');
+  });
+
+  test('an HTTP date ten minutes ahead is not waited for: one attempt, exit 12', async () => {
+    server.setHandler(() => unavailable(new Date(Date.now() + 600_000).toUTCString()));
+    const r = await runCli([...REACTIVATE, '--max-retries', '3'], { env: scopeEnv(server.url) });
+    expect(r.exitCode).toBe(12);
+    expect(server.requests).toHaveLength(1);
+    expect(r.durationMs).toBeLessThan(10_000);
+  });
+
+  test('an HTTP date in the past: retried without waiting', async () => {
+    server.enqueue(unavailable(new Date(Date.now() - 60_000).toUTCString()), { status: 200, body: mutationBody() });
+    const r = await runCli([...REACTIVATE, '--json', '--max-retries', '1'], { env: scopeEnv(server.url) });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(server.requests).toHaveLength(2);
+    expect(server.requests[1]!.receivedAt - server.requests[0]!.receivedAt).toBeLessThan(1500);
+  });
+
+  test('no Retry-After: full-jitter backoff, base 0.5 s (waits at most 0.5 s then 1 s)', async () => {
+    server.setHandler(() => ({ status: 503, body: errorBody('service_unavailable') }));
+    const r = await runCli([...REACTIVATE, '--max-retries', '2'], { env: scopeEnv(server.url) });
+    expect(r.exitCode).toBe(12);
+    expect(server.requests).toHaveLength(3);
+    const [a, b, c] = server.requests.map((q) => q.receivedAt);
+    expect(b! - a!).toBeLessThan(500 + 400);
+    expect(c! - b!).toBeLessThan(1000 + 400);
+  });
+
+  test('an unparseable Retry-After falls back on backoff (retried, short wait)', async () => {
+    server.enqueue(rateLimited('soon-ish'), { status: 200, body: mutationBody() });
+    const r = await runCli([...REACTIVATE, '--json', '--max-retries', '1'], { env: scopeEnv(server.url) });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(server.requests).toHaveLength(2);
+    expect(server.requests[1]!.receivedAt - server.requests[0]!.receivedAt).toBeLessThan(900);
+  });
+});
+
+describe('other statuses are not retried', () => {
+  for (const [status, code] of [
+    [400, 'validation_failed'],
+    [401, 'authentication_failed'],
+    [403, 'permission_denied'],
+    [404, 'resource_not_found'],
+    [409, 'webhook_endpoint_version_conflict'],
+    [422, 'validation_failed'],
+    [500, 'internal_error'],
+  ] as const) {
+    test(`${status} → exactly one request`, async () => {
+      server.setHandler(() => ({ status, headers: { 'Retry-After': '0' }, body: errorBody(code) }));
+      const r = await runCli([...REACTIVATE, '--json', '--max-retries', '3'], { env: scopeEnv(server.url) });
+      expect(r.exitCode).not.toBe(0);
+      expect(server.requests).toHaveLength(1);
+    });
+  }
+});
+
+describe('network failures', () => {
+  test('connection refused → exit 12, code network_error, status and requestId null', async () => {
+    const port = await closedPort();
+    const r = await runCli([...REACTIVATE, '--json', '--max-retries', '0'], {
+      env: scopeEnv(`http://127.0.0.1:${port}`),
+    });
+    expect(r.exitCode).toBe(12);
+    const line = parseErrorLine(r.stderr);
+    expect(line.exitCode).toBe(12);
+    expect(line.error.code).toBe('network_error');
+    expect(line.error.status).toBeNull();
+    expect(line.error.requestId).toBeNull();
+    expect(r.stdout).toBe('');
+  });
+
+  test('connection refused in human mode → exit 12, chatctl: message', async () => {
+    const port = await closedPort();
+    const r = await runCli([...REACTIVATE, '--max-retries', '0'], { env: scopeEnv(`http://127.0.0.1:${port}`) });
+    expect(r.exitCode).toBe(12);
+    expect(r.stderr.startsWith('chatctl: ')).toBe(true);
+    expect(r.stdout).toBe('');
+  });
+
+  test('a reset before any response is retried', async () => {
+    server.enqueue({ destroy: true }, { status: 200, body: mutationBody() });
+    const r = await runCli([...REACTIVATE, '--json', '--max-retries', '1'], { env: scopeEnv(server.url) });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(server.requests).toHaveLength(2);
+    expect(parseStdoutJson(r.stdout)).toEqual(mutationBody());
+  });
+
+  test('resets on every attempt: --max-retries 2 → 3 attempts, exit 12, network_error', async () => {
+    server.setHandler(() => ({ destroy: true }));
+    const r = await runCli([...REACTIVATE, '--json', '--max-retries', '2'], { env: scopeEnv(server.url) });
+    expect(r.exitCode).toBe(12);
+    expect(server.requests).toHaveLength(3);
+    const line = parseErrorLine(r.stderr);
+    expect(line.error.code).toBe('network_error');
+    expect(line.error.status).toBeNull();
+  });
+
+  test('an attempt that times out is retried: hang, then 200 → success', async () => {
+    server.enqueue({ hang: true }, { status: 200, body: mutationBody() });
+    const r = await runCli([...REACTIVATE, '--json', '--timeout', '1', '--max-retries', '1'], {
+      env: scopeEnv(server.url),
+    });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(server.requests).toHaveLength(2);
+    expect(parseStdoutJson(r.stdout)).toEqual(mutationBody());
+  });
+
+  test('--timeout 1 against a silent server, --max-retries 1 → 2 attempts, exit 12, code timeout', async () => {
+    server.setHandler(() => ({ hang: true }));
+    const r = await runCli([...REACTIVATE, '--json', '--timeout', '1', '--max-retries', '1'], {
+      env: scopeEnv(server.url),
+    });
+    expect(r.exitCode).toBe(12);
+    expect(server.requests).toHaveLength(2);
+    const line = parseErrorLine(r.stderr);
+    expect(line.error.code).toBe('timeout');
+    expect(line.error.status).toBeNull();
+    expect(line.exitCode).toBe(12);
+    // each attempt waited about a second
+    const gap = server.requests[1]!.receivedAt - server.requests[0]!.receivedAt;
+    expect(gap).toBeGreaterThanOrEqual(900);
+    expect(r.durationMs).toBeGreaterThanOrEqual(1800);
+    expect(r.durationMs).toBeLessThan(8000);
+  });
+
+  test('a body that stalls after the headers counts against --timeout (exit 12, timeout)', async () => {
+    server.setHandler(() => ({ status: 200, body: mutationBody(), stallAfterBytes: 10 }));
+    const r = await runCli([...REACTIVATE, '--json', '--timeout', '1', '--max-retries', '0'], {
+      env: scopeEnv(server.url),
+    });
+    expect(r.exitCode).toBe(12);
+    expect(server.requests).toHaveLength(1);
+    expect(parseErrorLine(r.stderr).error.code).toBe('timeout');
+    expect(r.stdout).toBe('');
+    expect(r.durationMs).toBeLessThan(6000);
+  });
+
+  test('CHATCTL_TIMEOUT=1 works like --timeout 1', async () => {
+    server.setHandler(() => ({ hang: true }));
+    const r = await runCli([...REACTIVATE, '--json', '--max-retries', '0'], {
+      env: scopeEnv(server.url, { CHATCTL_TIMEOUT: '1' }),
+    });
+    expect(r.exitCode).toBe(12);
+    expect(server.requests).toHaveLength(1);
+    expect(parseErrorLine(r.stderr).error.code).toBe('timeout');
+    expect(r.durationMs).toBeLessThan(6000);
+  });
+});
+
+describe('on a TTY each wait is announced', () => {
+  test('a retried run writes more to the terminal than the same run without a retry', async () => {
+    server.enqueue({ status: 200, body: mutationBody() });
+    const plain = await runInPty([...REACTIVATE, '--no-input'], { env: scopeEnv(server.url) });
+    expect(plain.exitCode).toBe(0);
+    server.reset();
+    server.enqueue(rateLimited('1'), { status: 200, body: mutationBody() });
+    const retried = await runInPty([...REACTIVATE, '--no-input', '--max-retries', '1'], { env: scopeEnv(server.url) });
+    expect(retried.exitCode).toBe(0);
+    expect(server.requests).toHaveLength(2);
+    const lines = (t: string) => t.split(/\r?\n/).filter((l) => l.trim() !== '');
+    const extra = lines(retried.output).filter((l) => !lines(plain.output).includes(l));
+    expect(extra.length, retried.output).toBeGreaterThan(0);
+  });
+});
