@@ -1,28 +1,28 @@
 #!/usr/bin/env node
 // chatctl's launcher. Start-up is chatctl's performance (every TAB and every
-// CI step starts it anew), so this file answers what it can without loading
-// the program: --version and --help from dist/fast.json (both rendered at
-// build time by the real program, and tested against it), and completion
-// from dist/complete.js. Everything else loads dist/main.js.
-import { readFileSync } from 'node:fs';
+// CI step starts it anew), so this file:
+// - answers --version and --help from dist/fast.json, rendered at build time
+//   by the real program (test/completion/drift.test.ts proves they match);
+// - answers completion from dist/complete.cjs, a small bundle of its own;
+// - loads the program, dist/main.cjs, as a script with V8's cached data, so
+//   the second and later runs skip parsing and compiling it.
+// Built-ins come from process.getBuiltinModule: importing them as ES modules
+// would build a facade of every export and wake lazy internals.
+const fs = process.getBuiltinModule('node:fs');
+const path = process.getBuiltinModule('node:path');
 
 const argv = process.argv.slice(2);
-const dist = new URL('../dist/', import.meta.url);
+const dist = path.join(import.meta.dirname, '..', 'dist');
 
 if (argv[0] === '__complete') {
-  const { runComplete } = await import('../dist/complete.js');
-  const tree = JSON.parse(readFileSync(new URL('tree.json', dist), 'utf8'));
+  const { createRequire } = process.getBuiltinModule('node:module');
+  const { runComplete } = createRequire(import.meta.url)(path.join(dist, 'complete.cjs'));
+  const tree = JSON.parse(fs.readFileSync(path.join(dist, 'tree.json'), 'utf8'));
   runComplete(argv.slice(1), tree, process.env, (s) => process.stdout.write(s));
 } else {
   const text = fastAnswer(argv);
-  if (text !== undefined) {
-    process.stdout.write(text);
-  } else {
-    const { enableCompileCache } = await import('node:module');
-    enableCompileCache?.(); // Node 22.1+: reuse V8's compiled code between runs
-    const { run } = await import('../dist/main.js');
-    process.exitCode = await run(argv);
-  }
+  if (text !== undefined) process.stdout.write(text);
+  else process.exitCode = await loadProgram(path.join(dist, 'main.cjs')).run(argv);
 }
 
 /** The pre-rendered answer for `--version`, `CMD… --help` and `help CMD…`, if argv is exactly that. */
@@ -39,5 +39,72 @@ function fastAnswer(args) {
 }
 
 function meta() {
-  return JSON.parse(readFileSync(new URL('fast.json', dist), 'utf8'));
+  return JSON.parse(fs.readFileSync(path.join(dist, 'fast.json'), 'utf8'));
+}
+
+/**
+ * Runs a CommonJS bundle with V8's cached data from the user's cache folder.
+ * The cache file is named after the bundle's size and mtime and the Node
+ * version, so a rebuild or another Node never reuses stale code; it is
+ * written once, at exit, with what this run compiled. Any failure to read or
+ * write it only costs speed. CHATCTL_COMPILE_CACHE=0 turns it off.
+ */
+function loadProgram(file) {
+  const vm = process.getBuiltinModule('node:vm');
+  const { createRequire, wrap } = process.getBuiltinModule('node:module');
+  const source = fs.readFileSync(file, 'utf8');
+  const cacheFile = cachePath(file);
+  let cached;
+  if (cacheFile) {
+    try {
+      cached = fs.readFileSync(cacheFile);
+    } catch {
+      /* first run with this bundle and this Node */
+    }
+  }
+  const script = new vm.Script(wrap(source), {
+    filename: file,
+    cachedData: cached,
+    importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+  });
+  const module = { exports: {} };
+  script.runInThisContext().call(module.exports, module.exports, createRequire(file), module, file, path.dirname(file));
+  if (cacheFile && (!cached || script.cachedDataRejected)) {
+    process.once('exit', () => writeCache(cacheFile, script));
+  }
+  return module.exports;
+}
+
+function cachePath(file) {
+  const env = process.env;
+  if (env.CHATCTL_COMPILE_CACHE === '0') return undefined;
+  const os = process.getBuiltinModule('node:os');
+  let dir = env.CHATCTL_CACHE_DIR;
+  if (!dir) {
+    const home = os.homedir();
+    if (process.platform === 'win32') dir = path.join(env.LOCALAPPDATA || path.join(home, 'AppData', 'Local'), 'chatctl', 'Cache');
+    else if (process.platform === 'darwin') dir = path.join(home, 'Library', 'Caches', 'chatctl');
+    else dir = path.join(env.XDG_CACHE_HOME || path.join(home, '.cache'), 'chatctl');
+  }
+  try {
+    const st = fs.statSync(file);
+    return path.join(dir, `main-${st.size}-${Math.floor(st.mtimeMs)}-${process.version}-${process.arch}.v8`);
+  } catch {
+    return undefined;
+  }
+}
+
+function writeCache(cacheFile, script) {
+  try {
+    const dir = path.dirname(cacheFile);
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const tmp = `${cacheFile}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, script.createCachedData(), { mode: 0o600 });
+    fs.renameSync(tmp, cacheFile);
+    for (const name of fs.readdirSync(dir)) {
+      if (name.startsWith('main-') && name.endsWith('.v8') && path.join(dir, name) !== cacheFile) fs.rmSync(path.join(dir, name), { force: true });
+    }
+  } catch {
+    /* a cache we cannot write only costs speed */
+  }
 }

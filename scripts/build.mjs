@@ -1,33 +1,50 @@
 // Bundles src/ into dist/ with esbuild, then asks the built program for what
 // bin/chatctl.js's fast paths need (version, rendered help, command tree).
 // Runs on `npm install` (prepare), so a fresh clone works after one command.
+//
+// The program is one CommonJS bundle, not ESM chunks: on Node 20 only
+// scripts (not ES modules) can reuse V8's compiled code between runs, and
+// CommonJS skips the ESM loader's per-module resolution and the facades it
+// builds for every built-in module. Lazily imported parts (prompts, undici,
+// the sandbox) stay in the bundle behind esbuild's lazy initialisers, so
+// they cost nothing until a command uses them.
 import { build } from 'esbuild';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 
 const root = new URL('../', import.meta.url);
 const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8'));
-rmSync(new URL('dist', root), { recursive: true, force: true });
+// Build beside dist/ and swap it in at the end, so a chatctl running while
+// the build runs never finds dist/ half-written or missing.
+const out = `dist.build-${process.pid}`;
+rmSync(new URL(out, root), { recursive: true, force: true });
 
 const common = {
   bundle: true,
-  format: 'esm',
+  format: 'cjs',
   platform: 'node',
   target: 'node20.19',
   logLevel: 'warning',
   legalComments: 'none',
+  supported: { 'dynamic-import': false },
   loader: { '.bash': 'text', '.zsh': 'text', '.fish': 'text' },
   define: { __CHATCTL_VERSION__: JSON.stringify(pkg.version) },
-  banner: {
-    // Bundled CommonJS dependencies call require(); give ESM chunks one.
-    js: "import { createRequire as __chatctlCreateRequire } from 'node:module'; const require = __chatctlCreateRequire(import.meta.url);",
-  },
 };
 
-await build({ ...common, entryPoints: { main: 'src/main.ts' }, outdir: 'dist', splitting: true, chunkNames: 'chunks/[name]-[hash]' });
+await build({ ...common, entryPoints: ['src/main.ts'], outfile: `${out}/main.cjs` });
 // The completion engine stands alone: a TAB press loads this file only.
-await build({ ...common, entryPoints: { complete: 'src/completion/entry.ts' }, outdir: 'dist', banner: {} });
+await build({ ...common, entryPoints: ['src/completion/entry.ts'], outfile: `${out}/complete.cjs` });
 
-const { buildMeta } = await import(new URL('dist/main.js', root).href);
+const { buildMeta } = createRequire(import.meta.url)(new URL(`${out}/main.cjs`, root).pathname);
 const meta = await buildMeta();
-writeFileSync(new URL('dist/fast.json', root), JSON.stringify({ version: meta.version, aliases: meta.aliases, help: meta.help }));
-writeFileSync(new URL('dist/tree.json', root), JSON.stringify(meta.tree));
+writeFileSync(new URL(`${out}/fast.json`, root), JSON.stringify({ version: meta.version, aliases: meta.aliases, help: meta.help }));
+writeFileSync(new URL(`${out}/tree.json`, root), JSON.stringify(meta.tree));
+
+const old = `dist.old-${process.pid}`;
+try {
+  renameSync(new URL('dist', root), new URL(old, root));
+} catch {
+  /* first build: no dist/ yet */
+}
+renameSync(new URL(out, root), new URL('dist', root));
+rmSync(new URL(old, root), { recursive: true, force: true });

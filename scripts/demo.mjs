@@ -143,7 +143,7 @@ async function demo(tmp, sandbox) {
 }
 
 async function main() {
-  if (!existsSync(join(root, 'dist', 'main.js'))) {
+  if (!existsSync(join(root, 'dist', 'main.cjs'))) {
     say('demo: dist/ is missing, building chatctl first');
     const built = await run([join(root, 'scripts', 'build.mjs')]);
     if (built.code !== 0) return built.code;

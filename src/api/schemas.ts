@@ -2,7 +2,7 @@
 // spec's fields); success envelopes are checked strictly enough to find the
 // secret and the endpoint, and passed through untouched; error bodies are
 // read leniently in http/classify.ts.
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import { EVENT_TYPES, LIMITS, ROTATION_MODES } from './spec.js';
 
 const codePoints = (s: string) => [...s].length;

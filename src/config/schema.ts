@@ -1,6 +1,6 @@
 // The shape of config.json. Checked on every read: a file that does not fit
 // is a configuration error, never silently "fixed" by overwriting it.
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 
 export const PROFILE_FIELDS = [
   'baseUrl',

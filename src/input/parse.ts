@@ -1,7 +1,7 @@
 // Turns flag strings into request DTOs, checked against the spec's limits
 // before anything is sent. Every failure is a usage error (exit 2) that
 // names the flag.
-import type { z } from 'zod/mini';
+import type * as z from 'zod/mini';
 import { usageError } from '../errors/cli-error.js';
 import {
   createRequestSchema,

@@ -8,7 +8,7 @@ import { parseJson } from '../../http/classify.js';
 import { invalidResponse } from '../../errors/cli-error.js';
 import { redactHeaders } from '../../output/redact.js';
 import { escapeControl } from '../../output/sanitize.js';
-import type { z } from 'zod/mini';
+import type * as z from 'zod/mini';
 
 export interface RequestSpec {
   path: (conn: Connection) => string;

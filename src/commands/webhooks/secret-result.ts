@@ -23,7 +23,8 @@ export function deliverSecretResult(ctx: Context, g: GlobalOptions, sink: Secret
       `the change was applied, but the server did not return the signing secret (secretAvailable: ${String(secretAvailable)})`,
       EXIT.secretNotDelivered,
       {
-        requestId: body.meta.requestId,
+        // chatctl's own error: requestId stays null (contract section 6); the server's is in details.
+        details: { serverRequestId: body.meta.requestId },
         hint: `to get a new secret, rotate it: chatctl webhooks rotate ${id} --expected-version ${version} --mode overlap --secret-file PATH`,
       },
     );
