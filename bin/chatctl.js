@@ -6,23 +6,42 @@
 // - answers completion from dist/complete.cjs, a small bundle of its own;
 // - loads the program, dist/main.cjs, as a script with V8's cached data, so
 //   the second and later runs skip parsing and compiling it.
-// Built-ins come from process.getBuiltinModule: importing them as ES modules
-// would build a facade of every export and wake lazy internals.
-const fs = process.getBuiltinModule('node:fs');
-const path = process.getBuiltinModule('node:path');
+// It is CommonJS (bin/package.json says so): an ES module launcher costs
+// the ESM loader's start-up, and fast answers are written with
+// fs.writeSync, as creating process.stdout costs more than the answer.
+'use strict';
+const fs = require('node:fs');
+const path = require('node:path');
 
 const argv = process.argv.slice(2);
-const dist = path.join(import.meta.dirname, '..', 'dist');
+const dist = path.join(__dirname, '..', 'dist');
 
 if (argv[0] === '__complete') {
-  const { createRequire } = process.getBuiltinModule('node:module');
-  const { runComplete } = createRequire(import.meta.url)(path.join(dist, 'complete.cjs'));
+  const { runComplete } = require(path.join(dist, 'complete.cjs'));
   const tree = JSON.parse(fs.readFileSync(path.join(dist, 'tree.json'), 'utf8'));
-  runComplete(argv.slice(1), tree, process.env, (s) => process.stdout.write(s));
+  runComplete(argv.slice(1), tree, process.env, writeOut);
 } else {
   const text = fastAnswer(argv);
-  if (text !== undefined) process.stdout.write(text);
-  else process.exitCode = await loadProgram(path.join(dist, 'main.cjs')).run(argv);
+  if (text !== undefined) writeOut(text);
+  else {
+    loadProgram(path.join(dist, 'main.cjs'))
+      .run(argv)
+      .then((code) => {
+        process.exitCode = code;
+      });
+  }
+}
+
+/** Writes a short answer straight to fd 1; a closed pipe ends quietly. */
+function writeOut(text) {
+  const buf = Buffer.from(text);
+  let done = 0;
+  try {
+    while (done < buf.length) done += fs.writeSync(1, buf, done);
+  } catch (err) {
+    if (err.code === 'EAGAIN') process.stdout.write(buf.subarray(done)); // a full non-blocking pipe: let the stream wait
+    else if (err.code !== 'EPIPE') throw err;
+  }
 }
 
 /** The pre-rendered answer for `--version`, `CMD… --help` and `help CMD…`, if argv is exactly that. */
@@ -50,8 +69,8 @@ function meta() {
  * write it only costs speed. CHATCTL_COMPILE_CACHE=0 turns it off.
  */
 function loadProgram(file) {
-  const vm = process.getBuiltinModule('node:vm');
-  const { createRequire, wrap } = process.getBuiltinModule('node:module');
+  const vm = require('node:vm');
+  const { createRequire, wrap } = require('node:module');
   const source = fs.readFileSync(file, 'utf8');
   const cacheFile = cachePath(file);
   let cached;
@@ -78,7 +97,7 @@ function loadProgram(file) {
 function cachePath(file) {
   const env = process.env;
   if (env.CHATCTL_COMPILE_CACHE === '0') return undefined;
-  const os = process.getBuiltinModule('node:os');
+  const os = require('node:os');
   let dir = env.CHATCTL_CACHE_DIR;
   if (!dir) {
     const home = os.homedir();

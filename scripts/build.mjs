@@ -11,6 +11,7 @@
 import { build } from 'esbuild';
 import { createRequire } from 'node:module';
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 
 const root = new URL('../', import.meta.url);
 const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8'));
@@ -25,13 +26,35 @@ const common = {
   platform: 'node',
   target: 'node20.19',
   logLevel: 'warning',
-  legalComments: 'none',
+  legalComments: 'external',
   supported: { 'dynamic-import': false },
   loader: { '.bash': 'text', '.zsh': 'text', '.fish': 'text' },
   define: { __CHATCTL_VERSION__: JSON.stringify(pkg.version) },
 };
 
-await build({ ...common, entryPoints: ['src/main.ts'], outfile: `${out}/main.cjs` });
+// Parts that few runs need are bundles of their own, required only when
+// used: undici (behind a proxy), the prompts (on a terminal), the sandbox.
+// Keeping them out of main.cjs keeps every other run's read, code-cache
+// load and memory small.
+const LAZY = { proxy: 'src/http/proxy.ts', prompts: 'src/prompts/inquirer.ts', sandbox: 'src/sandbox/command.ts' };
+const lazyByFile = new Map(Object.entries(LAZY).map(([name, file]) => [resolve(file), name]));
+const lazyParts = {
+  name: 'lazy-parts',
+  setup(b) {
+    b.onResolve({ filter: /\.js$/ }, (args) => {
+      const name = lazyByFile.get(resolve(args.resolveDir, args.path.replace(/\.js$/, '.ts')));
+      return name ? { path: `./lazy/${name}.cjs`, external: true } : undefined;
+    });
+  },
+};
+
+await build({ ...common, entryPoints: ['src/main.ts'], outfile: `${out}/main.cjs`, plugins: [lazyParts] });
+await build({
+  ...common,
+  entryPoints: LAZY,
+  outdir: `${out}/lazy`,
+  outExtension: { '.js': '.cjs' },
+});
 // The completion engine stands alone: a TAB press loads this file only.
 await build({ ...common, entryPoints: ['src/completion/entry.ts'], outfile: `${out}/complete.cjs` });
 

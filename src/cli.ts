@@ -210,8 +210,16 @@ export function buildProgram(ctx: Context): Command {
 async function makePrompter(ctx: Context, g: GlobalOptions): Promise<Prompter | undefined> {
   if (!ctx.io.stdin.isTTY || !ctx.io.stdout.isTTY) return undefined;
   if (noInput({ noInput: g.input === false }, ctx.env)) return undefined;
+  // The prompts' colours (yoctocolors) are decided once, when their bundle
+  // loads, from NO_COLOR/FORCE_COLOR; make those say what chatctl decided,
+  // so --no-color reaches the prompts too.
+  if (!ctx.io.color.stdout) {
+    process.env.NO_COLOR = '1';
+    delete process.env.FORCE_COLOR;
+  }
   const { createPrompter } = await import('./prompts/inquirer.js');
-  return createPrompter(ctx);
+  // With --json, stdout is for the one JSON document: ask on stderr.
+  return createPrompter(ctx, g.json ? process.stderr : process.stdout);
 }
 
 export const HELP_WIDTH = 80;

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { createProcessIO } from './output/io.js';
+import { loadPalettes } from './output/colors.js';
 import { configDir } from './config/paths.js';
 import { reportError, toCliError } from './errors/report.js';
 import { CliError } from './errors/cli-error.js';
@@ -23,6 +24,7 @@ function flagBeforeDoubleDash(argv: string[], flag: string): boolean {
 export async function run(argv: string[] = process.argv.slice(2)): Promise<number> {
   const env = process.env;
   const io = createProcessIO({ noColorFlag: flagBeforeDoubleDash(argv, '--no-color'), env });
+  io.paint = await loadPalettes(io.color);
   const controller = new AbortController();
   let interrupts = 0;
   let received: NodeJS.Signals | undefined;

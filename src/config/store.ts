@@ -27,7 +27,7 @@ export function openConfigStore(dir: string, warn: (msg: string) => void = () =>
     path,
     read: () => readConfig(path, warn),
     update(change) {
-      ensureDir(dir);
+      ensureDir(dir, warn);
       return withLock(`${path}.lock`, () => {
         const data = readConfig(path, warn);
         const next = change(data) ?? data;
@@ -39,6 +39,7 @@ export function openConfigStore(dir: string, warn: (msg: string) => void = () =>
 }
 
 function readConfig(path: string, warn: (msg: string) => void): ConfigData {
+  tightenMode(dirname(path), 0o700, warn, true);
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -46,7 +47,7 @@ function readConfig(path: string, warn: (msg: string) => void): ConfigData {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
     throw configError(`cannot read config file ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
-  tightenMode(path, 0o600, warn);
+  tightenMode(path, 0o600, warn, true);
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -67,21 +68,30 @@ function readConfig(path: string, warn: (msg: string) => void): ConfigData {
   return parsed.data;
 }
 
-function ensureDir(dir: string): void {
+function ensureDir(dir: string, warn: (msg: string) => void): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  tightenMode(dir, 0o700, () => {});
+  tightenMode(dir, 0o700, warn, false);
 }
 
-/** Looser permissions than ours are tightened; if that fails, the caller warns. */
-function tightenMode(path: string, mode: number, warn: (msg: string) => void): void {
+/**
+ * A folder or file with looser permissions than ours (someone's chmod, a
+ * copy, a restore) is tightened, with a warning naming it; if that fails,
+ * the warning says so. A path that does not exist is left to the caller.
+ */
+function tightenMode(path: string, mode: number, warn: (msg: string) => void, mayBeMissing: boolean): void {
+  let st;
   try {
-    const st = statSync(path);
-    if ((st.mode & 0o777 & ~mode) !== 0) {
-      chmodSync(path, mode);
-      warn(`tightened permissions of ${path} to ${mode.toString(8)}`);
-    }
+    st = statSync(path);
   } catch {
-    warn(`could not check the permissions of ${path}`);
+    if (!mayBeMissing) warn(`could not check the permissions of ${path}`);
+    return;
+  }
+  if ((st.mode & 0o777 & ~mode) === 0) return;
+  try {
+    chmodSync(path, mode);
+    warn(`permissions of ${path} were ${(st.mode & 0o777).toString(8)}; tightened to ${mode.toString(8)}`);
+  } catch {
+    warn(`${path} has permissions ${(st.mode & 0o777).toString(8)}, looser than ${mode.toString(8)}, and could not be tightened`);
   }
 }
 

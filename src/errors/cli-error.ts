@@ -58,6 +58,20 @@ export class CliError extends Error {
   }
 }
 
+/**
+ * Recognises a CliError by its shape, not its class: the lazily loaded
+ * bundles (dist/lazy/*.cjs) carry their own copy of the class.
+ */
+export function isCliError(err: unknown): err is CliError {
+  return (
+    err instanceof Error &&
+    err.name === 'CliError' &&
+    typeof (err as CliError).code === 'string' &&
+    typeof (err as CliError).exitCode === 'number' &&
+    typeof (err as CliError).toJSON === 'function'
+  );
+}
+
 export const usageError = (message: string, hint?: string) =>
   new CliError('usage_error', message, EXIT.usage, { hint });
 

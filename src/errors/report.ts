@@ -2,12 +2,11 @@
 // --json or as readable text otherwise. Server text is escaped here.
 import type { IO } from '../output/io.js';
 import { escapeControl } from '../output/sanitize.js';
-import { palette } from '../output/colors.js';
-import { CliError } from './cli-error.js';
+import { CliError, isCliError } from './cli-error.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
 
 export function toCliError(err: unknown): CliError {
-  if (err instanceof CliError) return err;
+  if (isCliError(err)) return err;
   const e = err as { name?: string; message?: string };
   // @inquirer/prompts throws ExitPromptError on Ctrl-C.
   if (e?.name === 'ExitPromptError' || e?.name === 'AbortPromptError') return new CliError('interrupted', 'interrupted', EXIT.interrupted);
@@ -21,16 +20,14 @@ export function reportError(err: unknown, io: IO, json: boolean, debug: boolean)
     io.stderr.write(JSON.stringify(e.toJSON()) + '\n');
     return e.exitCode;
   }
-  const c = palette(io.color.stderr);
-  const red = c.red;
-  const dim = c.dim;
+  const { red, dim } = io.paint.stderr;
   const lines = [`chatctl: ${red('error:')} ${escapeControl(e.message)}`];
   for (const f of fieldProblems(e.details)) lines.push(`  - ${escapeControl(f)}`);
   if (e.code !== 'usage_error' && e.code !== 'config_error' && e.code !== 'internal_error' && e.code !== e.message) {
     lines.push(dim(`  code: ${escapeControl(e.code)}${e.status ? `, status: ${e.status}` : ''}${e.requestId ? `, request id: ${escapeControl(e.requestId)}` : ''}`));
   }
   if (e.hint) lines.push(`  hint: ${escapeControl(e.hint)}`);
-  if (debug && !(err instanceof CliError) && err instanceof Error && err.stack) lines.push(dim(err.stack));
+  if (debug && !isCliError(err) && err instanceof Error && err.stack) lines.push(dim(err.stack));
   io.stderr.write(lines.join('\n') + '\n');
   return e.exitCode;
 }

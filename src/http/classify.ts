@@ -20,6 +20,9 @@ export function parseJson(text: string): unknown {
 }
 
 export function errorFromResponse(res: WireResponse, suffix = ''): CliError {
+  // A redirect is named for what it is, whatever its body says: it is never
+  // followed, so the token never reaches the other origin.
+  if (res.status >= 300 && res.status < 400) return redirectError(res, suffix);
   const parsed = errorResponseSchema.safeParse(parseJson(res.body));
   if (parsed.success) {
     const e = parsed.data.error;
@@ -29,20 +32,21 @@ export function errorFromResponse(res: WireResponse, suffix = ''): CliError {
       details: e.details,
     });
   }
-  if (res.status >= 300 && res.status < 400) {
-    const location = headerValue(res, 'location');
-    return new CliError(
-      'invalid_response',
-      `the server answered ${res.status} with a redirect${location ? ` to ${location}` : ''}; redirects are not followed` + suffix,
-      exitCodeForStatus(res.status),
-      { status: res.status, requestId: headerValue(res, 'x-request-id') ?? null, hint: 'check the base URL (it may need https or a different path)' },
-    );
-  }
   return new CliError(
     'invalid_response',
     `the server answered ${res.status}${describeBody(res)}` + suffix,
     exitCodeForStatus(res.status),
     { status: res.status, requestId: headerValue(res, 'x-request-id') ?? null },
+  );
+}
+
+function redirectError(res: WireResponse, suffix: string): CliError {
+  const location = headerValue(res, 'location');
+  return new CliError(
+    'invalid_response',
+    `the server answered ${res.status} with a redirect${location ? ` to ${location}` : ''}; redirects are not followed` + suffix,
+    exitCodeForStatus(res.status),
+    { status: res.status, requestId: headerValue(res, 'x-request-id') ?? null, hint: 'check the base URL (it may need https or a different path)' },
   );
 }
 

@@ -7,7 +7,7 @@ import { EXIT } from '../errors/exit-codes.js';
 import { redactHeaders, redactSecretInBody } from '../output/redact.js';
 import { errorFromResponse, headerValue } from './classify.js';
 import { decideRetry } from './retry.js';
-import { MAX_BODY_BYTES, TransportError, type Transport, type WireRequest, type WireResponse } from './transport.js';
+import { MAX_BODY_BYTES, isTransportError, type Transport, type WireRequest, type WireResponse } from './transport.js';
 
 export interface HttpDeps {
   transport: Transport;
@@ -49,7 +49,7 @@ export async function sendWithRetries(req: ApiRequest, settings: RetrySettings, 
         { timeoutMs: settings.timeoutMs, maxBodyBytes: MAX_BODY_BYTES, signal: deps.signal },
       );
     } catch (err) {
-      if (!(err instanceof TransportError)) throw err;
+      if (!isTransportError(err)) throw err;
       deps.trace?.(`< attempt ${attempt} failed after ${deps.now() - started} ms: ${err.message}`);
       if (err.failure === 'aborted') throw interrupted();
       if (err.failure === 'truncated' || err.failure === 'too_large') {

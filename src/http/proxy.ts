@@ -5,11 +5,28 @@
 // a body limit enforced while reading.
 import { EnvHttpProxyAgent, request } from 'undici';
 import { TransportError, type Transport } from './transport.js';
+import { configError } from '../errors/cli-error.js';
 
 const pick = (env: NodeJS.ProcessEnv, name: string) => env[name.toLowerCase()] || env[name.toUpperCase()] || undefined;
 
 
+/** A proxy variable that is not a URL is a configuration error naming it. */
+function checkProxyVariables(env: NodeJS.ProcessEnv): void {
+  for (const name of ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy']) {
+    const value = env[name];
+    if (!value) continue;
+    let ok = false;
+    try {
+      ok = ['http:', 'https:'].includes(new URL(value).protocol);
+    } catch {
+      ok = false;
+    }
+    if (!ok) throw configError(`${name} is not an http:// or https:// proxy URL`, `fix or unset ${name}`);
+  }
+}
+
 export function proxyTransport(env: NodeJS.ProcessEnv): Transport {
+  checkProxyVariables(env);
   const dispatcher = new EnvHttpProxyAgent({
     httpProxy: pick(env, 'http_proxy'),
     httpsProxy: pick(env, 'https_proxy') ?? pick(env, 'http_proxy'),

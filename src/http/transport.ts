@@ -48,6 +48,15 @@ export class TransportError extends Error {
   }
 }
 
+/**
+ * Recognises a TransportError by its shape, not its class: the proxy
+ * transport is a bundle of its own (dist/lazy/proxy.cjs) with its own copy
+ * of the class, so instanceof would miss its errors.
+ */
+export function isTransportError(err: unknown): err is TransportError {
+  return err instanceof Error && err.name === 'TransportError' && typeof (err as TransportError).failure === 'string';
+}
+
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 export const nodeTransport: Transport = async (req, opts) => {

@@ -1,6 +1,8 @@
 // The streams a command writes to, with the facts it needs about them. Tests
 // pass fakes (see test/helpers/fake-io.ts) with a TTY switch for each stream.
+import { isatty } from 'node:tty';
 import { Redactor } from './redact.js';
+import { PLAIN, type Palette } from './colors.js';
 
 export interface OutStream {
   write(text: string): void;
@@ -20,6 +22,8 @@ export interface IO {
   redactor: Redactor;
   /** Colour allowed on this stream (TTY, no NO_COLOR, no --no-color; FORCE_COLOR forces). */
   color: { stdout: boolean; stderr: boolean };
+  /** chalk for the streams in colour, plain functions for the others (main.ts loads it). */
+  paint: { stdout: Palette; stderr: Palette };
 }
 
 export interface ColorSettings {
@@ -53,12 +57,13 @@ export function processOutStream(stream: Writable, scrub: (s: string) => string)
   };
 }
 
-export function processStdin(stream: NodeJS.ReadStream): InStream {
+/** process.stdin is created only if read: most runs never touch it. */
+export function processStdin(isTTY: boolean): InStream {
   return {
-    isTTY: Boolean(stream.isTTY),
+    isTTY,
     async readAll() {
       const chunks: Buffer[] = [];
-      for await (const chunk of stream) chunks.push(chunk as Buffer);
+      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
       return Buffer.concat(chunks).toString('utf8');
     },
   };
@@ -69,11 +74,12 @@ export function createProcessIO(settings: ColorSettings): IO {
   return {
     stdout: processOutStream(process.stdout, (s) => redactor.scrubCredentials(s)),
     stderr: processOutStream(process.stderr, (s) => redactor.scrubAll(s)),
-    stdin: processStdin(process.stdin),
+    stdin: processStdin(isatty(0)),
     redactor,
     color: {
       stdout: colorEnabled(Boolean(process.stdout.isTTY), settings),
       stderr: colorEnabled(Boolean(process.stderr.isTTY), settings),
     },
+    paint: { stdout: PLAIN, stderr: PLAIN },
   };
 }

@@ -2,7 +2,8 @@
 // escapeInline before it reaches the terminal.
 import Table from 'cli-table3';
 import { escapeInline } from './sanitize.js';
-import { palette } from './colors.js';
+import type { Palette } from './colors.js';
+import { PLAIN } from './colors.js';
 
 const KNOWN_FIELDS = ['id', 'name', 'status', 'version', 'destinationUrl', 'eventTypes', 'createdAt', 'updatedAt'];
 
@@ -14,15 +15,31 @@ export function formatValue(value: unknown): string {
   return escapeInline(String(value));
 }
 
+/** Beyond these, the table shows a pointer to --json: the record is the server's, of any size. */
+const MAX_VALUE_CHARS = 1000;
+const MAX_FIELDS = 60;
+
+function capped(text: string): string {
+  return text.length <= MAX_VALUE_CHARS ? text : `${text.slice(0, MAX_VALUE_CHARS)}… (${text.length - MAX_VALUE_CHARS} more characters; --json shows all)`;
+}
+
 /** The endpoint as a two-column table: known fields first, then the rest. */
-export function renderEndpoint(endpoint: Record<string, unknown>, color: boolean): string {
+export function renderEndpoint(endpoint: Record<string, unknown>, color: boolean, columns = process.stdout.columns || 100): string {
+  const keys = [...KNOWN_FIELDS.filter((k) => k in endpoint), ...Object.keys(endpoint).filter((k) => !KNOWN_FIELDS.includes(k))];
+  const shown = keys.slice(0, MAX_FIELDS);
+  const keyWidth = Math.min(30, Math.max(4, ...shown.map((k) => escapeInline(k).length))) + 2;
+  const cells = shown.map((key) => [capped(escapeInline(key)), capped(formatValue(endpoint[key]))] as const);
+  const widest = Math.max(1, ...cells.flatMap(([, v]) => v.split('\n').map((line) => line.length)));
+  const valueWidth = Math.max(10, Math.min(widest + 2, Math.min(columns, 200) - keyWidth - 3));
   const table = new Table({
     style: { head: [], border: color ? ['grey'] : [] },
+    colWidths: [keyWidth, valueWidth],
     wordWrap: true,
+    wrapOnWordBoundary: false,
   });
-  const keys = [...KNOWN_FIELDS.filter((k) => k in endpoint), ...Object.keys(endpoint).filter((k) => !KNOWN_FIELDS.includes(k))];
-  for (const key of keys) table.push({ [escapeInline(key)]: formatValue(endpoint[key]) });
-  return table.toString() + '\n';
+  for (const [key, value] of cells) table.push([key, value]);
+  const more = keys.length - shown.length;
+  return table.toString() + '\n' + (more > 0 ? `… and ${more} more fields (--json shows all)\n` : '');
 }
 
 export function endpointLabel(endpoint: Record<string, unknown>): string {
@@ -30,11 +47,10 @@ export function endpointLabel(endpoint: Record<string, unknown>): string {
   return typeof id === 'string' || typeof id === 'number' ? escapeInline(String(id)) : '(no id)';
 }
 
-export function renderSecretBlock(secret: string, color = false): string {
-  const c = palette(color);
+export function renderSecretBlock(secret: string, c: Palette = PLAIN): string {
   return [
     '',
-    c.yellow.bold('Signing secret (shown once: it will not be shown again, store it now):'),
+    c.yellow(c.bold('Signing secret (shown once: it will not be shown again, store it now):')),
     '',
     `    ${c.bold(escapeInline(secret))}`,
     '',
@@ -43,6 +59,6 @@ export function renderSecretBlock(secret: string, color = false): string {
 }
 
 /** The one-line result above the table, in green on a colour terminal. */
-export function renderSummary(text: string, color: boolean): string {
-  return palette(color).green(text) + '\n';
+export function renderSummary(text: string, c: Palette): string {
+  return c.green(text) + '\n';
 }

@@ -10,11 +10,11 @@ import { parseExpectedVersion } from '../input/parse.js';
 const firstIssue = (r: { success: boolean; error?: { issues: { message: string }[] } }) =>
   r.success ? true : (r.error?.issues[0]?.message ?? 'invalid');
 
-export function createPrompter(ctx: Context): Prompter {
-  const context = { signal: ctx.signal, clearPromptOnDone: false };
+export function createPrompter(ctx: Context, output: NodeJS.WritableStream): Prompter {
+  const context = { signal: ctx.signal, clearPromptOnDone: false, output };
   return {
     name: () => input({ message: 'Endpoint name', validate: (v) => firstIssue(nameSchema.safeParse(v)) }, context),
-    url: () => input({ message: 'Destination URL (https://…)', validate: (v) => firstIssue(destinationUrlSchema.safeParse(v)) }, context),
+    url: () => input({ message: 'Destination URL', validate: (v) => firstIssue(destinationUrlSchema.safeParse(v)) }, context),
     events: () =>
       checkbox(
         {

@@ -24,7 +24,7 @@ export async function runReactivate(endpointId: string, opts: ReactivateOptions,
   }
   const label = endpointLabel(res.data.endpoint);
   ctx.io.stdout.write(
-    renderSummary(res.data.changed ? `Reactivated webhook endpoint ${label}.` : `Webhook endpoint ${label} was already active; nothing changed.`, ctx.io.color.stdout),
+    renderSummary(res.data.changed ? `Reactivated webhook endpoint ${label}.` : `Webhook endpoint ${label} was already active; nothing changed.`, ctx.io.paint.stdout),
   );
   ctx.io.stdout.write(renderEndpoint(res.data.endpoint, ctx.io.color.stdout));
 }

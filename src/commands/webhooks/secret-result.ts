@@ -49,7 +49,7 @@ export function deliverSecretResult(ctx: Context, g: GlobalOptions, sink: Secret
 
   // TTY: the secret once, framed, with the result.
   printResult(ctx, g, body, summary);
-  ctx.io.stdout.write(renderSecretBlock(secret, ctx.io.color.stdout));
+  ctx.io.stdout.write(renderSecretBlock(secret, ctx.io.paint.stdout));
 }
 
 function printResult(ctx: Context, g: GlobalOptions, body: SecretResponse, summary: string): void {
@@ -57,7 +57,7 @@ function printResult(ctx: Context, g: GlobalOptions, body: SecretResponse, summa
     ctx.io.stdout.write(JSON.stringify(body, null, ctx.io.stdout.isTTY ? 2 : undefined) + '\n');
     return;
   }
-  ctx.io.stdout.write(renderSummary(summary, ctx.io.color.stdout));
+  ctx.io.stdout.write(renderSummary(summary, ctx.io.paint.stdout));
   ctx.io.stdout.write(renderEndpoint(body.data.endpoint, ctx.io.color.stdout));
 }
 

@@ -2,6 +2,7 @@
 // that advances only when slept on, a seeded random source, and a transport
 // that answers from a script and records what it was sent.
 import { Redactor } from '../../../src/output/redact.js';
+import { PLAIN } from '../../../src/output/colors.js';
 import type { IO } from '../../../src/output/io.js';
 import type { Context } from '../../../src/context.js';
 import type { Transport, WireRequest, WireResponse } from '../../../src/http/transport.js';
@@ -21,6 +22,7 @@ export function fakeIO(tty: { stdin?: boolean; stdout?: boolean; stderr?: boolea
     stderr: { isTTY: Boolean(tty.stderr), write: (s) => void (err += redactor.scrubAll(s)) },
     stdin: { isTTY: Boolean(tty.stdin), readAll: async () => stdinText },
     color: { stdout: false, stderr: false },
+    paint: { stdout: PLAIN, stderr: PLAIN },
     out: () => out,
     err: () => err,
   };
