@@ -2,84 +2,82 @@
 // spec's fields); success envelopes are checked strictly enough to find the
 // secret and the endpoint, and passed through untouched; error bodies are
 // read leniently in http/classify.ts.
+//
+// Each schema is built on first use (`schema()`): building them all costs a
+// few milliseconds at start-up, and one run needs two or three.
 import * as z from 'zod/mini';
 import { EVENT_TYPES, LIMITS, ROTATION_MODES } from './spec.js';
 
+export function lazy<T>(build: () => T): () => T {
+  let made: T | undefined;
+  return () => (made ??= build());
+}
+
 const codePoints = (s: string) => [...s].length;
 
-export const nameSchema = z.string().check(
-  z.refine((s) => codePoints(s) >= LIMITS.nameMin, { error: 'must not be empty' }),
-  z.refine((s) => codePoints(s) <= LIMITS.nameMax, { error: `must be at most ${LIMITS.nameMax} characters` }),
+export const nameSchema = lazy(() =>
+  z.string().check(
+    z.refine((s) => codePoints(s) >= LIMITS.nameMin, { error: 'must not be empty' }),
+    z.refine((s) => codePoints(s) <= LIMITS.nameMax, { error: `must be at most ${LIMITS.nameMax} characters` }),
+  ),
 );
 
-export const destinationUrlSchema = z.string().check(
-  z.refine((s) => s.length <= LIMITS.destinationUrlMax, {
-    error: `must be at most ${LIMITS.destinationUrlMax} characters`,
+export const destinationUrlSchema = lazy(() =>
+  z.string().check(
+    z.refine((s) => s.length <= LIMITS.destinationUrlMax, { error: `must be at most ${LIMITS.destinationUrlMax} characters` }),
+    z.refine(isAbsoluteHttpUrl, { error: 'must be an absolute http:// or https:// URL' }),
+  ),
+);
+
+const eventTypeSchema = lazy(() => z.enum(EVENT_TYPES, { error: (issue) => `unknown event type "${String(issue.input)}"` }));
+const expectedVersionSchema = lazy(() => z.int().check(z.gte(LIMITS.versionMin), z.lte(LIMITS.versionMax)));
+
+export const createRequestSchema = lazy(() =>
+  z.strictObject({
+    name: nameSchema(),
+    destinationUrl: destinationUrlSchema(),
+    eventTypes: z.array(eventTypeSchema()).check(z.minLength(1, { error: 'at least one event type is required' })),
   }),
-  z.refine(isAbsoluteHttpUrl, { error: 'must be an absolute http:// or https:// URL' }),
 );
+export type CreateRequest = z.infer<ReturnType<typeof createRequestSchema>>;
 
-export const eventTypeSchema = z.enum(EVENT_TYPES, {
-  error: (issue) => `unknown event type "${String(issue.input)}"`,
-});
+export const rotateRequestSchema = lazy(() => z.strictObject({ expectedVersion: expectedVersionSchema(), mode: z.enum(ROTATION_MODES) }));
+export type RotateRequest = z.infer<ReturnType<typeof rotateRequestSchema>>;
 
-export const expectedVersionSchema = z.int().check(z.gte(LIMITS.versionMin), z.lte(LIMITS.versionMax));
-export const modeSchema = z.enum(ROTATION_MODES);
-
-export const createRequestSchema = z.strictObject({
-  name: nameSchema,
-  destinationUrl: destinationUrlSchema,
-  eventTypes: z.array(eventTypeSchema).check(z.minLength(1, { error: 'at least one event type is required' })),
-});
-export type CreateRequest = z.infer<typeof createRequestSchema>;
-
-export const rotateRequestSchema = z.strictObject({
-  expectedVersion: expectedVersionSchema,
-  mode: modeSchema,
-});
-export type RotateRequest = z.infer<typeof rotateRequestSchema>;
-
-export const expectedVersionRequestSchema = z.strictObject({
-  expectedVersion: expectedVersionSchema,
-});
-export type ExpectedVersionRequest = z.infer<typeof expectedVersionRequestSchema>;
+export const expectedVersionRequestSchema = lazy(() => z.strictObject({ expectedVersion: expectedVersionSchema() }));
+export type ExpectedVersionRequest = z.infer<ReturnType<typeof expectedVersionRequestSchema>>;
 
 /** The endpoint record's fields are not specified: any JSON object. */
-const endpointSchema = z.record(z.string(), z.unknown());
+const endpointSchema = lazy(() => z.record(z.string(), z.unknown()));
+const metaSchema = lazy(() => z.looseObject({ requestId: z.string(), nextCursor: z.optional(z.unknown()) }));
 
-const metaSchema = z.looseObject({
-  requestId: z.string(),
-  nextCursor: z.optional(z.unknown()),
-});
-
-export const secretResponseSchema = z.looseObject({
-  data: z.looseObject({
-    endpoint: endpointSchema,
-    secret: z.nullable(z.string()),
-    secretAvailable: z.boolean(),
+export const secretResponseSchema = lazy(() =>
+  z.looseObject({
+    data: z.looseObject({ endpoint: endpointSchema(), secret: z.nullable(z.string()), secretAvailable: z.boolean() }),
+    meta: metaSchema(),
   }),
-  meta: metaSchema,
-});
-export type SecretResponse = z.infer<typeof secretResponseSchema>;
+);
+export type SecretResponse = z.infer<ReturnType<typeof secretResponseSchema>>;
 
-export const mutationResponseSchema = z.looseObject({
-  data: z.looseObject({
-    endpoint: endpointSchema,
-    changed: z.boolean(),
+export const mutationResponseSchema = lazy(() =>
+  z.looseObject({
+    data: z.looseObject({ endpoint: endpointSchema(), changed: z.boolean() }),
+    meta: metaSchema(),
   }),
-  meta: metaSchema,
-});
-export type MutationResponse = z.infer<typeof mutationResponseSchema>;
+);
+export type MutationResponse = z.infer<ReturnType<typeof mutationResponseSchema>>;
 
-export const errorResponseSchema = z.looseObject({
-  error: z.looseObject({
-    code: z.string(),
-    message: z.string(),
-    requestId: z.string(),
-    details: z.record(z.string(), z.unknown()),
+export const errorResponseSchema = lazy(() =>
+  z.looseObject({
+    error: z.looseObject({
+      code: z.string(),
+      message: z.string(),
+      requestId: z.string(),
+      details: z.record(z.string(), z.unknown()),
+    }),
   }),
-});
-export type ErrorResponse = z.infer<typeof errorResponseSchema>;
+);
+export type ErrorResponse = z.infer<ReturnType<typeof errorResponseSchema>>;
 
 export function isAbsoluteHttpUrl(s: string): boolean {
   if (!/^https?:\/\//i.test(s)) return false;

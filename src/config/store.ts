@@ -57,7 +57,7 @@ function readConfig(path: string, warn: (msg: string) => void): ConfigData {
       'fix or remove the file by hand; chatctl will not overwrite it',
     );
   }
-  const parsed = configSchema.safeParse(json);
+  const parsed = configSchema().safeParse(json);
   if (!parsed.success) {
     const where = parsed.error.issues[0]?.path.join('.') || '(top level)';
     throw configError(

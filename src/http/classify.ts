@@ -5,6 +5,7 @@ import { errorResponseSchema } from '../api/schemas.js';
 import { CliError } from '../errors/cli-error.js';
 import { exitCodeForApiCode, exitCodeForStatus } from '../errors/exit-codes.js';
 import type { WireResponse } from './transport.js';
+import { redactSecretFields } from '../output/redact.js';
 
 export function headerValue(res: WireResponse, name: string): string | undefined {
   const v = res.headers[name.toLowerCase()];
@@ -23,13 +24,14 @@ export function errorFromResponse(res: WireResponse, suffix = ''): CliError {
   // A redirect is named for what it is, whatever its body says: it is never
   // followed, so the token never reaches the other origin.
   if (res.status >= 300 && res.status < 400) return redirectError(res, suffix);
-  const parsed = errorResponseSchema.safeParse(parseJson(res.body));
+  const parsed = errorResponseSchema().safeParse(parseJson(res.body));
   if (parsed.success) {
     const e = parsed.data.error;
     return new CliError(e.code, e.message + suffix, exitCodeForApiCode(e.code), {
       status: res.status,
       requestId: e.requestId,
-      details: e.details,
+      // An error is printed on stderr, where no signing secret may appear.
+      details: redactSecretFields(e.details),
     });
   }
   return new CliError(

@@ -54,7 +54,7 @@ export function parseExpectedVersion(raw: string): number {
 }
 
 export function parseCreate(input: { name: string; url: string; events: readonly string[] }): CreateRequest {
-  return check(createRequestSchema, {
+  return check(createRequestSchema(), {
     name: input.name,
     destinationUrl: input.url,
     eventTypes: splitEvents(input.events),
@@ -66,11 +66,11 @@ export function parseRotate(input: { expectedVersion: string; mode: string }): R
   if (input.mode !== 'overlap' && input.mode !== 'immediate') {
     throw usageError(`invalid --mode "${input.mode}": must be overlap or immediate`);
   }
-  return check(rotateRequestSchema, { expectedVersion, mode: input.mode });
+  return check(rotateRequestSchema(), { expectedVersion, mode: input.mode });
 }
 
 export function parseExpectedVersionBody(input: { expectedVersion: string }): ExpectedVersionRequest {
-  return check(expectedVersionRequestSchema, { expectedVersion: parseExpectedVersion(input.expectedVersion) });
+  return check(expectedVersionRequestSchema(), { expectedVersion: parseExpectedVersion(input.expectedVersion) });
 }
 
 export function checkEndpointId(id: string): string {

@@ -53,7 +53,22 @@ export function redactHeaders(headers: Record<string, string>): Record<string, s
   return out;
 }
 
-/** A response body with the one-time secret blanked, for debug traces. */
+/**
+ * A response body with every string under a key that names a secret
+ * ("secret", "previousSecret", …) blanked, for debug traces; a body cut off
+ * inside such a string is blanked to its end.
+ */
 export function redactSecretInBody(body: string): string {
-  return body.replace(/("secret"\s*:\s*)"(?:[^"\\]|\\.)*"/g, `$1"${REDACTED}"`);
+  return body.replace(/("[^"\\]*secret[^"\\]*"\s*:\s*)"(?:[^"\\]|\\.)*(?:"|\\?$)/gi, `$1"${REDACTED}"`);
+}
+
+/** A copy of a server's JSON (error details, say) with secret-named string fields blanked. */
+export function redactSecretFields(value: unknown, depth = 0): unknown {
+  if (depth > 50 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((v) => redactSecretFields(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    out[k] = typeof v === 'string' && /secret/i.test(k) ? REDACTED : redactSecretFields(v, depth + 1);
+  }
+  return out;
 }

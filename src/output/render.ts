@@ -42,11 +42,6 @@ export function renderEndpoint(endpoint: Record<string, unknown>, color: boolean
   return table.toString() + '\n' + (more > 0 ? `… and ${more} more fields (--json shows all)\n` : '');
 }
 
-export function endpointLabel(endpoint: Record<string, unknown>): string {
-  const id = endpoint.id;
-  return typeof id === 'string' || typeof id === 'number' ? escapeInline(String(id)) : '(no id)';
-}
-
 export function renderSecretBlock(secret: string, c: Palette = PLAIN): string {
   return [
     '',

@@ -13,8 +13,8 @@ const firstIssue = (r: { success: boolean; error?: { issues: { message: string }
 export function createPrompter(ctx: Context, output: NodeJS.WritableStream): Prompter {
   const context = { signal: ctx.signal, clearPromptOnDone: false, output };
   return {
-    name: () => input({ message: 'Endpoint name', validate: (v) => firstIssue(nameSchema.safeParse(v)) }, context),
-    url: () => input({ message: 'Destination URL', validate: (v) => firstIssue(destinationUrlSchema.safeParse(v)) }, context),
+    name: () => input({ message: 'Endpoint name', validate: (v) => firstIssue(nameSchema().safeParse(v)) }, context),
+    url: () => input({ message: 'Destination URL', validate: (v) => firstIssue(destinationUrlSchema().safeParse(v)) }, context),
     events: () =>
       checkbox(
         {

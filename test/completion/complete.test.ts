@@ -54,3 +54,31 @@ describe('completion engine', () => {
     expect(values(['webhooks', 'create', '--name'], '')).toEqual([]);
   });
 });
+
+describe('focused command trees', () => {
+  it('a run builds only the group its argv names; help is the same as from the full tree', async () => {
+    const { configuredProgram, focusOf } = await import('../../src/cli.js');
+    expect(focusOf(['--profile', 'webhooks', 'profile', 'list'])).toBe('profile');
+    expect(focusOf(['--json', 'webhook', 'rotate'])).toBe('webhooks');
+    expect(focusOf(['help', 'webhooks'])).toBeUndefined();
+    expect(focusOf(['--', 'webhooks'])).toBeUndefined();
+    const render = (focus: string | undefined, path: string[]) => {
+      let out = '';
+      const io = fakeIO();
+      io.stdout.write = (s: string) => void (out += s);
+      let cmd = configuredProgram(fakeContext({ io }), focus);
+      for (const name of path) cmd = cmd.commands.find((c) => c.name() === name)!;
+      cmd.outputHelp();
+      return out;
+    };
+    const full = configuredProgram(fakeContext({ io: fakeIO() }));
+    for (const group of full.commands.filter((c) => c.name() !== 'help')) {
+      const paths = [[group.name()], ...group.commands.map((c) => [group.name(), c.name()])];
+      for (const path of paths) expect(render(group.name(), path)).toBe(render(undefined, path));
+    }
+    // The stubs stay stubs: no subcommands, no options.
+    const focused = configuredProgram(fakeContext({ io: fakeIO() }), 'auth');
+    expect(focused.commands.find((c) => c.name() === 'webhooks')!.commands).toHaveLength(0);
+    expect(focused.commands.find((c) => c.name() === 'auth')!.commands.map((c) => c.name())).toEqual(['login', 'logout', 'status']);
+  });
+});

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { escapeControl, escapeInline } from '../../src/output/sanitize.js';
-import { Redactor, redactHeaders, redactSecretInBody } from '../../src/output/redact.js';
+import { Redactor, redactHeaders, redactSecretFields, redactSecretInBody } from '../../src/output/redact.js';
 
 describe('escapeControl', () => {
   it('makes ESC, other C0, DEL and C1 visible and keeps text', () => {
@@ -46,5 +46,20 @@ describe('redactHeaders / redactSecretInBody', () => {
   it('blanks the secret in a body, escaped quotes included', () => {
     expect(redactSecretInBody('{"data":{"secret":"wh\\"sec","x":1}}')).toBe('{"data":{"secret":"[REDACTED]","x":1}}');
     expect(redactSecretInBody('{"secret":null}')).toBe('{"secret":null}');
+  });
+});
+
+describe('secret-named fields', () => {
+  it('blanks every secret-named string, including one cut off before its closing quote', () => {
+    expect(redactSecretInBody('{"previousSecret":"whsec_old","secretAvailable":true}')).toBe('{"previousSecret":"[REDACTED]","secretAvailable":true}');
+    expect(redactSecretInBody('{"data":{"secret":"whsec_cut_off_here')).toBe('{"data":{"secret":"[REDACTED]"');
+    expect(redactSecretInBody('{"data":{"secret":"whsec_ends_in_escape\\')).toBe('{"data":{"secret":"[REDACTED]"');
+  });
+  it('redactSecretFields walks objects and arrays', () => {
+    expect(redactSecretFields({ previous: { secret: 'whsec_x', version: 2 }, list: [{ signingSecret: 'y' }], secretAvailable: true })).toEqual({
+      previous: { secret: '[REDACTED]', version: 2 },
+      list: [{ signingSecret: '[REDACTED]' }],
+      secretAvailable: true,
+    });
   });
 });

@@ -79,24 +79,24 @@ describe('deliverSecretResult', () => {
     meta: { requestId: 'req_1' },
   });
 
-  it('on a TTY prints the secret once, framed, on stdout only', () => {
+  it('on a TTY prints the secret once, framed, on stdout only', async () => {
     const io = fakeIO({ stdout: true, stderr: true });
-    deliverSecretResult(fakeContext({ io }), {}, { kind: 'tty' }, body('whsec_printed_once'), 'Created.');
+    await deliverSecretResult(fakeContext({ io }), {}, { kind: 'tty' }, body('whsec_printed_once'), 'Created.');
     expect(io.out().split('whsec_printed_once')).toHaveLength(2);
     expect(io.out()).toMatch(/will not be shown again/);
     expect(io.err()).not.toContain('whsec_printed_once');
   });
 
-  it('with --json puts the envelope, secret included, on stdout', () => {
+  it('with --json puts the envelope, secret included, on stdout', async () => {
     const io = fakeIO();
-    deliverSecretResult(fakeContext({ io }), { json: true }, { kind: 'json' }, body('whsec_json'), 'x');
+    await deliverSecretResult(fakeContext({ io }), { json: true }, { kind: 'json' }, body('whsec_json'), 'x');
     expect(JSON.parse(io.out())).toEqual(body('whsec_json'));
   });
 
-  it('with a file: JSON output has secret null and secretFile, the file has the secret', () => {
+  it('with a file: JSON output has secret null and secretFile, the file has the secret', async () => {
     const io = fakeIO();
     const p = join(dir, 'out');
-    deliverSecretResult(fakeContext({ io }), { json: true }, { kind: 'file', path: p, force: false }, body('whsec_to_file'), 'x');
+    await deliverSecretResult(fakeContext({ io }), { json: true }, { kind: 'file', path: p, force: false }, body('whsec_to_file'), 'x');
     expect(JSON.parse(io.out()).data).toMatchObject({ secret: null, secretFile: p });
     expect(readFileSync(p, 'utf8')).toBe('whsec_to_file');
     expect(io.out() + io.err()).not.toContain('whsec_to_file');
@@ -106,10 +106,10 @@ describe('deliverSecretResult', () => {
     [null, false],
     [null, true],
     ['whsec_but_unavailable', false],
-  ] as const)('secret %j / secretAvailable %j is exit 13 with a way out', (secret, available) => {
+  ] as const)('secret %j / secretAvailable %j is exit 13 with a way out', async (secret, available) => {
     const io = fakeIO();
     try {
-      deliverSecretResult(fakeContext({ io }), {}, { kind: 'tty' }, body(secret, available), 'x');
+      await deliverSecretResult(fakeContext({ io }), {}, { kind: 'tty' }, body(secret, available), 'x');
       throw new Error('expected exit 13');
     } catch (e) {
       expect((e as CliError).exitCode).toBe(13);
@@ -117,13 +117,13 @@ describe('deliverSecretResult', () => {
     }
   });
 
-  it('a file that cannot be written after the change: recovered copy, path on stderr, exit 13', () => {
+  it('a file that cannot be written after the change: recovered copy, path on stderr, exit 13', async () => {
     const io = fakeIO();
     const cfg = join(dir, 'cfg');
     mkdirSync(cfg);
     const target = join(dir, 'gone', 'secret'); // folder vanished after the plan
     try {
-      deliverSecretResult(fakeContext({ io, configDir: cfg }), {}, { kind: 'file', path: target, force: false }, body('whsec_saved_anyway'), 'x');
+      await deliverSecretResult(fakeContext({ io, configDir: cfg }), {}, { kind: 'file', path: target, force: false }, body('whsec_saved_anyway'), 'x');
       throw new Error('expected exit 13');
     } catch (e) {
       expect((e as CliError).exitCode).toBe(13);

@@ -7,7 +7,7 @@ import { usageError } from '../../errors/cli-error.js';
 import { planSecret } from '../../secret/deliver.js';
 import { callApi } from './call.js';
 import { deliverSecretResult } from './secret-result.js';
-import { endpointLabel } from '../../output/render.js';
+import { endpointLabel } from '../../output/label.js';
 import type { Prompter } from '../../prompts/prompter.js';
 
 export interface CreateOptions {
@@ -32,9 +32,9 @@ export async function runCreate(opts: CreateOptions, g: GlobalOptions, ctx: Cont
     stdoutIsTTY: ctx.io.stdout.isTTY,
     dryRun: Boolean(g.dryRun),
   });
-  const res = await callApi(ctx, g, { path: (c) => scopedPath(c.scope, 'webhook-endpoints'), body, idempotencyKey }, secretResponseSchema);
+  const res = await callApi(ctx, g, { path: (c) => scopedPath(c.scope, 'webhook-endpoints'), body, idempotencyKey }, secretResponseSchema());
   if (!res) return;
-  deliverSecretResult(ctx, g, sink, res, `Created webhook endpoint ${endpointLabel(res.data.endpoint)}.`);
+  await deliverSecretResult(ctx, g, sink, res, `Created webhook endpoint ${endpointLabel(res.data.endpoint)}.`);
 }
 
 export function missing(flag: string): never {

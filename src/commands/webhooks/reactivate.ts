@@ -4,7 +4,7 @@ import { scopedPath } from '../../api/spec.js';
 import { mutationResponseSchema } from '../../api/schemas.js';
 import { checkEndpointId, parseExpectedVersionBody } from '../../input/parse.js';
 import { callApi } from './call.js';
-import { endpointLabel, renderEndpoint, renderSummary } from '../../output/render.js';
+import { endpointLabel } from '../../output/label.js';
 import { missing } from './create.js';
 import type { Prompter } from '../../prompts/prompter.js';
 
@@ -16,12 +16,13 @@ export async function runReactivate(endpointId: string, opts: ReactivateOptions,
   const id = checkEndpointId(endpointId);
   const expectedVersion = opts.expectedVersion ?? (await prompter?.expectedVersion()) ?? missing('--expected-version');
   const body = parseExpectedVersionBody({ expectedVersion });
-  const res = await callApi(ctx, g, { path: (c) => scopedPath(c.scope, 'webhook-endpoints', id, 'reactivate'), body }, mutationResponseSchema);
+  const res = await callApi(ctx, g, { path: (c) => scopedPath(c.scope, 'webhook-endpoints', id, 'reactivate'), body }, mutationResponseSchema());
   if (!res) return;
   if (g.json) {
     ctx.io.stdout.write(JSON.stringify(res, null, ctx.io.stdout.isTTY ? 2 : undefined) + '\n');
     return;
   }
+  const { renderEndpoint, renderSummary } = await import('../../output/render.js');
   const label = endpointLabel(res.data.endpoint);
   ctx.io.stdout.write(
     renderSummary(res.data.changed ? `Reactivated webhook endpoint ${label}.` : `Webhook endpoint ${label} was already active; nothing changed.`, ctx.io.paint.stdout),

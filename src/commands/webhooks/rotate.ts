@@ -8,7 +8,7 @@ import { EXIT } from '../../errors/exit-codes.js';
 import { planSecret } from '../../secret/deliver.js';
 import { callApi } from './call.js';
 import { deliverSecretResult } from './secret-result.js';
-import { endpointLabel } from '../../output/render.js';
+import { endpointLabel } from '../../output/label.js';
 import { escapeInline } from '../../output/sanitize.js';
 import { missing } from './create.js';
 import type { Prompter } from '../../prompts/prompter.js';
@@ -45,7 +45,7 @@ export async function runRotate(endpointId: string, opts: RotateOptions, g: Glob
     const ok = await prompter.confirmImmediate(id);
     if (!ok) throw new CliError('interrupted', 'immediate rotation declined; nothing was sent', EXIT.interrupted);
   }
-  const res = await callApi(ctx, g, { path: (c) => scopedPath(c.scope, 'webhook-endpoints', id, 'secret', 'rotate'), body, idempotencyKey }, secretResponseSchema);
+  const res = await callApi(ctx, g, { path: (c) => scopedPath(c.scope, 'webhook-endpoints', id, 'secret', 'rotate'), body, idempotencyKey }, secretResponseSchema());
   if (!res) return;
-  deliverSecretResult(ctx, g, sink, res, `Rotated the signing secret of ${endpointLabel(res.data.endpoint)} (mode ${escapeInline(body.mode)}).`);
+  await deliverSecretResult(ctx, g, sink, res, `Rotated the signing secret of ${endpointLabel(res.data.endpoint)} (mode ${escapeInline(body.mode)}).`);
 }

@@ -7,16 +7,16 @@ import type { SecretResponse } from '../../api/schemas.js';
 import { CliError } from '../../errors/cli-error.js';
 import { EXIT } from '../../errors/exit-codes.js';
 import { recoverSecret, writeSecretFile, type SecretSink } from '../../secret/deliver.js';
-import { endpointLabel, renderEndpoint, renderSecretBlock, renderSummary } from '../../output/render.js';
+import { endpointLabel } from '../../output/label.js';
 
-export function deliverSecretResult(ctx: Context, g: GlobalOptions, sink: SecretSink, body: SecretResponse, summary: string): void {
+export async function deliverSecretResult(ctx: Context, g: GlobalOptions, sink: SecretSink, body: SecretResponse, summary: string): Promise<void> {
   const { endpoint, secret, secretAvailable } = body.data;
   ctx.io.redactor.addSecret(secret);
   const id = endpointLabel(endpoint);
   const withheld = secret === null || secretAvailable === false;
 
   if (withheld) {
-    printResult(ctx, g, body, summary);
+    await printResult(ctx, g, body, summary);
     const version = typeof endpoint.version === 'number' ? endpoint.version : 'CURRENT_VERSION';
     throw new CliError(
       'secret_not_delivered',
@@ -34,10 +34,10 @@ export function deliverSecretResult(ctx: Context, g: GlobalOptions, sink: Secret
     try {
       writeSecretFile(sink.path, secret, sink.force);
     } catch (err) {
-      printResult(ctx, g, withoutSecret(body, null), summary);
-      throw recovered(ctx, String(endpoint.id ?? 'endpoint'), secret, `cannot write --secret-file ${sink.path}: ${(err as NodeJS.ErrnoException).code ?? 'write failed'}`);
+      await printResult(ctx, g, withoutSecret(body, null), summary);
+      throw await recovered(ctx, String(endpoint.id ?? 'endpoint'), secret, `cannot write --secret-file ${sink.path}: ${(err as NodeJS.ErrnoException).code ?? 'write failed'}`);
     }
-    printResult(ctx, g, withoutSecret(body, sink.path), summary);
+    await printResult(ctx, g, withoutSecret(body, sink.path), summary);
     if (!g.json) ctx.io.stderr.write(`chatctl: signing secret saved to ${sink.path} (mode 0600)\n`);
     return;
   }
@@ -48,15 +48,17 @@ export function deliverSecretResult(ctx: Context, g: GlobalOptions, sink: Secret
   }
 
   // TTY: the secret once, framed, with the result.
-  printResult(ctx, g, body, summary);
+  await printResult(ctx, g, body, summary);
+  const { renderSecretBlock } = await import('../../output/render.js');
   ctx.io.stdout.write(renderSecretBlock(secret, ctx.io.paint.stdout));
 }
 
-function printResult(ctx: Context, g: GlobalOptions, body: SecretResponse, summary: string): void {
+async function printResult(ctx: Context, g: GlobalOptions, body: SecretResponse, summary: string): Promise<void> {
   if (g.json) {
     ctx.io.stdout.write(JSON.stringify(body, null, ctx.io.stdout.isTTY ? 2 : undefined) + '\n');
     return;
   }
+  const { renderEndpoint, renderSummary } = await import('../../output/render.js');
   ctx.io.stdout.write(renderSummary(summary, ctx.io.paint.stdout));
   ctx.io.stdout.write(renderEndpoint(body.data.endpoint, ctx.io.color.stdout));
 }
@@ -68,12 +70,13 @@ function withoutSecret(body: SecretResponse, path: string | null): SecretRespons
   return { ...body, data: data as SecretResponse['data'] };
 }
 
-function recovered(ctx: Context, endpointId: string, secret: string, why: string): CliError {
+async function recovered(ctx: Context, endpointId: string, secret: string, why: string): Promise<CliError> {
   let where: string;
   try {
     where = recoverSecret(ctx.configDir, endpointId, secret, new Date(ctx.now()));
   } catch (err) {
     if (ctx.io.stdout.isTTY) {
+      const { renderSecretBlock } = await import('../../output/render.js');
       ctx.io.stdout.write(renderSecretBlock(secret));
       return new CliError('secret_not_delivered', `${why}; could not keep a recovery copy either, so it was printed above`, EXIT.secretNotDelivered);
     }
