@@ -298,7 +298,11 @@ function applyOutput(cmd: Command, ctx: Context): void {
   cmd.exitOverride();
   cmd.configureOutput({
     writeOut: (s) => ctx.io.stdout.write(s),
-    writeErr: (s) => ctx.io.stderr.write(s),
+    // Commander's help after a usage error (a group without its subcommand):
+    // shown to people, muted under --json, where only the error line goes.
+    writeErr: (s) => {
+      if (!ctx.io.quiet) ctx.io.stderr.write(s);
+    },
     outputError: () => {}, // printed once, by errors/report.ts
     // A fixed width: help reads the same everywhere, and the build can
     // pre-render it for the fast path in bin/chatctl.js.

@@ -23,7 +23,7 @@ function flagBeforeDoubleDash(argv: string[], flag: string): boolean {
 
 export async function run(argv: string[] = process.argv.slice(2)): Promise<number> {
   const env = process.env;
-  const io = createProcessIO({ noColorFlag: flagBeforeDoubleDash(argv, '--no-color'), env });
+  const io = createProcessIO({ noColorFlag: flagBeforeDoubleDash(argv, '--no-color'), env, quiet: flagBeforeDoubleDash(argv, '--json') });
   io.paint = await loadPalettes(io.color);
   const controller = new AbortController();
   let interrupts = 0;

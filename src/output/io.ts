@@ -24,11 +24,20 @@ export interface IO {
   color: { stdout: boolean; stderr: boolean };
   /** chalk for the streams in colour, plain functions for the others (main.ts loads it). */
   paint: { stdout: Palette; stderr: Palette };
+  /**
+   * An informational line on stderr ("chatctl: …"). Muted with --json, where
+   * stderr holds nothing but the one error line a script parses.
+   */
+  notice(text: string): void;
+  /** --json: stderr carries only the one error line. */
+  readonly quiet: boolean;
 }
 
 export interface ColorSettings {
   noColorFlag: boolean;
   env: NodeJS.ProcessEnv;
+  /** --json: no notices on stderr. */
+  quiet?: boolean;
 }
 
 export function colorEnabled(isTTY: boolean, { noColorFlag, env }: ColorSettings): boolean {
@@ -71,9 +80,14 @@ export function processStdin(isTTY: boolean): InStream {
 
 export function createProcessIO(settings: ColorSettings): IO {
   const redactor = new Redactor();
+  const stderr = processOutStream(process.stderr, (s) => redactor.scrubAll(s));
   return {
     stdout: processOutStream(process.stdout, (s) => redactor.scrubCredentials(s)),
-    stderr: processOutStream(process.stderr, (s) => redactor.scrubAll(s)),
+    stderr,
+    notice: (text) => {
+      if (!settings.quiet) stderr.write(`chatctl: ${text}\n`);
+    },
+    quiet: Boolean(settings.quiet),
     stdin: processStdin(isatty(0)),
     redactor,
     color: {

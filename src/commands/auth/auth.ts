@@ -29,7 +29,7 @@ export async function runAuthLogin(opts: { withToken?: boolean }, g: GlobalOptio
     profiles[sel.name] = { ...(profiles[sel.name] ?? {}), token };
     return { ...data, profiles };
   });
-  ctx.io.stderr.write(`chatctl: token stored in profile "${sel.name}"\n`);
+  ctx.io.notice(`token stored in profile "${sel.name}"`);
 }
 
 export async function runAuthLogout(g: GlobalOptions, ctx: Context): Promise<void> {
@@ -45,7 +45,7 @@ export async function runAuthLogout(g: GlobalOptions, ctx: Context): Promise<voi
     profiles[sel.name] = rest;
     return { ...data, profiles };
   });
-  ctx.io.stderr.write(had ? `chatctl: token removed from profile "${sel.name}"\n` : `chatctl: profile "${sel.name}" had no stored token\n`);
+  ctx.io.notice(had ? `token removed from profile "${sel.name}"` : `profile "${sel.name}" had no stored token`);
 }
 
 export async function runAuthStatus(g: GlobalOptions, ctx: Context): Promise<void> {

@@ -8,7 +8,7 @@ import { checkBaseUrl, selectProfile } from '../../scope/resolve.js';
 import { escapeInline } from '../../output/sanitize.js';
 
 export function store(ctx: Context): ConfigStore {
-  return openConfigStore(ctx.configDir, (m) => ctx.io.stderr.write(`chatctl: warning: ${m}\n`));
+  return openConfigStore(ctx.configDir, (m) => ctx.io.notice(`warning: ${m}`));
 }
 
 export function checkProfileName(name: string): string {
@@ -44,7 +44,7 @@ export async function runProfileList(g: GlobalOptions, ctx: Context): Promise<vo
     return;
   }
   if (rows.length === 0) {
-    ctx.io.stderr.write('chatctl: no profiles yet; create one with: chatctl profile set NAME --base-url URL --org ID --app ID --env KEY\n');
+    ctx.io.notice('no profiles yet; create one with: chatctl profile set NAME --base-url URL --org ID --app ID --env KEY');
     return;
   }
   const { default: Table } = await import('cli-table3');
@@ -101,7 +101,7 @@ export async function runProfileSet(name: string, opts: ProfileSetOptions, g: Gl
     profiles[name] = next;
     return { ...data, profiles };
   });
-  ctx.io.stderr.write(`chatctl: profile "${name}" saved\n`);
+  ctx.io.notice(`profile "${name}" saved`);
 }
 
 export async function runProfileUse(name: string, ctx: Context): Promise<void> {
@@ -110,7 +110,7 @@ export async function runProfileUse(name: string, ctx: Context): Promise<void> {
     if (!data.profiles?.[name]) throw configError(`profile "${name}" does not exist`, 'create it with: chatctl profile set ' + name);
     return { ...data, currentProfile: name };
   });
-  ctx.io.stderr.write(`chatctl: now using profile "${name}"\n`);
+  ctx.io.notice(`now using profile "${name}"`);
 }
 
 export async function runProfileRemove(name: string, ctx: Context): Promise<void> {
@@ -123,7 +123,7 @@ export async function runProfileRemove(name: string, ctx: Context): Promise<void
     if (next.currentProfile === name) delete next.currentProfile;
     return next;
   });
-  ctx.io.stderr.write(`chatctl: profile "${name}" removed (with its stored token)\n`);
+  ctx.io.notice(`profile "${name}" removed (with its stored token)`);
 }
 
 function checkPrintable(value: string, flag: string): void {

@@ -23,7 +23,7 @@ export function userAgent(ctx: Context): string {
 /** Sends the request; resolves with the parsed body, or undefined after --dry-run. */
 export async function callApi<T>(ctx: Context, g: GlobalOptions, spec: RequestSpec, schema: z.ZodMiniType<T>): Promise<T | undefined> {
   const flags = { ...g, noInput: g.input === false };
-  const config = openConfigStore(ctx.configDir, (m) => ctx.io.stderr.write(`chatctl: warning: ${m}\n`)).read();
+  const config = openConfigStore(ctx.configDir, (m) => ctx.io.notice(`warning: ${m}`)).read();
   const selected = selectProfile(flags, ctx.env, config);
   const conn = resolveConnection(flags, ctx.env, selected);
   const settings = resolveRequestSettings(flags, ctx.env);
@@ -61,7 +61,7 @@ export async function callApi<T>(ctx: Context, g: GlobalOptions, spec: RequestSp
     random: ctx.random,
     signal: ctx.signal,
     trace: g.debug ? (line) => ctx.io.stderr.write(`[debug] ${escapeControl(line)}\n`) : undefined,
-    announce: ctx.io.stderr.isTTY ? (line) => ctx.io.stderr.write(`chatctl: ${line}\n`) : undefined,
+    announce: ctx.io.stderr.isTTY ? (line) => ctx.io.notice(line) : undefined,
   });
   const parsed = schema.safeParse(parseJson(res.body));
   if (!parsed.success) {
@@ -89,5 +89,5 @@ function printDryRun(ctx: Context, g: GlobalOptions, req: ApiRequest, body: obje
     const lines = [`${req.method} ${req.url}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), 'x-request-id: (a new UUID for each attempt)', '', JSON.stringify(body, null, 2), ''];
     ctx.io.stdout.write(lines.join('\n'));
   }
-  ctx.io.stderr.write('chatctl: dry run: nothing was sent\n');
+  ctx.io.notice('dry run: nothing was sent');
 }

@@ -38,7 +38,7 @@ export async function deliverSecretResult(ctx: Context, g: GlobalOptions, sink: 
       throw await recovered(ctx, String(endpoint.id ?? 'endpoint'), secret, `cannot write --secret-file ${sink.path}: ${(err as NodeJS.ErrnoException).code ?? 'write failed'}`);
     }
     await printResult(ctx, g, withoutSecret(body, sink.path), summary);
-    if (!g.json) ctx.io.stderr.write(`chatctl: signing secret saved to ${sink.path} (mode 0600)\n`);
+    ctx.io.notice(`signing secret saved to ${sink.path} (mode 0600)`);
     return;
   }
 
@@ -87,7 +87,7 @@ async function recovered(ctx: Context, endpointId: string, secret: string, why: 
       { hint: 'rotate the secret to get a new one' },
     );
   }
-  ctx.io.stderr.write(`chatctl: the signing secret was kept in ${where} (mode 0600)\n`);
+  ctx.io.notice(`the signing secret was kept in ${where} (mode 0600)`);
   return new CliError('secret_not_delivered', `${why}; the signing secret was kept in ${where}`, EXIT.secretNotDelivered, {
     details: { recoveredPath: where },
     hint: 'move it where it belongs, then delete that file',

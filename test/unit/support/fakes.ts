@@ -23,6 +23,8 @@ export function fakeIO(tty: { stdin?: boolean; stdout?: boolean; stderr?: boolea
     stdin: { isTTY: Boolean(tty.stdin), readAll: async () => stdinText },
     color: { stdout: false, stderr: false },
     paint: { stdout: PLAIN, stderr: PLAIN },
+    notice: (s) => void (err += redactor.scrubAll(`chatctl: ${s}\n`)),
+    quiet: false,
     out: () => out,
     err: () => err,
   };
