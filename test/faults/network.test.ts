@@ -1,0 +1,323 @@
+// Issue 5, item 1: network faults, one test per row of the fault table. Each
+// runs the real bin against a scripted server on 127.0.0.1 and checks the
+// exit code, the --json error code, how many attempts reached the server, that
+// no secret file was left behind, and that the token and secret never reach
+// stderr.
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type http from 'node:http';
+import {
+  CREATE,
+  CSRF,
+  REACTIVATE,
+  SECRET,
+  ScriptServer,
+  TOKEN,
+  cleanupTempDirs,
+  closedPort,
+  errorBody,
+  json,
+  leaks,
+  parseErrorLine,
+  runCli,
+  scopeEnv,
+  secretBody,
+  stackTrace,
+  workspace,
+  type RunResult,
+} from './support.js';
+
+let server: ScriptServer;
+let other: ScriptServer;
+
+beforeAll(async () => {
+  server = await new ScriptServer().start();
+  other = await new ScriptServer().start();
+});
+afterAll(async () => {
+  await server.close();
+  await other.close();
+  cleanupTempDirs();
+});
+beforeEach(() => {
+  server.dropConnections();
+  server.reset();
+  other.reset((_q, res) => json(res, 201, secretBody()));
+});
+
+/** create --json --secret-file, against baseUrl, with extra flags. */
+async function create(baseUrl: string, flags: string[]): Promise<RunResult & { secretFile: string }> {
+  const ws = workspace();
+  const secretFile = join(ws.cwd, 'new.whsec');
+  const r = await runCli([...CREATE, '--json', '--secret-file', secretFile, ...flags], { ws, env: scopeEnv(baseUrl) });
+  return { ...r, secretFile };
+}
+
+/** What every failing row shares. */
+function expectFailure(r: RunResult & { secretFile?: string }, exitCode: number, code: string) {
+  expect(stackTrace(r.stderr), r.stderr).toBeUndefined();
+  expect(leaks(r.stderr, [TOKEN, SECRET, CSRF]), r.stderr).toEqual([]);
+  const line = parseErrorLine(r.stderr);
+  expect({ exit: r.exitCode, code: line.error.code, lineExit: line.exitCode }, r.stderr).toEqual({ exit: exitCode, code, lineExit: exitCode });
+  expect(r.stdout).toBe('');
+  if (r.secretFile) expect(existsSync(r.secretFile)).toBe(false);
+  return line;
+}
+
+const HTML = (status: number, text: string) =>
+  `<!DOCTYPE html>\n<html><head><title>${status} ${text}</title></head><body><center><h1>${status} ${text}</h1></center><hr><center>nginx</center></body></html>\n`;
+
+function html(res: http.ServerResponse, status: number, text: string) {
+  const body = HTML(status, text);
+  res.writeHead(status, { 'Content-Type': 'text/html', 'Content-Length': String(Buffer.byteLength(body)), Server: 'nginx' });
+  res.end(body);
+}
+
+describe('fault table (create --json --secret-file)', () => {
+  test('connection refused (closed port) → 12 network_error, quickly', async () => {
+    const port = await closedPort();
+    const r = await create(`http://127.0.0.1:${port}`, ['--max-retries', '0', '--timeout', '1']);
+    const line = expectFailure(r, 12, 'network_error');
+    expect(line.error.message).toMatch(/refused/);
+    expect(r.durationMs).toBeLessThan(5000);
+  });
+
+  test('reset before the response (server destroys the socket) → retried, then 12 network_error', async () => {
+    server.reset((req) => req.socket.destroy());
+    const r = await create(server.url, ['--max-retries', '1', '--timeout', '1']);
+    const line = expectFailure(r, 12, 'network_error');
+    expect(server.hits).toBe(2);
+    expect(line.error.message).toMatch(/reset|hang up|ECONNRESET/i);
+    expect(line.error.message).toMatch(/gave up after 2 attempts/);
+    // The retry is the same operation: one Idempotency-Key, named in the message.
+    const keys = new Set(server.requests.map((q) => q.headers['idempotency-key']));
+    expect(keys.size).toBe(1);
+    expect(line.error.message).toContain(String([...keys][0]));
+  });
+
+  test('headers never come (--timeout 1) → 12 timeout after about 1 s', async () => {
+    server.reset(() => {
+      /* never answer */
+    });
+    const r = await create(server.url, ['--max-retries', '0', '--timeout', '1']);
+    expectFailure(r, 12, 'timeout');
+    expect(server.hits).toBe(1);
+    expect(r.durationMs).toBeGreaterThanOrEqual(900);
+    expect(r.durationMs).toBeLessThan(4000);
+  });
+
+  test('body stalls half-way after the headers → 12 timeout (the timeout covers the whole response)', async () => {
+    const body = JSON.stringify(secretBody());
+    server.reset((_q, res) => {
+      res.writeHead(201, { 'Content-Type': 'application/json', 'Content-Length': String(body.length) });
+      res.write(body.slice(0, Math.floor(body.length / 2))); // half of it, then nothing
+    });
+    const r = await create(server.url, ['--max-retries', '0', '--timeout', '1']);
+    expectFailure(r, 12, 'timeout');
+    expect(server.hits).toBe(1);
+    expect(r.durationMs).toBeLessThan(4000);
+  });
+
+  test('slow drip (headers at 0.5 s, a byte every 150 ms, never done) → 12 timeout at ~1 s, not an idle timer', async () => {
+    const timers: NodeJS.Timeout[] = [];
+    server.reset((_q, res) => {
+      timers.push(
+        setTimeout(() => {
+          res.writeHead(201, { 'Content-Type': 'application/json', 'Content-Length': '100000' });
+          res.write('{');
+          timers.push(setInterval(() => res.write(' '), 150));
+        }, 500),
+      );
+    });
+    try {
+      const r = await create(server.url, ['--max-retries', '0', '--timeout', '1']);
+      expectFailure(r, 12, 'timeout');
+      expect(r.durationMs).toBeLessThan(3000);
+    } finally {
+      for (const t of timers) clearInterval(t);
+    }
+  });
+
+  test('truncated body (Content-Length larger than sent, then close) → 1 invalid_response, not retried', async () => {
+    const body = JSON.stringify(secretBody());
+    server.reset((_q, res) => {
+      res.writeHead(201, { 'Content-Type': 'application/json', 'Content-Length': String(body.length + 500) });
+      res.write(body);
+      setTimeout(() => res.socket?.destroy(), 50);
+    });
+    const r = await create(server.url, ['--max-retries', '1', '--timeout', '5']);
+    const line = expectFailure(r, 1, 'invalid_response');
+    expect(server.hits).toBe(1);
+    expect(line.error.message).toMatch(/closed before the response was complete|during the response/);
+    // The change may have been applied: the message names the key to re-run with.
+    expect(line.error.message).toContain(String(server.requests[0]!.headers['idempotency-key']));
+  });
+
+  test('a 2xx body over 1 MiB, streamed (64 MiB, never finished) → 1 invalid_response without waiting for it', async () => {
+    let written = 0;
+    let closedAt = 0;
+    server.reset((_q, res) => {
+      res.writeHead(201, { 'Content-Type': 'application/json' }); // chunked: no declared length
+      const chunk = Buffer.alloc(64 * 1024, 0x61);
+      res.write('{"data":{"endpoint":{"pad":"');
+      const pump = () => {
+        while (written < 64 * 1024 * 1024) {
+          written += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', pump);
+        }
+        // 64 MiB sent and the response is still not finished: only a CLI that
+        // waits for the whole body would now sit until its timeout.
+      };
+      res.on('close', () => (closedAt = Date.now()));
+      pump();
+    });
+    const r = await create(server.url, ['--max-retries', '1', '--timeout', '20']);
+    const line = expectFailure(r, 1, 'invalid_response');
+    expect(line.error.message).toMatch(/1048576-byte limit/);
+    expect(server.hits).toBe(1);
+    expect(r.durationMs).toBeLessThan(5000);
+    expect(closedAt).toBeGreaterThan(0);
+    expect(written).toBeLessThan(32 * 1024 * 1024);
+  });
+
+  test('a 2xx body that declares 2 MiB → refused from the header, 1 invalid_response', async () => {
+    server.reset((_q, res) => {
+      res.writeHead(201, { 'Content-Type': 'application/json', 'Content-Length': String(2 * 1024 * 1024) });
+      res.write('{"data":'); // and nothing more
+    });
+    const r = await create(server.url, ['--max-retries', '1', '--timeout', '20']);
+    expectFailure(r, 1, 'invalid_response');
+    expect(server.hits).toBe(1);
+    expect(r.durationMs).toBeLessThan(5000);
+  });
+
+  test.each([502, 504])('an HTML %i page from a proxy → 1 invalid_response, not retried', async (status) => {
+    server.reset((_q, res) => html(res, status, status === 502 ? 'Bad Gateway' : 'Gateway Time-out'));
+    const r = await create(server.url, ['--max-retries', '1', '--timeout', '1']);
+    const line = expectFailure(r, 1, 'invalid_response');
+    expect(line.error.status).toBe(status);
+    expect(line.error.message).toMatch(/HTML/);
+    expect(line.error.message).not.toMatch(/<html|<h1/i);
+    expect(server.hits).toBe(1);
+  });
+
+  test('an HTML 404 → 6 invalid_response', async () => {
+    server.reset((_q, res) => html(res, 404, 'Not Found'));
+    const r = await create(server.url, ['--max-retries', '1', '--timeout', '1']);
+    const line = expectFailure(r, 6, 'invalid_response');
+    expect(line.error.status).toBe(404);
+    expect(server.hits).toBe(1);
+  });
+
+  test.each([301, 302, 303, 307, 308])('a %i redirect to another origin → exit 1 naming the Location; that origin gets nothing', async (status) => {
+    const location = `${other.url}/v1/stolen?from=${status}`;
+    server.reset((_q, res) => {
+      res.writeHead(status, { Location: location, 'Content-Length': '0' });
+      res.end();
+    });
+    const r = await create(server.url, ['--max-retries', '1', '--timeout', '1']);
+    const line = expectFailure(r, 1, 'invalid_response');
+    expect(line.error.message).toContain(location);
+    expect(line.error.status).toBe(status);
+    expect(server.hits).toBe(1);
+    expect(other.hits).toBe(0);
+  });
+
+  test('a 307 redirect on reactivate (human mode) → exit 1 naming the Location; that origin gets nothing', async () => {
+    const location = `${other.url}/elsewhere`;
+    server.reset((_q, res) => {
+      res.writeHead(307, { Location: location, 'Content-Type': 'text/html' });
+      res.end('<a href="x">moved</a>');
+    });
+    const r = await runCli([...REACTIVATE, '--max-retries', '1', '--timeout', '1'], { env: scopeEnv(server.url) });
+    expect(r.exitCode, r.stderr).toBe(1);
+    expect(r.stderr).toContain(location);
+    expect(stackTrace(r.stderr)).toBeUndefined();
+    expect(leaks(r.stderr, [TOKEN, CSRF])).toEqual([]);
+    expect(other.hits).toBe(0);
+  });
+
+  test('a 302 whose body is a valid API error still names the Location; that origin gets nothing', async () => {
+    const location = `${other.url}/login`;
+    server.reset((_q, res) => json(res, 302, errorBody('authentication_required', 'log in first'), { Location: location }));
+    const r = await create(server.url, ['--max-retries', '0', '--timeout', '1']);
+    expect(other.hits).toBe(0);
+    expect(stackTrace(r.stderr)).toBeUndefined();
+    expect(leaks(r.stderr, [TOKEN, SECRET, CSRF])).toEqual([]);
+    const line = parseErrorLine(r.stderr);
+    // README: "Redirects are never followed: a 3xx is an error naming its Location".
+    expect(line.error.message).toContain(location);
+  });
+
+  test('hostile success body: a wide and tall endpoint record (human mode) → exit 0 within 5 s, secret saved', async () => {
+    // 600 KB in one field and 2000 short lines in another: well under the 1 MiB limit.
+    const record = { description: 'x'.repeat(600_000), tags: Array.from({ length: 2000 }, (_, i) => `t${i}`) };
+    server.reset((_q, res) => json(res, 201, secretBody(SECRET, record)));
+    const ws = workspace();
+    const secretFile = join(ws.cwd, 'new.whsec');
+    const r = await runCli([...CREATE, '--secret-file', secretFile, '--max-retries', '0', '--timeout', '2'], { ws, env: scopeEnv(server.url), timeoutMs: 6_000 });
+    expect(existsSync(secretFile)).toBe(true);
+    expect(stackTrace(r.stderr), r.stderr).toBeUndefined();
+    expect({ exit: r.exitCode, stderr: r.stderr.slice(0, 300), timedOut: r.timedOut }).toEqual({
+      exit: 0,
+      stderr: `chatctl: signing secret saved to ${secretFile} (mode 0600)\n`,
+      timedOut: false,
+    });
+    expect(r.durationMs).toBeLessThan(5000);
+  });
+
+  test('control row: the same server answering 201 → exit 0, secret only in the file', async () => {
+    server.reset((_q, res) => json(res, 201, secretBody()));
+    const r = await create(server.url, ['--max-retries', '0', '--timeout', '1']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).not.toContain(SECRET);
+    expect(existsSync(r.secretFile)).toBe(true);
+  });
+
+  test('the server echoes the token and the CSRF value in a 500 error (--debug) → both scrubbed from stderr', async () => {
+    server.reset((q, res) =>
+      json(res, 500, errorBody('internal_error', `bad header ${String(q.headers.authorization)} csrf ${String(q.headers['x-service-csrf'])}`)),
+    );
+    const r = await create(server.url, ['--max-retries', '0', '--timeout', '1', '--debug']);
+    expect(r.exitCode).toBe(1);
+    expect(leaks(r.stderr, [TOKEN, CSRF])).toEqual([]);
+    expect(stackTrace(r.stderr)).toBeUndefined();
+  });
+});
+
+describe('secrets the server sent never reach stderr', () => {
+  const CUT_SECRET = 'whsec_CUTSECRET_0123456789abcdefghijklmnopqrstuv';
+
+  test('--debug, a complete 201 whose JSON is cut inside the secret → no part of the secret in the trace', async () => {
+    const text = JSON.stringify(secretBody(CUT_SECRET));
+    const cut = text.slice(0, text.indexOf(CUT_SECRET) + CUT_SECRET.length - 4); // "…"secret":"whsec_…wxyz" minus the end
+    server.reset((_q, res) => {
+      res.writeHead(201, { 'Content-Type': 'application/json' });
+      res.end(cut);
+    });
+    const r = await create(server.url, ['--max-retries', '0', '--timeout', '1', '--debug']);
+    expect(r.exitCode).toBe(1);
+    expect(stackTrace(r.stderr)).toBeUndefined();
+    expect(leaks(r.stderr, [TOKEN, CSRF, CUT_SECRET.slice(0, 20)]), r.stderr).toEqual([]);
+  });
+
+  test('a 409 whose error details carry a whsec_ secret → not echoed on stderr', async () => {
+    server.reset((_q, res) =>
+      json(res, 409, errorBody('idempotency_conflict', 'already applied', { previous: { secret: CUT_SECRET, secretAvailable: true } })),
+    );
+    const r = await create(server.url, ['--max-retries', '0', '--timeout', '1']);
+    expect(r.exitCode).toBe(8);
+    expect(parseErrorLine(r.stderr).error.code).toBe('idempotency_conflict');
+    expect(leaks(r.stderr, [TOKEN, CSRF, CUT_SECRET]), r.stderr).toEqual([]);
+  });
+
+  test('--debug, a 201 with the secret (and an echo of the token in a header) → both redacted in the trace', async () => {
+    server.reset((_q, res) => json(res, 201, secretBody(), { 'X-Echo': `Bearer ${TOKEN}` }));
+    const r = await create(server.url, ['--max-retries', '0', '--timeout', '1', '--debug']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr).toContain('[debug]');
+    expect(leaks(r.stderr, [TOKEN, CSRF, SECRET]), r.stderr).toEqual([]);
+  });
+});
