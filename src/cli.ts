@@ -287,7 +287,11 @@ export async function runCli(argv: string[], ctx: Context): Promise<void> {
   } catch (err) {
     if (err instanceof CommanderError) {
       if (err.exitCode === 0) return; // --help, --version
-      if (err.code === 'commander.help' || err.code === 'commander.helpDisplayed') throw new CliError('usage_error', 'a subcommand is required', EXIT.usage);
+      if (err.code === 'commander.help' || err.code === 'commander.helpDisplayed') {
+        const focus = focusOf(argv);
+        const message = focus === undefined && argv.includes('help') ? `no help for "${argv.slice(argv.indexOf('help') + 1).join(' ')}": unknown command` : 'a subcommand is required';
+        throw new CliError('usage_error', message, EXIT.usage);
+      }
       throw usageError(err.message.replace(/^error: /, ''), 'see: chatctl --help');
     }
     throw err;

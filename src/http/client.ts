@@ -55,6 +55,11 @@ export async function sendWithRetries(req: ApiRequest, settings: RetrySettings, 
       if (err.failure === 'truncated' || err.failure === 'too_large') {
         throw new CliError('invalid_response', `${err.message}${keyNote}`, EXIT.unexpected, { status: err.status ?? null });
       }
+      // The server answered (a status line came) but the body did not finish
+      // in time: the change may be applied, so this is reported, not retried.
+      if (err.failure === 'timeout' && err.status !== undefined) {
+        throw new CliError('timeout', `the server answered ${err.status} but ${err.message}${keyNote}`, EXIT.unavailable, { status: err.status });
+      }
       const failure = err.failure === 'timeout' ? 'timeout' : 'network';
       const decision = decideRetry({ attempt, maxRetries: settings.maxRetries, failure, nowMs: deps.now(), random: deps.random });
       if (decision.kind === 'stop') {

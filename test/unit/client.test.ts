@@ -145,3 +145,13 @@ describe('error classification', () => {
     expect(e.message).toContain('https://elsewhere.example/x');
   });
 });
+
+describe('a timeout after the status line', () => {
+  it('is reported with the status and the key, not retried: the server has answered', async () => {
+    const { d, transport } = deps([new TransportError('timeout', 'no complete response within 1 s', 201)]);
+    const e = await failure(sendWithRetries(req, { maxRetries: 3, timeoutMs: 1000 }, d));
+    expect(transport.sent).toHaveLength(1);
+    expect([e.code, e.exitCode, e.status]).toEqual(['timeout', 12, 201]);
+    expect(e.message).toContain('key-123');
+  });
+});
