@@ -48,7 +48,22 @@ const lazyParts = {
   },
 };
 
-await build({ ...common, entryPoints: ['src/main.ts'], outfile: `${out}/main.cjs`, plugins: [lazyParts] });
+// commander requires child_process for stand-alone executable subcommands,
+// which chatctl does not have; a stub that fails loudly saves loading it.
+const noChildProcess = {
+  name: 'no-child-process-for-commander',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?child_process$/ }, (args) =>
+      /[\\/]commander[\\/]/.test(args.importer) ? { path: 'child_process-stub', namespace: 'stub' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'stub' }, () => ({
+      contents: "const no = () => { throw new Error('chatctl has no executable subcommands'); }; module.exports = { spawn: no, execFileSync: no };",
+      loader: 'js',
+    }));
+  },
+};
+
+await build({ ...common, entryPoints: ['src/main.ts'], outfile: `${out}/main.cjs`, plugins: [lazyParts, noChildProcess] });
 await build({
   ...common,
   entryPoints: LAZY,

@@ -1,6 +1,6 @@
 // The entry point: builds the real context, runs the command, and turns the
 // outcome into an exit status, once, here. Nothing else calls process.exit.
-import { randomUUID } from 'node:crypto';
+import { randomUUID } from './random.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import { createProcessIO } from './output/io.js';
 import { loadPalettes } from './output/colors.js';

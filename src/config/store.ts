@@ -7,7 +7,7 @@
 //   and is never overwritten.
 import { chmodSync, closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { randomBytes } from '../random.js';
 import { configError } from '../errors/cli-error.js';
 import { configFile } from './paths.js';
 import { configSchema, type ConfigData } from './schema.js';

@@ -4,7 +4,7 @@
 // puts it where planned or keeps it in <config>/recovered/ (exit 13).
 import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { randomBytes } from '../random.js';
 import { usageError } from '../errors/cli-error.js';
 
 export type SecretSink =
