@@ -2,7 +2,7 @@
 // scope → request → dry run or send with retries → parsed success body.
 import type { Context, GlobalOptions } from '../../context.js';
 import { openConfigStore } from '../../config/store.js';
-import { requireToken, resolveConnection, resolveRequestSettings, selectProfile, type Connection } from '../../scope/resolve.js';
+import { requireToken, resolveConnection, resolveRequestSettings, resolveToken, selectProfile, type Connection } from '../../scope/resolve.js';
 import { sendWithRetries, type ApiRequest } from '../../http/client.js';
 import { parseJson } from '../../http/classify.js';
 import { invalidResponse } from '../../errors/cli-error.js';
@@ -27,7 +27,8 @@ export async function callApi<T>(ctx: Context, g: GlobalOptions, spec: RequestSp
   const selected = selectProfile(flags, ctx.env, config);
   const conn = resolveConnection(flags, ctx.env, selected);
   const settings = resolveRequestSettings(flags, ctx.env);
-  const token = g.dryRun ? (safeToken(ctx, selected) ?? '') : requireToken(ctx.env, selected);
+  // A dry run shows the request with the token redacted, so it needs none.
+  const token = g.dryRun ? (resolveToken(ctx.env, selected)?.token ?? '') : requireToken(ctx.env, selected);
   ctx.io.redactor.addCredential(token);
   ctx.io.redactor.addCredential(conn.csrfToken);
 
@@ -71,14 +72,6 @@ export async function callApi<T>(ctx: Context, g: GlobalOptions, spec: RequestSp
     });
   }
   return parsed.data;
-}
-
-function safeToken(ctx: Context, selected: ReturnType<typeof selectProfile>): string | undefined {
-  try {
-    return requireToken(ctx.env, selected);
-  } catch {
-    return undefined;
-  }
 }
 
 function printDryRun(ctx: Context, g: GlobalOptions, req: ApiRequest, body: object): void {
