@@ -11,6 +11,7 @@ import { randomBytes } from '../random.js';
 import { configError } from '../errors/cli-error.js';
 import { configFile } from './paths.js';
 import { configSchema, type ConfigData } from './schema.js';
+import type { Context } from '../context.js';
 
 const LOCK_WAIT_MS = 10_000;
 const LOCK_STALE_MS = 30_000;
@@ -19,6 +20,11 @@ export interface ConfigStore {
   readonly path: string;
   read(): ConfigData;
   update(change: (data: ConfigData) => ConfigData | void): ConfigData;
+}
+
+/** The store a command uses: its warnings are notices (muted with --json). */
+export function configStoreFor(ctx: Pick<Context, 'configDir' | 'io'>): ConfigStore {
+  return openConfigStore(ctx.configDir, (m) => ctx.io.notice(`warning: ${m}`));
 }
 
 export function openConfigStore(dir: string, warn: (msg: string) => void = () => {}): ConfigStore {

@@ -4,7 +4,7 @@
 // nodeTransport: no redirects followed, one timer for the whole attempt,
 // a body limit enforced while reading.
 import { EnvHttpProxyAgent, request } from 'undici';
-import { TransportError, type Transport } from './transport.js';
+import { PROXY_VARIABLES, TransportError, type Transport } from './transport.js';
 import { configError } from '../errors/cli-error.js';
 
 const pick = (env: NodeJS.ProcessEnv, name: string) => env[name.toLowerCase()] || env[name.toUpperCase()] || undefined;
@@ -12,7 +12,7 @@ const pick = (env: NodeJS.ProcessEnv, name: string) => env[name.toLowerCase()] |
 
 /** A proxy variable that is not a URL is a configuration error naming it. */
 function checkProxyVariables(env: NodeJS.ProcessEnv): void {
-  for (const name of ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy']) {
+  for (const name of PROXY_VARIABLES) {
     const value = env[name];
     if (!value) continue;
     let ok = false;

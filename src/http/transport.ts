@@ -57,6 +57,9 @@ export function isTransportError(err: unknown): err is TransportError {
   return err instanceof Error && err.name === 'TransportError' && typeof (err as TransportError).failure === 'string';
 }
 
+/** The variables that send requests through a proxy (proxy.ts); NO_PROXY only exempts. */
+export const PROXY_VARIABLES = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'] as const;
+
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 export const nodeTransport: Transport = async (req, opts) => {

@@ -33,6 +33,11 @@ export interface IO {
   readonly quiet: boolean;
 }
 
+/** The --json document on stdout: indented on a terminal, one line otherwise. */
+export function writeJson(io: IO, value: unknown): void {
+  io.stdout.write(JSON.stringify(value, null, io.stdout.isTTY ? 2 : undefined) + '\n');
+}
+
 export interface ColorSettings {
   noColorFlag: boolean;
   env: NodeJS.ProcessEnv;

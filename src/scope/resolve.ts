@@ -158,6 +158,11 @@ export function noInput(flags: GlobalFlags, env: NodeJS.ProcessEnv): boolean {
 
 const LOOPBACK_V4 = /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/;
 
+/**
+ * The contract's loopback, exactly: localhost, 127.0.0.0/8, [::1]. Narrower
+ * on purpose than the sandbox's isLoopbackHost (src/sandbox/ip.ts), which as
+ * a server also accepts mapped and trailing-dot forms.
+ */
 export function isLoopbackHost(hostname: string): boolean {
   const h = hostname.toLowerCase();
   return h === 'localhost' || h === '[::1]' || LOOPBACK_V4.test(h);
@@ -189,9 +194,12 @@ export function checkBaseUrl(raw: string, fail: (message: string, hint?: string)
   return { href, origin: url.origin };
 }
 
-function checkHeaderValue(value: string, label: string): void {
+/** Whether a value can travel in an HTTP header: no control characters, nothing beyond Latin-1. */
+export function isHeaderSafe(value: string): boolean {
   // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(value) || /[^\u0000-\u00ff]/.test(value)) {
-    throw configError(`the ${label} contains characters that cannot be sent in an HTTP header`);
-  }
+  return !/[\u0000-\u001f\u007f]/.test(value) && !/[^\u0000-\u00ff]/.test(value);
+}
+
+function checkHeaderValue(value: string, label: string): void {
+  if (!isHeaderSafe(value)) throw configError(`the ${label} contains characters that cannot be sent in an HTTP header`);
 }

@@ -3,8 +3,9 @@
 // selected profile of config.json (0600).
 import type { Context, GlobalOptions } from '../../context.js';
 import { configError, usageError } from '../../errors/cli-error.js';
-import { resolveToken, selectProfile } from '../../scope/resolve.js';
-import { checkProfileName, store } from '../profile/profile.js';
+import { isHeaderSafe, resolveToken, selectProfile } from '../../scope/resolve.js';
+import { checkProfileName } from '../profile/profile.js';
+import { configStoreFor as store } from '../../config/store.js';
 import type { Prompter } from '../../prompts/prompter.js';
 
 export async function runAuthLogin(opts: { withToken?: boolean }, g: GlobalOptions, ctx: Context, prompter: Prompter | undefined): Promise<void> {
@@ -20,7 +21,7 @@ export async function runAuthLogin(opts: { withToken?: boolean }, g: GlobalOptio
     throw usageError('no terminal to ask for the token on', 'pipe it in instead: chatctl auth login --with-token < token.txt');
   }
   if (token === '') throw usageError('the token is empty');
-  if (/[\s\u0000-\u001f\u007f]/.test(token) || /[^\u0000-\u00ff]/.test(token)) {
+  if (/\s/.test(token) || !isHeaderSafe(token)) {
     throw usageError('the token contains whitespace or characters that cannot be sent in an HTTP header');
   }
   ctx.io.redactor.addCredential(token);

@@ -1,15 +1,11 @@
 // chatctl profile list|show|set|use|remove. Tokens are never shown: only
 // whether one is stored.
 import type { Context, GlobalOptions } from '../../context.js';
-import { openConfigStore, type ConfigStore } from '../../config/store.js';
+import { configStoreFor as store } from '../../config/store.js';
 import { PROFILE_FIELDS, PROFILE_NAME, type Profile } from '../../config/schema.js';
 import { configError, usageError } from '../../errors/cli-error.js';
 import { checkBaseUrl, selectProfile } from '../../scope/resolve.js';
 import { escapeInline } from '../../output/sanitize.js';
-
-export function store(ctx: Context): ConfigStore {
-  return openConfigStore(ctx.configDir, (m) => ctx.io.notice(`warning: ${m}`));
-}
 
 export function checkProfileName(name: string): string {
   if (!PROFILE_NAME.test(name)) {

@@ -1,7 +1,7 @@
 // The steps every webhook command shares after its input is checked:
 // scope → request → dry run or send with retries → parsed success body.
 import type { Context, GlobalOptions } from '../../context.js';
-import { openConfigStore } from '../../config/store.js';
+import { configStoreFor } from '../../config/store.js';
 import { requireToken, resolveConnection, resolveRequestSettings, resolveToken, selectProfile, type Connection } from '../../scope/resolve.js';
 import { sendWithRetries, type ApiRequest } from '../../http/client.js';
 import { parseJson } from '../../http/classify.js';
@@ -23,7 +23,7 @@ export function userAgent(ctx: Context): string {
 /** Sends the request; resolves with the parsed body, or undefined after --dry-run. */
 export async function callApi<T>(ctx: Context, g: GlobalOptions, spec: RequestSpec, schema: z.ZodMiniType<T>): Promise<T | undefined> {
   const flags = { ...g, noInput: g.input === false };
-  const config = openConfigStore(ctx.configDir, (m) => ctx.io.notice(`warning: ${m}`)).read();
+  const config = configStoreFor(ctx).read();
   const selected = selectProfile(flags, ctx.env, config);
   const conn = resolveConnection(flags, ctx.env, selected);
   const settings = resolveRequestSettings(flags, ctx.env);

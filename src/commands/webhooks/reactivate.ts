@@ -5,6 +5,7 @@ import { mutationResponseSchema } from '../../api/schemas.js';
 import { checkEndpointId, parseExpectedVersionBody } from '../../input/parse.js';
 import { callApi } from './call.js';
 import { endpointLabel } from '../../output/label.js';
+import { writeJson } from '../../output/io.js';
 import { missing } from './create.js';
 import type { Prompter } from '../../prompts/prompter.js';
 
@@ -19,7 +20,7 @@ export async function runReactivate(endpointId: string, opts: ReactivateOptions,
   const res = await callApi(ctx, g, { path: (c) => scopedPath(c.scope, 'webhook-endpoints', id, 'reactivate'), body }, mutationResponseSchema());
   if (!res) return;
   if (g.json) {
-    ctx.io.stdout.write(JSON.stringify(res, null, ctx.io.stdout.isTTY ? 2 : undefined) + '\n');
+    writeJson(ctx.io, res);
     return;
   }
   const { renderEndpoint, renderSummary } = await import('../../output/render.js');

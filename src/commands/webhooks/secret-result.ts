@@ -8,6 +8,7 @@ import { CliError } from '../../errors/cli-error.js';
 import { EXIT } from '../../errors/exit-codes.js';
 import { recoverSecret, writeSecretFile, type SecretSink } from '../../secret/deliver.js';
 import { endpointLabel } from '../../output/label.js';
+import { writeJson } from '../../output/io.js';
 
 export async function deliverSecretResult(ctx: Context, g: GlobalOptions, sink: SecretSink, body: SecretResponse, summary: string): Promise<void> {
   const { endpoint, secret, secretAvailable } = body.data;
@@ -43,7 +44,7 @@ export async function deliverSecretResult(ctx: Context, g: GlobalOptions, sink: 
   }
 
   if (sink.kind === 'json') {
-    ctx.io.stdout.write(JSON.stringify(body, null, ctx.io.stdout.isTTY ? 2 : undefined) + '\n');
+    writeJson(ctx.io, body);
     return;
   }
 
@@ -55,7 +56,7 @@ export async function deliverSecretResult(ctx: Context, g: GlobalOptions, sink: 
 
 async function printResult(ctx: Context, g: GlobalOptions, body: SecretResponse, summary: string): Promise<void> {
   if (g.json) {
-    ctx.io.stdout.write(JSON.stringify(body, null, ctx.io.stdout.isTTY ? 2 : undefined) + '\n');
+    writeJson(ctx.io, body);
     return;
   }
   const { renderEndpoint, renderSummary } = await import('../../output/render.js');
