@@ -23,7 +23,9 @@ function flagBeforeDoubleDash(argv: string[], flag: string): boolean {
 
 export async function run(argv: string[] = process.argv.slice(2)): Promise<number> {
   const env = process.env;
-  const io = createProcessIO({ noColorFlag: flagBeforeDoubleDash(argv, '--no-color'), env, quiet: flagBeforeDoubleDash(argv, '--json') });
+  // Known before parsing: a parse error is reported in the mode asked for.
+  const json = flagBeforeDoubleDash(argv, '--json');
+  const io = createProcessIO({ noColorFlag: flagBeforeDoubleDash(argv, '--no-color'), env, quiet: json });
   io.paint = await loadPalettes(io.color);
   const controller = new AbortController();
   let interrupts = 0;
@@ -50,7 +52,6 @@ export async function run(argv: string[] = process.argv.slice(2)): Promise<numbe
     signal: controller.signal,
     transport: async () => (await import('./http/select-transport.js')).selectTransport(env),
   };
-  const json = flagBeforeDoubleDash(argv, '--json');
   try {
     await runCli(argv, ctx);
     return 0;
