@@ -1,6 +1,11 @@
 import { defineConfig } from 'vitest/config';
+import { readFileSync } from 'node:fs';
+
+const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string };
 
 export default defineConfig({
+  // What the build defines: in-process runs report the package's version too.
+  define: { __CHATCTL_VERSION__: JSON.stringify(pkg.version) },
   plugins: [
     {
       // The completion scripts are shell files imported as text, as esbuild's text loader does in the build.
