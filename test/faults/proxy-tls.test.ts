@@ -72,6 +72,8 @@ async function create(baseUrl: string, env: Record<string, string | undefined>, 
   const r = await runCli([...CREATE, '--json', '--secret-file', secretFile, '--max-retries', '0', '--timeout', '2', ...flags], {
     ws,
     env: scopeEnv(baseUrl, env),
+    // NODE_EXTRA_CA_CERTS is read by Node when a process starts.
+    spawn: 'NODE_EXTRA_CA_CERTS' in env,
   });
   return { ...r, secretFile };
 }
