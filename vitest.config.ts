@@ -22,5 +22,16 @@ export default defineConfig({
     hookTimeout: 30_000,
     // The JSON report feeds the "N passed, M failed" line that .ci/run prints.
     reporters: ['default', ['json', { outputFile: '.test-results/results.json' }]],
+    // `npm run coverage` (and .ci/run): what the suite exercises of src/,
+    // in-process. Spawned runs (signals, terminals, the packaged bin) are not
+    // counted, so the figure is a floor.
+    coverage: {
+      provider: 'v8',
+      include: ['src/**/*.ts'],
+      exclude: ['src/**/*.d.ts'],
+      reporter: ['text-summary', 'text', 'json-summary'],
+      reportsDirectory: '.test-results/coverage',
+      thresholds: { statements: 90, lines: 90 },
+    },
   },
 });

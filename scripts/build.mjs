@@ -10,13 +10,13 @@
 // they cost nothing until a command uses them.
 import { build } from 'esbuild';
 import { createRequire } from 'node:module';
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 
 const root = new URL('../', import.meta.url);
 const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8'));
-// Build beside dist/ and swap it in at the end, so a chatctl running while
-// the build runs never finds dist/ half-written or missing.
+// Build beside dist/ and move it in at the end (below), so a chatctl running
+// while the build runs never finds dist/ half-written or missing.
 const out = `dist.build-${process.pid}`;
 rmSync(new URL(out, root), { recursive: true, force: true });
 
@@ -78,11 +78,27 @@ const meta = await buildMeta();
 writeFileSync(new URL(`${out}/fast.json`, root), JSON.stringify({ version: meta.version, aliases: meta.aliases, help: meta.help }));
 writeFileSync(new URL(`${out}/tree.json`, root), JSON.stringify(meta.tree));
 
-const old = `dist.old-${process.pid}`;
-try {
-  renameSync(new URL('dist', root), new URL(old, root));
-} catch {
-  /* first build: no dist/ yet */
+// Move the new build into dist/ file by file, each with an atomic rename, so
+// dist/ is never missing or half-written: a chatctl that starts during a
+// rebuild sees each file whole, old or new. Files the new build no longer
+// has are removed last.
+const distDir = new URL('dist/', root).pathname;
+const buildDir = new URL(`${out}/`, root).pathname;
+const fresh = new Set(listFiles(buildDir));
+mkdirSync(distDir, { recursive: true });
+for (const rel of fresh) {
+  mkdirSync(dirname(join(distDir, rel)), { recursive: true });
+  renameSync(join(buildDir, rel), join(distDir, rel));
 }
-renameSync(new URL(out, root), new URL('dist', root));
-rmSync(new URL(old, root), { recursive: true, force: true });
+for (const rel of listFiles(distDir)) if (!fresh.has(rel)) rmSync(join(distDir, rel), { force: true });
+rmSync(buildDir, { recursive: true, force: true });
+
+function listFiles(dir, prefix = '') {
+  const out = [];
+  for (const entry of readdirSync(join(dir, prefix), { withFileTypes: true })) {
+    const rel = join(prefix, entry.name);
+    if (entry.isDirectory()) out.push(...listFiles(dir, rel));
+    else out.push(rel);
+  }
+  return out;
+}

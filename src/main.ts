@@ -23,17 +23,16 @@ export async function run(argv: string[] = process.argv.slice(2)): Promise<numbe
     if (++received > 1) process.exit(EXIT_FOR_SIGNAL[signal]);
     controller.abort(signal);
   };
+  // Left in place until the process ends: a signal that arrives after the
+  // command finished, while output drains, still ends it with its own code
+  // rather than the default action's.
   for (const s of SIGNALS) process.on(s, onSignal);
-  try {
-    return await execute(argv, {
-      env: { ...process.env },
-      io: { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
-      cwd: process.cwd(),
-      signal: controller.signal,
-    });
-  } finally {
-    for (const s of SIGNALS) process.off(s, onSignal);
-  }
+  return execute(argv, {
+    env: { ...process.env },
+    io: { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
+    cwd: process.cwd(),
+    signal: controller.signal,
+  });
 }
 
 /**
