@@ -6,16 +6,6 @@ const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 
 export default defineConfig({
   // What the build defines: in-process runs report the package's version too.
   define: { __CHATCTL_VERSION__: JSON.stringify(pkg.version) },
-  plugins: [
-    {
-      // The completion scripts are shell files imported as text, as esbuild's text loader does in the build.
-      name: 'shell-text',
-      transform(code, id) {
-        if (/\.(bash|zsh|fish)$/.test(id)) return { code: `export default ${JSON.stringify(code)};`, map: null };
-        return undefined;
-      },
-    },
-  ],
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,

@@ -28,7 +28,6 @@ const common = {
   logLevel: 'warning',
   legalComments: 'external',
   supported: { 'dynamic-import': false },
-  loader: { '.bash': 'text', '.zsh': 'text', '.fish': 'text' },
   define: { __CHATCTL_VERSION__: JSON.stringify(pkg.version) },
 };
 
