@@ -100,7 +100,7 @@ interface Owned {
   nonce: string;
 }
 
-interface Seen {
+export interface Seen {
   ino: number;
   size: number;
   mtimeMs: number;
@@ -120,7 +120,7 @@ async function acquire(lockPath: string, opts: LockOptions): Promise<Owned> {
     if (opts.signal.aborted) throw interrupted();
     const ino = publish(lockPath, text, host, lockPath);
     if (ino !== undefined) return { ino, text, nonce };
-    const seen = inspect(lockPath);
+    const seen = inspectLock(lockPath);
     if (seen !== undefined) {
       const verdict = judge(seen, host);
       if (!(verdict.stale && breakStale(lockPath, seen, text, host)) || ++spins > 100) {
@@ -220,7 +220,7 @@ const lockError = (lockPath: string, err: unknown) =>
   configError(`cannot lock the config file (${lockPath}): ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
 
 /** The lock file as it is now; undefined when there is none. Never follows a link or opens a FIFO. */
-function inspect(path: string): Seen | undefined {
+export function inspectLock(path: string): Seen | undefined {
   let st;
   try {
     st = lstatSync(path);
@@ -251,7 +251,7 @@ const sameLock = (a: Seen, b: Seen) => a.ino === b.ino && a.size === b.size && a
 
 function isOurs(lockPath: string, owned: Owned): boolean {
   try {
-    const now = inspect(lockPath);
+    const now = inspectLock(lockPath);
     return now !== undefined && now.ino === owned.ino && now.text === owned.text;
   } catch {
     return false;
@@ -324,16 +324,19 @@ export function breakStale(lockPath: string, seen: Seen, myText: string, host: L
   const id = identity(seen);
   const passed: string[] = [];
   let token: string | undefined;
+  let vanished = 0;
   for (let n = 0; n < MAX_TOKENS && token === undefined; n++) {
     const name = `${lockPath}.break-${id}.${n}`;
     if (publish(name, myText, host, lockPath) !== undefined) {
       token = name;
       break;
     }
-    const other = inspect(name);
+    const other = inspectLock(name);
     if (other === undefined) {
-      n--; // removed meanwhile (its lock is gone): try the same number again
-      if (inspect(lockPath) === undefined) return true;
+      // Removed meanwhile, so its lock is gone: try the same number again.
+      if (inspectLock(lockPath) === undefined) return true;
+      if (++vanished > MAX_TOKENS) return false;
+      n--;
       continue;
     }
     if (!judge(other, host).stale) return false; // a live breaker is at it
@@ -342,7 +345,7 @@ export function breakStale(lockPath: string, seen: Seen, myText: string, host: L
   if (token === undefined) return false;
   let gone = false;
   try {
-    const now = inspect(lockPath);
+    const now = inspectLock(lockPath);
     if (now === undefined || !sameLock(now, seen)) {
       gone = true; // broken by someone else already
       return now === undefined;
@@ -354,7 +357,7 @@ export function breakStale(lockPath: string, seen: Seen, myText: string, host: L
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
       throw lockError(lockPath, err);
     }
-    const got = inspect(moved);
+    const got = inspectLock(moved);
     if (got !== undefined && sameLock(got, seen)) {
       gone = true;
       rmSync(moved, { force: true });
