@@ -133,6 +133,9 @@ export async function runAuthStatus(g: GlobalOptions, ctx: Context): Promise<voi
       ].join('\n'),
     );
   }
+  if ((d.profile.source === 'flag' || d.profile.source === 'env') && !d.profile.exists) {
+    throw configError(`profile "${escapeInline(d.profile.name)}" does not exist`, 'list profiles with: chatctl profile list');
+  }
   if (d.token.source === 'none') {
     throw configError(`no token for profile "${d.profile.name}"`, 'run: chatctl auth login --with-token < token.txt, or set CHATCTL_TOKEN');
   }

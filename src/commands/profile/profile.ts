@@ -56,7 +56,7 @@ export async function runProfileShow(name: string | undefined, g: GlobalOptions,
   const current = selectProfile({ profile: g.profile }, ctx.env, data).name;
   const target = name ?? current;
   const p = profileOf(data, target);
-  if (!p) throw configError(`profile "${escapeInline(target)}" does not exist`, 'list profiles with: chatctl profile list');
+  if (!p) throw missing(target, 'list profiles with: chatctl profile list');
   const shown = publicProfile(target, p, target === current);
   if (g.json) {
     ctx.io.stdout.write(JSON.stringify(shown) + '\n');
@@ -106,19 +106,23 @@ export async function runProfileSet(name: string, opts: ProfileSetOptions, g: Gl
   ctx.io.notice(first ? `profile "${name}" saved; it is the current profile (the first one)` : `profile "${name}" saved`);
 }
 
+// use and remove look the name up and nothing more: any name that is not
+// stored (`constructor`, `__proto__`, a typo) is one that does not exist.
+const missing = (name: string, hint: string) => configError(`profile "${escapeInline(name)}" does not exist`, hint);
+
 export async function runProfileUse(name: string, ctx: Context): Promise<void> {
-  checkProfileName(name);
   await store(ctx).update((data) => {
-    if (!profileOf(data, name)) throw configError(`profile "${name}" does not exist`, 'create it with: chatctl profile set ' + name);
+    if (!profileOf(data, name)) {
+      throw missing(name, PROFILE_NAME.test(name) ? `create it with: chatctl profile set ${name}` : 'list profiles with: chatctl profile list');
+    }
     return { ...data, currentProfile: name };
   });
   ctx.io.notice(`now using profile "${name}"`);
 }
 
 export async function runProfileRemove(name: string, ctx: Context): Promise<void> {
-  checkProfileName(name);
   await store(ctx).update((data) => {
-    if (!profileOf(data, name)) throw configError(`profile "${name}" does not exist`, 'list profiles with: chatctl profile list');
+    if (!profileOf(data, name)) throw missing(name, 'list profiles with: chatctl profile list');
     const profiles = profileMap(data.profiles);
     delete profiles[name];
     const next = { ...data, profiles };
