@@ -35,7 +35,7 @@ const common = {
 // used: undici (behind a proxy), the prompts (on a terminal), the sandbox.
 // Keeping them out of main.cjs keeps every other run's read, code-cache
 // load and memory small.
-const LAZY = { proxy: 'src/http/proxy.ts', prompts: 'src/prompts/inquirer.ts', sandbox: 'src/sandbox/command.ts' };
+const LAZY = { proxy: 'src/http/proxy.ts', prompts: 'src/prompts/inquirer.ts', sandbox: 'src/sandbox/command.ts', conf: 'src/config/conf-writer.ts' };
 const lazyByFile = new Map(Object.entries(LAZY).map(([name, file]) => [resolve(file), name]));
 const lazyParts = {
   name: 'lazy-parts',
@@ -62,13 +62,46 @@ const noChildProcess = {
   },
 };
 
+// conf, for the commands that write config.json (src/config/conf-writer.ts),
+// is a bundle of its own too, and trimmed to what chatctl uses of it: no
+// schema (ajv, ajv-formats), no migrations (semver), no watching
+// (debounce-fn), an explicit folder (env-paths). Those are stubs that fail
+// loudly if ever reached. atomically's exit hook (when-exit) registers
+// signal handlers that re-raise Ctrl-C past chatctl's own; its stub keeps
+// the exit-time clean-up only. conf's non-atomic write for snaps
+// (process.env.SNAP) is turned off, so every write is temporary file +
+// rename.
+const CONF_STUBS = {
+  'ajv/dist/2020.js': "export class Ajv2020 { constructor() { throw new Error('chatctl: conf schemas are not bundled'); } }",
+  'ajv-formats': "export default { default() { throw new Error('chatctl: conf schemas are not bundled'); } };",
+  semver: "const no = () => { throw new Error('chatctl: conf migrations are not bundled'); }; export default { eq: no, satisfies: no, clean: no, lte: no, gt: no };",
+  'debounce-fn': "export default () => { throw new Error('chatctl: conf watching is not bundled'); };",
+  'env-paths': "export default () => { throw new Error('chatctl: conf needs an explicit folder'); };",
+  'when-exit': "export default (callback) => { process.once('exit', callback); return () => process.off('exit', callback); };",
+};
+const confTrim = {
+  name: 'conf-trim',
+  setup(b) {
+    const names = Object.keys(CONF_STUBS).map((n) => n.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'));
+    b.onResolve({ filter: new RegExp(`^(${names.join('|')})$`) }, (args) => ({ path: args.path, namespace: 'conf-stub' }));
+    b.onLoad({ filter: /.*/, namespace: 'conf-stub' }, (args) => ({ contents: CONF_STUBS[args.path], loader: 'js' }));
+    b.onLoad({ filter: /[\\/]node_modules[\\/]conf[\\/]dist[\\/]source[\\/]index\.js$/ }, async (args) => {
+      const text = readFileSync(args.path, 'utf8');
+      if (!text.includes('process.env.SNAP')) throw new Error('conf no longer reads process.env.SNAP: review scripts/build.mjs');
+      return { contents: text.replaceAll('process.env.SNAP', 'undefined'), loader: 'js' };
+    });
+  },
+};
+
 await build({ ...common, entryPoints: ['src/main.ts'], outfile: `${out}/main.cjs`, plugins: [lazyParts, noChildProcess] });
+const { conf: confEntry, ...otherLazy } = LAZY;
 await build({
   ...common,
-  entryPoints: LAZY,
+  entryPoints: otherLazy,
   outdir: `${out}/lazy`,
   outExtension: { '.js': '.cjs' },
 });
+await build({ ...common, entryPoints: { conf: confEntry }, outdir: `${out}/lazy`, outExtension: { '.js': '.cjs' }, plugins: [confTrim] });
 // The completion engine stands alone: a TAB press loads this file only.
 await build({ ...common, entryPoints: ['src/completion/entry.ts'], outfile: `${out}/complete.cjs` });
 

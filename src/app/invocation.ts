@@ -7,6 +7,7 @@ import type { ConfigData } from '../config/schema.js';
 import type { OutputMode } from '../output/io.js';
 import { configStoreFor } from '../config/store.js';
 import {
+  describeScope,
   noInput,
   requireToken,
   resolveConnection,
@@ -16,6 +17,7 @@ import {
   type Connection,
   type GlobalFlags,
   type RequestSettings,
+  type ScopeDescription,
   type SelectedProfile,
 } from '../scope/resolve.js';
 
@@ -33,6 +35,8 @@ export interface Invocation {
   /** The token, or a configuration error (exit 3) naming the profile. */
   requireToken(): string;
   settings(): RequestSettings;
+  /** Every value of the scope with where it came from (flag, environment, profile, default). */
+  describe(): ScopeDescription;
 }
 
 const once = <T>(fn: () => T): (() => T) => {
@@ -65,7 +69,7 @@ export function outputMode(g: GlobalOptions): OutputMode & { noColor: boolean } 
   return { json, quiet: Boolean(g.quiet) || json, debug: Boolean(g.debug), noColor: g.color === false };
 }
 
-export function resolveInvocation(g: GlobalOptions, ctx: Pick<Context, 'env' | 'configDir' | 'io'>): Invocation {
+export function resolveInvocation(g: GlobalOptions, ctx: Context): Invocation {
   const flags = globalFlags(g);
   const env: Env = ctx.env;
   const config = once(() => configStoreFor(ctx).read());
@@ -82,6 +86,7 @@ export function resolveInvocation(g: GlobalOptions, ctx: Pick<Context, 'env' | '
     token: once(() => resolveToken(env, profile())),
     requireToken: once(() => requireToken(env, profile())),
     settings: once(() => resolveRequestSettings(flags, env)),
+    describe: once(() => describeScope(flags, env, config())),
   };
 }
 
