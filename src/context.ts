@@ -6,13 +6,15 @@ import type { Transport } from './http/transport.js';
 export interface Context {
   io: IO;
   env: NodeJS.ProcessEnv;
+  /** The working directory relative paths are taken from. */
+  cwd: string;
   configDir: string;
   version: string;
   now(): number;
   sleep(ms: number, signal: AbortSignal): Promise<void>;
   randomUUID(): string;
   random(): number;
-  /** Aborted on SIGINT/SIGTERM. */
+  /** Aborted on SIGINT/SIGTERM/SIGHUP. */
   signal: AbortSignal;
   /** Loaded on first use: the HTTP stack costs nothing to commands that do not send. */
   transport(): Promise<Transport>;

@@ -33,16 +33,18 @@ export async function run(argv: string[] = process.argv.slice(2)): Promise<numbe
   const onSignal = (signal: NodeJS.Signals) => {
     interrupts++;
     // A second signal means "now": nothing is half-written at any await point.
-    if (interrupts > 1) process.exit(signal === 'SIGTERM' ? 143 : 130);
+    if (interrupts > 1) process.exit(signal === 'SIGTERM' ? 143 : signal === 'SIGHUP' ? 129 : 130);
     received = signal;
     controller.abort();
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  process.on('SIGHUP', onSignal); // issue 10: the terminal went away: 129, with a message
 
   const ctx: Context = {
     io,
     env,
+    cwd: process.cwd(),
     configDir: configDir(env),
     version: VERSION,
     now: () => Date.now(),
@@ -58,12 +60,21 @@ export async function run(argv: string[] = process.argv.slice(2)): Promise<numbe
   } catch (err) {
     // SIGTERM ends with 143 (128 + 15), as a shell would report it.
     const e = toCliError(err);
-    const final = e.exitCode === EXIT.interrupted && received === 'SIGTERM' ? new CliError('interrupted', 'terminated (SIGTERM)', EXIT.terminated) : err;
+    // issue 10: SIGHUP ends with 129; the command's own message (the endpoint, the Idempotency-Key) is kept.
+    const final = e.exitCode === EXIT.interrupted && (received === 'SIGTERM' || received === 'SIGHUP') ? bySignal(e, received) : err;
     return reportError(final, io, json, flagBeforeDoubleDash(argv, '--debug'));
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    process.off('SIGHUP', onSignal);
   }
+}
+
+/** issue 10: the interruption as the signal that caused it, the command's message kept. */
+function bySignal(e: CliError, signal: 'SIGTERM' | 'SIGHUP'): CliError {
+  const what = signal === 'SIGTERM' ? 'terminated (SIGTERM)' : 'hung up (SIGHUP)';
+  const message = e.message === 'interrupted' ? what : `${what}: ${e.message.replace(/^interrupted; /, '')}`;
+  return new CliError('interrupted', message, signal === 'SIGTERM' ? EXIT.terminated : EXIT.hangup, { hint: e.hint, details: e.details });
 }
 
 /**

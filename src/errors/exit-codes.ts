@@ -18,6 +18,7 @@ export const EXIT = {
   rateLimited: 11,
   unavailable: 12,
   secretNotDelivered: 13,
+  hangup: 129,
   interrupted: 130,
   terminated: 143,
 } as const;

@@ -7,7 +7,7 @@ import { sendWithRetries, type ApiRequest } from '../../http/client.js';
 import { parseJson } from '../../http/classify.js';
 import { invalidResponse } from '../../errors/cli-error.js';
 import { redactHeaders } from '../../output/redact.js';
-import { escapeControl } from '../../output/sanitize.js';
+import { escapeInline } from '../../output/sanitize.js';
 import type * as z from 'zod/mini';
 
 export interface RequestSpec {
@@ -61,7 +61,7 @@ export async function callApi<T>(ctx: Context, g: GlobalOptions, spec: RequestSp
     randomUUID: ctx.randomUUID,
     random: ctx.random,
     signal: ctx.signal,
-    trace: g.debug ? (line) => ctx.io.stderr.write(`[debug] ${escapeControl(line)}\n`) : undefined,
+    trace: g.debug ? (line) => ctx.io.stderr.write(`[debug] ${escapeInline(line)}\n`) : undefined,
     announce: ctx.io.stderr.isTTY ? (line) => ctx.io.notice(line) : undefined,
   });
   const parsed = schema.safeParse(parseJson(res.body));

@@ -4,9 +4,10 @@ import { scopedPath } from '../../api/spec.js';
 import { secretResponseSchema } from '../../api/schemas.js';
 import { checkIdempotencyKey, parseCreate } from '../../input/parse.js';
 import { usageError } from '../../errors/cli-error.js';
-import { planSecret } from '../../secret/deliver.js';
+import { planSecret } from '../../secret/plan.js';
 import { callApi } from './call.js';
 import { deliverSecretResult } from './secret-result.js';
+import { namingTheKey } from './interrupted.js';
 import { endpointLabel } from '../../output/label.js';
 import type { Prompter } from '../../prompts/prompter.js';
 
@@ -16,6 +17,7 @@ export interface CreateOptions {
   event?: string[];
   idempotencyKey?: string;
   secretFile?: string;
+  secretTo?: string[];
   force?: boolean;
 }
 
@@ -25,16 +27,19 @@ export async function runCreate(opts: CreateOptions, g: GlobalOptions, ctx: Cont
   const events = opts.event?.length ? opts.event : ((await prompter?.events()) ?? missing('--event'));
   const body = parseCreate({ name, url, events });
   const idempotencyKey = opts.idempotencyKey !== undefined ? checkIdempotencyKey(opts.idempotencyKey) : ctx.randomUUID();
-  const sink = planSecret({
+  const plan = planSecret({
+    secretTo: opts.secretTo,
     secretFile: opts.secretFile,
     force: Boolean(opts.force),
     json: Boolean(g.json),
     stdoutIsTTY: ctx.io.stdout.isTTY,
     dryRun: Boolean(g.dryRun),
+    cwd: ctx.cwd,
+    env: ctx.env,
   });
-  const res = await callApi(ctx, g, { path: (c) => scopedPath(c.scope, 'webhook-endpoints'), body, idempotencyKey }, secretResponseSchema());
+  const res = await namingTheKey(callApi(ctx, g, { path: (c) => scopedPath(c.scope, 'webhook-endpoints'), body, idempotencyKey }, secretResponseSchema()), { idempotencyKey });
   if (!res) return;
-  await deliverSecretResult(ctx, g, sink, res, `Created webhook endpoint ${endpointLabel(res.data.endpoint)}.`);
+  await deliverSecretResult(ctx, g, plan, res, `Created webhook endpoint ${endpointLabel(res.data.endpoint)}.`);
 }
 
 export function missing(flag: string): never {

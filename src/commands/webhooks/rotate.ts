@@ -5,9 +5,10 @@ import { secretResponseSchema } from '../../api/schemas.js';
 import { checkEndpointId, checkIdempotencyKey, parseRotate } from '../../input/parse.js';
 import { CliError, usageError } from '../../errors/cli-error.js';
 import { EXIT } from '../../errors/exit-codes.js';
-import { planSecret } from '../../secret/deliver.js';
+import { planSecret } from '../../secret/plan.js';
 import { callApi } from './call.js';
 import { deliverSecretResult } from './secret-result.js';
+import { namingTheKey } from './interrupted.js';
 import { endpointLabel } from '../../output/label.js';
 import { escapeInline } from '../../output/sanitize.js';
 import { missing } from './create.js';
@@ -18,6 +19,7 @@ export interface RotateOptions {
   mode?: string;
   idempotencyKey?: string;
   secretFile?: string;
+  secretTo?: string[];
   force?: boolean;
   yes?: boolean;
 }
@@ -28,12 +30,15 @@ export async function runRotate(endpointId: string, opts: RotateOptions, g: Glob
   const mode = opts.mode ?? (await prompter?.mode()) ?? missing('--mode');
   const body = parseRotate({ expectedVersion, mode });
   const idempotencyKey = opts.idempotencyKey !== undefined ? checkIdempotencyKey(opts.idempotencyKey) : ctx.randomUUID();
-  const sink = planSecret({
+  const plan = planSecret({
+    secretTo: opts.secretTo,
     secretFile: opts.secretFile,
     force: Boolean(opts.force),
     json: Boolean(g.json),
     stdoutIsTTY: ctx.io.stdout.isTTY,
     dryRun: Boolean(g.dryRun),
+    cwd: ctx.cwd,
+    env: ctx.env,
   });
   if (body.mode === 'immediate' && !opts.yes && !g.dryRun) {
     if (!prompter) {
@@ -45,7 +50,10 @@ export async function runRotate(endpointId: string, opts: RotateOptions, g: Glob
     const ok = await prompter.confirmImmediate(id);
     if (!ok) throw new CliError('interrupted', 'immediate rotation declined; nothing was sent', EXIT.interrupted);
   }
-  const res = await callApi(ctx, g, { path: (c) => scopedPath(c.scope, 'webhook-endpoints', id, 'secret', 'rotate'), body, idempotencyKey }, secretResponseSchema());
+  const res = await namingTheKey(
+    callApi(ctx, g, { path: (c) => scopedPath(c.scope, 'webhook-endpoints', id, 'secret', 'rotate'), body, idempotencyKey }, secretResponseSchema()),
+    { endpointId: id, idempotencyKey },
+  );
   if (!res) return;
-  await deliverSecretResult(ctx, g, sink, res, `Rotated the signing secret of ${endpointLabel(res.data.endpoint)} (mode ${escapeInline(body.mode)}).`);
+  await deliverSecretResult(ctx, g, plan, res, `Rotated the signing secret of ${endpointLabel(res.data.endpoint)} (mode ${escapeInline(body.mode)}).`, { endpointId: id });
 }
