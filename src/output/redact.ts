@@ -23,7 +23,7 @@ const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
 const hexDigit = (d: string) => (/[0-9]/.test(d) ? d : `[${d.toLowerCase()}${d.toUpperCase()}]`);
 
 /** JSON's short escapes, for the characters that have one. */
-const SHORT_ESCAPES: Record<string, string> = { '"': '"', '\\': '\\\\', '/': '/', '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't' };
+const SHORT_ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't' };
 
 /** One UTF-16 unit as it may appear: itself, `\uXXXX` (any case, any number of backslashes), or its short escape. */
 function unitPattern(unit: string): string {
