@@ -15,8 +15,13 @@ export const REDACTED = '[REDACTED]';
  * (headers), but not scrubbed from free text, where "1" would mangle it. */
 const MIN_SCRUB_LENGTH = 6;
 
-/** A line wrap between two characters: a newline (raw or escaped) and some indentation. */
-const WRAP = String.raw`(?:(?:\r?\n|\r|\\+r\\+n|\\+n|\\+r)[ \t]{0,16})?`;
+/**
+ * A line wrap between two characters: a newline (raw or escaped) with some
+ * indentation, or a table cell's wrap (`│` borders, perhaps coloured, and the
+ * padding of the columns before it).
+ */
+const SGR = String.raw`(?:\x1b\[[0-9;]*m)`;
+const WRAP = String.raw`(?:(?:[ \t]{0,4}${SGR}*[│┃|]${SGR}*)?(?:\r?\n|\r|\\+r\\+n|\\+n|\\+r)(?:[ \t│┃|]|${SGR}){0,64})?`;
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
 
@@ -90,8 +95,8 @@ export class Redactor {
   private longestForm(): number {
     let longest = 0;
     for (const v of [...this.credentials.keys(), ...this.secrets.keys()]) longest = Math.max(longest, v.length);
-    // Per unit: up to `\\\\u0000` with a few backslashes, plus a wrap of up to 20.
-    return longest * 32;
+    // Per unit: `\\u0000` with a few backslashes, plus a wrap (a table border, some padding).
+    return longest * 96;
   }
 }
 
@@ -129,11 +134,14 @@ export function isSecretKey(key: string): boolean {
 
 /**
  * A response body for --debug, with the string under every secret key
- * blanked, however the key is escaped (`"s\u0065cret"`). A body cut off
- * inside such a string is blanked to its end. The body is walked token by
- * token, so a string that merely contains `"secret":` is left alone.
+ * blanked, however the key is escaped (`"s\u0065cret"`), and every other
+ * copy of such a value in the body too, in any escaping (the body is traced
+ * before the secret is known to the Redactor). A body cut off inside such a
+ * string is blanked to its end. The body is walked token by token, so a
+ * string that merely contains `"secret":` is left alone.
  */
 export function redactSecretInBody(body: string): string {
+  const found: string[] = [];
   let out = '';
   let last = 0;
   let i = 0;
@@ -169,11 +177,14 @@ export function redactSecretInBody(body: string): string {
       continue;
     }
     const valueEnd = stringEnd(j + 1);
+    found.push(decodeJsonString(body.slice(j + 1, valueEnd)));
     out += body.slice(last, j) + `"${REDACTED}"`;
     last = valueEnd + 1;
     i = valueEnd + 1;
   }
-  return out + body.slice(Math.min(last, n));
+  out += body.slice(Math.min(last, n));
+  for (const value of found) if (value.length >= MIN_SCRUB_LENGTH) out = out.replace(valuePattern(value), REDACTED);
+  return out;
 }
 
 /** The text of a JSON string's inside, leniently: a bad escape is kept as it is. */

@@ -143,6 +143,11 @@ describe('redactSecretInBody / redactSecretFields: the key `secret`, not keys th
     });
     expect(redactSecretInBody('{"SECRET" : "a", "\\u0053ecret":"b"}')).toBe('{"SECRET" : "[REDACTED]", "\\u0053ecret":"[REDACTED]"}');
   });
+  it('other copies of a value found under a secret key are blanked too, in any escaping (it is not yet known to the Redactor)', () => {
+    const v = 'whsec_copy/+1';
+    const body = `{"secret":"${v.replace('/', '\\/')}","note":"was ${[...v].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')}","n":"${v}"}`;
+    expect(JSON.parse(redactSecretInBody(body))).toEqual({ secret: '[REDACTED]', note: 'was [REDACTED]', n: '[REDACTED]' });
+  });
   it('a string that merely contains "secret": is not a key', () => {
     const body = '{"note":"say \\"secret\\":\\"no\\"","secret":"whsec_2"}';
     expect(JSON.parse(redactSecretInBody(body))).toEqual({ note: 'say "secret":"no"', secret: '[REDACTED]' });
@@ -221,5 +226,20 @@ describe('reportError survives details of any shape', () => {
     expect(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/.test(hio.err())).toBe(false);
     expect(hio.err()).toContain('bad\\x9b[2J\\nnext\\u202eline');
     expect(hio.err().split('\n').length).toBeLessThan(30);
+  });
+});
+
+describe('a value wrapped in a table cell', () => {
+  it('is found across the cell borders, plain or coloured', async () => {
+    const { renderEndpoint } = await import('../../src/output/render.js');
+    const value = 'whsec_' + 'Q'.repeat(30) + 'Z'.repeat(30);
+    const r = new Redactor();
+    r.addSecret(value);
+    for (const color of [false, true]) {
+      const table = renderEndpoint({ id: 'we_1', note: value }, color, 40);
+      expect(table).not.toContain(value); // it was wrapped
+      expect(r.scrubAll(table)).not.toMatch(/QQQ|ZZZ/);
+      expect(r.scrubAll(table)).toContain('we_1');
+    }
   });
 });

@@ -136,9 +136,12 @@ const loadRender = (): Promise<Render> => import('../../output/render.js');
  * record odd; the secret is already safe, so nothing here may throw.
  */
 async function renderAfter(ctx: Context, g: GlobalOptions, plan: SecretPlan, body: SecretResponse, summary: string, fp?: string, delivered: Delivered[] = []): Promise<void> {
+  // When the secret went to sinks, stdout is not one of its places: a copy the
+  // server put in another field (a record echoing it) is scrubbed there too.
+  const clean = (text: string) => (plan.sinks.length > 0 ? ctx.io.redactor.scrubAll(text) : text);
   try {
     if (g.json) {
-      ctx.io.stdout.write(jsonDocument(ctx.io.stdout, body));
+      ctx.io.stdout.write(clean(jsonDocument(ctx.io.stdout, body)));
       return;
     }
     const r = await loadRender();
@@ -147,7 +150,7 @@ async function renderAfter(ctx: Context, g: GlobalOptions, plan: SecretPlan, bod
     const out = toStderr ? ctx.io.stderr : ctx.io.stdout;
     const paint = toStderr ? ctx.io.paint.stderr : ctx.io.paint.stdout;
     const color = toStderr ? ctx.io.color.stderr : ctx.io.color.stdout;
-    out.write(humanText(r, body, summary, paint, color) + (fp ? r.renderDelivery(fp, delivered, paint) : ''));
+    out.write(clean(humanText(r, body, summary, paint, color) + (fp ? r.renderDelivery(fp, delivered, paint) : '')));
   } catch {
     /* the secret is delivered or kept; a failure to show the result must not hide that */
   }
