@@ -150,7 +150,7 @@ export function buildProgram(ctx: Context, focus?: string): Command {
       .addHelpText(
         'after',
         examples('chatctl webhooks fingerprint ./billing.whsec', 'printenv WEBHOOK_SECRET | chatctl webhooks fingerprint -') +
-          '\nSurrounding whitespace is ignored. Compare the result with the fingerprint create and rotate print.\n',
+          '\nSurrounding whitespace is ignored. Compare the result with the fingerprint\nthat create and rotate print.\n',
       )
       .action(async (file: string | undefined) => {
         const { runFingerprint } = await import('./commands/webhooks/fingerprint.js');

@@ -435,6 +435,26 @@ describe('odd answers', () => {
     expect(recoveredFiles(ws)).toEqual([]);
   });
 
+  test('an answer not in the expected shape that still carries a secret: kept, not lost (exit 13)', async () => {
+    server.enqueue({ status: 200, body: { data: { secret: SECRET, secretAvailable: 'yes', endpoint: 'we_1' }, meta: {} } });
+    const ws = workspace();
+    const r = await runCli([...ROTATE, '--json', '--secret-to', 'file:s.whsec'], { env: scopeEnv(server.url), ws });
+    const kept = expectRecovered(r);
+    expect(parseErrorLine(r.stderr).error.details).toMatchObject({ recoveredPath: kept, endpointId: 'we_1', fingerprint: FP });
+    expect(existsSync(join(ws.cwd, 's.whsec'))).toBe(false);
+    expect(r.stdout).toBe('');
+  });
+
+  test('an answer not in the expected shape and without a secret: invalid_response (exit 1) naming the Idempotency-Key', async () => {
+    server.enqueue({ status: 200, body: { data: { secret: 42 }, meta: {} } });
+    const r = await runCli([...ROTATE, '--json', '--secret-to', 'file:s.whsec', '--idempotency-key', 'k-odd-1'], { env: scopeEnv(server.url) });
+    expect(r.exitCode).toBe(1);
+    const line = parseErrorLine(r.stderr);
+    expect(line.error.code).toBe('invalid_response');
+    expect(line.error.message).toContain('k-odd-1');
+    expect(recoveredFiles(r.ws)).toEqual([]);
+  });
+
   test('an id with shell syntax is quoted in the suggested command', async () => {
     server.enqueue({ status: 200, body: secretBody(null, false, "we_$(touch pwned)'x") });
     const ws = workspace();

@@ -1,12 +1,11 @@
 // chatctl webhooks create
 import type { Context, GlobalOptions } from '../../context.js';
 import { scopedPath } from '../../api/spec.js';
-import { secretResponseSchema } from '../../api/schemas.js';
 import { checkIdempotencyKey, parseCreate } from '../../input/parse.js';
 import { usageError } from '../../errors/cli-error.js';
 import { planSecret } from '../../secret/plan.js';
 import { callApi } from './call.js';
-import { deliverSecretResult } from './secret-result.js';
+import { checkSecretAnswer, deliverSecretResult, secretAnswerSchema } from './secret-result.js';
 import { namingTheKey } from './interrupted.js';
 import { endpointLabel } from '../../output/label.js';
 import type { Prompter } from '../../prompts/prompter.js';
@@ -37,8 +36,9 @@ export async function runCreate(opts: CreateOptions, g: GlobalOptions, ctx: Cont
     cwd: ctx.cwd,
     env: ctx.env,
   });
-  const res = await namingTheKey(callApi(ctx, g, { path: (c) => scopedPath(c.scope, 'webhook-endpoints'), body, idempotencyKey }, secretResponseSchema()), { idempotencyKey });
-  if (!res) return;
+  const answer = await namingTheKey(callApi(ctx, g, { path: (c) => scopedPath(c.scope, 'webhook-endpoints'), body, idempotencyKey }, secretAnswerSchema()), { idempotencyKey });
+  if (!answer) return;
+  const res = checkSecretAnswer(ctx, answer, { idempotencyKey });
   await deliverSecretResult(ctx, g, plan, res, `Created webhook endpoint ${endpointLabel(res.data.endpoint)}.`);
 }
 

@@ -1,13 +1,12 @@
 // chatctl webhooks rotate ENDPOINT_ID
 import type { Context, GlobalOptions } from '../../context.js';
 import { scopedPath } from '../../api/spec.js';
-import { secretResponseSchema } from '../../api/schemas.js';
 import { checkEndpointId, checkIdempotencyKey, parseRotate } from '../../input/parse.js';
 import { CliError, usageError } from '../../errors/cli-error.js';
 import { EXIT } from '../../errors/exit-codes.js';
 import { planSecret } from '../../secret/plan.js';
 import { callApi } from './call.js';
-import { deliverSecretResult } from './secret-result.js';
+import { checkSecretAnswer, deliverSecretResult, secretAnswerSchema } from './secret-result.js';
 import { namingTheKey } from './interrupted.js';
 import { endpointLabel } from '../../output/label.js';
 import { escapeInline } from '../../output/sanitize.js';
@@ -50,10 +49,11 @@ export async function runRotate(endpointId: string, opts: RotateOptions, g: Glob
     const ok = await prompter.confirmImmediate(id);
     if (!ok) throw new CliError('interrupted', 'immediate rotation declined; nothing was sent', EXIT.interrupted);
   }
-  const res = await namingTheKey(
-    callApi(ctx, g, { path: (c) => scopedPath(c.scope, 'webhook-endpoints', id, 'secret', 'rotate'), body, idempotencyKey }, secretResponseSchema()),
+  const answer = await namingTheKey(
+    callApi(ctx, g, { path: (c) => scopedPath(c.scope, 'webhook-endpoints', id, 'secret', 'rotate'), body, idempotencyKey }, secretAnswerSchema()),
     { endpointId: id, idempotencyKey },
   );
-  if (!res) return;
+  if (!answer) return;
+  const res = checkSecretAnswer(ctx, answer, { endpointId: id, idempotencyKey });
   await deliverSecretResult(ctx, g, plan, res, `Rotated the signing secret of ${endpointLabel(res.data.endpoint)} (mode ${escapeInline(body.mode)}).`, { endpointId: id });
 }

@@ -9,7 +9,8 @@
 // So a failing sink, a closed or full stdout, an unrenderable answer, a
 // signal or a kill cannot lose it.
 import type { Context, GlobalOptions } from '../../context.js';
-import type { SecretResponse } from '../../api/schemas.js';
+import * as z from 'zod/mini';
+import { lazy, secretResponseSchema, type SecretResponse } from '../../api/schemas.js';
 import { CliError } from '../../errors/cli-error.js';
 import { EXIT } from '../../errors/exit-codes.js';
 import { keepSecret, type KeptSecret } from '../../secret/deliver.js';
@@ -20,6 +21,46 @@ import type { OutStream } from '../../output/io.js';
 import type { Palette } from '../../output/colors.js';
 import { stringifyJson } from '../../output/json.js';
 import { escapeInline, shellQuote } from '../../output/sanitize.js';
+
+/**
+ * What create and rotate accept from a 2xx: the spec's envelope, or any JSON
+ * that carries a secret in data.secret. The second is not a success (see
+ * checkSecretAnswer): it is an answer too odd to use whose secret must still
+ * not be lost. Anything else is callApi's invalid_response, as before.
+ */
+export const secretAnswerSchema = lazy(() =>
+  z.union([secretResponseSchema(), z.looseObject({ data: z.looseObject({ secret: z.string().check(z.minLength(1)) }) })]),
+);
+export type SecretAnswer = z.infer<ReturnType<typeof secretAnswerSchema>>;
+
+/**
+ * The answer as the spec's envelope; an odd answer that carries a secret has
+ * it kept under recovered/ and ends with exit 13, naming where, the endpoint
+ * and the fingerprint.
+ */
+export function checkSecretAnswer(ctx: Context, answer: SecretAnswer, what: { endpointId?: string | undefined; idempotencyKey: string }): SecretResponse {
+  const strict = secretResponseSchema().safeParse(answer);
+  if (strict.success) return strict.data;
+  const secret = answer.data.secret as string;
+  ctx.io.redactor.addSecret(secret);
+  const endpoint = (answer.data as { endpoint?: { id?: unknown } }).endpoint;
+  const id = typeof endpoint?.id === 'string' || typeof endpoint?.id === 'number' ? String(endpoint.id) : (what.endpointId ?? 'endpoint');
+  const fp = fingerprint(secret);
+  const head = `the server's answer is not the expected response, but the change was applied (Idempotency-Key ${what.idempotencyKey}) and it carries the signing secret ${fp} of endpoint ${escapeInline(id)}`;
+  let path: string;
+  try {
+    path = keepSecret(ctx.configDir, id, secret, new Date(ctx.now())).path;
+  } catch (err) {
+    throw new CliError('secret_not_delivered', `${head}; it could not be kept either (${describeFailure(err)}): the secret is lost`, EXIT.secretNotDelivered, {
+      details: { endpointId: id, fingerprint: fp, recoveredPath: null },
+      hint: `rotate it again to get a new one: chatctl webhooks rotate ${shellQuote(id)} --expected-version CURRENT_VERSION --mode overlap --secret-to file:PATH`,
+    });
+  }
+  throw new CliError('secret_not_delivered', `${head}; it is kept in ${path} (mode 0600), not delivered`, EXIT.secretNotDelivered, {
+    details: { endpointId: id, fingerprint: fp, recoveredPath: path },
+    hint: `put it where it belongs, then delete ${path}`,
+  });
+}
 
 export interface SecretResultOptions {
   /** The id asked for (rotate), used when the answer carries none. */
@@ -83,7 +124,11 @@ export async function deliverSecretResult(
   }
 
   if (failures.length === 0) {
-    kept?.discard();
+    try {
+      kept?.discard();
+    } catch {
+      /* a copy left in recovered/ is untidy, not a failure: every destination holds the secret */
+    }
     if (plan.sinks.length > 0) await renderAfter(ctx, g, plan, withoutSecret(body, plan, delivered), summary, fp, delivered);
     return;
   }
