@@ -46,11 +46,24 @@ export interface DeliveryOutcome {
   failures: DeliveryFailure[];
 }
 
-/** Resolves once the text is accepted by the stream; rejects with its error. */
-export function writeConfirmed(stream: OutStream, text: string): Promise<void> {
-  if (stream.writeConfirmed) return stream.writeConfirmed(text);
-  stream.write(text);
-  return Promise.resolve();
+/**
+ * Resolves once the text is accepted by the stream; rejects with its error,
+ * or when `signal` aborts first (a reader that never reads must not hold the
+ * secret hostage: Ctrl-C then keeps it in recovered/).
+ */
+export function writeConfirmed(stream: OutStream, text: string, signal?: AbortSignal): Promise<void> {
+  if (!stream.writeConfirmed) {
+    stream.write(text);
+    return Promise.resolve();
+  }
+  const written = stream.writeConfirmed(text);
+  if (!signal) return written;
+  if (signal.aborted) return Promise.reject(new Error('interrupted before it was written'));
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = () => reject(new Error('interrupted while the reader was not reading'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    written.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 export function describeFailure(err: unknown): string {
@@ -97,7 +110,7 @@ async function deliverOne(sink: Sink, item: { endpointId: string; secret: string
     case 'env-file':
       return writeEnvFile(sink.path, sink.name, item.secret);
     case 'stdout':
-      return writeConfirmed(deps.stdout, `${item.secret}\n`);
+      return writeConfirmed(deps.stdout, `${item.secret}\n`, deps.signal);
     case 'exec': {
       const { runExecSink } = await import('./exec.js');
       const scrubber = deps.redactor.stream();

@@ -640,6 +640,26 @@ describe('a signal after the request was sent', () => {
     expect(line.error.message).toContain(key);
   });
 
+  test('SIGINT while --json waits on a reader that never reads: the secret kept (exit 13), not held hostage', async () => {
+    const big = { ...secretBody(), data: { ...secretBody().data, endpoint: { id: 'we_1', version: 2, description: 'x'.repeat(600_000) } } };
+    server.enqueue({ status: 200, body: big });
+    const ws = workspace();
+    const child = spawn(NODE, [BIN, ...ROTATE, '--json'], { cwd: ws.cwd, env: buildEnv(ws, scopeEnv(server.url)), stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.pause(); // never read: the pipe fills and the write waits
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const closed = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+    for (let i = 0; i < 200 && recoveredFiles(ws).length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    await new Promise((r) => setTimeout(r, 200));
+    child.kill('SIGINT');
+    // The error comes while the write still waits; then the reader goes, so the process can end.
+    for (let i = 0; i < 200 && !stderr.includes('secret_not_delivered'); i++) await new Promise((r) => setTimeout(r, 25));
+    child.stdout.destroy();
+    const code = await closed;
+    expectRecovered({ exitCode: code ?? -1, stdout: '', stderr, ws, durationMs: 0, timedOut: false });
+    expect(stderr).toContain('interrupted');
+  });
+
   test('SIGINT while an exec: destination runs: it is stopped, the secret kept (exit 13)', async () => {
     server.enqueue(ok());
     const ws = workspace();

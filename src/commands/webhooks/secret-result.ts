@@ -116,7 +116,7 @@ export async function deliverSecretResult(
         const r = await loadRender();
         text = humanText(r, body, summary, ctx.io.paint.stdout, ctx.io.color.stdout) + r.renderSecretBlock(secret, ctx.io.paint.stdout, fp);
       }
-      await writeConfirmed(ctx.io.stdout, text);
+      await writeConfirmed(ctx.io.stdout, text, ctx.signal);
       delivered = [{ to: 'stdout', fingerprint: fp }];
     } catch (err) {
       failures = [{ to: 'stdout', reason: describeFailure(err) }];
