@@ -39,8 +39,12 @@ function unitPattern(unit: string): string {
   return `(?:${alts.join('|')})`;
 }
 
-/** The pattern that finds `value` in any of the forms above. */
+/** Beyond this length a value is found as it is only: a pattern for it would be too big to build. */
+const MAX_PATTERN_VALUE = 1024;
+
+/** The pattern that finds `value` in any of the forms above (or, for an absurdly long value, as it is). */
 export function valuePattern(value: string): RegExp {
+  if (value.length > MAX_PATTERN_VALUE) return new RegExp(escapeRegExp(value), 'g');
   const units = value.split('');
   return new RegExp(units.map(unitPattern).join(WRAP), 'g');
 }
@@ -94,9 +98,10 @@ export class Redactor {
   /** An upper bound on the length of any form of any value known. */
   private longestForm(): number {
     let longest = 0;
-    for (const v of [...this.credentials.keys(), ...this.secrets.keys()]) longest = Math.max(longest, v.length);
-    // Per unit: `\\u0000` with a few backslashes, plus a wrap (a table border, some padding).
-    return longest * 96;
+    // Per unit: `\\u0000` with a few backslashes, plus a wrap (a table border, some padding);
+    // a value too long for a pattern is found as it is.
+    for (const v of [...this.credentials.keys(), ...this.secrets.keys()]) longest = Math.max(longest, v.length > MAX_PATTERN_VALUE ? v.length : v.length * 96);
+    return longest;
   }
 }
 

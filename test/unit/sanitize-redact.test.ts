@@ -243,3 +243,15 @@ describe('a value wrapped in a table cell', () => {
     }
   });
 });
+
+describe('an absurdly long secret', () => {
+  it('is registered and scrubbed as it is, without building a huge pattern', () => {
+    const r = new Redactor();
+    const long = 'whsec_' + 'A1b2'.repeat(200_000);
+    r.addSecret(long);
+    expect(r.scrubAll(`x ${long} y`)).toBe('x [REDACTED] y');
+    const s = r.stream();
+    expect(s.push(`x ${long.slice(0, 500_000)}`) + s.push(`${long.slice(500_000)} y`) + s.end()).toBe('x [REDACTED] y');
+    expect(redactSecretInBody(`{"secret":"${long}","n":"${long}"}`)).toBe('{"secret":"[REDACTED]","n":"[REDACTED]"}');
+  });
+});
