@@ -32,10 +32,17 @@ const common = {
 };
 
 // Parts that few runs need are bundles of their own, required only when
-// used: undici (behind a proxy), the prompts (on a terminal), the sandbox.
+// used: undici (behind a proxy), the prompts (on a terminal), the sandbox,
+// execa (for an exec: secret destination).
 // Keeping them out of main.cjs keeps every other run's read, code-cache
 // load and memory small.
-const LAZY = { proxy: 'src/http/proxy.ts', prompts: 'src/prompts/inquirer.ts', sandbox: 'src/sandbox/command.ts', conf: 'src/config/conf-writer.ts' };
+const LAZY = {
+  proxy: 'src/http/proxy.ts',
+  prompts: 'src/prompts/inquirer.ts',
+  sandbox: 'src/sandbox/command.ts',
+  conf: 'src/config/conf-writer.ts',
+  exec: 'src/secret/exec.ts',
+};
 const lazyByFile = new Map(Object.entries(LAZY).map(([name, file]) => [resolve(file), name]));
 const lazyParts = {
   name: 'lazy-parts',

@@ -7,12 +7,12 @@ import type { Scope } from './spec.js';
 import { scopedPath } from './spec.js';
 import {
   mutationResponseSchema,
-  secretResponseSchema,
+  secretAnswerSchema,
   type CreateRequest,
   type ExpectedVersionRequest,
   type MutationResponse,
   type RotateRequest,
-  type SecretResponse,
+  type SecretAnswer,
 } from './schemas.js';
 import { sendWithRetries, type ApiRequest, type HttpDeps, type RetrySettings } from '../http/client.js';
 import { parseJson } from '../http/classify.js';
@@ -32,8 +32,9 @@ export interface ClientConfig {
 }
 
 export interface WebhooksClient {
-  create(body: CreateRequest, idempotencyKey: string): Promise<SecretResponse>;
-  rotate(endpointId: string, body: RotateRequest, idempotencyKey: string): Promise<SecretResponse>;
+  /** The spec's envelope, or (rarely) an odd answer that still carries the secret: see secretAnswerSchema. */
+  create(body: CreateRequest, idempotencyKey: string): Promise<SecretAnswer>;
+  rotate(endpointId: string, body: RotateRequest, idempotencyKey: string): Promise<SecretAnswer>;
   reactivate(endpointId: string, body: ExpectedVersionRequest): Promise<MutationResponse>;
 }
 
@@ -59,8 +60,8 @@ export function createWebhooksClient(cfg: ClientConfig): WebhooksClient {
   };
   const endpoints = (...rest: string[]) => scopedPath(cfg.scope, 'webhook-endpoints', ...rest);
   return {
-    create: (body, key) => send(endpoints(), body, secretResponseSchema(), key),
-    rotate: (id, body, key) => send(endpoints(id, 'secret', 'rotate'), body, secretResponseSchema(), key),
+    create: (body, key) => send(endpoints(), body, secretAnswerSchema(), key),
+    rotate: (id, body, key) => send(endpoints(id, 'secret', 'rotate'), body, secretAnswerSchema(), key),
     reactivate: (id, body) => send(endpoints(id, 'reactivate'), body, mutationResponseSchema()),
   };
 }

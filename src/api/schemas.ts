@@ -59,6 +59,18 @@ export const secretResponseSchema = lazy(() =>
 );
 export type SecretResponse = z.infer<ReturnType<typeof secretResponseSchema>>;
 
+/**
+ * What create and rotate accept from a 2xx: the spec's envelope, or any JSON
+ * that carries a secret in data.secret. The second is not a success (see
+ * checkSecretAnswer in commands/webhooks/secret-result.ts): it is an answer
+ * too odd to use whose secret must still not be lost. Anything else is an
+ * invalid_response.
+ */
+export const secretAnswerSchema = lazy(() =>
+  z.union([secretResponseSchema(), z.looseObject({ data: z.looseObject({ secret: z.string().check(z.minLength(1)) }) })]),
+);
+export type SecretAnswer = z.infer<ReturnType<typeof secretAnswerSchema>>;
+
 export const mutationResponseSchema = lazy(() =>
   z.looseObject({
     data: z.looseObject({ endpoint: endpointSchema(), changed: z.boolean() }),

@@ -76,12 +76,12 @@ export async function execute(argv: string[], given: ExecuteContext): Promise<nu
     }
     const e = toCliError(err);
     const bySignal = signal.aborted ? SIGNAL_EXIT[String(signal.reason)] : undefined;
-    const final = e.exitCode === EXIT.interrupted && bySignal !== undefined && bySignal !== EXIT.interrupted ? new CliError('interrupted', signalMessage(String(signal.reason), e.message), bySignal) : err;
+    const final = e.exitCode === EXIT.interrupted && bySignal !== undefined && bySignal !== EXIT.interrupted ? new CliError('interrupted', signalMessage(String(signal.reason), e.message), bySignal, { hint: e.hint, details: e.details }) : err;
     return reportError(final, io, mode.json, mode.debug);
   }
 }
 
 function signalMessage(signal: string, message: string): string {
   const what = signal === 'SIGHUP' ? 'hung up (SIGHUP)' : 'terminated (SIGTERM)';
-  return message === 'interrupted' ? what : `${what}: ${message.replace(/^interrupted:? ?/, '')}`;
+  return message === 'interrupted' ? what : `${what}: ${message.replace(/^interrupted[:;]? ?/, '')}`;
 }

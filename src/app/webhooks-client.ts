@@ -3,7 +3,7 @@
 import type { Context } from '../context.js';
 import { createWebhooksClient, dryRunTransport, type WebhooksClient } from '../api/client.js';
 import { redactHeaders } from '../output/redact.js';
-import { escapeControl } from '../output/sanitize.js';
+import { escapeInline } from '../output/sanitize.js';
 import type { WireRequest } from '../http/transport.js';
 import { invocationOf } from './invocation.js';
 
@@ -34,7 +34,7 @@ export async function webhooksClient(ctx: Context): Promise<WebhooksClient> {
       randomUUID: ctx.randomUUID,
       random: ctx.random,
       signal: ctx.signal,
-      trace: inv.output.debug ? (line) => ctx.io.stderr.write(`[debug] ${escapeControl(line)}\n`) : undefined,
+      trace: inv.output.debug ? (line) => ctx.io.stderr.write(`[debug] ${escapeInline(line)}\n`) : undefined,
       announce: ctx.io.stderr.isTTY ? (line) => ctx.io.notice(line) : undefined,
     },
   });

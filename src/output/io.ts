@@ -5,7 +5,15 @@ import { Redactor } from './redact.js';
 import { PLAIN, type Palette } from './colors.js';
 
 export interface OutStream {
+  /** Best effort: a closed or failing stream drops the text quietly. */
   write(text: string): void;
+  /**
+   * For output that must not be lost (the one-time secret): resolves once the
+   * text is handed to the operating system, rejects with the write's error
+   * (EPIPE, ENOSPC, EIO), or at once if the stream has already failed.
+   * Streams without it are taken to accept every write.
+   */
+  writeConfirmed?(text: string): Promise<void>;
   readonly isTTY: boolean;
 }
 
@@ -68,18 +76,31 @@ export function colorEnabled(isTTY: boolean, { noColorFlag, env }: ColorSettings
   return isTTY;
 }
 
-/** Wraps a stream: scrubs, and treats a closed pipe as the end of output. */
+/**
+ * Wraps a stream: scrubs, and treats a failed stream (a closed pipe, a full
+ * disk, a terminal gone) as the end of output. The failure is kept for
+ * writeConfirmed, never thrown: an error thrown from here would be a stack trace.
+ */
 export function wrapOutStream(stream: NodeJS.WritableStream & { isTTY?: boolean }, scrub: (s: string) => string): OutStream {
-  let closed = false;
-  stream.on('error', (err: NodeJS.ErrnoException) => {
+  let failed: Error | undefined;
+  stream.on('error', (err: Error) => {
     // `chatctl … | head -1`: the reader went away; stop writing, quietly.
-    if (err.code === 'EPIPE') closed = true;
-    else throw err;
+    failed ??= err;
   });
   return {
     isTTY: Boolean(stream.isTTY),
     write(text: string) {
-      if (!closed) stream.write(scrub(text));
+      if (!failed) stream.write(scrub(text));
+    },
+    writeConfirmed(text: string) {
+      return new Promise<void>((resolve, reject) => {
+        if (failed) return reject(failed);
+        try {
+          stream.write(scrub(text), (err) => (err ? reject(err) : resolve()));
+        } catch (err) {
+          reject(err as Error);
+        }
+      });
     },
   };
 }

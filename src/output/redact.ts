@@ -3,6 +3,11 @@
 // secret seen in this run, so even a server message that echoes one of them
 // cannot leak it. Stdout scrubs the credentials but not the secret, which
 // belongs there in the cases contract section 6 allows.
+//
+// Values are found by what they are, not by the key they sit under: in any
+// JSON escaping (`\u0077`, `\/`, `\"`, doubled backslashes of JSON inside
+// JSON) and across a line wrap (a newline, or its `\n` escape, plus
+// indentation, between any two characters).
 
 export const REDACTED = '[REDACTED]';
 
@@ -10,16 +15,50 @@ export const REDACTED = '[REDACTED]';
  * (headers), but not scrubbed from free text, where "1" would mangle it. */
 const MIN_SCRUB_LENGTH = 6;
 
+/**
+ * A line wrap between two characters: a newline (raw or escaped) with some
+ * indentation, or a table cell's wrap (`│` borders, perhaps coloured, and the
+ * padding of the columns before it).
+ */
+const SGR = String.raw`(?:\x1b\[[0-9;]*m)`;
+const WRAP = String.raw`(?:(?:[ \t]{0,4}${SGR}*[│┃|]${SGR}*)?(?:\r?\n|\r|\\+r\\+n|\\+n|\\+r)(?:[ \t│┃|]|${SGR}){0,64})?`;
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+
+const hexDigit = (d: string) => (/[0-9]/.test(d) ? d : `[${d.toLowerCase()}${d.toUpperCase()}]`);
+
+/** JSON's short escapes, for the characters that have one. */
+const SHORT_ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't' };
+
+/** One UTF-16 unit as it may appear: itself, `\uXXXX` (any case, any number of backslashes), or its short escape. */
+function unitPattern(unit: string): string {
+  const hex = unit.charCodeAt(0).toString(16).padStart(4, '0');
+  const alts = [escapeRegExp(unit), String.raw`\\+u` + [...hex].map(hexDigit).join('')];
+  const short = SHORT_ESCAPES[unit];
+  if (short !== undefined) alts.push(String.raw`\\+` + escapeRegExp(short));
+  return `(?:${alts.join('|')})`;
+}
+
+/** Beyond this length a value is found as it is only: a pattern for it would be too big to build. */
+const MAX_PATTERN_VALUE = 1024;
+
+/** The pattern that finds `value` in any of the forms above (or, for an absurdly long value, as it is). */
+export function valuePattern(value: string): RegExp {
+  if (value.length > MAX_PATTERN_VALUE) return new RegExp(escapeRegExp(value), 'g');
+  const units = value.split('');
+  return new RegExp(units.map(unitPattern).join(WRAP), 'g');
+}
+
 export class Redactor {
-  private readonly credentials = new Set<string>();
-  private readonly secrets = new Set<string>();
+  private readonly credentials = new Map<string, RegExp>();
+  private readonly secrets = new Map<string, RegExp>();
 
   addCredential(value: string | undefined): void {
-    if (value && value.length >= MIN_SCRUB_LENGTH) this.credentials.add(value);
+    if (value && value.length >= MIN_SCRUB_LENGTH && !this.credentials.has(value)) this.credentials.set(value, valuePattern(value));
   }
 
   addSecret(value: string | null | undefined): void {
-    if (value && value.length >= MIN_SCRUB_LENGTH) this.secrets.add(value);
+    if (value && value.length >= MIN_SCRUB_LENGTH && !this.secrets.has(value)) this.secrets.set(value, valuePattern(value));
   }
 
   /** For stderr, debug traces and logs: credentials and secrets. */
@@ -31,11 +70,47 @@ export class Redactor {
   scrubCredentials(text: string): string {
     return scrub(text, this.credentials);
   }
+
+  /**
+   * For text that arrives in pieces (a sink command's output): scrubs
+   * everything, and holds back the tail that could still be the start of a
+   * value, until more comes or end() is called.
+   */
+  stream(): { push(chunk: string): string; end(): string } {
+    let held = '';
+    return {
+      push: (chunk) => {
+        held = this.scrubAll(held + chunk);
+        const keep = this.longestForm();
+        if (held.length <= keep) return '';
+        const out = held.slice(0, held.length - keep);
+        held = held.slice(held.length - keep);
+        return out;
+      },
+      end: () => {
+        const out = this.scrubAll(held);
+        held = '';
+        return out;
+      },
+    };
+  }
+
+  /** An upper bound on the length of any form of any value known. */
+  private longestForm(): number {
+    let longest = 0;
+    // Per unit: `\\u0000` with a few backslashes, plus a wrap (a table border, some padding);
+    // a value too long for a pattern is found as it is.
+    for (const v of [...this.credentials.keys(), ...this.secrets.keys()]) longest = Math.max(longest, v.length > MAX_PATTERN_VALUE ? v.length : v.length * 96);
+    return longest;
+  }
 }
 
-function scrub(text: string, values: Set<string>): string {
+function scrub(text: string, values: Map<string, RegExp>): string {
   let out = text;
-  for (const v of values) if (out.includes(v)) out = out.split(v).join(REDACTED);
+  for (const pattern of values.values()) {
+    pattern.lastIndex = 0;
+    out = out.replace(pattern, REDACTED);
+  }
   return out;
 }
 
@@ -54,21 +129,112 @@ export function redactHeaders(headers: Record<string, string>): Record<string, s
 }
 
 /**
- * A response body with every string under a key that names a secret
- * ("secret", "previousSecret", …) blanked, for debug traces; a body cut off
- * inside such a string is blanked to its end.
+ * A key whose value is a secret: `secret`, or one ending in it
+ * (`previousSecret`, `signing_secret`). Keys that merely mention one
+ * (`secretAvailable`, `previousSecretExpiresAt`, `secretFile`) are not.
  */
-export function redactSecretInBody(body: string): string {
-  return body.replace(/("[^"\\]*secret[^"\\]*"\s*:\s*)"(?:[^"\\]|\\.)*(?:"|\\?$)/gi, `$1"${REDACTED}"`);
+export function isSecretKey(key: string): boolean {
+  return /secret$/i.test(key);
 }
 
-/** A copy of a server's JSON (error details, say) with secret-named string fields blanked. */
-export function redactSecretFields(value: unknown, depth = 0): unknown {
-  if (depth > 50 || value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return value.map((v) => redactSecretFields(v, depth + 1));
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) {
-    out[k] = typeof v === 'string' && /secret/i.test(k) ? REDACTED : redactSecretFields(v, depth + 1);
+/**
+ * A response body for --debug, with the string under every secret key
+ * blanked, however the key is escaped (`"s\u0065cret"`), and every other
+ * copy of such a value in the body too, in any escaping (the body is traced
+ * before the secret is known to the Redactor). A body cut off inside such a
+ * string is blanked to its end. The body is walked token by token, so a
+ * string that merely contains `"secret":` is left alone.
+ */
+export function redactSecretInBody(body: string): string {
+  const found: string[] = [];
+  let out = '';
+  let last = 0;
+  let i = 0;
+  const n = body.length;
+  const stringEnd = (start: number): number => {
+    // start is the index after the opening quote; returns the index of the closing quote, or n.
+    let j = start;
+    while (j < n) {
+      const c = body.charCodeAt(j);
+      if (c === 0x5c) j += 2;
+      else if (c === 0x22) return j;
+      else j++;
+    }
+    return n;
+  };
+  while (i < n) {
+    if (body.charCodeAt(i) !== 0x22) {
+      i++;
+      continue;
+    }
+    const keyEnd = stringEnd(i + 1);
+    if (keyEnd >= n) break;
+    let j = keyEnd + 1;
+    while (j < n && /\s/.test(body[j]!)) j++;
+    if (body[j] !== ':' || !isSecretKey(decodeJsonString(body.slice(i + 1, keyEnd)))) {
+      i = keyEnd + 1;
+      continue;
+    }
+    j++;
+    while (j < n && /\s/.test(body[j]!)) j++;
+    if (body[j] !== '"') {
+      i = j;
+      continue;
+    }
+    const valueEnd = stringEnd(j + 1);
+    found.push(decodeJsonString(body.slice(j + 1, valueEnd)));
+    out += body.slice(last, j) + `"${REDACTED}"`;
+    last = valueEnd + 1;
+    i = valueEnd + 1;
   }
+  out += body.slice(Math.min(last, n));
+  for (const value of found) if (value.length >= MIN_SCRUB_LENGTH) out = out.replace(valuePattern(value), REDACTED);
   return out;
+}
+
+/** The text of a JSON string's inside, leniently: a bad escape is kept as it is. */
+function decodeJsonString(raw: string): string {
+  try {
+    return JSON.parse(`"${raw}"`) as string;
+  } catch {
+    return raw.replace(/\\u([0-9a-fA-F]{4})|\\(.)/g, (_m, hex: string | undefined, ch: string | undefined) => (hex ? String.fromCharCode(parseInt(hex, 16)) : (ch ?? '')));
+  }
+}
+
+/**
+ * A copy of a server's JSON (error details, say) with the strings under
+ * secret keys blanked, at any depth, without recursion.
+ */
+export function redactSecretFields(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  const root: { v: unknown } = { v: undefined };
+  const work: { from: unknown; put: (v: unknown) => void }[] = [{ from: value, put: (v) => (root.v = v) }];
+  const seen = new Set<object>();
+  while (work.length > 0) {
+    const { from, put } = work.pop()!;
+    if (from === null || typeof from !== 'object' || seen.has(from)) {
+      put(from);
+      continue;
+    }
+    seen.add(from);
+    if (Array.isArray(from)) {
+      const copy: unknown[] = new Array(from.length);
+      put(copy);
+      from.forEach((item, idx) => work.push({ from: item, put: (v) => (copy[idx] = v) }));
+      continue;
+    }
+    const copy: Record<string, unknown> = {};
+    put(copy);
+    // defineProperty: a key named __proto__ stays an ordinary key; defined
+    // now, in order, and filled in when its value's turn comes.
+    const set = (k: string, x: unknown) => Object.defineProperty(copy, k, { value: x, enumerable: true, writable: true, configurable: true });
+    for (const [k, v] of Object.entries(from)) {
+      if (typeof v === 'string' && isSecretKey(k)) set(k, REDACTED);
+      else {
+        set(k, undefined);
+        work.push({ from: v, put: (x) => set(k, x) });
+      }
+    }
+  }
+  return root.v;
 }

@@ -2,6 +2,7 @@
 // escapeInline before it reaches the terminal.
 import Table from 'cli-table3';
 import { escapeInline } from './sanitize.js';
+import { previewJson } from './json.js';
 import type { Palette } from './colors.js';
 import { PLAIN } from './colors.js';
 
@@ -11,7 +12,8 @@ export function formatValue(value: unknown): string {
   if (value === null || value === undefined) return '-';
   if (typeof value === 'string') return escapeInline(value);
   if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return value.map((v) => escapeInline(v)).join('\n');
-  if (typeof value === 'object') return escapeInline(JSON.stringify(value));
+  // Any depth: the record is the server's, and JSON.stringify overflows at a few thousand levels.
+  if (typeof value === 'object') return escapeInline(previewJson(value, Number.MAX_SAFE_INTEGER));
   return escapeInline(String(value));
 }
 
@@ -42,13 +44,26 @@ export function renderEndpoint(endpoint: Record<string, unknown>, color: boolean
   return table.toString() + '\n' + (more > 0 ? `… and ${more} more fields (--json shows all)\n` : '');
 }
 
-export function renderSecretBlock(secret: string, c: Palette = PLAIN): string {
+export function renderSecretBlock(secret: string, c: Palette = PLAIN, fingerprint?: string): string {
   return [
     '',
     c.yellow(c.bold('Signing secret (shown once: it will not be shown again, store it now):')),
     '',
     `    ${c.bold(escapeInline(secret))}`,
     '',
+    ...(fingerprint ? [`Fingerprint: ${fingerprint}`, ''] : []),
+    '',
+  ].join('\n');
+}
+
+/** Where the secret went, by destination, with its fingerprint. */
+export function renderDelivery(fingerprint: string, delivered: readonly { to: string }[], c: Palette = PLAIN): string {
+  if (delivered.length === 0) return '';
+  const note = (to: string) => (to.startsWith('file:') || to.startsWith('env-file:') ? ' (mode 0600)' : '');
+  return [
+    '',
+    c.bold(`Signing secret ${fingerprint} delivered to:`),
+    ...delivered.map((d) => `  ${escapeInline(d.to)}${note(d.to)}`),
     '',
   ].join('\n');
 }

@@ -1,98 +1,160 @@
-// Contract section 6, "The one-time secret". Where the secret goes is
-// decided before anything is sent (plan), so a run that could not deliver it
-// refuses up front; after the server applied the change, deliver() either
-// puts it where planned or keeps it in <config>/recovered/ (exit 13).
-import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+// Putting the one-time secret on disk: a destination holds the whole secret
+// or nothing. Files are created exclusively with mode 0600; a replacement is
+// written beside the target and renamed over it, so a reader never sees a
+// half-written file and a failed write (ENOSPC) leaves the old one; a file
+// this run created and could not finish is removed.
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fstatSync,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { randomBytes } from '../random.js';
-import { usageError } from '../errors/cli-error.js';
+import { setDotenvValue } from './dotenv.js';
+import { envFileProblem, kindOf } from './sinks.js';
 
-export type SecretSink =
-  | { kind: 'file'; path: string; force: boolean }
-  | { kind: 'json' }
-  | { kind: 'tty' };
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
-export interface SecretPlanInput {
-  secretFile?: string | undefined;
-  /** Where a relative --secret-file is resolved from. */
-  cwd: string;
-  force: boolean;
-  json: boolean;
-  stdoutIsTTY: boolean;
-  dryRun: boolean;
+function writeAll(fd: number, data: Buffer): void {
+  let done = 0;
+  while (done < data.length) done += writeSync(fd, data, done, data.length - done);
 }
 
-export function planSecret(input: SecretPlanInput): SecretSink {
-  if (input.force && input.secretFile === undefined) throw usageError('--force goes with --secret-file');
-  if (input.secretFile !== undefined) {
-    if (input.secretFile === '') throw usageError('--secret-file needs a path');
-    const path = resolve(input.cwd, input.secretFile);
-    checkTarget(path, input.force);
-    return { kind: 'file', path, force: input.force };
-  }
-  if (input.json) return { kind: 'json' };
-  if (input.stdoutIsTTY || input.dryRun) return { kind: 'tty' };
-  throw usageError(
-    'refusing to print the signing secret: standard output is not a terminal',
-    'use --secret-file PATH to save it to a file (mode 0600), or --json to receive it in the JSON output',
-  );
-}
-
-function checkTarget(path: string, force: boolean): void {
-  let st;
+/** A new file, 0600 whatever the umask, holding exactly `data`; removed again if anything fails. */
+function createExclusive(path: string, data: Buffer): void {
+  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o600);
   try {
-    st = lstatSync(path);
+    fchmodSync(fd, 0o600);
+    writeAll(fd, data);
+    fsyncSync(fd);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
-      throw usageError(`cannot use --secret-file ${path}: ${(err as NodeJS.ErrnoException).code}`);
-    }
+    closeQuietly(fd);
+    rmSync(path, { force: true });
+    throw err;
   }
-  if (st) {
-    if (st.isDirectory()) throw usageError(`--secret-file ${path} is a directory`);
-    if (!force) throw usageError(`--secret-file ${path} already exists`, 'choose a new path, or add --force to replace it');
-  }
-  let parent;
-  try {
-    parent = statSync(dirname(path));
-  } catch {
-    throw usageError(`the folder of --secret-file ${path} does not exist`);
-  }
-  if (!parent.isDirectory()) throw usageError(`the folder of --secret-file ${path} is not a folder`);
+  closeSync(fd);
 }
 
-/** Writes a new file 0600, or with force replaces the target atomically. */
-export function writeSecretFile(path: string, secret: string, force: boolean): void {
-  if (!force) {
-    writeExclusive(path, secret);
-    return;
-  }
-  const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+function closeQuietly(fd: number): void {
   try {
-    writeExclusive(tmp, secret);
+    closeSync(fd);
+  } catch {
+    /* already failing */
+  }
+}
+
+/** Best effort: makes a rename durable; some file systems cannot open a folder. */
+function syncFolder(folder: string): void {
+  try {
+    const fd = openSync(folder, constants.O_RDONLY);
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    /* the rename itself has happened */
+  }
+}
+
+/** `data` written beside `path` and renamed over it, if `path` is (still) a regular file or absent. */
+function replaceAtomically(path: string, data: Buffer): void {
+  const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  createExclusive(tmp, data);
+  try {
+    let st;
+    try {
+      st = lstatSync(path);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    if (st && !st.isFile()) throw Object.assign(new Error(`${path} is now ${kindOf(st)}`), { code: 'ENOTREG' });
     renameSync(tmp, path);
   } catch (err) {
     rmSync(tmp, { force: true });
     throw err;
   }
+  syncFolder(dirname(path));
 }
 
-function writeExclusive(path: string, content: string): void {
-  const fd = openSync(path, 'wx', 0o600);
+/** `file:` — a new file 0600 holding exactly the secret, or with force a regular file replaced atomically. */
+export function writeSecretFile(path: string, secret: string, force: boolean): void {
+  const data = Buffer.from(secret, 'utf8');
+  if (force) replaceAtomically(path, data);
+  else createExclusive(path, data);
+}
+
+/** `env-file:` — NAME=<secret> set in the dotenv file (created if absent), rewritten atomically, 0600. */
+export function writeEnvFile(path: string, name: string, secret: string): void {
+  let content = Buffer.alloc(0);
+  let fd: number | undefined;
   try {
-    writeSync(fd, content);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+    fd = openSync(path, constants.O_RDONLY | NOFOLLOW);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP') throw Object.assign(new Error(`${path} is now a symbolic link`), { code });
+    if (code !== 'ENOENT') throw err;
   }
+  if (fd !== undefined) {
+    try {
+      const problem = envFileProblem(fstatSync(fd));
+      if (problem) throw Object.assign(new Error(`${path} ${problem}`), { code: 'EPERM' });
+      content = readFileSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  }
+  replaceAtomically(path, setDotenvValue(content, name, secret));
+}
+
+/** A secret held under <configDir>/recovered/: where it is, and how to tidy up if it is not needed after all. */
+export interface KeptSecret {
+  path: string;
+  /** Removes the copy, and the folders made for it if they are left empty. */
+  discard(): void;
+}
+
+/**
+ * Writes the secret to a new 0600 file under <configDir>/recovered/ (folder
+ * 0700). Used before delivery starts, so that no way the process can end
+ * after the change was applied (a failing destination, a second Ctrl-C, a
+ * kill) loses the secret; discarded once every destination holds it.
+ */
+export function keepSecret(configDir: string, endpointId: string, secret: string, now: Date): KeptSecret {
+  const dir = join(configDir, 'recovered');
+  const firstMade = mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const safeId = endpointId.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64) || 'endpoint';
+  const stamp = now.toISOString().replace(/[:.]/g, '-');
+  const path = join(dir, `${safeId}-${stamp}-${randomBytes(3).toString('hex')}.secret`);
+  createExclusive(path, Buffer.from(secret, 'utf8'));
+  return {
+    path,
+    discard() {
+      rmSync(path, { force: true });
+      if (firstMade === undefined) return;
+      for (let d = dir; ; d = dirname(d)) {
+        try {
+          rmdirSync(d);
+        } catch {
+          return; // not empty (another run's secret, the config file): kept
+        }
+        if (d === firstMade || dirname(d) === d) return;
+      }
+    },
+  };
 }
 
 /** Keeps a secret that could not be saved where asked: returns its path. */
 export function recoverSecret(configDir: string, endpointId: string, secret: string, now: Date): string {
-  const dir = join(configDir, 'recovered');
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const safeId = endpointId.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64) || 'endpoint';
-  const stamp = now.toISOString().replace(/[:.]/g, '-');
-  const path = join(dir, `${safeId}-${stamp}-${randomBytes(3).toString('hex')}.secret`);
-  writeExclusive(path, secret);
-  return path;
+  return keepSecret(configDir, endpointId, secret, now).path;
 }

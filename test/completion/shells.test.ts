@@ -29,7 +29,7 @@ function fishComplete(line: string): string[] {
 describe('bash', () => {
   it('completes commands, flags, modes, event types and profile names', () => {
     expect(bashComplete(['chatctl', 'web'])).toEqual(['webhooks']);
-    expect(bashComplete(['chatctl', 'webhooks', ''])).toEqual(['create', 'rotate', 'reactivate']);
+    expect(bashComplete(['chatctl', 'webhooks', ''])).toEqual(['create', 'rotate', 'reactivate', 'fingerprint']);
     expect(bashComplete(['chatctl', 'webhooks', 'rotate', 'we_1', '--mo'])).toEqual(['--mode']);
     expect(bashComplete(['chatctl', 'webhooks', 'rotate', 'we_1', '--mode', ''])).toEqual(['overlap', 'immediate']);
     expect(bashComplete(['chatctl', 'webhooks', 'create', '--event', 'chat.message.reaction_'])).toEqual([

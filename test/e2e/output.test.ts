@@ -312,8 +312,10 @@ describe('closed pipe', () => {
     expect(String(r.stdout)).toBe('');
   });
 
-  test('--json success into a closed pipe ends quietly', async () => {
-    server.enqueue({ status: 200, body: secretBody() });
+  // Issue 10 changed this: stdout was the secret's only destination, so a
+  // closed pipe is a failed delivery (exit 13, the secret kept), not a quiet end.
+  test('--json success into a closed pipe: the secret was not delivered, so it is kept and named (exit 13)', async () => {
+    server.enqueue({ status: 200, body: secretBody(), delayMs: 300 });
     const ws = workspace();
     const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
     const cmd = `${q(NODE)} ${q(BIN)} ${ROTATE.map(q).join(' ')} --json 2>${q(ws.cwd + '/err')} | true; cat ${q(ws.cwd + '/err')}`;
@@ -323,7 +325,10 @@ describe('closed pipe', () => {
       reject: false,
       stdin: 'ignore',
     });
-    expect(String(r.stdout)).toBe('');
+    const line = parseErrorLine(String(r.stdout));
+    expect(line.exitCode).toBe(13);
+    expect(line.error.code).toBe('secret_not_delivered');
+    expect(line.error.message).toContain(`${ws.configDir}/recovered/`);
     expect(server.requests).toHaveLength(1);
   });
 });

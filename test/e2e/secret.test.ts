@@ -18,6 +18,10 @@ import {
 } from '../helpers/cli.js';
 import { runInPty } from '../helpers/pty.js';
 import { RecordingServer, startServer } from '../helpers/recording-server.js';
+import { createHash } from 'node:crypto';
+
+/** Contract section 6, written independently: sha256: + 16 hex of the UTF-8 bytes. */
+const fingerprintOf = (s: string) => `sha256:${createHash('sha256').update(Buffer.from(s, 'utf8')).digest('hex').slice(0, 16)}`;
 
 let server: RecordingServer;
 beforeAll(async () => {
@@ -84,7 +88,8 @@ describe('--secret-file', () => {
     expect(isAbsolute(out.data.secretFile as string)).toBe(true);
     expect(out).toEqual({
       ...expected,
-      data: { ...expected.data, secret: null, secretFile: abs },
+      // contract section 6 (issue 10): secretDelivery names each destination with the fingerprint
+      data: { ...expected.data, secret: null, secretFile: abs, secretDelivery: [{ to: `file:${abs}`, fingerprint: fingerprintOf(SECRET) }] },
     });
     expectSecretContent(abs);
     expect(mode(abs)).toBe(0o600);

@@ -261,11 +261,9 @@ describe('fault table (create --json --secret-file)', () => {
     const r = await runCli([...CREATE, '--secret-file', secretFile, '--max-retries', '0', '--timeout', '2'], { ws, env: scopeEnv(server.url), timeoutMs: 6_000 });
     expect(existsSync(secretFile)).toBe(true);
     expect(stackTrace(r.stderr), r.stderr).toBeUndefined();
-    expect({ exit: r.exitCode, stderr: r.stderr.slice(0, 300), timedOut: r.timedOut }).toEqual({
-      exit: 0,
-      stderr: `chatctl: signing secret saved to ${secretFile} (mode 0600)\n`,
-      timedOut: false,
-    });
+    // Issue 10: where the secret went is part of the result, on stdout (destination and fingerprint), not a notice.
+    expect({ exit: r.exitCode, stderr: r.stderr.slice(0, 300), timedOut: r.timedOut }).toEqual({ exit: 0, stderr: '', timedOut: false });
+    expect(r.stdout).toContain(`file:${secretFile} (mode 0600)`);
     expect(r.durationMs).toBeLessThan(5000);
   });
 

@@ -514,7 +514,11 @@ describe('prompts turned off on a terminal', () => {
   it('CI=true: rotate --mode immediate without --yes exits 2 ("--yes is required when not running interactively")', async () => {
     const ep = await seedEndpoint();
     const r = played(
-      await pty(['webhooks', 'rotate', ep.id, '--expected-version', '1', '--mode', 'immediate'], [], { env: { NO_COLOR: '1', CI: 'true' }, timeoutMs: 6_000 }),
+      // A destination for the secret: under CI it is never printed (issue 10), so without one the run would stop for that first.
+      await pty(['webhooks', 'rotate', ep.id, '--expected-version', '1', '--mode', 'immediate', '--secret-to', `file:${join(tempDir('ci'), 's')}`], [], {
+        env: { NO_COLOR: '1', CI: 'true' },
+        timeoutMs: 6_000,
+      }),
     );
     expect(r.exitCode).toBe(2);
     expect(r.text).toContain('--yes is required when not running interactively');
@@ -524,12 +528,16 @@ describe('prompts turned off on a terminal', () => {
 
   it('CI=true with --yes: the immediate rotation goes through without a question', async () => {
     const ep = await seedEndpoint();
+    const secretFile = join(tempDir('ci'), 's');
     const r = played(
-      await pty(['webhooks', 'rotate', ep.id, '--expected-version', '1', '--mode', 'immediate', '--yes'], [{ expect: 'will not be shown again' }], {
+      // Under CI the secret is never printed on the terminal (issue 10): it goes to a file.
+      await pty(['webhooks', 'rotate', ep.id, '--expected-version', '1', '--mode', 'immediate', '--yes', '--secret-to', `file:${secretFile}`], [{ expect: 'delivered to' }], {
         env: { NO_COLOR: '1', CI: 'true' },
       }),
     );
     expect(r.exitCode).toBe(0);
+    expect(r.text).not.toContain('will not be shown again');
+    expect(readFileSync(secretFile, 'utf8')).toMatch(/^whsec_/);
     expect(r.text).not.toContain('immediately?');
     expect(await apiRequests()).toHaveLength(1);
   });

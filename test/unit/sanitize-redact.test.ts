@@ -63,3 +63,195 @@ describe('secret-named fields', () => {
     });
   });
 });
+
+// ---- issue 10: redaction by value, terminal safety, shell quoting, any-depth JSON
+
+import fc from 'fast-check';
+import { shellQuote } from '../../src/output/sanitize.js';
+import { stringifyJson } from '../../src/output/json.js';
+import { reportError } from '../../src/errors/report.js';
+import { CliError } from '../../src/errors/cli-error.js';
+import { execFileSync } from 'node:child_process';
+import { fakeIO } from './support/fakes.js';
+
+const SECRET = 'whsec_Ab/+c"d\\e=é';
+const jsonEscapes = (s: string) => [
+  JSON.stringify(s).slice(1, -1),
+  JSON.stringify(s).slice(1, -1).replace(/\//g, '\\/'),
+  [...s].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join(''),
+  [...s].map((c) => `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`).join(''),
+  JSON.stringify(JSON.stringify(s)).slice(3, -3), // JSON inside JSON
+  [...s].map((c, i) => (i % 2 ? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}` : c === '"' || c === '\\' ? `\\${c}` : c)).join(''),
+];
+
+describe('Redactor: by value, in any escaping, across wraps', () => {
+  const r = new Redactor();
+  r.addSecret(SECRET);
+  r.addCredential('tok_ABCDEFGHIJ');
+
+  it.each(jsonEscapes(SECRET).map((e) => [e]))('scrubs the secret written as %s', (form) => {
+    expect(r.scrubAll(`before ${form} after`)).toBe(`before [REDACTED] after`);
+  });
+
+  it('scrubs a value split by a line wrap (raw or escaped newline, with indentation)', () => {
+    for (const wrap of ['\n', '\r\n', '\n    ', '\\n', '\\r\\n', '\n\t']) {
+      expect(r.scrubAll(`x tok_ABCDE${wrap}FGHIJ y`), JSON.stringify(wrap)).toBe('x [REDACTED] y');
+    }
+    expect(r.scrubCredentials('tok_ABC\nDEFGHIJ')).toBe('[REDACTED]');
+  });
+
+  it('leaves other text alone', () => {
+    expect(r.scrubAll('tok_ABCDEFGHIK and whsec_Ab')).toBe('tok_ABCDEFGHIK and whsec_Ab');
+  });
+
+  it('stream(): a value split across pieces is still found; everything is eventually written', () => {
+    const s = r.stream();
+    const pieces = ['out: tok_A', 'BCDE', 'FGHIJ and \\u0077hsec_Ab', '\\/+c\\"d\\\\e=é end'];
+    const text = pieces.map((p) => s.push(p)).join('') + s.end();
+    expect(text).toBe('out: [REDACTED] and [REDACTED] end');
+    const big = 'y'.repeat(100_000);
+    const s2 = r.stream();
+    expect((s2.push(big) + s2.end()).length).toBe(100_000);
+  });
+
+  it('fuzz: no JSON rendering of a text holding the secret keeps it readable', () => {
+    fc.assert(
+      fc.property(fc.string(), fc.string(), fc.boolean(), (a, b, escapeSlash) => {
+        let json = JSON.stringify(`${a}${SECRET}${b}`);
+        if (escapeSlash) json = json.replace(/\//g, '\\/');
+        const out = r.scrubAll(json);
+        expect(out).not.toContain(SECRET);
+        expect(JSON.parse(out.replace(/\\\//g, '/'))).not.toContain(SECRET);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('redactSecretInBody / redactSecretFields: the key `secret`, not keys that mention it', () => {
+  it('blanks `secret` however its key is escaped, keeps secretAvailable, previousSecretExpiresAt, secretFile, fingerprints', () => {
+    const body =
+      '{"data":{"endpoint":{"previousSecretExpiresAt":"2030-01-01T00:00:00Z"},"s\\u0065cret":"whsec_1","secretAvailable":true,"secretFile":"/x","secretDelivery":[{"fingerprint":"sha256:0011"}]}}';
+    const out = redactSecretInBody(body);
+    expect(out).not.toContain('whsec_1');
+    expect(JSON.parse(out).data).toEqual({
+      endpoint: { previousSecretExpiresAt: '2030-01-01T00:00:00Z' },
+      secret: '[REDACTED]',
+      secretAvailable: true,
+      secretFile: '/x',
+      secretDelivery: [{ fingerprint: 'sha256:0011' }],
+    });
+    expect(redactSecretInBody('{"SECRET" : "a", "\\u0053ecret":"b"}')).toBe('{"SECRET" : "[REDACTED]", "\\u0053ecret":"[REDACTED]"}');
+  });
+  it('other copies of a value found under a secret key are blanked too, in any escaping (it is not yet known to the Redactor)', () => {
+    const v = 'whsec_copy/+1';
+    const body = `{"secret":"${v.replace('/', '\\/')}","note":"was ${[...v].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')}","n":"${v}"}`;
+    expect(JSON.parse(redactSecretInBody(body))).toEqual({ secret: '[REDACTED]', note: 'was [REDACTED]', n: '[REDACTED]' });
+  });
+  it('a string that merely contains "secret": is not a key', () => {
+    const body = '{"note":"say \\"secret\\":\\"no\\"","secret":"whsec_2"}';
+    expect(JSON.parse(redactSecretInBody(body))).toEqual({ note: 'say "secret":"no"', secret: '[REDACTED]' });
+  });
+  it('redactSecretFields keeps mentions, survives 10 000 levels, keeps __proto__ an ordinary key', () => {
+    expect(redactSecretFields({ previousSecretExpiresAt: 't', secretAvailable: false, secret: 's', x: { newSecret: 'n' } })).toEqual({
+      previousSecretExpiresAt: 't',
+      secretAvailable: false,
+      secret: '[REDACTED]',
+      x: { newSecret: '[REDACTED]' },
+    });
+    const deep = JSON.parse('{"a":'.repeat(10_000) + '{"secret":"whsec_deep"}' + '}'.repeat(10_000));
+    expect(stringifyJson(redactSecretFields(deep))).not.toContain('whsec_deep');
+    const proto = redactSecretFields(JSON.parse('{"__proto__":{"secret":"s"},"k":1}')) as Record<string, unknown>;
+    expect(Object.keys(proto)).toEqual(['__proto__', 'k']);
+    expect(Object.getPrototypeOf(proto)).toBe(Object.prototype);
+  });
+});
+
+describe('terminal safety', () => {
+  it('escapes bidi controls, zero-width characters and separators, keeps ordinary text', () => {
+    const evil = 'a\u202eb\u2066c\u2069d\u200ee\u200ff\u061cg\u200bh\u200ci\u200dj\ufeffk\u2060l\u2028m';
+    const out = escapeControl(evil);
+    expect(out).toBe('a\\u202eb\\u2066c\\u2069d\\u200ee\\u200ff\\u061cg\\u200bh\\u200ci\\u200dj\\ufeffk\\u2060l\\u2028m');
+    expect(escapeInline('line1\r\nline2')).toBe('line1\\r\\nline2');
+    expect(escapeControl('café, 漢字, emoji 😀')).toBe('café, 漢字, emoji 😀');
+  });
+
+  it('shellQuote: POSIX single quotes that sh reads back as the same word', () => {
+    for (const word of ["we_1", "it's", "$(touch /tmp/x)", "a b\nc", "'", '', '`id`;rm -rf ~']) {
+      const echoed = execFileSync('/bin/sh', ['-c', `printf %s ${shellQuote(word)}`], { encoding: 'utf8' });
+      expect(echoed).toBe(word);
+    }
+    expect(shellQuote('we_1')).toBe("'we_1'");
+  });
+});
+
+describe('stringifyJson', () => {
+  it('equals JSON.stringify on parsed JSON, indented or not, except for characters a terminal obeys', () => {
+    const unsafe = /[\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff]/g;
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.constantFrom(undefined, 2), (v, indent) => {
+        const ours = stringifyJson(v, indent);
+        expect(ours).toBe(JSON.stringify(v, null, indent).replace(unsafe, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+        expect(JSON.parse(ours)).toEqual(JSON.parse(JSON.stringify(v)));
+      }),
+      { numRuns: 500 },
+    );
+  });
+  it('escapes C1 controls, which JSON.stringify leaves raw', () => {
+    expect(JSON.stringify('a\u009bb')).toBe('"a\u009bb"');
+    expect(stringifyJson('a\u009bb\u0085')).toBe('"a\\u009bb\\u0085"');
+  });
+  it('does not overflow on 100 000 levels', () => {
+    const deep = JSON.parse('['.repeat(100_000) + ']'.repeat(100_000));
+    expect(() => JSON.stringify(deep)).toThrow(RangeError);
+    expect(stringifyJson(deep)).toBe('['.repeat(99_999) + '[]' + ']'.repeat(99_999));
+  });
+});
+
+describe('reportError survives details of any shape', () => {
+  const deep = JSON.parse('{"d":'.repeat(10_000) + '"\u009b[31m"' + '}'.repeat(10_000));
+  const shapes: unknown[] = [deep, { fields: deep }, { fields: [deep, null, 1, 'x', [deep]] }, { errors: [{ field: { x: deep }, problem: ['p'] }, ...new Array(100_000).fill({ field: 'f', problem: 'p' })] }, 'str', 42, null];
+
+  it.each(shapes.map((d, i) => [i, d]))('shape %i: one JSON line with C1 escaped, or readable text, never a throw', (_i, details) => {
+    const e = new CliError('validation_failed', 'bad\u009b[2J\nnext\u202eline', 9, { details, hint: 'h\r\nx' });
+    const jio = fakeIO();
+    expect(reportError(e, jio, true, false)).toBe(9);
+    const line = jio.err();
+    expect(line.endsWith('\n') && !line.slice(0, -1).includes('\n')).toBe(true);
+    expect(/[\u0080-\u009f\u202e]/.test(line)).toBe(false);
+    expect((JSON.parse(line) as { error: { message: string } }).error.message).toBe('bad\u009b[2J\nnext\u202eline');
+    const hio = fakeIO();
+    expect(reportError(e, hio, false, false)).toBe(9);
+    // eslint-disable-next-line no-control-regex
+    expect(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/.test(hio.err())).toBe(false);
+    expect(hio.err()).toContain('bad\\x9b[2J\\nnext\\u202eline');
+    expect(hio.err().split('\n').length).toBeLessThan(30);
+  });
+});
+
+describe('a value wrapped in a table cell', () => {
+  it('is found across the cell borders, plain or coloured', async () => {
+    const { renderEndpoint } = await import('../../src/output/render.js');
+    const value = 'whsec_' + 'Q'.repeat(30) + 'Z'.repeat(30);
+    const r = new Redactor();
+    r.addSecret(value);
+    for (const color of [false, true]) {
+      const table = renderEndpoint({ id: 'we_1', note: value }, color, 40);
+      expect(table).not.toContain(value); // it was wrapped
+      expect(r.scrubAll(table)).not.toMatch(/QQQ|ZZZ/);
+      expect(r.scrubAll(table)).toContain('we_1');
+    }
+  });
+});
+
+describe('an absurdly long secret', () => {
+  it('is registered and scrubbed as it is, without building a huge pattern', () => {
+    const r = new Redactor();
+    const long = 'whsec_' + 'A1b2'.repeat(200_000);
+    r.addSecret(long);
+    expect(r.scrubAll(`x ${long} y`)).toBe('x [REDACTED] y');
+    const s = r.stream();
+    expect(s.push(`x ${long.slice(0, 500_000)}`) + s.push(`${long.slice(500_000)} y`) + s.end()).toBe('x [REDACTED] y');
+    expect(redactSecretInBody(`{"secret":"${long}","n":"${long}"}`)).toBe('{"secret":"[REDACTED]","n":"[REDACTED]"}');
+  });
+});

@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, symlinkSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { planSecret, recoverSecret, writeSecretFile } from '../../src/secret/deliver.js';
+import { recoverSecret, writeSecretFile } from '../../src/secret/deliver.js';
+import { planSecret } from '../../src/secret/plan.js';
 import { CliError } from '../../src/errors/cli-error.js';
 import { deliverSecretResult } from '../../src/commands/webhooks/secret-result.js';
 import { fakeContext, fakeIO } from './support/fakes.js';
@@ -22,28 +23,30 @@ const usage = (fn: () => unknown) => {
   }
   throw new Error('expected a usage error');
 };
-const base = { cwd: process.cwd(), force: false, json: false, stdoutIsTTY: false, dryRun: false };
+const base = () => ({ force: false, json: false, stdoutIsTTY: false, dryRun: false, cwd: dir, env: {} as Record<string, string | undefined> });
+const fileSink = (path: string, force = false) => ({ kind: 'file', to: `file:${path}`, path, force });
 
 describe('planSecret (decided before sending)', () => {
-  it('file > json > tty; refuses a pipe with no destination, naming both flags', () => {
-    expect(planSecret({ ...base, secretFile: join(dir, 's'), json: true })).toEqual({ kind: 'file', path: join(dir, 's'), force: false });
-    expect(planSecret({ ...base, json: true })).toEqual({ kind: 'json' });
-    expect(planSecret({ ...base, stdoutIsTTY: true })).toEqual({ kind: 'tty' });
-    const msg = usage(() => planSecret(base));
+  it('sinks > json > tty; refuses a pipe with no destination, naming --secret-to and --json', () => {
+    expect(planSecret({ ...base(), secretFile: join(dir, 's'), json: true })).toEqual({ sinks: [fileSink(join(dir, 's'))] });
+    expect(planSecret({ ...base(), json: true })).toEqual({ sinks: [], fallback: 'json' });
+    expect(planSecret({ ...base(), stdoutIsTTY: true })).toEqual({ sinks: [], fallback: 'tty' });
+    const msg = usage(() => planSecret(base()));
+    expect(msg).toContain('--secret-to');
     expect(msg).toContain('--secret-file');
     expect(msg).toContain('--json');
   });
   it('refuses an existing path unless --force, a directory always, a missing folder', () => {
     const p = join(dir, 'exists');
     writeFileSync(p, 'old');
-    expect(usage(() => planSecret({ ...base, secretFile: p }))).toContain('--force');
-    expect(planSecret({ ...base, secretFile: p, force: true })).toMatchObject({ kind: 'file', force: true });
-    usage(() => planSecret({ ...base, secretFile: dir, force: true }));
-    usage(() => planSecret({ ...base, secretFile: join(dir, 'no', 'such') }));
-    usage(() => planSecret({ ...base, force: true }));
+    expect(usage(() => planSecret({ ...base(), secretFile: p }))).toContain('--force');
+    expect(planSecret({ ...base(), secretFile: p, force: true })).toEqual({ sinks: [fileSink(p, true)] });
+    usage(() => planSecret({ ...base(), secretFile: dir, force: true }));
+    usage(() => planSecret({ ...base(), secretFile: join(dir, 'no', 'such') }));
+    usage(() => planSecret({ ...base(), force: true }));
     const link = join(dir, 'dangling');
     symlinkSync(join(dir, 'nowhere'), link);
-    usage(() => planSecret({ ...base, secretFile: link })); // a dangling link still "exists"
+    usage(() => planSecret({ ...base(), secretFile: link })); // a dangling link still "exists"
   });
 });
 
@@ -81,7 +84,7 @@ describe('deliverSecretResult', () => {
 
   it('on a TTY prints the secret once, framed, on stdout only', async () => {
     const io = fakeIO({ stdout: true, stderr: true });
-    await deliverSecretResult(fakeContext({ io }), {}, { kind: 'tty' }, body('whsec_printed_once'), 'Created.');
+    await deliverSecretResult(fakeContext({ io }), {}, { sinks: [], fallback: 'tty' }, body('whsec_printed_once'), 'Created.');
     expect(io.out().split('whsec_printed_once')).toHaveLength(2);
     expect(io.out()).toMatch(/will not be shown again/);
     expect(io.err()).not.toContain('whsec_printed_once');
@@ -89,14 +92,14 @@ describe('deliverSecretResult', () => {
 
   it('with --json puts the envelope, secret included, on stdout', async () => {
     const io = fakeIO();
-    await deliverSecretResult(fakeContext({ io }), { json: true }, { kind: 'json' }, body('whsec_json'), 'x');
+    await deliverSecretResult(fakeContext({ io }), { json: true }, { sinks: [], fallback: 'json' }, body('whsec_json'), 'x');
     expect(JSON.parse(io.out())).toEqual(body('whsec_json'));
   });
 
   it('with a file: JSON output has secret null and secretFile, the file has the secret', async () => {
     const io = fakeIO();
     const p = join(dir, 'out');
-    await deliverSecretResult(fakeContext({ io }), { json: true }, { kind: 'file', path: p, force: false }, body('whsec_to_file'), 'x');
+    await deliverSecretResult(fakeContext({ io }), { json: true }, { sinks: [fileSink(p)] as never }, body('whsec_to_file'), 'x');
     expect(JSON.parse(io.out()).data).toMatchObject({ secret: null, secretFile: p });
     expect(readFileSync(p, 'utf8')).toBe('whsec_to_file');
     expect(io.out() + io.err()).not.toContain('whsec_to_file');
@@ -109,11 +112,12 @@ describe('deliverSecretResult', () => {
   ] as const)('secret %j / secretAvailable %j is exit 13 with a way out', async (secret, available) => {
     const io = fakeIO();
     try {
-      await deliverSecretResult(fakeContext({ io }), {}, { kind: 'tty' }, body(secret, available), 'x');
+      await deliverSecretResult(fakeContext({ io }), {}, { sinks: [], fallback: 'tty' }, body(secret, available), 'x');
       throw new Error('expected exit 13');
     } catch (e) {
       expect((e as CliError).exitCode).toBe(13);
-      expect((e as CliError).hint).toContain('chatctl webhooks rotate we_1 --expected-version 2');
+      // the id shell-quoted: it came from the server
+      expect((e as CliError).hint).toContain("chatctl webhooks rotate 'we_1' --expected-version 2");
     }
   });
 
@@ -122,16 +126,21 @@ describe('deliverSecretResult', () => {
     const cfg = join(dir, 'cfg');
     mkdirSync(cfg);
     const target = join(dir, 'gone', 'secret'); // folder vanished after the plan
+    let error: CliError | undefined;
     try {
-      await deliverSecretResult(fakeContext({ io, configDir: cfg }), {}, { kind: 'file', path: target, force: false }, body('whsec_saved_anyway'), 'x');
+      await deliverSecretResult(fakeContext({ io, configDir: cfg }), {}, { sinks: [fileSink(target)] as never }, body('whsec_saved_anyway'), 'x');
       throw new Error('expected exit 13');
     } catch (e) {
-      expect((e as CliError).exitCode).toBe(13);
+      error = e as CliError;
+      expect(error.exitCode).toBe(13);
     }
     const files = readdirSync(join(cfg, 'recovered'));
     expect(files).toHaveLength(1);
     expect(readFileSync(join(cfg, 'recovered', files[0]!), 'utf8')).toBe('whsec_saved_anyway');
-    expect(io.err()).toContain(join(cfg, 'recovered', files[0]!));
-    expect(io.err()).not.toContain('whsec_saved_anyway');
+    // The error (printed once, on stderr, by the reporter) names the copy, the endpoint and the fingerprint.
+    expect(error!.message).toContain(join(cfg, 'recovered', files[0]!));
+    expect(error!.message).toContain('we_1');
+    expect(error!.message).toMatch(/sha256:[0-9a-f]{16}/);
+    expect(error!.message + io.err() + io.out()).not.toContain('whsec_saved_anyway');
   });
 });

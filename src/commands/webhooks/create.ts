@@ -2,9 +2,10 @@
 import type { Context, GlobalOptions } from '../../context.js';
 import { checkIdempotencyKey, parseCreate } from '../../input/parse.js';
 import { usageError } from '../../errors/cli-error.js';
-import { planSecret } from '../../secret/deliver.js';
+import { planSecret } from '../../secret/plan.js';
 import { webhooksClient } from '../../app/webhooks-client.js';
-import { deliverSecretResult } from './secret-result.js';
+import { checkSecretAnswer, deliverSecretResult } from './secret-result.js';
+import { namingTheKey } from './interrupted.js';
 import { endpointLabel } from '../../output/label.js';
 import type { Prompter } from '../../prompts/prompter.js';
 
@@ -14,6 +15,7 @@ export interface CreateOptions {
   event?: string[];
   idempotencyKey?: string;
   secretFile?: string;
+  secretTo?: string[];
   force?: boolean;
 }
 
@@ -23,16 +25,20 @@ export async function runCreate(opts: CreateOptions, g: GlobalOptions, ctx: Cont
   const events = opts.event?.length ? opts.event : ((await prompter?.events()) ?? missing('--event'));
   const body = parseCreate({ name, url, events });
   const idempotencyKey = opts.idempotencyKey !== undefined ? checkIdempotencyKey(opts.idempotencyKey) : ctx.randomUUID();
-  const sink = planSecret({
+  const plan = planSecret({
+    secretTo: opts.secretTo,
     secretFile: opts.secretFile,
-    cwd: ctx.cwd,
     force: Boolean(opts.force),
     json: Boolean(g.json),
     stdoutIsTTY: ctx.io.stdout.isTTY,
     dryRun: Boolean(g.dryRun),
+    cwd: ctx.cwd,
+    env: ctx.env,
   });
-  const res = await (await webhooksClient(ctx)).create(body, idempotencyKey);
-  await deliverSecretResult(ctx, g, sink, res, `Created webhook endpoint ${endpointLabel(res.data.endpoint)}.`);
+  const client = await webhooksClient(ctx);
+  const answer = await namingTheKey(client.create(body, idempotencyKey), { idempotencyKey });
+  const res = checkSecretAnswer(ctx, answer, { idempotencyKey });
+  await deliverSecretResult(ctx, g, plan, res, `Created webhook endpoint ${endpointLabel(res.data.endpoint)}.`);
 }
 
 export function missing(flag: string): never {

@@ -4,6 +4,15 @@ import { Option, type Command } from 'commander';
 import { EVENT_TYPES } from '../../api/spec.js';
 import { collect, examples, type App } from '../app.js';
 
+const SECRET_TO_HELP =
+  'where the one-time signing secret goes; repeat it for several (all must succeed): file:PATH (new file, mode 0600), env-file:PATH#NAME (a dotenv line), exec:COMMAND (run by /bin/sh, secret on its stdin), stdout (for $(…) capture)';
+const SECRET_TO_MORE = `
+Without --secret-to the secret is in the JSON with --json, or shown once when
+stdout is a terminal and CI is not set; otherwise the command refuses before
+sending (exit 2). If a destination fails after the change was applied, the
+secret is kept under <config folder>/recovered/ and the exit code is 13.
+`;
+
 export function registerWebhooks(webhooks: Command, app: App): void {
   const { ctx, globals, prompter } = app;
   webhooks
@@ -13,14 +22,16 @@ export function registerWebhooks(webhooks: Command, app: App): void {
     .option('--url <url>', 'destination URL: absolute https:// URL, at most 2048 characters')
     .addOption(new Option('--event <type>', 'event type to subscribe to; repeat it or give a comma-separated list').argParser(collect))
     .option('--idempotency-key <key>', 'reuse the key of an earlier run that may have been applied (default: a new UUID)')
-    .option('--secret-file <path>', 'write the signing secret to this new file (mode 0600) instead of printing it')
-    .option('--force', 'with --secret-file: replace the file if it exists')
+    .addOption(new Option('--secret-to <sink>', SECRET_TO_HELP).argParser(collect))
+    .option('--secret-file <path>', 'the same as --secret-to file:PATH')
+    .option('--force', 'with a file: destination: replace an existing regular file')
     .addHelpText(
       'after',
       examples(
-        'chatctl webhooks create --name billing --url https://hooks.example.com/chat --event chat.message.created.v1,chat.message.updated.v1 --secret-file ./billing.whsec',
-        'chatctl webhooks create --name audit --url https://audit.example.com/in --event chat.message.deleted.v1 --json > endpoint.json',
-      ) + `\nEvent types:\n${EVENT_TYPES.map((e) => `  ${e}`).join('\n')}\n`,
+        'chatctl webhooks create --name billing --url https://hooks.example.com/chat --event chat.message.created.v1,chat.message.updated.v1 --secret-to file:./billing.whsec',
+        'chatctl webhooks create --name audit --url https://audit.example.com/in --event chat.message.deleted.v1 --secret-to "exec:gh secret set AUDIT_WEBHOOK_SECRET --repo acme/audit"',
+        'chatctl webhooks create --name ci --url https://ci.example.com/in --event chat.message.created.v1 --secret-to env-file:.env#WEBHOOK_SECRET --json > endpoint.json',
+      ) + SECRET_TO_MORE + `\nEvent types:\n${EVENT_TYPES.map((e) => `  ${e}`).join('\n')}\n`,
     )
     .action(async (opts) => {
       const { runCreate } = await import('./create.js');
@@ -34,15 +45,18 @@ export function registerWebhooks(webhooks: Command, app: App): void {
     .option('--expected-version <n>', "the endpoint's current version (optimistic concurrency)")
     .addOption(new Option('--mode <mode>', 'overlap: the old secret stays valid for a while; immediate: the old secret stops working now').choices(['overlap', 'immediate']))
     .option('--idempotency-key <key>', 'reuse the key of an earlier run that may have been applied (default: a new UUID)')
-    .option('--secret-file <path>', 'write the new signing secret to this new file (mode 0600) instead of printing it')
-    .option('--force', 'with --secret-file: replace the file if it exists')
+    .addOption(new Option('--secret-to <sink>', SECRET_TO_HELP).argParser(collect))
+    .option('--secret-file <path>', 'the same as --secret-to file:PATH')
+    .option('--force', 'with a file: destination: replace an existing regular file')
     .option('-y, --yes', 'do not ask for confirmation of --mode immediate')
     .addHelpText(
       'after',
       examples(
-        'chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --secret-file ./new.whsec',
+        'chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --secret-to file:./new.whsec --force',
+        'chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --secret-to "exec:gh secret set WEBHOOK_SECRET --repo acme/app"',
+        'SECRET="$(chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --secret-to stdout)"',
         'chatctl webhooks rotate we_123 --expected-version 3 --mode immediate --yes --json',
-      ),
+      ) + SECRET_TO_MORE,
     )
     .action(async (endpointId: string, opts) => {
       const { runRotate } = await import('./rotate.js');
@@ -58,5 +72,19 @@ export function registerWebhooks(webhooks: Command, app: App): void {
     .action(async (endpointId: string, opts) => {
       const { runReactivate } = await import('./reactivate.js');
       await runReactivate(endpointId, opts, globals(), ctx, await prompter());
+    });
+
+  webhooks
+    .command('fingerprint')
+    .description('print the fingerprint (sha256:…) of a signing secret held in a file or given on stdin, without showing it')
+    .argument('[file]', 'the file holding the secret; - or nothing for standard input')
+    .addHelpText(
+      'after',
+      examples('chatctl webhooks fingerprint ./billing.whsec', 'printenv WEBHOOK_SECRET | chatctl webhooks fingerprint -') +
+        '\nSurrounding whitespace is ignored. Compare the result with the fingerprint\nthat create and rotate print.\n',
+    )
+    .action(async (file: string | undefined) => {
+      const { runFingerprint } = await import('./fingerprint.js');
+      await runFingerprint(file, globals(), ctx);
     });
 }

@@ -3,9 +3,10 @@ import type { Context, GlobalOptions } from '../../context.js';
 import { checkEndpointId, checkIdempotencyKey, parseRotate } from '../../input/parse.js';
 import { CliError, usageError } from '../../errors/cli-error.js';
 import { EXIT } from '../../errors/exit-codes.js';
-import { planSecret } from '../../secret/deliver.js';
+import { planSecret } from '../../secret/plan.js';
 import { webhooksClient } from '../../app/webhooks-client.js';
-import { deliverSecretResult } from './secret-result.js';
+import { checkSecretAnswer, deliverSecretResult } from './secret-result.js';
+import { namingTheKey } from './interrupted.js';
 import { endpointLabel } from '../../output/label.js';
 import { escapeInline } from '../../output/sanitize.js';
 import { missing } from './create.js';
@@ -16,6 +17,7 @@ export interface RotateOptions {
   mode?: string;
   idempotencyKey?: string;
   secretFile?: string;
+  secretTo?: string[];
   force?: boolean;
   yes?: boolean;
 }
@@ -26,13 +28,15 @@ export async function runRotate(endpointId: string, opts: RotateOptions, g: Glob
   const mode = opts.mode ?? (await prompter?.mode()) ?? missing('--mode');
   const body = parseRotate({ expectedVersion, mode });
   const idempotencyKey = opts.idempotencyKey !== undefined ? checkIdempotencyKey(opts.idempotencyKey) : ctx.randomUUID();
-  const sink = planSecret({
+  const plan = planSecret({
+    secretTo: opts.secretTo,
     secretFile: opts.secretFile,
-    cwd: ctx.cwd,
     force: Boolean(opts.force),
     json: Boolean(g.json),
     stdoutIsTTY: ctx.io.stdout.isTTY,
     dryRun: Boolean(g.dryRun),
+    cwd: ctx.cwd,
+    env: ctx.env,
   });
   if (body.mode === 'immediate' && !opts.yes && !g.dryRun) {
     if (!prompter) {
@@ -44,6 +48,8 @@ export async function runRotate(endpointId: string, opts: RotateOptions, g: Glob
     const ok = await prompter.confirmImmediate(id);
     if (!ok) throw new CliError('interrupted', 'immediate rotation declined; nothing was sent', EXIT.interrupted);
   }
-  const res = await (await webhooksClient(ctx)).rotate(id, body, idempotencyKey);
-  await deliverSecretResult(ctx, g, sink, res, `Rotated the signing secret of ${endpointLabel(res.data.endpoint)} (mode ${escapeInline(body.mode)}).`);
+  const client = await webhooksClient(ctx);
+  const answer = await namingTheKey(client.rotate(id, body, idempotencyKey), { endpointId: id, idempotencyKey });
+  const res = checkSecretAnswer(ctx, answer, { endpointId: id, idempotencyKey });
+  await deliverSecretResult(ctx, g, plan, res, `Rotated the signing secret of ${endpointLabel(res.data.endpoint)} (mode ${escapeInline(body.mode)}).`, { endpointId: id });
 }

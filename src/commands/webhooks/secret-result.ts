@@ -1,96 +1,252 @@
-// What create and rotate do with a success body: print the result and put
-// the one-time secret where the plan said, or explain why it is not in hand
-// (exit 13). The secret is registered with the redactor first, so whatever
-// happens next it cannot reach stderr.
+// What create and rotate do with a success body (contract section 6): deliver
+// the one-time secret first, render after, so no rendering failure can come
+// before the secret is safe. One path for every destination, stdout
+// included: the sinks, or the JSON document (--json), or the terminal.
+//
+// Before delivery starts the secret is kept in <config>/recovered/; that copy
+// is removed once every destination holds the whole secret (exit 0) and kept,
+// named on stderr with the endpoint and the fingerprint, otherwise (exit 13).
+// So a failing sink, a closed or full stdout, an unrenderable answer, a
+// signal or a kill cannot lose it.
 import type { Context, GlobalOptions } from '../../context.js';
-import type { SecretResponse } from '../../api/schemas.js';
+import { secretResponseSchema, type SecretAnswer, type SecretResponse } from '../../api/schemas.js';
 import { CliError } from '../../errors/cli-error.js';
 import { EXIT } from '../../errors/exit-codes.js';
-import { recoverSecret, writeSecretFile, type SecretSink } from '../../secret/deliver.js';
-import { endpointLabel } from '../../output/label.js';
-import { writeJson } from '../../output/io.js';
+import { keepSecret, type KeptSecret } from '../../secret/deliver.js';
+import { deliverAll, describeFailure, writeConfirmed, type Delivered, type DeliveryFailure } from '../../secret/deliver-all.js';
+import { fingerprint } from '../../secret/fingerprint.js';
+import type { SecretPlan } from '../../secret/plan.js';
+import type { OutStream } from '../../output/io.js';
+import type { Palette } from '../../output/colors.js';
+import { stringifyJson } from '../../output/json.js';
+import { escapeInline, shellQuote } from '../../output/sanitize.js';
 
-export async function deliverSecretResult(ctx: Context, g: GlobalOptions, sink: SecretSink, body: SecretResponse, summary: string): Promise<void> {
-  const { endpoint, secret, secretAvailable } = body.data;
+
+/**
+ * The answer as the spec's envelope; an odd answer that carries a secret has
+ * it kept under recovered/ and ends with exit 13, naming where, the endpoint
+ * and the fingerprint.
+ */
+export function checkSecretAnswer(ctx: Context, answer: SecretAnswer, what: { endpointId?: string | undefined; idempotencyKey: string }): SecretResponse {
+  const strict = secretResponseSchema().safeParse(answer);
+  if (strict.success) return strict.data;
+  const secret = answer.data.secret as string;
   ctx.io.redactor.addSecret(secret);
-  const id = endpointLabel(endpoint);
-  const withheld = secret === null || secretAvailable === false;
+  const endpoint = (answer.data as { endpoint?: { id?: unknown } }).endpoint;
+  const id = typeof endpoint?.id === 'string' || typeof endpoint?.id === 'number' ? String(endpoint.id) : (what.endpointId ?? 'endpoint');
+  const fp = fingerprint(secret);
+  const head = `the server's answer is not the expected response, but the change was applied (Idempotency-Key ${what.idempotencyKey}) and it carries the signing secret ${fp} of endpoint ${escapeInline(id)}`;
+  let path: string;
+  try {
+    path = keepSecret(ctx.configDir, id, secret, new Date(ctx.now())).path;
+  } catch (err) {
+    throw new CliError('secret_not_delivered', `${head}; it could not be kept either (${describeFailure(err)}): the secret is lost`, EXIT.secretNotDelivered, {
+      details: { endpointId: id, fingerprint: fp, recoveredPath: null },
+      hint: `rotate it again to get a new one: chatctl webhooks rotate ${shellQuote(id)} --expected-version CURRENT_VERSION --mode overlap --secret-to file:PATH`,
+    });
+  }
+  throw new CliError('secret_not_delivered', `${head}; it is kept in ${path} (mode 0600), not delivered`, EXIT.secretNotDelivered, {
+    details: { endpointId: id, fingerprint: fp, recoveredPath: path },
+    hint: `put it where it belongs, then delete ${path}`,
+  });
+}
 
-  if (withheld) {
-    await printResult(ctx, g, body, summary);
-    const version = typeof endpoint.version === 'number' ? endpoint.version : 'CURRENT_VERSION';
-    throw new CliError(
-      'secret_not_delivered',
-      `the change was applied, but the server did not return the signing secret (secretAvailable: ${String(secretAvailable)})`,
-      EXIT.secretNotDelivered,
-      {
-        // chatctl's own error: requestId stays null (contract section 6); the server's is in details.
-        details: { serverRequestId: body.meta.requestId },
-        hint: `to get a new secret, rotate it: chatctl webhooks rotate ${id} --expected-version ${version} --mode overlap --secret-file PATH`,
-      },
-    );
+export interface SecretResultOptions {
+  /** The id asked for (rotate), used when the answer carries none. */
+  endpointId?: string | undefined;
+  /** The limit for an exec: command (tests make it short). */
+  execTimeoutMs?: number | undefined;
+}
+
+export async function deliverSecretResult(
+  ctx: Context,
+  g: GlobalOptions,
+  plan: SecretPlan,
+  body: SecretResponse,
+  summary: string,
+  opts: SecretResultOptions = {},
+): Promise<void> {
+  const { endpoint, secret, secretAvailable } = body.data;
+  if (typeof secret === 'string') ctx.io.redactor.addSecret(secret);
+  const rawId = typeof endpoint.id === 'string' || typeof endpoint.id === 'number' ? String(endpoint.id) : opts.endpointId;
+  const endpointId = rawId ?? 'endpoint';
+
+  if (typeof secret !== 'string' || secret === '' || secretAvailable === false) {
+    await renderAfter(ctx, g, plan, plan.sinks.length > 0 || plan.fallback !== 'json' ? withoutSecret(body, plan, []) : body, summary);
+    throw withheld(endpoint, rawId, secret, secretAvailable);
   }
 
-  if (sink.kind === 'file') {
+  const fp = fingerprint(secret);
+  let kept: KeptSecret | undefined;
+  try {
+    kept = keepSecret(ctx.configDir, endpointId, secret, new Date(ctx.now()));
+  } catch {
+    kept = undefined; // tried again below, if it is needed
+  }
+
+  let delivered: Delivered[] = [];
+  let failures: DeliveryFailure[] = [];
+  if (plan.sinks.length > 0) {
+    ({ delivered, failures } = await deliverAll(plan.sinks, { endpointId, secret }, {
+      cwd: ctx.cwd,
+      env: ctx.env,
+      stdout: ctx.io.stdout,
+      stderr: ctx.io.stderr,
+      redactor: ctx.io.redactor,
+      signal: ctx.signal,
+      execTimeoutMs: opts.execTimeoutMs,
+    }));
+  } else {
+    // The fallback destinations: the JSON document or the terminal, written as one confirmed write.
     try {
-      writeSecretFile(sink.path, secret, sink.force);
+      let text: string;
+      if (plan.fallback === 'json') text = jsonDocument(ctx.io.stdout, body);
+      else {
+        const r = await loadRender();
+        text = humanText(r, body, summary, ctx.io.paint.stdout, ctx.io.color.stdout, ctx.io.columns) + r.renderSecretBlock(secret, ctx.io.paint.stdout, fp);
+      }
+      await writeConfirmed(ctx.io.stdout, text, ctx.signal);
+      delivered = [{ to: 'stdout', fingerprint: fp }];
     } catch (err) {
-      await printResult(ctx, g, withoutSecret(body, null), summary);
-      throw await recovered(ctx, String(endpoint.id ?? 'endpoint'), secret, `cannot write --secret-file ${sink.path}: ${(err as NodeJS.ErrnoException).code ?? 'write failed'}`);
+      failures = [{ to: 'stdout', reason: describeFailure(err) }];
     }
-    await printResult(ctx, g, withoutSecret(body, sink.path), summary);
-    ctx.io.notice(`signing secret saved to ${sink.path} (mode 0600)`);
+  }
+
+  if (failures.length === 0) {
+    try {
+      kept?.discard();
+    } catch {
+      /* a copy left in recovered/ is untidy, not a failure: every destination holds the secret */
+    }
+    if (plan.sinks.length > 0) await renderAfter(ctx, g, plan, withoutSecret(body, plan, delivered), summary, fp, delivered);
     return;
   }
 
-  if (sink.kind === 'json') {
-    writeJson(ctx.io, body);
-    return;
+  let where = kept?.path;
+  let keepError: unknown;
+  if (where === undefined) {
+    try {
+      where = keepSecret(ctx.configDir, endpointId, secret, new Date(ctx.now())).path;
+    } catch (err) {
+      keepError = err;
+    }
   }
-
-  // TTY: the secret once, framed, with the result.
-  await printResult(ctx, g, body, summary);
-  const { renderSecretBlock } = await import('../../output/render.js');
-  ctx.io.stdout.write(renderSecretBlock(secret, ctx.io.paint.stdout));
+  if (plan.sinks.length > 0) await renderAfter(ctx, g, plan, withoutSecret(body, plan, delivered), summary, fp, delivered);
+  throw await notDelivered(ctx, { endpointId, fp, failures, delivered, where, keepError, secret, serverRequestId: body.meta.requestId });
 }
 
-async function printResult(ctx: Context, g: GlobalOptions, body: SecretResponse, summary: string): Promise<void> {
-  if (g.json) {
-    writeJson(ctx.io, body);
-    return;
-  }
-  const { renderEndpoint, renderSummary } = await import('../../output/render.js');
-  ctx.io.stdout.write(renderSummary(summary, ctx.io.paint.stdout));
-  ctx.io.stdout.write(renderEndpoint(body.data.endpoint, ctx.io.color.stdout, ctx.io.columns));
-}
-
-/** The envelope with the secret taken out: it went to a file (or nowhere). */
-function withoutSecret(body: SecretResponse, path: string | null): SecretResponse {
+/** The envelope as --json prints it after delivery: no secret; where it went instead. */
+function withoutSecret(body: SecretResponse, plan: SecretPlan, delivered: Delivered[]): SecretResponse {
   const data: Record<string, unknown> = { ...body.data, secret: null };
-  if (path) data.secretFile = path;
+  const file = plan.sinks.find((s) => s.kind === 'file');
+  if (file && file.kind === 'file' && delivered.some((d) => d.to === file.to)) data.secretFile = file.path;
+  if (plan.sinks.length > 0) data.secretDelivery = delivered;
   return { ...body, data: data as SecretResponse['data'] };
 }
 
-async function recovered(ctx: Context, endpointId: string, secret: string, why: string): Promise<CliError> {
-  let where: string;
+function jsonDocument(stdout: OutStream, value: unknown): string {
+  return stringifyJson(value, stdout.isTTY ? 2 : undefined) + '\n';
+}
+
+type Render = typeof import('../../output/render.js');
+
+/** The summary and the endpoint table; a record too odd to render is named, not fatal. */
+function humanText(r: Render, body: SecretResponse, summary: string, paint: Palette, color: boolean, columns: number): string {
+  let table: string;
   try {
-    where = recoverSecret(ctx.configDir, endpointId, secret, new Date(ctx.now()));
-  } catch (err) {
-    if (ctx.io.stdout.isTTY) {
-      const { renderSecretBlock } = await import('../../output/render.js');
-      ctx.io.stdout.write(renderSecretBlock(secret));
-      return new CliError('secret_not_delivered', `${why}; could not keep a recovery copy either, so it was printed above`, EXIT.secretNotDelivered);
-    }
-    return new CliError(
-      'secret_not_delivered',
-      `${why}; a recovery copy could not be written either (${(err as NodeJS.ErrnoException).code ?? 'error'}): the secret is lost`,
-      EXIT.secretNotDelivered,
-      { hint: 'rotate the secret to get a new one' },
-    );
+    table = r.renderEndpoint(body.data.endpoint, color, columns);
+  } catch {
+    table = '(the endpoint record could not be shown here; --json shows it)\n';
   }
-  ctx.io.notice(`the signing secret was kept in ${where} (mode 0600)`);
-  return new CliError('secret_not_delivered', `${why}; the signing secret was kept in ${where}`, EXIT.secretNotDelivered, {
-    details: { recoveredPath: where },
-    hint: 'move it where it belongs, then delete that file',
+  return r.renderSummary(summary, paint) + table;
+}
+
+// render.ts (and cli-table3) are needed only by human output: loaded on first use.
+const loadRender = (): Promise<Render> => import('../../output/render.js');
+
+/**
+ * The result after delivery: the envelope with --json, else the summary, the
+ * table and where the secret went. Best effort: stdout may be closed, the
+ * record odd; the secret is already safe, so nothing here may throw.
+ */
+async function renderAfter(ctx: Context, g: GlobalOptions, plan: SecretPlan, body: SecretResponse, summary: string, fp?: string, delivered: Delivered[] = []): Promise<void> {
+  // When the secret went to sinks, stdout is not one of its places: a copy the
+  // server put in another field (a record echoing it) is scrubbed there too.
+  const clean = (text: string) => (plan.sinks.length > 0 ? ctx.io.redactor.scrubAll(text) : text);
+  try {
+    if (g.json) {
+      ctx.io.stdout.write(clean(jsonDocument(ctx.io.stdout, body)));
+      return;
+    }
+    const r = await loadRender();
+    // With `--secret-to stdout`, stdout holds the secret and nothing else: the result goes to stderr.
+    const toStderr = plan.sinks.some((s) => s.kind === 'stdout');
+    const out = toStderr ? ctx.io.stderr : ctx.io.stdout;
+    const paint = toStderr ? ctx.io.paint.stderr : ctx.io.paint.stdout;
+    const color = toStderr ? ctx.io.color.stderr : ctx.io.color.stdout;
+    out.write(clean(humanText(r, body, summary, paint, color, ctx.io.columns) + (fp ? r.renderDelivery(fp, delivered, paint) : '')));
+  } catch {
+    /* the secret is delivered or kept; a failure to show the result must not hide that */
+  }
+}
+
+/** The server applied the change but sent no usable secret: exit 13, with the way to a new one. */
+function withheld(endpoint: Record<string, unknown>, id: string | undefined, secret: unknown, secretAvailable: boolean): CliError {
+  const version = typeof endpoint.version === 'number' ? String(endpoint.version) : 'CURRENT_VERSION';
+  const what = secret === null || secret === undefined ? 'secret: null' : secret === '' ? 'an empty secret' : 'a secret';
+  return new CliError(
+    'secret_not_delivered',
+    `the change was applied, but the signing secret is not available (the server answered ${what} and secretAvailable: ${String(secretAvailable)})`,
+    EXIT.secretNotDelivered,
+    {
+      details: { endpointId: id ?? null },
+      hint: `to get a new secret, rotate it: chatctl webhooks rotate ${id === undefined ? 'ENDPOINT_ID' : shellQuote(id)} --expected-version ${version} --mode overlap --secret-to file:PATH`,
+    },
+  );
+}
+
+interface NotDelivered {
+  endpointId: string;
+  fp: string;
+  failures: DeliveryFailure[];
+  delivered: Delivered[];
+  where: string | undefined;
+  keepError: unknown;
+  secret: string;
+  serverRequestId: string;
+}
+
+async function notDelivered(ctx: Context, n: NotDelivered): Promise<CliError> {
+  const why = n.failures.map((f) => `${f.to}: ${f.reason}`).join('; ');
+  const got = n.delivered.length > 0 ? ` (it did reach ${n.delivered.map((d) => d.to).join(', ')})` : '';
+  const details = {
+    endpointId: n.endpointId,
+    fingerprint: n.fp,
+    recoveredPath: n.where ?? null,
+    delivered: n.delivered,
+    failed: n.failures,
+    serverRequestId: n.serverRequestId,
+  };
+  const head = `the change was applied to endpoint ${escapeInline(n.endpointId)}, but the signing secret ${n.fp} was not delivered to ${why}${got}`;
+  if (n.where !== undefined) {
+    return new CliError('secret_not_delivered', `${head}; it is kept in ${n.where} (mode 0600)`, EXIT.secretNotDelivered, {
+      details,
+      hint: `put it where it belongs, then delete ${n.where}`,
+    });
+  }
+  const cause = describeFailure(n.keepError);
+  // Last resort: a terminal that is not the failed destination still shows it once.
+  if (ctx.io.stdout.isTTY && !n.failures.some((f) => f.to === 'stdout')) {
+    try {
+      const r = await loadRender();
+      await writeConfirmed(ctx.io.stdout, r.renderSecretBlock(n.secret, ctx.io.paint.stdout, n.fp));
+      return new CliError('secret_not_delivered', `${head}; a recovery copy could not be written either (${cause}), so it was printed above`, EXIT.secretNotDelivered, { details });
+    } catch {
+      /* fall through: lost */
+    }
+  }
+  return new CliError('secret_not_delivered', `${head}; a recovery copy could not be written either (${cause}): the secret is lost`, EXIT.secretNotDelivered, {
+    details,
+    hint: `rotate it again to get a new one: chatctl webhooks rotate ${shellQuote(n.endpointId)} --expected-version CURRENT_VERSION --mode overlap --secret-to file:PATH`,
   });
 }

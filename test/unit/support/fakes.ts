@@ -73,7 +73,7 @@ export function fakeContext(overrides: Partial<Context> & { io: IO; transportImp
   const { transportImpl, globals, ...rest } = overrides;
   const ctx: Context = {
     env: {},
-    cwd: process.cwd(),
+    cwd: '/nonexistent-chatctl-test-cwd',
     configDir: '/nonexistent-chatctl-test',
     version: '9.9.9',
     now: clock.now,

@@ -1,0 +1,54 @@
+// chatctl webhooks fingerprint [FILE|-]: the fingerprint of a secret held
+// elsewhere (a receiver's copy, a CI variable), to compare with the one create
+// and rotate print, without showing the secret (contract section 6).
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Context, GlobalOptions } from '../../context.js';
+import { usageError } from '../../errors/cli-error.js';
+import { writeJson } from '../../output/io.js';
+import { fingerprint } from '../../secret/fingerprint.js';
+
+/** Far beyond any signing secret; a bigger input is the wrong file. */
+const MAX_BYTES = 64 * 1024;
+
+export async function runFingerprint(file: string | undefined, g: GlobalOptions, ctx: Context): Promise<void> {
+  let text: string;
+  if (file === undefined || file === '-') {
+    if (file === undefined && ctx.io.stdin.isTTY) {
+      throw usageError('give the FILE holding the secret, or the secret on standard input', 'e.g. chatctl webhooks fingerprint ./whsec, or printenv WEBHOOK_SECRET | chatctl webhooks fingerprint -');
+    }
+    text = await ctx.io.stdin.readAll();
+    if (Buffer.byteLength(text) > MAX_BYTES) throw usageError(`standard input holds more than ${MAX_BYTES} bytes: not a signing secret`);
+  } else {
+    text = readSmallFile(resolve(ctx.cwd, file), file);
+  }
+  const secret = text.trim();
+  if (secret === '') throw usageError(`${file === undefined || file === '-' ? 'standard input' : file} holds no secret (it is empty or only whitespace)`);
+  ctx.io.redactor.addSecret(secret);
+  const fp = fingerprint(secret);
+  if (g.json) writeJson(ctx.io, { fingerprint: fp });
+  else ctx.io.stdout.write(`${fp}\n`);
+}
+
+function readSmallFile(path: string, given: string): string {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw usageError(code === 'ENOENT' ? `${given}: no such file` : `cannot read ${given}: ${code ?? 'error'}`);
+  }
+  try {
+    if (fstatSync(fd).isDirectory()) throw usageError(`${given} is a directory`);
+    const buf = Buffer.alloc(MAX_BYTES + 1);
+    let got = 0;
+    for (let n; got <= MAX_BYTES && (n = readSync(fd, buf, got, buf.length - got, null)) > 0; ) got += n;
+    if (got > MAX_BYTES) throw usageError(`${given} holds more than ${MAX_BYTES} bytes: not a signing secret`);
+    return buf.toString('utf8', 0, got);
+  } catch (err) {
+    if ((err as { code?: string }).code === 'usage_error') throw err;
+    throw usageError(`cannot read ${given}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+  } finally {
+    closeSync(fd);
+  }
+}

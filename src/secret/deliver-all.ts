@@ -1,0 +1,139 @@
+// One delivery path for every `--secret-to` destination: each sink gets the
+// secret in turn, and each outcome is recorded, so the caller knows exactly
+// which destinations hold it (exit 0 only if all do) and which do not (the
+// secret then goes to recovered/, exit 13). Nothing here prints the secret
+// anywhere but its destination; a sink command's output is scrubbed.
+//
+// Used by create and rotate once, and by `rotate --from` once per item.
+import type { OutStream } from '../output/io.js';
+import type { Redactor } from '../output/redact.js';
+import { writeEnvFile, writeSecretFile } from './deliver.js';
+import { fingerprint } from './fingerprint.js';
+import { substituteId, type Sink } from './sinks.js';
+
+export const EXEC_TIMEOUT_MS = 60_000;
+
+export interface DeliverDeps {
+  cwd: string;
+  /** The environment an exec: command sees (its PATH included). */
+  env: Record<string, string | undefined>;
+  /** Where the `stdout` sink writes (confirmed writes, so a closed pipe is a failure). */
+  stdout: OutStream;
+  /** Where an exec: command's output goes, scrubbed of every known secret. */
+  stderr: OutStream;
+  redactor: Redactor;
+  /** Aborted on a signal: a running exec: command is stopped, the rest skipped. */
+  signal?: AbortSignal | undefined;
+  /** The limit for one exec: command; 60 s unless a test says otherwise. */
+  execTimeoutMs?: number | undefined;
+  /** rotate --from: replace `{id}` in file: and env-file: paths with the endpoint id. */
+  idPlaceholder?: boolean | undefined;
+}
+
+export interface Delivered {
+  to: string;
+  fingerprint: string;
+}
+
+export interface DeliveryFailure {
+  to: string;
+  reason: string;
+}
+
+export interface DeliveryOutcome {
+  fingerprint: string;
+  delivered: Delivered[];
+  failures: DeliveryFailure[];
+}
+
+/**
+ * Resolves once the text is accepted by the stream; rejects with its error,
+ * or when `signal` aborts first (a reader that never reads must not hold the
+ * secret hostage: Ctrl-C then keeps it in recovered/).
+ */
+export function writeConfirmed(stream: OutStream, text: string, signal?: AbortSignal): Promise<void> {
+  if (!stream.writeConfirmed) {
+    stream.write(text);
+    return Promise.resolve();
+  }
+  const written = stream.writeConfirmed(text);
+  if (!signal) return written;
+  if (signal.aborted) return Promise.reject(new Error('interrupted before it was written'));
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = () => reject(new Error('interrupted while the reader was not reading'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    written.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+export function describeFailure(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  const code = typeof e?.code === 'string' ? e.code : undefined;
+  const known: Record<string, string> = {
+    EPIPE: 'the reader went away (closed pipe)',
+    ENOSPC: 'no space left on the device',
+    EDQUOT: 'disk quota exceeded',
+    EEXIST: 'the file exists now',
+    ENOENT: 'the folder no longer exists',
+    EACCES: 'permission denied',
+    EROFS: 'read-only file system',
+    EIO: 'input/output error',
+  };
+  if (code && known[code]) return `${known[code]} (${code})`;
+  const message = e instanceof Error ? e.message : String(err);
+  return code && !message.includes(code) ? `${message} (${code})` : message;
+}
+
+/** Every sink in order; a failure of one does not stop the others. */
+export async function deliverAll(sinks: readonly Sink[], item: { endpointId: string; secret: string }, deps: DeliverDeps): Promise<DeliveryOutcome> {
+  deps.redactor.addSecret(item.secret);
+  const fp = fingerprint(item.secret);
+  const outcome: DeliveryOutcome = { fingerprint: fp, delivered: [], failures: [] };
+  for (const given of sinks) {
+    let sink = given;
+    try {
+      if (deps.signal?.aborted) throw new Error('not attempted: chatctl was interrupted');
+      if (deps.idPlaceholder) sink = substituteId(given, item.endpointId);
+      await deliverOne(sink, item, fp, deps);
+      outcome.delivered.push({ to: sink.to, fingerprint: fp });
+    } catch (err) {
+      outcome.failures.push({ to: sink.to, reason: describeFailure(err) });
+    }
+  }
+  return outcome;
+}
+
+async function deliverOne(sink: Sink, item: { endpointId: string; secret: string }, fp: string, deps: DeliverDeps): Promise<void> {
+  switch (sink.kind) {
+    case 'file':
+      return writeSecretFile(sink.path, item.secret, sink.force);
+    case 'env-file':
+      return writeEnvFile(sink.path, sink.name, item.secret);
+    case 'stdout':
+      return writeConfirmed(deps.stdout, `${item.secret}\n`, deps.signal);
+    case 'exec': {
+      const { runExecSink } = await import('./exec.js');
+      const scrubber = deps.redactor.stream();
+      try {
+        await runExecSink({
+          command: sink.command,
+          secret: item.secret,
+          cwd: deps.cwd,
+          env: deps.env,
+          endpointId: item.endpointId,
+          fingerprint: fp,
+          output: (text) => {
+            const clean = scrubber.push(text);
+            if (clean) deps.stderr.write(clean);
+          },
+          timeoutMs: deps.execTimeoutMs ?? EXEC_TIMEOUT_MS,
+          signal: deps.signal,
+        });
+      } finally {
+        const rest = scrubber.end();
+        if (rest) deps.stderr.write(rest);
+      }
+      return;
+    }
+  }
+}

@@ -1,0 +1,41 @@
+// Where create's or rotate's one-time secret goes, decided before anything
+// is sent (contract section 6): the sinks given, else the JSON on stdout
+// (--json), else the terminal (stdout a TTY and CI not set); anything else
+// is refused with exit 2, so a run that could not deliver the secret never
+// asks the server for one.
+import { usageError } from '../errors/cli-error.js';
+import { isTruthyEnv } from '../scope/resolve.js';
+import { parseSinks, secretFileSpec, type Sink } from './sinks.js';
+
+export interface SecretPlan {
+  sinks: Sink[];
+  /** With no sink: the JSON document on stdout, or the terminal. */
+  fallback?: 'json' | 'tty';
+}
+
+export interface SecretPlanInput {
+  secretTo?: readonly string[] | undefined;
+  secretFile?: string | undefined;
+  force: boolean;
+  json: boolean;
+  stdoutIsTTY: boolean;
+  dryRun: boolean;
+  cwd: string;
+  env: Record<string, string | undefined>;
+}
+
+export function planSecret(input: SecretPlanInput): SecretPlan {
+  const specs = [...(input.secretFile !== undefined ? [secretFileSpec(input.secretFile)] : []), ...(input.secretTo ?? [])];
+  const sinks = parseSinks(specs, { cwd: input.cwd, env: input.env, json: input.json, stdoutIsTTY: input.stdoutIsTTY, force: input.force });
+  if (sinks.length > 0) return { sinks };
+  if (input.json) return { sinks, fallback: 'json' };
+  const ci = isTruthyEnv(input.env.CI);
+  // A dry run sends nothing, so no secret comes back to place.
+  if (input.dryRun || (input.stdoutIsTTY && !ci)) return { sinks, fallback: 'tty' };
+  throw usageError(
+    ci
+      ? 'refusing to print the signing secret: CI is set, and a job log keeps whatever is printed'
+      : 'refusing to print the signing secret: standard output is not a terminal',
+    'say where it goes with --secret-to (file:PATH — or --secret-file PATH —, env-file:PATH#NAME, exec:COMMAND, or stdout for $(…) capture), or use --json to receive it in the JSON output',
+  );
+}

@@ -1,0 +1,311 @@
+// deliverAll and deliverSecretResult with injected streams (contract section
+// 6): one delivery path, every outcome recorded, the secret kept under
+// recovered/ whenever any destination fails. exec: sinks run real /bin/sh
+// commands, with a short injected time limit.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { deliverAll, type DeliverDeps } from '../../src/secret/deliver-all.js';
+import { parseSinks } from '../../src/secret/sinks.js';
+import { fingerprint } from '../../src/secret/fingerprint.js';
+import { deliverSecretResult } from '../../src/commands/webhooks/secret-result.js';
+import { Redactor } from '../../src/output/redact.js';
+import type { OutStream } from '../../src/output/io.js';
+import type { CliError } from '../../src/errors/cli-error.js';
+import { fakeContext, fakeIO, type FakeIO } from './support/fakes.js';
+
+const SECRET = 'whsec_unit_c2VjcmV0LXZhbHVlLWZvci10ZXN0cw==';
+const FP = fingerprint(SECRET);
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'chatctl-deliver-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A stream that records what it accepted, or refuses confirmed writes with `fail`. */
+function stream(opts: { isTTY?: boolean; fail?: string; redactor?: Redactor } = {}): OutStream & { text: () => string } {
+  let text = '';
+  const scrub = (s: string) => (opts.redactor ? opts.redactor.scrubAll(s) : s);
+  return {
+    isTTY: Boolean(opts.isTTY),
+    write: (s) => void (text += scrub(s)),
+    writeConfirmed: async (s) => {
+      if (opts.fail) throw Object.assign(new Error(`write ${opts.fail}`), { code: opts.fail });
+      text += scrub(s);
+    },
+    text: () => text,
+  };
+}
+
+function deps(over: Partial<DeliverDeps> = {}): DeliverDeps & { out: ReturnType<typeof stream>; err: ReturnType<typeof stream> } {
+  const redactor = new Redactor();
+  const out = stream();
+  const err = stream({ redactor });
+  return { cwd: dir, env: { PATH: process.env.PATH, CHATCTL_TOKEN: 'tok_must_not_reach_the_sink' }, stdout: out, stderr: err, redactor, execTimeoutMs: 5_000, out, err, ...over } as never;
+}
+
+/** Alive and not a zombie waiting to be reaped. */
+function running(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+const sinks = (...specs: string[]) => parseSinks(specs, { cwd: dir, env: { PATH: process.env.PATH }, json: false, stdoutIsTTY: false, force: false });
+
+describe('deliverAll', () => {
+  it('every kind of sink gets exactly the secret; the outcome names each with the fingerprint', async () => {
+    const d = deps();
+    const got = join(dir, 'exec.out');
+    const outcome = await deliverAll(
+      sinks('file:a.whsec', 'env-file:.env#WEBHOOK_SECRET', `exec:cat > ${got}; printf '%s %s %s' "$CHATCTL_ENDPOINT_ID" "$CHATCTL_SECRET_FINGERPRINT" "\${CHATCTL_TOKEN-unset}" > ${got}.env`, 'stdout'),
+      { endpointId: 'we_1', secret: SECRET },
+      d,
+    );
+    expect(outcome.failures).toEqual([]);
+    expect(outcome.fingerprint).toBe(FP);
+    expect(outcome.delivered).toEqual([
+      { to: `file:${join(dir, 'a.whsec')}`, fingerprint: FP },
+      { to: `env-file:${join(dir, '.env')}#WEBHOOK_SECRET`, fingerprint: FP },
+      { to: expect.stringMatching(/^exec:cat > /), fingerprint: FP },
+      { to: 'stdout', fingerprint: FP },
+    ]);
+    expect(readFileSync(join(dir, 'a.whsec'), 'utf8')).toBe(SECRET);
+    expect(statSync(join(dir, 'a.whsec')).mode & 0o777).toBe(0o600);
+    expect(readFileSync(join(dir, '.env'), 'utf8')).toBe(`WEBHOOK_SECRET=${SECRET}\n`);
+    expect(statSync(join(dir, '.env')).mode & 0o777).toBe(0o600);
+    expect(readFileSync(got, 'utf8')).toBe(SECRET); // stdin: the secret, no newline
+    expect(readFileSync(`${got}.env`, 'utf8')).toBe(`we_1 ${FP} unset`);
+    expect(d.out.text()).toBe(`${SECRET}\n`);
+    expect(d.err.text()).toBe('');
+  });
+
+  it("an exec: command's output goes to stderr, with the secret scrubbed in any form", async () => {
+    const d = deps();
+    const cmd = `exec:cat; echo; printf '%s' "$(cat /dev/null)"; echo '"${SECRET.replace(/\//g, '\\/')}"' >&2; echo done`;
+    const outcome = await deliverAll(sinks(cmd), { endpointId: 'we_1', secret: SECRET }, d);
+    expect(outcome.failures).toEqual([]);
+    expect(d.err.text()).not.toContain(SECRET.slice(6, 20));
+    expect(d.err.text()).toContain('[REDACTED]');
+    expect(d.err.text()).toContain('done');
+    expect(d.out.text()).toBe('');
+  });
+
+  it('a failing exec: command is a failure with its status; the other sinks still get the secret', async () => {
+    const d = deps();
+    const outcome = await deliverAll(sinks('exec:cat >/dev/null; echo nope >&2; exit 3', 'file:b.whsec'), { endpointId: 'we_1', secret: SECRET }, d);
+    expect(outcome.failures).toEqual([{ to: 'exec:cat >/dev/null; echo nope >&2; exit 3', reason: 'exited with status 3' }]);
+    expect(outcome.delivered.map((x) => x.to)).toEqual([`file:${join(dir, 'b.whsec')}`]);
+    expect(d.err.text()).toBe('nope\n');
+  });
+
+  it('an exec: command past its time limit is ended, with whatever it started, and is a failure', async () => {
+    const d = deps({ execTimeoutMs: 300 });
+    const pidFile = join(dir, 'bg.pid');
+    const started = Date.now();
+    const outcome = await deliverAll(sinks(`exec:sleep 30 & echo $! > ${pidFile}; sleep 30`), { endpointId: 'we_1', secret: SECRET }, d);
+    expect(Date.now() - started).toBeLessThan(4_000);
+    expect(outcome.failures).toEqual([{ to: expect.any(String), reason: 'did not finish within 0.3 s' }]);
+    const bg = Number(readFileSync(pidFile, 'utf8'));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(running(bg)).toBe(false); // the background sleep was in its process group
+  });
+
+  it('a command that exits 0 but leaves a process holding its output does not hang delivery', async () => {
+    const d = deps();
+    const started = Date.now();
+    const outcome = await deliverAll(sinks('exec:cat >/dev/null; (sleep 20 &); echo ok'), { endpointId: 'we_1', secret: SECRET }, d);
+    expect(outcome.failures).toEqual([]);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(d.err.text()).toContain('ok');
+  });
+
+  it('an abort (Ctrl-C) stops a running command and skips the rest', async () => {
+    const controller = new AbortController();
+    const d = deps({ signal: controller.signal });
+    setTimeout(() => controller.abort(), 200);
+    const outcome = await deliverAll(sinks('exec:sleep 30', 'file:c.whsec'), { endpointId: 'we_1', secret: SECRET }, d);
+    expect(outcome.delivered).toEqual([]);
+    expect(outcome.failures.map((f) => f.reason)).toEqual(['was stopped: chatctl was interrupted', 'not attempted: chatctl was interrupted']);
+    expect(existsSync(join(dir, 'c.whsec'))).toBe(false);
+  });
+
+  it('stdout that fails (EPIPE, ENOSPC) is a failure, never a success', async () => {
+    for (const code of ['EPIPE', 'ENOSPC']) {
+      const d = deps({ stdout: stream({ fail: code }) });
+      const outcome = await deliverAll(sinks('stdout'), { endpointId: 'we_1', secret: SECRET }, d);
+      expect(outcome.failures).toEqual([{ to: 'stdout', reason: expect.stringContaining(code) }]);
+    }
+  });
+
+  it('a folder gone since the check: a failure naming why, and nothing left behind', async () => {
+    mkdirSync(join(dir, 'gone'));
+    const planned = sinks('file:gone/x.whsec', 'env-file:gone/.env#S');
+    rmSync(join(dir, 'gone'), { recursive: true });
+    const outcome = await deliverAll(planned, { endpointId: 'we_1', secret: SECRET }, deps());
+    expect(outcome.delivered).toEqual([]);
+    expect(outcome.failures.map((f) => f.reason)).toEqual([expect.stringContaining('ENOENT'), expect.stringContaining('ENOENT')]);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('{id} is substituted when asked (rotate --from)', async () => {
+    const planned = parseSinks(['file:{id}.whsec'], { cwd: dir, env: {}, json: false, stdoutIsTTY: false, force: false, idPlaceholder: true });
+    const outcome = await deliverAll(planned, { endpointId: 'we_9', secret: SECRET }, deps({ idPlaceholder: true }));
+    expect(outcome.delivered).toEqual([{ to: `file:${join(dir, 'we_9.whsec')}`, fingerprint: FP }]);
+    expect(readFileSync(join(dir, 'we_9.whsec'), 'utf8')).toBe(SECRET);
+  });
+});
+
+// ---------------------------------------------------------------- deliverSecretResult
+
+const body = (secret: string | null = SECRET, secretAvailable = secret !== null, endpoint: Record<string, unknown> = { id: 'we_1', version: 2 }) => ({
+  data: { endpoint, secret, secretAvailable },
+  meta: { requestId: 'req_1' },
+});
+
+function ctxWith(io: FakeIO, over: { stdout?: OutStream } = {}) {
+  const cfg = join(dir, 'config');
+  const ioWith = over.stdout ? { ...io, stdout: over.stdout } : io;
+  return { ctx: fakeContext({ io: ioWith, configDir: cfg, cwd: dir, env: { PATH: process.env.PATH } }), cfg };
+}
+
+async function expect13(p: Promise<unknown>): Promise<CliError> {
+  try {
+    await p;
+  } catch (e) {
+    expect((e as CliError).exitCode, (e as Error).message).toBe(13);
+    return e as CliError;
+  }
+  throw new Error('expected exit 13');
+}
+
+const recovered = (cfg: string) => {
+  try {
+    return readdirSync(join(cfg, 'recovered')).map((f) => join(cfg, 'recovered', f));
+  } catch {
+    return [];
+  }
+};
+
+describe('deliverSecretResult', () => {
+  it('success: the recovery copy made before delivery is gone, and so are the folders made for it', async () => {
+    const io = fakeIO();
+    const { ctx, cfg } = ctxWith(io);
+    await deliverSecretResult(ctx, {}, { sinks: sinks('file:ok.whsec') }, body(), 'Created.');
+    expect(existsSync(cfg)).toBe(false);
+    expect(io.out()).toContain(`Signing secret ${FP} delivered to:`);
+    expect(io.out()).toContain(`file:${join(dir, 'ok.whsec')} (mode 0600)`);
+    expect(io.out() + io.err()).not.toContain(SECRET);
+  });
+
+  it('--json with sinks: secret null, secretDelivery, secretFile for the file: sink', async () => {
+    const io = fakeIO();
+    const { ctx } = ctxWith(io);
+    await deliverSecretResult(ctx, { json: true }, { sinks: sinks('env-file:.env#S', 'file:f.whsec') }, body(), 'x');
+    expect(JSON.parse(io.out()).data).toEqual({
+      endpoint: { id: 'we_1', version: 2 },
+      secret: null,
+      secretAvailable: true,
+      secretFile: join(dir, 'f.whsec'),
+      secretDelivery: [
+        { to: `env-file:${join(dir, '.env')}#S`, fingerprint: FP },
+        { to: `file:${join(dir, 'f.whsec')}`, fingerprint: FP },
+      ],
+    });
+  });
+
+  it('with `stdout` as a sink, the human result goes to stderr and stdout holds the secret line only', async () => {
+    const io = fakeIO();
+    const { ctx } = ctxWith(io);
+    await deliverSecretResult(ctx, {}, { sinks: sinks('stdout') }, body(), 'Created.');
+    expect(io.out()).toBe(`${SECRET}\n`);
+    expect(io.err()).toContain('Created.');
+    expect(io.err()).toContain(FP);
+    expect(io.err()).not.toContain(SECRET);
+  });
+
+  it('--json alone onto a failing stdout (EPIPE): exit 13, the secret kept, the message names the file, endpoint and fingerprint', async () => {
+    const io = fakeIO();
+    const { ctx, cfg } = ctxWith(io, { stdout: stream({ fail: 'EPIPE' }) });
+    const e = await expect13(deliverSecretResult(ctx, { json: true }, { sinks: [], fallback: 'json' }, body(), 'x'));
+    const [kept] = recovered(cfg);
+    expect(readFileSync(kept!, 'utf8')).toBe(SECRET);
+    expect(statSync(kept!).mode & 0o777).toBe(0o600);
+    expect(e.message).toContain(kept!);
+    expect(e.message).toContain('we_1');
+    expect(e.message).toContain(FP);
+    expect(e.details).toMatchObject({ recoveredPath: kept, endpointId: 'we_1', fingerprint: FP, failed: [{ to: 'stdout' }] });
+    expect(JSON.stringify(e.toJSON()) + io.err()).not.toContain(SECRET);
+  });
+
+  it('a terminal that fails while the secret is shown: exit 13, kept', async () => {
+    const io = fakeIO();
+    const { ctx, cfg } = ctxWith(io, { stdout: stream({ isTTY: true, fail: 'EIO' }) });
+    await expect13(deliverSecretResult(ctx, {}, { sinks: [], fallback: 'tty' }, body(), 'x'));
+    expect(readFileSync(recovered(cfg)[0]!, 'utf8')).toBe(SECRET);
+  });
+
+  it('an answer nested 5000 levels deep: --json prints it whole; a terminal shows the table and the secret once', async () => {
+    const deep = JSON.parse('{"n":'.repeat(5000) + '1' + '}'.repeat(5000));
+    const b = body(SECRET, true, { id: 'we_1', version: 2, deep });
+    const io = fakeIO();
+    const { ctx, cfg } = ctxWith(io);
+    await deliverSecretResult(ctx, { json: true }, { sinks: [], fallback: 'json' }, b, 'x');
+    expect(io.out()).toBe(
+      `{"data":{"endpoint":{"id":"we_1","version":2,"deep":${'{"n":'.repeat(5000)}1${'}'.repeat(5000)}},"secret":"${SECRET}","secretAvailable":true},"meta":{"requestId":"req_1"}}\n`,
+    );
+    const tty = fakeIO({ stdout: true });
+    await deliverSecretResult(ctxWith(tty).ctx, {}, { sinks: [], fallback: 'tty' }, b, 'Created.');
+    expect(tty.out().split(SECRET)).toHaveLength(2);
+    expect(tty.out()).toContain('Created.');
+    expect(tty.out()).toContain(FP);
+    expect(recovered(cfg)).toEqual([]);
+  });
+
+  it.each([
+    ['secret null', null, false],
+    ['an empty secret', '', true],
+    ['secretAvailable false', SECRET, false],
+  ] as const)('%s: exit 13, nothing delivered, the way to a new one with the id shell-quoted', async (_l, secret, available) => {
+    const io = fakeIO();
+    const { ctx, cfg } = ctxWith(io);
+    const e = await expect13(deliverSecretResult(ctx, {}, { sinks: sinks('file:w.whsec') }, body(secret, available, { id: "we_'1", version: 7 }), 'x'));
+    expect(e.message).toContain('the change was applied');
+    expect(e.message).toContain('not available');
+    expect(e.hint).toContain(`chatctl webhooks rotate 'we_'\\''1' --expected-version 7`);
+    expect(existsSync(join(dir, 'w.whsec'))).toBe(false);
+    expect(recovered(cfg)).toEqual([]);
+  });
+
+  it('a failing sink with no config folder to keep the secret in: printed on a terminal, else named as lost', async () => {
+    const blocked = join(dir, 'not-a-folder');
+    writeFileSync(blocked, '');
+    const tty = fakeIO({ stdout: true });
+    const e1 = await expect13(
+      deliverSecretResult(fakeContext({ io: tty, configDir: blocked, cwd: dir, env: { PATH: process.env.PATH } }), {}, { sinks: sinks('exec:exit 1') }, body(), 'x'),
+    );
+    expect(tty.out().split(SECRET)).toHaveLength(2);
+    expect(e1.message).toContain('printed above');
+    const pipe = fakeIO();
+    const e2 = await expect13(
+      deliverSecretResult(fakeContext({ io: pipe, configDir: blocked, cwd: dir, env: { PATH: process.env.PATH } }), {}, { sinks: sinks('exec:exit 1') }, body(), 'x'),
+    );
+    expect(e2.message).toContain('lost');
+    expect(e2.hint).toContain("rotate 'we_1'");
+    expect(pipe.out() + pipe.err()).not.toContain(SECRET);
+  });
+
+  it('an exec: sink that times out (short limit injected): exit 13, kept, the stderr of the command scrubbed', async () => {
+    const io = fakeIO();
+    const { ctx, cfg } = ctxWith(io);
+    const e = await expect13(deliverSecretResult(ctx, {}, { sinks: sinks('exec:cat >&2; sleep 30') }, body(), 'x', { execTimeoutMs: 300 }));
+    expect(e.message).toContain('did not finish within 0.3 s');
+    expect(readFileSync(recovered(cfg)[0]!, 'utf8')).toBe(SECRET);
+    expect(io.err()).toContain('[REDACTED]');
+    expect(io.err() + io.out() + e.message).not.toContain(SECRET);
+  });
+});
