@@ -15,6 +15,17 @@ const path = require('node:path');
 
 const argv = process.argv.slice(2);
 const dist = path.join(__dirname, '..', 'dist');
+// V8 flags, set before any bundle is compiled (V8 rejects cached data made
+// under other flags), and named in the cache files. Behind a proxy, undici
+// parses HTTP with llhttp compiled to WebAssembly; Node 20's V8 then also
+// compiles it with its optimising compiler in the background, and the
+// process cannot exit (process.exit neither) until that ends, about 200 ms.
+// Liftoff, the baseline compiler, is plenty for one response; Node 22 and
+// later do not wait. Runs with no proxy variable never load undici.
+const V8_FLAGS_TAG =
+  Number(process.versions.node.split('.')[0]) < 22 && ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'].some((name) => process.env[name])
+    ? '+liftoff'
+    : '';
 
 if (argv[0] === '__complete') {
   const { runComplete } = require(path.join(dist, 'complete.cjs'));
@@ -24,6 +35,10 @@ if (argv[0] === '__complete') {
   const text = fastAnswer(argv);
   if (text !== undefined) writeOut(text);
   else {
+    // The program's lazily loaded parts (dist/lazy/*.cjs: undici behind a
+    // proxy, the prompts, the sandbox) come through this loader too.
+    globalThis[Symbol.for('chatctl.loadBundle')] = loadProgram;
+    if (V8_FLAGS_TAG) require('node:v8').setFlagsFromString('--liftoff-only');
     loadProgram(path.join(dist, 'main.cjs'))
       .run(argv)
       .then((code) => {
@@ -63,10 +78,11 @@ function meta() {
 
 /**
  * Runs a CommonJS bundle with V8's cached data from the user's cache folder.
- * The cache file is named after the bundle's size and mtime and the Node
- * version, so a rebuild or another Node never reuses stale code; it is
- * written once, at exit, with what this run compiled. Any failure to read or
- * write it only costs speed. CHATCTL_COMPILE_CACHE=0 turns it off.
+ * The cache file is named after the bundle (main, proxy …), its size and
+ * mtime and the Node version, so a rebuild or another Node never reuses
+ * stale code; it is written once, at exit, with what this run compiled. Any
+ * failure to read or write it only costs speed. CHATCTL_COMPILE_CACHE=0
+ * turns it off.
  */
 function loadProgram(file) {
   const vm = require('node:vm');
@@ -107,13 +123,20 @@ function cachePath(file) {
   }
   try {
     const st = fs.statSync(file);
-    return path.join(dir, `main-${st.size}-${Math.floor(st.mtimeMs)}-${process.version}-${process.arch}.v8`);
+    return path.join(dir, `${bundleName(file)}-${st.size}-${Math.floor(st.mtimeMs)}-${process.version}-${process.arch}.v8`);
   } catch {
     return undefined;
   }
 }
 
+/** main, proxy, prompts, sandbox (+ the V8 flags' tag): each keeps its own cache file. */
+function bundleName(file) {
+  return path.basename(file, '.cjs') + V8_FLAGS_TAG;
+}
+
 function writeCache(cacheFile, script) {
+  // Older cache files of the same bundle (named "<bundle>-…") are removed.
+  const prefix = `${path.basename(cacheFile).split('-')[0]}-`;
   try {
     const dir = path.dirname(cacheFile);
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -121,7 +144,7 @@ function writeCache(cacheFile, script) {
     fs.writeFileSync(tmp, script.createCachedData(), { mode: 0o600 });
     fs.renameSync(tmp, cacheFile);
     for (const name of fs.readdirSync(dir)) {
-      if (name.startsWith('main-') && name.endsWith('.v8') && path.join(dir, name) !== cacheFile) fs.rmSync(path.join(dir, name), { force: true });
+      if (name.startsWith(prefix) && name.endsWith('.v8') && path.join(dir, name) !== cacheFile) fs.rmSync(path.join(dir, name), { force: true });
     }
   } catch {
     /* a cache we cannot write only costs speed */
