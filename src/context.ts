@@ -31,5 +31,7 @@ export interface GlobalOptions {
   debug?: boolean;
   maxRetries?: string;
   timeout?: string;
+  deadline?: string;
+  quiet?: boolean;
   color?: boolean; // commander's --no-color
 }

@@ -25,7 +25,7 @@ export async function run(argv: string[] = process.argv.slice(2)): Promise<numbe
   const env = process.env;
   // Known before parsing: a parse error is reported in the mode asked for.
   const json = flagBeforeDoubleDash(argv, '--json');
-  const io = createProcessIO({ noColorFlag: flagBeforeDoubleDash(argv, '--no-color'), env, quiet: json });
+  const io = createProcessIO({ noColorFlag: flagBeforeDoubleDash(argv, '--no-color'), env, quiet: json || flagBeforeDoubleDash(argv, '--quiet') });
   io.paint = await loadPalettes(io.color);
   const controller = new AbortController();
   let interrupts = 0;
@@ -58,7 +58,12 @@ export async function run(argv: string[] = process.argv.slice(2)): Promise<numbe
   } catch (err) {
     // SIGTERM ends with 143 (128 + 15), as a shell would report it.
     const e = toCliError(err);
-    const final = e.exitCode === EXIT.interrupted && received === 'SIGTERM' ? new CliError('interrupted', 'terminated (SIGTERM)', EXIT.terminated) : err;
+    const final =
+      e.exitCode === EXIT.interrupted && received === 'SIGTERM'
+        ? new CliError('interrupted', `terminated (SIGTERM)${e.message.startsWith('interrupted') ? e.message.slice('interrupted'.length) : ''}`, EXIT.terminated, {
+            idempotencyKey: e.idempotencyKey,
+          })
+        : err;
     return reportError(final, io, json, flagBeforeDoubleDash(argv, '--debug'));
   } finally {
     process.off('SIGINT', onSignal);

@@ -3,7 +3,7 @@
 import type { Context, GlobalOptions } from '../../context.js';
 import { configStoreFor } from '../../config/store.js';
 import { requireToken, resolveConnection, resolveRequestSettings, resolveToken, selectProfile, type Connection } from '../../scope/resolve.js';
-import { sendWithRetries, type ApiRequest } from '../../http/client.js';
+import { deadlineFrom, sendWithRetries, type ApiRequest } from '../../http/client.js';
 import { parseJson } from '../../http/classify.js';
 import { invalidResponse } from '../../errors/cli-error.js';
 import { redactHeaders } from '../../output/redact.js';
@@ -22,6 +22,8 @@ export function userAgent(ctx: Context): string {
 
 /** Sends the request; resolves with the parsed body, or undefined after --dry-run. */
 export async function callApi<T>(ctx: Context, g: GlobalOptions, spec: RequestSpec, schema: z.ZodMiniType<T>): Promise<T | undefined> {
+  // --deadline counts from here: the request path, retries and waits.
+  const startedAt = ctx.now();
   const flags = { ...g, noInput: g.input === false };
   const config = configStoreFor(ctx).read();
   const selected = selectProfile(flags, ctx.env, config);
@@ -54,7 +56,8 @@ export async function callApi<T>(ctx: Context, g: GlobalOptions, spec: RequestSp
     return undefined;
   }
 
-  const res = await sendWithRetries(req, settings, {
+  const retry = { maxRetries: settings.maxRetries, timeoutMs: settings.timeoutMs, deadline: deadlineFrom(startedAt, settings.deadlineMs) };
+  const res = await sendWithRetries(req, retry, {
     transport: await ctx.transport(),
     now: ctx.now,
     sleep: ctx.sleep,
@@ -62,13 +65,15 @@ export async function callApi<T>(ctx: Context, g: GlobalOptions, spec: RequestSp
     random: ctx.random,
     signal: ctx.signal,
     trace: g.debug ? (line) => ctx.io.stderr.write(`[debug] ${escapeControl(line)}\n`) : undefined,
-    announce: ctx.io.stderr.isTTY ? (line) => ctx.io.notice(line) : undefined,
+    // Each wait, on a terminal or not (CI logs); io.notice is muted by --json and --quiet.
+    announce: (line) => ctx.io.notice(escapeControl(line)),
   });
   const parsed = schema.safeParse(parseJson(res.body));
   if (!parsed.success) {
     const keyNote = spec.idempotencyKey ? `; the change may have been applied (Idempotency-Key ${spec.idempotencyKey})` : '';
     throw invalidResponse(`the server answered ${res.status} with a body that is not the expected response${keyNote}`, {
       status: res.status,
+      idempotencyKey: spec.idempotencyKey,
     });
   }
   return parsed.data;
