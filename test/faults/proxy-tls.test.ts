@@ -8,7 +8,7 @@
 // direct by mistake fails to resolve instead of quietly succeeding.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import tls from 'node:tls';
@@ -223,6 +223,25 @@ describe('proxies', () => {
     expect(tlsServer.hits).toBe(0);
     expect({ exit: r.exitCode, code: line.error.code }).toEqual({ exit: 3, code: 'config_error' });
     expect(line.error.message).toMatch(/HTTP_PROXY/);
+  });
+});
+
+describe('the proxy bundle is code-cached like the program', () => {
+  test('a proxied run leaves a cache file for dist/lazy/proxy.cjs, and the next proxied run reuses it as is', async () => {
+    const cacheDir = tempDir('cache');
+    const env = { HTTPS_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: certPath, CHATCTL_CACHE_DIR: cacheDir };
+    expectDelivered(await create(viaAlias(tlsServer.port), env));
+    const files = () => readdirSync(cacheDir).sort();
+    const first = files();
+    // On Node 20 both carry the V8 flag the proxy path sets (Liftoff only).
+    expect(first.filter((f) => /^proxy(\+liftoff)?-.*\.v8$/.test(f)), first.join(', ')).toHaveLength(1);
+    expect(first.filter((f) => /^main(\+liftoff)?-.*\.v8$/.test(f)), first.join(', ')).toHaveLength(1);
+    const stamp = () => first.map((f) => `${f} ${statSync(join(cacheDir, f)).mtimeMs}`);
+    const before = stamp();
+    expectDelivered(await create(viaAlias(tlsServer.port), env));
+    // Rewritten only when V8 rejects the cached data (a flag set after compiling would do that).
+    expect(files()).toEqual(first);
+    expect(stamp()).toEqual(before);
   });
 });
 
