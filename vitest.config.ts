@@ -1,21 +1,27 @@
 import { defineConfig } from 'vitest/config';
+import { readFileSync } from 'node:fs';
+
+const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string };
 
 export default defineConfig({
-  plugins: [
-    {
-      // The completion scripts are shell files imported as text, as esbuild's text loader does in the build.
-      name: 'shell-text',
-      transform(code, id) {
-        if (/\.(bash|zsh|fish)$/.test(id)) return { code: `export default ${JSON.stringify(code)};`, map: null };
-        return undefined;
-      },
-    },
-  ],
+  // What the build defines: in-process runs report the package's version too.
+  define: { __CHATCTL_VERSION__: JSON.stringify(pkg.version) },
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // The JSON report feeds the "N passed, M failed" line that .ci/run prints.
     reporters: ['default', ['json', { outputFile: '.test-results/results.json' }]],
+    // `npm run coverage` (and .ci/run): what the suite exercises of src/,
+    // in-process. Spawned runs (signals, terminals, the packaged bin) are not
+    // counted, so the figure is a floor.
+    coverage: {
+      provider: 'v8',
+      include: ['src/**/*.ts'],
+      exclude: ['src/**/*.d.ts'],
+      reporter: ['text-summary', 'text', 'json-summary'],
+      reportsDirectory: '.test-results/coverage',
+      thresholds: { statements: 90, lines: 90 },
+    },
   },
 });

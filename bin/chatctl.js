@@ -15,16 +15,17 @@ const path = require('node:path');
 
 const argv = process.argv.slice(2);
 const dist = path.join(__dirname, '..', 'dist');
-// V8 flags, set before any bundle is compiled (V8 rejects cached data made
-// under other flags), and named in the cache files. Behind a proxy, undici
-// parses HTTP with llhttp compiled to WebAssembly; Node 20's V8 then also
-// compiles it with its optimising compiler in the background, and the
-// process cannot exit (process.exit neither) until that ends, about 200 ms.
-// Liftoff, the baseline compiler, is plenty for one response; Node 22 and
-// later do not wait. Runs with no proxy variable never load undici.
-const V8_FLAGS_TAG =
+// V8 flags the program sets itself, before any bundle is compiled (V8 rejects
+// cached data made under other flags; codeCache names the files after them).
+// Behind a proxy, undici parses HTTP with llhttp compiled to WebAssembly;
+// Node 20's V8 then also compiles it with its optimising compiler in the
+// background, and the process cannot exit (process.exit neither) until that
+// ends, about 200 ms. Liftoff, the baseline compiler, is plenty for one
+// response; Node 22 and later do not wait. Runs with no proxy variable never
+// load undici.
+const V8_FLAGS =
   Number(process.versions.node.split('.')[0]) < 22 && ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'].some((name) => process.env[name])
-    ? '+liftoff'
+    ? '--liftoff-only'
     : '';
 
 if (argv[0] === '__complete') {
@@ -38,7 +39,7 @@ if (argv[0] === '__complete') {
     // The program's lazily loaded parts (dist/lazy/*.cjs: undici behind a
     // proxy, the prompts, the sandbox) come through this loader too.
     globalThis[Symbol.for('chatctl.loadBundle')] = loadProgram;
-    if (V8_FLAGS_TAG) require('node:v8').setFlagsFromString('--liftoff-only');
+    if (V8_FLAGS) require('node:v8').setFlagsFromString(V8_FLAGS);
     loadProgram(path.join(dist, 'main.cjs'))
       .run(argv)
       .then((code) => {
@@ -77,22 +78,34 @@ function meta() {
 }
 
 /**
- * Runs a CommonJS bundle with V8's cached data from the user's cache folder.
- * The cache file is named after the bundle (main, proxy …), its size and
- * mtime and the Node version, so a rebuild or another Node never reuses
- * stale code; it is written once, at exit, with what this run compiled. Any
- * failure to read or write it only costs speed. CHATCTL_COMPILE_CACHE=0
- * turns it off.
+ * Runs a CommonJS bundle (main.cjs, or one of dist/lazy/) with V8's cached
+ * data from the user's cache folder, one cache per bundle. Any failure to
+ * read or write the cache only costs speed; CHATCTL_COMPILE_CACHE=0 turns it
+ * off.
+ *
+ * The cache is named after a SHA-256 of the bundle's text (plus the Node
+ * version, the architecture and the V8 flags): V8 itself checks only the
+ * source's length, so a bundle upgraded in place with the same size (and a
+ * package manager's fixed mtime) must never meet the old code. Hashing costs
+ * loading node:crypto (several ms), so the hash is remembered beside the
+ * cache with the bundle's stat (device, inode, size, mtime and ctime, which
+ * no utime() call can set back), as git's index does; a bundle changed in
+ * the last two seconds is hashed again next time (a coarse clock could give
+ * two versions the same ctime). A run whose stat matches the note reads the
+ * note instead of hashing.
+ *
+ * The cache folder is created 0700 and is neither read nor written when
+ * another user owns it or group or others can write it.
  */
 function loadProgram(file) {
   const vm = require('node:vm');
   const { createRequire, wrap } = require('node:module');
   const source = fs.readFileSync(file, 'utf8');
-  const cacheFile = cachePath(file);
+  const cache = codeCache(file, source);
   let cached;
-  if (cacheFile) {
+  if (cache && cache.trusted) {
     try {
-      cached = fs.readFileSync(cacheFile);
+      cached = fs.readFileSync(cache.file);
     } catch {
       /* first run with this bundle and this Node */
     }
@@ -104,49 +117,108 @@ function loadProgram(file) {
   });
   const module = { exports: {} };
   script.runInThisContext().call(module.exports, module.exports, createRequire(file), module, file, path.dirname(file));
-  if (cacheFile && (!cached || script.cachedDataRejected)) {
-    process.once('exit', () => writeCache(cacheFile, script));
+  if (cache && (!cached || script.cachedDataRejected || cache.note)) {
+    process.once('exit', () => writeCache(cache, !cached || script.cachedDataRejected ? script : undefined));
   }
   return module.exports;
 }
 
-function cachePath(file) {
+function cacheDir() {
   const env = process.env;
-  if (env.CHATCTL_COMPILE_CACHE === '0') return undefined;
-  const os = require('node:os');
-  let dir = env.CHATCTL_CACHE_DIR;
-  if (!dir) {
-    const home = os.homedir();
-    if (process.platform === 'win32') dir = path.join(env.LOCALAPPDATA || path.join(home, 'AppData', 'Local'), 'chatctl', 'Cache');
-    else if (process.platform === 'darwin') dir = path.join(home, 'Library', 'Caches', 'chatctl');
-    else dir = path.join(env.XDG_CACHE_HOME || path.join(home, '.cache'), 'chatctl');
-  }
+  if (env.CHATCTL_CACHE_DIR) return env.CHATCTL_CACHE_DIR;
+  const home = require('node:os').homedir();
+  if (process.platform === 'win32') return path.join(env.LOCALAPPDATA || path.join(home, 'AppData', 'Local'), 'chatctl', 'Cache');
+  if (process.platform === 'darwin') return path.join(home, 'Library', 'Caches', 'chatctl');
+  return path.join(env.XDG_CACHE_HOME || path.join(home, '.cache'), 'chatctl');
+}
+
+/** 'ok', 'missing', or 'untrusted' (not a folder, another user's, or writable by group or others). */
+function folderState(dir) {
+  let st;
   try {
-    const st = fs.statSync(file);
-    return path.join(dir, `${bundleName(file)}-${st.size}-${Math.floor(st.mtimeMs)}-${process.version}-${process.arch}.v8`);
+    st = fs.statSync(dir);
+  } catch (err) {
+    return err.code === 'ENOENT' ? 'missing' : 'untrusted';
+  }
+  if (!st.isDirectory()) return 'untrusted';
+  if (typeof process.geteuid === 'function' && (st.uid !== process.geteuid() || (st.mode & 0o022) !== 0)) return 'untrusted';
+  return 'ok';
+}
+
+/** FNV-1a, 32 bits: names files after short strings (paths, flags); never used for the bundle's text. */
+function fnv(text) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return (h >>> 0).toString(16).padStart(8, '0');
+}
+
+function codeCache(file, source) {
+  if (process.env.CHATCTL_COMPILE_CACHE === '0') return undefined;
+  const dir = cacheDir();
+  const state = folderState(dir);
+  if (state === 'untrusted') return undefined;
+  let st;
+  try {
+    st = fs.statSync(file, { bigint: true });
   } catch {
     return undefined;
   }
-}
-
-/** main, proxy, prompts, sandbox (+ the V8 flags' tag): each keeps its own cache file. */
-function bundleName(file) {
-  return path.basename(file, '.cjs') + V8_FLAGS_TAG;
-}
-
-function writeCache(cacheFile, script) {
-  // Older cache files of the same bundle (named "<bundle>-…") are removed.
-  const prefix = `${path.basename(cacheFile).split('-')[0]}-`;
-  try {
-    const dir = path.dirname(cacheFile);
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const tmp = `${cacheFile}.${process.pid}.tmp`;
-    fs.writeFileSync(tmp, script.createCachedData(), { mode: 0o600 });
-    fs.renameSync(tmp, cacheFile);
-    for (const name of fs.readdirSync(dir)) {
-      if (name.startsWith(prefix) && name.endsWith('.v8') && path.join(dir, name) !== cacheFile) fs.rmSync(path.join(dir, name), { force: true });
+  const stamp = `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+  const noteFile = path.join(dir, `bundle-${fnv(file)}.sha256`);
+  let hash;
+  if (state === 'ok') {
+    try {
+      const [was, h] = fs.readFileSync(noteFile, 'utf8').split('\n');
+      if (was === stamp && /^[0-9a-f]{64}$/.test(h)) hash = h;
+    } catch {
+      /* no note yet */
     }
+  }
+  let note;
+  if (hash === undefined) {
+    hash = require('node:crypto').createHash('sha256').update(source).digest('hex');
+    if (Date.now() - Number(st.ctimeNs / 1000000n) > 2000) note = `${stamp}\n${hash}\n`;
+  }
+  const flags = fnv([...process.execArgv, process.env.NODE_OPTIONS || '', V8_FLAGS].join('\0'));
+  const prefix = `${path.basename(file, '.cjs')}-`; // main-, proxy-, prompts-, sandbox-
+  return {
+    dir,
+    trusted: state === 'ok',
+    prefix,
+    file: path.join(dir, `${prefix}${hash.slice(0, 32)}-${process.version}-${process.arch}-${flags}.v8`),
+    noteFile,
+    note,
+  };
+}
+
+function writeCache(cache, script) {
+  try {
+    fs.mkdirSync(cache.dir, { recursive: true, mode: 0o700 });
+    if (folderState(cache.dir) !== 'ok') return;
+    if (script) {
+      writeReplacing(cache.file, script.createCachedData());
+      // Keep the four newest caches of this bundle (other installs, other Node versions).
+      const old = fs
+        .readdirSync(cache.dir)
+        .filter((n) => n.startsWith(cache.prefix) && n.endsWith('.v8'))
+        .map((n) => ({ p: path.join(cache.dir, n), t: fs.statSync(path.join(cache.dir, n)).mtimeMs }))
+        .sort((a, b) => b.t - a.t)
+        .slice(4);
+      for (const o of old) fs.rmSync(o.p, { force: true });
+    }
+    if (cache.note) writeReplacing(cache.noteFile, cache.note);
   } catch {
     /* a cache we cannot write only costs speed */
+  }
+}
+
+function writeReplacing(file, data) {
+  const tmp = `${file}.${process.pid}.tmp`;
+  try {
+    fs.writeFileSync(tmp, data, { mode: 0o600, flag: 'wx' });
+    fs.renameSync(tmp, file);
+  } catch (err) {
+    fs.rmSync(tmp, { force: true });
+    throw err;
   }
 }

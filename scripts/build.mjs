@@ -10,13 +10,13 @@
 // they cost nothing until a command uses them.
 import { build } from 'esbuild';
 import { createRequire } from 'node:module';
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 
 const root = new URL('../', import.meta.url);
 const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8'));
-// Build beside dist/ and swap it in at the end, so a chatctl running while
-// the build runs never finds dist/ half-written or missing.
+// Build beside dist/ and move it in at the end (below), so a chatctl running
+// while the build runs never finds dist/ half-written or missing.
 const out = `dist.build-${process.pid}`;
 rmSync(new URL(out, root), { recursive: true, force: true });
 
@@ -28,7 +28,6 @@ const common = {
   logLevel: 'warning',
   legalComments: 'external',
   supported: { 'dynamic-import': false },
-  loader: { '.bash': 'text', '.zsh': 'text', '.fish': 'text' },
   define: { __CHATCTL_VERSION__: JSON.stringify(pkg.version) },
 };
 
@@ -36,7 +35,7 @@ const common = {
 // used: undici (behind a proxy), the prompts (on a terminal), the sandbox.
 // Keeping them out of main.cjs keeps every other run's read, code-cache
 // load and memory small.
-const LAZY = { proxy: 'src/http/proxy.ts', prompts: 'src/prompts/inquirer.ts', sandbox: 'src/sandbox/command.ts' };
+const LAZY = { proxy: 'src/http/proxy.ts', prompts: 'src/prompts/inquirer.ts', sandbox: 'src/sandbox/command.ts', conf: 'src/config/conf-writer.ts' };
 const lazyByFile = new Map(Object.entries(LAZY).map(([name, file]) => [resolve(file), name]));
 // main.cjs reaches a lazy bundle through a stub that asks bin/chatctl.js's
 // loader for it, so it too runs with V8's cached data (the launcher
@@ -77,6 +76,37 @@ const noChildProcess = {
   },
 };
 
+// conf, for the commands that write config.json (src/config/conf-writer.ts),
+// is a bundle of its own too, and trimmed to what chatctl uses of it: no
+// schema (ajv, ajv-formats), no migrations (semver), no watching
+// (debounce-fn), an explicit folder (env-paths). Those are stubs that fail
+// loudly if ever reached. atomically's exit hook (when-exit) registers
+// signal handlers that re-raise Ctrl-C past chatctl's own; its stub keeps
+// the exit-time clean-up only. conf's non-atomic write for snaps
+// (process.env.SNAP) is turned off, so every write is temporary file +
+// rename.
+const CONF_STUBS = {
+  'ajv/dist/2020.js': "export class Ajv2020 { constructor() { throw new Error('chatctl: conf schemas are not bundled'); } }",
+  'ajv-formats': "export default { default() { throw new Error('chatctl: conf schemas are not bundled'); } };",
+  semver: "const no = () => { throw new Error('chatctl: conf migrations are not bundled'); }; export default { eq: no, satisfies: no, clean: no, lte: no, gt: no };",
+  'debounce-fn': "export default () => { throw new Error('chatctl: conf watching is not bundled'); };",
+  'env-paths': "export default () => { throw new Error('chatctl: conf needs an explicit folder'); };",
+  'when-exit': "export default (callback) => { process.once('exit', callback); return () => process.off('exit', callback); };",
+};
+const confTrim = {
+  name: 'conf-trim',
+  setup(b) {
+    const names = Object.keys(CONF_STUBS).map((n) => n.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'));
+    b.onResolve({ filter: new RegExp(`^(${names.join('|')})$`) }, (args) => ({ path: args.path, namespace: 'conf-stub' }));
+    b.onLoad({ filter: /.*/, namespace: 'conf-stub' }, (args) => ({ contents: CONF_STUBS[args.path], loader: 'js' }));
+    b.onLoad({ filter: /[\\/]node_modules[\\/]conf[\\/]dist[\\/]source[\\/]index\.js$/ }, async (args) => {
+      const text = readFileSync(args.path, 'utf8');
+      if (!text.includes('process.env.SNAP')) throw new Error('conf no longer reads process.env.SNAP: review scripts/build.mjs');
+      return { contents: text.replaceAll('process.env.SNAP', 'undefined'), loader: 'js' };
+    });
+  },
+};
+
 await build({ ...common, entryPoints: ['src/main.ts'], outfile: `${out}/main.cjs`, plugins: [lazyParts, noChildProcess] });
 // undici loads node:http2 at start-up (about 10 ms) for HTTP/2, which chatctl
 // never enables (allowH2 is off); it falls back on its own when the module
@@ -94,13 +124,15 @@ const noHttp2 = {
   },
 };
 
+const { conf: confEntry, ...otherLazy } = LAZY;
 await build({
   ...common,
   plugins: [noHttp2],
-  entryPoints: LAZY,
+  entryPoints: otherLazy,
   outdir: `${out}/lazy`,
   outExtension: { '.js': '.cjs' },
 });
+await build({ ...common, entryPoints: { conf: confEntry }, outdir: `${out}/lazy`, outExtension: { '.js': '.cjs' }, plugins: [confTrim] });
 // The completion engine stands alone: a TAB press loads this file only.
 await build({ ...common, entryPoints: ['src/completion/entry.ts'], outfile: `${out}/complete.cjs` });
 
@@ -109,11 +141,27 @@ const meta = await buildMeta();
 writeFileSync(new URL(`${out}/fast.json`, root), JSON.stringify({ version: meta.version, aliases: meta.aliases, help: meta.help }));
 writeFileSync(new URL(`${out}/tree.json`, root), JSON.stringify(meta.tree));
 
-const old = `dist.old-${process.pid}`;
-try {
-  renameSync(new URL('dist', root), new URL(old, root));
-} catch {
-  /* first build: no dist/ yet */
+// Move the new build into dist/ file by file, each with an atomic rename, so
+// dist/ is never missing or half-written: a chatctl that starts during a
+// rebuild sees each file whole, old or new. Files the new build no longer
+// has are removed last.
+const distDir = new URL('dist/', root).pathname;
+const buildDir = new URL(`${out}/`, root).pathname;
+const fresh = new Set(listFiles(buildDir));
+mkdirSync(distDir, { recursive: true });
+for (const rel of fresh) {
+  mkdirSync(dirname(join(distDir, rel)), { recursive: true });
+  renameSync(join(buildDir, rel), join(distDir, rel));
 }
-renameSync(new URL(out, root), new URL('dist', root));
-rmSync(new URL(old, root), { recursive: true, force: true });
+for (const rel of listFiles(distDir)) if (!fresh.has(rel)) rmSync(join(distDir, rel), { force: true });
+rmSync(buildDir, { recursive: true, force: true });
+
+function listFiles(dir, prefix = '') {
+  const out = [];
+  for (const entry of readdirSync(join(dir, prefix), { withFileTypes: true })) {
+    const rel = join(prefix, entry.name);
+    if (entry.isDirectory()) out.push(...listFiles(dir, rel));
+    else out.push(rel);
+  }
+  return out;
+}

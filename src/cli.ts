@@ -1,39 +1,57 @@
-// The command tree: the only file that knows the argument parser. Each
-// action imports its command module when it runs, so `--help` and the
-// commands that do not send requests never load the HTTP stack, zod's
-// response schemas or prompts. Help text and examples live here, next to
-// the command they describe.
-import { Argument, Command, CommanderError, Option } from 'commander';
+// The command tree: the only file that knows the argument parser's global
+// options. Each command group registers itself beside its code
+// (src/commands/*/register.ts); its actions import their modules when they
+// run, so `--help` and the commands that do not send requests never load the
+// HTTP stack, zod's response schemas or prompts.
+import { Command, CommanderError } from 'commander';
 import type { Context, GlobalOptions } from './context.js';
 import { CliError, usageError } from './errors/cli-error.js';
 import { EXIT } from './errors/exit-codes.js';
-import { EVENT_TYPES } from './api/spec.js';
-import { exitCodesText } from './commands/exit-codes.js';
 import type { Prompter } from './prompts/prompter.js';
-import { noInput } from './scope/resolve.js';
+import { examples, type App, type Register } from './commands/app.js';
+import { registerWebhooks } from './commands/webhooks/register.js';
+import { registerProfile } from './commands/profile/register.js';
+import { registerAuth } from './commands/auth/register.js';
+import { registerExitCodes } from './commands/exit-codes.js';
+import { registerCompletion } from './commands/completion/register.js';
+import { registerSandbox } from './commands/sandbox.js';
+import { resolveInvocation } from './app/invocation.js';
+import { loadPalettes } from './output/colors.js';
 
-const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
+interface Group {
+  name: string;
+  description: string;
+  aliases?: string[];
+  register: Register;
+}
 
-const examples = (...lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
+/** The top-level commands, in the order help lists them. */
+const GROUPS: Group[] = [
+  { name: 'webhooks', aliases: ['webhook'], description: 'create signed webhook endpoints, rotate their secrets, reactivate them', register: registerWebhooks },
+  { name: 'profile', description: 'manage stored profiles (base URL and scope)', register: registerProfile },
+  { name: 'auth', description: 'store, remove and check the bearer token of a profile', register: registerAuth },
+  { name: 'exit-codes', description: 'print the table of exit codes', register: registerExitCodes },
+  { name: 'completion', description: 'print the shell completion script for bash, zsh or fish', register: registerCompletion },
+  { name: 'sandbox', description: 'serve the management API on loopback, in memory, for trying chatctl and testing scripts', register: registerSandbox },
+];
 
 /**
  * The command tree. With `focus` (the top-level command argv names), only
- * that group is built in full and the others are stubs with their name and
- * description: a run builds the few commands it can reach, not all twenty.
- * Help and completion are taken from the full tree (meta/), and a test
+ * that group is registered in full and the others keep their name and
+ * description: a run builds the few commands it can reach. Help and
+ * completion are rendered from the full tree (src/meta/), and a test
  * compares focused and full help for every command.
  */
 export function buildProgram(ctx: Context, focus?: string): Command {
-  const wants = (name: string) => focus === undefined || focus === name;
   const program = new Command('chatctl');
   const globals = () => program.opts<GlobalOptions>();
-  const prompter = () => makePrompter(ctx, globals());
+  const app: App = { ctx, globals, prompter: () => makePrompter(ctx) };
 
   program
     .description("Manage a chat service's signed webhook endpoints: create them, rotate their signing secrets, reactivate them.")
     .version(ctx.version, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help')
-    .addHelpCommand('help [command]', 'show help for a command')
+    .helpCommand('help [command]', 'show help for a command')
     .option('--profile <name>', 'use this stored profile')
     .option('--base-url <url>', "override the profile's base URL (CHATCTL_BASE_URL)")
     .option('--org <id>', "override the profile's organizationId (CHATCTL_ORG)")
@@ -58,199 +76,35 @@ export function buildProgram(ctx: Context, focus?: string): Command {
         'chatctl webhooks create --name billing --url https://hooks.example.com/chat --event chat.message.created.v1 --secret-file ./whsec',
         'chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --json',
       ) + '\nExit codes: chatctl help exit-codes\n',
-    );
+    )
+    // The flags are parsed once, by commander; what follows from them is
+    // worked out here, once, before any command runs.
+    .hook('preAction', async () => {
+      const inv = resolveInvocation(globals(), ctx);
+      ctx.invocation = inv;
+      applyOutputMode(ctx, inv.output);
+      ctx.io.paint = await loadPalettes(ctx.io.color);
+    });
 
-  // ---- the top-level commands: the focused one in full, the rest as stubs
-  const webhooks = program.command('webhooks').alias('webhook').description('create signed webhook endpoints, rotate their secrets, reactivate them');
-  if (wants('webhooks')) defineWebhooks(webhooks);
-  const profile = program.command('profile').description('manage stored profiles (base URL and scope)');
-  if (wants('profile')) defineProfile(profile);
-  const auth = program.command('auth').description('store, remove and check the bearer token of a profile');
-  if (wants('auth')) defineAuth(auth);
-  const exitCodes = program.command('exit-codes').description('print the table of exit codes');
-  if (wants('exit-codes')) defineExitCodes(exitCodes);
-  const completion = program.command('completion').description('print the shell completion script for bash, zsh or fish');
-  if (wants('completion')) defineCompletion(completion);
-  const sandbox = program.command('sandbox').description('serve the management API on loopback, in memory, for trying chatctl and testing scripts');
-  if (wants('sandbox')) defineSandbox(sandbox);
+  for (const group of GROUPS) {
+    const cmd = program.command(group.name).description(group.description);
+    for (const alias of group.aliases ?? []) cmd.alias(alias);
+    if (focus === undefined || focus === group.name) group.register(cmd, app);
+  }
   return program;
-
-  // ---- webhooks -------------------------------------------------------
-  function defineWebhooks(webhooks: Command): void {
-    webhooks
-      .command('create')
-      .description('create a signed webhook endpoint and receive its signing secret (shown once)')
-      .option('--name <name>', 'display name, 1 to 80 characters')
-      .option('--url <url>', 'destination URL: absolute https:// URL, at most 2048 characters')
-      .addOption(new Option('--event <type>', 'event type to subscribe to; repeat it or give a comma-separated list').argParser(collect))
-      .option('--idempotency-key <key>', 'reuse the key of an earlier run that may have been applied (default: a new UUID)')
-      .option('--secret-file <path>', 'write the signing secret to this new file (mode 0600) instead of printing it')
-      .option('--force', 'with --secret-file: replace the file if it exists')
-      .addHelpText(
-        'after',
-        examples(
-          'chatctl webhooks create --name billing --url https://hooks.example.com/chat --event chat.message.created.v1,chat.message.updated.v1 --secret-file ./billing.whsec',
-          'chatctl webhooks create --name audit --url https://audit.example.com/in --event chat.message.deleted.v1 --json > endpoint.json',
-        ) + `\nEvent types:\n${EVENT_TYPES.map((e) => `  ${e}`).join('\n')}\n`,
-      )
-      .action(async (opts) => {
-        const { runCreate } = await import('./commands/webhooks/create.js');
-        await runCreate(opts, globals(), ctx, await prompter());
-      });
-
-    webhooks
-      .command('rotate')
-      .description('rotate the signing secret of an endpoint and receive the new one (shown once)')
-      .argument('<endpoint-id>', 'the endpoint to rotate')
-      .option('--expected-version <n>', "the endpoint's current version (optimistic concurrency)")
-      .addOption(new Option('--mode <mode>', 'overlap: the old secret stays valid for a while; immediate: the old secret stops working now').choices(['overlap', 'immediate']))
-      .option('--idempotency-key <key>', 'reuse the key of an earlier run that may have been applied (default: a new UUID)')
-      .option('--secret-file <path>', 'write the new signing secret to this new file (mode 0600) instead of printing it')
-      .option('--force', 'with --secret-file: replace the file if it exists')
-      .option('-y, --yes', 'do not ask for confirmation of --mode immediate')
-      .addHelpText(
-        'after',
-        examples(
-          'chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --secret-file ./new.whsec',
-          'chatctl webhooks rotate we_123 --expected-version 3 --mode immediate --yes --json',
-        ),
-      )
-      .action(async (endpointId: string, opts) => {
-        const { runRotate } = await import('./commands/webhooks/rotate.js');
-        await runRotate(endpointId, opts, globals(), ctx, await prompter());
-      });
-
-    webhooks
-      .command('reactivate')
-      .description('reactivate a deactivated endpoint')
-      .argument('<endpoint-id>', 'the endpoint to reactivate')
-      .option('--expected-version <n>', "the endpoint's current version (optimistic concurrency)")
-      .addHelpText('after', examples('chatctl webhooks reactivate we_123 --expected-version 4', 'chatctl webhooks reactivate we_123 --expected-version 4 --json'))
-      .action(async (endpointId: string, opts) => {
-        const { runReactivate } = await import('./commands/webhooks/reactivate.js');
-        await runReactivate(endpointId, opts, globals(), ctx, await prompter());
-      });
-
-  }
-
-  // ---- profile --------------------------------------------------------
-  function defineProfile(profile: Command): void {
-    profile
-      .command('list')
-      .description('list profiles; * marks the one in use')
-      .addHelpText('after', examples('chatctl profile list', 'chatctl profile list --json'))
-      .action(async () => (await import('./commands/profile/profile.js')).runProfileList(globals(), ctx));
-    profile
-      .command('show')
-      .description('show a profile (the one in use by default); tokens are never shown')
-      .argument('[name]', 'profile name')
-      .addHelpText('after', examples('chatctl profile show', 'chatctl profile show prod --json'))
-      .action(async (name: string | undefined) => (await import('./commands/profile/profile.js')).runProfileShow(name, globals(), ctx));
-    profile
-      .command('set')
-      .description('create or update a profile from --base-url, --org, --app, --env, --origin and --csrf-token (an empty value clears a field)')
-      .argument('<name>', 'profile name')
-      .option('--origin <origin>', 'Origin header to send (default: the base URL\'s origin)')
-      .option('--csrf-token <value>', 'x-service-csrf value to send (default: 1)')
-      .addHelpText(
-        'after',
-        examples(
-          'chatctl profile set prod --base-url https://api.example.com --org org_1 --app app_1 --env production',
-          'chatctl profile set prod --env staging',
-        ),
-      )
-      .action(async (name: string, opts) => (await import('./commands/profile/profile.js')).runProfileSet(name, opts, globals(), ctx));
-    profile
-      .command('use')
-      .description('make a profile the one in use')
-      .argument('<name>', 'profile name')
-      .addHelpText('after', examples('chatctl profile use prod'))
-      .action(async (name: string) => (await import('./commands/profile/profile.js')).runProfileUse(name, ctx));
-    profile
-      .command('remove')
-      .description('remove a profile and its stored token')
-      .argument('<name>', 'profile name')
-      .addHelpText('after', examples('chatctl profile remove staging'))
-      .action(async (name: string) => (await import('./commands/profile/profile.js')).runProfileRemove(name, ctx));
-
-  }
-
-  // ---- auth -----------------------------------------------------------
-  function defineAuth(auth: Command): void {
-    auth
-      .command('login')
-      .description('store a bearer token in the selected profile (from a hidden prompt, or stdin with --with-token)')
-      .option('--with-token', 'read the token from standard input')
-      .addHelpText('after', examples('chatctl auth login --with-token < token.txt', 'printenv CHAT_TOKEN | chatctl auth login --with-token --profile prod'))
-      .action(async (opts) => (await import('./commands/auth/auth.js')).runAuthLogin(opts, globals(), ctx, await prompter()));
-    auth
-      .command('logout')
-      .description('remove the stored token of the selected profile')
-      .addHelpText('after', examples('chatctl auth logout --profile prod'))
-      .action(async () => (await import('./commands/auth/auth.js')).runAuthLogout(globals(), ctx));
-    auth
-      .command('status')
-      .description('show which profile and token would be used (exit 3 when there is no token)')
-      .addHelpText('after', examples('chatctl auth status', 'chatctl auth status --json'))
-      .action(async () => (await import('./commands/auth/auth.js')).runAuthStatus(globals(), ctx));
-
-  }
-
-  // ---- utilities ------------------------------------------------------
-  function defineExitCodes(cmd: Command): void {
-    cmd
-      .addHelpText('after', '\n' + exitCodesText())
-      .action(() => ctx.io.stdout.write(exitCodesText()));
-
-  }
-
-  function defineCompletion(cmd: Command): void {
-    cmd
-      .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(['bash', 'zsh', 'fish']))
-      .addHelpText(
-        'after',
-        examples(
-          'chatctl completion bash > ~/.local/share/bash-completion/completions/chatctl',
-          'chatctl completion zsh > "${fpath[1]}/_chatctl"',
-          'chatctl completion fish > ~/.config/fish/completions/chatctl.fish',
-        ),
-      )
-      .action(async (shell: 'bash' | 'zsh' | 'fish') => {
-        const { completionScript } = await import('./completion/scripts.js');
-        ctx.io.stdout.write(completionScript(shell));
-      });
-
-  }
-
-  function defineSandbox(cmd: Command): void {
-    cmd
-      .option('--host <host>', 'loopback address to listen on', '127.0.0.1')
-      .option('--port <port>', 'port (0 picks a free one)', '0')
-      .option('--token <token>', 'bearer token to accept (default: a random one, printed on start)')
-      .option('--endpoint-limit <n>', 'endpoints allowed per environment', '10')
-      .option('--rate-limit <n>', 'answer 429 beyond N requests per second (0: off)', '0')
-      .addHelpText('after', examples('chatctl sandbox', 'chatctl sandbox --port 0 --json', 'chatctl sandbox --rate-limit 5 --endpoint-limit 3'))
-      .action(async (opts) => {
-        const { runSandbox } = await import('./commands/sandbox.js');
-        await runSandbox(opts, globals(), ctx);
-      });
-
-  }
 }
 
-async function makePrompter(ctx: Context, g: GlobalOptions): Promise<Prompter | undefined> {
-  if (!ctx.io.stdin.isTTY || !ctx.io.stdout.isTTY) return undefined;
-  if (noInput({ noInput: g.input === false }, ctx.env)) return undefined;
-  // The prompts' colours (yoctocolors) are decided once, when their bundle
-  // loads, from NO_COLOR/FORCE_COLOR; make those say what chatctl decided,
-  // so --no-color reaches the prompts too.
-  if (!ctx.io.color.stdout) {
-    process.env.NO_COLOR = '1';
-    delete process.env.FORCE_COLOR;
-  }
+function applyOutputMode(ctx: Context, mode: ReturnType<typeof resolveInvocation>['output']): void {
+  const io = ctx.io as Context['io'] & { setOutputMode?(m: typeof mode): void };
+  io.setOutputMode?.(mode);
+}
+
+async function makePrompter(ctx: Context): Promise<Prompter | undefined> {
+  const inv = ctx.invocation;
+  if (!inv?.interactive) return undefined;
   const { createPrompter } = await import('./prompts/inquirer.js');
   // With --json, stdout is for the one JSON document: ask on stderr.
-  return createPrompter(ctx, g.json ? process.stderr : process.stdout);
+  return inv.output.json ? createPrompter(ctx, ctx.io.raw.stderr, ctx.io.color.stderr) : createPrompter(ctx, ctx.io.raw.stdout, ctx.io.color.stdout);
 }
 
 export const HELP_WIDTH = 80;
@@ -262,8 +116,7 @@ export function configuredProgram(ctx: Context, focus?: string): Command {
   return program;
 }
 
-const TOP_LEVEL = new Set(['webhooks', 'profile', 'auth', 'exit-codes', 'completion', 'sandbox']);
-const ALIASES: Record<string, string> = { webhook: 'webhooks' };
+const TOP_LEVEL = new Map<string, string>(GROUPS.flatMap((g) => [[g.name, g.name] as const, ...(g.aliases ?? []).map((a) => [a, g.name] as const)]));
 const GLOBALS_WITH_VALUE = new Set(['--profile', '--base-url', '--org', '--app', '--env', '--max-retries', '--timeout']);
 
 /** The top-level command argv names, skipping global options and their values; undefined for help or anything unclear. */
@@ -275,23 +128,24 @@ export function focusOf(argv: readonly string[]): string | undefined {
       if (GLOBALS_WITH_VALUE.has(a)) i++;
       continue;
     }
-    const name = ALIASES[a] ?? a;
-    return TOP_LEVEL.has(name) ? name : undefined;
+    return TOP_LEVEL.get(a);
   }
   return undefined;
 }
 
-/** Parses argv and runs the command; commander's own failures become usage errors. */
-export async function runCli(argv: string[], ctx: Context): Promise<void> {
-  const program = configuredProgram(ctx, focusOf(argv));
+/**
+ * Parses argv and runs the command; commander's own failures become usage
+ * errors. Returns the program, whose parsed options say how to report an
+ * error (--json, --no-color, --debug) even when parsing failed.
+ */
+export async function runCli(program: Command, argv: string[]): Promise<void> {
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (err) {
     if (err instanceof CommanderError) {
       if (err.exitCode === 0) return; // --help, --version
       if (err.code === 'commander.help' || err.code === 'commander.helpDisplayed') {
-        const focus = focusOf(argv);
-        const message = focus === undefined && argv.includes('help') ? `no help for "${argv.slice(argv.indexOf('help') + 1).join(' ')}": unknown command` : 'a subcommand is required';
+        const message = focusOf(argv) === undefined && argv.includes('help') ? `no help for "${argv.slice(argv.indexOf('help') + 1).join(' ')}": unknown command` : 'a subcommand is required';
         throw new CliError('usage_error', message, EXIT.usage);
       }
       throw usageError(err.message.replace(/^error: /, ''), 'see: chatctl --help');
@@ -307,7 +161,7 @@ function applyOutput(cmd: Command, ctx: Context): void {
     // Commander's help after a usage error (a group without its subcommand):
     // shown to people, muted under --json, where only the error line goes.
     writeErr: (s) => {
-      if (!ctx.io.quiet) ctx.io.stderr.write(s);
+      if (!ctx.io.quiet && !rootOf(cmd).opts<GlobalOptions>().json) ctx.io.stderr.write(s);
     },
     outputError: () => {}, // printed once, by errors/report.ts
     // A fixed width: help reads the same everywhere, and the build can
@@ -316,4 +170,10 @@ function applyOutput(cmd: Command, ctx: Context): void {
     getErrHelpWidth: () => HELP_WIDTH,
   });
   for (const sub of cmd.commands) applyOutput(sub, ctx);
+}
+
+export function rootOf(cmd: Command): Command {
+  let root = cmd;
+  while (root.parent) root = root.parent;
+  return root;
 }

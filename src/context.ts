@@ -1,24 +1,34 @@
 // Everything a command needs from the outside world, passed in rather than
 // imported, so tests hand in fakes (streams, clock, random, transport).
+// src/app/execute.ts builds it from the ctx a caller gives; main.ts is the
+// only place that hands in the real process.
 import type { IO } from './output/io.js';
 import type { Transport } from './http/transport.js';
+import type { Invocation } from './app/invocation.js';
+
+export type Env = Record<string, string | undefined>;
 
 export interface Context {
   io: IO;
-  env: NodeJS.ProcessEnv;
+  /** The environment variables of this run: a plain object, never process.env itself. */
+  env: Env;
+  /** Where relative paths on the command line are resolved from. */
+  cwd: string;
   configDir: string;
   version: string;
   now(): number;
   sleep(ms: number, signal: AbortSignal): Promise<void>;
   randomUUID(): string;
   random(): number;
-  /** Aborted on SIGINT/SIGTERM. */
+  /** Aborted on SIGINT/SIGTERM/SIGHUP (the reason names the signal). */
   signal: AbortSignal;
   /** Loaded on first use: the HTTP stack costs nothing to commands that do not send. */
   transport(): Promise<Transport>;
+  /** The parsed global options and what follows from them, resolved once (set before a command's action runs). */
+  invocation?: Invocation;
 }
 
-/** The options every API command takes (contract section 2). */
+/** The options every API command takes (contract section 2), as commander parses them. */
 export interface GlobalOptions {
   profile?: string;
   baseUrl?: string;
@@ -32,6 +42,6 @@ export interface GlobalOptions {
   maxRetries?: string;
   timeout?: string;
   deadline?: string;
-  quiet?: boolean;
   color?: boolean; // commander's --no-color
+  quiet?: boolean;
 }

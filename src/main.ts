@@ -1,74 +1,38 @@
-// The entry point: builds the real context, runs the command, and turns the
-// outcome into an exit status, once, here. Nothing else calls process.exit.
-import { randomUUID } from './random.js';
-import { setTimeout as delay } from 'node:timers/promises';
-import { createProcessIO } from './output/io.js';
-import { loadPalettes } from './output/colors.js';
-import { configDir } from './config/paths.js';
-import { reportError, toCliError } from './errors/report.js';
-import { CliError } from './errors/cli-error.js';
-import { EXIT } from './errors/exit-codes.js';
+// The only adapter from a real process to execute(): it hands in the
+// process's environment, streams and working folder, turns signals into an
+// AbortSignal, and returns the exit status for bin/chatctl.js to set.
+// Nothing else in src/ touches process.env, argv, the standard streams or
+// process.exit.
+import { execute, VERSION } from './app/execute.js';
+import { createIO } from './output/io.js';
 import type { Context } from './context.js';
-import { configuredProgram, runCli } from './cli.js';
+import { configuredProgram } from './cli.js';
 import { describeCommand, type CommandNode } from './meta/tree.js';
 import { renderAllHelp } from './meta/help.js';
 
-declare const __CHATCTL_VERSION__: string;
-export const VERSION = typeof __CHATCTL_VERSION__ === 'string' ? __CHATCTL_VERSION__ : '0.0.0-dev';
+export { VERSION };
 
-function flagBeforeDoubleDash(argv: string[], flag: string): boolean {
-  const end = argv.indexOf('--');
-  return (end === -1 ? argv : argv.slice(0, end)).includes(flag);
-}
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+const EXIT_FOR_SIGNAL = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
 
 export async function run(argv: string[] = process.argv.slice(2)): Promise<number> {
-  const env = process.env;
-  // Known before parsing: a parse error is reported in the mode asked for.
-  const json = flagBeforeDoubleDash(argv, '--json');
-  const io = createProcessIO({ noColorFlag: flagBeforeDoubleDash(argv, '--no-color'), env, quiet: json || flagBeforeDoubleDash(argv, '--quiet') });
-  io.paint = await loadPalettes(io.color);
   const controller = new AbortController();
-  let interrupts = 0;
-  let received: NodeJS.Signals | undefined;
-  const onSignal = (signal: NodeJS.Signals) => {
-    interrupts++;
+  let received = 0;
+  const onSignal = (signal: (typeof SIGNALS)[number]) => {
     // A second signal means "now": nothing is half-written at any await point.
-    if (interrupts > 1) process.exit(signal === 'SIGTERM' ? 143 : 130);
-    received = signal;
-    controller.abort();
+    if (++received > 1) process.exit(EXIT_FOR_SIGNAL[signal]);
+    controller.abort(signal);
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-
-  const ctx: Context = {
-    io,
-    env,
-    configDir: configDir(env),
-    version: VERSION,
-    now: () => Date.now(),
-    sleep: (ms, signal) => delay(ms, undefined, { signal }),
-    randomUUID: () => randomUUID(),
-    random: () => Math.random(),
+  // Left in place until the process ends: a signal that arrives after the
+  // command finished, while output drains, still ends it with its own code
+  // rather than the default action's.
+  for (const s of SIGNALS) process.on(s, onSignal);
+  return execute(argv, {
+    env: { ...process.env },
+    io: { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
+    cwd: process.cwd(),
     signal: controller.signal,
-    transport: async () => (await import('./http/select-transport.js')).selectTransport(env),
-  };
-  try {
-    await runCli(argv, ctx);
-    return 0;
-  } catch (err) {
-    // SIGTERM ends with 143 (128 + 15), as a shell would report it.
-    const e = toCliError(err);
-    const final =
-      e.exitCode === EXIT.interrupted && received === 'SIGTERM'
-        ? new CliError('interrupted', `terminated (SIGTERM)${e.message.startsWith('interrupted') ? e.message.slice('interrupted'.length) : ''}`, EXIT.terminated, {
-            idempotencyKey: e.idempotencyKey,
-          })
-        : err;
-    return reportError(final, io, json, flagBeforeDoubleDash(argv, '--debug'));
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  }
+  });
 }
 
 /**
@@ -78,12 +42,9 @@ export async function run(argv: string[] = process.argv.slice(2)): Promise<numbe
  */
 export async function buildMeta(): Promise<{ version: string; help: Record<string, string>; aliases: Record<string, string>; tree: CommandNode }> {
   let captured = '';
-  const io = createProcessIO({ noColorFlag: true, env: {} });
-  const sink = { isTTY: false, write: (s: string) => void (captured += s) };
-  const ctx = {
-    io: { ...io, stdout: sink, stderr: sink },
-    version: VERSION,
-  } as unknown as Context;
+  const sink = Object.assign(new (await import('node:stream')).Writable({ write: (c, _e, done) => ((captured += String(c)), done()) }), { isTTY: false });
+  const io = createIO({ stdin: process.stdin, stdout: sink, stderr: sink }, { env: {} });
+  const ctx = { io, version: VERSION } as unknown as Context;
   const program = configuredProgram(ctx);
   const help = renderAllHelp(program, { take: () => [captured, (captured = '')][0]! });
   const aliases: Record<string, string> = {};

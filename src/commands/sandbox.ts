@@ -1,5 +1,7 @@
 // chatctl sandbox: wires the command line to src/sandbox/command.ts.
+import type { Command } from 'commander';
 import type { Context, GlobalOptions } from '../context.js';
+import { examples, type App } from './app.js';
 import { CliError, usageError } from '../errors/cli-error.js';
 
 export interface SandboxFlags {
@@ -32,4 +34,15 @@ export async function runSandbox(flags: SandboxFlags, g: GlobalOptions, ctx: Con
   );
   // runSandboxCommand has already printed why; only the exit status is left.
   if (code !== 0) throw new CliError(code === 2 ? 'usage_error' : 'internal_error', 'the sandbox could not start', code === 2 ? 2 : 1, { reported: true });
+}
+
+export function registerSandbox(cmd: Command, { ctx, globals }: App): void {
+  cmd
+    .option('--host <host>', 'loopback address to listen on', '127.0.0.1')
+    .option('--port <port>', 'port (0 picks a free one)', '0')
+    .option('--token <token>', 'bearer token to accept (default: a random one, printed on start)')
+    .option('--endpoint-limit <n>', 'endpoints allowed per environment', '10')
+    .option('--rate-limit <n>', 'answer 429 beyond N requests per second (0: off)', '0')
+    .addHelpText('after', examples('chatctl sandbox', 'chatctl sandbox --port 0 --json', 'chatctl sandbox --rate-limit 5 --endpoint-limit 3'))
+    .action((opts: SandboxFlags) => runSandbox(opts, globals(), ctx));
 }

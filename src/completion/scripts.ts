@@ -4,9 +4,7 @@
 // cannot drift from the real commands and flags. CHATCTL_BIN overrides the
 // program they call (default: chatctl on the PATH).
 
-import BASH from './templates/chatctl.bash';
-import ZSH from './templates/_chatctl.zsh';
-import FISH from './templates/chatctl.fish';
+import { BASH, FISH, ZSH } from './templates.js';
 
 export const SHELLS = ['bash', 'zsh', 'fish'] as const;
 export type Shell = (typeof SHELLS)[number];

@@ -59,7 +59,7 @@ export async function sendWithRetries(req: ApiRequest, settings: RetrySettings, 
   let last = '';
   const keyed = (e: CliError) => (key && mayHaveApplied ? withKey(e, key) : e);
   const interrupted = () => {
-    const note = key && mayHaveApplied ? `; the request had been sent${keyNote}` : '';
+    const note = key && mayHaveApplied ? `: the request had been sent${keyNote}` : '';
     return keyed(new CliError('interrupted', `interrupted${note}`, EXIT.interrupted));
   };
   const deadlineReached = (what: string) =>

@@ -1,6 +1,6 @@
-// The streams a command writes to, with the facts it needs about them. Tests
-// pass fakes (see test/helpers/fake-io.ts) with a TTY switch for each stream.
-import { isatty } from 'node:tty';
+// The streams a command writes to, with the facts it needs about them. The
+// streams are handed in (execute's ctx.io): main.ts passes the process's,
+// tests pass their own, each with its own TTY flag.
 import { Redactor } from './redact.js';
 import { PLAIN, type Palette } from './colors.js';
 
@@ -15,21 +15,38 @@ export interface InStream {
   readAll(): Promise<string>;
 }
 
+/** The raw streams, for the few users that need a real stream (the prompts). */
+export interface RawStreams {
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  stderr: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+}
+
+/** How output looks; decided once commander has parsed the flags. */
+export interface OutputMode {
+  json: boolean;
+  /** --quiet, or --json: no notices or progress on stderr. */
+  quiet: boolean;
+  debug: boolean;
+}
+
 export interface IO {
   stdout: OutStream;
   stderr: OutStream;
   stdin: InStream;
+  raw: RawStreams;
+  /** Terminal width for tables (ctx.io.columns, else the stream's, else 100). */
+  columns: number;
   redactor: Redactor;
   /** Colour allowed on this stream (TTY, no NO_COLOR, no --no-color; FORCE_COLOR forces). */
   color: { stdout: boolean; stderr: boolean };
-  /** chalk for the streams in colour, plain functions for the others (main.ts loads it). */
+  /** chalk for the streams in colour, plain functions for the others. */
   paint: { stdout: Palette; stderr: Palette };
   /**
-   * An informational line on stderr ("chatctl: …"). Muted with --json, where
-   * stderr holds nothing but the one error line a script parses.
+   * An informational line on stderr ("chatctl: …"). Muted with --quiet and
+   * --json, where stderr holds nothing but the one error line a script parses.
    */
   notice(text: string): void;
-  /** --json: stderr carries only the one error line. */
   readonly quiet: boolean;
 }
 
@@ -40,9 +57,7 @@ export function writeJson(io: IO, value: unknown): void {
 
 export interface ColorSettings {
   noColorFlag: boolean;
-  env: NodeJS.ProcessEnv;
-  /** --json: no notices on stderr. */
-  quiet?: boolean;
+  env: Record<string, string | undefined>;
 }
 
 export function colorEnabled(isTTY: boolean, { noColorFlag, env }: ColorSettings): boolean {
@@ -53,10 +68,8 @@ export function colorEnabled(isTTY: boolean, { noColorFlag, env }: ColorSettings
   return isTTY;
 }
 
-type Writable = NodeJS.WriteStream;
-
-/** Wraps a real stream: scrubs, and treats a closed pipe as the end of output. */
-export function processOutStream(stream: Writable, scrub: (s: string) => string): OutStream {
+/** Wraps a stream: scrubs, and treats a closed pipe as the end of output. */
+export function wrapOutStream(stream: NodeJS.WritableStream & { isTTY?: boolean }, scrub: (s: string) => string): OutStream {
   let closed = false;
   stream.on('error', (err: NodeJS.ErrnoException) => {
     // `chatctl … | head -1`: the reader went away; stop writing, quietly.
@@ -71,34 +84,53 @@ export function processOutStream(stream: Writable, scrub: (s: string) => string)
   };
 }
 
-/** process.stdin is created only if read: most runs never touch it. */
-export function processStdin(isTTY: boolean): InStream {
+/** Standard input, read only if a command asks for it. */
+export function wrapInStream(stream: NodeJS.ReadableStream & { isTTY?: boolean }): InStream {
   return {
-    isTTY,
+    isTTY: Boolean(stream.isTTY),
     async readAll() {
       const chunks: Buffer[] = [];
-      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+      for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
       return Buffer.concat(chunks).toString('utf8');
     },
   };
 }
 
-export function createProcessIO(settings: ColorSettings): IO {
+export interface IOSettings {
+  env: Record<string, string | undefined>;
+  columns?: number | undefined;
+}
+
+/**
+ * The IO of one run. Colour and quietness start from the environment and
+ * the streams, and are settled by setOutputMode once the flags are parsed.
+ */
+export function createIO(raw: RawStreams, settings: IOSettings): IO & { setOutputMode(mode: OutputMode & { noColor: boolean }): void } {
   const redactor = new Redactor();
-  const stderr = processOutStream(process.stderr, (s) => redactor.scrubAll(s));
-  return {
-    stdout: processOutStream(process.stdout, (s) => redactor.scrubCredentials(s)),
+  const stderr = wrapOutStream(raw.stderr, (s) => redactor.scrubAll(s));
+  let quiet = false;
+  const io = {
+    stdout: wrapOutStream(raw.stdout, (s) => redactor.scrubCredentials(s)),
     stderr,
-    notice: (text) => {
-      if (!settings.quiet) stderr.write(`chatctl: ${text}\n`);
+    stdin: wrapInStream(raw.stdin),
+    raw,
+    columns: settings.columns || raw.stdout.columns || 100,
+    notice: (text: string) => {
+      if (!quiet) stderr.write(`chatctl: ${text}\n`);
     },
-    quiet: Boolean(settings.quiet),
-    stdin: processStdin(isatty(0)),
+    get quiet() {
+      return quiet;
+    },
     redactor,
     color: {
-      stdout: colorEnabled(Boolean(process.stdout.isTTY), settings),
-      stderr: colorEnabled(Boolean(process.stderr.isTTY), settings),
+      stdout: colorEnabled(Boolean(raw.stdout.isTTY), { noColorFlag: false, env: settings.env }),
+      stderr: colorEnabled(Boolean(raw.stderr.isTTY), { noColorFlag: false, env: settings.env }),
     },
     paint: { stdout: PLAIN, stderr: PLAIN },
+    setOutputMode(mode: OutputMode & { noColor: boolean }) {
+      quiet = mode.quiet || mode.json;
+      if (mode.noColor) io.color = { stdout: false, stderr: false };
+    },
   };
+  return io;
 }

@@ -24,7 +24,7 @@ function capped(text: string): string {
 }
 
 /** The endpoint as a two-column table: known fields first, then the rest. */
-export function renderEndpoint(endpoint: Record<string, unknown>, color: boolean, columns = process.stdout.columns || 100): string {
+export function renderEndpoint(endpoint: Record<string, unknown>, color: boolean, columns = 100): string {
   const keys = [...KNOWN_FIELDS.filter((k) => k in endpoint), ...Object.keys(endpoint).filter((k) => !KNOWN_FIELDS.includes(k))];
   const shown = keys.slice(0, MAX_FIELDS);
   const keyWidth = Math.min(30, Math.max(4, ...shown.map((k) => escapeInline(k).length))) + 2;

@@ -1,5 +1,6 @@
 // The Prompter on a real terminal, with @inquirer/prompts. Each answer is
 // checked as it is typed, against the same rules as the flags.
+import { Writable } from 'node:stream';
 import { checkbox, confirm, input, password, select } from '@inquirer/prompts';
 import type { Context } from '../context.js';
 import type { Prompter } from './prompter.js';
@@ -10,11 +11,18 @@ import { parseExpectedVersion } from '../input/parse.js';
 const firstIssue = (r: { success: boolean; error?: { issues: { message: string }[] } }) =>
   r.success ? true : (r.error?.issues[0]?.message ?? 'invalid');
 
-export function createPrompter(ctx: Context, output: NodeJS.WritableStream): Prompter {
-  const context = { signal: ctx.signal, clearPromptOnDone: false, output };
+/**
+ * The prompts on the run's own streams. The prompts pick their colours when
+ * their bundle loads; when chatctl decided on no colour (--no-color,
+ * NO_COLOR, TERM=dumb), their SGR sequences are taken out on the way.
+ */
+export function createPrompter(ctx: Context, output: NodeJS.WritableStream & { isTTY?: boolean; columns?: number }, color: boolean): Prompter {
+  // A prompt ends the stream it writes to when it is done: each one gets a
+  // stream of its own that passes writes on and never ends the real one.
+  const ctxOf = () => ({ signal: ctx.signal, clearPromptOnDone: false, input: ctx.io.raw.stdin, output: passOn(output, color) });
   return {
-    name: () => input({ message: 'Endpoint name', validate: (v) => firstIssue(nameSchema().safeParse(v)) }, context),
-    url: () => input({ message: 'Destination URL', validate: (v) => firstIssue(destinationUrlSchema().safeParse(v)) }, context),
+    name: () => input({ message: 'Endpoint name', validate: (v) => firstIssue(nameSchema().safeParse(v)) }, ctxOf()),
+    url: () => input({ message: 'Destination URL', validate: (v) => firstIssue(destinationUrlSchema().safeParse(v)) }, ctxOf()),
     events: () =>
       checkbox(
         {
@@ -23,7 +31,7 @@ export function createPrompter(ctx: Context, output: NodeJS.WritableStream): Pro
           required: true,
           pageSize: EVENT_TYPES.length,
         },
-        context,
+        ctxOf(),
       ),
     expectedVersion: () =>
       input(
@@ -38,7 +46,7 @@ export function createPrompter(ctx: Context, output: NodeJS.WritableStream): Pro
             }
           },
         },
-        context,
+        ctxOf(),
       ).then((v) => v.trim()),
     mode: () =>
       select(
@@ -49,7 +57,7 @@ export function createPrompter(ctx: Context, output: NodeJS.WritableStream): Pro
             { value: 'immediate', name: 'immediate', description: 'new secret now; the old one stops working at once (for a leaked secret)' },
           ],
         },
-        context,
+        ctxOf(),
       ),
     confirmImmediate: (endpointId) =>
       confirm(
@@ -57,8 +65,25 @@ export function createPrompter(ctx: Context, output: NodeJS.WritableStream): Pro
           message: `Rotate ${endpointId} immediately? The current secret stops working at once and deliveries signed with it will fail verification.`,
           default: false,
         },
-        context,
+        ctxOf(),
       ),
-    token: () => password({ message: 'Bearer token', mask: '*', validate: (v) => (v.trim() ? true : 'the token is empty') }, context),
+    token: () => password({ message: 'Bearer token', mask: '*', validate: (v) => (v.trim() ? true : 'the token is empty') }, ctxOf()),
   };
+}
+
+// eslint-disable-next-line no-control-regex
+const SGR = /\u001b\[[0-9;]*m/g;
+
+/** Writes on to a terminal stream, without colour sequences unless `color`; its size and TTY flag are the real one's. */
+function passOn(out: NodeJS.WritableStream & { isTTY?: boolean; columns?: number; rows?: number }, color: boolean): NodeJS.WritableStream {
+  const plain = new Writable({
+    write(chunk: Buffer | string, _enc, done) {
+      out.write(color ? chunk : String(chunk).replace(SGR, ''), () => done());
+    },
+  });
+  return Object.defineProperties(plain, {
+    isTTY: { get: () => out.isTTY },
+    columns: { get: () => out.columns },
+    rows: { get: () => out.rows },
+  });
 }

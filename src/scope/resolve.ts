@@ -17,10 +17,14 @@ export interface GlobalFlags {
   noInput?: boolean | undefined;
 }
 
+/** Why this profile is the one in effect: --profile, CHATCTL_PROFILE, `profile use`, or the fallback. */
+export type ProfileSource = 'flag' | 'env' | 'current' | 'default';
+
 export interface SelectedProfile {
   name: string;
   /** Named by --profile or CHATCTL_PROFILE (so it must exist), not a fallback. */
   explicit: boolean;
+  source: ProfileSource;
   profile: Profile | undefined;
 }
 
@@ -46,8 +50,13 @@ const nonEmpty = (v: string | undefined) => (v === undefined || v === '' ? undef
 export function selectProfile(flags: GlobalFlags, env: NodeJS.ProcessEnv, config: ConfigData): SelectedProfile {
   const fromFlag = nonEmpty(flags.profile);
   const fromEnv = nonEmpty(env.CHATCTL_PROFILE);
-  const name = fromFlag ?? fromEnv ?? nonEmpty(config.currentProfile) ?? DEFAULT_PROFILE;
-  return { name, explicit: Boolean(fromFlag ?? fromEnv), profile: config.profiles?.[name] };
+  const current = nonEmpty(config.currentProfile);
+  const [name, source]: [string, ProfileSource] =
+    fromFlag !== undefined ? [fromFlag, 'flag'] : fromEnv !== undefined ? [fromEnv, 'env'] : current !== undefined ? [current, 'current'] : [DEFAULT_PROFILE, 'default'];
+  // Profile names are plain keys: "constructor" or "__proto__" are absent unless stored.
+  const profiles = config.profiles;
+  const profile = profiles !== undefined && Object.hasOwn(profiles, name) ? profiles[name] : undefined;
+  return { name, explicit: source === 'flag' || source === 'env', source, profile };
 }
 
 /** The profile must exist when it was asked for by name. */
@@ -106,6 +115,76 @@ export function requireToken(env: NodeJS.ProcessEnv, sel: SelectedProfile): stri
   }
   checkHeaderValue(t.token, 'token');
   return t.token;
+}
+
+/** Where a value came from (contract section 3). */
+export type ValueSource = 'flag' | 'env' | 'profile' | 'default' | 'none';
+
+export interface SourcedValue {
+  value: string | null;
+  source: ValueSource;
+}
+
+/** Everything `auth status` and `doctor` say about the scope in effect; no credential's value. */
+export interface ScopeDescription {
+  profile: { name: string; source: ProfileSource; exists: boolean };
+  baseUrl: SourcedValue;
+  organizationId: SourcedValue;
+  applicationId: SourcedValue;
+  environmentKey: SourcedValue;
+  origin: SourcedValue;
+  /** A credential: where it comes from, never its value. */
+  csrfToken: { source: ValueSource };
+  /** Where the bearer token comes from (never its value), and whether the profile stores one. */
+  token: { source: 'env' | 'config' | 'none'; stored: boolean };
+}
+
+/** The flag and variable behind each described value, for messages. */
+export const SCOPE_INPUTS = {
+  baseUrl: { flag: '--base-url', env: 'CHATCTL_BASE_URL' },
+  organizationId: { flag: '--org', env: 'CHATCTL_ORG' },
+  applicationId: { flag: '--app', env: 'CHATCTL_APP' },
+  environmentKey: { flag: '--env', env: 'CHATCTL_ENV' },
+  origin: { flag: undefined, env: 'CHATCTL_ORIGIN' },
+  csrfToken: { flag: undefined, env: 'CHATCTL_CSRF_TOKEN' },
+  token: { flag: undefined, env: 'CHATCTL_TOKEN' },
+} as const;
+
+/**
+ * Each scope value and where it comes from: flag, environment, the selected
+ * profile, a default, or nowhere. Pure, and never throws: a value that
+ * resolveConnection would refuse is still described (as given).
+ */
+export function describeScope(flags: GlobalFlags, env: NodeJS.ProcessEnv, config: ConfigData): ScopeDescription {
+  const sel = selectProfile(flags, env, config);
+  const p: Profile = sel.profile ?? {};
+  const pick = (flag: string | undefined, envName: string, stored: string | undefined): SourcedValue => {
+    const f = nonEmpty(flag);
+    if (f !== undefined) return { value: f, source: 'flag' };
+    const e = nonEmpty(env[envName]);
+    if (e !== undefined) return { value: e, source: 'env' };
+    const s = nonEmpty(stored);
+    if (s !== undefined) return { value: s, source: 'profile' };
+    return { value: null, source: 'none' };
+  };
+  const baseUrl = pick(flags.baseUrl, 'CHATCTL_BASE_URL', p.baseUrl);
+  let origin = pick(undefined, 'CHATCTL_ORIGIN', p.origin);
+  if (origin.source === 'none' && baseUrl.value !== null) {
+    const url = URL.canParse(baseUrl.value) ? new URL(baseUrl.value) : undefined;
+    if (url && (url.protocol === 'https:' || url.protocol === 'http:')) origin = { value: url.origin, source: 'default' };
+  }
+  const csrf = pick(undefined, 'CHATCTL_CSRF_TOKEN', p.csrfToken).source;
+  const token = resolveToken(env, sel);
+  return {
+    profile: { name: sel.name, source: sel.source, exists: sel.profile !== undefined },
+    baseUrl,
+    organizationId: pick(flags.org, 'CHATCTL_ORG', p.organizationId),
+    applicationId: pick(flags.app, 'CHATCTL_APP', p.applicationId),
+    environmentKey: pick(flags.env, 'CHATCTL_ENV', p.environmentKey),
+    origin,
+    csrfToken: { source: csrf === 'none' ? 'default' : csrf },
+    token: { source: token === undefined ? 'none' : token.source === 'env' ? 'env' : 'config', stored: nonEmpty(p.token) !== undefined },
+  };
 }
 
 export interface RequestSettings {

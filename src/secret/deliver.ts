@@ -14,6 +14,8 @@ export type SecretSink =
 
 export interface SecretPlanInput {
   secretFile?: string | undefined;
+  /** Where a relative --secret-file is resolved from. */
+  cwd: string;
   force: boolean;
   json: boolean;
   stdoutIsTTY: boolean;
@@ -24,7 +26,7 @@ export function planSecret(input: SecretPlanInput): SecretSink {
   if (input.force && input.secretFile === undefined) throw usageError('--force goes with --secret-file');
   if (input.secretFile !== undefined) {
     if (input.secretFile === '') throw usageError('--secret-file needs a path');
-    const path = resolve(input.secretFile);
+    const path = resolve(input.cwd, input.secretFile);
     checkTarget(path, input.force);
     return { kind: 'file', path, force: input.force };
   }

@@ -1,11 +1,16 @@
 // Contract sections 3 and 9: where values come from, profiles, stored tokens,
 // the config folder and file, and configuration errors (exit 3, nothing sent).
-import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import {
+  NODE,
+  ROOT,
   TOKEN,
   type Workspace,
+  buildEnv,
+  tempDir,
   cleanupTempDirs,
   listFiles,
   mode,
@@ -387,5 +392,187 @@ describe('profiles', () => {
     const other = await runCli(REACTIVATE, { ws });
     expect(other.exitCode).toBe(0);
     expect(server.requests[1]!.headers['authorization']).toBe(`Bearer ${tokenOf('default')}`);
+  });
+});
+
+describe('no auth trap: profile set, then auth login, then a command (no profile use)', () => {
+  test('the first profile becomes current; login stores into it and names it; the command uses both', async () => {
+    const ws = workspace();
+    const set = await runCli(['profile', 'set', 'prod', '--base-url', server.url, '--org', 'o_prod', '--app', 'a_prod', '--env', 'e_prod'], { ws });
+    expect(set.exitCode, set.stderr).toBe(0);
+    expect(set.stderr).toContain('profile "prod" saved; it is the current profile');
+    const login = await runCli(['auth', 'login', '--with-token'], { ws, input: `${tokenOf('prod')}\n` });
+    expect(login.exitCode, login.stderr).toBe(0);
+    expect(login.stderr).toContain('token stored in profile "prod" (the current profile)');
+    expect(login.stdout + login.stderr).not.toContain(tokenOf('prod'));
+    const r = await runCli(REACTIVATE, { ws });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(server.requests[0]!.url).toBe(path('o_prod', 'a_prod', 'e_prod'));
+    expect(server.requests[0]!.headers['authorization']).toBe(`Bearer ${tokenOf('prod')}`);
+    const cfg = JSON.parse(readFileSync(join(ws.configDir, 'config.json'), 'utf8'));
+    expect(cfg.currentProfile).toBe('prod');
+    expect(Object.keys(cfg.profiles)).toEqual(['prod']); // no hidden "default"
+  });
+
+  test('a second profile set does not change the current profile', async () => {
+    const ws = workspace();
+    await runCli(['profile', 'set', 'prod', '--base-url', server.url], { ws });
+    const second = await runCli(['profile', 'set', 'staging', '--base-url', server.url], { ws });
+    expect(second.stderr).toContain('profile "staging" saved');
+    expect(second.stderr).not.toContain('current');
+    expect(JSON.parse(readFileSync(join(ws.configDir, 'config.json'), 'utf8')).currentProfile).toBe('prod');
+  });
+
+  test.each([
+    [['--profile', 'p2'], {}, 'p2', 'named by --profile'],
+    [[], { CHATCTL_PROFILE: 'p2' }, 'p2', 'named by CHATCTL_PROFILE'],
+  ])('login %j %j stores into %s and says why', async (args, env, name, why) => {
+    const ws = workspace();
+    await runCli(['profile', 'set', 'p1', '--base-url', server.url], { ws });
+    const r = await runCli(['auth', 'login', '--with-token', ...args], { ws, env, input: 'tok_named_dG9rZW4\n' });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`token stored in profile "${name}" (${why})`);
+    const cfg = JSON.parse(readFileSync(join(ws.configDir, 'config.json'), 'utf8'));
+    expect(cfg.profiles[name].token).toBe('tok_named_dG9rZW4');
+    expect(cfg.profiles.p1.token).toBeUndefined();
+  });
+
+  test('with no profile at all, login says the token went to "default" and how to choose one', async () => {
+    const r = await runCli(['auth', 'login', '--with-token'], { input: 'tok_default_ZGVm\n' });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr).toContain('token stored in profile "default" (no profile chosen');
+  });
+});
+
+describe('auth status: the profile in effect and why, each value and its source, the token\'s source', () => {
+  async function status(ws: Workspace, args: string[], env: Record<string, string | undefined> = {}) {
+    const r = await runCli(['auth', 'status', '--json', ...args], { ws, env });
+    expect(r.stdout + r.stderr).not.toContain(tokenOf('prod'));
+    expect(r.stdout + r.stderr).not.toContain('csrf_secret_value');
+    return { exitCode: r.exitCode, doc: parseStdoutJson(r.stdout) as Record<string, any>, stderr: r.stderr };
+  }
+  async function configured(): Promise<Workspace> {
+    const ws = workspace();
+    await runCli(['profile', 'set', 'prod', '--base-url', 'https://prod.example', '--org', 'o_prod', '--app', 'a_prod', '--env', 'e_prod', '--csrf-token', 'csrf_secret_value'], { ws });
+    await runCli(['profile', 'set', 'p', '--base-url', 'https://p.example', '--org', 'o_p'], { ws });
+    await runCli(['auth', 'login', '--with-token'], { ws, input: `${tokenOf('prod')}\n` });
+    return ws;
+  }
+
+  test('the current profile: values from the profile, token from config', async () => {
+    const { exitCode, doc } = await status(await configured(), []);
+    expect(exitCode).toBe(0);
+    expect(doc).toMatchObject({
+      profile: 'prod',
+      profileSource: 'current',
+      profileExists: true,
+      baseUrl: 'https://prod.example',
+      tokenStored: true,
+      scope: {
+        baseUrl: { value: 'https://prod.example', source: 'profile' },
+        organizationId: { value: 'o_prod', source: 'profile' },
+        applicationId: { value: 'a_prod', source: 'profile' },
+        environmentKey: { value: 'e_prod', source: 'profile' },
+        origin: { value: 'https://prod.example', source: 'default' },
+        csrfToken: { source: 'profile' },
+      },
+      token: { source: 'config', stored: true },
+    });
+  });
+
+  test('global flags are honoured: --profile p --base-url X shows X from the flag', async () => {
+    const ws = await configured();
+    const r = await runCli(['--profile', 'p', '--base-url', 'http://127.0.0.1:9', '--json', 'auth', 'status'], { ws, env: { CHATCTL_TOKEN: TOKEN, CHATCTL_APP: 'a_env' } });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(parseStdoutJson(r.stdout)).toMatchObject({
+      profile: 'p',
+      profileSource: 'flag',
+      baseUrl: 'http://127.0.0.1:9',
+      scope: {
+        baseUrl: { value: 'http://127.0.0.1:9', source: 'flag' },
+        organizationId: { value: 'o_p', source: 'profile' },
+        applicationId: { value: 'a_env', source: 'env' },
+        environmentKey: { value: null, source: 'none' },
+      },
+      token: { source: 'env', stored: false },
+    });
+    expect(r.stdout).not.toContain(TOKEN);
+    const human = await runCli(['--profile', 'p', '--base-url', 'http://127.0.0.1:9', 'auth', 'status'], { ws, env: { CHATCTL_TOKEN: TOKEN } });
+    expect(human.stdout).toMatch(/profile:\s+p \(named by --profile\)/);
+    expect(human.stdout).toMatch(/base URL:\s+http:\/\/127\.0\.0\.1:9 \(from --base-url\)/);
+    expect(human.stdout).toMatch(/org:\s+o_p \(from profile "p"\)/);
+    expect(human.stdout).toMatch(/env:\s+- \(not set\)/);
+    expect(human.stdout).toMatch(/token:\s+from CHATCTL_TOKEN/);
+    expect(human.stdout + human.stderr).not.toContain(TOKEN);
+  });
+
+  test('CHATCTL_PROFILE names the profile; a profile without a token is exit 3 with the sources still shown', async () => {
+    const { exitCode, doc } = await status(await configured(), [], { CHATCTL_PROFILE: 'p' });
+    expect(exitCode).toBe(3);
+    expect(doc).toMatchObject({ profile: 'p', profileSource: 'env', token: { source: 'none', stored: false } });
+  });
+
+  test('no profile at all: "default", from the fallback', async () => {
+    const { exitCode, doc } = await status(workspace(), [], { CHATCTL_TOKEN: TOKEN, CHATCTL_BASE_URL: 'https://env.example' });
+    expect(exitCode).toBe(0);
+    expect(doc).toMatchObject({ profile: 'default', profileSource: 'default', profileExists: false, scope: { baseUrl: { value: 'https://env.example', source: 'env' } }, token: { source: 'env' } });
+  });
+});
+
+describe('config.json written by chatctl 0.1', () => {
+  const fixture = join(ROOT, 'test', 'e2e', 'fixtures', 'config-0.1.0.json');
+  // The commands that produced the fixture with chatctl 0.1.0.
+  const steps: [string[], string?][] = [
+    [['profile', 'set', 'staging', '--base-url', 'https://staging.example.com/api/', '--org', 'org_s', '--app', 'app_s', '--env', 'stg']],
+    [['profile', 'set', 'prod', '--base-url', 'https://api.example.com', '--org', 'org_p', '--app', 'app_p', '--env', 'production', '--origin', 'https://console.example.com', '--csrf-token', 'csrf_p']],
+    [['auth', 'login', '--with-token', '--profile', 'prod'], 'tok_old_prod_Zm9v\n'],
+    [['profile', 'use', 'prod']],
+    [['auth', 'login', '--with-token', '--profile', 'staging'], 'tok_old_staging_YmFy\n'],
+    [['profile', 'set', 'staging', '--env', '']],
+  ];
+
+  test('is read as it is (profiles, current profile, tokens)', async () => {
+    const ws = workspace();
+    mkdirSync(ws.configDir, { mode: 0o700 });
+    writeFileSync(join(ws.configDir, 'config.json'), readFileSync(fixture), { mode: 0o600 });
+    const list = await runCli(['profile', 'list', '--json'], { ws });
+    expect(list.exitCode, list.stderr).toBe(0);
+    const doc = parseStdoutJson(list.stdout) as { current: string; profiles: { name: string; tokenStored: boolean; environmentKey: string | null }[] };
+    expect(doc.current).toBe('prod');
+    expect(doc.profiles.map((p) => [p.name, p.tokenStored, p.environmentKey])).toEqual([
+      ['prod', true, 'production'],
+      ['staging', true, null],
+    ]);
+    const r = await runCli([...REACTIVATE, '--base-url', server.url], { ws });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(server.requests[0]!.url).toBe(path('org_p', 'app_p', 'production'));
+    expect(server.requests[0]!.headers['authorization']).toBe('Bearer tok_old_prod_Zm9v');
+    expect(server.requests[0]!.headers['x-service-csrf']).toBe('csrf_p');
+  });
+
+  test('the same commands today write the very same bytes (so chatctl 0.1 reads what this version writes)', async () => {
+    const ws = workspace();
+    for (const [args, input] of steps) {
+      const r = await runCli(args, { ws, input: input ?? '' });
+      expect(r.exitCode, `${args.join(' ')}: ${r.stderr}`).toBe(0);
+    }
+    expect(readFileSync(join(ws.configDir, 'config.json'), 'utf8')).toBe(readFileSync(fixture, 'utf8'));
+  });
+});
+
+describe('conf is loaded only by the commands that write config.json', () => {
+  test('without dist/lazy/conf.cjs, every reading command works; a writing one does not', async () => {
+    const pkg = tempDir('pkg');
+    for (const part of ['bin', 'dist', 'package.json']) cpSync(join(ROOT, part), join(pkg, part), { recursive: true });
+    const ws = workspace();
+    const run = (args: string[], env: Record<string, string> = {}) =>
+      execa(NODE, [join(pkg, 'bin', 'chatctl.js'), ...args], { env: buildEnv(ws, env), extendEnv: false, reject: false, input: '', timeout: 20_000 });
+    expect((await run(['profile', 'set', 'prod', '--base-url', server.url, '--org', 'o', '--app', 'a', '--env', 'e'])).exitCode).toBe(0);
+    rmSync(join(pkg, 'dist', 'lazy', 'conf.cjs'));
+    for (const args of [['profile', 'list', '--json'], ['profile', 'show'], ['auth', 'status', '--json'], [...REACTIVATE], [...REACTIVATE, '--dry-run'], ['exit-codes']]) {
+      const r = await run(args, { CHATCTL_TOKEN: TOKEN });
+      expect(r.exitCode, `${args.join(' ')}: ${r.stderr}`).toBe(0);
+    }
+    expect((await run(['profile', 'set', 'prod', '--app', 'x'])).exitCode).not.toBe(0);
   });
 });

@@ -381,7 +381,8 @@ describe('on a TTY each wait is announced', () => {
 describe('retry waits are announced in human mode whether or not stderr is a TTY', () => {
   test('off a TTY (CI logs): one line per wait with attempt, status, request id and wait; stdout untouched', async () => {
     server.enqueue(unavailable('1'), rateLimited('0'), { status: 200, body: mutationBody() });
-    const r = await runCli([...REACTIVATE, '--max-retries', '3'], { env: scopeEnv(server.url) });
+    // A real process whose stderr is a pipe, as in CI.
+    const r = await runCli([...REACTIVATE, '--max-retries', '3'], { env: scopeEnv(server.url), spawn: true });
     expect(r.exitCode, r.stderr).toBe(0);
     const lines = r.stderr.split('\n').filter((l) => l !== '');
     expect(lines).toEqual([
@@ -424,7 +425,7 @@ describe('retry waits are announced in human mode whether or not stderr is a TTY
 describe('--deadline bounds the whole command', () => {
   test('--deadline 2 against a server that keeps answering 503 (Retry-After 1) → exit 12 by ~2 s, the key in the JSON and the message', async () => {
     server.setHandler(() => unavailable('1'));
-    const r = await runCli([...CREATE, '--json', '--deadline', '2'], { env: scopeEnv(server.url) });
+    const r = await runCli([...CREATE, '--json', '--deadline', '2'], { env: scopeEnv(server.url), spawn: true });
     expect(r.exitCode, r.stderr).toBe(12);
     const line = parseErrorLine(r.stderr);
     const key = server.requests[0]!.headers['idempotency-key'] as string;
@@ -440,7 +441,7 @@ describe('--deadline bounds the whole command', () => {
 
   test('slow 503s: the last attempt is cut at the deadline (CHATCTL_DEADLINE=2) → exit 12 at ~2 s', async () => {
     server.setHandler(() => ({ ...unavailable('0'), delayMs: 700 }));
-    const r = await runCli([...ROTATE, '--secret-file', 'out.secret', '--max-retries', '100'], { env: scopeEnv(server.url, { CHATCTL_DEADLINE: '2' }) });
+    const r = await runCli([...ROTATE, '--secret-file', 'out.secret', '--max-retries', '100'], { env: scopeEnv(server.url, { CHATCTL_DEADLINE: '2' }), spawn: true });
     expect(r.exitCode, r.stderr).toBe(12);
     const key = server.requests[0]!.headers['idempotency-key'] as string;
     expect(r.stderr).toContain("the command's deadline of 2 s was reached during attempt 3 of 101");

@@ -1,12 +1,23 @@
-// Issue 5, item 4: the config never loses data. Concurrent `profile set`
-// runs all land; a corrupt file is never overwritten; loose permissions are
-// tightened with a warning.
+// The config never loses data and is never trusted when it should not be
+// (contract section 9). Concurrent `profile set` runs all land, with or
+// without a lock left by a killed process; a lock wait ends on Ctrl-C; a
+// corrupt, foreign, shared-writable or non-regular config is exit 3 at once;
+// readable-by-others permissions are tightened with a warning.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import {
+  APP,
+  ENVKEY,
+  ORG,
+  REACTIVATE,
+  spawnCli,
+  waitFor,
   CREATE,
   CSRF,
+  mutationBody,
   ScriptServer,
   TOKEN,
   cleanupTempDirs,
@@ -183,5 +194,242 @@ describe('loose permissions', () => {
     expect(leaks(r.stderr, [TOKEN])).toEqual([]);
     expect(modeOf(configPath(ws))).toBe(0o600);
     expect(readConfig(ws).profiles!.prod!.token).toBe(TOKEN);
+  });
+});
+
+// ------------------------------------------------------------------ the lock
+
+const lockPath = (ws: Workspace) => join(ws.configDir, 'config.json.lock');
+
+/** Field 22 of /proc/<pid>/stat: the process start time the lock records. */
+function startTimeOf(pid: number): string {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]!;
+}
+
+/** The pid of a process that has exited. */
+function deadPid(): number {
+  const pid = Number(execFileSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }));
+  expect(() => process.kill(pid, 0)).toThrow();
+  return pid;
+}
+
+function seededWs(): Workspace {
+  const ws = workspace();
+  mkdirSync(ws.configDir, { mode: 0o700 });
+  writeFileSync(configPath(ws), JSON.stringify({ version: 1, profiles: { base: { baseUrl: 'https://b.example', token: TOKEN } } }) + '\n', { mode: 0o600 });
+  return ws;
+}
+
+const staleLocks: [string, (ws: Workspace) => void][] = [
+  ['a chatctl lock whose owner was killed', (ws) => writeFileSync(lockPath(ws), JSON.stringify({ pid: deadPid(), start: '1', host: hostname(), nonce: 'killed00writer' }) + '\n', { mode: 0o600 })],
+  ['a chatctl 0.1 lock (a bare pid) of a dead process', (ws) => writeFileSync(lockPath(ws), String(deadPid()), { mode: 0o600 })],
+  ['a lock whose pid now belongs to another process (start time differs)', (ws) => writeFileSync(lockPath(ws), JSON.stringify({ pid: process.pid, start: '1', host: hostname(), nonce: 'reused00pid' }), { mode: 0o600 })],
+  [
+    'an empty lock from a crash, with a token left by a killed breaker',
+    (ws) => {
+      writeFileSync(lockPath(ws), '', { mode: 0o600 });
+      const old = Date.now() / 1000 - 10;
+      utimesSync(lockPath(ws), old, old);
+      const st = lstatSync(lockPath(ws));
+      writeFileSync(`${lockPath(ws)}.break-i${st.ino}-m${Math.floor(st.mtimeMs)}-s0.0`, JSON.stringify({ pid: deadPid(), host: hostname() }), { mode: 0o600 });
+    },
+  ],
+];
+
+describe('a lock left behind by a killed process', () => {
+  test.each(staleLocks)('%s: 16 concurrent `profile set` all land, and nothing is left but config.json', async (_label, leave) => {
+    const ws = seededWs();
+    leave(ws);
+    const runs = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => runCli(['profile', 'set', `w${i}`, '--base-url', `https://w${i}.example`, '--org', `o${i}`], { ws, timeoutMs: 60_000 })),
+    );
+    for (const r of runs) {
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(stackTrace(r.stderr)).toBeUndefined();
+    }
+    const cfg = readConfig(ws);
+    expect(Object.keys(cfg.profiles ?? {}).sort()).toEqual(['base', ...Array.from({ length: 16 }, (_, i) => `w${i}`)].sort());
+    for (let i = 0; i < 16; i++) expect(cfg.profiles![`w${i}`]).toEqual({ baseUrl: `https://w${i}.example`, organizationId: `o${i}` });
+    expect(cfg.profiles!.base).toEqual({ baseUrl: 'https://b.example', token: TOKEN });
+    expect(listAll(ws.configDir)).toEqual(['config.json']);
+    expect(modeOf(configPath(ws))).toBe(0o600);
+  }, 120_000);
+
+  test.each(staleLocks)('%s: auth logout really removes the token', async (_label, leave) => {
+    const ws = seededWs();
+    leave(ws);
+    const r = await runCli(['auth', 'logout', '--profile', 'base'], { ws });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr).toContain('token removed from profile "base"');
+    expect(readFileSync(configPath(ws), 'utf8')).not.toContain(TOKEN);
+    expect(readConfig(ws).profiles!.base).toEqual({ baseUrl: 'https://b.example' });
+    expect(listAll(ws.configDir)).toEqual(['config.json']);
+  });
+
+  test('a lock held by a live process is not broken: after the wait, exit 3 naming the lock; nothing written', async () => {
+    const ws = seededWs();
+    const held = JSON.stringify({ pid: process.pid, start: startTimeOf(process.pid), host: hostname(), nonce: 'held0by0test' });
+    writeFileSync(lockPath(ws), held, { mode: 0o600 });
+    const before = readFileSync(configPath(ws));
+    const r = await runCli(['--json', 'profile', 'set', 'x', '--org', 'o'], { ws, timeoutMs: 30_000 });
+    expect(r.exitCode, r.stderr).toBe(3);
+    expect(parseErrorLine(r.stderr).error.message).toContain(lockPath(ws));
+    expect(r.durationMs).toBeGreaterThanOrEqual(9_000);
+    expect(readFileSync(lockPath(ws), 'utf8')).toBe(held);
+    expect(readFileSync(configPath(ws)).equals(before)).toBe(true);
+    expect(listAll(ws.configDir).sort()).toEqual(['config.json', 'config.json.lock']);
+  }, 40_000);
+});
+
+describe('Ctrl-C during a lock wait', () => {
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    test(`${signal} ends the wait at once with exit ${code}; no temporary file; lock and config untouched`, async () => {
+      const ws = seededWs();
+      const held = JSON.stringify({ pid: process.pid, start: startTimeOf(process.pid), host: hostname(), nonce: 'held0by0test' });
+      writeFileSync(lockPath(ws), held, { mode: 0o600 });
+      const before = readFileSync(configPath(ws));
+      const { child } = spawnCli(['auth', 'login', '--with-token', '--profile', 'base'], { ws, input: `${TOKEN}\n` });
+      let stderr = '';
+      child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+      await waitFor(() => stderr.includes('waiting for'), 15_000, 'the lock-wait notice');
+      expect(stderr).toContain(`pid ${process.pid}`);
+      const sent = Date.now();
+      child.kill(signal);
+      const r = await child;
+      expect(r.exitCode, String(r.stderr)).toBe(code);
+      expect(Date.now() - sent).toBeLessThan(2_000);
+      expect(stackTrace(String(r.stderr))).toBeUndefined();
+      expect(leaks(String(r.stderr), [TOKEN])).toEqual([]);
+      expect(listAll(ws.configDir).sort()).toEqual(['config.json', 'config.json.lock']);
+      expect(readFileSync(lockPath(ws), 'utf8')).toBe(held);
+      expect(readFileSync(configPath(ws)).equals(before)).toBe(true);
+    }, 30_000);
+  }
+});
+
+// ------------------------------------------------------------------ refusals
+
+describe('a config that must not be trusted: exit 3 at once, naming it and the fix; never changed', () => {
+  const readRun = (ws: Workspace) => runCli([...REACTIVATE, '--json', '--max-retries', '0'], { ws, env: scopeEnv(server.url), timeoutMs: 10_000 });
+  const writeRun = (ws: Workspace) => runCli(['--json', 'profile', 'set', 'x', '--org', 'o'], { ws, timeoutMs: 10_000 });
+  const loginRun = (ws: Workspace) => runCli(['--json', 'auth', 'login', '--with-token'], { ws, input: `${TOKEN}\n`, timeoutMs: 10_000 });
+
+  async function expectRefused(ws: Workspace, named: string, message: RegExp, hint: RegExp) {
+    for (const run of [readRun, writeRun, loginRun]) {
+      const r = await run(ws);
+      expect(r.timedOut, 'hung').toBe(false);
+      expect(r.durationMs).toBeLessThan(5_000);
+      expect({ exit: r.exitCode, code: parseErrorLine(r.stderr).error.code }, r.stderr).toEqual({ exit: 3, code: 'config_error' });
+      const line = parseErrorLine(r.stderr);
+      expect(line.error.message).toContain(named);
+      expect(line.error.message).toMatch(message);
+      expect(leaks(r.stderr, [TOKEN, CSRF])).toEqual([]);
+      const human = await runCli(['profile', 'list'], { ws, timeoutMs: 10_000 });
+      expect(human.exitCode).toBe(3);
+      expect(human.stderr).toMatch(hint);
+    }
+    expect(server.hits).toBe(0);
+  }
+
+  test('config.json is a FIFO: refused without opening it (no hang)', async () => {
+    const ws = seededWs();
+    const file = configPath(ws);
+    execFileSync('rm', [file]);
+    execFileSync('mkfifo', ['-m', '600', file]);
+    await expectRefused(ws, file, /is a FIFO/, /hint: remove it/);
+    expect(lstatSync(file).isFIFO()).toBe(true);
+    expect(listAll(ws.configDir)).toEqual(['config.json']);
+  });
+
+  test('config.json is a character device: refused', async () => {
+    const ws = seededWs();
+    const file = configPath(ws);
+    execFileSync('rm', [file]);
+    execFileSync('mknod', ['-m', '600', file, 'c', '1', '3']);
+    await expectRefused(ws, file, /is a device/, /hint: remove it/);
+  });
+
+  test('config.json is a symbolic link: refused, not followed; the target untouched', async () => {
+    const ws = seededWs();
+    const file = configPath(ws);
+    const target = join(ws.root, 'elsewhere.json');
+    writeFileSync(target, readFileSync(file), { mode: 0o600 });
+    execFileSync('rm', [file]);
+    symlinkSync(target, file);
+    const before = readFileSync(target);
+    await expectRefused(ws, file, /symbolic link/, /hint: replace the link/);
+    expect(readFileSync(target).equals(before)).toBe(true);
+    expect(lstatSync(file).isSymbolicLink()).toBe(true);
+  });
+
+  test('invalid UTF-8 inside otherwise valid JSON: refused, bytes unchanged', async () => {
+    const ws = seededWs();
+    const bytes = Buffer.concat([Buffer.from('{"version":1,"profiles":{"base":{"baseUrl":"https://b.example","organizationId":"o'), Buffer.from([0xff, 0xfe]), Buffer.from('"}}}\n')]);
+    writeFileSync(configPath(ws), bytes);
+    await expectRefused(ws, configPath(ws), /not valid UTF-8/, /will not overwrite it/);
+    expect(readFileSync(configPath(ws)).equals(bytes)).toBe(true);
+  });
+
+  for (const m of [0o777, 0o770, 0o707]) {
+    test(`folder writable by group or others (${m.toString(8)}): refused, not tightened`, async () => {
+      const ws = seededWs();
+      chmodSync(ws.configDir, m);
+      await expectRefused(ws, ws.configDir, /can be written by/, /chmod 700/);
+      expect(modeOf(ws.configDir)).toBe(m);
+    });
+  }
+
+  test('file writable by others (666): refused, not tightened', async () => {
+    const ws = seededWs();
+    chmodSync(configPath(ws), 0o666);
+    await expectRefused(ws, configPath(ws), /can be written by group and others/, /chmod 600/);
+    expect(modeOf(configPath(ws))).toBe(0o666);
+  });
+
+  test('folder owned by another user (uid 65534): refused', async () => {
+    const ws = seededWs();
+    chownSync(ws.configDir, 65534, 65534);
+    await expectRefused(ws, ws.configDir, /belongs to another user \(uid 65534\)/, /CHATCTL_CONFIG_DIR/);
+  });
+
+  test('file owned by another user (uid 65534): refused', async () => {
+    const ws = seededWs();
+    chownSync(configPath(ws), 65534, 65534);
+    await expectRefused(ws, configPath(ws), /belongs to another user/, /chown/);
+  });
+});
+
+describe('profile names are plain keys', () => {
+  test('constructor, __proto__ and toString are absent profiles: use/remove/show and --profile exit 3; nothing changes', async () => {
+    const ws = seededWs();
+    const before = readFileSync(configPath(ws));
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      for (const args of [
+        ['profile', 'use', name],
+        ['profile', 'remove', name],
+        ['profile', 'show', name],
+        ['--profile', name, ...REACTIVATE, '--max-retries', '0'],
+        ['--profile', name, 'auth', 'status'],
+      ]) {
+        const r = await runCli(['--json', ...args], { ws, env: { CHATCTL_TOKEN: TOKEN } });
+        expect(r.exitCode, `${args.join(' ')}: ${r.stderr}`).toBe(3);
+        expect(parseErrorLine(r.stderr).error.message).toContain(`profile "${name}" does not exist`);
+        expect(stackTrace(r.stderr)).toBeUndefined();
+      }
+    }
+    expect(readFileSync(configPath(ws)).equals(before)).toBe(true);
+    expect(server.hits).toBe(0);
+  });
+
+  test('a profile really called "constructor" is an ordinary profile', async () => {
+    server.reset((_q, res) => json(res, 200, mutationBody()));
+    const ws = seededWs();
+    expect((await runCli(['profile', 'set', 'constructor', '--base-url', server.url, '--org', ORG, '--app', APP, '--env', ENVKEY], { ws })).exitCode).toBe(0);
+    expect((await runCli(['profile', 'use', 'constructor'], { ws })).exitCode).toBe(0);
+    const r = await runCli([...REACTIVATE, '--json'], { ws, env: { CHATCTL_TOKEN: TOKEN } });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(server.hits).toBe(1);
+    expect(readConfig(ws).currentProfile).toBe('constructor');
   });
 });

@@ -111,12 +111,19 @@ beforeEach(() => {
   }
 });
 
-async function create(baseUrl: string, env: Record<string, string | undefined>, flags: string[] = []): Promise<RunResult & { secretFile: string }> {
+async function create(
+  baseUrl: string,
+  env: Record<string, string | undefined>,
+  flags: string[] = [],
+  opts: { spawn?: boolean } = {},
+): Promise<RunResult & { secretFile: string }> {
   const ws = workspace();
   const secretFile = join(ws.cwd, 'new.whsec');
   const r = await runCli([...CREATE, '--json', '--secret-file', secretFile, '--max-retries', '0', '--timeout', '2', ...flags], {
     ws,
     env: scopeEnv(baseUrl, env),
+    // NODE_EXTRA_CA_CERTS is read by Node when a process starts.
+    spawn: opts.spawn ?? 'NODE_EXTRA_CA_CERTS' in env,
   });
   return { ...r, secretFile };
 }
@@ -246,8 +253,8 @@ describe('the proxy bundle is code-cached like the program', () => {
 });
 
 describe('loopback is never proxied, whatever NO_PROXY says: the token never reaches a proxy in clear text', () => {
-  test.each(['HTTP_PROXY', 'http_proxy', 'HTTPS_PROXY', 'https_proxy'])('%s and an http://127.0.0.1 base URL → direct: the proxy sees nothing', async (name) => {
-    const r = await create(plainServer.url, { [name]: proxy.url });
+  test.each(['HTTP_PROXY', 'http_proxy', 'HTTPS_PROXY', 'https_proxy'])('%s and an http://127.0.0.1 base URL → direct: the proxy sees nothing (real process)', async (name) => {
+    const r = await create(plainServer.url, { [name]: proxy.url }, [], { spawn: true });
     expectDelivered(r);
     expect(proxy.records).toEqual([]);
     expect(plainServer.hits).toBe(1);
@@ -385,6 +392,7 @@ describe('the fault contract holds through the proxy transport too', () => {
   test('reactivate through the proxy (human mode) → exit 0', async () => {
     const r = await runCli([...REACTIVATE, '--max-retries', '0', '--timeout', '2'], {
       env: scopeEnv(viaAlias(tlsServer.port), { https_proxy: proxy.url, NODE_EXTRA_CA_CERTS: certPath }),
+      spawn: true, // NODE_EXTRA_CA_CERTS is read by Node when a process starts
     });
     expectClean(r);
     expect(r.exitCode, r.stderr).toBe(0);

@@ -2,6 +2,7 @@
 // process with a clean environment, and script servers on 127.0.0.1.
 // Self-contained on purpose (no dependency on other helpers being edited).
 import { execa, type ResultPromise } from 'execa';
+import { runInProcess } from '../support/in-process.js';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
@@ -106,6 +107,8 @@ export interface RunOptions {
   ws?: Workspace;
   input?: string;
   timeoutMs?: number;
+  /** Run bin/chatctl.js as a child process instead of in-process through execute(). */
+  spawn?: boolean;
 }
 
 export interface RunResult {
@@ -133,6 +136,10 @@ export async function waitForDist(maxMs = 30_000): Promise<void> {
 
 export async function runCli(args: string[], opts: RunOptions = {}): Promise<RunResult> {
   const ws = opts.ws ?? workspace();
+  if (!opts.spawn) {
+    const r = await runInProcess(args, { env: cleanEnv(ws, opts.env), cwd: ws.cwd, input: opts.input, timeoutMs: opts.timeoutMs ?? 20_000 });
+    return { ...r, signal: undefined, ws };
+  }
   for (let tries = 0; ; tries++) {
     await waitForDist();
     const started = Date.now();

@@ -6,6 +6,7 @@
 // test`), FUZZ_SEED to replay, FUZZ_CONCURRENCY children at a time.
 // scripts/fuzz-long.mjs sets them for long runs by hand.
 import { execa } from 'execa';
+import { runInProcess } from '../support/in-process.js';
 import { BIN, NODE, ALLOWED_EXIT, cleanEnv, leaks, stackTrace, waitForDist, workspace, type Workspace } from '../faults/support.js';
 
 export const CONCURRENCY = Math.max(1, Number(process.env.FUZZ_CONCURRENCY) || 4);
@@ -35,13 +36,30 @@ export interface ChildResult {
   ws: Workspace;
 }
 
-/** Runs bin/chatctl.js; after stopAfterMs it gets SIGINT, then SIGKILL. */
+/**
+ * Runs chatctl in-process through execute() (or, with `spawn`, bin/chatctl.js
+ * as a child); after stopAfterMs it gets SIGINT (then, a child, SIGKILL).
+ */
 export async function runChild(
   args: string[],
-  opts: { env?: Record<string, string | undefined>; input?: string; stopAfterMs?: number; ws?: Workspace; prepare?: (ws: Workspace) => void } = {},
+  opts: { env?: Record<string, string | undefined>; input?: string; stopAfterMs?: number; ws?: Workspace; prepare?: (ws: Workspace) => void; spawn?: boolean } = {},
 ): Promise<ChildResult> {
   const ws = opts.ws ?? workspace();
   opts.prepare?.(ws);
+  if (!opts.spawn) {
+    const controller = new AbortController();
+    let stoppedByUs = false;
+    const stopTimer = setTimeout(() => {
+      stoppedByUs = true;
+      controller.abort('SIGINT');
+    }, opts.stopAfterMs ?? 8000);
+    try {
+      const r = await runInProcess(args, { env: cleanEnv(ws, opts.env), cwd: ws.cwd, input: opts.input, signal: controller.signal });
+      return { args, exitCode: r.exitCode, signal: undefined, stdout: r.stdout, stderr: r.stderr, durationMs: r.durationMs, stoppedByUs, ws };
+    } finally {
+      clearTimeout(stopTimer);
+    }
+  }
   for (let tries = 0; ; tries++) {
     await waitForDist();
     const started = Date.now();

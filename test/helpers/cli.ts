@@ -1,6 +1,7 @@
 // Runs the real bin/chatctl.js as a child process with a clean, explicit
 // environment, plus the fixtures the e2e files share.
 import { execa } from 'execa';
+import { runInProcess } from '../support/in-process.js';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -92,6 +93,15 @@ export interface RunOptions {
   /** Leave NO_COLOR unset (default: NO_COLOR=1). */
   color?: boolean;
   timeoutMs?: number;
+  /**
+   * Run bin/chatctl.js as a child process. By default the run is in-process,
+   * through the execute seam, with the same argv, environment, cwd and stdin;
+   * a process is for what only a process has (the packaged bin's fast paths,
+   * signals, pipes, exit timing).
+   */
+  spawn?: boolean;
+  /** In-process only: which standard streams claim to be terminals. */
+  tty?: { stdin?: boolean; stdout?: boolean; stderr?: boolean };
 }
 
 export interface RunResult {
@@ -126,6 +136,10 @@ export function buildEnv(ws: Workspace, extra: Record<string, string | undefined
 export async function runCli(args: string[], opts: RunOptions = {}): Promise<RunResult> {
   const ws = opts.ws ?? workspace();
   const env = buildEnv(ws, opts.env, opts.color);
+  if (!opts.spawn) {
+    const r = await runInProcess(args, { env, cwd: ws.cwd, input: opts.input, tty: opts.tty, timeoutMs: opts.timeoutMs ?? 20_000 });
+    return { ...r, ws };
+  }
   const started = Date.now();
   const r = await execa(NODE, [BIN, ...args], {
     cwd: ws.cwd,

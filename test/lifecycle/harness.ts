@@ -1,5 +1,6 @@
 // A real `chatctl sandbox` child process and the real CLI run against it, each
 // with an explicit environment (nothing inherited: no CI, CHATCTL_* or proxy).
+import { runInProcess } from '../support/in-process.js';
 import { execa } from 'execa';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -102,7 +103,7 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `node bin/chatctl.js ...args` with the sandbox's scope and a clean env. */
+/** Runs chatctl in-process (through execute) with the sandbox's scope and a clean env. */
 export function cliRunner(info: SandboxInfo, home: string, configDir: string) {
   return async (args: string[], extraEnv: Record<string, string> = {}): Promise<CliResult> => {
     const env = {
@@ -114,17 +115,7 @@ export function cliRunner(info: SandboxInfo, home: string, configDir: string) {
       CHATCTL_ENV: info.environmentKey,
       ...extraEnv,
     };
-    const r = await execa(NODE, [BIN, ...args], {
-      cwd: home,
-      env,
-      extendEnv: false,
-      reject: false,
-      input: '',
-      encoding: 'utf8',
-      stripFinalNewline: false,
-      timeout: 15_000,
-    });
-    return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
+    return runInProcess(args, { env, cwd: home, timeoutMs: 15_000 });
   };
 }
 

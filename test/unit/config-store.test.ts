@@ -1,10 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, chmodSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, chmodSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { openConfigStore } from '../../src/config/store.js';
+import { writeWithConf } from '../../src/config/conf-writer.js';
+import { profileOf } from '../../src/config/schema.js';
+import { execFileSync } from 'node:child_process';
+import { symlinkSync } from 'node:fs';
 import { configDir } from '../../src/config/paths.js';
 import { CliError } from '../../src/errors/cli-error.js';
 
@@ -17,23 +21,23 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 const mode = (p: string) => statSync(p).mode & 0o777;
 
 describe('config store', () => {
-  it('a missing file reads as empty; the first write makes folder 0700 and file 0600', () => {
+  it('a missing file reads as empty; the first write makes folder 0700 and file 0600', async () => {
     const cfgDir = join(dir, 'nested', 'chatctl');
     const s = openConfigStore(cfgDir);
     expect(s.read()).toEqual({});
-    s.update((d) => ({ ...d, profiles: { a: { baseUrl: 'https://x' } } }));
+    await s.update((d) => ({ ...d, profiles: { a: { baseUrl: 'https://x' } } }));
     expect(mode(cfgDir)).toBe(0o700);
     expect(mode(join(cfgDir, 'config.json'))).toBe(0o600);
     expect(s.read().profiles?.a?.baseUrl).toBe('https://x');
   });
 
-  it('a corrupt file is exit 3 naming the file, and is never overwritten', () => {
+  it('a corrupt file is exit 3 naming the file, and is never overwritten', async () => {
     const path = join(dir, 'config.json');
     writeFileSync(path, '{"profiles": {', { mode: 0o600 });
     const s = openConfigStore(dir);
-    for (const action of [() => s.read(), () => s.update(() => ({}))]) {
+    for (const action of [async () => s.read(), () => s.update(() => ({}))]) {
       try {
-        action();
+        await action();
         throw new Error('expected a failure');
       } catch (e) {
         expect(e).toBeInstanceOf(CliError);
@@ -49,14 +53,14 @@ describe('config store', () => {
     expect(() => openConfigStore(dir).read()).toThrow(/unexpected shape at profiles\.a\.baseUrl/);
   });
 
-  it('tightens a folder or file with looser permissions, and says so', () => {
+  it('tightens a folder or file readable by group or others, and says so', async () => {
     mkdirSync(join(dir, 'c'), { mode: 0o755 });
     chmodSync(join(dir, 'c'), 0o755);
     writeFileSync(join(dir, 'c', 'config.json'), '{}');
     chmodSync(join(dir, 'c', 'config.json'), 0o644);
     const warnings: string[] = [];
-    const s = openConfigStore(join(dir, 'c'), (m) => warnings.push(m));
-    s.update((d) => d);
+    const s = openConfigStore(join(dir, 'c'), { warn: (m) => warnings.push(m) });
+    await s.update((d) => d);
     expect(mode(join(dir, 'c'))).toBe(0o700);
     expect(mode(join(dir, 'c', 'config.json'))).toBe(0o600);
     expect(warnings.join('\n')).toMatch(/tightened/);
@@ -67,7 +71,7 @@ describe('config store', () => {
     const script = `
       import { openConfigStore } from ${JSON.stringify(new URL('../../src/config/store.ts', import.meta.url).pathname)};
       const s = openConfigStore(process.argv[2]);
-      s.update((d) => ({ ...d, profiles: { ...(d.profiles ?? {}), ['p' + process.argv[3]]: { baseUrl: 'https://x/' + process.argv[3] } } }));
+      await s.update((d) => ({ ...d, profiles: { ...(d.profiles ?? {}), ['p' + process.argv[3]]: { baseUrl: 'https://x/' + process.argv[3] } } }));
     `;
     const file = join(dir, 'writer.mts');
     writeFileSync(file, script);
@@ -79,6 +83,124 @@ describe('config store', () => {
     await Promise.all(Array.from({ length: 8 }, (_, i) => run(process.execPath, [out, cfg, String(i)])));
     const profiles = openConfigStore(cfg).read().profiles ?? {};
     expect(Object.keys(profiles).sort()).toEqual(['p0', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7']);
+  });
+});
+
+function configFailure(fn: () => unknown): CliError {
+  try {
+    fn();
+  } catch (e) {
+    expect(e).toBeInstanceOf(CliError);
+    expect((e as CliError).exitCode).toBe(3);
+    return e as CliError;
+  }
+  throw new Error('expected a failure');
+}
+
+describe('what the store refuses (contract section 9), at once and naming the path', () => {
+  const cfg = () => join(dir, 'config.json');
+  const seed = (text: string | Buffer = '{"version":1}\n') => writeFileSync(cfg(), text, { mode: 0o600 });
+
+  it.each([0o777, 0o770, 0o720, 0o702])('a folder writable by group or others (mode %o) is refused, not tightened', (m) => {
+    seed();
+    chmodSync(dir, m);
+    const e = configFailure(() => openConfigStore(dir).read());
+    expect(e.message).toContain(dir);
+    expect(e.message).toMatch(/can be written by/);
+    expect(e.hint).toContain(`chmod 700 ${dir}`);
+    expect(mode(dir)).toBe(m);
+  });
+
+  it.each([0o666, 0o620, 0o602])('a file writable by group or others (mode %o) is refused, not tightened', (m) => {
+    seed();
+    chmodSync(cfg(), m);
+    const e = configFailure(() => openConfigStore(dir).read());
+    expect(e.message).toContain(cfg());
+    expect(e.hint).toContain('chmod 600');
+    expect(mode(cfg())).toBe(m);
+  });
+
+  it('a folder or file owned by another user is refused (the uid is injected here; e2e uses chown)', () => {
+    seed();
+    const e = configFailure(() => openConfigStore(dir, { uid: 4242 }).read());
+    expect(e.message).toMatch(/belongs to another user/);
+    expect(e.message).toContain(dir);
+  });
+
+  it('a symbolic link is refused, not followed', () => {
+    writeFileSync(join(dir, 'real.json'), '{"version":1}', { mode: 0o600 });
+    symlinkSync(join(dir, 'real.json'), cfg());
+    expect(configFailure(() => openConfigStore(dir).read()).message).toMatch(/config\.json is a symbolic link/);
+  });
+
+  it('a FIFO is refused without being opened (this would hang otherwise)', () => {
+    execFileSync('mkfifo', ['-m', '600', cfg()]);
+    expect(configFailure(() => openConfigStore(dir).read()).message).toMatch(/is a FIFO/);
+  });
+
+  it('a folder in place of the file is refused', () => {
+    mkdirSync(cfg());
+    expect(configFailure(() => openConfigStore(dir).read()).message).toMatch(/is a folder, not a regular file/);
+  });
+
+  it.each([
+    ['invalid UTF-8', Buffer.from('{"version":1,"profiles":{"a\xff":{}}}', 'latin1'), /not valid UTF-8/],
+    ['a lone surrogate encoded', Buffer.from([0x7b, 0x22, 0xed, 0xa0, 0x80, 0x22, 0x3a, 0x31, 0x7d]), /not valid UTF-8/],
+    ['a byte-order mark', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{}')]), /not valid JSON/],
+  ])('%s is refused and the file left as it is', async (_label, bytes, message) => {
+    seed(bytes);
+    const s = openConfigStore(dir);
+    expect(configFailure(() => s.read()).message).toMatch(message);
+    await expect(s.update((d) => d)).rejects.toThrow(message);
+    expect(readFileSync(cfg()).equals(bytes)).toBe(true);
+  });
+});
+
+describe('profile names are plain keys', () => {
+  it('"constructor", "toString" and "__proto__" are absent unless stored, and stored ones are ordinary entries', async () => {
+    const s = openConfigStore(dir);
+    const empty = s.read();
+    for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) expect(profileOf({ profiles: {} }, name)).toBeUndefined();
+    expect(profileOf(empty, 'constructor')).toBeUndefined();
+    writeFileSync(join(dir, 'config.json'), '{"profiles":{"__proto__":{"baseUrl":"https://p.example"},"constructor":{"orgId":1}}}', { mode: 0o600 });
+    const data = s.read();
+    expect(Object.keys(data.profiles!).sort()).toEqual(['__proto__', 'constructor']);
+    expect(profileOf(data, '__proto__')).toEqual({ baseUrl: 'https://p.example' });
+    expect(profileOf(data, 'constructor')).toEqual({}); // unknown fields dropped, as before
+    await s.update((d) => d);
+    const written = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as { profiles: Record<string, unknown> };
+    expect(Object.hasOwn(written.profiles, '__proto__')).toBe(true);
+    expect(Object.getOwnPropertyDescriptor(written.profiles, '__proto__')?.value).toEqual({ baseUrl: 'https://p.example' });
+    expect(({} as Record<string, unknown>).baseUrl).toBeUndefined(); // nothing leaked onto Object.prototype
+  });
+});
+
+describe('file format: chatctl 0.1 and this version read and write the same bytes', () => {
+  const fixture = new URL('../e2e/fixtures/config-0.1.0.json', import.meta.url);
+
+  it('a file written by chatctl 0.1 is read, and an unchanged write gives back its exact bytes', async () => {
+    const bytes = readFileSync(fixture);
+    writeFileSync(join(dir, 'config.json'), bytes, { mode: 0o600 });
+    const s = openConfigStore(dir);
+    expect(s.read().currentProfile).toBe('prod');
+    expect(profileOf(s.read(), 'staging')?.token).toBe('tok_old_staging_YmFy');
+    await s.update((d) => d);
+    expect(readFileSync(join(dir, 'config.json')).equals(bytes)).toBe(true);
+  });
+
+  it('conf writes the canonical document with mode 0600, replacing a 0644 file (never 0666 under umask 0)', () => {
+    const file = join(dir, 'config.json');
+    writeFileSync(file, '{}', { mode: 0o644 });
+    chmodSync(file, 0o644);
+    const old = process.umask(0);
+    try {
+      writeWithConf(dir, { version: 1, profiles: { a: { baseUrl: 'https://a' } } });
+    } finally {
+      process.umask(old);
+    }
+    expect(mode(file)).toBe(0o600);
+    expect(readFileSync(file, 'utf8')).toBe('{\n  "version": 1,\n  "profiles": {\n    "a": {\n      "baseUrl": "https://a"\n    }\n  }\n}\n');
+    expect(readdirSync(dir)).toEqual(['config.json']);
   });
 });
 

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
   checkBaseUrl,
+  describeScope,
+  type ScopeDescription,
   noInput,
   requireToken,
   resolveConnection,
@@ -120,5 +122,145 @@ describe('base URL', () => {
   });
   it('drops trailing slashes', () => {
     expect(checkBaseUrl('https://x.example/api///', err).href).toBe('https://x.example/api');
+  });
+});
+
+describe('describeScope: each value and where it comes from', () => {
+  const FULL_ENV = {
+    CHATCTL_BASE_URL: 'https://env.example',
+    CHATCTL_ORG: 'o-env',
+    CHATCTL_APP: 'a-env',
+    CHATCTL_ENV: 'e-env',
+    CHATCTL_ORIGIN: 'https://o.env',
+    CHATCTL_CSRF_TOKEN: 'c-env',
+    CHATCTL_TOKEN: 'env-token',
+  };
+  const FLAGS = { baseUrl: 'https://flag.example', org: 'o-flag', app: 'a-flag', env: 'e-flag' };
+  type Row = [string, object, NodeJS.ProcessEnv, object, Partial<Record<keyof ScopeDescription, unknown>>];
+  it.each<Row>([
+    [
+      'the current profile, nothing overriding',
+      {},
+      {},
+      config,
+      {
+        profile: { name: 'work', source: 'current', exists: true },
+        baseUrl: { value: 'https://work.example/api/', source: 'profile' },
+        organizationId: { value: 'o-work', source: 'profile' },
+        origin: { value: 'https://console.work', source: 'profile' },
+        csrfToken: { source: 'profile' },
+        token: { source: 'config', stored: true },
+      },
+    ],
+    [
+      'environment beats the profile; the token from CHATCTL_TOKEN',
+      {},
+      FULL_ENV,
+      config,
+      {
+        profile: { name: 'work', source: 'current', exists: true },
+        baseUrl: { value: 'https://env.example', source: 'env' },
+        environmentKey: { value: 'e-env', source: 'env' },
+        origin: { value: 'https://o.env', source: 'env' },
+        csrfToken: { source: 'env' },
+        token: { source: 'env', stored: true },
+      },
+    ],
+    [
+      'flags beat the environment (--profile, --base-url, --org, --app, --env)',
+      { profile: 'other', ...FLAGS },
+      { ...FULL_ENV, CHATCTL_PROFILE: 'default' },
+      config,
+      {
+        profile: { name: 'other', source: 'flag', exists: true },
+        baseUrl: { value: 'https://flag.example', source: 'flag' },
+        organizationId: { value: 'o-flag', source: 'flag' },
+        applicationId: { value: 'a-flag', source: 'flag' },
+        environmentKey: { value: 'e-flag', source: 'flag' },
+        token: { source: 'env', stored: false },
+      },
+    ],
+    [
+      'CHATCTL_PROFILE names the profile; Origin and CSRF value default',
+      {},
+      { CHATCTL_PROFILE: 'other' },
+      config,
+      {
+        profile: { name: 'other', source: 'env', exists: true },
+        baseUrl: { value: 'https://other.example', source: 'profile' },
+        origin: { value: 'https://other.example', source: 'default' },
+        csrfToken: { source: 'default' },
+        token: { source: 'none', stored: false },
+      },
+    ],
+    [
+      'no config at all: the "default" profile, which does not exist; nothing set',
+      {},
+      {},
+      {},
+      {
+        profile: { name: 'default', source: 'default', exists: false },
+        baseUrl: { value: null, source: 'none' },
+        organizationId: { value: null, source: 'none' },
+        origin: { value: null, source: 'none' },
+        csrfToken: { source: 'default' },
+        token: { source: 'none', stored: false },
+      },
+    ],
+    [
+      '--base-url with a stored profile: the flag wins (auth status showed the profile\'s)',
+      { profile: 'other', baseUrl: 'http://127.0.0.1:9' },
+      {},
+      config,
+      {
+        baseUrl: { value: 'http://127.0.0.1:9', source: 'flag' },
+        origin: { value: 'http://127.0.0.1:9', source: 'default' },
+        organizationId: { value: 'o-oth', source: 'profile' },
+      },
+    ],
+    [
+      'a profile called "constructor" is absent (not Object.prototype.constructor)',
+      { profile: 'constructor' },
+      {},
+      config,
+      { profile: { name: 'constructor', source: 'flag', exists: false }, baseUrl: { value: null, source: 'none' } },
+    ],
+    [
+      'empty values count as unset',
+      { baseUrl: '' },
+      { CHATCTL_BASE_URL: '', CHATCTL_PROFILE: '' },
+      config,
+      { profile: { name: 'work', source: 'current', exists: true }, baseUrl: { value: 'https://work.example/api/', source: 'profile' } },
+    ],
+    [
+      'a base URL that is not a URL is still described, with no default Origin',
+      { baseUrl: 'not a url' },
+      {},
+      {},
+      { baseUrl: { value: 'not a url', source: 'flag' }, origin: { value: null, source: 'none' } },
+    ],
+  ])('%s', (_label, flags, env, cfg, expected) => {
+    expect(describeScope(flags, env, cfg as typeof config)).toMatchObject(expected);
+  });
+
+  it('never carries a credential\'s value', () => {
+    const text = JSON.stringify(describeScope({}, { CHATCTL_TOKEN: 'env-token', CHATCTL_CSRF_TOKEN: 'c-env' }, config));
+    for (const secret of ['env-token', 'stored-token', 'c-env', 'csrf-work']) expect(text).not.toContain(secret);
+  });
+
+  it('agrees with resolveConnection on every value it resolves', () => {
+    const cases: [object, NodeJS.ProcessEnv][] = [
+      [{}, {}],
+      [{}, FULL_ENV],
+      [FLAGS, FULL_ENV],
+      [{ profile: 'other' }, { CHATCTL_ORG: 'o-x' }],
+    ];
+    for (const [flags, env] of cases) {
+      const d = describeScope(flags, env, config);
+      const c = resolveConnection(flags, env, selectProfile(flags, env, config));
+      expect(checkBaseUrl(d.baseUrl.value!, (m) => new Error(m)).href).toBe(c.baseUrl);
+      expect([d.organizationId.value, d.applicationId.value, d.environmentKey.value]).toEqual([c.scope.organizationId, c.scope.applicationId, c.scope.environmentKey]);
+      expect(d.origin.value).toBe(c.origin);
+    }
   });
 });

@@ -22,7 +22,7 @@ const usage = (fn: () => unknown) => {
   }
   throw new Error('expected a usage error');
 };
-const base = { force: false, json: false, stdoutIsTTY: false, dryRun: false };
+const base = { cwd: process.cwd(), force: false, json: false, stdoutIsTTY: false, dryRun: false };
 
 describe('planSecret (decided before sending)', () => {
   it('file > json > tty; refuses a pipe with no destination, naming both flags', () => {

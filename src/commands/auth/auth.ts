@@ -1,17 +1,35 @@
 // chatctl auth login|logout|status. The token never travels on argv: it is
 // read from stdin (--with-token) or a masked prompt, and stored in the
-// selected profile of config.json (0600).
+// profile in effect (--profile, CHATCTL_PROFILE, the current profile, else
+// "default"), which the notice names with the reason.
 import type { Context, GlobalOptions } from '../../context.js';
 import { configError, usageError } from '../../errors/cli-error.js';
-import { isHeaderSafe, resolveToken, selectProfile } from '../../scope/resolve.js';
+import { invocationOf } from '../../app/invocation.js';
+import { isHeaderSafe, selectProfile, SCOPE_INPUTS, type ProfileSource, type ScopeDescription, type SourcedValue, type ValueSource } from '../../scope/resolve.js';
 import { checkProfileName } from '../profile/profile.js';
 import { configStoreFor as store } from '../../config/store.js';
+import { profileMap, profileOf, type ConfigData } from '../../config/schema.js';
+import { escapeInline } from '../../output/sanitize.js';
 import type { Prompter } from '../../prompts/prompter.js';
+
+/** Why this profile: words for a notice. */
+export function profileReason(source: ProfileSource): string {
+  switch (source) {
+    case 'flag':
+      return 'named by --profile';
+    case 'env':
+      return 'named by CHATCTL_PROFILE';
+    case 'current':
+      return 'the current profile';
+    case 'default':
+      return 'no profile chosen: --profile, CHATCTL_PROFILE or chatctl profile use NAME chooses one';
+  }
+}
 
 export async function runAuthLogin(opts: { withToken?: boolean }, g: GlobalOptions, ctx: Context, prompter: Prompter | undefined): Promise<void> {
   const s = store(ctx);
-  const sel = selectProfile({ profile: g.profile }, ctx.env, s.read());
-  checkProfileName(sel.name);
+  // Checked before asking for the token; chosen again under the lock.
+  checkProfileName(selectProfile({ profile: g.profile }, ctx.env, s.read()).name);
   let token: string;
   if (opts.withToken) {
     token = (await ctx.io.stdin.readAll()).trim();
@@ -25,51 +43,100 @@ export async function runAuthLogin(opts: { withToken?: boolean }, g: GlobalOptio
     throw usageError('the token contains whitespace or characters that cannot be sent in an HTTP header');
   }
   ctx.io.redactor.addCredential(token);
-  s.update((data) => {
-    const profiles = { ...(data.profiles ?? {}) };
-    profiles[sel.name] = { ...(profiles[sel.name] ?? {}), token };
+  let name = '';
+  let source: ProfileSource = 'default';
+  await s.update((data) => {
+    ({ name, source } = selectProfile({ profile: g.profile }, ctx.env, data));
+    checkProfileName(name);
+    const profiles = profileMap(data.profiles);
+    profiles[name] = { ...(profileOf(data, name) ?? {}), token };
     return { ...data, profiles };
   });
-  ctx.io.notice(`token stored in profile "${sel.name}"`);
+  ctx.io.notice(`token stored in profile "${name}" (${profileReason(source)})`);
 }
 
 export async function runAuthLogout(g: GlobalOptions, ctx: Context): Promise<void> {
-  const s = store(ctx);
-  const sel = selectProfile({ profile: g.profile }, ctx.env, s.read());
   let had = false;
-  s.update((data) => {
-    const p = data.profiles?.[sel.name];
+  let name = '';
+  await store(ctx).update((data): ConfigData => {
+    ({ name } = selectProfile({ profile: g.profile }, ctx.env, data));
+    const p = profileOf(data, name);
+    had = Boolean(p?.token);
     if (!p?.token) return data;
-    had = true;
-    const profiles = { ...data.profiles };
+    const profiles = profileMap(data.profiles);
     const { token: _dropped, ...rest } = p;
-    profiles[sel.name] = rest;
+    profiles[name] = rest;
     return { ...data, profiles };
   });
-  ctx.io.notice(had ? `token removed from profile "${sel.name}"` : `profile "${sel.name}" had no stored token`);
+  const shown = escapeInline(name);
+  ctx.io.notice(had ? `token removed from profile "${shown}"` : `profile "${shown}" had no stored token`);
+}
+
+const SOURCE_WORDS: Record<ValueSource, string> = {
+  flag: 'flag',
+  env: 'environment',
+  profile: 'profile',
+  default: 'default',
+  none: 'not set',
+};
+
+function sourceText(key: keyof typeof SCOPE_INPUTS, source: ValueSource, profile: string): string {
+  const inputs = SCOPE_INPUTS[key];
+  if (source === 'flag' && inputs.flag) return `from ${inputs.flag}`;
+  if (source === 'env') return `from ${inputs.env}`;
+  if (source === 'profile') return `from profile "${profile}"`;
+  return SOURCE_WORDS[source];
+}
+
+/** `auth status --json`: the fields of chatctl 0.1 (profile, profileExists, baseUrl, tokenStored, tokenSource) and, added, each value with its source. */
+export function statusDocument(d: ScopeDescription) {
+  return {
+    profile: d.profile.name,
+    profileSource: d.profile.source,
+    profileExists: d.profile.exists,
+    baseUrl: d.baseUrl.value,
+    tokenStored: d.token.stored,
+    tokenSource: d.token.source === 'env' ? 'env' : d.token.source === 'config' ? 'profile' : null,
+    scope: {
+      baseUrl: d.baseUrl,
+      organizationId: d.organizationId,
+      applicationId: d.applicationId,
+      environmentKey: d.environmentKey,
+      origin: d.origin,
+      csrfToken: d.csrfToken,
+    },
+    token: d.token,
+  };
 }
 
 export async function runAuthStatus(g: GlobalOptions, ctx: Context): Promise<void> {
-  const data = store(ctx).read();
-  const sel = selectProfile({ profile: g.profile }, ctx.env, data);
-  const t = resolveToken(ctx.env, sel);
-  const status = {
-    profile: sel.name,
-    profileExists: Boolean(sel.profile),
-    baseUrl: ctx.env.CHATCTL_BASE_URL || sel.profile?.baseUrl || null,
-    tokenStored: Boolean(sel.profile?.token),
-    tokenSource: t?.source ?? null,
-  };
-  if (g.json) ctx.io.stdout.write(JSON.stringify(status) + '\n');
+  const d = invocationOf(ctx).describe();
+  if (g.json) ctx.io.stdout.write(JSON.stringify(statusDocument(d)) + '\n');
   else {
+    const name = d.profile.name;
+    const line = (label: string, key: keyof typeof SCOPE_INPUTS, v: SourcedValue) =>
+      `${label.padEnd(14)}${v.value === null ? '-' : escapeInline(v.value)} (${sourceText(key, v.source, name)})`;
+    const profileLine = `${escapeInline(name)} (${profileReason(d.profile.source)})${d.profile.exists ? '' : ' - not created yet'}`;
+    const tokenLine =
+      d.token.source === 'env' ? 'from CHATCTL_TOKEN' : d.token.source === 'config' ? `stored in config, profile "${escapeInline(name)}"` : 'none';
     ctx.io.stdout.write(
       [
-        `profile:      ${status.profile}${status.profileExists ? '' : ' (not created yet)'}`,
-        `base URL:     ${status.baseUrl ?? '-'}`,
-        `token:        ${t ? (t.source === 'env' ? 'from CHATCTL_TOKEN' : 'stored in config') : 'none'}`,
+        `${'profile:'.padEnd(14)}${profileLine}`,
+        line('base URL:', 'baseUrl', d.baseUrl),
+        line('org:', 'organizationId', d.organizationId),
+        line('app:', 'applicationId', d.applicationId),
+        line('env:', 'environmentKey', d.environmentKey),
+        line('origin:', 'origin', d.origin),
+        `${'csrf value:'.padEnd(14)}${d.csrfToken.source === 'default' ? '1 (default)' : `set (${sourceText('csrfToken', d.csrfToken.source, name)})`}`,
+        `${'token:'.padEnd(14)}${tokenLine}`,
         '',
       ].join('\n'),
     );
   }
-  if (!t) throw configError(`no token for profile "${sel.name}"`, 'run: chatctl auth login --with-token < token.txt, or set CHATCTL_TOKEN');
+  if ((d.profile.source === 'flag' || d.profile.source === 'env') && !d.profile.exists) {
+    throw configError(`profile "${escapeInline(d.profile.name)}" does not exist`, 'list profiles with: chatctl profile list');
+  }
+  if (d.token.source === 'none') {
+    throw configError(`no token for profile "${d.profile.name}"`, 'run: chatctl auth login --with-token < token.txt, or set CHATCTL_TOKEN');
+  }
 }

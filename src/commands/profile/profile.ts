@@ -2,7 +2,7 @@
 // whether one is stored.
 import type { Context, GlobalOptions } from '../../context.js';
 import { configStoreFor as store } from '../../config/store.js';
-import { PROFILE_FIELDS, PROFILE_NAME, type Profile } from '../../config/schema.js';
+import { PROFILE_FIELDS, PROFILE_NAME, profileMap, profileOf, type ConfigData, type Profile } from '../../config/schema.js';
 import { configError, usageError } from '../../errors/cli-error.js';
 import { checkBaseUrl, selectProfile } from '../../scope/resolve.js';
 import { escapeInline } from '../../output/sanitize.js';
@@ -55,8 +55,8 @@ export async function runProfileShow(name: string | undefined, g: GlobalOptions,
   const data = store(ctx).read();
   const current = selectProfile({ profile: g.profile }, ctx.env, data).name;
   const target = name ?? current;
-  const p = data.profiles?.[target];
-  if (!p) throw configError(`profile "${escapeInline(target)}" does not exist`, 'list profiles with: chatctl profile list');
+  const p = profileOf(data, target);
+  if (!p) throw missing(target, 'list profiles with: chatctl profile list');
   const shown = publicProfile(target, p, target === current);
   if (g.json) {
     ctx.io.stdout.write(JSON.stringify(shown) + '\n');
@@ -85,9 +85,13 @@ export async function runProfileSet(name: string, opts: ProfileSetOptions, g: Gl
   if (values.baseUrl) values.baseUrl = checkBaseUrl(values.baseUrl, usageError).href;
   if (values.origin) checkPrintable(values.origin, '--origin');
   if (values.csrfToken) checkPrintable(values.csrfToken, '--csrf-token');
-  store(ctx).update((data) => {
-    const profiles = { ...(data.profiles ?? {}) };
-    const next: Profile = { ...(profiles[name] ?? {}) };
+  let first = false;
+  await store(ctx).update((data) => {
+    const profiles = profileMap(data.profiles);
+    // The first profile becomes the current one: a later `auth login` or
+    // command then uses it, not a hidden "default".
+    first = Object.keys(profiles).length === 0;
+    const next: Profile = { ...(profileOf(data, name) ?? {}) };
     for (const field of PROFILE_FIELDS) {
       const v = values[field];
       if (v === undefined) continue;
@@ -95,25 +99,31 @@ export async function runProfileSet(name: string, opts: ProfileSetOptions, g: Gl
       else next[field] = v;
     }
     profiles[name] = next;
-    return { ...data, profiles };
+    const out: ConfigData = { ...data, profiles };
+    if (first) out.currentProfile = name;
+    return out;
   });
-  ctx.io.notice(`profile "${name}" saved`);
+  ctx.io.notice(first ? `profile "${name}" saved; it is the current profile (the first one)` : `profile "${name}" saved`);
 }
 
+// use and remove look the name up and nothing more: any name that is not
+// stored (`constructor`, `__proto__`, a typo) is one that does not exist.
+const missing = (name: string, hint: string) => configError(`profile "${escapeInline(name)}" does not exist`, hint);
+
 export async function runProfileUse(name: string, ctx: Context): Promise<void> {
-  checkProfileName(name);
-  store(ctx).update((data) => {
-    if (!data.profiles?.[name]) throw configError(`profile "${name}" does not exist`, 'create it with: chatctl profile set ' + name);
+  await store(ctx).update((data) => {
+    if (!profileOf(data, name)) {
+      throw missing(name, PROFILE_NAME.test(name) ? `create it with: chatctl profile set ${name}` : 'list profiles with: chatctl profile list');
+    }
     return { ...data, currentProfile: name };
   });
   ctx.io.notice(`now using profile "${name}"`);
 }
 
 export async function runProfileRemove(name: string, ctx: Context): Promise<void> {
-  checkProfileName(name);
-  store(ctx).update((data) => {
-    if (!data.profiles?.[name]) throw configError(`profile "${name}" does not exist`);
-    const profiles = { ...data.profiles };
+  await store(ctx).update((data) => {
+    if (!profileOf(data, name)) throw missing(name, 'list profiles with: chatctl profile list');
+    const profiles = profileMap(data.profiles);
     delete profiles[name];
     const next = { ...data, profiles };
     if (next.currentProfile === name) delete next.currentProfile;

@@ -1,11 +1,9 @@
 // chatctl webhooks create
 import type { Context, GlobalOptions } from '../../context.js';
-import { scopedPath } from '../../api/spec.js';
-import { secretResponseSchema } from '../../api/schemas.js';
 import { checkIdempotencyKey, parseCreate } from '../../input/parse.js';
 import { usageError } from '../../errors/cli-error.js';
 import { planSecret } from '../../secret/deliver.js';
-import { callApi } from './call.js';
+import { webhooksClient } from '../../app/webhooks-client.js';
 import { deliverSecretResult } from './secret-result.js';
 import { endpointLabel } from '../../output/label.js';
 import type { Prompter } from '../../prompts/prompter.js';
@@ -27,13 +25,13 @@ export async function runCreate(opts: CreateOptions, g: GlobalOptions, ctx: Cont
   const idempotencyKey = opts.idempotencyKey !== undefined ? checkIdempotencyKey(opts.idempotencyKey) : ctx.randomUUID();
   const sink = planSecret({
     secretFile: opts.secretFile,
+    cwd: ctx.cwd,
     force: Boolean(opts.force),
     json: Boolean(g.json),
     stdoutIsTTY: ctx.io.stdout.isTTY,
     dryRun: Boolean(g.dryRun),
   });
-  const res = await callApi(ctx, g, { path: (c) => scopedPath(c.scope, 'webhook-endpoints'), body, idempotencyKey }, secretResponseSchema());
-  if (!res) return;
+  const res = await (await webhooksClient(ctx)).create(body, idempotencyKey);
   await deliverSecretResult(ctx, g, sink, res, `Created webhook endpoint ${endpointLabel(res.data.endpoint)}.`);
 }
 

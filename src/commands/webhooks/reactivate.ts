@@ -1,9 +1,7 @@
 // chatctl webhooks reactivate ENDPOINT_ID (no Idempotency-Key: the spec declares none)
 import type { Context, GlobalOptions } from '../../context.js';
-import { scopedPath } from '../../api/spec.js';
-import { mutationResponseSchema } from '../../api/schemas.js';
 import { checkEndpointId, parseExpectedVersionBody } from '../../input/parse.js';
-import { callApi } from './call.js';
+import { webhooksClient } from '../../app/webhooks-client.js';
 import { endpointLabel } from '../../output/label.js';
 import { writeJson } from '../../output/io.js';
 import { missing } from './create.js';
@@ -17,8 +15,7 @@ export async function runReactivate(endpointId: string, opts: ReactivateOptions,
   const id = checkEndpointId(endpointId);
   const expectedVersion = opts.expectedVersion ?? (await prompter?.expectedVersion()) ?? missing('--expected-version');
   const body = parseExpectedVersionBody({ expectedVersion });
-  const res = await callApi(ctx, g, { path: (c) => scopedPath(c.scope, 'webhook-endpoints', id, 'reactivate'), body }, mutationResponseSchema());
-  if (!res) return;
+  const res = await (await webhooksClient(ctx)).reactivate(id, body);
   if (g.json) {
     writeJson(ctx.io, res);
     return;
@@ -28,5 +25,5 @@ export async function runReactivate(endpointId: string, opts: ReactivateOptions,
   ctx.io.stdout.write(
     renderSummary(res.data.changed ? `Reactivated webhook endpoint ${label}.` : `Webhook endpoint ${label} was already active; nothing changed.`, ctx.io.paint.stdout),
   );
-  ctx.io.stdout.write(renderEndpoint(res.data.endpoint, ctx.io.color.stdout));
+  ctx.io.stdout.write(renderEndpoint(res.data.endpoint, ctx.io.color.stdout, ctx.io.columns));
 }

@@ -1,12 +1,10 @@
 // chatctl webhooks rotate ENDPOINT_ID
 import type { Context, GlobalOptions } from '../../context.js';
-import { scopedPath } from '../../api/spec.js';
-import { secretResponseSchema } from '../../api/schemas.js';
 import { checkEndpointId, checkIdempotencyKey, parseRotate } from '../../input/parse.js';
 import { CliError, usageError } from '../../errors/cli-error.js';
 import { EXIT } from '../../errors/exit-codes.js';
 import { planSecret } from '../../secret/deliver.js';
-import { callApi } from './call.js';
+import { webhooksClient } from '../../app/webhooks-client.js';
 import { deliverSecretResult } from './secret-result.js';
 import { endpointLabel } from '../../output/label.js';
 import { escapeInline } from '../../output/sanitize.js';
@@ -30,6 +28,7 @@ export async function runRotate(endpointId: string, opts: RotateOptions, g: Glob
   const idempotencyKey = opts.idempotencyKey !== undefined ? checkIdempotencyKey(opts.idempotencyKey) : ctx.randomUUID();
   const sink = planSecret({
     secretFile: opts.secretFile,
+    cwd: ctx.cwd,
     force: Boolean(opts.force),
     json: Boolean(g.json),
     stdoutIsTTY: ctx.io.stdout.isTTY,
@@ -45,7 +44,6 @@ export async function runRotate(endpointId: string, opts: RotateOptions, g: Glob
     const ok = await prompter.confirmImmediate(id);
     if (!ok) throw new CliError('interrupted', 'immediate rotation declined; nothing was sent', EXIT.interrupted);
   }
-  const res = await callApi(ctx, g, { path: (c) => scopedPath(c.scope, 'webhook-endpoints', id, 'secret', 'rotate'), body, idempotencyKey }, secretResponseSchema());
-  if (!res) return;
+  const res = await (await webhooksClient(ctx)).rotate(id, body, idempotencyKey);
   await deliverSecretResult(ctx, g, sink, res, `Rotated the signing secret of ${endpointLabel(res.data.endpoint)} (mode ${escapeInline(body.mode)}).`);
 }

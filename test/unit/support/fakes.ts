@@ -4,7 +4,8 @@
 import { Redactor } from '../../../src/output/redact.js';
 import { PLAIN } from '../../../src/output/colors.js';
 import type { IO } from '../../../src/output/io.js';
-import type { Context } from '../../../src/context.js';
+import type { Context, GlobalOptions } from '../../../src/context.js';
+import { resolveInvocation } from '../../../src/app/invocation.js';
 import type { AttemptOptions, Transport, WireRequest, WireResponse } from '../../../src/http/transport.js';
 
 export interface FakeIO extends IO {
@@ -21,6 +22,8 @@ export function fakeIO(tty: { stdin?: boolean; stdout?: boolean; stderr?: boolea
     stdout: { isTTY: Boolean(tty.stdout), write: (s) => void (out += redactor.scrubCredentials(s)) },
     stderr: { isTTY: Boolean(tty.stderr), write: (s) => void (err += redactor.scrubAll(s)) },
     stdin: { isTTY: Boolean(tty.stdin), readAll: async () => stdinText },
+    raw: { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
+    columns: 100,
     color: { stdout: false, stderr: false },
     paint: { stdout: PLAIN, stderr: PLAIN },
     notice: (s) => void (err += redactor.scrubAll(`chatctl: ${s}\n`)),
@@ -71,11 +74,13 @@ export function virtualClock(start = Date.UTC(2026, 10, 22, 12, 0, 0)) {
 let uuidCounter = 0;
 export const sequentialUUID = () => `00000000-0000-4000-8000-${String(++uuidCounter).padStart(12, '0')}`;
 
-export function fakeContext(overrides: Partial<Context> & { io: IO; transportImpl?: Transport }): Context {
+/** A context as execute() makes it, with the invocation resolved from `globals` (default: none given). */
+export function fakeContext(overrides: Partial<Context> & { io: IO; transportImpl?: Transport; globals?: GlobalOptions }): Context {
   const clock = virtualClock();
-  const { transportImpl, ...rest } = overrides;
-  return {
+  const { transportImpl, globals, ...rest } = overrides;
+  const ctx: Context = {
     env: {},
+    cwd: process.cwd(),
     configDir: '/nonexistent-chatctl-test',
     version: '9.9.9',
     now: clock.now,
@@ -89,4 +94,6 @@ export function fakeContext(overrides: Partial<Context> & { io: IO; transportImp
     },
     ...rest,
   };
+  ctx.invocation ??= resolveInvocation(globals ?? {}, ctx);
+  return ctx;
 }

@@ -1,0 +1,85 @@
+// The typed client for the three operations of the spec. A command calls
+// create/rotate/reactivate with a checked request body and gets the parsed
+// success envelope back, or a CliError: building headers and paths, retries,
+// --debug traces and response checks all live below this line. A dry run is
+// a transport that prints the request instead of sending it.
+import type { Scope } from './spec.js';
+import { scopedPath } from './spec.js';
+import {
+  mutationResponseSchema,
+  secretResponseSchema,
+  type CreateRequest,
+  type ExpectedVersionRequest,
+  type MutationResponse,
+  type RotateRequest,
+  type SecretResponse,
+} from './schemas.js';
+import { sendWithRetries, type ApiRequest, type HttpDeps, type RetrySettings } from '../http/client.js';
+import { parseJson } from '../http/classify.js';
+import { CliError, invalidResponse } from '../errors/cli-error.js';
+import type { Transport, WireRequest } from '../http/transport.js';
+import type * as z from 'zod/mini';
+
+export interface ClientConfig {
+  baseUrl: string;
+  scope: Scope;
+  token: string;
+  origin: string;
+  csrfToken: string;
+  userAgent: string;
+  settings: RetrySettings;
+  deps: HttpDeps;
+}
+
+export interface WebhooksClient {
+  create(body: CreateRequest, idempotencyKey: string): Promise<SecretResponse>;
+  rotate(endpointId: string, body: RotateRequest, idempotencyKey: string): Promise<SecretResponse>;
+  reactivate(endpointId: string, body: ExpectedVersionRequest): Promise<MutationResponse>;
+}
+
+export function createWebhooksClient(cfg: ClientConfig): WebhooksClient {
+  const send = async <T>(path: string, body: object, schema: z.ZodMiniType<T>, idempotencyKey?: string): Promise<T> => {
+    const headers: Record<string, string> = {
+      Authorization: `Bearer ${cfg.token}`,
+      'Content-Type': 'application/json',
+      Accept: 'application/json',
+      Origin: cfg.origin,
+      'x-service-csrf': cfg.csrfToken,
+      'User-Agent': cfg.userAgent,
+    };
+    if (idempotencyKey !== undefined) headers['Idempotency-Key'] = idempotencyKey;
+    const req: ApiRequest = { method: 'POST', url: cfg.baseUrl + path, headers, body: JSON.stringify(body), idempotencyKey };
+    const res = await sendWithRetries(req, cfg.settings, cfg.deps);
+    const parsed = schema.safeParse(parseJson(res.body));
+    if (!parsed.success) {
+      const keyNote = idempotencyKey ? `; the change may have been applied (Idempotency-Key ${idempotencyKey})` : '';
+      throw invalidResponse(`the server answered ${res.status} with a body that is not the expected response${keyNote}`, { status: res.status, idempotencyKey });
+    }
+    return parsed.data;
+  };
+  const endpoints = (...rest: string[]) => scopedPath(cfg.scope, 'webhook-endpoints', ...rest);
+  return {
+    create: (body, key) => send(endpoints(), body, secretResponseSchema(), key),
+    rotate: (id, body, key) => send(endpoints(id, 'secret', 'rotate'), body, secretResponseSchema(), key),
+    reactivate: (id, body) => send(endpoints(id, 'reactivate'), body, mutationResponseSchema()),
+  };
+}
+
+/**
+ * Ends a dry run once the request is printed: not a failure, exit 0, and
+ * nothing more to report. Thrown by the dry-run transport, so no command
+ * needs a branch of its own for --dry-run.
+ */
+export class DryRunComplete extends CliError {
+  constructor() {
+    super('dry_run', 'dry run: nothing was sent', 0, { reported: true });
+  }
+}
+
+/** A transport that shows the request (credentials redacted) and sends nothing. */
+export function dryRunTransport(show: (req: WireRequest) => void): Transport {
+  return async (req) => {
+    show(req);
+    throw new DryRunComplete();
+  };
+}

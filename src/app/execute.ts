@@ -1,0 +1,87 @@
+// The one seam from argv to exit code. execute() takes the arguments (no
+// node or script path) and the world of the run in `ctx` — environment,
+// streams, working folder, and optionally the clock, the random source and
+// the transport — and resolves with the exit status. It never reads
+// process.env, process.argv or the process's streams and never exits the
+// process: src/main.ts is the only adapter from a real process to this, and
+// tests call it in-process with their own streams.
+import { setTimeout as delay } from 'node:timers/promises';
+import { homedir } from 'node:os';
+import type { Context, Env } from '../context.js';
+import type { Transport } from '../http/transport.js';
+import { createIO, type RawStreams } from '../output/io.js';
+import { loadPalettes } from '../output/colors.js';
+import { configDir } from '../config/paths.js';
+import { randomUUID } from '../random.js';
+import { reportError, toCliError } from '../errors/report.js';
+import { CliError } from '../errors/cli-error.js';
+import { EXIT, type ExitCode } from '../errors/exit-codes.js';
+import { configuredProgram, focusOf, runCli } from '../cli.js';
+import { outputMode } from './invocation.js';
+import type { GlobalOptions } from '../context.js';
+
+declare const __CHATCTL_VERSION__: string;
+export const VERSION = typeof __CHATCTL_VERSION__ === 'string' ? __CHATCTL_VERSION__ : '0.0.0-dev';
+
+export interface ExecuteIO extends RawStreams {
+  /** Terminal width for tables; defaults to stdout's own, else 100. */
+  columns?: number;
+}
+
+export interface ExecuteContext {
+  env: Env;
+  io: ExecuteIO;
+  cwd: string;
+  /** Aborting it is a signal: reason 'SIGTERM' exits 143, 'SIGHUP' 129, anything else 130. */
+  signal?: AbortSignal;
+  now?: () => number;
+  random?: () => number;
+  randomUUID?: () => string;
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  transport?: Transport;
+  /** The user's home folder (for the default config folder); defaults to $HOME, else the OS's. */
+  home?: string;
+}
+
+const SIGNAL_EXIT: Record<string, ExitCode> = { SIGHUP: EXIT.hangup, SIGINT: EXIT.interrupted, SIGTERM: EXIT.terminated };
+
+export async function execute(argv: string[], given: ExecuteContext): Promise<number> {
+  const env = { ...given.env };
+  const io = createIO(given.io, { env, columns: given.io.columns });
+  const signal = given.signal ?? new AbortController().signal;
+  const ctx: Context = {
+    io,
+    env,
+    cwd: given.cwd,
+    configDir: configDir(env, process.platform, given.home ?? (env.HOME || homedir())),
+    version: VERSION,
+    now: given.now ?? (() => Date.now()),
+    sleep: given.sleep ?? ((ms, s) => delay(ms, undefined, { signal: s })),
+    randomUUID: given.randomUUID ?? randomUUID,
+    random: given.random ?? Math.random,
+    signal,
+    transport: given.transport ? async () => given.transport! : async () => (await import('../http/select-transport.js')).selectTransport(env),
+  };
+  const program = configuredProgram(ctx, focusOf(argv));
+  try {
+    await runCli(program, argv);
+    return EXIT.ok;
+  } catch (err) {
+    // Parsing may have failed part-way: report in the mode the flags asked
+    // for, as far as commander got with them.
+    const mode = ctx.invocation?.output ?? outputMode(program.opts<GlobalOptions>());
+    if (!ctx.invocation) {
+      io.setOutputMode(mode);
+      io.paint = await loadPalettes(io.color);
+    }
+    const e = toCliError(err);
+    const bySignal = signal.aborted ? SIGNAL_EXIT[String(signal.reason)] : undefined;
+    const final = e.exitCode === EXIT.interrupted && bySignal !== undefined && bySignal !== EXIT.interrupted ? new CliError('interrupted', signalMessage(String(signal.reason), e.message), bySignal, { idempotencyKey: e.idempotencyKey }) : err;
+    return reportError(final, io, mode.json, mode.debug);
+  }
+}
+
+function signalMessage(signal: string, message: string): string {
+  const what = signal === 'SIGHUP' ? 'hung up (SIGHUP)' : 'terminated (SIGTERM)';
+  return message === 'interrupted' ? what : `${what}: ${message.replace(/^interrupted:? ?/, '')}`;
+}

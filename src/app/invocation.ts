@@ -1,0 +1,98 @@
+// What the global options amount to, worked out once per run and handed to
+// every command: the output mode, the profile, the scope, the token and the
+// retry settings, each with where it came from. Config is read at most once,
+// and only by a command that needs it (help and completion never read it).
+import type { Context, Env, GlobalOptions } from '../context.js';
+import type { ConfigData } from '../config/schema.js';
+import type { OutputMode } from '../output/io.js';
+import { configStoreFor } from '../config/store.js';
+import {
+  describeScope,
+  noInput,
+  requireToken,
+  resolveConnection,
+  resolveRequestSettings,
+  resolveToken,
+  selectProfile,
+  type Connection,
+  type GlobalFlags,
+  type RequestSettings,
+  type ScopeDescription,
+  type SelectedProfile,
+} from '../scope/resolve.js';
+
+export interface Invocation {
+  readonly globals: GlobalOptions;
+  readonly flags: GlobalFlags;
+  readonly output: OutputMode & { noColor: boolean };
+  readonly dryRun: boolean;
+  /** Prompts are allowed: stdin and stdout are terminals and nothing forbids them. */
+  readonly interactive: boolean;
+  config(): ConfigData;
+  profile(): SelectedProfile;
+  connection(): Connection;
+  token(): { token: string; source: 'env' | 'profile' } | undefined;
+  /** The token, or a configuration error (exit 3) naming the profile. */
+  requireToken(): string;
+  settings(): RequestSettings;
+  /** Every value of the scope with where it came from (flag, environment, profile, default). */
+  describe(): ScopeDescription;
+}
+
+const once = <T>(fn: () => T): (() => T) => {
+  let done = false;
+  let value: T;
+  return () => {
+    if (!done) {
+      value = fn();
+      done = true;
+    }
+    return value;
+  };
+};
+
+export function globalFlags(g: GlobalOptions): GlobalFlags {
+  return {
+    profile: g.profile,
+    baseUrl: g.baseUrl,
+    org: g.org,
+    app: g.app,
+    env: g.env,
+    maxRetries: g.maxRetries,
+    timeout: g.timeout,
+    deadline: g.deadline,
+    noInput: g.input === false,
+  };
+}
+
+export function outputMode(g: GlobalOptions): OutputMode & { noColor: boolean } {
+  const json = Boolean(g.json);
+  return { json, quiet: Boolean(g.quiet) || json, debug: Boolean(g.debug), noColor: g.color === false };
+}
+
+export function resolveInvocation(g: GlobalOptions, ctx: Context): Invocation {
+  const flags = globalFlags(g);
+  const env: Env = ctx.env;
+  const config = once(() => configStoreFor(ctx).read());
+  const profile = once(() => selectProfile(flags, env, config()));
+  return {
+    globals: g,
+    flags,
+    output: outputMode(g),
+    dryRun: Boolean(g.dryRun),
+    interactive: Boolean(ctx.io.stdin.isTTY && ctx.io.stdout.isTTY) && !noInput(flags, env),
+    config,
+    profile,
+    connection: once(() => resolveConnection(flags, env, profile())),
+    token: once(() => resolveToken(env, profile())),
+    requireToken: once(() => requireToken(env, profile())),
+    settings: once(() => resolveRequestSettings(flags, env)),
+    describe: once(() => describeScope(flags, env, config())),
+  };
+}
+
+/** The invocation, which commander's preAction hook has set before any action runs. */
+export function invocationOf(ctx: Pick<Context, 'invocation'>): Invocation {
+  if (!ctx.invocation) throw new Error('no invocation: a command ran before its flags were parsed');
+  return ctx.invocation;
+}

@@ -1,0 +1,64 @@
+// The webhooks client of this run, built from the invocation: the scope,
+// the token, the retry settings and the transport (or the dry-run one).
+import type { Context } from '../context.js';
+import { createWebhooksClient, dryRunTransport, type WebhooksClient } from '../api/client.js';
+import { deadlineFrom } from '../http/client.js';
+import { redactHeaders } from '../output/redact.js';
+import { escapeControl } from '../output/sanitize.js';
+import type { WireRequest } from '../http/transport.js';
+import { invocationOf } from './invocation.js';
+import type { RequestSettings } from '../scope/resolve.js';
+import type { RetrySettings } from '../http/client.js';
+
+export function userAgent(ctx: Pick<Context, 'version'>): string {
+  return `chatctl/${ctx.version} node/${process.versions.node}`;
+}
+
+export async function webhooksClient(ctx: Context): Promise<WebhooksClient> {
+  // --deadline counts from here: the request, its retries and their waits.
+  const startedAt = ctx.now();
+  const inv = invocationOf(ctx);
+  const conn = inv.connection();
+  // A dry run shows the request with the token redacted, so it needs none.
+  const token = inv.dryRun ? (inv.token()?.token ?? '') : inv.requireToken();
+  ctx.io.redactor.addCredential(token);
+  ctx.io.redactor.addCredential(conn.csrfToken);
+  const transport = inv.dryRun ? dryRunTransport((req) => printDryRun(ctx, req)) : await ctx.transport();
+  return createWebhooksClient({
+    baseUrl: conn.baseUrl,
+    scope: conn.scope,
+    token,
+    origin: conn.origin,
+    csrfToken: conn.csrfToken,
+    userAgent: userAgent(ctx),
+    settings: retrySettings(inv.settings(), startedAt),
+    deps: {
+      transport,
+      now: ctx.now,
+      sleep: ctx.sleep,
+      randomUUID: ctx.randomUUID,
+      random: ctx.random,
+      signal: ctx.signal,
+      trace: inv.output.debug ? (line) => ctx.io.stderr.write(`[debug] ${escapeControl(line)}\n`) : undefined,
+      // Each wait, on a terminal or not (CI logs); io.notice is muted by --json and --quiet.
+      announce: (line) => ctx.io.notice(escapeControl(line)),
+    },
+  });
+}
+
+function retrySettings(s: RequestSettings, startedAt: number): RetrySettings {
+  return { maxRetries: s.maxRetries, timeoutMs: s.timeoutMs, deadline: deadlineFrom(startedAt, s.deadlineMs) };
+}
+
+function printDryRun(ctx: Context, req: WireRequest): void {
+  const headers = redactHeaders({ ...req.headers });
+  delete headers['x-request-id'];
+  const body: unknown = JSON.parse(req.body);
+  if (invocationOf(ctx).output.json) {
+    ctx.io.stdout.write(JSON.stringify({ dryRun: true, request: { method: req.method, url: req.url, headers, body } }) + '\n');
+  } else {
+    const lines = [`${req.method} ${req.url}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), 'x-request-id: (a new UUID for each attempt)', '', JSON.stringify(body, null, 2), ''];
+    ctx.io.stdout.write(lines.join('\n'));
+  }
+  ctx.io.notice('dry run: nothing was sent');
+}

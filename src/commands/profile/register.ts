@@ -1,0 +1,41 @@
+// chatctl profile list|show|set|use|remove
+import type { Command } from 'commander';
+import { examples, type App } from '../app.js';
+
+export function registerProfile(profile: Command, { ctx, globals }: App): void {
+  const run = () => import('./profile.js');
+  profile
+    .command('list')
+    .description('list profiles; * marks the one in use')
+    .addHelpText('after', examples('chatctl profile list', 'chatctl profile list --json'))
+    .action(async () => (await run()).runProfileList(globals(), ctx));
+  profile
+    .command('show')
+    .description('show a profile (the one in use by default); tokens are never shown')
+    .argument('[name]', 'profile name')
+    .addHelpText('after', examples('chatctl profile show', 'chatctl profile show prod --json'))
+    .action(async (name: string | undefined) => (await run()).runProfileShow(name, globals(), ctx));
+  profile
+    .command('set')
+    .description('create or update a profile from --base-url, --org, --app, --env, --origin and --csrf-token (an empty value clears a field)')
+    .argument('<name>', 'profile name')
+    .option('--origin <origin>', "Origin header to send (default: the base URL's origin)")
+    .option('--csrf-token <value>', 'x-service-csrf value to send (default: 1)')
+    .addHelpText(
+      'after',
+      examples('chatctl profile set prod --base-url https://api.example.com --org org_1 --app app_1 --env production', 'chatctl profile set prod --env staging'),
+    )
+    .action(async (name: string, opts) => (await run()).runProfileSet(name, opts, globals(), ctx));
+  profile
+    .command('use')
+    .description('make a profile the one in use')
+    .argument('<name>', 'profile name')
+    .addHelpText('after', examples('chatctl profile use prod'))
+    .action(async (name: string) => (await run()).runProfileUse(name, ctx));
+  profile
+    .command('remove')
+    .description('remove a profile and its stored token')
+    .argument('<name>', 'profile name')
+    .addHelpText('after', examples('chatctl profile remove staging'))
+    .action(async (name: string) => (await run()).runProfileRemove(name, ctx));
+}

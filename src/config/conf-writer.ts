@@ -1,0 +1,85 @@
+// The write path of config.json, for the commands that change it (profile
+// set/use/remove, auth login/logout): the lock (config/lock.ts), a checked
+// read under it, the change, and conf to write the result. A bundle of its
+// own (dist/lazy/conf.cjs): commands that only read never load it.
+//
+// How conf is set up, from its source (conf 15):
+// - `cwd` is the config folder and the file is `config.json`: no
+//   env-paths, no `-nodejs` suffix;
+// - `configFileMode: 0o600`: the file, and the temporary file it is written
+//   to, are created 0600 (atomically's writeFileSync opens the temporary file
+//   with this mode, chmods it, fsyncs it and renames it into place);
+// - `serialize` gives chatctl 0.1's format (two-space JSON and a final
+//   newline); the store hands in the canonical object, so nothing moves;
+// - `accessPropertiesByDotNotation: false`, no schema, no defaults, no
+//   migrations, no watch, `clearInvalidConfig: false` (the file has been
+//   checked already; conf must never replace a file it cannot parse);
+// - the build turns off conf's non-atomic write for snaps (process.env.SNAP),
+//   stubs ajv, semver and the rest that only schemas, migrations and watching
+//   use, and gives atomically's exit hook a version without signal handlers
+//   (it would re-raise Ctrl-C past chatctl's own). See scripts/build.mjs.
+import Conf from 'conf';
+import type { Context } from '../context.js';
+import { configError } from '../errors/cli-error.js';
+import { systemLockHost, withLock, type LockHost } from './lock.js';
+import { configFile } from './paths.js';
+
+export type ConfigWriter = (dir: string, data: Record<string, unknown>) => void;
+
+export const serialize = (value: unknown) => JSON.stringify(value, null, 2) + '\n';
+
+export const writeWithConf: ConfigWriter = (dir, data) => {
+  try {
+    const conf = new Conf<Record<string, unknown>>({
+      cwd: dir,
+      configName: 'config',
+      fileExtension: 'json',
+      projectSuffix: '',
+      configFileMode: 0o600,
+      accessPropertiesByDotNotation: false,
+      clearInvalidConfig: false,
+      watch: false,
+      serialize,
+      deserialize: (text: string) => JSON.parse(text) as Record<string, unknown>,
+    });
+    conf.store = data;
+  } catch (err) {
+    throw configError(`cannot write config file ${configFile(dir)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+};
+
+export interface LockedUpdateOptions {
+  dir: string;
+  signal: AbortSignal;
+  /** For the real lock host's waits. */
+  clock: Pick<Context, 'now' | 'sleep' | 'random'>;
+  lockHost?: LockHost | undefined;
+  lockWaitMs?: number | undefined;
+  notice?: ((message: string) => void) | undefined;
+  write?: ConfigWriter | undefined;
+}
+
+/**
+ * Holding the lock: `prepare` reads the file and applies the change (it may
+ * throw to write nothing), and its document is written. The caller brings
+ * the checked read, so this bundle carries neither zod nor the checks.
+ */
+export async function lockedUpdate<T>(o: LockedUpdateOptions, prepare: () => { result: T; document: Record<string, unknown> }): Promise<T> {
+  const path = configFile(o.dir);
+  const write = o.write ?? writeWithConf;
+  return withLock(
+    `${path}.lock`,
+    {
+      host: o.lockHost ?? systemLockHost(o.clock),
+      signal: o.signal,
+      waitMs: o.lockWaitMs,
+      onWait: (holder) => o.notice?.(`waiting for ${holder} to finish writing ${path}`),
+    },
+    (lock) => {
+      const { result, document } = prepare();
+      if (!lock.stillHeld()) throw configError(`lost the lock on ${path} before writing; nothing was written`, 'run the command again');
+      write(o.dir, document);
+      return result;
+    },
+  );
+}

@@ -1,0 +1,180 @@
+// The config folder and config.json as chatctl trusts them (contract
+// section 9). A folder or file that another user owns or that group or
+// others can write, a config.json that is not a regular file (symbolic link,
+// FIFO, device, socket, folder) or not UTF-8 JSON of the expected shape is a
+// configuration error at once, naming the path and the fix. Nothing is read
+// through a link, and a FIFO is never opened: lstat first, then an open with
+// O_NOFOLLOW | O_NONBLOCK, then fstat to be sure it is the file looked at.
+// Read, not write, permission for group or others is only tightened, with
+// a warning (the file holds tokens).
+import { chmodSync, closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync, statSync, type Stats } from 'node:fs';
+import { configError } from '../errors/cli-error.js';
+import { parseConfigData, type ConfigData } from './schema.js';
+
+/** The effective uid, or undefined where files have no owner to check (Windows). */
+export function currentUid(): number | undefined {
+  return typeof process.geteuid === 'function' ? process.geteuid() : undefined;
+}
+
+export type Warn = (message: string) => void;
+
+const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
+const NO_OVERWRITE = 'fix or remove the file by hand; chatctl will not overwrite it';
+
+/** A path as a shell word, for hints that are meant to be pasted. */
+export function shellWord(p: string): string {
+  return /^[\w@%+=:,./-]+$/.test(p) ? p : `'${p.replace(/'/g, `'\\''`)}'`;
+}
+
+function errnoCode(err: unknown): string {
+  return (err as NodeJS.ErrnoException).code ?? String(err);
+}
+
+function kindOf(st: Stats): string {
+  if (st.isSymbolicLink()) return 'a symbolic link';
+  if (st.isFIFO()) return 'a FIFO (named pipe)';
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
+  if (st.isSocket()) return 'a socket';
+  if (st.isDirectory()) return 'a folder';
+  return 'not a regular file';
+}
+
+function writableBy(mode: number): string {
+  const g = (mode & 0o020) !== 0;
+  const o = (mode & 0o002) !== 0;
+  return g && o ? 'group and others' : g ? 'its group' : 'others';
+}
+
+const octal = (mode: number) => (mode & 0o777).toString(8).padStart(3, '0');
+
+/**
+ * Refuses a path another user owns or that group or others can write;
+ * tightens read/search permission for group or others to `mode`, with a warning.
+ */
+function checkOwnerAndMode(path: string, st: Stats, what: 'folder' | 'file', mode: number, warn: Warn, uid: number | undefined): void {
+  if (uid === undefined) return;
+  if (st.uid !== uid) {
+    throw configError(
+      `config ${what} ${path} belongs to another user (uid ${st.uid}), not to you (uid ${uid}); chatctl will not use it`,
+      `make it yours (chown ${uid} ${shellWord(path)}), or point CHATCTL_CONFIG_DIR at a folder of your own`,
+    );
+  }
+  if ((st.mode & 0o022) !== 0) {
+    throw configError(
+      `config ${what} ${path} can be written by ${writableBy(st.mode)} (mode ${octal(st.mode)}); chatctl will not use it`,
+      `check its contents, then: chmod ${mode.toString(8)} ${shellWord(path)}`,
+    );
+  }
+  if ((st.mode & 0o777 & ~mode) === 0) return;
+  try {
+    chmodSync(path, mode);
+    warn(`permissions of ${path} were ${octal(st.mode)}; tightened to ${mode.toString(8)}`);
+  } catch {
+    warn(`${path} has permissions ${octal(st.mode)}, looser than ${mode.toString(8)}, and could not be tightened`);
+  }
+}
+
+/**
+ * Checks the config folder; false when it does not exist. A link to a folder
+ * is followed (dotfile managers do that); the folder it leads to is checked.
+ */
+export function checkConfigFolder(dir: string, warn: Warn, uid = currentUid()): boolean {
+  let st: Stats;
+  try {
+    st = statSync(dir);
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return false;
+    throw configError(`cannot read config folder ${dir}: ${errnoCode(err)}`);
+  }
+  if (!st.isDirectory()) {
+    throw configError(`config folder ${dir} is ${kindOf(st)}, not a folder`, 'remove it, or point CHATCTL_CONFIG_DIR at a folder of your own');
+  }
+  checkOwnerAndMode(dir, st, 'folder', 0o700, warn, uid);
+  return true;
+}
+
+/** Creates the config folder (0700, whatever the umask) if needed, then checks it. */
+export function ensureConfigFolder(dir: string, warn: Warn, uid = currentUid()): void {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw configError(`cannot create config folder ${dir}: ${errnoCode(err)}`);
+  }
+  checkConfigFolder(dir, warn, uid);
+}
+
+/** The bytes of config.json, checked as the contract asks; undefined when there is none. */
+export function readConfigBytes(path: string, warn: Warn, uid = currentUid()): Buffer | undefined {
+  let st: Stats;
+  try {
+    st = lstatSync(path);
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return undefined;
+    throw configError(`cannot read config file ${path}: ${errnoCode(err)}`);
+  }
+  if (st.isSymbolicLink()) {
+    throw configError(
+      `config file ${path} is a symbolic link; chatctl does not follow links for its config file`,
+      'replace the link with a copy of the file it points to, or point CHATCTL_CONFIG_DIR at the folder that holds that file',
+    );
+  }
+  if (!st.isFile()) {
+    throw configError(
+      `config file ${path} is ${kindOf(st)}, not a regular file`,
+      `remove it (rm ${shellWord(path)}); chatctl creates a new one on the next "chatctl profile set"`,
+    );
+  }
+  checkOwnerAndMode(path, st, 'file', 0o600, warn, uid);
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+  } catch (err) {
+    throw configError(`cannot read config file ${path}: ${errnoCode(err)}`);
+  }
+  try {
+    const now = fstatSync(fd);
+    if (!now.isFile() || now.ino !== st.ino || now.dev !== st.dev) {
+      throw configError(`config file ${path} changed while it was being read`, 'run the command again');
+    }
+    if (now.size > MAX_CONFIG_BYTES) throw configError(`config file ${path} is too large (${now.size} bytes)`, NO_OVERWRITE);
+    const buf = Buffer.alloc(now.size);
+    let got = 0;
+    while (got < buf.length) {
+      const n = readSync(fd, buf, got, buf.length - got, got);
+      if (n === 0) break;
+      got += n;
+    }
+    return buf.subarray(0, got);
+  } catch (err) {
+    if ((err as Error).name === 'CliError') throw err;
+    throw configError(`cannot read config file ${path}: ${errnoCode(err)}`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Decodes and checks config.json's bytes: strict UTF-8 (no BOM), JSON, the expected shape. */
+export function parseConfigBytes(path: string, bytes: Buffer): ConfigData {
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    throw configError(`config file ${path} is not valid UTF-8`, NO_OVERWRITE);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw configError(`config file ${path} is not valid JSON`, NO_OVERWRITE);
+  }
+  const parsed = parseConfigData(json);
+  if ('where' in parsed) throw configError(`config file ${path} has an unexpected shape at ${parsed.where}`, NO_OVERWRITE);
+  return parsed.data;
+}
+
+/** The config folder and file checked and read: `{}` when there is no file yet. */
+export function readConfigChecked(dir: string, path: string, warn: Warn, uid = currentUid()): ConfigData {
+  if (!checkConfigFolder(dir, warn, uid)) return {};
+  const bytes = readConfigBytes(path, warn, uid);
+  return bytes === undefined ? {} : parseConfigBytes(path, bytes);
+}

@@ -1,0 +1,469 @@
+// The lock every config writer takes: the file `config.json.lock` beside
+// config.json. No write is ever lost, whatever the number of writers and
+// whatever a killed process left behind:
+//
+// - Taking it: the owner's record (pid, process start time, boot, pid
+//   namespace, host, a random nonce) is written to a temporary file (0600)
+//   which is then hard-linked to the lock's name. link() fails if the name
+//   exists, so exactly one writer gets it, and the lock never exists
+//   half-written. The temporary file is removed at once.
+// - Stale: only when its owner is dead: the pid is gone, or it now belongs to
+//   another process (its start time differs; Linux: /proc/<pid>/stat field
+//   22), or the machine has rebooted since. A lock from another host or pid
+//   namespace cannot be judged and is waited for. A lock of chatctl 0.1 (a
+//   bare pid) is also stale after 30 s; a lock with no readable record after
+//   2 s (a crash between create and write).
+// - Breaking it is itself exclusive: a breaker first takes a token named
+//   after that lock (`config.json.lock.break-<nonce>.<n>`, by the same link),
+//   checks that the lock is still the one judged stale, renames it to a
+//   unique name and checks that what it renamed is that lock before removing
+//   it. Two breakers never both win: the second cannot take the token, and a
+//   late one finds the lock gone. A token whose taker died is passed over by
+//   taking the next number (…​.1, …​.2), never removed while its lock exists.
+// - Waiting polls with backoff through an abortable sleep, so Ctrl-C ends it
+//   (exit 130); nothing is held or half-made while it waits.
+// - Releasing removes the lock only if it is still this owner's.
+import { closeSync, constants, linkSync, lstatSync, openSync, readdirSync, readlinkSync, readFileSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { configError, interrupted } from '../errors/cli-error.js';
+import { randomBytes } from '../random.js';
+import type { Context } from '../context.js';
+
+export const LOCK_WAIT_MS = 10_000;
+export const WAIT_NOTICE_MS = 1_000;
+/** chatctl 0.1 wrote a bare pid and held the lock for milliseconds. */
+export const LEGACY_STALE_MS = 30_000;
+/** A lock with no record: a crash between creating and writing it (only where link() is unsupported). */
+export const UNREADABLE_STALE_MS = 2_000;
+/** Temporary files of a killed writer (they live for microseconds otherwise). */
+export const LEFTOVER_MS = 60_000;
+const MAX_TOKENS = 64;
+
+/** What the lock needs from the machine; tests hand in fakes. */
+export interface LockHost {
+  readonly pid: number;
+  readonly hostname: string;
+  /** The process's start time as the OS reports it; undefined where unknown. */
+  startTime(pid: number): string | undefined;
+  /** This boot's id; undefined where unknown. */
+  bootId(): string | undefined;
+  /** This process's pid namespace; undefined where unknown. */
+  pidNamespace(): string | undefined;
+  isAlive(pid: number): boolean;
+  now(): number;
+  sleep(ms: number, signal: AbortSignal): Promise<void>;
+  random(): number;
+  nonce(): string;
+}
+
+export interface LockRecord {
+  pid: number;
+  start?: string | undefined;
+  boot?: string | undefined;
+  ns?: string | undefined;
+  host?: string | undefined;
+  nonce?: string | undefined;
+  /** chatctl 0.1's lock: the pid alone. */
+  legacy?: boolean;
+}
+
+export interface LockOptions {
+  host: LockHost;
+  signal: AbortSignal;
+  waitMs?: number;
+  /** Called once, when the wait has lasted WAIT_NOTICE_MS, with who holds the lock. */
+  onWait?: (holder: string) => void;
+}
+
+export interface HeldLock {
+  /** Whether the lock file is still this owner's (checked before committing a write). */
+  stillHeld(): boolean;
+}
+
+/** Runs `fn` holding the lock; `fn` is synchronous, so no signal lands in the middle of it. */
+export async function withLock<T>(lockPath: string, opts: LockOptions, fn: (lock: HeldLock) => T): Promise<T> {
+  const owned = await acquire(lockPath, opts);
+  try {
+    sweep(lockPath, opts.host, owned.nonce);
+    return fn({ stillHeld: () => isOurs(lockPath, owned) });
+  } finally {
+    if (isOurs(lockPath, owned)) rmSync(lockPath, { force: true });
+  }
+}
+
+// ------------------------------------------------------------------ taking it
+
+interface Owned {
+  ino: number;
+  text: string;
+  nonce: string;
+}
+
+export interface Seen {
+  ino: number;
+  size: number;
+  mtimeMs: number;
+  text: string;
+}
+
+async function acquire(lockPath: string, opts: LockOptions): Promise<Owned> {
+  const { host } = opts;
+  const waitMs = opts.waitMs ?? LOCK_WAIT_MS;
+  const nonce = host.nonce();
+  const text = recordText(host, nonce);
+  const started = host.now();
+  let delay = 4;
+  let told = false;
+  let spins = 0;
+  for (;;) {
+    if (opts.signal.aborted) throw interrupted();
+    const ino = publish(lockPath, text, host, lockPath);
+    if (ino !== undefined) return { ino, text, nonce };
+    const seen = inspectLock(lockPath);
+    if (seen !== undefined) {
+      const verdict = judge(seen, host);
+      if (!(verdict.stale && breakStale(lockPath, seen, text, host)) || ++spins > 100) {
+        spins = 0;
+        const waited = host.now() - started;
+        if (waited >= waitMs) {
+          throw configError(
+            `the config file is locked by ${verdict.holder} (${lockPath})`,
+            'wait for it to finish; if no chatctl is running, remove the lock file',
+          );
+        }
+        if (!told && waited >= WAIT_NOTICE_MS) {
+          told = true;
+          opts.onWait?.(verdict.holder);
+        }
+        try {
+          await host.sleep(delay + Math.floor(host.random() * delay), opts.signal);
+        } catch (err) {
+          if (opts.signal.aborted) throw interrupted();
+          throw err;
+        }
+        delay = Math.min(delay * 2, 100);
+      }
+    }
+  }
+}
+
+function recordText(host: LockHost, nonce: string): string {
+  const rec: LockRecord = {
+    pid: host.pid,
+    start: host.startTime(host.pid),
+    boot: host.bootId(),
+    ns: host.pidNamespace(),
+    host: host.hostname,
+    nonce,
+  };
+  return JSON.stringify(rec) + '\n';
+}
+
+/** link() is missing on some file systems; there the lock is created in place (it may be seen empty for a moment). */
+const NO_LINK = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV', 'EMLINK']);
+
+/**
+ * Creates `target` holding `text`, only if it does not exist: written to a
+ * temporary file (0600) beside it, then linked. Returns the new file's inode,
+ * or undefined when `target` exists.
+ */
+function publish(target: string, text: string, host: LockHost, lockPath: string): number | undefined {
+  const tmp = `${lockPath}.${host.nonce()}.tmp`;
+  let fd: number;
+  try {
+    fd = openSync(tmp, 'wx', 0o600);
+  } catch (err) {
+    throw lockError(lockPath, err);
+  }
+  try {
+    try {
+      writeSync(fd, text);
+    } finally {
+      closeSync(fd);
+    }
+    const ino = lstatSync(tmp).ino;
+    try {
+      linkSync(tmp, target);
+      return ino;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? '';
+      if (code === 'EEXIST') return undefined;
+      if (NO_LINK.has(code)) return createInPlace(target, text, lockPath);
+      throw lockError(lockPath, err);
+    }
+  } catch (err) {
+    if ((err as Error).name === 'CliError') throw err;
+    throw lockError(lockPath, err);
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+}
+
+function createInPlace(target: string, text: string, lockPath: string): number | undefined {
+  let fd: number;
+  try {
+    fd = openSync(target, 'wx', 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
+    throw lockError(lockPath, err);
+  }
+  try {
+    writeSync(fd, text);
+    return lstatSync(target).ino;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const lockError = (lockPath: string, err: unknown) =>
+  configError(`cannot lock the config file (${lockPath}): ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+
+/** The lock file as it is now; undefined when there is none. Never follows a link or opens a FIFO. */
+export function inspectLock(path: string): Seen | undefined {
+  let st;
+  try {
+    st = lstatSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw lockError(path, err);
+  }
+  if (!st.isFile()) {
+    throw configError(`the lock file ${path} is not a regular file`, `remove it: rm ${path}`);
+  }
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw lockError(path, err);
+  }
+  try {
+    const buf = Buffer.alloc(1024);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    return { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, text: buf.subarray(0, n).toString('utf8') };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const sameLock = (a: Seen, b: Seen) => a.ino === b.ino && a.size === b.size && a.text === b.text;
+
+function isOurs(lockPath: string, owned: Owned): boolean {
+  try {
+    const now = inspectLock(lockPath);
+    return now !== undefined && now.ino === owned.ino && now.text === owned.text;
+  } catch {
+    return false;
+  }
+}
+
+// ------------------------------------------------------------------ judging
+
+export function parseRecord(text: string): LockRecord | undefined {
+  const t = text.trim();
+  if (/^\d{1,10}$/.test(t)) {
+    const pid = Number(t);
+    return pid > 0 ? { pid, legacy: true } : undefined;
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(t);
+  } catch {
+    return undefined;
+  }
+  if (typeof json !== 'object' || json === null) return undefined;
+  const r = json as Record<string, unknown>;
+  if (typeof r.pid !== 'number' || !Number.isSafeInteger(r.pid) || r.pid <= 0) return undefined;
+  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  return { pid: r.pid, start: str(r.start), boot: str(r.boot), ns: str(r.ns), host: str(r.host), nonce: str(r.nonce) };
+}
+
+export interface Verdict {
+  stale: boolean;
+  /** Who holds it, for messages. */
+  holder: string;
+}
+
+/** Whether a lock (or a breaker's token) was left by a process that no longer runs. */
+export function judge(seen: Pick<Seen, 'text' | 'mtimeMs'>, host: LockHost): Verdict {
+  const rec = parseRecord(seen.text);
+  const age = host.now() - seen.mtimeMs;
+  if (rec === undefined) return { stale: age > UNREADABLE_STALE_MS, holder: 'an unknown process' };
+  const elsewhere = rec.host !== undefined && rec.host !== host.hostname;
+  const holder = `chatctl (pid ${rec.pid}${elsewhere ? ` on ${rec.host}` : ''})`;
+  if (rec.legacy) return { stale: !host.isAlive(rec.pid) || age > LEGACY_STALE_MS, holder };
+  if (elsewhere) return { stale: false, holder };
+  const boot = host.bootId();
+  if (rec.boot !== undefined && boot !== undefined && rec.boot !== boot) return { stale: true, holder };
+  const ns = host.pidNamespace();
+  if (rec.ns !== undefined && ns !== undefined && rec.ns !== ns) return { stale: false, holder };
+  if (!host.isAlive(rec.pid)) return { stale: true, holder };
+  if (rec.start !== undefined) {
+    const start = host.startTime(rec.pid);
+    if (start !== undefined && start !== rec.start) return { stale: true, holder };
+  }
+  return { stale: false, holder };
+}
+
+// ------------------------------------------------------------------ breaking it
+
+/** A name for the lock judged stale: its nonce, else its inode, mtime and size. */
+function identity(seen: Seen): string {
+  const nonce = parseRecord(seen.text)?.nonce;
+  if (nonce !== undefined && /^[A-Za-z0-9_-]{6,64}$/.test(nonce)) return nonce;
+  return `i${seen.ino}-m${Math.floor(seen.mtimeMs)}-s${seen.size}`;
+}
+
+/**
+ * Removes the stale lock `seen` if this process wins the right to. Returns
+ * true when the lock `seen` is gone (removed here or already), false when
+ * another live breaker is at it or the lock changed.
+ */
+export function breakStale(lockPath: string, seen: Seen, myText: string, host: LockHost): boolean {
+  const id = identity(seen);
+  const passed: string[] = [];
+  let token: string | undefined;
+  let vanished = 0;
+  for (let n = 0; n < MAX_TOKENS && token === undefined; n++) {
+    const name = `${lockPath}.break-${id}.${n}`;
+    if (publish(name, myText, host, lockPath) !== undefined) {
+      token = name;
+      break;
+    }
+    const other = inspectLock(name);
+    if (other === undefined) {
+      // Removed meanwhile, so its lock is gone: try the same number again.
+      if (inspectLock(lockPath) === undefined) return true;
+      if (++vanished > MAX_TOKENS) return false;
+      n--;
+      continue;
+    }
+    if (!judge(other, host).stale) return false; // a live breaker is at it
+    passed.push(name);
+  }
+  if (token === undefined) return false;
+  let gone = false;
+  try {
+    const now = inspectLock(lockPath);
+    if (now === undefined || !sameLock(now, seen)) {
+      gone = true; // broken by someone else already
+      return now === undefined;
+    }
+    const moved = `${lockPath}.stale-${host.nonce()}`;
+    try {
+      renameSync(lockPath, moved);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw lockError(lockPath, err);
+    }
+    const got = inspectLock(moved);
+    if (got !== undefined && sameLock(got, seen)) {
+      gone = true;
+      rmSync(moved, { force: true });
+      return true;
+    }
+    // Not the lock judged stale. While the token is held this cannot happen;
+    // kept as a guard: put it back, and wait.
+    try {
+      linkSync(moved, lockPath);
+    } catch {
+      /* someone took the free name: their lock stands */
+    }
+    rmSync(moved, { force: true });
+    return false;
+  } finally {
+    // Tokens of a lock that is gone can go; while it exists, only ours.
+    rmSync(token, { force: true });
+    if (gone) for (const t of passed) rmSync(t, { force: true });
+  }
+}
+
+/**
+ * Holding the lock, removes what killed writers left: tokens of locks that
+ * are gone (the lock is ours now) and temporary files older than a minute.
+ */
+function sweep(lockPath: string, host: LockHost, ownNonce: string): void {
+  const dir = dirname(lockPath);
+  const lockName = basename(lockPath);
+  const fileName = lockName.replace(/\.lock$/, '');
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const p = join(dir, name);
+    try {
+      if (name.startsWith(`${lockName}.break-`)) {
+        if (!name.startsWith(`${lockName}.break-${ownNonce}.`)) rmSync(p, { force: true });
+      } else if (
+        (name.startsWith(`${lockName}.`) && (name.endsWith('.tmp') || name.startsWith(`${lockName}.stale-`))) ||
+        name.startsWith(`${fileName}.tmp-`) // conf's temporary file (atomically)
+      ) {
+        if (host.now() - lstatSync(p).mtimeMs > LEFTOVER_MS) rmSync(p, { force: true });
+      }
+    } catch {
+      /* gone already */
+    }
+  }
+}
+
+// ------------------------------------------------------------------ the real machine
+
+/** /proc/<pid>/stat field 22: the start time in clock ticks after boot. */
+export function procStartTime(statText: string): string | undefined {
+  const close = statText.lastIndexOf(')');
+  if (close < 0) return undefined;
+  const fields = statText.slice(close + 2).split(' ');
+  const v = fields[22 - 3];
+  return v !== undefined && /^\d+$/.test(v) ? v : undefined;
+}
+
+export function systemLockHost(ctx: Pick<Context, 'now' | 'sleep' | 'random'>): LockHost {
+  const linux = process.platform === 'linux';
+  let boot: string | undefined | null = null;
+  let ns: string | undefined | null = null;
+  return {
+    pid: process.pid,
+    hostname: hostname(),
+    startTime(pid) {
+      if (!linux) return undefined;
+      try {
+        return procStartTime(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+      } catch {
+        return undefined;
+      }
+    },
+    bootId() {
+      if (boot !== null) return boot;
+      try {
+        return (boot = linux ? readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || undefined : undefined);
+      } catch {
+        return (boot = undefined);
+      }
+    },
+    pidNamespace() {
+      if (ns !== null) return ns;
+      try {
+        return (ns = linux ? readlinkSync('/proc/self/ns/pid') : undefined);
+      } catch {
+        return (ns = undefined);
+      }
+    },
+    isAlive(pid) {
+      if (!Number.isSafeInteger(pid) || pid <= 0) return false;
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch (err) {
+        return (err as NodeJS.ErrnoException).code !== 'ESRCH';
+      }
+    },
+    now: () => ctx.now(),
+    sleep: (ms, signal) => ctx.sleep(ms, signal),
+    random: () => ctx.random(),
+    nonce: () => randomBytes(9).toString('hex'),
+  };
+}

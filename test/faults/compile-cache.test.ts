@@ -1,0 +1,146 @@
+// bin/chatctl.js's V8 code cache: keyed by the bundle's bytes, so an upgrade
+// in place with the same size and mtime runs the new code; the cache folder
+// is neither read nor written when another user owns it or others can write
+// it. Each test runs a copy of the built package (bin/, dist/).
+import { afterAll, describe, expect, test } from 'vitest';
+import { execa } from 'execa';
+import { chmodSync, chownSync, cpSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync, copyFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { NODE, ROOT, cleanupTempDirs, tempDir, waitForDist } from './support.js';
+
+afterAll(() => cleanupTempDirs());
+
+const OLD = 'no profiles yet';
+const NEW = 'NO PROFILES YET'; // same length: the bundle keeps its size
+
+/** npm gives every installed file this mtime (1985-10-26T08:15:00Z). */
+const NPM_MTIME = 499162500;
+
+/** A copy of the built package, as an install would have it. */
+async function install(): Promise<string> {
+  await waitForDist();
+  const root = tempDir('pkg');
+  for (const part of ['bin', 'dist', 'package.json']) cpSync(join(ROOT, part), join(root, part), { recursive: true });
+  utimesSync(join(root, 'dist', 'main.cjs'), NPM_MTIME, NPM_MTIME);
+  return root;
+}
+
+/** Rewrites dist/main.cjs in place with `from` → `to` (same length) and the same normalised mtime, as an upgrade by a package manager would. */
+function upgradeInPlace(pkg: string, from: string, to: string): void {
+  const file = join(pkg, 'dist', 'main.cjs');
+  const before = statSync(file);
+  expect(before.mtimeMs).toBe(NPM_MTIME * 1000);
+  const text = readFileSync(file, 'latin1');
+  expect(text).toContain(from);
+  const next = text.replace(from, to);
+  expect(next.length).toBe(text.length);
+  writeFileSync(file, next, 'latin1');
+  utimesSync(file, NPM_MTIME, NPM_MTIME);
+  const after = statSync(file);
+  expect([after.size, after.mtimeMs]).toEqual([before.size, before.mtimeMs]);
+}
+
+/** `profile list` on an empty config prints a notice from main.cjs's code: which version ran. */
+async function notice(pkg: string, cacheDir: string): Promise<string> {
+  const home = tempDir('home');
+  const r = await execa(NODE, [join(pkg, 'bin', 'chatctl.js'), 'profile', 'list'], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, CHATCTL_CONFIG_DIR: join(home, 'cfg'), CHATCTL_CACHE_DIR: cacheDir, NO_COLOR: '1' },
+    extendEnv: false,
+    reject: false,
+    timeout: 20_000,
+  });
+  expect(r.exitCode, r.stderr).toBe(0);
+  if (r.stderr.includes(NEW)) return NEW;
+  if (r.stderr.includes(OLD)) return OLD;
+  throw new Error(`unexpected output: ${r.stderr}`);
+}
+
+const caches = (dir: string) => {
+  try {
+    return readdirSync(dir).filter((n) => n.endsWith('.v8')).sort();
+  } catch {
+    return [];
+  }
+};
+
+describe('compile cache', () => {
+  test('an upgrade of dist/main.cjs in place, same size and same mtime, runs the new code', async () => {
+    const pkg = await install();
+    const cache = join(tempDir('cache'), 'chatctl');
+    expect(await notice(pkg, cache)).toBe(OLD);
+    expect(await notice(pkg, cache)).toBe(OLD); // from the cache
+    expect(caches(cache)).toHaveLength(1);
+    // Let the bundle's stat settle past the two seconds in which it is re-hashed every run,
+    // so the remembered hash is what this run relies on.
+    await new Promise((r) => setTimeout(r, 2100));
+    expect(await notice(pkg, cache)).toBe(OLD);
+    expect(readdirSync(cache).some((n) => n.endsWith('.sha256'))).toBe(true);
+    upgradeInPlace(pkg, OLD, NEW);
+    expect(await notice(pkg, cache)).toBe(NEW);
+    expect(await notice(pkg, cache)).toBe(NEW);
+    expect(caches(cache)).toHaveLength(2);
+    // …and back again, with the stat of the first version's mtime.
+    upgradeInPlace(pkg, NEW, OLD);
+    expect(await notice(pkg, cache)).toBe(OLD);
+  });
+
+  test('the cache folder is created 0700, its files 0600', async () => {
+    const pkg = await install();
+    const cache = join(tempDir('cache'), 'nested', 'chatctl');
+    await notice(pkg, cache);
+    expect(statSync(cache).mode & 0o777).toBe(0o700);
+    for (const n of readdirSync(cache)) expect(statSync(join(cache, n)).mode & 0o777).toBe(0o600);
+  });
+
+  describe('a folder others can write, or another user owns, is neither read nor written', () => {
+    /**
+     * A poisoned cache: code compiled from the NEW bundle, filed under the
+     * OLD bundle's name. V8 checks only the source's length, so a run that
+     * reads it prints NEW from the OLD bundle.
+     */
+    async function poisoned(): Promise<{ pkg: string; cache: string }> {
+      const pkg = await install();
+      const cache = join(tempDir('cache'), 'chatctl');
+      expect(await notice(pkg, cache)).toBe(OLD);
+      const [oldName] = caches(cache);
+      const other = await install();
+      upgradeInPlace(other, OLD, NEW);
+      const otherCache = join(tempDir('cache'), 'chatctl');
+      expect(await notice(other, otherCache)).toBe(NEW);
+      copyFileSync(join(otherCache, caches(otherCache)[0]!), join(cache, oldName!));
+      expect(await notice(pkg, cache)).toBe(NEW); // the poison works on a trusted folder
+      return { pkg, cache };
+    }
+
+    test('writable by others (0777): not read', async () => {
+      const { pkg, cache } = await poisoned();
+      chmodSync(cache, 0o777);
+      expect(await notice(pkg, cache)).toBe(OLD);
+    });
+
+    test('writable by its group (0770): not read', async () => {
+      const { pkg, cache } = await poisoned();
+      chmodSync(cache, 0o770);
+      expect(await notice(pkg, cache)).toBe(OLD);
+    });
+
+    test('owned by another user (uid 65534), mode 0700: not read', async () => {
+      const { pkg, cache } = await poisoned();
+      chownSync(cache, 65534, 65534);
+      expect(await notice(pkg, cache)).toBe(OLD);
+    });
+
+    test.each([
+      ['0777', (d: string) => chmodSync(d, 0o777)],
+      ['owned by uid 65534', (d: string) => chownSync(d, 65534, 65534)],
+    ])('%s: nothing is written into it', async (_label, spoil) => {
+      const pkg = await install();
+      const cache = join(tempDir('cache'), 'chatctl');
+      mkdirSync(cache, { mode: 0o700 });
+      spoil(cache);
+      await notice(pkg, cache);
+      await notice(pkg, cache);
+      expect(readdirSync(cache)).toEqual([]);
+    });
+  });
+});

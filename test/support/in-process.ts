@@ -1,0 +1,70 @@
+// Runs chatctl in this process through the execute seam: the same argv,
+// environment, working folder and standard input a child process would get,
+// with stdout and stderr captured. Most behaviour tests use this; a process is
+// spawned only where one is the thing under test (signals, pipes, a real
+// terminal, shell completion, the packaged bin).
+import { Readable, Writable } from 'node:stream';
+import { execute, type ExecuteContext } from '../../src/app/execute.js';
+
+export interface InProcessOptions {
+  env: Record<string, string | undefined>;
+  cwd: string;
+  /** Standard input (default: empty). */
+  input?: string;
+  tty?: { stdin?: boolean; stdout?: boolean; stderr?: boolean };
+  columns?: number;
+  signal?: AbortSignal;
+  /** Injected clock, random source, sleep or transport. */
+  inject?: Pick<ExecuteContext, 'now' | 'random' | 'randomUUID' | 'sleep' | 'transport'>;
+  /** Aborts the run (as SIGTERM would) after this long; the test then sees the exit code. */
+  timeoutMs?: number;
+}
+
+export interface InProcessResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  durationMs: number;
+  timedOut: boolean;
+}
+
+export class Capture extends Writable {
+  text = '';
+  constructor(readonly isTTY: boolean) {
+    super({ decodeStrings: false });
+  }
+  override _write(chunk: Buffer | string, _enc: BufferEncoding, done: (err?: Error | null) => void): void {
+    this.text += String(chunk);
+    done();
+  }
+}
+
+export async function runInProcess(argv: string[], opts: InProcessOptions): Promise<InProcessResult> {
+  const stdin = Object.assign(Readable.from(opts.input ? [Buffer.from(opts.input)] : []), { isTTY: Boolean(opts.tty?.stdin) });
+  const stdout = new Capture(Boolean(opts.tty?.stdout));
+  const stderr = new Capture(Boolean(opts.tty?.stderr));
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = opts.timeoutMs
+    ? setTimeout(() => {
+        timedOut = true;
+        controller.abort('SIGTERM');
+      }, opts.timeoutMs)
+    : undefined;
+  const onOuterAbort = () => controller.abort(opts.signal?.reason);
+  opts.signal?.addEventListener('abort', onOuterAbort, { once: true });
+  const started = Date.now();
+  try {
+    const exitCode = await execute(argv, {
+      env: opts.env,
+      cwd: opts.cwd,
+      io: { stdin, stdout, stderr, columns: opts.columns },
+      signal: controller.signal,
+      ...opts.inject,
+    });
+    return { exitCode, stdout: stdout.text, stderr: stderr.text, durationMs: Date.now() - started, timedOut };
+  } finally {
+    clearTimeout(timer);
+    opts.signal?.removeEventListener('abort', onOuterAbort);
+  }
+}

@@ -1,0 +1,112 @@
+// The execute seam (src/app/execute.ts): the whole CLI runs from argv and a
+// ctx, never from the process. Two checks: no module but main.ts reads the
+// process's environment, arguments or streams or exits it; and a run driven
+// with an env that differs from process.env, against a loopback server,
+// follows the env it was given.
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { build } from 'esbuild';
+import { ROOT, SECRET, TOKEN, secretBody, tempDir, workspace } from '../helpers/cli.js';
+import { startServer, type RecordingServer } from '../helpers/recording-server.js';
+import { runInProcess, Capture } from '../support/in-process.js';
+import { Readable } from 'node:stream';
+
+const FORBIDDEN = /\bprocess\s*\.\s*(env|argv|stdout|stderr|stdin|exit)\b|\bprocess\s*\[\s*['"](env|argv|stdout|stderr|stdin|exit)['"]\s*\]/;
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = join(dir, e.name);
+    return e.isDirectory() ? sources(p) : p.endsWith('.ts') ? [p] : [];
+  });
+}
+
+describe('the seam', () => {
+  test('no module but src/main.ts touches process.env/argv/stdout/stderr/stdin/exit', () => {
+    const offenders: string[] = [];
+    for (const file of sources(join(ROOT, 'src'))) {
+      const rel = relative(ROOT, file);
+      if (rel === join('src', 'main.ts')) continue;
+      readFileSync(file, 'utf8')
+        .replace(/\/\*[\s\S]*?\*\//g, (c) => c.replace(/[^\n]/g, ' '))
+        .split('\n')
+        .forEach((line, i) => {
+          if (FORBIDDEN.test(line.replace(/\/\/.*$/, ''))) offenders.push(`${rel}:${i + 1}: ${line.trim()}`);
+        });
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  describe('execute() with a world of its own', () => {
+    let server: RecordingServer;
+    const saved = { ...process.env };
+    beforeAll(async () => {
+      server = await startServer();
+      // What the process has is wrong on purpose: only ctx.env may count.
+      process.env.CHATCTL_BASE_URL = 'https://wrong.invalid';
+      process.env.CHATCTL_TOKEN = 'tok_from_process_env_must_not_be_used';
+      process.env.CHATCTL_CONFIG_DIR = '/nonexistent/chatctl-process-env';
+    });
+    afterAll(async () => {
+      for (const k of ['CHATCTL_BASE_URL', 'CHATCTL_TOKEN', 'CHATCTL_CONFIG_DIR']) {
+        if (saved[k] === undefined) delete process.env[k];
+        else process.env[k] = saved[k];
+      }
+      await server.close();
+    });
+
+    test('a bundle of src/app/execute.ts rotates against a loopback server with the ctx env and streams', async () => {
+      server.reset();
+      server.setHandler(() => ({ status: 200, body: secretBody() }));
+      const outdir = tempDir('seam');
+      await build({ entryPoints: [join(ROOT, 'src/app/execute.ts')], bundle: true, platform: 'node', format: 'esm', outfile: join(outdir, 'execute.mjs'), logLevel: 'silent', define: { __CHATCTL_VERSION__: '"7.7.7"' } });
+      const { execute } = (await import(join(outdir, 'execute.mjs'))) as typeof import('../../src/app/execute.js');
+      const ws = workspace();
+      const stdout = new Capture(false);
+      const stderr = new Capture(false);
+      const code = await execute(['webhooks', 'rotate', 'we_1', '--expected-version', '3', '--mode', 'overlap', '--json'], {
+        env: { CHATCTL_BASE_URL: server.url, CHATCTL_TOKEN: TOKEN, CHATCTL_ORG: 'o', CHATCTL_APP: 'a', CHATCTL_ENV: 'e', CHATCTL_CONFIG_DIR: ws.configDir, HOME: ws.home },
+        io: { stdin: Object.assign(Readable.from([]), { isTTY: false }), stdout, stderr },
+        cwd: ws.cwd,
+      });
+      expect(code, stderr.text).toBe(0);
+      expect(JSON.parse(stdout.text)).toEqual(secretBody());
+      expect(stderr.text).toBe('');
+      expect(server.requests).toHaveLength(1);
+      expect(server.requests[0]!.headers.authorization).toBe(`Bearer ${TOKEN}`);
+      expect(server.requests[0]!.headers['user-agent']).toMatch(/^chatctl\/7\.7\.7 /);
+      expect(server.requests[0]!.url).toBe('/v1/organizations/o/applications/a/environments/e/webhook-endpoints/we_1/secret/rotate');
+    });
+
+    test('the TTY flag of the given stdout decides: a secret is printed once on a terminal, refused on a pipe', async () => {
+      server.reset();
+      server.setHandler(() => ({ status: 200, body: secretBody() }));
+      const ws = workspace();
+      const env = { CHATCTL_BASE_URL: server.url, CHATCTL_TOKEN: TOKEN, CHATCTL_ORG: 'o', CHATCTL_APP: 'a', CHATCTL_ENV: 'e', CHATCTL_CONFIG_DIR: ws.configDir, NO_COLOR: '1' };
+      const argv = ['webhooks', 'rotate', 'we_1', '--expected-version', '3', '--mode', 'overlap', '--no-input'];
+      const onTerminal = await runInProcess(argv, { env, cwd: ws.cwd, tty: { stdout: true } });
+      expect(onTerminal.exitCode, onTerminal.stderr).toBe(0);
+      expect(onTerminal.stdout.split(SECRET)).toHaveLength(2);
+      const onPipe = await runInProcess(argv, { env, cwd: ws.cwd });
+      expect(onPipe.exitCode).toBe(2);
+      expect(server.requests).toHaveLength(1);
+    });
+
+    test('an aborted ctx.signal ends the run with the signal\'s exit code', async () => {
+      server.reset();
+      server.setHandler(() => new Promise<never>(() => {})); // never answers
+      const ws = workspace();
+      const env = { CHATCTL_BASE_URL: server.url, CHATCTL_TOKEN: TOKEN, CHATCTL_ORG: 'o', CHATCTL_APP: 'a', CHATCTL_ENV: 'e', CHATCTL_CONFIG_DIR: ws.configDir };
+      const argv = ['webhooks', 'reactivate', 'we_1', '--expected-version', '3', '--json'];
+      for (const [reason, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]] as const) {
+        const controller = new AbortController();
+        const run = runInProcess(argv, { env, cwd: ws.cwd, signal: controller.signal });
+        await new Promise((r) => setTimeout(r, 100));
+        controller.abort(reason);
+        const r = await run;
+        expect(r.exitCode).toBe(code);
+        expect(JSON.parse(r.stderr).exitCode).toBe(code);
+      }
+    });
+  });
+});
