@@ -493,3 +493,18 @@ describe('"idempotencyKey" beside "exitCode" in --json error lines when the chan
     expect(parseErrorLine(r.stderr).idempotencyKey).toBeUndefined();
   });
 });
+
+describe('a signal after the request was sent names the key', () => {
+  test('SIGTERM while create waits for its answer → 143, the key beside exitCode and in the message', async () => {
+    server.setHandler(() => ({ hang: true }));
+    // In-process: the run is aborted as SIGTERM would after 1.5 s.
+    const r = await runCli([...CREATE, '--json', '--max-retries', '0'], { env: scopeEnv(server.url), timeoutMs: 1500 });
+    expect(r.exitCode).toBe(143);
+    const key = server.requests[0]!.headers['idempotency-key'] as string;
+    const line = parseErrorLine(r.stderr);
+    expect(line).toMatchObject({ exitCode: 143, idempotencyKey: key, error: { code: 'interrupted' } });
+    expect(line.error.message).toBe(
+      `terminated (SIGTERM): the request had been sent; Idempotency-Key ${key}: re-run with --idempotency-key ${key} so the change cannot be applied twice`,
+    );
+  });
+});
