@@ -44,7 +44,7 @@ export function checkProxyVariables(env: NodeJS.ProcessEnv): void {
 
 /** Failures before the request could reach the server: the proxy or the tunnel's TLS failed. */
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
-const notSent = (code: string) => NOT_SENT.has(code) || /CERT|SELF_SIGNED|ERR_TLS|ERR_SSL/.test(code) || /^Proxy response/.test(code);
+const notSent = (code: string) => NOT_SENT.has(code) || /CERT|SELF_SIGNED|ERR_TLS|ERR_SSL/.test(code);
 
 export function proxyTransport(env: NodeJS.ProcessEnv): Transport {
   checkProxyVariables(env);
@@ -103,6 +103,9 @@ export function proxyTransport(env: NodeJS.ProcessEnv): Transport {
       const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
       const parse = parseErrorCode(e);
       if (parse) throw new TransportError('malformed', malformedMessage(parse), status);
+      // undici: "Proxy response (403) !== 200 when HTTP Tunneling".
+      const refused = /^Proxy response \((\d+)\)/.exec(e.message);
+      if (refused) throw new TransportError('connect', `the proxy refused to connect to ${url.host} (it answered ${refused[1]})`, undefined, false);
       const code = e.cause?.code ?? e.code ?? e.message;
       if (status !== undefined) throw new TransportError('truncated', `the connection failed during the response (${code})`, status);
       throw new TransportError('connect', `cannot connect to ${url.host} through the proxy: ${code}`, undefined, !notSent(code));

@@ -214,17 +214,29 @@ describe('proxies', () => {
     expect(tunnelsTo(tlsServer.port)).toHaveLength(1);
   });
 
-  test('a proxy that refuses connections → 12 network_error, no stack, no token', async () => {
+  test('a proxy that refuses connections → 12 network_error, no stack, no token, no key (nothing was sent)', async () => {
     const port = await closedPort();
-    const r = await create(viaAlias(tlsServer.port), { HTTPS_PROXY: `http://127.0.0.1:${port}`, NODE_EXTRA_CA_CERTS: certPath });
+    const r = await create(viaAlias(tlsServer.port), { HTTPS_PROXY: `http://127.0.0.1:${port}` });
     expectClean(r);
     const line = parseErrorLine(r.stderr);
     expect({ exit: r.exitCode, code: line.error.code }).toEqual({ exit: 12, code: 'network_error' });
     expect(tlsServer.hits).toBe(0);
+    expect(line.idempotencyKey).toBeUndefined();
+  });
+
+  test('a proxy that refuses the tunnel (403 to CONNECT) → 12 network_error; the server gets nothing', async () => {
+    const r = await create(`https://elsewhere.chatctl.test:${tlsServer.port}`, { HTTPS_PROXY: proxy.url });
+    expectClean(r);
+    const line = parseErrorLine(r.stderr);
+    expect({ exit: r.exitCode, code: line.error.code }).toEqual({ exit: 12, code: 'network_error' });
+    expect(line.error.message).toContain(`the proxy refused to connect to elsewhere.chatctl.test:${tlsServer.port} (it answered 403)`);
+    expect(proxy.records.map((p) => p.target)).toEqual([`elsewhere.chatctl.test:${tlsServer.port}`]);
+    expect(tlsServer.hits).toBe(0);
+    expect(line.idempotencyKey).toBeUndefined();
   });
 
   test('a malformed proxy URL → 3 config_error naming the variable (not an internal error); nothing sent', async () => {
-    const r = await create(viaAlias(tlsServer.port), { HTTP_PROXY: 'http://[bad', NODE_EXTRA_CA_CERTS: certPath });
+    const r = await create(viaAlias(tlsServer.port), { HTTP_PROXY: 'http://[bad' });
     expectClean(r);
     const line = parseErrorLine(r.stderr);
     expect(tlsServer.hits).toBe(0);
