@@ -7,6 +7,16 @@
 //
 //   node bench/startup.mjs [--runs N] [--warmup N] [--quick] [--only 1,4]
 //
+// Scenario 5 compares chatctl with chatctl: the same rotate through a proxy
+// (HTTPS_PROXY, a CONNECT tunnel) and direct. chatctl never proxies loopback,
+// so both go to an HTTPS front on 127.0.0.1 (a self-signed certificate made
+// with openssl, trusted through NODE_EXTRA_CA_CERTS) that forwards to the
+// sandbox: A names it https://sandbox.chatctl.test:PORT, a reserved name that
+// only the bench's proxy resolves (to 127.0.0.1), and B names it
+// https://127.0.0.1:PORT. Both pay the same TLS; the ratio is the proxy's
+// cost (undici's bundle, the tunnel). Each side's check proves which path it
+// took (the proxy's tunnel count).
+//
 // It is not a test: the targets are reported, never enforced. It exits 1 only
 // when a run itself fails (a non-zero exit, or output that shows the command
 // did not do its job), because then the figures would mean nothing.
@@ -16,7 +26,11 @@
 // exists (its fork/exec adds the same ~1 ms to A and B); otherwise each child
 // gets `--import bench/rss-probe.mjs`, which writes
 // process.resourceUsage().maxRSS to fd 3 at exit.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, platform, arch, release, tmpdir } from 'node:os';
@@ -66,7 +80,7 @@ function parseArgs(argv) {
     } else if (a === '--only') {
       o.only = new Set(value().split(',').map((s) => count(s, 1)));
     } else if (a === '--help' || a === '-h') {
-      process.stdout.write('usage: node bench/startup.mjs [--runs N (30)] [--warmup N (5)] [--quick (runs 5, warm-up 1)] [--only 1,2,3,4]\n');
+      process.stdout.write('usage: node bench/startup.mjs [--runs N (30)] [--warmup N (5)] [--quick (runs 5, warm-up 1)] [--only 1,2,3,4,5]\n');
       process.exit(0);
     } else usage(`unknown argument ${a}`);
   }
@@ -242,6 +256,81 @@ async function startSandbox(env) {
   };
 }
 
+// ---------------------------------------------------------------- scenario 5: an HTTPS front and a proxy
+
+const PROXIED_HOST = 'sandbox.chatctl.test';
+
+/**
+ * An HTTPS server on 127.0.0.1 forwarding every request to the sandbox, and
+ * a CONNECT proxy that tunnels PROXIED_HOST:PORT to 127.0.0.1:PORT and
+ * counts its tunnels. The certificate is made here, with openssl.
+ */
+async function startTlsFront(sb, dir) {
+  const keyPath = join(dir, 'front-key.pem');
+  const certPath = join(dir, 'front-cert.pem');
+  try {
+    execFileSync(
+      'openssl',
+      ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', `/CN=${PROXIED_HOST}`,
+        '-addext', `subjectAltName=DNS:${PROXIED_HOST},IP:127.0.0.1`, '-keyout', keyPath, '-out', certPath],
+      { stdio: 'ignore' },
+    );
+  } catch (e) {
+    throw new BenchError(`scenario 5 needs openssl to make a certificate for its HTTPS front: ${e.message}`);
+  }
+  const target = new URL(sb.baseUrl);
+  const front = https.createServer({ key: readFileSync(keyPath), cert: readFileSync(certPath) }, (req, res) => {
+    const up = http.request(
+      { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers, agent: false },
+      (ur) => {
+        res.writeHead(ur.statusCode ?? 502, ur.headers);
+        ur.pipe(res);
+      },
+    );
+    up.on('error', () => res.destroy());
+    req.pipe(up);
+  });
+  front.listen(0, '127.0.0.1');
+  await once(front, 'listening');
+  const port = front.address().port;
+
+  const sockets = new Set();
+  const track = (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  };
+  const proxy = { tunnels: 0 };
+  const server = http.createServer((_req, res) => res.writeHead(405).end());
+  server.on('connection', track);
+  server.on('connect', (req, client, head) => {
+    const m = /^([^:]+):(\d+)$/.exec(req.url ?? '');
+    if (!m || m[1] !== PROXIED_HOST) return void client.end('HTTP/1.1 403 Forbidden\r\n\r\n');
+    proxy.tunnels++;
+    const up = net.connect(Number(m[2]), '127.0.0.1', () => {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      if (head.length) up.write(head);
+      up.pipe(client);
+      client.pipe(up);
+    });
+    track(up);
+    up.on('error', () => client.destroy());
+    client.on('error', () => up.destroy());
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    certPath,
+    directUrl: `https://127.0.0.1:${port}`,
+    proxiedUrl: `https://${PROXIED_HOST}:${port}`,
+    proxyUrl: `http://127.0.0.1:${server.address().port}`,
+    proxy,
+    async stop() {
+      for (const s of sockets) s.destroy();
+      await Promise.all([new Promise((r) => front.close(r)), new Promise((r) => server.close(r))]);
+    },
+  };
+}
+
 function scopedUrl(sb, ...rest) {
   const segs = ['v1', 'organizations', sb.organizationId, 'applications', sb.applicationId, 'environments', sb.environmentKey, ...rest];
   return `${sb.baseUrl}/${segs.map(encodeURIComponent).join('/')}`;
@@ -281,7 +370,13 @@ async function freshEndpoint(sb) {
 
 // ---------------------------------------------------------------- scenarios
 
-function makeScenarios(env, getSandbox) {
+/** Reset the sandbox and make two endpoints at version 1, outside the timed region. */
+async function twoFreshEndpoints(sb) {
+  await sandboxCall(sb, `${sb.baseUrl}/_sandbox/reset`, {}, 200);
+  return [await freshEndpoint(sb), await freshEndpoint(sb)];
+}
+
+function makeScenarios(env, getSandbox, getFront) {
   const nodeFloor = { args: ['-e', '0'], env };
   const expect = (cond, what) => {
     if (!cond) throw new Error(what);
@@ -327,9 +422,7 @@ function makeScenarios(env, getSandbox) {
       // so both A and B make a first `overlap` rotation at version 1.
       pair: async () => {
         const sb = getSandbox();
-        await sandboxCall(sb, `${sb.baseUrl}/_sandbox/reset`, {}, 200);
-        const ea = await freshEndpoint(sb);
-        const eb = await freshEndpoint(sb);
+        const [ea, eb] = await twoFreshEndpoints(sb);
         const sbEnv = {
           ...env,
           CHATCTL_BASE_URL: sb.baseUrl,
@@ -362,6 +455,37 @@ function makeScenarios(env, getSandbox) {
             env: sbEnv,
             check: rotated(eb),
           },
+        };
+      },
+    },
+    {
+      id: 5,
+      name: 'webhooks rotate --json via HTTPS_PROXY (CONNECT) vs direct, both https',
+      target: 1.5,
+      needsSandbox: true,
+      needsFront: true,
+      pair: async () => {
+        const sb = getSandbox();
+        const front = getFront();
+        const [ea, eb] = await twoFreshEndpoints(sb);
+        const scope = {
+          ...env,
+          CHATCTL_TOKEN: sb.token,
+          CHATCTL_ORG: sb.organizationId,
+          CHATCTL_APP: sb.applicationId,
+          CHATCTL_ENV: sb.environmentKey,
+          NODE_EXTRA_CA_CERTS: front.certPath,
+        };
+        const tunnelsBefore = front.proxy.tunnels;
+        const rotated = (ep, tunnels) => (out) => {
+          const r = JSON.parse(out);
+          expect(r.data?.endpoint?.id === ep.id && r.data.endpoint.version === ep.version + 1, `expected ${ep.id} at version ${ep.version + 1}`);
+          expect(front.proxy.tunnels === tunnelsBefore + tunnels, `expected ${tunnels} tunnel(s) through the proxy so far, saw ${front.proxy.tunnels - tunnelsBefore}`);
+        };
+        const rotate = (ep) => [BIN, 'webhooks', 'rotate', ep.id, '--expected-version', String(ep.version), '--mode', 'overlap', '--json'];
+        return {
+          a: { args: rotate(ea), env: { ...scope, CHATCTL_BASE_URL: front.proxiedUrl, HTTPS_PROXY: front.proxyUrl }, check: rotated(ea, 1) },
+          b: { args: rotate(eb), env: { ...scope, CHATCTL_BASE_URL: front.directUrl }, check: rotated(eb, 1) },
         };
       },
     },
@@ -442,7 +566,9 @@ async function main() {
 
   const tmp = mkdtempSync(join(tmpdir(), 'chatctl-bench-'));
   let sandbox;
+  let front;
   const cleanup = async () => {
+    await front?.stop().catch(() => {});
     await sandbox?.stop().catch(() => {});
     rmSync(tmp, { recursive: true, force: true });
   };
@@ -462,9 +588,10 @@ async function main() {
     );
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp, CHATCTL_CONFIG_DIR: configDir, NO_COLOR: '1' };
 
-    const scenarios = makeScenarios(env, () => sandbox).filter((s) => !opts.only || opts.only.has(s.id));
-    if (scenarios.length === 0) usage('--only selects no scenario (1–4)');
+    const scenarios = makeScenarios(env, () => sandbox, () => front).filter((s) => !opts.only || opts.only.has(s.id));
+    if (scenarios.length === 0) usage('--only selects no scenario (1–5)');
     if (scenarios.some((s) => s.needsSandbox)) sandbox = await startSandbox(env);
+    if (scenarios.some((s) => s.needsFront)) front = await startTlsFront(sandbox, tmp);
 
     process.stdout.write(
       `chatctl ${VERSION} start-up benchmark: node ${process.version}, ${cpus().length}× ${cpus()[0]?.model ?? 'cpu'}, ` +
@@ -501,7 +628,8 @@ async function main() {
       method: {
         warmup: opts.warmup,
         pairs: opts.runs,
-        order: 'interleaved A, B per pair; scenario 4 resets the sandbox and creates two endpoints before each pair, outside the timed region',
+        order: 'interleaved A, B per pair; scenarios 4 and 5 reset the sandbox and create two endpoints before each pair, outside the timed region',
+        scenario5: `A and B are both chatctl against an HTTPS front (self-signed, NODE_EXTRA_CA_CERTS) forwarding to the sandbox: A as https://${PROXIED_HOST}:PORT through HTTPS_PROXY (a CONNECT proxy in the bench that alone resolves that name to 127.0.0.1), B as https://127.0.0.1:PORT direct`,
         wallTime: 'process.hrtime.bigint() from spawn() to the exit event',
         ratio: 'median of the pairwise ratios A/B',
         peakRss: TIME ? '/usr/bin/time -f %M (KiB), wrapping both A and B' : '--import bench/rss-probe.mjs: process.resourceUsage().maxRSS (KiB) on fd 3',

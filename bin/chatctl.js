@@ -15,6 +15,18 @@ const path = require('node:path');
 
 const argv = process.argv.slice(2);
 const dist = path.join(__dirname, '..', 'dist');
+// V8 flags the program sets itself, before any bundle is compiled (V8 rejects
+// cached data made under other flags; codeCache names the files after them).
+// Behind a proxy, undici parses HTTP with llhttp compiled to WebAssembly;
+// Node 20's V8 then also compiles it with its optimising compiler in the
+// background, and the process cannot exit (process.exit neither) until that
+// ends, about 200 ms. Liftoff, the baseline compiler, is plenty for one
+// response; Node 22 and later do not wait. Runs with no proxy variable never
+// load undici.
+const V8_FLAGS =
+  Number(process.versions.node.split('.')[0]) < 22 && ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'].some((name) => process.env[name])
+    ? '--liftoff-only'
+    : '';
 
 if (argv[0] === '__complete') {
   const { runComplete } = require(path.join(dist, 'complete.cjs'));
@@ -24,6 +36,10 @@ if (argv[0] === '__complete') {
   const text = fastAnswer(argv);
   if (text !== undefined) writeOut(text);
   else {
+    // The program's lazily loaded parts (dist/lazy/*.cjs: undici behind a
+    // proxy, the prompts, the sandbox) come through this loader too.
+    globalThis[Symbol.for('chatctl.loadBundle')] = loadProgram;
+    if (V8_FLAGS) require('node:v8').setFlagsFromString(V8_FLAGS);
     loadProgram(path.join(dist, 'main.cjs'))
       .run(argv)
       .then((code) => {
@@ -62,9 +78,10 @@ function meta() {
 }
 
 /**
- * Runs a CommonJS bundle with V8's cached data from the user's cache folder.
- * Any failure to read or write the cache only costs speed;
- * CHATCTL_COMPILE_CACHE=0 turns it off.
+ * Runs a CommonJS bundle (main.cjs, or one of dist/lazy/) with V8's cached
+ * data from the user's cache folder, one cache per bundle. Any failure to
+ * read or write the cache only costs speed; CHATCTL_COMPILE_CACHE=0 turns it
+ * off.
  *
  * The cache is named after a SHA-256 of the bundle's text (plus the Node
  * version, the architecture and the V8 flags): V8 itself checks only the
@@ -162,11 +179,13 @@ function codeCache(file, source) {
     hash = require('node:crypto').createHash('sha256').update(source).digest('hex');
     if (Date.now() - Number(st.ctimeNs / 1000000n) > 2000) note = `${stamp}\n${hash}\n`;
   }
-  const flags = fnv([...process.execArgv, process.env.NODE_OPTIONS || ''].join('\0'));
+  const flags = fnv([...process.execArgv, process.env.NODE_OPTIONS || '', V8_FLAGS].join('\0'));
+  const prefix = `${path.basename(file, '.cjs')}-`; // main-, proxy-, prompts-, sandbox-
   return {
     dir,
     trusted: state === 'ok',
-    file: path.join(dir, `main-${hash.slice(0, 32)}-${process.version}-${process.arch}-${flags}.v8`),
+    prefix,
+    file: path.join(dir, `${prefix}${hash.slice(0, 32)}-${process.version}-${process.arch}-${flags}.v8`),
     noteFile,
     note,
   };
@@ -178,10 +197,10 @@ function writeCache(cache, script) {
     if (folderState(cache.dir) !== 'ok') return;
     if (script) {
       writeReplacing(cache.file, script.createCachedData());
-      // Keep the four newest caches (other installs, other Node versions).
+      // Keep the four newest caches of this bundle (other installs, other Node versions).
       const old = fs
         .readdirSync(cache.dir)
-        .filter((n) => n.startsWith('main-') && n.endsWith('.v8'))
+        .filter((n) => n.startsWith(cache.prefix) && n.endsWith('.v8'))
         .map((n) => ({ p: path.join(cache.dir, n), t: fs.statSync(path.join(cache.dir, n)).mtimeMs }))
         .sort((a, b) => b.t - a.t)
         .slice(4);

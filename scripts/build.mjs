@@ -44,13 +44,27 @@ const LAZY = {
   exec: 'src/secret/exec.ts',
 };
 const lazyByFile = new Map(Object.entries(LAZY).map(([name, file]) => [resolve(file), name]));
+// main.cjs reaches a lazy bundle through a stub that asks bin/chatctl.js's
+// loader for it, so it too runs with V8's cached data (the launcher
+// registers the loader under Symbol.for('chatctl.loadBundle')); without the
+// launcher (the build itself, tests that require main.cjs) it is a plain
+// require.
 const lazyParts = {
   name: 'lazy-parts',
   setup(b) {
     b.onResolve({ filter: /\.js$/ }, (args) => {
       const name = lazyByFile.get(resolve(args.resolveDir, args.path.replace(/\.js$/, '.ts')));
-      return name ? { path: `./lazy/${name}.cjs`, external: true } : undefined;
+      return name ? { path: name, namespace: 'lazy-stub' } : undefined;
     });
+    b.onLoad({ filter: /.*/, namespace: 'lazy-stub' }, (args) => ({
+      contents: [
+        "const load = globalThis[Symbol.for('chatctl.loadBundle')];",
+        `module.exports = typeof load === 'function' ? load(require('node:path').join(__dirname, 'lazy', ${JSON.stringify(`${args.path}.cjs`)})) : require(${JSON.stringify(`./lazy/${args.path}.cjs`)});`,
+      ].join('\n'),
+      loader: 'js',
+      resolveDir: resolve('src'),
+    }));
+    b.onResolve({ filter: /^\.\/lazy\//, namespace: 'lazy-stub' }, (args) => ({ path: args.path, external: true }));
   },
 };
 
@@ -101,9 +115,26 @@ const confTrim = {
 };
 
 await build({ ...common, entryPoints: ['src/main.ts'], outfile: `${out}/main.cjs`, plugins: [lazyParts, noChildProcess] });
+// undici loads node:http2 at start-up (about 10 ms) for HTTP/2, which chatctl
+// never enables (allowH2 is off); it falls back on its own when the module
+// cannot be loaded, so the proxy bundle gets a stub that cannot.
+const noHttp2 = {
+  name: 'no-http2-for-undici',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?http2$/ }, (args) =>
+      /[\\/]undici[\\/]/.test(args.importer) ? { path: 'http2-stub', namespace: 'stub' } : undefined,
+    );
+    b.onLoad({ filter: /^http2-stub$/, namespace: 'stub' }, () => ({
+      contents: "throw new Error('chatctl does not use HTTP/2');",
+      loader: 'js',
+    }));
+  },
+};
+
 const { conf: confEntry, ...otherLazy } = LAZY;
 await build({
   ...common,
+  plugins: [noHttp2],
   entryPoints: otherLazy,
   outdir: `${out}/lazy`,
   outExtension: { '.js': '.cjs' },

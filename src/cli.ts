@@ -63,7 +63,9 @@ export function buildProgram(ctx: Context, focus?: string): Command {
     .option('--debug', 'trace each HTTP attempt on stderr (credentials and secrets redacted)')
     .option('--max-retries <n>', 'retries after the first attempt on 429/503/network failure (default 4)')
     .option('--timeout <seconds>', 'limit for one attempt, in seconds (default 30)')
+    .option('--deadline <seconds>', 'limit for the whole command, retries and waits included (default 300)')
     .option('--no-color', 'no ANSI colour (also NO_COLOR)')
+    .option('--quiet', 'no notices or progress on stderr; errors are still reported')
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
     .showSuggestionAfterError(true)
     .addHelpText(

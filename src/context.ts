@@ -41,6 +41,7 @@ export interface GlobalOptions {
   debug?: boolean;
   maxRetries?: string;
   timeout?: string;
+  deadline?: string;
   color?: boolean; // commander's --no-color
   quiet?: boolean;
 }

@@ -54,7 +54,7 @@ export function createWebhooksClient(cfg: ClientConfig): WebhooksClient {
     const parsed = schema.safeParse(parseJson(res.body));
     if (!parsed.success) {
       const keyNote = idempotencyKey ? `; the change may have been applied (Idempotency-Key ${idempotencyKey})` : '';
-      throw invalidResponse(`the server answered ${res.status} with a body that is not the expected response${keyNote}`, { status: res.status });
+      throw invalidResponse(`the server answered ${res.status} with a body that is not the expected response${keyNote}`, { status: res.status, idempotencyKey });
     }
     return parsed.data;
   };

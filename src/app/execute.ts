@@ -76,7 +76,7 @@ export async function execute(argv: string[], given: ExecuteContext): Promise<nu
     }
     const e = toCliError(err);
     const bySignal = signal.aborted ? SIGNAL_EXIT[String(signal.reason)] : undefined;
-    const final = e.exitCode === EXIT.interrupted && bySignal !== undefined && bySignal !== EXIT.interrupted ? new CliError('interrupted', signalMessage(String(signal.reason), e.message), bySignal, { hint: e.hint, details: e.details }) : err;
+    const final = e.exitCode === EXIT.interrupted && bySignal !== undefined && bySignal !== EXIT.interrupted ? new CliError('interrupted', signalMessage(String(signal.reason), e.message), bySignal, { hint: e.hint, details: e.details, idempotencyKey: e.idempotencyKey }) : err;
     return reportError(final, io, mode.json, mode.debug);
   }
 }

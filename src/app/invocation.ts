@@ -60,6 +60,7 @@ export function globalFlags(g: GlobalOptions): GlobalFlags {
     env: g.env,
     maxRetries: g.maxRetries,
     timeout: g.timeout,
+    deadline: g.deadline,
     noInput: g.input === false,
   };
 }

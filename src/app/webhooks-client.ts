@@ -2,16 +2,21 @@
 // the token, the retry settings and the transport (or the dry-run one).
 import type { Context } from '../context.js';
 import { createWebhooksClient, dryRunTransport, type WebhooksClient } from '../api/client.js';
+import { deadlineFrom } from '../http/client.js';
 import { redactHeaders } from '../output/redact.js';
 import { escapeInline } from '../output/sanitize.js';
 import type { WireRequest } from '../http/transport.js';
 import { invocationOf } from './invocation.js';
+import type { RequestSettings } from '../scope/resolve.js';
+import type { RetrySettings } from '../http/client.js';
 
 export function userAgent(ctx: Pick<Context, 'version'>): string {
   return `chatctl/${ctx.version} node/${process.versions.node}`;
 }
 
 export async function webhooksClient(ctx: Context): Promise<WebhooksClient> {
+  // --deadline counts from here: the request, its retries and their waits.
+  const startedAt = ctx.now();
   const inv = invocationOf(ctx);
   const conn = inv.connection();
   // A dry run shows the request with the token redacted, so it needs none.
@@ -26,7 +31,7 @@ export async function webhooksClient(ctx: Context): Promise<WebhooksClient> {
     origin: conn.origin,
     csrfToken: conn.csrfToken,
     userAgent: userAgent(ctx),
-    settings: inv.settings(),
+    settings: retrySettings(inv.settings(), startedAt),
     deps: {
       transport,
       now: ctx.now,
@@ -35,9 +40,14 @@ export async function webhooksClient(ctx: Context): Promise<WebhooksClient> {
       random: ctx.random,
       signal: ctx.signal,
       trace: inv.output.debug ? (line) => ctx.io.stderr.write(`[debug] ${escapeInline(line)}\n`) : undefined,
-      announce: ctx.io.stderr.isTTY ? (line) => ctx.io.notice(line) : undefined,
+      // Each wait, on a terminal or not (CI logs); io.notice is muted by --json and --quiet.
+      announce: (line) => ctx.io.notice(escapeInline(line)),
     },
   });
+}
+
+function retrySettings(s: RequestSettings, startedAt: number): RetrySettings {
+  return { maxRetries: s.maxRetries, timeoutMs: s.timeoutMs, deadline: deadlineFrom(startedAt, s.deadlineMs) };
 }
 
 function printDryRun(ctx: Context, req: WireRequest): void {

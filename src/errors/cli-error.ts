@@ -20,6 +20,13 @@ export interface ErrorFields {
   status?: number | null;
   requestId?: string | null;
   details?: unknown;
+  /**
+   * create and rotate: the Idempotency-Key of a request that may have been
+   * applied (timeout after sending, exhausted 503s, a response cut short,
+   * the deadline, an interrupt after sending). With --json it is printed
+   * beside "exitCode", so a script can re-run with --idempotency-key.
+   */
+  idempotencyKey?: string | undefined;
 }
 
 export class CliError extends Error {
@@ -28,6 +35,7 @@ export class CliError extends Error {
   readonly requestId: string | null;
   readonly details: unknown;
   readonly reported: boolean;
+  readonly idempotencyKey: string | undefined;
 
   constructor(
     readonly code: string,
@@ -42,6 +50,7 @@ export class CliError extends Error {
     this.requestId = fields.requestId ?? null;
     this.details = fields.details ?? null;
     this.reported = fields.reported ?? false;
+    this.idempotencyKey = fields.idempotencyKey;
   }
 
   toJSON(): object {
@@ -54,6 +63,7 @@ export class CliError extends Error {
         details: this.details,
       },
       exitCode: this.exitCode,
+      ...(this.idempotencyKey !== undefined ? { idempotencyKey: this.idempotencyKey } : {}),
     };
   }
 }

@@ -1,13 +1,15 @@
 // Sends one API request: a fresh x-request-id per attempt, the same
-// Idempotency-Key on every attempt, retries per retry.ts, --debug traces and
-// TTY wait notices. Resolves with a 2xx response; everything else becomes a
-// CliError here, so callers handle success only.
-import { CliError, interrupted } from '../errors/cli-error.js';
+// Idempotency-Key on every attempt, retries per retry.ts, the whole-command
+// deadline, --debug traces and a notice for each wait. Resolves with a 2xx
+// response; everything else becomes a CliError here, so callers handle
+// success only.
+import { shellQuote } from '../output/sanitize.js';
+import { CliError } from '../errors/cli-error.js';
 import { EXIT } from '../errors/exit-codes.js';
 import { redactHeaders, redactSecretInBody } from '../output/redact.js';
-import { errorFromResponse, headerValue } from './classify.js';
+import { errorFromResponse, headerValue, parseJson } from './classify.js';
 import { decideRetry } from './retry.js';
-import { MAX_BODY_BYTES, isTransportError, type Transport, type WireRequest, type WireResponse } from './transport.js';
+import { MAX_BODY_BYTES, isTransportError, type Transport, type TransportError, type WireRequest, type WireResponse } from './transport.js';
 
 export interface HttpDeps {
   transport: Transport;
@@ -18,13 +20,22 @@ export interface HttpDeps {
   signal: AbortSignal;
   /** --debug: one line at a time, to stderr (already redacted here). */
   trace?: ((line: string) => void) | undefined;
-  /** Wait notices, on a TTY only. */
+  /** One line per retry wait (human mode; muted by --json and --quiet). */
   announce?: ((line: string) => void) | undefined;
+}
+
+export interface Deadline {
+  /** When the command must be over, on deps.now()'s clock. */
+  at: number;
+  /** The --deadline it came from, for the message. */
+  ms: number;
 }
 
 export interface RetrySettings {
   maxRetries: number;
   timeoutMs: number;
+  /** The whole command's limit: caps each attempt's timeout and each wait. */
+  deadline?: Deadline | undefined;
 }
 
 export interface ApiRequest extends WireRequest {
@@ -32,45 +43,90 @@ export interface ApiRequest extends WireRequest {
   idempotencyKey?: string | undefined;
 }
 
+/** A deadline starting now: what callers pass for `--deadline`. */
+export function deadlineFrom(now: number, deadlineMs: number): Deadline {
+  return { at: now + deadlineMs, ms: deadlineMs };
+}
+
 export async function sendWithRetries(req: ApiRequest, settings: RetrySettings, deps: HttpDeps): Promise<WireResponse> {
   const attempts = settings.maxRetries + 1;
-  const keyNote = req.idempotencyKey
-    ? `; Idempotency-Key ${req.idempotencyKey}: re-run with --idempotency-key ${req.idempotencyKey} so the change cannot be applied twice`
-    : '';
+  const key = req.idempotencyKey;
+  const keyNote = key ? `; Idempotency-Key ${key}: re-run with --idempotency-key ${shellQuote(key)} so the change cannot be applied twice` : '';
+  const deadline = settings.deadline;
+  // Whether some attempt may have been applied by the server: then the key
+  // travels with the error (and in the --json error line).
+  let mayHaveApplied = false;
+  /** What the last attempt got, for the deadline's message. */
+  let last = '';
+  const keyed = (e: CliError) => (key && mayHaveApplied ? withKey(e, key) : e);
+  const interrupted = () =>
+    key && mayHaveApplied
+      ? withKey(
+          new CliError('interrupted', `interrupted: the request had been sent (Idempotency-Key ${key})`, EXIT.interrupted, {
+            hint: `re-run with --idempotency-key ${shellQuote(key)} so the change cannot be applied twice`,
+          }),
+          key,
+        )
+      : new CliError('interrupted', 'interrupted', EXIT.interrupted);
+  const deadlineReached = (what: string) =>
+    keyed(
+      new CliError('timeout', `${what}${last ? ` (the last attempt ${last})` : ''}${keyNote}`, EXIT.unavailable, {
+        hint: 'allow more time with --deadline SECONDS (or CHATCTL_DEADLINE)',
+      }),
+    );
+  const deadlineText = deadline ? `the command's deadline of ${Number((deadline.ms / 1000).toFixed(3))} s` : '';
+
   for (let attempt = 1; ; attempt++) {
     if (deps.signal.aborted) throw interrupted();
-    const headers = { ...req.headers, 'x-request-id': deps.randomUUID() };
+    const remaining = deadline ? deadline.at - deps.now() : Infinity;
+    if (remaining <= 0) throw deadlineReached(`${deadlineText} was reached after ${plural(attempt - 1, 'attempt')}`);
+    const timeoutMs = Math.min(settings.timeoutMs, remaining);
+    const requestId = deps.randomUUID();
+    const headers = { ...req.headers, 'x-request-id': requestId };
     traceRequest(deps, req, headers, attempt, attempts);
     const started = deps.now();
     let res: WireResponse;
     try {
       res = await deps.transport(
         { method: req.method, url: req.url, headers, body: req.body },
-        { timeoutMs: settings.timeoutMs, maxBodyBytes: MAX_BODY_BYTES, signal: deps.signal },
+        { timeoutMs, maxBodyBytes: MAX_BODY_BYTES, signal: deps.signal },
       );
     } catch (err) {
       if (!isTransportError(err)) throw err;
       deps.trace?.(`< attempt ${attempt} failed after ${deps.now() - started} ms: ${err.message}`);
-      if (err.failure === 'aborted') throw interrupted();
-      if (err.failure === 'truncated' || err.failure === 'too_large') {
-        throw new CliError('invalid_response', `${err.message}${keyNote}`, EXIT.unexpected, { status: err.status ?? null });
+      if (err.failure !== 'aborted' && err.sent !== false) mayHaveApplied = true;
+      if (err.failure === 'aborted') {
+        // Interrupted in flight: the request may have reached the server.
+        mayHaveApplied = true;
+        throw interrupted();
+      }
+      if (err.failure === 'truncated' || err.failure === 'too_large' || err.failure === 'malformed') {
+        throw keyed(new CliError('invalid_response', `${err.message}${keyNote}`, EXIT.unexpected, { status: err.status ?? null }));
       }
       // The server answered (a status line came) but the body did not finish
       // in time: the change may be applied, so this is reported, not retried.
       if (err.failure === 'timeout' && err.status !== undefined) {
-        throw new CliError('timeout', `the server answered ${err.status} but ${err.message}${keyNote}`, EXIT.unavailable, { status: err.status });
+        throw keyed(new CliError('timeout', `the server answered ${err.status} but ${err.message}${keyNote}`, EXIT.unavailable, { status: err.status }));
+      }
+      last = `${err.failure === 'timeout' ? 'timed out' : `failed: ${err.message}`} (request id ${requestId})`;
+      if (err.failure === 'timeout' && timeoutMs < settings.timeoutMs) {
+        throw deadlineReached(`${deadlineText} was reached during attempt ${attempt} of ${attempts}`);
       }
       const failure = err.failure === 'timeout' ? 'timeout' : 'network';
       const decision = decideRetry({ attempt, maxRetries: settings.maxRetries, failure, nowMs: deps.now(), random: deps.random });
       if (decision.kind === 'stop') {
         const gaveUp = attempt > 1 ? `; gave up after ${attempt} attempts` : '';
-        throw new CliError(failure === 'timeout' ? 'timeout' : 'network_error', `${err.message}${gaveUp}${keyNote}`, EXIT.unavailable);
+        throw keyed(new CliError(failure === 'timeout' ? 'timeout' : 'network_error', `${err.message}${gaveUp}${keyNote}`, EXIT.unavailable));
       }
-      await wait(deps, decision.delayMs, `${decision.reason}, retrying in ${seconds(decision.delayMs)}, attempt ${attempt + 1} of ${attempts}`);
+      await wait(decision.delayMs, `attempt ${attempt} of ${attempts} ${describeFailure(err, timeoutMs)} (request id ${requestId})`);
       continue;
     }
     traceResponse(deps, res, deps.now() - started);
     if (res.status >= 200 && res.status < 300) return res;
+    // A 503 may come from a gateway after the service acted on the request.
+    if (res.status === 503) mayHaveApplied = true;
+    const serverId = serverRequestId(res) ?? requestId;
+    last = `got ${res.status}${statusText(res.status)} (request id ${serverId})`;
 
     const decision = decideRetry({
       attempt,
@@ -81,33 +137,67 @@ export async function sendWithRetries(req: ApiRequest, settings: RetrySettings, 
       random: deps.random,
     });
     if (decision.kind === 'retry') {
-      await wait(deps, decision.delayMs, `${decision.reason}, retrying in ${seconds(decision.delayMs)}, attempt ${attempt + 1} of ${attempts}`);
+      await wait(decision.delayMs, `attempt ${attempt} of ${attempts} ${last}`);
       continue;
     }
     if (decision.reason === 'retry-after-too-long') {
-      throw errorFromResponse(
-        res,
-        `; the server asked to retry after ${Math.round(decision.retryAfterMs! / 1000)} s, longer than chatctl waits (60 s)${keyNote}`,
+      throw keyed(
+        errorFromResponse(
+          res,
+          `; the server asked to retry after ${Math.round(decision.retryAfterMs! / 1000)} s, longer than chatctl waits (60 s)${keyNote}`,
+        ),
       );
     }
     if (decision.reason === 'exhausted') {
-      throw errorFromResponse(res, `${attempt > 1 ? `; gave up after ${attempt} attempts` : ''}${keyNote}`);
+      throw keyed(errorFromResponse(res, `${attempt > 1 ? `; gave up after ${attempt} attempts` : ''}${keyNote}`));
     }
-    throw errorFromResponse(res);
+    throw keyed(errorFromResponse(res));
+  }
+
+  /** Announces the wait and sleeps, or stops at once when it would pass the deadline. */
+  async function wait(ms: number, what: string): Promise<void> {
+    if (deadline && deps.now() + ms >= deadline.at) {
+      throw deadlineReached(`${deadlineText} would pass before the next attempt (in ${seconds(ms)}), so chatctl stopped`);
+    }
+    deps.announce?.(`${what}; retrying in ${seconds(ms)}`);
+    deps.trace?.(`  waiting ${ms} ms`);
+    try {
+      await deps.sleep(ms, deps.signal);
+    } catch {
+      throw interrupted();
+    }
   }
 }
 
-async function wait(deps: HttpDeps, ms: number, notice: string): Promise<void> {
-  deps.announce?.(notice);
-  deps.trace?.(`  waiting ${ms} ms`);
-  try {
-    await deps.sleep(ms, deps.signal);
-  } catch {
-    throw interrupted();
-  }
+/** A copy of the error that carries the Idempotency-Key. */
+function withKey(e: CliError, idempotencyKey: string): CliError {
+  return new CliError(e.code, e.message, e.exitCode, {
+    hint: e.hint,
+    status: e.status,
+    requestId: e.requestId,
+    details: e.details,
+    reported: e.reported,
+    idempotencyKey,
+  });
 }
 
-const seconds = (ms: number) => (ms < 1000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`);
+function describeFailure(err: TransportError, timeoutMs: number): string {
+  return err.failure === 'timeout' ? `timed out after ${seconds(timeoutMs)}` : `failed: ${err.message}`;
+}
+
+const statusText = (status: number) => (status === 429 ? ' rate limited' : status === 503 ? ' service unavailable' : '');
+
+/** The server's request id: the error body's, else its x-request-id header. */
+function serverRequestId(res: WireResponse): string | undefined {
+  const body = parseJson(res.body) as { error?: { requestId?: unknown } } | undefined;
+  const fromBody = body?.error?.requestId;
+  return typeof fromBody === 'string' && fromBody !== '' ? fromBody : headerValue(res, 'x-request-id');
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** "0.3 s", "1.2 s", "12 s": tenths below ten seconds. */
+export const seconds = (ms: number) => (ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`);
 
 function traceRequest(deps: HttpDeps, req: ApiRequest, headers: Record<string, string>, attempt: number, attempts: number): void {
   if (!deps.trace) return;

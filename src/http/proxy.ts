@@ -1,17 +1,34 @@
-// The transport used when a proxy variable is set: undici's
+// The transport used for targets that go through a proxy: undici's
 // EnvHttpProxyAgent honours HTTPS_PROXY, HTTP_PROXY and NO_PROXY (upper and
-// lower case), tunnelling https through CONNECT. Same contract as
-// nodeTransport: no redirects followed, one timer for the whole attempt,
-// a body limit enforced while reading.
-import { EnvHttpProxyAgent, request } from 'undici';
-import { PROXY_VARIABLES, TransportError, type Transport } from './transport.js';
+// lower case), tunnelling https through CONNECT. select-transport.ts sends
+// loopback targets direct and never hands this an http: URL, so the bearer
+// token never reaches a proxy in clear text. Same contract as nodeTransport:
+// no redirects followed, one timer for the whole attempt, a body limit
+// enforced while reading, parse errors reported as 'malformed'.
+//
+// Start-up: this is a bundle of its own (dist/lazy/proxy.cjs), loaded with
+// V8's cached data like main.cjs. It takes the agent and request() from
+// undici's files rather than its index, which would also load fetch,
+// WebSocket, the cache stores and the mocks.
+import Dispatcher from 'undici/lib/dispatcher/dispatcher.js';
+import api from 'undici/lib/api/index.js';
+import EnvHttpProxyAgent from 'undici/lib/dispatcher/env-http-proxy-agent.js';
+import { PROXY_VARIABLES, TransportError, malformedMessage, type Transport } from './transport.js';
 import { configError } from '../errors/cli-error.js';
+
+// undici parses HTTP with llhttp compiled to WebAssembly; on Node 20 the
+// exit would wait for V8's optimising compile of it. bin/chatctl.js sets
+// --liftoff-only before any code is compiled when a proxy variable is set
+// (a V8 flag set here, later, would make V8 reject the code cache).
+
+// What undici's index does: request(), connect() … are methods of every
+// dispatcher (the proxy agent tunnels with connect()).
+Object.assign(Dispatcher.prototype, api);
 
 const pick = (env: NodeJS.ProcessEnv, name: string) => env[name.toLowerCase()] || env[name.toUpperCase()] || undefined;
 
-
 /** A proxy variable that is not a URL is a configuration error naming it. */
-function checkProxyVariables(env: NodeJS.ProcessEnv): void {
+export function checkProxyVariables(env: NodeJS.ProcessEnv): void {
   for (const name of PROXY_VARIABLES) {
     const value = env[name];
     if (!value) continue;
@@ -25,14 +42,20 @@ function checkProxyVariables(env: NodeJS.ProcessEnv): void {
   }
 }
 
+/** Failures before the request could reach the server: the proxy or the tunnel's TLS failed. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+const notSent = (code: string) => NOT_SENT.has(code) || /CERT|SELF_SIGNED|ERR_TLS|ERR_SSL/.test(code);
+
 export function proxyTransport(env: NodeJS.ProcessEnv): Transport {
   checkProxyVariables(env);
+  // '' rather than undefined: undici would read process.env itself.
   const dispatcher = new EnvHttpProxyAgent({
-    httpProxy: pick(env, 'http_proxy'),
-    httpsProxy: pick(env, 'https_proxy') ?? pick(env, 'http_proxy'),
-    noProxy: pick(env, 'no_proxy'),
+    httpProxy: pick(env, 'http_proxy') ?? '',
+    httpsProxy: pick(env, 'https_proxy') ?? pick(env, 'http_proxy') ?? '',
+    noProxy: pick(env, 'no_proxy') ?? '',
   });
   return async (req, opts) => {
+    const url = new URL(req.url);
     const controller = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -43,11 +66,13 @@ export function proxyTransport(env: NodeJS.ProcessEnv): Transport {
     opts.signal.addEventListener('abort', onAbort, { once: true });
     let status: number | undefined;
     try {
-      const res = await request(req.url, {
+      const res = await dispatcher.request({
+        origin: url.origin,
+        // The path exactly as built: segments already percent-encoded.
+        path: req.url.slice(url.origin.length) || '/',
         method: req.method,
         headers: req.headers,
         body: req.body,
-        dispatcher,
         signal: controller.signal,
         headersTimeout: 0,
         bodyTimeout: 0,
@@ -76,12 +101,29 @@ export function proxyTransport(env: NodeJS.ProcessEnv): Transport {
       if (opts.signal.aborted) throw new TransportError('aborted', 'interrupted');
       if (timedOut) throw new TransportError('timeout', `no complete response within ${opts.timeoutMs / 1000} s`, status);
       const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
+      const parse = parseErrorCode(e);
+      if (parse) throw new TransportError('malformed', malformedMessage(parse), status);
+      // undici: "Proxy response (403) !== 200 when HTTP Tunneling".
+      const refused = /^Proxy response \((\d+)\)/.exec(e.message);
+      if (refused) throw new TransportError('connect', `the proxy refused to connect to ${url.host} (it answered ${refused[1]})`, undefined, false);
       const code = e.cause?.code ?? e.code ?? e.message;
       if (status !== undefined) throw new TransportError('truncated', `the connection failed during the response (${code})`, status);
-      throw new TransportError('connect', `cannot connect to ${new URL(req.url).host} through the proxy: ${code}`);
+      throw new TransportError('connect', `cannot connect to ${url.host} through the proxy: ${code}`, undefined, !notSent(code));
     } finally {
       clearTimeout(timer);
       opts.signal.removeEventListener('abort', onAbort);
     }
   };
+}
+
+/** undici's parse failures: HeadersOverflowError, HTTPParserError ("… (Expected HTTP/ …)"). */
+function parseErrorCode(e: Error & { code?: string }): string | undefined {
+  if (e.code === 'UND_ERR_HEADERS_OVERFLOW' || e.name === 'HeadersOverflowError') return 'UND_ERR_HEADERS_OVERFLOW';
+  if (e.name === 'HTTPParserError') {
+    if (typeof e.code === 'string' && e.code.startsWith('HPE_')) return e.code;
+    if (/Expected HTTP\//.test(e.message)) return 'HPE_INVALID_CONSTANT';
+    const detail = /\(([^()]+)\)\s*$/.exec(e.message)?.[1];
+    return detail ? `llhttp: ${detail}` : 'HPE_UNKNOWN';
+  }
+  return undefined;
 }

@@ -34,6 +34,12 @@ export type TransportFailure =
   | 'truncated'
   /** The body exceeded maxBodyBytes. */
   | 'too_large'
+  /**
+   * What came back is not HTTP/1.1 chatctl can read (headers over the size
+   * limit, a bad status line, other parse errors). Something answered, so
+   * the request may have been applied: reported, never retried.
+   */
+  | 'malformed'
   /** The user interrupted. */
   | 'aborted';
 
@@ -42,11 +48,33 @@ export class TransportError extends Error {
     readonly failure: TransportFailure,
     message: string,
     readonly status?: number,
+    /**
+     * Whether the request may have reached the server (false: it certainly
+     * did not, e.g. connection refused). Unknown counts as sent.
+     */
+    readonly sent: boolean = true,
   ) {
     super(message);
     this.name = 'TransportError';
   }
 }
+
+/** node:http parse errors carry llhttp's code: HPE_HEADER_OVERFLOW, HPE_INVALID_CONSTANT … */
+export function describeParseError(code: string): string {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+    case 'UND_ERR_HEADERS_OVERFLOW':
+      return 'its headers exceed the size limit';
+    case 'HPE_INVALID_CONSTANT':
+      return 'it does not start with an HTTP status line';
+    case 'HPE_INVALID_STATUS':
+      return 'its status line is not valid';
+    default:
+      return `it is not valid HTTP/1.1 (${code})`;
+  }
+}
+
+export const malformedMessage = (code: string) => `the server's response could not be read: ${describeParseError(code)}`;
 
 /**
  * Recognises a TransportError by its shape, not its class: the proxy
@@ -68,6 +96,8 @@ export const nodeTransport: Transport = async (req, opts) => {
   return new Promise<WireResponse>((resolve, reject) => {
     let settled = false;
     let status: number | undefined;
+    // The whole request was handed to the OS: from here it may be applied.
+    let sent = false;
     const fail = (err: TransportError) => {
       if (settled) return;
       settled = true;
@@ -77,7 +107,7 @@ export const nodeTransport: Transport = async (req, opts) => {
       reject(err);
     };
     const timer = setTimeout(
-      () => fail(new TransportError('timeout', `no complete response within ${opts.timeoutMs / 1000} s`, status)),
+      () => fail(new TransportError('timeout', `no complete response within ${opts.timeoutMs / 1000} s`, status, sent)),
       opts.timeoutMs,
     );
     const onAbort = () => fail(new TransportError('aborted', 'interrupted'));
@@ -113,7 +143,13 @@ export const nodeTransport: Transport = async (req, opts) => {
           chunks.push(chunk);
         });
         res.on('aborted', () => fail(new TransportError('truncated', 'the connection closed before the response was complete', status)));
-        res.on('error', () => fail(new TransportError('truncated', 'the connection closed before the response was complete', status)));
+        res.on('error', (err: NodeJS.ErrnoException) =>
+          fail(
+            typeof err.code === 'string' && err.code.startsWith('HPE_')
+              ? new TransportError('malformed', malformedMessage(err.code), status)
+              : new TransportError('truncated', 'the connection closed before the response was complete', status),
+          ),
+        );
         res.on('end', () => {
           if (settled) return;
           if (!res.complete) {
@@ -127,9 +163,13 @@ export const nodeTransport: Transport = async (req, opts) => {
         });
       },
     );
+    request.on('finish', () => {
+      sent = true;
+    });
     request.on('error', (err: NodeJS.ErrnoException) => {
-      if (status !== undefined) fail(new TransportError('truncated', `the connection failed during the response (${err.code ?? err.message})`, status));
-      else fail(new TransportError('connect', describeConnectError(err, url)));
+      if (typeof err.code === 'string' && err.code.startsWith('HPE_')) fail(new TransportError('malformed', malformedMessage(err.code), status));
+      else if (status !== undefined) fail(new TransportError('truncated', `the connection failed during the response (${err.code ?? err.message})`, status));
+      else fail(new TransportError('connect', describeConnectError(err, url), undefined, sent));
     });
     request.end(req.body);
   });

@@ -13,6 +13,7 @@ export interface GlobalFlags {
   env?: string | undefined;
   maxRetries?: string | undefined;
   timeout?: string | undefined;
+  deadline?: string | undefined;
   noInput?: boolean | undefined;
 }
 
@@ -37,6 +38,8 @@ export interface Connection {
 export const DEFAULT_PROFILE = 'default';
 export const DEFAULT_MAX_RETRIES = 4;
 export const DEFAULT_TIMEOUT_SECONDS = 30;
+export const DEFAULT_DEADLINE_SECONDS = 300;
+export const MAX_DEADLINE_SECONDS = 86_400;
 
 export function isTruthyEnv(value: string | undefined): boolean {
   return value !== undefined && !['', '0', 'false', 'no', 'off'].includes(value.trim().toLowerCase());
@@ -187,12 +190,15 @@ export function describeScope(flags: GlobalFlags, env: NodeJS.ProcessEnv, config
 export interface RequestSettings {
   maxRetries: number;
   timeoutMs: number;
+  /** --deadline / CHATCTL_DEADLINE: the whole command, retries and waits included. */
+  deadlineMs: number;
 }
 
 export function resolveRequestSettings(flags: GlobalFlags, env: NodeJS.ProcessEnv): RequestSettings {
   const maxRetries = pickNumber(flags.maxRetries, '--max-retries', env.CHATCTL_MAX_RETRIES, 'CHATCTL_MAX_RETRIES', DEFAULT_MAX_RETRIES, parseRetries);
   const timeout = pickNumber(flags.timeout, '--timeout', env.CHATCTL_TIMEOUT, 'CHATCTL_TIMEOUT', DEFAULT_TIMEOUT_SECONDS, parseTimeout);
-  return { maxRetries, timeoutMs: Math.round(timeout * 1000) };
+  const deadline = pickNumber(flags.deadline, '--deadline', env.CHATCTL_DEADLINE, 'CHATCTL_DEADLINE', DEFAULT_DEADLINE_SECONDS, parseDeadline);
+  return { maxRetries, timeoutMs: Math.round(timeout * 1000), deadlineMs: Math.round(deadline * 1000) };
 }
 
 function pickNumber(
@@ -217,7 +223,11 @@ function pickNumber(
 }
 
 const hintFor = (flag: string) =>
-  flag === '--timeout' ? 'a number of seconds greater than 0, at most 3600' : 'a whole number from 0 to 100';
+  flag === '--timeout'
+    ? 'a number of seconds greater than 0, at most 3600'
+    : flag === '--deadline'
+      ? `a number of seconds greater than 0, at most ${MAX_DEADLINE_SECONDS}`
+      : 'a whole number from 0 to 100';
 
 export function parseRetries(s: string): number | undefined {
   if (!/^\d{1,3}$/.test(s.trim())) return undefined;
@@ -229,6 +239,12 @@ export function parseTimeout(s: string): number | undefined {
   if (!/^\d+(\.\d+)?$/.test(s.trim())) return undefined;
   const n = Number(s.trim());
   return n > 0 && n <= 3600 ? n : undefined;
+}
+
+export function parseDeadline(s: string): number | undefined {
+  if (!/^\d+(\.\d+)?$/.test(s.trim())) return undefined;
+  const n = Number(s.trim());
+  return n > 0 && n <= MAX_DEADLINE_SECONDS ? n : undefined;
 }
 
 export function noInput(flags: GlobalFlags, env: NodeJS.ProcessEnv): boolean {

@@ -377,3 +377,132 @@ describe('on a TTY each wait is announced', () => {
     expect(extra.length, retried.output).toBeGreaterThan(0);
   });
 });
+
+describe('retry waits are announced in human mode whether or not stderr is a TTY', () => {
+  test('off a TTY (CI logs): one line per wait with attempt, status, request id and wait; stdout untouched', async () => {
+    server.enqueue(unavailable('1'), rateLimited('0'), { status: 200, body: mutationBody() });
+    // A real process whose stderr is a pipe, as in CI.
+    const r = await runCli([...REACTIVATE, '--max-retries', '3'], { env: scopeEnv(server.url), spawn: true });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const lines = r.stderr.split('\n').filter((l) => l !== '');
+    expect(lines).toEqual([
+      'chatctl: attempt 1 of 4 got 503 service unavailable (request id req_err_service_unavailable); retrying in 1.0 s',
+      'chatctl: attempt 2 of 4 got 429 rate limited (request id req_err_rate_limit_exceeded); retrying in 0.0 s',
+    ]);
+    expect(r.stdout).not.toContain('retrying');
+  });
+
+  test('a connection failure names our x-request-id of that attempt', async () => {
+    server.enqueue({ destroy: true }, { status: 200, body: mutationBody() });
+    const r = await runCli([...REACTIVATE, '--max-retries', '1'], { env: scopeEnv(server.url) });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const sentId = server.requests[0]!.headers['x-request-id'] as string;
+    expect(r.stderr).toMatch(new RegExp(`^chatctl: attempt 1 of 2 failed: .* \\(request id ${sentId}\\); retrying in \\d+\\.\\d s\\n`));
+  });
+
+  test('--quiet silences them (and the error is still reported); --json mutes them too', async () => {
+    server.enqueue(unavailable('0'), { status: 200, body: mutationBody() });
+    const quiet = await runCli([...REACTIVATE, '--quiet', '--max-retries', '1'], { env: scopeEnv(server.url) });
+    expect(quiet.exitCode, quiet.stderr).toBe(0);
+    expect(quiet.stderr).toBe('');
+    expect(server.requests).toHaveLength(2);
+
+    server.reset();
+    server.setHandler(() => unavailable('0'));
+    const failed = await runCli(['--quiet', ...REACTIVATE, '--max-retries', '1'], { env: scopeEnv(server.url) });
+    expect(failed.exitCode).toBe(12);
+    expect(failed.stderr).toMatch(/^chatctl: error: server says service_unavailable; gave up after 2 attempts\n/);
+    expect(failed.stderr).not.toContain('retrying');
+
+    server.reset();
+    server.enqueue(unavailable('0'), { status: 200, body: mutationBody() });
+    const json = await runCli([...REACTIVATE, '--json', '--max-retries', '1'], { env: scopeEnv(server.url) });
+    expect(json.exitCode).toBe(0);
+    expect(json.stderr).toBe('');
+  });
+});
+
+describe('--deadline bounds the whole command', () => {
+  test('--deadline 2 against a server that keeps answering 503 (Retry-After 1) → exit 12 by ~2 s, the key in the JSON and the message', async () => {
+    server.setHandler(() => unavailable('1'));
+    const r = await runCli([...CREATE, '--json', '--deadline', '2'], { env: scopeEnv(server.url), spawn: true });
+    expect(r.exitCode, r.stderr).toBe(12);
+    const line = parseErrorLine(r.stderr);
+    const key = server.requests[0]!.headers['idempotency-key'] as string;
+    expect(key).toMatch(UUID_V4);
+    expect(line).toMatchObject({ exitCode: 12, idempotencyKey: key, error: { code: 'timeout', status: null, requestId: null } });
+    expect(line.error.message).toContain("the command's deadline of 2 s");
+    expect(line.error.message).toContain(`--idempotency-key '${key}'`);
+    // Attempts at 0 s and 1 s; the next would come after the deadline, so it stops at once.
+    expect(server.requests).toHaveLength(2);
+    expect(r.durationMs).toBeLessThan(3500);
+    expect(r.stdout).toBe('');
+  });
+
+  test('slow 503s: the last attempt is cut at the deadline (CHATCTL_DEADLINE=2) → exit 12 at ~2 s', async () => {
+    server.setHandler(() => ({ ...unavailable('0'), delayMs: 700 }));
+    const r = await runCli([...ROTATE, '--secret-file', 'out.secret', '--max-retries', '100'], { env: scopeEnv(server.url, { CHATCTL_DEADLINE: '2' }), spawn: true });
+    expect(r.exitCode, r.stderr).toBe(12);
+    const key = server.requests[0]!.headers['idempotency-key'] as string;
+    expect(r.stderr).toContain("the command's deadline of 2 s was reached during attempt 3 of 101");
+    expect(r.stderr).toContain(`--idempotency-key '${key}'`);
+    expect(r.stderr).toContain('hint: allow more time with --deadline SECONDS');
+    expect(server.requests).toHaveLength(3);
+    expect(r.durationMs).toBeGreaterThanOrEqual(1900);
+    expect(r.durationMs).toBeLessThan(4000);
+  });
+
+  test('a bad --deadline is a usage error (exit 2), a bad CHATCTL_DEADLINE a config error (exit 3); nothing sent', async () => {
+    const flag = await runCli([...REACTIVATE, '--deadline', '0'], { env: scopeEnv(server.url) });
+    expect(flag.exitCode).toBe(2);
+    expect(flag.stderr).toContain('--deadline');
+    const env = await runCli([...REACTIVATE], { env: scopeEnv(server.url, { CHATCTL_DEADLINE: 'soon' }) });
+    expect(env.exitCode).toBe(3);
+    expect(env.stderr).toContain('CHATCTL_DEADLINE');
+    expect(server.requests).toHaveLength(0);
+  });
+});
+
+describe('"idempotencyKey" beside "exitCode" in --json error lines when the change may have been applied', () => {
+  test('rotate: exhausted 503s → the key; exhausted 429s → none (nothing was applied)', async () => {
+    server.setHandler(() => unavailable());
+    const r503 = await runCli([...ROTATE, '--json', '--max-retries', '1'], { env: scopeEnv(server.url) });
+    expect(r503.exitCode).toBe(12);
+    expect(parseErrorLine(r503.stderr).idempotencyKey).toBe(server.requests[0]!.headers['idempotency-key']);
+    expect(r503.stderr.trim()).toMatch(/"exitCode":12,"idempotencyKey":"[0-9a-f-]{36}"\}$/);
+
+    server.reset();
+    server.setHandler(() => rateLimited());
+    const r429 = await runCli([...ROTATE, '--json', '--max-retries', '1'], { env: scopeEnv(server.url) });
+    expect(r429.exitCode).toBe(11);
+    expect(parseErrorLine(r429.stderr).idempotencyKey).toBeUndefined();
+  });
+
+  test('create: an attempt that timed out after sending → the key (--idempotency-key as given)', async () => {
+    server.setHandler(() => ({ hang: true }));
+    const key = 'ci-run-42-create';
+    const r = await runCli([...CREATE, '--json', '--timeout', '1', '--max-retries', '0', '--idempotency-key', key], { env: scopeEnv(server.url) });
+    expect(r.exitCode).toBe(12);
+    expect(parseErrorLine(r.stderr)).toMatchObject({ exitCode: 12, idempotencyKey: key, error: { code: 'timeout' } });
+  });
+
+  test('reactivate never carries one (it sends no key)', async () => {
+    server.setHandler(() => unavailable());
+    const r = await runCli([...REACTIVATE, '--json', '--max-retries', '0'], { env: scopeEnv(server.url) });
+    expect(r.exitCode).toBe(12);
+    expect(parseErrorLine(r.stderr).idempotencyKey).toBeUndefined();
+  });
+});
+
+describe('a signal after the request was sent names the key', () => {
+  test('SIGTERM while create waits for its answer → 143, the key beside exitCode and in the message', async () => {
+    server.setHandler(() => ({ hang: true }));
+    // In-process: the run is aborted as SIGTERM would after 1.5 s.
+    const r = await runCli([...CREATE, '--json', '--max-retries', '0'], { env: scopeEnv(server.url), timeoutMs: 1500 });
+    expect(r.exitCode).toBe(143);
+    const key = server.requests[0]!.headers['idempotency-key'] as string;
+    const line = parseErrorLine(r.stderr);
+    expect(line).toMatchObject({ exitCode: 143, idempotencyKey: key, error: { code: 'interrupted' } });
+    expect(line.error.message).toBe(`terminated (SIGTERM): the request had been sent and may have been applied (Idempotency-Key ${key})`);
+  });
+});

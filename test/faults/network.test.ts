@@ -7,6 +7,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type http from 'node:http';
+import net from 'node:net';
+import { once } from 'node:events';
 import {
   CREATE,
   CSRF,
@@ -284,6 +286,63 @@ describe('fault table (create --json --secret-file)', () => {
     expect(r.exitCode).toBe(1);
     expect(leaks(r.stderr, [TOKEN, CSRF])).toEqual([]);
     expect(stackTrace(r.stderr)).toBeUndefined();
+  });
+});
+
+describe('malformed responses: invalid_response (exit 1), one attempt, never a connection failure', () => {
+  /** A raw TCP server that answers the first bytes of each connection with `reply`, then closes. */
+  async function rawServer(reply: string): Promise<{ url: string; hits: () => number; close: () => Promise<void> }> {
+    let hits = 0;
+    const s = net.createServer((socket) => {
+      socket.on('error', () => {});
+      socket.once('data', () => {
+        hits++;
+        socket.end(reply);
+      });
+    });
+    s.listen(0, '127.0.0.1');
+    await once(s, 'listening');
+    return {
+      url: `http://127.0.0.1:${(s.address() as net.AddressInfo).port}`,
+      hits: () => hits,
+      close: () => new Promise<void>((r) => s.close(() => r())),
+    };
+  }
+
+  test.each([
+    ['100 kB of response headers (HPE_HEADER_OVERFLOW)', 'HTTP/1.1 201 Created\r\n' + Array.from({ length: 1000 }, (_, i) => `X-Pad-${i}: ${'a'.repeat(96)}\r\n`).join('') + 'Content-Length: 2\r\n\r\n{}', /headers exceed/],
+    ['a bad status line', 'HTTZ/1.1 201 Created\r\nContent-Length: 2\r\n\r\n{}', /status line/],
+    ['not HTTP at all', 'SSH-2.0-OpenSSH_9.6\r\n', /status line/],
+    ['an invalid header token', 'HTTP/1.1 201 Created\r\nBad Header: x\r\nContent-Length: 2\r\n\r\n{}', /not valid HTTP\/1\.1 \(HPE_INVALID_HEADER_TOKEN\)/],
+  ])('%s', async (_label, reply, reason) => {
+    const raw = await rawServer(reply);
+    try {
+      const r = await create(raw.url, ['--max-retries', '3']);
+      const line = expectFailure(r, 1, 'invalid_response');
+      expect(line.error.message).toMatch(/response could not be read/);
+      expect(line.error.message).toMatch(reason);
+      expect(line.error.message).not.toMatch(/connect|reset/i);
+      expect(raw.hits()).toBe(1);
+      // Something answered: the change may have been applied.
+      expect(line.idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
+      expect(line.error.message).toContain(line.idempotencyKey);
+    } finally {
+      await raw.close();
+    }
+  });
+
+  test('human mode: a header overflow is one error, no retry notice', async () => {
+    const raw = await rawServer('HTTP/1.1 201 Created\r\n' + `X-Big: ${'a'.repeat(100_000)}\r\n\r\n`);
+    try {
+      const ws = workspace();
+      const r = await runCli([...CREATE, '--secret-file', join(ws.cwd, 's'), '--max-retries', '3'], { ws, env: scopeEnv(raw.url), spawn: true });
+      expect(r.exitCode).toBe(1);
+      expect(r.stderr).toMatch(/^chatctl: error: the server's response could not be read: its headers exceed the size limit/);
+      expect(r.stderr).not.toMatch(/retrying/);
+      expect(raw.hits()).toBe(1);
+    } finally {
+      await raw.close();
+    }
   });
 });
 

@@ -1,10 +1,19 @@
-// Issue 5, item 2: proxies (HTTPS_PROXY, HTTP_PROXY, NO_PROXY, upper and
-// lower case) through a CONNECT proxy on loopback, and a private CA through
-// NODE_EXTRA_CA_CERTS against a self-signed HTTPS server on loopback.
+// Proxies (HTTPS_PROXY, HTTP_PROXY, NO_PROXY, upper and lower case) through
+// a CONNECT proxy on loopback, and a private CA through NODE_EXTRA_CA_CERTS
+// against a self-signed HTTPS server on loopback.
+//
+// chatctl never proxies loopback (contract section 3), so the proxied tests
+// address the server as https://api.chatctl.test:PORT: a reserved name no DNS
+// answers, which the test proxy alone maps to 127.0.0.1. A request that went
+// direct by mistake fails to resolve instead of quietly succeeding.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { once } from 'node:events';
+import tls from 'node:tls';
+import http from 'node:http';
+import type net from 'node:net';
 import {
   CREATE,
   CSRF,
@@ -34,6 +43,40 @@ let tlsServer: ScriptServer;
 let plainServer: ScriptServer;
 let other: ScriptServer;
 let proxy: ConnectProxy;
+let rawTls: RawTlsServer;
+
+/** The name the proxy alone resolves (to 127.0.0.1). */
+const ALIAS = 'api.chatctl.test';
+const viaAlias = (port: number) => `https://${ALIAS}:${port}`;
+
+/**
+ * A TLS server that answers every connection with raw bytes the test sets
+ * (a response node:http could never write: 100 kB of headers, a bad status
+ * line). Counts the requests it read.
+ */
+class RawTlsServer {
+  hits = 0;
+  reply = Buffer.from('');
+  private server!: tls.Server;
+  port = 0;
+  constructor(private readonly opts: { key: Buffer; cert: Buffer }) {}
+  async start(): Promise<this> {
+    this.server = tls.createServer(this.opts, (socket: net.Socket) => {
+      socket.on('error', () => {});
+      socket.once('data', () => {
+        this.hits++;
+        socket.end(this.reply);
+      });
+    });
+    this.server.listen(0, '127.0.0.1');
+    await once(this.server, 'listening');
+    this.port = (this.server.address() as net.AddressInfo).port;
+    return this;
+  }
+  async close(): Promise<void> {
+    await new Promise<void>((r) => this.server.close(() => r()));
+  }
+}
 
 beforeAll(async () => {
   certDir = tempDir('tls');
@@ -44,7 +87,7 @@ beforeAll(async () => {
     [
       'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2',
       '-subj', '/CN=localhost',
-      '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      '-addext', `subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:${ALIAS}`,
       '-keyout', keyPath, '-out', certPath,
     ],
     { stdio: 'ignore' },
@@ -52,28 +95,35 @@ beforeAll(async () => {
   tlsServer = await new ScriptServer({ key: readFileSync(keyPath), cert: readFileSync(certPath) }).start();
   plainServer = await new ScriptServer().start();
   other = await new ScriptServer().start();
-  proxy = await new ConnectProxy().start();
+  proxy = await new ConnectProxy([ALIAS]).start();
+  rawTls = await new RawTlsServer({ key: readFileSync(keyPath), cert: readFileSync(certPath) }).start();
 });
 afterAll(async () => {
-  await Promise.all([tlsServer.close(), plainServer.close(), other.close(), proxy.close()]);
+  await Promise.all([tlsServer.close(), plainServer.close(), other.close(), proxy.close(), rawTls.close()]);
   cleanupTempDirs();
 });
 beforeEach(() => {
   proxy.reset();
+  rawTls.hits = 0;
   for (const s of [tlsServer, plainServer, other]) {
     s.dropConnections();
     s.reset((_q, res, rec) => json(res, rec.url.endsWith('/reactivate') ? 200 : 201, rec.url.endsWith('/reactivate') ? mutationBody() : secretBody()));
   }
 });
 
-async function create(baseUrl: string, env: Record<string, string | undefined>, flags: string[] = []): Promise<RunResult & { secretFile: string }> {
+async function create(
+  baseUrl: string,
+  env: Record<string, string | undefined>,
+  flags: string[] = [],
+  opts: { spawn?: boolean } = {},
+): Promise<RunResult & { secretFile: string }> {
   const ws = workspace();
   const secretFile = join(ws.cwd, 'new.whsec');
   const r = await runCli([...CREATE, '--json', '--secret-file', secretFile, '--max-retries', '0', '--timeout', '2', ...flags], {
     ws,
     env: scopeEnv(baseUrl, env),
     // NODE_EXTRA_CA_CERTS is read by Node when a process starts.
-    spawn: 'NODE_EXTRA_CA_CERTS' in env,
+    spawn: opts.spawn ?? 'NODE_EXTRA_CA_CERTS' in env,
   });
   return { ...r, secretFile };
 }
@@ -89,9 +139,7 @@ function expectDelivered(r: RunResult & { secretFile: string }) {
   expect(readFileSync(r.secretFile, 'utf8')).toBe(SECRET);
 }
 
-const tunnelsTo = (port: number) => proxy.records.filter((p) => p.kind === 'connect' && p.target === `127.0.0.1:${port}`);
-const carriedTo = (port: number) =>
-  proxy.records.filter((p) => (p.kind === 'connect' ? p.target === `127.0.0.1:${port}` : p.target.startsWith(`http://127.0.0.1:${port}/`)));
+const tunnelsTo = (port: number) => proxy.records.filter((p) => p.kind === 'connect' && p.target === `${ALIAS}:${port}`);
 
 describe('private CA: NODE_EXTRA_CA_CERTS', () => {
   test('a self-signed HTTPS server without NODE_EXTRA_CA_CERTS → 12 network_error naming the certificate; nothing sent', async () => {
@@ -119,7 +167,7 @@ describe('private CA: NODE_EXTRA_CA_CERTS', () => {
 
 describe('proxies', () => {
   test.each(['HTTPS_PROXY', 'https_proxy'])('%s: https goes through a CONNECT tunnel (private CA honoured inside it)', async (name) => {
-    const r = await create(tlsServer.url, { [name]: proxy.url, NODE_EXTRA_CA_CERTS: certPath });
+    const r = await create(viaAlias(tlsServer.port), { [name]: proxy.url, NODE_EXTRA_CA_CERTS: certPath });
     expectDelivered(r);
     expect(tunnelsTo(tlsServer.port)).toHaveLength(1);
     expect(tlsServer.hits).toBe(1);
@@ -128,93 +176,171 @@ describe('proxies', () => {
   });
 
   test('through the CONNECT proxy without NODE_EXTRA_CA_CERTS → 12 network_error; the server gets nothing', async () => {
-    const r = await create(tlsServer.url, { HTTPS_PROXY: proxy.url });
+    const r = await create(viaAlias(tlsServer.port), { HTTPS_PROXY: proxy.url });
     expectClean(r);
     const line = parseErrorLine(r.stderr);
     expect({ exit: r.exitCode, code: line.error.code }).toEqual({ exit: 12, code: 'network_error' });
     expect(line.error.message).toMatch(/cert|self[- ]signed|SELF_SIGNED|verify/i);
     expect(tunnelsTo(tlsServer.port)).toHaveLength(1);
     expect(tlsServer.hits).toBe(0);
-  });
-
-  test.each(['HTTP_PROXY', 'http_proxy'])('%s: an http://127.0.0.1 base URL goes through the proxy', async (name) => {
-    const r = await create(plainServer.url, { [name]: proxy.url });
-    expectDelivered(r);
-    expect(carriedTo(plainServer.port)).toHaveLength(1);
-    expect(plainServer.hits).toBe(1);
+    // Nothing reached the server: no key in the error line.
+    expect(line.idempotencyKey).toBeUndefined();
   });
 
   test('HTTP_PROXY alone also carries https (as undici does)', async () => {
-    const r = await create(tlsServer.url, { HTTP_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: certPath });
+    const r = await create(viaAlias(tlsServer.port), { HTTP_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: certPath });
     expectDelivered(r);
     expect(tunnelsTo(tlsServer.port)).toHaveLength(1);
   });
 
   test.each([
-    ['NO_PROXY', '127.0.0.1', 'HTTPS_PROXY'],
-    ['no_proxy', '127.0.0.1', 'https_proxy'],
-    ['NO_PROXY', 'example.com,127.0.0.1', 'HTTPS_PROXY'],
+    ['NO_PROXY', ALIAS, 'HTTPS_PROXY'],
+    ['no_proxy', ALIAS, 'https_proxy'],
+    ['NO_PROXY', `example.com,${ALIAS}`, 'HTTPS_PROXY'],
     ['no_proxy', '*', 'HTTPS_PROXY'],
-  ])('%s=%s bypasses %s for https', async (noName, value, proxyName) => {
-    const r = await create(tlsServer.url, { [proxyName]: proxy.url, [noName]: value, NODE_EXTRA_CA_CERTS: certPath });
-    expectDelivered(r);
+  ])('%s=%s bypasses %s: the request goes direct (and the reserved name does not resolve)', async (noName, value, proxyName) => {
+    const r = await create(viaAlias(tlsServer.port), { [proxyName]: proxy.url, [noName]: value, NODE_EXTRA_CA_CERTS: certPath });
+    expectClean(r);
     expect(proxy.records).toHaveLength(0);
-    expect(tlsServer.hits).toBe(1);
-  });
-
-  test.each([
-    ['NO_PROXY', 'HTTP_PROXY'],
-    ['no_proxy', 'http_proxy'],
-  ])('%s=127.0.0.1 bypasses %s for http', async (noName, proxyName) => {
-    const r = await create(plainServer.url, { [proxyName]: proxy.url, [noName]: '127.0.0.1' });
-    expectDelivered(r);
-    expect(proxy.records).toHaveLength(0);
-    expect(plainServer.hits).toBe(1);
+    const line = parseErrorLine(r.stderr);
+    expect({ exit: r.exitCode, code: line.error.code }).toEqual({ exit: 12, code: 'network_error' });
+    expect(line.error.message).toContain(ALIAS);
+    expect(tlsServer.hits).toBe(0);
   });
 
   test('NO_PROXY naming another host does not bypass', async () => {
-    const r = await create(plainServer.url, { HTTP_PROXY: proxy.url, NO_PROXY: 'example.com' });
+    const r = await create(viaAlias(tlsServer.port), { HTTPS_PROXY: proxy.url, NO_PROXY: 'example.com', NODE_EXTRA_CA_CERTS: certPath });
     expectDelivered(r);
-    expect(carriedTo(plainServer.port)).toHaveLength(1);
+    expect(tunnelsTo(tlsServer.port)).toHaveLength(1);
   });
 
-  test('a proxy that refuses connections → 12 network_error, no stack, no token', async () => {
+  test('a proxy that refuses connections → 12 network_error, no stack, no token, no key (nothing was sent)', async () => {
     const port = await closedPort();
-    const r = await create(plainServer.url, { HTTP_PROXY: `http://127.0.0.1:${port}` });
+    const r = await create(viaAlias(tlsServer.port), { HTTPS_PROXY: `http://127.0.0.1:${port}` });
     expectClean(r);
     const line = parseErrorLine(r.stderr);
     expect({ exit: r.exitCode, code: line.error.code }).toEqual({ exit: 12, code: 'network_error' });
-    expect(plainServer.hits).toBe(0);
+    expect(tlsServer.hits).toBe(0);
+    expect(line.idempotencyKey).toBeUndefined();
+  });
+
+  test('a proxy that refuses the tunnel (403 to CONNECT) → 12 network_error; the server gets nothing', async () => {
+    const r = await create(`https://elsewhere.chatctl.test:${tlsServer.port}`, { HTTPS_PROXY: proxy.url });
+    expectClean(r);
+    const line = parseErrorLine(r.stderr);
+    expect({ exit: r.exitCode, code: line.error.code }).toEqual({ exit: 12, code: 'network_error' });
+    expect(line.error.message).toContain(`the proxy refused to connect to elsewhere.chatctl.test:${tlsServer.port} (it answered 403)`);
+    expect(proxy.records.map((p) => p.target)).toEqual([`elsewhere.chatctl.test:${tlsServer.port}`]);
+    expect(tlsServer.hits).toBe(0);
+    expect(line.idempotencyKey).toBeUndefined();
   });
 
   test('a malformed proxy URL → 3 config_error naming the variable (not an internal error); nothing sent', async () => {
-    const r = await create(plainServer.url, { HTTP_PROXY: 'http://[bad' });
+    const r = await create(viaAlias(tlsServer.port), { HTTP_PROXY: 'http://[bad' });
     expectClean(r);
     const line = parseErrorLine(r.stderr);
-    expect(plainServer.hits).toBe(0);
+    expect(tlsServer.hits).toBe(0);
     expect({ exit: r.exitCode, code: line.error.code }).toEqual({ exit: 3, code: 'config_error' });
     expect(line.error.message).toMatch(/HTTP_PROXY/);
+  });
+});
+
+describe('the proxy bundle is code-cached like the program', () => {
+  test('a proxied run leaves a cache file for dist/lazy/proxy.cjs, and the next proxied run reuses it as is', async () => {
+    const cacheDir = tempDir('cache');
+    const env = { HTTPS_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: certPath, CHATCTL_CACHE_DIR: cacheDir };
+    expectDelivered(await create(viaAlias(tlsServer.port), env));
+    const files = () => readdirSync(cacheDir).sort();
+    const first = files();
+    // On Node 20 both carry the V8 flag the proxy path sets (Liftoff only).
+    expect(first.filter((f) => /^proxy(\+liftoff)?-.*\.v8$/.test(f)), first.join(', ')).toHaveLength(1);
+    expect(first.filter((f) => /^main(\+liftoff)?-.*\.v8$/.test(f)), first.join(', ')).toHaveLength(1);
+    const stamp = () => first.map((f) => `${f} ${statSync(join(cacheDir, f)).mtimeMs}`);
+    const before = stamp();
+    expectDelivered(await create(viaAlias(tlsServer.port), env));
+    // Rewritten only when V8 rejects the cached data (a flag set after compiling would do that).
+    expect(files()).toEqual(first);
+    expect(stamp()).toEqual(before);
+  });
+});
+
+describe('loopback is never proxied, whatever NO_PROXY says: the token never reaches a proxy in clear text', () => {
+  test.each(['HTTP_PROXY', 'http_proxy', 'HTTPS_PROXY', 'https_proxy'])('%s and an http://127.0.0.1 base URL → direct: the proxy sees nothing (real process)', async (name) => {
+    const r = await create(plainServer.url, { [name]: proxy.url }, [], { spawn: true });
+    expectDelivered(r);
+    expect(proxy.records).toEqual([]);
+    expect(plainServer.hits).toBe(1);
+    expect(plainServer.requests[0]!.headers.authorization).toBe(`Bearer ${TOKEN}`);
+  });
+
+  test.each([
+    ['http://localhost', () => `http://localhost:${plainServer.port}`, () => plainServer],
+    ['https://127.0.0.1', () => tlsServer.url, () => tlsServer],
+    ['https://localhost', () => `https://localhost:${tlsServer.port}`, () => tlsServer],
+  ])('%s with HTTP_PROXY and HTTPS_PROXY set, NO_PROXY naming something else → direct', async (_label, url, server) => {
+    const r = await create(url(), { HTTP_PROXY: proxy.url, HTTPS_PROXY: proxy.url, NO_PROXY: 'example.com', NODE_EXTRA_CA_CERTS: certPath });
+    expectDelivered(r);
+    expect(proxy.records).toEqual([]);
+    expect(server().hits).toBe(1);
+  });
+
+  test('http://[::1] with HTTP_PROXY set → direct', async () => {
+    const hits: string[] = [];
+    const v6 = http.createServer((req, res) => {
+      hits.push(String(req.headers.authorization));
+      req.resume();
+      req.on('end', () => json(res, 201, secretBody()));
+    });
+    v6.listen(0, '::1');
+    await once(v6, 'listening');
+    try {
+      const r = await create(`http://[::1]:${(v6.address() as net.AddressInfo).port}`, { HTTP_PROXY: proxy.url, NO_PROXY: '' });
+      expectDelivered(r);
+      expect(proxy.records).toEqual([]);
+      expect(hits).toEqual([`Bearer ${TOKEN}`]);
+    } finally {
+      v6.closeAllConnections();
+      await new Promise<void>((r) => v6.close(() => r()));
+    }
+  });
+
+  test('a proxy that is down or malformed does not matter to a loopback target', async () => {
+    const port = await closedPort();
+    const down = await create(plainServer.url, { HTTP_PROXY: `http://127.0.0.1:${port}` });
+    expectDelivered(down);
+    const bad = await create(plainServer.url, { HTTP_PROXY: 'http://[bad' });
+    expectDelivered(bad);
+    expect(plainServer.hits).toBe(2);
+  });
+
+  test('an http: base URL off loopback is refused before anything is sent, proxy or not (exit 3)', async () => {
+    const r = await create(`http://${ALIAS}:${plainServer.port}`, { HTTP_PROXY: proxy.url });
+    expectClean(r);
+    const line = parseErrorLine(r.stderr);
+    expect({ exit: r.exitCode, code: line.error.code }).toEqual({ exit: 3, code: 'config_error' });
+    expect(proxy.records).toEqual([]);
+    expect(plainServer.hits).toBe(0);
   });
 });
 
 describe('the fault contract holds through the proxy transport too', () => {
   test('a redirect through the proxy is not followed: exit 1 naming the Location; the other origin gets nothing', async () => {
     const location = `${other.url}/stolen`;
-    plainServer.reset((_q, res) => {
+    tlsServer.reset((_q, res) => {
       res.writeHead(307, { Location: location, 'Content-Length': '0' });
       res.end();
     });
-    const r = await create(plainServer.url, { HTTP_PROXY: proxy.url });
+    const r = await create(viaAlias(tlsServer.port), { HTTPS_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: certPath });
     expectClean(r);
     const line = parseErrorLine(r.stderr);
     expect({ exit: r.exitCode, code: line.error.code }).toEqual({ exit: 1, code: 'invalid_response' });
     expect(line.error.message).toContain(location);
     expect(other.hits).toBe(0);
-    expect(carriedTo(other.port)).toHaveLength(0);
+    expect(proxy.records.filter((p) => p.target.includes(String(other.port)))).toHaveLength(0);
   });
 
-  test('a 2xx body over 1 MiB through the proxy → 1 invalid_response, promptly', async () => {
-    plainServer.reset((_q, res) => {
+  test('a 2xx body over 1 MiB through the proxy → 1 invalid_response, promptly, with the key', async () => {
+    tlsServer.reset((_q, res) => {
       res.writeHead(201, { 'Content-Type': 'application/json' });
       res.write('{"data":{"endpoint":{"pad":"');
       const chunk = Buffer.alloc(64 * 1024, 0x61);
@@ -224,19 +350,20 @@ describe('the fault contract holds through the proxy transport too', () => {
       };
       pump(); // 4 MiB, never finished
     });
-    const r = await create(plainServer.url, { HTTP_PROXY: proxy.url }, ['--timeout', '20']);
+    const r = await create(viaAlias(tlsServer.port), { HTTPS_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: certPath }, ['--timeout', '20']);
     expectClean(r);
     const line = parseErrorLine(r.stderr);
     expect({ exit: r.exitCode, code: line.error.code }).toEqual({ exit: 1, code: 'invalid_response' });
+    expect(line.idempotencyKey).toBe(tlsServer.requests[0]!.headers['idempotency-key']);
     expect(r.durationMs).toBeLessThan(5000);
   });
 
   test('a body that stalls through the proxy → 12 timeout at --timeout', async () => {
-    plainServer.reset((_q, res) => {
+    tlsServer.reset((_q, res) => {
       res.writeHead(201, { 'Content-Type': 'application/json', 'Content-Length': '1000' });
       res.write('{"data":');
     });
-    const r = await create(plainServer.url, { HTTP_PROXY: proxy.url }, ['--timeout', '1']);
+    const r = await create(viaAlias(tlsServer.port), { HTTPS_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: certPath }, ['--timeout', '1']);
     expectClean(r);
     const line = parseErrorLine(r.stderr);
     expect({ exit: r.exitCode, code: line.error.code }).toEqual({ exit: 12, code: 'timeout' });
@@ -246,22 +373,41 @@ describe('the fault contract holds through the proxy transport too', () => {
 
   test('a truncated body through the proxy → 1 invalid_response, not retried', async () => {
     const body = JSON.stringify(secretBody());
-    plainServer.reset((_q, res) => {
+    tlsServer.reset((_q, res) => {
       res.writeHead(201, { 'Content-Type': 'application/json', 'Content-Length': String(body.length + 100) });
       res.write(body);
       setTimeout(() => res.socket?.destroy(), 50);
     });
-    const r = await create(plainServer.url, { HTTP_PROXY: proxy.url }, ['--max-retries', '1']);
+    const r = await create(viaAlias(tlsServer.port), { HTTPS_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: certPath }, ['--max-retries', '1']);
     expectClean(r);
     const line = parseErrorLine(r.stderr);
     expect({ exit: r.exitCode, code: line.error.code }).toEqual({ exit: 1, code: 'invalid_response' });
-    expect(plainServer.hits).toBe(1);
+    expect(tlsServer.hits).toBe(1);
+  });
+
+  test.each([
+    ['100 kB of response headers', () => 'HTTP/1.1 201 Created\r\n' + Array.from({ length: 1000 }, (_, i) => `X-Pad-${i}: ${'a'.repeat(96)}\r\n`).join('') + 'Content-Length: 2\r\n\r\n{}'],
+    ['a bad status line', () => 'HTTZ/1.1 201 Created\r\nContent-Length: 2\r\n\r\n{}'],
+  ])('%s through the proxy → 1 invalid_response after one attempt, not a connection failure', async (_label, reply) => {
+    rawTls.reply = Buffer.from(reply());
+    const r = await create(viaAlias(rawTls.port), { HTTPS_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: certPath }, ['--max-retries', '3']);
+    expectClean(r);
+    const line = parseErrorLine(r.stderr);
+    expect({ exit: r.exitCode, code: line.error.code }).toEqual({ exit: 1, code: 'invalid_response' });
+    expect(line.error.message).toMatch(/response could not be read/);
+    expect(line.error.message).not.toMatch(/connect/i);
+    expect(rawTls.hits).toBe(1);
+    expect(tunnelsTo(rawTls.port)).toHaveLength(1);
+    expect(line.idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   test('reactivate through the proxy (human mode) → exit 0', async () => {
-    const r = await runCli([...REACTIVATE, '--max-retries', '0', '--timeout', '2'], { env: scopeEnv(plainServer.url, { http_proxy: proxy.url }) });
+    const r = await runCli([...REACTIVATE, '--max-retries', '0', '--timeout', '2'], {
+      env: scopeEnv(viaAlias(tlsServer.port), { https_proxy: proxy.url, NODE_EXTRA_CA_CERTS: certPath }),
+      spawn: true, // NODE_EXTRA_CA_CERTS is read by Node when a process starts
+    });
     expectClean(r);
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(carriedTo(plainServer.port)).toHaveLength(1);
+    expect(tunnelsTo(tlsServer.port)).toHaveLength(1);
   });
 });

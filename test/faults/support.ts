@@ -192,6 +192,8 @@ export function spawnCli(args: string[], opts: RunOptions = {}): { child: Result
 export interface JsonErrorLine {
   error: { code: string; message: string; requestId: string | null; status: number | null; details: unknown };
   exitCode: number;
+  /** create and rotate, when the change may have been applied. */
+  idempotencyKey?: string;
 }
 
 /** stderr must be exactly one JSON line with the contract's fields. */
@@ -206,7 +208,8 @@ export function parseErrorLine(stderr: string): JsonErrorLine {
     throw new Error(`stderr is not JSON:\n${stderr}`);
   }
   const keys = Object.keys(parsed).sort().join(',');
-  if (keys !== 'error,exitCode') throw new Error(`top-level keys are ${keys}: ${stderr}`);
+  if (keys !== 'error,exitCode' && keys !== 'error,exitCode,idempotencyKey') throw new Error(`top-level keys are ${keys}: ${stderr}`);
+  if ('idempotencyKey' in parsed && typeof parsed.idempotencyKey !== 'string') throw new Error(`idempotencyKey is not a string: ${stderr}`);
   const ek = Object.keys(parsed.error ?? {}).sort().join(',');
   if (ek !== 'code,details,message,requestId,status') throw new Error(`error keys are ${ek}: ${stderr}`);
   if (typeof parsed.error.code !== 'string' || typeof parsed.error.message !== 'string') throw new Error(`bad error line: ${stderr}`);
@@ -375,12 +378,21 @@ export interface ProxyRecord {
  * A forward proxy on 127.0.0.1: CONNECT tunnels (for https, and for http when
  * the client tunnels it too) and plain-HTTP forwarding of absolute-URI
  * requests. Records what it carries; refuses any target off loopback.
+ * `aliases` are host names it resolves to 127.0.0.1 itself: chatctl never
+ * proxies loopback, so a test reaches a local server through the proxy by a
+ * name only the proxy knows (a reserved .test name that no DNS answers).
  */
 export class ConnectProxy {
   readonly records: ProxyRecord[] = [];
   private server!: http.Server;
   private sockets = new Set<net.Socket>();
   port = 0;
+
+  constructor(private readonly aliases: string[] = []) {}
+
+  private local(host: string): boolean {
+    return host === '127.0.0.1' || host === 'localhost' || this.aliases.includes(host);
+  }
 
   get url(): string {
     return `http://127.0.0.1:${this.port}`;
@@ -400,7 +412,7 @@ export class ConnectProxy {
         return;
       }
       this.records.push({ kind: 'forward', target: req.url ?? '', headers: req.headers });
-      if (target.hostname !== '127.0.0.1' && target.hostname !== 'localhost') {
+      if (!this.local(target.hostname)) {
         res.writeHead(403).end();
         return;
       }
@@ -420,8 +432,8 @@ export class ConnectProxy {
     this.server.on('connect', (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
       const target = req.url ?? '';
       this.records.push({ kind: 'connect', target, headers: req.headers });
-      const m = /^(127\.0\.0\.1|localhost):(\d+)$/.exec(target);
-      if (!m) {
+      const m = /^([^:]+):(\d+)$/.exec(target);
+      if (!m || !this.local(m[1]!)) {
         client.end('HTTP/1.1 403 Forbidden\r\n\r\n');
         return;
       }

@@ -213,6 +213,8 @@ export function errorBody(code: string, message = `server says ${code}`, details
 export interface JsonErrorLine {
   error: { code: string; message: string; requestId: string | null; status: number | null; details: unknown };
   exitCode: number;
+  /** create and rotate, when the change may have been applied. */
+  idempotencyKey?: string;
 }
 
 /**
@@ -232,7 +234,8 @@ export function parseErrorLine(stderr: string): JsonErrorLine {
   }
   const obj = parsed as Record<string, unknown>;
   const keys = Object.keys(obj).sort();
-  if (keys.join(',') !== 'error,exitCode') throw new Error(`top-level keys are ${keys.join(',')}`);
+  if (keys.join(',') !== 'error,exitCode' && keys.join(',') !== 'error,exitCode,idempotencyKey') throw new Error(`top-level keys are ${keys.join(',')}`);
+  if ('idempotencyKey' in obj && typeof obj.idempotencyKey !== 'string') throw new Error('idempotencyKey is not a string');
   const err = obj.error as Record<string, unknown>;
   if (typeof err !== 'object' || err === null) throw new Error('error is not an object');
   const ek = Object.keys(err).sort();

@@ -3,6 +3,7 @@ import { sendWithRetries, type ApiRequest, type HttpDeps } from '../../src/http/
 import { TransportError } from '../../src/http/transport.js';
 import { CliError } from '../../src/errors/cli-error.js';
 import { scriptedTransport, sequentialUUID, virtualClock, type Answer } from './support/fakes.js';
+import { deadlineFrom } from '../../src/http/client.js';
 
 const req: ApiRequest = {
   method: 'POST',
@@ -63,7 +64,7 @@ describe('sendWithRetries', () => {
     expect(e.exitCode).toBe(11);
     expect(e.code).toBe('rate_limit_exceeded');
     expect(e.message).toContain('key-123');
-    expect(e.message).toContain('--idempotency-key key-123');
+    expect(e.message).toContain("--idempotency-key 'key-123'");
   });
 
   it('stops at once on a Retry-After over 60 s, quoting it', async () => {
@@ -103,7 +104,7 @@ describe('sendWithRetries', () => {
   it('announces waits and traces attempts without the credential', async () => {
     const { d, trace, announced } = deps([err(429, 'rate_limit_exceeded', { 'retry-after': '2' }), { status: 200, body: '{"data":{"secret":"whsec_x"}}' }]);
     await sendWithRetries(req, { maxRetries: 4, timeoutMs: 1000 }, d);
-    expect(announced).toEqual(['rate limited, retrying in 2 s, attempt 2 of 5']);
+    expect(announced).toEqual(['attempt 1 of 5 got 429 rate limited (request id r); retrying in 2.0 s']);
     const all = trace.join('\n');
     expect(all).toContain('Authorization: Bearer [REDACTED]');
     expect(all).not.toContain('Bearer t\n');
@@ -153,5 +154,152 @@ describe('a timeout after the status line', () => {
     expect(transport.sent).toHaveLength(1);
     expect([e.code, e.exitCode, e.status]).toEqual(['timeout', 12, 201]);
     expect(e.message).toContain('key-123');
+  });
+});
+
+describe('retry notices (one line per wait)', () => {
+  it('give the attempt, the status or failure, the request id and the wait', async () => {
+    const { d, announced } = deps(
+      [
+        err(503, 'service_unavailable', { 'retry-after': '1' }),
+        { status: 429, headers: { 'x-request-id': 'req_hdr', 'retry-after': '12' }, body: 'slow down' },
+        new TransportError('connect', 'connection refused by api.example', undefined, false),
+        new TransportError('timeout', 'no complete response within 1 s'),
+        { status: 201, body: '{}' },
+      ],
+      () => 0.3,
+    );
+    await sendWithRetries(req, { maxRetries: 4, timeoutMs: 1000 }, d);
+    expect(announced).toEqual([
+      'attempt 1 of 5 got 503 service unavailable (request id r); retrying in 1.0 s',
+      'attempt 2 of 5 got 429 rate limited (request id req_hdr); retrying in 12 s',
+      expect.stringMatching(/^attempt 3 of 5 failed: connection refused by api\.example \(request id 0{8}-0{4}-4000-8000-\d{12}\); retrying in 0\.6 s$/),
+      expect.stringMatching(/^attempt 4 of 5 timed out after 1\.0 s \(request id [0-9a-f-]{36}\); retrying in 1\.2 s$/),
+    ]);
+  });
+});
+
+describe('the Idempotency-Key travels with errors where the change may have been applied', () => {
+  const withKey = (e: CliError) => (e.toJSON() as { idempotencyKey?: string }).idempotencyKey;
+
+  it('exhausted 503s, timeouts, truncated and malformed responses: the key is beside exitCode', async () => {
+    const cases: Answer[][] = [
+      [err(503, 'service_unavailable'), err(503, 'service_unavailable')],
+      [new TransportError('timeout', 'no complete response within 1 s'), new TransportError('timeout', 'no complete response within 1 s')],
+      [new TransportError('truncated', 'the connection closed before the response was complete', 201)],
+      [new TransportError('malformed', "the server's response could not be read: its headers exceed the size limit")],
+      // a timeout, then connection refused: the first attempt may have landed
+      [new TransportError('timeout', 'no complete response within 1 s'), new TransportError('connect', 'connection refused', undefined, false)],
+    ];
+    for (const answers of cases) {
+      const { d } = deps(answers);
+      const e = await failure(sendWithRetries(req, { maxRetries: 1, timeoutMs: 1000 }, d));
+      expect(withKey(e), e.message).toBe('key-123');
+      const json = JSON.stringify(e.toJSON());
+      expect(json).toMatch(/"exitCode":\d+,"idempotencyKey":"key-123"\}$/);
+    }
+  });
+
+  it('not where nothing can have been applied: 429s, refused connections, a 409', async () => {
+    const cases: Answer[][] = [
+      [err(429, 'rate_limit_exceeded'), err(429, 'rate_limit_exceeded')],
+      [new TransportError('connect', 'connection refused', undefined, false), new TransportError('connect', 'connection refused', undefined, false)],
+      [err(409, 'webhook_endpoint_version_conflict')],
+    ];
+    for (const answers of cases) {
+      const { d } = deps(answers);
+      const e = await failure(sendWithRetries(req, { maxRetries: 1, timeoutMs: 1000 }, d));
+      expect(withKey(e)).toBeUndefined();
+      expect(Object.keys(e.toJSON())).toEqual(['error', 'exitCode']);
+    }
+  });
+
+  it('never without a key (reactivate sends none)', async () => {
+    const { d } = deps([err(503, 'service_unavailable')]);
+    const e = await failure(sendWithRetries({ ...req, idempotencyKey: undefined }, { maxRetries: 0, timeoutMs: 1000 }, d));
+    expect(Object.keys(e.toJSON())).toEqual(['error', 'exitCode']);
+  });
+
+  it('an interrupt after a 503 names the key; one before anything was sent does not', async () => {
+    const controller = new AbortController();
+    const a = deps([err(503, 'service_unavailable', { 'retry-after': '5' })]);
+    a.d.signal = controller.signal;
+    a.d.sleep = async () => {
+      controller.abort();
+      throw new Error('aborted');
+    };
+    const e1 = await failure(sendWithRetries(req, { maxRetries: 4, timeoutMs: 1000 }, a.d));
+    expect([e1.exitCode, e1.idempotencyKey]).toEqual([130, 'key-123']);
+    expect(e1.message).toContain('Idempotency-Key key-123');
+    expect(e1.hint).toContain("--idempotency-key 'key-123'");
+
+    const b = deps([]);
+    const aborted = new AbortController();
+    aborted.abort();
+    b.d.signal = aborted.signal;
+    const e2 = await failure(sendWithRetries(req, { maxRetries: 4, timeoutMs: 1000 }, b.d));
+    expect([e2.exitCode, e2.idempotencyKey, b.transport.sent.length]).toEqual([130, undefined, 0]);
+  });
+});
+
+describe('malformed responses', () => {
+  it('are invalid_response (exit 1), never retried', async () => {
+    const { d, transport, clock } = deps([new TransportError('malformed', "the server's response could not be read: it does not start with an HTTP status line")]);
+    const e = await failure(sendWithRetries(req, { maxRetries: 4, timeoutMs: 1000 }, d));
+    expect([e.code, e.exitCode, transport.sent.length, clock.waits]).toEqual(['invalid_response', 1, 1, []]);
+  });
+});
+
+describe('the whole-command deadline (virtual clock)', () => {
+  it('caps each attempt at what remains, and ends with exit 12 naming the key when an attempt runs into it', async () => {
+    const clock = virtualClock();
+    const start = clock.now();
+    const slow = (): Answer => () => {
+      clock.advance(1000);
+      return new TransportError('timeout', 'no complete response within 1 s');
+    };
+    const transport = scriptedTransport([
+      err(503, 'service_unavailable', { 'retry-after': '1' }),
+      () => {
+        clock.advance(400);
+        return new TransportError('timeout', 'no complete response within 0.6 s');
+      },
+      slow(),
+    ]);
+    const announced: string[] = [];
+    const d: HttpDeps = { transport, now: clock.now, sleep: clock.sleep, randomUUID: sequentialUUID, random: () => 0.5, signal: new AbortController().signal, announce: (l) => announced.push(l) };
+    const e = await failure(sendWithRetries(req, { maxRetries: 10, timeoutMs: 30_000, deadline: deadlineFrom(start, 1400) }, d));
+    expect(transport.options.map((o) => o.timeoutMs)).toEqual([1400, 400]);
+    expect([e.code, e.exitCode, e.idempotencyKey]).toEqual(['timeout', 12, 'key-123']);
+    expect(e.message).toContain("the command's deadline of 1.4 s was reached during attempt 2 of 11");
+    expect(e.message).toContain("--idempotency-key 'key-123'");
+    expect(clock.now() - start).toBe(1400);
+    expect(announced).toHaveLength(1);
+  });
+
+  it('a wait longer than what remains stops at once, before sleeping', async () => {
+    const { d, transport, clock } = deps([err(503, 'service_unavailable', { 'retry-after': '1' }), err(503, 'service_unavailable', { 'retry-after': '5' })]);
+    const start = clock.now();
+    const e = await failure(sendWithRetries(req, { maxRetries: 4, timeoutMs: 1000, deadline: deadlineFrom(start, 3000) }, d));
+    expect(transport.sent).toHaveLength(2);
+    expect(clock.waits).toEqual([1000]);
+    expect([e.code, e.exitCode, e.idempotencyKey, e.status]).toEqual(['timeout', 12, 'key-123', null]);
+    expect(e.message).toMatch(/deadline of 3 s would pass before the next attempt \(in 5\.0 s\).*last attempt got 503 service unavailable \(request id r\)/);
+  });
+
+  it('against a server that keeps answering 503 with backoff, ends at or before the deadline', async () => {
+    const { d, transport, clock } = deps(Array.from({ length: 50 }, () => err(503, 'service_unavailable')), () => 0.99);
+    const start = clock.now();
+    const e = await failure(sendWithRetries(req, { maxRetries: 50, timeoutMs: 30_000, deadline: deadlineFrom(start, 2000) }, d));
+    expect(e.exitCode).toBe(12);
+    expect(clock.now() - start).toBeLessThanOrEqual(2000);
+    expect(transport.sent.length).toBeGreaterThan(1);
+    expect(e.idempotencyKey).toBe('key-123');
+  });
+
+  it('is not reached by a run that succeeds in time', async () => {
+    const { d, clock } = deps([err(503, 'service_unavailable', { 'retry-after': '1' }), { status: 201, body: '{}' }]);
+    const res = await sendWithRetries(req, { maxRetries: 4, timeoutMs: 1000, deadline: deadlineFrom(clock.now(), 1500) }, d);
+    expect(res.status).toBe(201);
   });
 });

@@ -87,12 +87,21 @@ describe('value precedence: flag > environment > profile > default', () => {
     fails(() => requireToken({}, selectProfile({ profile: 'other' }, {}, config)), 3);
   });
   it('retries and timeout: flag, env, default; bad flag is 2, bad env is 3', () => {
-    expect(resolveRequestSettings({}, {})).toEqual({ maxRetries: 4, timeoutMs: 30_000 });
-    expect(resolveRequestSettings({}, { CHATCTL_MAX_RETRIES: '2', CHATCTL_TIMEOUT: '1.5' })).toEqual({ maxRetries: 2, timeoutMs: 1500 });
-    expect(resolveRequestSettings({ maxRetries: '0', timeout: '5' }, { CHATCTL_MAX_RETRIES: '2' })).toEqual({ maxRetries: 0, timeoutMs: 5000 });
+    expect(resolveRequestSettings({}, {})).toEqual({ maxRetries: 4, timeoutMs: 30_000, deadlineMs: 300_000 });
+    expect(resolveRequestSettings({}, { CHATCTL_MAX_RETRIES: '2', CHATCTL_TIMEOUT: '1.5' })).toEqual({ maxRetries: 2, timeoutMs: 1500, deadlineMs: 300_000 });
+    expect(resolveRequestSettings({ maxRetries: '0', timeout: '5' }, { CHATCTL_MAX_RETRIES: '2' })).toEqual({ maxRetries: 0, timeoutMs: 5000, deadlineMs: 300_000 });
     fails(() => resolveRequestSettings({ maxRetries: '-1' }, {}), 2);
     fails(() => resolveRequestSettings({ timeout: '0' }, {}), 2);
     fails(() => resolveRequestSettings({}, { CHATCTL_TIMEOUT: 'soon' }), 3);
+  });
+  it('--deadline beats CHATCTL_DEADLINE beats 300 s; bad values are usage (flag) or config (env) errors', () => {
+    expect(resolveRequestSettings({}, { CHATCTL_DEADLINE: '2' }).deadlineMs).toBe(2000);
+    expect(resolveRequestSettings({ deadline: '0.5' }, { CHATCTL_DEADLINE: '2' }).deadlineMs).toBe(500);
+    expect(resolveRequestSettings({}, { CHATCTL_DEADLINE: '' }).deadlineMs).toBe(300_000);
+    for (const bad of ['0', '-1', 'soon', '1e3', '86401']) {
+      fails(() => resolveRequestSettings({ deadline: bad }, {}), 2);
+      fails(() => resolveRequestSettings({}, { CHATCTL_DEADLINE: bad }), 3);
+    }
   });
   it('no prompts with --no-input, CHATCTL_NO_INPUT or CI', () => {
     expect(noInput({}, {})).toBe(false);

@@ -36,7 +36,7 @@ export async function runCreate(opts: CreateOptions, g: GlobalOptions, ctx: Cont
     env: ctx.env,
   });
   const client = await webhooksClient(ctx);
-  const answer = await namingTheKey(client.create(body, idempotencyKey), { idempotencyKey });
+  const answer = await namingTheKey(client.create(body, idempotencyKey), {});
   const res = checkSecretAnswer(ctx, answer, { idempotencyKey });
   await deliverSecretResult(ctx, g, plan, res, `Created webhook endpoint ${endpointLabel(res.data.endpoint)}.`);
 }

@@ -6,7 +6,7 @@ import { PLAIN } from '../../../src/output/colors.js';
 import type { IO } from '../../../src/output/io.js';
 import type { Context, GlobalOptions } from '../../../src/context.js';
 import { resolveInvocation } from '../../../src/app/invocation.js';
-import type { Transport, WireRequest, WireResponse } from '../../../src/http/transport.js';
+import type { AttemptOptions, Transport, WireRequest, WireResponse } from '../../../src/http/transport.js';
 
 export interface FakeIO extends IO {
   out(): string;
@@ -35,17 +35,20 @@ export function fakeIO(tty: { stdin?: boolean; stdout?: boolean; stderr?: boolea
 
 export type Answer = Partial<WireResponse> | Error | ((req: WireRequest) => Partial<WireResponse> | Error);
 
-export function scriptedTransport(answers: Answer[]): Transport & { sent: WireRequest[] } {
+export function scriptedTransport(answers: Answer[]): Transport & { sent: WireRequest[]; options: AttemptOptions[] } {
   const sent: WireRequest[] = [];
-  const t = (async (req: WireRequest) => {
+  const options: AttemptOptions[] = [];
+  const t = (async (req: WireRequest, opts: AttemptOptions) => {
     sent.push(req);
+    options.push(opts);
     let a = answers.shift();
     if (a === undefined) throw new Error('scriptedTransport: no answer left');
     if (typeof a === 'function') a = a(req);
     if (a instanceof Error) throw a;
     return { status: a.status ?? 200, headers: a.headers ?? {}, body: a.body ?? '' };
-  }) as unknown as Transport & { sent: WireRequest[] };
+  }) as unknown as Transport & { sent: WireRequest[]; options: AttemptOptions[] };
   t.sent = sent;
+  t.options = options;
   return t;
 }
 
@@ -56,6 +59,10 @@ export function virtualClock(start = Date.UTC(2026, 10, 22, 12, 0, 0)) {
   return {
     now: () => now,
     waits,
+    /** Time passing without a sleep (an attempt that takes a while). */
+    advance: (ms: number) => {
+      now += ms;
+    },
     sleep: async (ms: number, signal: AbortSignal) => {
       if (signal.aborted) throw new Error('aborted');
       waits.push(ms);
