@@ -226,8 +226,12 @@ export function buildProgram(ctx: Context, focus?: string): Command {
       .option('--port <port>', 'port (0 picks a free one)', '0')
       .option('--token <token>', 'bearer token to accept (default: a random one, printed on start)')
       .option('--endpoint-limit <n>', 'endpoints allowed per environment', '10')
-      .option('--rate-limit <n>', 'answer 429 beyond N requests per second (0: off)', '0')
-      .addHelpText('after', examples('chatctl sandbox', 'chatctl sandbox --port 0 --json', 'chatctl sandbox --rate-limit 5 --endpoint-limit 3'))
+      .option('--rate-limit <n>', 'answer 429 (with Retry-After) beyond N requests per second per token, bursts of N allowed (0: off)', '0')
+      .option('--latency <ms>', 'wait this many milliseconds before each API answer', '0')
+      .addHelpText(
+        'after',
+        examples('chatctl sandbox', 'chatctl sandbox --port 0 --json', 'chatctl sandbox --rate-limit 5 --endpoint-limit 3', 'chatctl sandbox --rate-limit 100 --latency 20 --endpoint-limit 1000'),
+      )
       .action(async (opts) => {
         const { runSandbox } = await import('./commands/sandbox.js');
         await runSandbox(opts, globals(), ctx);

@@ -8,6 +8,7 @@ export interface SandboxFlags {
   token?: string;
   endpointLimit: string;
   rateLimit: string;
+  latency: string;
 }
 
 const wholeNumber = (raw: string, flag: string, max: number) => {
@@ -25,6 +26,7 @@ export async function runSandbox(flags: SandboxFlags, g: GlobalOptions, ctx: Con
       token: flags.token,
       endpointLimit: wholeNumber(flags.endpointLimit, '--endpoint-limit', 1_000_000),
       rateLimit: wholeNumber(flags.rateLimit, '--rate-limit', 1_000_000),
+      latencyMs: wholeNumber(flags.latency, '--latency', 600_000),
       json: Boolean(g.json),
     },
     { stdout: (s) => ctx.io.stdout.write(s), stderr: (s) => ctx.io.stderr.write(s) },
