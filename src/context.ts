@@ -6,6 +6,8 @@ import type { Transport } from './http/transport.js';
 export interface Context {
   io: IO;
   env: NodeJS.ProcessEnv;
+  /** The working directory relative paths are taken from. */
+  cwd: string;
   configDir: string;
   version: string;
   now(): number;

@@ -43,6 +43,7 @@ export async function run(argv: string[] = process.argv.slice(2)): Promise<numbe
   const ctx: Context = {
     io,
     env,
+    cwd: process.cwd(),
     configDir: configDir(env),
     version: VERSION,
     now: () => Date.now(),

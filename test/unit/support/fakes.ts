@@ -69,6 +69,7 @@ export function fakeContext(overrides: Partial<Context> & { io: IO; transportImp
   const { transportImpl, ...rest } = overrides;
   return {
     env: {},
+    cwd: '/nonexistent-chatctl-test-cwd',
     configDir: '/nonexistent-chatctl-test',
     version: '9.9.9',
     now: clock.now,
