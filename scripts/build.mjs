@@ -33,10 +33,11 @@ const common = {
 };
 
 // Parts that few runs need are bundles of their own, required only when
-// used: undici (behind a proxy), the prompts (on a terminal), the sandbox.
+// used: undici (behind a proxy), the prompts (on a terminal), the sandbox,
+// rotate --from.
 // Keeping them out of main.cjs keeps every other run's read, code-cache
 // load and memory small.
-const LAZY = { proxy: 'src/http/proxy.ts', prompts: 'src/prompts/inquirer.ts', sandbox: 'src/sandbox/command.ts' };
+const LAZY = { proxy: 'src/http/proxy.ts', prompts: 'src/prompts/inquirer.ts', sandbox: 'src/sandbox/command.ts', bulk: 'src/bulk/command.ts' };
 const lazyByFile = new Map(Object.entries(LAZY).map(([name, file]) => [resolve(file), name]));
 const lazyParts = {
   name: 'lazy-parts',

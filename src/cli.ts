@@ -98,22 +98,40 @@ export function buildProgram(ctx: Context, focus?: string): Command {
 
     webhooks
       .command('rotate')
-      .description('rotate the signing secret of an endpoint and receive the new one (shown once)')
-      .argument('<endpoint-id>', 'the endpoint to rotate')
+      .description('rotate the signing secret of an endpoint and receive the new one (shown once); with --from, of many endpoints')
+      .argument('[endpoint-id]', 'the endpoint to rotate (or --from FILE)')
       .option('--expected-version <n>', "the endpoint's current version (optimistic concurrency)")
       .addOption(new Option('--mode <mode>', 'overlap: the old secret stays valid for a while; immediate: the old secret stops working now').choices(['overlap', 'immediate']))
       .option('--idempotency-key <key>', 'reuse the key of an earlier run that may have been applied (default: a new UUID)')
       .option('--secret-file <path>', 'write the new signing secret to this new file (mode 0600) instead of printing it')
       .option('--force', 'with --secret-file: replace the file if it exists')
       .option('-y, --yes', 'do not ask for confirmation of --mode immediate')
+      // rotate --from (contract section 11)
+      .option('--from <file>', 'rotate every endpoint listed in FILE (- for stdin), one JSON object a line: {"endpointId","expectedVersion","mode"?}')
+      .option('--concurrency <n>', 'with --from: requests at a time (default 4)')
+      .option('--journal <file>', 'with --from: record each item before and after its request; a re-run with it skips what was done')
+      .addOption(new Option('--secret-to <sink>', 'where each new secret goes (repeatable): file:PATH or exec:COMMAND; {id} in a path stands for the endpoint id').argParser(collect))
       .addHelpText(
         'after',
         examples(
           'chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --secret-file ./new.whsec',
           'chatctl webhooks rotate we_123 --expected-version 3 --mode immediate --yes --json',
+          'chatctl webhooks rotate --from fleet.ndjson --mode overlap --journal fleet.journal --secret-to "file:secrets/{id}.whsec" --json',
+          'chatctl webhooks rotate --from - --mode overlap --secret-to "exec:vault kv put secret/webhooks/$CHATCTL_ENDPOINT_ID value=-" < fleet.ndjson',
         ),
       )
-      .action(async (endpointId: string, opts) => {
+      .action(async (endpointId: string | undefined, opts) => {
+        if (opts.from !== undefined) {
+          if (endpointId !== undefined) throw usageError('give ENDPOINT_ID or --from FILE, not both');
+          const { runRotateFrom } = await import('./bulk/command.js');
+          await runRotateFrom(opts, globals(), ctx, await prompter());
+          return;
+        }
+        if (endpointId === undefined) throw usageError('missing ENDPOINT_ID', 'give the endpoint to rotate, or --from FILE to rotate many');
+        for (const [flag, value] of [['--concurrency', opts.concurrency], ['--journal', opts.journal]] as const)
+          if (value !== undefined) throw usageError(`${flag} goes with --from`);
+        // MERGE: the secrets branch's runRotate takes --secret-to; drop this refusal then.
+        if (opts.secretTo !== undefined) throw usageError('--secret-to with one endpoint is not in this build', 'use --secret-file PATH');
         const { runRotate } = await import('./commands/webhooks/rotate.js');
         await runRotate(endpointId, opts, globals(), ctx, await prompter());
       });

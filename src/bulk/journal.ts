@@ -13,7 +13,7 @@
 // Every append resolves once its line is on disk (fdatasync). Appends that
 // arrive while a sync is running share the next one (group commit), so four
 // workers wait for about one disk flush each, not four.
-import { closeSync, lstatSync, openSync, readFileSync, readSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, lstatSync, openSync, readFileSync, readSync, rmSync, statSync, writeSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import type { RotationMode } from '../api/spec.js';
 import { CliError, usageError } from '../errors/cli-error.js';
@@ -172,20 +172,10 @@ export class JournalWriter implements JournalSink {
   ) {}
 
   /**
-   * Opens (creating, mode 0600) the journal for appending, under a lock file
-   * beside it, so two runs cannot share one journal.
+   * Opens (creating, mode 0600) the journal for appending. `release` frees
+   * the lock taken with lockJournal() when the writer is closed.
    */
-  static async open(path: string, isAlive: (pid: number) => boolean = pidAlive): Promise<JournalWriter> {
-    try {
-      const st = lstatSync(path);
-      if (!st.isFile()) throw usageError(`the journal ${path} is not a regular file`);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
-        if (err instanceof CliError) throw err;
-        throw usageError(`cannot use the journal ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
-      }
-    }
-    const release = takeLock(`${path}.lock`, isAlive);
+  static async open(path: string, release: () => void): Promise<JournalWriter> {
     let handle: FileHandle;
     try {
       handle = await open(path, 'a', 0o600);
@@ -257,11 +247,35 @@ function pidAlive(pid: number): boolean {
   }
 }
 
+/** A lock file with no pid yet is one another run is writing right now. */
+function justCreated(lockPath: string): boolean {
+  try {
+    return Date.now() - statSync(lockPath).mtimeMs < 5_000;
+  } catch {
+    return false;
+  }
+}
+
+/** The journal must be a regular file (or not exist yet). */
+export function checkJournalPath(path: string): void {
+  try {
+    const st = lstatSync(path);
+    if (!st.isFile()) throw usageError(`the journal ${path} is not a regular file`);
+  } catch (err) {
+    if (err instanceof CliError) throw err;
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw usageError(`cannot use the journal ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+}
+
 /**
- * A lock file holding our pid, created exclusively. One left by a process
- * that is gone (a run killed with SIGKILL) is taken over.
+ * Takes the journal's lock, `FILE.lock` holding our pid, created exclusively,
+ * so two runs cannot share one journal. A lock left by a process that is
+ * gone (a run killed with SIGKILL) is taken over. Returns its release.
  */
-function takeLock(lockPath: string, isAlive: (pid: number) => boolean): () => void {
+export function lockJournal(path: string, isAlive: (pid: number) => boolean = pidAlive): () => void {
+  checkJournalPath(path);
+  const lockPath = `${path}.lock`;
   for (let tries = 0; tries < 3; tries++) {
     let fd: number;
     try {
@@ -275,8 +289,12 @@ function takeLock(lockPath: string, isAlive: (pid: number) => boolean): () => vo
       } catch {
         /* gone meanwhile: try again */
       }
-      if (Number.isInteger(pid) && pid > 0 && isAlive(pid))
-        throw usageError(`the journal is in use by another chatctl run (pid ${pid}; lock file ${lockPath})`, 'wait for it to finish, or remove the lock file if that process is not chatctl');
+      const inUse = Number.isInteger(pid) && pid > 0 ? isAlive(pid) : justCreated(lockPath);
+      if (inUse)
+        throw usageError(
+          `the journal is in use by another chatctl run (${Number.isInteger(pid) && pid > 0 ? `pid ${pid}; ` : ''}lock file ${lockPath})`,
+          'wait for it to finish, or remove the lock file if that process is not chatctl',
+        );
       rmSync(lockPath, { force: true });
       continue;
     }

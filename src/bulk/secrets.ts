@@ -19,6 +19,8 @@ export interface ItemSecrets {
   targetsFor(item: ManifestItem): string[];
   /** Before anything is sent: this item's destinations can work (else a usage error). */
   check(item: ManifestItem): void;
+  /** Before anything is sent: a destination without {id} cannot serve `count` items (exec: aside). */
+  checkShared(count: number): void;
   /** Every destination in turn; the outcome says which hold the secret. */
   deliver(item: ManifestItem, secret: string): Promise<DeliveryOutcome>;
   /** On resume: does every destination of this item already hold the secret with this fingerprint? */
@@ -29,8 +31,6 @@ export interface ItemSecrets {
 
 export interface PlanInput {
   specs: readonly string[];
-  /** Items in the manifest: a destination without {id} may serve one, not many. */
-  count: number;
   settings: Omit<SinkSettings, 'idPlaceholder'>;
   deliverDeps: Omit<DeliverDeps, 'idPlaceholder'>;
   configDir: string;
@@ -45,21 +45,22 @@ export function planItemSecrets(input: PlanInput): ItemSecrets {
     );
   const settings: SinkSettings = { ...input.settings, idPlaceholder: true };
   const sinks = parseSinks(input.specs, settings);
-  if (input.count > 1) {
-    for (const sink of sinks) {
-      if (sink.kind !== 'exec' && !hasIdPlaceholder(sink))
-        throw usageError(
-          `--secret-to ${sink.to}: one destination for ${input.count} endpoints`,
-          'put {id} in the path, which stands for each endpoint id (e.g. file:secrets/{id}.whsec), or use exec:, which sees CHATCTL_ENDPOINT_ID',
-        );
-    }
-  }
   const deps: DeliverDeps = { ...input.deliverDeps, idPlaceholder: true };
   return {
     targets: sinks.map((s) => s.to),
     fingerprint,
     targetsFor: (item) => sinks.map((s) => substituteId(s, item.endpointId).to),
     check: (item) => void sinksFor(sinks, item.endpointId, settings),
+    checkShared(count) {
+      if (count <= 1) return;
+      for (const sink of sinks) {
+        if (sink.kind !== 'exec' && !hasIdPlaceholder(sink))
+          throw usageError(
+            `--secret-to ${sink.to}: one destination for ${count} endpoints`,
+            'put {id} in the path, which stands for each endpoint id (e.g. file:secrets/{id}.whsec), or use exec:, which sees CHATCTL_ENDPOINT_ID',
+          );
+      }
+    },
     deliver: (item, secret) => deliverAll(sinks, { endpointId: item.endpointId, secret }, deps),
     holds(item, fp) {
       // Only a file can be read back; an exec: command's store cannot be asked.

@@ -18,6 +18,7 @@ export const EXIT = {
   rateLimited: 11,
   unavailable: 12,
   secretNotDelivered: 13,
+  partial: 14,
   interrupted: 130,
   terminated: 143,
 } as const;
@@ -135,6 +136,7 @@ export const EXIT_CODE_ROWS: ReadonlyArray<readonly [ExitCode, string, string]> 
   [11, 'rate limited, retries exhausted', 'rate_limit_exceeded'],
   [12, 'unavailable: retries exhausted, network failure, timeout', 'service_unavailable'],
   [13, 'secret not delivered: the change was applied but the secret is not in hand', ''],
+  [14, "partial: some items of a --from run failed (each item's own code is in its result line)", ''],
   [130, 'interrupted (Ctrl-C)', ''],
   [143, 'terminated (SIGTERM)', ''],
 ];
