@@ -16,6 +16,8 @@ export interface AttemptSettings {
   userAgent: string;
   randomUUID(): string;
   now(): number;
+  /** A keep-alive agent shared by every attempt of the run. */
+  agent?: import('node:http').Agent | undefined;
   /** --debug: one line at a time, already redacted here. */
   trace?: ((line: string) => void) | undefined;
 }
@@ -42,7 +44,7 @@ export function makeRotateOne(s: AttemptSettings): RotateOne {
     const started = s.now();
     let res: WireResponse;
     try {
-      res = await s.transport({ method: 'POST', url, headers, body }, { timeoutMs: s.timeoutMs, maxBodyBytes: MAX_BODY_BYTES, signal });
+      res = await s.transport({ method: 'POST', url, headers, body }, { timeoutMs: s.timeoutMs, maxBodyBytes: MAX_BODY_BYTES, signal, agent: s.agent });
     } catch (err) {
       s.trace?.(`< ${req.endpointId}: failed after ${s.now() - started} ms: ${(err as Error).message}`);
       throw err;

@@ -138,6 +138,9 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
       await writer.append({ t: 'run', v: 1, at: new Date(ctx.now()).toISOString(), scope });
     }
     const output = json ? jsonOutput(ctx.io) : humanOutput(ctx.io, ctx.now, secrets.targets);
+    // One pool of connections for the whole run, as many as there are workers.
+    const { Agent } = conn.baseUrl.startsWith('https:') ? await import('node:https') : await import('node:http');
+    const agent = new Agent({ keepAlive: true, maxSockets: concurrency, maxFreeSockets: concurrency });
     let summary;
     try {
       summary = await runBulk(
@@ -153,6 +156,7 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
             userAgent: userAgent(ctx),
             randomUUID: ctx.randomUUID,
             now: ctx.now,
+            agent,
             trace: g.debug ? (line) => ctx.io.stderr.write(`[debug] ${escapeControl(line)}\n`) : undefined,
           }),
           secrets,
@@ -166,6 +170,7 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
         },
       );
     } finally {
+      agent.destroy();
       await writer?.close();
     }
     await output.finish(summary, check.count);

@@ -4,17 +4,18 @@
 // against a fake server in virtual time; command.ts wires the real ones.
 //
 // Each item, in one of N workers:
-//   1. its place in the shared rate (rate.ts);
-//   2. "send" in the journal, on disk, with its Idempotency-Key;
-//   3. one attempt; a 429/503 pauses every worker (rate.ts) and the item
+//   1. "send" in the journal with its Idempotency-Key (written while the
+//      worker's previous request is on the wire), and its place in the
+//      shared rate (rate.ts); nothing is sent before that record is on disk;
+//   2. one attempt; a 429/503 pauses every worker (rate.ts) and the item
 //      tries again with the same key, up to --max-retries times; a failure
 //      to connect is retried with backoff by this item alone;
-//   4. on success: "applied" in the journal, the secret to every
+//   3. on success: "applied" in the journal, the secret to every
 //      destination, then "ok" (or, if a destination failed, the secret to
 //      recovered/ and "fail" with exit 13);
-//   5. its result line, once its outcome is on disk.
+//   4. its result line, once its outcome is on disk.
 // What an earlier run left in the journal decides what happens to an item
-// before any of that: see `Prior` in journal.ts and decide() below.
+// before any of that: see `Prior` in journal.ts and takeNext() below.
 import { secretResponseSchema } from '../api/schemas.js';
 import { CliError, isCliError } from '../errors/cli-error.js';
 import { EXIT } from '../errors/exit-codes.js';
@@ -148,6 +149,8 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
   const inFlight = new AbortController().signal;
   const counts = { ok: 0, failed: 0, skipped: 0, requests: 0 };
   let stopped: CliError | null = null;
+  /** Result lines waiting for their "ok" record to reach the disk. */
+  const lines = new Set<Promise<void>>();
 
   const stop = (err: CliError) => {
     stopped ??= err;
@@ -283,40 +286,76 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
         );
         return;
       }
-      await record({ t: 'ok', id: item.endpointId, key, version, fp, delivery: outcome.delivered, requestId });
-      // Key order as the contract lists the fields.
-      succeed(item, { endpointId: item.endpointId, ok: true, ...(version !== null ? { version } : {}), fingerprint: fp, delivery: outcome.delivered, requestId });
+      // The worker moves on to its next item at once; the result line follows
+      // when "ok" is on disk, so a line on stdout always means "done, and
+      // known to be done by a re-run".
+      const line: ItemResult = { endpointId: item.endpointId, ok: true, ...(version !== null ? { version } : {}), fingerprint: fp, delivery: outcome.delivered, requestId };
+      const written = record({ t: 'ok', id: item.endpointId, key, version, fp, delivery: outcome.delivered, requestId }).then(() => succeed(item, line));
+      lines.add(written);
+      void written.finally(() => lines.delete(written));
     } finally {
       deps.redactor?.forgetSecret?.(secret);
     }
   };
 
-  const runItem = async (item: ManifestItem): Promise<void> => {
-    const prior = deps.priors.get(item.endpointId);
-    if (prior?.state === 'ok') {
-      succeed(item, skippedResult(item, prior, prior.delivery ?? []));
-      return;
+  interface Plan {
+    item: ManifestItem;
+    key: string;
+    request: RotateRequest;
+    resent: boolean;
+    /** Its "send" record, on its way to the disk; false if the journal failed. */
+    journaled: Promise<boolean>;
+  }
+
+  /**
+   * The next item that needs a request, its "send" record already on its way
+   * to the disk. Items an earlier run finished (skipped) or applied (reported)
+   * are settled on the way, with no request.
+   */
+  const takeNext = async (): Promise<Plan | undefined> => {
+    for (let item = next(); item; item = next()) {
+      try {
+        const prior = deps.priors.get(item.endpointId);
+        if (prior?.state === 'ok') {
+          succeed(item, skippedResult(item, prior, prior.delivery ?? []));
+          continue;
+        }
+        if (prior?.state === 'applied') {
+          await settleApplied(item, prior);
+          continue;
+        }
+        // An earlier request whose outcome is unknown is sent again exactly as
+        // it was, with its key: the server then either applies it now or says
+        // it already did. Anything else gets a new key and the manifest's values.
+        const resent = prior?.state === 'sent';
+        const key = resent ? prior.key : deps.newKey();
+        const request: RotateRequest = resent
+          ? { endpointId: item.endpointId, expectedVersion: prior.ev, mode: prior.mode }
+          : { endpointId: item.endpointId, expectedVersion: item.expectedVersion, mode: item.mode };
+        if (resent && (prior.ev !== item.expectedVersion || prior.mode !== item.mode))
+          deps.notice?.(`${item.endpointId}: re-sending the earlier run's request (expected version ${prior.ev}, mode ${prior.mode}) with its Idempotency-Key, not line ${item.line}'s`);
+        const journaled = record({ t: 'send', id: item.endpointId, key, ev: request.expectedVersion, mode: request.mode });
+        return { item, key, request, resent, journaled };
+      } catch (err) {
+        fail(item, isCliError(err) ? err : new CliError('internal_error', `unexpected error: ${String(err)}`, EXIT.unexpected));
+      }
     }
-    if (prior?.state === 'applied') return settleApplied(item, prior);
+    return undefined;
+  };
 
-    // An earlier request whose outcome is unknown is sent again exactly as it
-    // was, with its key: the server then either applies it now or says it
-    // already did. Anything else gets a new key and the manifest's values.
-    const resent = prior?.state === 'sent';
-    const key = resent ? prior.key : deps.newKey();
-    const request: RotateRequest = resent
-      ? { endpointId: item.endpointId, expectedVersion: prior.ev, mode: prior.mode }
-      : { endpointId: item.endpointId, expectedVersion: item.expectedVersion, mode: item.mode };
-    if (resent && (prior.ev !== item.expectedVersion || prior.mode !== item.mode))
-      deps.notice?.(`${item.endpointId}: re-sending the earlier run's request (expected version ${prior.ev}, mode ${prior.mode}) with its Idempotency-Key, not line ${item.line}'s`);
-
+  /** One item's request(s), retries and outcome. `onSent` is called once its first request is on its way. */
+  const runPlan = async ({ item, key, request, resent, journaled }: Plan, onSent: () => void): Promise<void> => {
+    // Taken before the run stopped, not sent: it stays unstarted (a re-run sends its recorded key).
+    if (stopped || opts.signal.aborted) return;
     let sentAt: number;
     try {
       sentAt = await rate.acquire(opts.signal);
     } catch {
-      return; // Ctrl-C before it started: counted as not started
+      // Ctrl-C before it was sent: not started (a re-run sends its recorded key, harmlessly).
+      return;
     }
-    if (!(await record({ t: 'send', id: item.endpointId, key, ev: request.expectedVersion, mode: request.mode }))) return;
+    // Nothing is sent before its key is on disk.
+    if (!(await journaled)) return;
 
     // Whether some attempt's outcome is unknown (it may have been applied).
     let unknown = resent;
@@ -337,7 +376,9 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
       counts.requests += 1;
       let res: WireResponse;
       try {
-        res = await deps.rotateOne(request, key, inFlight);
+        const answer = deps.rotateOne(request, key, inFlight);
+        if (attempt === 1) onSent();
+        res = await answer;
       } catch (err) {
         if (!isTransportError(err)) return finish(isCliError(err) ? err : new CliError('internal_error', `unexpected error: ${String(err)}`, EXIT.unexpected));
         const noAnswer = err.failure === 'connect' || (err.failure === 'timeout' && err.status === undefined);
@@ -377,17 +418,22 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
     }
   };
 
+  // Each worker has one request in flight and, meanwhile, the next item's
+  // "send" record going to disk: the disk and the network work side by side.
   const worker = async () => {
-    for (let item = next(); item; item = next()) {
+    for (let plan = await takeNext(); plan; ) {
+      let upcoming: Promise<Plan | undefined> | undefined;
       try {
-        await runItem(item);
+        await runPlan(plan, () => void (upcoming ??= takeNext()));
       } catch (err) {
         // Nothing above should throw; if it does, the item fails and the run goes on.
-        fail(item, isCliError(err) ? err : new CliError('internal_error', `unexpected error: ${String(err)}`, EXIT.unexpected));
+        fail(plan.item, isCliError(err) ? err : new CliError('internal_error', `unexpected error: ${String(err)}`, EXIT.unexpected));
       }
+      plan = await (upcoming ?? takeNext());
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, opts.concurrency) }, worker));
+  await Promise.all(lines);
 
   const done = counts.ok + counts.failed + counts.skipped;
   return {

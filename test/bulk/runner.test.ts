@@ -61,7 +61,7 @@ describe('runBulk: shared rate control against a limit of 100 per second', () =>
     [4, true],
     [16, true],
     [16, false],
-    [64, true],
+    [32, true],
   ] as const) {
     it(`500 items, --concurrency ${concurrency}, ${retryAfterMs ? 'Retry-After-Ms' : 'whole-second Retry-After only'}: within 1.15x of 5 s, at most 5% 429s`, async () => {
       const h = harness({ endpoints: 500, rateLimit: 100, latencyMs: 20, concurrency, retryAfterMs, fsyncMs: 5 });
