@@ -137,6 +137,7 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
       release = undefined; // the writer releases it on close
       await writer.append({ t: 'run', v: 1, at: new Date(ctx.now()).toISOString(), scope });
     }
+    keepYoungGenerationSmall();
     const output = json ? jsonOutput(ctx.io) : humanOutput(ctx.io, ctx.now, secrets.targets);
     // One pool of connections for the whole run, as many as there are workers.
     const { Agent } = conn.baseUrl.startsWith('https:') ? await import('node:https') : await import('node:http');
@@ -192,5 +193,23 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
   } finally {
     release?.();
     source.close();
+  }
+}
+
+/**
+ * A run of thousands of items allocates steadily (requests, responses,
+ * journal lines) while holding little: a few megabytes live, whatever the
+ * manifest's length. V8 nevertheless doubles its young generation every time
+ * enough survives scavenges, up to 32 MiB more on Node 20, so the peak RSS of
+ * a long run would grow with its duration, not its data. Holding the young
+ * generation at its current size trades a few more (sub-millisecond)
+ * scavenges for memory that stays flat. The flag is read only when V8 decides
+ * to grow; if it is ever unknown, nothing changes.
+ */
+function keepYoungGenerationSmall(): void {
+  try {
+    process.getBuiltinModule('node:v8').setFlagsFromString('--semi-space-growth-factor=1');
+  } catch {
+    /* only memory is at stake */
   }
 }
