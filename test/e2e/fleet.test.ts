@@ -182,8 +182,10 @@ describe('rotate --from: a fleet, killed half-way and resumed from its journal',
         expect(line.idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
       }
     }
-    // At most the requests in flight at the kill (concurrency 4) can be in that state.
-    expect(failed).toBeLessThanOrEqual(4);
+    // Only items in flight at the kill can be in that state: per worker (4), one
+    // request on the wire and one delivered item whose "ok" was not yet on disk
+    // (an exec: store cannot be read back to confirm it).
+    expect(failed).toBeLessThanOrEqual(8);
     // What the killed run printed as done is skipped, not redone.
     const doneBefore = killed.items.filter((l) => l.ok).map((l) => l.endpointId);
     for (const id of doneBefore) expect(resumed.items.find((l) => l.endpointId === id)).toMatchObject({ ok: true, skipped: true });
