@@ -92,22 +92,14 @@ describe('runBulk: shared rate control against a limit of 100 per second', () =>
 
   it('a 503 with Retry-After pauses every worker: no request reaches the server during the wait', async () => {
     const h = harness({ endpoints: 30, concurrency: 4, latencyMs: 10 });
+    // Every request's arrival; the 6th gets a 503 asking for 3 s.
     const arrivals: number[] = [];
     const rotate = h.server.rotateOne;
-    h.server.rotateOne = (req, key) => {
-      arrivals.push(h.vt.now());
-      return rotate(req, key);
-    };
-    // The 6th request gets a 503 asking for 3 s.
-    let n = 0;
-    const original = h.server.rotateOne;
     h.server.rotateOne = async (req, key) => {
-      if (++n === 6) {
-        arrivals.push(h.vt.now());
-        await h.vt.sleep(5);
-        return { status: 503, headers: { 'retry-after': '3' }, body: JSON.stringify({ error: { code: 'service_unavailable', message: 'busy', requestId: 'r', details: {} } }) };
-      }
-      return original(req, key);
+      arrivals.push(h.vt.now());
+      if (arrivals.length !== 6) return rotate(req, key);
+      await h.vt.sleep(5);
+      return { status: 503, headers: { 'retry-after': '3' }, body: JSON.stringify({ error: { code: 'service_unavailable', message: 'busy', requestId: 'r', details: {} } }) };
     };
     const { summary } = await h.run(h.items());
     expect(summary.ok).toBe(30);
@@ -162,9 +154,10 @@ describe('runBulk: failures', () => {
   });
 
   it('a destination that fails: the secret goes to recovered/, the item fails 13, the journal says applied', async () => {
-    const h = harness({ endpoints: 3 });
-    const bad = h.server.ids[1]!;
-    const hx = harness({ endpoints: 3, failDelivery: new Set([bad]) });
+    const failing = new Set<string>();
+    const hx = harness({ endpoints: 3, failDelivery: failing });
+    const bad = hx.server.ids[1]!;
+    failing.add(bad);
     const { summary, results } = await hx.run(hx.items());
     expect(summary).toMatchObject({ ok: 2, failed: 1 });
     const line = failLines(results)[0]!;
@@ -174,7 +167,6 @@ describe('runBulk: failures', () => {
     expect(hx.recovered.get(bad)).toBe(hx.server.endpoint(bad).secret);
     expect(hx.journal.filter((r) => r.t === 'fail')).toEqual([expect.objectContaining({ id: bad, applied: true, recovered: `/config/recovered/${bad}.secret` })]);
     expect(hx.notices.join('\n')).toContain(bad);
-    void h;
   });
 });
 
