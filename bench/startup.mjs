@@ -644,7 +644,9 @@ async function main() {
   }
 }
 
-main().then(
+// `npm run bench -- --fleet`: the rotate --from benchmark instead (bench/fleet.mjs).
+if (process.argv.slice(2).includes('--fleet')) await import('./fleet.mjs');
+else main().then(
   () => process.exit(0),
   (e) => {
     process.stderr.write(`bench: a run failed, so there are no figures:\n${e instanceof BenchError ? e.message : e?.stack ?? e}\n`);

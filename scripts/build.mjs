@@ -33,7 +33,7 @@ const common = {
 
 // Parts that few runs need are bundles of their own, required only when
 // used: undici (behind a proxy), the prompts (on a terminal), the sandbox,
-// execa (for an exec: secret destination).
+// execa (for an exec: secret destination), rotate --from.
 // Keeping them out of main.cjs keeps every other run's read, code-cache
 // load and memory small.
 const LAZY = {
@@ -42,6 +42,7 @@ const LAZY = {
   sandbox: 'src/sandbox/command.ts',
   conf: 'src/config/conf-writer.ts',
   exec: 'src/secret/exec.ts',
+  bulk: 'src/bulk/command.ts',
 };
 const lazyByFile = new Map(Object.entries(LAZY).map(([name, file]) => [resolve(file), name]));
 // main.cjs reaches a lazy bundle through a stub that asks bin/chatctl.js's

@@ -10,6 +10,7 @@ export interface SandboxFlags {
   token?: string;
   endpointLimit: string;
   rateLimit: string;
+  latency: string;
 }
 
 const wholeNumber = (raw: string, flag: string, max: number) => {
@@ -27,6 +28,7 @@ export async function runSandbox(flags: SandboxFlags, g: GlobalOptions, ctx: Con
       token: flags.token,
       endpointLimit: wholeNumber(flags.endpointLimit, '--endpoint-limit', 1_000_000),
       rateLimit: wholeNumber(flags.rateLimit, '--rate-limit', 1_000_000),
+      latencyMs: wholeNumber(flags.latency, '--latency', 600_000),
       json: Boolean(g.json),
     },
     { stdout: (s) => ctx.io.stdout.write(s), stderr: (s) => ctx.io.stderr.write(s) },
@@ -42,7 +44,11 @@ export function registerSandbox(cmd: Command, { ctx, globals }: App): void {
     .option('--port <port>', 'port (0 picks a free one)', '0')
     .option('--token <token>', 'bearer token to accept (default: a random one, printed on start)')
     .option('--endpoint-limit <n>', 'endpoints allowed per environment', '10')
-    .option('--rate-limit <n>', 'answer 429 beyond N requests per second (0: off)', '0')
-    .addHelpText('after', examples('chatctl sandbox', 'chatctl sandbox --port 0 --json', 'chatctl sandbox --rate-limit 5 --endpoint-limit 3'))
+    .option('--rate-limit <n>', 'answer 429 (with Retry-After) beyond N requests per second per token, bursts of N allowed (0: off)', '0')
+    .option('--latency <ms>', 'wait this many milliseconds before each API answer', '0')
+    .addHelpText(
+      'after',
+      examples('chatctl sandbox', 'chatctl sandbox --port 0 --json', 'chatctl sandbox --rate-limit 5 --endpoint-limit 3', 'chatctl sandbox --rate-limit 100 --latency 20 --endpoint-limit 1000'),
+    )
     .action((opts: SandboxFlags) => runSandbox(opts, globals(), ctx));
 }

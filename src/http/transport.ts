@@ -21,6 +21,13 @@ export interface AttemptOptions {
   timeoutMs: number;
   maxBodyBytes: number;
   signal: AbortSignal;
+  /**
+   * Connections kept open between attempts (rotate --from sends hundreds: one
+   * TLS handshake, not one each). An https.Agent for https: URLs. Without
+   * it, each attempt has a connection of its own. The proxy transport pools
+   * its own and ignores this.
+   */
+  agent?: import('node:http').Agent | undefined;
 }
 
 export type Transport = (req: WireRequest, opts: AttemptOptions) => Promise<WireResponse>;
@@ -90,9 +97,13 @@ export const PROXY_VARIABLES = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'htt
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
+// Loaded once: in the CommonJS bundle each import() copies the module's exports anew.
+let httpModule: typeof import('node:http') | undefined;
+let httpsModule: typeof import('node:https') | undefined;
+
 export const nodeTransport: Transport = async (req, opts) => {
   const url = new URL(req.url);
-  const http = url.protocol === 'https:' ? await import('node:https') : await import('node:http');
+  const http = url.protocol === 'https:' ? (httpsModule ??= await import('node:https')) : (httpModule ??= await import('node:http'));
   return new Promise<WireResponse>((resolve, reject) => {
     let settled = false;
     let status: number | undefined;
@@ -123,7 +134,7 @@ export const nodeTransport: Transport = async (req, opts) => {
         path: req.url.slice(url.origin.length) || '/',
         method: req.method,
         headers: { ...req.headers, 'Content-Length': String(Buffer.byteLength(req.body)) },
-        agent: false,
+        agent: opts.agent ?? false,
       },
       (res) => {
         status = res.statusCode ?? 0;

@@ -61,6 +61,14 @@ export class Redactor {
     if (value && value.length >= MIN_SCRUB_LENGTH && !this.secrets.has(value)) this.secrets.set(value, valuePattern(value));
   }
 
+  /**
+   * A secret that can no longer appear in output (its item of a `--from` run
+   * is finished): dropped, so thousands of items keep the set small.
+   */
+  forgetSecret(value: string): void {
+    this.secrets.delete(value);
+  }
+
   /** For stderr, debug traces and logs: credentials and secrets. */
   scrubAll(text: string): string {
     return scrub(scrub(text, this.credentials), this.secrets);

@@ -1,8 +1,8 @@
 // One API request through the checks in their fixed order: injected faults,
-// rate limit, bearer token, Origin/anti-forgery headers, route, body, then the
+// rate limit (per bearer token), bearer token, Origin/anti-forgery headers, route, body, then the
 // operation. Pure over the state: the HTTP layer does the I/O.
 import type { IncomingHttpHeaders } from 'node:http';
-import { checkBearer, checkBrowserHeaders } from './auth.js';
+import { checkBearer, checkBrowserHeaders, headerValue } from './auth.js';
 import { parseJsonBody, type RawBody } from './body.js';
 import { ApiFailure, type Reply } from './envelopes.js';
 import { runOperation, validationFailure } from './operations.js';
@@ -28,10 +28,15 @@ export function handleApiRequest(state: SandboxState, request: SandboxRequest): 
     const retryAfter: Record<string, string> = injected.retryAfter === null ? {} : { 'Retry-After': String(injected.retryAfter) };
     return new ApiFailure(injected.status, injected.code, `injected fault: ${injected.code}`, { injected: true }, retryAfter);
   }
-  if (!state.faults.admit()) {
-    const limit = state.faults.current.rateLimit;
-    return new ApiFailure(429, 'rate_limit_exceeded', `more than ${limit} requests per second`, { limit, windowSeconds: 1 }, {
-      'Retry-After': '1',
+  const admission = state.faults.admit(headerValue(request.headers, 'authorization') ?? '');
+  if (!admission.ok) {
+    state.stats.limited();
+    const { limit, waitMs } = admission;
+    // Retry-After is whole seconds (rounded up, so waiting it always works);
+    // Retry-After-Ms says the real wait, for clients that read it.
+    return new ApiFailure(429, 'rate_limit_exceeded', `more than ${limit} requests per second for this token`, { limit, windowSeconds: 1 }, {
+      'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))),
+      'Retry-After-Ms': String(waitMs),
     });
   }
   const refused = checkBearer(request.headers, state.token) ?? checkBrowserHeaders(request.headers);

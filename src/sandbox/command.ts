@@ -10,6 +10,8 @@ export interface SandboxCommandOptions {
   token?: string;
   endpointLimit: number;
   rateLimit: number;
+  /** Milliseconds before each API answer; 0 when absent. */
+  latencyMs?: number;
   json: boolean;
 }
 
@@ -67,6 +69,7 @@ export async function runSandboxCommand(opts: SandboxCommandOptions, io: Sandbox
       token: opts.token,
       endpointLimit: opts.endpointLimit,
       rateLimit: opts.rateLimit,
+      latencyMs: opts.latencyMs ?? 0,
       onRequest: opts.json ? undefined : (r) => io.stderr(logLine(r)),
     });
   } catch (error) {

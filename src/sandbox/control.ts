@@ -41,6 +41,11 @@ const ROUTES: Record<string, ControlRoute> = {
   'GET /_sandbox/requests': (state) => ok({ requests: state.requests.list() }),
   'DELETE /_sandbox/requests': (state) => ok({ cleared: state.requests.clear() }),
   'GET /_sandbox/endpoints': (state) => ok({ endpoints: state.endpoints.inspect() }),
+  'GET /_sandbox/stats': (state) => ok({ stats: state.stats.snapshot() }),
+  'DELETE /_sandbox/stats': (state) => {
+    state.stats.clear();
+    return ok({ stats: state.stats.snapshot() });
+  },
   'GET /_sandbox/clock': (state) => ok({ now: new Date(state.now()).toISOString() }),
   'POST /_sandbox/clock': (state, request) => {
     const body = jsonBody(request);

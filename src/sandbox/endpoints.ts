@@ -51,22 +51,23 @@ export interface EndpointStoreDeps {
   limit: number;
 }
 
-/** Two URLs that parse to the same href are the same destination. */
-const sameDestination = (a: string, b: string) => new URL(a).href === new URL(b).href;
 const iso = (ms: number) => new Date(ms).toISOString();
 
 export class EndpointStore {
   private readonly endpoints = new Map<string, Endpoint>();
+  /** Two URLs that parse to the same href are the same destination (a map, so thousands of endpoints stay fast). */
+  private readonly byDestination = new Map<string, string>();
 
   constructor(private readonly deps: EndpointStoreDeps) {}
 
   create(input: CreateInput): SecretResult {
-    for (const other of this.endpoints.values())
-      if (sameDestination(other.destinationUrl, input.destinationUrl))
-        throw new ApiFailure(409, 'webhook_endpoint_conflict', 'an endpoint with this destinationUrl already exists', {
-          field: 'destinationUrl',
-          endpointId: other.id,
-        });
+    const destination = new URL(input.destinationUrl).href;
+    const other = this.byDestination.get(destination);
+    if (other !== undefined)
+      throw new ApiFailure(409, 'webhook_endpoint_conflict', 'an endpoint with this destinationUrl already exists', {
+        field: 'destinationUrl',
+        endpointId: other,
+      });
     if (this.endpoints.size >= this.deps.limit)
       throw new ApiFailure(409, 'webhook_endpoint_limit_reached', `the environment already has ${this.deps.limit} endpoints`, {
         limit: this.deps.limit,
@@ -88,6 +89,7 @@ export class EndpointStore {
       previous: null,
     };
     this.endpoints.set(id, endpoint);
+    this.byDestination.set(destination, id);
     return { endpoint: this.record(endpoint), secret: endpoint.secret };
   }
 
@@ -127,6 +129,7 @@ export class EndpointStore {
 
   clear(): void {
     this.endpoints.clear();
+    this.byDestination.clear();
   }
 
   private current(id: string, expectedVersion: number): Endpoint {

@@ -1,6 +1,6 @@
 // Switches that make the sandbox misbehave on purpose, so that retries,
 // back-off and timeouts can be rehearsed: fail the next N API requests, drop
-// their connections, slow every answer, cap requests per second.
+// their connections, slow every answer, cap requests per second per token.
 import { ERROR_CODES, type ApiErrorCode } from '../api/spec.js';
 import type { Checked, FieldProblem } from './validation.js';
 
@@ -17,7 +17,10 @@ export interface FaultSettings {
   dropConnection: boolean;
   /** Milliseconds every API answer waits before it is sent. */
   delayMs: number;
-  /** API requests per second (fixed one-second windows); 0 is no limit. */
+  /**
+   * API requests per second for each bearer token: a token bucket that holds
+   * up to this many requests (the burst) and refills at this rate; 0 is no limit.
+   */
   rateLimit: number;
 }
 
@@ -92,10 +95,21 @@ export interface InjectedFailure {
   dropConnection: boolean;
 }
 
+/** The answer of the rate limiter: go, or wait this long for the next request to fit. */
+export type Admission = { ok: true } | { ok: false; waitMs: number; limit: number };
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+/** Beyond this many buckets, full ones (idle tokens) are forgotten: they equal a fresh bucket. */
+const MAX_IDLE_BUCKETS = 1024;
+const EPSILON = 1e-9;
+
 export class Faults {
   private settings: FaultSettings;
-  private windowStart = Number.NEGATIVE_INFINITY;
-  private windowCount = 0;
+  private readonly buckets = new Map<string, Bucket>();
 
   constructor(
     private readonly initial: FaultSettings,
@@ -109,14 +123,16 @@ export class Faults {
   }
 
   update(patch: FaultPatch): FaultSettings {
+    const before = this.settings.rateLimit;
     this.settings = applyFaultPatch(this.settings, patch);
+    // A new limit starts every token with a full bucket of the new size.
+    if (this.settings.rateLimit !== before) this.buckets.clear();
     return this.current;
   }
 
   reset(): void {
     this.settings = { ...this.initial };
-    this.windowStart = Number.NEGATIVE_INFINITY;
-    this.windowCount = 0;
+    this.buckets.clear();
   }
 
   /** Consumes one injected failure, if any is pending. */
@@ -127,15 +143,31 @@ export class Faults {
     return { status, code, retryAfter, dropConnection };
   }
 
-  /** Counts one request against the rate limit; false when it is over. */
-  admit(): boolean {
-    if (this.settings.rateLimit <= 0) return true;
-    const window = Math.floor(this.now() / 1000) * 1000;
-    if (window !== this.windowStart) {
-      this.windowStart = window;
-      this.windowCount = 0;
+  /**
+   * Counts one request of `key` (the caller's bearer token) against the rate
+   * limit: a bucket of `rateLimit` requests per key, refilled continuously at
+   * `rateLimit` per second by the injected clock. A refused request takes
+   * nothing from the bucket; `waitMs` is when one request will fit again.
+   */
+  admit(key: string): Admission {
+    const rate = this.settings.rateLimit;
+    if (rate <= 0) return { ok: true };
+    const now = this.now();
+    const bucket = this.buckets.get(key) ?? { tokens: rate, at: now };
+    bucket.tokens = Math.min(rate, bucket.tokens + (Math.max(0, now - bucket.at) * rate) / 1000);
+    bucket.at = now;
+    this.buckets.set(key, bucket);
+    if (this.buckets.size > MAX_IDLE_BUCKETS) this.forgetFullBuckets(now);
+    // The epsilon absorbs floating-point dust (0.998 + 0.002 must make 1).
+    if (bucket.tokens >= 1 - EPSILON) {
+      bucket.tokens = Math.max(0, bucket.tokens - 1);
+      return { ok: true };
     }
-    this.windowCount += 1;
-    return this.windowCount <= this.settings.rateLimit;
+    return { ok: false, waitMs: Math.max(1, Math.ceil(((1 - bucket.tokens) * 1000) / rate - EPSILON)), limit: rate };
+  }
+
+  private forgetFullBuckets(now: number): void {
+    const rate = this.settings.rateLimit;
+    for (const [key, b] of this.buckets) if (b.tokens + ((now - b.at) * rate) / 1000 >= rate) this.buckets.delete(key);
   }
 }

@@ -57,7 +57,9 @@ export class IdempotencyStore {
   }
 
   save(scope: KeyScope, bodyFingerprint: string, result: StoredResult): void {
-    this.entries.set(mapKey(scope), { fingerprint: bodyFingerprint, result, expiresAt: this.now() + this.ttlMs });
+    const key = mapKey(scope);
+    this.entries.delete(key); // re-inserted last: the map stays in expiry order
+    this.entries.set(key, { fingerprint: bodyFingerprint, result, expiresAt: this.now() + this.ttlMs });
   }
 
   get size(): number {
@@ -69,9 +71,17 @@ export class IdempotencyStore {
     this.entries.clear();
   }
 
+  /**
+   * Entries are kept in the order they were saved, which is the order they
+   * expire in (the clock only moves forward), so sweeping stops at the first
+   * live one: a lookup costs the same with ten keys or ten thousand.
+   */
   private sweep(): void {
     const now = this.now();
-    for (const [key, entry] of this.entries) if (entry.expiresAt <= now) this.entries.delete(key);
+    for (const [key, entry] of this.entries) {
+      if (entry.expiresAt > now) break;
+      this.entries.delete(key);
+    }
   }
 }
 

@@ -18,8 +18,10 @@ export interface SandboxOptions {
   port?: number;
   token?: string;
   endpointLimit?: number;
-  /** API requests per second, 0 = off. */
+  /** API requests per second per bearer token (a token bucket with a burst of as many), 0 = off. */
   rateLimit?: number;
+  /** Milliseconds every API answer waits before it is sent (the fault setting delayMs). */
+  latencyMs?: number;
   /** Faults in force from the start (same fields as POST /_sandbox/faults). */
   faults?: FaultPatch;
   /** ms since the epoch; injectable. */
@@ -53,13 +55,15 @@ function checkOptions(opts: SandboxOptions, random: RandomBytes) {
   const token = opts.token ?? newToken(random);
   const endpointLimit = opts.endpointLimit ?? 10;
   const rateLimit = opts.rateLimit ?? 0;
+  const latencyMs = opts.latencyMs ?? 0;
   const problems: string[] = [];
   if (!isLoopbackHost(host)) problems.push(`host ${host} is not a loopback address (the sandbox is a local tool)`);
   if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push('port must be an integer from 0 to 65535');
   if (!TOKEN_PATTERN.test(token)) problems.push('token must be 1 to 512 visible ASCII characters');
   if (!Number.isInteger(endpointLimit) || endpointLimit < 0) problems.push('endpoint limit must be a non-negative integer');
   if (!Number.isInteger(rateLimit) || rateLimit < 0) problems.push('rate limit must be a non-negative integer');
-  const faults = checkFaultPatch({ rateLimit, ...opts.faults });
+  if (!Number.isInteger(latencyMs) || latencyMs < 0) problems.push('latency must be a non-negative integer');
+  const faults = checkFaultPatch({ rateLimit, delayMs: latencyMs, ...opts.faults });
   if (!faults.ok) problems.push(...faults.problems.map((p) => `faults.${p.field} ${p.problem}`));
   if (problems.length) throw new SandboxOptionError(problems.join('; '));
   return { host, port, token, endpointLimit, faults: applyFaultPatch(NO_FAULTS, faults.ok ? faults.value : {}) };
@@ -147,6 +151,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
         status: answer?.status ?? null,
       };
       state.requests.add(entry);
+      state.stats.answered(entry.status);
       opts.onRequest?.(entry);
       const { delayMs } = state.faults.current;
       if (delayMs > 0) await delay(delayMs);

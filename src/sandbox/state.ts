@@ -5,6 +5,7 @@ import { Faults, type FaultSettings } from './faults.js';
 import { IdempotencyStore } from './idempotency.js';
 import type { RandomBytes } from './ids.js';
 import { RequestLog } from './request-log.js';
+import { Stats } from './stats.js';
 
 export const SANDBOX_SCOPE: Readonly<Scope> = Object.freeze({
   organizationId: 'org_sandbox',
@@ -28,6 +29,7 @@ export class SandboxState {
   readonly idempotency: IdempotencyStore;
   readonly faults: Faults;
   readonly requests = new RequestLog();
+  readonly stats = new Stats();
   private offsetMs = 0;
 
   constructor(private readonly options: StateOptions) {
@@ -45,11 +47,12 @@ export class SandboxState {
     this.offsetMs += ms;
   }
 
-  /** Back to the state at start-up: no endpoints, keys, requests, faults or clock offset. */
+  /** Back to the state at start-up: no endpoints, keys, requests, counts, faults or clock offset. */
   reset(): void {
     this.endpoints.clear();
     this.idempotency.clear();
     this.requests.clear();
+    this.stats.clear();
     this.faults.reset();
     this.offsetMs = 0;
   }

@@ -192,7 +192,7 @@ describe.concurrent('success bodies are checked', () => {
 });
 
 describe('exit-codes command', () => {
-  const codes = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 130];
+  const codes = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 130];
   const rowFor = (out: string, code: number) =>
     new RegExp(`^[^0-9A-Za-z\\n]*${code}(?![0-9])`, 'm').test(out);
 

@@ -52,6 +52,16 @@ describe('runSandboxCommand', () => {
     expect(h.err.join('')).toContain('stopped');
   });
 
+  it('--rate-limit and --latency are in force from the start', async () => {
+    const h = harness();
+    const done = runSandboxCommand({ ...defaults, token: 'tok-3', rateLimit: 7, latencyMs: 30 }, h.io, h.stopped);
+    const info = JSON.parse(await firstLine(h.out));
+    const res = await fetch(`${info.baseUrl}/_sandbox/faults`, { headers: { authorization: 'Bearer tok-3' } });
+    expect(((await res.json()) as { data: { faults: object } }).data.faults).toMatchObject({ rateLimit: 7, delayMs: 30 });
+    h.stop();
+    expect(await done).toBe(0);
+  });
+
   it('quotes an unusual token for the shell', async () => {
     const h = harness();
     const done = runSandboxCommand({ ...defaults, json: false, token: "it's$x" }, h.io, h.stopped);

@@ -75,23 +75,62 @@ describe('slow answers', () => {
 });
 
 describe('rate limit', () => {
-  it('answers 429 with Retry-After: 1 past N requests in a second of the injected clock', async () => {
-    const { create, advance } = await sandbox({ rateLimit: 2 });
+  it('answers 429 past a burst of N, with Retry-After in whole seconds and Retry-After-Ms', async () => {
+    const { create, advance, control } = await sandbox({ rateLimit: 2 });
     expect((await create(endpointBody(1))).status).toBe(201);
     expect((await create(endpointBody(2))).status).toBe(201);
     const a = await create(endpointBody(3));
     expect(errorCode(a)).toBe('429 rate_limit_exceeded');
     expect(a.headers.get('retry-after')).toBe('1');
+    expect(a.headers.get('retry-after-ms')).toBe('500');
     expect(a.body.error.details).toEqual({ limit: 2, windowSeconds: 1 });
-    advance(1000);
+    advance(500);
     expect((await create(endpointBody(3))).status).toBe(201);
+    expect(errorCode(await create(endpointBody(4)))).toBe('429 rate_limit_exceeded');
+    const { stats } = (await control('stats')).body.data;
+    expect(stats).toEqual({ requests: 5, statuses: { '201': 3, '429': 2 }, rateLimited: 2 });
   });
 
-  it('can be switched at run time', async () => {
-    const { create, control } = await sandbox();
+  it('keeps a bucket per bearer token: one caller cannot use up another\'s', async () => {
+    const { create, call, path } = await sandbox({ rateLimit: 1, token: 'tok-main' });
+    expect((await create(endpointBody(1))).status).toBe(201);
+    expect(errorCode(await create(endpointBody(2)))).toBe('429 rate_limit_exceeded');
+    // A wrong token has its own bucket: it is refused for being wrong, not for the rate.
+    const other = await call(path(), { body: endpointBody(2), headers: { authorization: 'Bearer someone-else', 'idempotency-key': 'k' } });
+    expect(errorCode(other)).toBe('401 authentication_failed');
+  });
+
+  it('can be switched at run time, and its counts cleared', async () => {
+    const { create, control, call } = await sandbox();
     await control('faults', { body: { rateLimit: 1 } });
     await create(endpointBody(1));
     expect(errorCode(await create(endpointBody(2)))).toBe('429 rate_limit_exceeded');
+    expect((await control('stats')).body.data.stats.rateLimited).toBe(1);
+    expect((await control('stats', { method: 'DELETE' })).body.data.stats).toEqual({ requests: 0, statuses: {}, rateLimited: 0 });
+    // Injected 429s are answers, not rate limiting.
+    await control('faults', { body: { rateLimit: 0, failNext: 1, status: 429 } });
+    expect(errorCode(await create(endpointBody(2)))).toBe('429 rate_limit_exceeded');
+    expect((await control('stats')).body.data.stats).toEqual({ requests: 1, statuses: { '429': 1 }, rateLimited: 0 });
+    expect((await call('/_sandbox/reset', { method: 'POST', headers: { origin: undefined } })).status).toBe(200);
+    expect((await control('stats')).body.data.stats.requests).toBe(0);
+  });
+});
+
+describe('latency', () => {
+  it('--latency delays every API answer, and control routes not at all', async () => {
+    const { create, control } = await sandbox({ latencyMs: 150 });
+    expect((await control('faults')).body.data.faults.delayMs).toBe(150);
+    const started = performance.now();
+    expect((await create(endpointBody())).status).toBe(201);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(140);
+    const fast = performance.now();
+    await control('stats');
+    expect(performance.now() - fast).toBeLessThan(140);
+  });
+
+  it('is refused when negative or fractional', async () => {
+    await expect(sandbox({ latencyMs: -1 })).rejects.toThrow(/latency/);
+    await expect(sandbox({ latencyMs: 1.5 })).rejects.toThrow(/latency/);
   });
 });
 

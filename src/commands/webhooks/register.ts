@@ -3,6 +3,7 @@
 import { Option, type Command } from 'commander';
 import { EVENT_TYPES } from '../../api/spec.js';
 import { collect, examples, type App } from '../app.js';
+import { usageError } from '../../errors/cli-error.js';
 
 const SECRET_TO_HELP =
   'where the one-time signing secret goes; repeat it for several (all must succeed): file:PATH (new file, mode 0600), env-file:PATH#NAME (a dotenv line), exec:COMMAND (run by /bin/sh, secret on its stdin), stdout (for $(…) capture)';
@@ -40,8 +41,8 @@ export function registerWebhooks(webhooks: Command, app: App): void {
 
   webhooks
     .command('rotate')
-    .description('rotate the signing secret of an endpoint and receive the new one (shown once)')
-    .argument('<endpoint-id>', 'the endpoint to rotate')
+    .description('rotate the signing secret of an endpoint and receive the new one (shown once); with --from, of many endpoints')
+    .argument('[endpoint-id]', 'the endpoint to rotate (or --from FILE)')
     .option('--expected-version <n>', "the endpoint's current version (optimistic concurrency)")
     .addOption(new Option('--mode <mode>', 'overlap: the old secret stays valid for a while; immediate: the old secret stops working now').choices(['overlap', 'immediate']))
     .option('--idempotency-key <key>', 'reuse the key of an earlier run that may have been applied (default: a new UUID)')
@@ -49,6 +50,9 @@ export function registerWebhooks(webhooks: Command, app: App): void {
     .option('--secret-file <path>', 'the same as --secret-to file:PATH')
     .option('--force', 'with a file: destination: replace an existing regular file')
     .option('-y, --yes', 'do not ask for confirmation of --mode immediate')
+    .option('--from <file>', 'rotate every endpoint listed in FILE (- for stdin), one JSON object a line: {"endpointId","expectedVersion","mode"?}')
+    .option('--concurrency <n>', 'with --from: requests at a time (default 4)')
+    .option('--journal <file>', 'with --from: record each item before and after its request; a re-run with it skips what was done')
     .addHelpText(
       'after',
       examples(
@@ -56,9 +60,20 @@ export function registerWebhooks(webhooks: Command, app: App): void {
         'chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --secret-to "exec:gh secret set WEBHOOK_SECRET --repo acme/app"',
         'SECRET="$(chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --secret-to stdout)"',
         'chatctl webhooks rotate we_123 --expected-version 3 --mode immediate --yes --json',
+        'chatctl webhooks rotate --from fleet.ndjson --mode overlap --journal fleet.journal --secret-to "file:secrets/{id}.whsec" --json',
+        'chatctl webhooks rotate --from - --mode overlap --secret-to "exec:vault kv put secret/webhooks/$CHATCTL_ENDPOINT_ID value=-" < fleet.ndjson',
       ) + SECRET_TO_MORE,
     )
-    .action(async (endpointId: string, opts) => {
+    .action(async (endpointId: string | undefined, opts) => {
+      if (opts.from !== undefined) {
+        if (endpointId !== undefined) throw usageError('give ENDPOINT_ID or --from FILE, not both');
+        const { runRotateFrom } = await import('../../bulk/command.js');
+        await runRotateFrom(opts, globals(), ctx, await prompter());
+        return;
+      }
+      if (endpointId === undefined) throw usageError('missing ENDPOINT_ID', 'give the endpoint to rotate, or --from FILE to rotate many');
+      for (const [flag, value] of [['--concurrency', opts.concurrency], ['--journal', opts.journal]] as const)
+        if (value !== undefined) throw usageError(`${flag} goes with --from`);
       const { runRotate } = await import('./rotate.js');
       await runRotate(endpointId, opts, globals(), ctx, await prompter());
     });

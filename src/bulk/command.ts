@@ -1,0 +1,213 @@
+// chatctl webhooks rotate --from FILE|- (contract section 11): the steps in
+// order, everything that can be refused refused before anything is sent:
+// flags → scope and token → sinks → journal (locked, read) → every manifest
+// line checked (and each item's destinations) → confirmation of immediate
+// rotations → the run (runner.ts) → summary → exit code.
+// A bundle of its own (dist/lazy/bulk.cjs): single-endpoint runs never load it.
+import { resolve } from 'node:path';
+import type { RotationMode } from '../api/spec.js';
+import { userAgent } from '../app/webhooks-client.js';
+import { invocationOf } from '../app/invocation.js';
+import type { Context, GlobalOptions } from '../context.js';
+import { CliError, usageError } from '../errors/cli-error.js';
+import { EXIT } from '../errors/exit-codes.js';
+import { escapeInline } from '../output/sanitize.js';
+import type { Prompter } from '../prompts/prompter.js';
+import { makeRotateOne } from './attempt.js';
+import { JournalWriter, NO_JOURNAL, loadJournal, lockJournal, sameScope, type JournalScope, type LoadedJournal } from './journal.js';
+import { bufferSource, checkManifest, fileSource, manifestItems, type ManifestSource } from './manifest.js';
+import { humanOutput, jsonOutput } from './output.js';
+import { runBulk } from './runner.js';
+import { planItemSecrets } from './secrets.js';
+
+export interface FromOptions {
+  from: string;
+  concurrency?: string;
+  journal?: string;
+  secretTo?: string[];
+  secretFile?: string;
+  force?: boolean;
+  mode?: string;
+  yes?: boolean;
+  expectedVersion?: string;
+  idempotencyKey?: string;
+}
+
+export const DEFAULT_CONCURRENCY = 4;
+export const MAX_CONCURRENCY = 64;
+
+export function parseConcurrency(raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_CONCURRENCY;
+  if (!/^[1-9][0-9]*$/.test(raw) || Number(raw) > MAX_CONCURRENCY)
+    throw usageError(`invalid --concurrency "${raw}": a whole number from 1 to ${MAX_CONCURRENCY}`);
+  return Number(raw);
+}
+
+const describeScope = (s: JournalScope) => `${s.baseUrl} (${s.organizationId}/${s.applicationId}/${s.environmentKey})`;
+
+export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Context, prompter: Prompter | undefined): Promise<void> {
+  // ---- flags
+  if (opts.expectedVersion !== undefined)
+    throw usageError('--expected-version cannot be used with --from', 'each manifest line gives its own "expectedVersion"');
+  if (opts.idempotencyKey !== undefined)
+    throw usageError('--idempotency-key cannot be used with --from', 'each item gets its own key; --journal keeps them, so a re-run reuses them');
+  if (opts.from === '') throw usageError('--from needs a file, or - for standard input');
+  const concurrency = parseConcurrency(opts.concurrency);
+  const defaultMode = opts.mode as RotationMode | undefined;
+  const json = Boolean(g.json);
+
+  // ---- scope and token (exit 3 before anything is read or sent)
+  const inv = invocationOf(ctx);
+  const conn = inv.connection();
+  const settings = inv.settings();
+  const token = inv.dryRun ? (inv.token()?.token ?? '') : inv.requireToken();
+  ctx.io.redactor.addCredential(token);
+  ctx.io.redactor.addCredential(conn.csrfToken);
+  const scope: JournalScope = { baseUrl: conn.baseUrl, ...conn.scope };
+
+  // ---- where the secrets go
+  const specs = [...(opts.secretFile !== undefined ? [`file:${opts.secretFile}`] : []), ...(opts.secretTo ?? [])];
+  const secrets = planItemSecrets({
+    specs,
+    settings: { cwd: ctx.cwd, env: ctx.env, json, stdoutIsTTY: ctx.io.stdout.isTTY, force: Boolean(opts.force) },
+    deliverDeps: { cwd: ctx.cwd, env: ctx.env, stdout: ctx.io.stdout, stderr: ctx.io.stderr, redactor: ctx.io.redactor },
+    configDir: ctx.configDir,
+    now: ctx.now,
+  });
+
+  // ---- the manifest and the journal
+  let source: ManifestSource;
+  if (opts.from === '-') {
+    if (ctx.io.stdin.isTTY) throw usageError('--from - reads the manifest from standard input, which is a terminal', 'pipe it in, or give the file: --from manifest.ndjson');
+    source = bufferSource('standard input', Buffer.from(await ctx.io.stdin.readAll(), 'utf8'));
+  } else {
+    source = fileSource(resolve(ctx.cwd, opts.from));
+  }
+  const journalPath = opts.journal !== undefined ? resolve(ctx.cwd, opts.journal) : undefined;
+  let release: (() => void) | undefined;
+  try {
+    if (journalPath !== undefined && !g.dryRun) release = lockJournal(journalPath);
+    const journal: LoadedJournal = journalPath !== undefined ? loadJournal(journalPath) : { scope: null, priors: new Map(), unreadable: 0 };
+    if (journal.scope && !sameScope(journal.scope, scope))
+      throw usageError(
+        `the journal ${journalPath} belongs to a run against ${describeScope(journal.scope)}, not ${describeScope(scope)}`,
+        'keep one journal per environment (and per manifest)',
+      );
+    if (journal.unreadable > 0) ctx.io.notice(`the journal ${journalPath} has ${journal.unreadable} unreadable line(s), from a write cut short; they are ignored`);
+
+    // ---- every line checked, and every destination of an item that will be sent
+    const plan = { send: 0, resend: 0, skip: 0, report: 0 };
+    const check = checkManifest(source, defaultMode, (item) => {
+      const prior = journal.priors.get(item.endpointId);
+      if (prior?.state === 'ok') plan.skip += 1;
+      else if (prior?.state === 'applied') plan.report += 1;
+      else {
+        if (prior?.state === 'sent') plan.resend += 1;
+        else plan.send += 1;
+        secrets.check(item);
+      }
+    });
+    secrets.checkShared(check.count);
+
+    if (check.immediate > 0 && !opts.yes && !g.dryRun) {
+      const what = `${check.immediate} endpoint${check.immediate === 1 ? '' : 's'}`;
+      if (!prompter)
+        throw usageError('--yes is required when not running interactively', `the manifest rotates ${what} with mode immediate: their current secrets stop working at once`);
+      if (!(await prompter.confirmImmediate(what))) throw new CliError('interrupted', 'immediate rotation declined; nothing was sent', EXIT.interrupted);
+    }
+
+    if (g.dryRun) {
+      const line = { dryRun: true, items: check.count, ...plan };
+      if (json) ctx.io.stdout.write(JSON.stringify(line) + '\n');
+      else
+        ctx.io.stdout.write(
+          `Would rotate ${plan.send + plan.resend} of ${check.count} endpoints (${plan.resend} re-sent from the journal with their recorded keys), skip ${plan.skip} done earlier, and report ${plan.report} whose delivery an earlier run did not confirm.\n`,
+        );
+      ctx.io.notice('dry run: nothing was sent');
+      return;
+    }
+    source.checkUnchanged();
+
+    // ---- the run
+    let writer: JournalWriter | undefined;
+    if (journalPath !== undefined) {
+      writer = await JournalWriter.open(journalPath, release!);
+      release = undefined; // the writer releases it on close
+      await writer.append({ t: 'run', v: 1, at: new Date(ctx.now()).toISOString(), scope });
+    }
+    keepYoungGenerationSmall();
+    const output = json ? jsonOutput(ctx.io) : humanOutput(ctx.io, ctx.now, secrets.targets);
+    // One pool of connections for the whole run, as many as there are workers.
+    const { Agent } = conn.baseUrl.startsWith('https:') ? await import('node:https') : await import('node:http');
+    const agent = new Agent({ keepAlive: true, maxSockets: concurrency, maxFreeSockets: concurrency });
+    let summary;
+    try {
+      summary = await runBulk(
+        manifestItems(source, defaultMode),
+        { concurrency, maxRetries: settings.maxRetries, total: check.count, signal: ctx.signal },
+        {
+          clock: { now: ctx.now, sleep: ctx.sleep, random: ctx.random },
+          rotateOne: makeRotateOne({
+            transport: await ctx.transport(),
+            conn,
+            token,
+            timeoutMs: settings.timeoutMs,
+            userAgent: userAgent(ctx),
+            randomUUID: ctx.randomUUID,
+            now: ctx.now,
+            agent,
+            trace: inv.output.debug ? (line) => ctx.io.stderr.write(`[debug] ${escapeInline(line)}\n`) : undefined,
+          }),
+          secrets,
+          journal: writer ?? NO_JOURNAL,
+          priors: journal.priors,
+          newKey: ctx.randomUUID,
+          emit: (r, item) => output.emit(r, item),
+          notice: (t) => output.notice(t),
+          redactor: ctx.io.redactor,
+          progress: (p) => output.progress(p),
+        },
+      );
+    } finally {
+      agent.destroy();
+      await writer?.close();
+    }
+    await output.finish(summary, check.count);
+
+    // ---- the exit code
+    if (summary.interrupted) {
+      const hint = journalPath !== undefined ? `re-run with --journal ${journalPath} to continue` : 'with --journal FILE a re-run continues where a run stopped';
+      throw new CliError('interrupted', `interrupted: ${summary.ok + summary.failed + summary.skipped} of ${check.count} items finished, ${summary.notStarted} not started`, EXIT.interrupted, { hint });
+    }
+    if (summary.stopped) {
+      const e = summary.stopped;
+      throw new CliError(e.code, `stopped: ${e.message}; ${summary.notStarted} item(s) not started`, EXIT.partial, { status: e.status, requestId: e.requestId, details: e.details });
+    }
+    if (summary.failed > 0) {
+      // Every failure is in its result line (--json) or the table above.
+      if (!json) ctx.io.notice(`${summary.failed} of ${check.count} items failed`);
+      throw new CliError('partial_failure', `${summary.failed} of ${check.count} items failed`, EXIT.partial, { reported: true });
+    }
+  } finally {
+    release?.();
+    source.close();
+  }
+}
+
+/**
+ * A run of thousands of items allocates steadily (requests, responses,
+ * journal lines) while holding little: a few megabytes live, whatever the
+ * manifest's length. V8 nevertheless doubles its young generation every time
+ * enough survives scavenges, up to 32 MiB more on Node 20, so the peak RSS of
+ * a long run would grow with its duration, not its data. Holding the young
+ * generation at its current size trades a few more (sub-millisecond)
+ * scavenges for memory that stays flat. The flag is read only when V8 decides
+ * to grow; if it is ever unknown, nothing changes.
+ */
+function keepYoungGenerationSmall(): void {
+  try {
+    process.getBuiltinModule('node:v8').setFlagsFromString('--semi-space-growth-factor=1');
+  } catch {
+    /* only memory is at stake */
+  }
+}

@@ -1,0 +1,306 @@
+// The journal of a `--from` run (contract section 11): an append-only NDJSON
+// file, mode 0600, that lets a re-run pick up where a killed run stopped
+// without rotating any endpoint twice. It holds Idempotency-Keys, versions
+// and fingerprints, never a secret.
+//
+// Records, one per line:
+//   {"t":"run","v":1,"at","scope":{baseUrl,organizationId,applicationId,environmentKey}}
+//   {"t":"send","id","key","ev","mode"}   before an item's request is sent (durable first)
+//   {"t":"applied","id","key","version","fp"}  the server rotated it and returned the secret
+//   {"t":"ok","id","key","version","fp","delivery","requestId"}  every destination holds it
+//   {"t":"fail","id","key","applied":true|false|null,"exitCode","code","recovered"?}
+//
+// Every append resolves once its line is on disk (fdatasync). Appends that
+// arrive while a sync is running share the next one (group commit), so four
+// workers wait for about one disk flush each, not four.
+import { closeSync, lstatSync, openSync, readFileSync, readSync, rmSync, statSync, writeSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import type { RotationMode } from '../api/spec.js';
+import { CliError, usageError } from '../errors/cli-error.js';
+import { EXIT } from '../errors/exit-codes.js';
+import { fileChunks, splitLines } from './lines.js';
+
+export interface JournalScope {
+  baseUrl: string;
+  organizationId: string;
+  applicationId: string;
+  environmentKey: string;
+}
+
+export interface DeliveryRecord {
+  to: string;
+  fingerprint: string;
+}
+
+export type JournalRecord =
+  | { t: 'run'; v: 1; at: string; scope: JournalScope }
+  | { t: 'send'; id: string; key: string; ev: number; mode: RotationMode }
+  | { t: 'applied'; id: string; key: string; version: number | null; fp: string }
+  | { t: 'ok'; id: string; key: string; version: number | null; fp: string; delivery: DeliveryRecord[]; requestId: string }
+  | { t: 'fail'; id: string; key: string; applied: boolean | null; exitCode: number; code: string; recovered?: string | null };
+
+/**
+ * What earlier runs left for one endpoint, folded from its records:
+ * - sent: a request went out and its outcome is unknown: re-send it, same key and body;
+ * - applied: the server rotated it (secret returned) but delivery was not confirmed;
+ * - ok: done, skip it;
+ * - refused: the server refused it, nothing changed: try afresh with a new key.
+ */
+export interface Prior {
+  state: 'sent' | 'applied' | 'ok' | 'refused';
+  key: string;
+  ev: number;
+  mode: RotationMode;
+  version: number | null;
+  fp: string | null;
+  delivery: DeliveryRecord[] | null;
+  requestId: string | null;
+  /** Where an earlier run kept a secret it could not deliver. */
+  recovered: string | null;
+}
+
+export interface LoadedJournal {
+  scope: JournalScope | null;
+  priors: Map<string, Prior>;
+  /** Lines that could not be read: a write cut short by a crash. */
+  unreadable: number;
+}
+
+/** Folds one record into the map; records for another key than the one last sent are ignored. */
+export function foldRecord(priors: Map<string, Prior>, r: JournalRecord): void {
+  if (r.t === 'run') return;
+  if (r.t === 'send') {
+    priors.set(r.id, { state: 'sent', key: r.key, ev: r.ev, mode: r.mode, version: null, fp: null, delivery: null, requestId: null, recovered: null });
+    return;
+  }
+  const p = priors.get(r.id);
+  if (!p || p.key !== r.key) return;
+  if (r.t === 'applied') {
+    p.state = 'applied';
+    p.version = r.version;
+    p.fp = r.fp;
+  } else if (r.t === 'ok') {
+    Object.assign(p, { state: 'ok', version: r.version, fp: r.fp, delivery: r.delivery, requestId: r.requestId });
+  } else {
+    p.state = r.applied === true ? 'applied' : r.applied === null ? 'sent' : 'refused';
+    if (r.recovered) p.recovered = r.recovered;
+  }
+}
+
+const isRecord = (v: unknown): v is JournalRecord => {
+  if (typeof v !== 'object' || v === null) return false;
+  const r = v as Record<string, unknown>;
+  if (r.t === 'run') return typeof r.scope === 'object' && r.scope !== null;
+  if (typeof r.id !== 'string' || typeof r.key !== 'string') return false;
+  switch (r.t) {
+    case 'send':
+      return typeof r.ev === 'number' && (r.mode === 'overlap' || r.mode === 'immediate');
+    case 'applied':
+      return typeof r.fp === 'string';
+    case 'ok':
+      return typeof r.fp === 'string' && Array.isArray(r.delivery);
+    case 'fail':
+      return r.applied === true || r.applied === false || r.applied === null;
+    default:
+      return false;
+  }
+};
+
+/** Reads a journal, a chunk at a time; a missing file is an empty journal. */
+export function loadJournal(path: string): LoadedJournal {
+  const priors = new Map<string, Prior>();
+  let scope: JournalScope | null = null;
+  let unreadable = 0;
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { scope, priors, unreadable };
+    throw usageError(`cannot read the journal ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  try {
+    // Journal lines are short; a very long one is damage, skipped like a torn line.
+    const lines = splitLines(fileChunks(fd), 1 << 20, () => {
+      throw usageError(`the journal ${path} has a line longer than 1 MiB: it is not a chatctl journal`);
+    });
+    for (const { text } of lines) {
+      if (text === null || text.trim() === '') {
+        if (text === null) unreadable += 1;
+        continue;
+      }
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch {
+        unreadable += 1;
+        continue;
+      }
+      if (!isRecord(value)) {
+        unreadable += 1;
+        continue;
+      }
+      if (value.t === 'run') scope ??= value.scope;
+      foldRecord(priors, value);
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return { scope, priors, unreadable };
+}
+
+export const sameScope = (a: JournalScope, b: JournalScope) =>
+  a.baseUrl === b.baseUrl && a.organizationId === b.organizationId && a.applicationId === b.applicationId && a.environmentKey === b.environmentKey;
+
+/** Where records go; the runner needs only this. */
+export interface JournalSink {
+  append(record: JournalRecord): Promise<void>;
+}
+
+/** No --journal: nothing is kept. */
+export const NO_JOURNAL: JournalSink = { append: async () => {} };
+
+export class JournalWriter implements JournalSink {
+  private queue: string[] = [];
+  private waiters: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
+  private busy = false;
+  private broken: unknown = null;
+
+  private constructor(
+    readonly path: string,
+    private readonly handle: FileHandle,
+    private readonly releaseLock: () => void,
+  ) {}
+
+  /**
+   * Opens (creating, mode 0600) the journal for appending. `release` frees
+   * the lock taken with lockJournal() when the writer is closed.
+   */
+  static async open(path: string, release: () => void): Promise<JournalWriter> {
+    let handle: FileHandle;
+    try {
+      handle = await open(path, 'a', 0o600);
+      const st = await handle.stat();
+      // A line cut short by a crash is closed off, so the next record starts a line of its own.
+      if (st.size > 0) {
+        const fd = openSync(path, 'r');
+        try {
+          const last = Buffer.alloc(1);
+          readSync(fd, last, 0, 1, st.size - 1);
+          if (last[0] !== 0x0a) await handle.write('\n');
+        } finally {
+          closeSync(fd);
+        }
+      }
+      await handle.chmod(0o600);
+    } catch (err) {
+      release();
+      throw usageError(`cannot open the journal ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    }
+    return new JournalWriter(path, handle, release);
+  }
+
+  append(record: JournalRecord): Promise<void> {
+    if (this.broken) return Promise.reject(this.broken);
+    return new Promise((resolve, reject) => {
+      this.queue.push(JSON.stringify(record) + '\n');
+      this.waiters.push({ resolve, reject });
+      if (!this.busy) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.busy = true;
+    while (this.queue.length) {
+      const text = this.queue.join('');
+      const waiters = this.waiters;
+      this.queue = [];
+      this.waiters = [];
+      try {
+        await this.handle.write(text);
+        await this.handle.datasync();
+        for (const w of waiters) w.resolve();
+      } catch (err) {
+        this.broken = new CliError('internal_error', `cannot write the journal ${this.path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, EXIT.unexpected);
+        for (const w of [...waiters, ...this.waiters]) w.reject(this.broken);
+        this.queue = [];
+        this.waiters = [];
+      }
+    }
+    this.busy = false;
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.handle.close();
+    } finally {
+      this.releaseLock();
+    }
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** A lock file with no pid yet is one another run is writing right now. */
+function justCreated(lockPath: string): boolean {
+  try {
+    return Date.now() - statSync(lockPath).mtimeMs < 5_000;
+  } catch {
+    return false;
+  }
+}
+
+/** The journal must be a regular file (or not exist yet). */
+export function checkJournalPath(path: string): void {
+  try {
+    const st = lstatSync(path);
+    if (!st.isFile()) throw usageError(`the journal ${path} is not a regular file`);
+  } catch (err) {
+    if (err instanceof CliError) throw err;
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw usageError(`cannot use the journal ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+}
+
+/**
+ * Takes the journal's lock, `FILE.lock` holding our pid, created exclusively,
+ * so two runs cannot share one journal. A lock left by a process that is
+ * gone (a run killed with SIGKILL) is taken over. Returns its release.
+ */
+export function lockJournal(path: string, isAlive: (pid: number) => boolean = pidAlive): () => void {
+  checkJournalPath(path);
+  const lockPath = `${path}.lock`;
+  for (let tries = 0; tries < 3; tries++) {
+    let fd: number;
+    try {
+      fd = openSync(lockPath, 'wx', 0o600);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'EEXIST') throw usageError(`cannot lock the journal (${lockPath}): ${code ?? String(err)}`);
+      let pid = NaN;
+      try {
+        pid = Number(readFileSync(lockPath, 'utf8').trim());
+      } catch {
+        /* gone meanwhile: try again */
+      }
+      const inUse = Number.isInteger(pid) && pid > 0 ? isAlive(pid) : justCreated(lockPath);
+      if (inUse)
+        throw usageError(
+          `the journal is in use by another chatctl run (${Number.isInteger(pid) && pid > 0 ? `pid ${pid}; ` : ''}lock file ${lockPath})`,
+          'wait for it to finish, or remove the lock file if that process is not chatctl',
+        );
+      rmSync(lockPath, { force: true });
+      continue;
+    }
+    writeSync(fd, String(process.pid));
+    closeSync(fd);
+    return () => rmSync(lockPath, { force: true });
+  }
+  throw usageError(`cannot lock the journal (${lockPath})`);
+}

@@ -1,0 +1,114 @@
+// What a `--from` run shows (contract section 11).
+// - --json: one line per item on stdout as it finishes, then the summary line.
+// - Human: a progress line on stderr when it is a terminal, redrawn at most
+//   ten times a second; at the end a summary on stdout, with a table of the
+//   items that failed (cli-table3 on a terminal, plain lines otherwise).
+// Nothing is kept per item but the first failures, so output costs the same
+// for 50 items or 50,000.
+import type { IO } from '../output/io.js';
+import { escapeInline } from '../output/sanitize.js';
+import type { ManifestItem } from './manifest.js';
+import type { ItemResult, Progress, RunSummary } from './runner.js';
+
+export interface BulkOutput {
+  emit(result: ItemResult, item: ManifestItem): void;
+  notice(text: string): void;
+  progress(p: Progress): void;
+  /** After the run: the summary line or table. */
+  finish(summary: RunSummary, total: number): Promise<void>;
+}
+
+export function summaryLine(s: RunSummary): { summary: { ok: number; failed: number; skipped: number; notStarted?: number } } {
+  return { summary: { ok: s.ok, failed: s.failed, skipped: s.skipped, ...(s.notStarted > 0 ? { notStarted: s.notStarted } : {}) } };
+}
+
+export function jsonOutput(io: IO): BulkOutput {
+  return {
+    emit: (result) => io.stdout.write(JSON.stringify(result) + '\n'),
+    notice: () => {},
+    progress: () => {},
+    async finish(summary) {
+      io.stdout.write(JSON.stringify(summaryLine(summary)) + '\n');
+    },
+  };
+}
+
+const SHOWN_FAILURES = 50;
+const REDRAW_MS = 100;
+
+interface Failure {
+  endpointId: string;
+  line: number;
+  exitCode: number;
+  message: string;
+}
+
+export function humanOutput(io: IO, now: () => number, targets: readonly string[]): BulkOutput {
+  const live = io.stderr.isTTY && !io.quiet;
+  const failures: Failure[] = [];
+  let drawn = false;
+  let lastDraw = Number.NEGATIVE_INFINITY;
+  let last: Progress | undefined;
+
+  const clear = () => {
+    if (drawn) io.stderr.write('\r\x1b[2K');
+    drawn = false;
+  };
+  const draw = (p: Progress) => {
+    const done = p.ok + p.failed + p.skipped;
+    const parts = [`rotating: ${done}/${p.total}`, `ok ${p.ok}`];
+    if (p.failed) parts.push(`failed ${p.failed}`);
+    if (p.skipped) parts.push(`skipped ${p.skipped}`);
+    if (p.rate !== null) parts.push(`${Math.round(p.rate)}/s allowed`);
+    if (p.pausedMs > 0) parts.push(`paused ${(p.pausedMs / 1000).toFixed(1)} s (rate limited)`);
+    io.stderr.write(`\r\x1b[2K${parts.join(' · ')}`);
+    drawn = true;
+  };
+
+  return {
+    emit(result, item) {
+      if (result.ok || failures.length >= SHOWN_FAILURES) return;
+      failures.push({ endpointId: result.endpointId, line: item.line, exitCode: result.exitCode, message: result.error.message });
+    },
+    notice(text) {
+      clear();
+      io.notice(text);
+      if (last && live) draw(last);
+    },
+    progress(p) {
+      last = p;
+      if (!live) return;
+      const t = now();
+      if (t - lastDraw < REDRAW_MS && p.ok + p.failed + p.skipped < p.total) return;
+      lastDraw = t;
+      draw(p);
+    },
+    async finish(s, total) {
+      clear();
+      const secs = (s.elapsedMs / 1000).toFixed(1);
+      const lines = [
+        `Rotated ${s.ok} of ${total} endpoint${total === 1 ? '' : 's'} in ${secs} s: ${s.failed} failed, ${s.skipped} skipped (done by an earlier run)${s.notStarted ? `, ${s.notStarted} not started` : ''}.`,
+      ];
+      if (s.ok > 0) lines.push(`New secrets went to: ${targets.map((t) => escapeInline(t)).join(', ')}`);
+      if (s.throttled > 0) lines.push(`The server asked to slow down ${s.throttled} time${s.throttled === 1 ? '' : 's'}; ${s.requests} requests in all.`);
+      io.stdout.write(lines.join('\n') + '\n');
+      if (failures.length === 0) return;
+      io.stdout.write('\nFailed:\n');
+      if (io.stdout.isTTY) {
+        const { default: Table } = await import('cli-table3');
+        const columns = 100;
+        const table = new Table({
+          head: ['endpoint', 'line', 'exit', 'error'],
+          style: { head: [], border: io.color.stdout ? ['grey'] : [] },
+          colWidths: [26, 7, 6, Math.max(30, columns - 26 - 7 - 6 - 5)],
+          wordWrap: true,
+        });
+        for (const f of failures) table.push([escapeInline(f.endpointId), String(f.line), String(f.exitCode), escapeInline(f.message)]);
+        io.stdout.write(table.toString() + '\n');
+      } else {
+        for (const f of failures) io.stdout.write(`${escapeInline(f.endpointId)}\tline ${f.line}\texit ${f.exitCode}\t${escapeInline(f.message)}\n`);
+      }
+      if (s.failed > failures.length) io.stdout.write(`… and ${s.failed - failures.length} more (--json lists every item)\n`);
+    },
+  };
+}

@@ -1,0 +1,346 @@
+// Black box: `chatctl webhooks rotate --from` (contract section 11), the real
+// bin/chatctl.js against a real `chatctl sandbox --json` child process.
+// Hundreds of endpoints are created, rotated from a manifest with file: and
+// exec: destinations, a run is killed with SIGKILL half-way and resumed from
+// its journal; the server's versions, the secret at every destination, the
+// NDJSON lines and the exit codes (0, 14, 2, 130) are checked.
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { BIN, makeTempRoot, startSandbox, type Sandbox } from '../lifecycle/harness.js';
+
+const NODE = process.execPath;
+const fp = (s: string) => `sha256:${createHash('sha256').update(s).digest('hex').slice(0, 16)}`;
+
+const tmp = makeTempRoot();
+let sandbox: Sandbox;
+let created = 0;
+
+beforeAll(async () => {
+  sandbox = await startSandbox(['--json', '--endpoint-limit', '5000'], tmp.dir('sandbox-home'), tmp.dir('sandbox-config'));
+});
+afterAll(async () => {
+  await sandbox?.stop();
+  tmp.cleanup();
+});
+
+async function control(path: string, body?: unknown): Promise<any> {
+  const res = await fetch(`${sandbox.info.baseUrl}/_sandbox/${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { authorization: `Bearer ${sandbox.info.token}` },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return ((await res.json()) as { data: unknown }).data;
+}
+
+/** Creates n endpoints through the API; their ids. */
+async function createEndpoints(n: number): Promise<string[]> {
+  const { baseUrl, token, organizationId, applicationId, environmentKey } = sandbox.info;
+  const url = `${baseUrl}/v1/organizations/${organizationId}/applications/${applicationId}/environments/${environmentKey}/webhook-endpoints`;
+  const ids: string[] = new Array(n);
+  let next = 0;
+  const worker = async () => {
+    while (next < n) {
+      const i = next++;
+      const k = ++created;
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, origin: 'https://fleet.example', 'x-service-csrf': '1', 'content-type': 'application/json', 'idempotency-key': `fleet-create-${k}` },
+        body: JSON.stringify({ name: `fleet ${k}`, destinationUrl: `https://hooks.example.com/fleet/${k}`, eventTypes: ['chat.message.created.v1'] }),
+      });
+      if (res.status !== 201) throw new Error(`create answered ${res.status}: ${await res.text()}`);
+      ids[i] = ((await res.json()) as { data: { endpoint: { id: string } } }).data.endpoint.id;
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+  return ids;
+}
+
+/** Every endpoint's version and current secret, by id. */
+async function serverState(): Promise<Map<string, { version: number; secret: string }>> {
+  const { endpoints } = await control('endpoints');
+  return new Map((endpoints as Array<{ id: string; version: number; validSecrets: string[] }>).map((e) => [e.id, { version: e.version, secret: e.validSecrets[0]! }]));
+}
+
+const manifest = (ids: string[], ev = 1) => '# fleet rotation\n' + ids.map((id) => JSON.stringify({ endpointId: id, expectedVersion: ev })).join('\n') + '\n';
+
+interface Run {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+/**
+ * Runs chatctl with the sandbox's scope. `killAfterLines`: SIGKILL once that
+ * many lines are on stdout; `interruptAfterLines`: SIGINT then.
+ */
+function chatctl(args: string[], o: { cwd: string; env?: Record<string, string>; input?: string; killAfterLines?: number; interruptAfterLines?: number }): Promise<Run> {
+  const started = Date.now();
+  const child = spawn(NODE, [BIN, ...args], {
+    cwd: o.cwd,
+    env: {
+      PATH: `${join(NODE, '..')}:/usr/local/bin:/usr/bin:/bin`,
+      HOME: o.cwd,
+      CHATCTL_CONFIG_DIR: join(o.cwd, 'config'),
+      NO_COLOR: '1',
+      CHATCTL_BASE_URL: sandbox.info.baseUrl,
+      CHATCTL_TOKEN: sandbox.info.token,
+      CHATCTL_ORG: sandbox.info.organizationId,
+      CHATCTL_APP: sandbox.info.applicationId,
+      CHATCTL_ENV: sandbox.info.environmentKey,
+      ...o.env,
+    },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  let lines = 0;
+  let signalled = false;
+  child.stdout.on('data', (c: Buffer) => {
+    stdout += c.toString('utf8');
+    lines = stdout.split('\n').length - 1;
+    if (signalled) return;
+    if (o.killAfterLines !== undefined && lines >= o.killAfterLines) {
+      signalled = true;
+      child.kill('SIGKILL');
+    }
+    if (o.interruptAfterLines !== undefined && lines >= o.interruptAfterLines) {
+      signalled = true;
+      child.kill('SIGINT');
+    }
+  });
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+  child.stdin.end(o.input ?? '');
+  return new Promise((resolve) => child.on('close', (exitCode, signal) => resolve({ exitCode, signal, stdout, stderr, ms: Date.now() - started })));
+}
+
+type Line = { endpointId: string; ok: boolean; skipped?: boolean; version?: number; fingerprint?: string; delivery?: Array<{ to: string; fingerprint: string }>; requestId?: string | null; error?: { code: string; message: string }; exitCode?: number; idempotencyKey?: string };
+
+/** NDJSON: every complete line parses; the last complete one may be the summary. */
+function parseLines(stdout: string): { items: Line[]; summary?: { ok: number; failed: number; skipped: number; notStarted?: number } } {
+  const complete = stdout.slice(0, stdout.lastIndexOf('\n') + 1);
+  const parsed = complete
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  const last = parsed.at(-1);
+  if (last && 'summary' in last) return { items: parsed.slice(0, -1) as unknown as Line[], summary: last.summary as never };
+  return { items: parsed as unknown as Line[] };
+}
+
+describe('rotate --from: a fleet, killed half-way and resumed from its journal', () => {
+  test('300 endpoints, file: and exec: destinations, SIGKILL after 120 lines, re-run: each rotated exactly once, every delivered secret the server\'s', async () => {
+    const ids = await createEndpoints(300);
+    const cwd = tmp.dir('fleet-1');
+    const files = tmp.dir('fleet-1/files');
+    const store = tmp.dir('fleet-1/store');
+    writeFileSync(join(cwd, 'fleet.ndjson'), manifest(ids));
+    const args = [
+      'webhooks', 'rotate', '--from', 'fleet.ndjson', '--mode', 'overlap', '--journal', 'fleet.journal', '--json',
+      '--secret-to', `file:${files}/{id}.whsec`,
+      '--secret-to', `exec:cat > "${store}/$CHATCTL_ENDPOINT_ID" && echo "stored $CHATCTL_ENDPOINT_ID $CHATCTL_SECRET_FINGERPRINT"`,
+    ];
+
+    const first = await chatctl(args, { cwd, killAfterLines: 120 });
+    expect(first.signal).toBe('SIGKILL');
+    const killed = parseLines(first.stdout);
+    expect(killed.items.length).toBeGreaterThanOrEqual(120);
+    expect(killed.summary).toBeUndefined();
+    expect(statSync(join(cwd, 'fleet.journal')).mode & 0o777).toBe(0o600);
+    // The killed run left its lock; the re-run takes it over (its pid is gone).
+    expect(existsSync(join(cwd, 'fleet.journal.lock'))).toBe(true);
+
+    const second = await chatctl(args, { cwd });
+    const resumed = parseLines(second.stdout);
+    expect(resumed.summary).toBeDefined();
+    const { ok, failed, skipped } = resumed.summary!;
+    expect(ok + failed + skipped).toBe(300);
+    expect(resumed.items).toHaveLength(300);
+    expect(second.exitCode).toBe(failed > 0 ? 14 : 0);
+
+    // Exactly once: every endpoint is at version 2.
+    const state = await serverState();
+    for (const id of ids) expect(state.get(id)!.version, id).toBe(2);
+
+    // Every item done (now or by the killed run) has the server's secret at both destinations.
+    for (const line of resumed.items) {
+      const { secret } = state.get(line.endpointId)!;
+      if (line.ok) {
+        expect(Object.keys(line).filter((k) => k !== 'skipped')).toEqual(['endpointId', 'ok', 'version', 'fingerprint', 'delivery', 'requestId']);
+        expect(line.fingerprint).toBe(fp(secret));
+        expect(readFileSync(join(files, `${line.endpointId}.whsec`), 'utf8')).toBe(secret);
+        expect(statSync(join(files, `${line.endpointId}.whsec`)).mode & 0o777).toBe(0o600);
+        expect(readFileSync(join(store, line.endpointId), 'utf8')).toBe(secret);
+      } else {
+        // The few the killed run had applied without confirming delivery: reported, never rotated again.
+        expect(line.exitCode).toBe(13);
+        expect(line.error!.code).toBe('secret_not_delivered');
+        expect(line.idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
+      }
+    }
+    // Only items in flight at the kill can be in that state: per worker (4), one
+    // request on the wire and one delivered item whose "ok" was not yet on disk
+    // (an exec: store cannot be read back to confirm it).
+    expect(failed).toBeLessThanOrEqual(8);
+    // What the killed run printed as done is skipped, not redone.
+    const doneBefore = killed.items.filter((l) => l.ok).map((l) => l.endpointId);
+    for (const id of doneBefore) expect(resumed.items.find((l) => l.endpointId === id)).toMatchObject({ ok: true, skipped: true });
+    // No secret on stderr; the exec: command's output went there.
+    for (const { secret } of state.values()) expect(second.stderr).not.toContain(secret);
+    expect(second.stderr).toContain('stored we_');
+
+    // A third run: nothing left to send.
+    await control('stats', undefined);
+    const before = (await control('stats')).stats.requests;
+    const third = await chatctl(args, { cwd });
+    expect(parseLines(third.stdout).summary).toEqual({ ok: 0, failed, skipped: 300 - failed });
+    expect((await control('stats')).stats.requests).toBe(before);
+  }, 120_000);
+});
+
+describe('rotate --from: exit codes', () => {
+  test('0: all rotated, from standard input, human summary', async () => {
+    const ids = await createEndpoints(20);
+    const cwd = tmp.dir('stdin');
+    const r = await chatctl(['webhooks', 'rotate', '--from', '-', '--mode', 'overlap', '--secret-to', `file:${cwd}/{id}.whsec`], { cwd, input: manifest(ids) });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toContain('Rotated 20 of 20 endpoints');
+    expect(readdirSync(cwd).filter((f) => f.endsWith('.whsec'))).toHaveLength(20);
+  });
+
+  test('14: some items refused by the server (each with its own code), the rest rotated', async () => {
+    const ids = await createEndpoints(10);
+    const cwd = tmp.dir('partial');
+    const lines = ids.map((id, i) => JSON.stringify({ endpointId: id, expectedVersion: i % 3 === 0 ? 5 : 1 }));
+    writeFileSync(join(cwd, 'm.ndjson'), lines.join('\n') + '\n');
+    const r = await chatctl(['webhooks', 'rotate', '--from', 'm.ndjson', '--mode', 'immediate', '--yes', '--json', '--secret-to', `file:${cwd}/{id}.whsec`], { cwd });
+    expect(r.exitCode).toBe(14);
+    const { items, summary } = parseLines(r.stdout);
+    expect(summary).toEqual({ ok: 6, failed: 4, skipped: 0 });
+    for (const line of items.filter((l) => !l.ok)) {
+      expect(line).toMatchObject({ ok: false, exitCode: 7, error: { code: 'webhook_endpoint_version_conflict' } });
+      expect(Object.keys(line)).toEqual(['endpointId', 'ok', 'error', 'exitCode']);
+    }
+    expect(r.stderr).toBe('');
+  });
+
+  test('14: a destination that fails keeps the secret in recovered/ and fails that item with 13', async () => {
+    const ids = await createEndpoints(5);
+    const cwd = tmp.dir('recover');
+    writeFileSync(join(cwd, 'm.ndjson'), manifest(ids));
+    const bad = ids[2]!;
+    const r = await chatctl(['webhooks', 'rotate', '--from', 'm.ndjson', '--mode', 'overlap', '--json', '--secret-to', `exec:cat >/dev/null; test "$CHATCTL_ENDPOINT_ID" != "${bad}"`], { cwd });
+    expect(r.exitCode).toBe(14);
+    const { items } = parseLines(r.stdout);
+    const line = items.find((l) => l.endpointId === bad)!;
+    expect(line).toMatchObject({ ok: false, exitCode: 13, error: { code: 'secret_not_delivered' } });
+    const kept = readdirSync(join(cwd, 'config', 'recovered'));
+    expect(kept).toHaveLength(1);
+    const secret = readFileSync(join(cwd, 'config', 'recovered', kept[0]!), 'utf8');
+    expect(secret).toBe((await serverState()).get(bad)!.secret);
+    expect(line.error!.message).toContain(join(cwd, 'config', 'recovered'));
+  });
+
+  test('2: a bad line is named, and nothing is sent', async () => {
+    const ids = await createEndpoints(3);
+    const cwd = tmp.dir('bad-line');
+    writeFileSync(join(cwd, 'm.ndjson'), `${JSON.stringify({ endpointId: ids[0], expectedVersion: 1 })}\n\n# ok\n{"endpointId":"${ids[1]}","expectedVersion":"two"}\n`);
+    const before = (await control('stats')).stats.requests;
+    const r = await chatctl(['webhooks', 'rotate', '--from', 'm.ndjson', '--mode', 'overlap', '--json', '--secret-to', `file:${cwd}/{id}`], { cwd });
+    expect(r.exitCode).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(JSON.parse(r.stderr)).toMatchObject({ error: { code: 'usage_error' }, exitCode: 2 });
+    expect(r.stderr).toContain('manifest line 4');
+    expect((await control('stats')).stats.requests).toBe(before);
+  });
+
+  test.each([
+    [['--secret-to', 'file:shared.whsec'], 'one destination for 2 endpoints'],
+    [[], 'needs --secret-to'],
+    [['--secret-to', 'file:{id}', 'we_x'], 'not both'],
+    [['--secret-to', 'file:{id}', '--expected-version', '3'], '--expected-version cannot be used with --from'],
+    [['--secret-to', 'file:{id}', '--concurrency', '0'], 'invalid --concurrency'],
+    [['--secret-to', 'exec:no-such-program-xyz'], 'not found on PATH'],
+  ])('2: %j is refused before anything is sent', async (extra, message) => {
+    const ids = await createEndpoints(2);
+    const cwd = tmp.dir(`refuse-${created}`);
+    writeFileSync(join(cwd, 'm.ndjson'), manifest(ids));
+    const r = await chatctl(['webhooks', 'rotate', '--from', 'm.ndjson', '--mode', 'overlap', ...extra], { cwd });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain(message);
+    const state = await serverState();
+    for (const id of ids) expect(state.get(id)!.version).toBe(1);
+  });
+
+  test('2: mode immediate needs --yes when not interactive; an existing destination needs --force', async () => {
+    const ids = await createEndpoints(2);
+    const cwd = tmp.dir('immediate');
+    writeFileSync(join(cwd, 'm.ndjson'), manifest(ids));
+    let r = await chatctl(['webhooks', 'rotate', '--from', 'm.ndjson', '--mode', 'immediate', '--secret-to', 'file:{id}.whsec'], { cwd });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain('--yes is required');
+    writeFileSync(join(cwd, `${ids[1]}.whsec`), 'old');
+    r = await chatctl(['webhooks', 'rotate', '--from', 'm.ndjson', '--mode', 'overlap', '--secret-to', 'file:{id}.whsec'], { cwd });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain('already exists');
+    r = await chatctl(['webhooks', 'rotate', '--from', 'm.ndjson', '--mode', 'overlap', '--force', '--secret-to', 'file:{id}.whsec'], { cwd });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(readFileSync(join(cwd, `${ids[1]}.whsec`), 'utf8')).toBe((await serverState()).get(ids[1]!)!.secret);
+  });
+
+  test('130: Ctrl-C lets the items in flight finish and deliver, writes the journal; a re-run finishes the rest', async () => {
+    const ids = await createEndpoints(80);
+    const cwd = tmp.dir('sigint');
+    writeFileSync(join(cwd, 'm.ndjson'), manifest(ids));
+    await control('faults', { delayMs: 40 });
+    try {
+      const args = ['webhooks', 'rotate', '--from', 'm.ndjson', '--mode', 'overlap', '--json', '--journal', 'j', '--secret-to', `file:${cwd}/{id}.whsec`];
+      const r = await chatctl(args, { cwd, interruptAfterLines: 10 });
+      expect(r.exitCode).toBe(130);
+      const { items, summary } = parseLines(r.stdout);
+      expect(summary!.notStarted).toBeGreaterThan(0);
+      expect(summary!.ok).toBe(items.length);
+      expect(JSON.parse(r.stderr)).toMatchObject({ error: { code: 'interrupted' }, exitCode: 130 });
+      // Every item it finished is delivered; nothing is half done.
+      const state = await serverState();
+      for (const l of items) expect(readFileSync(join(cwd, `${l.endpointId}.whsec`), 'utf8')).toBe(state.get(l.endpointId)!.secret);
+      const rotated = ids.filter((id) => state.get(id)!.version === 2);
+      expect(rotated.sort()).toEqual(items.map((l) => l.endpointId).sort());
+
+      const again = await chatctl(args, { cwd });
+      expect(again.exitCode, again.stderr).toBe(0);
+      expect(parseLines(again.stdout).summary).toEqual({ ok: 80 - items.length, failed: 0, skipped: items.length });
+      const after = await serverState();
+      for (const id of ids) expect(after.get(id)!.version).toBe(2);
+    } finally {
+      await control('faults', { delayMs: 0 });
+    }
+  }, 60_000);
+});
+
+describe('rotate --from: against a rate limit', () => {
+  test('200 endpoints at 50 requests per second (latency 20 ms): no failure, few 429s, close to the ideal time', async () => {
+    const ids = await createEndpoints(200);
+    const cwd = tmp.dir('rate');
+    writeFileSync(join(cwd, 'm.ndjson'), manifest(ids));
+    await control('stats', undefined);
+    await fetch(`${sandbox.info.baseUrl}/_sandbox/stats`, { method: 'DELETE', headers: { authorization: `Bearer ${sandbox.info.token}` } });
+    await control('faults', { rateLimit: 50, delayMs: 20 });
+    try {
+      const r = await chatctl(['webhooks', 'rotate', '--from', 'm.ndjson', '--mode', 'overlap', '--json', '--journal', 'j', '--secret-to', `file:${cwd}/{id}.whsec`], { cwd });
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(parseLines(r.stdout).summary).toEqual({ ok: 200, failed: 0, skipped: 0 });
+      const { stats } = await control('stats');
+      expect(stats.rateLimited).toBeGreaterThan(0); // the limit was met, and the run slowed down to it
+      expect(stats.rateLimited).toBeLessThanOrEqual(0.05 * stats.requests);
+      // Ideal: 200 / 50 = 4 s (the bucket's burst of 50 makes it possible to beat).
+      expect(r.ms).toBeLessThanOrEqual(4000 * 1.15 + 500 /* start-up */);
+    } finally {
+      await control('faults', { rateLimit: 0, delayMs: 0 });
+    }
+  }, 60_000);
+});
