@@ -3,18 +3,40 @@
 // commands that do not send requests never load the HTTP stack, zod's
 // response schemas or prompts. Help text and examples live here, next to
 // the command they describe.
-import { Argument, Command, CommanderError, Option } from 'commander';
+import { Argument, Command, CommanderError, Help, Option } from 'commander';
 import type { Context, GlobalOptions } from './context.js';
 import { CliError, usageError } from './errors/cli-error.js';
 import { EXIT } from './errors/exit-codes.js';
 import { EVENT_TYPES } from './api/spec.js';
-import { exitCodesText } from './commands/exit-codes.js';
+import { exitCodesJson, exitCodesText } from './commands/exit-codes.js';
+import { environmentHelp } from './meta/environment.js';
+import { didYouMean } from './input/suggest.js';
 import type { Prompter } from './prompts/prompter.js';
 import { noInput } from './scope/resolve.js';
 
 const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
 
 const examples = (...lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
+
+/**
+ * A value from a fixed list, else a usage error with the nearest valid one
+ * suggested. Commander keeps `.choices()` for help and completion; this
+ * parser replaces its check, whose message has no suggestion.
+ */
+const oneOf = (label: string, choices: readonly string[]) => (value: string) => {
+  if (choices.includes(value)) return value;
+  const list = `${choices.slice(0, -1).join(', ')} or ${choices.at(-1)}`;
+  throw usageError(`invalid ${label} "${value}": must be ${list}`, didYouMean(value, choices));
+};
+
+/** The one line every subcommand's help has in place of the global options. */
+export const GLOBAL_OPTIONS_POINTER = 'Global options (--profile, --json, --no-input, --dry-run, …): chatctl --help';
+
+/** Subcommand help: the command's own options and one line pointing to the global ones. */
+function formatHelp(this: Help, cmd: Command, helper: Help): string {
+  const text = Help.prototype.formatHelp.call(this, cmd, helper);
+  return cmd.parent ? `${text}\n${GLOBAL_OPTIONS_POINTER}\n` : text;
+}
 
 /**
  * The command tree. With `focus` (the top-level command argv names), only
@@ -46,7 +68,7 @@ export function buildProgram(ctx: Context, focus?: string): Command {
     .option('--max-retries <n>', 'retries after the first attempt on 429/503/network failure (default 4)')
     .option('--timeout <seconds>', 'limit for one attempt, in seconds (default 30)')
     .option('--no-color', 'no ANSI colour (also NO_COLOR)')
-    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    .configureHelp({ showGlobalOptions: false, sortSubcommands: false, formatHelp })
     .showSuggestionAfterError(true)
     .addHelpText(
       'after',
@@ -55,7 +77,7 @@ export function buildProgram(ctx: Context, focus?: string): Command {
         'chatctl auth login --with-token < token.txt',
         'chatctl webhooks create --name billing --url https://hooks.example.com/chat --event chat.message.created.v1 --secret-file ./whsec',
         'chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --json',
-      ) + '\nExit codes: chatctl help exit-codes\n',
+      ) + '\nEvery command has --help with examples.\nExit codes: chatctl help exit-codes\nEnvironment variables: chatctl help environment\n',
     );
 
   // ---- the top-level commands: the focused one in full, the rest as stubs
@@ -67,14 +89,30 @@ export function buildProgram(ctx: Context, focus?: string): Command {
   if (wants('auth')) defineAuth(auth);
   const exitCodes = program.command('exit-codes').description('print the table of exit codes');
   if (wants('exit-codes')) defineExitCodes(exitCodes);
-  const completion = program.command('completion').description('print the shell completion script for bash, zsh or fish');
+  const completion = program.command('completion').description('print the shell completion script for bash, zsh or fish, or install it');
   if (wants('completion')) defineCompletion(completion);
+  const doctor = program.command('doctor').description('check the config, credentials, network and clock, and say how to fix what is wrong');
+  if (wants('doctor')) defineDoctor(doctor);
+  // `chatctl help environment`: a help topic, not a command of its own.
+  program
+    .command('environment', { hidden: true })
+    .description('every environment variable chatctl reads')
+    .configureHelp({ formatHelp: () => environmentHelp() })
+    .action(() => ctx.io.stdout.write(environmentHelp()));
   const sandbox = program.command('sandbox').description('serve the management API on loopback, in memory, for trying chatctl and testing scripts');
   if (wants('sandbox')) defineSandbox(sandbox);
   return program;
 
   // ---- webhooks -------------------------------------------------------
   function defineWebhooks(webhooks: Command): void {
+    webhooks.addHelpText(
+      'after',
+      examples(
+        'chatctl webhooks create --name billing --url https://hooks.example.com/chat --event chat.message.created.v1 --secret-file ./billing.whsec',
+        'chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --secret-file ./new.whsec',
+        'chatctl webhooks reactivate we_123 --expected-version 4',
+      ),
+    );
     webhooks
       .command('create')
       .description('create a signed webhook endpoint and receive its signing secret (shown once)')
@@ -101,7 +139,11 @@ export function buildProgram(ctx: Context, focus?: string): Command {
       .description('rotate the signing secret of an endpoint and receive the new one (shown once)')
       .argument('<endpoint-id>', 'the endpoint to rotate')
       .option('--expected-version <n>', "the endpoint's current version (optimistic concurrency)")
-      .addOption(new Option('--mode <mode>', 'overlap: the old secret stays valid for a while; immediate: the old secret stops working now').choices(['overlap', 'immediate']))
+      .addOption(
+        new Option('--mode <mode>', 'overlap: the old secret stays valid for a while; immediate: the old secret stops working now')
+          .choices(['overlap', 'immediate'])
+          .argParser(oneOf('--mode', ['overlap', 'immediate'])),
+      )
       .option('--idempotency-key <key>', 'reuse the key of an earlier run that may have been applied (default: a new UUID)')
       .option('--secret-file <path>', 'write the new signing secret to this new file (mode 0600) instead of printing it')
       .option('--force', 'with --secret-file: replace the file if it exists')
@@ -133,6 +175,10 @@ export function buildProgram(ctx: Context, focus?: string): Command {
 
   // ---- profile --------------------------------------------------------
   function defineProfile(profile: Command): void {
+    profile.addHelpText(
+      'after',
+      examples('chatctl profile set prod --base-url https://api.example.com --org org_1 --app app_1 --env production', 'chatctl profile use prod', 'chatctl profile list'),
+    );
     profile
       .command('list')
       .description('list profiles; * marks the one in use')
@@ -175,6 +221,7 @@ export function buildProgram(ctx: Context, focus?: string): Command {
 
   // ---- auth -----------------------------------------------------------
   function defineAuth(auth: Command): void {
+    auth.addHelpText('after', examples('chatctl auth login --with-token < token.txt', 'chatctl auth status', 'chatctl auth logout --profile staging'));
     auth
       .command('login')
       .description('store a bearer token in the selected profile (from a hidden prompt, or stdin with --with-token)')
@@ -197,27 +244,73 @@ export function buildProgram(ctx: Context, focus?: string): Command {
   // ---- utilities ------------------------------------------------------
   function defineExitCodes(cmd: Command): void {
     cmd
-      .addHelpText('after', '\n' + exitCodesText())
-      .action(() => ctx.io.stdout.write(exitCodesText()));
+      .addHelpText('after', examples('chatctl exit-codes', "chatctl exit-codes --json | jq '.exitCodes[] | select(.code == 7)'") + '\n' + exitCodesText())
+      .action(() => ctx.io.stdout.write(globals().json ? JSON.stringify(exitCodesJson()) + '\n' : exitCodesText()));
 
   }
 
   function defineCompletion(cmd: Command): void {
     cmd
-      .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(['bash', 'zsh', 'fish']))
+      .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(['bash', 'zsh', 'fish']).argParser(oneOf('shell', ['bash', 'zsh', 'fish'])))
       .addHelpText(
         'after',
         examples(
-          'chatctl completion bash > ~/.local/share/bash-completion/completions/chatctl',
-          'chatctl completion zsh > "${fpath[1]}/_chatctl"',
-          'chatctl completion fish > ~/.config/fish/completions/chatctl.fish',
+          'chatctl completion install',
+          'mkdir -p ~/.local/share/bash-completion/completions && chatctl completion bash > ~/.local/share/bash-completion/completions/chatctl',
+          'source <(chatctl completion zsh)    # in ~/.zshrc, after compinit',
+          'chatctl completion fish | source',
         ),
       )
       .action(async (shell: 'bash' | 'zsh' | 'fish') => {
         const { completionScript } = await import('./completion/scripts.js');
         ctx.io.stdout.write(completionScript(shell));
       });
+    cmd
+      .command('install')
+      .description("write the completion script where your shell finds it (for this user), creating folders; says what it did")
+      .addOption(new Option('--shell <shell>', 'bash, zsh or fish (default: from $SHELL)').choices(['bash', 'zsh', 'fish']).argParser(oneOf('--shell', ['bash', 'zsh', 'fish'])))
+      .addHelpText(
+        'after',
+        examples('chatctl completion install', 'chatctl completion install --shell zsh') +
+          `
+Where it goes:
+  bash  \${XDG_DATA_HOME:-~/.local/share}/bash-completion/completions/chatctl
+        (bash-completion loads it on first use; \$BASH_COMPLETION_USER_DIR wins)
+  zsh   \${XDG_DATA_HOME:-~/.local/share}/zsh/site-functions/_chatctl, and the
+        line to add to ~/.zshrc is printed
+  fish  \${XDG_CONFIG_HOME:-~/.config}/fish/completions/chatctl.fish
+Running it again says the script is already up to date, or replaces an old one.
+`,
+      )
+      .action(async (opts: { shell?: 'bash' | 'zsh' | 'fish' }) => {
+        const { runCompletionInstall } = await import('./completion/install.js');
+        runCompletionInstall(opts, ctx);
+      });
 
+  }
+
+  function defineDoctor(cmd: Command): void {
+    cmd
+      .addHelpText(
+        'after',
+        examples('chatctl doctor', 'chatctl doctor --profile prod', 'chatctl doctor --json') +
+          `
+Checks, in order, one line each (ok, warning or failure, with the fix): the
+config folder and file, the profile and where each scope value comes from,
+the token (its source, never its value), the base URL (https rule, proxy,
+DNS, TCP, TLS), a round trip to the base URL with the clock skew from its
+Date header, and the Node.js version. The round trip is a GET of the base URL
+without the token: doctor never sends the token anywhere, so it cannot tell
+whether the server accepts it.
+
+Exit status: 0 when nothing failed, else that of the first failure: 3
+configuration, 4 authentication, 12 network.
+`,
+      )
+      .action(async () => {
+        const { runDoctor } = await import('./commands/doctor.js');
+        await runDoctor(globals(), ctx);
+      });
   }
 
   function defineSandbox(cmd: Command): void {
@@ -260,7 +353,7 @@ export function configuredProgram(ctx: Context, focus?: string): Command {
   return program;
 }
 
-const TOP_LEVEL = new Set(['webhooks', 'profile', 'auth', 'exit-codes', 'completion', 'sandbox']);
+const TOP_LEVEL = new Set(['webhooks', 'profile', 'auth', 'exit-codes', 'completion', 'doctor', 'environment', 'sandbox']);
 const ALIASES: Record<string, string> = { webhook: 'webhooks' };
 const GLOBALS_WITH_VALUE = new Set(['--profile', '--base-url', '--org', '--app', '--env', '--max-retries', '--timeout']);
 
@@ -287,19 +380,34 @@ export async function runCli(argv: string[], ctx: Context): Promise<void> {
   } catch (err) {
     if (err instanceof CommanderError) {
       if (err.exitCode === 0) return; // --help, --version
+      const where = helpCommandFor(failedIn.get(err));
       if (err.code === 'commander.help' || err.code === 'commander.helpDisplayed') {
         const focus = focusOf(argv);
         const message = focus === undefined && argv.includes('help') ? `no help for "${argv.slice(argv.indexOf('help') + 1).join(' ')}": unknown command` : 'a subcommand is required';
-        throw new CliError('usage_error', message, EXIT.usage);
+        throw new CliError('usage_error', message, EXIT.usage, { hint: `see: ${where}` });
       }
-      throw usageError(err.message.replace(/^error: /, ''), 'see: chatctl --help');
+      // Commander's own suggestion ("(Did you mean rotate?)") becomes the hint.
+      const [message, suggestion] = err.message.replace(/^error: /, '').split(/\n\(Did you mean (.*)\?\)/);
+      throw usageError(message!.trim(), suggestion ? `did you mean ${suggestion}?  (see: ${where})` : `see: ${where}`);
     }
     throw err;
   }
 }
 
+/** The command each of commander's errors came from, for a hint naming that command's help. */
+const failedIn = new WeakMap<CommanderError, Command>();
+
+function helpCommandFor(cmd: Command | undefined): string {
+  const words: string[] = [];
+  for (let c = cmd; c?.parent; c = c.parent) words.unshift(c.name());
+  return ['chatctl', ...words, '--help'].join(' ');
+}
+
 function applyOutput(cmd: Command, ctx: Context): void {
-  cmd.exitOverride();
+  cmd.exitOverride((err) => {
+    failedIn.set(err, cmd);
+    throw err;
+  });
   cmd.configureOutput({
     writeOut: (s) => ctx.io.stdout.write(s),
     // Commander's help after a usage error (a group without its subcommand):

@@ -4,6 +4,7 @@ import type { IO } from '../output/io.js';
 import { escapeControl } from '../output/sanitize.js';
 import { CliError, isCliError } from './cli-error.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
+import { explainError } from './explain.js';
 
 export function toCliError(err: unknown): CliError {
   if (isCliError(err)) return err;
@@ -23,6 +24,7 @@ export function reportError(err: unknown, io: IO, json: boolean, debug: boolean)
   const { red, dim } = io.paint.stderr;
   const lines = [`chatctl: ${red('error:')} ${escapeControl(e.message)}`];
   for (const f of fieldProblems(e.details)) lines.push(`  - ${escapeControl(f)}`);
+  for (const l of explainError(e)) lines.push(`  ${escapeControl(l)}`);
   if (e.code !== 'usage_error' && e.code !== 'config_error' && e.code !== 'internal_error' && e.code !== e.message) {
     lines.push(dim(`  code: ${escapeControl(e.code)}${e.status ? `, status: ${e.status}` : ''}${e.requestId ? `, request id: ${escapeControl(e.requestId)}` : ''}`));
   }

@@ -12,6 +12,7 @@ import { endpointLabel } from '../../output/label.js';
 import { escapeInline } from '../../output/sanitize.js';
 import { missing } from './create.js';
 import type { Prompter } from '../../prompts/prompter.js';
+import { withRerun } from '../../errors/explain.js';
 
 export interface RotateOptions {
   expectedVersion?: string;
@@ -43,9 +44,21 @@ export async function runRotate(endpointId: string, opts: RotateOptions, g: Glob
       );
     }
     const ok = await prompter.confirmImmediate(id);
-    if (!ok) throw new CliError('interrupted', 'immediate rotation declined; nothing was sent', EXIT.interrupted);
+    if (!ok) {
+      // Declining is an answer, not a failure: a plain notice (no red "error:"), and still 130.
+      const message = 'immediate rotation declined; nothing was sent';
+      if (!g.json) ctx.io.notice(message);
+      throw new CliError('interrupted', message, EXIT.interrupted, { reported: !g.json });
+    }
   }
-  const res = await callApi(ctx, g, { path: (c) => scopedPath(c.scope, 'webhook-endpoints', id, 'secret', 'rotate'), body, idempotencyKey }, secretResponseSchema());
+  const res = await callApi(ctx, g, { path: (c) => scopedPath(c.scope, 'webhook-endpoints', id, 'secret', 'rotate'), body, idempotencyKey }, secretResponseSchema()).catch(
+    (err: unknown) => {
+      // On a conflict, the report gives the command to re-run (errors/explain.ts).
+      const flags = [['--mode', body.mode], ...(opts.secretFile !== undefined ? [['--secret-file', opts.secretFile]] : []), ...(opts.force ? [['--force']] : []), ...(opts.yes ? [['--yes']] : [])];
+      if (g.profile) flags.push(['--profile', g.profile]);
+      throw withRerun(err, { words: ['webhooks', 'rotate', id], expectedVersion: body.expectedVersion, flags, now: ctx.now() });
+    },
+  );
   if (!res) return;
   await deliverSecretResult(ctx, g, sink, res, `Rotated the signing secret of ${endpointLabel(res.data.endpoint)} (mode ${escapeInline(body.mode)}).`);
 }

@@ -61,7 +61,7 @@ async function printResult(ctx: Context, g: GlobalOptions, body: SecretResponse,
   }
   const { renderEndpoint, renderSummary } = await import('../../output/render.js');
   ctx.io.stdout.write(renderSummary(summary, ctx.io.paint.stdout));
-  ctx.io.stdout.write(renderEndpoint(body.data.endpoint, ctx.io.color.stdout));
+  ctx.io.stdout.write(renderEndpoint(body.data.endpoint, { color: ctx.io.color.stdout, tty: ctx.io.stdout.isTTY }));
 }
 
 /** The envelope with the secret taken out: it went to a file (or nowhere). */
