@@ -62,13 +62,16 @@ export function redactSecretInBody(body: string): string {
   return body.replace(/("[^"\\]*secret[^"\\]*"\s*:\s*)"(?:[^"\\]|\\.)*(?:"|\\?$)/gi, `$1"${REDACTED}"`);
 }
 
+/** A timestamp is never a secret: `previousSecretExpiresAt` merely mentions one (contract section 6). */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
+
 /** A copy of a server's JSON (error details, say) with secret-named string fields blanked. */
 export function redactSecretFields(value: unknown, depth = 0): unknown {
   if (depth > 50 || value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map((v) => redactSecretFields(v, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
-    out[k] = typeof v === 'string' && /secret/i.test(k) ? REDACTED : redactSecretFields(v, depth + 1);
+    out[k] = typeof v === 'string' && /secret/i.test(k) && !ISO_TIME.test(v) ? REDACTED : redactSecretFields(v, depth + 1);
   }
   return out;
 }
