@@ -104,13 +104,17 @@ function checkFile(path: string, uid: number | undefined): FileResult {
   const owner = ownership(st, uid);
   if (owner) return { check: failure(name, 'config', `${path} is ${owner}`, 'chown it to yourself, or set CHATCTL_CONFIG_DIR to a folder of yours'), config: undefined };
   if (st.mode & 0o022) return { check: failure(name, 'config', `${path} is writable by group or others (mode ${modeOf(st)})`, `chmod 600 '${path}'`), config: undefined };
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch (err) {
+    return { check: failure(name, 'config', `${path} cannot be read (${(err as NodeJS.ErrnoException).code})`, 'check its permissions'), config: undefined };
+  }
   let json: unknown;
   try {
-    json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(readFileSync(path)));
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const what = code ? `cannot be read (${code})` : 'is not valid UTF-8 JSON';
-    return { check: failure(name, 'config', `${path} ${what}`, fixByHand), config: undefined };
+    json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch {
+    return { check: failure(name, 'config', `${path} is not valid UTF-8 JSON`, fixByHand), config: undefined };
   }
   const parsed = configSchema().safeParse(json);
   if (!parsed.success) {
@@ -341,7 +345,7 @@ async function networkChecks(url: URL | undefined, ctx: Context, deps: DoctorDep
       const until = Date.parse(facts.validTo);
       const days = Number.isFinite(until) ? Math.floor((until - ctx.now()) / 86_400_000) : undefined;
       const detail = `${facts.protocol}, certificate valid${Number.isFinite(until) ? ` until ${new Date(until).toISOString().slice(0, 10)}` : ''}`;
-      out.push(days !== undefined && days < CERT_WARN_DAYS ? warning('TLS', `${detail}: it expires in ${Math.max(days, 0)} days`, "tell the server's operators") : ok('TLS', detail));
+      out.push(days !== undefined && days < CERT_WARN_DAYS ? warning('TLS', `${detail}: it expires in ${Math.max(days, 0)} day${days === 1 ? '' : 's'}`, "tell the server's operators") : ok('TLS', detail));
     } catch (err) {
       const e = err as Error & { code?: string };
       const privateCa = /CERT|SELF_SIGNED|UNABLE_TO/.test(e.code ?? '');
