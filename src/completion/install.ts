@@ -127,7 +127,7 @@ export function runCompletionInstall(opts: { shell?: Shell }, ctx: Pick<Context,
     throw err;
   }
   const out: string[] = [];
-  if (result.createdDir) out.push(`Created ${result.createdDir}`);
+  if (result.createdDir) out.push(`Created ${dirname(target.file)}`);
   const shown = target.file;
   if (result.outcome === 'unchanged') out.push(`The ${shell} completion script is already up to date: ${shown}`);
   else out.push(`${result.outcome === 'created' ? 'Wrote' : 'Updated'} the ${shell} completion script: ${shown}`);
