@@ -20,7 +20,7 @@ function isolated() {
   const tmp = mkdtempSync(join(tmpdir(), 'chatctl-demo-test-'));
   temps.push(tmp);
   const mark = randomUUID();
-  const env = { ...process.env, TMPDIR: tmp, CHATCTL_DEMO_TEST_MARK: mark, NO_COLOR: '1' };
+  const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp, CHATCTL_DEMO_TEST_MARK: mark, NO_COLOR: '1' };
   for (const k of Object.keys(env)) if (k.startsWith('CHATCTL_') && k !== 'CHATCTL_DEMO_TEST_MARK') delete env[k];
   return { tmp, mark, env };
 }

@@ -114,7 +114,7 @@ describe('the quick start', () => {
   it('works pasted line by line on a fresh copy: build, install on PATH, sandbox, doctor, create, rotate, reactivate', async () => {
     const blocks = codeBlocks(section('Quick start'));
     expect(blocks.map((b) => b.lang)).toEqual(['sh', 'sh', 'sh']);
-    const [install, sandboxBlock, use] = blocks.map((b) => b.body);
+    const [install, sandboxBlock, use] = blocks.map((b) => b.body) as [string, string, string];
     const port = String(await freePort());
     const dir = freshCopy();
     const repo = join(dir, 'repo');
@@ -127,7 +127,7 @@ describe('the quick start', () => {
     expect(execFileSync('bash', ['-c', 'command -v chatctl'], { env, encoding: 'utf8' }).trim()).toBe(join(dir, 'prefix', 'bin', 'chatctl'));
 
     // 2. The sandbox, in "a second terminal".
-    const line = sandboxBlock!.trim().replaceAll('8484', port);
+    const line = sandboxBlock.trim().replaceAll('8484', port);
     expect(line.split('\n')).toHaveLength(1);
     const sandbox = spawn('bash', ['-c', `exec ${line}`], { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] });
     const closed = new Promise<number | null>((r) => sandbox.on('close', (code) => r(code)));
@@ -142,7 +142,7 @@ describe('the quick start', () => {
       });
 
       // 3. Back in the first terminal, every line.
-      const script = use!.replaceAll('8484', port);
+      const script = use.replaceAll('8484', port);
       const out = sh(script);
       expect(out).toContain('all checks passed');
       expect(out).toMatch(/Rotated the signing secret of we_\w+ \(mode overlap\)\./);
