@@ -374,6 +374,7 @@ export function focusOf(argv: readonly string[]): string | undefined {
 
 /** Parses argv and runs the command; commander's own failures become usage errors. */
 export async function runCli(argv: string[], ctx: Context): Promise<void> {
+  argv = helpAsFlag(argv);
   const program = configuredProgram(ctx, focusOf(argv));
   try {
     await program.parseAsync(argv, { from: 'user' });
@@ -392,6 +393,21 @@ export async function runCli(argv: string[], ctx: Context): Promise<void> {
     }
     throw err;
   }
+}
+
+/**
+ * `chatctl help A B` is `chatctl A B --help` (commander's own help command
+ * reads one word only); a WORD that is no command or topic gets a
+ * suggestion, rather than the whole top-level help.
+ */
+function helpAsFlag(argv: string[]): string[] {
+  let at = 0;
+  while (at < argv.length && argv[at]!.startsWith('-')) at += GLOBALS_WITH_VALUE.has(argv[at]!) ? 2 : 1;
+  if (argv[at] !== 'help' || at + 1 >= argv.length || argv[at + 1]!.startsWith('-')) return argv;
+  const topic = argv[at + 1]!;
+  const topics = [...TOP_LEVEL, ...Object.keys(ALIASES)];
+  if (!topics.includes(topic)) throw usageError(`no help for "${topic}": unknown command`, didYouMean(topic, topics) ?? 'see: chatctl --help');
+  return [...argv.slice(0, at), ...argv.slice(at + 1).filter((a) => a !== '--help' && a !== '-h'), '--help'];
 }
 
 /** The command each of commander's errors came from, for a hint naming that command's help. */

@@ -53,6 +53,18 @@ describe('help environment', () => {
     for (const e of entries) if (!e.startsWith('  Options')) expect(e.replace(/\s+/g, ' ')).toMatch(/Default: /);
   });
 
+  it('a mistyped help topic gets a suggestion, not the whole top-level help', async () => {
+    const r = await runCli(['help', 'envirnment']);
+    expect(r.exitCode).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe('chatctl: error: no help for "envirnment": unknown command\n  hint: did you mean environment?\n');
+  });
+
+  it('help A B, rendered live, is A B --help', async () => {
+    const live = await runCli(['--no-color', 'help', 'webhooks', 'rotate']);
+    expect(live.stdout).toBe(fast.help['webhooks rotate']);
+  });
+
   it('top-level --help ends with a pointer to it', async () => {
     const r = await runCli(['--help']);
     expect(r.stdout.trimEnd().split('\n').at(-1)).toBe('Environment variables: chatctl help environment');
