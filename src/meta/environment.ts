@@ -9,9 +9,9 @@ export const ENVIRONMENT: ReadonlyArray<readonly [string, ReadonlyArray<readonly
     [
       ['CHATCTL_PROFILE', 'the profile to use, as --profile', 'the one chosen with "profile use", else "default"'],
       ['CHATCTL_BASE_URL', "the API's base URL, as --base-url; https, or http on loopback only", "the profile's"],
-      ['CHATCTL_ORG', 'organizationId, as --org', "the profile's"],
-      ['CHATCTL_APP', 'applicationId, as --app', "the profile's"],
-      ['CHATCTL_ENV', 'environmentKey, as --env', "the profile's"],
+      ['CHATCTL_ORG', 'the organizationId, as --org', "the profile's"],
+      ['CHATCTL_APP', 'the applicationId, as --app', "the profile's"],
+      ['CHATCTL_ENV', 'the environmentKey, as --env', "the profile's"],
       ['CHATCTL_TOKEN', 'the bearer token; wins over a stored one; never written anywhere', "the profile's stored token"],
       ['CHATCTL_ORIGIN', 'the Origin header sent', "the profile's, else the base URL's origin"],
       ['CHATCTL_CSRF_TOKEN', 'the x-service-csrf value sent', "the profile's, else 1"],
@@ -34,7 +34,7 @@ export const ENVIRONMENT: ReadonlyArray<readonly [string, ReadonlyArray<readonly
     'Prompts and output',
     [
       ['CHATCTL_NO_INPUT', 'never prompt, as --no-input (any value but empty, 0, false, no, off)', 'prompts on a terminal'],
-      ['CI', 'the same as CHATCTL_NO_INPUT; and a secret is never printed without --secret-file or --json', 'unset'],
+      ['CI', 'the same as CHATCTL_NO_INPUT; also, the one-time secret is not printed on a terminal: name where it goes (--secret-file) or use --json', 'unset'],
       ['NO_COLOR', 'no colour, as --no-color (any non-empty value)', 'colour on a terminal'],
       ['FORCE_COLOR', 'colour even when not on a terminal (except 0 or false)', 'unset'],
       ['TERM', 'dumb: no colour', 'as set by the terminal'],
