@@ -11,6 +11,7 @@ import { EVENT_TYPES } from './api/spec.js';
 import { exitCodesJson, exitCodesText } from './commands/exit-codes.js';
 import { environmentHelp } from './meta/environment.js';
 import { didYouMean } from './input/suggest.js';
+import { writeJson } from './output/io.js';
 import type { Prompter } from './prompts/prompter.js';
 import { noInput } from './scope/resolve.js';
 
@@ -245,7 +246,7 @@ export function buildProgram(ctx: Context, focus?: string): Command {
   function defineExitCodes(cmd: Command): void {
     cmd
       .addHelpText('after', examples('chatctl exit-codes', "chatctl exit-codes --json | jq '.exitCodes[] | select(.code == 7)'") + '\n' + exitCodesText())
-      .action(() => ctx.io.stdout.write(globals().json ? JSON.stringify(exitCodesJson()) + '\n' : exitCodesText()));
+      .action(() => (globals().json ? writeJson(ctx.io, exitCodesJson()) : ctx.io.stdout.write(exitCodesText())));
 
   }
 

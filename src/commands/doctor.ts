@@ -298,6 +298,11 @@ export async function doctorChecks(g: GlobalOptions, ctx: Context, deps: DoctorD
   return checks;
 }
 
+/** Ctrl-C during a probe ends doctor with 130, not with a network failure. */
+function rethrowIfInterrupted(ctx: Context): void {
+  if (ctx.signal.aborted) throw new CliError('interrupted', 'interrupted', EXIT.interrupted);
+}
+
 async function networkChecks(url: URL | undefined, ctx: Context, deps: DoctorDeps, timeoutMs: number): Promise<Check[]> {
   const names = ['proxy', 'DNS', 'TCP', 'TLS', 'round trip', 'clock'];
   if (!url) return names.map((n) => skipped(n, 'no usable base URL'));
@@ -325,6 +330,7 @@ async function networkChecks(url: URL | undefined, ctx: Context, deps: DoctorDep
       const addresses = await deps.probes.lookup(host, PROBE_TIMEOUT_MS, ctx.signal);
       out.push(ok('DNS', `${via}${host} → ${addresses.slice(0, 4).join(', ')}${addresses.length > 4 ? ', …' : ''}`));
     } catch (err) {
+      rethrowIfInterrupted(ctx);
       out.push(failure('DNS', 'network', `${via}${(err as Error).message}`, choice.proxy ? 'check the proxy variable' : 'check the host name in the base URL, and your network or DNS settings'));
       return skipRest('the host name does not resolve');
     }
@@ -333,6 +339,7 @@ async function networkChecks(url: URL | undefined, ctx: Context, deps: DoctorDep
     await deps.probes.connect(host, port, PROBE_TIMEOUT_MS, ctx.signal);
     out.push(ok('TCP', `${via}${host}:${port} accepts connections`));
   } catch (err) {
+    rethrowIfInterrupted(ctx);
     out.push(failure('TCP', 'network', `${via}${(err as Error).message}`, choice.proxy ? 'is the proxy running, and the variable right?' : 'is the server running, and the port in the base URL right? A firewall?'));
     return skipRest('no TCP connection');
   }
@@ -347,6 +354,7 @@ async function networkChecks(url: URL | undefined, ctx: Context, deps: DoctorDep
       const detail = `${facts.protocol}, certificate valid${Number.isFinite(until) ? ` until ${new Date(until).toISOString().slice(0, 10)}` : ''}`;
       out.push(days !== undefined && days < CERT_WARN_DAYS ? warning('TLS', `${detail}: it expires in ${Math.max(days, 0)} day${days === 1 ? '' : 's'}`, "tell the server's operators") : ok('TLS', detail));
     } catch (err) {
+      rethrowIfInterrupted(ctx);
       const e = err as Error & { code?: string };
       const privateCa = /CERT|SELF_SIGNED|UNABLE_TO/.test(e.code ?? '');
       out.push(failure('TLS', 'network', e.message, privateCa ? 'a private certificate authority? point NODE_EXTRA_CA_CERTS at its PEM file' : 'check that the base URL points at an https server'));
@@ -365,6 +373,7 @@ async function networkChecks(url: URL | undefined, ctx: Context, deps: DoctorDep
       { timeoutMs, maxBodyBytes: MAX_BODY_BYTES, signal: ctx.signal },
     );
   } catch (err) {
+    rethrowIfInterrupted(ctx);
     if (isTransportError(err) && err.failure === 'aborted') throw new CliError('interrupted', 'interrupted', EXIT.interrupted);
     out.push(failure('round trip', 'network', `GET ${url.href}: ${(err as Error).message}`, 'run again with --timeout 60; check the proxy and the server'));
     return skipRest('no answer from the server');

@@ -210,6 +210,20 @@ describe('each failure, its fix and its exit status', () => {
   });
 });
 
+describe('Ctrl-C', () => {
+  it('during a probe ends doctor with 130, not a network failure', async () => {
+    const controller = new AbortController();
+    const io = fakeIO();
+    const ctx = fakeContext({ io, env: ENV, configDir: join(tmp(), 'cfg'), transportImpl: scriptedTransport([]), now: () => NOW, signal: controller.signal });
+    const hanging: Probes = probes({
+      lookup: (_host, _t, signal) => new Promise((_ok, fail) => signal.addEventListener('abort', () => fail(new ProbeError('interrupted')))),
+    });
+    const running = doctorChecks({}, ctx, { probes: hanging, uid: process.getuid!(), nodeVersion: '20.19.0' });
+    controller.abort();
+    await expect(running).rejects.toMatchObject({ code: 'interrupted', exitCode: 130 });
+  });
+});
+
 describe('clock and proxy', () => {
   it('measures the skew from the Date header against the middle of the exchange', async () => {
     const at = (offsetS: number) => [{ status: 404, headers: { date: new Date(NOW + offsetS * 1000).toUTCString() } }];
