@@ -69,11 +69,27 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** Tracked and new files (git), or, outside a git checkout, everything but what the build and install make. */
+function repositoryFiles(): string[] {
+  try {
+    return execFileSync('git', ['ls-files', '-z', '-co', '--exclude-standard'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\0').filter(Boolean);
+  } catch {
+    const skip = new Set(['node_modules', 'dist', '.git', '.test-results', 'bench/results']);
+    const walk = (rel: string): string[] =>
+      readdirSync(join(ROOT, rel), { withFileTypes: true }).flatMap((e) => {
+        const p = rel ? `${rel}/${e.name}` : e.name;
+        if (skip.has(p) || p.startsWith('dist.')) return [];
+        return e.isDirectory() ? walk(p) : e.isFile() ? [p] : [];
+      });
+    return walk('');
+  }
+}
+
 /** The repository as a fresh clone has it: tracked and new files, nothing ignored (no node_modules, no dist). */
 function freshCopy(): string {
   const dir = mkdtempSync(join(tmpdir(), 'chatctl-readme-'));
   temps.push(dir);
-  const files = execFileSync('git', ['ls-files', '-z', '-co', '--exclude-standard'], { cwd: ROOT, encoding: 'utf8' }).split('\0').filter(Boolean);
+  const files = repositoryFiles();
   for (const f of files) {
     if (!existsSync(join(ROOT, f))) continue; // deleted, not yet committed
     mkdirSync(dirname(join(dir, 'repo', f)), { recursive: true });
