@@ -5,10 +5,11 @@
 // network but loopback).
 import { afterAll, describe, expect, it } from 'vitest';
 import { execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { execa } from 'execa';
 import { ROOT } from '../helpers/cli.js';
 import { EXIT_CODE_ROWS } from '../../src/errors/exit-codes.js';
 
@@ -124,6 +125,37 @@ describe('npm install -g .', () => {
     expect(execFileSync('chatctl', ['--version'], { env, encoding: 'utf8' })).toBe(`${version}\n`);
     expect(execFileSync('chatctl', ['exit-codes'], { env, encoding: 'utf8' })).toMatch(/^CODE {2}MEANING\n/);
   }, 320_000);
+});
+
+describe('the CI recipe', () => {
+  it('runs as written against the sandbox (its placeholders filled in): 0 and the new version; 7 on a stale version', async () => {
+    const { startSandbox } = await import('../../src/sandbox/server.js');
+    const sb = await startSandbox();
+    try {
+      const recipe = codeBlocks(section('In CI'))[0]!.body
+        .replace('https://api.example.com', sb.baseUrl)
+        .replace('CHATCTL_ORG=org_1 CHATCTL_APP=app_1 CHATCTL_ENV=production', `CHATCTL_ORG=${sb.organizationId} CHATCTL_APP=${sb.applicationId} CHATCTL_ENV=${sb.environmentKey}`);
+      const dir = mkdtempSync(join(tmpdir(), 'chatctl-ci-recipe-'));
+      temps.push(dir);
+      const env = { PATH: `${join(ROOT, 'bin')}:${dirname(process.execPath)}:/usr/bin:/bin`, HOME: dir, CHATCTL_CONFIG_DIR: join(dir, 'cfg'), CI: 'true', NO_COLOR: '1', CHAT_API_TOKEN: sb.token };
+      symlinkSync(join(ROOT, 'bin', 'chatctl.js'), join(dir, 'chatctl'));
+      env.PATH = `${dir}:${env.PATH}`;
+      // Asynchronous runs: the sandbox answers from this process.
+      const scope = { CHATCTL_BASE_URL: sb.baseUrl, CHATCTL_TOKEN: sb.token, CHATCTL_ORG: sb.organizationId, CHATCTL_APP: sb.applicationId, CHATCTL_ENV: sb.environmentKey };
+      const created = await execa('chatctl', ['webhooks', 'create', '--name', 'ci', '--url', 'https://hooks.example.com/ci', '--event', 'chat.message.created.v1', '--json'], { env: { ...env, ...scope }, extendEnv: false });
+      const id = JSON.parse(created.stdout).data.endpoint.id as string;
+      const run = async (version: string) => {
+        const r = await execa('bash', ['-e', '-c', recipe], { cwd: dir, env: { ...env, ENDPOINT_ID: id, VERSION: version }, extendEnv: false, reject: false, stripFinalNewline: false });
+        return { status: r.exitCode, out: r.stdout };
+      };
+      expect(await run('1')).toEqual({ status: 0, out: 'rotated to version 2\n' });
+      expect(readFileSync(join(dir, 'new.whsec'), 'utf8')).toMatch(/^\S+$/);
+      rmSync(join(dir, 'new.whsec'));
+      expect(await run('1')).toEqual({ status: 7, out: 'stale version: re-read it and retry\n' });
+    } finally {
+      await sb.close();
+    }
+  });
 });
 
 describe('the quick start', () => {
