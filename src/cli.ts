@@ -3,7 +3,7 @@
 // (src/commands/*/register.ts); its actions import their modules when they
 // run, so `--help` and the commands that do not send requests never load the
 // HTTP stack, zod's response schemas or prompts.
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Help } from 'commander';
 import type { Context, GlobalOptions } from './context.js';
 import { CliError, usageError } from './errors/cli-error.js';
 import { EXIT } from './errors/exit-codes.js';
@@ -15,8 +15,20 @@ import { registerAuth } from './commands/auth/register.js';
 import { registerExitCodes } from './commands/exit-codes.js';
 import { registerCompletion } from './commands/completion/register.js';
 import { registerSandbox } from './commands/sandbox.js';
+import { registerDoctor } from './commands/doctor-register.js';
+import { environmentHelp } from './meta/environment.js';
+import { didYouMean } from './input/suggest.js';
 import { resolveInvocation } from './app/invocation.js';
 import { loadPalettes } from './output/colors.js';
+
+/** The one line every subcommand's help has in place of the global options. */
+export const GLOBAL_OPTIONS_POINTER = 'Global options (--profile, --json, --no-input, --dry-run, …): chatctl --help';
+
+/** Subcommand help: the command's own options and one line pointing to the global ones. */
+function formatHelp(this: Help, cmd: Command, helper: Help): string {
+  const text = Help.prototype.formatHelp.call(this, cmd, helper);
+  return cmd.parent ? `${text}\n${GLOBAL_OPTIONS_POINTER}\n` : text;
+}
 
 interface Group {
   name: string;
@@ -31,7 +43,8 @@ const GROUPS: Group[] = [
   { name: 'profile', description: 'manage stored profiles (base URL and scope)', register: registerProfile },
   { name: 'auth', description: 'store, remove and check the bearer token of a profile', register: registerAuth },
   { name: 'exit-codes', description: 'print the table of exit codes', register: registerExitCodes },
-  { name: 'completion', description: 'print the shell completion script for bash, zsh or fish', register: registerCompletion },
+  { name: 'completion', description: 'print the shell completion script for bash, zsh or fish, or install it', register: registerCompletion },
+  { name: 'doctor', description: 'check the config, credentials, network and clock, and say how to fix what is wrong', register: registerDoctor },
   { name: 'sandbox', description: 'serve the management API on loopback, in memory, for trying chatctl and testing scripts', register: registerSandbox },
 ];
 
@@ -66,7 +79,7 @@ export function buildProgram(ctx: Context, focus?: string): Command {
     .option('--deadline <seconds>', 'limit for the whole command, retries and waits included (default 300)')
     .option('--no-color', 'no ANSI colour (also NO_COLOR)')
     .option('--quiet', 'no notices or progress on stderr; errors are still reported')
-    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    .configureHelp({ showGlobalOptions: false, sortSubcommands: false, formatHelp })
     .showSuggestionAfterError(true)
     .addHelpText(
       'after',
@@ -75,7 +88,7 @@ export function buildProgram(ctx: Context, focus?: string): Command {
         'chatctl auth login --with-token < token.txt',
         'chatctl webhooks create --name billing --url https://hooks.example.com/chat --event chat.message.created.v1 --secret-file ./whsec',
         'chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --json',
-      ) + '\nExit codes: chatctl help exit-codes\n',
+      ) + '\nEvery command has --help with examples.\nExit codes: chatctl help exit-codes\nEnvironment variables: chatctl help environment\n',
     )
     // The flags are parsed once, by commander; what follows from them is
     // worked out here, once, before any command runs.
@@ -91,6 +104,12 @@ export function buildProgram(ctx: Context, focus?: string): Command {
     for (const alias of group.aliases ?? []) cmd.alias(alias);
     if (focus === undefined || focus === group.name) group.register(cmd, app);
   }
+  // `chatctl help environment`: a help topic, not a command of its own.
+  program
+    .command('environment', { hidden: true })
+    .description('every environment variable chatctl reads')
+    .configureHelp({ formatHelp: () => environmentHelp() })
+    .action(() => ctx.io.stdout.write(environmentHelp()));
   return program;
 }
 
@@ -116,8 +135,11 @@ export function configuredProgram(ctx: Context, focus?: string): Command {
   return program;
 }
 
-const TOP_LEVEL = new Map<string, string>(GROUPS.flatMap((g) => [[g.name, g.name] as const, ...(g.aliases ?? []).map((a) => [a, g.name] as const)]));
-const GLOBALS_WITH_VALUE = new Set(['--profile', '--base-url', '--org', '--app', '--env', '--max-retries', '--timeout']);
+const TOP_LEVEL = new Map<string, string>([
+  ...GROUPS.flatMap((g) => [[g.name, g.name] as const, ...(g.aliases ?? []).map((a) => [a, g.name] as const)]),
+  ['environment', 'environment'],
+]);
+const GLOBALS_WITH_VALUE = new Set(['--profile', '--base-url', '--org', '--app', '--env', '--max-retries', '--timeout', '--deadline']);
 
 /** The top-level command argv names, skipping global options and their values; undefined for help or anything unclear. */
 export function focusOf(argv: readonly string[]): string | undefined {
@@ -135,27 +157,69 @@ export function focusOf(argv: readonly string[]): string | undefined {
 
 /**
  * Parses argv and runs the command; commander's own failures become usage
- * errors. Returns the program, whose parsed options say how to report an
- * error (--json, --no-color, --debug) even when parsing failed.
+ * errors whose hint names the failing command's help.
  */
 export async function runCli(program: Command, argv: string[]): Promise<void> {
+  let args: string[];
   try {
-    await program.parseAsync(argv, { from: 'user' });
+    args = helpAsFlag(argv);
+  } catch (err) {
+    // Refused before commander ran: let it read the global options anyway,
+    // so the error is reported as --json or --no-color asked.
+    try {
+      program.parseOptions(argv);
+    } catch {
+      /* the options themselves are wrong: reported as they are */
+    }
+    throw err;
+  }
+  try {
+    await program.parseAsync(args, { from: 'user' });
   } catch (err) {
     if (err instanceof CommanderError) {
       if (err.exitCode === 0) return; // --help, --version
+      const where = helpCommandFor(failedIn.get(err));
       if (err.code === 'commander.help' || err.code === 'commander.helpDisplayed') {
         const message = focusOf(argv) === undefined && argv.includes('help') ? `no help for "${argv.slice(argv.indexOf('help') + 1).join(' ')}": unknown command` : 'a subcommand is required';
-        throw new CliError('usage_error', message, EXIT.usage);
+        throw new CliError('usage_error', message, EXIT.usage, { hint: `see: ${where}` });
       }
-      throw usageError(err.message.replace(/^error: /, ''), 'see: chatctl --help');
+      // Commander's own suggestion ("(Did you mean rotate?)") becomes the hint.
+      const [message, suggestion] = err.message.replace(/^error: /, '').split(/\n\(Did you mean (.*)\?\)/);
+      throw usageError(message!.trim(), suggestion ? `did you mean ${suggestion}?  (see: ${where})` : `see: ${where}`);
     }
     throw err;
   }
 }
 
+/**
+ * `chatctl help A B` is `chatctl A B --help` (commander's own help command
+ * reads one word only); a WORD that is no command or topic gets a
+ * suggestion, rather than the whole top-level help.
+ */
+function helpAsFlag(argv: string[]): string[] {
+  let at = 0;
+  while (at < argv.length && argv[at]!.startsWith('-')) at += GLOBALS_WITH_VALUE.has(argv[at]!) ? 2 : 1;
+  if (argv[at] !== 'help' || at + 1 >= argv.length || argv[at + 1]!.startsWith('-')) return argv;
+  const topic = argv[at + 1]!;
+  const topics = [...TOP_LEVEL.keys()];
+  if (!topics.includes(topic)) throw usageError(`no help for "${topic}": unknown command`, didYouMean(topic, topics) ?? 'see: chatctl --help');
+  return [...argv.slice(0, at), ...argv.slice(at + 1).filter((a) => a !== '--help' && a !== '-h'), '--help'];
+}
+
+/** The command each of commander's errors came from, for a hint naming that command's help. */
+const failedIn = new WeakMap<CommanderError, Command>();
+
+function helpCommandFor(cmd: Command | undefined): string {
+  const words: string[] = [];
+  for (let c = cmd; c?.parent; c = c.parent) words.unshift(c.name());
+  return ['chatctl', ...words, '--help'].join(' ');
+}
+
 function applyOutput(cmd: Command, ctx: Context): void {
-  cmd.exitOverride();
+  cmd.exitOverride((err) => {
+    failedIn.set(err, cmd);
+    throw err;
+  });
   cmd.configureOutput({
     writeOut: (s) => ctx.io.stdout.write(s),
     // Commander's help after a usage error (a group without its subcommand):

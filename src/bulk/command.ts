@@ -113,7 +113,12 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
       const what = `${check.immediate} endpoint${check.immediate === 1 ? '' : 's'}`;
       if (!prompter)
         throw usageError('--yes is required when not running interactively', `the manifest rotates ${what} with mode immediate: their current secrets stop working at once`);
-      if (!(await prompter.confirmImmediate(what))) throw new CliError('interrupted', 'immediate rotation declined; nothing was sent', EXIT.interrupted);
+      if (!(await prompter.confirmImmediate(what))) {
+        // Declining is an answer, not a failure: a plain notice, and still 130.
+        const message = 'immediate rotation declined; nothing was sent';
+        if (!json) ctx.io.notice(message);
+        throw new CliError('interrupted', message, EXIT.interrupted, { reported: !json });
+      }
     }
 
     if (g.dryRun) {

@@ -96,7 +96,7 @@ export function humanOutput(io: IO, now: () => number, targets: readonly string[
       io.stdout.write('\nFailed:\n');
       if (io.stdout.isTTY) {
         const { default: Table } = await import('cli-table3');
-        const columns = 100;
+        const columns = io.columns;
         const table = new Table({
           head: ['endpoint', 'line', 'exit', 'error'],
           style: { head: [], border: io.color.stdout ? ['grey'] : [] },

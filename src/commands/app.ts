@@ -4,6 +4,8 @@
 import type { Command } from 'commander';
 import type { Context, GlobalOptions } from '../context.js';
 import type { Prompter } from '../prompts/prompter.js';
+import { usageError } from '../errors/cli-error.js';
+import { didYouMean } from '../input/suggest.js';
 
 export interface App {
   ctx: Context;
@@ -19,3 +21,14 @@ export const examples = (...lines: string[]) => `\nExamples:\n${lines.map((l) =>
 
 /** commander's argParser for repeatable options. */
 export const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
+
+/**
+ * A value from a fixed list, else a usage error with the nearest valid one
+ * suggested. Commander keeps `.choices()` for help and completion; this
+ * parser replaces its check, whose message has no suggestion.
+ */
+export const oneOf = (label: string, choices: readonly string[]) => (value: string) => {
+  if (choices.includes(value)) return value;
+  const list = `${choices.slice(0, -1).join(', ')} or ${choices.at(-1)}`;
+  throw usageError(`invalid ${label} "${value}": must be ${list}`, didYouMean(value, choices));
+};

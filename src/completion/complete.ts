@@ -86,8 +86,11 @@ export function complete(root: CommandNode, words: string[], current: string, pr
   }
 
   if (positionals === 0 && node.commands.length > 0) {
+    // A command with subcommands may take an argument too (`completion install` and `completion bash`).
+    const first = node.arguments[0];
+    const own = first ? values(first.valueKind, first.choices, current, profiles).candidates : [];
     return {
-      candidates: node.commands.filter((c) => c.name.startsWith(current)).map((c) => ({ value: c.name, description: c.description })),
+      candidates: [...node.commands.filter((c) => c.name.startsWith(current)).map((c) => ({ value: c.name, description: c.description })), ...own],
       files: false,
     };
   }

@@ -14,7 +14,7 @@
 // - `accessPropertiesByDotNotation: false`, no schema, no defaults, no
 //   migrations, no watch, `clearInvalidConfig: false` (the file has been
 //   checked already; conf must never replace a file it cannot parse);
-// - the build turns off conf's non-atomic write for snaps (process.env.SNAP),
+// - the build turns off conf's non-atomic write for snaps (conf reads the SNAP variable),
 //   stubs ajv, semver and the rest that only schemas, migrations and watching
 //   use, and gives atomically's exit hook a version without signal handlers
 //   (it would re-raise Ctrl-C past chatctl's own). See scripts/build.mjs.

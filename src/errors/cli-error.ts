@@ -1,6 +1,7 @@
 // One error family. Commands throw these; one handler at the top (main.ts)
 // prints them once and turns them into the exit status.
 import { EXIT, type ExitCode } from './exit-codes.js';
+import type { RerunContext } from './explain.js';
 
 /** The codes chatctl itself uses in `--json` error lines (contract section 6). */
 export type LocalErrorCode =
@@ -36,6 +37,8 @@ export class CliError extends Error {
   readonly details: unknown;
   readonly reported: boolean;
   readonly idempotencyKey: string | undefined;
+  /** The command that failed, set by the command that caught it, for the re-run line (errors/explain.ts). */
+  rerun: RerunContext | undefined;
 
   constructor(
     readonly code: string,

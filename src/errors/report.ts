@@ -5,6 +5,7 @@ import { escapeInline } from '../output/sanitize.js';
 import { previewJson, stringifyJson } from '../output/json.js';
 import { CliError, isCliError } from './cli-error.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
+import { explainError } from './explain.js';
 
 export function toCliError(err: unknown): CliError {
   if (isCliError(err)) return err;
@@ -26,6 +27,7 @@ export function reportError(err: unknown, io: IO, json: boolean, debug: boolean)
   // Server text on one line each: no newline, CR, control, bidi or zero-width character reaches the terminal raw.
   const lines = [`chatctl: ${red('error:')} ${escapeInline(e.message)}`];
   for (const f of fieldProblems(e.details)) lines.push(`  - ${escapeInline(f)}`);
+  for (const l of explainError(e)) lines.push(`  ${escapeInline(l)}`);
   if (e.code !== 'usage_error' && e.code !== 'config_error' && e.code !== 'internal_error' && e.code !== e.message) {
     lines.push(dim(`  code: ${escapeInline(e.code)}${e.status ? `, status: ${e.status}` : ''}${e.requestId ? `, request id: ${escapeInline(e.requestId)}` : ''}`));
   }

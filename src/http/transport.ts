@@ -5,7 +5,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 
 export interface WireRequest {
-  method: 'POST';
+  /** GET only for doctor's round trip, which sends no token. */
+  method: 'POST' | 'GET';
   url: string;
   headers: Record<string, string>;
   body: string;

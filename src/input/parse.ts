@@ -11,7 +11,8 @@ import {
   type ExpectedVersionRequest,
   type RotateRequest,
 } from '../api/schemas.js';
-import { LIMITS } from '../api/spec.js';
+import { EVENT_TYPES, LIMITS } from '../api/spec.js';
+import { didYouMean } from './suggest.js';
 
 const FLAG_FOR_FIELD: Record<string, string> = {
   name: '--name',
@@ -27,7 +28,15 @@ function check<T>(schema: z.ZodMiniType<T>, value: unknown): T {
   const issue = parsed.error.issues[0]!;
   const field = String(issue.path[0] ?? '');
   const flag = FLAG_FOR_FIELD[field] ?? field;
-  throw usageError(`invalid ${flag}: ${issue.message}`);
+  throw usageError(`invalid ${flag}: ${issue.message}`, hintFor(field, issue.path, value));
+}
+
+/** A did-you-mean for an unknown event type; the list of them otherwise. */
+function hintFor(field: string, path: readonly PropertyKey[], value: unknown): string | undefined {
+  if (field !== 'eventTypes' || typeof path[1] !== 'number') return undefined;
+  const typed = (value as { eventTypes?: unknown[] }).eventTypes?.[path[1]];
+  if (typeof typed !== 'string') return undefined;
+  return didYouMean(typed, EVENT_TYPES) ?? 'the event types are listed in: chatctl webhooks create --help';
 }
 
 /** `--event a --event b,c` → [a, b, c], duplicates dropped, order kept. */

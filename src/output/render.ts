@@ -25,12 +25,43 @@ function capped(text: string): string {
   return text.length <= MAX_VALUE_CHARS ? text : `${text.slice(0, MAX_VALUE_CHARS)}… (${text.length - MAX_VALUE_CHARS} more characters; --json shows all)`;
 }
 
-/** The endpoint as a two-column table: known fields first, then the rest. */
-export function renderEndpoint(endpoint: Record<string, unknown>, color: boolean, columns = 100): string {
+/**
+ * cli-table3 options for a table that is not on a terminal (CI logs, files,
+ * pipes): no box-drawing borders, columns two spaces apart.
+ */
+export const PLAIN_TABLE = {
+  chars: {
+    top: '', 'top-mid': '', 'top-left': '', 'top-right': '', bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
+    left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: '  ',
+  },
+  style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0 },
+};
+
+/** A rendered table's text: as is on a terminal; without the padding at line ends when plain. */
+export function tableText(text: string, tty: boolean): string {
+  return tty ? text : text.split('\n').map((l) => l.trimEnd()).join('\n');
+}
+
+/** Where a table goes: colour, and whether it is a terminal (boxed) or not (plain). */
+export interface TableTarget {
+  color: boolean;
+  tty: boolean;
+}
+
+/** The endpoint as a two-column table: known fields first, then the rest. Boxed on a terminal, plain elsewhere. */
+export function renderEndpoint(endpoint: Record<string, unknown>, target: TableTarget, columns = 100): string {
   const keys = [...KNOWN_FIELDS.filter((k) => k in endpoint), ...Object.keys(endpoint).filter((k) => !KNOWN_FIELDS.includes(k))];
   const shown = keys.slice(0, MAX_FIELDS);
   const keyWidth = Math.min(30, Math.max(4, ...shown.map((k) => escapeInline(k).length))) + 2;
   const cells = shown.map((key) => [capped(escapeInline(key)), capped(formatValue(endpoint[key]))] as const);
+  const more = keys.length - shown.length;
+  const tail = more > 0 ? `… and ${more} more fields (--json shows all)\n` : '';
+  if (!target.tty) {
+    // Key, then the value; a value's further lines under its first.
+    const lines = cells.flatMap(([key, value]) => value.split('\n').map((v, i) => `${(i === 0 ? key : '').padEnd(keyWidth)}${v}`.trimEnd()));
+    return lines.join('\n') + '\n' + tail;
+  }
+  const color = target.color;
   const widest = Math.max(1, ...cells.flatMap(([, v]) => v.split('\n').map((line) => line.length)));
   const valueWidth = Math.max(10, Math.min(widest + 2, Math.min(columns, 200) - keyWidth - 3));
   const table = new Table({
@@ -40,8 +71,7 @@ export function renderEndpoint(endpoint: Record<string, unknown>, color: boolean
     wrapOnWordBoundary: false,
   });
   for (const [key, value] of cells) table.push([key, value]);
-  const more = keys.length - shown.length;
-  return table.toString() + '\n' + (more > 0 ? `… and ${more} more fields (--json shows all)\n` : '');
+  return table.toString() + '\n' + tail;
 }
 
 export function renderSecretBlock(secret: string, c: Palette = PLAIN, fingerprint?: string): string {

@@ -11,7 +11,7 @@ const values = (words: string[], current: string) => complete(tree, words, curre
 
 describe('completion engine', () => {
   it('completes commands at every level, aliases included as paths', () => {
-    expect(values([], '')).toEqual(['webhooks', 'profile', 'auth', 'exit-codes', 'completion', 'sandbox']);
+    expect(values([], '')).toEqual(['webhooks', 'profile', 'auth', 'exit-codes', 'completion', 'doctor', 'sandbox']);
     expect(values(['webhooks'], 'r')).toEqual(['rotate', 'reactivate']);
     expect(values(['webhook'], 'c')).toEqual(['create']);
     expect(values(['profile'], '')).toEqual(['list', 'show', 'set', 'use', 'remove']);
@@ -25,7 +25,10 @@ describe('completion engine', () => {
   it('completes --mode values and shell names', () => {
     expect(values(['webhooks', 'rotate', 'we_1', '--mode'], '')).toEqual(['overlap', 'immediate']);
     expect(values(['webhooks', 'rotate', 'we_1', '--mode'], 'im')).toEqual(['immediate']);
-    expect(values(['completion'], '')).toEqual(['bash', 'zsh', 'fish']);
+    // `completion` takes a shell or its `install` subcommand, whose --shell completes too.
+    expect(values(['completion'], '')).toEqual(['install', 'bash', 'zsh', 'fish']);
+    expect(values(['completion'], 'z')).toEqual(['zsh']);
+    expect(values(['completion', 'install', '--shell'], '')).toEqual(['bash', 'zsh', 'fish']);
   });
   it('completes --event values filtered by what is typed, comma lists too', () => {
     expect(values(['webhooks', 'create', '--event'], '')).toEqual([...EVENT_TYPES]);

@@ -233,6 +233,9 @@ describe('webhooks rotate --mode immediate: confirmation', () => {
     expect(e.code).toBe('interrupted');
     expect(sent).toHaveLength(0);
     expect(io.out()).toBe('');
+    // A plain notice, not an error: the reporter prints nothing more.
+    expect(io.err()).toBe('chatctl: immediate rotation declined; nothing was sent\n');
+    expect(e.reported).toBe(true);
   });
 
   it('no TTY, no --yes → exit 2 "--yes is required when not running interactively", nothing sent', async () => {

@@ -236,7 +236,7 @@ describe('a value wrapped in a table cell', () => {
     const r = new Redactor();
     r.addSecret(value);
     for (const color of [false, true]) {
-      const table = renderEndpoint({ id: 'we_1', note: value }, color, 40);
+      const table = renderEndpoint({ id: 'we_1', note: value }, { color, tty: true }, 40);
       expect(table).not.toContain(value); // it was wrapped
       expect(r.scrubAll(table)).not.toMatch(/QQQ|ZZZ/);
       expect(r.scrubAll(table)).toContain('we_1');

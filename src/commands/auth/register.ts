@@ -4,6 +4,7 @@ import { examples, type App } from '../app.js';
 
 export function registerAuth(auth: Command, { ctx, globals, prompter }: App): void {
   const run = () => import('./auth.js');
+  auth.addHelpText('after', examples('chatctl auth login --with-token < token.txt', 'chatctl auth status', 'chatctl auth logout --profile staging'));
   auth
     .command('login')
     .description('store a bearer token in the selected profile (from a hidden prompt, or stdin with --with-token)')

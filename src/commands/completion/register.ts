@@ -1,20 +1,44 @@
-// chatctl completion bash|zsh|fish
-import { Argument, type Command } from 'commander';
-import { examples, type App } from '../app.js';
+// chatctl completion bash|zsh|fish, and completion install
+import { Argument, Option, type Command } from 'commander';
+import { examples, oneOf, type App } from '../app.js';
+
+const SHELLS = ['bash', 'zsh', 'fish'];
 
 export function registerCompletion(cmd: Command, { ctx }: App): void {
   cmd
-    .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(['bash', 'zsh', 'fish']))
+    .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(SHELLS).argParser(oneOf('shell', SHELLS)))
     .addHelpText(
       'after',
       examples(
-        'chatctl completion bash > ~/.local/share/bash-completion/completions/chatctl',
-        'chatctl completion zsh > "${fpath[1]}/_chatctl"',
-        'chatctl completion fish > ~/.config/fish/completions/chatctl.fish',
+        'chatctl completion install',
+        'mkdir -p ~/.local/share/bash-completion/completions && chatctl completion bash > ~/.local/share/bash-completion/completions/chatctl',
+        'source <(chatctl completion zsh)    # in ~/.zshrc, after compinit',
+        'chatctl completion fish | source',
       ),
     )
     .action(async (shell: 'bash' | 'zsh' | 'fish') => {
       const { completionScript } = await import('../../completion/scripts.js');
       ctx.io.stdout.write(completionScript(shell));
+    });
+  cmd
+    .command('install')
+    .description('write the completion script where your shell finds it (for this user), creating folders; says what it did')
+    .addOption(new Option('--shell <shell>', 'bash, zsh or fish (default: from $SHELL)').choices(SHELLS).argParser(oneOf('--shell', SHELLS)))
+    .addHelpText(
+      'after',
+      examples('chatctl completion install', 'chatctl completion install --shell zsh') +
+        `
+Where it goes:
+  bash  \${XDG_DATA_HOME:-~/.local/share}/bash-completion/completions/chatctl
+        (bash-completion loads it on first use; \$BASH_COMPLETION_USER_DIR wins)
+  zsh   \${XDG_DATA_HOME:-~/.local/share}/zsh/site-functions/_chatctl, and the
+        line to add to ~/.zshrc is printed
+  fish  \${XDG_CONFIG_HOME:-~/.config}/fish/completions/chatctl.fish
+Running it again says the script is already up to date, or replaces an old one.
+`,
+    )
+    .action(async (opts: { shell?: 'bash' | 'zsh' | 'fish' }) => {
+      const { runCompletionInstall } = await import('../../completion/install.js');
+      runCompletionInstall(opts, ctx);
     });
 }

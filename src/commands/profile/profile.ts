@@ -44,11 +44,12 @@ export async function runProfileList(g: GlobalOptions, ctx: Context): Promise<vo
     return;
   }
   const { default: Table } = await import('cli-table3');
-  const table = new Table({ head: ['', 'PROFILE', 'BASE URL', 'ORG', 'APP', 'ENV', 'TOKEN'], style: { head: [], border: [] } });
+  const { PLAIN_TABLE, tableText } = await import('../../output/render.js');
+  const table = new Table({ head: ['', 'PROFILE', 'BASE URL', 'ORG', 'APP', 'ENV', 'TOKEN'], style: { head: [], border: [] }, ...(ctx.io.stdout.isTTY ? {} : PLAIN_TABLE) });
   for (const r of rows) {
     table.push([r.current ? '*' : '', r.name, r.baseUrl ?? '-', r.organizationId ?? '-', r.applicationId ?? '-', r.environmentKey ?? '-', r.tokenStored ? 'stored' : '-'].map((v) => escapeInline(v)));
   }
-  ctx.io.stdout.write(table.toString() + '\n');
+  ctx.io.stdout.write(tableText(table.toString(), ctx.io.stdout.isTTY) + '\n');
 }
 
 export async function runProfileShow(name: string | undefined, g: GlobalOptions, ctx: Context): Promise<void> {

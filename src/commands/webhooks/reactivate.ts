@@ -6,6 +6,7 @@ import { endpointLabel } from '../../output/label.js';
 import { writeJson } from '../../output/io.js';
 import { missing } from './create.js';
 import type { Prompter } from '../../prompts/prompter.js';
+import { withRerun } from '../../errors/explain.js';
 
 export interface ReactivateOptions {
   expectedVersion?: string;
@@ -15,7 +16,10 @@ export async function runReactivate(endpointId: string, opts: ReactivateOptions,
   const id = checkEndpointId(endpointId);
   const expectedVersion = opts.expectedVersion ?? (await prompter?.expectedVersion()) ?? missing('--expected-version');
   const body = parseExpectedVersionBody({ expectedVersion });
-  const res = await (await webhooksClient(ctx)).reactivate(id, body);
+  const res = await (await webhooksClient(ctx)).reactivate(id, body).catch((err: unknown) => {
+    // On a version conflict, the report gives the command to re-run (errors/explain.ts).
+    throw withRerun(err, { words: ['webhooks', 'reactivate', id], expectedVersion: body.expectedVersion, flags: g.profile ? [['--profile', g.profile]] : [], now: ctx.now() });
+  });
   if (g.json) {
     writeJson(ctx.io, res);
     return;
@@ -25,5 +29,5 @@ export async function runReactivate(endpointId: string, opts: ReactivateOptions,
   ctx.io.stdout.write(
     renderSummary(res.data.changed ? `Reactivated webhook endpoint ${label}.` : `Webhook endpoint ${label} was already active; nothing changed.`, ctx.io.paint.stdout),
   );
-  ctx.io.stdout.write(renderEndpoint(res.data.endpoint, ctx.io.color.stdout, ctx.io.columns));
+  ctx.io.stdout.write(renderEndpoint(res.data.endpoint, { color: ctx.io.color.stdout, tty: ctx.io.stdout.isTTY }, ctx.io.columns));
 }

@@ -2,7 +2,7 @@
 // Each action loads its command module when it runs.
 import { Option, type Command } from 'commander';
 import { EVENT_TYPES } from '../../api/spec.js';
-import { collect, examples, type App } from '../app.js';
+import { collect, examples, oneOf, type App } from '../app.js';
 import { usageError } from '../../errors/cli-error.js';
 
 const SECRET_TO_HELP =
@@ -16,6 +16,14 @@ secret is kept under <config folder>/recovered/ and the exit code is 13.
 
 export function registerWebhooks(webhooks: Command, app: App): void {
   const { ctx, globals, prompter } = app;
+  webhooks.addHelpText(
+    'after',
+    examples(
+      'chatctl webhooks create --name billing --url https://hooks.example.com/chat --event chat.message.created.v1 --secret-to file:./billing.whsec',
+      'chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --secret-to file:./new.whsec',
+      'chatctl webhooks reactivate we_123 --expected-version 4',
+    ),
+  );
   webhooks
     .command('create')
     .description('create a signed webhook endpoint and receive its signing secret (shown once)')
@@ -44,7 +52,11 @@ export function registerWebhooks(webhooks: Command, app: App): void {
     .description('rotate the signing secret of an endpoint and receive the new one (shown once); with --from, of many endpoints')
     .argument('[endpoint-id]', 'the endpoint to rotate (or --from FILE)')
     .option('--expected-version <n>', "the endpoint's current version (optimistic concurrency)")
-    .addOption(new Option('--mode <mode>', 'overlap: the old secret stays valid for a while; immediate: the old secret stops working now').choices(['overlap', 'immediate']))
+    .addOption(
+      new Option('--mode <mode>', 'overlap: the old secret stays valid for a while; immediate: the old secret stops working now')
+        .choices(['overlap', 'immediate'])
+        .argParser(oneOf('--mode', ['overlap', 'immediate'])),
+    )
     .option('--idempotency-key <key>', 'reuse the key of an earlier run that may have been applied (default: a new UUID)')
     .addOption(new Option('--secret-to <sink>', SECRET_TO_HELP).argParser(collect))
     .option('--secret-file <path>', 'the same as --secret-to file:PATH')

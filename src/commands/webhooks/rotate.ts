@@ -11,6 +11,7 @@ import { endpointLabel } from '../../output/label.js';
 import { escapeInline } from '../../output/sanitize.js';
 import { missing } from './create.js';
 import type { Prompter } from '../../prompts/prompter.js';
+import { withRerun } from '../../errors/explain.js';
 
 export interface RotateOptions {
   expectedVersion?: string;
@@ -46,10 +47,29 @@ export async function runRotate(endpointId: string, opts: RotateOptions, g: Glob
       );
     }
     const ok = await prompter.confirmImmediate(id);
-    if (!ok) throw new CliError('interrupted', 'immediate rotation declined; nothing was sent', EXIT.interrupted);
+    if (!ok) {
+      // Declining is an answer, not a failure: a plain notice (no red "error:"), and still 130.
+      const message = 'immediate rotation declined; nothing was sent';
+      if (!g.json) ctx.io.notice(message);
+      throw new CliError('interrupted', message, EXIT.interrupted, { reported: !g.json });
+    }
   }
   const client = await webhooksClient(ctx);
-  const answer = await namingTheKey(client.rotate(id, body, idempotencyKey), { endpointId: id });
+  const answer = await namingTheKey(
+    client.rotate(id, body, idempotencyKey).catch((err: unknown) => {
+      // On a conflict, the report gives the command to re-run (errors/explain.ts).
+      const flags = [
+        ['--mode', body.mode],
+        ...(opts.secretFile !== undefined ? [['--secret-file', opts.secretFile]] : []),
+        ...(opts.secretTo ?? []).map((to) => ['--secret-to', to]),
+        ...(opts.force ? [['--force']] : []),
+        ...(opts.yes ? [['--yes']] : []),
+      ];
+      if (g.profile) flags.push(['--profile', g.profile]);
+      throw withRerun(err, { words: ['webhooks', 'rotate', id], expectedVersion: body.expectedVersion, flags, now: ctx.now() });
+    }),
+    { endpointId: id },
+  );
   const res = checkSecretAnswer(ctx, answer, { endpointId: id, idempotencyKey });
   await deliverSecretResult(ctx, g, plan, res, `Rotated the signing secret of ${endpointLabel(res.data.endpoint)} (mode ${escapeInline(body.mode)}).`, { endpointId: id });
 }

@@ -103,7 +103,7 @@ export async function deliverSecretResult(
       if (plan.fallback === 'json') text = jsonDocument(ctx.io.stdout, body);
       else {
         const r = await loadRender();
-        text = humanText(r, body, summary, ctx.io.paint.stdout, ctx.io.color.stdout, ctx.io.columns) + r.renderSecretBlock(secret, ctx.io.paint.stdout, fp);
+        text = humanText(r, body, summary, ctx.io.paint.stdout, { color: ctx.io.color.stdout, tty: ctx.io.stdout.isTTY }, ctx.io.columns) + r.renderSecretBlock(secret, ctx.io.paint.stdout, fp);
       }
       await writeConfirmed(ctx.io.stdout, text, ctx.signal);
       delivered = [{ to: 'stdout', fingerprint: fp }];
@@ -151,10 +151,10 @@ function jsonDocument(stdout: OutStream, value: unknown): string {
 type Render = typeof import('../../output/render.js');
 
 /** The summary and the endpoint table; a record too odd to render is named, not fatal. */
-function humanText(r: Render, body: SecretResponse, summary: string, paint: Palette, color: boolean, columns: number): string {
+function humanText(r: Render, body: SecretResponse, summary: string, paint: Palette, target: { color: boolean; tty: boolean }, columns: number): string {
   let table: string;
   try {
-    table = r.renderEndpoint(body.data.endpoint, color, columns);
+    table = r.renderEndpoint(body.data.endpoint, target, columns);
   } catch {
     table = '(the endpoint record could not be shown here; --json shows it)\n';
   }
@@ -184,7 +184,7 @@ async function renderAfter(ctx: Context, g: GlobalOptions, plan: SecretPlan, bod
     const out = toStderr ? ctx.io.stderr : ctx.io.stdout;
     const paint = toStderr ? ctx.io.paint.stderr : ctx.io.paint.stdout;
     const color = toStderr ? ctx.io.color.stderr : ctx.io.color.stdout;
-    out.write(clean(humanText(r, body, summary, paint, color, ctx.io.columns) + (fp ? r.renderDelivery(fp, delivered, paint) : '')));
+    out.write(clean(humanText(r, body, summary, paint, { color, tty: out.isTTY }, ctx.io.columns) + (fp ? r.renderDelivery(fp, delivered, paint) : '')));
   } catch {
     /* the secret is delivered or kept; a failure to show the result must not hide that */
   }

@@ -1,0 +1,425 @@
+// chatctl doctor: checks, in order, what a command needs (config, profile
+// and scope, token, base URL and the network to it, the clock, Node.js),
+// one line each with the fix. Read-only: it changes no file, and it never
+// sends the token: the round trip is a GET of the base URL without it.
+// Everything outside comes in: env, clock and config folder from ctx, DNS,
+// TCP and TLS from `probes`, HTTP from ctx.transport().
+import { lstatSync, readFileSync, statSync, type Stats } from 'node:fs';
+import { isIP } from 'node:net';
+import type { Context, GlobalOptions } from '../context.js';
+import { CliError } from '../errors/cli-error.js';
+import { EXIT, type ExitCode } from '../errors/exit-codes.js';
+import { configFile } from '../config/paths.js';
+import { parseConfigData, type ConfigData, type Profile } from '../config/schema.js';
+import { checkBaseUrl, isHeaderSafe, isLoopbackHost, resolveRequestSettings, resolveToken, selectProfile, type GlobalFlags } from '../scope/resolve.js';
+import { isTransportError, MAX_BODY_BYTES } from '../http/transport.js';
+import { headerValue } from '../http/classify.js';
+import { userAgent } from '../app/webhooks-client.js';
+import { escapeInline } from '../output/sanitize.js';
+import { writeJson } from '../output/io.js';
+import type { Probes } from './doctor-probes.js';
+
+export type CheckStatus = 'ok' | 'warning' | 'failure';
+/** What a failure means for the exit status: 3, 4 or 12. */
+export type FailureKind = 'config' | 'auth' | 'network';
+
+export interface Check {
+  name: string;
+  status: CheckStatus;
+  detail: string;
+  fix?: string | undefined;
+  kind?: FailureKind | undefined;
+}
+
+export interface DoctorDeps {
+  probes: Probes;
+  /** The user's uid (undefined where there are none: Windows). */
+  uid: number | undefined;
+  /** process.versions.node */
+  nodeVersion: string;
+}
+
+const MIN_NODE: readonly [number, number] = [20, 19];
+/** Each DNS, TCP or TLS probe; the round trip uses --timeout. */
+const PROBE_TIMEOUT_MS = 5_000;
+const SKEW_WARN_S = 60;
+const CERT_WARN_DAYS = 14;
+
+const ok = (name: string, detail: string): Check => ({ name, status: 'ok', detail });
+const warning = (name: string, detail: string, fix?: string): Check => ({ name, status: 'warning', detail, fix });
+const failure = (name: string, kind: FailureKind, detail: string, fix?: string): Check => ({ name, status: 'failure', detail, fix, kind });
+const skipped = (name: string, why: string): Check => warning(name, `not checked: ${why}`);
+
+const EXIT_FOR_KIND: Record<FailureKind, ExitCode> = { config: EXIT.config, auth: EXIT.auth, network: EXIT.unavailable };
+
+/** 0 when nothing failed, else the exit status of the first failure's kind. */
+export function doctorExitCode(checks: readonly Check[]): ExitCode {
+  const first = checks.find((c) => c.status === 'failure');
+  return first ? EXIT_FOR_KIND[first.kind ?? 'config'] : EXIT.ok;
+}
+
+// ---------------------------------------------------------------- files
+
+const modeOf = (st: Stats) => (st.mode & 0o777).toString(8).padStart(3, '0');
+
+function ownership(st: Stats, uid: number | undefined): string | undefined {
+  return uid !== undefined && st.uid !== uid ? `owned by uid ${st.uid}, not by you (uid ${uid})` : undefined;
+}
+
+function checkFolder(dir: string, uid: number | undefined): Check {
+  const name = 'config folder';
+  let st: Stats;
+  try {
+    st = statSync(dir);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return ok(name, `${dir}: not created yet (profile set and auth login create it, mode 700)`);
+    return failure(name, 'config', `${dir}: cannot be read (${code})`, 'check the permissions of its parent folders, or set CHATCTL_CONFIG_DIR');
+  }
+  if (!st.isDirectory()) return failure(name, 'config', `${dir} is not a folder`, 'remove or rename it, or set CHATCTL_CONFIG_DIR to another folder');
+  const owner = ownership(st, uid);
+  if (owner) return failure(name, 'config', `${dir} is ${owner}`, `chown it to yourself, or set CHATCTL_CONFIG_DIR to a folder of yours`);
+  if (st.mode & 0o022) return failure(name, 'config', `${dir} is writable by group or others (mode ${modeOf(st)})`, `chmod 700 '${dir}'`);
+  if (st.mode & 0o077) return warning(name, `${dir} is readable by group or others (mode ${modeOf(st)}); chatctl tightens it on its next read`, `chmod 700 '${dir}'`);
+  return ok(name, `${dir} (mode ${modeOf(st)}, yours)`);
+}
+
+interface FileResult {
+  check: Check;
+  config: ConfigData | undefined;
+}
+
+function checkFile(path: string, uid: number | undefined): FileResult {
+  const name = 'config file';
+  let st: Stats;
+  try {
+    st = lstatSync(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return { check: ok(name, `${path}: none yet (profile set and auth login write it, mode 600)`), config: {} };
+    return { check: failure(name, 'config', `${path}: cannot be read (${code})`, 'check the permissions of the config folder'), config: undefined };
+  }
+  const fixByHand = 'fix or remove the file by hand; chatctl never overwrites it';
+  if (!st.isFile()) return { check: failure(name, 'config', `${path} is not a regular file (a symlink, folder or device)`, 'replace it with a regular file, or remove it'), config: undefined };
+  const owner = ownership(st, uid);
+  if (owner) return { check: failure(name, 'config', `${path} is ${owner}`, 'chown it to yourself, or set CHATCTL_CONFIG_DIR to a folder of yours'), config: undefined };
+  if (st.mode & 0o022) return { check: failure(name, 'config', `${path} is writable by group or others (mode ${modeOf(st)})`, `chmod 600 '${path}'`), config: undefined };
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch (err) {
+    return { check: failure(name, 'config', `${path} cannot be read (${(err as NodeJS.ErrnoException).code})`, 'check its permissions'), config: undefined };
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch {
+    return { check: failure(name, 'config', `${path} is not valid UTF-8 JSON`, fixByHand), config: undefined };
+  }
+  const parsed = parseConfigData(json);
+  if (!('data' in parsed)) {
+    return { check: failure(name, 'config', `${path} has an unexpected shape at ${escapeInline(parsed.where)}`, fixByHand), config: undefined };
+  }
+  const count = Object.keys(parsed.data.profiles ?? {}).length;
+  const summary = `${path} (mode ${modeOf(st)}, yours; ${count} profile${count === 1 ? '' : 's'})`;
+  if (st.mode & 0o077) {
+    return { check: warning(name, `${summary}: readable by group or others, and it may hold tokens; chatctl tightens it on its next read`, `chmod 600 '${path}'`), config: parsed.data };
+  }
+  return { check: ok(name, summary), config: parsed.data };
+}
+
+// ---------------------------------------------------------------- scope
+//
+// Where each value comes from. Written here, minimal, until
+// describeScope(flags, env, config) lands in scope/resolve.ts; then this
+// section is replaced by a call to it. Precedence: flag, environment,
+// profile (contract section 3), the same as resolveConnection.
+
+type Source = { value: string; from: string } | undefined;
+
+const given = (v: string | undefined) => (v === undefined || v === '' ? undefined : v);
+
+function sourceOf(flag: string | undefined, flagName: string, env: NodeJS.ProcessEnv, envName: string, profileName: string, stored: string | undefined): Source {
+  if (given(flag)) return { value: flag!, from: flagName };
+  if (given(env[envName])) return { value: env[envName]!, from: envName };
+  if (given(stored)) return { value: stored!, from: `profile "${profileName}"` };
+  return undefined;
+}
+
+export interface ScopeSources {
+  baseUrl: Source;
+  organizationId: Source;
+  applicationId: Source;
+  environmentKey: Source;
+}
+
+export function scopeSources(flags: GlobalFlags, env: NodeJS.ProcessEnv, profileName: string, p: Profile | undefined): ScopeSources {
+  return {
+    baseUrl: sourceOf(flags.baseUrl, '--base-url', env, 'CHATCTL_BASE_URL', profileName, p?.baseUrl),
+    organizationId: sourceOf(flags.org, '--org', env, 'CHATCTL_ORG', profileName, p?.organizationId),
+    applicationId: sourceOf(flags.app, '--app', env, 'CHATCTL_APP', profileName, p?.applicationId),
+    environmentKey: sourceOf(flags.env, '--env', env, 'CHATCTL_ENV', profileName, p?.environmentKey),
+  };
+}
+
+function profileWhy(flags: GlobalFlags, env: NodeJS.ProcessEnv, config: ConfigData): string {
+  if (given(flags.profile)) return 'named by --profile';
+  if (given(env.CHATCTL_PROFILE)) return 'named by CHATCTL_PROFILE';
+  if (given(config.currentProfile)) return 'the current profile, chosen with profile use';
+  return 'the default: no --profile, CHATCTL_PROFILE or current profile';
+}
+
+// ---------------------------------------------------------------- network
+
+interface ProxyChoice {
+  /** The proxy URL without credentials, or undefined for a direct connection. */
+  proxy: URL | undefined;
+  detail: string;
+}
+
+const pickEnv = (env: NodeJS.ProcessEnv, name: string) => given(env[name.toUpperCase()]) ?? given(env[name.toLowerCase()]);
+
+function noProxyMatches(host: string, list: string | undefined): boolean {
+  if (!list) return false;
+  const h = host.toLowerCase().replace(/^\[|\]$/g, '');
+  return list.split(/[\s,]+/).some((raw) => {
+    const entry = raw.trim().toLowerCase().replace(/:\d+$/, '');
+    if (entry === '') return false;
+    if (entry === '*') return true;
+    const bare = entry.replace(/^\*?\./, '');
+    return h === bare || h.endsWith(`.${bare}`);
+  });
+}
+
+/** Which proxy, if any, a request to `url` goes through (contract section 3). Throws a Check on a malformed variable. */
+function proxyFor(url: URL, env: NodeJS.ProcessEnv): ProxyChoice | Check {
+  if (isLoopbackHost(url.hostname)) return { proxy: undefined, detail: 'none: loopback is never proxied' };
+  const name = url.protocol === 'https:' ? (pickEnv(env, 'HTTPS_PROXY') ? 'HTTPS_PROXY' : 'HTTP_PROXY') : 'HTTP_PROXY';
+  const raw = pickEnv(env, name);
+  if (!raw) return { proxy: undefined, detail: 'none: a direct connection (no HTTPS_PROXY or HTTP_PROXY)' };
+  if (noProxyMatches(url.hostname, pickEnv(env, 'NO_PROXY'))) return { proxy: undefined, detail: `none: NO_PROXY matches ${url.hostname}` };
+  let proxy: URL;
+  try {
+    proxy = new URL(raw);
+    if (proxy.protocol !== 'http:' && proxy.protocol !== 'https:') throw new Error('scheme');
+  } catch {
+    return failure('proxy', 'config', `${name} is not an http:// or https:// proxy URL`, `fix or unset ${name}`);
+  }
+  proxy.username = '';
+  proxy.password = '';
+  return { proxy, detail: `${proxy.origin} (from ${name})` };
+}
+
+const portOf = (url: URL) => Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+const bareHost = (url: URL) => url.hostname.replace(/^\[|\]$/g, '');
+
+function describeSkew(seconds: number): string {
+  const abs = Math.abs(seconds);
+  const size = abs < 120 ? `${abs} s` : abs < 7200 ? `${Math.round(abs / 60)} min` : `${Math.round(abs / 3600)} h`;
+  return seconds > 0 ? `${size} behind the server's` : `${size} ahead of the server's`;
+}
+
+// ---------------------------------------------------------------- the checks
+
+export async function doctorChecks(g: GlobalOptions, ctx: Context, deps: DoctorDeps): Promise<Check[]> {
+  const checks: Check[] = [];
+  const flags: GlobalFlags = { ...g, noInput: g.input === false };
+  const env = ctx.env;
+
+  // 1. config folder and file
+  checks.push(checkFolder(ctx.configDir, deps.uid));
+  const file = checkFile(configFile(ctx.configDir), deps.uid);
+  checks.push(file.check);
+  const config = file.config ?? {};
+
+  // 2. profile and scope
+  const selected = selectProfile(flags, env, config);
+  const why = profileWhy(flags, env, config);
+  const names = Object.keys(config.profiles ?? {});
+  if (!file.config) checks.push(skipped('profile', `"${selected.name}" (${why}); the config file cannot be used`));
+  else if (selected.profile) checks.push(ok('profile', `"${selected.name}" (${why})`));
+  else if (selected.explicit) {
+    checks.push(failure('profile', 'config', `"${selected.name}" (${why}) does not exist${names.length ? `; profiles: ${names.join(', ')}` : ''}`, `create it with: chatctl profile set ${selected.name} --base-url URL --org ID --app ID --env KEY`));
+  } else if (names.length) {
+    checks.push(warning('profile', `"${selected.name}" (${why}) does not exist; profiles: ${names.join(', ')}`, `choose one with: chatctl profile use ${names[0]}`));
+  } else checks.push(ok('profile', `none stored; values come from flags and the environment`));
+
+  const sources = scopeSources(flags, env, selected.name, selected.profile);
+  const labels: Record<keyof ScopeSources, string> = { baseUrl: 'base URL', organizationId: 'org', applicationId: 'app', environmentKey: 'env' };
+  const flagsFor: Record<keyof ScopeSources, string> = { baseUrl: '--base-url (CHATCTL_BASE_URL)', organizationId: '--org (CHATCTL_ORG)', applicationId: '--app (CHATCTL_APP)', environmentKey: '--env (CHATCTL_ENV)' };
+  const keys = Object.keys(labels) as (keyof ScopeSources)[];
+  const described = keys.map((k) => (sources[k] ? `${labels[k]} ${escapeInline(sources[k]!.value)} (${sources[k]!.from})` : `${labels[k]} missing`)).join(', ');
+  const missing = keys.filter((k) => !sources[k]);
+  if (missing.length) {
+    checks.push(failure('scope', 'config', described, `pass ${missing.map((k) => flagsFor[k]).join(', ')}, or store them with: chatctl profile set ${selected.name} ${missing.map((k) => flagsFor[k].split(' ')[0] + ' …').join(' ')}`));
+  } else checks.push(ok('scope', described));
+
+  // 3. token: where it comes from, never its value
+  const token = resolveToken(env, selected);
+  if (!token) {
+    checks.push(failure('token', 'config', `none for profile "${selected.name}" (no CHATCTL_TOKEN, none stored)`, `chatctl auth login --with-token --profile ${selected.name} < token.txt, or set CHATCTL_TOKEN`));
+  } else if (token.token === '' || !isHeaderSafe(token.token)) {
+    const where = token.source === 'env' ? 'CHATCTL_TOKEN' : `the token stored in profile "${selected.name}"`;
+    checks.push(failure('token', 'auth', `${where} contains characters that cannot be sent in an HTTP header`, token.source === 'env' ? 'set CHATCTL_TOKEN to the token alone' : `store it again: chatctl auth login --with-token --profile ${selected.name} < token.txt`));
+  } else if (token.source === 'env') {
+    const shadowed = selected.profile?.token ? `; it overrides the token stored in profile "${selected.name}"` : '';
+    checks.push(ok('token', `from CHATCTL_TOKEN (environment)${shadowed}; doctor does not send it`));
+  } else checks.push(ok('token', `stored in profile "${selected.name}" (config file); doctor does not send it`));
+
+  let timeoutMs = 30_000;
+  try {
+    const settings = resolveRequestSettings(flags, env);
+    timeoutMs = settings.timeoutMs;
+    checks.push(ok('settings', `timeout ${settings.timeoutMs / 1000} s, retries ${settings.maxRetries}`));
+  } catch (err) {
+    checks.push(failure('settings', 'config', (err as Error).message, (err as CliError).hint));
+  }
+
+  // 4. base URL: the https rule, the proxy in use, DNS, TCP, TLS
+  let url: URL | undefined;
+  if (!sources.baseUrl) checks.push(failure('base URL', 'config', 'missing', 'pass --base-url, set CHATCTL_BASE_URL, or store one with: chatctl profile set NAME --base-url URL'));
+  else {
+    try {
+      const base = checkBaseUrl(sources.baseUrl.value, (message, hint) => Object.assign(new Error(message), { hint }));
+      url = new URL(base.href);
+      checks.push(ok('base URL', `${base.href} (${url.protocol === 'https:' ? 'https' : 'http on loopback, allowed'})`));
+    } catch (err) {
+      checks.push(failure('base URL', 'config', (err as Error).message, (err as { hint?: string }).hint ?? `fix ${sources.baseUrl.from}`));
+    }
+  }
+  const network = await networkChecks(url, ctx, deps, timeoutMs);
+  checks.push(...network);
+
+  // 5. Node.js
+  const [major = 0, minor = 0] = deps.nodeVersion.split('.').map(Number);
+  const recent = major > MIN_NODE[0] || (major === MIN_NODE[0] && minor >= MIN_NODE[1]);
+  checks.push(recent ? ok('Node.js', `v${deps.nodeVersion} (20.19 or newer needed)`) : failure('Node.js', 'config', `v${deps.nodeVersion} is older than 20.19`, 'install Node.js 20.19 or newer'));
+  return checks;
+}
+
+/** Ctrl-C during a probe ends doctor with 130, not with a network failure. */
+function rethrowIfInterrupted(ctx: Context): void {
+  if (ctx.signal.aborted) throw new CliError('interrupted', 'interrupted', EXIT.interrupted);
+}
+
+async function networkChecks(url: URL | undefined, ctx: Context, deps: DoctorDeps, timeoutMs: number): Promise<Check[]> {
+  const names = ['proxy', 'DNS', 'TCP', 'TLS', 'round trip', 'clock'];
+  if (!url) return names.map((n) => skipped(n, 'no usable base URL'));
+  const out: Check[] = [];
+  const skipRest = (why: string) => {
+    for (const n of names.slice(out.length)) out.push(skipped(n, why));
+    return out;
+  };
+
+  const choice = proxyFor(url, ctx.env);
+  if ('status' in choice) {
+    out.push(choice);
+    return skipRest('the proxy variable is not usable');
+  }
+  out.push(ok('proxy', choice.detail));
+
+  // DNS and TCP go to the proxy when there is one: that is where chatctl connects.
+  const target = choice.proxy ?? url;
+  const host = bareHost(target);
+  const port = portOf(target);
+  const via = choice.proxy ? 'the proxy ' : '';
+  if (isIP(host)) out.push(ok('DNS', `${via}${host} is an address: nothing to look up`));
+  else {
+    try {
+      const addresses = await deps.probes.lookup(host, PROBE_TIMEOUT_MS, ctx.signal);
+      out.push(ok('DNS', `${via}${host} → ${addresses.slice(0, 4).join(', ')}${addresses.length > 4 ? ', …' : ''}`));
+    } catch (err) {
+      rethrowIfInterrupted(ctx);
+      out.push(failure('DNS', 'network', `${via}${(err as Error).message}`, choice.proxy ? 'check the proxy variable' : 'check the host name in the base URL, and your network or DNS settings'));
+      return skipRest('the host name does not resolve');
+    }
+  }
+  try {
+    await deps.probes.connect(host, port, PROBE_TIMEOUT_MS, ctx.signal);
+    out.push(ok('TCP', `${via}${host}:${port} accepts connections`));
+  } catch (err) {
+    rethrowIfInterrupted(ctx);
+    out.push(failure('TCP', 'network', `${via}${(err as Error).message}`, choice.proxy ? 'is the proxy running, and the variable right?' : 'is the server running, and the port in the base URL right? A firewall?'));
+    return skipRest('no TCP connection');
+  }
+
+  if (url.protocol !== 'https:') out.push(ok('TLS', 'not used: http on loopback'));
+  else if (choice.proxy) out.push(ok('TLS', 'through the proxy: the round trip below checks it'));
+  else {
+    try {
+      const facts = await deps.probes.tls(bareHost(url), portOf(url), PROBE_TIMEOUT_MS, ctx.signal);
+      const until = Date.parse(facts.validTo);
+      const days = Number.isFinite(until) ? Math.floor((until - ctx.now()) / 86_400_000) : undefined;
+      const detail = `${facts.protocol}, certificate valid${Number.isFinite(until) ? ` until ${new Date(until).toISOString().slice(0, 10)}` : ''}`;
+      out.push(days !== undefined && days < CERT_WARN_DAYS ? warning('TLS', `${detail}: it expires in ${Math.max(days, 0)} day${days === 1 ? '' : 's'}`, "tell the server's operators") : ok('TLS', detail));
+    } catch (err) {
+      rethrowIfInterrupted(ctx);
+      const e = err as Error & { code?: string };
+      const privateCa = /CERT|SELF_SIGNED|UNABLE_TO/.test(e.code ?? '');
+      out.push(failure('TLS', 'network', e.message, privateCa ? 'a private certificate authority? point NODE_EXTRA_CA_CERTS at its PEM file' : 'check that the base URL points at an https server'));
+      return skipRest('no TLS connection');
+    }
+  }
+
+  // The round trip: a GET of the base URL without the token. Any HTTP
+  // answer shows the path works; its Date header gives the clock skew.
+  const transport = await ctx.transport();
+  const started = ctx.now();
+  let res;
+  try {
+    res = await transport(
+      { method: 'GET', url: url.href, headers: { Accept: 'application/json', 'User-Agent': userAgent(ctx) }, body: '' },
+      { timeoutMs, maxBodyBytes: MAX_BODY_BYTES, signal: ctx.signal },
+    );
+  } catch (err) {
+    rethrowIfInterrupted(ctx);
+    if (isTransportError(err) && err.failure === 'aborted') throw new CliError('interrupted', 'interrupted', EXIT.interrupted);
+    out.push(failure('round trip', 'network', `GET ${url.href}: ${(err as Error).message}`, 'run again with --timeout 60; check the proxy and the server'));
+    return skipRest('no answer from the server');
+  }
+  const finished = ctx.now();
+  const note = res.status >= 500 ? warning : (name: string, detail: string) => ok(name, detail);
+  out.push(note('round trip', `GET ${url.href} (without the token) answered HTTP ${res.status} in ${finished - started} ms`, 'the server or a proxy in between reports a failure: try again later'));
+
+  const date = headerValue(res, 'date');
+  const serverMs = date ? Date.parse(date) : NaN;
+  if (!Number.isFinite(serverMs)) out.push(warning('clock', 'the server sent no Date header: skew not measured'));
+  else {
+    // The Date header has whole seconds: compare with the middle of the exchange.
+    const skew = Math.round((serverMs - (started + finished) / 2) / 1000);
+    const text = Math.abs(skew) <= 1 ? 'in step with the server (within 1 s)' : `your clock is ${describeSkew(skew)}`;
+    out.push(Math.abs(skew) > SKEW_WARN_S ? warning('clock', text, 'turn on time synchronisation (timedatectl set-ntp true, or your system settings)') : ok('clock', text));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- output
+
+function render(checks: readonly Check[], ctx: Context): string {
+  const c = ctx.io.paint.stdout;
+  const width = Math.max(...checks.map((x) => x.name.length));
+  const lines = checks.map((x) => {
+    const status = x.status === 'ok' ? c.green('ok     ') : x.status === 'warning' ? c.yellow('warning') : c.red('failure');
+    const head = `${status}  ${x.name.padEnd(width)}  ${escapeInline(x.detail)}`;
+    return x.fix ? `${head}\n${' '.repeat(width + 11)}fix: ${escapeInline(x.fix)}` : head;
+  });
+  const failures = checks.filter((x) => x.status === 'failure').length;
+  const warnings = checks.filter((x) => x.status === 'warning').length;
+  const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+  const summary = failures
+    ? `${count(failures, 'failure')}, ${count(warnings, 'warning')}: exit ${doctorExitCode(checks)}`
+    : warnings
+      ? `no failures, ${count(warnings, 'warning')}`
+      : 'all checks passed';
+  return `${lines.join('\n')}\n\n${summary}\n`;
+}
+
+export async function runDoctor(g: GlobalOptions, ctx: Context, deps?: DoctorDeps): Promise<void> {
+  const { realProbes } = await import('./doctor-probes.js');
+  const checks = await doctorChecks(g, ctx, deps ?? { probes: realProbes, uid: process.getuid?.(), nodeVersion: process.versions.node });
+  if (g.json) writeJson(ctx.io, { checks: checks.map(({ name, status, detail, fix }) => ({ name, status, detail: fix ? `${detail}; fix: ${fix}` : detail })) });
+  else ctx.io.stdout.write(render(checks, ctx));
+  const code = doctorExitCode(checks);
+  // The lines above are the report: the exit status is all that is left to give.
+  if (code !== EXIT.ok) throw new CliError(code === EXIT.unavailable ? 'network_error' : 'config_error', 'doctor found a failure', code, { reported: true });
+}

@@ -1,0 +1,139 @@
+// chatctl completion install [--shell bash|zsh|fish]: writes the script where
+// that shell looks for it, for this user, creating folders; a second run finds
+// it up to date. Every path comes from ctx.env (HOME, XDG_*, SHELL), so tests
+// run it in a fresh temporary HOME.
+import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { basename, delimiter, dirname, isAbsolute, join } from 'node:path';
+import type { Context } from '../context.js';
+import { usageError } from '../errors/cli-error.js';
+import { completionScript, SHELLS, type Shell } from './scripts.js';
+
+export interface InstallTarget {
+  shell: Shell;
+  /** The file the script goes to. */
+  file: string;
+  /** What to tell the user after writing it. */
+  notes: string[];
+}
+
+/** An XDG base folder: the variable when it is an absolute path, else the default under HOME. */
+function xdg(env: NodeJS.ProcessEnv, name: string, home: string, fallback: string): string {
+  const v = env[name];
+  return v && isAbsolute(v) ? v : join(home, fallback);
+}
+
+/** `~/…` for display, when the path is under HOME. */
+export function tilde(path: string, home: string): string {
+  return path === home ? '~' : path.startsWith(home + '/') ? `~${path.slice(home.length)}` : path;
+}
+
+export function shellFromEnv(env: NodeJS.ProcessEnv): Shell | undefined {
+  const name = basename(env.SHELL ?? '');
+  return (SHELLS as readonly string[]).includes(name) ? (name as Shell) : undefined;
+}
+
+export function installTarget(shell: Shell, env: NodeJS.ProcessEnv, home: string): InstallTarget {
+  switch (shell) {
+    case 'bash': {
+      // Where bash-completion's loader looks first (its __load_completion).
+      const userDir = env.BASH_COMPLETION_USER_DIR && isAbsolute(env.BASH_COMPLETION_USER_DIR) ? env.BASH_COMPLETION_USER_DIR : join(xdg(env, 'XDG_DATA_HOME', home, '.local/share'), 'bash-completion');
+      return {
+        shell,
+        file: join(userDir, 'completions', 'chatctl'),
+        notes: [
+          'bash-completion loads it in new shells the first time you complete a chatctl command.',
+          'It needs the bash-completion package (Debian, Ubuntu: apt install bash-completion), loaded by ~/.bashrc as Debian\'s default one does.',
+        ],
+      };
+    }
+    case 'zsh': {
+      const dir = join(xdg(env, 'XDG_DATA_HOME', home, '.local/share'), 'zsh', 'site-functions');
+      const shown = tilde(dir, home);
+      const zshrc = join(env.ZDOTDIR && isAbsolute(env.ZDOTDIR) ? env.ZDOTDIR : home, '.zshrc');
+      const lines = [`fpath=(${shown} $fpath)`, 'autoload -Uz compinit && compinit'];
+      const notes = zshrcMentions(zshrc, dir, home)
+        ? [`${tilde(zshrc, home)} already adds ${shown} to fpath; open a new shell.`]
+        : [
+            `zsh finds it once that folder is on fpath. Add these lines to ${tilde(zshrc, home)} (the fpath line before any compinit already there), then open a new shell:`,
+            ...lines.map((l) => `    ${l}`),
+          ];
+      return { shell, file: join(dir, '_chatctl'), notes };
+    }
+    case 'fish': {
+      const dir = join(xdg(env, 'XDG_CONFIG_HOME', home, '.config'), 'fish', 'completions');
+      return { shell, file: join(dir, 'chatctl.fish'), notes: ['fish loads it in new shells.'] };
+    }
+  }
+}
+
+function zshrcMentions(zshrc: string, dir: string, home: string): boolean {
+  let text: string;
+  try {
+    text = readFileSync(zshrc, 'utf8');
+  } catch {
+    return false;
+  }
+  const forms = [dir, tilde(dir, home), dir.startsWith(home + '/') ? `$HOME${dir.slice(home.length)}` : dir];
+  return text.split('\n').some((line) => /^\s*fpath=/.test(line) && forms.some((f) => line.includes(f)));
+}
+
+function onPath(env: NodeJS.ProcessEnv, program: string): boolean {
+  return (env.PATH ?? '').split(delimiter).some((dir) => dir !== '' && existsSync(join(dir, program)));
+}
+
+export type InstallOutcome = 'created' | 'updated' | 'unchanged';
+
+/** Writes the script (atomically) unless it is already there, byte for byte. */
+export function installScript(file: string, text: string): { outcome: InstallOutcome; createdDir: string | undefined } {
+  let current: string | undefined;
+  try {
+    const st = lstatSync(file);
+    if (!st.isFile()) throw usageError(`${file} exists and is not a regular file`, 'remove it, or write the script yourself with: chatctl completion SHELL > FILE');
+    current = readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  if (current === text) return { outcome: 'unchanged', createdDir: undefined };
+  const dir = dirname(file);
+  const createdDir = mkdirSync(dir, { recursive: true });
+  const tmp = join(dir, `.${basename(file)}.${process.pid}.tmp`);
+  try {
+    writeFileSync(tmp, text, { mode: 0o644 });
+    renameSync(tmp, file);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw usageError(`cannot write ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  return { outcome: current === undefined ? 'created' : 'updated', createdDir };
+}
+
+export function runCompletionInstall(opts: { shell?: Shell }, ctx: Pick<Context, 'env' | 'io'>): void {
+  const shell = opts.shell ?? shellFromEnv(ctx.env);
+  if (!shell) {
+    throw usageError(
+      `cannot tell your shell from SHELL=${JSON.stringify(ctx.env.SHELL ?? '')}`,
+      'name it: chatctl completion install --shell bash|zsh|fish',
+    );
+  }
+  const home = ctx.env.HOME && isAbsolute(ctx.env.HOME) ? ctx.env.HOME : homedir();
+  const target = installTarget(shell, ctx.env, home);
+  let result: ReturnType<typeof installScript>;
+  try {
+    result = installScript(target.file, completionScript(shell));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (typeof code === 'string' && code.startsWith('E')) throw usageError(`cannot write ${target.file}: ${code}`);
+    throw err;
+  }
+  const out: string[] = [];
+  if (result.createdDir) out.push(`Created ${dirname(target.file)}`);
+  const shown = target.file;
+  if (result.outcome === 'unchanged') out.push(`The ${shell} completion script is already up to date: ${shown}`);
+  else out.push(`${result.outcome === 'created' ? 'Wrote' : 'Updated'} the ${shell} completion script: ${shown}`);
+  out.push(...target.notes);
+  if (!onPath(ctx.env, 'chatctl') && !ctx.env.CHATCTL_BIN) {
+    out.push('Note: chatctl is not on your PATH, and the script runs "chatctl" on each TAB: install it with npm install -g . (or npm link), or set CHATCTL_BIN to its path.');
+  }
+  ctx.io.stdout.write(out.join('\n') + '\n');
+}

@@ -1,0 +1,116 @@
+// What a conflict means for the next step. On a version conflict (exit 7)
+// the server's current version, when its details carry one, and the exact
+// command to re-run; on a rotation conflict, when the running overlap ends.
+// `details` come from the server and may have any shape: every read here is
+// defensive, and nothing from them reaches the output but a whole number or
+// a parsed date.
+import type { CliError } from './cli-error.js';
+import { EXIT } from './exit-codes.js';
+
+/** The command that failed, as the command itself knows it (set by rotate and reactivate). */
+export interface RerunContext {
+  /** The command words and the endpoint id: ['webhooks', 'rotate', 'we_1']. */
+  words: [string, string, string];
+  /** The version the command sent. */
+  expectedVersion: number;
+  /** Flags to repeat after --expected-version, in order: [['--mode', 'overlap'], ['--yes']]. */
+  flags: string[][];
+  /** The clock when the error was caught, for "in 3 h". */
+  now?: number | undefined;
+}
+
+/** Single-quotes a word for a POSIX shell unless it is plainly safe. */
+export function shellQuote(word: string): string {
+  return /^[\w./:=@%+,-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/** The re-run command line; the endpoint id is always quoted, as ids are the user's to paste. */
+export function rerunCommand(ctx: RerunContext, expectedVersion: number | string, flags = ctx.flags): string {
+  const [group, verb, id] = ctx.words;
+  const quotedId = `'${id.replaceAll("'", `'\\''`)}'`;
+  return ['chatctl', group, verb, quotedId, '--expected-version', String(expectedVersion), ...flags.flat().map(shellQuote)].join(' ');
+}
+
+const asRecord = (v: unknown): Record<string, unknown> | undefined =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+
+/** A version as the API counts them: a whole number from 1, given as a number or a decimal string. */
+function versionOf(v: unknown): number | undefined {
+  if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 1) return v;
+  if (typeof v === 'string' && /^[1-9][0-9]{0,15}$/.test(v) && Number.isSafeInteger(Number(v))) return Number(v);
+  return undefined;
+}
+
+/** The server's current version from details of any shape. */
+export function currentVersionOf(details: unknown): number | undefined {
+  const d = asRecord(details);
+  if (!d) return undefined;
+  return versionOf(d.currentVersion) ?? versionOf(d.version) ?? versionOf(asRecord(d.endpoint)?.version);
+}
+
+const OVERLAP_END_FIELDS = ['overlapEndsAt', 'overlapEnd', 'previousSecretExpiresAt', 'previousSecretExpiry', 'expiresAt', 'endsAt'];
+
+/** When the running overlap ends, from details of any shape: an ISO date string. */
+export function overlapEndOf(details: unknown): Date | undefined {
+  const d = asRecord(details);
+  if (!d) return undefined;
+  for (const source of [d, asRecord(d.endpoint)]) {
+    if (!source) continue;
+    for (const field of OVERLAP_END_FIELDS) {
+      const v = source[field];
+      if (typeof v !== 'string' || !/^\d{4}-\d{2}-\d{2}T/.test(v) || v.length > 40) continue;
+      const ms = Date.parse(v);
+      if (Number.isFinite(ms)) return new Date(ms);
+    }
+  }
+  return undefined;
+}
+
+/** "in 23 h 59 min" / "in 40 s"; undefined when the moment has passed or no clock was given. */
+function fromNow(when: number, now: number | undefined): string | undefined {
+  if (now === undefined || when <= now) return undefined;
+  const s = Math.round((when - now) / 1000);
+  if (s < 60) return `in ${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `in ${m} min`;
+  const h = Math.floor(m / 60);
+  return m % 60 ? `in ${h} h ${m % 60} min` : `in ${h} h`;
+}
+
+/** The lines to print under the error's message (human mode). None for most errors. */
+export function explainError(e: CliError): string[] {
+  const ctx = e.rerun;
+  if (e.exitCode === EXIT.versionConflict) {
+    const current = currentVersionOf(e.details);
+    if (current === undefined) {
+      return ctx ? ["the server did not say the endpoint's current version; re-run with it:", `  ${rerunCommand(ctx, 'N')}`] : [];
+    }
+    const lines = [`current version: ${current}`];
+    if (ctx) lines.push(`re-run: ${rerunCommand(ctx, current)}`);
+    return lines;
+  }
+  if (e.code === 'webhook_secret_rotation_conflict') {
+    const end = overlapEndOf(e.details);
+    const lines: string[] = [];
+    if (end) {
+      const rel = fromNow(end.getTime(), ctx?.now);
+      lines.push(`the running overlap ends at ${end.toISOString()}${rel ? ` (${rel})` : ''}; rotate again with --mode overlap after that`);
+    } else {
+      lines.push('an overlap rotation is still running; rotate again with --mode overlap once it ends');
+    }
+    if (ctx) {
+      const flags = [['--mode', 'immediate'], ...ctx.flags.filter((f) => f[0] !== '--mode' && f[0] !== '--yes'), ['--yes']];
+      lines.push(`to replace both secrets now: ${rerunCommand(ctx, ctx.expectedVersion, flags)}`);
+    }
+    return lines;
+  }
+  return [];
+}
+
+/** Attaches the re-run context to a CliError passing through (anything else passes unchanged). */
+export function withRerun(err: unknown, ctx: RerunContext): unknown {
+  if (err instanceof Error && err.name === 'CliError' && typeof (err as CliError).exitCode === 'number') {
+    (err as CliError).rerun ??= ctx;
+  }
+  return err;
+}

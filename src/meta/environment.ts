@@ -1,0 +1,98 @@
+// `chatctl help environment`: every environment variable chatctl reads, with
+// its meaning and default. test/help/environment.test.ts greps src/ and bin/
+// for variables read and fails when one is missing here.
+
+/** [name, meaning, default] by group. */
+export const ENVIRONMENT: ReadonlyArray<readonly [string, ReadonlyArray<readonly [string, string, string]>]> = [
+  [
+    'Where and as whom (a flag wins over its variable, a variable over the profile)',
+    [
+      ['CHATCTL_PROFILE', 'the profile to use, as --profile', 'the one chosen with "profile use", else "default"'],
+      ['CHATCTL_BASE_URL', "the API's base URL, as --base-url; https, or http on loopback only", "the profile's"],
+      ['CHATCTL_ORG', 'the organizationId, as --org', "the profile's"],
+      ['CHATCTL_APP', 'the applicationId, as --app', "the profile's"],
+      ['CHATCTL_ENV', 'the environmentKey, as --env', "the profile's"],
+      ['CHATCTL_TOKEN', 'the bearer token; wins over a stored one; never written anywhere', "the profile's stored token"],
+      ['CHATCTL_ORIGIN', 'the Origin header sent', "the profile's, else the base URL's origin"],
+      ['CHATCTL_CSRF_TOKEN', 'the x-service-csrf value sent', "the profile's, else 1"],
+      ['CHATCTL_CONFIG_DIR', 'the folder holding config.json', '$XDG_CONFIG_HOME/chatctl, ~/.config/chatctl (macOS: ~/Library/Application Support/chatctl; Windows: %APPDATA%\\chatctl)'],
+    ],
+  ],
+  [
+    'How requests are sent',
+    [
+      ['CHATCTL_MAX_RETRIES', 'retries after the first attempt on 429, 503 and network failures, as --max-retries (0 to 100)', '4'],
+      ['CHATCTL_TIMEOUT', 'limit for one attempt in seconds, as --timeout', '30'],
+      ['CHATCTL_DEADLINE', 'limit for the whole command in seconds, retries and waits included, as --deadline', '300'],
+      ['HTTPS_PROXY, https_proxy', 'proxy for https base URLs (CONNECT tunnel)', 'HTTP_PROXY, else direct'],
+      ['HTTP_PROXY, http_proxy', 'proxy for http base URLs, and https ones when HTTPS_PROXY is unset', 'direct'],
+      ['NO_PROXY, no_proxy', 'hosts reached directly (comma-separated; loopback always is)', 'none'],
+      ['NODE_EXTRA_CA_CERTS', 'a PEM file of extra certificate authorities (read by Node.js)', 'none'],
+      ['NODE_OPTIONS', 'options for Node.js itself; chatctl keys its compiled-code cache by them too', 'none'],
+    ],
+  ],
+  [
+    'Prompts and output',
+    [
+      ['CHATCTL_NO_INPUT', 'never prompt, as --no-input (any value but empty, 0, false, no, off)', 'prompts on a terminal'],
+      ['CI', 'the same as CHATCTL_NO_INPUT; also, the one-time secret is never printed in human mode, terminal or not: name where it goes (--secret-to) or use --json', 'unset'],
+      ['NO_COLOR', 'no colour, as --no-color (any non-empty value)', 'colour on a terminal'],
+      ['FORCE_COLOR', 'colour even when not on a terminal (except 0 or false)', 'unset'],
+      ['TERM', 'dumb: no colour', 'as set by the terminal'],
+    ],
+  ],
+  [
+    'Set by chatctl for --secret-to exec: commands (read by them, not by chatctl)',
+    [
+      ['CHATCTL_ENDPOINT_ID', 'the id of the endpoint whose new secret is on the command\'s standard input', 'always set'],
+      ['CHATCTL_SECRET_FINGERPRINT', 'sha256: and 16 hex digits of that secret, to check a copy without showing it', 'always set'],
+    ],
+  ],
+  [
+    'Files and shells',
+    [
+      ['HOME', 'your home folder, base of the folders below', "the account's"],
+      ['XDG_CONFIG_HOME', 'base of the config folder and of fish completions', '~/.config'],
+      ['XDG_DATA_HOME', 'where "completion install" puts bash and zsh scripts', '~/.local/share'],
+      ['BASH_COMPLETION_USER_DIR', 'the user folder of bash-completion, for "completion install"', '$XDG_DATA_HOME/bash-completion'],
+      ['SHELL', 'the shell "completion install" writes for, without --shell', 'none (then --shell is needed)'],
+      ['ZDOTDIR', 'the folder of your .zshrc, for "completion install"', '$HOME'],
+      ['PATH', 'where programs are found: "completion install" checks that chatctl is on it', 'as set'],
+      ['XDG_CACHE_HOME', 'base of the compiled-code cache folder', '~/.cache'],
+      ['CHATCTL_CACHE_DIR', 'the compiled-code cache folder (start-up speed only)', '$XDG_CACHE_HOME/chatctl'],
+      ['CHATCTL_COMPILE_CACHE', '0: no compiled-code cache', 'on'],
+      ['CHATCTL_BIN', 'the program the completion scripts run on each TAB', 'chatctl on PATH'],
+      ['APPDATA, LOCALAPPDATA', 'Windows: base of the config and cache folders', "the account's"],
+    ],
+  ],
+];
+
+const WIDTH = 80;
+const INDENT = 4;
+
+function wrap(text: string, indent: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line && indent + line.length + 1 + word.length > WIDTH) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line) lines.push(line);
+  return lines.map((l) => ' '.repeat(indent) + l);
+}
+
+export function environmentHelp(): string {
+  const out = ['Environment variables chatctl reads, with their meaning and default.', ''];
+  for (const [title, rows] of ENVIRONMENT) {
+    out.push(`${title}:`);
+    for (const [name, meaning, fallback] of rows) {
+      out.push(`  ${name}`);
+      out.push(...wrap(`${meaning[0]!.toUpperCase()}${meaning.slice(1)}. Default: ${fallback}.`, INDENT));
+    }
+    out.push('');
+  }
+  out.push('Options: chatctl --help. Exit codes: chatctl help exit-codes.', '');
+  return out.join('\n');
+}

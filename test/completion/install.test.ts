@@ -1,0 +1,180 @@
+// `chatctl completion install` in a fresh temporary HOME, then real
+// interactive bash (with bash-completion, from Debian's default ~/.bashrc),
+// zsh and fish on a pseudo-terminal completing `chatctl webh<TAB>` to
+// `webhooks`. The README's manual install lines get the same treatment.
+import { afterAll, describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { BIN, ROOT } from './support.js';
+import { completionScript } from '../../src/completion/scripts.js';
+
+const DRIVER = join(ROOT, 'test', 'terminal', 'pty_driver.py');
+const temps: string[] = [];
+afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+const SHELL_PATHS = { bash: '/bin/bash', zsh: execFileSync('sh', ['-c', 'command -v zsh'], { encoding: 'utf8' }).trim(), fish: execFileSync('sh', ['-c', 'command -v fish'], { encoding: 'utf8' }).trim() };
+type Shell = keyof typeof SHELL_PATHS;
+
+/** A new user: an empty HOME but for Debian's default ~/.bashrc, and chatctl on PATH. */
+function freshHome() {
+  const root = mkdtempSync(join(tmpdir(), 'chatctl-install-'));
+  temps.push(root);
+  const home = join(root, 'home');
+  mkdirSync(home, { mode: 0o700 });
+  mkdirSync(join(root, 'bin'));
+  symlinkSync(BIN, join(root, 'bin', 'chatctl'));
+  copyFileSync('/etc/skel/.bashrc', join(home, '.bashrc'));
+  const env: Record<string, string> = {
+    HOME: home,
+    PATH: `${join(root, 'bin')}:${dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`,
+    TERM: 'xterm',
+    LANG: 'C.UTF-8',
+  };
+  return { home, env };
+}
+
+function chatctl(args: string[], env: Record<string, string>): string {
+  return execFileSync(process.execPath, [BIN, ...args], { env, encoding: 'utf8', timeout: 20_000 });
+}
+
+/** A fixed prompt, set after the user's own start-up files, so the terminal session knows when the shell is ready. */
+function setPrompt(shell: Shell, home: string): void {
+  if (shell === 'bash') appendFileSync(join(home, '.bashrc'), "\nPS1='READY> '\n");
+  if (shell === 'zsh') appendFileSync(join(home, '.zshrc'), "\nPROMPT='READY> '\n");
+  if (shell === 'fish') {
+    mkdirSync(join(home, '.config', 'fish', 'functions'), { recursive: true });
+    writeFileSync(join(home, '.config', 'fish', 'functions', 'fish_prompt.fish'), "function fish_prompt\n    echo -n 'READY> '\nend\n");
+  }
+}
+
+/**
+ * Types `chatctl webh` and TAB in an interactive shell on a pseudo-terminal;
+ * returns what the terminal showed from the prompt on. Waiting for
+ * `webhooks` (or, for the control, a fixed while), then Ctrl-U and exit.
+ */
+function tabComplete(shell: Shell, env: Record<string, string>, expectCompletion = true): string {
+  const spec = {
+    argv: [SHELL_PATHS[shell], '-i'],
+    env: { ...env, SHELL: SHELL_PATHS[shell] },
+    cwd: env.HOME,
+    timeoutMs: 20_000,
+    stepTimeoutMs: 10_000,
+    cols: 120,
+    rows: 30,
+    steps: [
+      { expect: 'READY> ' },
+      { send: 'chatctl webh' },
+      { sleepMs: 300 },
+      { send: '\t' },
+      expectCompletion ? { expect: 'chatctl webhooks' } : { sleepMs: 2500 },
+      { send: '\u0015' },
+      { sleepMs: 200 },
+      { send: 'exit\r' },
+    ],
+  };
+  const out = execFileSync('python3', [DRIVER], { input: JSON.stringify(spec), encoding: 'utf8', timeout: 30_000 });
+  const r = JSON.parse(out) as { output: string; failedStep: number | null; error: string | null };
+  if (r.failedStep !== null) throw new Error(`${shell}: ${r.error}\n${r.output}`);
+  // eslint-disable-next-line no-control-regex
+  const text = r.output.replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]/g, '');
+  return text.slice(text.indexOf('READY> '));
+}
+
+describe('completion install in a fresh HOME', () => {
+  it.each([
+    ['bash', '.local/share/bash-completion/completions/chatctl'],
+    ['zsh', '.local/share/zsh/site-functions/_chatctl'],
+    ['fish', '.config/fish/completions/chatctl.fish'],
+  ] as const)('%s: creates the folders, writes the script, says so; a second run is up to date', (shell, rel) => {
+    const { home, env } = freshHome();
+    const out = chatctl(['completion', 'install'], { ...env, SHELL: SHELL_PATHS[shell] });
+    const file = join(home, rel);
+    expect(readFileSync(file, 'utf8')).toBe(completionScript(shell));
+    expect(statSync(file).mode & 0o777).toBe(0o644);
+    expect(out).toContain(`Created ${dirname(file)}\n`);
+    expect(out).toContain(`Wrote the ${shell} completion script: ${file}\n`);
+    expect(out).not.toContain('not on your PATH');
+    const again = chatctl(['completion', 'install', '--shell', shell], env);
+    expect(again).toContain(`The ${shell} completion script is already up to date: ${file}\n`);
+    expect(again).not.toContain('Created');
+    // An older script is replaced, and said to be.
+    writeFileSync(file, '# old\n');
+    expect(chatctl(['completion', 'install', '--shell', shell], env)).toContain(`Updated the ${shell} completion script: ${file}\n`);
+    expect(readFileSync(file, 'utf8')).toBe(completionScript(shell));
+  });
+
+  it('honours XDG_DATA_HOME, XDG_CONFIG_HOME and BASH_COMPLETION_USER_DIR', () => {
+    const { home, env } = freshHome();
+    chatctl(['completion', 'install', '--shell', 'bash'], { ...env, XDG_DATA_HOME: join(home, 'data') });
+    expect(existsSync(join(home, 'data', 'bash-completion', 'completions', 'chatctl'))).toBe(true);
+    chatctl(['completion', 'install', '--shell', 'bash'], { ...env, BASH_COMPLETION_USER_DIR: join(home, 'bc') });
+    expect(existsSync(join(home, 'bc', 'completions', 'chatctl'))).toBe(true);
+    chatctl(['completion', 'install', '--shell', 'fish'], { ...env, XDG_CONFIG_HOME: join(home, 'conf') });
+    expect(existsSync(join(home, 'conf', 'fish', 'completions', 'chatctl.fish'))).toBe(true);
+  });
+
+  it('zsh: prints the ~/.zshrc lines, and says when ~/.zshrc already has them', () => {
+    const { home, env } = freshHome();
+    const out = chatctl(['completion', 'install', '--shell', 'zsh'], env);
+    expect(out).toContain('\n    fpath=(~/.local/share/zsh/site-functions $fpath)\n    autoload -Uz compinit && compinit\n');
+    appendFileSync(join(home, '.zshrc'), 'fpath=(~/.local/share/zsh/site-functions $fpath)\n');
+    expect(chatctl(['completion', 'install', '--shell', 'zsh'], env)).toContain('~/.zshrc already adds ~/.local/share/zsh/site-functions to fpath; open a new shell.\n');
+  });
+
+  it('without --shell or a known $SHELL: exit 2 naming --shell; a path that is a folder: exit 2', () => {
+    const { home, env } = freshHome();
+    let err = '';
+    try {
+      chatctl(['completion', 'install'], { ...env, SHELL: '/bin/tcsh' });
+    } catch (e) {
+      err = String((e as { stderr: string; status: number }).stderr);
+      expect((e as { status: number }).status).toBe(2);
+    }
+    expect(err).toBe('chatctl: error: cannot tell your shell from SHELL="/bin/tcsh"\n  hint: name it: chatctl completion install --shell bash|zsh|fish\n');
+    mkdirSync(join(home, '.config', 'fish', 'completions', 'chatctl.fish'), { recursive: true });
+    expect(() => chatctl(['completion', 'install', '--shell', 'fish'], env)).toThrow(/is not a regular file/);
+  });
+});
+
+describe('real shells complete chatctl webh<TAB> after completion install', () => {
+  it.each(['bash', 'zsh', 'fish'] as const)('%s', (shell) => {
+    const { home, env } = freshHome();
+    const printed = chatctl(['completion', 'install', '--shell', shell], env);
+    if (shell === 'zsh') {
+      // What the user is told to add to ~/.zshrc, added.
+      const lines = printed.split('\n').filter((l) => l.startsWith('    ')).map((l) => l.trim());
+      expect(lines).toHaveLength(2);
+      writeFileSync(join(home, '.zshrc'), lines.join('\n') + '\n');
+    }
+    setPrompt(shell, home);
+    expect(tabComplete(shell, env)).toMatch(/chatctl webhooks/);
+  });
+
+  it('without it, the same keystrokes complete nothing (the check can fail)', () => {
+    const { home, env } = freshHome();
+    writeFileSync(join(home, '.zshrc'), 'autoload -Uz compinit && compinit\n');
+    for (const shell of ['bash', 'zsh'] as const) {
+      setPrompt(shell, home);
+      expect(tabComplete(shell, env, false)).not.toMatch(/webhooks/);
+    }
+  });
+});
+
+describe("the README's manual install lines, pasted in a fresh HOME", () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('\n## Shell completion'), readme.indexOf('\n## ', readme.indexOf('\n## Shell completion') + 5));
+  const block = (lang: string) => {
+    const m = new RegExp('```' + lang + '\\n([\\s\\S]*?)```').exec(section);
+    if (!m) throw new Error(`no \`\`\`${lang} block in the README's Shell completion section`);
+    return m[1]!;
+  };
+
+  it.each(['bash', 'zsh', 'fish'] as const)('%s: the lines run in that shell without error, then TAB completes', (shell) => {
+    const { home, env } = freshHome();
+    execFileSync(SHELL_PATHS[shell], shell === 'fish' ? ['--no-config', '-c', block(shell)] : ['-c', block(shell)], { env: { ...env, SHELL: SHELL_PATHS[shell] }, cwd: home, encoding: 'utf8', timeout: 20_000 });
+    setPrompt(shell, home);
+    expect(tabComplete(shell, env)).toMatch(/chatctl webhooks/);
+  });
+});

@@ -1,0 +1,118 @@
+// `npm run demo`: every line it prints is what happened (the --json command's
+// real output, the sandbox's real answers), reactivate meets a really
+// deactivated endpoint, and nothing is left behind on any exit: not when it
+// ends, not when its reader goes away (`npm run demo | head -3`), not on a
+// signal. Each run gets its own TMPDIR and an environment marker, so "left
+// behind" is checked exactly: no file in that TMPDIR, no process carrying
+// the marker.
+import { afterAll, describe, expect, it } from 'vitest';
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { ROOT } from '../helpers/cli.js';
+
+const temps: string[] = [];
+afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+function isolated() {
+  const tmp = mkdtempSync(join(tmpdir(), 'chatctl-demo-test-'));
+  temps.push(tmp);
+  const mark = randomUUID();
+  const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp, CHATCTL_DEMO_TEST_MARK: mark, NO_COLOR: '1' };
+  for (const k of Object.keys(env)) if (k.startsWith('CHATCTL_') && k !== 'CHATCTL_DEMO_TEST_MARK') delete env[k];
+  return { tmp, mark, env };
+}
+
+/** Processes (of this user) whose environment carries the marker. */
+function marked(mark: string): string[] {
+  const found: string[] = [];
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      if (readFileSync(`/proc/${pid}/environ`, 'latin1').includes(`CHATCTL_DEMO_TEST_MARK=${mark}`)) {
+        found.push(`${pid}: ${readFileSync(`/proc/${pid}/cmdline`, 'latin1').replaceAll('\0', ' ')}`);
+      }
+    } catch {
+      /* gone, or not ours */
+    }
+  }
+  return found;
+}
+
+async function settled(mark: string, tmp: string) {
+  // Give exiting processes a moment to be reaped.
+  for (let i = 0; i < 50 && (marked(mark).length || readdirSync(tmp).length); i++) await new Promise((r) => setTimeout(r, 100));
+  expect(marked(mark)).toEqual([]);
+  expect(readdirSync(tmp)).toEqual([]);
+}
+
+describe('npm run demo', () => {
+  it('prints what happened: the --json output as sent, a real deactivation, then a reactivation that changes it', async () => {
+    const { tmp, mark, env } = isolated();
+    const out = execFileSync(process.execPath, [join(ROOT, 'scripts', 'demo.mjs')], { cwd: ROOT, env, encoding: 'utf8', timeout: 120_000, stdio: ['ignore', 'pipe', 'pipe'] });
+    const lines = out.split('\n');
+
+    // The create step shows its --json command, and right under it that command's real stdout.
+    const createAt = lines.findIndex((l) => l.startsWith('$ chatctl webhooks create ') && l.endsWith(' --json'));
+    expect(createAt).toBeGreaterThan(0);
+    const envelope = JSON.parse(lines[createAt + 1]!);
+    expect(Object.keys(envelope)).toEqual(['data', 'meta']);
+    const id = envelope.data.endpoint.id as string;
+    expect(envelope.data.endpoint.version).toBe(1);
+    expect(envelope.data.secret).toBeNull(); // it went to the file
+    expect(out).not.toMatch(/whsec_|sbx_/); // no secret, no token
+
+    expect(out).toContain(`$ chatctl webhooks rotate ${id} --expected-version 1 --mode overlap --secret-file `);
+    expect(out).toContain(`Rotated the signing secret of ${id} (mode overlap).`);
+
+    // The deactivation is a real request with the sandbox's real answer.
+    const answerLine = lines.find((l) => l.startsWith('-> '))!;
+    const [, status, body] = /^-> (\d{3}) (.*)$/.exec(answerLine)!;
+    expect(status).toBe('200');
+    const deactivated = JSON.parse(body!);
+    expect(deactivated.data).toMatchObject({ changed: true, endpoint: { id, status: 'inactive', version: 3 } });
+
+    expect(out).toContain(`$ chatctl webhooks reactivate ${id} --expected-version 3\nReactivated webhook endpoint ${id}.\n`);
+    expect(out).toMatch(/\nstatus +active\nversion +4\n/);
+    // Tables are plain when stdout is not a terminal.
+    expect(out).not.toMatch(/[┌┐└┘│─┼]/);
+    expect(lines.at(-2)).toBe('demo: create, rotate, deactivate and reactivate all succeeded');
+    await settled(mark, tmp);
+  });
+
+  it('`npm run demo | head -3` leaves no process and no file behind', async () => {
+    const { tmp, mark, env } = isolated();
+    const out = execFileSync('sh', ['-c', 'npm run --silent demo | head -3; npm run demo 2>/dev/null | head -3'], { cwd: ROOT, env, encoding: 'utf8', timeout: 120_000 });
+    expect(out.split('\n').filter((l) => l.startsWith('chatctl demo: the sandbox'))).toHaveLength(1);
+    await settled(mark, tmp);
+  });
+
+  it.each([3, 8, 12, 20])('`node scripts/demo.mjs | head -%i` (the reader leaves mid-run) leaves nothing behind', async (n) => {
+    const { tmp, mark, env } = isolated();
+    const out = execFileSync('sh', ['-c', `node scripts/demo.mjs | head -${n}; echo "status \${PIPESTATUS:-}"`], { cwd: ROOT, env, encoding: 'utf8', timeout: 120_000 });
+    expect(out.split('\n').length).toBeGreaterThanOrEqual(n);
+    await settled(mark, tmp);
+  });
+
+  it.each([
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+  ] as const)('%s in the middle of a run: exit %i, nothing left behind', async (signal, code) => {
+    const { tmp, mark, env } = isolated();
+    const child = spawn(process.execPath, [join(ROOT, 'scripts', 'demo.mjs')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    const exited = new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+    await new Promise<void>((resolve) =>
+      child.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes('$ chatctl webhooks rotate')) resolve();
+      }),
+    );
+    child.kill(signal);
+    expect(await exited).toBe(code);
+    expect(out).not.toContain('all succeeded');
+    await settled(mark, tmp);
+  });
+});

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { didYouMean, editDistance, nearest } from '../../src/input/suggest.js';
+import { EVENT_TYPES } from '../../src/api/spec.js';
+
+describe('did you mean', () => {
+  it('measures edits, transpositions counting as one', () => {
+    expect(editDistance('overlap', 'overlap')).toBe(0);
+    expect(editDistance('overla', 'overlap')).toBe(1);
+    expect(editDistance('ovrelap', 'overlap')).toBe(1);
+    expect(editDistance('imediate', 'immediate')).toBe(1);
+    expect(editDistance('', 'abc')).toBe(3);
+  });
+  it('suggests the nearest mode, event type or shell within 2 edits', () => {
+    expect(nearest('overla', ['overlap', 'immediate'])).toBe('overlap');
+    expect(nearest('Immediate', ['overlap', 'immediate'])).toBe('immediate');
+    expect(nearest('chat.mesage.created.v1', EVENT_TYPES)).toBe('chat.message.created.v1');
+    expect(nearest('chat.message.create.v1', EVENT_TYPES)).toBe('chat.message.created.v1');
+    expect(nearest('fihs', ['bash', 'zsh', 'fish'])).toBe('fish');
+  });
+  it('suggests the one event type containing what was typed', () => {
+    expect(nearest('message.deleted', EVENT_TYPES)).toBe('chat.message.deleted.v1');
+    expect(nearest('message', EVENT_TYPES)).toBeUndefined(); // many contain it
+  });
+  it('suggests nothing when nothing is close or two are equally close', () => {
+    expect(nearest('rotate-all', ['overlap', 'immediate'])).toBeUndefined();
+    expect(nearest('bsh', ['bash', 'zsh', 'fish'])).toBeUndefined();
+    expect(nearest('', ['a'])).toBeUndefined();
+    expect(didYouMean('overlpa', ['overlap', 'immediate'])).toBe('did you mean overlap?');
+  });
+});
