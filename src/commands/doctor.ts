@@ -10,8 +10,8 @@ import type { Context, GlobalOptions } from '../context.js';
 import { CliError } from '../errors/cli-error.js';
 import { EXIT, type ExitCode } from '../errors/exit-codes.js';
 import { configFile } from '../config/paths.js';
-import { parseConfigData, type ConfigData, type Profile } from '../config/schema.js';
-import { checkBaseUrl, isHeaderSafe, isLoopbackHost, resolveRequestSettings, resolveToken, selectProfile, type GlobalFlags } from '../scope/resolve.js';
+import { parseConfigData, type ConfigData } from '../config/schema.js';
+import { checkBaseUrl, describeScope, isHeaderSafe, isLoopbackHost, resolveRequestSettings, resolveToken, selectProfile, SCOPE_INPUTS, type GlobalFlags, type ScopeDescription } from '../scope/resolve.js';
 import { isTransportError, MAX_BODY_BYTES } from '../http/transport.js';
 import { headerValue } from '../http/classify.js';
 import { userAgent } from '../app/webhooks-client.js';
@@ -130,37 +130,23 @@ function checkFile(path: string, uid: number | undefined): FileResult {
 
 // ---------------------------------------------------------------- scope
 //
-// Where each value comes from. Written here, minimal, until
-// describeScope(flags, env, config) lands in scope/resolve.ts; then this
-// section is replaced by a call to it. Precedence: flag, environment,
-// profile (contract section 3), the same as resolveConnection.
+// Where each value comes from: describeScope (scope/resolve.ts), the same
+// rules every command resolves its scope by.
 
+type ScopeKey = 'baseUrl' | 'organizationId' | 'applicationId' | 'environmentKey';
 type Source = { value: string; from: string } | undefined;
 
-const given = (v: string | undefined) => (v === undefined || v === '' ? undefined : v);
-
-function sourceOf(flag: string | undefined, flagName: string, env: NodeJS.ProcessEnv, envName: string, profileName: string, stored: string | undefined): Source {
-  if (given(flag)) return { value: flag!, from: flagName };
-  if (given(env[envName])) return { value: env[envName]!, from: envName };
-  if (given(stored)) return { value: stored!, from: `profile "${profileName}"` };
-  return undefined;
-}
-
-export interface ScopeSources {
-  baseUrl: Source;
-  organizationId: Source;
-  applicationId: Source;
-  environmentKey: Source;
-}
-
-export function scopeSources(flags: GlobalFlags, env: NodeJS.ProcessEnv, profileName: string, p: Profile | undefined): ScopeSources {
-  return {
-    baseUrl: sourceOf(flags.baseUrl, '--base-url', env, 'CHATCTL_BASE_URL', profileName, p?.baseUrl),
-    organizationId: sourceOf(flags.org, '--org', env, 'CHATCTL_ORG', profileName, p?.organizationId),
-    applicationId: sourceOf(flags.app, '--app', env, 'CHATCTL_APP', profileName, p?.applicationId),
-    environmentKey: sourceOf(flags.env, '--env', env, 'CHATCTL_ENV', profileName, p?.environmentKey),
+function sourcesOf(d: ScopeDescription): Record<ScopeKey, Source> {
+  const one = (key: ScopeKey): Source => {
+    const v = d[key];
+    if (v.value === null || v.source === 'none' || v.source === 'default') return undefined;
+    const from = v.source === 'flag' ? SCOPE_INPUTS[key].flag : v.source === 'env' ? SCOPE_INPUTS[key].env : `profile "${d.profile.name}"`;
+    return { value: v.value, from };
   };
+  return { baseUrl: one('baseUrl'), organizationId: one('organizationId'), applicationId: one('applicationId'), environmentKey: one('environmentKey') };
 }
+
+const given = (v: string | undefined) => (v === undefined || v === '' ? undefined : v);
 
 function profileWhy(flags: GlobalFlags, env: NodeJS.ProcessEnv, config: ConfigData): string {
   if (given(flags.profile)) return 'named by --profile';
@@ -244,10 +230,10 @@ export async function doctorChecks(g: GlobalOptions, ctx: Context, deps: DoctorD
     checks.push(warning('profile', `"${selected.name}" (${why}) does not exist; profiles: ${names.join(', ')}`, `choose one with: chatctl profile use ${names[0]}`));
   } else checks.push(ok('profile', `none stored; values come from flags and the environment`));
 
-  const sources = scopeSources(flags, env, selected.name, selected.profile);
-  const labels: Record<keyof ScopeSources, string> = { baseUrl: 'base URL', organizationId: 'org', applicationId: 'app', environmentKey: 'env' };
-  const flagsFor: Record<keyof ScopeSources, string> = { baseUrl: '--base-url (CHATCTL_BASE_URL)', organizationId: '--org (CHATCTL_ORG)', applicationId: '--app (CHATCTL_APP)', environmentKey: '--env (CHATCTL_ENV)' };
-  const keys = Object.keys(labels) as (keyof ScopeSources)[];
+  const sources = sourcesOf(describeScope(flags, env, config));
+  const labels: Record<ScopeKey, string> = { baseUrl: 'base URL', organizationId: 'org', applicationId: 'app', environmentKey: 'env' };
+  const flagsFor: Record<ScopeKey, string> = { baseUrl: '--base-url (CHATCTL_BASE_URL)', organizationId: '--org (CHATCTL_ORG)', applicationId: '--app (CHATCTL_APP)', environmentKey: '--env (CHATCTL_ENV)' };
+  const keys = Object.keys(labels) as ScopeKey[];
   const described = keys.map((k) => (sources[k] ? `${labels[k]} ${escapeInline(sources[k]!.value)} (${sources[k]!.from})` : `${labels[k]} missing`)).join(', ');
   const missing = keys.filter((k) => !sources[k]);
   if (missing.length) {
