@@ -5,8 +5,7 @@
 // HTTP stack, zod's response schemas or prompts.
 import { Command, CommanderError, Help } from 'commander';
 import type { Context, GlobalOptions } from './context.js';
-import { CliError, usageError } from './errors/cli-error.js';
-import { EXIT } from './errors/exit-codes.js';
+import { usageError, localError } from './errors/cli-error.js';
 import type { Prompter } from './prompts/prompter.js';
 import { examples, type App, type Register } from './commands/app.js';
 import { registerWebhooks } from './commands/webhooks/register.js';
@@ -181,7 +180,7 @@ export async function runCli(program: Command, argv: string[]): Promise<void> {
       const where = helpCommandFor(failedIn.get(err));
       if (err.code === 'commander.help' || err.code === 'commander.helpDisplayed') {
         const message = focusOf(argv) === undefined && argv.includes('help') ? `no help for "${argv.slice(argv.indexOf('help') + 1).join(' ')}": unknown command` : 'a subcommand is required';
-        throw new CliError('usage_error', message, EXIT.usage, { hint: `see: ${where}` });
+        throw localError('usage_error', message, { hint: `see: ${where}` });
       }
       // Commander's own suggestion ("(Did you mean rotate?)") becomes the hint.
       const [message, suggestion] = err.message.replace(/^error: /, '').split(/\n\(Did you mean (.*)\?\)/);

@@ -9,7 +9,7 @@ import type { RotationMode } from '../api/spec.js';
 import { userAgent } from '../app/webhooks-client.js';
 import { invocationOf } from '../app/invocation.js';
 import type { Context, GlobalOptions } from '../context.js';
-import { CliError, usageError } from '../errors/cli-error.js';
+import { CliError, usageError, localError } from '../errors/cli-error.js';
 import { EXIT } from '../errors/exit-codes.js';
 import { escapeInline } from '../output/sanitize.js';
 import type { Prompter } from '../prompts/prompter.js';
@@ -117,7 +117,7 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
         // Declining is an answer, not a failure: a plain notice, and still 130.
         const message = 'immediate rotation declined; nothing was sent';
         if (!json) ctx.io.notice(message);
-        throw new CliError('interrupted', message, EXIT.interrupted, { reported: !json });
+        throw localError('interrupted', message, { reported: !json });
       }
     }
 
@@ -182,7 +182,7 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
     // ---- the exit code
     if (summary.interrupted) {
       const hint = journalPath !== undefined ? `re-run with --journal ${journalPath} to continue` : 'with --journal FILE a re-run continues where a run stopped';
-      throw new CliError('interrupted', `interrupted: ${summary.ok + summary.failed + summary.skipped} of ${check.count} items finished, ${summary.notStarted} not started`, EXIT.interrupted, { hint });
+      throw localError('interrupted', `interrupted: ${summary.ok + summary.failed + summary.skipped} of ${check.count} items finished, ${summary.notStarted} not started`, { hint });
     }
     if (summary.stopped) {
       const e = summary.stopped;
@@ -191,7 +191,7 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
     if (summary.failed > 0) {
       // Every failure is in its result line (--json) or the table above.
       if (!json) ctx.io.notice(`${summary.failed} of ${check.count} items failed`);
-      throw new CliError('partial_failure', `${summary.failed} of ${check.count} items failed`, EXIT.partial, { reported: true });
+      throw localError('partial_failure', `${summary.failed} of ${check.count} items failed`, { reported: true });
     }
   } finally {
     release?.();

@@ -17,7 +17,7 @@
 // What an earlier run left in the journal decides what happens to an item
 // before any of that: see `Prior` in journal.ts and takeNext() below.
 import { secretResponseSchema } from '../api/schemas.js';
-import { CliError, isCliError } from '../errors/cli-error.js';
+import { CliError, isCliError, localError } from '../errors/cli-error.js';
 import { EXIT } from '../errors/exit-codes.js';
 import { errorFromResponse, headerValue, parseJson } from '../http/classify.js';
 import { MAX_RETRY_AFTER_MS, RETRY_STATUSES, backoffDelay, parseRetryAfter } from '../http/retry.js';
@@ -213,7 +213,7 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
       : `${what} that ended before its secret's delivery was confirmed; it is not rotated again`;
     fail(
       item,
-      new CliError('secret_not_delivered', message, EXIT.secretNotDelivered, {
+      localError('secret_not_delivered', message, {
         details: { version: prior.version, fingerprint: prior.fp, recoveredPath: prior.recovered },
         hint: prior.recovered
           ? 'move it where it belongs, then delete that file'
@@ -227,7 +227,7 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
     const parsed = secretResponseSchema().safeParse(parseJson(res.body));
     if (!parsed.success) {
       await record({ t: 'fail', id: item.endpointId, key, applied: null, exitCode: EXIT.unexpected, code: 'invalid_response' });
-      fail(item, new CliError('invalid_response', `the server answered ${res.status} with a body that is not the expected response; the change may have been applied (Idempotency-Key ${key})`, EXIT.unexpected, { status: res.status }), key);
+      fail(item, localError('invalid_response', `the server answered ${res.status} with a body that is not the expected response; the change may have been applied (Idempotency-Key ${key})`, { status: res.status }), key);
       return;
     }
     const { endpoint, secret, secretAvailable } = parsed.data.data;
@@ -238,17 +238,12 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
       await record({ t: 'fail', id: item.endpointId, key, applied: true, exitCode: EXIT.secretNotDelivered, code: 'secret_not_delivered' });
       fail(
         item,
-        new CliError(
-          'secret_not_delivered',
-          replayed
+        localError('secret_not_delivered', replayed
             ? `rotated by an earlier run (Idempotency-Key ${key}) that ended before its secret was delivered; the server does not return a secret twice`
-            : `the change was applied, but the server did not return the signing secret (secretAvailable: ${String(secretAvailable)})`,
-          EXIT.secretNotDelivered,
-          {
+            : `the change was applied, but the server did not return the signing secret (secretAvailable: ${String(secretAvailable)})`, {
             details: { serverRequestId: requestId, version },
             hint: `to get a new secret, rotate it again: chatctl webhooks rotate ${item.endpointId} --expected-version ${version ?? 'CURRENT_VERSION'} --mode overlap`,
-          },
-        ),
+          }, ),
         key,
       );
       return;
@@ -273,15 +268,10 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
         if (kept) deps.notice?.(`${item.endpointId}: the signing secret (${fp}) was kept in ${kept} (mode 0600)`);
         fail(
           item,
-          new CliError(
-            'secret_not_delivered',
-            `rotated, but the secret did not reach ${why}; ${kept ? `it was kept in ${kept}` : 'a recovery copy could not be written either: the secret is lost'}`,
-            EXIT.secretNotDelivered,
-            {
+          localError('secret_not_delivered', `rotated, but the secret did not reach ${why}; ${kept ? `it was kept in ${kept}` : 'a recovery copy could not be written either: the secret is lost'}`, {
               details: { recoveredPath: kept, fingerprint: fp, version, delivered: outcome.delivered, failures: outcome.failures, serverRequestId: requestId },
               hint: kept ? 'move it where it belongs, then delete that file' : `rotate it again: chatctl webhooks rotate ${item.endpointId} --expected-version ${version ?? 'CURRENT_VERSION'} --mode overlap`,
-            },
-          ),
+            }, ),
           key,
         );
         return;
@@ -370,7 +360,7 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
         try {
           sentAt = await rate.acquire(opts.signal);
         } catch {
-          return finish(new CliError('interrupted', `interrupted before attempt ${attempt}${unknown ? keyNote : '; nothing was applied'}`, EXIT.interrupted));
+          return finish(localError('interrupted', `interrupted before attempt ${attempt}${unknown ? keyNote : '; nothing was applied'}`));
         }
       }
       counts.requests += 1;
@@ -387,7 +377,7 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
           try {
             await clock.sleep(backoffDelay(attempt - 1, clock.random), opts.signal);
           } catch {
-            return finish(new CliError('interrupted', `interrupted while waiting to retry (${err.message})${unknown ? keyNote : ''}`, EXIT.interrupted));
+            return finish(localError('interrupted', `interrupted while waiting to retry (${err.message})${unknown ? keyNote : ''}`));
           }
           continue;
         }

@@ -7,7 +7,7 @@
 import { lstatSync, readFileSync, statSync, type Stats } from 'node:fs';
 import { isIP } from 'node:net';
 import type { Context, GlobalOptions } from '../context.js';
-import { CliError } from '../errors/cli-error.js';
+import { CliError, localError } from '../errors/cli-error.js';
 import { EXIT, type ExitCode } from '../errors/exit-codes.js';
 import { configFile } from '../config/paths.js';
 import { parseConfigData, type ConfigData } from '../config/schema.js';
@@ -285,7 +285,7 @@ export async function doctorChecks(g: GlobalOptions, ctx: Context, deps: DoctorD
 
 /** Ctrl-C during a probe ends doctor with 130, not with a network failure. */
 function rethrowIfInterrupted(ctx: Context): void {
-  if (ctx.signal.aborted) throw new CliError('interrupted', 'interrupted', EXIT.interrupted);
+  if (ctx.signal.aborted) throw localError('interrupted', 'interrupted');
 }
 
 async function networkChecks(url: URL | undefined, ctx: Context, deps: DoctorDeps, timeoutMs: number): Promise<Check[]> {
@@ -359,7 +359,7 @@ async function networkChecks(url: URL | undefined, ctx: Context, deps: DoctorDep
     );
   } catch (err) {
     rethrowIfInterrupted(ctx);
-    if (isTransportError(err) && err.failure === 'aborted') throw new CliError('interrupted', 'interrupted', EXIT.interrupted);
+    if (isTransportError(err) && err.failure === 'aborted') throw localError('interrupted', 'interrupted');
     out.push(failure('round trip', 'network', `GET ${url.href}: ${(err as Error).message}`, 'run again with --timeout 60; check the proxy and the server'));
     return skipRest('no answer from the server');
   }

@@ -1,17 +1,9 @@
 // One error family. Commands throw these; one handler at the top (main.ts)
 // prints them once and turns them into the exit status.
-import { EXIT, type ExitCode } from './exit-codes.js';
+import { EXIT_FOR_LOCAL_CODE, type ExitCode, type LocalErrorCode } from './exit-codes.js';
 import type { RerunContext } from './explain.js';
 
-/** The codes chatctl itself uses in `--json` error lines (contract section 6). */
-export type LocalErrorCode =
-  | 'usage_error'
-  | 'config_error'
-  | 'network_error'
-  | 'timeout'
-  | 'invalid_response'
-  | 'secret_not_delivered'
-  | 'interrupted';
+export type { LocalErrorCode };
 
 export interface ErrorFields {
   /** What to do about it, printed under the message in human mode. */
@@ -85,13 +77,13 @@ export function isCliError(err: unknown): err is CliError {
   );
 }
 
-export const usageError = (message: string, hint?: string) =>
-  new CliError('usage_error', message, EXIT.usage, { hint });
+/** One of chatctl's own errors, its exit status from EXIT_FOR_LOCAL_CODE. */
+export const localError = (code: LocalErrorCode, message: string, fields: ErrorFields = {}) => new CliError(code, message, EXIT_FOR_LOCAL_CODE[code], fields);
 
-export const configError = (message: string, hint?: string) =>
-  new CliError('config_error', message, EXIT.config, { hint });
+export const usageError = (message: string, hint?: string) => localError('usage_error', message, { hint });
 
-export const invalidResponse = (message: string, fields: ErrorFields = {}) =>
-  new CliError('invalid_response', message, EXIT.unexpected, fields);
+export const configError = (message: string, hint?: string) => localError('config_error', message, { hint });
 
-export const interrupted = () => new CliError('interrupted', 'interrupted', EXIT.interrupted);
+export const invalidResponse = (message: string, fields: ErrorFields = {}) => localError('invalid_response', message, fields);
+
+export const interrupted = () => localError('interrupted', 'interrupted');

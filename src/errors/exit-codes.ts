@@ -25,6 +25,24 @@ export const EXIT = {
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
+/**
+ * The codes chatctl itself uses in `--json` error lines (contract section 6,
+ * and partial_failure for a --from run), each with its exit status: the one
+ * place a local error's status is decided. A signal can still end an
+ * `interrupted` run with 129 or 143 (src/app/execute.ts).
+ */
+export const EXIT_FOR_LOCAL_CODE = {
+  usage_error: EXIT.usage,
+  config_error: EXIT.config,
+  network_error: EXIT.unavailable,
+  timeout: EXIT.unavailable,
+  invalid_response: EXIT.unexpected,
+  secret_not_delivered: EXIT.secretNotDelivered,
+  partial_failure: EXIT.partial,
+  interrupted: EXIT.interrupted,
+} as const satisfies Record<string, ExitCode>;
+export type LocalErrorCode = keyof typeof EXIT_FOR_LOCAL_CODE;
+
 export const EXIT_FOR_API_CODE = {
   validation_failed: EXIT.rejected,
   authentication_failed: EXIT.auth,

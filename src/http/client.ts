@@ -4,7 +4,7 @@
 // response; everything else becomes a CliError here, so callers handle
 // success only.
 import { shellQuote } from '../output/sanitize.js';
-import { CliError } from '../errors/cli-error.js';
+import { CliError, localError } from '../errors/cli-error.js';
 import { EXIT } from '../errors/exit-codes.js';
 import { redactHeaders, redactSecretInBody } from '../output/redact.js';
 import { errorFromResponse, headerValue, parseJson } from './classify.js';
@@ -62,15 +62,15 @@ export async function sendWithRetries(req: ApiRequest, settings: RetrySettings, 
   const interrupted = () =>
     key && mayHaveApplied
       ? withKey(
-          new CliError('interrupted', `interrupted: the request had been sent (Idempotency-Key ${key})`, EXIT.interrupted, {
+          localError('interrupted', `interrupted: the request had been sent (Idempotency-Key ${key})`, {
             hint: `re-run with --idempotency-key ${shellQuote(key)} so the change cannot be applied twice`,
           }),
           key,
         )
-      : new CliError('interrupted', 'interrupted', EXIT.interrupted);
+      : localError('interrupted', 'interrupted');
   const deadlineReached = (what: string) =>
     keyed(
-      new CliError('timeout', `${what}${last ? ` (the last attempt ${last})` : ''}${keyNote}`, EXIT.unavailable, {
+      localError('timeout', `${what}${last ? ` (the last attempt ${last})` : ''}${keyNote}`, {
         hint: 'allow more time with --deadline SECONDS (or CHATCTL_DEADLINE)',
       }),
     );
@@ -101,12 +101,12 @@ export async function sendWithRetries(req: ApiRequest, settings: RetrySettings, 
         throw interrupted();
       }
       if (err.failure === 'truncated' || err.failure === 'too_large' || err.failure === 'malformed') {
-        throw keyed(new CliError('invalid_response', `${err.message}${keyNote}`, EXIT.unexpected, { status: err.status ?? null }));
+        throw keyed(localError('invalid_response', `${err.message}${keyNote}`, { status: err.status ?? null }));
       }
       // The server answered (a status line came) but the body did not finish
       // in time: the change may be applied, so this is reported, not retried.
       if (err.failure === 'timeout' && err.status !== undefined) {
-        throw keyed(new CliError('timeout', `the server answered ${err.status} but ${err.message}${keyNote}`, EXIT.unavailable, { status: err.status }));
+        throw keyed(localError('timeout', `the server answered ${err.status} but ${err.message}${keyNote}`, { status: err.status }));
       }
       last = `${err.failure === 'timeout' ? 'timed out' : `failed: ${err.message}`} (request id ${requestId})`;
       if (err.failure === 'timeout' && timeoutMs < settings.timeoutMs) {

@@ -15,7 +15,7 @@ import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CSRF, ScriptServer, TOKEN, cleanupTempDirs, json } from '../faults/support.js';
-import { CONCURRENCY, describeChild, errCode, printStats, tally, fuzzParams, fuzzTimeoutMs, runChild, violations } from './harness.js';
+import { CONCURRENCY, describeChild, printStats, fuzzParams, fuzzTimeoutMs, runChild, violations } from './harness.js';
 
 const DEFAULT_CHILDREN = 96;
 const E0 = 'chat.message.created.v1';

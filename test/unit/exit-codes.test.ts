@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../src/api/spec.js';
-import { EXIT_CODE_ROWS, EXIT_FOR_API_CODE, exitCodeForApiCode, exitCodeForStatus } from '../../src/errors/exit-codes.js';
+import { EXIT_CODE_ROWS, EXIT_FOR_API_CODE, EXIT_FOR_LOCAL_CODE, exitCodeForApiCode, exitCodeForStatus } from '../../src/errors/exit-codes.js';
+import { localError } from '../../src/errors/cli-error.js';
 
 // The contract's rules, restated independently of the table in code.
 function expectedExit(code: string): number {
@@ -40,5 +41,22 @@ describe('exit-code table', () => {
 
   it('documents every exit code once', () => {
     expect(EXIT_CODE_ROWS.map((r) => r[0])).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 129, 130, 143]);
+  });
+
+  it("chatctl's own error codes end with the statuses the contract gives them", () => {
+    expect(EXIT_FOR_LOCAL_CODE).toEqual({
+      usage_error: 2,
+      config_error: 3,
+      network_error: 12,
+      timeout: 12,
+      invalid_response: 1,
+      secret_not_delivered: 13,
+      partial_failure: 14,
+      interrupted: 130,
+    });
+    for (const code of Object.keys(EXIT_FOR_LOCAL_CODE) as (keyof typeof EXIT_FOR_LOCAL_CODE)[]) {
+      const e = localError(code, 'm');
+      expect([e.code, e.exitCode]).toEqual([code, EXIT_FOR_LOCAL_CODE[code]]);
+    }
   });
 });

@@ -3,7 +3,7 @@
 // recovered/ whenever any destination fails. exec: sinks run real /bin/sh
 // commands, with a short injected time limit.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deliverAll, type DeliverDeps } from '../../src/secret/deliver-all.js';

@@ -1,8 +1,7 @@
 // chatctl webhooks rotate ENDPOINT_ID
 import type { Context, GlobalOptions } from '../../context.js';
 import { checkEndpointId, checkIdempotencyKey, parseRotate } from '../../input/parse.js';
-import { CliError, usageError } from '../../errors/cli-error.js';
-import { EXIT } from '../../errors/exit-codes.js';
+import { usageError, localError } from '../../errors/cli-error.js';
 import { planSecret } from '../../secret/plan.js';
 import { webhooksClient } from '../../app/webhooks-client.js';
 import { checkSecretAnswer, deliverSecretResult } from './secret-result.js';
@@ -51,7 +50,7 @@ export async function runRotate(endpointId: string, opts: RotateOptions, g: Glob
       // Declining is an answer, not a failure: a plain notice (no red "error:"), and still 130.
       const message = 'immediate rotation declined; nothing was sent';
       if (!g.json) ctx.io.notice(message);
-      throw new CliError('interrupted', message, EXIT.interrupted, { reported: !g.json });
+      throw localError('interrupted', message, { reported: !g.json });
     }
   }
   const client = await webhooksClient(ctx);

@@ -10,8 +10,7 @@
 // signal or a kill cannot lose it.
 import type { Context, GlobalOptions } from '../../context.js';
 import { secretResponseSchema, type SecretAnswer, type SecretResponse } from '../../api/schemas.js';
-import { CliError } from '../../errors/cli-error.js';
-import { EXIT } from '../../errors/exit-codes.js';
+import { CliError, localError } from '../../errors/cli-error.js';
 import { keepSecret, type KeptSecret } from '../../secret/deliver.js';
 import { deliverAll, describeFailure, writeConfirmed, type Delivered, type DeliveryFailure } from '../../secret/deliver-all.js';
 import { fingerprint } from '../../secret/fingerprint.js';
@@ -40,12 +39,12 @@ export function checkSecretAnswer(ctx: Context, answer: SecretAnswer, what: { en
   try {
     path = keepSecret(ctx.configDir, id, secret, new Date(ctx.now())).path;
   } catch (err) {
-    throw new CliError('secret_not_delivered', `${head}; it could not be kept either (${describeFailure(err)}): the secret is lost`, EXIT.secretNotDelivered, {
+    throw localError('secret_not_delivered', `${head}; it could not be kept either (${describeFailure(err)}): the secret is lost`, {
       details: { endpointId: id, fingerprint: fp, recoveredPath: null },
       hint: `rotate it again to get a new one: chatctl webhooks rotate ${shellQuote(id)} --expected-version CURRENT_VERSION --mode overlap --secret-to file:PATH`,
     });
   }
-  throw new CliError('secret_not_delivered', `${head}; it is kept in ${path} (mode 0600), not delivered`, EXIT.secretNotDelivered, {
+  throw localError('secret_not_delivered', `${head}; it is kept in ${path} (mode 0600), not delivered`, {
     details: { endpointId: id, fingerprint: fp, recoveredPath: path },
     hint: `put it where it belongs, then delete ${path}`,
   });
@@ -194,15 +193,10 @@ async function renderAfter(ctx: Context, g: GlobalOptions, plan: SecretPlan, bod
 function withheld(endpoint: Record<string, unknown>, id: string | undefined, secret: unknown, secretAvailable: boolean): CliError {
   const version = typeof endpoint.version === 'number' ? String(endpoint.version) : 'CURRENT_VERSION';
   const what = secret === null || secret === undefined ? 'secret: null' : secret === '' ? 'an empty secret' : 'a secret';
-  return new CliError(
-    'secret_not_delivered',
-    `the change was applied, but the signing secret is not available (the server answered ${what} and secretAvailable: ${String(secretAvailable)})`,
-    EXIT.secretNotDelivered,
-    {
+  return localError('secret_not_delivered', `the change was applied, but the signing secret is not available (the server answered ${what} and secretAvailable: ${String(secretAvailable)})`, {
       details: { endpointId: id ?? null },
       hint: `to get a new secret, rotate it: chatctl webhooks rotate ${id === undefined ? 'ENDPOINT_ID' : shellQuote(id)} --expected-version ${version} --mode overlap --secret-to file:PATH`,
-    },
-  );
+    }, );
 }
 
 interface NotDelivered {
@@ -229,7 +223,7 @@ async function notDelivered(ctx: Context, n: NotDelivered): Promise<CliError> {
   };
   const head = `the change was applied to endpoint ${escapeInline(n.endpointId)}, but the signing secret ${n.fp} was not delivered to ${why}${got}`;
   if (n.where !== undefined) {
-    return new CliError('secret_not_delivered', `${head}; it is kept in ${n.where} (mode 0600)`, EXIT.secretNotDelivered, {
+    return localError('secret_not_delivered', `${head}; it is kept in ${n.where} (mode 0600)`, {
       details,
       hint: `put it where it belongs, then delete ${n.where}`,
     });
@@ -240,12 +234,12 @@ async function notDelivered(ctx: Context, n: NotDelivered): Promise<CliError> {
     try {
       const r = await loadRender();
       await writeConfirmed(ctx.io.stdout, r.renderSecretBlock(n.secret, ctx.io.paint.stdout, n.fp));
-      return new CliError('secret_not_delivered', `${head}; a recovery copy could not be written either (${cause}), so it was printed above`, EXIT.secretNotDelivered, { details });
+      return localError('secret_not_delivered', `${head}; a recovery copy could not be written either (${cause}), so it was printed above`, { details });
     } catch {
       /* fall through: lost */
     }
   }
-  return new CliError('secret_not_delivered', `${head}; a recovery copy could not be written either (${cause}): the secret is lost`, EXIT.secretNotDelivered, {
+  return localError('secret_not_delivered', `${head}; a recovery copy could not be written either (${cause}): the secret is lost`, {
     details,
     hint: `rotate it again to get a new one: chatctl webhooks rotate ${shellQuote(n.endpointId)} --expected-version CURRENT_VERSION --mode overlap --secret-to file:PATH`,
   });
