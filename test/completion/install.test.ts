@@ -4,6 +4,7 @@
 // `webhooks`. The README's manual install lines get the same treatment.
 import { afterAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
+import { runInProcess } from '../support/in-process.js';
 import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -35,8 +36,11 @@ function freshHome() {
   return { home, env };
 }
 
-function chatctl(args: string[], env: Record<string, string>): string {
-  return execFileSync(process.execPath, [BIN, ...args], { env, encoding: 'utf8', timeout: 20_000 });
+/** chatctl in-process (through execute), as a child would run it here: its stdout, or a failure carrying stderr and the exit status. */
+async function chatctl(args: string[], env: Record<string, string>): Promise<string> {
+  const r = await runInProcess(args, { env, cwd: env.HOME! });
+  if (r.exitCode !== 0) throw Object.assign(new Error(r.stderr), { stderr: r.stderr, status: r.exitCode });
+  return r.stdout;
 }
 
 /** A fixed prompt, set after the user's own start-up files, so the terminal session knows when the shell is ready. */
@@ -87,61 +91,61 @@ describe('completion install in a fresh HOME', () => {
     ['bash', '.local/share/bash-completion/completions/chatctl'],
     ['zsh', '.local/share/zsh/site-functions/_chatctl'],
     ['fish', '.config/fish/completions/chatctl.fish'],
-  ] as const)('%s: creates the folders, writes the script, says so; a second run is up to date', (shell, rel) => {
+  ] as const)('%s: creates the folders, writes the script, says so; a second run is up to date', async (shell, rel) => {
     const { home, env } = freshHome();
-    const out = chatctl(['completion', 'install'], { ...env, SHELL: SHELL_PATHS[shell] });
+    const out = await chatctl(['completion', 'install'], { ...env, SHELL: SHELL_PATHS[shell] });
     const file = join(home, rel);
     expect(readFileSync(file, 'utf8')).toBe(completionScript(shell));
     expect(statSync(file).mode & 0o777).toBe(0o644);
     expect(out).toContain(`Created ${dirname(file)}\n`);
     expect(out).toContain(`Wrote the ${shell} completion script: ${file}\n`);
     expect(out).not.toContain('not on your PATH');
-    const again = chatctl(['completion', 'install', '--shell', shell], env);
+    const again = await chatctl(['completion', 'install', '--shell', shell], env);
     expect(again).toContain(`The ${shell} completion script is already up to date: ${file}\n`);
     expect(again).not.toContain('Created');
     // An older script is replaced, and said to be.
     writeFileSync(file, '# old\n');
-    expect(chatctl(['completion', 'install', '--shell', shell], env)).toContain(`Updated the ${shell} completion script: ${file}\n`);
+    expect(await chatctl(['completion', 'install', '--shell', shell], env)).toContain(`Updated the ${shell} completion script: ${file}\n`);
     expect(readFileSync(file, 'utf8')).toBe(completionScript(shell));
   });
 
-  it('honours XDG_DATA_HOME, XDG_CONFIG_HOME and BASH_COMPLETION_USER_DIR', () => {
+  it('honours XDG_DATA_HOME, XDG_CONFIG_HOME and BASH_COMPLETION_USER_DIR', async () => {
     const { home, env } = freshHome();
-    chatctl(['completion', 'install', '--shell', 'bash'], { ...env, XDG_DATA_HOME: join(home, 'data') });
+    await chatctl(['completion', 'install', '--shell', 'bash'], { ...env, XDG_DATA_HOME: join(home, 'data') });
     expect(existsSync(join(home, 'data', 'bash-completion', 'completions', 'chatctl'))).toBe(true);
-    chatctl(['completion', 'install', '--shell', 'bash'], { ...env, BASH_COMPLETION_USER_DIR: join(home, 'bc') });
+    await chatctl(['completion', 'install', '--shell', 'bash'], { ...env, BASH_COMPLETION_USER_DIR: join(home, 'bc') });
     expect(existsSync(join(home, 'bc', 'completions', 'chatctl'))).toBe(true);
-    chatctl(['completion', 'install', '--shell', 'fish'], { ...env, XDG_CONFIG_HOME: join(home, 'conf') });
+    await chatctl(['completion', 'install', '--shell', 'fish'], { ...env, XDG_CONFIG_HOME: join(home, 'conf') });
     expect(existsSync(join(home, 'conf', 'fish', 'completions', 'chatctl.fish'))).toBe(true);
   });
 
-  it('zsh: prints the ~/.zshrc lines, and says when ~/.zshrc already has them', () => {
+  it('zsh: prints the ~/.zshrc lines, and says when ~/.zshrc already has them', async () => {
     const { home, env } = freshHome();
-    const out = chatctl(['completion', 'install', '--shell', 'zsh'], env);
+    const out = await chatctl(['completion', 'install', '--shell', 'zsh'], env);
     expect(out).toContain('\n    fpath=(~/.local/share/zsh/site-functions $fpath)\n    autoload -Uz compinit && compinit\n');
     appendFileSync(join(home, '.zshrc'), 'fpath=(~/.local/share/zsh/site-functions $fpath)\n');
-    expect(chatctl(['completion', 'install', '--shell', 'zsh'], env)).toContain('~/.zshrc already adds ~/.local/share/zsh/site-functions to fpath; open a new shell.\n');
+    expect(await chatctl(['completion', 'install', '--shell', 'zsh'], env)).toContain('~/.zshrc already adds ~/.local/share/zsh/site-functions to fpath; open a new shell.\n');
   });
 
-  it('without --shell or a known $SHELL: exit 2 naming --shell; a path that is a folder: exit 2', () => {
+  it('without --shell or a known $SHELL: exit 2 naming --shell; a path that is a folder: exit 2', async () => {
     const { home, env } = freshHome();
     let err = '';
     try {
-      chatctl(['completion', 'install'], { ...env, SHELL: '/bin/tcsh' });
+      await chatctl(['completion', 'install'], { ...env, SHELL: '/bin/tcsh' });
     } catch (e) {
       err = String((e as { stderr: string; status: number }).stderr);
       expect((e as { status: number }).status).toBe(2);
     }
     expect(err).toBe('chatctl: error: cannot tell your shell from SHELL="/bin/tcsh"\n  hint: name it: chatctl completion install --shell bash|zsh|fish\n');
     mkdirSync(join(home, '.config', 'fish', 'completions', 'chatctl.fish'), { recursive: true });
-    expect(() => chatctl(['completion', 'install', '--shell', 'fish'], env)).toThrow(/is not a regular file/);
+    await expect(chatctl(['completion', 'install', '--shell', 'fish'], env)).rejects.toThrow(/is not a regular file/);
   });
 });
 
 describe('real shells complete chatctl webh<TAB> after completion install', () => {
-  it.each(['bash', 'zsh', 'fish'] as const)('%s', (shell) => {
+  it.each(['bash', 'zsh', 'fish'] as const)('%s', async (shell) => {
     const { home, env } = freshHome();
-    const printed = chatctl(['completion', 'install', '--shell', shell], env);
+    const printed = await chatctl(['completion', 'install', '--shell', shell], env);
     if (shell === 'zsh') {
       // What the user is told to add to ~/.zshrc, added.
       const lines = printed.split('\n').filter((l) => l.startsWith('    ')).map((l) => l.trim());
@@ -152,7 +156,7 @@ describe('real shells complete chatctl webh<TAB> after completion install', () =
     expect(tabComplete(shell, env)).toMatch(/chatctl webhooks/);
   });
 
-  it('without it, the same keystrokes complete nothing (the check can fail)', () => {
+  it('without it, the same keystrokes complete nothing (the check can fail)', async () => {
     const { home, env } = freshHome();
     writeFileSync(join(home, '.zshrc'), 'autoload -Uz compinit && compinit\n');
     for (const shell of ['bash', 'zsh'] as const) {

@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { BIN, makeTempRoot, startSandbox, type Sandbox } from '../lifecycle/harness.js';
+import { runInProcess } from '../support/in-process.js';
 
 const NODE = process.execPath;
 const fp = (s: string) => `sha256:${createHash('sha256').update(s).digest('hex').slice(0, 16)}`;
@@ -78,7 +79,24 @@ interface Run {
  * Runs chatctl with the sandbox's scope. `killAfterLines`: SIGKILL once that
  * many lines are on stdout; `interruptAfterLines`: SIGINT then.
  */
-function chatctl(args: string[], o: { cwd: string; env?: Record<string, string>; input?: string; killAfterLines?: number; interruptAfterLines?: number }): Promise<Run> {
+async function chatctl(args: string[], o: { cwd: string; env?: Record<string, string>; input?: string; killAfterLines?: number; interruptAfterLines?: number }): Promise<Run> {
+  const env = {
+    PATH: `${join(NODE, '..')}:/usr/local/bin:/usr/bin:/bin`,
+    HOME: o.cwd,
+    CHATCTL_CONFIG_DIR: join(o.cwd, 'config'),
+    NO_COLOR: '1',
+    CHATCTL_BASE_URL: sandbox.info.baseUrl,
+    CHATCTL_TOKEN: sandbox.info.token,
+    CHATCTL_ORG: sandbox.info.organizationId,
+    CHATCTL_APP: sandbox.info.applicationId,
+    CHATCTL_ENV: sandbox.info.environmentKey,
+    ...o.env,
+  };
+  // A run nobody signals needs no process of its own: in-process, through execute().
+  if (o.killAfterLines === undefined && o.interruptAfterLines === undefined) {
+    const r = await runInProcess(args, { env, cwd: o.cwd, input: o.input });
+    return { exitCode: r.exitCode, signal: null, stdout: r.stdout, stderr: r.stderr, ms: r.durationMs };
+  }
   const started = Date.now();
   const child = spawn(NODE, [BIN, ...args], {
     cwd: o.cwd,
