@@ -51,6 +51,25 @@ describe('the README is self-contained', () => {
     expect(rows).toEqual(EXIT_CODE_ROWS.map(([code, meaning]) => [code, meaning]));
   });
 
+  it('its dependency table has one row per library the build bundles or the suite runs, and names every lazy bundle', () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string>; dependencies?: object };
+    expect(pkg.dependencies ?? {}).toEqual({});
+    const table = section('Dependencies');
+    const rows = [...table.matchAll(/^\| ([^|`]+?)(?: \(`[^`]+`\))? \| /gm)].map((m) => m[1]!).filter((n) => n !== 'library' && !n.startsWith('-'));
+    const covered = Object.keys(pkg.devDependencies).filter((n) => !['typescript', '@types/node', '@vitest/coverage-v8'].includes(n));
+    expect([...rows].sort()).toEqual([...covered].sort());
+    for (const bundle of readdirSync(join(ROOT, 'dist', 'lazy')).filter((f) => f.endsWith('.cjs'))) {
+      expect(README, bundle).toContain(`\`${bundle.replace(/\.cjs$/, '')}\``);
+    }
+    // The libraries the table says the program loads are imported by src/ (and only lazily where it says so).
+    const src = (f: string) => readFileSync(join(ROOT, 'src', f), 'utf8');
+    expect(src('config/conf-writer.ts')).toMatch(/from 'conf'/);
+    expect(src('secret/exec.ts')).toMatch(/from 'execa'/);
+    expect(src('http/proxy.ts')).toMatch(/from 'undici\//);
+    expect(src('prompts/inquirer.ts')).toMatch(/from '@inquirer\/prompts'/);
+    expect(src('output/colors.ts')).toMatch(/await import\('chalk'\)/);
+  });
+
   it('its command list names every command', () => {
     const tree = JSON.parse(readFileSync(join(ROOT, 'dist', 'tree.json'), 'utf8')) as { commands: { name: string; commands: { name: string }[] }[] };
     const list = codeBlocks(section('Commands'))[0]!.body;
