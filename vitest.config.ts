@@ -8,6 +8,9 @@ export default defineConfig({
   define: { __CHATCTL_VERSION__: JSON.stringify(pkg.version) },
   test: {
     include: ['test/**/*.test.ts'],
+    // Most files wait on sockets, timers and child processes rather than the
+    // CPU: three at a time keep two cores busy (vitest's default here is one).
+    maxWorkers: 3,
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // The JSON report feeds the "N passed, M failed" line that .ci/run prints.
