@@ -113,7 +113,23 @@ export class Redactor {
   }
 }
 
+/**
+ * Characters without which no escaped or wrapped form can occur: a text
+ * free of them (a final newline aside) holds a value only as it is.
+ */
+// eslint-disable-next-line no-control-regex
+const FORM_MARKS = /[\\\r\n\x1b│┃|]/;
+
 function scrub(text: string, values: Map<string, RegExp>): string {
+  if (values.size === 0) return text;
+  const body = text.endsWith('\n') ? text.slice(0, -1) : text;
+  if (!FORM_MARKS.test(body)) {
+    // The common case (a JSON document, a one-line message): plain search,
+    // which costs nothing next to running every value's pattern.
+    let out = text;
+    for (const value of values.keys()) if (out.includes(value)) out = out.split(value).join(REDACTED);
+    return out;
+  }
   let out = text;
   for (const pattern of values.values()) {
     pattern.lastIndex = 0;

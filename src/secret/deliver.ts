@@ -30,13 +30,17 @@ function writeAll(fd: number, data: Buffer): void {
   while (done < data.length) done += writeSync(fd, data, done, data.length - done);
 }
 
-/** A new file, 0600 whatever the umask, holding exactly `data`; removed again if anything fails. */
-function createExclusive(path: string, data: Buffer): void {
+/**
+ * A new file, 0600 whatever the umask, holding exactly `data`; removed again
+ * if anything fails. `durable`: on disk before this returns (fsync), not just
+ * handed to the kernel, which a process that dies still leaves whole.
+ */
+function createExclusive(path: string, data: Buffer, durable = true): void {
   const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o600);
   try {
     fchmodSync(fd, 0o600);
     writeAll(fd, data);
-    fsyncSync(fd);
+    if (durable) fsyncSync(fd);
   } catch (err) {
     closeQuietly(fd);
     rmSync(path, { force: true });
@@ -122,23 +126,41 @@ export interface KeptSecret {
   path: string;
   /** Removes the copy, and the folders made for it if they are left empty. */
   discard(): void;
+  /** The copy is where the secret stays (delivery failed): on disk before chatctl says so (best effort). */
+  persist(): void;
 }
 
 /**
  * Writes the secret to a new 0600 file under <configDir>/recovered/ (folder
  * 0700). Used before delivery starts, so that no way the process can end
  * after the change was applied (a failing destination, a second Ctrl-C, a
- * kill) loses the secret; discarded once every destination holds it.
+ * kill) loses the secret; discarded once every destination holds it. That
+ * copy is written without fsync (`durable: false`): the kernel keeps what a
+ * dead process wrote, and an fsync on every rotation costs tens of
+ * milliseconds; persist() makes it durable once it is the one place left.
  */
-export function keepSecret(configDir: string, endpointId: string, secret: string, now: Date): KeptSecret {
+export function keepSecret(configDir: string, endpointId: string, secret: string, now: Date, opts: { durable?: boolean } = {}): KeptSecret {
   const dir = join(configDir, 'recovered');
   const firstMade = mkdirSync(dir, { recursive: true, mode: 0o700 });
   const safeId = endpointId.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64) || 'endpoint';
   const stamp = now.toISOString().replace(/[:.]/g, '-');
   const path = join(dir, `${safeId}-${stamp}-${randomBytes(3).toString('hex')}.secret`);
-  createExclusive(path, Buffer.from(secret, 'utf8'));
+  createExclusive(path, Buffer.from(secret, 'utf8'), opts.durable ?? true);
   return {
     path,
+    persist() {
+      try {
+        const fd = openSync(path, constants.O_RDONLY | NOFOLLOW);
+        try {
+          fsyncSync(fd);
+        } finally {
+          closeSync(fd);
+        }
+        syncFolder(dir);
+      } catch {
+        /* it is written; only a crash of the machine could still take it */
+      }
+    },
     discard() {
       rmSync(path, { force: true });
       if (firstMade === undefined) return;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { escapeControl, escapeInline } from '../../src/output/sanitize.js';
-import { Redactor, redactHeaders, redactSecretFields, redactSecretInBody } from '../../src/output/redact.js';
+import { REDACTED, Redactor, redactHeaders, redactSecretFields, redactSecretInBody, valuePattern } from '../../src/output/redact.js';
 
 describe('escapeControl', () => {
   it('makes ESC, other C0, DEL and C1 visible and keeps text', () => {
@@ -253,5 +253,32 @@ describe('an absurdly long secret', () => {
     const s = r.stream();
     expect(s.push(`x ${long.slice(0, 500_000)}`) + s.push(`${long.slice(500_000)} y`) + s.end()).toBe('x [REDACTED] y');
     expect(redactSecretInBody(`{"secret":"${long}","n":"${long}"}`)).toBe('{"secret":"[REDACTED]","n":"[REDACTED]"}');
+  });
+});
+
+describe('Redactor: the plain-search shortcut', () => {
+  it('finds exactly what the full patterns find in text with no escape, wrap or border', () => {
+    const value = 'tok_Zq8xW2pL0vN4';
+    const r = new Redactor();
+    r.addCredential(value);
+    // Pieces that may sit around and inside copies of the value, none of them an escape or a wrap.
+    const piece = fc.constantFrom(value, value.slice(0, 7), value.slice(5), ' ', '{"a":', '"', '}', 'x', 'tok_', '", "b": 1');
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 12 }), fc.boolean(), (parts, finalNewline) => {
+        const text = parts.join('') + (finalNewline ? '\n' : '');
+        const full = text.replace(valuePattern(value), REDACTED);
+        expect(r.scrubCredentials(text)).toBe(full);
+        expect(r.scrubAll(text)).toBe(full);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('still finds escaped and wrapped copies (the shortcut is not taken)', () => {
+    const value = 'tok_Zq8xW2pL0vN4';
+    const r = new Redactor();
+    r.addCredential(value);
+    expect(r.scrubCredentials('{"t":"tok_Zq8x\\u00572pL0vN4"}\n')).toBe(`{"t":"${REDACTED}"}\n`);
+    expect(r.scrubCredentials('a tok_Zq8xW2p\n   L0vN4 b')).toBe(`a ${REDACTED} b`);
   });
 });

@@ -78,7 +78,7 @@ export async function deliverSecretResult(
   const fp = fingerprint(secret);
   let kept: KeptSecret | undefined;
   try {
-    kept = keepSecret(ctx.configDir, endpointId, secret, new Date(ctx.now()));
+    kept = keepSecret(ctx.configDir, endpointId, secret, new Date(ctx.now()), { durable: false });
   } catch {
     kept = undefined; // tried again below, if it is needed
   }
@@ -121,6 +121,7 @@ export async function deliverSecretResult(
     return;
   }
 
+  kept?.persist();
   let where = kept?.path;
   let keepError: unknown;
   if (where === undefined) {
