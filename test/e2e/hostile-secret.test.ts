@@ -1,0 +1,91 @@
+// A hostile second look at contract section 6: servers that answer in ways
+// that are legal HTTP but unusual (compressed bodies, a byte-order mark,
+// response headers that echo the secret, a secret that holds the token).
+// Once the server has applied the change the secret must be whole at every
+// destination (exit 0) or kept under recovered/ (exit 13), and never on
+// stderr or in --debug output.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { once } from 'node:events';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { SECRET, TOKEN, cleanupTempDirs, mode, parseErrorLine, runCli, scopeEnv, secretBody, type RunResult } from '../helpers/cli.js';
+
+/** What the next request is answered with: status, headers and the raw body bytes. */
+let reply: () => { status: number; headers: Record<string, string>; body: Buffer } = () => ({ status: 500, headers: {}, body: Buffer.alloc(0) });
+let server: http.Server;
+let baseUrl = '';
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const r = reply();
+      res.writeHead(r.status, { ...r.headers, 'Content-Length': String(r.body.length) });
+      res.end(r.body);
+    });
+  });
+  server.keepAliveTimeout = 500;
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+  cleanupTempDirs();
+});
+
+const ROTATE = ['webhooks', 'rotate', 'we_1', '--expected-version', '2', '--mode', 'overlap'];
+const json = (value: unknown) => Buffer.from(JSON.stringify(value), 'utf8');
+const answer = (body: Buffer, headers: Record<string, string> = {}, status = 200) => {
+  reply = () => ({ status, headers: { 'Content-Type': 'application/json', ...headers }, body });
+};
+
+const recovered = (r: RunResult) => {
+  try {
+    return readdirSync(join(r.ws.configDir, 'recovered')).map((n) => join(r.ws.configDir, 'recovered', n));
+  } catch {
+    return [];
+  }
+};
+
+async function rotateToFile(extra: string[] = []) {
+  const r = await runCli([...ROTATE, '--secret-to', 'file:s.txt', ...extra], { env: scopeEnv(baseUrl) });
+  return { r, file: join(r.ws.cwd, 's.txt') };
+}
+
+describe('compressed and BOM-prefixed success bodies', () => {
+  // Without Accept-Encoding any content coding is acceptable (RFC 9110
+  // 12.5.3), so a server or gateway may compress the 2xx that carries the secret.
+  for (const [coding, compress] of [
+    ['gzip', gzipSync],
+    ['deflate', deflateSync],
+    ['br', brotliCompressSync],
+  ] as const) {
+    test(`Content-Encoding: ${coding}: the secret is delivered whole, exit 0`, async () => {
+      answer(compress(json(secretBody())), { 'Content-Encoding': coding });
+      const { r, file } = await rotateToFile();
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(readFileSync(file, 'utf8')).toBe(SECRET);
+      expect(recovered(r)).toEqual([]);
+    });
+  }
+
+  test('a UTF-8 byte-order mark before the JSON: delivered whole, exit 0', async () => {
+    answer(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), json(secretBody())]));
+    const { r, file } = await rotateToFile();
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(readFileSync(file, 'utf8')).toBe(SECRET);
+  });
+
+  test('a body that claims gzip but is not: an invalid response naming the Idempotency-Key, no stack trace', async () => {
+    answer(json(secretBody()).subarray(0, 20), { 'Content-Encoding': 'gzip' });
+    const { r } = await rotateToFile();
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toMatch(/Idempotency-Key/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+});
