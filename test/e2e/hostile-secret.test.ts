@@ -89,3 +89,15 @@ describe('compressed and BOM-prefixed success bodies', () => {
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 });
+
+describe('--debug never shows the secret, wherever the server echoes it', () => {
+  test('a response header carrying the secret is blanked in the trace', async () => {
+    answer(json(secretBody()), { 'X-Echo': SECRET, 'X-Token': TOKEN });
+    const { r, file } = await rotateToFile(['--debug']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(readFileSync(file, 'utf8')).toBe(SECRET);
+    expect(r.stderr).toMatch(/x-echo: \[REDACTED\]/i);
+    expect(r.stderr).not.toContain(SECRET);
+    expect(r.stderr).not.toContain(TOKEN);
+  });
+});
