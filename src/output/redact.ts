@@ -72,6 +72,14 @@ export class Redactor {
   }
 
   /**
+   * Whether stdout's scrubbing would alter this value: a signing secret
+   * that holds the token or the anti-forgery value cannot reach stdout whole.
+   */
+  holdsCredential(value: string): boolean {
+    return this.scrubCredentials(value) !== value;
+  }
+
+  /**
    * For text that arrives in pieces (a sink command's output): scrubs
    * everything, and holds back the tail that could still be the start of a
    * value, until more comes or end() is called.

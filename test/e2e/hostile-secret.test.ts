@@ -101,3 +101,40 @@ describe('--debug never shows the secret, wherever the server echoes it', () => 
     expect(r.stderr).not.toContain(TOKEN);
   });
 });
+
+describe('a secret that holds the bearer token', () => {
+  // Stdout scrubs credentials; the secret must not go there mangled with exit 0.
+  const tokenSecret = `whsec_${TOKEN}_tail`;
+  const body = () => json(secretBody(tokenSecret));
+
+  test('--secret-to stdout: not written there mangled; kept whole under recovered/, exit 13', async () => {
+    answer(body());
+    const r = await runCli([...ROTATE, '--secret-to', 'stdout'], { env: scopeEnv(baseUrl) });
+    expect(r.exitCode, r.stderr).toBe(13);
+    expect(r.stdout).not.toContain('[REDACTED]');
+    const kept = recovered(r);
+    expect(kept).toHaveLength(1);
+    expect(readFileSync(kept[0]!, 'utf8')).toBe(tokenSecret);
+    expect(mode(kept[0]!)).toBe(0o600);
+    expect(r.stderr).toContain(kept[0]!);
+    expect(r.stderr).not.toContain(TOKEN);
+  });
+
+  test('--json alone: not written there mangled; kept whole under recovered/, exit 13', async () => {
+    answer(body());
+    const r = await runCli([...ROTATE, '--json'], { env: scopeEnv(baseUrl) });
+    expect(r.exitCode, r.stderr).toBe(13);
+    expect(r.stdout).not.toContain('[REDACTED]');
+    expect(parseErrorLine(r.stderr).error.code).toBe('secret_not_delivered');
+    const kept = recovered(r);
+    expect(kept).toHaveLength(1);
+    expect(readFileSync(kept[0]!, 'utf8')).toBe(tokenSecret);
+  });
+
+  test('a file: destination still gets it whole, exit 0', async () => {
+    answer(body());
+    const { r, file } = await rotateToFile();
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(readFileSync(file, 'utf8')).toBe(tokenSecret);
+  });
+});

@@ -13,7 +13,7 @@ import { secretResponseSchema, type SecretAnswer, type SecretResponse } from '..
 import { CliError } from '../../errors/cli-error.js';
 import { EXIT } from '../../errors/exit-codes.js';
 import { keepSecret, type KeptSecret } from '../../secret/deliver.js';
-import { deliverAll, describeFailure, writeConfirmed, type Delivered, type DeliveryFailure } from '../../secret/deliver-all.js';
+import { CREDENTIAL_IN_SECRET, deliverAll, describeFailure, writeConfirmed, type Delivered, type DeliveryFailure } from '../../secret/deliver-all.js';
 import { fingerprint } from '../../secret/fingerprint.js';
 import type { SecretPlan } from '../../secret/plan.js';
 import type { OutStream } from '../../output/io.js';
@@ -99,6 +99,7 @@ export async function deliverSecretResult(
   } else {
     // The fallback destinations: the JSON document or the terminal, written as one confirmed write.
     try {
+      if (ctx.io.redactor.holdsCredential(secret)) throw new Error(CREDENTIAL_IN_SECRET);
       let text: string;
       if (plan.fallback === 'json') text = jsonDocument(ctx.io.stdout, body);
       else {
@@ -236,7 +237,7 @@ async function notDelivered(ctx: Context, n: NotDelivered): Promise<CliError> {
   }
   const cause = describeFailure(n.keepError);
   // Last resort: a terminal that is not the failed destination still shows it once.
-  if (ctx.io.stdout.isTTY && !n.failures.some((f) => f.to === 'stdout')) {
+  if (ctx.io.stdout.isTTY && !n.failures.some((f) => f.to === 'stdout') && !ctx.io.redactor.holdsCredential(n.secret)) {
     try {
       const r = await loadRender();
       await writeConfirmed(ctx.io.stdout, r.renderSecretBlock(n.secret, ctx.io.paint.stdout, n.fp));
