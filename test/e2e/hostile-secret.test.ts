@@ -7,11 +7,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
-import { readFileSync, readdirSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { SECRET, TOKEN, cleanupTempDirs, mode, parseErrorLine, runCli, scopeEnv, secretBody, type RunResult } from '../helpers/cli.js';
+import { BIN, NODE, SECRET, TOKEN, buildEnv, cleanupTempDirs, mode, parseErrorLine, runCli, scopeEnv, secretBody, workspace, type RunResult } from '../helpers/cli.js';
 
 /** What the next request is answered with: status, headers and the raw body bytes. */
 let reply: () => { status: number; headers: Record<string, string>; body: Buffer } = () => ({ status: 500, headers: {}, body: Buffer.alloc(0) });
@@ -137,4 +139,43 @@ describe('a secret that holds the bearer token', () => {
     expect(r.exitCode, r.stderr).toBe(0);
     expect(readFileSync(file, 'utf8')).toBe(tokenSecret);
   });
+});
+
+describe('a second signal while a destination is being served', () => {
+  // The second signal ends the process at once; the secret is already kept
+  // under recovered/, and the user must still be told where, and which
+  // Idempotency-Key was used, or a re-run rotates again.
+  const FP = `sha256:${createHash('sha256').update(SECRET).digest('hex').slice(0, 16)}`;
+
+  for (const jsonMode of [false, true]) {
+    test(`SIGINT twice during a slow exec: destination${jsonMode ? ' (--json)' : ''}: exit 13, the kept file, endpoint, fingerprint and key named`, async () => {
+      answer(json(secretBody()));
+      const ws = workspace();
+      const marker = join(ws.home, 'started');
+      // Ignores the SIGTERM chatctl's first Ctrl-C sends it, so the second Ctrl-C lands while it waits.
+      const command = `exec:trap '' TERM; cat >/dev/null; touch '${marker}'; sleep 3`;
+      const args = [...ROTATE, '--idempotency-key', 'key-twice-1', '--secret-to', command, ...(jsonMode ? ['--json'] : [])];
+      const child = spawn(NODE, [BIN, ...args], { cwd: ws.cwd, env: buildEnv(ws, scopeEnv(baseUrl)), stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      child.stdout.resume();
+      const closed = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+      for (let i = 0; i < 400 && !existsSync(marker); i++) await new Promise((r) => setTimeout(r, 25));
+      expect(existsSync(marker)).toBe(true);
+      child.kill('SIGINT');
+      await new Promise((r) => setTimeout(r, 300));
+      child.kill('SIGINT');
+      const code = await closed;
+      const kept = readdirSync(join(ws.configDir, 'recovered')).map((n) => join(ws.configDir, 'recovered', n));
+      expect(kept).toHaveLength(1);
+      expect(readFileSync(kept[0]!, 'utf8')).toBe(SECRET);
+      expect(code, stderr).toBe(13);
+      expect(stderr).toContain(kept[0]!);
+      expect(stderr).toContain('we_1');
+      expect(stderr).toContain(FP);
+      expect(stderr).toContain('key-twice-1');
+      expect(stderr).not.toContain(SECRET);
+      if (jsonMode) expect(parseErrorLine(stderr).error.code).toBe('secret_not_delivered');
+    });
+  }
 });

@@ -51,5 +51,5 @@ export async function runRotate(endpointId: string, opts: RotateOptions, g: Glob
   const client = await webhooksClient(ctx);
   const answer = await namingTheKey(client.rotate(id, body, idempotencyKey), { endpointId: id });
   const res = checkSecretAnswer(ctx, answer, { endpointId: id, idempotencyKey });
-  await deliverSecretResult(ctx, g, plan, res, `Rotated the signing secret of ${endpointLabel(res.data.endpoint)} (mode ${escapeInline(body.mode)}).`, { endpointId: id });
+  await deliverSecretResult(ctx, g, plan, res, `Rotated the signing secret of ${endpointLabel(res.data.endpoint)} (mode ${escapeInline(body.mode)}).`, { endpointId: id, idempotencyKey });
 }

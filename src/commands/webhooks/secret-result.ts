@@ -20,6 +20,7 @@ import type { OutStream } from '../../output/io.js';
 import type { Palette } from '../../output/colors.js';
 import { stringifyJson } from '../../output/json.js';
 import { escapeInline, shellQuote } from '../../output/sanitize.js';
+import { reportError } from '../../errors/report.js';
 
 
 /**
@@ -56,6 +57,8 @@ export interface SecretResultOptions {
   endpointId?: string | undefined;
   /** The limit for an exec: command (tests make it short). */
   execTimeoutMs?: number | undefined;
+  /** The request's Idempotency-Key, named if a second signal ends delivery. */
+  idempotencyKey?: string | undefined;
 }
 
 export async function deliverSecretResult(
@@ -83,6 +86,9 @@ export async function deliverSecretResult(
   } catch {
     kept = undefined; // tried again below, if it is needed
   }
+
+  // A second signal ends the process at once: it still names the kept copy.
+  ctx.setLastWords?.(() => reportError(forcedExit(endpointId, fp, kept?.path, opts.idempotencyKey), ctx.io, Boolean(g.json), false));
 
   let delivered: Delivered[] = [];
   let failures: DeliveryFailure[] = [];
@@ -114,6 +120,7 @@ export async function deliverSecretResult(
   }
 
   if (failures.length === 0) {
+    ctx.setLastWords?.(undefined);
     try {
       kept?.discard();
     } catch {
@@ -133,7 +140,28 @@ export async function deliverSecretResult(
     }
   }
   if (plan.sinks.length > 0) await renderAfter(ctx, g, plan, withoutSecret(body, plan, delivered), summary, fp, delivered);
-  throw await notDelivered(ctx, { endpointId, fp, failures, delivered, where, keepError, secret, serverRequestId: body.meta.requestId });
+  const error = await notDelivered(ctx, { endpointId, fp, failures, delivered, where, keepError, secret, serverRequestId: body.meta.requestId });
+  ctx.setLastWords?.(undefined);
+  throw error;
+}
+
+/** What a second signal during delivery says before the process ends: exit 13, where the secret is (or that it is lost), the key. */
+function forcedExit(endpointId: string, fp: string, where: string | undefined, idempotencyKey: string | undefined): CliError {
+  const key = idempotencyKey ? ` (Idempotency-Key ${idempotencyKey})` : '';
+  const head = `interrupted: the change was applied to endpoint ${escapeInline(endpointId)}${key}, and delivery of the signing secret ${fp} was cut short`;
+  const details = { endpointId, fingerprint: fp, recoveredPath: where ?? null };
+  if (where !== undefined) {
+    return new CliError('secret_not_delivered', `${head}; it is kept in ${where} (mode 0600)`, EXIT.secretNotDelivered, {
+      details,
+      idempotencyKey,
+      hint: `put it where it belongs, then delete ${where}`,
+    });
+  }
+  return new CliError('secret_not_delivered', `${head}; no recovery copy could be written: it may not have reached every destination`, EXIT.secretNotDelivered, {
+    details,
+    idempotencyKey,
+    hint: `if a destination lacks it, rotate again: chatctl webhooks rotate ${shellQuote(endpointId)} --expected-version CURRENT_VERSION --mode overlap --secret-to file:PATH`,
+  });
 }
 
 /** The envelope as --json prints it after delivery: no secret; where it went instead. */
