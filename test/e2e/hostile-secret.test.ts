@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -178,4 +178,35 @@ describe('a second signal while a destination is being served', () => {
       if (jsonMode) expect(parseErrorLine(stderr).error.code).toBe('secret_not_delivered');
     });
   }
+});
+
+describe('a destination that changes between the check and delivery', () => {
+  // Destinations are served in order, so an exec: destination given first
+  // changes a later one after the pre-send check, deterministically.
+  test('env-file: whose NAME became a multi-line quoted value: kept (exit 13), the file left as it was', async () => {
+    answer(json(secretBody()));
+    const ws = workspace();
+    const env = join(ws.cwd, '.env');
+    writeFileSync(env, 'S=old\nA=1\n', { mode: 0o600 });
+    const multi = "S='line one\nline two'\nA=1\n";
+    const r = await runCli([...ROTATE, '--secret-to', `exec:cat >/dev/null; printf '%s' "$MULTI" > .env`, '--secret-to', 'env-file:.env#S'], {
+      env: scopeEnv(baseUrl, { MULTI: multi }),
+      ws,
+    });
+    expect(r.exitCode, r.stderr).toBe(13);
+    expect(readFileSync(env, 'utf8')).toBe(multi);
+    const kept = recovered(r);
+    expect(kept).toHaveLength(1);
+    expect(readFileSync(kept[0]!, 'utf8')).toBe(SECRET);
+    expect(r.stderr).toContain('several lines');
+  });
+
+  test('file: created by someone else meanwhile: not overwritten; kept (exit 13)', async () => {
+    answer(json(secretBody()));
+    const ws = workspace();
+    const r = await runCli([...ROTATE, '--secret-to', 'exec:cat >/dev/null; echo theirs > s.txt', '--secret-to', 'file:s.txt'], { env: scopeEnv(baseUrl), ws });
+    expect(r.exitCode, r.stderr).toBe(13);
+    expect(readFileSync(join(ws.cwd, 's.txt'), 'utf8')).toBe('theirs\n');
+    expect(readFileSync(recovered(r)[0]!, 'utf8')).toBe(SECRET);
+  });
 });
