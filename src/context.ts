@@ -22,6 +22,13 @@ export interface Context {
   random(): number;
   /** Aborted on SIGINT/SIGTERM/SIGHUP (the reason names the signal). */
   signal: AbortSignal;
+  /**
+   * A second signal ends the process at once, without waiting for the
+   * command. What must still be said then (a secret kept under recovered/)
+   * is registered here: it is called synchronously, writes its message and
+   * returns the exit code. `undefined` clears it. Absent in-process.
+   */
+  setLastWords?(words: (() => number) | undefined): void;
   /** Loaded on first use: the HTTP stack costs nothing to commands that do not send. */
   transport(): Promise<Transport>;
   /** The parsed global options and what follows from them, resolved once (set before a command's action runs). */

@@ -18,9 +18,19 @@ const EXIT_FOR_SIGNAL = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
 export async function run(argv: string[] = process.argv.slice(2)): Promise<number> {
   const controller = new AbortController();
   let received = 0;
+  let lastWords: (() => number) | undefined;
   const onSignal = (signal: (typeof SIGNALS)[number]) => {
     // A second signal means "now": nothing is half-written at any await point.
-    if (++received > 1) process.exit(EXIT_FOR_SIGNAL[signal]);
+    // What the command registered (a kept secret's whereabouts) is said first.
+    if (++received > 1) {
+      let code: number = EXIT_FOR_SIGNAL[signal];
+      try {
+        if (lastWords) code = lastWords();
+      } catch {
+        /* exiting anyway */
+      }
+      process.exit(code);
+    }
     controller.abort(signal);
   };
   // Left in place until the process ends: a signal that arrives after the
@@ -32,6 +42,9 @@ export async function run(argv: string[] = process.argv.slice(2)): Promise<numbe
     io: { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
     cwd: process.cwd(),
     signal: controller.signal,
+    setLastWords: (words) => {
+      lastWords = words;
+    },
   });
 }
 

@@ -41,6 +41,8 @@ export interface ExecuteContext {
   transport?: Transport;
   /** The user's home folder (for the default config folder); defaults to $HOME, else the OS's. */
   home?: string;
+  /** See Context.setLastWords: what a forced exit (a second signal) must still say. */
+  setLastWords?: (words: (() => number) | undefined) => void;
 }
 
 const SIGNAL_EXIT: Record<string, ExitCode> = { SIGHUP: EXIT.hangup, SIGINT: EXIT.interrupted, SIGTERM: EXIT.terminated };
@@ -60,6 +62,7 @@ export async function execute(argv: string[], given: ExecuteContext): Promise<nu
     randomUUID: given.randomUUID ?? randomUUID,
     random: given.random ?? Math.random,
     signal,
+    setLastWords: given.setLastWords,
     transport: given.transport ? async () => given.transport! : async () => (await import('../http/select-transport.js')).selectTransport(env),
   };
   const program = configuredProgram(ctx, focusOf(argv));

@@ -6,7 +6,7 @@
 import { shellQuote } from '../output/sanitize.js';
 import { CliError, localError } from '../errors/cli-error.js';
 import { EXIT } from '../errors/exit-codes.js';
-import { redactHeaders, redactSecretInBody } from '../output/redact.js';
+import { blankSecretsInBody, redactHeaders } from '../output/redact.js';
 import { errorFromResponse, headerValue, parseJson } from './classify.js';
 import { decideRetry } from './retry.js';
 import { MAX_BODY_BYTES, isTransportError, type Transport, type TransportError, type WireRequest, type WireResponse } from './transport.js';
@@ -211,6 +211,8 @@ function traceResponse(deps: HttpDeps, res: WireResponse, ms: number): void {
   deps.trace(`< ${res.status} in ${ms} ms`);
   const flat: Record<string, string> = {};
   for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v;
-  for (const [k, v] of Object.entries(redactHeaders(flat))) deps.trace(`< ${k}: ${v}`);
-  if (res.body) deps.trace(`< ${redactSecretInBody(res.body)}`);
+  // A header may echo the secret the body carries: blanked with the body's values.
+  const blanked = blankSecretsInBody(res.body);
+  for (const [k, v] of Object.entries(redactHeaders(flat))) deps.trace(`< ${k}: ${blanked.scrub(v)}`);
+  if (res.body) deps.trace(`< ${blanked.body}`);
 }

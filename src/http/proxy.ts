@@ -13,7 +13,7 @@
 import Dispatcher from 'undici/lib/dispatcher/dispatcher.js';
 import api from 'undici/lib/api/index.js';
 import EnvHttpProxyAgent from 'undici/lib/dispatcher/env-http-proxy-agent.js';
-import { PROXY_VARIABLES, TransportError, malformedMessage, type Transport } from './transport.js';
+import { PROXY_VARIABLES, TransportError, decodeBody, malformedMessage, type Transport } from './transport.js';
 import { configError } from '../errors/cli-error.js';
 
 // undici parses HTTP with llhttp compiled to WebAssembly; on Node 20 the
@@ -95,7 +95,7 @@ export function proxyTransport(env: NodeJS.ProcessEnv): Transport {
       }
       const headers: Record<string, string | string[] | undefined> = {};
       for (const [k, v] of Object.entries(res.headers)) headers[k.toLowerCase()] = v;
-      return { status: res.statusCode, headers, body: Buffer.concat(chunks).toString('utf8') };
+      return { status: res.statusCode, headers, body: await decodeBody(Buffer.concat(chunks), headers['content-encoding'], opts.maxBodyBytes, res.statusCode) };
     } catch (err) {
       if (err instanceof TransportError) throw err;
       if (opts.signal.aborted) throw new TransportError('aborted', 'interrupted');

@@ -102,6 +102,50 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 let httpModule: typeof import('node:http') | undefined;
 let httpsModule: typeof import('node:https') | undefined;
 
+/**
+ * The body as text. chatctl sends no Accept-Encoding, so any content coding
+ * is acceptable to the server (RFC 9110 12.5.3): gzip, deflate and br are
+ * undone here (node:zlib, loaded only then), so a compressed 2xx that
+ * carries the one-time secret is read, not lost. A leading byte-order mark
+ * is dropped. A coding chatctl cannot undo, or a corrupt body, is
+ * 'malformed'; a body over `maxBytes` once decoded is 'too_large'.
+ */
+export async function decodeBody(raw: Buffer, contentEncoding: string | string[] | undefined, maxBytes: number, status: number): Promise<string> {
+  const codings = (Array.isArray(contentEncoding) ? contentEncoding.join(',') : (contentEncoding ?? ''))
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== '' && c !== 'identity');
+  let data = raw;
+  if (codings.length > 0) {
+    const zlib = await import('node:zlib');
+    const opts = { maxOutputLength: maxBytes };
+    // Codings are listed in the order they were applied: undone last first.
+    for (const coding of codings.reverse()) {
+      try {
+        if (coding === 'gzip' || coding === 'x-gzip') data = zlib.gunzipSync(data, opts);
+        else if (coding === 'br') data = zlib.brotliDecompressSync(data, opts);
+        else if (coding === 'deflate') {
+          // "deflate" is zlib-wrapped by the RFC, raw by some servers.
+          try {
+            data = zlib.inflateSync(data, opts);
+          } catch (err) {
+            if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw err;
+            data = zlib.inflateRawSync(data, opts);
+          }
+        } else throw new TransportError('malformed', `the server's response could not be read: its body is encoded as ${JSON.stringify(coding)}, which chatctl cannot decode`, status);
+      } catch (err) {
+        if (err instanceof TransportError) throw err;
+        if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
+          throw new TransportError('too_large', `response body exceeds the ${maxBytes}-byte limit once decoded (${coding})`, status);
+        }
+        throw new TransportError('malformed', `the server's response could not be read: its ${coding} body is corrupt`, status);
+      }
+    }
+  }
+  const text = data.toString('utf8');
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
 export const nodeTransport: Transport = async (req, opts) => {
   const url = new URL(req.url);
   const http = url.protocol === 'https:' ? (httpsModule ??= await import('node:https')) : (httpModule ??= await import('node:http'));
@@ -171,7 +215,10 @@ export const nodeTransport: Transport = async (req, opts) => {
           settled = true;
           clearTimeout(timer);
           opts.signal.removeEventListener('abort', onAbort);
-          resolve({ status: status!, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') });
+          decodeBody(Buffer.concat(chunks), res.headers['content-encoding'], opts.maxBodyBytes, status!).then(
+            (body) => resolve({ status: status!, headers: res.headers, body }),
+            reject,
+          );
         });
       },
     );

@@ -80,6 +80,14 @@ export class Redactor {
   }
 
   /**
+   * Whether stdout's scrubbing would alter this value: a signing secret
+   * that holds the token or the anti-forgery value cannot reach stdout whole.
+   */
+  holdsCredential(value: string): boolean {
+    return this.scrubCredentials(value) !== value;
+  }
+
+  /**
    * For text that arrives in pieces (a sink command's output): scrubs
    * everything, and holds back the tail that could still be the start of a
    * value, until more comes or end() is called.
@@ -170,6 +178,15 @@ export function isSecretKey(key: string): boolean {
  * string that merely contains `"secret":` is left alone.
  */
 export function redactSecretInBody(body: string): string {
+  return blankSecretsInBody(body).body;
+}
+
+/**
+ * redactSecretInBody, plus a scrubber for the rest of the same response
+ * (its headers): a header that echoes the secret is traced before the
+ * Redactor has been told of it, so it is blanked with the values found here.
+ */
+export function blankSecretsInBody(body: string): { body: string; scrub: (text: string) => string } {
   const found: string[] = [];
   let out = '';
   let last = 0;
@@ -212,8 +229,9 @@ export function redactSecretInBody(body: string): string {
     i = valueEnd + 1;
   }
   out += body.slice(Math.min(last, n));
-  for (const value of found) if (value.length >= MIN_SCRUB_LENGTH) out = out.replace(valuePattern(value), REDACTED);
-  return out;
+  const patterns = new Map<string, RegExp>();
+  for (const value of found) if (value.length >= MIN_SCRUB_LENGTH && !patterns.has(value)) patterns.set(value, valuePattern(value));
+  return { body: scrub(out, patterns), scrub: (text) => scrub(text, patterns) };
 }
 
 /** The text of a JSON string's inside, leniently: a bad escape is kept as it is. */

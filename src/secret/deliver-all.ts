@@ -13,6 +13,9 @@ import { substituteId, type Sink } from './sinks.js';
 
 export const EXEC_TIMEOUT_MS = 60_000;
 
+/** Stdout is scrubbed of the credentials: a secret holding one would arrive there mangled. */
+export const CREDENTIAL_IN_SECRET = 'the secret contains the bearer token or the x-service-csrf value, which are never written to stdout';
+
 export interface DeliverDeps {
   cwd: string;
   /** The environment an exec: command sees (its PATH included). */
@@ -110,6 +113,7 @@ async function deliverOne(sink: Sink, item: { endpointId: string; secret: string
     case 'env-file':
       return writeEnvFile(sink.path, sink.name, item.secret);
     case 'stdout':
+      if (deps.redactor.holdsCredential(item.secret)) throw new Error(CREDENTIAL_IN_SECRET);
       return writeConfirmed(deps.stdout, `${item.secret}\n`, deps.signal);
     case 'exec': {
       const { runExecSink } = await import('./exec.js');

@@ -20,7 +20,7 @@ import {
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from '../random.js';
-import { setDotenvValue } from './dotenv.js';
+import { dotenvProblem, setDotenvValue } from './dotenv.js';
 import { envFileProblem, kindOf } from './sinks.js';
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
@@ -114,6 +114,10 @@ export function writeEnvFile(path: string, name: string, secret: string): void {
       const problem = envFileProblem(fstatSync(fd));
       if (problem) throw Object.assign(new Error(`${path} ${problem}`), { code: 'EPERM' });
       content = readFileSync(fd);
+      // Checked before sending too, but the file may have changed since: a
+      // rewrite of one line of a multi-line value would break the file.
+      const bad = dotenvProblem(content, name);
+      if (bad) throw new Error(`${path}: ${bad}`);
     } finally {
       closeSync(fd);
     }

@@ -38,7 +38,7 @@ export async function runCreate(opts: CreateOptions, g: GlobalOptions, ctx: Cont
   const client = await webhooksClient(ctx);
   const answer = await namingTheKey(client.create(body, idempotencyKey), {});
   const res = checkSecretAnswer(ctx, answer, { idempotencyKey });
-  await deliverSecretResult(ctx, g, plan, res, `Created webhook endpoint ${endpointLabel(res.data.endpoint)}.`);
+  await deliverSecretResult(ctx, g, plan, res, `Created webhook endpoint ${endpointLabel(res.data.endpoint)}.`, { idempotencyKey });
 }
 
 export function missing(flag: string): never {

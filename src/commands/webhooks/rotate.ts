@@ -70,5 +70,5 @@ export async function runRotate(endpointId: string, opts: RotateOptions, g: Glob
     { endpointId: id },
   );
   const res = checkSecretAnswer(ctx, answer, { endpointId: id, idempotencyKey });
-  await deliverSecretResult(ctx, g, plan, res, `Rotated the signing secret of ${endpointLabel(res.data.endpoint)} (mode ${escapeInline(body.mode)}).`, { endpointId: id });
+  await deliverSecretResult(ctx, g, plan, res, `Rotated the signing secret of ${endpointLabel(res.data.endpoint)} (mode ${escapeInline(body.mode)}).`, { endpointId: id, idempotencyKey });
 }

@@ -12,13 +12,14 @@ import type { Context, GlobalOptions } from '../../context.js';
 import { secretResponseSchema, type SecretAnswer, type SecretResponse } from '../../api/schemas.js';
 import { CliError, localError } from '../../errors/cli-error.js';
 import { keepSecret, type KeptSecret } from '../../secret/deliver.js';
-import { deliverAll, describeFailure, writeConfirmed, type Delivered, type DeliveryFailure } from '../../secret/deliver-all.js';
+import { CREDENTIAL_IN_SECRET, deliverAll, describeFailure, writeConfirmed, type Delivered, type DeliveryFailure } from '../../secret/deliver-all.js';
 import { fingerprint } from '../../secret/fingerprint.js';
 import type { SecretPlan } from '../../secret/plan.js';
 import type { OutStream } from '../../output/io.js';
 import type { Palette } from '../../output/colors.js';
 import { stringifyJson } from '../../output/json.js';
 import { escapeInline, shellQuote } from '../../output/sanitize.js';
+import { reportError } from '../../errors/report.js';
 
 
 /**
@@ -55,6 +56,8 @@ export interface SecretResultOptions {
   endpointId?: string | undefined;
   /** The limit for an exec: command (tests make it short). */
   execTimeoutMs?: number | undefined;
+  /** The request's Idempotency-Key, named if a second signal ends delivery. */
+  idempotencyKey?: string | undefined;
 }
 
 export async function deliverSecretResult(
@@ -83,6 +86,9 @@ export async function deliverSecretResult(
     kept = undefined; // tried again below, if it is needed
   }
 
+  // A second signal ends the process at once: it still names the kept copy.
+  ctx.setLastWords?.(() => reportError(forcedExit(endpointId, fp, kept?.path, opts.idempotencyKey), ctx.io, Boolean(g.json), false));
+
   let delivered: Delivered[] = [];
   let failures: DeliveryFailure[] = [];
   if (plan.sinks.length > 0) {
@@ -98,6 +104,7 @@ export async function deliverSecretResult(
   } else {
     // The fallback destinations: the JSON document or the terminal, written as one confirmed write.
     try {
+      if (ctx.io.redactor.holdsCredential(secret)) throw new Error(CREDENTIAL_IN_SECRET);
       let text: string;
       if (plan.fallback === 'json') text = jsonDocument(ctx.io.stdout, body);
       else {
@@ -112,6 +119,7 @@ export async function deliverSecretResult(
   }
 
   if (failures.length === 0) {
+    ctx.setLastWords?.(undefined);
     try {
       kept?.discard();
     } catch {
@@ -132,7 +140,28 @@ export async function deliverSecretResult(
     }
   }
   if (plan.sinks.length > 0) await renderAfter(ctx, g, plan, withoutSecret(body, plan, delivered), summary, fp, delivered);
-  throw await notDelivered(ctx, { endpointId, fp, failures, delivered, where, keepError, secret, serverRequestId: body.meta.requestId });
+  const error = await notDelivered(ctx, { endpointId, fp, failures, delivered, where, keepError, secret, serverRequestId: body.meta.requestId });
+  ctx.setLastWords?.(undefined);
+  throw error;
+}
+
+/** What a second signal during delivery says before the process ends: exit 13, where the secret is (or that it is lost), the key. */
+function forcedExit(endpointId: string, fp: string, where: string | undefined, idempotencyKey: string | undefined): CliError {
+  const key = idempotencyKey ? ` (Idempotency-Key ${idempotencyKey})` : '';
+  const head = `interrupted: the change was applied to endpoint ${escapeInline(endpointId)}${key}, and delivery of the signing secret ${fp} was cut short`;
+  const details = { endpointId, fingerprint: fp, recoveredPath: where ?? null };
+  if (where !== undefined) {
+    return localError('secret_not_delivered', `${head}; it is kept in ${where} (mode 0600)`, {
+      details,
+      idempotencyKey,
+      hint: `put it where it belongs, then delete ${where}`,
+    });
+  }
+  return localError('secret_not_delivered', `${head}; no recovery copy could be written: it may not have reached every destination`, {
+    details,
+    idempotencyKey,
+    hint: `if a destination lacks it, rotate again: chatctl webhooks rotate ${shellQuote(endpointId)} --expected-version CURRENT_VERSION --mode overlap --secret-to file:PATH`,
+  });
 }
 
 /** The envelope as --json prints it after delivery: no secret; where it went instead. */
@@ -231,7 +260,7 @@ async function notDelivered(ctx: Context, n: NotDelivered): Promise<CliError> {
   }
   const cause = describeFailure(n.keepError);
   // Last resort: a terminal that is not the failed destination still shows it once.
-  if (ctx.io.stdout.isTTY && !n.failures.some((f) => f.to === 'stdout')) {
+  if (ctx.io.stdout.isTTY && !n.failures.some((f) => f.to === 'stdout') && !ctx.io.redactor.holdsCredential(n.secret)) {
     try {
       const r = await loadRender();
       await writeConfirmed(ctx.io.stdout, r.renderSecretBlock(n.secret, ctx.io.paint.stdout, n.fp));

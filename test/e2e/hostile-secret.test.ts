@@ -1,0 +1,212 @@
+// A hostile second look at contract section 6: servers that answer in ways
+// that are legal HTTP but unusual (compressed bodies, a byte-order mark,
+// response headers that echo the secret, a secret that holds the token).
+// Once the server has applied the change the secret must be whole at every
+// destination (exit 0) or kept under recovered/ (exit 13), and never on
+// stderr or in --debug output.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { once } from 'node:events';
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { BIN, NODE, SECRET, TOKEN, buildEnv, cleanupTempDirs, mode, parseErrorLine, runCli, scopeEnv, secretBody, workspace, type RunResult } from '../helpers/cli.js';
+
+/** What the next request is answered with: status, headers and the raw body bytes. */
+let reply: () => { status: number; headers: Record<string, string>; body: Buffer } = () => ({ status: 500, headers: {}, body: Buffer.alloc(0) });
+let server: http.Server;
+let baseUrl = '';
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const r = reply();
+      res.writeHead(r.status, { ...r.headers, 'Content-Length': String(r.body.length) });
+      res.end(r.body);
+    });
+  });
+  server.keepAliveTimeout = 500;
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+  cleanupTempDirs();
+});
+
+const ROTATE = ['webhooks', 'rotate', 'we_1', '--expected-version', '2', '--mode', 'overlap'];
+const json = (value: unknown) => Buffer.from(JSON.stringify(value), 'utf8');
+const answer = (body: Buffer, headers: Record<string, string> = {}, status = 200) => {
+  reply = () => ({ status, headers: { 'Content-Type': 'application/json', ...headers }, body });
+};
+
+const recovered = (r: RunResult) => {
+  try {
+    return readdirSync(join(r.ws.configDir, 'recovered')).map((n) => join(r.ws.configDir, 'recovered', n));
+  } catch {
+    return [];
+  }
+};
+
+async function rotateToFile(extra: string[] = []) {
+  const r = await runCli([...ROTATE, '--secret-to', 'file:s.txt', ...extra], { env: scopeEnv(baseUrl) });
+  return { r, file: join(r.ws.cwd, 's.txt') };
+}
+
+describe('compressed and BOM-prefixed success bodies', () => {
+  // Without Accept-Encoding any content coding is acceptable (RFC 9110
+  // 12.5.3), so a server or gateway may compress the 2xx that carries the secret.
+  for (const [coding, compress] of [
+    ['gzip', gzipSync],
+    ['deflate', deflateSync],
+    ['br', brotliCompressSync],
+  ] as const) {
+    test(`Content-Encoding: ${coding}: the secret is delivered whole, exit 0`, async () => {
+      answer(compress(json(secretBody())), { 'Content-Encoding': coding });
+      const { r, file } = await rotateToFile();
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(readFileSync(file, 'utf8')).toBe(SECRET);
+      expect(recovered(r)).toEqual([]);
+    });
+  }
+
+  test('a UTF-8 byte-order mark before the JSON: delivered whole, exit 0', async () => {
+    answer(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), json(secretBody())]));
+    const { r, file } = await rotateToFile();
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(readFileSync(file, 'utf8')).toBe(SECRET);
+  });
+
+  test('a body that claims gzip but is not: an invalid response naming the Idempotency-Key, no stack trace', async () => {
+    answer(json(secretBody()).subarray(0, 20), { 'Content-Encoding': 'gzip' });
+    const { r } = await rotateToFile();
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toMatch(/Idempotency-Key/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe('--debug never shows the secret, wherever the server echoes it', () => {
+  test('a response header carrying the secret is blanked in the trace', async () => {
+    answer(json(secretBody()), { 'X-Echo': SECRET, 'X-Token': TOKEN });
+    const { r, file } = await rotateToFile(['--debug']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(readFileSync(file, 'utf8')).toBe(SECRET);
+    expect(r.stderr).toMatch(/x-echo: \[REDACTED\]/i);
+    expect(r.stderr).not.toContain(SECRET);
+    expect(r.stderr).not.toContain(TOKEN);
+  });
+});
+
+describe('a secret that holds the bearer token', () => {
+  // Stdout scrubs credentials; the secret must not go there mangled with exit 0.
+  const tokenSecret = `whsec_${TOKEN}_tail`;
+  const body = () => json(secretBody(tokenSecret));
+
+  test('--secret-to stdout: not written there mangled; kept whole under recovered/, exit 13', async () => {
+    answer(body());
+    const r = await runCli([...ROTATE, '--secret-to', 'stdout'], { env: scopeEnv(baseUrl) });
+    expect(r.exitCode, r.stderr).toBe(13);
+    expect(r.stdout).not.toContain('[REDACTED]');
+    const kept = recovered(r);
+    expect(kept).toHaveLength(1);
+    expect(readFileSync(kept[0]!, 'utf8')).toBe(tokenSecret);
+    expect(mode(kept[0]!)).toBe(0o600);
+    expect(r.stderr).toContain(kept[0]!);
+    expect(r.stderr).not.toContain(TOKEN);
+  });
+
+  test('--json alone: not written there mangled; kept whole under recovered/, exit 13', async () => {
+    answer(body());
+    const r = await runCli([...ROTATE, '--json'], { env: scopeEnv(baseUrl) });
+    expect(r.exitCode, r.stderr).toBe(13);
+    expect(r.stdout).not.toContain('[REDACTED]');
+    expect(parseErrorLine(r.stderr).error.code).toBe('secret_not_delivered');
+    const kept = recovered(r);
+    expect(kept).toHaveLength(1);
+    expect(readFileSync(kept[0]!, 'utf8')).toBe(tokenSecret);
+  });
+
+  test('a file: destination still gets it whole, exit 0', async () => {
+    answer(body());
+    const { r, file } = await rotateToFile();
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(readFileSync(file, 'utf8')).toBe(tokenSecret);
+  });
+});
+
+describe('a second signal while a destination is being served', () => {
+  // The second signal ends the process at once; the secret is already kept
+  // under recovered/, and the user must still be told where, and which
+  // Idempotency-Key was used, or a re-run rotates again.
+  const FP = `sha256:${createHash('sha256').update(SECRET).digest('hex').slice(0, 16)}`;
+
+  for (const jsonMode of [false, true]) {
+    test(`SIGINT twice during a slow exec: destination${jsonMode ? ' (--json)' : ''}: exit 13, the kept file, endpoint, fingerprint and key named`, async () => {
+      answer(json(secretBody()));
+      const ws = workspace();
+      const marker = join(ws.home, 'started');
+      // Ignores the SIGTERM chatctl's first Ctrl-C sends it, so the second Ctrl-C lands while it waits.
+      const command = `exec:trap '' TERM; cat >/dev/null; touch '${marker}'; sleep 3`;
+      const args = [...ROTATE, '--idempotency-key', 'key-twice-1', '--secret-to', command, ...(jsonMode ? ['--json'] : [])];
+      const child = spawn(NODE, [BIN, ...args], { cwd: ws.cwd, env: buildEnv(ws, scopeEnv(baseUrl)), stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      child.stdout.resume();
+      const closed = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+      for (let i = 0; i < 400 && !existsSync(marker); i++) await new Promise((r) => setTimeout(r, 25));
+      expect(existsSync(marker)).toBe(true);
+      child.kill('SIGINT');
+      await new Promise((r) => setTimeout(r, 300));
+      child.kill('SIGINT');
+      const code = await closed;
+      const kept = readdirSync(join(ws.configDir, 'recovered')).map((n) => join(ws.configDir, 'recovered', n));
+      expect(kept).toHaveLength(1);
+      expect(readFileSync(kept[0]!, 'utf8')).toBe(SECRET);
+      expect(code, stderr).toBe(13);
+      expect(stderr).toContain(kept[0]!);
+      expect(stderr).toContain('we_1');
+      expect(stderr).toContain(FP);
+      expect(stderr).toContain('key-twice-1');
+      expect(stderr).not.toContain(SECRET);
+      if (jsonMode) expect(parseErrorLine(stderr).error.code).toBe('secret_not_delivered');
+    });
+  }
+});
+
+describe('a destination that changes between the check and delivery', () => {
+  // Destinations are served in order, so an exec: destination given first
+  // changes a later one after the pre-send check, deterministically.
+  test('env-file: whose NAME became a multi-line quoted value: kept (exit 13), the file left as it was', async () => {
+    answer(json(secretBody()));
+    const ws = workspace();
+    const env = join(ws.cwd, '.env');
+    writeFileSync(env, 'S=old\nA=1\n', { mode: 0o600 });
+    const multi = "S='line one\nline two'\nA=1\n";
+    const r = await runCli([...ROTATE, '--secret-to', `exec:cat >/dev/null; printf '%s' "$MULTI" > .env`, '--secret-to', 'env-file:.env#S'], {
+      env: scopeEnv(baseUrl, { MULTI: multi }),
+      ws,
+    });
+    expect(r.exitCode, r.stderr).toBe(13);
+    expect(readFileSync(env, 'utf8')).toBe(multi);
+    const kept = recovered(r);
+    expect(kept).toHaveLength(1);
+    expect(readFileSync(kept[0]!, 'utf8')).toBe(SECRET);
+    expect(r.stderr).toContain('several lines');
+  });
+
+  test('file: created by someone else meanwhile: not overwritten; kept (exit 13)', async () => {
+    answer(json(secretBody()));
+    const ws = workspace();
+    const r = await runCli([...ROTATE, '--secret-to', 'exec:cat >/dev/null; echo theirs > s.txt', '--secret-to', 'file:s.txt'], { env: scopeEnv(baseUrl), ws });
+    expect(r.exitCode, r.stderr).toBe(13);
+    expect(readFileSync(join(ws.cwd, 's.txt'), 'utf8')).toBe('theirs\n');
+    expect(readFileSync(recovered(r)[0]!, 'utf8')).toBe(SECRET);
+  });
+});
