@@ -78,7 +78,9 @@ export async function deliverSecretResult(
     throw withheld(endpoint, rawId, secret, secretAvailable);
   }
 
-  const fp = fingerprint(secret);
+  // Computed when first needed (node:crypto costs a few ms): a --json run that succeeds never needs it.
+  let fpMemo: string | undefined;
+  const fpOf = () => (fpMemo ??= fingerprint(secret));
   let kept: KeptSecret | undefined;
   try {
     kept = keepSecret(ctx.configDir, endpointId, secret, new Date(ctx.now()), { durable: false });
@@ -87,7 +89,7 @@ export async function deliverSecretResult(
   }
 
   // A second signal ends the process at once: it still names the kept copy.
-  ctx.setLastWords?.(() => reportError(forcedExit(endpointId, fp, kept?.path, opts.idempotencyKey), ctx.io, Boolean(g.json), false));
+  ctx.setLastWords?.(() => reportError(forcedExit(endpointId, fpOf(), kept?.path, opts.idempotencyKey), ctx.io, Boolean(g.json), false));
 
   let delivered: Delivered[] = [];
   let failures: DeliveryFailure[] = [];
@@ -109,10 +111,11 @@ export async function deliverSecretResult(
       if (plan.fallback === 'json') text = jsonDocument(ctx.io.stdout, body);
       else {
         const r = await loadRender();
-        text = humanText(r, body, summary, ctx.io.paint.stdout, { color: ctx.io.color.stdout, tty: ctx.io.stdout.isTTY }, ctx.io.columns) + r.renderSecretBlock(secret, ctx.io.paint.stdout, fp);
+        text = humanText(r, body, summary, ctx.io.paint.stdout, { color: ctx.io.color.stdout, tty: ctx.io.stdout.isTTY }, ctx.io.columns) + r.renderSecretBlock(secret, ctx.io.paint.stdout, fpOf());
       }
       await writeConfirmed(ctx.io.stdout, text, ctx.signal);
-      delivered = [{ to: 'stdout', fingerprint: fp }];
+      // (For --json the envelope is the record; nothing more is shown of this delivery.)
+      if (plan.fallback !== 'json') delivered = [{ to: 'stdout', fingerprint: fpOf() }];
     } catch (err) {
       failures = [{ to: 'stdout', reason: describeFailure(err) }];
     }
@@ -125,7 +128,7 @@ export async function deliverSecretResult(
     } catch {
       /* a copy left in recovered/ is untidy, not a failure: every destination holds the secret */
     }
-    if (plan.sinks.length > 0) await renderAfter(ctx, g, plan, withoutSecret(body, plan, delivered), summary, fp, delivered);
+    if (plan.sinks.length > 0) await renderAfter(ctx, g, plan, withoutSecret(body, plan, delivered), summary, fpOf(), delivered);
     return;
   }
 
@@ -139,8 +142,8 @@ export async function deliverSecretResult(
       keepError = err;
     }
   }
-  if (plan.sinks.length > 0) await renderAfter(ctx, g, plan, withoutSecret(body, plan, delivered), summary, fp, delivered);
-  const error = await notDelivered(ctx, { endpointId, fp, failures, delivered, where, keepError, secret, serverRequestId: body.meta.requestId });
+  if (plan.sinks.length > 0) await renderAfter(ctx, g, plan, withoutSecret(body, plan, delivered), summary, fpOf(), delivered);
+  const error = await notDelivered(ctx, { endpointId, fp: fpOf(), failures, delivered, where, keepError, secret, serverRequestId: body.meta.requestId });
   ctx.setLastWords?.(undefined);
   throw error;
 }
