@@ -20,7 +20,9 @@ function isolated() {
   const tmp = mkdtempSync(join(tmpdir(), 'chatctl-demo-test-'));
   temps.push(tmp);
   const mark = randomUUID();
-  const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp, CHATCTL_DEMO_TEST_MARK: mark, NO_COLOR: '1' };
+  // NODE_DISABLE_COMPILE_CACHE: on Node 22+, npm turns on Node's module
+  // compile cache, which would put npm's own node-compile-cache/ in TMPDIR.
+  const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp, CHATCTL_DEMO_TEST_MARK: mark, NO_COLOR: '1', NODE_DISABLE_COMPILE_CACHE: '1' };
   for (const k of Object.keys(env)) if (k.startsWith('CHATCTL_') && k !== 'CHATCTL_DEMO_TEST_MARK') delete env[k];
   return { tmp, mark, env };
 }
