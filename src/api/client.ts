@@ -38,17 +38,23 @@ export interface WebhooksClient {
   reactivate(endpointId: string, body: ExpectedVersionRequest): Promise<MutationResponse>;
 }
 
+/** The headers every request carries (contract section 4), less x-request-id, which is new for each attempt. */
+export function requestHeaders(cfg: Pick<ClientConfig, 'token' | 'origin' | 'csrfToken' | 'userAgent'>, idempotencyKey?: string): Record<string, string> {
+  const headers: Record<string, string> = {
+    Authorization: `Bearer ${cfg.token}`,
+    'Content-Type': 'application/json',
+    Accept: 'application/json',
+    Origin: cfg.origin,
+    'x-service-csrf': cfg.csrfToken,
+    'User-Agent': cfg.userAgent,
+  };
+  if (idempotencyKey !== undefined) headers['Idempotency-Key'] = idempotencyKey;
+  return headers;
+}
+
 export function createWebhooksClient(cfg: ClientConfig): WebhooksClient {
   const send = async <T>(path: string, body: object, schema: z.ZodMiniType<T>, idempotencyKey?: string): Promise<T> => {
-    const headers: Record<string, string> = {
-      Authorization: `Bearer ${cfg.token}`,
-      'Content-Type': 'application/json',
-      Accept: 'application/json',
-      Origin: cfg.origin,
-      'x-service-csrf': cfg.csrfToken,
-      'User-Agent': cfg.userAgent,
-    };
-    if (idempotencyKey !== undefined) headers['Idempotency-Key'] = idempotencyKey;
+    const headers = requestHeaders(cfg, idempotencyKey);
     const req: ApiRequest = { method: 'POST', url: cfg.baseUrl + path, headers, body: JSON.stringify(body), idempotencyKey };
     const res = await sendWithRetries(req, cfg.settings, cfg.deps);
     const parsed = schema.safeParse(parseJson(res.body));

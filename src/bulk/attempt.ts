@@ -1,8 +1,9 @@
 // One attempt to rotate one item's secret: the request every webhook command
-// sends (contract section 4), through the same transport, with a fresh
-// x-request-id. No retries here: in a `--from` run they are the runner's, so
-// that every worker shares one pause and one rate.
+// sends (contract section 4, the client's headers), through the same
+// transport, with a fresh x-request-id. No retries here: in a `--from` run
+// they are the runner's, so that every worker shares one pause and one rate.
 import { scopedPath } from '../api/spec.js';
+import { requestHeaders } from '../api/client.js';
 import { MAX_BODY_BYTES, type Transport, type WireResponse } from '../http/transport.js';
 import { redactHeaders, redactSecretInBody } from '../output/redact.js';
 import type { Connection } from '../scope/resolve.js';
@@ -25,16 +26,7 @@ export interface AttemptSettings {
 export function makeRotateOne(s: AttemptSettings): RotateOne {
   return async (req, idempotencyKey, signal) => {
     const url = s.conn.baseUrl + scopedPath(s.conn.scope, 'webhook-endpoints', req.endpointId, 'secret', 'rotate');
-    const headers: Record<string, string> = {
-      Authorization: `Bearer ${s.token}`,
-      'Content-Type': 'application/json',
-      Accept: 'application/json',
-      Origin: s.conn.origin,
-      'x-service-csrf': s.conn.csrfToken,
-      'User-Agent': s.userAgent,
-      'Idempotency-Key': idempotencyKey,
-      'x-request-id': s.randomUUID(),
-    };
+    const headers = { ...requestHeaders({ token: s.token, origin: s.conn.origin, csrfToken: s.conn.csrfToken, userAgent: s.userAgent }, idempotencyKey), 'x-request-id': s.randomUUID() };
     const body = JSON.stringify({ expectedVersion: req.expectedVersion, mode: req.mode });
     if (s.trace) {
       s.trace(`> POST ${url}`);
