@@ -5,7 +5,7 @@ import { describe, expect, test } from 'vitest';
 import { execa } from 'execa';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { BIN, NODE, ROOT, PKG_VERSION } from '../helpers/cli.js';
+import { BIN, NODE, ROOT, PKG_VERSION } from '../support/fixtures.js';
 
 describe('the build', () => {
   test('chatctl keeps working while dist/ is rebuilt', async () => {

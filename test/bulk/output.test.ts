@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { humanOutput, jsonOutput } from '../../src/bulk/output.js';
 import type { ManifestItem } from '../../src/bulk/manifest.js';
 import type { ItemResult, RunSummary } from '../../src/bulk/runner.js';
-import { fakeIO } from '../unit/support/fakes.js';
+import { fakeIO } from '../support/fakes.js';
 
 const item = (n: number): ManifestItem => ({ line: n, endpointId: `we_${n}`, expectedVersion: 1, mode: 'overlap' });
 const ok = (n: number): ItemResult => ({ endpointId: `we_${n}`, ok: true, version: 2, fingerprint: 'sha256:0123456789abcdef', delivery: [{ to: `file:/s/we_${n}`, fingerprint: 'sha256:0123456789abcdef' }], requestId: `req_${n}` });

@@ -4,7 +4,7 @@ import { complete, formatCompletion } from '../../src/completion/complete.js';
 import { describeCommand } from '../../src/meta/tree.js';
 import { configuredProgram } from '../../src/cli.js';
 import { EVENT_TYPES } from '../../src/api/spec.js';
-import { fakeContext, fakeIO } from '../unit/support/fakes.js';
+import { fakeContext, fakeIO } from '../support/fakes.js';
 
 const tree = describeCommand(configuredProgram(fakeContext({ io: fakeIO() })));
 const values = (words: string[], current: string) => complete(tree, words, current, () => ['prod', 'staging-eu']).candidates.map((c) => c.value);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { buildMeta } from '../../src/main.js';
 import { COMPLETION_FILES, SHELLS, completionScript } from '../../src/completion/scripts.js';
-import { BIN, ROOT } from './support.js';
+import { BIN, ROOT } from '../support/fixtures.js';
 import { runInProcess } from '../support/in-process.js';
 
 const meta = await buildMeta();

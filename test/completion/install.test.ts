@@ -8,7 +8,7 @@ import { runInProcess } from '../support/in-process.js';
 import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { BIN, ROOT } from './support.js';
+import { BIN, ROOT } from '../support/fixtures.js';
 import { completionScript } from '../../src/completion/scripts.js';
 
 const DRIVER = join(ROOT, 'test', 'terminal', 'pty_driver.py');

@@ -1,7 +1,7 @@
 // Completion in real shells: bash with bash-completion, fish, and zsh.
 // .ci/run installs all three; a missing shell fails here rather than skipping.
 import { describe, expect, it } from 'vitest';
-import { sh, shellEnv } from './support.js';
+import { sh, shellEnv } from '../support/run.js';
 
 const env = shellEnv();
 

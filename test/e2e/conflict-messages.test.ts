@@ -4,8 +4,10 @@
 // sends `currentVersion`, and against the sandbox.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { cleanupTempDirs, errorBody, parseErrorLine, runCli, scopeEnv, tempDir } from '../helpers/cli.js';
-import { RecordingServer, startServer } from '../helpers/recording-server.js';
+import { errorBody, scopeEnv } from '../support/fixtures.js';
+import { parseErrorLine } from '../support/json.js';
+import { cleanupTempDirs, runCli, tempDir } from '../support/run.js';
+import { RecordingServer, startServer } from '../support/server.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.js';
 
 let server: RecordingServer;

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer as createHttps, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { cleanupTempDirs, runCli, tempDir, workspace } from '../helpers/cli.js';
+import { cleanupTempDirs, runCli, tempDir, workspace } from '../support/run.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.js';
 import type { RecordedRequest } from '../../src/sandbox/request-log.js';
 

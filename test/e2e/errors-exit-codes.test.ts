@@ -3,19 +3,10 @@
 // not a PublicErrorResponseDto, and the exit-codes table.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ERROR_CODES } from '../../src/api/spec.js';
-import {
-  PKG_VERSION,
-  cleanupTempDirs,
-  errorBody,
-  exitCodeForApiCode,
-  exitCodeForStatus,
-  mutationBody,
-  parseErrorLine,
-  reactivatePath,
-  runCli,
-  scopeEnv,
-} from '../helpers/cli.js';
-import { type Reply, RecordingServer, startServer } from '../helpers/recording-server.js';
+import { PKG_VERSION, errorBody, exitCodeForApiCode, exitCodeForStatus, mutationBody, reactivatePath, scopeEnv } from '../support/fixtures.js';
+import { parseErrorLine } from '../support/json.js';
+import { cleanupTempDirs, runCli } from '../support/run.js';
+import { type Reply, RecordingServer, startServer } from '../support/server.js';
 
 let server: RecordingServer;
 /** Replies by endpoint id, so tests can run concurrently against one server. */

@@ -9,7 +9,8 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from '
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { BIN, makeTempRoot, startSandbox, type Sandbox } from '../lifecycle/harness.js';
+import { BIN } from '../support/fixtures.js';
+import { makeTempRoot, startSandbox, type Sandbox } from '../support/sandbox.js';
 import { runInProcess } from '../support/in-process.js';
 
 const NODE = process.execPath;

@@ -13,7 +13,9 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { BIN, NODE, SECRET, TOKEN, buildEnv, cleanupTempDirs, mode, parseErrorLine, runCli, scopeEnv, secretBody, workspace, type RunResult } from '../helpers/cli.js';
+import { BIN, NODE, SECRET, TOKEN, scopeEnv, secretBody } from '../support/fixtures.js';
+import { buildEnv, cleanupTempDirs, fileMode as mode, runCli, workspace, type RunResult } from '../support/run.js';
+import { parseErrorLine } from '../support/json.js';
 
 /** What the next request is answered with: status, headers and the raw body bytes. */
 let reply: () => { status: number; headers: Record<string, string>; body: Buffer } = () => ({ status: 500, headers: {}, body: Buffer.alloc(0) });

@@ -3,9 +3,11 @@
 // and the server receives nothing.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { EVENT_TYPES, LIMITS } from '../../src/api/spec.js';
-import { cleanupTempDirs, mutationBody, parseErrorLine, runCli, scopeEnv, secretBody } from '../helpers/cli.js';
-import { runInPty } from '../helpers/pty.js';
-import { RecordingServer, startServer } from '../helpers/recording-server.js';
+import { mutationBody, scopeEnv, secretBody } from '../support/fixtures.js';
+import { parseErrorLine } from '../support/json.js';
+import { cleanupTempDirs, runCli } from '../support/run.js';
+import { RecordingServer, startServer } from '../support/server.js';
+import { runInPty } from '../support/pty.js';
 
 let server: RecordingServer;
 beforeAll(async () => {

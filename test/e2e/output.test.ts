@@ -3,29 +3,11 @@
 import { execa } from 'execa';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { EVENT_TYPES } from '../../src/api/spec.js';
-import {
-  BIN,
-  CREATE_PATH,
-  CSRF,
-  NODE,
-  TOKEN,
-  buildEnv,
-  cleanupTempDirs,
-  endpointRecord,
-  errorBody,
-  headerOf,
-  mutationBody,
-  parseErrorLine,
-  parseStdoutJson,
-  reactivatePath,
-  rotatePath,
-  runCli,
-  scopeEnv,
-  secretBody,
-  workspace,
-} from '../helpers/cli.js';
-import { runInPty } from '../helpers/pty.js';
-import { RecordingServer, startServer } from '../helpers/recording-server.js';
+import { BIN, CREATE_PATH, CSRF, NODE, TOKEN, endpointRecord, errorBody, headerOf, mutationBody, reactivatePath, rotatePath, scopeEnv, secretBody } from '../support/fixtures.js';
+import { parseErrorLine, parseStdoutJson } from '../support/json.js';
+import { buildEnv, cleanupTempDirs, runCli, workspace } from '../support/run.js';
+import { RecordingServer, startServer } from '../support/server.js';
+import { runInPty } from '../support/pty.js';
 
 let server: RecordingServer;
 beforeAll(async () => {

@@ -2,7 +2,7 @@
 // logs, files, pipes): the renderer, and `profile list` through a pipe.
 import { afterAll, describe, expect, it } from 'vitest';
 import { renderEndpoint } from '../../src/output/render.js';
-import { cleanupTempDirs, runCli, workspace } from '../helpers/cli.js';
+import { cleanupTempDirs, runCli, workspace } from '../support/run.js';
 
 afterAll(cleanupTempDirs);
 const BOX = /[┌┐└┘│─┼├┤┬┴]/;

@@ -4,24 +4,10 @@ import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import {
-  NODE,
-  ROOT,
-  TOKEN,
-  type Workspace,
-  buildEnv,
-  tempDir,
-  cleanupTempDirs,
-  listFiles,
-  mode,
-  mutationBody,
-  parseErrorLine,
-  parseStdoutJson,
-  runCli,
-  scopeEnv,
-  workspace,
-} from '../helpers/cli.js';
-import { RecordingServer, closedPort, startServer } from '../helpers/recording-server.js';
+import { NODE, ROOT, TOKEN, mutationBody, scopeEnv } from '../support/fixtures.js';
+import { parseErrorLine, parseStdoutJson } from '../support/json.js';
+import { type Workspace, buildEnv, tempDir, cleanupTempDirs, listFiles, fileMode, runCli, workspace } from '../support/run.js';
+import { RecordingServer, closedPort, startServer } from '../support/server.js';
 
 let server: RecordingServer;
 beforeAll(async () => {
@@ -209,8 +195,8 @@ describe('profiles', () => {
   }
 
   test('folder created with mode 0700, config.json 0600', () => {
-    expect(mode(template.configDir)).toBe(0o700);
-    expect(mode(join(template.configDir, 'config.json'))).toBe(0o600);
+    expect(fileMode(template.configDir)).toBe(0o700);
+    expect(fileMode(join(template.configDir, 'config.json'))).toBe(0o600);
   });
 
   test('stored tokens live only in config.json', () => {
@@ -363,7 +349,7 @@ describe('profiles', () => {
     expect(out.exitCode, out.stderr).toBe(0);
     expect(readFileSync(join(ws.configDir, 'config.json'), 'utf8')).not.toContain(tokenOf('p1'));
     expect(readFileSync(join(ws.configDir, 'config.json'), 'utf8')).toContain(tokenOf('p2'));
-    expect(mode(join(ws.configDir, 'config.json'))).toBe(0o600);
+    expect(fileMode(join(ws.configDir, 'config.json'))).toBe(0o600);
     await expectConfigError(['--profile', 'p1', ...REACTIVATE], {}, ws);
   });
 

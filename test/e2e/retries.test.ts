@@ -2,19 +2,11 @@
 // the Idempotency-Key and x-request-id do across attempts.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { EVENT_TYPES } from '../../src/api/spec.js';
-import {
-  UUID_V4,
-  cleanupTempDirs,
-  errorBody,
-  mutationBody,
-  parseErrorLine,
-  parseStdoutJson,
-  runCli,
-  scopeEnv,
-  secretBody,
-} from '../helpers/cli.js';
-import { runInPty } from '../helpers/pty.js';
-import { RecordingServer, closedPort, startServer } from '../helpers/recording-server.js';
+import { UUID_V4, errorBody, mutationBody, scopeEnv, secretBody } from '../support/fixtures.js';
+import { parseErrorLine, parseStdoutJson } from '../support/json.js';
+import { cleanupTempDirs, runCli } from '../support/run.js';
+import { RecordingServer, closedPort, startServer } from '../support/server.js';
+import { runInPty } from '../support/pty.js';
 
 let server: RecordingServer;
 beforeAll(async () => {

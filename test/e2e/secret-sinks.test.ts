@@ -10,24 +10,11 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { EVENT_TYPES } from '../../src/api/spec.js';
-import {
-  BIN,
-  NODE,
-  SECRET,
-  TOKEN,
-  buildEnv,
-  cleanupTempDirs,
-  mode,
-  parseErrorLine,
-  runCli,
-  scopeEnv,
-  secretBody,
-  workspace,
-  type RunResult,
-  type Workspace,
-} from '../helpers/cli.js';
-import { runInPty, shellQuote } from '../helpers/pty.js';
-import { RecordingServer, startServer } from '../helpers/recording-server.js';
+import { BIN, NODE, SECRET, TOKEN, scopeEnv, secretBody } from '../support/fixtures.js';
+import { parseErrorLine } from '../support/json.js';
+import { buildEnv, cleanupTempDirs, fileMode, runCli, workspace, type RunResult, type Workspace } from '../support/run.js';
+import { RecordingServer, startServer } from '../support/server.js';
+import { runInPty, shellQuote } from '../support/pty.js';
 
 let server: RecordingServer;
 beforeAll(async () => {
@@ -90,8 +77,8 @@ function expectRecovered(r: RunResult, endpoint = 'we_1', extraFiles: string[] =
   expect(files).toHaveLength(1);
   const kept = files[0]!;
   expect(readFileSync(kept, 'utf8')).toBe(SECRET);
-  expect(mode(kept)).toBe(0o600);
-  expect(mode(join(r.ws.configDir, 'recovered'))).toBe(0o700);
+  expect(fileMode(kept)).toBe(0o600);
+  expect(fileMode(join(r.ws.configDir, 'recovered'))).toBe(0o700);
   expect(r.stderr).toContain(kept);
   expect(r.stderr).toContain(endpoint);
   expect(r.stderr).toContain(FP);
@@ -124,7 +111,7 @@ describe('file:', () => {
     expect(r.exitCode, r.stderr).toBe(0);
     const file = join(ws.cwd, 's.whsec');
     expect(readFileSync(file, 'utf8')).toBe(SECRET);
-    expect(mode(file)).toBe(0o600);
+    expect(fileMode(file)).toBe(0o600);
     const data = JSON.parse(r.stdout).data;
     expect(data.secret).toBeNull();
     expect(data.secretFile).toBe(file);
@@ -206,7 +193,7 @@ describe('file:', () => {
       const r = await runCli([...ROTATE, '--secret-to', `file:${file}`, '--force'], { env: scopeEnv(server.url), ws });
       expect(r.exitCode, r.stderr).toBe(0);
       expect(readFileSync(file, 'utf8')).toBe(SECRET);
-      expect(mode(file)).toBe(0o600);
+      expect(fileMode(file)).toBe(0o600);
       expect(readdirSync(ws.cwd)).toEqual(['old.whsec']);
     });
   });
@@ -224,7 +211,7 @@ describe('env-file:', () => {
     const r = await runCli([...ROTATE, '--secret-to', 'env-file:.env#WEBHOOK_SECRET'], { env: scopeEnv(server.url), ws });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(readFileSync(env, 'utf8')).toBe(before.replace('WEBHOOK_SECRET=old-value', `WEBHOOK_SECRET=${SECRET}`));
-    expect(mode(env)).toBe(0o600);
+    expect(fileMode(env)).toBe(0o600);
     expect(r.stdout).toContain(`env-file:${env}#WEBHOOK_SECRET (mode 0600)`);
     expectSecretOnlyIn(r, ws, [env]);
   });
@@ -235,7 +222,7 @@ describe('env-file:', () => {
     const r = await runCli([...CREATE, '--json', '--secret-to', 'env-file:ci.env#S'], { env: scopeEnv(server.url), ws });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(readFileSync(join(ws.cwd, 'ci.env'), 'utf8')).toBe(`S=${SECRET}\n`);
-    expect(mode(join(ws.cwd, 'ci.env'))).toBe(0o600);
+    expect(fileMode(join(ws.cwd, 'ci.env'))).toBe(0o600);
     expect(JSON.parse(r.stdout).data.secretDelivery).toEqual([{ to: `env-file:${join(ws.cwd, 'ci.env')}#S`, fingerprint: FP }]);
   });
 
@@ -251,7 +238,7 @@ describe('env-file:', () => {
     }
     expect(server.requests).toHaveLength(0);
     expect(readFileSync(env, 'utf8')).toBe('A=1\n');
-    expect(mode(env)).toBe(0o644);
+    expect(fileMode(env)).toBe(0o644);
   });
 });
 

@@ -3,21 +3,11 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, sy
 import { isAbsolute, join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { EVENT_TYPES } from '../../src/api/spec.js';
-import {
-  SECRET,
-  TOKEN,
-  cleanupTempDirs,
-  listFiles,
-  mode,
-  parseErrorLine,
-  parseStdoutJson,
-  runCli,
-  scopeEnv,
-  secretBody,
-  workspace,
-} from '../helpers/cli.js';
-import { runInPty } from '../helpers/pty.js';
-import { RecordingServer, startServer } from '../helpers/recording-server.js';
+import { SECRET, TOKEN, scopeEnv, secretBody } from '../support/fixtures.js';
+import { parseErrorLine, parseStdoutJson } from '../support/json.js';
+import { cleanupTempDirs, listFiles, fileMode, runCli, workspace } from '../support/run.js';
+import { RecordingServer, startServer } from '../support/server.js';
+import { runInPty } from '../support/pty.js';
 import { createHash } from 'node:crypto';
 
 /** Contract section 6, written independently: sha256: + 16 hex of the UTF-8 bytes. */
@@ -68,7 +58,7 @@ describe('--secret-file', () => {
     expect(r.exitCode, r.stderr).toBe(0);
     expect(server.requests).toHaveLength(1);
     expectSecretContent(file);
-    expect(mode(file)).toBe(0o600);
+    expect(fileMode(file)).toBe(0o600);
     expect(r.stdout).not.toContain(SECRET);
     expect(r.stderr).not.toContain(SECRET);
   });
@@ -92,7 +82,7 @@ describe('--secret-file', () => {
       data: { ...expected.data, secret: null, secretFile: abs, secretDelivery: [{ to: `file:${abs}`, fingerprint: fingerprintOf(SECRET) }] },
     });
     expectSecretContent(abs);
-    expect(mode(abs)).toBe(0o600);
+    expect(fileMode(abs)).toBe(0o600);
     expect(r.stdout).not.toContain(SECRET);
     expect(r.stderr).not.toContain(SECRET);
   });
@@ -105,7 +95,7 @@ describe('--secret-file', () => {
     expect(r.exitCode).toBe(2);
     expect(server.requests).toHaveLength(0);
     expect(readFileSync(file, 'utf8')).toBe('old contents\n');
-    expect(mode(file)).toBe(0o644);
+    expect(fileMode(file)).toBe(0o644);
     expect(r.stderr.startsWith('chatctl: ')).toBe(true);
   });
 
@@ -130,7 +120,7 @@ describe('--secret-file', () => {
     expect(r.exitCode, r.stderr).toBe(0);
     expect(server.requests).toHaveLength(1);
     expectSecretContent(file);
-    expect(mode(file)).toBe(0o600);
+    expect(fileMode(file)).toBe(0o600);
     expect(r.stdout + r.stderr).not.toContain(SECRET);
     // replaced atomically: no temporary files left beside it
     expect(readdirSync(ws.cwd)).toEqual(['taken.secret']);
@@ -241,7 +231,7 @@ describe('saving fails after the server applied the change', () => {
     expect(files).toHaveLength(1);
     const saved = files[0]!;
     expect(readFileSync(saved, 'utf8')).toBe(SECRET);
-    expect(mode(saved)).toBe(0o600);
+    expect(fileMode(saved)).toBe(0o600);
     expect(r.stderr).toContain(saved);
     expect(r.stderr).not.toContain(SECRET);
     expect(r.stdout).not.toContain(SECRET);
@@ -266,7 +256,7 @@ describe('saving fails after the server applied the change', () => {
     expect(files).toHaveLength(1);
     const saved = join(ws.configDir, 'recovered', files[0]!);
     expect(readFileSync(saved, 'utf8')).toBe(SECRET);
-    expect(mode(saved)).toBe(0o600);
+    expect(fileMode(saved)).toBe(0o600);
     expect(r.stderr).toContain(saved);
     expect(r.stderr).not.toContain(SECRET);
   });

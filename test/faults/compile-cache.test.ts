@@ -6,7 +6,8 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { execa } from 'execa';
 import { chmodSync, chownSync, cpSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { NODE, ROOT, cleanupTempDirs, tempDir, waitForDist } from './support.js';
+import { NODE, ROOT } from '../support/fixtures.js';
+import { cleanupTempDirs, tempDir } from '../support/run.js';
 
 afterAll(() => cleanupTempDirs());
 
@@ -18,7 +19,6 @@ const NPM_MTIME = 499162500;
 
 /** A copy of the built package, as an install would have it. */
 async function install(): Promise<string> {
-  await waitForDist();
   const root = tempDir('pkg');
   for (const part of ['bin', 'dist', 'package.json']) cpSync(join(ROOT, part), join(root, part), { recursive: true });
   utimesSync(join(root, 'dist', 'main.cjs'), NPM_MTIME, NPM_MTIME);

@@ -8,35 +8,14 @@ import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, s
 import { execFileSync } from 'node:child_process';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import {
-  APP,
-  ENVKEY,
-  ORG,
-  REACTIVATE,
-  spawnCli,
-  waitFor,
-  CREATE,
-  CSRF,
-  mutationBody,
-  ScriptServer,
-  TOKEN,
-  cleanupTempDirs,
-  json,
-  leaks,
-  listAll,
-  modeOf,
-  parseErrorLine,
-  runCli,
-  scopeEnv,
-  secretBody,
-  stackTrace,
-  workspace,
-  type Workspace,
-} from './support.js';
+import { APP, ENV, ORG, REACTIVATE, CREATE, CSRF, mutationBody, TOKEN, csrfScopeEnv, secretBody } from '../support/fixtures.js';
+import { leaks, parseErrorLine, stackTrace } from '../support/json.js';
+import { spawnCli, waitFor, cleanupTempDirs, listAll, fileMode, runCli, workspace, type Workspace } from '../support/run.js';
+import { RecordingServer, json } from '../support/server.js';
 
-let server: ScriptServer;
+let server: RecordingServer;
 beforeAll(async () => {
-  server = await new ScriptServer().start();
+  server = await new RecordingServer({ keepAliveTimeoutMs: 500 }).start();
 });
 afterAll(async () => {
   await server.close();
@@ -65,8 +44,8 @@ describe('concurrent writers', () => {
     for (let i = 0; i < 8; i++) {
       expect(cfg.profiles![`p${i}`]).toMatchObject({ baseUrl: `https://x${i}.example`, organizationId: `o${i}` });
     }
-    expect(modeOf(configPath(ws))).toBe(0o600);
-    expect(modeOf(ws.configDir)).toBe(0o700);
+    expect(fileMode(configPath(ws))).toBe(0o600);
+    expect(fileMode(ws.configDir)).toBe(0o700);
     expect(listAll(ws.configDir)).toEqual(['config.json']); // no lock, no temporary file
   });
 
@@ -83,7 +62,7 @@ describe('concurrent writers', () => {
     const cfg = readConfig(ws);
     expect(Object.keys(cfg.profiles ?? {}).sort()).toEqual(['base', 'q0', 'q1', 'q2', 'q3', 'q4']);
     expect(cfg.profiles!.base).toMatchObject({ baseUrl: 'https://b.example', organizationId: 'o', applicationId: 'a1', environmentKey: 'e1', token: TOKEN });
-    expect(modeOf(configPath(ws))).toBe(0o600);
+    expect(fileMode(configPath(ws))).toBe(0o600);
   });
 });
 
@@ -105,7 +84,7 @@ describe('a corrupt config.json is never overwritten', () => {
     const runs = [
       await runCli(['--json', 'profile', 'set', 'prod', '--base-url', 'https://x.example', '--org', 'o'], { ws }),
       await runCli(['--json', 'auth', 'login', '--with-token'], { ws, input: `${TOKEN}\n` }),
-      await runCli([...CREATE, '--json', '--secret-file', secretFile, '--max-retries', '0'], { ws, env: scopeEnv(server.url) }),
+      await runCli([...CREATE, '--json', '--secret-file', secretFile, '--max-retries', '0'], { ws, env: csrfScopeEnv(server.url) }),
       await runCli(['--json', 'profile', 'use', 'prod'], { ws }),
       await runCli(['--json', 'profile', 'remove', 'prod'], { ws }),
       await runCli(['--json', 'auth', 'logout'], { ws }),
@@ -137,7 +116,7 @@ describe('loose permissions', () => {
     chmodSync(configPath(ws), 0o644);
     const r = await runCli(['profile', 'set', 'prod', '--app', 'a'], { ws });
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(modeOf(configPath(ws))).toBe(0o600);
+    expect(fileMode(configPath(ws))).toBe(0o600);
     expect(r.stderr).toMatch(/warning: .*config\.json/);
     expect(readConfig(ws).profiles!.prod).toMatchObject({ baseUrl: 'https://x.example', organizationId: 'o', applicationId: 'a' });
   });
@@ -147,7 +126,7 @@ describe('loose permissions', () => {
     chmodSync(configPath(ws), 0o644);
     const r = await runCli(['profile', 'list'], { ws });
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(modeOf(configPath(ws))).toBe(0o600);
+    expect(fileMode(configPath(ws))).toBe(0o600);
     expect(r.stderr).toMatch(/warning: .*config\.json/);
   });
 
@@ -156,7 +135,7 @@ describe('loose permissions', () => {
     chmodSync(ws.configDir, 0o755);
     const r = await runCli(['profile', 'set', 'prod', '--app', 'a'], { ws });
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(modeOf(ws.configDir)).toBe(0o700);
+    expect(fileMode(ws.configDir)).toBe(0o700);
     expect(r.stderr).toMatch(/warning: .*tightened/);
     expect(r.stderr.split('\n').some((l) => l.includes('warning') && l.includes(ws.configDir) && !l.includes('config.json'))).toBe(true);
   });
@@ -166,10 +145,10 @@ describe('loose permissions', () => {
     chmodSync(ws.configDir, 0o755);
     chmodSync(configPath(ws), 0o644);
     const secretFile = join(ws.cwd, 's.whsec');
-    const r = await runCli([...CREATE, '--secret-file', secretFile, '--max-retries', '0'], { ws, env: scopeEnv(server.url) });
+    const r = await runCli([...CREATE, '--secret-file', secretFile, '--max-retries', '0'], { ws, env: csrfScopeEnv(server.url) });
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(modeOf(configPath(ws))).toBe(0o600);
-    expect(modeOf(ws.configDir)).toBe(0o700);
+    expect(fileMode(configPath(ws))).toBe(0o600);
+    expect(fileMode(ws.configDir)).toBe(0o700);
     expect(r.stderr).toMatch(/warning: .*config\.json/);
     expect(r.stderr.split('\n').some((l) => l.includes('warning') && l.includes(ws.configDir) && !l.includes('config.json'))).toBe(true);
   });
@@ -179,10 +158,10 @@ describe('loose permissions', () => {
     chmodSync(ws.configDir, 0o755);
     chmodSync(configPath(ws), 0o644);
     const secretFile = join(ws.cwd, 's.whsec');
-    const r = await runCli([...CREATE, '--json', '--secret-file', secretFile, '--max-retries', '0'], { ws, env: scopeEnv(server.url) });
+    const r = await runCli([...CREATE, '--json', '--secret-file', secretFile, '--max-retries', '0'], { ws, env: csrfScopeEnv(server.url) });
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(modeOf(configPath(ws))).toBe(0o600);
-    expect(modeOf(ws.configDir)).toBe(0o700);
+    expect(fileMode(configPath(ws))).toBe(0o600);
+    expect(fileMode(ws.configDir)).toBe(0o700);
     expect(r.stderr).toBe('');
   });
 
@@ -192,7 +171,7 @@ describe('loose permissions', () => {
     const r = await runCli(['auth', 'login', '--with-token', '--profile', 'prod'], { ws, input: `${TOKEN}\n` });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(leaks(r.stderr, [TOKEN])).toEqual([]);
-    expect(modeOf(configPath(ws))).toBe(0o600);
+    expect(fileMode(configPath(ws))).toBe(0o600);
     expect(readConfig(ws).profiles!.prod!.token).toBe(TOKEN);
   });
 });
@@ -253,7 +232,7 @@ describe('a lock left behind by a killed process', () => {
     for (let i = 0; i < 16; i++) expect(cfg.profiles![`w${i}`]).toEqual({ baseUrl: `https://w${i}.example`, organizationId: `o${i}` });
     expect(cfg.profiles!.base).toEqual({ baseUrl: 'https://b.example', token: TOKEN });
     expect(listAll(ws.configDir)).toEqual(['config.json']);
-    expect(modeOf(configPath(ws))).toBe(0o600);
+    expect(fileMode(configPath(ws))).toBe(0o600);
   }, 120_000);
 
   test.each(staleLocks)('%s: auth logout really removes the token', async (_label, leave) => {
@@ -311,7 +290,7 @@ describe('Ctrl-C during a lock wait', () => {
 // ------------------------------------------------------------------ refusals
 
 describe('a config that must not be trusted: exit 3 at once, naming it and the fix; never changed', () => {
-  const readRun = (ws: Workspace) => runCli([...REACTIVATE, '--json', '--max-retries', '0'], { ws, env: scopeEnv(server.url), timeoutMs: 10_000 });
+  const readRun = (ws: Workspace) => runCli([...REACTIVATE, '--json', '--max-retries', '0'], { ws, env: csrfScopeEnv(server.url), timeoutMs: 10_000 });
   const writeRun = (ws: Workspace) => runCli(['--json', 'profile', 'set', 'x', '--org', 'o'], { ws, timeoutMs: 10_000 });
   const loginRun = (ws: Workspace) => runCli(['--json', 'auth', 'login', '--with-token'], { ws, input: `${TOKEN}\n`, timeoutMs: 10_000 });
 
@@ -376,7 +355,7 @@ describe('a config that must not be trusted: exit 3 at once, naming it and the f
       const ws = seededWs();
       chmodSync(ws.configDir, m);
       await expectRefused(ws, ws.configDir, /can be written by/, /chmod 700/);
-      expect(modeOf(ws.configDir)).toBe(m);
+      expect(fileMode(ws.configDir)).toBe(m);
     });
   }
 
@@ -384,7 +363,7 @@ describe('a config that must not be trusted: exit 3 at once, naming it and the f
     const ws = seededWs();
     chmodSync(configPath(ws), 0o666);
     await expectRefused(ws, configPath(ws), /can be written by group and others/, /chmod 600/);
-    expect(modeOf(configPath(ws))).toBe(0o666);
+    expect(fileMode(configPath(ws))).toBe(0o666);
   });
 
   test('folder owned by another user (uid 65534): refused', async () => {
@@ -425,7 +404,7 @@ describe('profile names are plain keys', () => {
   test('a profile really called "constructor" is an ordinary profile', async () => {
     server.reset((_q, res) => json(res, 200, mutationBody()));
     const ws = seededWs();
-    expect((await runCli(['profile', 'set', 'constructor', '--base-url', server.url, '--org', ORG, '--app', APP, '--env', ENVKEY], { ws })).exitCode).toBe(0);
+    expect((await runCli(['profile', 'set', 'constructor', '--base-url', server.url, '--org', ORG, '--app', APP, '--env', ENV], { ws })).exitCode).toBe(0);
     expect((await runCli(['profile', 'use', 'constructor'], { ws })).exitCode).toBe(0);
     const r = await runCli([...REACTIVATE, '--json'], { ws, env: { CHATCTL_TOKEN: TOKEN } });
     expect(r.exitCode, r.stderr).toBe(0);

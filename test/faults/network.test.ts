@@ -9,34 +9,17 @@ import { join } from 'node:path';
 import type http from 'node:http';
 import net from 'node:net';
 import { once } from 'node:events';
-import {
-  CREATE,
-  CSRF,
-  REACTIVATE,
-  SECRET,
-  ScriptServer,
-  TOKEN,
-  cleanupTempDirs,
-  closedPort,
-  errorBody,
-  json,
-  leaks,
-  parseErrorLine,
-  runCli,
-  waitFor,
-  scopeEnv,
-  secretBody,
-  stackTrace,
-  workspace,
-  type RunResult,
-} from './support.js';
+import { CREATE, CSRF, REACTIVATE, SECRET, TOKEN, errorBody, csrfScopeEnv, secretBody } from '../support/fixtures.js';
+import { leaks, parseErrorLine, stackTrace } from '../support/json.js';
+import { cleanupTempDirs, runCli, waitFor, workspace, type RunResult } from '../support/run.js';
+import { RecordingServer, closedPort, json } from '../support/server.js';
 
-let server: ScriptServer;
-let other: ScriptServer;
+let server: RecordingServer;
+let other: RecordingServer;
 
 beforeAll(async () => {
-  server = await new ScriptServer().start();
-  other = await new ScriptServer().start();
+  server = await new RecordingServer({ keepAliveTimeoutMs: 500 }).start();
+  other = await new RecordingServer({ keepAliveTimeoutMs: 500 }).start();
 });
 afterAll(async () => {
   await server.close();
@@ -53,7 +36,7 @@ beforeEach(() => {
 async function create(baseUrl: string, flags: string[]): Promise<RunResult & { secretFile: string }> {
   const ws = workspace();
   const secretFile = join(ws.cwd, 'new.whsec');
-  const r = await runCli([...CREATE, '--json', '--secret-file', secretFile, ...flags], { ws, env: scopeEnv(baseUrl) });
+  const r = await runCli([...CREATE, '--json', '--secret-file', secretFile, ...flags], { ws, env: csrfScopeEnv(baseUrl) });
   return { ...r, secretFile };
 }
 
@@ -234,7 +217,7 @@ describe('fault table (create --json --secret-file)', () => {
       res.writeHead(307, { Location: location, 'Content-Type': 'text/html' });
       res.end('<a href="x">moved</a>');
     });
-    const r = await runCli([...REACTIVATE, '--max-retries', '1', '--timeout', '1'], { env: scopeEnv(server.url) });
+    const r = await runCli([...REACTIVATE, '--max-retries', '1', '--timeout', '1'], { env: csrfScopeEnv(server.url) });
     expect(r.exitCode, r.stderr).toBe(1);
     expect(r.stderr).toContain(location);
     expect(stackTrace(r.stderr)).toBeUndefined();
@@ -257,10 +240,10 @@ describe('fault table (create --json --secret-file)', () => {
   test('hostile success body: a wide and tall endpoint record (human mode) → exit 0 within 5 s, secret saved', async () => {
     // 600 KB in one field and 2000 short lines in another: well under the 1 MiB limit.
     const record = { description: 'x'.repeat(600_000), tags: Array.from({ length: 2000 }, (_, i) => `t${i}`) };
-    server.reset((_q, res) => json(res, 201, secretBody(SECRET, record)));
+    server.reset((_q, res) => json(res, 201, secretBody(SECRET, true, 'we_1', record)));
     const ws = workspace();
     const secretFile = join(ws.cwd, 'new.whsec');
-    const r = await runCli([...CREATE, '--secret-file', secretFile, '--max-retries', '0', '--timeout', '2'], { ws, env: scopeEnv(server.url), timeoutMs: 6_000 });
+    const r = await runCli([...CREATE, '--secret-file', secretFile, '--max-retries', '0', '--timeout', '2'], { ws, env: csrfScopeEnv(server.url), timeoutMs: 6_000 });
     expect(existsSync(secretFile)).toBe(true);
     expect(stackTrace(r.stderr), r.stderr).toBeUndefined();
     // Issue 10: where the secret went is part of the result, on stdout (destination and fingerprint), not a notice.
@@ -335,7 +318,7 @@ describe('malformed responses: invalid_response (exit 1), one attempt, never a c
     const raw = await rawServer('HTTP/1.1 201 Created\r\n' + `X-Big: ${'a'.repeat(100_000)}\r\n\r\n`);
     try {
       const ws = workspace();
-      const r = await runCli([...CREATE, '--secret-file', join(ws.cwd, 's'), '--max-retries', '3'], { ws, env: scopeEnv(raw.url), spawn: true });
+      const r = await runCli([...CREATE, '--secret-file', join(ws.cwd, 's'), '--max-retries', '3'], { ws, env: csrfScopeEnv(raw.url), spawn: true });
       expect(r.exitCode).toBe(1);
       expect(r.stderr).toMatch(/^chatctl: error: the server's response could not be read: its headers exceed the size limit/);
       expect(r.stderr).not.toMatch(/retrying/);

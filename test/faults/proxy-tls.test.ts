@@ -14,34 +14,16 @@ import { once } from 'node:events';
 import tls from 'node:tls';
 import http from 'node:http';
 import type net from 'node:net';
-import {
-  CREATE,
-  CSRF,
-  ConnectProxy,
-  REACTIVATE,
-  SECRET,
-  ScriptServer,
-  TOKEN,
-  cleanupTempDirs,
-  closedPort,
-  json,
-  leaks,
-  mutationBody,
-  parseErrorLine,
-  runCli,
-  scopeEnv,
-  secretBody,
-  stackTrace,
-  tempDir,
-  workspace,
-  type RunResult,
-} from './support.js';
+import { CREATE, CSRF, REACTIVATE, SECRET, TOKEN, mutationBody, csrfScopeEnv, secretBody } from '../support/fixtures.js';
+import { leaks, parseErrorLine, stackTrace } from '../support/json.js';
+import { cleanupTempDirs, runCli, tempDir, workspace, type RunResult } from '../support/run.js';
+import { ConnectProxy, RecordingServer, closedPort, json } from '../support/server.js';
 
 let certDir: string;
 let certPath: string;
-let tlsServer: ScriptServer;
-let plainServer: ScriptServer;
-let other: ScriptServer;
+let tlsServer: RecordingServer;
+let plainServer: RecordingServer;
+let other: RecordingServer;
 let proxy: ConnectProxy;
 let rawTls: RawTlsServer;
 
@@ -92,9 +74,9 @@ beforeAll(async () => {
     ],
     { stdio: 'ignore' },
   );
-  tlsServer = await new ScriptServer({ key: readFileSync(keyPath), cert: readFileSync(certPath) }).start();
-  plainServer = await new ScriptServer().start();
-  other = await new ScriptServer().start();
+  tlsServer = await new RecordingServer({ tls: { key: readFileSync(keyPath), cert: readFileSync(certPath) }, keepAliveTimeoutMs: 500 }).start();
+  plainServer = await new RecordingServer({ keepAliveTimeoutMs: 500 }).start();
+  other = await new RecordingServer({ keepAliveTimeoutMs: 500 }).start();
   proxy = await new ConnectProxy([ALIAS]).start();
   rawTls = await new RawTlsServer({ key: readFileSync(keyPath), cert: readFileSync(certPath) }).start();
 });
@@ -121,7 +103,7 @@ async function create(
   const secretFile = join(ws.cwd, 'new.whsec');
   const r = await runCli([...CREATE, '--json', '--secret-file', secretFile, '--max-retries', '0', '--timeout', '2', ...flags], {
     ws,
-    env: scopeEnv(baseUrl, env),
+    env: csrfScopeEnv(baseUrl, env),
     // NODE_EXTRA_CA_CERTS is read by Node when a process starts.
     spawn: opts.spawn ?? 'NODE_EXTRA_CA_CERTS' in env,
   });
@@ -403,7 +385,7 @@ describe('the fault contract holds through the proxy transport too', () => {
 
   test('reactivate through the proxy (human mode) → exit 0', async () => {
     const r = await runCli([...REACTIVATE, '--max-retries', '0', '--timeout', '2'], {
-      env: scopeEnv(viaAlias(tlsServer.port), { https_proxy: proxy.url, NODE_EXTRA_CA_CERTS: certPath }),
+      env: csrfScopeEnv(viaAlias(tlsServer.port), { https_proxy: proxy.url, NODE_EXTRA_CA_CERTS: certPath }),
       spawn: true, // NODE_EXTRA_CA_CERTS is read by Node when a process starts
     });
     expectClean(r);

@@ -6,33 +6,14 @@ import { execa } from 'execa';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  BIN,
-  CREATE,
-  CSRF,
-  NODE,
-  ROTATE,
-  SECRET,
-  ScriptServer,
-  TOKEN,
-  cleanEnv,
-  cleanupTempDirs,
-  json,
-  leaks,
-  parseErrorLine,
-  scopeEnv,
-  secretBody,
-  sleep,
-  spawnCli,
-  stackTrace,
-  waitFor,
-  waitForDist,
-  workspace,
-} from './support.js';
+import { BIN, CREATE, CSRF, NODE, ROTATE, SECRET, TOKEN, csrfScopeEnv, secretBody } from '../support/fixtures.js';
+import { leaks, parseErrorLine, stackTrace } from '../support/json.js';
+import { buildEnv, cleanupTempDirs, sleep, spawnCli, waitFor, workspace } from '../support/run.js';
+import { RecordingServer, json } from '../support/server.js';
 
-let server: ScriptServer;
+let server: RecordingServer;
 beforeAll(async () => {
-  server = await new ScriptServer().start();
+  server = await new RecordingServer({ keepAliveTimeoutMs: 500 }).start();
 });
 afterAll(async () => {
   await server.close();
@@ -41,7 +22,6 @@ afterAll(async () => {
 beforeEach(async () => {
   server.dropConnections();
   server.reset();
-  await waitForDist();
 });
 
 type Sig = 'SIGINT' | 'SIGTERM';
@@ -55,7 +35,7 @@ async function interrupt(args: string[], signal: Sig, opts: { hits?: number; set
   const secretFile = join(ws.cwd, 'new.whsec');
   const { child } = spawnCli([...args, '--json', '--secret-file', secretFile, '--max-retries', opts.maxRetries ?? '1', '--timeout', '30'], {
     ws,
-    env: scopeEnv(server.url),
+    env: csrfScopeEnv(server.url),
   });
   await waitFor(() => server.hits >= (opts.hits ?? 1), 10_000, 'the request to arrive');
   await sleep(opts.settleMs ?? 150);
@@ -134,7 +114,7 @@ describe('signals', () => {
       /* hang */
     });
     const ws = workspace();
-    const { child } = spawnCli([...CREATE, '--json', '--secret-file', join(ws.cwd, 's'), '--timeout', '30'], { ws, env: scopeEnv(server.url) });
+    const { child } = spawnCli([...CREATE, '--json', '--secret-file', join(ws.cwd, 's'), '--timeout', '30'], { ws, env: csrfScopeEnv(server.url) });
     await waitFor(() => server.hits >= 1);
     child.kill('SIGINT');
     child.kill('SIGINT');
@@ -148,7 +128,7 @@ describe('signals', () => {
 // ---------------------------------------------------------------- pipes
 
 /** A big create answer: the endpoint record carries ~600 KB (several MB once rendered as a table). */
-const bigBody = () => secretBody(SECRET, { description: 'x'.repeat(600_000) });
+const bigBody = () => secretBody(SECRET, true, 'we_1', { description: 'x'.repeat(600_000) });
 
 /** Runs `chatctl ARGS | head …` through sh; chatctl's own status is reported on fd 3. */
 async function throughHead(args: string[], head: string, env: Record<string, string | undefined>, ws = workspace()) {
@@ -158,7 +138,7 @@ async function throughHead(args: string[], head: string, env: Record<string, str
   const rcFile = join(ws.root, 'rc.txt');
   const r = await execa('sh', ['-c', script], {
     cwd: ws.cwd,
-    env: { ...cleanEnv(ws, env), ERRFILE: errFile, RCFILE: rcFile },
+    env: { ...buildEnv(ws, env), ERRFILE: errFile, RCFILE: rcFile },
     extendEnv: false,
     reject: false,
     timeout: 20_000,
@@ -183,7 +163,7 @@ describe('closed stdout', () => {
     server.reset((_q, res) => json(res, 201, bigBody()));
     const ws = workspace();
     const secretFile = join(ws.cwd, 'big.whsec');
-    const out = await throughHead([...CREATE, '--json', '--secret-file', secretFile, '--max-retries', '0'], 'head -c 1', scopeEnv(server.url), ws);
+    const out = await throughHead([...CREATE, '--json', '--secret-file', secretFile, '--max-retries', '0'], 'head -c 1', csrfScopeEnv(server.url), ws);
     expect(stackTrace(out.stderr), out.stderr).toBeUndefined();
     expect(out.stderr).toBe('');
     expect(out.exitCode).toBe(0);
@@ -194,7 +174,7 @@ describe('closed stdout', () => {
     server.reset((_q, res) => json(res, 201, bigBody()));
     const ws = workspace();
     const secretFile = join(ws.cwd, 'big.whsec');
-    const out = await throughHead([...CREATE, '--secret-file', secretFile, '--max-retries', '0'], 'head -1', scopeEnv(server.url), ws);
+    const out = await throughHead([...CREATE, '--secret-file', secretFile, '--max-retries', '0'], 'head -1', csrfScopeEnv(server.url), ws);
     expect(stackTrace(out.stderr), out.stderr).toBeUndefined();
     expect(leaks(out.stderr, [TOKEN, SECRET])).toEqual([]);
     expect(out.exitCode).toBe(0);
@@ -204,7 +184,7 @@ describe('closed stdout', () => {
   test('stdout read end closed before chatctl writes (`exit-codes`, `--help`, `--version`) → quiet', async () => {
     for (const args of [['exit-codes'], ['webhooks', 'create', '--help'], ['--version'], ['profile', 'list', '--json']]) {
       const ws = workspace();
-      const child = spawn(NODE, [BIN, ...args], { cwd: ws.cwd, env: cleanEnv(ws), stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(NODE, [BIN, ...args], { cwd: ws.cwd, env: buildEnv(ws), stdio: ['ignore', 'pipe', 'pipe'] });
       child.stdout.destroy(); // the reader is gone before the first write
       let stderr = '';
       child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
@@ -216,7 +196,7 @@ describe('closed stdout', () => {
 
   test('closed stdout on an error path (`--json` create against a 404) → the error line still reaches stderr', async () => {
     server.reset((_q, res) => json(res, 404, { error: { code: 'resource_not_found', message: 'nope', requestId: 'r', details: {} } }));
-    const out = await throughHead([...CREATE, '--json', '--max-retries', '0'], 'head -c 1', scopeEnv(server.url));
+    const out = await throughHead([...CREATE, '--json', '--max-retries', '0'], 'head -c 1', csrfScopeEnv(server.url));
     expect(out.exitCode).toBe(6);
     expect(parseErrorLine(out.stderr).error.code).toBe('resource_not_found');
   });

@@ -8,16 +8,18 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import fc from 'fast-check';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CSRF, ScriptServer, TOKEN, cleanupTempDirs, json, mutationBody, secretBody } from '../faults/support.js';
+import { CSRF, TOKEN, mutationBody, secretBody } from '../support/fixtures.js';
+import { cleanupTempDirs } from '../support/run.js';
+import { RecordingServer, json } from '../support/server.js';
 import { CONCURRENCY, describeChild, errCode, printStats, tally, flagBeforeDoubleDash, fuzzParams, fuzzTimeoutMs, runChild, tame, violations } from './harness.js';
 
 const DEFAULT_CHILDREN = 96;
 const SECRET = 'whsec_ARGVFUZZ_c2VjcmV0LWZyb20tdGhlLXNlcnZlcg';
 const EVENTS = ['chat.message.created.v1', 'chat.message.updated.v1', 'chat.message.deleted.v1'];
 
-let server: ScriptServer;
+let server: RecordingServer;
 beforeAll(async () => {
-  server = await new ScriptServer().start();
+  server = await new RecordingServer({ keepAliveTimeoutMs: 500 }).start();
   server.reset((q, res, rec) => {
     if (rec.url.endsWith('/reactivate')) return json(res, 200, mutationBody());
     if (rec.url.endsWith('/secret/rotate') || rec.url.endsWith('/webhook-endpoints')) return json(res, rec.url.endsWith('/webhook-endpoints') ? 201 : 200, secretBody(SECRET));

@@ -5,9 +5,9 @@
 // Runs: FUZZ_RUNS (children per property; default small enough for `npm
 // test`), FUZZ_SEED to replay, FUZZ_CONCURRENCY children at a time.
 // scripts/fuzz-long.mjs sets them for long runs by hand.
-import { execa } from 'execa';
-import { runInProcess } from '../support/in-process.js';
-import { BIN, NODE, ALLOWED_EXIT, cleanEnv, leaks, stackTrace, waitForDist, workspace, type Workspace } from '../faults/support.js';
+import { ALLOWED_EXIT } from '../support/fixtures.js';
+import { leaks, stackTrace } from '../support/json.js';
+import { buildEnv, runInProcess, spawnCli, workspace, type Workspace } from '../support/run.js';
 
 export const CONCURRENCY = Math.max(1, Number(process.env.FUZZ_CONCURRENCY) || 4);
 
@@ -54,49 +54,33 @@ export async function runChild(
       controller.abort('SIGINT');
     }, opts.stopAfterMs ?? 8000);
     try {
-      const r = await runInProcess(args, { env: cleanEnv(ws, opts.env), cwd: ws.cwd, input: opts.input, signal: controller.signal });
+      const r = await runInProcess(args, { env: buildEnv(ws, opts.env), cwd: ws.cwd, input: opts.input, signal: controller.signal });
       return { args, exitCode: r.exitCode, signal: undefined, stdout: r.stdout, stderr: r.stderr, durationMs: r.durationMs, stoppedByUs, ws };
     } finally {
       clearTimeout(stopTimer);
     }
   }
-  for (let tries = 0; ; tries++) {
-    await waitForDist();
-    const started = Date.now();
-    let stoppedByUs = false;
-    const child = execa(NODE, [BIN, ...args], {
-      cwd: ws.cwd,
-      env: cleanEnv(ws, opts.env),
-      extendEnv: false,
-      reject: false,
-      input: opts.input ?? '',
-      stripFinalNewline: false,
-      encoding: 'utf8',
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    const stopTimer = setTimeout(() => {
-      stoppedByUs = true;
-      child.kill('SIGINT');
-      setTimeout(() => child.kill('SIGKILL'), 3000).unref();
-    }, opts.stopAfterMs ?? 8000);
-    const r = await child;
-    clearTimeout(stopTimer);
-    const result: ChildResult = {
-      args,
-      exitCode: r.exitCode,
-      signal: r.signal,
-      stdout: String(r.stdout ?? ''),
-      stderr: String(r.stderr ?? ''),
-      durationMs: Date.now() - started,
-      stoppedByUs,
-      ws,
-    };
-    if (/MODULE_NOT_FOUND/.test(result.stderr) && tries < 5) {
-      await new Promise((res) => setTimeout(res, 1000));
-      continue;
-    }
-    return result;
-  }
+  const started = Date.now();
+  let stoppedByUs = false;
+  // No timeout of its own: the stop timer ends it (SIGINT, then SIGKILL).
+  const { child } = spawnCli(args, { ws, env: opts.env, input: opts.input, timeoutMs: 0, maxBuffer: 64 * 1024 * 1024 });
+  const stopTimer = setTimeout(() => {
+    stoppedByUs = true;
+    child.kill('SIGINT');
+    setTimeout(() => child.kill('SIGKILL'), 3000).unref();
+  }, opts.stopAfterMs ?? 8000);
+  const r = await child;
+  clearTimeout(stopTimer);
+  return {
+    args,
+    exitCode: r.exitCode,
+    signal: r.signal,
+    stdout: String(r.stdout ?? ''),
+    stderr: String(r.stderr ?? ''),
+    durationMs: Date.now() - started,
+    stoppedByUs,
+    ws,
+  };
 }
 
 /** main.ts's own test: the flag appears before any `--`. */

@@ -14,7 +14,9 @@ import net from 'node:net';
 import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CSRF, ScriptServer, TOKEN, cleanupTempDirs, json } from '../faults/support.js';
+import { CSRF, TOKEN } from '../support/fixtures.js';
+import { cleanupTempDirs } from '../support/run.js';
+import { RecordingServer, json } from '../support/server.js';
 import { CONCURRENCY, describeChild, printStats, fuzzParams, fuzzTimeoutMs, runChild, violations } from './harness.js';
 
 const DEFAULT_CHILDREN = 96;
@@ -41,7 +43,7 @@ interface Script {
 const scripts = new Map<string, Script>();
 let raw: net.Server;
 let rawPort = 0;
-let trap: ScriptServer; // the Location of redirects points here: it must never be called
+let trap: RecordingServer; // the Location of redirects points here: it must never be called
 const rawSockets = new Set<net.Socket>();
 
 function httpDate(offsetMs: number): string {
@@ -98,7 +100,7 @@ async function startRaw(): Promise<void> {
 
 beforeAll(async () => {
   await startRaw();
-  trap = await new ScriptServer().start();
+  trap = await new RecordingServer({ keepAliveTimeoutMs: 500 }).start();
   trap.reset((_q, res) => json(res, 201, { stolen: true }));
 });
 afterAll(async () => {

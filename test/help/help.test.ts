@@ -5,7 +5,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, cleanupTempDirs, parseErrorLine, runCli } from '../helpers/cli.js';
+import { ROOT } from '../support/fixtures.js';
+import { parseErrorLine } from '../support/json.js';
+import { cleanupTempDirs, runCli } from '../support/run.js';
 import { ERROR_CODES } from '../../src/api/spec.js';
 import { EXIT_CODE_ROWS, exitCodeForApiCode } from '../../src/errors/exit-codes.js';
 

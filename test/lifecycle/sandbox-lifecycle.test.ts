@@ -5,19 +5,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  cliRunner,
-  control,
-  errorLine,
-  fileMode,
-  filesUnder,
-  makeTempRoot,
-  scopePath,
-  startSandbox,
-  type CliResult,
-  type EndpointRecord,
-  type Sandbox,
-} from './harness.js';
+import { parseErrorLine } from '../support/json.js';
+import { fileMode, listFiles } from '../support/run.js';
+import { cliRunner, control, makeTempRoot, scopePath, startSandbox, type CliResult, type EndpointRecord, type Sandbox } from '../support/sandbox.js';
 
 const EVENT = 'chat.message.created.v1';
 const URL_A = 'https://hooks.example.com/a';
@@ -71,7 +61,7 @@ function succeeded(r: CliResult): any {
 function failed(r: CliResult, exitCode: number, code: string, status: number | null) {
   expect(r.exitCode, show(r)).toBe(exitCode);
   expect(r.stdout, show(r)).toBe('');
-  const line = errorLine(r.stderr);
+  const line = parseErrorLine(r.stderr);
   expect(line.exitCode).toBe(exitCode);
   expect(line.error.code).toBe(code);
   expect(line.error.status).toBe(status);
@@ -139,13 +129,13 @@ describe('lifecycle: create → replay → rotate → reactivate', () => {
     const file = newSecretPath();
     const r = await run(createArgs('orders', URL_A, file, 'K1'));
     expect(r.exitCode, show(r)).toBe(13);
-    const line = errorLine(r.stderr);
+    const line = parseErrorLine(r.stderr);
     expect(line).toMatchObject({ exitCode: 13, error: { code: 'secret_not_delivered', status: null } });
     // stdout: the replayed envelope, secret withheld, same endpoint.
     const body = JSON.parse(r.stdout);
     expect(body.data).toMatchObject({ secret: null, secretAvailable: false, endpoint: { id, version: 1 } });
     expect(existsSync(file)).toBe(false);
-    expect(filesUnder(join(configDir, 'recovered'))).toEqual([]);
+    expect(listFiles(join(configDir, 'recovered'))).toEqual([]);
     const all = await ctl.endpoints();
     expect(all.filter((e) => e.destinationUrl === URL_A)).toHaveLength(1);
     expect(all.find((e) => e.id === id)).toMatchObject({ version: 1, validSecrets: [secret1] });

@@ -10,7 +10,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { execa } from 'execa';
-import { ROOT } from '../helpers/cli.js';
+import { ROOT } from '../support/fixtures.js';
 import { EXIT_CODE_ROWS } from '../../src/errors/exit-codes.js';
 
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { endpointBody, errorCode, HOUR, sandbox } from './helpers.js';
+import { endpointBody, errorCode, HOUR, sandbox } from '../support/sandbox.js';
 
 describe('injected failures', () => {
   it('fails the next N API requests with 503 and Retry-After, then recovers', async () => {

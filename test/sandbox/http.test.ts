@@ -1,6 +1,6 @@
 import { networkInterfaces } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { endpointBody, errorCode, sandbox } from './helpers.js';
+import { endpointBody, errorCode, sandbox } from '../support/sandbox.js';
 
 describe('sandbox start-up', () => {
   it('serves on 127.0.0.1 with a random sbx_ token and the fixed scope', async () => {

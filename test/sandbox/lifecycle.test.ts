@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { endpointBody, errorCode, HOUR, sandbox } from './helpers.js';
+import { endpointBody, errorCode, HOUR, sandbox } from '../support/sandbox.js';
 
 describe('create', () => {
   it('answers 201 with the endpoint, the secret and secretAvailable', async () => {

@@ -15,7 +15,7 @@ import { runCreate, type CreateOptions } from '../../src/commands/webhooks/creat
 import { runRotate, type RotateOptions } from '../../src/commands/webhooks/rotate.js';
 import { runReactivate } from '../../src/commands/webhooks/reactivate.js';
 import { runAuthLogin } from '../../src/commands/auth/auth.js';
-import { fakeContext, fakeIO, scriptedTransport, type FakeIO } from '../unit/support/fakes.js';
+import { fakeContext, fakeIO, scriptedTransport, type FakeIO } from '../support/fakes.js';
 
 const BASE = 'https://api.example.com';
 const PREFIX = '/v1/organizations/org_t/applications/app_t/environments/env_t/webhook-endpoints';

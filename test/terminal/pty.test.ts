@@ -49,11 +49,6 @@ function tempDir(label: string): string {
   return d;
 }
 
-async function waitForDist(): Promise<void> {
-  // Someone else's rebuild may briefly remove dist/ (fast.json is there in every layout of it).
-  for (let i = 0; i < 40 && !existsSync(join(ROOT, 'dist', 'fast.json')); i++) await new Promise((r) => setTimeout(r, 250));
-}
-
 async function startSandbox(): Promise<Sandbox> {
   const child = spawn(NODE, [BIN, 'sandbox', '--port', '0', '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
   sandboxProc = child;
@@ -162,7 +157,6 @@ function ptyEnv(opts: PtyOptions): Record<string, string> {
 }
 
 async function pty(args: string[], steps: Step[], opts: PtyOptions = {}): Promise<PtyRun> {
-  await waitForDist();
   const timeoutMs = opts.timeoutMs ?? 8_000;
   const spec = {
     argv: [NODE, BIN, ...args],
@@ -190,7 +184,6 @@ function played(r: PtyRun): PtyRun {
 // ------------------------------------------------------------------ set-up
 
 beforeAll(async () => {
-  await waitForDist();
   sb = await startSandbox();
 }, 20_000);
 

@@ -9,7 +9,7 @@ import { doctorChecks, doctorExitCode, runDoctor, type Check, type DoctorDeps } 
 import { ProbeError, type Probes } from '../../src/commands/doctor-probes.js';
 import { CliError } from '../../src/errors/cli-error.js';
 import type { GlobalOptions } from '../../src/context.js';
-import { fakeContext, fakeIO, scriptedTransport, type Answer } from './support/fakes.js';
+import { fakeContext, fakeIO, scriptedTransport, type Answer } from '../support/fakes.js';
 
 const TOKEN = 'tok_doctor_c2VjcmV0LXRva2Vu';
 const NOW = Date.parse('2030-06-01T12:00:00.000Z');

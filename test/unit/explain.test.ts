@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { CliError } from '../../src/errors/cli-error.js';
 import { currentVersionOf, explainError, overlapEndOf, rerunCommand, withRerun, type RerunContext } from '../../src/errors/explain.js';
 import { reportError } from '../../src/errors/report.js';
-import { fakeIO } from './support/fakes.js';
+import { fakeIO } from '../support/fakes.js';
 
 const rotateCtx = (extra: Partial<RerunContext> = {}): RerunContext => ({
   words: ['webhooks', 'rotate', 'we_1'],

@@ -72,7 +72,7 @@ import { stringifyJson } from '../../src/output/json.js';
 import { reportError } from '../../src/errors/report.js';
 import { CliError } from '../../src/errors/cli-error.js';
 import { execFileSync } from 'node:child_process';
-import { fakeIO } from './support/fakes.js';
+import { fakeIO } from '../support/fakes.js';
 
 const SECRET = 'whsec_Ab/+c"d\\e=é';
 const jsonEscapes = (s: string) => [

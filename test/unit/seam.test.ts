@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { build } from 'esbuild';
-import { ROOT, SECRET, TOKEN, secretBody, tempDir, workspace } from '../helpers/cli.js';
-import { startServer, type RecordingServer } from '../helpers/recording-server.js';
-import { runInProcess, Capture } from '../support/in-process.js';
+import { ROOT, SECRET, TOKEN, secretBody } from '../support/fixtures.js';
+import { tempDir, workspace, runInProcess, Capture } from '../support/run.js';
+import { startServer, type RecordingServer } from '../support/server.js';
 import { Readable } from 'node:stream';
 
 const FORBIDDEN = /\bprocess\s*\.\s*(env|argv|stdout|stderr|stdin|exit)\b|\bprocess\s*\[\s*['"](env|argv|stdout|stderr|stdin|exit)['"]\s*\]/;

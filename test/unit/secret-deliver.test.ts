@@ -13,7 +13,7 @@ import { deliverSecretResult } from '../../src/commands/webhooks/secret-result.j
 import { Redactor } from '../../src/output/redact.js';
 import type { OutStream } from '../../src/output/io.js';
 import type { CliError } from '../../src/errors/cli-error.js';
-import { fakeContext, fakeIO, type FakeIO } from './support/fakes.js';
+import { fakeContext, fakeIO, type FakeIO } from '../support/fakes.js';
 
 const SECRET = 'whsec_unit_c2VjcmV0LXZhbHVlLWZvci10ZXN0cw==';
 const FP = fingerprint(SECRET);

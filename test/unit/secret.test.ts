@@ -6,7 +6,7 @@ import { recoverSecret, writeSecretFile } from '../../src/secret/deliver.js';
 import { planSecret } from '../../src/secret/plan.js';
 import { CliError } from '../../src/errors/cli-error.js';
 import { deliverSecretResult } from '../../src/commands/webhooks/secret-result.js';
-import { fakeContext, fakeIO } from './support/fakes.js';
+import { fakeContext, fakeIO } from '../support/fakes.js';
 
 let dir: string;
 beforeEach(() => {

@@ -1,12 +1,12 @@
 // Fakes for command-level tests: streams with a TTY switch each, a clock
 // that advances only when slept on, a seeded random source, and a transport
 // that answers from a script and records what it was sent.
-import { Redactor } from '../../../src/output/redact.js';
-import { PLAIN } from '../../../src/output/colors.js';
-import type { IO } from '../../../src/output/io.js';
-import type { Context, GlobalOptions } from '../../../src/context.js';
-import { resolveInvocation } from '../../../src/app/invocation.js';
-import type { AttemptOptions, Transport, WireRequest, WireResponse } from '../../../src/http/transport.js';
+import { Redactor } from '../../src/output/redact.js';
+import { PLAIN } from '../../src/output/colors.js';
+import type { IO } from '../../src/output/io.js';
+import type { Context, GlobalOptions } from '../../src/context.js';
+import { resolveInvocation } from '../../src/app/invocation.js';
+import type { AttemptOptions, Transport, WireRequest, WireResponse } from '../../src/http/transport.js';
 
 export interface FakeIO extends IO {
   out(): string;

@@ -5,7 +5,8 @@
 import { execa } from 'execa';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BIN, NODE, buildEnv, workspace, type Workspace } from './cli.js';
+import { BIN, NODE } from './fixtures.js';
+import { buildEnv, workspace, type Workspace } from './run.js';
 
 export interface PtyOptions {
   env?: Record<string, string | undefined>;
