@@ -101,18 +101,7 @@ async function chatctl(args: string[], o: { cwd: string; env?: Record<string, st
   const started = Date.now();
   const child = spawn(NODE, [BIN, ...args], {
     cwd: o.cwd,
-    env: {
-      PATH: `${join(NODE, '..')}:/usr/local/bin:/usr/bin:/bin`,
-      HOME: o.cwd,
-      CHATCTL_CONFIG_DIR: join(o.cwd, 'config'),
-      NO_COLOR: '1',
-      CHATCTL_BASE_URL: sandbox.info.baseUrl,
-      CHATCTL_TOKEN: sandbox.info.token,
-      CHATCTL_ORG: sandbox.info.organizationId,
-      CHATCTL_APP: sandbox.info.applicationId,
-      CHATCTL_ENV: sandbox.info.environmentKey,
-      ...o.env,
-    },
+    env,
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stdout = '';
