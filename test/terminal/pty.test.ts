@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
+import { PYTHON } from '../support/python.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BIN = join(ROOT, 'bin', 'chatctl.js');
@@ -169,7 +170,7 @@ async function pty(args: string[], steps: Step[], opts: PtyOptions = {}): Promis
     stdoutFile: opts.stdoutFile ?? null,
     steps,
   };
-  const r = await execa('python3', [DRIVER], { input: JSON.stringify(spec), timeout: timeoutMs + 3_000, reject: false });
+  const r = await execa(PYTHON, [DRIVER], { input: JSON.stringify(spec), timeout: timeoutMs + 3_000, reject: false });
   if (r.exitCode !== 0) throw new Error(`pty_driver failed (${r.exitCode}): ${r.stderr}`);
   const out = JSON.parse(r.stdout) as Omit<PtyRun, 'text'>;
   return { ...out, text: plain(out.output) };
