@@ -5,6 +5,7 @@
 // process.env, process.argv or the process's streams and never exits the
 // process: src/main.ts is the only adapter from a real process to this, and
 // tests call it in-process with their own streams.
+import './esm-require.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import { homedir } from 'node:os';
 import type { Context, Env } from '../context.js';

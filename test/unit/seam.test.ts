@@ -8,9 +8,9 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { build } from 'esbuild';
 import { ROOT, SECRET, TOKEN, secretBody } from '../support/fixtures.js';
-import { tempDir, workspace, runInProcess, Capture } from '../support/run.js';
+import { tempDir, workspace, runInProcess } from '../support/run.js';
 import { startServer, type RecordingServer } from '../support/server.js';
-import { Readable } from 'node:stream';
+import { execa } from 'execa';
 
 const FORBIDDEN = /\bprocess\s*\.\s*(env|argv|stdout|stderr|stdin|exit)\b|\bprocess\s*\[\s*['"](env|argv|stdout|stderr|stdin|exit)['"]\s*\]/;
 
@@ -55,23 +55,41 @@ describe('the seam', () => {
       await server.close();
     });
 
-    test('a bundle of src/app/execute.ts rotates against a loopback server with the ctx env and streams', async () => {
+    // Bundled the way another program would take it, and driven in plain
+    // Node (not through vitest's module loader): an ES module bundle has no
+    // require() for the CommonJS libraries inside it (src/app/esm-require.ts
+    // gives it one), and a CommonJS bundle has no import.meta.
+    test.each(['esm', 'cjs'] as const)('a %s bundle of src/app/execute.ts, in plain Node, rotates against a loopback server with the env and streams it is given', async (format) => {
       server.reset();
       server.setHandler(() => ({ status: 200, body: secretBody() }));
-      const outdir = tempDir('seam');
-      await build({ entryPoints: [join(ROOT, 'src/app/execute.ts')], bundle: true, platform: 'node', format: 'esm', outfile: join(outdir, 'execute.mjs'), logLevel: 'silent', define: { __CHATCTL_VERSION__: '"7.7.7"' } });
-      const { execute } = (await import(join(outdir, 'execute.mjs'))) as typeof import('../../src/app/execute.js');
+      const outdir = tempDir('seam-plain');
+      const bundle = join(outdir, format === 'esm' ? 'execute.mjs' : 'execute.cjs');
+      await build({ entryPoints: [join(ROOT, 'src/app/execute.ts')], bundle: true, platform: 'node', format, outfile: bundle, logLevel: 'silent', define: { __CHATCTL_VERSION__: '"7.7.7"' } });
       const ws = workspace();
-      const stdout = new Capture(false);
-      const stderr = new Capture(false);
-      const code = await execute(['webhooks', 'rotate', 'we_1', '--expected-version', '3', '--mode', 'overlap', '--json'], {
-        env: { CHATCTL_BASE_URL: server.url, CHATCTL_TOKEN: TOKEN, CHATCTL_ORG: 'o', CHATCTL_APP: 'a', CHATCTL_ENV: 'e', CHATCTL_CONFIG_DIR: ws.configDir, HOME: ws.home },
-        io: { stdin: Object.assign(Readable.from([]), { isTTY: false }), stdout, stderr },
-        cwd: ws.cwd,
+      const driver = [
+        "import { Readable, Writable } from 'node:stream';",
+        'const mod = await import(process.argv[1]);',
+        'const execute = mod.execute ?? mod.default.execute;',
+        "let out = '', err = '';",
+        'const sink = (add) => new Writable({ write(c, _e, cb) { add(String(c)); cb(); } });',
+        'const code = await execute(JSON.parse(process.argv[2]), { env: JSON.parse(process.argv[3]), cwd: process.argv[4],',
+        '  io: { stdin: Readable.from([]), stdout: sink((s) => (out += s)), stderr: sink((s) => (err += s)) } });',
+        'console.log(JSON.stringify({ code, out, err }));',
+      ].join('\n');
+      const argv = ['webhooks', 'rotate', 'we_1', '--expected-version', '3', '--mode', 'overlap', '--json'];
+      const env = { CHATCTL_BASE_URL: server.url, CHATCTL_TOKEN: TOKEN, CHATCTL_ORG: 'o', CHATCTL_APP: 'a', CHATCTL_ENV: 'e', CHATCTL_CONFIG_DIR: ws.configDir, HOME: ws.home };
+      // The child's own environment points elsewhere: only the env handed to execute() may count.
+      const child = await execa(process.execPath, ['--input-type=module', '-e', driver, bundle, JSON.stringify(argv), JSON.stringify(env), ws.cwd], {
+        env: { PATH: process.env.PATH, CHATCTL_BASE_URL: 'https://wrong.invalid', CHATCTL_TOKEN: 'tok_wrong' },
+        extendEnv: false,
+        reject: false,
       });
-      expect(code, stderr.text).toBe(0);
-      expect(JSON.parse(stdout.text)).toEqual(secretBody());
-      expect(stderr.text).toBe('');
+      expect(child.stderr).toBe('');
+      expect(child.exitCode).toBe(0);
+      const r = JSON.parse(child.stdout) as { code: number; out: string; err: string };
+      expect(r.code, r.err).toBe(0);
+      expect(JSON.parse(r.out)).toEqual(secretBody());
+      expect(r.err).toBe('');
       expect(server.requests).toHaveLength(1);
       expect(server.requests[0]!.headers.authorization).toBe(`Bearer ${TOKEN}`);
       expect(server.requests[0]!.headers['user-agent']).toMatch(/^chatctl\/7\.7\.7 /);
