@@ -67,6 +67,10 @@ export class RateController {
   private throttles = 0;
   private readonly slots = new Array<number>(SLOTS).fill(0);
   private slotIndex = Number.NEGATIVE_INFINITY;
+  /** Whether a worker is taking its turn in acquire() (waiting for its slot or the pause's end). */
+  private turnTaken = false;
+  /** Workers waiting for the turn, first come first served. */
+  private readonly waiting: Array<() => void> = [];
 
   constructor(
     private readonly clock: RateClock,
@@ -76,8 +80,44 @@ export class RateController {
   /**
    * Resolves when this worker may send: after any pause, and at least
    * 1/rate after the previous request. Rejects when `signal` aborts.
+   *
+   * Workers take turns, first come first served: only the one whose turn it
+   * is waits on the clock, for the next slot, and hands the turn on when it
+   * has it. (All of them waiting on the clock for the same slot would wake
+   * together for every slot, one to go and the rest to sleep again: work
+   * growing with --concurrency for every request.)
    */
   async acquire(signal: AbortSignal): Promise<number> {
+    if (signal.aborted) throw signal.reason ?? new Error('aborted');
+    if (this.turnTaken) await this.awaitTurn(signal);
+    else this.turnTaken = true;
+    try {
+      return await this.acquireInTurn(signal);
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.turnTaken = false;
+    }
+  }
+
+  /** Resolves when the turn is handed to this worker; rejects (and leaves the line) when `signal` aborts. */
+  private awaitTurn(signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        const i = this.waiting.indexOf(take);
+        if (i >= 0) this.waiting.splice(i, 1);
+        reject(signal.reason ?? new Error('aborted'));
+      };
+      const take = () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.waiting.push(take);
+    });
+  }
+
+  private async acquireInTurn(signal: AbortSignal): Promise<number> {
     for (;;) {
       if (signal.aborted) throw signal.reason ?? new Error('aborted');
       const now = this.clock.now();

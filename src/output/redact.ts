@@ -49,16 +49,23 @@ export function valuePattern(value: string): RegExp {
   return new RegExp(units.map(unitPattern).join(WRAP), 'g');
 }
 
+/**
+ * Each value known, with its pattern once one was needed: most text is
+ * searched plainly (see scrub), and building a pattern costs more than a
+ * `--from` run's whole item, so it is built on first use.
+ */
+type Values = Map<string, RegExp | undefined>;
+
 export class Redactor {
-  private readonly credentials = new Map<string, RegExp>();
-  private readonly secrets = new Map<string, RegExp>();
+  private readonly credentials: Values = new Map();
+  private readonly secrets: Values = new Map();
 
   addCredential(value: string | undefined): void {
-    if (value && value.length >= MIN_SCRUB_LENGTH && !this.credentials.has(value)) this.credentials.set(value, valuePattern(value));
+    if (value && value.length >= MIN_SCRUB_LENGTH && !this.credentials.has(value)) this.credentials.set(value, undefined);
   }
 
   addSecret(value: string | null | undefined): void {
-    if (value && value.length >= MIN_SCRUB_LENGTH && !this.secrets.has(value)) this.secrets.set(value, valuePattern(value));
+    if (value && value.length >= MIN_SCRUB_LENGTH && !this.secrets.has(value)) this.secrets.set(value, undefined);
   }
 
   /**
@@ -128,7 +135,7 @@ export class Redactor {
 // eslint-disable-next-line no-control-regex
 const FORM_MARKS = /[\\\r\n\x1b│┃|]/;
 
-function scrub(text: string, values: Map<string, RegExp>): string {
+function scrub(text: string, values: Values): string {
   if (values.size === 0) return text;
   const body = text.endsWith('\n') ? text.slice(0, -1) : text;
   if (!FORM_MARKS.test(body)) {
@@ -139,7 +146,9 @@ function scrub(text: string, values: Map<string, RegExp>): string {
     return out;
   }
   let out = text;
-  for (const pattern of values.values()) {
+  for (const [value, known] of values) {
+    const pattern = known ?? valuePattern(value);
+    if (known === undefined) values.set(value, pattern);
     pattern.lastIndex = 0;
     out = out.replace(pattern, REDACTED);
   }

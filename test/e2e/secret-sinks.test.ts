@@ -345,6 +345,23 @@ describe('stdout', () => {
 
 // ---------------------------------------------------------------- failing stdout
 
+/**
+ * A pipe reader that closes its end and is gone before the server answers:
+ * the shell tail for it, and an answer that waits until it has closed (no
+ * guessed delay).
+ */
+function goneReader(ws: Workspace): { tail: string; reply: () => Promise<ReturnType<typeof ok>> } {
+  const marker = join(ws.root, 'reader-gone');
+  return {
+    tail: `| { exec 0<&-; : > ${shellQuote(marker)}; }`,
+    reply: async () => {
+      for (let i = 0; i < 1000 && !existsSync(marker); i++) await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setTimeout(r, 20)); // and its process has exited
+      return ok();
+    },
+  };
+}
+
 describe('stdout closed or failing after the change was applied', () => {
   test.each([
     ['--secret-to stdout', ['--secret-to', 'stdout']],
@@ -359,8 +376,10 @@ describe('stdout closed or failing after the change was applied', () => {
     ['--secret-to stdout', ['--secret-to', 'stdout']],
     ['--json alone', ['--json']],
   ])('%s into a pipe whose reader has gone: exit 13, the secret kept', async (_l, flags) => {
-    server.enqueue({ ...ok(), delayMs: 400 }); // the reader (true) is long gone when the answer comes
-    const r = await throughShell([...ROTATE, ...flags], '| true', scopeEnv(server.url));
+    const ws = workspace();
+    const reader = goneReader(ws);
+    server.enqueue(reader.reply); // the reader has closed the pipe when the answer comes
+    const r = await throughShell([...ROTATE, ...flags], reader.tail, scopeEnv(server.url), ws);
     expectRecovered(r);
   });
 
@@ -371,9 +390,10 @@ describe('stdout closed or failing after the change was applied', () => {
   });
 
   test('with the secret in a file, a closed stdout ends quietly (exit 0): stdout held no secret', async () => {
-    server.enqueue({ ...ok(), delayMs: 300 });
     const ws = workspace();
-    const r = await throughShell([...ROTATE, '--secret-to', 'file:s.whsec'], '| true', scopeEnv(server.url), ws);
+    const reader = goneReader(ws);
+    server.enqueue(reader.reply);
+    const r = await throughShell([...ROTATE, '--secret-to', 'file:s.whsec'], reader.tail, scopeEnv(server.url), ws);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stderr).toBe('');
     expectSecretOnlyIn(r, ws, [join(ws.cwd, 's.whsec')]);

@@ -182,13 +182,17 @@ describe('closed stdout', () => {
   });
 
   test('stdout read end closed before chatctl writes (`exit-codes`, `--help`, `--version`) → quiet', async () => {
-    for (const args of [['exit-codes'], ['webhooks', 'create', '--help'], ['--version'], ['profile', 'list', '--json']]) {
+    // Four independent children (nothing shared): run side by side.
+    const runs = [['exit-codes'], ['webhooks', 'create', '--help'], ['--version'], ['profile', 'list', '--json']].map(async (args) => {
       const ws = workspace();
       const child = spawn(NODE, [BIN, ...args], { cwd: ws.cwd, env: buildEnv(ws), stdio: ['ignore', 'pipe', 'pipe'] });
       child.stdout.destroy(); // the reader is gone before the first write
       let stderr = '';
       child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
       const code = await new Promise<number | null>((r) => child.on('close', (c) => r(c)));
+      return { args, stderr, code };
+    });
+    for (const { args, stderr, code } of await Promise.all(runs)) {
       expect({ args, stderr, stack: stackTrace(stderr) }).toEqual({ args, stderr: '', stack: undefined });
       expect({ args, code }).toEqual({ args, code: 0 });
     }

@@ -18,6 +18,8 @@ export interface InProcessOptions {
   inject?: Pick<ExecuteContext, 'now' | 'random' | 'randomUUID' | 'sleep' | 'transport'>;
   /** Aborts the run (as SIGTERM would) after this long; the test then sees the exit code. */
   timeoutMs?: number;
+  /** Called after each write to stdout with everything written so far (to act mid-run, as on a child's output). */
+  onStdout?: (text: string) => void;
 }
 
 export interface InProcessResult {
@@ -30,18 +32,22 @@ export interface InProcessResult {
 
 export class Capture extends Writable {
   text = '';
-  constructor(readonly isTTY: boolean) {
+  constructor(
+    readonly isTTY: boolean,
+    private readonly onText?: (text: string) => void,
+  ) {
     super({ decodeStrings: false });
   }
   override _write(chunk: Buffer | string, _enc: BufferEncoding, done: (err?: Error | null) => void): void {
     this.text += String(chunk);
+    this.onText?.(this.text);
     done();
   }
 }
 
 export async function runInProcess(argv: string[], opts: InProcessOptions): Promise<InProcessResult> {
   const stdin = Object.assign(Readable.from(opts.input ? [Buffer.from(opts.input)] : []), { isTTY: Boolean(opts.tty?.stdin) });
-  const stdout = new Capture(Boolean(opts.tty?.stdout));
+  const stdout = new Capture(Boolean(opts.tty?.stdout), opts.onStdout);
   const stderr = new Capture(Boolean(opts.tty?.stderr));
   const controller = new AbortController();
   let timedOut = false;

@@ -82,6 +82,20 @@ export interface SimOptions {
 
 const TOKEN = 'tok_sim_0123456789';
 
+// Real random bytes, drawn 64 KiB at a time: one call to the system source per
+// secret costs more than the rest of a simulated rotation.
+let pool = Buffer.alloc(0);
+let pooled = 0;
+function randomFromPool(n: number): Buffer {
+  if (pooled + n > pool.length) {
+    pool = cryptoRandomBytes(Math.max(65536, n));
+    pooled = 0;
+  }
+  const out = Buffer.from(pool.subarray(pooled, pooled + n));
+  pooled += n;
+  return out;
+}
+
 export function simServer(vt: VirtualTime, opts: SimOptions) {
   let counter = 0;
   const state = new SandboxState({
@@ -90,7 +104,7 @@ export function simServer(vt: VirtualTime, opts: SimOptions) {
     faults: { ...NO_FAULTS, rateLimit: opts.rateLimit ?? 0 },
     now: vt.now,
     // Deterministic ids, real random secrets.
-    randomBytes: (n) => (n === 20 ? Buffer.from(String(++counter).padStart(20, '0')) : cryptoRandomBytes(n)),
+    randomBytes: (n) => (n === 20 ? Buffer.from(String(++counter).padStart(20, '0')) : randomFromPool(n)),
   });
   const ids: string[] = [];
   for (let i = 0; i < opts.endpoints; i++) {
@@ -102,6 +116,12 @@ export function simServer(vt: VirtualTime, opts: SimOptions) {
   let inFlight = 0;
   let maxInFlight = 0;
   let down = false;
+  // What inspect() answered, by id, and the clock reading it was taken at: a
+  // test reads endpoints one by one (hundreds of them), and inspect() builds
+  // every record. Nothing in the simulation changes the store but
+  // handleApiRequest (which drops the snapshot); the clock moving does (an
+  // overlap ends), so a snapshot taken at another time is not used.
+  let snapshot: { at: number; byId: Map<string, { version: number; validSecrets: string[] }> } | null = null;
 
   async function rotateOne(req: RotateRequest, key: string): Promise<WireResponse> {
     requests += 1;
@@ -128,6 +148,7 @@ export function simServer(vt: VirtualTime, opts: SimOptions) {
         body: { contentType: 'application/json', bytes: Buffer.from(JSON.stringify({ expectedVersion: req.expectedVersion, mode: req.mode })), tooLarge: false },
         remoteAddress: '127.0.0.1',
       });
+      snapshot = null;
       if (outcome === 'drop') throw new Error('dropped');
       const requestId = `req_${requests}`;
       const answer = outcome instanceof ApiFailure ? errorAnswer(outcome, requestId) : successAnswer(outcome, requestId);
@@ -148,7 +169,8 @@ export function simServer(vt: VirtualTime, opts: SimOptions) {
     rotateOne,
     /** The endpoint's version and current secret, as the sandbox holds them. */
     endpoint(id: string) {
-      const e = state.endpoints.inspect().find((x) => x.id === id)!;
+      if (snapshot === null || snapshot.at !== vt.now()) snapshot = { at: vt.now(), byId: new Map(state.endpoints.inspect().map((x) => [x.id, x])) };
+      const e = snapshot.byId.get(id)!;
       return { version: e.version, secret: e.validSecrets[0]! };
     },
     setDown: (v: boolean) => void (down = v),
