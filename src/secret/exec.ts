@@ -1,15 +1,13 @@
 // `exec:COMMAND` (contract section 6): COMMAND run by /bin/sh -c with the
 // secret on its stdin (no newline, then end of input). A bundle of its own
-// (dist/lazy/exec.cjs), loaded only by a run that has an exec: sink. Plain
-// node:child_process: a `--from` run starts one command per item, and
-// execa's own work per start cost about as much CPU as the start itself.
+// (dist/lazy/exec.cjs): execa is loaded only by a run that has an exec: sink.
 //
 // The command runs in a process group of its own, so a timeout or Ctrl-C
 // ends it and whatever it started; its output is handed back in pieces for
 // the caller to scrub and put on stderr. Success is exit 0 within the time
 // limit; the command's exit, not the end of its output, ends the wait, so a
 // background process it leaves holding the pipes cannot hang chatctl.
-import { spawn } from 'node:child_process';
+import { execa } from 'execa';
 
 export interface ExecSinkInput {
   command: string;
@@ -36,19 +34,21 @@ export async function runExecSink(input: ExecSinkInput): Promise<void> {
   delete env.CHATCTL_TOKEN;
   if (input.signal?.aborted) throw new Error('interrupted before it started');
 
-  // Exactly this environment (a variable set to undefined is left out), in a
-  // process group of its own, left running if chatctl itself exits.
-  const child = spawn('/bin/sh', ['-c', input.command], {
+  const child = execa('/bin/sh', ['-c', input.command], {
     cwd: input.cwd,
     env,
-    stdio: ['pipe', 'pipe', 'pipe'],
+    extendEnv: false,
+    input: input.secret,
+    stdout: 'pipe',
+    stderr: 'pipe',
+    buffer: false,
+    reject: false,
     detached: true,
+    cleanup: false,
+    stripFinalNewline: false,
   });
-  // The secret, then end of input. A command that exits without reading it
-  // closes the pipe first: that EPIPE is its business, its exit status says
-  // how it went.
-  child.stdin.on('error', () => undefined);
-  child.stdin.end(input.secret);
+  // execa's own promise settles when the pipes close too; the exit below is what counts.
+  child.catch(() => undefined);
   for (const stream of [child.stdout, child.stderr]) {
     stream?.setEncoding('utf8');
     stream?.on('data', (text: string) => input.output(text));
