@@ -10,7 +10,7 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // Most files wait on sockets, timers and child processes rather than the
     // CPU: three at a time keep two cores busy (vitest's default here is one).
-    maxWorkers: 3,
+    maxWorkers: 4,
     // Files in one worker share its module graph: the in-process tests load
     // the whole program once per worker instead of once per file, which
     // halves their CPU time. No test mocks modules, and every run through

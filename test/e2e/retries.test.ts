@@ -7,6 +7,7 @@ import { parseErrorLine, parseStdoutJson } from '../support/json.js';
 import { cleanupTempDirs, runCli } from '../support/run.js';
 import { RecordingServer, closedPort, startServer } from '../support/server.js';
 import { runInPty } from '../support/pty.js';
+import { virtualClock } from '../support/fakes.js';
 
 let server: RecordingServer;
 beforeAll(async () => {
@@ -37,7 +38,7 @@ const unavailable = (retryAfter = '0') => ({
 describe('429 and 503 are retried', () => {
   test('create: 429, 429, 201 → success; same Idempotency-Key and body, new x-request-id each attempt', async () => {
     server.enqueue(rateLimited(), rateLimited(), { status: 201, body: secretBody() });
-    const r = await runCli([...CREATE, '--json', '--max-retries', '2'], { env: scopeEnv(server.url) });
+    const r = await runCli([...CREATE, '--json', '--max-retries', '2'], { env: scopeEnv(server.url), inject: virtualClock() });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(parseStdoutJson(r.stdout)).toEqual(secretBody());
     expect(server.requests).toHaveLength(3);
@@ -163,22 +164,24 @@ describe('Retry-After', () => {
     expect(gap).toBeLessThan(3000);
   });
 
-  test('HTTP date: waits until about that time', async () => {
+  // The waits below are chatctl's own: its clock and sleep are injected, so
+  // each wait is recorded to the millisecond instead of slept. (The test
+  // above proves the real sleep is the one a process uses.)
+  test('HTTP date: waits until that time, on chatctl\'s clock', async () => {
+    const clock = virtualClock(Date.UTC(2026, 10, 23, 12, 0, 0, 250));
     server.enqueue(
       () => ({
         status: 503,
-        headers: { 'Retry-After': new Date(Date.now() + 1600).toUTCString() },
+        headers: { 'Retry-After': new Date(clock.now() + 1750).toUTCString() },
         body: errorBody('service_unavailable'),
       }),
       { status: 200, body: mutationBody() },
     );
-    const r = await runCli([...REACTIVATE, '--json', '--max-retries', '1'], { env: scopeEnv(server.url) });
+    const r = await runCli([...REACTIVATE, '--json', '--max-retries', '1'], { env: scopeEnv(server.url), inject: clock });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(server.requests).toHaveLength(2);
-    const gap = server.requests[1]!.receivedAt - server.requests[0]!.receivedAt;
-    // the date has whole seconds: the wait is between ~0.6 s and ~1.6 s
-    expect(gap).toBeGreaterThanOrEqual(350);
-    expect(gap).toBeLessThan(3000);
+    // The date has whole seconds (12:00:02): from 12:00:00.250 that is 1.75 s.
+    expect(clock.waits).toEqual([1750]);
   });
 
   test('Retry-After 120 is not waited for: one attempt, exit 11 at once, message says 120', async () => {
@@ -216,29 +219,43 @@ describe('Retry-After', () => {
   });
 
   test('an HTTP date in the past: retried without waiting', async () => {
-    server.enqueue(unavailable(new Date(Date.now() - 60_000).toUTCString()), { status: 200, body: mutationBody() });
-    const r = await runCli([...REACTIVATE, '--json', '--max-retries', '1'], { env: scopeEnv(server.url) });
+    const clock = virtualClock();
+    server.enqueue(unavailable(new Date(clock.now() - 60_000).toUTCString()), { status: 200, body: mutationBody() });
+    const r = await runCli([...REACTIVATE, '--json', '--max-retries', '1'], { env: scopeEnv(server.url), inject: clock });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(server.requests).toHaveLength(2);
-    expect(server.requests[1]!.receivedAt - server.requests[0]!.receivedAt).toBeLessThan(1500);
+    expect(clock.waits.every((ms) => ms === 0)).toBe(true);
   });
 
   test('no Retry-After: full-jitter backoff, base 0.5 s (waits at most 0.5 s then 1 s)', async () => {
     server.setHandler(() => ({ status: 503, body: errorBody('service_unavailable') }));
-    const r = await runCli([...REACTIVATE, '--max-retries', '2'], { env: scopeEnv(server.url) });
+    // The highest the random source can give: each wait at its ceiling.
+    const top = { ...virtualClock(), random: () => 0.999999 };
+    const r = await runCli([...REACTIVATE, '--max-retries', '2'], { env: scopeEnv(server.url), inject: top });
     expect(r.exitCode).toBe(12);
     expect(server.requests).toHaveLength(3);
-    const [a, b, c] = server.requests.map((q) => q.receivedAt);
-    expect(b! - a!).toBeLessThan(500 + 400);
-    expect(c! - b!).toBeLessThan(1000 + 400);
+    expect(top.waits).toHaveLength(2);
+    expect(top.waits[0]).toBeGreaterThan(450);
+    expect(top.waits[0]).toBeLessThanOrEqual(500);
+    expect(top.waits[1]).toBeGreaterThan(950);
+    expect(top.waits[1]).toBeLessThanOrEqual(1000);
+    // Full jitter: the lowest the random source can give waits (next to) nothing.
+    server.reset();
+    server.setHandler(() => ({ status: 503, body: errorBody('service_unavailable') }));
+    const bottom = { ...virtualClock(), random: () => 0 };
+    await runCli([...REACTIVATE, '--max-retries', '2'], { env: scopeEnv(server.url), inject: bottom });
+    expect(bottom.waits).toHaveLength(2);
+    expect(Math.max(...bottom.waits)).toBeLessThan(50);
   });
 
   test('an unparseable Retry-After falls back on backoff (retried, short wait)', async () => {
+    const clock = virtualClock();
     server.enqueue(rateLimited('soon-ish'), { status: 200, body: mutationBody() });
-    const r = await runCli([...REACTIVATE, '--json', '--max-retries', '1'], { env: scopeEnv(server.url) });
+    const r = await runCli([...REACTIVATE, '--json', '--max-retries', '1'], { env: scopeEnv(server.url), inject: clock });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(server.requests).toHaveLength(2);
-    expect(server.requests[1]!.receivedAt - server.requests[0]!.receivedAt).toBeLessThan(900);
+    expect(clock.waits).toHaveLength(1);
+    expect(clock.waits[0]).toBeLessThanOrEqual(500);
   });
 });
 
@@ -286,7 +303,7 @@ describe('network failures', () => {
 
   test('a reset before any response is retried', async () => {
     server.enqueue({ destroy: true }, { status: 200, body: mutationBody() });
-    const r = await runCli([...REACTIVATE, '--json', '--max-retries', '1'], { env: scopeEnv(server.url) });
+    const r = await runCli([...REACTIVATE, '--json', '--max-retries', '1'], { env: scopeEnv(server.url), inject: virtualClock() });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(server.requests).toHaveLength(2);
     expect(parseStdoutJson(r.stdout)).toEqual(mutationBody());
@@ -294,7 +311,7 @@ describe('network failures', () => {
 
   test('resets on every attempt: --max-retries 2 → 3 attempts, exit 12, network_error', async () => {
     server.setHandler(() => ({ destroy: true }));
-    const r = await runCli([...REACTIVATE, '--json', '--max-retries', '2'], { env: scopeEnv(server.url) });
+    const r = await runCli([...REACTIVATE, '--json', '--max-retries', '2'], { env: scopeEnv(server.url), inject: virtualClock() });
     expect(r.exitCode).toBe(12);
     expect(server.requests).toHaveLength(3);
     const line = parseErrorLine(r.stderr);
@@ -302,20 +319,25 @@ describe('network failures', () => {
     expect(line.error.status).toBeNull();
   });
 
+  // Attempt timeouts are real timers on the socket: these run at 0.3 s
+  // (--timeout takes fractions of a second) rather than the 1 s a user
+  // would more likely give.
   test('an attempt that times out is retried: hang, then 200 → success', async () => {
     server.enqueue({ hang: true }, { status: 200, body: mutationBody() });
-    const r = await runCli([...REACTIVATE, '--json', '--timeout', '1', '--max-retries', '1'], {
+    const r = await runCli([...REACTIVATE, '--json', '--timeout', '0.3', '--max-retries', '1'], {
       env: scopeEnv(server.url),
+      inject: virtualClock(),
     });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(server.requests).toHaveLength(2);
     expect(parseStdoutJson(r.stdout)).toEqual(mutationBody());
   });
 
-  test('--timeout 1 against a silent server, --max-retries 1 → 2 attempts, exit 12, code timeout', async () => {
+  test('--timeout 0.3 against a silent server, --max-retries 1 → 2 attempts, exit 12, code timeout', async () => {
     server.setHandler(() => ({ hang: true }));
-    const r = await runCli([...REACTIVATE, '--json', '--timeout', '1', '--max-retries', '1'], {
+    const r = await runCli([...REACTIVATE, '--json', '--timeout', '0.3', '--max-retries', '1'], {
       env: scopeEnv(server.url),
+      inject: virtualClock(),
     });
     expect(r.exitCode).toBe(12);
     expect(server.requests).toHaveLength(2);
@@ -323,16 +345,16 @@ describe('network failures', () => {
     expect(line.error.code).toBe('timeout');
     expect(line.error.status).toBeNull();
     expect(line.exitCode).toBe(12);
-    // each attempt waited about a second
+    // each attempt waited its 0.3 s
     const gap = server.requests[1]!.receivedAt - server.requests[0]!.receivedAt;
-    expect(gap).toBeGreaterThanOrEqual(900);
-    expect(r.durationMs).toBeGreaterThanOrEqual(1800);
-    expect(r.durationMs).toBeLessThan(8000);
+    expect(gap).toBeGreaterThanOrEqual(270);
+    expect(r.durationMs).toBeGreaterThanOrEqual(540);
+    expect(r.durationMs).toBeLessThan(6000);
   });
 
   test('a body that stalls after the headers counts against --timeout (exit 12, timeout)', async () => {
     server.setHandler(() => ({ status: 200, body: mutationBody(), stallAfterBytes: 10 }));
-    const r = await runCli([...REACTIVATE, '--json', '--timeout', '1', '--max-retries', '0'], {
+    const r = await runCli([...REACTIVATE, '--json', '--timeout', '0.3', '--max-retries', '0'], {
       env: scopeEnv(server.url),
     });
     expect(r.exitCode).toBe(12);
@@ -342,10 +364,10 @@ describe('network failures', () => {
     expect(r.durationMs).toBeLessThan(6000);
   });
 
-  test('CHATCTL_TIMEOUT=1 works like --timeout 1', async () => {
+  test('CHATCTL_TIMEOUT=0.3 works like --timeout 0.3', async () => {
     server.setHandler(() => ({ hang: true }));
     const r = await runCli([...REACTIVATE, '--json', '--max-retries', '0'], {
-      env: scopeEnv(server.url, { CHATCTL_TIMEOUT: '1' }),
+      env: scopeEnv(server.url, { CHATCTL_TIMEOUT: '0.3' }),
     });
     expect(r.exitCode).toBe(12);
     expect(server.requests).toHaveLength(1);
@@ -360,7 +382,7 @@ describe('on a TTY each wait is announced', () => {
     const plain = await runInPty([...REACTIVATE, '--no-input'], { env: scopeEnv(server.url) });
     expect(plain.exitCode).toBe(0);
     server.reset();
-    server.enqueue(rateLimited('1'), { status: 200, body: mutationBody() });
+    server.enqueue(rateLimited('0'), { status: 200, body: mutationBody() });
     const retried = await runInPty([...REACTIVATE, '--no-input', '--max-retries', '1'], { env: scopeEnv(server.url) });
     expect(retried.exitCode).toBe(0);
     expect(server.requests).toHaveLength(2);
@@ -373,9 +395,11 @@ describe('on a TTY each wait is announced', () => {
 describe('retry waits are announced in human mode whether or not stderr is a TTY', () => {
   test('off a TTY (CI logs): one line per wait with attempt, status, request id and wait; stdout untouched', async () => {
     server.enqueue(unavailable('1'), rateLimited('0'), { status: 200, body: mutationBody() });
-    // A real process whose stderr is a pipe, as in CI.
-    const r = await runCli([...REACTIVATE, '--max-retries', '3'], { env: scopeEnv(server.url), spawn: true });
+    // stderr is not a terminal, as in CI; the 1 s wait is recorded, not slept.
+    const clock = virtualClock();
+    const r = await runCli([...REACTIVATE, '--max-retries', '3'], { env: scopeEnv(server.url), tty: { stderr: false }, inject: clock });
     expect(r.exitCode, r.stderr).toBe(0);
+    expect(clock.waits).toEqual([1000, 0]);
     const lines = r.stderr.split('\n').filter((l) => l !== '');
     expect(lines).toEqual([
       'chatctl: attempt 1 of 4 got 503 service unavailable (request id req_err_service_unavailable); retrying in 1.0 s',
@@ -386,7 +410,7 @@ describe('retry waits are announced in human mode whether or not stderr is a TTY
 
   test('a connection failure names our x-request-id of that attempt', async () => {
     server.enqueue({ destroy: true }, { status: 200, body: mutationBody() });
-    const r = await runCli([...REACTIVATE, '--max-retries', '1'], { env: scopeEnv(server.url) });
+    const r = await runCli([...REACTIVATE, '--max-retries', '1'], { env: scopeEnv(server.url), inject: virtualClock() });
     expect(r.exitCode, r.stderr).toBe(0);
     const sentId = server.requests[0]!.headers['x-request-id'] as string;
     expect(r.stderr).toMatch(new RegExp(`^chatctl: attempt 1 of 2 failed: .* \\(request id ${sentId}\\); retrying in \\d+\\.\\d s\\n`));
@@ -417,7 +441,8 @@ describe('retry waits are announced in human mode whether or not stderr is a TTY
 describe('--deadline bounds the whole command', () => {
   test('--deadline 2 against a server that keeps answering 503 (Retry-After 1) → exit 12 by ~2 s, the key in the JSON and the message', async () => {
     server.setHandler(() => unavailable('1'));
-    const r = await runCli([...CREATE, '--json', '--deadline', '2'], { env: scopeEnv(server.url), spawn: true });
+    const clock = virtualClock();
+    const r = await runCli([...CREATE, '--json', '--deadline', '2'], { env: scopeEnv(server.url), inject: clock });
     expect(r.exitCode, r.stderr).toBe(12);
     const line = parseErrorLine(r.stderr);
     const key = server.requests[0]!.headers['idempotency-key'] as string;
@@ -427,21 +452,22 @@ describe('--deadline bounds the whole command', () => {
     expect(line.error.message).toContain(`--idempotency-key '${key}'`);
     // Attempts at 0 s and 1 s; the next would come after the deadline, so it stops at once.
     expect(server.requests).toHaveLength(2);
-    expect(r.durationMs).toBeLessThan(3500);
+    expect(clock.waits).toEqual([1000]);
     expect(r.stdout).toBe('');
   });
 
-  test('slow 503s: the last attempt is cut at the deadline (CHATCTL_DEADLINE=2) → exit 12 at ~2 s', async () => {
-    server.setHandler(() => ({ ...unavailable('0'), delayMs: 700 }));
-    const r = await runCli([...ROTATE, '--secret-file', 'out.secret', '--max-retries', '100'], { env: scopeEnv(server.url, { CHATCTL_DEADLINE: '2' }), spawn: true });
+  test('slow 503s: the last attempt is cut at the deadline (CHATCTL_DEADLINE=1) → exit 12 at ~1 s', async () => {
+    // Answers take 0.4 s: attempts at 0, 0.4 and 0.8 s; the third is cut at 1 s by a real timer.
+    server.setHandler(() => ({ ...unavailable('0'), delayMs: 400 }));
+    const r = await runCli([...ROTATE, '--secret-file', 'out.secret', '--max-retries', '100'], { env: scopeEnv(server.url, { CHATCTL_DEADLINE: '1' }) });
     expect(r.exitCode, r.stderr).toBe(12);
     const key = server.requests[0]!.headers['idempotency-key'] as string;
-    expect(r.stderr).toContain("the command's deadline of 2 s was reached during attempt 3 of 101");
+    expect(r.stderr).toContain("the command's deadline of 1 s was reached during attempt 3 of 101");
     expect(r.stderr).toContain(`--idempotency-key '${key}'`);
     expect(r.stderr).toContain('hint: allow more time with --deadline SECONDS');
     expect(server.requests).toHaveLength(3);
-    expect(r.durationMs).toBeGreaterThanOrEqual(1900);
-    expect(r.durationMs).toBeLessThan(4000);
+    expect(r.durationMs).toBeGreaterThanOrEqual(950);
+    expect(r.durationMs).toBeLessThan(2500);
   });
 
   test('a bad --deadline is a usage error (exit 2), a bad CHATCTL_DEADLINE a config error (exit 3); nothing sent', async () => {
@@ -473,7 +499,7 @@ describe('"idempotencyKey" beside "exitCode" in --json error lines when the chan
   test('create: an attempt that timed out after sending → the key (--idempotency-key as given)', async () => {
     server.setHandler(() => ({ hang: true }));
     const key = 'ci-run-42-create';
-    const r = await runCli([...CREATE, '--json', '--timeout', '1', '--max-retries', '0', '--idempotency-key', key], { env: scopeEnv(server.url) });
+    const r = await runCli([...CREATE, '--json', '--timeout', '0.3', '--max-retries', '0', '--idempotency-key', key], { env: scopeEnv(server.url) });
     expect(r.exitCode).toBe(12);
     expect(parseErrorLine(r.stderr)).toMatchObject({ exitCode: 12, idempotencyKey: key, error: { code: 'timeout' } });
   });
@@ -489,8 +515,8 @@ describe('"idempotencyKey" beside "exitCode" in --json error lines when the chan
 describe('a signal after the request was sent names the key', () => {
   test('SIGTERM while create waits for its answer → 143, the key beside exitCode and in the message', async () => {
     server.setHandler(() => ({ hang: true }));
-    // In-process: the run is aborted as SIGTERM would after 1.5 s.
-    const r = await runCli([...CREATE, '--json', '--max-retries', '0'], { env: scopeEnv(server.url), timeoutMs: 1500 });
+    // In-process: the run is aborted as SIGTERM would, once the request has arrived.
+    const r = await runCli([...CREATE, '--json', '--max-retries', '0'], { env: scopeEnv(server.url), timeoutMs: 400 });
     expect(r.exitCode).toBe(143);
     const key = server.requests[0]!.headers['idempotency-key'] as string;
     const line = parseErrorLine(r.stderr);

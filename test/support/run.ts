@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, wri
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { BIN, NODE, ROOT } from './fixtures.js';
-import { runInProcess } from './in-process.js';
+import { runInProcess, type InProcessOptions } from './in-process.js';
 
 export { Capture, runInProcess, type InProcessOptions, type InProcessResult } from './in-process.js';
 
@@ -124,6 +124,8 @@ export interface RunOptions {
   tty?: { stdin?: boolean; stdout?: boolean; stderr?: boolean };
   /** In-process only: aborts the run (as a signal would). */
   signal?: AbortSignal;
+  /** In-process only: the clock, sleep, random source or transport (fakes.ts virtualClock gives now and sleep). */
+  inject?: InProcessOptions['inject'];
   /** Child only: the most stdout/stderr kept. */
   maxBuffer?: number;
 }
@@ -144,7 +146,7 @@ export async function runCli(args: string[], opts: RunOptions = {}): Promise<Run
   const ws = opts.ws ?? workspace();
   if (!opts.spawn) {
     const env = buildEnv(ws, opts.env, opts.color);
-    const r = await runInProcess(args, { env, cwd: ws.cwd, input: opts.input, tty: opts.tty, signal: opts.signal, timeoutMs: opts.timeoutMs ?? 20_000 });
+    const r = await runInProcess(args, { env, cwd: ws.cwd, input: opts.input, tty: opts.tty, signal: opts.signal, inject: opts.inject, timeoutMs: opts.timeoutMs ?? 20_000 });
     return { ...r, signal: undefined, ws };
   }
   const started = Date.now();
