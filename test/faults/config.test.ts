@@ -12,6 +12,7 @@ import { APP, ENV, ORG, REACTIVATE, CREATE, CSRF, mutationBody, TOKEN, csrfScope
 import { leaks, parseErrorLine, stackTrace } from '../support/json.js';
 import { spawnCli, waitFor, cleanupTempDirs, listAll, fileMode, runCli, workspace, type Workspace } from '../support/run.js';
 import { RecordingServer, json } from '../support/server.js';
+import { virtualClock } from '../support/fakes.js';
 
 let server: RecordingServer;
 beforeAll(async () => {
@@ -251,19 +252,28 @@ describe('a lock left behind by a killed process', () => {
     const held = JSON.stringify({ pid: process.pid, start: startTimeOf(process.pid), host: hostname(), nonce: 'held0by0test' });
     writeFileSync(lockPath(ws), held, { mode: 0o600 });
     const before = readFileSync(configPath(ws));
-    const r = await runCli(['--json', 'profile', 'set', 'x', '--org', 'o'], { ws, timeoutMs: 30_000 });
+    // The wait is chatctl's own: on an injected clock its 10 s pass as recorded sleeps.
+    const clock = virtualClock(Date.now());
+    const r = await runCli(['--json', 'profile', 'set', 'x', '--org', 'o'], { ws, inject: clock });
     expect(r.exitCode, r.stderr).toBe(3);
     expect(parseErrorLine(r.stderr).error.message).toContain(lockPath(ws));
-    expect(r.durationMs).toBeGreaterThanOrEqual(9_000);
+    const waited = clock.waits.reduce((a, b) => a + b, 0);
+    expect(waited).toBeGreaterThanOrEqual(10_000);
+    expect(waited).toBeLessThan(10_300);
+    // Polling backs off: no sleep is longer than 0.2 s, and there are not thousands of them.
+    expect(Math.max(...clock.waits)).toBeLessThanOrEqual(200);
+    expect(clock.waits.length).toBeLessThan(200);
     expect(readFileSync(lockPath(ws), 'utf8')).toBe(held);
     expect(readFileSync(configPath(ws)).equals(before)).toBe(true);
     expect(listAll(ws.configDir).sort()).toEqual(['config.json', 'config.json.lock']);
-  }, 40_000);
+  });
 });
 
-describe('Ctrl-C during a lock wait', () => {
+// Real processes and real signals; the two run side by side (each waits a
+// second for the lock-wait notice).
+describe.concurrent('Ctrl-C during a lock wait', () => {
   for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
-    test(`${signal} ends the wait at once with exit ${code}; no temporary file; lock and config untouched`, async () => {
+    test(`${signal} ends the wait at once with exit ${code}; no temporary file; lock and config untouched`, async ({ expect }) => {
       const ws = seededWs();
       const held = JSON.stringify({ pid: process.pid, start: startTimeOf(process.pid), host: hostname(), nonce: 'held0by0test' });
       writeFileSync(lockPath(ws), held, { mode: 0o600 });
