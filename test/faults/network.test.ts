@@ -82,14 +82,15 @@ describe('fault table (create --json --secret-file)', () => {
     expect(line.error.message).toContain(String([...keys][0]));
   });
 
-  test('headers never come (--timeout 1) → 12 timeout after about 1 s', async () => {
+  // The timeouts below are real timers, run at fractions of a second.
+  test('headers never come (--timeout 0.3) → 12 timeout after about 0.3 s', async () => {
     server.reset(() => {
       /* never answer */
     });
-    const r = await create(server.url, ['--max-retries', '0', '--timeout', '1']);
+    const r = await create(server.url, ['--max-retries', '0', '--timeout', '0.3']);
     expectFailure(r, 12, 'timeout');
     expect(server.hits).toBe(1);
-    expect(r.durationMs).toBeGreaterThanOrEqual(900);
+    expect(r.durationMs).toBeGreaterThanOrEqual(270);
     expect(r.durationMs).toBeLessThan(4000);
   });
 
@@ -99,26 +100,27 @@ describe('fault table (create --json --secret-file)', () => {
       res.writeHead(201, { 'Content-Type': 'application/json', 'Content-Length': String(body.length) });
       res.write(body.slice(0, Math.floor(body.length / 2))); // half of it, then nothing
     });
-    const r = await create(server.url, ['--max-retries', '0', '--timeout', '1']);
+    const r = await create(server.url, ['--max-retries', '0', '--timeout', '0.3']);
     expectFailure(r, 12, 'timeout');
     expect(server.hits).toBe(1);
     expect(r.durationMs).toBeLessThan(4000);
   });
 
-  test('slow drip (headers at 0.5 s, a byte every 150 ms, never done) → 12 timeout at ~1 s, not an idle timer', async () => {
+  test('slow drip (headers at 0.15 s, a byte every 50 ms, never done) → 12 timeout at ~0.4 s, not an idle timer', async () => {
     const timers: NodeJS.Timeout[] = [];
     server.reset((_q, res) => {
       timers.push(
         setTimeout(() => {
           res.writeHead(201, { 'Content-Type': 'application/json', 'Content-Length': '100000' });
           res.write('{');
-          timers.push(setInterval(() => res.write(' '), 150));
-        }, 500),
+          timers.push(setInterval(() => res.write(' '), 50));
+        }, 150),
       );
     });
     try {
-      const r = await create(server.url, ['--max-retries', '0', '--timeout', '1']);
+      const r = await create(server.url, ['--max-retries', '0', '--timeout', '0.4']);
       expectFailure(r, 12, 'timeout');
+      expect(r.durationMs).toBeGreaterThanOrEqual(370);
       expect(r.durationMs).toBeLessThan(3000);
     } finally {
       for (const t of timers) clearInterval(t);

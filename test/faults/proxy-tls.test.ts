@@ -345,7 +345,7 @@ describe('the fault contract holds through the proxy transport too', () => {
       res.writeHead(201, { 'Content-Type': 'application/json', 'Content-Length': '1000' });
       res.write('{"data":');
     });
-    const r = await create(viaAlias(tlsServer.port), { HTTPS_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: certPath }, ['--timeout', '1']);
+    const r = await create(viaAlias(tlsServer.port), { HTTPS_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: certPath }, ['--timeout', '0.3']);
     expectClean(r);
     const line = parseErrorLine(r.stderr);
     expect({ exit: r.exitCode, code: line.error.code }).toEqual({ exit: 12, code: 'timeout' });
