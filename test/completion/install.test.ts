@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { BIN, ROOT } from '../support/fixtures.js';
 import { completionScript } from '../../src/completion/scripts.js';
+import { execa } from 'execa';
+import { PYTHON } from '../support/python.js';
 
 const DRIVER = join(ROOT, 'test', 'terminal', 'pty_driver.py');
 const temps: string[] = [];
@@ -55,10 +57,13 @@ function setPrompt(shell: Shell, home: string): void {
 
 /**
  * Types `chatctl webh` and TAB in an interactive shell on a pseudo-terminal;
- * returns what the terminal showed from the prompt on. Waiting for
- * `webhooks` (or, for the control, a fixed while), then Ctrl-U and exit.
+ * returns what the terminal showed from the prompt on. Waits for `webhooks`;
+ * or, for the control, types a command after the TAB and waits for its
+ * output: the line editor finishes a TAB (and whatever completion it runs)
+ * before it reads the next keys, so once that output is there, anything the
+ * TAB would have shown is there before it.
  */
-function tabComplete(shell: Shell, env: Record<string, string>, expectCompletion = true): string {
+async function tabComplete(shell: Shell, env: Record<string, string>, expectCompletion = true): Promise<string> {
   const spec = {
     argv: [SHELL_PATHS[shell], '-i'],
     env: { ...env, SHELL: SHELL_PATHS[shell] },
@@ -72,13 +77,13 @@ function tabComplete(shell: Shell, env: Record<string, string>, expectCompletion
       { send: 'chatctl webh' },
       { sleepMs: 300 },
       { send: '\t' },
-      expectCompletion ? { expect: 'chatctl webhooks' } : { sleepMs: 2500 },
-      { send: '\u0015' },
-      { sleepMs: 200 },
+      ...(expectCompletion
+        ? [{ expect: 'chatctl webhooks' }, { send: '\u0015' }, { sleepMs: 200 }]
+        : [{ send: '\u0015' }, { send: 'echo "TAB-DONE-$((6*7))"\r' }, { expect: 'TAB-DONE-42' }]),
       { send: 'exit\r' },
     ],
   };
-  const out = execFileSync('python3', [DRIVER], { input: JSON.stringify(spec), encoding: 'utf8', timeout: 30_000 });
+  const { stdout: out } = await execa(PYTHON, [DRIVER], { input: JSON.stringify(spec), timeout: 30_000 });
   const r = JSON.parse(out) as { output: string; failedStep: number | null; error: string | null };
   if (r.failedStep !== null) throw new Error(`${shell}: ${r.error}\n${r.output}`);
   // eslint-disable-next-line no-control-regex
@@ -142,7 +147,8 @@ describe('completion install in a fresh HOME', () => {
   });
 });
 
-describe('real shells complete chatctl webh<TAB> after completion install', () => {
+// Every session has a HOME of its own: they run side by side.
+describe.concurrent('real shells complete chatctl webh<TAB> after completion install', () => {
   it.each(['bash', 'zsh', 'fish'] as const)('%s', async (shell) => {
     const { home, env } = freshHome();
     const printed = await chatctl(['completion', 'install', '--shell', shell], env);
@@ -153,20 +159,23 @@ describe('real shells complete chatctl webh<TAB> after completion install', () =
       writeFileSync(join(home, '.zshrc'), lines.join('\n') + '\n');
     }
     setPrompt(shell, home);
-    expect(tabComplete(shell, env)).toMatch(/chatctl webhooks/);
+    expect(await tabComplete(shell, env)).toMatch(/chatctl webhooks/);
   });
 
   it('without it, the same keystrokes complete nothing (the check can fail)', async () => {
     const { home, env } = freshHome();
     writeFileSync(join(home, '.zshrc'), 'autoload -Uz compinit && compinit\n');
-    for (const shell of ['bash', 'zsh'] as const) {
-      setPrompt(shell, home);
-      expect(tabComplete(shell, env, false)).not.toMatch(/webhooks/);
+    setPrompt('bash', home);
+    setPrompt('zsh', home);
+    const [bash, zsh] = await Promise.all([tabComplete('bash', env, false), tabComplete('zsh', env, false)]);
+    for (const shown of [bash, zsh]) {
+      expect(shown).toContain('TAB-DONE-42');
+      expect(shown).not.toMatch(/webhooks/);
     }
   });
 });
 
-describe("the README's manual install lines, pasted in a fresh HOME", () => {
+describe.concurrent("the README's manual install lines, pasted in a fresh HOME", () => {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
   const section = readme.slice(readme.indexOf('\n## Shell completion'), readme.indexOf('\n## ', readme.indexOf('\n## Shell completion') + 5));
   const block = (lang: string) => {
@@ -175,10 +184,10 @@ describe("the README's manual install lines, pasted in a fresh HOME", () => {
     return m[1]!;
   };
 
-  it.each(['bash', 'zsh', 'fish'] as const)('%s: the lines run in that shell without error, then TAB completes', (shell) => {
+  it.each(['bash', 'zsh', 'fish'] as const)('%s: the lines run in that shell without error, then TAB completes', async (shell) => {
     const { home, env } = freshHome();
-    execFileSync(SHELL_PATHS[shell], shell === 'fish' ? ['--no-config', '-c', block(shell)] : ['-c', block(shell)], { env: { ...env, SHELL: SHELL_PATHS[shell] }, cwd: home, encoding: 'utf8', timeout: 20_000 });
+    await execa(SHELL_PATHS[shell], shell === 'fish' ? ['--no-config', '-c', block(shell)] : ['-c', block(shell)], { env: { ...env, SHELL: SHELL_PATHS[shell] }, extendEnv: false, cwd: home, timeout: 20_000 });
     setPrompt(shell, home);
-    expect(tabComplete(shell, env)).toMatch(/chatctl webhooks/);
+    expect(await tabComplete(shell, env)).toMatch(/chatctl webhooks/);
   });
 });
