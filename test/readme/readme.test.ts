@@ -3,7 +3,7 @@
 // true to the program, and its quick start working when pasted line by line
 // on a fresh copy of the repository (npm from its cache only: tests use no
 // network but loopback).
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, type ExpectStatic } from 'vitest';
 import { execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
@@ -135,15 +135,21 @@ function npmEnv(dir: string): Record<string, string> {
   };
 }
 
-describe('npm install -g .', () => {
-  it('works alone from a fresh clone (prepare installs the build tools it needs)', () => {
+// The two installs from a fresh copy wait mostly on npm's disk work: they
+// run side by side (each in its own copy, with its own global folder).
+describe('installed from a fresh copy', () => {
+  it.concurrent('npm install -g . works alone (prepare installs the build tools it needs)', async ({ expect }) => {
     const dir = freshCopy();
     const env = npmEnv(dir);
-    execFileSync('npm', ['install', '-g', '.'], { cwd: join(dir, 'repo'), env, encoding: 'utf8', timeout: 300_000, stdio: ['ignore', 'pipe', 'pipe'] });
+    await execa('npm', ['install', '-g', '.'], { cwd: join(dir, 'repo'), env, extendEnv: false, timeout: 300_000 });
     const version = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version as string;
-    expect(execFileSync('chatctl', ['--version'], { env, encoding: 'utf8' })).toBe(`${version}\n`);
-    expect(execFileSync('chatctl', ['exit-codes'], { env, encoding: 'utf8' })).toMatch(/^CODE {2}MEANING\n/);
+    expect((await execa('chatctl', ['--version'], { env, extendEnv: false, stripFinalNewline: false })).stdout).toBe(`${version}\n`);
+    expect((await execa('chatctl', ['exit-codes'], { env, extendEnv: false })).stdout).toMatch(/^CODE {2}MEANING\n/);
   }, 320_000);
+
+  it.concurrent('the quick start works pasted line by line: build, install on PATH, sandbox, doctor, create, rotate, reactivate', async ({ expect }) => {
+    await quickStart(expect);
+  }, 420_000);
 });
 
 describe('the CI recipe', () => {
@@ -177,8 +183,8 @@ describe('the CI recipe', () => {
   });
 });
 
-describe('the quick start', () => {
-  it('works pasted line by line on a fresh copy: build, install on PATH, sandbox, doctor, create, rotate, reactivate', async () => {
+async function quickStart(expect: ExpectStatic): Promise<void> {
+  {
     const blocks = codeBlocks(section('Quick start'));
     expect(blocks.map((b) => b.lang)).toEqual(['sh', 'sh', 'sh']);
     const [install, sandboxBlock, use] = blocks.map((b) => b.body) as [string, string, string];
@@ -186,12 +192,12 @@ describe('the quick start', () => {
     const dir = freshCopy();
     const repo = join(dir, 'repo');
     const env = npmEnv(dir);
-    const sh = (script: string) => execFileSync('bash', ['-e', '-c', script], { cwd: repo, env, encoding: 'utf8', timeout: 300_000, stdio: ['ignore', 'pipe', 'pipe'] });
+    const sh = async (script: string) => (await execa('bash', ['-e', '-c', script], { cwd: repo, env, extendEnv: false, timeout: 300_000, stripFinalNewline: false })).stdout;
 
     // 1. npm install; npm install -g .; chatctl --version
     const version = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version as string;
-    expect(sh(install).trim().split('\n').at(-1)).toBe(version);
-    expect(execFileSync('bash', ['-c', 'command -v chatctl'], { env, encoding: 'utf8' }).trim()).toBe(join(dir, 'prefix', 'bin', 'chatctl'));
+    expect((await sh(install)).trim().split('\n').at(-1)).toBe(version);
+    expect((await execa('bash', ['-c', 'command -v chatctl'], { env, extendEnv: false })).stdout.trim()).toBe(join(dir, 'prefix', 'bin', 'chatctl'));
 
     // 2. The sandbox, in "a second terminal".
     const line = sandboxBlock.trim().replaceAll('8484', port);
@@ -210,7 +216,7 @@ describe('the quick start', () => {
 
       // 3. Back in the first terminal, every line.
       const script = use.replaceAll('8484', port);
-      const out = sh(script);
+      const out = await sh(script);
       expect(out).toContain('all checks passed');
       expect(out).toMatch(/Rotated the signing secret of we_\w+ \(mode overlap\)\./);
       expect(out).toMatch(/Webhook endpoint we_\w+ was already active; nothing changed\./);
@@ -219,5 +225,5 @@ describe('the quick start', () => {
       sandbox.kill('SIGINT'); // Ctrl-C
     }
     expect(await closed).toBe(0);
-  }, 420_000);
-});
+  }
+}
