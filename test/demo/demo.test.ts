@@ -5,8 +5,9 @@
 // signal. Each run gets its own TMPDIR and an environment marker, so "left
 // behind" is checked exactly: no file in that TMPDIR, no process carrying
 // the marker.
-import { afterAll, describe, expect, it } from 'vitest';
-import { spawn, execFileSync } from 'node:child_process';
+import { afterAll, describe, it, type ExpectStatic } from 'vitest';
+import { spawn } from 'node:child_process';
+import { execa } from 'execa';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,17 +43,18 @@ function marked(mark: string): string[] {
   return found;
 }
 
-async function settled(mark: string, tmp: string) {
+async function settled(expect: ExpectStatic, mark: string, tmp: string) {
   // Give exiting processes a moment to be reaped.
   for (let i = 0; i < 50 && (marked(mark).length || readdirSync(tmp).length); i++) await new Promise((r) => setTimeout(r, 100));
   expect(marked(mark)).toEqual([]);
   expect(readdirSync(tmp)).toEqual([]);
 }
 
-describe('npm run demo', () => {
-  it('prints what happened: the --json output as sent, a real deactivation, then a reactivation that changes it', async () => {
+// Every run has its own TMPDIR and marker: they run side by side.
+describe.concurrent('npm run demo', () => {
+  it('prints what happened: the --json output as sent, a real deactivation, then a reactivation that changes it', async ({ expect }) => {
     const { tmp, mark, env } = isolated();
-    const out = execFileSync(process.execPath, [join(ROOT, 'scripts', 'demo.mjs')], { cwd: ROOT, env, encoding: 'utf8', timeout: 120_000, stdio: ['ignore', 'pipe', 'pipe'] });
+    const { stdout: out } = await execa(process.execPath, [join(ROOT, 'scripts', 'demo.mjs')], { cwd: ROOT, env, extendEnv: false, timeout: 120_000, stripFinalNewline: false });
     const lines = out.split('\n');
 
     // The create step shows its --json command, and right under it that command's real stdout.
@@ -80,28 +82,28 @@ describe('npm run demo', () => {
     // Tables are plain when stdout is not a terminal.
     expect(out).not.toMatch(/[┌┐└┘│─┼]/);
     expect(lines.at(-2)).toBe('demo: create, rotate, deactivate and reactivate all succeeded');
-    await settled(mark, tmp);
+    await settled(expect, mark, tmp);
   });
 
-  it('`npm run demo | head -3` leaves no process and no file behind', async () => {
+  it('`npm run demo | head -3` leaves no process and no file behind', async ({ expect }) => {
     const { tmp, mark, env } = isolated();
-    const out = execFileSync('sh', ['-c', 'npm run --silent demo | head -3; npm run demo 2>/dev/null | head -3'], { cwd: ROOT, env, encoding: 'utf8', timeout: 120_000 });
+    const { stdout: out } = await execa('sh', ['-c', 'npm run --silent demo | head -3; npm run demo 2>/dev/null | head -3'], { cwd: ROOT, env, extendEnv: false, timeout: 120_000, stripFinalNewline: false });
     expect(out.split('\n').filter((l) => l.startsWith('chatctl demo: the sandbox'))).toHaveLength(1);
-    await settled(mark, tmp);
+    await settled(expect, mark, tmp);
   });
 
-  it.each([3, 8, 12, 20])('`node scripts/demo.mjs | head -%i` (the reader leaves mid-run) leaves nothing behind', async (n) => {
+  it.for([3, 8, 12, 20])('`node scripts/demo.mjs | head -%i` (the reader leaves mid-run) leaves nothing behind', async (n, { expect }) => {
     const { tmp, mark, env } = isolated();
-    const out = execFileSync('sh', ['-c', `node scripts/demo.mjs | head -${n}; echo "status \${PIPESTATUS:-}"`], { cwd: ROOT, env, encoding: 'utf8', timeout: 120_000 });
+    const { stdout: out } = await execa('sh', ['-c', `node scripts/demo.mjs | head -${n}; echo "status \${PIPESTATUS:-}"`], { cwd: ROOT, env, extendEnv: false, timeout: 120_000, stripFinalNewline: false });
     expect(out.split('\n').length).toBeGreaterThanOrEqual(n);
-    await settled(mark, tmp);
+    await settled(expect, mark, tmp);
   });
 
-  it.each([
+  it.for([
     ['SIGINT', 130],
     ['SIGTERM', 143],
     ['SIGHUP', 129],
-  ] as const)('%s in the middle of a run: exit %i, nothing left behind', async (signal, code) => {
+  ] as const)('%s in the middle of a run: exit %i, nothing left behind', async ([signal, code], { expect }) => {
     const { tmp, mark, env } = isolated();
     const child = spawn(process.execPath, [join(ROOT, 'scripts', 'demo.mjs')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'ignore'] });
     let out = '';
@@ -115,6 +117,6 @@ describe('npm run demo', () => {
     child.kill(signal);
     expect(await exited).toBe(code);
     expect(out).not.toContain('all succeeded');
-    await settled(mark, tmp);
+    await settled(expect, mark, tmp);
   });
 });
