@@ -10,7 +10,6 @@ import {
   fstatSync,
   fsyncSync,
   lstatSync,
-  mkdirSync,
   openSync,
   readFileSync,
   renameSync,
@@ -19,6 +18,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { makeFolders } from '../config/make-folders.js';
 import { randomBytes } from '../random.js';
 import { dotenvProblem, setDotenvValue } from './dotenv.js';
 import { envFileProblem, kindOf } from './sinks.js';
@@ -145,7 +145,7 @@ export interface KeptSecret {
  */
 export function keepSecret(configDir: string, endpointId: string, secret: string, now: Date, opts: { durable?: boolean } = {}): KeptSecret {
   const dir = recoveryFolder(configDir);
-  const firstMade = mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const firstMade = makeFolders(dir, 0o700);
   const safeId = endpointId.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64) || 'endpoint';
   const stamp = now.toISOString().replace(/[:.]/g, '-');
   const path = join(dir, `${safeId}-${stamp}-${randomBytes(3).toString('hex')}.secret`);

@@ -321,6 +321,14 @@ describe('deliverSecretResult', () => {
     }
   });
 
+  it('a config folder under /proc (where Node\'s recursive mkdir never returns): exit 13 at once, the folder and its error named', async () => {
+    const io = fakeIO();
+    const bad = '/proc/self/nonexistent/x';
+    const e = await expect13(deliverSecretResult(fakeContext({ io, configDir: bad, cwd: dir, env: { PATH: process.env.PATH } }), {}, { sinks: sinks('exec:exit 4') }, body(), 'x'));
+    expect(e.message).toContain(`no recovery copy could be written either (${bad}/recovered: no such file or directory (ENOENT))`);
+    expect(io.out() + io.err()).not.toContain(SECRET);
+  });
+
   it('recovered/ unwritable and one destination of two failing: the message names the one that holds it, not "lost"', async () => {
     const cfg = join(dir, 'config');
     mkdirSync(cfg, { mode: 0o700 });
