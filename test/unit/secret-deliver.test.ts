@@ -95,6 +95,15 @@ describe('deliverAll', () => {
     expect(d.out.text()).toBe('');
   });
 
+  it("a secret under 6 characters (which a server should never send) never reaches stderr through an exec: command's output", async () => {
+    for (const short of ['x', 'k3y!5']) {
+      const d = deps();
+      const outcome = await deliverAll(sinks(`exec:printf 'got: '; cat; printf '\\nstatus ok\\n'; cat >&2 </dev/null; echo "id $CHATCTL_ENDPOINT_ID"`), { endpointId: 'we_1', secret: short }, d);
+      expect(outcome.failures).toEqual([]);
+      expect(d.err.text()).toBe('[REDACTED: a line of output that held the secret]\nstatus ok\nid we_1\n');
+    }
+  });
+
   it('a failing exec: command is a failure with its status; the other sinks still get the secret', async () => {
     const d = deps();
     const outcome = await deliverAll(sinks('exec:cat >/dev/null; echo nope >&2; exit 3', 'file:b.whsec'), { endpointId: 'we_1', secret: SECRET }, d);
