@@ -7,8 +7,9 @@
 // O_NOFOLLOW | O_NONBLOCK, then fstat to be sure it is the file looked at.
 // Read, not write, permission for group or others is only tightened, with
 // a warning (the file holds tokens).
-import { chmodSync, closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync, statSync, type Stats } from 'node:fs';
+import { chmodSync, closeSync, constants, fstatSync, lstatSync, openSync, readSync, statSync, type Stats } from 'node:fs';
 import { configError } from '../errors/cli-error.js';
+import { makeFolders } from './make-folders.js';
 import { parseConfigData, type ConfigData } from './schema.js';
 
 /** The effective uid, or undefined where files have no owner to check (Windows). */
@@ -96,9 +97,11 @@ export function checkConfigFolder(dir: string, warn: Warn, uid = currentUid()): 
 /** Creates the config folder (0700, whatever the umask) if needed, then checks it. */
 export function ensureConfigFolder(dir: string, warn: Warn, uid = currentUid()): void {
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    makeFolders(dir, 0o700);
   } catch (err) {
-    throw configError(`cannot create config folder ${dir}: ${errnoCode(err)}`);
+    const at = (err as NodeJS.ErrnoException).path;
+    const where = typeof at === 'string' && at !== dir ? ` (making ${at})` : '';
+    throw configError(`cannot create config folder ${dir}: ${errnoCode(err)}${where}`, 'point CHATCTL_CONFIG_DIR at a folder of your own on an ordinary file system');
   }
   checkConfigFolder(dir, warn, uid);
 }

@@ -12,8 +12,13 @@
 export const REDACTED = '[REDACTED]';
 
 /** Values shorter than this are redacted where they are known to appear
- * (headers), but not scrubbed from free text, where "1" would mangle it. */
+ * (headers), but not scrubbed from free text, where "1" would mangle it.
+ * A signing secret that short (a server should never send one) is still
+ * kept out of an exec: destination's output, by whole lines: see stream(). */
 const MIN_SCRUB_LENGTH = 6;
+
+/** What stands for a line of an exec: command's output that held a short secret. */
+export const WITHHELD_LINE = '[REDACTED: a line of output that held the secret]';
 
 /**
  * A line wrap between two characters: a newline (raw or escaped) with some
@@ -59,13 +64,17 @@ type Values = Map<string, RegExp | undefined>;
 export class Redactor {
   private readonly credentials: Values = new Map();
   private readonly secrets: Values = new Map();
+  /** Signing secrets shorter than MIN_SCRUB_LENGTH: kept out of stream() output only. */
+  private readonly shortSecrets = new Set<string>();
 
   addCredential(value: string | undefined): void {
     if (value && value.length >= MIN_SCRUB_LENGTH && !this.credentials.has(value)) this.credentials.set(value, undefined);
   }
 
   addSecret(value: string | null | undefined): void {
-    if (value && value.length >= MIN_SCRUB_LENGTH && !this.secrets.has(value)) this.secrets.set(value, undefined);
+    if (!value) return;
+    if (value.length < MIN_SCRUB_LENGTH) this.shortSecrets.add(value);
+    else if (!this.secrets.has(value)) this.secrets.set(value, undefined);
   }
 
   /**
@@ -74,6 +83,7 @@ export class Redactor {
    */
   forgetSecret(value: string): void {
     this.secrets.delete(value);
+    this.shortSecrets.delete(value);
   }
 
   /** For stderr, debug traces and logs: credentials and secrets. */
@@ -98,6 +108,14 @@ export class Redactor {
    * For text that arrives in pieces (a sink command's output): scrubs
    * everything, and holds back the tail that could still be the start of a
    * value, until more comes or end() is called.
+   *
+   * A signing secret shorter than MIN_SCRUB_LENGTH cannot be scrubbed
+   * character by character without mangling the text (a secret "e" would
+   * take every e with it), yet must not reach stderr. So while one is known,
+   * the output goes out in whole lines, and a line that holds it as it is
+   * (exact match, any length from 1) is replaced by WITHHELD_LINE; every
+   * other line is shown unchanged. (A short secret with a line break in it
+   * is looked for in the whole output, held until the end.)
    */
   stream(): { push(chunk: string): string; end(): string } {
     let held = '';
@@ -106,16 +124,34 @@ export class Redactor {
         held = this.scrubAll(held + chunk);
         const keep = this.longestForm();
         if (held.length <= keep) return '';
-        const out = held.slice(0, held.length - keep);
-        held = held.slice(held.length - keep);
-        return out;
+        let cut = held.length - keep;
+        if (this.shortSecrets.size > 0) cut = this.shortBreaks() ? 0 : held.lastIndexOf('\n', cut - 1) + 1; // whole lines only
+        const out = held.slice(0, cut);
+        held = held.slice(cut);
+        return this.withholdShort(out);
       },
       end: () => {
         const out = this.scrubAll(held);
         held = '';
-        return out;
+        return this.withholdShort(out);
       },
     };
+  }
+
+  private shortBreaks(): boolean {
+    for (const v of this.shortSecrets) if (/[\r\n]/.test(v)) return true;
+    return false;
+  }
+
+  /** Each line that holds a short secret replaced by WITHHELD_LINE (its line ending kept). */
+  private withholdShort(text: string): string {
+    if (this.shortSecrets.size === 0 || text === '') return text;
+    const short = [...this.shortSecrets];
+    if (short.some((v) => /[\r\n]/.test(v) && text.includes(v))) return WITHHELD_LINE + '\n';
+    return text.replace(/[^\n]*(\n|$)/g, (line, end: string) => {
+      const body = line.slice(0, line.length - end.length);
+      return short.some((v) => body.includes(v)) ? WITHHELD_LINE + end : line;
+    });
   }
 
   /** An upper bound on the length of any form of any value known. */

@@ -10,7 +10,6 @@ import {
   fstatSync,
   fsyncSync,
   lstatSync,
-  mkdirSync,
   openSync,
   readFileSync,
   renameSync,
@@ -19,6 +18,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { makeFolders } from '../config/make-folders.js';
 import { randomBytes } from '../random.js';
 import { dotenvProblem, setDotenvValue } from './dotenv.js';
 import { envFileProblem, kindOf } from './sinks.js';
@@ -144,8 +144,8 @@ export interface KeptSecret {
  * milliseconds; persist() makes it durable once it is the one place left.
  */
 export function keepSecret(configDir: string, endpointId: string, secret: string, now: Date, opts: { durable?: boolean } = {}): KeptSecret {
-  const dir = join(configDir, 'recovered');
-  const firstMade = mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const dir = recoveryFolder(configDir);
+  const firstMade = makeFolders(dir, 0o700);
   const safeId = endpointId.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64) || 'endpoint';
   const stamp = now.toISOString().replace(/[:.]/g, '-');
   const path = join(dir, `${safeId}-${stamp}-${randomBytes(3).toString('hex')}.secret`);
@@ -178,6 +178,36 @@ export function keepSecret(configDir: string, endpointId: string, secret: string
       }
     },
   };
+}
+
+/** The folder a kept secret goes to. */
+export function recoveryFolder(configDir: string): string {
+  return join(configDir, 'recovered');
+}
+
+/**
+ * Why no recovery copy could be written, naming the folder: the plain
+ * meaning of the error, not the guesses made for a destination (an ENOENT in
+ * a folder that exists, e.g. one on /proc, is not "the folder no longer
+ * exists"; an EEXIST is a file where the folder should be).
+ */
+export function describeKeepFailure(err: unknown, configDir: string): string {
+  const folder = recoveryFolder(configDir);
+  const e = err as NodeJS.ErrnoException;
+  const code = typeof e?.code === 'string' ? e.code : undefined;
+  const plain: Record<string, string> = {
+    EACCES: 'permission denied',
+    EPERM: 'operation not permitted',
+    EROFS: 'read-only file system',
+    ENOSPC: 'no space left on the device',
+    EDQUOT: 'disk quota exceeded',
+    EEXIST: 'a file stands where the folder should be',
+    ENOTDIR: 'a file stands where a folder should be',
+    ENOENT: 'no such file or directory',
+    EIO: 'input/output error',
+  };
+  const reason = code && plain[code] ? `${plain[code]} (${code})` : e instanceof Error ? e.message : String(err);
+  return `${folder}: ${reason}`;
 }
 
 /** Keeps a secret that could not be saved where asked: returns its path. */

@@ -11,6 +11,11 @@ import { execFileSync } from 'node:child_process';
 import { symlinkSync } from 'node:fs';
 import { configDir } from '../../src/config/paths.js';
 import { CliError } from '../../src/errors/cli-error.js';
+import { makeFolders } from '../../src/config/make-folders.js';
+import { cleanupTempDirs, runCli } from '../support/run.js';
+import { afterAll } from 'vitest';
+
+afterAll(cleanupTempDirs);
 
 let dir: string;
 beforeEach(() => {
@@ -211,5 +216,24 @@ describe('config folder', () => {
     expect(configDir({}, 'linux', '/home/u')).toBe('/home/u/.config/chatctl');
     expect(configDir({}, 'darwin', '/Users/u')).toBe('/Users/u/Library/Application Support/chatctl');
     expect(configDir({ APPDATA: 'C:\\AppData' }, 'win32', 'C:\\u')).toContain('chatctl');
+  });
+
+  // Node's recursive mkdirSync never returns for these (it loops, growing,
+  // until the process is killed): chatctl's own folder creation fails at once.
+  it.each(['/proc/self/nonexistent/x', '/proc/1/foo'])('CHATCTL_CONFIG_DIR=%s: exit 3 at once, naming the folder, never a hang', async (bad) => {
+    const r = await runCli(['profile', 'set', 'p', '--base-url', 'https://x.example', '--org', 'o'], { env: { CHATCTL_CONFIG_DIR: bad } });
+    expect(r.exitCode).toBe(3);
+    expect(r.stderr).toContain(`cannot create config folder ${bad}: ENOENT`);
+    expect(r.stderr).toContain('point CHATCTL_CONFIG_DIR at a folder of your own');
+    expect(r.durationMs).toBeLessThan(5_000);
+  });
+
+  it('makeFolders makes each missing level once (0700), says which it made first, and accepts an existing folder', () => {
+    const deep = join(dir, 'a', 'b', 'c');
+    expect(makeFolders(deep, 0o700)).toBe(join(dir, 'a'));
+    expect([join(dir, 'a'), join(dir, 'a', 'b'), deep].map(mode)).toEqual([0o700, 0o700, 0o700]);
+    expect(makeFolders(deep, 0o700)).toBeUndefined();
+    writeFileSync(join(dir, 'file'), '');
+    expect(() => makeFolders(join(dir, 'file', 'x'), 0o700)).toThrow(expect.objectContaining({ code: 'ENOTDIR' }));
   });
 });

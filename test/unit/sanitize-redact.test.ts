@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { escapeControl, escapeInline } from '../../src/output/sanitize.js';
-import { REDACTED, Redactor, redactHeaders, redactSecretFields, redactSecretInBody, valuePattern } from '../../src/output/redact.js';
+import { REDACTED, WITHHELD_LINE, Redactor, redactHeaders, redactSecretFields, redactSecretInBody, valuePattern } from '../../src/output/redact.js';
 
 describe('escapeControl', () => {
   it('makes ESC, other C0, DEL and C1 visible and keeps text', () => {
@@ -32,6 +32,28 @@ describe('Redactor', () => {
     const r = new Redactor();
     r.addCredential('1');
     expect(r.scrubAll('version 1')).toBe('version 1');
+  });
+
+  // A secret under 6 characters is not scrubbed from free text, but an
+  // exec: command's output (stream()) never shows it: a line holding it is
+  // replaced whole, the other lines are left readable.
+  it('stream(): a short secret (1 to 5 characters) is kept out by whole lines, split across pieces or not', () => {
+    for (const secret of ['e', 'ab', 'k3y!5']) {
+      const r = new Redactor();
+      r.addSecret(secret);
+      expect(r.scrubAll(`x ${secret} y`)).toBe(`x ${secret} y`); // free text elsewhere: unchanged, as before
+      const s = r.stream();
+      const half = Math.ceil(secret.length / 2);
+      const text = [`stored: ${secret.slice(0, half)}`, `${secret.slice(half)} (ok)\nQQQ 0\n`, `last ${secret}`].map((p) => s.push(p)).join('') + s.end();
+      expect(text).toBe(`${WITHHELD_LINE}\nQQQ 0\n${WITHHELD_LINE}`);
+    }
+    const r = new Redactor();
+    r.addSecret('a\nb');
+    const s = r.stream();
+    expect(s.push('x a\n') + s.push('b y\n') + s.end()).toBe(`${WITHHELD_LINE}\n`);
+    r.forgetSecret('a\nb');
+    const s2 = r.stream();
+    expect(s2.push('x a\n') + s2.push('b y\n') + s2.end()).toBe('x a\nb y\n');
   });
 });
 

@@ -3,7 +3,7 @@
 // recovered/ whenever any destination fails. exec: sinks run real /bin/sh
 // commands, with a short injected time limit.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deliverAll, type DeliverDeps } from '../../src/secret/deliver-all.js';
@@ -93,6 +93,15 @@ describe('deliverAll', () => {
     expect(d.err.text()).toContain('[REDACTED]');
     expect(d.err.text()).toContain('done');
     expect(d.out.text()).toBe('');
+  });
+
+  it("a secret under 6 characters (which a server should never send) never reaches stderr through an exec: command's output", async () => {
+    for (const short of ['x', 'k3y!5']) {
+      const d = deps();
+      const outcome = await deliverAll(sinks(`exec:printf 'got: '; cat; printf '\\nstatus ok\\n'; cat >&2 </dev/null; echo "id $CHATCTL_ENDPOINT_ID"`), { endpointId: 'we_1', secret: short }, d);
+      expect(outcome.failures).toEqual([]);
+      expect(d.err.text()).toBe('[REDACTED: a line of output that held the secret]\nstatus ok\nid we_1\n');
+    }
   });
 
   it('a failing exec: command is a failure with its status; the other sinks still get the secret', async () => {
@@ -281,22 +290,67 @@ describe('deliverSecretResult', () => {
     expect(recovered(cfg)).toEqual([]);
   });
 
-  it('a failing sink with no config folder to keep the secret in: printed on a terminal, else named as lost', async () => {
+  it('a failing sink with no config folder to keep the secret in: named as lost, never printed, not even on a terminal it was not sent to', async () => {
     const blocked = join(dir, 'not-a-folder');
     writeFileSync(blocked, '');
-    const tty = fakeIO({ stdout: true });
-    const e1 = await expect13(
-      deliverSecretResult(fakeContext({ io: tty, configDir: blocked, cwd: dir, env: { PATH: process.env.PATH } }), {}, { sinks: sinks('exec:exit 1') }, body(), 'x'),
+    for (const io of [fakeIO({ stdout: true }), fakeIO()]) {
+      const e = await expect13(
+        deliverSecretResult(fakeContext({ io, configDir: blocked, cwd: dir, env: { PATH: process.env.PATH } }), {}, { sinks: sinks('exec:exit 1') }, body(), 'x'),
+      );
+      expect(e.message).toContain('the secret is lost');
+      expect(e.message).toContain(`${join(blocked, 'recovered')}: a file stands where a folder should be (ENOTDIR)`);
+      expect(e.hint).toContain("rotate 'we_1' --expected-version 2");
+      expect(io.out() + io.err()).not.toContain(SECRET);
+    }
+  });
+
+  // A recovered/ folder in which no file can be created (here one on /proc,
+  // which refuses even root; a chmod 0500 folder does the same to anyone
+  // else) and every destination failing: nothing holds the secret. The
+  // message names each failed destination, the folder and the real error,
+  // the Idempotency-Key and the rotate command; the secret goes nowhere else.
+  it('recovered/ unwritable and every destination failing: the message says truthfully what happened and what to do', async () => {
+    const cfg = join(dir, 'config');
+    mkdirSync(cfg, { mode: 0o700 });
+    symlinkSync('/proc/self/fdinfo', join(cfg, 'recovered'));
+    for (const [io, json] of [[fakeIO({ stdout: true }), false], [fakeIO(), true]] as const) {
+      const ctx = fakeContext({ io, configDir: cfg, cwd: dir, env: { PATH: process.env.PATH } });
+      const e = await expect13(
+        deliverSecretResult(ctx, { json }, { sinks: sinks('exec:cat >/dev/null; exit 3', 'exec:exit 4') }, body(), 'x', { idempotencyKey: 'idem-123' }),
+      );
+      expect(e.message).toContain('exec:cat >/dev/null; exit 3: exited with status 3; exec:exit 4: exited with status 4');
+      expect(e.message).toContain(`no recovery copy could be written either (${join(cfg, 'recovered')}: no such file or directory (ENOENT))`);
+      expect(e.message).not.toContain('no longer exists'); // the old, wrong reason
+      expect(e.message).toContain('nothing holds it: the secret is lost');
+      expect(e.message).toContain('Idempotency-Key idem-123');
+      expect(e.idempotencyKey).toBe('idem-123');
+      expect(e.hint).toBe("rotate it again to get a new one: chatctl webhooks rotate 'we_1' --expected-version 2 --mode overlap --secret-to file:PATH");
+      expect(e.details).toMatchObject({ recoveredPath: null, recoveryError: expect.stringContaining('ENOENT'), failed: [{ to: 'exec:cat >/dev/null; exit 3' }, { to: 'exec:exit 4' }] });
+      expect(io.out() + io.err() + JSON.stringify(e.toJSON())).not.toContain(SECRET);
+    }
+  });
+
+  it('a config folder under /proc (where Node\'s recursive mkdir never returns): exit 13 at once, the folder and its error named', async () => {
+    const io = fakeIO();
+    const bad = '/proc/self/nonexistent/x';
+    const e = await expect13(deliverSecretResult(fakeContext({ io, configDir: bad, cwd: dir, env: { PATH: process.env.PATH } }), {}, { sinks: sinks('exec:exit 4') }, body(), 'x'));
+    expect(e.message).toContain(`no recovery copy could be written either (${bad}/recovered: no such file or directory (ENOENT))`);
+    expect(io.out() + io.err()).not.toContain(SECRET);
+  });
+
+  it('recovered/ unwritable and one destination of two failing: the message names the one that holds it, not "lost"', async () => {
+    const cfg = join(dir, 'config');
+    mkdirSync(cfg, { mode: 0o700 });
+    symlinkSync('/proc/self/fdinfo', join(cfg, 'recovered'));
+    const io = fakeIO();
+    const e = await expect13(
+      deliverSecretResult(fakeContext({ io, configDir: cfg, cwd: dir, env: { PATH: process.env.PATH } }), {}, { sinks: sinks('file:held.whsec', 'exec:exit 4') }, body(), 'x', { idempotencyKey: 'idem-9' }),
     );
-    expect(tty.out().split(SECRET)).toHaveLength(2);
-    expect(e1.message).toContain('printed above');
-    const pipe = fakeIO();
-    const e2 = await expect13(
-      deliverSecretResult(fakeContext({ io: pipe, configDir: blocked, cwd: dir, env: { PATH: process.env.PATH } }), {}, { sinks: sinks('exec:exit 1') }, body(), 'x'),
-    );
-    expect(e2.message).toContain('lost');
-    expect(e2.hint).toContain("rotate 'we_1'");
-    expect(pipe.out() + pipe.err()).not.toContain(SECRET);
+    expect(readFileSync(join(dir, 'held.whsec'), 'utf8')).toBe(SECRET);
+    expect(e.message).toContain(`so only file:${join(dir, 'held.whsec')} holds it`);
+    expect(e.message).not.toContain('lost');
+    expect(e.hint).toContain(`copy it from file:${join(dir, 'held.whsec')} to the other destinations, or rotate it again`);
+    expect(io.out() + io.err()).not.toContain(SECRET);
   });
 
   it('an exec: sink that times out (short limit injected): exit 13, kept, the stderr of the command scrubbed', async () => {

@@ -11,7 +11,7 @@
 import type { Context, GlobalOptions } from '../../context.js';
 import { secretResponseSchema, type SecretAnswer, type SecretResponse } from '../../api/schemas.js';
 import { CliError, localError } from '../../errors/cli-error.js';
-import { keepSecret, type KeptSecret } from '../../secret/deliver.js';
+import { describeKeepFailure, keepSecret, type KeptSecret } from '../../secret/deliver.js';
 import { CREDENTIAL_IN_SECRET, deliverAll, describeFailure, writeConfirmed, type Delivered, type DeliveryFailure } from '../../secret/deliver-all.js';
 import { fingerprint } from '../../secret/fingerprint.js';
 import type { SecretPlan } from '../../secret/plan.js';
@@ -40,8 +40,10 @@ export function checkSecretAnswer(ctx: Context, answer: SecretAnswer, what: { en
   try {
     path = keepSecret(ctx.configDir, id, secret, new Date(ctx.now())).path;
   } catch (err) {
-    throw localError('secret_not_delivered', `${head}; it could not be kept either (${describeFailure(err)}): the secret is lost`, {
-      details: { endpointId: id, fingerprint: fp, recoveredPath: null },
+    const cause = describeKeepFailure(err, ctx.configDir);
+    throw localError('secret_not_delivered', `${head}; no recovery copy could be written (${cause}), so nothing holds it: the secret is lost`, {
+      details: { endpointId: id, fingerprint: fp, recoveredPath: null, recoveryError: cause },
+      idempotencyKey: what.idempotencyKey,
       hint: `rotate it again to get a new one: chatctl webhooks rotate ${shellQuote(id)} --expected-version CURRENT_VERSION --mode overlap --secret-to file:PATH`,
     });
   }
@@ -82,14 +84,16 @@ export async function deliverSecretResult(
   let fpMemo: string | undefined;
   const fpOf = () => (fpMemo ??= fingerprint(secret));
   let kept: KeptSecret | undefined;
+  let firstKeepError: unknown;
   try {
     kept = keepSecret(ctx.configDir, endpointId, secret, new Date(ctx.now()), { durable: false });
-  } catch {
+  } catch (err) {
     kept = undefined; // tried again below, if it is needed
+    firstKeepError = err;
   }
 
   // A second signal ends the process at once: it still names the kept copy.
-  ctx.setLastWords?.(() => reportError(forcedExit(endpointId, fpOf(), kept?.path, opts.idempotencyKey), ctx.io, Boolean(g.json), false));
+  ctx.setLastWords?.(() => reportError(forcedExit(endpointId, fpOf(), kept?.path, opts.idempotencyKey, kept ? undefined : describeKeepFailure(firstKeepError, ctx.configDir)), ctx.io, Boolean(g.json), false));
 
   let delivered: Delivered[] = [];
   let failures: DeliveryFailure[] = [];
@@ -143,13 +147,14 @@ export async function deliverSecretResult(
     }
   }
   if (plan.sinks.length > 0) await renderAfter(ctx, g, plan, withoutSecret(body, plan, delivered), summary, fpOf(), delivered);
-  const error = await notDelivered(ctx, { endpointId, fp: fpOf(), failures, delivered, where, keepError, secret, serverRequestId: body.meta.requestId });
+  const version = typeof endpoint.version === 'number' ? String(endpoint.version) : 'CURRENT_VERSION';
+  const error = notDelivered(ctx, { endpointId, fp: fpOf(), failures, delivered, where, keepError, serverRequestId: body.meta.requestId, idempotencyKey: opts.idempotencyKey, version });
   ctx.setLastWords?.(undefined);
   throw error;
 }
 
 /** What a second signal during delivery says before the process ends: exit 13, where the secret is (or that it is lost), the key. */
-function forcedExit(endpointId: string, fp: string, where: string | undefined, idempotencyKey: string | undefined): CliError {
+function forcedExit(endpointId: string, fp: string, where: string | undefined, idempotencyKey: string | undefined, keepFailure?: string): CliError {
   const key = idempotencyKey ? ` (Idempotency-Key ${idempotencyKey})` : '';
   const head = `interrupted: the change was applied to endpoint ${escapeInline(endpointId)}${key}, and delivery of the signing secret ${fp} was cut short`;
   const details = { endpointId, fingerprint: fp, recoveredPath: where ?? null };
@@ -160,8 +165,8 @@ function forcedExit(endpointId: string, fp: string, where: string | undefined, i
       hint: `put it where it belongs, then delete ${where}`,
     });
   }
-  return localError('secret_not_delivered', `${head}; no recovery copy could be written: it may not have reached every destination`, {
-    details,
+  return localError('secret_not_delivered', `${head}; no recovery copy could be written (${keepFailure ?? 'unknown error'}): it may not have reached every destination`, {
+    details: { ...details, recoveryError: keepFailure ?? null },
     idempotencyKey,
     hint: `if a destination lacks it, rotate again: chatctl webhooks rotate ${shellQuote(endpointId)} --expected-version CURRENT_VERSION --mode overlap --secret-to file:PATH`,
   });
@@ -239,11 +244,13 @@ interface NotDelivered {
   delivered: Delivered[];
   where: string | undefined;
   keepError: unknown;
-  secret: string;
   serverRequestId: string;
+  idempotencyKey: string | undefined;
+  /** The endpoint's version after the change, for the rotate command that gets a new secret. */
+  version: string;
 }
 
-async function notDelivered(ctx: Context, n: NotDelivered): Promise<CliError> {
+function notDelivered(ctx: Context, n: NotDelivered): CliError {
   const why = n.failures.map((f) => `${f.to}: ${f.reason}`).join('; ');
   const got = n.delivered.length > 0 ? ` (it did reach ${n.delivered.map((d) => d.to).join(', ')})` : '';
   const details = {
@@ -254,26 +261,34 @@ async function notDelivered(ctx: Context, n: NotDelivered): Promise<CliError> {
     failed: n.failures,
     serverRequestId: n.serverRequestId,
   };
-  const head = `the change was applied to endpoint ${escapeInline(n.endpointId)}, but the signing secret ${n.fp} was not delivered to ${why}${got}`;
+  const key = n.idempotencyKey ? ` (Idempotency-Key ${n.idempotencyKey})` : '';
+  const head = `the change was applied to endpoint ${escapeInline(n.endpointId)}${key}, but the signing secret ${n.fp} was not delivered to ${why}${got}`;
   if (n.where !== undefined) {
     return localError('secret_not_delivered', `${head}; it is kept in ${n.where} (mode 0600)`, {
       details,
+      idempotencyKey: n.idempotencyKey,
       hint: `put it where it belongs, then delete ${n.where}`,
     });
   }
-  const cause = describeFailure(n.keepError);
-  // Last resort: a terminal that is not the failed destination still shows it once.
-  if (ctx.io.stdout.isTTY && !n.failures.some((f) => f.to === 'stdout') && !ctx.io.redactor.holdsCredential(n.secret)) {
-    try {
-      const r = await loadRender();
-      await writeConfirmed(ctx.io.stdout, r.renderSecretBlock(n.secret, ctx.io.paint.stdout, n.fp));
-      return localError('secret_not_delivered', `${head}; a recovery copy could not be written either (${cause}), so it was printed above`, { details });
-    } catch {
-      /* fall through: lost */
-    }
+  // No recovery copy either. There is no safe last resort: the secret goes
+  // only where it was asked to go (contract section 6), never to stderr, and
+  // not onto a terminal that was not one of its destinations. So say exactly
+  // what failed, where the secret still is (if a destination got it), and how
+  // to get a new one.
+  const cause = describeKeepFailure(n.keepError, ctx.configDir);
+  const rotate = `chatctl webhooks rotate ${shellQuote(n.endpointId)} --expected-version ${n.version} --mode overlap --secret-to file:PATH`;
+  const withCause = { ...details, recoveryError: cause };
+  if (n.delivered.length > 0) {
+    const holders = n.delivered.map((d) => d.to).join(', ');
+    return localError('secret_not_delivered', `${head}; no recovery copy could be written either (${cause}), so only ${holders} holds it`, {
+      details: withCause,
+      idempotencyKey: n.idempotencyKey,
+      hint: `copy it from ${holders} to the other destinations, or rotate it again to get a new one: ${rotate}`,
+    });
   }
-  return localError('secret_not_delivered', `${head}; a recovery copy could not be written either (${cause}): the secret is lost`, {
-    details,
-    hint: `rotate it again to get a new one: chatctl webhooks rotate ${shellQuote(n.endpointId)} --expected-version CURRENT_VERSION --mode overlap --secret-to file:PATH`,
+  return localError('secret_not_delivered', `${head}; no recovery copy could be written either (${cause}), so nothing holds it: the secret is lost`, {
+    details: withCause,
+    idempotencyKey: n.idempotencyKey,
+    hint: `rotate it again to get a new one: ${rotate}`,
   });
 }
