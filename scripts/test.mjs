@@ -13,7 +13,13 @@ const bin = (p) => join(root, 'node_modules', p);
 
 await import('./build.mjs');
 
-const tsc = spawn(process.execPath, [bin('typescript/bin/tsc'), '--noEmit', '--pretty', String(Boolean(process.stdout.isTTY))], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+// Incremental: a second run re-checks only what changed (its notes are kept
+// under node_modules/.cache, beside vite's).
+const tsc = spawn(
+  process.execPath,
+  [bin('typescript/bin/tsc'), '--noEmit', '--incremental', '--tsBuildInfoFile', bin('.cache/chatctl/tsc.tsbuildinfo'), '--pretty', String(Boolean(process.stdout.isTTY))],
+  { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
+);
 let checked = '';
 tsc.stdout.on('data', (c) => (checked += c));
 tsc.stderr.on('data', (c) => (checked += c));

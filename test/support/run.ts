@@ -80,12 +80,23 @@ export function workspace(): Workspace {
 
 // ---------------------------------------------------------------- environment
 
-/** PATH, HOME, CHATCTL_CONFIG_DIR, LANG and (unless color) NO_COLOR=1: nothing inherited. */
+/**
+ * One compile-cache folder for the children this test worker starts, as a
+ * user's runs share theirs: only the first start of each bundle compiles it.
+ * (test/faults/compile-cache.test.ts gives each of its runs a cache of its
+ * own, empty, to test the cold start and the cache itself.) Removed when the
+ * worker exits.
+ */
+export const SHARED_CACHE_DIR = join(tmpdir(), `chatctl-test-cache-${process.pid}`);
+process.once('exit', () => rmSync(SHARED_CACHE_DIR, { recursive: true, force: true }));
+
+/** PATH, HOME, CHATCTL_CONFIG_DIR, CHATCTL_CACHE_DIR, LANG and (unless color) NO_COLOR=1: nothing inherited. */
 export function baseEnv(ws: Pick<Workspace, 'home' | 'configDir'>, color = false): Record<string, string> {
   const env: Record<string, string> = {
     PATH: `${dirname(NODE)}:/usr/local/bin:/usr/bin:/bin`,
     HOME: ws.home,
     CHATCTL_CONFIG_DIR: ws.configDir,
+    CHATCTL_CACHE_DIR: SHARED_CACHE_DIR,
     LANG: 'C.UTF-8',
   };
   if (!color) env.NO_COLOR = '1';
