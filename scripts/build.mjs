@@ -12,12 +12,16 @@ import { build } from 'esbuild';
 import { createRequire } from 'node:module';
 import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { inputsStamp, stampText } from './build-stamp.mjs';
 
 const root = new URL('../', import.meta.url);
 const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8'));
 // Build beside dist/ and move it in at the end (below), so a chatctl running
 // while the build runs never finds dist/ half-written or missing.
 const out = `dist.build-${process.pid}`;
+// Taken before any source is read: a source changed during the build makes
+// the recorded stamp stale, never a stale build current.
+const inputs = inputsStamp();
 rmSync(new URL(out, root), { recursive: true, force: true });
 
 const common = {
@@ -157,12 +161,17 @@ const distDir = new URL('dist/', root).pathname;
 const buildDir = new URL(`${out}/`, root).pathname;
 const fresh = new Set(listFiles(buildDir));
 mkdirSync(distDir, { recursive: true });
+// Until the new stamp is written, dist/ counts as not current.
+rmSync(join(distDir, 'build-stamp.json'), { force: true });
 for (const rel of fresh) {
   mkdirSync(dirname(join(distDir, rel)), { recursive: true });
   renameSync(join(buildDir, rel), join(distDir, rel));
 }
-for (const rel of listFiles(distDir)) if (!fresh.has(rel)) rmSync(join(distDir, rel), { force: true });
+for (const rel of listFiles(distDir)) if (!fresh.has(rel) && rel !== 'build-stamp.json') rmSync(join(distDir, rel), { force: true });
 rmSync(buildDir, { recursive: true, force: true });
+// Last, once every file is in place: what this build was made from.
+writeFileSync(join(distDir, 'build-stamp.json.tmp'), stampText(inputs, fresh));
+renameSync(join(distDir, 'build-stamp.json.tmp'), join(distDir, 'build-stamp.json'));
 
 function listFiles(dir, prefix = '') {
   const out = [];

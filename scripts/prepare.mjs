@@ -7,6 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { distIsCurrent } from './build-stamp.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -17,6 +18,13 @@ function canBuild() {
   } catch {
     return false;
   }
+}
+
+// `npm install -g .` right after `npm install` (the quick start) finds dist/
+// built from these very sources: nothing to do (scripts/build-stamp.mjs).
+if (distIsCurrent()) {
+  console.error('chatctl: dist/ is already built from these sources');
+  process.exit(0);
 }
 
 if (!canBuild()) {

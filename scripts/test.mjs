@@ -1,4 +1,5 @@
-// `npm test`: the build, then the type check and the suite side by side.
+// `npm test`: the build (when the sources changed), then the type check and
+// the suite side by side.
 // tsc is one process waiting mostly on one core while the suite's workers
 // wait on sockets and children, so running them together takes less time
 // than one after the other. tsc's output is held and printed after the
@@ -7,17 +8,24 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { distIsCurrent } from './build-stamp.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = (p) => join(root, 'node_modules', p);
 
-await import('./build.mjs');
+// dist/ is rebuilt only when its sources changed since it was built
+// (scripts/build-stamp.mjs): after `npm install` it is current already.
+if (distIsCurrent()) process.stdout.write('build: dist/ is current (sources unchanged since it was built)\n');
+else await import('./build.mjs');
 
 // Incremental: a second run re-checks only what changed (its notes are kept
 // under node_modules/.cache, beside vite's).
+// A larger young generation: tsc allocates fast and its scavenges cost a
+// fifth of its CPU at V8's default (measured: 15.4 → 12.5 s of CPU for a
+// full check, beside the suite on two cores).
 const tsc = spawn(
   process.execPath,
-  [bin('typescript/bin/tsc'), '--noEmit', '--incremental', '--tsBuildInfoFile', bin('.cache/chatctl/tsc.tsbuildinfo'), '--pretty', String(Boolean(process.stdout.isTTY))],
+  ['--max-semi-space-size=64', bin('typescript/bin/tsc'), '--noEmit', '--incremental', '--tsBuildInfoFile', bin('.cache/chatctl/tsc.tsbuildinfo'), '--pretty', String(Boolean(process.stdout.isTTY))],
   { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
 );
 let checked = '';
