@@ -5,9 +5,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { EVENT_TYPES, LIMITS } from '../../src/api/spec.js';
 import { mutationBody, scopeEnv, secretBody } from '../support/fixtures.js';
 import { parseErrorLine } from '../support/json.js';
-import { cleanupTempDirs, runCli } from '../support/run.js';
+import { buildEnv, cleanupTempDirs, runCli, runInProcess, workspace } from '../support/run.js';
 import { RecordingServer, startServer } from '../support/server.js';
-import { runInPty } from '../support/pty.js';
 
 let server: RecordingServer;
 beforeAll(async () => {
@@ -230,7 +229,41 @@ describe.concurrent('bad command lines', () => {
   });
 });
 
+// In-process, stdin and stdout claiming to be terminals (stderr not, so that
+// what it says can be read on its own); test/terminal/pty.test.ts plays the
+// same switches on a real terminal.
 describe.concurrent('prompts are off under CI, CHATCTL_NO_INPUT and --no-input even on a TTY', () => {
+  const CREATE_NO_NAME = ['webhooks', 'create', '--url', 'https://h.example/x', '--event', E0, '--secret-file', 'x.secret'];
+  const ROTATE_IMMEDIATE = ['webhooks', 'rotate', 'we_1', '--expected-version', '1', '--mode', 'immediate', '--secret-file', 'x.secret'];
+  const ON_A_TTY = { stdin: true, stdout: true, stderr: false };
+
+  /** The same command line on the same TTY with none of the switches: it asks (the run is stopped once the question is shown). */
+  async function asks(args: string[], question: string) {
+    const { org, env } = scoped();
+    const ws = workspace();
+    const stop = new AbortController();
+    const r = await runInProcess(args, {
+      env: buildEnv(ws, env),
+      cwd: ws.cwd,
+      tty: ON_A_TTY,
+      signal: stop.signal,
+      timeoutMs: 10_000,
+      onStdout: (text) => {
+        if (text.includes(question)) stop.abort('SIGINT');
+      },
+    });
+    expect(r.timedOut, r.stdout + r.stderr).toBe(false);
+    expect(r.stdout).toContain(question);
+    expect(r.exitCode).toBe(130);
+    expect(sentFor(org)).toHaveLength(0);
+  }
+  test('control: with none of them, missing --name is asked for on a TTY', async () => {
+    await asks(CREATE_NO_NAME, 'Endpoint name');
+  });
+  test('control: with none of them, --mode immediate without --yes asks for confirmation on a TTY', async () => {
+    await asks(ROTATE_IMMEDIATE, 'Rotate we_1 immediately?');
+  });
+
   const cases: [string, Record<string, string>, string[]][] = [
     ['CI=1', { CI: '1' }, []],
     ['CHATCTL_NO_INPUT=1', { CHATCTL_NO_INPUT: '1' }, []],
@@ -239,10 +272,7 @@ describe.concurrent('prompts are off under CI, CHATCTL_NO_INPUT and --no-input e
   for (const [label, extra, flags] of cases) {
     test(`${label}: missing --name exits 2 naming it, nothing sent`, async () => {
       const { org, env } = scoped();
-      const r = await runInPty(
-        ['webhooks', 'create', '--url', 'https://h.example/x', '--event', E0, '--secret-file', 'x.secret', ...flags],
-        { env: { ...env, ...extra }, splitStderr: true, timeoutMs: 10_000 },
-      );
+      const r = await runCli([...CREATE_NO_NAME, ...flags], { env: { ...env, ...extra }, tty: ON_A_TTY, timeoutMs: 10_000 });
       expect(r.timedOut).toBe(false);
       expect(r.exitCode).toBe(2);
       expect(r.stderr).toMatch(/--name/);
@@ -250,10 +280,7 @@ describe.concurrent('prompts are off under CI, CHATCTL_NO_INPUT and --no-input e
     });
     test(`${label}: --mode immediate without --yes exits 2`, async () => {
       const { org, env } = scoped();
-      const r = await runInPty(
-        ['webhooks', 'rotate', 'we_1', '--expected-version', '1', '--mode', 'immediate', '--secret-file', 'x.secret', ...flags],
-        { env: { ...env, ...extra }, splitStderr: true, timeoutMs: 10_000 },
-      );
+      const r = await runCli([...ROTATE_IMMEDIATE, ...flags], { env: { ...env, ...extra }, tty: ON_A_TTY, timeoutMs: 10_000 });
       expect(r.timedOut).toBe(false);
       expect(r.exitCode).toBe(2);
       expect(r.stderr).toContain('--yes is required when not running interactively');

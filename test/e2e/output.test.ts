@@ -7,7 +7,6 @@ import { BIN, CREATE_PATH, CSRF, NODE, TOKEN, endpointRecord, errorBody, headerO
 import { parseErrorLine, parseStdoutJson } from '../support/json.js';
 import { buildEnv, cleanupTempDirs, runCli, workspace } from '../support/run.js';
 import { RecordingServer, startServer } from '../support/server.js';
-import { runInPty } from '../support/pty.js';
 
 let server: RecordingServer;
 beforeAll(async () => {
@@ -24,6 +23,8 @@ const E1 = EVENT_TYPES[7];
 const REACTIVATE = ['webhooks', 'reactivate', 'we_1', '--expected-version', '3'];
 const ROTATE = ['webhooks', 'rotate', 'we_1', '--expected-version', '3', '--mode', 'overlap'];
 const CREATE = ['webhooks', 'create', '--name', 'Orders', '--url', 'https://h.example/in', '--event', `${E0},${E1}`];
+/** stdin, stdout and stderr all claim to be terminals (in-process; test/terminal/pty.test.ts has the real one). */
+const TERMINAL = { stdin: true, stdout: true, stderr: true };
 
 describe('--json success', () => {
   test('reactivate: stdout is exactly the server envelope (unknown fields and nextCursor untouched)', async () => {
@@ -237,13 +238,14 @@ describe('control characters from the server never reach the terminal raw', () =
     expect(r.stdout + r.stderr).not.toContain('\u009b');
   });
 
-  test('error.message on a real terminal: no ESC reaches the pty (NO_COLOR set)', async () => {
+  test('error.message on a TTY (stdin, stdout and stderr terminals): no ESC or BEL reaches them (NO_COLOR set)', async () => {
     server.enqueue({ status: 409, body: errorBody('webhook_endpoint_version_conflict', nasty) });
-    const r = await runInPty([...REACTIVATE, '--no-input'], { env: scopeEnv(server.url) });
+    const r = await runCli([...REACTIVATE, '--no-input'], { env: scopeEnv(server.url), tty: TERMINAL });
     expect(r.exitCode).toBe(7);
-    expect(r.output).toContain('red');
-    expect(r.output).not.toContain('\u001b');
-    expect(r.output).not.toContain('\u0007');
+    const output = r.stdout + r.stderr;
+    expect(output).toContain('red');
+    expect(output).not.toContain('\u001b');
+    expect(output).not.toContain('\u0007');
   });
 });
 
@@ -257,26 +259,34 @@ describe('colour', () => {
     expect(t.stdout + t.stderr).not.toContain('\u001b');
   });
 
-  test('--no-color on a TTY: no ANSI sequences (exit-codes table and an error)', async () => {
-    const t = await runInPty(['exit-codes', '--no-color'], { color: true });
-    expect(t.exitCode).toBe(0);
-    expect(t.output).toContain('130');
-    expect(t.output).not.toContain('\u001b');
+  // The control for the two below: on a TTY with neither switch, the same error is coloured.
+  test('on a TTY with neither NO_COLOR nor --no-color: the error is coloured', async () => {
     server.enqueue({ status: 404, body: errorBody('resource_not_found') });
-    const r = await runInPty([...REACTIVATE, '--no-color', '--no-input'], { env: scopeEnv(server.url), color: true });
+    const r = await runCli([...REACTIVATE, '--no-input'], { env: scopeEnv(server.url), color: true, tty: TERMINAL });
     expect(r.exitCode).toBe(6);
-    expect(r.output).not.toContain('\u001b');
+    expect(r.stderr).toContain('\u001b[');
+  });
+
+  test('--no-color on a TTY: no ANSI sequences (exit-codes table and an error)', async () => {
+    const t = await runCli(['exit-codes', '--no-color'], { color: true, tty: TERMINAL });
+    expect(t.exitCode).toBe(0);
+    expect(t.stdout + t.stderr).toContain('130');
+    expect(t.stdout + t.stderr).not.toContain('\u001b');
+    server.enqueue({ status: 404, body: errorBody('resource_not_found') });
+    const r = await runCli([...REACTIVATE, '--no-color', '--no-input'], { env: scopeEnv(server.url), color: true, tty: TERMINAL });
+    expect(r.exitCode).toBe(6);
+    expect(r.stdout + r.stderr).not.toContain('\u001b');
   });
 
   test('NO_COLOR on a TTY: no ANSI sequences', async () => {
-    const t = await runInPty(['exit-codes'], { env: { NO_COLOR: '1' }, color: true });
+    const t = await runCli(['exit-codes'], { env: { NO_COLOR: '1' }, color: true, tty: TERMINAL });
     expect(t.exitCode).toBe(0);
-    expect(t.output).toContain('130');
-    expect(t.output).not.toContain('\u001b');
+    expect(t.stdout + t.stderr).toContain('130');
+    expect(t.stdout + t.stderr).not.toContain('\u001b');
     server.enqueue({ status: 404, body: errorBody('resource_not_found') });
-    const r = await runInPty([...REACTIVATE, '--no-input'], { env: scopeEnv(server.url, { NO_COLOR: '1' }), color: true });
+    const r = await runCli([...REACTIVATE, '--no-input'], { env: scopeEnv(server.url, { NO_COLOR: '1' }), color: true, tty: TERMINAL });
     expect(r.exitCode).toBe(6);
-    expect(r.output).not.toContain('\u001b');
+    expect(r.stdout + r.stderr).not.toContain('\u001b');
   });
 });
 

@@ -6,7 +6,6 @@ import { UUID_V4, errorBody, mutationBody, scopeEnv, secretBody } from '../suppo
 import { parseErrorLine, parseStdoutJson } from '../support/json.js';
 import { cleanupTempDirs, runCli } from '../support/run.js';
 import { RecordingServer, closedPort, startServer } from '../support/server.js';
-import { runInPty } from '../support/pty.js';
 import { virtualClock } from '../support/fakes.js';
 
 let server: RecordingServer;
@@ -379,16 +378,20 @@ describe('network failures', () => {
 describe('on a TTY each wait is announced', () => {
   test('a retried run writes more to the terminal than the same run without a retry', async () => {
     server.enqueue({ status: 200, body: mutationBody() });
-    const plain = await runInPty([...REACTIVATE, '--no-input'], { env: scopeEnv(server.url) });
-    expect(plain.exitCode).toBe(0);
+    // stdin, stdout and stderr all terminals: what the terminal would show is stdout and stderr together.
+    const tty = { stdin: true, stdout: true, stderr: true };
+    const plainRun = await runCli([...REACTIVATE, '--no-input'], { env: scopeEnv(server.url), tty });
+    expect(plainRun.exitCode).toBe(0);
     server.reset();
     server.enqueue(rateLimited('0'), { status: 200, body: mutationBody() });
-    const retried = await runInPty([...REACTIVATE, '--no-input', '--max-retries', '1'], { env: scopeEnv(server.url) });
-    expect(retried.exitCode).toBe(0);
+    const retriedRun = await runCli([...REACTIVATE, '--no-input', '--max-retries', '1'], { env: scopeEnv(server.url), tty });
+    expect(retriedRun.exitCode).toBe(0);
     expect(server.requests).toHaveLength(2);
+    const plain = plainRun.stdout + plainRun.stderr;
+    const retried = retriedRun.stdout + retriedRun.stderr;
     const lines = (t: string) => t.split(/\r?\n/).filter((l) => l.trim() !== '');
-    const extra = lines(retried.output).filter((l) => !lines(plain.output).includes(l));
-    expect(extra.length, retried.output).toBeGreaterThan(0);
+    const extra = lines(retried).filter((l) => !lines(plain).includes(l));
+    expect(extra.length, retried).toBeGreaterThan(0);
   });
 });
 

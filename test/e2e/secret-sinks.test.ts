@@ -1,6 +1,6 @@
 // Issue 10, black-box: the real bin/chatctl.js against a loopback server.
 // Every `--secret-to` sink, failing stdouts, odd answers, --force onto what
-// is not a regular file, CI under a pseudo-terminal, what --debug, --json
+// is not a regular file, CI on a TTY, what --debug, --json
 // and stderr show. In each case the exit code, and that the secret is whole
 // in exactly the places contract section 6 names and nowhere else.
 import { execFileSync, spawn } from 'node:child_process';
@@ -12,9 +12,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { EVENT_TYPES } from '../../src/api/spec.js';
 import { BIN, NODE, SECRET, TOKEN, scopeEnv, secretBody } from '../support/fixtures.js';
 import { parseErrorLine } from '../support/json.js';
-import { buildEnv, cleanupTempDirs, fileMode, runCli, workspace, type RunResult, type Workspace } from '../support/run.js';
+import { buildEnv, cleanupTempDirs, fileMode, runCli, shellQuote, workspace, type RunResult, type Workspace } from '../support/run.js';
 import { RecordingServer, startServer } from '../support/server.js';
-import { runInPty, shellQuote } from '../support/pty.js';
 
 let server: RecordingServer;
 beforeAll(async () => {
@@ -337,7 +336,7 @@ describe('stdout', () => {
   });
 
   test('not onto a terminal (exit 2), nothing sent', async () => {
-    const r = await runInPty([...CREATE, '--secret-to', 'stdout'], { env: scopeEnv(server.url), splitStderr: true });
+    const r = await runCli([...CREATE, '--secret-to', 'stdout'], { env: scopeEnv(server.url), tty: { stdin: true, stdout: true, stderr: false } });
     expect(r.exitCode).toBe(2);
     expect(server.requests).toHaveLength(0);
   });
@@ -473,32 +472,37 @@ describe('odd answers', () => {
 
 // ---------------------------------------------------------------- CI and terminals
 
+// In-process, the standard streams claiming to be terminals; test/terminal/pty.test.ts runs CI on a real one.
 describe('CI', () => {
-  test('CI=1 under a pseudo-terminal, no destination: exit 2 before sending, naming --secret-to and --json', async () => {
-    const r = await runInPty([...CREATE], { env: scopeEnv(server.url, { CI: '1' }) });
-    expect(r.exitCode, r.output).toBe(2);
+  const TERMINAL = { stdin: true, stdout: true, stderr: true };
+
+  test('CI=1 on a TTY, no destination: exit 2 before sending, naming --secret-to and --json', async () => {
+    const r = await runCli([...CREATE], { env: scopeEnv(server.url, { CI: '1' }), tty: TERMINAL });
+    const output = r.stdout + r.stderr;
+    expect(r.exitCode, output).toBe(2);
     expect(server.requests).toHaveLength(0);
-    expect(r.output).toContain('--secret-to');
-    expect(r.output).toContain('--json');
-    expect(r.output).not.toContain(SECRET);
+    expect(output).toContain('--secret-to');
+    expect(output).toContain('--json');
+    expect(output).not.toContain(SECRET);
   });
 
-  test('CI=true under a pseudo-terminal with a file: delivered, nothing of the secret on the terminal', async () => {
+  test('CI=true on a TTY with a file: delivered, nothing of the secret on the terminal', async () => {
     server.enqueue(ok());
     const ws = workspace();
-    const r = await runInPty([...CREATE, '--secret-to', 'file:s.whsec'], { env: scopeEnv(server.url, { CI: 'true' }), ws });
-    expect(r.exitCode, r.output).toBe(0);
-    expect(r.output).toContain(FP);
-    for (const form of FORMS) expect(r.output).not.toContain(form);
+    const r = await runCli([...CREATE, '--secret-to', 'file:s.whsec'], { env: scopeEnv(server.url, { CI: 'true' }), ws, tty: TERMINAL });
+    const output = r.stdout + r.stderr;
+    expect(r.exitCode, output).toBe(0);
+    expect(output).toContain(FP);
+    for (const form of FORMS) expect(output).not.toContain(form);
     expect(readFileSync(join(ws.cwd, 's.whsec'), 'utf8')).toBe(SECRET);
   });
 
-  test('CI=0 (not set) on a terminal: shown once, with the fingerprint', async () => {
+  test('CI=0 (not set) on a TTY: shown once, with the fingerprint', async () => {
     server.enqueue(ok());
-    const r = await runInPty([...CREATE, '--no-input'], { env: scopeEnv(server.url, { CI: '0' }), splitStderr: true });
-    expect(r.exitCode, r.output).toBe(0);
-    expect(r.output.split(SECRET)).toHaveLength(2);
-    expect(r.output).toContain(FP);
+    const r = await runCli([...CREATE, '--no-input'], { env: scopeEnv(server.url, { CI: '0' }), tty: { stdin: true, stdout: true, stderr: false } });
+    expect(r.exitCode, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout.split(SECRET)).toHaveLength(2);
+    expect(r.stdout).toContain(FP);
     expect(r.stderr).not.toContain(SECRET);
   });
 });

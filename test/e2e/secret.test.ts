@@ -7,7 +7,6 @@ import { SECRET, TOKEN, scopeEnv, secretBody } from '../support/fixtures.js';
 import { parseErrorLine, parseStdoutJson } from '../support/json.js';
 import { cleanupTempDirs, listFiles, fileMode, runCli, workspace } from '../support/run.js';
 import { RecordingServer, startServer } from '../support/server.js';
-import { runInPty } from '../support/pty.js';
 import { createHash } from 'node:crypto';
 
 /** Contract section 6, written independently: sha256: + 16 hex of the UTF-8 bytes. */
@@ -150,28 +149,27 @@ describe('--json without --secret-file', () => {
 describe('stdout is a TTY', () => {
   test('create prints the secret once on stdout; not on stderr', async () => {
     server.enqueue({ status: 201, body: secretBody() });
-    const r = await runInPty([...CREATE, '--no-input'], { env: scopeEnv(server.url), splitStderr: true });
-    expect(r.exitCode, r.output + r.stderr).toBe(0);
+    const r = await runCli([...CREATE, '--no-input'], { env: scopeEnv(server.url), tty: { stdin: true, stdout: true, stderr: false } });
+    expect(r.exitCode, r.stdout + r.stderr).toBe(0);
     expect(server.requests).toHaveLength(1);
-    expect(r.output.split(SECRET).length - 1).toBe(1);
+    expect(r.stdout.split(SECRET).length - 1).toBe(1);
     expect(r.stderr).not.toContain(SECRET);
-    expect(r.output + r.stderr).not.toContain(TOKEN);
+    expect(r.stdout + r.stderr).not.toContain(TOKEN);
   });
 
   test('rotate on a TTY with stderr on the terminal too: secret appears exactly once', async () => {
     server.enqueue({ status: 200, body: secretBody() });
-    const r = await runInPty([...ROTATE, '--no-input'], { env: scopeEnv(server.url) });
-    expect(r.exitCode, r.output).toBe(0);
-    expect(r.output.split(SECRET).length - 1).toBe(1);
+    const r = await runCli([...ROTATE, '--no-input'], { env: scopeEnv(server.url), tty: { stdin: true, stdout: true, stderr: true } });
+    expect(r.exitCode, r.stdout + r.stderr).toBe(0);
+    expect((r.stdout + r.stderr).split(SECRET).length - 1).toBe(1);
   });
 });
 
 describe('stdin a TTY but stdout not', () => {
   test('create without --json/--secret-file is refused before sending (exit 2)', async () => {
-    const r = await runInPty([...CREATE, '--no-input'], {
+    const r = await runCli([...CREATE, '--no-input'], {
       env: scopeEnv(server.url),
-      splitStdout: true,
-      splitStderr: true,
+      tty: { stdin: true, stdout: false, stderr: false },
     });
     expect(r.exitCode).toBe(2);
     expect(server.requests).toHaveLength(0);

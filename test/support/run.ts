@@ -194,6 +194,11 @@ export function spawnCli(args: string[], opts: RunOptions = {}) {
   return { child, ws };
 }
 
+/** A word for /bin/sh, single-quoted. */
+export function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
 // ---------------------------------------------------------------- waiting
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

@@ -437,12 +437,6 @@ describe('colour on a terminal', () => {
   const createArgs = (n: string) => ['webhooks', 'create', '--name', n, '--url', `https://hooks.example.com/colour-${n}`, '--event', EVENT_0];
   const done: Step[] = [{ expect: 'will not be shown again' }];
 
-  it('NO_COLOR=1: no colour sequences at all', async () => {
-    const r = played(await pty(createArgs('nocolor'), done, { env: { NO_COLOR: '1' } }));
-    expect(r.exitCode).toBe(0);
-    expect(r.output).not.toMatch(SGR);
-  });
-
   it('FORCE_COLOR=1 without NO_COLOR: coloured', async () => {
     const r = played(await pty(createArgs('force'), done, { env: { FORCE_COLOR: '1' } }));
     expect(r.exitCode).toBe(0);
@@ -458,31 +452,27 @@ describe('colour on a terminal', () => {
     expect(both.output).not.toMatch(SGR);
   });
 
-  it('NO_COLOR=1 also keeps the prompts plain', async () => {
+  // Contract section 6: no colour "with NO_COLOR or --no-color", prompts included.
+  // One session each: the prompt, then chatctl's own output (summary, table, secret).
+  it('NO_COLOR=1: no colour sequences at all, and the prompts are plain too', async () => {
     const r = played(
       await pty(['webhooks', 'create', '--url', 'https://hooks.example.com/colour-p', '--event', EVENT_0], [{ expect: 'Endpoint name' }, { send: 'p' + ENTER }, ...done], {
         env: { NO_COLOR: '1' },
       }),
     );
     expect(r.exitCode).toBe(0);
+    expect(r.output.slice(r.output.indexOf('Created webhook endpoint'))).toContain('will not be shown again');
     expect(r.output).not.toMatch(SGR);
   });
 
-  const noColorPrompted = () =>
-    pty(['--no-color', 'webhooks', 'create', '--url', 'https://hooks.example.com/colour-nc', '--event', EVENT_0], [{ expect: 'Endpoint name' }, { send: 'p' + ENTER }, ...done]);
-
-  it("--no-color on a terminal: chatctl's own output (summary, table, secret) is plain", async () => {
-    const r = played(await noColorPrompted());
+  it("--no-color on a terminal: chatctl's own output (summary, table, secret) is plain, and the prompts too", async () => {
+    const r = played(
+      await pty(['--no-color', 'webhooks', 'create', '--url', 'https://hooks.example.com/colour-nc', '--event', EVENT_0], [{ expect: 'Endpoint name' }, { send: 'p' + ENTER }, ...done]),
+    );
     expect(r.exitCode).toBe(0);
     const after = r.output.slice(r.output.indexOf('Created webhook endpoint'));
     expect(after).toContain('will not be shown again');
     expect(after).not.toMatch(SGR);
-  });
-
-  // Contract section 6: no colour "with NO_COLOR or --no-color", prompts included.
-  it('--no-color keeps the prompts plain too', async () => {
-    const r = played(await noColorPrompted());
-    expect(r.exitCode).toBe(0);
     expect(r.output).not.toMatch(SGR);
   });
 });
