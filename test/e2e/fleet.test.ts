@@ -171,8 +171,8 @@ function parseLines(stdout: string): { items: Line[]; summary?: { ok: number; fa
 }
 
 describe('rotate --from: a fleet, killed half-way and resumed from its journal', () => {
-  test('300 endpoints, file: and exec: destinations, SIGKILL after 120 lines, re-run: each rotated exactly once, every delivered secret the server\'s', async () => {
-    const ids = await createEndpoints(300);
+  test('200 endpoints, file: and exec: destinations, SIGKILL after 80 lines, re-run: each rotated exactly once, every delivered secret the server\'s', async () => {
+    const ids = await createEndpoints(200);
     const cwd = tmp.dir('fleet-1');
     const files = tmp.dir('fleet-1/files');
     const store = tmp.dir('fleet-1/store');
@@ -186,10 +186,10 @@ describe('rotate --from: a fleet, killed half-way and resumed from its journal',
       '--secret-to', `exec:IFS= read -r s; [ $? = 1 ] && [ -n "$s" ] && printf %s "$s" > "${store}/$CHATCTL_ENDPOINT_ID" && echo "stored $CHATCTL_ENDPOINT_ID $CHATCTL_SECRET_FINGERPRINT"`,
     ];
 
-    const first = await chatctl(args, { cwd, killAfterLines: 120 });
+    const first = await chatctl(args, { cwd, killAfterLines: 80 });
     expect(first.signal).toBe('SIGKILL');
     const killed = parseLines(first.stdout);
-    expect(killed.items.length).toBeGreaterThanOrEqual(120);
+    expect(killed.items.length).toBeGreaterThanOrEqual(80);
     expect(killed.summary).toBeUndefined();
     expect(statSync(join(cwd, 'fleet.journal')).mode & 0o777).toBe(0o600);
     // The killed run left its lock; the re-run takes it over (its pid is gone).
@@ -199,8 +199,8 @@ describe('rotate --from: a fleet, killed half-way and resumed from its journal',
     const resumed = parseLines(second.stdout);
     expect(resumed.summary).toBeDefined();
     const { ok, failed, skipped } = resumed.summary!;
-    expect(ok + failed + skipped).toBe(300);
-    expect(resumed.items).toHaveLength(300);
+    expect(ok + failed + skipped).toBe(200);
+    expect(resumed.items).toHaveLength(200);
     expect(second.exitCode).toBe(failed > 0 ? 14 : 0);
 
     // Exactly once: every endpoint is at version 2.
@@ -238,7 +238,7 @@ describe('rotate --from: a fleet, killed half-way and resumed from its journal',
     await control('stats', undefined);
     const before = (await control('stats')).stats.requests;
     const third = await chatctl(args, { cwd });
-    expect(parseLines(third.stdout).summary).toEqual({ ok: 0, failed, skipped: 300 - failed });
+    expect(parseLines(third.stdout).summary).toEqual({ ok: 0, failed, skipped: 200 - failed });
     expect((await control('stats')).stats.requests).toBe(before);
   }, 120_000);
 });
