@@ -106,8 +106,25 @@ export function ensureConfigFolder(dir: string, warn: Warn, uid = currentUid()):
   checkConfigFolder(dir, warn, uid);
 }
 
+/**
+ * How many times a read starts over when config.json was replaced between
+ * its checks and its open. Writers replace it by an atomic rename (under the
+ * lock; readers take none), so the next attempt finds a whole file; only a
+ * file swapped again and again fails.
+ */
+const READ_ATTEMPTS = 5;
+const REPLACED = Symbol('replaced');
+
 /** The bytes of config.json, checked as the contract asks; undefined when there is none. */
 export function readConfigBytes(path: string, warn: Warn, uid = currentUid()): Buffer | undefined {
+  for (let attempt = 1; ; attempt++) {
+    const bytes = readConfigOnce(path, warn, uid);
+    if (bytes !== REPLACED) return bytes;
+    if (attempt >= READ_ATTEMPTS) throw configError(`config file ${path} changed while it was being read`, 'run the command again');
+  }
+}
+
+function readConfigOnce(path: string, warn: Warn, uid: number | undefined): Buffer | undefined | typeof REPLACED {
   let st: Stats;
   try {
     st = lstatSync(path);
@@ -132,13 +149,14 @@ export function readConfigBytes(path: string, warn: Warn, uid = currentUid()): B
   try {
     fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
   } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return REPLACED; // removed since lstat: look again
     throw configError(`cannot read config file ${path}: ${errnoCode(err)}`);
   }
   try {
     const now = fstatSync(fd);
-    if (!now.isFile() || now.ino !== st.ino || now.dev !== st.dev) {
-      throw configError(`config file ${path} changed while it was being read`, 'run the command again');
-    }
+    // Not the file that was checked: another writer's rename came between.
+    if (now.ino !== st.ino || now.dev !== st.dev) return REPLACED;
+    if (!now.isFile()) throw configError(`config file ${path} changed while it was being read`, 'run the command again');
     if (now.size > MAX_CONFIG_BYTES) throw configError(`config file ${path} is too large (${now.size} bytes)`, NO_OVERWRITE);
     const buf = Buffer.alloc(now.size);
     let got = 0;

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, chmodSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { openConfigStore } from '../../src/config/store.js';
 import { writeWithConf } from '../../src/config/conf-writer.js';
@@ -69,6 +69,41 @@ describe('config store', () => {
     expect(mode(join(dir, 'c'))).toBe(0o700);
     expect(mode(join(dir, 'c', 'config.json'))).toBe(0o600);
     expect(warnings.join('\n')).toMatch(/tightened/);
+  });
+
+  it('a reader never fails while another process keeps replacing config.json (atomic renames, as writers do)', async () => {
+    const cfg = join(dir, 'cfg');
+    mkdirSync(cfg, { mode: 0o700 });
+    writeFileSync(join(cfg, 'config.json'), '{"version":1}', { mode: 0o600 });
+    // Replaces the file as fast as it can for 400 ms: temporary file, then rename.
+    const swapper = spawn(process.execPath, ['-e', `
+      const fs = require('node:fs');
+      const [dir] = process.argv.slice(1);
+      const end = Date.now() + 400;
+      for (let i = 0; Date.now() < end; i++) {
+        const tmp = dir + '/config.json.tmp' + (i % 2);
+        fs.writeFileSync(tmp, JSON.stringify({ version: 1, profiles: { ['p' + i]: { baseUrl: 'https://x/' + i } } }), { mode: 0o600 });
+        fs.renameSync(tmp, dir + '/config.json');
+      }
+    `, cfg], { stdio: 'ignore' });
+    const exited = new Promise((r) => swapper.on('exit', r));
+    const store = openConfigStore(cfg);
+    let reads = 0;
+    const failures: string[] = [];
+    // Past the swapper's start-up and its 400 ms.
+    const until = Date.now() + 700;
+    while (Date.now() < until) {
+      try {
+        store.read();
+      } catch (e) {
+        failures.push((e as Error).message);
+      }
+      reads++;
+    }
+    await exited;
+    expect(Object.keys(store.read().profiles ?? {})).toHaveLength(1); // the swapper did replace it
+    expect(reads).toBeGreaterThan(100);
+    expect(failures.slice(0, 3)).toEqual([]);
   });
 
   it('eight processes updating at once all land', async () => {
