@@ -6,6 +6,7 @@
 // process: src/main.ts is the only adapter from a real process to this, and
 // tests call it in-process with their own streams.
 import './esm-require.js';
+import { setMaxListeners } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import { homedir } from 'node:os';
 import type { Context, Env } from '../context.js';
@@ -52,6 +53,10 @@ export async function execute(argv: string[], given: ExecuteContext): Promise<nu
   const env = { ...given.env };
   const io = createIO(given.io, { env, columns: given.io.columns });
   const signal = given.signal ?? new AbortController().signal;
+  // Every request, wait and destination in flight listens on this one signal:
+  // `rotate --from --concurrency 16` has more than Node's default 10, and
+  // Node would print a MaxListenersExceededWarning on stderr.
+  setMaxListeners(0, signal);
   const ctx: Context = {
     io,
     env,

@@ -16,6 +16,7 @@
 //   4. its result line, once its outcome is on disk.
 // What an earlier run left in the journal decides what happens to an item
 // before any of that: see `Prior` in journal.ts and takeNext() below.
+import { setMaxListeners } from 'node:events';
 import { secretResponseSchema } from '../api/schemas.js';
 import { CliError, isCliError, localError } from '../errors/cli-error.js';
 import { EXIT } from '../errors/exit-codes.js';
@@ -147,6 +148,10 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
   const iterator = items[Symbol.iterator]();
   // Requests in flight are never aborted: Ctrl-C lets them finish and deliver.
   const inFlight = new AbortController().signal;
+  // Every worker's request listens on `inFlight`, and every worker's wait for
+  // a turn on the run's signal: more than Node's default 10 with
+  // --concurrency over 10, and Node would warn on stderr.
+  setMaxListeners(0, inFlight, opts.signal);
   const counts = { ok: 0, failed: 0, skipped: 0, requests: 0 };
   let stopped: CliError | null = null;
   /** Result lines waiting for their "ok" record to reach the disk. */

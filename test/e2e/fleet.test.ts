@@ -333,6 +333,27 @@ describe('rotate --from: exit codes', () => {
     expect(readFileSync(join(cwd, `${ids[1]}.whsec`), 'utf8')).toBe((await serverState()).get(ids[1]!)!.secret);
   });
 
+  test('--concurrency 16: no Node warning about abort listeners on stderr (every item in flight listens on the one signal)', async () => {
+    const ids = await createEndpoints(32);
+    const cwd = tmp.dir('wide');
+    writeFileSync(join(cwd, 'm.ndjson'), manifest(ids));
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+    process.on('warning', onWarning);
+    // Slow answers keep all sixteen in flight at once.
+    await control('faults', { delayMs: 40 });
+    try {
+      const r = await chatctl(['webhooks', 'rotate', '--from', 'm.ndjson', '--mode', 'overlap', '--concurrency', '16', '--json', '--secret-to', `file:${cwd}/{id}.whsec`], { cwd });
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(r.stderr).toBe('');
+      expect(parseLines(r.stdout).summary).toEqual({ ok: 32, failed: 0, skipped: 0 });
+    } finally {
+      await control('faults', { delayMs: 0 });
+      process.off('warning', onWarning);
+    }
+    expect(warnings.filter((w) => w.startsWith('MaxListenersExceededWarning'))).toEqual([]);
+  });
+
   test('130: Ctrl-C lets the items in flight finish and deliver, writes the journal; a re-run finishes the rest', async () => {
     const ids = await createEndpoints(80);
     const cwd = tmp.dir('sigint');
