@@ -98,17 +98,27 @@ describe('compile cache', () => {
      * OLD bundle's name. V8 checks only the source's length, so a run that
      * reads it prints NEW from the OLD bundle.
      */
+    let made: Promise<{ pkg: string; cache: string }> | undefined;
+    /** Made once; each test gets a copy of the poisoned folder (0700, this user's) to spoil. */
     async function poisoned(): Promise<{ pkg: string; cache: string }> {
-      const pkg = await install();
+      made ??= (async () => {
+        const pkg = await install();
+        const cache = join(tempDir('cache'), 'chatctl');
+        expect(await notice(pkg, cache)).toBe(OLD);
+        const [oldName] = caches(cache);
+        const other = await install();
+        upgradeInPlace(other, OLD, NEW);
+        const otherCache = join(tempDir('cache'), 'chatctl');
+        expect(await notice(other, otherCache)).toBe(NEW);
+        copyFileSync(join(otherCache, caches(otherCache)[0]!), join(cache, oldName!));
+        expect(await notice(pkg, cache)).toBe(NEW); // the poison works on a trusted folder
+        return { pkg, cache };
+      })();
+      const { pkg, cache: original } = await made;
       const cache = join(tempDir('cache'), 'chatctl');
-      expect(await notice(pkg, cache)).toBe(OLD);
-      const [oldName] = caches(cache);
-      const other = await install();
-      upgradeInPlace(other, OLD, NEW);
-      const otherCache = join(tempDir('cache'), 'chatctl');
-      expect(await notice(other, otherCache)).toBe(NEW);
-      copyFileSync(join(otherCache, caches(otherCache)[0]!), join(cache, oldName!));
-      expect(await notice(pkg, cache)).toBe(NEW); // the poison works on a trusted folder
+      cpSync(original, cache, { recursive: true });
+      chmodSync(cache, 0o700);
+      expect(await notice(pkg, cache)).toBe(NEW); // the copy is poisoned too, while trusted
       return { pkg, cache };
     }
 
