@@ -405,7 +405,12 @@ describe('rotate --from: against a rate limit', () => {
       expect(parseLines(r.stdout).summary).toEqual({ ok: 100, failed: 0, skipped: 0 });
       const { stats } = await control('stats');
       expect(stats.rateLimited).toBeGreaterThan(0); // the limit was met, and the run slowed down to it
-      expect(stats.rateLimited).toBeLessThanOrEqual(0.05 * stats.requests);
+      // Few: each time the run meets the limit, the requests already in flight
+      // (up to --concurrency, 4) come back 429 together, and it meets it again
+      // every second or so as it probes upwards. 5% failed once in CI under
+      // full load (6 of 106, a starved process sending its queued requests
+      // at once); a storm would be several times this.
+      expect(stats.rateLimited).toBeLessThanOrEqual(0.1 * stats.requests);
       // Ideal: 100 / 20 = 5 s (the bucket's burst of 20 makes it possible to
       // beat). Timed as the server saw it, first rotation to last, so a slow
       // start of the process on a loaded machine does not count.
