@@ -13,6 +13,13 @@ import { distIsCurrent } from './build-stamp.mjs';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = (p) => join(root, 'node_modules', p);
 
+// The suite talks to loopback only, with test certificates it makes and
+// hands over itself; a machine-wide NODE_EXTRA_CA_CERTS (a bundle of every
+// public root, on some machines) would only double the start-up of each of
+// the hundreds of Node processes the tests start (0.06 → 0.12 s of CPU).
+const env = { ...process.env };
+delete env.NODE_EXTRA_CA_CERTS;
+
 // dist/ is rebuilt only when its sources changed since it was built
 // (scripts/build-stamp.mjs): after `npm install` it is current already.
 if (distIsCurrent()) process.stdout.write('build: dist/ is current (sources unchanged since it was built)\n');
@@ -26,14 +33,14 @@ else await import('./build.mjs');
 const tsc = spawn(
   process.execPath,
   ['--max-semi-space-size=64', bin('typescript/bin/tsc'), '--noEmit', '--incremental', '--tsBuildInfoFile', bin('.cache/chatctl/tsc.tsbuildinfo'), '--pretty', String(Boolean(process.stdout.isTTY))],
-  { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
+  { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] },
 );
 let checked = '';
 tsc.stdout.on('data', (c) => (checked += c));
 tsc.stderr.on('data', (c) => (checked += c));
 const typecheck = new Promise((resolve) => tsc.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
 
-const vitest = spawn(process.execPath, [bin('vitest/vitest.mjs'), 'run', ...process.argv.slice(2)], { cwd: root, stdio: 'inherit' });
+const vitest = spawn(process.execPath, [bin('vitest/vitest.mjs'), 'run', ...process.argv.slice(2)], { cwd: root, env, stdio: 'inherit' });
 const suite = await new Promise((resolve) => vitest.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
 
 const typed = await typecheck;
