@@ -38,6 +38,8 @@ export default defineConfig({
   define: { __CHATCTL_VERSION__: JSON.stringify(pkg.version) },
   test: {
     include: ['test/**/*.test.ts'],
+    // One compile-cache folder for every chatctl child of the run.
+    globalSetup: ['test/support/global-setup.ts'],
     // Many files wait on sockets, timers and child processes rather than the
     // CPU: four at a time keep two cores busy (vitest's default here is one;
     // measured, four finished the suite in 79 s where three took 84 s).

@@ -3,6 +3,7 @@
 // process will do (signals, pipes, exit timing, the packaged bin). Both get
 // the same argv, a clean explicit environment (nothing inherited) and a
 // fresh workspace.
+import { inject } from 'vitest';
 import { execa } from 'execa';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -81,14 +82,10 @@ export function workspace(): Workspace {
 // ---------------------------------------------------------------- environment
 
 /**
- * One compile-cache folder for the children this test worker starts, as a
- * user's runs share theirs: only the first start of each bundle compiles it.
- * (test/faults/compile-cache.test.ts gives each of its runs a cache of its
- * own, empty, to test the cold start and the cache itself.) Removed when the
- * worker exits.
+ * The compile-cache folder every chatctl child of this run shares
+ * (test/support/global-setup.ts makes it, and removes it at the end).
  */
-export const SHARED_CACHE_DIR = join(tmpdir(), `chatctl-test-cache-${process.pid}`);
-process.once('exit', () => rmSync(SHARED_CACHE_DIR, { recursive: true, force: true }));
+export const SHARED_CACHE_DIR = inject('compileCacheDir');
 
 /** PATH, HOME, CHATCTL_CONFIG_DIR, CHATCTL_CACHE_DIR, LANG and (unless color) NO_COLOR=1: nothing inherited. */
 export function baseEnv(ws: Pick<Workspace, 'home' | 'configDir'>, color = false): Record<string, string> {
