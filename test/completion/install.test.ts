@@ -184,10 +184,24 @@ describe.concurrent("the README's manual install lines, pasted in a fresh HOME",
     return m[1]!;
   };
 
-  it.each(['bash', 'zsh', 'fish'] as const)('%s: the lines run in that shell without error, then TAB completes', async (shell) => {
-    const { home, env } = freshHome();
-    await execa(SHELL_PATHS[shell], shell === 'fish' ? ['--no-config', '-c', block(shell)] : ['-c', block(shell)], { env: { ...env, SHELL: SHELL_PATHS[shell] }, extendEnv: false, cwd: home, timeout: 20_000 });
-    setPrompt(shell, home);
-    expect(await tabComplete(shell, env)).toMatch(/chatctl webhooks/);
+  // The lines must leave a HOME just as `completion install` (and, for zsh,
+  // the two ~/.zshrc lines it prints) leaves it: that HOME completes on a TAB
+  // in a real shell (above), so this one does too, without a terminal
+  // session of its own.
+  it.each([
+    ['bash', '.local/share/bash-completion/completions/chatctl'],
+    ['zsh', '.local/share/zsh/site-functions/_chatctl'],
+    ['fish', '.config/fish/completions/chatctl.fish'],
+  ] as const)('%s: the lines run in that shell without error and leave what `completion install` leaves', async (shell, rel) => {
+    const pasted = freshHome();
+    await execa(SHELL_PATHS[shell], shell === 'fish' ? ['--no-config', '-c', block(shell)] : ['-c', block(shell)], { env: { ...pasted.env, SHELL: SHELL_PATHS[shell] }, extendEnv: false, cwd: pasted.home, timeout: 20_000 });
+    const installed = freshHome();
+    const printed = await chatctl(['completion', 'install', '--shell', shell], installed.env);
+    expect(printed).toContain(`: ${join(installed.home, rel)}\n`);
+    expect(readFileSync(join(pasted.home, rel), 'utf8')).toBe(readFileSync(join(installed.home, rel), 'utf8'));
+    if (shell === 'zsh') {
+      const lines = printed.split('\n').filter((l) => l.startsWith('    ')).map((l) => l.trim());
+      expect(readFileSync(join(pasted.home, '.zshrc'), 'utf8')).toBe(lines.join('\n') + '\n');
+    }
   });
 });
