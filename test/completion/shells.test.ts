@@ -5,49 +5,76 @@ import { sh, shellEnv } from '../support/run.js';
 
 const env = shellEnv();
 
-function bashComplete(words: string[]): string[] {
+const END = '--chatctl-test-end--';
+/** Each case's output lines: one shell process runs them all, each ended by END. */
+const splitCases = (out: string): string[][] =>
+  out
+    .split(`${END}\n`)
+    .slice(0, -1)
+    .map((chunk) => chunk.split('\n').filter(Boolean));
+
+/** `_chatctl` in bash (with bash-completion loaded once) for each word list: the candidates of each. */
+function bashComplete(...cases: string[][]): string[][] {
   const script = [
     'source /usr/share/bash-completion/bash_completion',
     'source completions/chatctl.bash',
-    `COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')})`,
-    `COMP_CWORD=${words.length - 1}`,
-    `COMP_LINE='${words.join(' ')}'`,
-    'COMP_POINT=${#COMP_LINE}',
-    '_chatctl',
-    'printf "%s\\n" "${COMPREPLY[@]}"',
+    ...cases.map((words) =>
+      [
+        'COMPREPLY=()',
+        `COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')})`,
+        `COMP_CWORD=${words.length - 1}`,
+        `COMP_LINE='${words.join(' ')}'`,
+        'COMP_POINT=${#COMP_LINE}',
+        '_chatctl',
+        '[ ${#COMPREPLY[@]} -gt 0 ] && printf "%s\\n" "${COMPREPLY[@]}"',
+        `echo ${END}`,
+      ].join('\n'),
+    ),
   ].join('\n');
-  return sh('bash', ['-c', script], env).split('\n').filter(Boolean);
+  return splitCases(sh('bash', ['-c', script], env));
 }
 
-function fishComplete(line: string): string[] {
-  return sh('fish', ['--no-config', '-c', `source completions/chatctl.fish; complete -C '${line}'`], env)
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => l.split('\t')[0]!);
+/** fish's `complete -C` for each line, in one fish process: the candidates of each. */
+function fishComplete(...lines: string[]): string[][] {
+  const script = ['source completions/chatctl.fish', ...lines.map((line) => `complete -C '${line}'; echo ${END}`)].join('\n');
+  return splitCases(sh('fish', ['--no-config', '-c', script], env)).map((c) => c.map((l) => l.split('\t')[0]!));
 }
 
 describe('bash', () => {
   it('completes commands, flags, modes, event types and profile names', () => {
-    expect(bashComplete(['chatctl', 'web'])).toEqual(['webhooks']);
-    expect(bashComplete(['chatctl', 'webhooks', ''])).toEqual(['create', 'rotate', 'reactivate', 'fingerprint']);
-    expect(bashComplete(['chatctl', 'webhooks', 'rotate', 'we_1', '--mo'])).toEqual(['--mode']);
-    expect(bashComplete(['chatctl', 'webhooks', 'rotate', 'we_1', '--mode', ''])).toEqual(['overlap', 'immediate']);
-    expect(bashComplete(['chatctl', 'webhooks', 'create', '--event', 'chat.message.reaction_'])).toEqual([
-      'chat.message.reaction_added.v1',
-      'chat.message.reaction_removed.v1',
+    expect(
+      bashComplete(
+        ['chatctl', 'web'],
+        ['chatctl', 'webhooks', ''],
+        ['chatctl', 'webhooks', 'rotate', 'we_1', '--mo'],
+        ['chatctl', 'webhooks', 'rotate', 'we_1', '--mode', ''],
+        ['chatctl', 'webhooks', 'create', '--event', 'chat.message.reaction_'],
+        ['chatctl', '--profile', ''],
+        ['chatctl', 'profile', 'use', 'st'],
+      ),
+    ).toEqual([
+      ['webhooks'],
+      ['create', 'rotate', 'reactivate', 'fingerprint'],
+      ['--mode'],
+      ['overlap', 'immediate'],
+      ['chat.message.reaction_added.v1', 'chat.message.reaction_removed.v1'],
+      ['prod', 'staging-eu'],
+      ['staging-eu'],
     ]);
-    expect(bashComplete(['chatctl', '--profile', ''])).toEqual(['prod', 'staging-eu']);
-    expect(bashComplete(['chatctl', 'profile', 'use', 'st'])).toEqual(['staging-eu']);
   });
 });
 
 describe('fish', () => {
   it('completes commands, flags, modes, event types and profile names', () => {
-    expect(fishComplete('chatctl webhooks ')).toEqual(expect.arrayContaining(['create', 'rotate', 'reactivate']));
-    expect(fishComplete('chatctl webhooks rotate we_1 --mode ')).toEqual(['immediate', 'overlap']);
-    expect(fishComplete('chatctl webhooks rotate we_1 --y')).toEqual(['--yes']);
-    expect(fishComplete('chatctl webhooks create --event chat.channel_membership.re')).toEqual(['chat.channel_membership.reactivated.v1', 'chat.channel_membership.removed.v1']);
-    expect(fishComplete('chatctl profile show ')).toEqual(['prod', 'staging-eu']);
+    const [commands, ...rest] = fishComplete(
+      'chatctl webhooks ',
+      'chatctl webhooks rotate we_1 --mode ',
+      'chatctl webhooks rotate we_1 --y',
+      'chatctl webhooks create --event chat.channel_membership.re',
+      'chatctl profile show ',
+    );
+    expect(commands).toEqual(expect.arrayContaining(['create', 'rotate', 'reactivate']));
+    expect(rest).toEqual([['immediate', 'overlap'], ['--yes'], ['chat.channel_membership.reactivated.v1', 'chat.channel_membership.removed.v1'], ['prod', 'staging-eu']]);
   });
 });
 
@@ -60,26 +87,30 @@ describe('zsh', () => {
     );
     expect(out.trim().split('\n')).toEqual(['_chatctl', '_chatctl']);
   });
-  function zshComplete(words: string[]): string[] {
-    // The real _chatctl function in real zsh, with the completion system's
-    // inputs (words, CURRENT) set and its output builtins captured.
+  /** The real _chatctl function in real zsh, with the completion system's inputs (words, CURRENT) set and its output builtins captured; one zsh for all cases. */
+  function zshComplete(...cases: string[][]): string[][] {
     const script = [
       'compdef() { : }',
       '_describe() { print -rl -- "${(@P)4}" }',
       '_files() { print -r -- FILES }',
       'source completions/_chatctl',
-      `words=(${words.map((w) => `'${w}'`).join(' ')})`,
-      `CURRENT=${words.length}`,
-      '_chatctl',
+      ...cases.map((words) => [`words=(${words.map((w) => `'${w}'`).join(' ')})`, `CURRENT=${words.length}`, '_chatctl', `print -r -- ${END}`].join('\n')),
     ].join('\n');
-    return sh('zsh', ['-f', '-c', script], env).split('\n').filter(Boolean);
+    return splitCases(sh('zsh', ['-f', '-c', script], env));
   }
 
   it('its completion function offers the real candidates', () => {
-    expect(zshComplete(['chatctl', 'webhooks', 'rotate', 'we_1', '--mode', ''])).toEqual(['overlap', 'immediate']);
-    expect(zshComplete(['chatctl', 'webhooks', 'r'])[0]).toMatch(/^rotate:rotate the signing secret/);
-    expect(zshComplete(['chatctl', '--profile', ''])).toEqual(['prod', 'staging-eu']);
-    expect(zshComplete(['chatctl', 'webhooks', 'create', '--event', 'chat.message.de'])).toEqual(['chat.message.deleted.v1']);
-    expect(zshComplete(['chatctl', 'webhooks', 'create', '--secret-file', ''])).toEqual(['FILES']);
+    const [mode, r, profile, event, file] = zshComplete(
+      ['chatctl', 'webhooks', 'rotate', 'we_1', '--mode', ''],
+      ['chatctl', 'webhooks', 'r'],
+      ['chatctl', '--profile', ''],
+      ['chatctl', 'webhooks', 'create', '--event', 'chat.message.de'],
+      ['chatctl', 'webhooks', 'create', '--secret-file', ''],
+    );
+    expect(mode).toEqual(['overlap', 'immediate']);
+    expect(r![0]).toMatch(/^rotate:rotate the signing secret/);
+    expect(profile).toEqual(['prod', 'staging-eu']);
+    expect(event).toEqual(['chat.message.deleted.v1']);
+    expect(file).toEqual(['FILES']);
   });
 });
