@@ -23,6 +23,18 @@ export interface ExecSinkInput {
   signal?: AbortSignal | undefined;
 }
 
+/**
+ * COMMAND's standard input is a real pipe, as in a shell pipeline: Node
+ * hands a child a socket, which tools that open /dev/stdin by path cannot
+ * open (`kubectl create secret … --from-file=secret=/dev/stdin`: "No such
+ * device or address"). `cat` copies the secret from chatctl's socket into
+ * the pipe. The trap makes this shell outlive a SIGTERM to the group until
+ * COMMAND ends, so COMMAND keeps its grace before the SIGKILL; a trap (not an
+ * ignore) is reset in COMMAND, which sees SIGTERM as before. Its status is
+ * COMMAND's (the last of the pipeline).
+ */
+const PIPE_WRAPPER = 'trap : TERM; /bin/cat | /bin/sh -c "$1"';
+
 /** Grace between SIGTERM and SIGKILL, and for the output to drain after exit. */
 const KILL_GRACE_MS = 2000;
 const DRAIN_MS = 250;
@@ -34,7 +46,7 @@ export async function runExecSink(input: ExecSinkInput): Promise<void> {
   delete env.CHATCTL_TOKEN;
   if (input.signal?.aborted) throw new Error('interrupted before it started');
 
-  const child = execa('/bin/sh', ['-c', input.command], {
+  const child = execa('/bin/sh', ['-c', PIPE_WRAPPER, 'chatctl-exec', input.command], {
     cwd: input.cwd,
     env,
     extendEnv: false,

@@ -84,6 +84,19 @@ describe('deliverAll', () => {
     expect(d.err.text()).toBe('');
   });
 
+  it('an exec: command can open /dev/stdin by path (a pipe, as kubectl --from-file=/dev/stdin needs), and sees SIGTERM on a timeout', async () => {
+    const d = deps();
+    const got = join(dir, 'by-path.out');
+    const outcome = await deliverAll(sinks(`exec:cat /dev/stdin > ${got}; test -p /dev/stdin`), { endpointId: 'we_1', secret: SECRET }, d);
+    expect(outcome.failures).toEqual([]);
+    expect(readFileSync(got, 'utf8')).toBe(SECRET);
+    // The command itself gets the SIGTERM (its trap runs), within the limit's grace.
+    const marker = join(dir, 'termed');
+    const slow = await deliverAll(sinks(`exec:cat >/dev/null; trap 'echo term > ${marker}; exit 7' TERM; sleep 5 & wait`), { endpointId: 'we_1', secret: SECRET }, deps({ execTimeoutMs: 300 }));
+    expect(slow.failures).toEqual([{ to: expect.stringMatching(/^exec:/), reason: 'did not finish within 0.3 s' }]);
+    expect(readFileSync(marker, 'utf8')).toBe('term\n');
+  });
+
   it("an exec: command's output goes to stderr, with the secret scrubbed in any form", async () => {
     const d = deps();
     const cmd = `exec:cat; echo; printf '%s' "$(cat /dev/null)"; echo '"${SECRET.replace(/\//g, '\\/')}"' >&2; echo done`;
