@@ -11,7 +11,7 @@
 import { build } from 'esbuild';
 import { createRequire } from 'node:module';
 import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 import { inputsStamp, stampText } from './build-stamp.mjs';
 
 const root = new URL('../', import.meta.url);
@@ -30,7 +30,12 @@ const common = {
   platform: 'node',
   target: 'node20.19',
   logLevel: 'warning',
+  // Kept: besides THIRD-PARTY-NOTICES.txt (below, one licence per bundled
+  // package), it keeps notices of code that a package carries inside itself
+  // (undici's copy of formdata-polyfill), which no package.json names.
   legalComments: 'external',
+  // Every input file, so the build can list the packages it bundled.
+  metafile: true,
   supported: { 'dynamic-import': false },
   define: { __CHATCTL_VERSION__: JSON.stringify(pkg.version) },
 };
@@ -119,7 +124,9 @@ const confTrim = {
   },
 };
 
-await build({ ...common, entryPoints: ['src/main.ts'], outfile: `${out}/main.cjs`, plugins: [lazyParts, noChildProcess] });
+// Each build's metafile, for the third-party notices (below).
+const metafiles = [];
+metafiles.push((await build({ ...common, entryPoints: ['src/main.ts'], outfile: `${out}/main.cjs`, plugins: [lazyParts, noChildProcess] })).metafile);
 // undici loads node:http2 at start-up (about 10 ms) for HTTP/2, which chatctl
 // never enables (allowH2 is off); it falls back on its own when the module
 // cannot be loaded, so the proxy bundle gets a stub that cannot.
@@ -137,16 +144,25 @@ const noHttp2 = {
 };
 
 const { conf: confEntry, ...otherLazy } = LAZY;
-await build({
-  ...common,
-  plugins: [noHttp2],
-  entryPoints: otherLazy,
-  outdir: `${out}/lazy`,
-  outExtension: { '.js': '.cjs' },
-});
-await build({ ...common, entryPoints: { conf: confEntry }, outdir: `${out}/lazy`, outExtension: { '.js': '.cjs' }, plugins: [confTrim] });
+metafiles.push(
+  (
+    await build({
+      ...common,
+      plugins: [noHttp2],
+      entryPoints: otherLazy,
+      outdir: `${out}/lazy`,
+      outExtension: { '.js': '.cjs' },
+    })
+  ).metafile,
+);
+metafiles.push((await build({ ...common, entryPoints: { conf: confEntry }, outdir: `${out}/lazy`, outExtension: { '.js': '.cjs' }, plugins: [confTrim] })).metafile);
 // The completion engine stands alone: a TAB press loads this file only.
-await build({ ...common, entryPoints: ['src/completion/entry.ts'], outfile: `${out}/complete.cjs` });
+metafiles.push((await build({ ...common, entryPoints: ['src/completion/entry.ts'], outfile: `${out}/complete.cjs` })).metafile);
+
+// The bundles carry the code of MIT, ISC and Apache-2.0 libraries, whose
+// licences ask that their notice go with every copy: one file lists each
+// bundled package with its licence text.
+writeFileSync(new URL(`${out}/THIRD-PARTY-NOTICES.txt`, root), thirdPartyNotices(metafiles));
 
 const { buildMeta } = createRequire(import.meta.url)(new URL(`${out}/main.cjs`, root).pathname);
 const meta = await buildMeta();
@@ -172,6 +188,86 @@ rmSync(buildDir, { recursive: true, force: true });
 // Last, once every file is in place: what this build was made from.
 writeFileSync(join(distDir, 'build-stamp.json.tmp'), stampText(inputs, fresh));
 renameSync(join(distDir, 'build-stamp.json.tmp'), join(distDir, 'build-stamp.json'));
+
+/**
+ * THIRD-PARTY-NOTICES.txt for the packages whose code the builds' outputs
+ * hold: for each (by name, then version), `name@version (license)` and
+ * the text of its licence file, or, for a package without one, its
+ * package.json's license and author. A package with neither fails the build.
+ */
+function thirdPartyNotices(metas) {
+  const packages = new Map();
+  // The inputs some output holds code of: a build also loads files that
+  // end up contributing nothing (conf's tree, reached from bulk's build but
+  // bundled only into conf.cjs, where ajv, semver and the others are stubs).
+  const bundled = new Set(metas.flatMap((meta) => Object.values(meta.outputs).flatMap((o) => Object.entries(o.inputs).filter(([, i]) => i.bytesInOutput > 0).map(([input]) => input))));
+  for (const meta of metas) {
+    for (const input of Object.keys(meta.inputs)) {
+      if (!bundled.has(input)) continue;
+      // Inputs of plugin namespaces (stubs) are `namespace:path`; files are paths relative to the working folder.
+      if (/^[\w-]+:/.test(input) && !/^[A-Za-z]:[\\/]/.test(input)) continue;
+      const file = resolve(input);
+      if (!file.split(sep).includes('node_modules')) continue;
+      const found = packageOf(file);
+      packages.set(`${found.pkg.name}@${found.pkg.version}`, found);
+    }
+  }
+  if (packages.size === 0) throw new Error('third-party notices: the builds bundled no package from node_modules; review scripts/build.mjs');
+  const sorted = [...packages.values()].sort((a, b) => (a.pkg.name < b.pkg.name ? -1 : a.pkg.name > b.pkg.name ? 1 : a.pkg.version < b.pkg.version ? -1 : 1));
+  const missing = [];
+  const sections = sorted.map(({ dir, root: pkgRoot, pkg: p }) => {
+    const license = typeof p.license === 'string' ? p.license : typeof p.license?.type === 'string' ? p.license.type : undefined;
+    const file = licenseFile(dir) ?? (pkgRoot !== dir ? licenseFile(pkgRoot) : undefined);
+    const header = `${p.name}@${p.version} (${license ?? 'no license field'})`;
+    if (file) return `${header}\n\n${readFileSync(file, 'utf8').replace(/\r\n?/g, '\n').trimEnd()}\n`;
+    if (!license) {
+      missing.push(`${p.name}@${p.version} (${dir})`);
+      return '';
+    }
+    const person = (x) => (typeof x === 'string' ? x : x && typeof x.name === 'string' ? [x.name, x.email && `<${x.email}>`, x.url && `(${x.url})`].filter(Boolean).join(' ') : undefined);
+    const lines = [`License: ${license}`];
+    if (typeof p.copyright === 'string') lines.push(p.copyright);
+    if (person(p.author)) lines.push(`Author: ${person(p.author)}`);
+    for (const c of Array.isArray(p.contributors) ? p.contributors : []) if (person(c)) lines.push(`Contributor: ${person(c)}`);
+    return `${header}\n\n(no licence file in the package; from its package.json)\n${lines.join('\n')}\n`;
+  });
+  if (missing.length > 0) {
+    throw new Error(`third-party notices: bundled package(s) with neither a licence file nor a license field:\n  ${missing.join('\n  ')}`);
+  }
+  const rule = `\n${'-'.repeat(78)}\n\n`;
+  return [
+    `chatctl ${pkg.version} bundles code from the following ${sorted.length} packages into dist/.\nTheir licence notices follow, one package each.\n`,
+    ...sections,
+  ].join(rule);
+}
+
+/** The package a file under node_modules belongs to: the nearest package.json with a name, up to the folder under node_modules. */
+function packageOf(file) {
+  const parts = file.split(sep);
+  const nm = parts.lastIndexOf('node_modules');
+  const rootDepth = nm + (parts[nm + 1]?.startsWith('@') ? 3 : 2);
+  const pkgRoot = parts.slice(0, rootDepth).join(sep);
+  for (let dir = dirname(file); dir.length >= pkgRoot.length; dir = dirname(dir)) {
+    let p;
+    try {
+      p = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    } catch {
+      continue;
+    }
+    if (typeof p.name === 'string' && p.name) return { dir, root: pkgRoot, pkg: p };
+    if (dir === pkgRoot) break;
+  }
+  throw new Error(`third-party notices: no package.json with a name for ${file}`);
+}
+
+/** The package folder's licence file (LICENSE, LICENCE.md, license-mit, …), if any. */
+function licenseFile(dir) {
+  const names = readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isFile() && /^licen[cs]e(?:[-._].*)?$/i.test(e.name))
+    .map((e) => e.name)
+    .sort((a, b) => a.length - b.length || (a < b ? -1 : 1));
+  return names.length > 0 ? join(dir, names[0]) : undefined;
+}
 
 function listFiles(dir, prefix = '') {
   const out = [];

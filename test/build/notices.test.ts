@@ -1,0 +1,81 @@
+// The bundles in dist/ carry the code of MIT/ISC (and one Apache-2.0)
+// libraries, whose licences ask that their notices go with every copy: the
+// build writes dist/THIRD-PARTY-NOTICES.txt from esbuild's metafiles, and
+// the package ships it. Checked here against what the bundles themselves
+// show (esbuild heads each module's code with a `// node_modules/…` comment),
+// not against the metafile the file was made from. Reads dist/ only: npm
+// test builds it before the suite.
+import { describe, expect, test } from 'vitest';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT } from '../support/fixtures.js';
+
+const DIST = join(ROOT, 'dist');
+const NOTICES = join(DIST, 'THIRD-PARTY-NOTICES.txt');
+
+function bundles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? bundles(join(dir, e.name)) : e.name.endsWith('.cjs') ? [join(dir, e.name)] : [],
+  );
+}
+
+/** name@version of every package whose modules the bundles hold, from esbuild's path comments and node_modules. */
+function bundledPackages(): Set<string> {
+  const folders = new Set<string>();
+  for (const file of bundles(DIST)) {
+    for (const m of readFileSync(file, 'utf8').matchAll(/^\/\/ ((?:.*\/)?node_modules\/(?:@[^/\n]+\/)?[^/\n]+)\//gm)) folders.add(m[1]!);
+  }
+  return new Set(
+    [...folders].map((folder) => {
+      const pkg = JSON.parse(readFileSync(join(ROOT, folder, 'package.json'), 'utf8')) as { name: string; version: string };
+      return `${pkg.name}@${pkg.version}`;
+    }),
+  );
+}
+
+/** The notices file's sections, by their `name@version (license)` header. */
+function notices(): Map<string, { license: string; text: string }> {
+  const sections = readFileSync(NOTICES, 'utf8').split(/\n-{20,}\n\n/).slice(1);
+  return new Map(
+    sections.map((s) => {
+      const m = /^(\S+@\d\S*) \(([^)\n]*)\)\n\n([\s\S]*)$/.exec(s);
+      if (!m) throw new Error(`a section without a "name@version (license)" header: ${s.slice(0, 80)}`);
+      return [m[1]!, { license: m[2]!, text: m[3]! }];
+    }),
+  );
+}
+
+describe('third-party notices', () => {
+  test('dist/THIRD-PARTY-NOTICES.txt has the licence of every package the bundles hold', () => {
+    const seen = bundledPackages();
+    const listed = notices();
+    const names = [...seen].map((p) => p.replace(/(.)@.*$/, '$1'));
+    for (const name of ['commander', 'zod', 'chalk', 'cli-table3', 'conf', 'execa', 'undici']) expect(names, name).toContain(name);
+    expect(names.some((n) => n.startsWith('@inquirer/'))).toBe(true);
+    for (const p of seen) expect([...listed.keys()], p).toContain(p);
+    for (const p of seen) {
+      const { license, text } = listed.get(p)!;
+      expect(text.trim(), p).not.toBe('');
+      if (/^(MIT|ISC)$/.test(license)) expect(text, p).toContain('Permission');
+    }
+    // The ones named above are MIT or ISC, with their full licence text.
+    for (const p of [...seen].filter((s) => /^(commander|zod|chalk|cli-table3|conf|execa|undici|@inquirer\/[^@]+)@/.test(s))) {
+      expect(listed.get(p)!.license, p).toMatch(/^(MIT|ISC)$/);
+      expect(listed.get(p)!.text, p).toMatch(/Permission (is hereby granted|to use, copy, modify)/);
+    }
+    // Sorted by name, each name@version once.
+    const keys = [...listed.keys()];
+    expect(keys).toEqual([...new Set(keys)]);
+    const byName = keys.map((k) => k.replace(/(.)@.*$/, '$1'));
+    expect(byName).toEqual([...byName].sort());
+  });
+
+  test('the package ships the notices, and not the build stamp', () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { files: string[] };
+    expect(pkg.files).toContain('dist/');
+    // Only this negation, which leaves the notices in.
+    expect(pkg.files.filter((f) => f.startsWith('!'))).toEqual(['!dist/build-stamp.json']);
+    expect(existsSync(join(ROOT, '.npmignore'))).toBe(false);
+    expect(existsSync(NOTICES)).toBe(true);
+  });
+});
