@@ -11,6 +11,7 @@ import { invocationOf } from '../app/invocation.js';
 import type { Context, GlobalOptions } from '../context.js';
 import { CliError, usageError, localError } from '../errors/cli-error.js';
 import { EXIT } from '../errors/exit-codes.js';
+import { reportError } from '../errors/report.js';
 import { escapeInline } from '../output/sanitize.js';
 import type { Prompter } from '../prompts/prompter.js';
 import { makeRotateOne } from './attempt.js';
@@ -145,6 +146,26 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
     // One pool of connections for the whole run, as many as there are workers.
     const { Agent } = conn.baseUrl.startsWith('https:') ? await import('node:https') : await import('node:http');
     const agent = new Agent({ keepAlive: true, maxSockets: concurrency, maxFreeSockets: concurrency });
+    // Items whose secret is being delivered: a second signal ends the process
+    // at once, and must still say where each of their secrets is.
+    const inDelivery = new Map<string, { fp: string; kept: string | null; key: string }>();
+    const lastWords = () => {
+      let code: number = EXIT.secretNotDelivered;
+      for (const [id, d] of inDelivery) {
+        const head = `interrupted: endpoint ${escapeInline(id)} was rotated (Idempotency-Key ${d.key}) and delivery of its signing secret ${d.fp} was cut short`;
+        code = reportError(
+          localError('secret_not_delivered', d.kept ? `${head}; it is kept in ${d.kept} (mode 0600)` : `${head}; no recovery copy could be written: only the destinations it reached hold it`, {
+            details: { endpointId: id, fingerprint: d.fp, recoveredPath: d.kept },
+            idempotencyKey: d.key,
+            hint: d.kept ? 'move it where it belongs, then delete that file' : `compare each destination with the fingerprint, or rotate it again: chatctl webhooks rotate ${id} --expected-version CURRENT_VERSION --mode overlap`,
+          }),
+          ctx.io,
+          json,
+          false,
+        );
+      }
+      return code;
+    };
     let summary;
     try {
       summary = await runBulk(
@@ -171,6 +192,11 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
           notice: (t) => output.notice(t),
           redactor: ctx.io.redactor,
           progress: (p) => output.progress(p),
+          delivering: (item, state) => {
+            if (state) inDelivery.set(item.endpointId, state);
+            else inDelivery.delete(item.endpointId);
+            ctx.setLastWords?.(inDelivery.size > 0 ? lastWords : undefined);
+          },
         },
       );
     } finally {

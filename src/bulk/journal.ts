@@ -6,7 +6,8 @@
 // Records, one per line:
 //   {"t":"run","v":1,"at","scope":{baseUrl,organizationId,applicationId,environmentKey}}
 //   {"t":"send","id","key","ev","mode"}   before an item's request is sent (durable first)
-//   {"t":"applied","id","key","version","fp"}  the server rotated it and returned the secret
+//   {"t":"applied","id","key","version","fp","recovered"?}  the server rotated it and returned the secret
+//      (recovered: the copy kept in recovered/ while it is delivered; removed once every destination holds it)
 //   {"t":"ok","id","key","version","fp","delivery","requestId"}  every destination holds it
 //   {"t":"fail","id","key","applied":true|false|null,"exitCode","code","recovered"?}
 //
@@ -35,7 +36,7 @@ export interface DeliveryRecord {
 export type JournalRecord =
   | { t: 'run'; v: 1; at: string; scope: JournalScope }
   | { t: 'send'; id: string; key: string; ev: number; mode: RotationMode }
-  | { t: 'applied'; id: string; key: string; version: number | null; fp: string }
+  | { t: 'applied'; id: string; key: string; version: number | null; fp: string; recovered?: string | null }
   | { t: 'ok'; id: string; key: string; version: number | null; fp: string; delivery: DeliveryRecord[]; requestId: string }
   | { t: 'fail'; id: string; key: string; applied: boolean | null; exitCode: number; code: string; recovered?: string | null };
 
@@ -79,6 +80,7 @@ export function foldRecord(priors: Map<string, Prior>, r: JournalRecord): void {
     p.state = 'applied';
     p.version = r.version;
     p.fp = r.fp;
+    if (r.recovered) p.recovered = r.recovered;
   } else if (r.t === 'ok') {
     Object.assign(p, { state: 'ok', version: r.version, fp: r.fp, delivery: r.delivery, requestId: r.requestId });
   } else {

@@ -85,30 +85,34 @@ export function humanOutput(io: IO, now: () => number, targets: readonly string[
     },
     async finish(s, total) {
       clear();
+      // With --secret-to stdout, stdout holds the secret and nothing else (it
+      // is captured with $(…)): the summary goes to stderr.
+      const out = targets.includes('stdout') ? io.stderr : io.stdout;
+      const color = targets.includes('stdout') ? io.color.stderr : io.color.stdout;
       const secs = (s.elapsedMs / 1000).toFixed(1);
       const lines = [
         `Rotated ${s.ok} of ${total} endpoint${total === 1 ? '' : 's'} in ${secs} s: ${s.failed} failed, ${s.skipped} skipped (done by an earlier run)${s.notStarted ? `, ${s.notStarted} not started` : ''}.`,
       ];
       if (s.ok > 0) lines.push(`New secrets went to: ${targets.map((t) => escapeInline(t)).join(', ')}`);
       if (s.throttled > 0) lines.push(`The server asked to slow down ${s.throttled} time${s.throttled === 1 ? '' : 's'}; ${s.requests} requests in all.`);
-      io.stdout.write(lines.join('\n') + '\n');
+      out.write(lines.join('\n') + '\n');
       if (failures.length === 0) return;
-      io.stdout.write('\nFailed:\n');
-      if (io.stdout.isTTY) {
+      out.write('\nFailed:\n');
+      if (out.isTTY) {
         const { default: Table } = await import('cli-table3');
         const columns = io.columns;
         const table = new Table({
           head: ['endpoint', 'line', 'exit', 'error'],
-          style: { head: [], border: io.color.stdout ? ['grey'] : [] },
+          style: { head: [], border: color ? ['grey'] : [] },
           colWidths: [26, 7, 6, Math.max(30, columns - 26 - 7 - 6 - 5)],
           wordWrap: true,
         });
         for (const f of failures) table.push([escapeInline(f.endpointId), String(f.line), String(f.exitCode), escapeInline(f.message)]);
-        io.stdout.write(table.toString() + '\n');
+        out.write(table.toString() + '\n');
       } else {
-        for (const f of failures) io.stdout.write(`${escapeInline(f.endpointId)}\tline ${f.line}\texit ${f.exitCode}\t${escapeInline(f.message)}\n`);
+        for (const f of failures) out.write(`${escapeInline(f.endpointId)}\tline ${f.line}\texit ${f.exitCode}\t${escapeInline(f.message)}\n`);
       }
-      if (s.failed > failures.length) io.stdout.write(`… and ${s.failed - failures.length} more (--json lists every item)\n`);
+      if (s.failed > failures.length) out.write(`… and ${s.failed - failures.length} more (--json lists every item)\n`);
     },
   };
 }

@@ -45,6 +45,8 @@ export interface ItemSecretsPort {
   deliver(item: ManifestItem, secret: string): Promise<DeliveryOutcome>;
   holds(item: ManifestItem, fp: string): boolean;
   recover(item: ManifestItem, secret: string): string;
+  /** A copy in recovered/ made before delivery, discarded once every destination holds the secret (throws if it cannot be written). */
+  keep?(item: ManifestItem, secret: string): { path: string; discard(): void; persist(): void };
   /** The destinations of this item, as its result line names them. */
   targetsFor(item: ManifestItem): string[];
 }
@@ -83,6 +85,8 @@ export interface RunnerDeps {
   /** Told of every secret in hand, and when it is no longer needed. */
   redactor?: { addSecret(value: string): void; forgetSecret?(value: string): void };
   progress?(p: Progress): void;
+  /** Told when an item's delivery starts (where its copy is kept, if anywhere) and ends: what a forced exit must name. */
+  delivering?(item: ManifestItem, state: { fp: string; kept: string | null; key: string } | undefined): void;
 }
 
 export interface RunnerOptions {
@@ -138,6 +142,11 @@ const skippedResult = (item: ManifestItem, prior: Prior, delivery: DeliveryRecor
   delivery,
   requestId: prior.requestId,
 });
+
+const describeError = (err: unknown) => {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === 'string' ? code : err instanceof Error ? err.message : String(err);
+};
 
 const errorJson = (e: CliError) => ({ code: e.code, message: e.message, requestId: e.requestId, status: e.status, details: e.details });
 
@@ -229,8 +238,36 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
   };
 
   const onSuccess = async (item: ManifestItem, res: WireResponse, key: string, resent: boolean) => {
-    const parsed = secretResponseSchema().safeParse(parseJson(res.body));
+    const answer = parseJson(res.body);
+    const parsed = secretResponseSchema().safeParse(answer);
     if (!parsed.success) {
+      // Not the expected shape, but a secret in it means the change was
+      // applied: it is kept, as a single rotate keeps it (exit 13), never dropped.
+      const stray = (answer as { data?: { secret?: unknown } } | undefined)?.data?.secret;
+      if (typeof stray === 'string' && stray !== '') {
+        deps.redactor?.addSecret(stray);
+        const fp = deps.secrets.fingerprint(stray);
+        let kept: string | null = null;
+        let keepError: unknown;
+        try {
+          kept = deps.secrets.recover(item, stray);
+        } catch (err) {
+          keepError = err;
+        }
+        await record({ t: 'fail', id: item.endpointId, key, applied: true, exitCode: EXIT.secretNotDelivered, code: 'secret_not_delivered', recovered: kept });
+        if (kept) deps.notice?.(`${item.endpointId}: the signing secret (${fp}) was kept in ${kept} (mode 0600)`);
+        const head = `the server answered ${res.status} with a body that is not the expected response, but it carries the signing secret ${fp}: the change was applied (Idempotency-Key ${key})`;
+        fail(
+          item,
+          localError('secret_not_delivered', kept ? `${head}; it is kept in ${kept}, not delivered` : `${head}; no recovery copy could be written (${describeError(keepError)}): the secret is lost`, {
+            status: res.status,
+            details: { recoveredPath: kept, fingerprint: fp },
+            hint: kept ? 'move it where it belongs, then delete that file' : `rotate it again: chatctl webhooks rotate ${item.endpointId} --expected-version CURRENT_VERSION --mode overlap`,
+          }),
+          key,
+        );
+        return;
+      }
       await record({ t: 'fail', id: item.endpointId, key, applied: null, exitCode: EXIT.unexpected, code: 'invalid_response' });
       fail(item, localError('invalid_response', `the server answered ${res.status} with a body that is not the expected response; the change may have been applied (Idempotency-Key ${key})`, { status: res.status }), key);
       return;
@@ -257,29 +294,56 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
     deps.redactor?.addSecret(secret);
     try {
       const fp = deps.secrets.fingerprint(secret);
+      // Before delivery, as a single rotate does: a copy in recovered/, so a
+      // second Ctrl-C, a kill or a failing destination cannot lose the
+      // secret; discarded once every destination holds it.
+      let copy: { path: string; discard(): void; persist(): void } | undefined;
+      try {
+        copy = deps.secrets.keep?.(item, secret);
+      } catch {
+        /* tried again below if a destination fails */
+      }
+      deps.delivering?.(item, { fp, kept: copy?.path ?? null, key });
       // Before delivery: a run killed while delivering leaves the fingerprint
-      // behind, so the next run can check the files rather than guess.
-      await record({ t: 'applied', id: item.endpointId, key, version, fp });
-      const outcome = await deps.secrets.deliver(item, secret);
+      // (and where the copy is) behind, so the next run can check the files
+      // rather than guess.
+      await record({ t: 'applied', id: item.endpointId, key, version, fp, ...(copy ? { recovered: copy.path } : {}) });
+      let outcome: DeliveryOutcome;
+      try {
+        outcome = await deps.secrets.deliver(item, secret);
+      } finally {
+        deps.delivering?.(item, undefined);
+      }
       if (outcome.failures.length > 0) {
-        let kept: string | null = null;
-        try {
-          kept = deps.secrets.recover(item, secret);
-        } catch {
-          /* reported below: the secret is lost */
+        let kept: string | null = copy?.path ?? null;
+        let keepError: unknown;
+        if (copy) copy.persist();
+        else {
+          try {
+            kept = deps.secrets.recover(item, secret);
+          } catch (err) {
+            keepError = err;
+          }
         }
         await record({ t: 'fail', id: item.endpointId, key, applied: true, exitCode: EXIT.secretNotDelivered, code: 'secret_not_delivered', recovered: kept });
         const why = outcome.failures.map((f) => `${f.to} (${f.reason})`).join(', ');
+        const holders = outcome.delivered.map((d) => d.to);
+        const lost = holders.length > 0 ? `only ${holders.join(', ')} holds it` : 'the secret is lost';
         if (kept) deps.notice?.(`${item.endpointId}: the signing secret (${fp}) was kept in ${kept} (mode 0600)`);
         fail(
           item,
-          localError('secret_not_delivered', `rotated, but the secret did not reach ${why}; ${kept ? `it was kept in ${kept}` : 'a recovery copy could not be written either: the secret is lost'}`, {
+          localError('secret_not_delivered', `rotated, but the secret did not reach ${why}; ${kept ? `it was kept in ${kept}` : `a recovery copy could not be written either (${describeError(keepError)}): ${lost}`}`, {
               details: { recoveredPath: kept, fingerprint: fp, version, delivered: outcome.delivered, failures: outcome.failures, serverRequestId: requestId },
               hint: kept ? 'move it where it belongs, then delete that file' : `rotate it again: chatctl webhooks rotate ${item.endpointId} --expected-version ${version ?? 'CURRENT_VERSION'} --mode overlap`,
             }, ),
           key,
         );
         return;
+      }
+      try {
+        copy?.discard();
+      } catch {
+        /* a copy left in recovered/ is untidy, not a failure: every destination holds the secret */
       }
       // The worker moves on to its next item at once; the result line follows
       // when "ok" is on disk, so a line on stdout always means "done, and

@@ -4,7 +4,7 @@
 // needs per item.
 import { readFileSync } from 'node:fs';
 import { usageError } from '../errors/cli-error.js';
-import { recoverSecret } from '../secret/deliver.js';
+import { keepSecret, recoverSecret, type KeptSecret } from '../secret/deliver.js';
 import { deliverAll, type DeliverDeps, type DeliveryOutcome } from '../secret/deliver-all.js';
 import { fingerprint } from '../secret/fingerprint.js';
 import { hasIdPlaceholder, parseSinks, sinksFor, substituteId, type SinkSettings } from '../secret/sinks.js';
@@ -26,6 +26,8 @@ export interface ItemSecrets {
   deliver(item: ManifestItem, secret: string): Promise<DeliveryOutcome>;
   /** On resume: does every destination of this item already hold the secret with this fingerprint? */
   holds(item: ManifestItem, fp: string): boolean;
+  /** Before delivery: a copy in recovered/ (not fsync'd), so no way the run can end loses the secret (throws if it cannot be written). */
+  keep(item: ManifestItem, secret: string): KeptSecret;
   /** Keeps a secret that did not reach every destination; its path (throws if even that fails). */
   recover(item: ManifestItem, secret: string): string;
 }
@@ -75,6 +77,7 @@ export function planItemSecrets(input: PlanInput): ItemSecrets {
         }
       });
     },
+    keep: (item, secret) => keepSecret(input.configDir, item.endpointId, secret, new Date(input.now()), { durable: false }),
     recover: (item, secret) => recoverSecret(input.configDir, item.endpointId, secret, new Date(input.now())),
   };
 }

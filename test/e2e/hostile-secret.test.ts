@@ -44,6 +44,7 @@ afterAll(async () => {
 
 const ROTATE = ['webhooks', 'rotate', 'we_1', '--expected-version', '2', '--mode', 'overlap'];
 const json = (value: unknown) => Buffer.from(JSON.stringify(value), 'utf8');
+const FP = `sha256:${createHash('sha256').update(SECRET).digest('hex').slice(0, 16)}`;
 const answer = (body: Buffer, headers: Record<string, string> = {}, status = 200) => {
   reply = () => ({ status, headers: { 'Content-Type': 'application/json', ...headers }, body });
 };
@@ -147,8 +148,6 @@ describe('a second signal while a destination is being served', () => {
   // The second signal ends the process at once; the secret is already kept
   // under recovered/, and the user must still be told where, and which
   // Idempotency-Key was used, or a re-run rotates again.
-  const FP = `sha256:${createHash('sha256').update(SECRET).digest('hex').slice(0, 16)}`;
-
   for (const jsonMode of [false, true]) {
     test(`SIGINT twice during a slow exec: destination${jsonMode ? ' (--json)' : ''}: exit 13, the kept file, endpoint, fingerprint and key named`, async () => {
       answer(json(secretBody()));
@@ -180,6 +179,68 @@ describe('a second signal while a destination is being served', () => {
       if (jsonMode) expect(parseErrorLine(stderr).error.code).toBe('secret_not_delivered');
     });
   }
+});
+
+describe('rotate --from keeps each secret as a single rotate does', () => {
+  const manifest = (ws: { cwd: string }) => {
+    writeFileSync(join(ws.cwd, 'm.ndjson'), JSON.stringify({ endpointId: 'we_1', expectedVersion: 2 }) + '\n');
+    return ['webhooks', 'rotate', '--from', 'm.ndjson', '--mode', 'overlap'];
+  };
+
+  // A CI job cancelled mid-run gets SIGINT, then SIGTERM: the second signal ends the process at once.
+  test('SIGINT, then SIGTERM during a slow exec: destination: exit 13, the copy kept in recovered/ and named with the key; the journal names it for a re-run', async () => {
+    answer(json(secretBody()));
+    const ws = workspace();
+    const marker = join(ws.home, 'started');
+    const command = `exec:trap '' TERM; cat >/dev/null; touch '${marker}'; sleep 3`;
+    const args = [...manifest(ws), '--journal', 'j', '--secret-to', command, '--secret-to', 'file:{id}.whsec'];
+    const child = spawn(NODE, [BIN, ...args], { cwd: ws.cwd, env: buildEnv(ws, scopeEnv(baseUrl)), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.stdout.resume();
+    const closed = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+    for (let i = 0; i < 400 && !existsSync(marker); i++) await new Promise((r) => setTimeout(r, 25));
+    expect(existsSync(marker)).toBe(true);
+    child.kill('SIGINT');
+    await new Promise((r) => setTimeout(r, 300));
+    child.kill('SIGTERM');
+    const code = await closed;
+    const kept = readdirSync(join(ws.configDir, 'recovered')).map((n) => join(ws.configDir, 'recovered', n));
+    expect(kept).toHaveLength(1);
+    expect(readFileSync(kept[0]!, 'utf8')).toBe(SECRET);
+    expect(code, stderr).toBe(13);
+    expect(stderr).toContain(kept[0]!);
+    expect(stderr).toContain(FP);
+    expect(stderr).not.toContain(SECRET);
+    // The re-run sends nothing again and says where the secret is.
+    const again = await runCli([...args.slice(0, 6), '--journal', 'j', '--secret-to', 'file:{id}.whsec', '--json'], { ws, env: scopeEnv(baseUrl) });
+    expect(again.exitCode, again.stderr).toBe(14);
+    const line = JSON.parse(again.stdout.split('\n')[0]!) as { ok: boolean; exitCode: number; error: { message: string } };
+    expect(line).toMatchObject({ ok: false, exitCode: 13 });
+    expect(line.error.message).toContain(kept[0]!);
+  });
+
+  test('an answer that is not the expected response but carries a secret: the item exits 13 with the secret kept, not 1 with it dropped', async () => {
+    const { meta: _meta, ...noMeta } = secretBody();
+    answer(json(noMeta));
+    const ws = workspace();
+    const r = await runCli([...manifest(ws), '--secret-to', 'file:{id}.whsec', '--json'], { ws, env: scopeEnv(baseUrl) });
+    expect(r.exitCode, r.stderr).toBe(14);
+    const line = JSON.parse(r.stdout.split('\n')[0]!) as { ok: boolean; exitCode: number; error: { code: string; details: { recoveredPath: string } } };
+    expect(line).toMatchObject({ ok: false, exitCode: 13, error: { code: 'secret_not_delivered' } });
+    expect(readFileSync(line.error.details.recoveredPath, 'utf8')).toBe(SECRET);
+    expect(r.stdout + r.stderr).not.toContain(SECRET);
+  });
+
+  test('--secret-to stdout: stdout holds the secret and one newline, nothing else; the summary goes to stderr; no copy is left', async () => {
+    answer(json(secretBody()));
+    const ws = workspace();
+    const r = await runCli([...manifest(ws), '--secret-to', 'stdout'], { ws, env: scopeEnv(baseUrl) });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toBe(`${SECRET}\n`);
+    expect(r.stderr).toContain('Rotated 1 of 1 endpoint');
+    expect(existsSync(join(ws.configDir, 'recovered'))).toBe(false);
+  });
 });
 
 describe('a destination that changes between the check and delivery', () => {
