@@ -78,17 +78,47 @@ export class Redactor {
   }
 
   /**
-   * A secret that can no longer appear in output (its item of a `--from` run
-   * is finished): dropped, so thousands of items keep the set small.
+   * A secret whose item of a `--from` run is finished: its patterns are
+   * dropped, so thousands of items keep the set small; it is still replaced
+   * wherever it appears as it is.
    */
   forgetSecret(value: string): void {
     this.secrets.delete(value);
     this.shortSecrets.delete(value);
+    // Still never shown as it is: a later item's exec: command may print an
+    // earlier item's secret (a store it reads back). Found by its first
+    // characters, so the cost does not grow with the number of items.
+    if (value.length >= MIN_SCRUB_LENGTH) {
+      const head = value.slice(0, MIN_SCRUB_LENGTH);
+      const same = this.retired.get(head);
+      if (same) same.add(value);
+      else this.retired.set(head, new Set([value]));
+    }
   }
+
+  /** Forgotten secrets, by their first MIN_SCRUB_LENGTH characters. */
+  private readonly retired = new Map<string, Set<string>>();
 
   /** For stderr, debug traces and logs: credentials and secrets. */
   scrubAll(text: string): string {
-    return scrub(scrub(text, this.credentials), this.secrets);
+    return this.scrubRetired(scrub(scrub(text, this.credentials), this.secrets));
+  }
+
+  private scrubRetired(text: string): string {
+    if (this.retired.size === 0) return text;
+    let out = '';
+    let from = 0;
+    for (let i = 0; i + MIN_SCRUB_LENGTH <= text.length; ) {
+      const same = this.retired.get(text.slice(i, i + MIN_SCRUB_LENGTH));
+      let found = '';
+      if (same) for (const v of same) if (v.length > found.length && text.startsWith(v, i)) found = v;
+      if (found) {
+        out += text.slice(from, i) + REDACTED;
+        i += found.length;
+        from = i;
+      } else i++;
+    }
+    return from === 0 ? text : out + text.slice(from);
   }
 
   /** For stdout: credentials only. */

@@ -333,6 +333,20 @@ describe('rotate --from: exit codes', () => {
     expect(readFileSync(join(cwd, `${ids[1]}.whsec`), 'utf8')).toBe((await serverState()).get(ids[1]!)!.secret);
   });
 
+  test("an earlier item's secret printed by a later item's exec: command is still kept off stderr", async () => {
+    const ids = await createEndpoints(2);
+    const cwd = tmp.dir('retired');
+    writeFileSync(join(cwd, 'm.ndjson'), manifest(ids));
+    const store = join(cwd, 'store');
+    const r = await chatctl(['webhooks', 'rotate', '--from', 'm.ndjson', '--mode', 'overlap', '--concurrency', '1', '--secret-to', `exec:cat >> '${store}'; echo >> '${store}'; cat '${store}' >&2`], { cwd });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const state = await serverState();
+    const secrets = ids.map((id) => state.get(id)!.secret);
+    expect(readFileSync(store, 'utf8')).toBe(secrets.map((x) => `${x}\n`).join(''));
+    for (const x of secrets) expect(r.stderr).not.toContain(x);
+    expect(r.stderr.split('[REDACTED]').length - 1).toBe(3); // item 1: its own; item 2: both
+  });
+
   test('--concurrency 16: no Node warning about abort listeners on stderr (every item in flight listens on the one signal)', async () => {
     const ids = await createEndpoints(32);
     const cwd = tmp.dir('wide');

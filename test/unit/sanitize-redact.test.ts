@@ -57,6 +57,24 @@ describe('Redactor', () => {
   });
 });
 
+describe('Redactor: a forgotten secret (a finished --from item)', () => {
+  it('is still replaced wherever it appears as it is, however many there are; others and look-alikes are left', () => {
+    const r = new Redactor();
+    const secrets = Array.from({ length: 3000 }, (_, i) => `whsec_${String(i).padStart(6, '0')}_tail`);
+    for (const v of secrets) {
+      r.addSecret(v);
+      r.forgetSecret(v);
+    }
+    expect(r.scrubAll(`a ${secrets[0]} b ${secrets[2999]}\nc ${secrets[1500]}x`)).toBe(`a ${REDACTED} b ${REDACTED}\nc ${REDACTED}x`);
+    expect(r.scrubAll('whsec_000001_tai whsec_ plain')).toBe('whsec_000001_tai whsec_ plain');
+    // Of two retired secrets where one begins the other, the longer is replaced whole.
+    r.forgetSecret('whsec_000001_tail_longer');
+    expect(r.scrubAll('x whsec_000001_tail_longer y')).toBe(`x ${REDACTED} y`);
+    const s = r.stream();
+    expect(s.push(`stored ${secrets[7]}\n`) + s.end()).toBe(`stored ${REDACTED}\n`);
+  });
+});
+
 describe('redactHeaders / redactSecretInBody', () => {
   it('hides Authorization and the anti-forgery value', () => {
     expect(redactHeaders({ Authorization: 'Bearer x', 'x-service-csrf': '1', Origin: 'https://a' })).toEqual({
