@@ -3,7 +3,9 @@
 // AbortSignal, and returns the exit status for bin/chatctl.js to set.
 // Nothing else in src/ touches process.env, argv, the standard streams or
 // process.exit.
+import { fstatSync } from 'node:fs';
 import { execute, VERSION } from './app/execute.js';
+import { FullWriteStream } from './output/full-writes.js';
 import { createIO } from './output/io.js';
 import type { Context } from './context.js';
 import { configuredProgram } from './cli.js';
@@ -39,13 +41,22 @@ export async function run(argv: string[] = process.argv.slice(2)): Promise<numbe
   for (const s of SIGNALS) process.on(s, onSignal);
   return execute(argv, {
     env: { ...process.env },
-    io: { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
+    io: { stdin: process.stdin, stdout: isRegularFile(1) ? new FullWriteStream(1) : process.stdout, stderr: process.stderr },
     cwd: process.cwd(),
     signal: controller.signal,
     setLastWords: (words) => {
       lastWords = words;
     },
   });
+}
+
+/** A file descriptor open on a regular file (`> out.txt`): see output/full-writes.ts. */
+function isRegularFile(fd: number): boolean {
+  try {
+    return fstatSync(fd).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /**
