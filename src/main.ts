@@ -3,7 +3,7 @@
 // AbortSignal, and returns the exit status for bin/chatctl.js to set.
 // Nothing else in src/ touches process.env, argv, the standard streams or
 // process.exit.
-import { fstatSync } from 'node:fs';
+import { fstatSync, statSync } from 'node:fs';
 import { execute, VERSION } from './app/execute.js';
 import { FullWriteStream } from './output/full-writes.js';
 import { createIO } from './output/io.js';
@@ -41,7 +41,7 @@ export async function run(argv: string[] = process.argv.slice(2)): Promise<numbe
   for (const s of SIGNALS) process.on(s, onSignal);
   return execute(argv, {
     env: { ...process.env },
-    io: { stdin: process.stdin, stdout: isRegularFile(1) ? new FullWriteStream(1) : process.stdout, stderr: process.stderr },
+    io: { stdin: process.stdin, stdout: stdoutStream(), stderr: process.stderr },
     cwd: process.cwd(),
     signal: controller.signal,
     setLastWords: (words) => {
@@ -50,14 +50,31 @@ export async function run(argv: string[] = process.argv.slice(2)): Promise<numbe
   });
 }
 
-/** A file descriptor open on a regular file (`> out.txt`): see output/full-writes.ts. */
-function isRegularFile(fd: number): boolean {
+/**
+ * Standard output as execute() gets it: on a regular file (`> out.txt`), a
+ * stream that writes every byte or fails (output/full-writes.ts); on
+ * /dev/null (`> /dev/null`, or closed, which Node opens /dev/null on),
+ * marked as throwing away what it is given, so that a secret whose only
+ * destination it is, is refused before anything is sent.
+ */
+function stdoutStream(): RawStdout {
+  let st;
   try {
-    return fstatSync(fd).isFile();
+    st = fstatSync(1);
   } catch {
-    return false;
+    return process.stdout;
   }
+  if (st.isFile()) return new FullWriteStream(1);
+  try {
+    const devNull = statSync('/dev/null');
+    if (st.isCharacterDevice() && st.rdev === devNull.rdev) return Object.assign(process.stdout, { discards: true });
+  } catch {
+    /* no /dev/null to compare with */
+  }
+  return process.stdout;
 }
+
+type RawStdout = NodeJS.WritableStream & { isTTY?: boolean; columns?: number; discards?: boolean };
 
 /**
  * What the build pre-computes for bin/chatctl.js's fast paths: the version,

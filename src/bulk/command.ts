@@ -70,7 +70,7 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
   const specs = [...(opts.secretFile !== undefined ? [`file:${opts.secretFile}`] : []), ...(opts.secretTo ?? [])];
   const secrets = planItemSecrets({
     specs,
-    settings: { cwd: ctx.cwd, env: ctx.env, json, stdoutIsTTY: ctx.io.stdout.isTTY, force: Boolean(opts.force) },
+    settings: { cwd: ctx.cwd, env: ctx.env, json, stdoutIsTTY: ctx.io.stdout.isTTY, stdoutDiscards: ctx.io.stdout.discards, force: Boolean(opts.force) },
     deliverDeps: { cwd: ctx.cwd, env: ctx.env, stdout: ctx.io.stdout, stderr: ctx.io.stderr, redactor: ctx.io.redactor },
     configDir: ctx.configDir,
     now: ctx.now,

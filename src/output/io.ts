@@ -15,6 +15,8 @@ export interface OutStream {
    */
   writeConfirmed?(text: string): Promise<void>;
   readonly isTTY: boolean;
+  /** It is /dev/null (`> /dev/null`, or closed: Node then opens /dev/null on it): what is written is thrown away. */
+  readonly discards?: boolean;
 }
 
 export interface InStream {
@@ -26,7 +28,7 @@ export interface InStream {
 /** The raw streams, for the few users that need a real stream (the prompts). */
 export interface RawStreams {
   stdin: NodeJS.ReadableStream & { isTTY?: boolean };
-  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number; discards?: boolean };
   stderr: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
 }
 
@@ -81,7 +83,7 @@ export function colorEnabled(isTTY: boolean, { noColorFlag, env }: ColorSettings
  * disk, a terminal gone) as the end of output. The failure is kept for
  * writeConfirmed, never thrown: an error thrown from here would be a stack trace.
  */
-export function wrapOutStream(stream: NodeJS.WritableStream & { isTTY?: boolean }, scrub: (s: string) => string): OutStream {
+export function wrapOutStream(stream: NodeJS.WritableStream & { isTTY?: boolean; discards?: boolean }, scrub: (s: string) => string): OutStream {
   let failed: Error | undefined;
   stream.on('error', (err: Error) => {
     // `chatctl … | head -1`: the reader went away; stop writing, quietly.
@@ -89,6 +91,7 @@ export function wrapOutStream(stream: NodeJS.WritableStream & { isTTY?: boolean 
   });
   return {
     isTTY: Boolean(stream.isTTY),
+    discards: Boolean(stream.discards),
     write(text: string) {
       if (!failed) stream.write(scrub(text));
     },

@@ -5,7 +5,7 @@
 // asks the server for one.
 import { usageError } from '../errors/cli-error.js';
 import { isTruthyEnv } from '../scope/resolve.js';
-import { parseSinks, secretFileSpec, type Sink } from './sinks.js';
+import { parseSinks, secretFileSpec, STDOUT_DISCARDS, type Sink } from './sinks.js';
 
 export interface SecretPlan {
   sinks: Sink[];
@@ -19,6 +19,8 @@ export interface SecretPlanInput {
   force: boolean;
   json: boolean;
   stdoutIsTTY: boolean;
+  /** Standard output is /dev/null (or was closed). */
+  stdoutDiscards?: boolean;
   dryRun: boolean;
   cwd: string;
   env: Record<string, string | undefined>;
@@ -26,9 +28,12 @@ export interface SecretPlanInput {
 
 export function planSecret(input: SecretPlanInput): SecretPlan {
   const specs = [...(input.secretFile !== undefined ? [secretFileSpec(input.secretFile)] : []), ...(input.secretTo ?? [])];
-  const sinks = parseSinks(specs, { cwd: input.cwd, env: input.env, json: input.json, stdoutIsTTY: input.stdoutIsTTY, force: input.force });
+  const sinks = parseSinks(specs, { cwd: input.cwd, env: input.env, json: input.json, stdoutIsTTY: input.stdoutIsTTY, stdoutDiscards: input.stdoutDiscards, force: input.force });
   if (sinks.length > 0) return { sinks };
-  if (input.json) return { sinks, fallback: 'json' };
+  if (input.json) {
+    if (input.stdoutDiscards && !input.dryRun) throw usageError(`${STDOUT_DISCARDS} with the JSON document`, 'say where it goes with --secret-to (file:PATH, env-file:PATH#NAME, exec:COMMAND), or send stdout somewhere it is kept');
+    return { sinks, fallback: 'json' };
+  }
   const ci = isTruthyEnv(input.env.CI);
   // A dry run sends nothing, so no secret comes back to place.
   if (input.dryRun || (input.stdoutIsTTY && !ci)) return { sinks, fallback: 'tty' };

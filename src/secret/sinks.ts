@@ -21,6 +21,8 @@ export interface SinkSettings {
   env: Record<string, string | undefined>;
   json: boolean;
   stdoutIsTTY: boolean;
+  /** Standard output is /dev/null (or was closed). */
+  stdoutDiscards?: boolean;
   /** --force: a file: sink may replace an existing regular file. */
   force: boolean;
   /** rotate --from: `{id}` in file: and env-file: paths is each item's endpoint id, checked per item by sinksFor. */
@@ -132,9 +134,12 @@ export function checkSink(sink: Sink, s: SinkSettings): void {
     case 'stdout':
       if (s.json) throw usageError('--secret-to stdout cannot be used with --json: stdout holds the JSON document', 'use file:, env-file: or exec:, or --json alone to receive the secret in the JSON');
       if (s.stdoutIsTTY) throw usageError('--secret-to stdout is for capture, and standard output is a terminal', 'capture it, e.g. SECRET="$(chatctl … --secret-to stdout)", or use file:PATH');
+      if (s.stdoutDiscards) throw usageError(STDOUT_DISCARDS, 'capture it, e.g. SECRET="$(chatctl … --secret-to stdout)", or use file:PATH');
       return;
   }
 }
+
+export const STDOUT_DISCARDS = 'standard output is /dev/null (or was closed): the signing secret would be thrown away';
 
 function lstatOrUndefined(path: string, what: string): Stats | undefined {
   try {

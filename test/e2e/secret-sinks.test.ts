@@ -473,6 +473,31 @@ describe('odd answers', () => {
 // ---------------------------------------------------------------- CI and terminals
 
 // In-process, the standard streams claiming to be terminals; test/terminal/pty.test.ts runs CI on a real one.
+describe('stdout is /dev/null (redirected there, or closed: Node opens /dev/null on a closed stdout)', () => {
+  test('--json with no destination, or --secret-to stdout: refused before sending (exit 2); with a destination the run goes on', async () => {
+    const json = await runCli([...ROTATE, '--json'], { env: scopeEnv(server.url), stdoutDiscards: true });
+    expect(json.exitCode, json.stderr).toBe(2);
+    expect(json.stderr).toContain('/dev/null');
+    const capture = await runCli([...ROTATE, '--secret-to', 'stdout'], { env: scopeEnv(server.url), stdoutDiscards: true });
+    expect(capture.exitCode, capture.stderr).toBe(2);
+    expect(server.requests).toHaveLength(0);
+    server.enqueue(ok());
+    const ws = workspace();
+    const toFile = await runCli([...ROTATE, '--json', '--secret-to', 'file:s.whsec'], { env: scopeEnv(server.url), stdoutDiscards: true, ws });
+    expect(toFile.exitCode, toFile.stderr).toBe(0);
+    expect(readFileSync(join(ws.cwd, 's.whsec'), 'utf8')).toBe(SECRET);
+  });
+
+  test('the real process: > /dev/null and a closed stdout are both refused before sending (exit 2)', async () => {
+    const ws = workspace();
+    const cmd = [NODE, BIN, ...ROTATE, '--json'].map(shellQuote).join(' ');
+    const r = await execa('sh', ['-c', `${cmd} >/dev/null; echo "null $?" >&2; ${cmd} >&-; echo "closed $?" >&2`], { cwd: ws.cwd, env: buildEnv(ws, scopeEnv(server.url)), extendEnv: false, reject: false });
+    expect(r.stderr).toMatch(/null 2$/m);
+    expect(r.stderr).toMatch(/closed 2$/m);
+    expect(server.requests).toHaveLength(0);
+  });
+});
+
 describe('CI', () => {
   const TERMINAL = { stdin: true, stdout: true, stderr: true };
 

@@ -12,6 +12,8 @@ export interface InProcessOptions {
   /** Standard input (default: empty). */
   input?: string;
   tty?: { stdin?: boolean; stdout?: boolean; stderr?: boolean };
+  /** stdout is /dev/null (as main.ts marks it). */
+  stdoutDiscards?: boolean;
   columns?: number;
   signal?: AbortSignal;
   /** Injected clock, random source, sleep or transport. */
@@ -47,7 +49,7 @@ export class Capture extends Writable {
 
 export async function runInProcess(argv: string[], opts: InProcessOptions): Promise<InProcessResult> {
   const stdin = Object.assign(Readable.from(opts.input ? [Buffer.from(opts.input)] : []), { isTTY: Boolean(opts.tty?.stdin) });
-  const stdout = new Capture(Boolean(opts.tty?.stdout), opts.onStdout);
+  const stdout = Object.assign(new Capture(Boolean(opts.tty?.stdout), opts.onStdout), { discards: Boolean(opts.stdoutDiscards) });
   const stderr = new Capture(Boolean(opts.tty?.stderr));
   const controller = new AbortController();
   let timedOut = false;

@@ -130,6 +130,8 @@ export interface RunOptions {
   spawn?: boolean;
   /** In-process only: which standard streams claim to be terminals. */
   tty?: { stdin?: boolean; stdout?: boolean; stderr?: boolean };
+  /** In-process only: stdout is /dev/null. */
+  stdoutDiscards?: boolean;
   /** In-process only: aborts the run (as a signal would). */
   signal?: AbortSignal;
   /** In-process only: the clock, sleep, random source or transport (fakes.ts virtualClock gives now and sleep). */
@@ -154,7 +156,7 @@ export async function runCli(args: string[], opts: RunOptions = {}): Promise<Run
   const ws = opts.ws ?? workspace();
   if (!opts.spawn) {
     const env = buildEnv(ws, opts.env, opts.color);
-    const r = await runInProcess(args, { env, cwd: ws.cwd, input: opts.input, tty: opts.tty, signal: opts.signal, inject: opts.inject, timeoutMs: opts.timeoutMs ?? 20_000 });
+    const r = await runInProcess(args, { env, cwd: ws.cwd, input: opts.input, tty: opts.tty, stdoutDiscards: opts.stdoutDiscards, signal: opts.signal, inject: opts.inject, timeoutMs: opts.timeoutMs ?? 20_000 });
     return { ...r, signal: undefined, ws };
   }
   const started = Date.now();

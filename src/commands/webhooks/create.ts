@@ -31,6 +31,7 @@ export async function runCreate(opts: CreateOptions, g: GlobalOptions, ctx: Cont
     force: Boolean(opts.force),
     json: Boolean(g.json),
     stdoutIsTTY: ctx.io.stdout.isTTY,
+    stdoutDiscards: ctx.io.stdout.discards,
     dryRun: Boolean(g.dryRun),
     cwd: ctx.cwd,
     env: ctx.env,

@@ -34,6 +34,7 @@ export async function runRotate(endpointId: string, opts: RotateOptions, g: Glob
     force: Boolean(opts.force),
     json: Boolean(g.json),
     stdoutIsTTY: ctx.io.stdout.isTTY,
+    stdoutDiscards: ctx.io.stdout.discards,
     dryRun: Boolean(g.dryRun),
     cwd: ctx.cwd,
     env: ctx.env,
