@@ -8,11 +8,12 @@ import { buildMeta } from '../../src/main.js';
 import { COMPLETION_FILES, SHELLS, completionScript } from '../../src/completion/scripts.js';
 import { BIN, ROOT } from '../support/fixtures.js';
 import { runInProcess } from '../support/in-process.js';
+import { SHARED_CACHE_DIR } from '../support/run.js';
 
 const meta = await buildMeta();
 const fast = JSON.parse(readFileSync(join(ROOT, 'dist', 'fast.json'), 'utf8'));
 const builtTree = JSON.parse(readFileSync(join(ROOT, 'dist', 'tree.json'), 'utf8'));
-const run = (args: string[]) => execFileSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH } });
+const run = (args: string[]) => execFileSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH, CHATCTL_CACHE_DIR: SHARED_CACHE_DIR } });
 
 describe('no drift', () => {
   it.each(SHELLS.map((s) => [s]))('completions/%s equals `chatctl completion %s`', (shell) => {

@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { BIN } from '../support/fixtures.js';
 import { makeTempRoot, startSandbox, type Sandbox } from '../support/sandbox.js';
 import { runInProcess } from '../support/in-process.js';
+import { SHARED_CACHE_DIR } from '../support/run.js';
 
 const NODE = process.execPath;
 const fp = (s: string) => `sha256:${createHash('sha256').update(s).digest('hex').slice(0, 16)}`;
@@ -106,6 +107,7 @@ async function chatctl(args: string[], o: { cwd: string; env?: Record<string, st
     PATH: `${join(NODE, '..')}:/usr/local/bin:/usr/bin:/bin`,
     HOME: o.cwd,
     CHATCTL_CONFIG_DIR: join(o.cwd, 'config'),
+    CHATCTL_CACHE_DIR: SHARED_CACHE_DIR,
     NO_COLOR: '1',
     CHATCTL_BASE_URL: sandbox.info.baseUrl,
     CHATCTL_TOKEN: sandbox.info.token,

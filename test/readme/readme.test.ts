@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { execa } from 'execa';
 import { ROOT } from '../support/fixtures.js';
+import { SHARED_CACHE_DIR } from '../support/run.js';
 import { EXIT_CODE_ROWS } from '../../src/errors/exit-codes.js';
 
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -163,7 +164,7 @@ describe('the CI recipe', () => {
         .replace('CHATCTL_ORG=org_1 CHATCTL_APP=app_1 CHATCTL_ENV=production', `CHATCTL_ORG=${sb.organizationId} CHATCTL_APP=${sb.applicationId} CHATCTL_ENV=${sb.environmentKey}`);
       const dir = mkdtempSync(join(tmpdir(), 'chatctl-ci-recipe-'));
       temps.push(dir);
-      const env = { PATH: `${join(ROOT, 'bin')}:${dirname(process.execPath)}:/usr/bin:/bin`, HOME: dir, CHATCTL_CONFIG_DIR: join(dir, 'cfg'), CI: 'true', NO_COLOR: '1', CHAT_API_TOKEN: sb.token };
+      const env = { PATH: `${join(ROOT, 'bin')}:${dirname(process.execPath)}:/usr/bin:/bin`, HOME: dir, CHATCTL_CONFIG_DIR: join(dir, 'cfg'), CHATCTL_CACHE_DIR: SHARED_CACHE_DIR, CI: 'true', NO_COLOR: '1', CHAT_API_TOKEN: sb.token };
       symlinkSync(join(ROOT, 'bin', 'chatctl.js'), join(dir, 'chatctl'));
       env.PATH = `${dir}:${env.PATH}`;
       // Asynchronous runs: the sandbox answers from this process.

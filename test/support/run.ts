@@ -224,6 +224,7 @@ export function shellEnv(): NodeJS.ProcessEnv {
     PATH: `${join(dir, 'bin')}:${process.env.PATH}`,
     HOME: dir,
     CHATCTL_CONFIG_DIR: join(dir, 'cfg'),
+    CHATCTL_CACHE_DIR: SHARED_CACHE_DIR,
     TERM: 'dumb',
   };
 }

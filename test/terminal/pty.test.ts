@@ -13,6 +13,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { PYTHON } from '../support/python.js';
+import { SHARED_CACHE_DIR } from '../support/run.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BIN = join(ROOT, 'bin', 'chatctl.js');
@@ -140,6 +141,8 @@ function ptyEnv(opts: PtyOptions): Record<string, string> {
   const env: Record<string, string | undefined> = {
     PATH: `${dirname(NODE)}:/usr/local/bin:/usr/bin:/bin`,
     HOME: tempDir('home'),
+    // The run's compile cache: a fresh HOME would compile the program (and the prompts) anew in every session.
+    CHATCTL_CACHE_DIR: SHARED_CACHE_DIR,
     CHATCTL_CONFIG_DIR: opts.configDir ?? join(tempDir('cfg'), 'config'),
     LANG: 'C.UTF-8',
     TERM: 'xterm-256color',
@@ -410,7 +413,7 @@ describe('auth login at a terminal', () => {
     expect(r.text).toContain('*'.repeat(token.length));
 
     const status = await execa(NODE, [BIN, 'auth', 'status', '--json'], {
-      env: { PATH: process.env.PATH, HOME: tempDir('home'), CHATCTL_CONFIG_DIR: configDir, NO_COLOR: '1' },
+      env: { PATH: process.env.PATH, HOME: tempDir('home'), CHATCTL_CACHE_DIR: SHARED_CACHE_DIR, CHATCTL_CONFIG_DIR: configDir, NO_COLOR: '1' },
       extendEnv: false,
       reject: false,
     });
