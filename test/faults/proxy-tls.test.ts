@@ -6,8 +6,7 @@
 // address the server as https://api.chatctl.test:PORT: a reserved name no DNS
 // answers, which the test proxy alone maps to 127.0.0.1. A request that went
 // direct by mistake fails to resolve instead of quietly succeeding.
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { execFileSync } from 'node:child_process';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, test } from 'vitest';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { once } from 'node:events';
@@ -18,8 +17,8 @@ import { CREATE, CSRF, REACTIVATE, SECRET, TOKEN, mutationBody, csrfScopeEnv, se
 import { leaks, parseErrorLine, stackTrace } from '../support/json.js';
 import { cleanupTempDirs, runCli, tempDir, workspace, type RunResult } from '../support/run.js';
 import { ConnectProxy, RecordingServer, closedPort, json } from '../support/server.js';
+import { PROXY_ALIAS } from '../support/global-setup.js';
 
-let certDir: string;
 let certPath: string;
 let tlsServer: RecordingServer;
 let plainServer: RecordingServer;
@@ -27,8 +26,8 @@ let other: RecordingServer;
 let proxy: ConnectProxy;
 let rawTls: RawTlsServer;
 
-/** The name the proxy alone resolves (to 127.0.0.1). */
-const ALIAS = 'api.chatctl.test';
+/** The name the proxy alone resolves (to 127.0.0.1); the run's certificate names it. */
+const ALIAS = PROXY_ALIAS;
 const viaAlias = (port: number) => `https://${ALIAS}:${port}`;
 
 /**
@@ -61,19 +60,13 @@ class RawTlsServer {
 }
 
 beforeAll(async () => {
-  certDir = tempDir('tls');
-  certPath = join(certDir, 'cert.pem');
-  const keyPath = join(certDir, 'key.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2',
-      '-subj', '/CN=localhost',
-      '-addext', `subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:${ALIAS}`,
-      '-keyout', keyPath, '-out', certPath,
-    ],
-    { stdio: 'ignore' },
-  );
+  // The run's private CA (test/support/global-setup.ts): this worker trusts
+  // it, as a process started with NODE_EXTRA_CA_CERTS naming it does, so runs
+  // through execute() reach these servers; a process started with an
+  // environment of its own trusts it only if that environment says so.
+  const trusted = inject('trustedTls');
+  certPath = trusted.cert;
+  const keyPath = trusted.key;
   tlsServer = await new RecordingServer({ tls: { key: readFileSync(keyPath), cert: readFileSync(certPath) }, keepAliveTimeoutMs: 500 }).start();
   plainServer = await new RecordingServer({ keepAliveTimeoutMs: 500 }).start();
   other = await new RecordingServer({ keepAliveTimeoutMs: 500 }).start();
@@ -104,8 +97,9 @@ async function create(
   const r = await runCli([...CREATE, '--json', '--secret-file', secretFile, '--max-retries', '0', '--timeout', '2', ...flags], {
     ws,
     env: csrfScopeEnv(baseUrl, env),
-    // NODE_EXTRA_CA_CERTS is read by Node when a process starts.
-    spawn: opts.spawn ?? 'NODE_EXTRA_CA_CERTS' in env,
+    // In-process runs trust the run's CA (see beforeAll); a test of the
+    // variable itself, or of a server nobody trusts, asks for a process.
+    spawn: opts.spawn ?? false,
   });
   return { ...r, secretFile };
 }
@@ -124,8 +118,8 @@ function expectDelivered(r: RunResult & { secretFile: string }) {
 const tunnelsTo = (port: number) => proxy.records.filter((p) => p.kind === 'connect' && p.target === `${ALIAS}:${port}`);
 
 describe('private CA: NODE_EXTRA_CA_CERTS', () => {
-  test('a self-signed HTTPS server without NODE_EXTRA_CA_CERTS → 12 network_error naming the certificate; nothing sent', async () => {
-    const r = await create(tlsServer.url, {});
+  test('a self-signed HTTPS server without NODE_EXTRA_CA_CERTS → 12 network_error naming the certificate; nothing sent (a real process)', async () => {
+    const r = await create(tlsServer.url, {}, [], { spawn: true });
     expectClean(r);
     const line = parseErrorLine(r.stderr);
     expect({ exit: r.exitCode, code: line.error.code }).toEqual({ exit: 12, code: 'network_error' });
@@ -134,8 +128,8 @@ describe('private CA: NODE_EXTRA_CA_CERTS', () => {
     expect(existsSync(r.secretFile)).toBe(false);
   });
 
-  test('with NODE_EXTRA_CA_CERTS=<cert> → exit 0, the request arrives', async () => {
-    const r = await create(tlsServer.url, { NODE_EXTRA_CA_CERTS: certPath });
+  test('with NODE_EXTRA_CA_CERTS=<cert> → exit 0, the request arrives (a real process)', async () => {
+    const r = await create(tlsServer.url, { NODE_EXTRA_CA_CERTS: certPath }, [], { spawn: true });
     expectDelivered(r);
     expect(tlsServer.hits).toBe(1);
     expect(tlsServer.requests[0]!.headers.authorization).toBe(`Bearer ${TOKEN}`);
@@ -148,8 +142,11 @@ describe('private CA: NODE_EXTRA_CA_CERTS', () => {
 });
 
 describe('proxies', () => {
-  test.each(['HTTPS_PROXY', 'https_proxy'])('%s: https goes through a CONNECT tunnel (private CA honoured inside it)', async (name) => {
-    const r = await create(viaAlias(tlsServer.port), { [name]: proxy.url, NODE_EXTRA_CA_CERTS: certPath });
+  test.each([
+    ['HTTPS_PROXY', true],
+    ['https_proxy', false],
+  ] as const)('%s: https goes through a CONNECT tunnel (private CA honoured inside it; a real process: %s)', async (name, spawn) => {
+    const r = await create(viaAlias(tlsServer.port), { [name]: proxy.url, NODE_EXTRA_CA_CERTS: certPath }, [], { spawn });
     expectDelivered(r);
     expect(tunnelsTo(tlsServer.port)).toHaveLength(1);
     expect(tlsServer.hits).toBe(1);
@@ -157,8 +154,8 @@ describe('proxies', () => {
     expect(JSON.stringify(proxy.records)).not.toContain(TOKEN);
   });
 
-  test('through the CONNECT proxy without NODE_EXTRA_CA_CERTS → 12 network_error; the server gets nothing', async () => {
-    const r = await create(viaAlias(tlsServer.port), { HTTPS_PROXY: proxy.url });
+  test('through the CONNECT proxy without NODE_EXTRA_CA_CERTS → 12 network_error; the server gets nothing (a real process)', async () => {
+    const r = await create(viaAlias(tlsServer.port), { HTTPS_PROXY: proxy.url }, [], { spawn: true });
     expectClean(r);
     const line = parseErrorLine(r.stderr);
     expect({ exit: r.exitCode, code: line.error.code }).toEqual({ exit: 12, code: 'network_error' });
@@ -231,7 +228,7 @@ describe('the proxy bundle is code-cached like the program', () => {
   test('a proxied run leaves a cache file for dist/lazy/proxy.cjs, and the next proxied run reuses it as is', async () => {
     const cacheDir = tempDir('cache');
     const env = { HTTPS_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: certPath, CHATCTL_CACHE_DIR: cacheDir };
-    expectDelivered(await create(viaAlias(tlsServer.port), env));
+    expectDelivered(await create(viaAlias(tlsServer.port), env, [], { spawn: true }));
     const files = () => readdirSync(cacheDir).sort();
     const first = files();
     // On Node 20 both carry the V8 flag the proxy path sets (Liftoff only).
@@ -239,7 +236,7 @@ describe('the proxy bundle is code-cached like the program', () => {
     expect(first.filter((f) => /^main(\+liftoff)?-.*\.v8$/.test(f)), first.join(', ')).toHaveLength(1);
     const stamp = () => first.map((f) => `${f} ${statSync(join(cacheDir, f)).mtimeMs}`);
     const before = stamp();
-    expectDelivered(await create(viaAlias(tlsServer.port), env));
+    expectDelivered(await create(viaAlias(tlsServer.port), env, [], { spawn: true }));
     // Rewritten only when V8 rejects the cached data (a flag set after compiling would do that).
     expect(files()).toEqual(first);
     expect(stamp()).toEqual(before);
@@ -392,7 +389,6 @@ describe('the fault contract holds through the proxy transport too', () => {
   test('reactivate through the proxy (human mode) → exit 0', async () => {
     const r = await runCli([...REACTIVATE, '--max-retries', '0', '--timeout', '2'], {
       env: csrfScopeEnv(viaAlias(tlsServer.port), { https_proxy: proxy.url, NODE_EXTRA_CA_CERTS: certPath }),
-      spawn: true, // NODE_EXTRA_CA_CERTS is read by Node when a process starts
     });
     expectClean(r);
     expect(r.exitCode, r.stderr).toBe(0);
