@@ -237,6 +237,36 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
     );
   };
 
+  /** Keeps a secret that did not reach every destination: its path, or null and why not. */
+  const keepCopy = (item: ManifestItem, secret: string): { kept: string | null; keepError?: unknown } => {
+    try {
+      return { kept: deps.secrets.recover(item, secret) };
+    } catch (keepError) {
+      return { kept: null, keepError };
+    }
+  };
+
+  /** An item rotated whose secret is not where it was asked to go: so recorded, told, and failed with 13. */
+  const failUndelivered = async (
+    item: ManifestItem,
+    key: string,
+    what: { fp: string; kept: string | null; version: number | null; status?: number; details?: Record<string, unknown> },
+    message: string,
+  ) => {
+    const { fp, kept, version } = what;
+    await record({ t: 'fail', id: item.endpointId, key, applied: true, exitCode: EXIT.secretNotDelivered, code: 'secret_not_delivered', recovered: kept });
+    if (kept) deps.notice?.(`${item.endpointId}: the signing secret (${fp}) was kept in ${kept} (mode 0600)`);
+    fail(
+      item,
+      localError('secret_not_delivered', message, {
+        ...(what.status !== undefined ? { status: what.status } : {}),
+        details: { recoveredPath: kept, fingerprint: fp, ...what.details },
+        hint: kept ? 'move it where it belongs, then delete that file' : `rotate it again: chatctl webhooks rotate ${item.endpointId} --expected-version ${version ?? 'CURRENT_VERSION'} --mode overlap`,
+      }),
+      key,
+    );
+  };
+
   const onSuccess = async (item: ManifestItem, res: WireResponse, key: string, resent: boolean) => {
     const answer = parseJson(res.body);
     const parsed = secretResponseSchema().safeParse(answer);
@@ -247,25 +277,9 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
       if (typeof stray === 'string' && stray !== '') {
         deps.redactor?.addSecret(stray);
         const fp = deps.secrets.fingerprint(stray);
-        let kept: string | null = null;
-        let keepError: unknown;
-        try {
-          kept = deps.secrets.recover(item, stray);
-        } catch (err) {
-          keepError = err;
-        }
-        await record({ t: 'fail', id: item.endpointId, key, applied: true, exitCode: EXIT.secretNotDelivered, code: 'secret_not_delivered', recovered: kept });
-        if (kept) deps.notice?.(`${item.endpointId}: the signing secret (${fp}) was kept in ${kept} (mode 0600)`);
+        const { kept, keepError } = keepCopy(item, stray);
         const head = `the server answered ${res.status} with a body that is not the expected response, but it carries the signing secret ${fp}: the change was applied (Idempotency-Key ${key})`;
-        fail(
-          item,
-          localError('secret_not_delivered', kept ? `${head}; it is kept in ${kept}, not delivered` : `${head}; no recovery copy could be written (${describeError(keepError)}): the secret is lost`, {
-            status: res.status,
-            details: { recoveredPath: kept, fingerprint: fp },
-            hint: kept ? 'move it where it belongs, then delete that file' : `rotate it again: chatctl webhooks rotate ${item.endpointId} --expected-version CURRENT_VERSION --mode overlap`,
-          }),
-          key,
-        );
+        await failUndelivered(item, key, { fp, kept, version: null, status: res.status }, kept ? `${head}; it is kept in ${kept}, not delivered` : `${head}; no recovery copy could be written (${describeError(keepError)}): the secret is lost`);
         return;
       }
       await record({ t: 'fail', id: item.endpointId, key, applied: null, exitCode: EXIT.unexpected, code: 'invalid_response' });
@@ -315,28 +329,16 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
         deps.delivering?.(item, undefined);
       }
       if (outcome.failures.length > 0) {
-        let kept: string | null = copy?.path ?? null;
-        let keepError: unknown;
-        if (copy) copy.persist();
-        else {
-          try {
-            kept = deps.secrets.recover(item, secret);
-          } catch (err) {
-            keepError = err;
-          }
-        }
-        await record({ t: 'fail', id: item.endpointId, key, applied: true, exitCode: EXIT.secretNotDelivered, code: 'secret_not_delivered', recovered: kept });
+        copy?.persist();
+        const { kept, keepError } = copy ? { kept: copy.path, keepError: undefined } : keepCopy(item, secret);
         const why = outcome.failures.map((f) => `${f.to} (${f.reason})`).join(', ');
         const holders = outcome.delivered.map((d) => d.to);
         const lost = holders.length > 0 ? `only ${holders.join(', ')} holds it` : 'the secret is lost';
-        if (kept) deps.notice?.(`${item.endpointId}: the signing secret (${fp}) was kept in ${kept} (mode 0600)`);
-        fail(
+        await failUndelivered(
           item,
-          localError('secret_not_delivered', `rotated, but the secret did not reach ${why}; ${kept ? `it was kept in ${kept}` : `a recovery copy could not be written either (${describeError(keepError)}): ${lost}`}`, {
-              details: { recoveredPath: kept, fingerprint: fp, version, delivered: outcome.delivered, failures: outcome.failures, serverRequestId: requestId },
-              hint: kept ? 'move it where it belongs, then delete that file' : `rotate it again: chatctl webhooks rotate ${item.endpointId} --expected-version ${version ?? 'CURRENT_VERSION'} --mode overlap`,
-            }, ),
           key,
+          { fp, kept, version, details: { version, delivered: outcome.delivered, failures: outcome.failures, serverRequestId: requestId } },
+          `rotated, but the secret did not reach ${why}; ${kept ? `it was kept in ${kept}` : `a recovery copy could not be written either (${describeError(keepError)}): ${lost}`}`,
         );
         return;
       }

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { BIN, NODE, SECRET, TOKEN, scopeEnv, secretBody } from '../support/fixtures.js';
-import { buildEnv, cleanupTempDirs, fileMode as mode, runCli, workspace, type RunResult } from '../support/run.js';
+import { buildEnv, cleanupTempDirs, fileMode as mode, runCli, workspace, type RunResult, type Workspace } from '../support/run.js';
 import { parseErrorLine } from '../support/json.js';
 
 /** What the next request is answered with: status, headers and the raw body bytes. */
@@ -144,6 +144,33 @@ describe('a secret that holds the bearer token', () => {
   });
 });
 
+/**
+ * chatctl (a process) with a slow exec: destination that ignores SIGTERM:
+ * once the destination has the secret, Ctrl-C, then `second` 300 ms later
+ * (while it still waits). Its exit code, stderr, and the one copy it kept in
+ * recovered/ (which must hold the whole secret).
+ */
+async function twoSignalsDuringExec(ws: Workspace, argsWith: (command: string) => string[], second: NodeJS.Signals): Promise<{ code: number | null; stderr: string; kept: string }> {
+  const marker = join(ws.home, 'started');
+  // Ignores the SIGTERM chatctl's first Ctrl-C sends it, so the second signal lands while it waits.
+  const command = `exec:trap '' TERM; cat >/dev/null; touch '${marker}'; sleep 3`;
+  const child = spawn(NODE, [BIN, ...argsWith(command)], { cwd: ws.cwd, env: buildEnv(ws, scopeEnv(baseUrl)), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  child.stdout.resume();
+  const closed = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+  for (let i = 0; i < 400 && !existsSync(marker); i++) await new Promise((r) => setTimeout(r, 25));
+  expect(existsSync(marker)).toBe(true);
+  child.kill('SIGINT');
+  await new Promise((r) => setTimeout(r, 300));
+  child.kill(second);
+  const code = await closed;
+  const kept = readdirSync(join(ws.configDir, 'recovered')).map((n) => join(ws.configDir, 'recovered', n));
+  expect(kept).toHaveLength(1);
+  expect(readFileSync(kept[0]!, 'utf8')).toBe(SECRET);
+  return { code, stderr, kept: kept[0]! };
+}
+
 describe('a second signal while a destination is being served', () => {
   // The second signal ends the process at once; the secret is already kept
   // under recovered/, and the user must still be told where, and which
@@ -152,26 +179,9 @@ describe('a second signal while a destination is being served', () => {
     test(`SIGINT twice during a slow exec: destination${jsonMode ? ' (--json)' : ''}: exit 13, the kept file, endpoint, fingerprint and key named`, async () => {
       answer(json(secretBody()));
       const ws = workspace();
-      const marker = join(ws.home, 'started');
-      // Ignores the SIGTERM chatctl's first Ctrl-C sends it, so the second Ctrl-C lands while it waits.
-      const command = `exec:trap '' TERM; cat >/dev/null; touch '${marker}'; sleep 3`;
-      const args = [...ROTATE, '--idempotency-key', 'key-twice-1', '--secret-to', command, ...(jsonMode ? ['--json'] : [])];
-      const child = spawn(NODE, [BIN, ...args], { cwd: ws.cwd, env: buildEnv(ws, scopeEnv(baseUrl)), stdio: ['ignore', 'pipe', 'pipe'] });
-      let stderr = '';
-      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-      child.stdout.resume();
-      const closed = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
-      for (let i = 0; i < 400 && !existsSync(marker); i++) await new Promise((r) => setTimeout(r, 25));
-      expect(existsSync(marker)).toBe(true);
-      child.kill('SIGINT');
-      await new Promise((r) => setTimeout(r, 300));
-      child.kill('SIGINT');
-      const code = await closed;
-      const kept = readdirSync(join(ws.configDir, 'recovered')).map((n) => join(ws.configDir, 'recovered', n));
-      expect(kept).toHaveLength(1);
-      expect(readFileSync(kept[0]!, 'utf8')).toBe(SECRET);
+      const { code, stderr, kept } = await twoSignalsDuringExec(ws, (command) => [...ROTATE, '--idempotency-key', 'key-twice-1', '--secret-to', command, ...(jsonMode ? ['--json'] : [])], 'SIGINT');
       expect(code, stderr).toBe(13);
-      expect(stderr).toContain(kept[0]!);
+      expect(stderr).toContain(kept);
       expect(stderr).toContain('we_1');
       expect(stderr).toContain(FP);
       expect(stderr).toContain('key-twice-1');
@@ -191,33 +201,18 @@ describe('rotate --from keeps each secret as a single rotate does', () => {
   test('SIGINT, then SIGTERM during a slow exec: destination: exit 13, the copy kept in recovered/ and named with the key; the journal names it for a re-run', async () => {
     answer(json(secretBody()));
     const ws = workspace();
-    const marker = join(ws.home, 'started');
-    const command = `exec:trap '' TERM; cat >/dev/null; touch '${marker}'; sleep 3`;
-    const args = [...manifest(ws), '--journal', 'j', '--secret-to', command, '--secret-to', 'file:{id}.whsec'];
-    const child = spawn(NODE, [BIN, ...args], { cwd: ws.cwd, env: buildEnv(ws, scopeEnv(baseUrl)), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.stdout.resume();
-    const closed = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
-    for (let i = 0; i < 400 && !existsSync(marker); i++) await new Promise((r) => setTimeout(r, 25));
-    expect(existsSync(marker)).toBe(true);
-    child.kill('SIGINT');
-    await new Promise((r) => setTimeout(r, 300));
-    child.kill('SIGTERM');
-    const code = await closed;
-    const kept = readdirSync(join(ws.configDir, 'recovered')).map((n) => join(ws.configDir, 'recovered', n));
-    expect(kept).toHaveLength(1);
-    expect(readFileSync(kept[0]!, 'utf8')).toBe(SECRET);
+    const base = manifest(ws);
+    const { code, stderr, kept } = await twoSignalsDuringExec(ws, (command) => [...base, '--journal', 'j', '--secret-to', command, '--secret-to', 'file:{id}.whsec'], 'SIGTERM');
     expect(code, stderr).toBe(13);
-    expect(stderr).toContain(kept[0]!);
+    expect(stderr).toContain(kept);
     expect(stderr).toContain(FP);
     expect(stderr).not.toContain(SECRET);
     // The re-run sends nothing again and says where the secret is.
-    const again = await runCli([...args.slice(0, 6), '--journal', 'j', '--secret-to', 'file:{id}.whsec', '--json'], { ws, env: scopeEnv(baseUrl) });
+    const again = await runCli([...base, '--journal', 'j', '--secret-to', 'file:{id}.whsec', '--json'], { ws, env: scopeEnv(baseUrl) });
     expect(again.exitCode, again.stderr).toBe(14);
     const line = JSON.parse(again.stdout.split('\n')[0]!) as { ok: boolean; exitCode: number; error: { message: string } };
     expect(line).toMatchObject({ ok: false, exitCode: 13 });
-    expect(line.error.message).toContain(kept[0]!);
+    expect(line.error.message).toContain(kept);
   });
 
   test('an answer that is not the expected response but carries a secret: the item exits 13 with the secret kept, not 1 with it dropped', async () => {
