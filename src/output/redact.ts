@@ -86,18 +86,20 @@ export class Redactor {
     this.secrets.delete(value);
     this.shortSecrets.delete(value);
     // Still never shown as it is: a later item's exec: command may print an
-    // earlier item's secret (a store it reads back). Found by its first
-    // characters, so the cost does not grow with the number of items.
+    // earlier item's secret (a store it reads back). Kept by length, behind a
+    // set of first characters, so finding them costs the same however many
+    // items finished (secrets often share their first characters, whsec_…).
     if (value.length >= MIN_SCRUB_LENGTH) {
-      const head = value.slice(0, MIN_SCRUB_LENGTH);
-      const same = this.retired.get(head);
+      this.retiredHeads.add(value.slice(0, MIN_SCRUB_LENGTH));
+      const same = this.retired.get(value.length);
       if (same) same.add(value);
-      else this.retired.set(head, new Set([value]));
+      else this.retired.set(value.length, new Set([value]));
     }
   }
 
-  /** Forgotten secrets, by their first MIN_SCRUB_LENGTH characters. */
-  private readonly retired = new Map<string, Set<string>>();
+  /** Forgotten secrets by length, and the first MIN_SCRUB_LENGTH characters of each. */
+  private readonly retired = new Map<number, Set<string>>();
+  private readonly retiredHeads = new Set<string>();
 
   /** For stderr, debug traces and logs: credentials and secrets. */
   scrubAll(text: string): string {
@@ -109,12 +111,13 @@ export class Redactor {
     let out = '';
     let from = 0;
     for (let i = 0; i + MIN_SCRUB_LENGTH <= text.length; ) {
-      const same = this.retired.get(text.slice(i, i + MIN_SCRUB_LENGTH));
-      let found = '';
-      if (same) for (const v of same) if (v.length > found.length && text.startsWith(v, i)) found = v;
+      let found = 0;
+      if (this.retiredHeads.has(text.slice(i, i + MIN_SCRUB_LENGTH))) {
+        for (const [length, values] of this.retired) if (length > found && values.has(text.slice(i, i + length))) found = length;
+      }
       if (found) {
         out += text.slice(from, i) + REDACTED;
-        i += found.length;
+        i += found;
         from = i;
       } else i++;
     }
