@@ -87,8 +87,9 @@ export function humanOutput(io: IO, now: () => number, targets: readonly string[
       clear();
       // With --secret-to stdout, stdout holds the secret and nothing else (it
       // is captured with $(…)): the summary goes to stderr.
-      const out = targets.includes('stdout') ? io.stderr : io.stdout;
-      const color = targets.includes('stdout') ? io.color.stderr : io.color.stdout;
+      const toStderr = targets.includes('stdout');
+      const out = toStderr ? io.stderr : io.stdout;
+      const color = toStderr ? io.color.stderr : io.color.stdout;
       const secs = (s.elapsedMs / 1000).toFixed(1);
       const lines = [
         `Rotated ${s.ok} of ${total} endpoint${total === 1 ? '' : 's'} in ${secs} s: ${s.failed} failed, ${s.skipped} skipped (done by an earlier run)${s.notStarted ? `, ${s.notStarted} not started` : ''}.`,
