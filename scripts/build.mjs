@@ -183,7 +183,7 @@ for (const rel of fresh) {
   mkdirSync(dirname(join(distDir, rel)), { recursive: true });
   renameSync(join(buildDir, rel), join(distDir, rel));
 }
-for (const rel of listFiles(distDir)) if (!fresh.has(rel) && rel !== 'build-stamp.json') rmSync(join(distDir, rel), { force: true });
+for (const rel of listFiles(distDir)) if (!fresh.has(rel)) rmSync(join(distDir, rel), { force: true });
 rmSync(buildDir, { recursive: true, force: true });
 // Last, once every file is in place: what this build was made from.
 writeFileSync(join(distDir, 'build-stamp.json.tmp'), stampText(inputs, fresh));
