@@ -143,10 +143,8 @@ const skippedResult = (item: ManifestItem, prior: Prior, delivery: DeliveryRecor
   requestId: prior.requestId,
 });
 
-const describeError = (err: unknown) => {
-  const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  return typeof code === 'string' ? code : err instanceof Error ? err.message : String(err);
-};
+/** Why no recovery copy could be written (ItemSecrets.recover says: the folder and the reason). */
+const describeError = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 const errorJson = (e: CliError) => ({ code: e.code, message: e.message, requestId: e.requestId, status: e.status, details: e.details });
 

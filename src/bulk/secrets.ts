@@ -4,7 +4,7 @@
 // needs per item.
 import { readFileSync } from 'node:fs';
 import { usageError } from '../errors/cli-error.js';
-import { keepSecret, recoverSecret, type KeptSecret } from '../secret/deliver.js';
+import { describeKeepFailure, keepSecret, recoverSecret, type KeptSecret } from '../secret/deliver.js';
 import { deliverAll, type DeliverDeps, type DeliveryOutcome } from '../secret/deliver-all.js';
 import { fingerprint } from '../secret/fingerprint.js';
 import { hasIdPlaceholder, parseSinks, sinksFor, substituteId, type SinkSettings } from '../secret/sinks.js';
@@ -28,7 +28,7 @@ export interface ItemSecrets {
   holds(item: ManifestItem, fp: string): boolean;
   /** Before delivery: a copy in recovered/ (not fsync'd), so no way the run can end loses the secret (throws if it cannot be written). */
   keep(item: ManifestItem, secret: string): KeptSecret;
-  /** Keeps a secret that did not reach every destination; its path (throws if even that fails). */
+  /** Keeps a secret that did not reach every destination; its path (throws, naming the folder and why, if even that fails). */
   recover(item: ManifestItem, secret: string): string;
 }
 
@@ -78,6 +78,12 @@ export function planItemSecrets(input: PlanInput): ItemSecrets {
       });
     },
     keep: (item, secret) => keepSecret(input.configDir, item.endpointId, secret, new Date(input.now()), { durable: false }),
-    recover: (item, secret) => recoverSecret(input.configDir, item.endpointId, secret, new Date(input.now())),
+    recover(item, secret) {
+      try {
+        return recoverSecret(input.configDir, item.endpointId, secret, new Date(input.now()));
+      } catch (err) {
+        throw new Error(describeKeepFailure(err, input.configDir));
+      }
+    },
   };
 }

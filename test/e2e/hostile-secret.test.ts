@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -224,6 +224,21 @@ describe('rotate --from keeps each secret as a single rotate does', () => {
     const line = JSON.parse(r.stdout.split('\n')[0]!) as { ok: boolean; exitCode: number; error: { code: string; details: { recoveredPath: string } } };
     expect(line).toMatchObject({ ok: false, exitCode: 13, error: { code: 'secret_not_delivered' } });
     expect(readFileSync(line.error.details.recoveredPath, 'utf8')).toBe(SECRET);
+    expect(r.stdout + r.stderr).not.toContain(SECRET);
+  });
+
+  test('a failing destination and no room in recovered/ either: the item says which folder and why, and who still holds the secret', async () => {
+    answer(json(secretBody()));
+    const ws = workspace();
+    mkdirSync(ws.configDir, { recursive: true, mode: 0o700 });
+    writeFileSync(join(ws.configDir, 'recovered'), 'a file where the folder should be');
+    const r = await runCli([...manifest(ws), '--secret-to', 'file:{id}.whsec', '--secret-to', 'exec:cat >/dev/null; exit 3', '--json'], { ws, env: scopeEnv(baseUrl) });
+    expect(r.exitCode, r.stderr).toBe(14);
+    const line = JSON.parse(r.stdout.split('\n')[0]!) as { exitCode: number; error: { message: string } };
+    expect(line.exitCode).toBe(13);
+    expect(line.error.message).toContain(`${join(ws.configDir, 'recovered')}: a file stands where a folder should be (ENOTDIR)`);
+    expect(line.error.message).toContain('only file:');
+    expect(readFileSync(join(ws.cwd, 'we_1.whsec'), 'utf8')).toBe(SECRET);
     expect(r.stdout + r.stderr).not.toContain(SECRET);
   });
 
