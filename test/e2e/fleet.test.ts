@@ -173,8 +173,8 @@ function parseLines(stdout: string): { items: Line[]; summary?: { ok: number; fa
 }
 
 describe('rotate --from: a fleet, killed half-way and resumed from its journal', () => {
-  test('200 endpoints, file: and exec: destinations, SIGKILL after 80 lines, re-run: each rotated exactly once, every delivered secret the server\'s', async () => {
-    const ids = await createEndpoints(200);
+  test('100 endpoints, file: and exec: destinations, SIGKILL after 40 lines, re-run: each rotated exactly once, every delivered secret the server\'s', async () => {
+    const ids = await createEndpoints(100);
     const cwd = tmp.dir('fleet-1');
     const files = tmp.dir('fleet-1/files');
     const store = tmp.dir('fleet-1/store');
@@ -188,10 +188,10 @@ describe('rotate --from: a fleet, killed half-way and resumed from its journal',
       '--secret-to', `exec:IFS= read -r s; [ $? = 1 ] && [ -n "$s" ] && printf %s "$s" > "${store}/$CHATCTL_ENDPOINT_ID" && echo "stored $CHATCTL_ENDPOINT_ID $CHATCTL_SECRET_FINGERPRINT"`,
     ];
 
-    const first = await chatctl(args, { cwd, killAfterLines: 80 });
+    const first = await chatctl(args, { cwd, killAfterLines: 40 });
     expect(first.signal).toBe('SIGKILL');
     const killed = parseLines(first.stdout);
-    expect(killed.items.length).toBeGreaterThanOrEqual(80);
+    expect(killed.items.length).toBeGreaterThanOrEqual(40);
     expect(killed.summary).toBeUndefined();
     expect(statSync(join(cwd, 'fleet.journal')).mode & 0o777).toBe(0o600);
     // The killed run left its lock; the re-run takes it over (its pid is gone).
@@ -201,8 +201,8 @@ describe('rotate --from: a fleet, killed half-way and resumed from its journal',
     const resumed = parseLines(second.stdout);
     expect(resumed.summary).toBeDefined();
     const { ok, failed, skipped } = resumed.summary!;
-    expect(ok + failed + skipped).toBe(200);
-    expect(resumed.items).toHaveLength(200);
+    expect(ok + failed + skipped).toBe(100);
+    expect(resumed.items).toHaveLength(100);
     expect(second.exitCode).toBe(failed > 0 ? 14 : 0);
 
     // Exactly once: every endpoint is at version 2.
@@ -240,7 +240,7 @@ describe('rotate --from: a fleet, killed half-way and resumed from its journal',
     await control('stats', undefined);
     const before = (await control('stats')).stats.requests;
     const third = await chatctl(args, { cwd });
-    expect(parseLines(third.stdout).summary).toEqual({ ok: 0, failed, skipped: 200 - failed });
+    expect(parseLines(third.stdout).summary).toEqual({ ok: 0, failed, skipped: 100 - failed });
     expect((await control('stats')).stats.requests).toBe(before);
   }, 120_000);
 });
