@@ -120,15 +120,19 @@ function freshCopy(): string {
   return dir;
 }
 
+/** The machine's npm cache (asked once: each `npm config get` is an npm start-up). */
+let npmCache: string | undefined;
+
 /** npm reading packages from its cache only, with its global folder in the test. */
 function npmEnv(dir: string): Record<string, string> {
+  npmCache ??= execFileSync('npm', ['config', 'get', 'cache'], { encoding: 'utf8' }).trim();
   return {
     HOME: join(dir, 'home'),
     PATH: `${join(dir, 'prefix', 'bin')}:${dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`,
     LANG: 'C.UTF-8',
     NO_COLOR: '1',
     npm_config_prefix: join(dir, 'prefix'),
-    npm_config_cache: execFileSync('npm', ['config', 'get', 'cache'], { encoding: 'utf8' }).trim(),
+    npm_config_cache: npmCache,
     npm_config_offline: 'true',
     npm_config_audit: 'false',
     npm_config_fund: 'false',
