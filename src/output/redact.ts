@@ -215,13 +215,60 @@ function scrub(text: string, values: Values): string {
     return out;
   }
   let out = text;
+  let shown: Uint8Array | undefined;
   for (const [value, known] of values) {
+    // A pattern costs 10 to 30 ms to build and run the first time (a
+    // multi-line error message of a run that knows the token would pay it
+    // for nothing): a value with a unit the text shows in no form is not
+    // there, and its pattern is neither built nor run. `shown` is taken of
+    // the text as this call has it so far, replacements included.
+    shown ??= unitsShown(out);
+    if (!showsEveryUnit(shown, value)) continue;
     const pattern = known ?? valuePattern(value);
     if (known === undefined) values.set(value, pattern);
     pattern.lastIndex = 0;
-    out = out.replace(pattern, REDACTED);
+    const next = out.replace(pattern, REDACTED);
+    if (next !== out) {
+      out = next;
+      shown = undefined;
+    }
   }
   return out;
+}
+
+/** JSON's short escapes, by the letter after the backslash: the unit each stands for. */
+const SHORT_UNITS: Record<string, number> = Object.fromEntries(Object.entries(SHORT_ESCAPES).map(([unit, letter]) => [letter, unit.charCodeAt(0)]));
+
+const HEX4 = /^[0-9a-fA-F]{4}$/;
+
+/**
+ * Every UTF-16 unit the text shows in a form unitPattern() accepts: as it
+ * is, after a backslash as its short escape (`\n`), or after a backslash
+ * as `u` and four hex digits. Each backslash is looked at on its own, so
+ * in `\\n` both the backslash and the newline count. A superset, which is
+ * all it must be: a value with a unit outside it cannot match.
+ */
+export function unitsShown(text: string): Uint8Array {
+  const shown = new Uint8Array(0x10000);
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    shown[c] = 1;
+    if (c !== 0x5c || i + 1 >= n) continue;
+    const short = SHORT_UNITS[text[i + 1]!];
+    if (short !== undefined) shown[short] = 1;
+    if (text[i + 1] === 'u' && i + 5 < n) {
+      const hex = text.slice(i + 2, i + 6);
+      if (HEX4.test(hex)) shown[parseInt(hex, 16)] = 1;
+    }
+  }
+  return shown;
+}
+
+/** Whether every unit of value is among those shown. */
+export function showsEveryUnit(shown: Uint8Array, value: string): boolean {
+  for (let i = 0; i < value.length; i++) if (shown[value.charCodeAt(i)] !== 1) return false;
+  return true;
 }
 
 /** Header names whose values are never shown. */
@@ -307,8 +354,9 @@ export function blankSecretsInBody(body: string): { body: string; scrub: (text: 
     i = valueEnd + 1;
   }
   out += body.slice(Math.min(last, n));
-  const patterns = new Map<string, RegExp>();
-  for (const value of found) if (value.length >= MIN_SCRUB_LENGTH && !patterns.has(value)) patterns.set(value, valuePattern(value));
+  // Patterns built on first use, as the Redactor's are (most bodies need none).
+  const patterns: Values = new Map();
+  for (const value of found) if (value.length >= MIN_SCRUB_LENGTH) patterns.set(value, undefined);
   return { body: scrub(out, patterns), scrub: (text) => scrub(text, patterns) };
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { escapeControl, escapeInline } from '../../src/output/sanitize.js';
-import { REDACTED, WITHHELD_LINE, Redactor, redactHeaders, redactSecretFields, redactSecretInBody, valuePattern } from '../../src/output/redact.js';
+import { REDACTED, WITHHELD_LINE, Redactor, redactHeaders, redactSecretFields, redactSecretInBody, showsEveryUnit, unitsShown, valuePattern } from '../../src/output/redact.js';
 
 describe('escapeControl', () => {
   it('makes ESC, other C0, DEL and C1 visible and keeps text', () => {
@@ -320,5 +320,57 @@ describe('Redactor: the plain-search shortcut', () => {
     r.addCredential(value);
     expect(r.scrubCredentials('{"t":"tok_Zq8x\\u00572pL0vN4"}\n')).toBe(`{"t":"${REDACTED}"}\n`);
     expect(r.scrubCredentials('a tok_Zq8xW2p\n   L0vN4 b')).toBe(`a ${REDACTED} b`);
+  });
+});
+
+describe('Redactor: a value is looked for only where the text shows each of its units in some form', () => {
+  const unitEscape = (c: string, upper: boolean) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')[upper ? 'toUpperCase' : 'toLowerCase']()}`;
+
+  it('unitsShown: each backslash on its own, so a backslash run shows every unit it may end in', () => {
+    const shown = unitsShown('a\\\\n \\u0057 \\"');
+    for (const c of ['a', '\\', '\n', 'W', 'u', '"', ' ']) expect(shown[c.charCodeAt(0)], JSON.stringify(c)).toBe(1);
+    expect(shown['b'.charCodeAt(0)]).toBe(0);
+    expect(showsEveryUnit(unitsShown('tok_ABC\\nDEF'), 'tok_ABCDEF')).toBe(true);
+    expect(showsEveryUnit(unitsShown('tok_ABC\\nDEF'), 'tok_ABCDEG')).toBe(false);
+  });
+
+  it('finds exactly what the full pattern finds, in any escaping and across wraps (fuzz)', () => {
+    // One value with a unit of each short escape, one of letters and digits only.
+    for (const value of ['tok_Zq8xW2pL0vN4', 'a/b"c\\d\ne_f\tg']) {
+      const r = new Redactor();
+      r.addCredential(value);
+      const units = value.split('');
+      const piece = fc.oneof(
+        fc.constantFrom(value, value.slice(0, 5), value.slice(4), JSON.stringify(value).slice(1, -1), JSON.stringify(JSON.stringify(value)).slice(3, -3)),
+        fc.tuple(fc.constantFrom(...units), fc.boolean()).map(([c, upper]) => unitEscape(c, upper)),
+        fc.constantFrom(...units),
+        fc.constantFrom('\n', '\\n', '\\\\n', '\r\n', '\n    ', ' │\n│ ', '\\', '\\\\', 'u', '005', 'x', ' ', '"', '{"a":"', '"}'),
+      );
+      fc.assert(
+        fc.property(fc.array(piece, { maxLength: 14 }), (parts) => {
+          const text = parts.join('');
+          const full = text.replace(valuePattern(value), REDACTED);
+          expect(r.scrubCredentials(text)).toBe(full);
+          expect(r.scrubAll(text)).toBe(full);
+        }),
+        { numRuns: 400 },
+      );
+    }
+  });
+
+  it('a multi-line message that cannot hold a known value is returned as it is, and quickly', () => {
+    // Each run has a Redactor of its own, so each pays for the patterns it builds.
+    const runs = Array.from({ length: 20 }, (_, run) => {
+      const r = new Redactor();
+      // Three values, each with a unit the message never shows (an uppercase Q).
+      for (let i = 0; i < 3; i++) r.addCredential(`tok_Q${run}_${i}${'x'.repeat(30)}`);
+      return r;
+    });
+    const message = 'chatctl: error: the server refused the version\n  hint: re-read it with chatctl webhooks get\n';
+    // Building and first running a pattern takes 10 to 30 ms: 60 of them, 600 ms
+    // or more. Looking at the text first, a few microseconds each.
+    const started = performance.now();
+    for (const r of runs) expect(r.scrubAll(message)).toBe(message);
+    expect(performance.now() - started).toBeLessThan(300);
   });
 });
