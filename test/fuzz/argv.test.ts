@@ -35,10 +35,15 @@ afterAll(async () => {
 
 // ------------------------------------------------------------------ arbitraries
 
+// Any code point but a lone surrogate, as fast-check's 'binary' unit gives,
+// without the table of all 1.1 million of them that unit builds once per
+// process (a second of CPU). Lone surrogates come from the list below.
+const anyCodePoint = fc.oneof(fc.integer({ min: 0, max: 0xd7ff }), fc.integer({ min: 0xe000, max: 0x10ffff })).map((c) => String.fromCodePoint(c));
+
 const junk: fc.Arbitrary<string> = fc
   .oneof(
     { weight: 3, arbitrary: fc.string({ maxLength: 12 }) },
-    { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 10 }) },
+    { weight: 2, arbitrary: fc.string({ unit: anyCodePoint, maxLength: 10 }) },
     { weight: 2, arbitrary: fc.string({ unit: 'grapheme', maxLength: 6 }) },
     {
       weight: 3,
