@@ -215,59 +215,58 @@ function scrub(text: string, values: Values): string {
     return out;
   }
   let out = text;
-  let shown: Uint8Array | undefined;
+  let escaped: Set<number> | undefined;
+  const escapes = () => (escaped ??= escapedUnits(out));
   for (const [value, known] of values) {
     // A pattern costs 10 to 30 ms to build and run the first time (a
     // multi-line error message of a run that knows the token would pay it
     // for nothing): a value with a unit the text shows in no form is not
-    // there, and its pattern is neither built nor run. `shown` is taken of
+    // there, and its pattern is neither built nor run. The check is made of
     // the text as this call has it so far, replacements included.
-    shown ??= unitsShown(out);
-    if (!showsEveryUnit(shown, value)) continue;
+    if (!mayShow(out, value, escapes)) continue;
     const pattern = known ?? valuePattern(value);
     if (known === undefined) values.set(value, pattern);
     pattern.lastIndex = 0;
     const next = out.replace(pattern, REDACTED);
     if (next !== out) {
       out = next;
-      shown = undefined;
+      escaped = undefined;
     }
   }
   return out;
 }
 
-/** JSON's short escapes, by the letter after the backslash: the unit each stands for. */
-const SHORT_UNITS: Record<string, number> = Object.fromEntries(Object.entries(SHORT_ESCAPES).map(([unit, letter]) => [letter, unit.charCodeAt(0)]));
-
 const HEX4 = /^[0-9a-fA-F]{4}$/;
 
-/**
- * Every UTF-16 unit the text shows in a form unitPattern() accepts: as it
- * is, after a backslash as its short escape (`\n`), or after a backslash
- * as `u` and four hex digits. Each backslash is looked at on its own, so
- * in `\\n` both the backslash and the newline count. A superset, which is
- * all it must be: a value with a unit outside it cannot match.
- */
-export function unitsShown(text: string): Uint8Array {
-  const shown = new Uint8Array(0x10000);
-  const n = text.length;
-  for (let i = 0; i < n; i++) {
-    const c = text.charCodeAt(i);
-    shown[c] = 1;
-    if (c !== 0x5c || i + 1 >= n) continue;
-    const short = SHORT_UNITS[text[i + 1]!];
-    if (short !== undefined) shown[short] = 1;
-    if (text[i + 1] === 'u' && i + 5 < n) {
-      const hex = text.slice(i + 2, i + 6);
-      if (HEX4.test(hex)) shown[parseInt(hex, 16)] = 1;
-    }
+/** The units written as `\uXXXX` (any case) after a backslash in text. */
+function escapedUnits(text: string): Set<number> {
+  const units = new Set<number>();
+  for (let i = text.indexOf('\\u'); i !== -1; i = text.indexOf('\\u', i + 1)) {
+    const hex = text.slice(i + 2, i + 6);
+    if (HEX4.test(hex)) units.add(parseInt(hex, 16));
   }
-  return shown;
+  return units;
 }
 
-/** Whether every unit of value is among those shown. */
-export function showsEveryUnit(shown: Uint8Array, value: string): boolean {
-  for (let i = 0; i < value.length; i++) if (shown[value.charCodeAt(i)] !== 1) return false;
+/**
+ * Whether text shows every unit of value in a form unitPattern() accepts:
+ * as it is, as its short escape after a backslash (`\\n`), or as `u` and
+ * four hex digits after a backslash. Each form ends in a backslash and what
+ * follows it, so looking for that pair finds it however long the run of
+ * backslashes before it. A superset, which is all it must be: a value with
+ * a unit the text does not show cannot match its pattern.
+ */
+export function mayShow(text: string, value: string, escapes?: () => Set<number>): boolean {
+  let own: Set<number> | undefined;
+  escapes ??= () => (own ??= escapedUnits(text));
+  for (let i = 0; i < value.length; i++) {
+    const unit = value[i]!;
+    if (text.includes(unit)) continue;
+    const letter = SHORT_ESCAPES[unit];
+    if (letter !== undefined && text.includes(`\\${letter}`)) continue;
+    if (escapes().has(value.charCodeAt(i))) continue;
+    return false;
+  }
   return true;
 }
 
