@@ -155,9 +155,8 @@ export class Redactor {
     return {
       push: (chunk) => {
         held = this.scrubAll(held + chunk);
-        const keep = this.longestForm();
-        if (held.length <= keep) return '';
-        let cut = held.length - keep;
+        let cut = cutBeforeForm(held, this.longestForm());
+        if (cut === 0) return '';
         if (this.shortSecrets.size > 0) cut = this.shortBreaks() ? 0 : held.lastIndexOf('\n', cut - 1) + 1; // whole lines only
         const out = held.slice(0, cut);
         held = held.slice(cut);
@@ -187,14 +186,38 @@ export class Redactor {
     });
   }
 
-  /** An upper bound on the length of any form of any value known. */
+  /**
+   * An upper bound on the weight (see cutBeforeForm) of any form of any
+   * value known. Per unit: itself or `u` and four hex digits, and a wrap:
+   * up to 4 blanks, a border, a line break, then up to 64 blanks or
+   * borders (71 in all); a value too long for a pattern is found as it is.
+   */
   private longestForm(): number {
     let longest = 0;
-    // Per unit: `\\u0000` with a few backslashes, plus a wrap (a table border, some padding);
-    // a value too long for a pattern is found as it is.
     for (const v of [...this.credentials.keys(), ...this.secrets.keys()]) longest = Math.max(longest, v.length > MAX_PATTERN_VALUE ? v.length : v.length * 96);
     return longest;
   }
+}
+
+/**
+ * Where a stream may cut what it holds: text before the cut goes out, text
+ * after it waits for more. A form can be longer than any fixed bound (a run
+ * of backslashes before an escape, an SGR colour code with any number of
+ * parameters, any number of codes around a table border), but only through
+ * backslashes and the characters of SGR codes (ESC, `[`, digits, `;`, `m`).
+ * So those weigh nothing, every other character weighs one, and the cut
+ * leaves `keep` of weight after it: a form still incomplete at the end, of
+ * less weight than that, starts after the cut. 0: hold everything.
+ */
+function cutBeforeForm(held: string, keep: number): number {
+  if (keep <= 0) return held.length;
+  let weight = 0;
+  for (let i = held.length - 1; i > 0; i--) {
+    const c = held.charCodeAt(i);
+    const stretches = c === 0x5c || c === 0x1b || c === 0x5b || c === 0x6d || c === 0x3b || (c >= 0x30 && c <= 0x39);
+    if (!stretches && ++weight >= keep) return i;
+  }
+  return 0;
 }
 
 /**

@@ -144,6 +144,22 @@ describe('Redactor: by value, in any escaping, across wraps', () => {
     expect(r.scrubAll('tok_ABCDEFGHIK and whsec_Ab')).toBe('tok_ABCDEFGHIK and whsec_Ab');
   });
 
+  it('stream(): a value split by a wrap longer than any fixed bound (SGR parameters, backslashes) is found across pieces', () => {
+    const value = 'tok_Zq8xW2pL0vN4';
+    const r2 = new Redactor();
+    r2.addCredential(value);
+    for (const wrap of [`\n\u001b[${'0;'.repeat(1000)}m`, `${'\\'.repeat(2000)}n`, ` ${'\u001b[2m'.repeat(300)}│\n`]) {
+      const text = `x tok_Zq8x${wrap}W2pL0vN4 y`;
+      expect(r2.scrubAll(text)).toBe('x [REDACTED] y');
+      // Split right after the wrap, and at every 97th character.
+      const at = text.indexOf('W2pL');
+      for (const pieces of [[text.slice(0, at), text.slice(at)], text.match(/[\s\S]{1,97}/g)!]) {
+        const s = r2.stream();
+        expect(pieces.map((p) => s.push(p)).join('') + s.end(), JSON.stringify(wrap.slice(0, 12))).toBe('x [REDACTED] y');
+      }
+    }
+  });
+
   it('stream(): a value split across pieces is still found; everything is eventually written', () => {
     const s = r.stream();
     const pieces = ['out: tok_A', 'BCDE', 'FGHIJ and \\u0077hsec_Ab', '\\/+c\\"d\\\\e=é end'];
