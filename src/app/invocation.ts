@@ -80,7 +80,8 @@ export function resolveInvocation(g: GlobalOptions, ctx: Context): Invocation {
     flags,
     output: outputMode(g),
     dryRun: Boolean(g.dryRun),
-    interactive: Boolean(ctx.io.stdin.isTTY && ctx.io.stdout.isTTY) && !noInput(flags, env),
+    // stdout first: a run whose output is not a terminal never builds stdin.
+    interactive: Boolean(ctx.io.stdout.isTTY && ctx.io.stdin.isTTY) && !noInput(flags, env),
     config,
     profile,
     connection: once(() => resolveConnection(flags, env, profile())),

@@ -14,6 +14,12 @@ export interface OutStream {
    * Streams without it are taken to accept every write.
    */
   writeConfirmed?(text: string): Promise<void>;
+  /**
+   * Whether all that was written so far is with the operating system (a
+   * pipe, terminal or file that took it at once), rather than waiting in the
+   * stream for a reader. Streams without it are taken to be waiting.
+   */
+  handedOver?(): boolean;
   readonly isTTY: boolean;
   /** It is /dev/null (`> /dev/null`, or closed: Node then opens /dev/null on it): what is written is thrown away. */
   readonly discards?: boolean;
@@ -105,16 +111,25 @@ export function wrapOutStream(stream: NodeJS.WritableStream & { isTTY?: boolean;
         }
       });
     },
+    // Node's streams count what they still hold in writableLength; a pipe or
+    // terminal that took a write at once has already brought it back to 0.
+    handedOver: () => (stream as { writableLength?: unknown }).writableLength === 0,
   };
 }
 
-/** Standard input, read only if a command asks for it. */
-export function wrapInStream(stream: NodeJS.ReadableStream & { isTTY?: boolean }): InStream {
+/**
+ * Standard input, read only if a command asks for it. The stream is taken
+ * from `raw` on first use, not before: a process's stdin is built when first
+ * touched (about 1 ms, and the modules behind it), and most runs never read it.
+ */
+export function wrapInStream(raw: Pick<RawStreams, 'stdin'>): InStream {
   return {
-    isTTY: Boolean(stream.isTTY),
+    get isTTY() {
+      return Boolean(raw.stdin.isTTY);
+    },
     async readAll() {
       const chunks: Buffer[] = [];
-      for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+      for await (const chunk of raw.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
       return Buffer.concat(chunks).toString('utf8');
     },
   };
@@ -136,7 +151,7 @@ export function createIO(raw: RawStreams, settings: IOSettings): IO & { setOutpu
   const io = {
     stdout: wrapOutStream(raw.stdout, (s) => redactor.scrubCredentials(s)),
     stderr,
-    stdin: wrapInStream(raw.stdin),
+    stdin: wrapInStream(raw),
     raw,
     columns: settings.columns || raw.stdout.columns || 100,
     notice: (text: string) => {

@@ -110,6 +110,40 @@ describe('the seam', () => {
       expect(server.requests).toHaveLength(1);
     });
 
+    // main.ts hands stdin in through a getter, since Node builds
+    // process.stdin (and the modules behind it) when it is first touched:
+    // a run that never reads standard input must never ask for it, a run
+    // that does must get it.
+    test('ctx.io.stdin is taken only by a run that reads it: not by rotate --json onto a pipe, but by fingerprint -', async () => {
+      server.reset();
+      server.setHandler(() => ({ status: 200, body: secretBody() }));
+      const ws = workspace();
+      const env = { CHATCTL_BASE_URL: server.url, CHATCTL_TOKEN: TOKEN, CHATCTL_ORG: 'o', CHATCTL_APP: 'a', CHATCTL_ENV: 'e', CHATCTL_CONFIG_DIR: ws.configDir };
+      const { Readable, Writable } = await import('node:stream');
+      const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
+      const world = (input: string) => {
+        let taken = 0;
+        const stdin = Object.assign(Readable.from([Buffer.from(input)]), { isTTY: false });
+        const io = {
+          get stdin() {
+            taken++;
+            return stdin;
+          },
+          stdout: sink(),
+          stderr: sink(),
+        };
+        return { io, taken: () => taken };
+      };
+      const { execute } = await import('../../src/app/execute.js');
+      const rotate = world('');
+      expect(await execute(['webhooks', 'rotate', 'we_1', '--expected-version', '3', '--mode', 'overlap', '--json'], { env, cwd: ws.cwd, io: rotate.io })).toBe(0);
+      expect(server.requests).toHaveLength(1);
+      expect(rotate.taken()).toBe(0);
+      const fp = world(SECRET);
+      expect(await execute(['webhooks', 'fingerprint', '-'], { env, cwd: ws.cwd, io: fp.io })).toBe(0);
+      expect(fp.taken()).toBeGreaterThan(0);
+    });
+
     test('an aborted ctx.signal ends the run with the signal\'s exit code', async () => {
       server.reset();
       server.setHandler(() => new Promise<never>(() => {})); // never answers
