@@ -159,6 +159,27 @@ metafiles.push((await build({ ...common, entryPoints: { conf: confEntry }, outdi
 // The completion engine stands alone: a TAB press loads this file only.
 metafiles.push((await build({ ...common, entryPoints: ['src/completion/entry.ts'], outfile: `${out}/complete.cjs` })).metafile);
 
+// Every bundle is ASCII. A single character beyond it makes V8 hold the
+// whole source as a two-byte string: main.cjs then took twice as long to
+// read and compile (measured: 1.25 ms against 0.55 ms to read, on each run).
+// esbuild escapes strings and identifiers itself; what it must keep as
+// written (a String.raw template, a regular expression) has to be written
+// with \u escapes in src/, and a library's comment is made ASCII here.
+for (const rel of listFiles(new URL(`${out}/`, root).pathname).filter((f) => f.endsWith('.cjs'))) {
+  const file = new URL(`${out}/${rel}`, root);
+  const text = readFileSync(file, 'utf8');
+  if (!/[^\x00-\x7f]/.test(text)) continue;
+  const bad = [];
+  const lines = text.split('\n').map((line, i) => {
+    if (!/[^\x00-\x7f]/.test(line)) return line;
+    if (/^\s*\/\//.test(line)) return line.replace(/[^\x00-\x7f]/g, '?');
+    bad.push(`${rel}:${i + 1}: ${line.trim().slice(0, 120)}`);
+    return line;
+  });
+  if (bad.length > 0) throw new Error(`non-ASCII characters in the bundle outside comments; write them as \\u escapes in the source:\n  ${bad.join('\n  ')}`);
+  writeFileSync(file, lines.join('\n'));
+}
+
 // The bundles carry the code of MIT, ISC and Apache-2.0 libraries, whose
 // licences ask that their notice go with every copy: one file lists each
 // bundled package with its licence text.

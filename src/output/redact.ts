@@ -26,7 +26,9 @@ export const WITHHELD_LINE = '[REDACTED: a line of output that held the secret]'
  * padding of the columns before it).
  */
 const SGR = String.raw`(?:\x1b\[[0-9;]*m)`;
-const WRAP = String.raw`(?:(?:[ \t]{0,4}${SGR}*[│┃|]${SGR}*)?(?:\r?\n|\r|\\+r\\+n|\\+n|\\+r)(?:[ \t│┃|]|${SGR}){0,64})?`;
+// The borders are written as \u escapes, which the RegExp reads: one character
+// beyond ASCII would make the whole bundle a two-byte string (see scripts/build.mjs).
+const WRAP = String.raw`(?:(?:[ \t]{0,4}${SGR}*[\u2502\u2503|]${SGR}*)?(?:\r?\n|\r|\\+r\\+n|\\+n|\\+r)(?:[ \t\u2502\u2503|]|${SGR}){0,64})?`;
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
 
@@ -225,7 +227,7 @@ function cutBeforeForm(held: string, keep: number): number {
  * free of them (a final newline aside) holds a value only as it is.
  */
 // eslint-disable-next-line no-control-regex
-const FORM_MARKS = /[\\\r\n\x1b│┃|]/;
+const FORM_MARKS = /[\\\r\n\x1b\u2502\u2503|]/;
 
 function scrub(text: string, values: Values): string {
   if (values.size === 0) return text;
