@@ -11,7 +11,8 @@ import { parseSinks } from '../../src/secret/sinks.js';
 import { fingerprint } from '../../src/secret/fingerprint.js';
 import { deliverSecretResult } from '../../src/commands/webhooks/secret-result.js';
 import { Redactor } from '../../src/output/redact.js';
-import type { OutStream } from '../../src/output/io.js';
+import { wrapOutStream, type OutStream } from '../../src/output/io.js';
+import { Writable } from 'node:stream';
 import type { CliError } from '../../src/errors/cli-error.js';
 import { fakeContext, fakeIO, type FakeIO } from '../support/fakes.js';
 
@@ -364,6 +365,96 @@ describe('deliverSecretResult', () => {
     expect(e.message).not.toContain('lost');
     expect(e.hint).toContain(`copy it from file:${join(dir, 'held.whsec')} to the other destinations, or rotate it again`);
     expect(io.out() + io.err()).not.toContain(SECRET);
+  });
+
+  // The JSON document is written in one write. When the system takes it at
+  // once (a pipe with room: the usual case), nothing can undo that, and no
+  // recovery copy is made: no folder, no file, at no time.
+  it('--json into a stream that takes the document at once: no recovery copy is made at any time', async () => {
+    const io = fakeIO();
+    const { ctx, cfg } = ctxWith(io);
+    const seen: boolean[] = [];
+    let text = '';
+    const taking = new Writable({
+      write(chunk, _enc, done) {
+        text += String(chunk);
+        seen.push(existsSync(cfg));
+        done();
+      },
+    });
+    const wrapped = wrapOutStream(taking, (s) => s);
+    let lastWords: (() => number) | undefined;
+    ctx.setLastWords = (w) => void (lastWords ??= w);
+    const checks: boolean[] = [];
+    // Look again at every step of the run, not only at the write.
+    const poll = setInterval(() => checks.push(existsSync(cfg)), 0);
+    await deliverSecretResult({ ...ctx, io: { ...ctx.io, stdout: wrapped } }, { json: true }, { sinks: [], fallback: 'json' }, body(), 'x');
+    clearInterval(poll);
+    expect(JSON.parse(text).data.secret).toBe(SECRET);
+    expect(seen).toEqual([false]);
+    expect(checks.every((c) => !c)).toBe(true);
+    expect(existsSync(cfg)).toBe(false);
+    expect(lastWords).toBeTypeOf('function');
+  });
+
+  // A reader that does not read: the document waits in the stream, so a copy
+  // is kept from the moment the write is made until the reader has it; a
+  // second signal meanwhile names it (exit 13).
+  it('--json into a stream that holds the document: a copy is kept while it waits, named by a second signal, removed once it is out', async () => {
+    const io = fakeIO();
+    const { ctx, cfg } = ctxWith(io);
+    let release: (() => void) | undefined;
+    let text = '';
+    const slow = new Writable({
+      write(chunk, _enc, done) {
+        text += String(chunk);
+        release = done;
+      },
+    });
+    let lastWords: (() => number) | undefined;
+    ctx.setLastWords = (w) => void (lastWords = w ?? lastWords);
+    const wrapped = wrapOutStream(slow, (s) => s);
+    const run = deliverSecretResult({ ...ctx, io: { ...ctx.io, stdout: wrapped } }, { json: true }, { sinks: [], fallback: 'json' }, body(), 'x', { idempotencyKey: 'idem-w' });
+    await new Promise((r) => setImmediate(r));
+    expect(wrapped.handedOver?.()).toBe(false);
+    const [kept] = recovered(cfg);
+    expect(readFileSync(kept!, 'utf8')).toBe(SECRET);
+    expect(statSync(kept!).mode & 0o777).toBe(0o600);
+    // What a second signal says now: the kept copy, the endpoint, the key; exit 13.
+    expect(lastWords!()).toBe(13);
+    expect(io.err()).toContain(kept!);
+    expect(io.err()).toContain('idem-w');
+    expect(io.err()).not.toContain(SECRET);
+    release!();
+    await run;
+    expect(JSON.parse(text).data.secret).toBe(SECRET);
+    expect(recovered(cfg)).toEqual([]);
+  });
+
+  // The copy a second signal asks for is made then, if delivery had not
+  // needed one yet (the JSON document being written).
+  it('a second signal before the document is out makes the copy it names', async () => {
+    const io = fakeIO();
+    const { ctx, cfg } = ctxWith(io);
+    let said = -1;
+    let keptThen: string[] = [];
+    let textThen = '';
+    const grabbing = new Writable({
+      write(_chunk, _enc, done) {
+        // The process ends right after its last words; here the run goes on.
+        said = lastWords!();
+        keptThen = recovered(cfg);
+        textThen = readFileSync(keptThen[0]!, 'utf8');
+        done();
+      },
+    });
+    let lastWords: (() => number) | undefined;
+    ctx.setLastWords = (w) => void (lastWords ??= w);
+    await deliverSecretResult({ ...ctx, io: { ...ctx.io, stdout: wrapOutStream(grabbing, (s) => s) } }, { json: true }, { sinks: [], fallback: 'json' }, body(), 'x');
+    expect(said).toBe(13);
+    expect(keptThen).toHaveLength(1);
+    expect(textThen).toBe(SECRET);
+    expect(JSON.parse(io.err()).error.details.recoveredPath).toBe(keptThen[0]);
   });
 
   it('an exec: sink that times out (short limit injected): exit 13, kept, the stderr of the command scrubbed', async () => {
