@@ -7,7 +7,7 @@ import type { Scope } from './spec.js';
 import { scopedPath } from './spec.js';
 import {
   mutationResponseSchema,
-  secretAnswerSchema,
+  parseSecretAnswer,
   type CreateRequest,
   type ExpectedVersionRequest,
   type MutationResponse,
@@ -18,7 +18,6 @@ import { sendWithRetries, type ApiRequest, type HttpDeps, type RetrySettings } f
 import { parseJson } from '../http/classify.js';
 import { CliError, invalidResponse } from '../errors/cli-error.js';
 import type { Transport, WireRequest } from '../http/transport.js';
-import type * as z from 'zod/mini';
 
 export interface ClientConfig {
   baseUrl: string;
@@ -32,7 +31,7 @@ export interface ClientConfig {
 }
 
 export interface WebhooksClient {
-  /** The spec's envelope, or (rarely) an odd answer that still carries the secret: see secretAnswerSchema. */
+  /** The spec's envelope, or (rarely) an odd answer that still carries the secret: see parseSecretAnswer. */
   create(body: CreateRequest, idempotencyKey: string): Promise<SecretAnswer>;
   rotate(endpointId: string, body: RotateRequest, idempotencyKey: string): Promise<SecretAnswer>;
   reactivate(endpointId: string, body: ExpectedVersionRequest): Promise<MutationResponse>;
@@ -53,22 +52,27 @@ export function requestHeaders(cfg: Pick<ClientConfig, 'token' | 'origin' | 'csr
 }
 
 export function createWebhooksClient(cfg: ClientConfig): WebhooksClient {
-  const send = async <T>(path: string, body: object, schema: z.ZodMiniType<T>, idempotencyKey?: string): Promise<T> => {
+  /** Sends; `parse` gives the answer, or undefined for a body that is not one (an invalid_response). */
+  const send = async <T>(path: string, body: object, parse: (json: unknown) => T | undefined, idempotencyKey?: string): Promise<T> => {
     const headers = requestHeaders(cfg, idempotencyKey);
     const req: ApiRequest = { method: 'POST', url: cfg.baseUrl + path, headers, body: JSON.stringify(body), idempotencyKey };
     const res = await sendWithRetries(req, cfg.settings, cfg.deps);
-    const parsed = schema.safeParse(parseJson(res.body));
-    if (!parsed.success) {
+    const parsed = parse(parseJson(res.body));
+    if (parsed === undefined) {
       const keyNote = idempotencyKey ? `; the change may have been applied (Idempotency-Key ${idempotencyKey})` : '';
       throw invalidResponse(`the server answered ${res.status} with a body that is not the expected response${keyNote}`, { status: res.status, idempotencyKey });
     }
-    return parsed.data;
+    return parsed;
+  };
+  const mutation = (json: unknown) => {
+    const parsed = mutationResponseSchema().safeParse(json);
+    return parsed.success ? parsed.data : undefined;
   };
   const endpoints = (...rest: string[]) => scopedPath(cfg.scope, 'webhook-endpoints', ...rest);
   return {
-    create: (body, key) => send(endpoints(), body, secretAnswerSchema(), key),
-    rotate: (id, body, key) => send(endpoints(id, 'secret', 'rotate'), body, secretAnswerSchema(), key),
-    reactivate: (id, body) => send(endpoints(id, 'reactivate'), body, mutationResponseSchema()),
+    create: (body, key) => send(endpoints(), body, parseSecretAnswer, key),
+    rotate: (id, body, key) => send(endpoints(id, 'secret', 'rotate'), body, parseSecretAnswer, key),
+    reactivate: (id, body) => send(endpoints(id, 'reactivate'), body, mutation),
   };
 }
 

@@ -59,17 +59,24 @@ export const secretResponseSchema = lazy(() =>
 );
 export type SecretResponse = z.infer<ReturnType<typeof secretResponseSchema>>;
 
+const oddSecretAnswerSchema = lazy(() => z.looseObject({ data: z.looseObject({ secret: z.string().check(z.minLength(1)) }) }));
+export type OddSecretAnswer = z.infer<ReturnType<typeof oddSecretAnswerSchema>>;
+
 /**
- * What create and rotate accept from a 2xx: the spec's envelope, or any JSON
- * that carries a secret in data.secret. The second is not a success (see
- * checkSecretAnswer in commands/webhooks/secret-result.ts): it is an answer
- * too odd to use whose secret must still not be lost. Anything else is an
- * invalid_response.
+ * What create and rotate accept from a 2xx: the spec's envelope (`ok`), or
+ * any JSON that carries a secret in data.secret. The second is not a success
+ * (see checkSecretAnswer in commands/webhooks/secret-result.ts): it is an
+ * answer too odd to use whose secret must still not be lost. Anything else
+ * is undefined: an invalid_response. Each body is checked once.
  */
-export const secretAnswerSchema = lazy(() =>
-  z.union([secretResponseSchema(), z.looseObject({ data: z.looseObject({ secret: z.string().check(z.minLength(1)) }) })]),
-);
-export type SecretAnswer = z.infer<ReturnType<typeof secretAnswerSchema>>;
+export type SecretAnswer = { ok: true; body: SecretResponse } | { ok: false; body: OddSecretAnswer };
+
+export function parseSecretAnswer(json: unknown): SecretAnswer | undefined {
+  const strict = secretResponseSchema().safeParse(json);
+  if (strict.success) return { ok: true, body: strict.data };
+  const odd = oddSecretAnswerSchema().safeParse(json);
+  return odd.success ? { ok: false, body: odd.data } : undefined;
+}
 
 export const mutationResponseSchema = lazy(() =>
   z.looseObject({

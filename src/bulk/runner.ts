@@ -17,7 +17,7 @@
 // What an earlier run left in the journal decides what happens to an item
 // before any of that: see `Prior` in journal.ts and takeNext() below.
 import { setMaxListeners } from 'node:events';
-import { secretResponseSchema } from '../api/schemas.js';
+import { parseSecretAnswer } from '../api/schemas.js';
 import { CliError, isCliError, localError } from '../errors/cli-error.js';
 import { EXIT } from '../errors/exit-codes.js';
 import { errorFromResponse, headerValue, parseJson } from '../http/classify.js';
@@ -266,13 +266,12 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
   };
 
   const onSuccess = async (item: ManifestItem, res: WireResponse, key: string, resent: boolean) => {
-    const answer = parseJson(res.body);
-    const parsed = secretResponseSchema().safeParse(answer);
-    if (!parsed.success) {
+    const parsed = parseSecretAnswer(parseJson(res.body));
+    if (!parsed?.ok) {
       // Not the expected shape, but a secret in it means the change was
       // applied: it is kept, as a single rotate keeps it (exit 13), never dropped.
-      const stray = (answer as { data?: { secret?: unknown } } | undefined)?.data?.secret;
-      if (typeof stray === 'string' && stray !== '') {
+      if (parsed) {
+        const stray = parsed.body.data.secret;
         deps.redactor?.addSecret(stray);
         const fp = deps.secrets.fingerprint(stray);
         const { kept, keepError } = keepCopy(item, stray);
@@ -284,8 +283,8 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
       fail(item, localError('invalid_response', `the server answered ${res.status} with a body that is not the expected response; the change may have been applied (Idempotency-Key ${key})`, { status: res.status }), key);
       return;
     }
-    const { endpoint, secret, secretAvailable } = parsed.data.data;
-    const requestId = parsed.data.meta.requestId;
+    const { endpoint, secret, secretAvailable } = parsed.body.data;
+    const requestId = parsed.body.meta.requestId;
     const version = typeof endpoint.version === 'number' ? endpoint.version : null;
     if (secret === null || secret === '' || secretAvailable === false) {
       const replayed = resent || headerValue(res, 'idempotent-replayed') === 'true';
