@@ -126,7 +126,16 @@ const confTrim = {
 
 // Each build's metafile, for the third-party notices (below).
 const metafiles = [];
-metafiles.push((await build({ ...common, entryPoints: ['src/main.ts'], outfile: `${out}/main.cjs`, plugins: [lazyParts, noChildProcess] })).metafile);
+// main.cjs is read, compiled and run by every command, so its size is paid
+// on every run: without its indentation and comments it is a third smaller
+// (490 → about 330 KB), which is less to read and, above all, less young
+// memory (V8 puts the source string there), so a rotate round trip no
+// longer triggers a second garbage collection. Names are kept (no
+// identifier mangling): a --debug stack trace still names its functions.
+// The lazy bundles stay as they are: few runs load them.
+metafiles.push(
+  (await build({ ...common, entryPoints: ['src/main.ts'], outfile: `${out}/main.cjs`, plugins: [lazyParts, noChildProcess], minifyWhitespace: true, minifySyntax: true })).metafile,
+);
 // undici loads node:http2 at start-up (about 10 ms) for HTTP/2, which chatctl
 // never enables (allowH2 is off); it falls back on its own when the module
 // cannot be loaded, so the proxy bundle gets a stub that cannot.

@@ -2,7 +2,7 @@
 // libraries, whose licences ask that their notices go with every copy: the
 // build writes dist/THIRD-PARTY-NOTICES.txt from esbuild's metafiles, and
 // the package ships it. Checked here against what the bundles themselves
-// show (esbuild heads each module's code with a `// node_modules/…` comment),
+// show (the path of each module esbuild bundled, see bundledPackages),
 // not against the metafile the file was made from. Reads dist/ only: npm
 // test builds it before the suite.
 import { describe, expect, test } from 'vitest';
@@ -19,11 +19,18 @@ function bundles(dir: string): string[] {
   );
 }
 
-/** name@version of every package whose modules the bundles hold, from esbuild's path comments and node_modules. */
+/**
+ * name@version of every package whose modules the bundles hold, from what
+ * esbuild writes of each module's path: a `// node_modules/…` comment before
+ * its code, and the `"node_modules/….js"` key of its lazy wrapper, which a
+ * minified bundle (main.cjs) keeps while it drops the comments.
+ */
 function bundledPackages(): Set<string> {
   const folders = new Set<string>();
   for (const file of bundles(DIST)) {
-    for (const m of readFileSync(file, 'utf8').matchAll(/^\/\/ ((?:.*\/)?node_modules\/(?:@[^/\n]+\/)?[^/\n]+)\//gm)) folders.add(m[1]!);
+    const text = readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/^\/\/ ((?:.*\/)?node_modules\/(?:@[^/\n]+\/)?[^/\n]+)\//gm)) folders.add(m[1]!);
+    for (const m of text.matchAll(/["'`]((?:[^"'`\n]*\/)?node_modules\/(?:@[^/"'`\n]+\/)?[^/"'`\n]+)\/[^"'`\n]*\.[cm]?js["'`]/g)) folders.add(m[1]!);
   }
   return new Set(
     [...folders].map((folder) => {
