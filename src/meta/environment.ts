@@ -45,7 +45,7 @@ export const ENVIRONMENT: ReadonlyArray<readonly [string, ReadonlyArray<readonly
     'Set by chatctl for --secret-to exec: commands (read by them, not by chatctl)',
     [
       ['CHATCTL_ENDPOINT_ID', 'the id of the endpoint whose new secret is on the command\'s standard input', 'always set'],
-      ['CHATCTL_SECRET_FINGERPRINT', 'sha256: and 16 hex digits of that secret, to check a copy without showing it', 'always set'],
+      ['CHATCTL_SECRET_FINGERPRINT', 'the fingerprint of that secret (sha256: and 16 hex digits), to check a copy without showing it', 'always set'],
     ],
   ],
   [

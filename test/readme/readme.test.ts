@@ -159,7 +159,7 @@ describe('installed from a fresh copy', () => {
 });
 
 describe('the CI recipe', () => {
-  it('runs as written against the sandbox (its placeholders filled in): 0 and the new version; 7 on a stale version', async () => {
+  it('runs as written against the sandbox (its placeholders filled in): 0 and the new version; 7 and the current version on a stale one', async () => {
     const { startSandbox } = await import('../../src/sandbox/server.js');
     const sb = await startSandbox();
     try {
@@ -182,7 +182,7 @@ describe('the CI recipe', () => {
       expect(await run('1')).toEqual({ status: 0, out: 'rotated to version 2\n' });
       expect(readFileSync(join(dir, 'new.whsec'), 'utf8')).toMatch(/^\S+$/);
       rmSync(join(dir, 'new.whsec'));
-      expect(await run('1')).toEqual({ status: 7, out: 'stale version: re-read it and retry\n' });
+      expect(await run('1')).toEqual({ status: 7, out: 'stale version: the endpoint is at version 2\n' });
     } finally {
       await sb.close();
     }

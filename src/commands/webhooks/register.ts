@@ -28,7 +28,7 @@ export function registerWebhooks(webhooks: Command, app: App): void {
     .command('create')
     .description('create a signed webhook endpoint and receive its signing secret (shown once)')
     .option('--name <name>', 'display name, 1 to 80 characters')
-    .option('--url <url>', 'destination URL: absolute https:// URL, at most 2048 characters')
+    .option('--url <url>', 'destination URL: an absolute http:// or https:// URL, at most 2048 characters')
     .addOption(new Option('--event <type>', 'event type to subscribe to; repeat it or give a comma-separated list').argParser(collect))
     .option('--idempotency-key <key>', 'reuse the key of an earlier run that may have been applied (default: a new UUID)')
     .addOption(new Option('--secret-to <sink>', SECRET_TO_HELP).argParser(collect))
@@ -73,7 +73,7 @@ export function registerWebhooks(webhooks: Command, app: App): void {
         'SECRET="$(chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --secret-to stdout)"',
         'chatctl webhooks rotate we_123 --expected-version 3 --mode immediate --yes --json',
         'chatctl webhooks rotate --from fleet.ndjson --mode overlap --journal fleet.journal --secret-to "file:secrets/{id}.whsec" --json',
-        'chatctl webhooks rotate --from - --mode overlap --secret-to "exec:vault kv put secret/webhooks/$CHATCTL_ENDPOINT_ID value=-" < fleet.ndjson',
+        "chatctl webhooks rotate --from - --mode overlap --secret-to 'exec:vault kv put secret/webhooks/$CHATCTL_ENDPOINT_ID value=-' < fleet.ndjson",
       ) + SECRET_TO_MORE,
     )
     .action(async (endpointId: string | undefined, opts) => {
