@@ -79,9 +79,15 @@ function meta() {
 
 /**
  * Runs a CommonJS bundle (main.cjs, or one of dist/lazy/) with V8's cached
- * data from the user's cache folder, one cache per bundle. Any failure to
- * read or write the cache only costs speed; CHATCTL_COMPILE_CACHE=0 turns it
- * off.
+ * data from the user's cache folder, one cache per bundle and command. Any
+ * failure to read or write the cache only costs speed;
+ * CHATCTL_COMPILE_CACHE=0 turns it off.
+ *
+ * The cache holds the code a run compiled: written by the first run of a
+ * command that succeeds, it holds that command's path and no other. A cache
+ * written by `sandbox` or `profile set` left `webhooks rotate` to compile
+ * most of its functions anew on every run (about 4 ms a rotation), so each
+ * command (its first two words, see commandKey) has a cache of its own.
  *
  * The cache is named after a SHA-256 of the bundle's text (plus the Node
  * version, the architecture and the V8 flags): V8 itself checks only the
@@ -118,7 +124,10 @@ function loadProgram(file) {
   const module = { exports: {} };
   script.runInThisContext().call(module.exports, module.exports, createRequire(file), module, file, path.dirname(file));
   if (cache && (!cached || script.cachedDataRejected || cache.note)) {
-    process.once('exit', () => writeCache(cache, !cached || script.cachedDataRejected ? script : undefined));
+    // Only a run that succeeded writes the code: a failing one (a usage
+    // error) went a short way down its command's path, and its cache would
+    // leave every later run to compile the rest.
+    process.once('exit', (code) => writeCache(cache, code === 0 && (!cached || script.cachedDataRejected) ? script : undefined));
   }
   return module.exports;
 }
@@ -185,10 +194,31 @@ function codeCache(file, source) {
     dir,
     trusted: state === 'ok',
     prefix,
-    file: path.join(dir, `${prefix}${hash.slice(0, 32)}-${process.version}-${process.arch}-${flags}.v8`),
+    file: path.join(dir, `${prefix}${hash.slice(0, 32)}-${process.version}-${process.arch}-${flags}@${commandKey(argv)}.v8`),
     noteFile,
     note,
   };
+}
+
+/**
+ * The command a run names, as a cache key: its first two words, skipping
+ * options and the values of the global options that take one (src/cli.ts's
+ * GLOBALS_WITH_VALUE, which a test keeps equal to this list). A word that
+ * is no plain command name stands as `_`; a wrong guess only costs a cache.
+ */
+function commandKey(args) {
+  const withValue = ['--profile', '--base-url', '--org', '--app', '--env', '--max-retries', '--timeout', '--deadline'];
+  const words = [];
+  for (let i = 0; i < args.length && words.length < 2; i++) {
+    const a = args[i];
+    if (a === '--') break;
+    if (a.startsWith('-')) {
+      if (withValue.includes(a)) i++;
+      continue;
+    }
+    words.push(/^[a-z][a-z0-9-]{0,31}$/.test(a) ? a : '_');
+  }
+  return words.join('.') || '_';
 }
 
 function writeCache(cache, script) {
@@ -197,14 +227,20 @@ function writeCache(cache, script) {
     if (folderState(cache.dir) !== 'ok') return;
     if (script) {
       writeReplacing(cache.file, script.createCachedData());
-      // Keep the four newest caches of this bundle (other installs, other Node versions).
-      const old = fs
+      // Keep the caches of this bundle's four newest builds (other installs,
+      // other Node versions), and of each at most 32 commands.
+      const files = fs
         .readdirSync(cache.dir)
         .filter((n) => n.startsWith(cache.prefix) && n.endsWith('.v8'))
-        .map((n) => ({ p: path.join(cache.dir, n), t: fs.statSync(path.join(cache.dir, n)).mtimeMs }))
-        .sort((a, b) => b.t - a.t)
-        .slice(4);
-      for (const o of old) fs.rmSync(o.p, { force: true });
+        .map((n) => ({ p: path.join(cache.dir, n), build: n.split('@')[0], t: fs.statSync(path.join(cache.dir, n)).mtimeMs }))
+        .sort((a, b) => b.t - a.t);
+      const builds = new Map();
+      for (const f of files) {
+        if (!builds.has(f.build)) builds.set(f.build, 0);
+        const n = builds.get(f.build) + 1;
+        builds.set(f.build, n);
+        if ([...builds.keys()].indexOf(f.build) >= 4 || n > 32) fs.rmSync(f.p, { force: true });
+      }
     }
     if (cache.note) writeReplacing(cache.noteFile, cache.note);
   } catch {

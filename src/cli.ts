@@ -138,7 +138,7 @@ const TOP_LEVEL = new Map<string, string>([
   ...GROUPS.flatMap((g) => [[g.name, g.name] as const, ...(g.aliases ?? []).map((a) => [a, g.name] as const)]),
   ['environment', 'environment'],
 ]);
-const GLOBALS_WITH_VALUE = new Set(['--profile', '--base-url', '--org', '--app', '--env', '--max-retries', '--timeout', '--deadline']);
+export const GLOBALS_WITH_VALUE = new Set(['--profile', '--base-url', '--org', '--app', '--env', '--max-retries', '--timeout', '--deadline']);
 
 /** The top-level command argv names, skipping global options and their values; undefined for help or anything unclear. */
 export function focusOf(argv: readonly string[]): string | undefined {

@@ -64,6 +64,35 @@ const caches = (dir: string) => {
 };
 
 describe('compile cache', () => {
+  // The cache holds what a run compiled. One written by another command
+  // (`sandbox`, `exit-codes`) left `webhooks rotate` compiling most of its
+  // path anew on every run (about 4 ms a rotation), so each command has its
+  // own; and a failing run, which went only part of the way, writes none.
+  test('one cache per command, named after it, written only by a run that succeeded', async () => {
+    const pkg = await install();
+    const cache = join(tempDir('cache'), 'chatctl');
+    const run = (args: string[]) =>
+      execa(NODE, [join(pkg, 'bin', 'chatctl.js'), ...args], {
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tempDir('home'), CHATCTL_CONFIG_DIR: join(tempDir('cfg'), 'c'), CHATCTL_CACHE_DIR: cache, NO_COLOR: '1' },
+        extendEnv: false,
+        reject: false,
+      });
+    expect((await run(['--profile', 'prod', 'profile', 'list'])).exitCode).toBe(0);
+    expect((await run(['exit-codes', '--json'])).exitCode).toBe(0);
+    expect((await run(['profile', 'list'])).exitCode).toBe(0); // the same command: its cache is read, not written again
+    expect((await run(['webhooks', 'rotate', '--mode', 'sideways'])).exitCode).toBe(2); // fails: no cache
+    expect(caches(cache).map((n) => n.replace(/^main-.*@/, '@'))).toEqual(['@exit-codes.v8', '@profile.list.v8']);
+  });
+
+  test("the launcher skips the values of the same global options as the parser (src/cli.ts's GLOBALS_WITH_VALUE)", async () => {
+    const { GLOBALS_WITH_VALUE } = await import('../../src/cli.js');
+    const launcher = readFileSync(join(ROOT, 'bin', 'chatctl.js'), 'utf8');
+    const listed = /const withValue = \[([^\]]*)\]/.exec(launcher)?.[1];
+    expect(listed).toBeDefined();
+    expect(new Set([...listed!.matchAll(/'([^']+)'/g)].map((m) => m[1]))).toEqual(GLOBALS_WITH_VALUE);
+  });
+
+
   test('an upgrade of dist/main.cjs in place, same size and same mtime, runs the new code', async () => {
     const pkg = await install();
     const cache = join(tempDir('cache'), 'chatctl');
