@@ -85,7 +85,7 @@ function meta() {
  *
  * The cache holds the code a run compiled: written by the first run of a
  * command that succeeds, it holds that command's path and no other. A cache
- * written by `sandbox` or `profile set` left `webhooks rotate` to compile
+ * written by `exit-codes` or `profile set` left `webhooks rotate` to compile
  * most of its functions anew on every run (about 4 ms a rotation), so each
  * command (its first two words, see commandKey) has a cache of its own.
  *
