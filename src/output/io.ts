@@ -14,12 +14,6 @@ export interface OutStream {
    * Streams without it are taken to accept every write.
    */
   writeConfirmed?(text: string): Promise<void>;
-  /**
-   * Whether all that was written so far is with the operating system (a
-   * pipe, terminal or file that took it at once), rather than waiting in the
-   * stream for a reader. Streams without it are taken to be waiting.
-   */
-  handedOver?(): boolean;
   readonly isTTY: boolean;
   /** It is /dev/null (`> /dev/null`, or closed: Node then opens /dev/null on it): what is written is thrown away. */
   readonly discards?: boolean;
@@ -111,9 +105,6 @@ export function wrapOutStream(stream: NodeJS.WritableStream & { isTTY?: boolean;
         }
       });
     },
-    // Node's streams count what they still hold in writableLength; a pipe or
-    // terminal that took a write at once has already brought it back to 0.
-    handedOver: () => (stream as { writableLength?: unknown }).writableLength === 0,
   };
 }
 

@@ -3,15 +3,14 @@
 // before the secret is safe. One path for every destination, stdout
 // included: the sinks, or the JSON document (--json), or the terminal.
 //
-// While delivery can still be cut short the secret is kept in
-// <config>/recovered/: from before the first sink starts, before the
-// terminal output is rendered, or, for the JSON document, as soon as stdout
-// does not take it at once (a pipe whose reader is slow). A document the
-// system took whole in one write needs no copy: nothing can undo it. The
-// copy is removed once every destination holds the whole secret (exit 0)
-// and kept, named on stderr with the endpoint and the fingerprint, otherwise
-// (exit 13). So a failing sink, a closed or full stdout, an unrenderable
-// answer, a signal or a kill cannot lose it.
+// Before delivery starts the secret is kept in <config>/recovered/; that copy
+// is removed once every destination holds the whole secret (exit 0) and kept,
+// named on stderr with the endpoint and the fingerprint, otherwise (exit 13).
+// So a failing sink, a closed or full stdout, an unrenderable answer, a
+// signal or a kill cannot lose it. The copy comes first even for stdout: a
+// terminal that is not reading (Ctrl-S) blocks the write where no signal
+// handler can run, a file on a nearly full disk can take the last free
+// block, and a large document goes out in pieces.
 import type { Context, GlobalOptions } from '../../context.js';
 import type { SecretAnswer, SecretResponse } from '../../api/schemas.js';
 import { CliError, localError } from '../../errors/cli-error.js';
@@ -86,27 +85,17 @@ export async function deliverSecretResult(
   // Computed when first needed (node:crypto costs a few ms): a --json run that succeeds never needs it.
   let fpMemo: string | undefined;
   const fpOf = () => (fpMemo ??= fingerprint(secret));
-  // The recovery copy, kept while delivery may still be cut short. Made at
-  // most once; if it cannot be written, that is tried again below if needed.
   let kept: KeptSecret | undefined;
   let firstKeepError: unknown;
-  const keepNow = () => {
-    if (kept !== undefined || firstKeepError !== undefined) return;
-    try {
-      kept = keepSecret(ctx.configDir, endpointId, secret, new Date(ctx.now()), { durable: false });
-    } catch (err) {
-      firstKeepError = err;
-    }
-  };
-  // Sinks take time (a file, a command that may hang): the copy comes first.
-  if (plan.sinks.length > 0) keepNow();
+  try {
+    kept = keepSecret(ctx.configDir, endpointId, secret, new Date(ctx.now()), { durable: false });
+  } catch (err) {
+    kept = undefined; // tried again below, if it is needed
+    firstKeepError = err;
+  }
 
-  // A second signal ends the process at once: it still names the kept copy,
-  // made then if delivery had not needed one yet.
-  ctx.setLastWords?.(() => {
-    keepNow();
-    return reportError(forcedExit(endpointId, fpOf(), kept?.path, opts.idempotencyKey, kept ? undefined : describeKeepFailure(firstKeepError, ctx.configDir)), ctx.io, Boolean(g.json), false);
-  });
+  // A second signal ends the process at once: it still names the kept copy.
+  ctx.setLastWords?.(() => reportError(forcedExit(endpointId, fpOf(), kept?.path, opts.idempotencyKey, kept ? undefined : describeKeepFailure(firstKeepError, ctx.configDir)), ctx.io, Boolean(g.json), false));
 
   let delivered: Delivered[] = [];
   let failures: DeliveryFailure[] = [];
@@ -127,16 +116,10 @@ export async function deliverSecretResult(
       let text: string;
       if (plan.fallback === 'json') text = jsonDocument(ctx.io.stdout, body);
       else {
-        keepNow(); // rendering comes first, and takes a while
         const r = await loadRender();
         text = humanText(r, body, summary, ctx.io.paint.stdout, { color: ctx.io.color.stdout, tty: ctx.io.stdout.isTTY }, ctx.io.columns) + r.renderSecretBlock(secret, ctx.io.paint.stdout, fpOf());
       }
-      const written = writeConfirmed(ctx.io.stdout, text, ctx.signal);
-      // Most often the system took it all at once (a pipe with room, a
-      // terminal, a file), and no copy is needed. Otherwise it waits on a
-      // reader: keep a copy, before anything else can happen, until it is out.
-      if (!ctx.io.stdout.handedOver?.()) keepNow();
-      await written;
+      await writeConfirmed(ctx.io.stdout, text, ctx.signal);
       // (For --json the envelope is the record; nothing more is shown of this delivery.)
       if (plan.fallback !== 'json') delivered = [{ to: 'stdout', fingerprint: fpOf() }];
     } catch (err) {
