@@ -1,7 +1,10 @@
 // The shape of config.json. Checked on every read: a file that does not fit
 // is a configuration error, never silently "fixed" by overwriting it.
-import * as z from 'zod/mini';
-import { lazy } from '../api/schemas.js';
+//
+// Checked by hand, not with zod as the API's shapes are: the shape is a few
+// optional strings, and every command that reads the config (each rotate
+// with a profile) paid about 1 ms to build zod's schemas for it, against a
+// round trip of about 40 ms (README, Dependencies).
 
 export const PROFILE_FIELDS = [
   'baseUrl',
@@ -12,25 +15,10 @@ export const PROFILE_FIELDS = [
   'csrfToken',
 ] as const;
 
-const profileSchema = () =>
-  z.object({
-    baseUrl: z.optional(z.string()),
-    organizationId: z.optional(z.string()),
-    applicationId: z.optional(z.string()),
-    environmentKey: z.optional(z.string()),
-    origin: z.optional(z.string()),
-    csrfToken: z.optional(z.string()),
-    token: z.optional(z.string()),
-  });
-export type Profile = z.infer<ReturnType<typeof profileSchema>>;
+const PROFILE_KEYS = [...PROFILE_FIELDS, 'token'] as const;
 
-const topSchema = lazy(() =>
-  z.object({
-    version: z.optional(z.literal(1)),
-    currentProfile: z.optional(z.string()),
-  }),
-);
-const oneProfile = lazy(profileSchema);
+/** A stored profile: each field optional, each a string. */
+export type Profile = Partial<Record<(typeof PROFILE_KEYS)[number], string>>;
 
 export interface ConfigData {
   version?: 1 | undefined;
@@ -43,25 +31,35 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
- * Checks parsed JSON against the shape of config.json. Each profile is
- * checked on its own and kept in a null-prototype map, so a profile called
- * `__proto__` stays an ordinary entry (a zod record would turn it into the
- * map's prototype). Unknown keys are dropped, as zod objects do.
+ * Checks parsed JSON against the shape of config.json; `where` names the
+ * first field that does not fit (`profiles.prod.baseUrl`). Each profile is
+ * kept in a null-prototype map, so a profile called `__proto__` stays an
+ * ordinary entry. Unknown keys are dropped.
  */
 export function parseConfigData(json: unknown): { data: ConfigData } | { where: string } {
   if (!isPlainObject(json)) return { where: '(top level)' };
-  const top = topSchema().safeParse({ version: json.version, currentProfile: json.currentProfile });
-  if (!top.success) return { where: top.error.issues[0]?.path.join('.') || '(top level)' };
+  const field = (o: Record<string, unknown>, k: string) => (Object.hasOwn(o, k) ? o[k] : undefined);
+  const version = field(json, 'version');
+  if (version !== undefined && version !== 1) return { where: 'version' };
+  const currentProfile = field(json, 'currentProfile');
+  if (currentProfile !== undefined && typeof currentProfile !== 'string') return { where: 'currentProfile' };
   const data: ConfigData = {};
-  if (top.data.version !== undefined) data.version = top.data.version;
-  if (top.data.currentProfile !== undefined) data.currentProfile = top.data.currentProfile;
-  if (Object.hasOwn(json, 'profiles') && json.profiles !== undefined) {
-    if (!isPlainObject(json.profiles)) return { where: 'profiles' };
+  if (version !== undefined) data.version = version;
+  if (currentProfile !== undefined) data.currentProfile = currentProfile;
+  const raw = field(json, 'profiles');
+  if (raw !== undefined) {
+    if (!isPlainObject(raw)) return { where: 'profiles' };
     const profiles = profileMap(undefined);
-    for (const [name, raw] of Object.entries(json.profiles)) {
-      const p = oneProfile().safeParse(raw);
-      if (!p.success) return { where: ['profiles', name, ...p.error.issues[0]!.path].join('.') };
-      profiles[name] = p.data;
+    for (const [name, entry] of Object.entries(raw)) {
+      if (!isPlainObject(entry)) return { where: `profiles.${name}` };
+      const p: Profile = {};
+      for (const k of PROFILE_KEYS) {
+        const v = field(entry, k);
+        if (v === undefined) continue;
+        if (typeof v !== 'string') return { where: `profiles.${name}.${k}` };
+        p[k] = v;
+      }
+      profiles[name] = p;
     }
     data.profiles = profiles;
   }
@@ -87,8 +85,6 @@ export function profileOf(data: ConfigData, name: string): Profile | undefined {
   const profiles = data.profiles;
   return profiles !== undefined && Object.hasOwn(profiles, name) ? profiles[name] : undefined;
 }
-
-const PROFILE_KEYS = [...PROFILE_FIELDS, 'token'] as const;
 
 /**
  * The object written to config.json: `version`, `currentProfile`, `profiles`,

@@ -6,7 +6,7 @@ import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { openConfigStore } from '../../src/config/store.js';
 import { writeWithConf } from '../../src/config/conf-writer.js';
-import { profileOf } from '../../src/config/schema.js';
+import { parseConfigData, profileOf } from '../../src/config/schema.js';
 import { execFileSync } from 'node:child_process';
 import { symlinkSync } from 'node:fs';
 import { configDir } from '../../src/config/paths.js';
@@ -193,6 +193,39 @@ describe('what the store refuses (contract section 9), at once and naming the pa
     expect(configFailure(() => s.read()).message).toMatch(message);
     await expect(s.update((d) => d)).rejects.toThrow(message);
     expect(readFileSync(cfg()).equals(bytes)).toBe(true);
+  });
+});
+
+describe('the shape of config.json (parseConfigData)', () => {
+  it.each([
+    ['[]', '(top level)'],
+    ['null', '(top level)'],
+    ['{"version":2}', 'version'],
+    ['{"version":"1"}', 'version'],
+    ['{"currentProfile":3}', 'currentProfile'],
+    ['{"profiles":[]}', 'profiles'],
+    ['{"profiles":"p"}', 'profiles'],
+    ['{"profiles":{"p":null}}', 'profiles.p'],
+    ['{"profiles":{"p":["x"]}}', 'profiles.p'],
+    ['{"profiles":{"p":{"baseUrl":"https://a"},"q":{"token":5}}}', 'profiles.q.token'],
+    ['{"profiles":{"p":{"csrfToken":null}}}', 'profiles.p.csrfToken'],
+  ])('%s does not fit, at %s', (text, where) => {
+    expect(parseConfigData(JSON.parse(text))).toEqual({ where });
+  });
+
+  it('every field optional, unknown keys dropped, profiles in a null-prototype map', () => {
+    const parsed = parseConfigData(
+      JSON.parse('{"version":1,"currentProfile":"p","extra":true,"profiles":{"p":{"baseUrl":"https://a","token":"t","color":"red"},"__proto__":{},"q":{}}}'),
+    );
+    expect('data' in parsed).toBe(true);
+    const data = (parsed as { data: { version?: number; currentProfile?: string; profiles: Record<string, unknown> } }).data;
+    expect(data.version).toBe(1);
+    expect(data.currentProfile).toBe('p');
+    expect(Object.getPrototypeOf(data.profiles)).toBeNull();
+    expect(Object.keys(data.profiles).sort()).toEqual(['__proto__', 'p', 'q']);
+    expect(data.profiles.p).toEqual({ baseUrl: 'https://a', token: 't' });
+    expect(data.profiles.q).toEqual({});
+    expect(parseConfigData({})).toEqual({ data: {} });
   });
 });
 
