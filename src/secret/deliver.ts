@@ -15,6 +15,7 @@ import {
   renameSync,
   rmdirSync,
   rmSync,
+  unlinkSync,
   writeSync,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
@@ -166,7 +167,13 @@ export function keepSecret(configDir: string, endpointId: string, secret: string
       }
     },
     discard() {
-      rmSync(path, { force: true });
+      // unlink, not rmSync: rmSync loads and runs Node's recursive remover
+      // (about 0.35 ms against 0.03), and this runs on every delivery.
+      try {
+        unlinkSync(path);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      }
       if (firstMade === undefined) return;
       for (let d = dir; ; d = dirname(d)) {
         try {
