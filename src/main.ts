@@ -21,13 +21,18 @@ export async function run(argv: string[] = process.argv.slice(2)): Promise<numbe
   const controller = new AbortController();
   let received = 0;
   let lastWords: (() => number) | undefined;
+  let finished: number | undefined;
   const onSignal = (signal: (typeof SIGNALS)[number]) => {
     // A second signal means "now": nothing is half-written at any await point.
     // What the command registered (a kept secret's whereabouts) is said first.
+    // A run that already ended with a failure (13: the secret kept, not
+    // delivered) keeps its code while its output drains: the signal only
+    // cut the drain short.
     if (++received > 1) {
       let code: number = EXIT_FOR_SIGNAL[signal];
       try {
         if (lastWords) code = lastWords();
+        else if (finished !== undefined && finished !== 0) code = finished;
       } catch {
         /* exiting anyway */
       }
@@ -39,7 +44,7 @@ export async function run(argv: string[] = process.argv.slice(2)): Promise<numbe
   // command finished, while output drains, still ends it with its own code
   // rather than the default action's.
   for (const s of SIGNALS) process.on(s, onSignal);
-  return execute(argv, {
+  const code = await execute(argv, {
     env: { ...process.env },
     io: {
       // A getter: Node builds process.stdin when it is first touched, which
@@ -56,14 +61,20 @@ export async function run(argv: string[] = process.argv.slice(2)): Promise<numbe
       lastWords = words;
     },
   });
+  finished = code;
+  return code;
 }
+
+/** Devices that take every write and keep nothing. */
+const DISCARDING_DEVICES = ['/dev/null', '/dev/zero', '/dev/random', '/dev/urandom'];
 
 /**
  * Standard output as execute() gets it: on a regular file (`> out.txt`), a
  * stream that writes every byte or fails (output/full-writes.ts); on
- * /dev/null (`> /dev/null`, or closed, which Node opens /dev/null on),
- * marked as throwing away what it is given, so that a secret whose only
- * destination it is, is refused before anything is sent.
+ * /dev/null (`> /dev/null`, or closed, which Node opens /dev/null on) or
+ * another device that keeps nothing (`> /dev/zero`), marked as throwing away
+ * what it is given, so that a secret whose only destination it is, is
+ * refused before anything is sent.
  */
 function stdoutStream(): RawStdout {
   let st;
@@ -73,11 +84,15 @@ function stdoutStream(): RawStdout {
     return process.stdout;
   }
   if (st.isFile()) return new FullWriteStream(1);
-  try {
-    const devNull = statSync('/dev/null');
-    if (st.isCharacterDevice() && st.rdev === devNull.rdev) return Object.assign(process.stdout, { discards: true });
-  } catch {
-    /* no /dev/null to compare with */
+  // (A terminal is a character device too; process.stdout is made below in any case.)
+  if (st.isCharacterDevice() && !process.stdout.isTTY) {
+    for (const device of DISCARDING_DEVICES) {
+      try {
+        if (statSync(device).rdev === st.rdev) return Object.assign(process.stdout, { discards: true });
+      } catch {
+        /* no such device here to compare with */
+      }
+    }
   }
   return process.stdout;
 }

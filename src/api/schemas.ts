@@ -59,23 +59,30 @@ export const secretResponseSchema = lazy(() =>
 );
 export type SecretResponse = z.infer<ReturnType<typeof secretResponseSchema>>;
 
-const oddSecretAnswerSchema = lazy(() => z.looseObject({ data: z.looseObject({ secret: z.string().check(z.minLength(1)) }) }));
+const oddSecretAnswerSchema = lazy(() => z.looseObject({ data: z.looseObject({ secret: z.union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())]) }) }));
 export type OddSecretAnswer = z.infer<ReturnType<typeof oddSecretAnswerSchema>>;
 
 /**
  * What create and rotate accept from a 2xx: the spec's envelope (`ok`), or
- * any JSON that carries a secret in data.secret. The second is not a success
- * (see checkSecretAnswer in commands/webhooks/secret-result.ts): it is an
- * answer too odd to use whose secret must still not be lost. Anything else
- * is undefined: an invalid_response. Each body is checked once.
+ * any JSON that carries something in data.secret: a string, or an object or
+ * array (`{"secret":{"value":"…"}}`) that may hold it. The second is not a
+ * success (see checkSecretAnswer in commands/webhooks/secret-result.ts): it
+ * is an answer too odd to use whose secret must still not be lost; `secret`
+ * is what is kept (an object or array as its JSON text). Anything else,
+ * an empty secret included, is undefined: an invalid_response. Each body is
+ * checked once.
  */
-export type SecretAnswer = { ok: true; body: SecretResponse } | { ok: false; body: OddSecretAnswer };
+export type SecretAnswer = { ok: true; body: SecretResponse } | { ok: false; body: OddSecretAnswer; secret: string };
 
 export function parseSecretAnswer(json: unknown): SecretAnswer | undefined {
   const strict = secretResponseSchema().safeParse(json);
   if (strict.success) return { ok: true, body: strict.data };
   const odd = oddSecretAnswerSchema().safeParse(json);
-  return odd.success ? { ok: false, body: odd.data } : undefined;
+  if (!odd.success) return undefined;
+  const held = odd.data.data.secret;
+  const secret = typeof held === 'string' ? held : JSON.stringify(held);
+  // "", {} and [] hold nothing to keep.
+  return secret === '' || secret === '{}' || secret === '[]' ? undefined : { ok: false, body: odd.data, secret };
 }
 
 export const mutationResponseSchema = lazy(() =>

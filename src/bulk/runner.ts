@@ -271,11 +271,12 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
       // Not the expected shape, but a secret in it means the change was
       // applied: it is kept, as a single rotate keeps it (exit 13), never dropped.
       if (parsed) {
-        const stray = parsed.body.data.secret;
+        const stray = parsed.secret;
         deps.redactor?.addSecret(stray);
         const fp = deps.secrets.fingerprint(stray);
         const { kept, keepError } = keepCopy(item, stray);
-        const head = `the server answered ${res.status} with a body that is not the expected response, but it carries the signing secret ${fp}: the change was applied (Idempotency-Key ${key})`;
+        const carries = typeof parsed.body.data.secret === 'string' ? `the signing secret ${fp}` : `something under data.secret that may be the signing secret (${fp} of its JSON text)`;
+        const head = `the server answered ${res.status} with a body that is not the expected response, but it carries ${carries}: the change was applied (Idempotency-Key ${key})`;
         await failUndelivered(item, key, { fp, kept, version: null, status: res.status }, kept ? `${head}; it is kept in ${kept}, not delivered` : `${head}; no recovery copy could be written (${describeError(keepError)}): the secret is lost`);
         return;
       }

@@ -139,7 +139,7 @@ export function checkSink(sink: Sink, s: SinkSettings): void {
   }
 }
 
-export const STDOUT_DISCARDS = 'standard output is /dev/null (or was closed): the signing secret would be thrown away';
+export const STDOUT_DISCARDS = 'standard output is /dev/null (or was closed), or another device that keeps nothing: the signing secret would be thrown away';
 
 function lstatOrUndefined(path: string, what: string): Stats | undefined {
   try {

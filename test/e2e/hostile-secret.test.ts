@@ -107,6 +107,39 @@ describe('--debug never shows the secret, wherever the server echoes it', () => 
   });
 });
 
+describe('a secret wrapped in an object ({"secret":{"value":"…"}})', () => {
+  // Found by a hostile review: --debug traced it in clear, and the run ended
+  // 1 (invalid_response) with nothing kept, though the change was applied.
+  const wrapped = () => json({ data: { endpoint: { id: 'we_1', version: 3 }, secret: { value: SECRET }, secretAvailable: true }, meta: { requestId: 'r' } });
+
+  test('--debug: the trace blanks it; the run keeps its JSON text under recovered/, exit 13', async () => {
+    answer(wrapped());
+    const { r, file } = await rotateToFile(['--debug']);
+    expect(r.exitCode, r.stderr).toBe(13);
+    expect(r.stderr).not.toContain(SECRET);
+    expect(r.stderr).toContain('"value":"[REDACTED]"');
+    expect(existsSync(file)).toBe(false);
+    const kept = recovered(r);
+    expect(kept).toHaveLength(1);
+    expect(JSON.parse(readFileSync(kept[0]!, 'utf8'))).toEqual({ value: SECRET });
+    expect(mode(kept[0]!)).toBe(0o600);
+    expect(r.stderr).toContain(kept[0]!);
+    expect(r.stderr).toContain('something under data.secret');
+  });
+
+  test('rotate --from: the same, exit 14 with the item kept', async () => {
+    answer(wrapped());
+    const ws = workspace();
+    writeFileSync(join(ws.cwd, 'm.ndjson'), '{"endpointId":"we_1","expectedVersion":2}\n');
+    const r = await runCli(['webhooks', 'rotate', '--from', 'm.ndjson', '--mode', 'overlap', '--secret-to', 'file:{id}.whsec', '--json', '--debug'], { env: scopeEnv(baseUrl), ws });
+    expect(r.exitCode, r.stderr).toBe(14);
+    expect(r.stderr + r.stdout).not.toContain(SECRET);
+    const kept = recovered(r);
+    expect(kept).toHaveLength(1);
+    expect(JSON.parse(readFileSync(kept[0]!, 'utf8'))).toEqual({ value: SECRET });
+  });
+});
+
 describe('a secret that holds the bearer token', () => {
   // Stdout scrubs credentials; the secret must not go there mangled with exit 0.
   const tokenSecret = `whsec_${TOKEN}_tail`;

@@ -488,12 +488,12 @@ describe('stdout is /dev/null (redirected there, or closed: Node opens /dev/null
     expect(readFileSync(join(ws.cwd, 's.whsec'), 'utf8')).toBe(SECRET);
   });
 
-  test('the real process: > /dev/null and a closed stdout are both refused before sending (exit 2)', async () => {
+  test('the real process: > /dev/null, a closed stdout, > /dev/zero and > /dev/urandom are all refused before sending (exit 2)', async () => {
     const ws = workspace();
     const cmd = [NODE, BIN, ...ROTATE, '--json'].map(shellQuote).join(' ');
-    const r = await execa('sh', ['-c', `${cmd} >/dev/null; echo "null $?" >&2; ${cmd} >&-; echo "closed $?" >&2`], { cwd: ws.cwd, env: buildEnv(ws, scopeEnv(server.url)), extendEnv: false, reject: false });
-    expect(r.stderr).toMatch(/null 2$/m);
-    expect(r.stderr).toMatch(/closed 2$/m);
+    const script = [`${cmd} >/dev/null; echo "null $?" >&2`, `${cmd} >&-; echo "closed $?" >&2`, `${cmd} >/dev/zero; echo "zero $?" >&2`, `${cmd} >/dev/urandom; echo "urandom $?" >&2`].join('; ');
+    const r = await execa('sh', ['-c', script], { cwd: ws.cwd, env: buildEnv(ws, scopeEnv(server.url)), extendEnv: false, reject: false });
+    for (const what of ['null', 'closed', 'zero', 'urandom']) expect(r.stderr).toMatch(new RegExp(`^${what} 2$`, 'm'));
     expect(server.requests).toHaveLength(0);
   });
 });
@@ -694,6 +694,27 @@ describe('a signal after the request was sent', () => {
     const code = await closed;
     expectRecovered({ exitCode: code ?? -1, stdout: '', stderr, ws, durationMs: 0, timedOut: false });
     expect(stderr).toContain('interrupted');
+  });
+
+  // A hostile review: once the run had reported 13 (the copy named), a second
+  // Ctrl-C while stdout still waited on the reader ended the process with 130.
+  test('a second SIGINT after the run reported 13, while stdout still waits on the reader: still 13', async () => {
+    const big = { ...secretBody(), data: { ...secretBody().data, endpoint: { id: 'we_1', version: 2, description: 'x'.repeat(600_000) } } };
+    server.enqueue({ status: 200, body: big });
+    const ws = workspace();
+    const child = spawn(NODE, [BIN, ...ROTATE, '--json'], { cwd: ws.cwd, env: buildEnv(ws, scopeEnv(server.url)), stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.pause();
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const closed = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+    for (let i = 0; i < 200 && recoveredFiles(ws).length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    await new Promise((r) => setTimeout(r, 200));
+    child.kill('SIGINT');
+    for (let i = 0; i < 200 && !stderr.includes('secret_not_delivered'); i++) await new Promise((r) => setTimeout(r, 25));
+    await new Promise((r) => setTimeout(r, 100));
+    child.kill('SIGINT'); // the reader still does not read
+    const code = await closed;
+    expectRecovered({ exitCode: code ?? -1, stdout: '', stderr, ws, durationMs: 0, timedOut: false });
   });
 
   test('SIGINT while an exec: destination runs: it is stopped, the secret kept (exit 13)', async () => {

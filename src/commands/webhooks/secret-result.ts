@@ -32,12 +32,13 @@ import { reportError } from '../../errors/report.js';
  */
 export function checkSecretAnswer(ctx: Context, answer: SecretAnswer, what: { endpointId?: string | undefined; idempotencyKey: string }): SecretResponse {
   if (answer.ok) return answer.body;
-  const secret = answer.body.data.secret;
+  const secret = answer.secret;
   ctx.io.redactor.addSecret(secret);
   const endpoint = (answer.body.data as { endpoint?: { id?: unknown } }).endpoint;
   const id = typeof endpoint?.id === 'string' || typeof endpoint?.id === 'number' ? String(endpoint.id) : (what.endpointId ?? 'endpoint');
   const fp = fingerprint(secret);
-  const head = `the server's answer is not the expected response, but the change was applied (Idempotency-Key ${what.idempotencyKey}) and it carries the signing secret ${fp} of endpoint ${escapeInline(id)}`;
+  const carries = typeof answer.body.data.secret === 'string' ? `the signing secret ${fp}` : `something under data.secret that may be the signing secret (${fp} of its JSON text)`;
+  const head = `the server's answer is not the expected response, but the change was applied (Idempotency-Key ${what.idempotencyKey}) and it carries ${carries} of endpoint ${escapeInline(id)}`;
   let path: string;
   try {
     path = keepSecret(ctx.configDir, id, secret, new Date(ctx.now())).path;
