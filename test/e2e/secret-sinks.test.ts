@@ -676,45 +676,43 @@ describe('a signal after the request was sent', () => {
     expect(line.error.message).toContain(key);
   });
 
-  test('SIGINT while --json waits on a reader that never reads: the secret kept (exit 13), not held hostage', async () => {
+  /**
+   * rotate --json with a 600 KB answer into a pipe nobody reads, SIGINT once
+   * the copy is kept and the write waits; resolves when the run has said
+   * secret_not_delivered (exit 13), the process still waiting on the reader.
+   */
+  async function interruptedWhileStdoutWaits() {
     const big = { ...secretBody(), data: { ...secretBody().data, endpoint: { id: 'we_1', version: 2, description: 'x'.repeat(600_000) } } };
     server.enqueue({ status: 200, body: big });
     const ws = workspace();
     const child = spawn(NODE, [BIN, ...ROTATE, '--json'], { cwd: ws.cwd, env: buildEnv(ws, scopeEnv(server.url)), stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.pause(); // never read: the pipe fills and the write waits
-    let stderr = '';
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    const closed = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+    const run = { child, ws, stderr: '', closed: new Promise<number | null>((r) => child.on('close', (code) => r(code))) };
+    child.stderr.on('data', (c: Buffer) => (run.stderr += c.toString()));
     for (let i = 0; i < 200 && recoveredFiles(ws).length === 0; i++) await new Promise((r) => setTimeout(r, 25));
     await new Promise((r) => setTimeout(r, 200));
     child.kill('SIGINT');
-    // The error comes while the write still waits; then the reader goes, so the process can end.
-    for (let i = 0; i < 200 && !stderr.includes('secret_not_delivered'); i++) await new Promise((r) => setTimeout(r, 25));
-    child.stdout.destroy();
-    const code = await closed;
-    expectRecovered({ exitCode: code ?? -1, stdout: '', stderr, ws, durationMs: 0, timedOut: false });
-    expect(stderr).toContain('interrupted');
+    // The error comes while the write still waits.
+    for (let i = 0; i < 200 && !run.stderr.includes('secret_not_delivered'); i++) await new Promise((r) => setTimeout(r, 25));
+    return run;
+  }
+
+  test('SIGINT while --json waits on a reader that never reads: the secret kept (exit 13), not held hostage', async () => {
+    const run = await interruptedWhileStdoutWaits();
+    run.child.stdout!.destroy(); // the reader goes, so the process can end
+    const code = await run.closed;
+    expectRecovered({ exitCode: code ?? -1, stdout: '', stderr: run.stderr, ws: run.ws, durationMs: 0, timedOut: false });
+    expect(run.stderr).toContain('interrupted');
   });
 
   // A hostile review: once the run had reported 13 (the copy named), a second
   // Ctrl-C while stdout still waited on the reader ended the process with 130.
   test('a second SIGINT after the run reported 13, while stdout still waits on the reader: still 13', async () => {
-    const big = { ...secretBody(), data: { ...secretBody().data, endpoint: { id: 'we_1', version: 2, description: 'x'.repeat(600_000) } } };
-    server.enqueue({ status: 200, body: big });
-    const ws = workspace();
-    const child = spawn(NODE, [BIN, ...ROTATE, '--json'], { cwd: ws.cwd, env: buildEnv(ws, scopeEnv(server.url)), stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout.pause();
-    let stderr = '';
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    const closed = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
-    for (let i = 0; i < 200 && recoveredFiles(ws).length === 0; i++) await new Promise((r) => setTimeout(r, 25));
-    await new Promise((r) => setTimeout(r, 200));
-    child.kill('SIGINT');
-    for (let i = 0; i < 200 && !stderr.includes('secret_not_delivered'); i++) await new Promise((r) => setTimeout(r, 25));
+    const run = await interruptedWhileStdoutWaits();
     await new Promise((r) => setTimeout(r, 100));
-    child.kill('SIGINT'); // the reader still does not read
-    const code = await closed;
-    expectRecovered({ exitCode: code ?? -1, stdout: '', stderr, ws, durationMs: 0, timedOut: false });
+    run.child.kill('SIGINT'); // the reader still does not read
+    const code = await run.closed;
+    expectRecovered({ exitCode: code ?? -1, stdout: '', stderr: run.stderr, ws: run.ws, durationMs: 0, timedOut: false });
   });
 
   test('SIGINT while an exec: destination runs: it is stopped, the secret kept (exit 13)', async () => {
