@@ -234,12 +234,11 @@ function writeCache(cache, script) {
         .filter((n) => n.startsWith(cache.prefix) && n.endsWith('.v8'))
         .map((n) => ({ p: path.join(cache.dir, n), build: n.split('@')[0], t: fs.statSync(path.join(cache.dir, n)).mtimeMs }))
         .sort((a, b) => b.t - a.t);
-      const builds = new Map();
+      const builds = new Map(); // build → { rank (0 = newest), caches seen }
       for (const f of files) {
-        if (!builds.has(f.build)) builds.set(f.build, 0);
-        const n = builds.get(f.build) + 1;
-        builds.set(f.build, n);
-        if ([...builds.keys()].indexOf(f.build) >= 4 || n > 32) fs.rmSync(f.p, { force: true });
+        const b = builds.get(f.build) ?? { rank: builds.size, seen: 0 };
+        builds.set(f.build, b);
+        if (b.rank >= 4 || ++b.seen > 32) fs.rmSync(f.p, { force: true });
       }
     }
     if (cache.note) writeReplacing(cache.noteFile, cache.note);

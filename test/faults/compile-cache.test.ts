@@ -84,6 +84,32 @@ describe('compile cache', () => {
     expect(caches(cache).map((n) => n.replace(/^main-.*@/, '@'))).toEqual(['@exit-codes.v8', '@profile.list.v8']);
   });
 
+  test('old caches are pruned: those of the four newest builds stay, each with at most 32 commands', async () => {
+    const pkg = await install();
+    const cache = join(tempDir('cache'), 'chatctl');
+    mkdirSync(cache, { recursive: true, mode: 0o700 });
+    // Six older builds with two commands each, oldest first; and one build with 40 commands.
+    const at = (minutes: number) => new Date(Date.UTC(2026, 0, 1, 0, minutes));
+    const make = (name: string, when: Date) => {
+      writeFileSync(join(cache, name), 'x', { mode: 0o600 });
+      utimesSync(join(cache, name), when, when);
+    };
+    ['a', 'b', 'c', 'd', 'e', 'f'].forEach((b, i) => ['x', 'y'].forEach((c) => make(`main-old${b}-v20-x64-0@${c}.v8`, at(i))));
+    for (let i = 0; i < 40; i++) make(`main-many-v20-x64-0@cmd${i}.v8`, at(100 + i));
+    const r = await execa(NODE, [join(pkg, 'bin', 'chatctl.js'), 'exit-codes'], {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tempDir('home'), CHATCTL_CACHE_DIR: cache },
+      extendEnv: false,
+    });
+    expect(r.exitCode).toBe(0);
+    const left = caches(cache);
+    const builds = [...new Set(left.map((n) => n.split('@')[0]))];
+    // This run's build, "many" (newest of the old), then "oldf" and "olde".
+    expect(builds.filter((b) => b.startsWith('main-old')).sort()).toEqual(['main-olde-v20-x64-0', 'main-oldf-v20-x64-0']);
+    expect(builds).toHaveLength(4);
+    expect(left.filter((n) => n.startsWith('main-many-'))).toHaveLength(32);
+    expect(left.filter((n) => n.startsWith('main-many-')).every((n) => Number(/cmd(\d+)/.exec(n)![1]) >= 8)).toBe(true); // the newest 32
+  });
+
   test("the launcher skips the values of the same global options as the parser (src/cli.ts's GLOBALS_WITH_VALUE)", async () => {
     const { GLOBALS_WITH_VALUE } = await import('../../src/cli.js');
     const launcher = readFileSync(join(ROOT, 'bin', 'chatctl.js'), 'utf8');
