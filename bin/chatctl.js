@@ -87,7 +87,7 @@ function meta() {
  * command that succeeds, it holds that command's path and no other. A cache
  * written by `exit-codes` or `profile set` left `webhooks rotate` to compile
  * most of its functions anew on every run (about 4 ms a rotation), so each
- * command (its first two words, see commandKey) has a cache of its own.
+ * command (see commandKey) has a cache of its own.
  *
  * The cache is named after a SHA-256 of the bundle's text (plus the Node
  * version, the architecture and the V8 flags): V8 itself checks only the
@@ -201,15 +201,19 @@ function codeCache(file, source) {
 }
 
 /**
- * The command a run names, as a cache key: its first two words, skipping
- * options and the values of the global options that take one (src/cli.ts's
- * GLOBALS_WITH_VALUE, which a test keeps equal to this list). A word that
+ * The command a run names, as a cache key: its first word, and for a group
+ * of subcommands its second (`webhooks rotate`), skipping options and the
+ * values of the global options that take one. A test keeps both lists equal
+ * to the program's (src/cli.ts's GLOBALS_WITH_VALUE; the commands with
+ * subcommands). Only words of commands are taken: after `sandbox` comes
+ * nothing, so `sandbox --token T` never puts T in a file name. A word that
  * is no plain command name stands as `_`; a wrong guess only costs a cache.
  */
 function commandKey(args) {
   const withValue = ['--profile', '--base-url', '--org', '--app', '--env', '--max-retries', '--timeout', '--deadline'];
+  const groups = ['webhooks', 'webhook', 'profile', 'auth', 'completion'];
   const words = [];
-  for (let i = 0; i < args.length && words.length < 2; i++) {
+  for (let i = 0; i < args.length && words.length < (groups.includes(words[0]) ? 2 : 1); i++) {
     const a = args[i];
     if (a === '--') break;
     if (a.startsWith('-')) {

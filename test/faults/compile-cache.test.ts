@@ -4,6 +4,7 @@
 // it. Each test runs a copy of the built package (bin/, dist/).
 import { afterAll, describe, expect, test } from 'vitest';
 import { execa } from 'execa';
+import { spawn } from 'node:child_process';
 import { chmodSync, chownSync, cpSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { NODE, ROOT } from '../support/fixtures.js';
@@ -102,7 +103,7 @@ describe('compile cache', () => {
     });
     expect(r.exitCode).toBe(0);
     const left = caches(cache);
-    const builds = [...new Set(left.map((n) => n.split('@')[0]))];
+    const builds = [...new Set(left.map((n) => n.split('@')[0]!))];
     // This run's build, "many" (newest of the old), then "oldf" and "olde".
     expect(builds.filter((b) => b.startsWith('main-old')).sort()).toEqual(['main-olde-v20-x64-0', 'main-oldf-v20-x64-0']);
     expect(builds).toHaveLength(4);
@@ -110,12 +111,39 @@ describe('compile cache', () => {
     expect(left.filter((n) => n.startsWith('main-many-')).every((n) => Number(/cmd(\d+)/.exec(n)![1]) >= 8)).toBe(true); // the newest 32
   });
 
-  test("the launcher skips the values of the same global options as the parser (src/cli.ts's GLOBALS_WITH_VALUE)", async () => {
+  test("the launcher's lists are the program's: the global options that take a value, the commands with subcommands", async () => {
     const { GLOBALS_WITH_VALUE } = await import('../../src/cli.js');
     const launcher = readFileSync(join(ROOT, 'bin', 'chatctl.js'), 'utf8');
-    const listed = /const withValue = \[([^\]]*)\]/.exec(launcher)?.[1];
-    expect(listed).toBeDefined();
-    expect(new Set([...listed!.matchAll(/'([^']+)'/g)].map((m) => m[1]))).toEqual(GLOBALS_WITH_VALUE);
+    const list = (name: string) => {
+      const listed = new RegExp(`const ${name} = \\[([^\\]]*)\\]`).exec(launcher)?.[1];
+      expect(listed, name).toBeDefined();
+      return new Set([...listed!.matchAll(/'([^']+)'/g)].map((m) => m[1]));
+    };
+    expect(list('withValue')).toEqual(GLOBALS_WITH_VALUE);
+    type Node = { name: string; aliases?: string[]; commands?: Node[] };
+    const tree = JSON.parse(readFileSync(join(ROOT, 'dist', 'tree.json'), 'utf8')) as Node;
+    const groups = (tree.commands ?? []).filter((c) => (c.commands ?? []).length > 0).flatMap((c) => [c.name, ...(c.aliases ?? [])]);
+    expect(list('groups')).toEqual(new Set(groups));
+  });
+
+  // A hostile review: `sandbox --token T` (exit 0 on Ctrl-C) named its caches after T.
+  test('a value given to a command never reaches a cache name: sandbox --token, profile show NAME', async () => {
+    const pkg = await install();
+    const cache = join(tempDir('cache'), 'chatctl');
+    const home = tempDir('home');
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, CHATCTL_CONFIG_DIR: join(home, 'cfg'), CHATCTL_CACHE_DIR: cache, NO_COLOR: '1' };
+    const bin = join(pkg, 'bin', 'chatctl.js');
+    expect((await execa(NODE, [bin, 'profile', 'set', 'hunter2prod', '--base-url', 'https://a.example'], { env, extendEnv: false })).exitCode).toBe(0);
+    expect((await execa(NODE, [bin, 'profile', 'show', 'hunter2prod'], { env, extendEnv: false })).exitCode).toBe(0);
+    const sandbox = spawn(NODE, [bin, 'sandbox', '--token', 'hunter2-sandbox-token', '--port', '0', '--json'], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+    const exited = new Promise<number | null>((r) => sandbox.on('exit', (code) => r(code)));
+    await new Promise<void>((r) => sandbox.stdout.on('data', (c: Buffer) => c.toString().includes('\n') && r()));
+    sandbox.kill('SIGINT');
+    expect(await exited).toBe(0);
+    const names = readdirSync(cache).filter((n) => n.endsWith('.v8'));
+    // main.cjs's caches, and those of the lazy bundles the commands loaded (conf, sandbox).
+    expect([...new Set(names.map((n) => n.replace(/^[a-z]+-.*@/, '@')))].sort()).toEqual(['@profile.set.v8', '@profile.show.v8', '@sandbox.v8']);
+    expect(names.join(' ')).not.toContain('hunter2');
   });
 
 
