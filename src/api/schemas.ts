@@ -59,30 +59,52 @@ export const secretResponseSchema = lazy(() =>
 );
 export type SecretResponse = z.infer<ReturnType<typeof secretResponseSchema>>;
 
-const oddSecretAnswerSchema = lazy(() => z.looseObject({ data: z.looseObject({ secret: z.union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())]) }) }));
-export type OddSecretAnswer = z.infer<ReturnType<typeof oddSecretAnswerSchema>>;
+/** An answer too odd to use that still carries something under data.secret. */
+export interface OddSecretAnswer {
+  /** data.endpoint.id, when the answer names one. */
+  endpointId: string | undefined;
+  /**
+   * What is kept: the secret when data.secret is a string; otherwise (an
+   * object, array or number, which may hold it) the whole answer as the
+   * server sent it, since no copy made from the parsed value is faithful
+   * (a "__proto__" key, big numbers, repeated keys, any depth).
+   */
+  kept: string;
+  /** data.secret was not a string: `kept` is the whole answer. */
+  whole: boolean;
+}
 
 /**
  * What create and rotate accept from a 2xx: the spec's envelope (`ok`), or
- * any JSON that carries something in data.secret: a string, or an object or
- * array (`{"secret":{"value":"…"}}`) that may hold it. The second is not a
- * success (see checkSecretAnswer in commands/webhooks/secret-result.ts): it
- * is an answer too odd to use whose secret must still not be lost; `secret`
- * is what is kept (an object or array as its JSON text). Anything else,
- * an empty secret included, is undefined: an invalid_response. Each body is
- * checked once.
+ * any JSON that carries something in data.secret (`odd`). The second is not
+ * a success (see checkSecretAnswer in commands/webhooks/secret-result.ts):
+ * it is an answer too odd to use whose secret must still not be lost.
+ * Anything else, an empty secret, {} or [] included, is undefined: an
+ * invalid_response. Each body is checked once.
  */
-export type SecretAnswer = { ok: true; body: SecretResponse } | { ok: false; body: OddSecretAnswer; secret: string };
+export type SecretAnswer = { ok: true; body: SecretResponse } | { ok: false; odd: OddSecretAnswer };
 
-export function parseSecretAnswer(json: unknown): SecretAnswer | undefined {
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** `json` is the answer parsed, `text` the answer as received. */
+export function parseSecretAnswer(json: unknown, text: string): SecretAnswer | undefined {
   const strict = secretResponseSchema().safeParse(json);
   if (strict.success) return { ok: true, body: strict.data };
-  const odd = oddSecretAnswerSchema().safeParse(json);
-  if (!odd.success) return undefined;
-  const held = odd.data.data.secret;
-  const secret = typeof held === 'string' ? held : JSON.stringify(held);
-  // "", {} and [] hold nothing to keep.
-  return secret === '' || secret === '{}' || secret === '[]' ? undefined : { ok: false, body: odd.data, secret };
+  const data = isObject(json) ? json.data : undefined;
+  if (!isObject(data)) return undefined;
+  const held = data.secret;
+  const endpoint = isObject(data.endpoint) ? data.endpoint : undefined;
+  const endpointId = typeof endpoint?.id === 'string' || typeof endpoint?.id === 'number' ? String(endpoint.id) : undefined;
+  if (typeof held === 'string') return held === '' ? undefined : { ok: false, odd: { endpointId, kept: held, whole: false } };
+  const holds = typeof held === 'number' || (Array.isArray(held) ? held.length > 0 : isObject(held) && Object.keys(held).length > 0);
+  return holds ? { ok: false, odd: { endpointId, kept: text, whole: true } } : undefined;
+}
+
+/** How a message names what an odd answer carries. */
+export function oddSecretText(odd: OddSecretAnswer, fingerprint: string): string {
+  return odd.whole
+    ? `something under data.secret that may be the signing secret (the whole answer is kept, ${fingerprint} of it)`
+    : `the signing secret ${fingerprint}`;
 }
 
 export const mutationResponseSchema = lazy(() =>

@@ -17,7 +17,7 @@
 // What an earlier run left in the journal decides what happens to an item
 // before any of that: see `Prior` in journal.ts and takeNext() below.
 import { setMaxListeners } from 'node:events';
-import { parseSecretAnswer } from '../api/schemas.js';
+import { oddSecretText, parseSecretAnswer } from '../api/schemas.js';
 import { CliError, isCliError, localError } from '../errors/cli-error.js';
 import { EXIT } from '../errors/exit-codes.js';
 import { errorFromResponse, headerValue, parseJson } from '../http/classify.js';
@@ -266,17 +266,16 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
   };
 
   const onSuccess = async (item: ManifestItem, res: WireResponse, key: string, resent: boolean) => {
-    const parsed = parseSecretAnswer(parseJson(res.body));
+    const parsed = parseSecretAnswer(parseJson(res.body), res.body);
     if (!parsed?.ok) {
       // Not the expected shape, but a secret in it means the change was
       // applied: it is kept, as a single rotate keeps it (exit 13), never dropped.
       if (parsed) {
-        const stray = parsed.secret;
-        deps.redactor?.addSecret(stray);
+        const stray = parsed.odd.kept;
+        if (!parsed.odd.whole) deps.redactor?.addSecret(stray);
         const fp = deps.secrets.fingerprint(stray);
         const { kept, keepError } = keepCopy(item, stray);
-        const carries = typeof parsed.body.data.secret === 'string' ? `the signing secret ${fp}` : `something under data.secret that may be the signing secret (${fp} of its JSON text)`;
-        const head = `the server answered ${res.status} with a body that is not the expected response, but it carries ${carries}: the change was applied (Idempotency-Key ${key})`;
+        const head = `the server answered ${res.status} with a body that is not the expected response, but it carries ${oddSecretText(parsed.odd, fp)}: the change was applied (Idempotency-Key ${key})`;
         await failUndelivered(item, key, { fp, kept, version: null, status: res.status }, kept ? `${head}; it is kept in ${kept}, not delivered` : `${head}; no recovery copy could be written (${describeError(keepError)}): the secret is lost`);
         return;
       }

@@ -320,8 +320,8 @@ export function isSecretKey(key: string): boolean {
 
 /**
  * A response body for --debug, with the string under every secret key
- * blanked (or every string value of an object or array there), however the
- * key is escaped (`"s\u0065cret"`), and every other
+ * blanked (an object or array there is blanked whole), however the key is
+ * escaped (`"s\u0065cret"`), and every other
  * copy of such a value in the body too, in any escaping (the body is traced
  * before the secret is known to the Redactor). A body cut off inside such a
  * string is blanked to its end. The body is walked token by token, so a
@@ -370,28 +370,25 @@ export function blankSecretsInBody(body: string): { body: string; scrub: (text: 
     while (j < n && /\s/.test(body[j]!)) j++;
     if (body[j] === '{' || body[j] === '[') {
       // A secret wrapped in an object or array ({"secret":{"value":"…"}}):
-      // every string value inside it is blanked, to its closing bracket.
+      // the whole of it is blanked, to its closing bracket (or the end of a
+      // body cut off inside it), and every string in it, key or value, is
+      // blanked wherever else the body repeats it.
       let depth = 0;
       let k = j;
-      while (k < n) {
+      for (; k < n; k++) {
         const c = body[k]!;
         if (c === '{' || c === '[') depth++;
         else if (c === '}' || c === ']') {
           if (--depth === 0) break;
         } else if (c === '"') {
           const end = stringEnd(k + 1);
-          let after = end + 1;
-          while (after < n && /\s/.test(body[after]!)) after++;
-          if (body[after] !== ':') {
-            found.push(decodeJsonString(body.slice(k + 1, end)));
-            out += body.slice(last, k) + `"${REDACTED}"`;
-            last = end + 1;
-          }
+          found.push(decodeJsonString(body.slice(k + 1, end)));
           k = end;
         }
-        k++;
       }
-      i = k;
+      out += body.slice(last, j) + `"${REDACTED}"`;
+      last = k + 1;
+      i = k + 1;
       continue;
     }
     if (body[j] !== '"') {

@@ -108,27 +108,53 @@ describe('--debug never shows the secret, wherever the server echoes it', () => 
 });
 
 describe('a secret wrapped in an object ({"secret":{"value":"…"}})', () => {
-  // Found by a hostile review: --debug traced it in clear, and the run ended
-  // 1 (invalid_response) with nothing kept, though the change was applied.
-  const wrapped = () => json({ data: { endpoint: { id: 'we_1', version: 3 }, secret: { value: SECRET }, secretAvailable: true }, meta: { requestId: 'r' } });
+  // Found by hostile reviews: --debug traced it in clear and the run ended 1
+  // (invalid_response) with nothing kept, though the change was applied; then
+  // a copy re-serialised from the parsed value lost digits, repeated keys and
+  // "__proto__", and 20,000 levels of nesting crashed it. The whole answer,
+  // as the server sent it, is what is kept.
+  const answerWith = (secretJson: string) =>
+    Buffer.from(`{"data":{"endpoint":{"id":"we_1","version":3},"secret":${secretJson},"secretAvailable":true},"meta":{"requestId":"r"}}`, 'utf8');
 
-  test('--debug: the trace blanks it; the run keeps its JSON text under recovered/, exit 13', async () => {
-    answer(wrapped());
+  test('--debug: the trace blanks it; the whole answer is kept under recovered/, exit 13', async () => {
+    const body = answerWith(`{"value":"${SECRET}"}`);
+    answer(body);
     const { r, file } = await rotateToFile(['--debug']);
     expect(r.exitCode, r.stderr).toBe(13);
     expect(r.stderr).not.toContain(SECRET);
-    expect(r.stderr).toContain('"value":"[REDACTED]"');
+    expect(r.stderr).toContain('"secret":"[REDACTED]"');
     expect(existsSync(file)).toBe(false);
     const kept = recovered(r);
     expect(kept).toHaveLength(1);
-    expect(JSON.parse(readFileSync(kept[0]!, 'utf8'))).toEqual({ value: SECRET });
+    expect(readFileSync(kept[0]!)).toEqual(body);
     expect(mode(kept[0]!)).toBe(0o600);
     expect(r.stderr).toContain(kept[0]!);
     expect(r.stderr).toContain('something under data.secret');
   });
 
+  test.each([
+    ['20,000 levels deep', `${'['.repeat(20000)}"${SECRET}"${']'.repeat(20000)}`],
+    ['under a "__proto__" key', `{"__proto__":{"value":"${SECRET}"}}`],
+    ['a number too big for a double, and a repeated key', `{"n":123456789012345678901234567890,"v":"A","v":"${SECRET}"}`],
+    ['a bare number', '123456789012345678901234567890'],
+  ])('%s: kept byte for byte, exit 13 naming the Idempotency-Key, no stack trace', async (_label, secretJson) => {
+    const body = answerWith(secretJson);
+    answer(body);
+    const r = await runCli([...ROTATE, '--secret-to', 'file:s.txt', '--json'], { env: scopeEnv(baseUrl) });
+    expect(r.exitCode, r.stderr).toBe(13);
+    const kept = recovered(r);
+    expect(kept).toHaveLength(1);
+    expect(readFileSync(kept[0]!)).toEqual(body);
+    const line = parseErrorLine(r.stderr);
+    expect(line.error.code).toBe('secret_not_delivered');
+    expect(line.error.message).toContain('Idempotency-Key');
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(r.stderr).not.toContain(SECRET);
+  });
+
   test('rotate --from: the same, exit 14 with the item kept', async () => {
-    answer(wrapped());
+    const body = answerWith(`{"value":"${SECRET}"}`);
+    answer(body);
     const ws = workspace();
     writeFileSync(join(ws.cwd, 'm.ndjson'), '{"endpointId":"we_1","expectedVersion":2}\n');
     const r = await runCli(['webhooks', 'rotate', '--from', 'm.ndjson', '--mode', 'overlap', '--secret-to', 'file:{id}.whsec', '--json', '--debug'], { env: scopeEnv(baseUrl), ws });
@@ -136,7 +162,7 @@ describe('a secret wrapped in an object ({"secret":{"value":"…"}})', () => {
     expect(r.stderr + r.stdout).not.toContain(SECRET);
     const kept = recovered(r);
     expect(kept).toHaveLength(1);
-    expect(JSON.parse(readFileSync(kept[0]!, 'utf8'))).toEqual({ value: SECRET });
+    expect(readFileSync(kept[0]!)).toEqual(body);
   });
 });
 

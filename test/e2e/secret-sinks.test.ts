@@ -452,7 +452,7 @@ describe('odd answers', () => {
   });
 
   test('an answer not in the expected shape and without a secret: invalid_response (exit 1) naming the Idempotency-Key', async () => {
-    server.enqueue({ status: 200, body: { data: { secret: 42 }, meta: {} } });
+    server.enqueue({ status: 200, body: { data: { secret: null, other: 42 }, meta: {} } });
     const r = await runCli([...ROTATE, '--json', '--secret-to', 'file:s.whsec', '--idempotency-key', 'k-odd-1'], { env: scopeEnv(server.url) });
     expect(r.exitCode).toBe(1);
     const line = parseErrorLine(r.stderr);

@@ -87,16 +87,18 @@ describe('redactHeaders / redactSecretInBody', () => {
     expect(redactSecretInBody('{"data":{"secret":"wh\\"sec","x":1}}')).toBe('{"data":{"secret":"[REDACTED]","x":1}}');
     expect(redactSecretInBody('{"secret":null}')).toBe('{"secret":null}');
   });
-  // A hostile review found {"secret":{"value":"whsec_…"}} traced in clear by --debug.
-  it('blanks every string value inside an object or array under a secret key, keys and what follows kept', () => {
-    expect(redactSecretInBody('{"data":{"secret":{"value":"whsec_nested_1","alg":"hmac"},"v":"ok"}}')).toBe(
-      '{"data":{"secret":{"value":"[REDACTED]","alg":"[REDACTED]"},"v":"ok"}}',
+  // A hostile review found {"secret":{"value":"whsec_…"}} traced in clear by
+  // --debug, then keys and numbers inside such an object.
+  it('blanks an object or array under a secret key whole; each string in it, key or value, wherever else it appears', () => {
+    expect(redactSecretInBody('{"data":{"secret":{"value":"whsec_nested_1","alg":"hmac"},"v":"ok"}}')).toBe('{"data":{"secret":"[REDACTED]","v":"ok"}}');
+    expect(redactSecretInBody('{"secret":["whsec_a1b2c3", {"k":"whsec_d4e5f6"}], "x":"kept"}')).toBe('{"secret":"[REDACTED]", "x":"kept"}');
+    expect(redactSecretInBody('{"secret":{"whsec_KEYSECRET_1234567890":true,"n":12345678901234567890},"y":"kept"}')).toBe('{"secret":"[REDACTED]","y":"kept"}');
+    expect(redactSecretInBody('{"secret":{"value":"a}b]\\"c","n":1},"y":"kept"}')).toBe('{"secret":"[REDACTED]","y":"kept"}');
+    expect(redactSecretInBody('{"secret":{"value":"whsec_cut_off')).toBe('{"secret":"[REDACTED]"');
+    expect(redactSecretInBody('{"secret":' + '['.repeat(20000) + '"whsec_deep_inside"' + ']'.repeat(20000) + ',"z":1}')).toBe('{"secret":"[REDACTED]","z":1}');
+    expect(redactSecretInBody('{"secret":{"value":"whsec_copied_twice","whsec_key_copy_1":1},"note":"was whsec_copied_twice","k":{"whsec_key_copy_1":1}}')).toBe(
+      '{"secret":"[REDACTED]","note":"was [REDACTED]","k":{"[REDACTED]":1}}',
     );
-    expect(redactSecretInBody('{"secret":["whsec_a1b2c3", {"k":"whsec_d4e5f6"}], "x":"kept"}')).toBe('{"secret":["[REDACTED]", {"k":"[REDACTED]"}], "x":"kept"}');
-    expect(redactSecretInBody('{"secret":{"value":"a}b]\\"c","n":1},"y":"kept"}')).toBe('{"secret":{"value":"[REDACTED]","n":1},"y":"kept"}');
-    expect(redactSecretInBody('{"secret":{"value":"whsec_cut_off')).toBe('{"secret":{"value":"[REDACTED]"');
-    // Every other copy of such a value is blanked too.
-    expect(redactSecretInBody('{"secret":{"value":"whsec_copied_twice"},"note":"was whsec_copied_twice"}')).toBe('{"secret":{"value":"[REDACTED]"},"note":"was [REDACTED]"}');
   });
 });
 

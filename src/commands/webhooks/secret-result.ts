@@ -12,7 +12,7 @@
 // handler can run, a file on a nearly full disk can take the last free
 // block, and a large document goes out in pieces.
 import type { Context, GlobalOptions } from '../../context.js';
-import type { SecretAnswer, SecretResponse } from '../../api/schemas.js';
+import { oddSecretText, type SecretAnswer, type SecretResponse } from '../../api/schemas.js';
 import { CliError, localError } from '../../errors/cli-error.js';
 import { describeKeepFailure, keepSecret, type KeptSecret } from '../../secret/deliver.js';
 import { CREDENTIAL_IN_SECRET, deliverAll, describeFailure, writeConfirmed, type Delivered, type DeliveryFailure } from '../../secret/deliver-all.js';
@@ -32,13 +32,12 @@ import { reportError } from '../../errors/report.js';
  */
 export function checkSecretAnswer(ctx: Context, answer: SecretAnswer, what: { endpointId?: string | undefined; idempotencyKey: string }): SecretResponse {
   if (answer.ok) return answer.body;
-  const secret = answer.secret;
-  ctx.io.redactor.addSecret(secret);
-  const endpoint = (answer.body.data as { endpoint?: { id?: unknown } }).endpoint;
-  const id = typeof endpoint?.id === 'string' || typeof endpoint?.id === 'number' ? String(endpoint.id) : (what.endpointId ?? 'endpoint');
+  const { odd } = answer;
+  const secret = odd.kept;
+  if (!odd.whole) ctx.io.redactor.addSecret(secret);
+  const id = odd.endpointId ?? what.endpointId ?? 'endpoint';
   const fp = fingerprint(secret);
-  const carries = typeof answer.body.data.secret === 'string' ? `the signing secret ${fp}` : `something under data.secret that may be the signing secret (${fp} of its JSON text)`;
-  const head = `the server's answer is not the expected response, but the change was applied (Idempotency-Key ${what.idempotencyKey}) and it carries ${carries} of endpoint ${escapeInline(id)}`;
+  const head = `the server's answer is not the expected response, but the change was applied (Idempotency-Key ${what.idempotencyKey}) and it carries ${oddSecretText(odd, fp)} of endpoint ${escapeInline(id)}`;
   let path: string;
   try {
     path = keepSecret(ctx.configDir, id, secret, new Date(ctx.now())).path;
