@@ -246,6 +246,15 @@ function writeCache(cache, script) {
       }
     }
     if (cache.note) writeReplacing(cache.noteFile, cache.note);
+    if (script || cache.note) {
+      // One note per install path: keep the 16 newest (npx runs each from a new folder).
+      const notes = fs
+        .readdirSync(cache.dir)
+        .filter((n) => n.startsWith('bundle-') && n.endsWith('.sha256'))
+        .map((n) => ({ p: path.join(cache.dir, n), t: fs.statSync(path.join(cache.dir, n)).mtimeMs }))
+        .sort((a, b) => b.t - a.t);
+      for (const n of notes.slice(16)) fs.rmSync(n.p, { force: true });
+    }
   } catch {
     /* a cache we cannot write only costs speed */
   }

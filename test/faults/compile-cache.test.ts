@@ -85,7 +85,7 @@ describe('compile cache', () => {
     expect(caches(cache).map((n) => n.replace(/^main-.*@/, '@'))).toEqual(['@exit-codes.v8', '@profile.list.v8']);
   });
 
-  test('old caches are pruned: those of the four newest builds stay, each with at most 32 commands', async () => {
+  test('old caches are pruned: those of the four newest builds stay, each with at most 32 commands; of the notes, the 16 newest', async () => {
     const pkg = await install();
     const cache = join(tempDir('cache'), 'chatctl');
     mkdirSync(cache, { recursive: true, mode: 0o700 });
@@ -97,6 +97,7 @@ describe('compile cache', () => {
     };
     ['a', 'b', 'c', 'd', 'e', 'f'].forEach((b, i) => ['x', 'y'].forEach((c) => make(`main-old${b}-v20-x64-0@${c}.v8`, at(i))));
     for (let i = 0; i < 40; i++) make(`main-many-v20-x64-0@cmd${i}.v8`, at(100 + i));
+    for (let i = 0; i < 20; i++) make(`bundle-${String(i).padStart(8, '0')}.sha256`, at(i));
     const r = await execa(NODE, [join(pkg, 'bin', 'chatctl.js'), 'exit-codes'], {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tempDir('home'), CHATCTL_CACHE_DIR: cache },
       extendEnv: false,
@@ -109,6 +110,10 @@ describe('compile cache', () => {
     expect(builds).toHaveLength(4);
     expect(left.filter((n) => n.startsWith('main-many-'))).toHaveLength(32);
     expect(left.filter((n) => n.startsWith('main-many-')).every((n) => Number(/cmd(\d+)/.exec(n)![1]) >= 8)).toBe(true); // the newest 32
+    // Notes (one per install path): the 16 newest stay. (This run writes none: its bundle was copied just now, so it is hashed again next time.)
+    const notes = readdirSync(cache).filter((n) => n.endsWith('.sha256'));
+    expect(notes).toHaveLength(16);
+    expect(notes.filter((n) => /^bundle-0000000[0-3]\.sha256$/.test(n))).toEqual([]);
   });
 
   test("the launcher's lists are the program's: the global options that take a value, the commands with subcommands", async () => {
