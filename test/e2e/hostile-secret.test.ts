@@ -130,6 +130,7 @@ describe('a secret wrapped in an object ({"secret":{"value":"…"}})', () => {
     expect(mode(kept[0]!)).toBe(0o600);
     expect(r.stderr).toContain(kept[0]!);
     expect(r.stderr).toContain('something under data.secret');
+    expect(r.stderr).toContain('take the secret from its data.secret');
   });
 
   test.each([

@@ -51,7 +51,7 @@ export function checkSecretAnswer(ctx: Context, answer: SecretAnswer, what: { en
   }
   throw localError('secret_not_delivered', `${head}; it is kept in ${path} (mode 0600), not delivered`, {
     details: { endpointId: id, fingerprint: fp, recoveredPath: path },
-    hint: `put it where it belongs, then delete ${path}`,
+    hint: odd.whole ? `the file holds the whole answer: take the secret from its data.secret, put it where it belongs, then delete ${path}` : `put it where it belongs, then delete ${path}`,
   });
 }
 
