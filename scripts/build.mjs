@@ -128,9 +128,9 @@ const confTrim = {
 const metafiles = [];
 // main.cjs is read, compiled and run by every command, so its size is paid
 // on every run: without its indentation and comments it is a third smaller
-// (490 → about 330 KB), which is less to read and, above all, less young
-// memory (V8 puts the source string there), so a rotate round trip no
-// longer triggers a second garbage collection. Names are kept (no
+// (490 → about 330 KB), which is less to read and less young memory (V8
+// puts the source string there), so a rotate round trip less often pays a
+// second garbage collection. Names are kept (no
 // identifier mangling): a --debug stack trace still names its functions.
 // The lazy bundles stay as they are: few runs load them.
 metafiles.push(
