@@ -17,7 +17,7 @@ import {
 import { sendWithRetries, type ApiRequest, type HttpDeps, type RetrySettings } from '../http/client.js';
 import { parseJson } from '../http/classify.js';
 import { CliError, invalidResponse } from '../errors/cli-error.js';
-import type { Transport, WireRequest } from '../http/transport.js';
+import type { Transport, WireRequest, WireResponse } from '../http/transport.js';
 
 export interface ClientConfig {
   baseUrl: string;
@@ -53,11 +53,11 @@ export function requestHeaders(cfg: Pick<ClientConfig, 'token' | 'origin' | 'csr
 
 export function createWebhooksClient(cfg: ClientConfig): WebhooksClient {
   /** Sends; `parse` gives the answer, or undefined for a body that is not one (an invalid_response). */
-  const send = async <T>(path: string, body: object, parse: (json: unknown, text: string) => T | undefined, idempotencyKey?: string): Promise<T> => {
+  const send = async <T>(path: string, body: object, parse: (json: unknown, res: WireResponse) => T | undefined, idempotencyKey?: string): Promise<T> => {
     const headers = requestHeaders(cfg, idempotencyKey);
     const req: ApiRequest = { method: 'POST', url: cfg.baseUrl + path, headers, body: JSON.stringify(body), idempotencyKey };
     const res = await sendWithRetries(req, cfg.settings, cfg.deps);
-    const parsed = parse(parseJson(res.body), res.body);
+    const parsed = parse(parseJson(res.body), res);
     if (parsed === undefined) {
       const keyNote = idempotencyKey ? `; the change may have been applied (Idempotency-Key ${idempotencyKey})` : '';
       throw invalidResponse(`the server answered ${res.status} with a body that is not the expected response${keyNote}`, { status: res.status, idempotencyKey });

@@ -64,14 +64,17 @@ export interface OddSecretAnswer {
   /** data.endpoint.id, when the answer names one. */
   endpointId: string | undefined;
   /**
-   * What is kept: the secret when data.secret is a string; otherwise (an
-   * object, array or number, which may hold it) the whole answer as the
-   * server sent it, since no copy made from the parsed value is faithful
-   * (a "__proto__" key, big numbers, repeated keys, any depth).
+   * What is kept: the secret when data.secret is a string; otherwise the
+   * whole answer as the server sent it: when data.secret is an object, array
+   * or number, which may hold it, since no copy made from the parsed value
+   * is faithful (a "__proto__" key, big numbers, repeated keys, any depth);
+   * and when the secret's bytes are not valid UTF-8, as its bytes.
    */
-  kept: string;
-  /** data.secret was not a string: `kept` is the whole answer. */
-  whole: boolean;
+  kept: string | Buffer;
+  /** `kept` is the whole answer: 'shape' (data.secret not a string) or 'encoding' (not UTF-8). */
+  whole: false | 'shape' | 'encoding';
+  /** The secret as read, when it was read at all (to be scrubbed from what is printed). */
+  read?: string;
 }
 
 /**
@@ -86,25 +89,33 @@ export type SecretAnswer = { ok: true; body: SecretResponse } | { ok: false; odd
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** `json` is the answer parsed, `text` the answer as received. */
-export function parseSecretAnswer(json: unknown, text: string): SecretAnswer | undefined {
-  const strict = secretResponseSchema().safeParse(json);
-  if (strict.success) return { ok: true, body: strict.data };
+/**
+ * `json` is the answer parsed, `res` the answer as received. A secret read
+ * from bytes that are not valid UTF-8 (U+FFFD where they were) would be
+ * delivered garbled: such an answer is odd, and keeps its bytes.
+ */
+export function parseSecretAnswer(json: unknown, res: { body: string; notUtf8?: Buffer | undefined }): SecretAnswer | undefined {
   const data = isObject(json) ? json.data : undefined;
+  const held = isObject(data) ? data.secret : undefined;
+  const garbled = res.notUtf8 !== undefined && typeof held === 'string' && held.includes('\uFFFD');
+  if (!garbled) {
+    const strict = secretResponseSchema().safeParse(json);
+    if (strict.success) return { ok: true, body: strict.data };
+  }
   if (!isObject(data)) return undefined;
-  const held = data.secret;
   const endpoint = isObject(data.endpoint) ? data.endpoint : undefined;
   const endpointId = typeof endpoint?.id === 'string' || typeof endpoint?.id === 'number' ? String(endpoint.id) : undefined;
-  if (typeof held === 'string') return held === '' ? undefined : { ok: false, odd: { endpointId, kept: held, whole: false } };
+  if (garbled) return { ok: false, odd: { endpointId, kept: res.notUtf8!, whole: 'encoding', read: held } };
+  if (typeof held === 'string') return held === '' ? undefined : { ok: false, odd: { endpointId, kept: held, whole: false, read: held } };
   const holds = typeof held === 'number' || (Array.isArray(held) ? held.length > 0 : isObject(held) && Object.keys(held).length > 0);
-  return holds ? { ok: false, odd: { endpointId, kept: text, whole: true } } : undefined;
+  return holds ? { ok: false, odd: { endpointId, kept: res.notUtf8 ?? res.body, whole: 'shape' } } : undefined;
 }
 
 /** How a message names what an odd answer carries. */
 export function oddSecretText(odd: OddSecretAnswer, fingerprint: string): string {
-  return odd.whole
-    ? `something under data.secret that may be the signing secret (the whole answer is kept, ${fingerprint} of it)`
-    : `the signing secret ${fingerprint}`;
+  if (odd.whole === 'encoding') return `a signing secret whose bytes are not valid UTF-8, so it cannot be delivered as sent (the whole answer is kept as received, ${fingerprint} of it)`;
+  if (odd.whole === 'shape') return `something under data.secret that may be the signing secret (the whole answer is kept, ${fingerprint} of it)`;
+  return `the signing secret ${fingerprint}`;
 }
 
 export const mutationResponseSchema = lazy(() =>

@@ -41,10 +41,10 @@ export interface RotateRequest {
 export type RotateOne = (request: RotateRequest, idempotencyKey: string, signal: AbortSignal) => Promise<WireResponse>;
 
 export interface ItemSecretsPort {
-  fingerprint(secret: string): string;
+  fingerprint(secret: string | Buffer): string;
   deliver(item: ManifestItem, secret: string): Promise<DeliveryOutcome>;
   holds(item: ManifestItem, fp: string): boolean;
-  recover(item: ManifestItem, secret: string): string;
+  recover(item: ManifestItem, secret: string | Buffer): string;
   /** A copy in recovered/ made before delivery, discarded once every destination holds the secret (throws if it cannot be written). */
   keep?(item: ManifestItem, secret: string): { path: string; discard(): void; persist(): void };
   /** The destinations of this item, as its result line names them. */
@@ -236,7 +236,7 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
   };
 
   /** Keeps a secret that did not reach every destination: its path, or null and why not. */
-  const keepCopy = (item: ManifestItem, secret: string): { kept: string | null; keepError?: unknown } => {
+  const keepCopy = (item: ManifestItem, secret: string | Buffer): { kept: string | null; keepError?: unknown } => {
     try {
       return { kept: deps.secrets.recover(item, secret) };
     } catch (keepError) {
@@ -266,13 +266,13 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
   };
 
   const onSuccess = async (item: ManifestItem, res: WireResponse, key: string, resent: boolean) => {
-    const parsed = parseSecretAnswer(parseJson(res.body), res.body);
+    const parsed = parseSecretAnswer(parseJson(res.body), res);
     if (!parsed?.ok) {
       // Not the expected shape, but a secret in it means the change was
       // applied: it is kept, as a single rotate keeps it (exit 13), never dropped.
       if (parsed) {
         const stray = parsed.odd.kept;
-        if (!parsed.odd.whole) deps.redactor?.addSecret(stray);
+        if (parsed.odd.read !== undefined) deps.redactor?.addSecret(parsed.odd.read);
         const fp = deps.secrets.fingerprint(stray);
         const { kept, keepError } = keepCopy(item, stray);
         const head = `the server answered ${res.status} with a body that is not the expected response, but it carries ${oddSecretText(parsed.odd, fp)}: the change was applied (Idempotency-Key ${key})`;

@@ -15,7 +15,7 @@ export type { DeliveryOutcome };
 export interface ItemSecrets {
   /** The sinks as given, for the summary. */
   readonly targets: readonly string[];
-  fingerprint(secret: string): string;
+  fingerprint(secret: string | Buffer): string;
   /** This item's destinations, `{id}` replaced, as its result line names them. */
   targetsFor(item: ManifestItem): string[];
   /** Before anything is sent: this item's destinations can work (else a usage error). */
@@ -29,7 +29,7 @@ export interface ItemSecrets {
   /** Before delivery: a copy in recovered/ (not fsync'd), so no way the run can end loses the secret (throws if it cannot be written). */
   keep(item: ManifestItem, secret: string): KeptSecret;
   /** Keeps a secret that did not reach every destination; its path (throws, naming the folder and why, if even that fails). */
-  recover(item: ManifestItem, secret: string): string;
+  recover(item: ManifestItem, secret: string | Buffer): string;
 }
 
 export interface PlanInput {

@@ -95,7 +95,7 @@ export function proxyTransport(env: NodeJS.ProcessEnv): Transport {
       }
       const headers: Record<string, string | string[] | undefined> = {};
       for (const [k, v] of Object.entries(res.headers)) headers[k.toLowerCase()] = v;
-      return { status: res.statusCode, headers, body: await decodeBody(Buffer.concat(chunks), headers['content-encoding'], opts.maxBodyBytes, res.statusCode) };
+      return { status: res.statusCode, headers, ...(await decodeBody(Buffer.concat(chunks), headers['content-encoding'], opts.maxBodyBytes, res.statusCode)) };
     } catch (err) {
       if (err instanceof TransportError) throw err;
       if (opts.signal.aborted) throw new TransportError('aborted', 'interrupted');

@@ -2,6 +2,7 @@
 // follows redirects, and the attempt timeout covers the whole exchange, from
 // connecting to the last byte of the body. Behind a proxy, proxy.ts supplies
 // one built on undici's EnvHttpProxyAgent.
+import { isUtf8 } from 'node:buffer';
 import type { IncomingHttpHeaders } from 'node:http';
 
 export interface WireRequest {
@@ -16,6 +17,12 @@ export interface WireResponse {
   status: number;
   headers: IncomingHttpHeaders;
   body: string;
+  /**
+   * The body's bytes, present only when they are not valid UTF-8: `body`
+   * then holds U+FFFD where they were, and a secret read from it may be
+   * garbled (parseSecretAnswer keeps these bytes instead).
+   */
+  notUtf8?: Buffer;
 }
 
 export interface AttemptOptions {
@@ -110,7 +117,7 @@ let httpsModule: typeof import('node:https') | undefined;
  * is dropped. A coding chatctl cannot undo, or a corrupt body, is
  * 'malformed'; a body over `maxBytes` once decoded is 'too_large'.
  */
-export async function decodeBody(raw: Buffer, contentEncoding: string | string[] | undefined, maxBytes: number, status: number): Promise<string> {
+export async function decodeBody(raw: Buffer, contentEncoding: string | string[] | undefined, maxBytes: number, status: number): Promise<Pick<WireResponse, 'body' | 'notUtf8'>> {
   const codings = (Array.isArray(contentEncoding) ? contentEncoding.join(',') : (contentEncoding ?? ''))
     .split(',')
     .map((c) => c.trim().toLowerCase())
@@ -143,7 +150,8 @@ export async function decodeBody(raw: Buffer, contentEncoding: string | string[]
     }
   }
   const text = data.toString('utf8');
-  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  return isUtf8(data) ? { body } : { body, notUtf8: data };
 }
 
 export const nodeTransport: Transport = async (req, opts) => {
@@ -216,7 +224,7 @@ export const nodeTransport: Transport = async (req, opts) => {
           clearTimeout(timer);
           opts.signal.removeEventListener('abort', onAbort);
           decodeBody(Buffer.concat(chunks), res.headers['content-encoding'], opts.maxBodyBytes, status!).then(
-            (body) => resolve({ status: status!, headers: res.headers, body }),
+            (decoded) => resolve({ status: status!, headers: res.headers, ...decoded }),
             reject,
           );
         });

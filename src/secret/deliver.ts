@@ -144,13 +144,13 @@ export interface KeptSecret {
  * dead process wrote, and an fsync on every rotation costs tens of
  * milliseconds; persist() makes it durable once it is the one place left.
  */
-export function keepSecret(configDir: string, endpointId: string, secret: string, now: Date, opts: { durable?: boolean } = {}): KeptSecret {
+export function keepSecret(configDir: string, endpointId: string, secret: string | Buffer, now: Date, opts: { durable?: boolean } = {}): KeptSecret {
   const dir = recoveryFolder(configDir);
   const firstMade = makeFolders(dir, 0o700);
   const safeId = endpointId.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64) || 'endpoint';
   const stamp = now.toISOString().replace(/[:.]/g, '-');
   const path = join(dir, `${safeId}-${stamp}-${randomBytes(3).toString('hex')}.secret`);
-  createExclusive(path, Buffer.from(secret, 'utf8'), opts.durable ?? true);
+  createExclusive(path, typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret, opts.durable ?? true);
   return {
     path,
     persist() {
@@ -218,6 +218,6 @@ export function describeKeepFailure(err: unknown, configDir: string): string {
 }
 
 /** Keeps a secret that could not be saved where asked: returns its path. */
-export function recoverSecret(configDir: string, endpointId: string, secret: string, now: Date): string {
+export function recoverSecret(configDir: string, endpointId: string, secret: string | Buffer, now: Date): string {
   return keepSecret(configDir, endpointId, secret, now).path;
 }

@@ -2,8 +2,11 @@
 // an operator can compare the copy a receiver holds with the one delivered.
 // node:crypto is loaded here, when a secret is in hand, not at start-up.
 
-/** `sha256:` + the first 16 lowercase hex digits of the SHA-256 of the UTF-8 bytes. */
-export function fingerprint(secret: string): string {
+/** `sha256:` + the first 16 lowercase hex digits of the SHA-256 of the UTF-8 bytes (or of the bytes given). */
+export function fingerprint(secret: string | Buffer): string {
   const { createHash } = process.getBuiltinModule('node:crypto');
-  return `sha256:${createHash('sha256').update(secret, 'utf8').digest('hex').slice(0, 16)}`;
+  const hash = createHash('sha256');
+  if (typeof secret === 'string') hash.update(secret, 'utf8');
+  else hash.update(secret);
+  return `sha256:${hash.digest('hex').slice(0, 16)}`;
 }

@@ -167,6 +167,57 @@ describe('a secret wrapped in an object ({"secret":{"value":"…"}})', () => {
   });
 });
 
+describe('an answer whose bytes are not valid UTF-8', () => {
+  // Decoding turns each invalid byte into U+FFFD: a secret read that way is
+  // not the server's, and was delivered garbled with exit 0.
+  const envelope = (secret: Buffer, name = Buffer.from('billing')) =>
+    Buffer.concat([
+      Buffer.from('{"data":{"endpoint":{"id":"we_1","version":3,"name":"'),
+      name,
+      Buffer.from('"},"secret":"'),
+      secret,
+      Buffer.from('","secretAvailable":true},"meta":{"requestId":"r"}}'),
+    ]);
+
+  test('in the secret: not delivered; the answer kept byte for byte under recovered/, exit 13', async () => {
+    const body = envelope(Buffer.concat([Buffer.from('whsec_'), Buffer.from([0xff, 0xfe, 0x80]), Buffer.from('_tail_of_the_secret')]));
+    for (const extra of [['--secret-to', 'file:s.txt'], ['--json']]) {
+      answer(body);
+      const r = await runCli([...ROTATE, ...extra], { env: scopeEnv(baseUrl) });
+      expect(r.exitCode, r.stderr).toBe(13);
+      expect(r.stdout).toBe('');
+      expect(existsSync(join(r.ws.cwd, 's.txt'))).toBe(false);
+      const kept = recovered(r);
+      expect(kept).toHaveLength(1);
+      expect(readFileSync(kept[0]!)).toEqual(body);
+      expect(r.stderr).toContain('not valid UTF-8');
+      expect(r.stderr).toContain(kept[0]!);
+      expect(r.stderr).not.toContain('_tail_of_the_secret');
+    }
+  });
+
+  test('elsewhere only (the endpoint name): the secret is whole, delivered, exit 0', async () => {
+    answer(envelope(Buffer.from(SECRET), Buffer.from([0x62, 0xff, 0x6c])));
+    const { r, file } = await rotateToFile();
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(readFileSync(file, 'utf8')).toBe(SECRET);
+    expect(recovered(r)).toEqual([]);
+  });
+
+  test('rotate --from: kept the same way, exit 14', async () => {
+    const body = envelope(Buffer.concat([Buffer.from('whsec_'), Buffer.from([0xc3, 0x28]), Buffer.from('_rest')]));
+    answer(body);
+    const ws = workspace();
+    writeFileSync(join(ws.cwd, 'm.ndjson'), '{"endpointId":"we_1","expectedVersion":2}\n');
+    const r = await runCli(['webhooks', 'rotate', '--from', 'm.ndjson', '--mode', 'overlap', '--secret-to', 'file:{id}.whsec', '--json'], { env: scopeEnv(baseUrl), ws });
+    expect(r.exitCode, r.stderr).toBe(14);
+    expect(existsSync(join(ws.cwd, 'we_1.whsec'))).toBe(false);
+    const kept = recovered(r);
+    expect(kept).toHaveLength(1);
+    expect(readFileSync(kept[0]!)).toEqual(body);
+  });
+});
+
 describe('a secret that holds the bearer token', () => {
   // Stdout scrubs credentials; the secret must not go there mangled with exit 0.
   const tokenSecret = `whsec_${TOKEN}_tail`;

@@ -34,7 +34,7 @@ export function checkSecretAnswer(ctx: Context, answer: SecretAnswer, what: { en
   if (answer.ok) return answer.body;
   const { odd } = answer;
   const secret = odd.kept;
-  if (!odd.whole) ctx.io.redactor.addSecret(secret);
+  if (odd.read !== undefined) ctx.io.redactor.addSecret(odd.read);
   const id = odd.endpointId ?? what.endpointId ?? 'endpoint';
   const fp = fingerprint(secret);
   const head = `the server's answer is not the expected response, but the change was applied (Idempotency-Key ${what.idempotencyKey}) and it carries ${oddSecretText(odd, fp)} of endpoint ${escapeInline(id)}`;

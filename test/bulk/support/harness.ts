@@ -39,7 +39,7 @@ export function harness(opts: HarnessOptions) {
     },
     holds: (item, f) => delivered.has(item.endpointId) && fp(delivered.get(item.endpointId)!) === f,
     recover(item, secret) {
-      recovered.set(item.endpointId, secret);
+      recovered.set(item.endpointId, typeof secret === "string" ? secret : secret.toString("latin1"));
       return `/config/recovered/${item.endpointId}.secret`;
     },
   };
