@@ -87,6 +87,8 @@ export interface OddSecretAnswer {
  */
 export type SecretAnswer = { ok: true; body: SecretResponse } | { ok: false; odd: OddSecretAnswer };
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
@@ -97,7 +99,10 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 export function parseSecretAnswer(json: unknown, res: { body: string; notUtf8?: Buffer | undefined }): SecretAnswer | undefined {
   const data = isObject(json) ? json.data : undefined;
   const held = isObject(data) ? data.secret : undefined;
-  const garbled = res.notUtf8 !== undefined && typeof held === 'string' && held.includes('\uFFFD');
+  // A lone surrogate (`"\ud800"`, from a string cut between the halves of a
+  // pair) cannot be written as UTF-8 either: every destination would get
+  // U+FFFD in its place.
+  const garbled = typeof held === 'string' && ((res.notUtf8 !== undefined && held.includes('\uFFFD')) || LONE_SURROGATE.test(held));
   if (!garbled) {
     const strict = secretResponseSchema().safeParse(json);
     if (strict.success) return { ok: true, body: strict.data };
@@ -105,7 +110,7 @@ export function parseSecretAnswer(json: unknown, res: { body: string; notUtf8?: 
   if (!isObject(data)) return undefined;
   const endpoint = isObject(data.endpoint) ? data.endpoint : undefined;
   const endpointId = typeof endpoint?.id === 'string' || typeof endpoint?.id === 'number' ? String(endpoint.id) : undefined;
-  if (garbled) return { ok: false, odd: { endpointId, kept: res.notUtf8!, whole: 'encoding', read: held } };
+  if (garbled) return { ok: false, odd: { endpointId, kept: res.notUtf8 ?? res.body, whole: 'encoding', read: held } };
   if (typeof held === 'string') return held === '' ? undefined : { ok: false, odd: { endpointId, kept: held, whole: false, read: held } };
   const holds = typeof held === 'number' || (Array.isArray(held) ? held.length > 0 : isObject(held) && Object.keys(held).length > 0);
   return holds ? { ok: false, odd: { endpointId, kept: res.notUtf8 ?? res.body, whole: 'shape' } } : undefined;
@@ -113,7 +118,7 @@ export function parseSecretAnswer(json: unknown, res: { body: string; notUtf8?: 
 
 /** How a message names what an odd answer carries. */
 export function oddSecretText(odd: OddSecretAnswer, fingerprint: string): string {
-  if (odd.whole === 'encoding') return `a signing secret whose bytes are not valid UTF-8, so it cannot be delivered as sent (the whole answer is kept as received, ${fingerprint} of it)`;
+  if (odd.whole === 'encoding') return `a signing secret that is not valid UTF-8 (bad bytes, or a lone surrogate escape), so it cannot be delivered as sent (the whole answer is kept as received, ${fingerprint} of it)`;
   if (odd.whole === 'shape') return `something under data.secret that may be the signing secret (the whole answer is kept, ${fingerprint} of it)`;
   return `the signing secret ${fingerprint}`;
 }

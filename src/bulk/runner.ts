@@ -228,7 +228,7 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
       localError('secret_not_delivered', message, {
         details: { version: prior.version, fingerprint: prior.fp, recoveredPath: prior.recovered },
         hint: prior.recovered
-          ? 'move it where it belongs, then delete that file'
+          ? 'move it where it belongs (a file that holds a whole answer has it under data.secret), then delete that file'
           : `compare each destination with the fingerprint (chatctl webhooks fingerprint FILE), or rotate it again: chatctl webhooks rotate ${item.endpointId} --expected-version ${prior.version ?? 'CURRENT_VERSION'} --mode overlap`,
       }),
       prior.key,
@@ -248,18 +248,22 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
   const failUndelivered = async (
     item: ManifestItem,
     key: string,
-    what: { fp: string; kept: string | null; version: number | null; status?: number; details?: Record<string, unknown> },
+    what: { fp: string; kept: string | null; version: number | null; status?: number; details?: Record<string, unknown>; whole?: boolean },
     message: string,
   ) => {
     const { fp, kept, version } = what;
     await record({ t: 'fail', id: item.endpointId, key, applied: true, exitCode: EXIT.secretNotDelivered, code: 'secret_not_delivered', recovered: kept });
-    if (kept) deps.notice?.(`${item.endpointId}: the signing secret (${fp}) was kept in ${kept} (mode 0600)`);
+    if (kept) deps.notice?.(`${item.endpointId}: ${what.whole ? `the whole answer that carries its signing secret (${fp} of it)` : `the signing secret (${fp})`} was kept in ${kept} (mode 0600)`);
     fail(
       item,
       localError('secret_not_delivered', message, {
         ...(what.status !== undefined ? { status: what.status } : {}),
         details: { recoveredPath: kept, fingerprint: fp, ...what.details },
-        hint: kept ? 'move it where it belongs, then delete that file' : `rotate it again: chatctl webhooks rotate ${item.endpointId} --expected-version ${version ?? 'CURRENT_VERSION'} --mode overlap`,
+        hint: kept
+          ? what.whole
+            ? 'the file holds the whole answer: take the secret from its data.secret, put it where it belongs, then delete that file'
+            : 'move it where it belongs, then delete that file'
+          : `rotate it again: chatctl webhooks rotate ${item.endpointId} --expected-version ${version ?? 'CURRENT_VERSION'} --mode overlap`,
       }),
       key,
     );
@@ -276,7 +280,7 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
         const fp = deps.secrets.fingerprint(stray);
         const { kept, keepError } = keepCopy(item, stray);
         const head = `the server answered ${res.status} with a body that is not the expected response, but it carries ${oddSecretText(parsed.odd, fp)}: the change was applied (Idempotency-Key ${key})`;
-        await failUndelivered(item, key, { fp, kept, version: null, status: res.status }, kept ? `${head}; it is kept in ${kept}, not delivered` : `${head}; no recovery copy could be written (${describeError(keepError)}): the secret is lost`);
+        await failUndelivered(item, key, { fp, kept, version: null, status: res.status, whole: parsed.odd.whole !== false }, kept ? `${head}; it is kept in ${kept}, not delivered` : `${head}; no recovery copy could be written (${describeError(keepError)}): the secret is lost`);
         return;
       }
       await record({ t: 'fail', id: item.endpointId, key, applied: null, exitCode: EXIT.unexpected, code: 'invalid_response' });

@@ -211,8 +211,12 @@ function traceResponse(deps: HttpDeps, res: WireResponse, ms: number): void {
   deps.trace(`< ${res.status} in ${ms} ms`);
   const flat: Record<string, string> = {};
   for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v;
-  // A header may echo the secret the body carries: blanked with the body's values.
+  // A header may echo the secret the body carries: blanked with the body's
+  // values. Node reads header values byte by byte (latin1), so a secret
+  // beyond ASCII shows there in that form: the body is read that way too.
   const blanked = blankSecretsInBody(res.body);
-  for (const [k, v] of Object.entries(redactHeaders(flat))) deps.trace(`< ${k}: ${blanked.scrub(v)}`);
+  const bytes = res.notUtf8 ?? (/[^\x00-\x7f]/.test(res.body) ? Buffer.from(res.body, 'utf8') : undefined);
+  const asBytes = bytes ? blankSecretsInBody(bytes.toString('latin1')).scrub : (text: string) => text;
+  for (const [k, v] of Object.entries(redactHeaders(flat))) deps.trace(`< ${k}: ${asBytes(blanked.scrub(v))}`);
   if (res.body) deps.trace(`< ${blanked.body}`);
 }

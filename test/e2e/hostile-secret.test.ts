@@ -158,12 +158,14 @@ describe('a secret wrapped in an object ({"secret":{"value":"…"}})', () => {
     answer(body);
     const ws = workspace();
     writeFileSync(join(ws.cwd, 'm.ndjson'), '{"endpointId":"we_1","expectedVersion":2}\n');
-    const r = await runCli(['webhooks', 'rotate', '--from', 'm.ndjson', '--mode', 'overlap', '--secret-to', 'file:{id}.whsec', '--json', '--debug'], { env: scopeEnv(baseUrl), ws });
+    const r = await runCli(['webhooks', 'rotate', '--from', 'm.ndjson', '--mode', 'overlap', '--secret-to', 'file:{id}.whsec', '--debug'], { env: scopeEnv(baseUrl), ws });
     expect(r.exitCode, r.stderr).toBe(14);
     expect(r.stderr + r.stdout).not.toContain(SECRET);
     const kept = recovered(r);
     expect(kept).toHaveLength(1);
     expect(readFileSync(kept[0]!)).toEqual(body);
+    // Human mode says what the file holds.
+    expect(r.stderr).toContain('the whole answer that carries its signing secret');
   });
 });
 
@@ -202,6 +204,28 @@ describe('an answer whose bytes are not valid UTF-8', () => {
     expect(r.exitCode, r.stderr).toBe(0);
     expect(readFileSync(file, 'utf8')).toBe(SECRET);
     expect(recovered(r)).toEqual([]);
+  });
+
+  // A third review: a lone surrogate escape is valid UTF-8 on the wire, but
+  // no destination can hold it (U+FFFD is written in its place).
+  test('a lone surrogate escape in the secret (\\ud800): not delivered, kept as received, exit 13', async () => {
+    const body = envelope(Buffer.from('whsec_AB\\ud800CD_and_more'));
+    answer(body);
+    const { r, file } = await rotateToFile();
+    expect(r.exitCode, r.stderr).toBe(13);
+    expect(existsSync(file)).toBe(false);
+    const kept = recovered(r);
+    expect(readFileSync(kept[0]!)).toEqual(body);
+    expect(r.stderr).toContain('lone surrogate');
+  });
+
+  test('--debug: a header echoing a secret beyond ASCII (valid or not) is blanked as the bytes Node shows', async () => {
+    for (const bytes of [Buffer.from('whsec_LONGSECRETVALUE\u00e91234'), Buffer.concat([Buffer.from('whsec_LONGSECRETVALUE'), Buffer.from([0xff]), Buffer.from('1234')])]) {
+      answer(envelope(bytes), { 'X-Secret-Echo': bytes.toString('latin1') });
+      const { r } = await rotateToFile(['--debug']);
+      expect(r.stderr).toMatch(/x-secret-echo: \[REDACTED\]/i);
+      expect(r.stderr).not.toContain('LONGSECRETVALUE');
+    }
   });
 
   test('rotate --from: kept the same way, exit 14', async () => {
