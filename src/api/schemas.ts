@@ -71,8 +71,12 @@ export interface OddSecretAnswer {
    * and when the secret's bytes are not valid UTF-8, as its bytes.
    */
   kept: string | Buffer;
-  /** `kept` is the whole answer: 'shape' (data.secret not a string) or 'encoding' (not UTF-8). */
-  whole: false | 'shape' | 'encoding';
+  /**
+   * `kept` is the whole answer: 'shape' (data.secret not a string),
+   * 'encoding' (the secret is not valid UTF-8) or 'unreadable' (a body that
+   * is not JSON, yet names a secret).
+   */
+  whole: false | 'shape' | 'encoding' | 'unreadable';
   /** The secret as read, when it was read at all (to be scrubbed from what is printed). */
   read?: string;
 }
@@ -97,6 +101,9 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * delivered garbled: such an answer is odd, and keeps its bytes.
  */
 export function parseSecretAnswer(json: unknown, res: { body: string; notUtf8?: Buffer | undefined }): SecretAnswer | undefined {
+  // Not JSON at all (a prefix of junk, a bad byte inside an escape), but the
+  // secret may be there in plain sight: the change was applied, so keep it.
+  if (json === undefined) return /secret/i.test(res.body) ? { ok: false, odd: { endpointId: undefined, kept: res.notUtf8 ?? res.body, whole: 'unreadable' } } : undefined;
   const data = isObject(json) ? json.data : undefined;
   const held = isObject(data) ? data.secret : undefined;
   // A lone surrogate (`"\ud800"`, from a string cut between the halves of a
@@ -119,6 +126,7 @@ export function parseSecretAnswer(json: unknown, res: { body: string; notUtf8?: 
 /** How a message names what an odd answer carries. */
 export function oddSecretText(odd: OddSecretAnswer, fingerprint: string): string {
   if (odd.whole === 'encoding') return `a signing secret that is not valid UTF-8 (bad bytes, or a lone surrogate escape), so it cannot be delivered as sent (the whole answer is kept as received, ${fingerprint} of it)`;
+  if (odd.whole === 'unreadable') return `a body that is not JSON but names a secret (the whole answer is kept as received, ${fingerprint} of it)`;
   if (odd.whole === 'shape') return `something under data.secret that may be the signing secret (the whole answer is kept, ${fingerprint} of it)`;
   return `the signing secret ${fingerprint}`;
 }

@@ -228,6 +228,27 @@ describe('an answer whose bytes are not valid UTF-8', () => {
     }
   });
 
+  // A third review: a 2xx that is not JSON at all, with the secret in plain sight.
+  test.each([
+    ['a UTF-16 byte-order mark before the JSON', Buffer.concat([Buffer.from([0xff, 0xfe]), json(secretBody())])],
+    ['a bad byte after a backslash in the secret', envelope(Buffer.concat([Buffer.from('whsec_AB\\'), Buffer.from([0xff]), Buffer.from('CD')]))],
+  ])('%s: not JSON, but it names a secret: kept as received, exit 13', async (_label, body) => {
+    answer(body);
+    const { r, file } = await rotateToFile();
+    expect(r.exitCode, r.stderr).toBe(13);
+    expect(existsSync(file)).toBe(false);
+    expect(readFileSync(recovered(r)[0]!)).toEqual(body);
+    expect(r.stderr).toContain('not JSON but names a secret');
+  });
+
+  test('a 2xx that is not JSON and names no secret: invalid_response (exit 1) naming the Idempotency-Key, nothing kept', async () => {
+    answer(Buffer.from('<html>upstream says hello</html>'));
+    const r = await runCli([...ROTATE, '--secret-to', 'file:s.txt', '--json'], { env: scopeEnv(baseUrl) });
+    expect(r.exitCode, r.stderr).toBe(1);
+    expect(parseErrorLine(r.stderr).error.code).toBe('invalid_response');
+    expect(recovered(r)).toEqual([]);
+  });
+
   test('rotate --from: kept the same way, exit 14', async () => {
     const body = envelope(Buffer.concat([Buffer.from('whsec_'), Buffer.from([0xc3, 0x28]), Buffer.from('_rest')]));
     answer(body);
