@@ -7,6 +7,7 @@
 // few milliseconds at start-up, and one run needs two or three.
 import * as z from 'zod/mini';
 import { EVENT_TYPES, LIMITS, ROTATION_MODES } from './spec.js';
+import { isJsonObject } from '../output/json.js';
 
 export function lazy<T>(build: () => T): () => T {
   let made: T | undefined;
@@ -93,8 +94,6 @@ export type SecretAnswer = { ok: true; body: SecretResponse } | { ok: false; odd
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /**
  * `json` is the answer parsed, `res` the answer as received. A secret read
  * from bytes that are not valid UTF-8 (U+FFFD where they were) would be
@@ -104,8 +103,8 @@ export function parseSecretAnswer(json: unknown, res: { body: string; notUtf8?: 
   // Not JSON at all (a prefix of junk, a bad byte inside an escape), but the
   // secret may be there in plain sight: the change was applied, so keep it.
   if (json === undefined) return /secret/i.test(res.body) ? { ok: false, odd: { endpointId: undefined, kept: res.notUtf8 ?? res.body, whole: 'unreadable' } } : undefined;
-  const data = isObject(json) ? json.data : undefined;
-  const held = isObject(data) ? data.secret : undefined;
+  const data = isJsonObject(json) ? json.data : undefined;
+  const held = isJsonObject(data) ? data.secret : undefined;
   // A lone surrogate (`"\ud800"`, from a string cut between the halves of a
   // pair) cannot be written as UTF-8 either: every destination would get
   // U+FFFD in its place.
@@ -114,12 +113,12 @@ export function parseSecretAnswer(json: unknown, res: { body: string; notUtf8?: 
     const strict = secretResponseSchema().safeParse(json);
     if (strict.success) return { ok: true, body: strict.data };
   }
-  if (!isObject(data)) return undefined;
-  const endpoint = isObject(data.endpoint) ? data.endpoint : undefined;
+  if (!isJsonObject(data)) return undefined;
+  const endpoint = isJsonObject(data.endpoint) ? data.endpoint : undefined;
   const endpointId = typeof endpoint?.id === 'string' || typeof endpoint?.id === 'number' ? String(endpoint.id) : undefined;
   if (garbled) return { ok: false, odd: { endpointId, kept: res.notUtf8 ?? res.body, whole: 'encoding', read: held } };
   if (typeof held === 'string') return held === '' ? undefined : { ok: false, odd: { endpointId, kept: held, whole: false, read: held } };
-  const holds = typeof held === 'number' || (Array.isArray(held) ? held.length > 0 : isObject(held) && Object.keys(held).length > 0);
+  const holds = typeof held === 'number' || (Array.isArray(held) ? held.length > 0 : isJsonObject(held) && Object.keys(held).length > 0);
   return holds ? { ok: false, odd: { endpointId, kept: res.notUtf8 ?? res.body, whole: 'shape' } } : undefined;
 }
 

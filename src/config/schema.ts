@@ -5,6 +5,7 @@
 // optional strings, and every command that reads the config (each rotate
 // with a profile) paid about 1 ms to build zod's schemas for it, against a
 // round trip of about 40 ms (README, Dependencies).
+import { isJsonObject } from '../output/json.js';
 
 export const PROFILE_FIELDS = [
   'baseUrl',
@@ -27,9 +28,6 @@ export interface ConfigData {
   profiles?: Record<string, Profile> | undefined;
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /**
  * Checks parsed JSON against the shape of config.json; `where` names the
  * first field that does not fit (`profiles.prod.baseUrl`). Each profile is
@@ -37,7 +35,7 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> =>
  * ordinary entry. Unknown keys are dropped.
  */
 export function parseConfigData(json: unknown): { data: ConfigData } | { where: string } {
-  if (!isPlainObject(json)) return { where: '(top level)' };
+  if (!isJsonObject(json)) return { where: '(top level)' };
   const field = (o: Record<string, unknown>, k: string) => (Object.hasOwn(o, k) ? o[k] : undefined);
   const version = field(json, 'version');
   if (version !== undefined && version !== 1) return { where: 'version' };
@@ -48,10 +46,10 @@ export function parseConfigData(json: unknown): { data: ConfigData } | { where: 
   if (currentProfile !== undefined) data.currentProfile = currentProfile;
   const raw = field(json, 'profiles');
   if (raw !== undefined) {
-    if (!isPlainObject(raw)) return { where: 'profiles' };
+    if (!isJsonObject(raw)) return { where: 'profiles' };
     const profiles = profileMap(undefined);
     for (const [name, entry] of Object.entries(raw)) {
-      if (!isPlainObject(entry)) return { where: `profiles.${name}` };
+      if (!isJsonObject(entry)) return { where: `profiles.${name}` };
       const p: Profile = {};
       for (const k of PROFILE_KEYS) {
         const v = field(entry, k);

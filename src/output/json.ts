@@ -7,6 +7,9 @@
 // controls, U+2028/2029, bidi and zero-width marks) are written as \uXXXX,
 // which any JSON reader reads back as the same string.
 
+/** A JSON object: not null, not an array. */
+export const isJsonObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
 // eslint-disable-next-line no-control-regex
 const UNSAFE = /[\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff]/g;
 
