@@ -122,6 +122,11 @@ export function parseSecretAnswer(json: unknown, res: { body: string; notUtf8?: 
   return holds ? { ok: false, odd: { endpointId, kept: res.notUtf8 ?? res.body, whole: 'shape' } } : undefined;
 }
 
+/** What to do with the file an odd answer was kept in (`file`: its path, or "that file"). */
+export function oddSecretHint(odd: OddSecretAnswer, file: string): string {
+  return odd.whole ? `the file holds the whole answer: take the secret from its data.secret, put it where it belongs, then delete ${file}` : `put it where it belongs, then delete ${file}`;
+}
+
 /** How a message names what an odd answer carries. */
 export function oddSecretText(odd: OddSecretAnswer, fingerprint: string): string {
   if (odd.whole === 'encoding') return `a signing secret that is not valid UTF-8 (bad bytes, or a lone surrogate escape), so it cannot be delivered as sent (the whole answer is kept as received, ${fingerprint} of it)`;

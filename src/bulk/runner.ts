@@ -17,7 +17,7 @@
 // What an earlier run left in the journal decides what happens to an item
 // before any of that: see `Prior` in journal.ts and takeNext() below.
 import { setMaxListeners } from 'node:events';
-import { oddSecretText, parseSecretAnswer } from '../api/schemas.js';
+import { oddSecretHint, oddSecretText, parseSecretAnswer, type OddSecretAnswer } from '../api/schemas.js';
 import { CliError, isCliError, localError } from '../errors/cli-error.js';
 import { EXIT } from '../errors/exit-codes.js';
 import { errorFromResponse, headerValue, parseJson } from '../http/classify.js';
@@ -248,20 +248,20 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
   const failUndelivered = async (
     item: ManifestItem,
     key: string,
-    what: { fp: string; kept: string | null; version: number | null; status?: number; details?: Record<string, unknown>; whole?: boolean },
+    what: { fp: string; kept: string | null; version: number | null; status?: number; details?: Record<string, unknown>; odd?: OddSecretAnswer },
     message: string,
   ) => {
     const { fp, kept, version } = what;
     await record({ t: 'fail', id: item.endpointId, key, applied: true, exitCode: EXIT.secretNotDelivered, code: 'secret_not_delivered', recovered: kept });
-    if (kept) deps.notice?.(`${item.endpointId}: ${what.whole ? `the whole answer that carries its signing secret (${fp} of it)` : `the signing secret (${fp})`} was kept in ${kept} (mode 0600)`);
+    if (kept) deps.notice?.(`${item.endpointId}: ${what.odd?.whole ? `the whole answer that carries its signing secret (${fp} of it)` : `the signing secret (${fp})`} was kept in ${kept} (mode 0600)`);
     fail(
       item,
       localError('secret_not_delivered', message, {
         ...(what.status !== undefined ? { status: what.status } : {}),
         details: { recoveredPath: kept, fingerprint: fp, ...what.details },
         hint: kept
-          ? what.whole
-            ? 'the file holds the whole answer: take the secret from its data.secret, put it where it belongs, then delete that file'
+          ? what.odd?.whole
+            ? oddSecretHint(what.odd, 'that file')
             : 'move it where it belongs, then delete that file'
           : `rotate it again: chatctl webhooks rotate ${item.endpointId} --expected-version ${version ?? 'CURRENT_VERSION'} --mode overlap`,
       }),
@@ -280,7 +280,7 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
         const fp = deps.secrets.fingerprint(stray);
         const { kept, keepError } = keepCopy(item, stray);
         const head = `the server answered ${res.status} with a body that is not the expected response, but it carries ${oddSecretText(parsed.odd, fp)}: the change was applied (Idempotency-Key ${key})`;
-        await failUndelivered(item, key, { fp, kept, version: null, status: res.status, whole: parsed.odd.whole !== false }, kept ? `${head}; it is kept in ${kept}, not delivered` : `${head}; no recovery copy could be written (${describeError(keepError)}): the secret is lost`);
+        await failUndelivered(item, key, { fp, kept, version: null, status: res.status, odd: parsed.odd }, kept ? `${head}; it is kept in ${kept}, not delivered` : `${head}; no recovery copy could be written (${describeError(keepError)}): the secret is lost`);
         return;
       }
       await record({ t: 'fail', id: item.endpointId, key, applied: null, exitCode: EXIT.unexpected, code: 'invalid_response' });

@@ -12,7 +12,7 @@
 // handler can run, a file on a nearly full disk can take the last free
 // block, and a large document goes out in pieces.
 import type { Context, GlobalOptions } from '../../context.js';
-import { oddSecretText, type SecretAnswer, type SecretResponse } from '../../api/schemas.js';
+import { oddSecretHint, oddSecretText, type SecretAnswer, type SecretResponse } from '../../api/schemas.js';
 import { CliError, localError } from '../../errors/cli-error.js';
 import { describeKeepFailure, keepSecret, type KeptSecret } from '../../secret/deliver.js';
 import { CREDENTIAL_IN_SECRET, deliverAll, describeFailure, writeConfirmed, type Delivered, type DeliveryFailure } from '../../secret/deliver-all.js';
@@ -51,7 +51,7 @@ export function checkSecretAnswer(ctx: Context, answer: SecretAnswer, what: { en
   }
   throw localError('secret_not_delivered', `${head}; it is kept in ${path} (mode 0600), not delivered`, {
     details: { endpointId: id, fingerprint: fp, recoveredPath: path },
-    hint: odd.whole ? `the file holds the whole answer: take the secret from its data.secret, put it where it belongs, then delete ${path}` : `put it where it belongs, then delete ${path}`,
+    hint: oddSecretHint(odd, path),
   });
 }
 
