@@ -233,31 +233,32 @@ function writeCache(cache, script) {
       writeReplacing(cache.file, script.createCachedData());
       // Keep the caches of this bundle's four newest builds (other installs,
       // other Node versions), and of each at most 32 commands.
-      const files = fs
-        .readdirSync(cache.dir)
-        .filter((n) => n.startsWith(cache.prefix) && n.endsWith('.v8'))
-        .map((n) => ({ p: path.join(cache.dir, n), build: n.split('@')[0], t: fs.statSync(path.join(cache.dir, n)).mtimeMs }))
-        .sort((a, b) => b.t - a.t);
       const builds = new Map(); // build → { rank (0 = newest), caches seen }
-      for (const f of files) {
-        const b = builds.get(f.build) ?? { rank: builds.size, seen: 0 };
-        builds.set(f.build, b);
-        if (b.rank >= 4 || ++b.seen > 32) fs.rmSync(f.p, { force: true });
+      for (const f of newestFirst(cache.dir, (n) => n.startsWith(cache.prefix) && n.endsWith('.v8'))) {
+        const build = f.name.split('@')[0];
+        const b = builds.get(build) ?? { rank: builds.size, seen: 0 };
+        builds.set(build, b);
+        if (b.rank >= 4 || ++b.seen > 32) fs.rmSync(f.path, { force: true });
       }
     }
     if (cache.note) writeReplacing(cache.noteFile, cache.note);
     if (script || cache.note) {
       // One note per install path: keep the 16 newest (npx runs each from a new folder).
-      const notes = fs
-        .readdirSync(cache.dir)
-        .filter((n) => n.startsWith('bundle-') && n.endsWith('.sha256'))
-        .map((n) => ({ p: path.join(cache.dir, n), t: fs.statSync(path.join(cache.dir, n)).mtimeMs }))
-        .sort((a, b) => b.t - a.t);
-      for (const n of notes.slice(16)) fs.rmSync(n.p, { force: true });
+      const notes = newestFirst(cache.dir, (n) => n.startsWith('bundle-') && n.endsWith('.sha256'));
+      for (const n of notes.slice(16)) fs.rmSync(n.path, { force: true });
     }
   } catch {
     /* a cache we cannot write only costs speed */
   }
+}
+
+/** The files of `dir` whose names pass `test`, newest first. */
+function newestFirst(dir, test) {
+  return fs
+    .readdirSync(dir)
+    .filter(test)
+    .map((name) => ({ name, path: path.join(dir, name), t: fs.statSync(path.join(dir, name)).mtimeMs }))
+    .sort((a, b) => b.t - a.t);
 }
 
 function writeReplacing(file, data) {
