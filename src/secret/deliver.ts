@@ -150,7 +150,7 @@ export function keepSecret(configDir: string, endpointId: string, secret: string
   const safeId = endpointId.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64) || 'endpoint';
   const stamp = now.toISOString().replace(/[:.]/g, '-');
   const path = join(dir, `${safeId}-${stamp}-${randomBytes(3).toString('hex')}.secret`);
-  createExclusive(path, typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret, opts.durable ?? true);
+  createExclusive(path, Buffer.from(secret), opts.durable ?? true); // a string as UTF-8
   return {
     path,
     persist() {
