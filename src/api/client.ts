@@ -14,7 +14,7 @@ import {
   type RotateRequest,
   type SecretAnswer,
 } from './schemas.js';
-import { sendWithRetries, type ApiRequest, type HttpDeps, type RetrySettings } from '../http/client.js';
+import { sendWithRetries, type ApiRequest, type CallHooks, type HttpDeps, type RetrySettings } from '../http/client.js';
 import { parseJson } from '../http/classify.js';
 import { CliError, invalidResponse } from '../errors/cli-error.js';
 import type { Transport, WireRequest, WireResponse } from '../http/transport.js';
@@ -28,12 +28,14 @@ export interface ClientConfig {
   userAgent: string;
   settings: RetrySettings;
   deps: HttpDeps;
+  /** How a re-run avoids applying a change twice, for a key (default: --idempotency-key; a `--from` run: its journal). */
+  rerun?: ((idempotencyKey: string) => string) | undefined;
 }
 
 export interface WebhooksClient {
   /** The spec's envelope, or (rarely) an odd answer that still carries the secret: see parseSecretAnswer. */
   create(body: CreateRequest, idempotencyKey: string): Promise<SecretAnswer>;
-  rotate(endpointId: string, body: RotateRequest, idempotencyKey: string): Promise<SecretAnswer>;
+  rotate(endpointId: string, body: RotateRequest, idempotencyKey: string, hooks?: CallHooks): Promise<SecretAnswer>;
   reactivate(endpointId: string, body: ExpectedVersionRequest): Promise<MutationResponse>;
 }
 
@@ -53,10 +55,11 @@ export function requestHeaders(cfg: Pick<ClientConfig, 'token' | 'origin' | 'csr
 
 export function createWebhooksClient(cfg: ClientConfig): WebhooksClient {
   /** Sends; `parse` gives the answer, or undefined for a body that is not one (an invalid_response). */
-  const send = async <T>(path: string, body: object, parse: (json: unknown, res: WireResponse) => T | undefined, idempotencyKey?: string): Promise<T> => {
+  const send = async <T>(path: string, body: object, parse: (json: unknown, res: WireResponse) => T | undefined, idempotencyKey?: string, hooks?: CallHooks): Promise<T> => {
     const headers = requestHeaders(cfg, idempotencyKey);
-    const req: ApiRequest = { method: 'POST', url: cfg.baseUrl + path, headers, body: JSON.stringify(body), idempotencyKey };
-    const res = await sendWithRetries(req, cfg.settings, cfg.deps);
+    const rerun = idempotencyKey !== undefined ? cfg.rerun?.(idempotencyKey) : undefined;
+    const req: ApiRequest = { method: 'POST', url: cfg.baseUrl + path, headers, body: JSON.stringify(body), idempotencyKey, rerun };
+    const res = await sendWithRetries(req, cfg.settings, cfg.deps, hooks);
     const parsed = parse(parseJson(res.body), res);
     if (parsed === undefined) {
       const keyNote = idempotencyKey ? `; the change may have been applied (Idempotency-Key ${idempotencyKey})` : '';
@@ -71,7 +74,7 @@ export function createWebhooksClient(cfg: ClientConfig): WebhooksClient {
   const endpoints = (...rest: string[]) => scopedPath(cfg.scope, 'webhook-endpoints', ...rest);
   return {
     create: (body, key) => send(endpoints(), body, parseSecretAnswer, key),
-    rotate: (id, body, key) => send(endpoints(id, 'secret', 'rotate'), body, parseSecretAnswer, key),
+    rotate: (id, body, key, hooks) => send(endpoints(id, 'secret', 'rotate'), body, parseSecretAnswer, key, hooks),
     reactivate: (id, body) => send(endpoints(id, 'reactivate'), body, mutation),
   };
 }

@@ -14,7 +14,17 @@ export function userAgent(ctx: Pick<Context, 'version'>): string {
   return `chatctl/${ctx.version} node/${process.versions.node}`;
 }
 
-export async function webhooksClient(ctx: Context): Promise<WebhooksClient> {
+/** What a `rotate --from` run changes in the client its items share. */
+export interface ClientExtras {
+  /** What requests in flight listen to instead of Ctrl-C. */
+  requestSignal?: AbortSignal | undefined;
+  agent?: import('node:http').Agent | undefined;
+  /** false: retry waits are not announced one by one (a progress line shows them). */
+  announce?: boolean | undefined;
+  rerun?: ((idempotencyKey: string) => string) | undefined;
+}
+
+export async function webhooksClient(ctx: Context, extras: ClientExtras = {}): Promise<WebhooksClient & { deadlineAt: number }> {
   // --deadline counts from here: the request, its retries and their waits.
   const startedAt = ctx.now();
   const inv = invocationOf(ctx);
@@ -24,15 +34,19 @@ export async function webhooksClient(ctx: Context): Promise<WebhooksClient> {
   ctx.io.redactor.addCredential(token);
   ctx.io.redactor.addCredential(conn.csrfToken);
   const transport = inv.dryRun ? dryRunTransport((req) => printDryRun(ctx, req)) : await ctx.transport();
-  return createWebhooksClient({
+  const settings = retrySettings(inv.settings(), startedAt);
+  const client = createWebhooksClient({
+    rerun: extras.rerun,
     baseUrl: conn.baseUrl,
     scope: conn.scope,
     token,
     origin: conn.origin,
     csrfToken: conn.csrfToken,
     userAgent: userAgent(ctx),
-    settings: retrySettings(inv.settings(), startedAt),
+    settings,
     deps: {
+      requestSignal: extras.requestSignal,
+      agent: extras.agent,
       transport,
       now: ctx.now,
       sleep: ctx.sleep,
@@ -41,9 +55,10 @@ export async function webhooksClient(ctx: Context): Promise<WebhooksClient> {
       signal: ctx.signal,
       trace: inv.output.debug ? (line) => ctx.io.stderr.write(`[debug] ${escapeInline(line)}\n`) : undefined,
       // Each wait, on a terminal or not (CI logs); io.notice is muted by --json and --quiet.
-      announce: (line) => ctx.io.notice(escapeInline(line)),
+      announce: extras.announce === false ? undefined : (line) => ctx.io.notice(escapeInline(line)),
     },
   });
+  return Object.assign(client, { deadlineAt: settings.deadline!.at });
 }
 
 function retrySettings(s: RequestSettings, startedAt: number): RetrySettings {

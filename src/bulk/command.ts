@@ -4,18 +4,19 @@
 // line checked (and each item's destinations) → confirmation of immediate
 // rotations → the run (runner.ts) → summary → exit code.
 // A bundle of its own (dist/lazy/bulk.cjs): single-endpoint runs never load it.
+import { setMaxListeners } from 'node:events';
 import { resolve } from 'node:path';
 import type { RotationMode } from '../api/spec.js';
-import { userAgent } from '../app/webhooks-client.js';
+import { webhooksClient } from '../app/webhooks-client.js';
+import { deliveryCutShort, type InDelivery } from '../secret/custody.js';
 import { invocationOf } from '../app/invocation.js';
 import type { Context, GlobalOptions } from '../context.js';
 import { CliError, usageError, localError } from '../errors/cli-error.js';
 import { EXIT } from '../errors/exit-codes.js';
 import { reportError } from '../errors/report.js';
-import { escapeInline } from '../output/sanitize.js';
+import { escapeInline, shellQuote } from '../output/sanitize.js';
 import type { Prompter } from '../prompts/prompter.js';
-import { makeRotateOne } from './attempt.js';
-import { JournalWriter, NO_JOURNAL, loadJournal, lockJournal, sameScope, type JournalScope, type LoadedJournal } from './journal.js';
+import { JournalWriter, NO_JOURNAL, loadJournal, lockJournal, planItem, sameScope, type JournalScope, type LoadedJournal } from './journal.js';
 import { bufferSource, checkManifest, fileSource, manifestItems, type ManifestSource } from './manifest.js';
 import { humanOutput, jsonOutput } from './output.js';
 import { runBulk } from './runner.js';
@@ -60,10 +61,7 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
   // ---- scope and token (exit 3 before anything is read or sent)
   const inv = invocationOf(ctx);
   const conn = inv.connection();
-  const settings = inv.settings();
-  const token = inv.dryRun ? (inv.token()?.token ?? '') : inv.requireToken();
-  ctx.io.redactor.addCredential(token);
-  ctx.io.redactor.addCredential(conn.csrfToken);
+  if (!inv.dryRun) inv.requireToken();
   const scope: JournalScope = { baseUrl: conn.baseUrl, ...conn.scope };
 
   // ---- where the secrets go
@@ -73,7 +71,6 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
     settings: { cwd: ctx.cwd, env: ctx.env, json, stdoutIsTTY: ctx.io.stdout.isTTY, stdoutDiscards: ctx.io.stdout.discards, force: Boolean(opts.force) },
     deliverDeps: { cwd: ctx.cwd, env: ctx.env, stdout: ctx.io.stdout, stderr: ctx.io.stderr, redactor: ctx.io.redactor },
     configDir: ctx.configDir,
-    now: ctx.now,
   });
 
   // ---- the manifest and the journal
@@ -97,16 +94,13 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
     if (journal.unreadable > 0) ctx.io.notice(`the journal ${journalPath} has ${journal.unreadable} unreadable line(s), from a write cut short; they are ignored`);
 
     // ---- every line checked, and every destination of an item that will be sent
-    const plan = { send: 0, resend: 0, skip: 0, report: 0 };
+    // (The journal's rules refuse, before anything is sent, an item that cannot go on: journal.ts planItem.)
+    const plan = { send: 0, resend: 0, skip: 0, redeliver: 0 };
     const check = checkManifest(source, defaultMode, (item) => {
-      const prior = journal.priors.get(item.endpointId);
-      if (prior?.state === 'ok') plan.skip += 1;
-      else if (prior?.state === 'applied') plan.report += 1;
-      else {
-        if (prior?.state === 'sent') plan.resend += 1;
-        else plan.send += 1;
-        secrets.check(item);
-      }
+      const act = planItem(journal.priors, item).act;
+      plan[act] += 1;
+      // A delivery resumed from a kept copy may find its own file there already (it then counts as delivered).
+      if (act === 'send' || act === 'resend') secrets.check(item);
     });
     secrets.checkShared(check.count);
 
@@ -127,7 +121,7 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
       if (json) ctx.io.stdout.write(JSON.stringify(line) + '\n');
       else
         ctx.io.stdout.write(
-          `Would rotate ${plan.send + plan.resend} of ${check.count} endpoints (${plan.resend} re-sent from the journal with their recorded keys), skip ${plan.skip} done earlier, and report ${plan.report} whose delivery an earlier run did not confirm.\n`,
+          `Would rotate ${plan.send + plan.resend} of ${check.count} endpoints (${plan.resend} re-sent from the journal with their recorded keys), skip ${plan.skip} done earlier, and deliver again ${plan.redeliver} whose delivery an earlier run did not confirm.\n`,
         );
       ctx.io.notice('dry run: nothing was sent');
       return;
@@ -148,43 +142,35 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
     const agent = new Agent({ keepAlive: true, maxSockets: concurrency, maxFreeSockets: concurrency });
     // Items whose secret is being delivered: a second signal ends the process
     // at once, and must still say where each of their secrets is.
-    const inDelivery = new Map<string, { fp: string; kept: string | null; key: string }>();
+    const inDelivery = new Map<string, InDelivery>();
     const lastWords = () => {
       let code: number = EXIT.secretNotDelivered;
-      for (const [id, d] of inDelivery) {
-        const head = `interrupted: endpoint ${escapeInline(id)} was rotated (Idempotency-Key ${d.key}) and delivery of its signing secret ${d.fp} was cut short`;
-        code = reportError(
-          localError('secret_not_delivered', d.kept ? `${head}; it is kept in ${d.kept} (mode 0600)` : `${head}; no recovery copy could be written: only the destinations it reached hold it`, {
-            details: { endpointId: id, fingerprint: d.fp, recoveredPath: d.kept },
-            idempotencyKey: d.key,
-            hint: d.kept ? 'move it where it belongs, then delete that file' : `compare each destination with the fingerprint, or rotate it again: chatctl webhooks rotate ${id} --expected-version CURRENT_VERSION --mode overlap`,
-          }),
-          ctx.io,
-          json,
-          false,
-        );
-      }
+      for (const state of inDelivery.values()) code = reportError(deliveryCutShort(state), ctx.io, json, false);
       return code;
     };
+    // The one request engine, as a single rotate uses it: requests in flight
+    // are not aborted by Ctrl-C (they finish and deliver), and a re-run with
+    // the journal is how the key is re-sent.
+    // Every request in flight listens on it: Node would warn past 10.
+    const inFlight = new AbortController().signal;
+    setMaxListeners(0, inFlight);
+    const client = await webhooksClient(ctx, {
+      requestSignal: inFlight,
+      agent,
+      announce: false,
+      rerun: () => (journalPath !== undefined ? `a re-run with --journal ${shellQuote(journalPath)} re-sends it` : 'keep a --journal so that a re-run re-sends it'),
+    });
     let summary;
     try {
       summary = await runBulk(
         manifestItems(source, defaultMode),
-        { concurrency, maxRetries: settings.maxRetries, total: check.count, signal: ctx.signal },
+        { concurrency, total: check.count, signal: ctx.signal, deadlineAt: client.deadlineAt },
         {
           clock: { now: ctx.now, sleep: ctx.sleep, random: ctx.random },
-          rotateOne: makeRotateOne({
-            transport: await ctx.transport(),
-            conn,
-            token,
-            timeoutMs: settings.timeoutMs,
-            userAgent: userAgent(ctx),
-            randomUUID: ctx.randomUUID,
-            now: ctx.now,
-            agent,
-            trace: inv.output.debug ? (line) => ctx.io.stderr.write(`[debug] ${escapeInline(line)}\n`) : undefined,
-          }),
+          rotate: (req, key, hooks) => client.rotate(req.endpointId, { expectedVersion: req.expectedVersion, mode: req.mode }, key, hooks),
+          trace: inv.output.debug ? (item) => (line) => ctx.io.stderr.write(`[debug] ${escapeInline(item.endpointId)}: ${escapeInline(line)}\n`) : undefined,
           secrets,
+          custody: ctx,
           journal: writer ?? NO_JOURNAL,
           priors: journal.priors,
           newKey: ctx.randomUUID,

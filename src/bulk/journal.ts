@@ -9,7 +9,12 @@
 //   {"t":"applied","id","key","version","fp","recovered"?}  the server rotated it and returned the secret
 //      (recovered: the copy kept in recovered/ while it is delivered; removed once every destination holds it)
 //   {"t":"ok","id","key","version","fp","delivery","requestId"}  every destination holds it
-//   {"t":"fail","id","key","applied":true|false|null,"exitCode","code","recovered"?}
+//   {"t":"fail","id","key","applied":true|false|null,"exitCode","code","recovered"?,"whole"?}
+//      (whole: the copy is a whole odd answer, not a secret to deliver again)
+//
+// An item is its endpoint, expected version and mode (planItem below): a
+// record counts only for the same three, so next month's manifest (the next
+// expectedVersion) is a new rotation, never skipped as done.
 //
 // Every append resolves once its line is on disk (fdatasync). Appends that
 // arrive while a sync is running share the next one (group commit), so four
@@ -38,7 +43,7 @@ export type JournalRecord =
   | { t: 'send'; id: string; key: string; ev: number; mode: RotationMode }
   | { t: 'applied'; id: string; key: string; version: number | null; fp: string; recovered?: string | null }
   | { t: 'ok'; id: string; key: string; version: number | null; fp: string; delivery: DeliveryRecord[]; requestId: string }
-  | { t: 'fail'; id: string; key: string; applied: boolean | null; exitCode: number; code: string; recovered?: string | null };
+  | { t: 'fail'; id: string; key: string; applied: boolean | null; exitCode: number; code: string; recovered?: string | null; whole?: boolean };
 
 /**
  * What earlier runs left for one endpoint, folded from its records:
@@ -58,6 +63,8 @@ export interface Prior {
   requestId: string | null;
   /** Where an earlier run kept a secret it could not deliver. */
   recovered: string | null;
+  /** That copy is the server's whole odd answer, not a secret to deliver. */
+  whole: boolean;
 }
 
 export interface LoadedJournal {
@@ -71,7 +78,7 @@ export interface LoadedJournal {
 export function foldRecord(priors: Map<string, Prior>, r: JournalRecord): void {
   if (r.t === 'run') return;
   if (r.t === 'send') {
-    priors.set(r.id, { state: 'sent', key: r.key, ev: r.ev, mode: r.mode, version: null, fp: null, delivery: null, requestId: null, recovered: null });
+    priors.set(r.id, { state: 'sent', key: r.key, ev: r.ev, mode: r.mode, version: null, fp: null, delivery: null, requestId: null, recovered: null, whole: false });
     return;
   }
   const p = priors.get(r.id);
@@ -86,7 +93,50 @@ export function foldRecord(priors: Map<string, Prior>, r: JournalRecord): void {
   } else {
     p.state = r.applied === true ? 'applied' : r.applied === null ? 'sent' : 'refused';
     if (r.recovered) p.recovered = r.recovered;
+    if (r.whole === true) p.whole = true;
   }
+}
+
+/** What to do with a manifest item, given what earlier runs left in the journal. */
+export type ItemPlan =
+  | { act: 'send' }
+  /** Done by an earlier run: nothing is sent. */
+  | { act: 'skip'; prior: Prior }
+  /** Applied by an earlier run, delivery not confirmed: delivered again from its kept copy, never sent. */
+  | { act: 'redeliver'; prior: Prior }
+  /** Sent by an earlier run with no known outcome: sent again with its key. */
+  | { act: 'resend'; prior: Prior };
+
+/**
+ * The journal's rules. An item is (endpointId, expectedVersion, mode), and a
+ * record counts only for the same three: another expected version is a new
+ * rotation. Two cases cannot go on, and are refused before anything is sent
+ * (exit 2): an earlier rotation of the endpoint whose outcome is unknown
+ * (the server may have issued a secret that only a re-run of that manifest
+ * can collect), and a pending item the manifest now asks in another mode.
+ */
+export function planItem(priors: ReadonlyMap<string, Prior>, item: { line: number; endpointId: string; expectedVersion: number; mode: RotationMode }): ItemPlan {
+  const p = priors.get(item.endpointId);
+  if (!p || p.state === 'refused') return { act: 'send' };
+  if (p.ev !== item.expectedVersion) {
+    if (p.state === 'sent')
+      throw usageError(
+        `line ${item.line}: endpoint ${item.endpointId} has an earlier rotation in the journal whose outcome is unknown (expected version ${p.ev}, mode ${p.mode}, Idempotency-Key ${p.key})`,
+        'run the earlier manifest again with this journal first, so that a secret the server may have issued for it is collected, then this one',
+      );
+    return { act: 'send' };
+  }
+  if (p.mode !== item.mode) {
+    if (p.state === 'sent' || p.state === 'applied')
+      throw usageError(
+        `line ${item.line}: endpoint ${item.endpointId} (expected version ${p.ev}) is pending in the journal as a rotation with mode ${p.mode}, not ${item.mode} (Idempotency-Key ${p.key})`,
+        `give that line "mode":"${p.mode}" to finish it; a request already sent cannot change its mode`,
+      );
+    return { act: 'send' };
+  }
+  if (p.state === 'ok') return { act: 'skip', prior: p };
+  if (p.state === 'applied') return { act: 'redeliver', prior: p };
+  return { act: 'resend', prior: p };
 }
 
 const isRecord = (v: unknown): v is JournalRecord => {

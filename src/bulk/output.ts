@@ -24,7 +24,9 @@ export function summaryLine(s: RunSummary): { summary: { ok: number; failed: num
 
 export function jsonOutput(io: IO): BulkOutput {
   return {
-    emit: (result) => io.stdout.write(JSON.stringify(result) + '\n'),
+    // A server message may echo any secret of the run (an earlier item's, in
+    // any escaping): stdout here carries no secret, so it is scrubbed of all.
+    emit: (result) => io.stdout.write(io.redactor.scrubAll(JSON.stringify(result)) + '\n'),
     notice: () => {},
     progress: () => {},
     async finish(summary) {
@@ -96,9 +98,12 @@ export function humanOutput(io: IO, now: () => number, targets: readonly string[
       ];
       if (s.ok > 0) lines.push(`New secrets went to: ${targets.map((t) => escapeInline(t)).join(', ')}`);
       if (s.throttled > 0) lines.push(`The server asked to slow down ${s.throttled} time${s.throttled === 1 ? '' : 's'}; ${s.requests} requests in all.`);
-      out.write(lines.join('\n') + '\n');
+      // Failure messages came from the server and may echo any secret of the
+      // run; with --secret-to stdout, stdout's secrets are already written.
+      const write = (text: string) => out.write(io.redactor.scrubAll(text));
+      write(lines.join('\n') + '\n');
       if (failures.length === 0) return;
-      out.write('\nFailed:\n');
+      write('\nFailed:\n');
       if (out.isTTY) {
         const { default: Table } = await import('cli-table3');
         const columns = io.columns;
@@ -109,11 +114,11 @@ export function humanOutput(io: IO, now: () => number, targets: readonly string[
           wordWrap: true,
         });
         for (const f of failures) table.push([escapeInline(f.endpointId), String(f.line), String(f.exitCode), escapeInline(f.message)]);
-        out.write(table.toString() + '\n');
+        write(table.toString() + '\n');
       } else {
-        for (const f of failures) out.write(`${escapeInline(f.endpointId)}\tline ${f.line}\texit ${f.exitCode}\t${escapeInline(f.message)}\n`);
+        for (const f of failures) write(`${escapeInline(f.endpointId)}\tline ${f.line}\texit ${f.exitCode}\t${escapeInline(f.message)}\n`);
       }
-      if (s.failed > failures.length) out.write(`… and ${s.failed - failures.length} more (--json lists every item)\n`);
+      if (s.failed > failures.length) write(`… and ${s.failed - failures.length} more (--json lists every item)\n`);
     },
   };
 }

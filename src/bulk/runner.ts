@@ -17,36 +17,38 @@
 // What an earlier run left in the journal decides what happens to an item
 // before any of that: see `Prior` in journal.ts and takeNext() below.
 import { setMaxListeners } from 'node:events';
-import { oddSecretHint, oddSecretText, parseSecretAnswer, type OddSecretAnswer } from '../api/schemas.js';
+import type { SecretAnswer } from '../api/schemas.js';
 import { CliError, isCliError, localError } from '../errors/cli-error.js';
 import { EXIT } from '../errors/exit-codes.js';
-import { errorFromResponse, headerValue, parseJson } from '../http/classify.js';
-import { MAX_RETRY_AFTER_MS, RETRY_STATUSES, backoffDelay, parseRetryAfter } from '../http/retry.js';
-import { isTransportError, type WireResponse } from '../http/transport.js';
-import type { DeliveryRecord, JournalSink, Prior } from './journal.js';
+import { NotSent, type CallHooks, type Pace } from '../http/client.js';
+import { deliverInCustody, keepOddAnswer, newSecretHint, secretWithheld, type CustodyDeps, type Holder, type InDelivery } from '../secret/custody.js';
+import type { DeliveryResult } from '../secret/custody.js';
+import { fingerprint } from '../secret/fingerprint.js';
+import { planItem, type DeliveryRecord, type JournalSink, type Prior } from './journal.js';
 import type { ManifestItem } from './manifest.js';
 import { RateController, type RateClock, type RateSettings } from './rate.js';
-import type { DeliveryOutcome } from './secrets.js';
 
-export interface RotateRequest {
+export interface ItemRequest {
   endpointId: string;
   expectedVersion: number;
   mode: ManifestItem['mode'];
 }
 
 /**
- * One HTTP attempt: resolves with whatever status the server answered;
- * rejects with a TransportError (no complete answer) or a CliError.
+ * The item's request through the one request engine (http/client.ts): its
+ * retries, Retry-After, --deadline, "may have been applied" and --debug
+ * trace, with the run's shared rate as the hooks' pace. Resolves with the
+ * 2xx answer; rejects with a CliError (NotSent when nothing went out).
  */
-export type RotateOne = (request: RotateRequest, idempotencyKey: string, signal: AbortSignal) => Promise<WireResponse>;
+export type RotateItem = (request: ItemRequest, idempotencyKey: string, hooks: CallHooks) => Promise<SecretAnswer>;
 
 export interface ItemSecretsPort {
-  fingerprint(secret: string | Buffer): string;
-  deliver(item: ManifestItem, secret: string): Promise<DeliveryOutcome>;
+  /** Every destination of this item in turn; `skipHeld`: a file that already holds exactly this secret counts as delivered. */
+  deliver(item: ManifestItem, secret: string, opts?: { skipHeld?: boolean }): Promise<DeliveryResult>;
+  /** Does every destination of this item already hold the secret with this fingerprint (read back, never blocking)? */
   holds(item: ManifestItem, fp: string): boolean;
-  recover(item: ManifestItem, secret: string | Buffer): string;
-  /** A copy in recovered/ made before delivery, discarded once every destination holds the secret (throws if it cannot be written). */
-  keep?(item: ManifestItem, secret: string): { path: string; discard(): void; persist(): void };
+  /** The copy an earlier run kept of this item's secret (named by its key, or the path it journaled), if it is still there. */
+  readKept(item: ManifestItem, key: string, journaled: string | null): Buffer | undefined;
   /** The destinations of this item, as its result line names them. */
   targetsFor(item: ManifestItem): string[];
 }
@@ -73,8 +75,10 @@ export type ItemResult =
 
 export interface RunnerDeps {
   clock: RateClock;
-  rotateOne: RotateOne;
+  rotate: RotateItem;
   secrets: ItemSecretsPort;
+  /** Where kept copies go (recovered/ under the config folder). */
+  custody: CustodyDeps;
   journal: JournalSink;
   priors: ReadonlyMap<string, Prior>;
   newKey(): string;
@@ -86,12 +90,15 @@ export interface RunnerDeps {
   redactor?: { addSecret(value: string): void; forgetSecret?(value: string): void };
   progress?(p: Progress): void;
   /** Told when an item's delivery starts (where its copy is kept, if anywhere) and ends: what a forced exit must name. */
-  delivering?(item: ManifestItem, state: { fp: string; kept: string | null; key: string } | undefined): void;
+  delivering?(item: ManifestItem, state: InDelivery | undefined): void;
+  /** --debug: the engine's trace for one item (each line names it). */
+  trace?: ((item: ManifestItem) => (line: string) => void) | undefined;
 }
 
 export interface RunnerOptions {
   concurrency: number;
-  maxRetries: number;
+  /** --deadline, on the clock's time: no item starts after it. */
+  deadlineAt?: number | undefined;
   /** Items in the manifest (from the first pass). */
   total: number;
   /** Aborted (Ctrl-C): no new item starts; those in flight finish. */
@@ -125,14 +132,6 @@ export interface RunSummary {
   elapsedMs: number;
 }
 
-const serverWait = (res: WireResponse, nowMs: number): number | undefined => {
-  // Retry-After-Ms (milliseconds, as some services send beside Retry-After) is
-  // finer than Retry-After's whole seconds; either is honoured, the finer first.
-  const ms = headerValue(res, 'retry-after-ms')?.trim();
-  if (ms !== undefined && /^\d+(\.\d+)?$/.test(ms)) return Math.ceil(Number(ms));
-  return parseRetryAfter(headerValue(res, 'retry-after'), nowMs);
-};
-
 const skippedResult = (item: ManifestItem, prior: Prior, delivery: DeliveryRecord[]): Extract<ItemResult, { ok: true }> => ({
   endpointId: item.endpointId,
   ok: true,
@@ -143,9 +142,6 @@ const skippedResult = (item: ManifestItem, prior: Prior, delivery: DeliveryRecor
   requestId: prior.requestId,
 });
 
-/** Why no recovery copy could be written (ItemSecrets.recover says: the folder and the reason). */
-const describeError = (err: unknown) => (err instanceof Error ? err.message : String(err));
-
 const errorJson = (e: CliError) => ({ code: e.code, message: e.message, requestId: e.requestId, status: e.status, details: e.details });
 
 export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions, deps: RunnerDeps): Promise<RunSummary> {
@@ -153,12 +149,9 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
   const rate = new RateController(clock, opts.rate);
   const started = clock.now();
   const iterator = items[Symbol.iterator]();
-  // Requests in flight are never aborted: Ctrl-C lets them finish and deliver.
-  const inFlight = new AbortController().signal;
-  // Every worker's request listens on `inFlight`, and every worker's wait for
-  // a turn on the run's signal: more than Node's default 10 with
-  // --concurrency over 10, and Node would warn on stderr.
-  setMaxListeners(0, inFlight, opts.signal);
+  // Every worker's wait for a turn listens on the run's signal: more than
+  // Node's default 10 with --concurrency over 10, and Node would warn on stderr.
+  setMaxListeners(0, opts.signal);
   const counts = { ok: 0, failed: 0, skipped: 0, requests: 0 };
   let stopped: CliError | null = null;
   /** Result lines waiting for their "ok" record to reach the disk. */
@@ -170,6 +163,10 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
 
   const next = (): ManifestItem | undefined => {
     if (opts.signal.aborted || stopped) return undefined;
+    if (opts.deadlineAt !== undefined && clock.now() >= opts.deadlineAt) {
+      stop(localError('timeout', "the command's deadline was reached", { hint: 'allow more time with --deadline SECONDS (or CHATCTL_DEADLINE); a re-run with --journal continues' }));
+      return undefined;
+    }
     try {
       const r = iterator.next();
       return r.done ? undefined : r.value;
@@ -211,159 +208,115 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
     }
   };
 
-  /** An item an earlier run rotated, whose delivery it did not confirm: never sent again. */
-  const settleApplied = async (item: ManifestItem, prior: Prior) => {
-    const what = `rotated by an earlier run (version ${prior.version ?? '?'}, fingerprint ${prior.fp ?? 'unknown'})`;
+  /** Delivers an item's secret in custody; its "ok" record and result line follow once every destination holds it. */
+  const custody = async (item: ManifestItem, holder: Holder & { idempotencyKey: string }, secret: string, requestId: string | null, opts: { skipHeld?: boolean } = {}) => {
+    const key = holder.idempotencyKey;
+    const version = holder.version ?? null;
+    deps.redactor?.addSecret(secret);
+    const outcome = await deliverInCustody(secret, holder, () => deps.secrets.deliver(item, secret, opts), deps.custody, {
+      // Before delivery, durable: a run killed while delivering leaves the
+      // fingerprint and the copy's place behind, so the next run delivers
+      // from the copy rather than guess. If it cannot be written, nothing is
+      // delivered: a re-run would not know to.
+      beforeDelivery: async (copy, fp) => {
+        if (!(await record({ t: 'applied', id: item.endpointId, key, version, fp: fp(), ...(copy ? { recovered: copy } : {}) })))
+          throw new Error('the journal could not record it (the run stops)');
+      },
+      delivering: (state) => deps.delivering?.(item, state),
+    });
+    // Its patterns are dropped (thousands of items keep the set small); it is still never shown as it is.
+    deps.redactor?.forgetSecret?.(secret);
+    if (!outcome.ok) {
+      await record({ t: 'fail', id: item.endpointId, key, applied: true, exitCode: EXIT.secretNotDelivered, code: 'secret_not_delivered', recovered: outcome.kept });
+      if (outcome.kept) deps.notice?.(`${item.endpointId}: the signing secret (${outcome.fp}) was kept in ${outcome.kept} (mode 0600)`);
+      fail(item, outcome.error, key);
+      return;
+    }
+    // The worker moves on to its next item at once; the result line follows
+    // when "ok" is on disk, so a line on stdout always means "done, and
+    // known to be done by a re-run".
+    const fp = outcome.fp;
+    const line: ItemResult = { endpointId: item.endpointId, ok: true, ...(version !== null ? { version } : {}), fingerprint: fp, delivery: outcome.delivered, requestId };
+    // (If "ok" cannot be written the run stops; a re-run finds every file destination holding this fingerprint.)
+    const written = record({ t: 'ok', id: item.endpointId, key, version, fp, delivery: outcome.delivered, requestId: requestId ?? '' }).then(() => succeed(item, line));
+    lines.add(written);
+    void written.finally(() => lines.delete(written));
+  };
+
+  /**
+   * An item an earlier run rotated whose delivery it did not confirm (killed
+   * while delivering, or a destination failed): never sent again. Its copy
+   * under recovered/ is delivered to the destinations (a file that already
+   * holds exactly that secret counts as delivered); with no copy left, done
+   * if every destination holds it, else 13 with the fingerprint to compare.
+   */
+  const redeliver = async (item: ManifestItem, prior: Prior) => {
+    const holder = { endpointId: item.endpointId, idempotencyKey: prior.key, version: prior.version };
+    const kept = prior.whole ? undefined : deps.secrets.readKept(item, prior.key, prior.recovered);
+    const secret = kept?.toString('utf8');
+    if (secret !== undefined && secret !== '' && (prior.fp === null || fingerprint(secret) === prior.fp)) {
+      deps.notice?.(`${item.endpointId}: delivering again the secret an earlier run kept (${prior.fp ?? fingerprint(secret)})`);
+      return custody(item, holder, secret, prior.requestId, { skipHeld: true });
+    }
     if (prior.fp && deps.secrets.holds(item, prior.fp)) {
       const delivery = deps.secrets.targetsFor(item).map((to) => ({ to, fingerprint: prior.fp! }));
       await record({ t: 'ok', id: item.endpointId, key: prior.key, version: prior.version, fp: prior.fp, delivery, requestId: prior.requestId ?? '' });
       succeed(item, skippedResult(item, prior, delivery));
       return;
     }
-    const message = prior.recovered
-      ? `${what}; its secret did not reach every destination and was kept in ${prior.recovered}`
-      : `${what} that ended before its secret's delivery was confirmed; it is not rotated again`;
+    const what = `rotated by an earlier run (Idempotency-Key ${prior.key}, version ${prior.version ?? '?'}, fingerprint ${prior.fp ?? 'unknown'})`;
     fail(
       item,
-      localError('secret_not_delivered', message, {
-        details: { version: prior.version, fingerprint: prior.fp, recoveredPath: prior.recovered },
-        hint: prior.recovered
-          ? 'move it where it belongs (a file that holds a whole answer has it under data.secret), then delete that file'
-          : `compare each destination with the fingerprint (chatctl webhooks fingerprint FILE), or rotate it again: chatctl webhooks rotate ${item.endpointId} --expected-version ${prior.version ?? 'CURRENT_VERSION'} --mode overlap`,
+      localError('secret_not_delivered', prior.whole && prior.recovered
+          ? `${what}: the server's odd answer that carries its secret is kept in ${prior.recovered}`
+          : `${what}: delivery not confirmed, and no kept copy of its secret is left to deliver again`, {
+        details: { endpointId: item.endpointId, version: prior.version, fingerprint: prior.fp, recoveredPath: prior.recovered },
+        hint: prior.whole && prior.recovered
+          ? `the file holds the whole answer: take the secret from its data.secret, put it where it belongs, then delete ${prior.recovered}`
+          : `compare each destination with the fingerprint (chatctl webhooks fingerprint FILE); if one lacks it, ${newSecretHint(holder)}`,
       }),
       prior.key,
     );
   };
 
-  /** Keeps a secret that did not reach every destination: its path, or null and why not. */
-  const keepCopy = (item: ManifestItem, secret: string | Buffer): { kept: string | null; keepError?: unknown } => {
-    try {
-      return { kept: deps.secrets.recover(item, secret) };
-    } catch (keepError) {
-      return { kept: null, keepError };
-    }
-  };
-
-  /** An item rotated whose secret is not where it was asked to go: so recorded, told, and failed with 13. */
-  const failUndelivered = async (
-    item: ManifestItem,
-    key: string,
-    what: { fp: string; kept: string | null; version: number | null; status?: number; details?: Record<string, unknown>; odd?: OddSecretAnswer },
-    message: string,
-  ) => {
-    const { fp, kept, version } = what;
-    await record({ t: 'fail', id: item.endpointId, key, applied: true, exitCode: EXIT.secretNotDelivered, code: 'secret_not_delivered', recovered: kept });
-    if (kept) deps.notice?.(`${item.endpointId}: ${what.odd?.whole ? `the whole answer that carries its signing secret (${fp} of it)` : `the signing secret (${fp})`} was kept in ${kept} (mode 0600)`);
-    fail(
-      item,
-      localError('secret_not_delivered', message, {
-        ...(what.status !== undefined ? { status: what.status } : {}),
-        details: { recoveredPath: kept, fingerprint: fp, ...what.details },
-        hint: kept
-          ? what.odd?.whole
-            ? oddSecretHint(what.odd, 'that file')
-            : 'move it where it belongs, then delete that file'
-          : `rotate it again: chatctl webhooks rotate ${item.endpointId} --expected-version ${version ?? 'CURRENT_VERSION'} --mode overlap`,
-      }),
-      key,
-    );
-  };
-
-  const onSuccess = async (item: ManifestItem, res: WireResponse, key: string, resent: boolean) => {
-    const parsed = parseSecretAnswer(parseJson(res.body), res);
-    if (!parsed?.ok) {
+  /** What the server answered to an item's request: the secret in custody, or why there is none. */
+  const onAnswer = async (item: ManifestItem, answer: SecretAnswer, key: string, resent: boolean) => {
+    if (!answer.ok) {
       // Not the expected shape, but a secret in it means the change was
       // applied: it is kept, as a single rotate keeps it (exit 13), never dropped.
-      if (parsed) {
-        const stray = parsed.odd.kept;
-        if (parsed.odd.read !== undefined) deps.redactor?.addSecret(parsed.odd.read);
-        const fp = deps.secrets.fingerprint(stray);
-        const { kept, keepError } = keepCopy(item, stray);
-        const head = `the server answered ${res.status} with a body that is not the expected response, but it carries ${oddSecretText(parsed.odd, fp)}: the change was applied (Idempotency-Key ${key})`;
-        await failUndelivered(item, key, { fp, kept, version: null, status: res.status, odd: parsed.odd }, kept ? `${head}; it is kept in ${kept}, not delivered` : `${head}; no recovery copy could be written (${describeError(keepError)}): the secret is lost`);
-        return;
-      }
-      await record({ t: 'fail', id: item.endpointId, key, applied: null, exitCode: EXIT.unexpected, code: 'invalid_response' });
-      fail(item, localError('invalid_response', `the server answered ${res.status} with a body that is not the expected response; the change may have been applied (Idempotency-Key ${key})`, { status: res.status }), key);
+      const { odd } = answer;
+      if (odd.read !== undefined) deps.redactor?.addSecret(odd.read);
+      const error = keepOddAnswer(odd, { endpointId: item.endpointId, idempotencyKey: key }, deps.custody);
+      const kept = (error.details as { recoveredPath?: string | null }).recoveredPath ?? null;
+      if (kept) deps.notice?.(`${item.endpointId}: the whole answer that carries its signing secret was kept in ${kept} (mode 0600)`);
+      await record({ t: 'fail', id: item.endpointId, key, applied: true, exitCode: EXIT.secretNotDelivered, code: 'secret_not_delivered', recovered: kept, whole: true });
+      fail(item, error, key);
       return;
     }
-    const { endpoint, secret, secretAvailable } = parsed.body.data;
-    const requestId = parsed.body.meta.requestId;
-    const version = typeof endpoint.version === 'number' ? endpoint.version : null;
-    if (secret === null || secret === '' || secretAvailable === false) {
-      const replayed = resent || headerValue(res, 'idempotent-replayed') === 'true';
+    const { endpoint, secret, secretAvailable } = answer.body.data;
+    const previous = (answer.body.data as { previousSecretExpiresAt?: unknown }).previousSecretExpiresAt;
+    const holder = {
+      endpointId: item.endpointId,
+      idempotencyKey: key,
+      version: typeof endpoint.version === 'number' ? endpoint.version : null,
+      overlapEndsAt: typeof previous === 'string' ? previous : null,
+    };
+    if (typeof secret !== 'string' || secret === '' || secretAvailable === false) {
+      // Re-sent with an earlier run's key: that run may have kept the secret
+      // before it was killed (the copy is named after the key).
+      const kept = resent ? deps.secrets.readKept(item, key, null)?.toString('utf8') : undefined;
+      if (kept) return custody(item, holder, kept, answer.body.meta.requestId, { skipHeld: true });
       await record({ t: 'fail', id: item.endpointId, key, applied: true, exitCode: EXIT.secretNotDelivered, code: 'secret_not_delivered' });
-      fail(
-        item,
-        localError('secret_not_delivered', replayed
-            ? `rotated by an earlier run (Idempotency-Key ${key}) that ended before its secret was delivered; the server does not return a secret twice`
-            : `the change was applied, but the server did not return the signing secret (secretAvailable: ${String(secretAvailable)})`, {
-            details: { serverRequestId: requestId, version },
-            hint: `to get a new secret, rotate it again: chatctl webhooks rotate ${item.endpointId} --expected-version ${version ?? 'CURRENT_VERSION'} --mode overlap`,
-          }, ),
-        key,
-      );
+      fail(item, secretWithheld(holder, { secret, secretAvailable }, resent), key);
       return;
     }
-
-    deps.redactor?.addSecret(secret);
-    try {
-      const fp = deps.secrets.fingerprint(secret);
-      // Before delivery, as a single rotate does: a copy in recovered/, so a
-      // second Ctrl-C, a kill or a failing destination cannot lose the
-      // secret; discarded once every destination holds it.
-      let copy: { path: string; discard(): void; persist(): void } | undefined;
-      try {
-        copy = deps.secrets.keep?.(item, secret);
-      } catch {
-        /* tried again below if a destination fails */
-      }
-      deps.delivering?.(item, { fp, kept: copy?.path ?? null, key });
-      // Before delivery: a run killed while delivering leaves the fingerprint
-      // (and where the copy is) behind, so the next run can check the files
-      // rather than guess.
-      await record({ t: 'applied', id: item.endpointId, key, version, fp, ...(copy ? { recovered: copy.path } : {}) });
-      let outcome: DeliveryOutcome;
-      try {
-        outcome = await deps.secrets.deliver(item, secret);
-      } finally {
-        deps.delivering?.(item, undefined);
-      }
-      if (outcome.failures.length > 0) {
-        copy?.persist();
-        const { kept, keepError } = copy ? { kept: copy.path, keepError: undefined } : keepCopy(item, secret);
-        const why = outcome.failures.map((f) => `${f.to} (${f.reason})`).join(', ');
-        const holders = outcome.delivered.map((d) => d.to);
-        const lost = holders.length > 0 ? `only ${holders.join(', ')} holds it` : 'the secret is lost';
-        await failUndelivered(
-          item,
-          key,
-          { fp, kept, version, details: { version, delivered: outcome.delivered, failures: outcome.failures, serverRequestId: requestId } },
-          `rotated, but the secret did not reach ${why}; ${kept ? `it was kept in ${kept}` : `a recovery copy could not be written either (${describeError(keepError)}): ${lost}`}`,
-        );
-        return;
-      }
-      try {
-        copy?.discard();
-      } catch {
-        /* a copy left in recovered/ is untidy, not a failure: every destination holds the secret */
-      }
-      // The worker moves on to its next item at once; the result line follows
-      // when "ok" is on disk, so a line on stdout always means "done, and
-      // known to be done by a re-run".
-      const line: ItemResult = { endpointId: item.endpointId, ok: true, ...(version !== null ? { version } : {}), fingerprint: fp, delivery: outcome.delivered, requestId };
-      const written = record({ t: 'ok', id: item.endpointId, key, version, fp, delivery: outcome.delivered, requestId }).then(() => succeed(item, line));
-      lines.add(written);
-      void written.finally(() => lines.delete(written));
-    } finally {
-      deps.redactor?.forgetSecret?.(secret);
-    }
+    return custody(item, holder, secret, answer.body.meta.requestId);
   };
 
   interface Plan {
     item: ManifestItem;
     key: string;
-    request: RotateRequest;
+    request: ItemRequest;
     resent: boolean;
     /** Its "send" record, on its way to the disk; false if the journal failed. */
     journaled: Promise<boolean>;
@@ -371,31 +324,31 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
 
   /**
    * The next item that needs a request, its "send" record already on its way
-   * to the disk. Items an earlier run finished (skipped) or applied (reported)
-   * are settled on the way, with no request.
+   * to the disk. Items an earlier run finished (skipped) or applied (its
+   * secret delivered again) are settled on the way, with no request.
    */
   const takeNext = async (): Promise<Plan | undefined> => {
     for (let item = next(); item; item = next()) {
       try {
-        const prior = deps.priors.get(item.endpointId);
-        if (prior?.state === 'ok') {
-          succeed(item, skippedResult(item, prior, prior.delivery ?? []));
+        // The journal's rules (journal.ts planItem): an item is its endpoint,
+        // expected version and mode; what could not go on was refused before
+        // the run started.
+        const plan = planItem(deps.priors, item);
+        if (plan.act === 'skip') {
+          succeed(item, skippedResult(item, plan.prior, plan.prior.delivery ?? []));
           continue;
         }
-        if (prior?.state === 'applied') {
-          await settleApplied(item, prior);
+        if (plan.act === 'redeliver') {
+          await redeliver(item, plan.prior);
           continue;
         }
         // An earlier request whose outcome is unknown is sent again exactly as
         // it was, with its key: the server then either applies it now or says
-        // it already did. Anything else gets a new key and the manifest's values.
-        const resent = prior?.state === 'sent';
-        const key = resent ? prior.key : deps.newKey();
-        const request: RotateRequest = resent
-          ? { endpointId: item.endpointId, expectedVersion: prior.ev, mode: prior.mode }
-          : { endpointId: item.endpointId, expectedVersion: item.expectedVersion, mode: item.mode };
-        if (resent && (prior.ev !== item.expectedVersion || prior.mode !== item.mode))
-          deps.notice?.(`${item.endpointId}: re-sending the earlier run's request (expected version ${prior.ev}, mode ${prior.mode}) with its Idempotency-Key, not line ${item.line}'s`);
+        // it already did. Anything else gets a new key.
+        const resent = plan.act === 'resend';
+        const key = resent ? plan.prior.key : deps.newKey();
+        if (resent) deps.notice?.(`${item.endpointId}: re-sending the earlier run's request (expected version ${item.expectedVersion}, mode ${item.mode}) with its Idempotency-Key ${key}`);
+        const request: ItemRequest = { endpointId: item.endpointId, expectedVersion: item.expectedVersion, mode: item.mode };
         const journaled = record({ t: 'send', id: item.endpointId, key, ev: request.expectedVersion, mode: request.mode });
         return { item, key, request, resent, journaled };
       } catch (err) {
@@ -405,79 +358,46 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
     return undefined;
   };
 
-  /** One item's request(s), retries and outcome. `onSent` is called once its first request is on its way. */
+  /** The run's shared rate, as the engine's pace: a wait longer than chatctl waits stops the run. */
+  const pace: Pace = {
+    acquire: (signal) => rate.acquire(signal),
+    refused: (sentAt, waitMs) => {
+      rate.refused(sentAt, waitMs);
+      progress();
+    },
+    succeeded: () => rate.succeeded(),
+    resumesAt: () => rate.snapshot().pausedUntil,
+    tooLong: (err) => stop(new CliError(err.code, `${err.message}: no further items were started`, err.exitCode, { status: err.status, requestId: err.requestId, details: err.details })),
+  };
+
+  /** One item's request (retries in the engine) and outcome. `onSent` is called once its first request is on its way. */
   const runPlan = async ({ item, key, request, resent, journaled }: Plan, onSent: () => void): Promise<void> => {
     // Taken before the run stopped, not sent: it stays unstarted (a re-run sends its recorded key).
     if (stopped || opts.signal.aborted) return;
-    let sentAt: number;
-    try {
-      sentAt = await rate.acquire(opts.signal);
-    } catch {
-      // Ctrl-C before it was sent: not started (a re-run sends its recorded key, harmlessly).
-      return;
-    }
     // Nothing is sent before its key is on disk.
     if (!(await journaled)) return;
-
-    // Whether some attempt's outcome is unknown (it may have been applied).
-    let unknown = resent;
-    const keyNote = `; Idempotency-Key ${key} (a re-run with --journal re-sends it)`;
-    const finish = async (err: CliError) => {
-      await record({ t: 'fail', id: item.endpointId, key, applied: unknown ? null : false, exitCode: err.exitCode, code: err.code });
-      fail(item, err, unknown ? key : undefined);
-    };
-
-    for (let attempt = 1; ; attempt++) {
-      if (attempt > 1) {
-        try {
-          sentAt = await rate.acquire(opts.signal);
-        } catch {
-          return finish(localError('interrupted', `interrupted before attempt ${attempt}${unknown ? keyNote : '; nothing was applied'}`));
-        }
-      }
-      counts.requests += 1;
-      let res: WireResponse;
-      try {
-        const answer = deps.rotateOne(request, key, inFlight);
-        if (attempt === 1) onSent();
-        res = await answer;
-      } catch (err) {
-        if (!isTransportError(err)) return finish(isCliError(err) ? err : new CliError('internal_error', `unexpected error: ${String(err)}`, EXIT.unexpected));
-        const noAnswer = err.failure === 'connect' || (err.failure === 'timeout' && err.status === undefined);
-        if (err.failure !== 'connect') unknown = true;
-        if (noAnswer && attempt <= opts.maxRetries) {
-          try {
-            await clock.sleep(backoffDelay(attempt - 1, clock.random), opts.signal);
-          } catch {
-            return finish(localError('interrupted', `interrupted while waiting to retry (${err.message})${unknown ? keyNote : ''}`));
-          }
-          continue;
-        }
-        const code = err.failure === 'timeout' ? 'timeout' : err.failure === 'connect' ? 'network_error' : 'invalid_response';
-        const exit = err.failure === 'truncated' || err.failure === 'too_large' ? EXIT.unexpected : EXIT.unavailable;
-        const gaveUp = noAnswer && attempt > 1 ? `; gave up after ${attempt} attempts` : '';
-        return finish(new CliError(code, `${err.message}${gaveUp}${unknown ? keyNote : ''}`, exit, { status: err.status ?? null }));
-      }
-
-      if (res.status >= 200 && res.status < 300) {
-        rate.succeeded();
-        return onSuccess(item, res, key, resent);
-      }
-      if (RETRY_STATUSES.has(res.status)) {
-        const wait = serverWait(res, clock.now());
-        if (wait !== undefined && wait > MAX_RETRY_AFTER_MS) {
-          const err = errorFromResponse(res, `; the server asked to retry after ${Math.round(wait / 1000)} s, longer than chatctl waits (60 s): no further items were started`);
-          stop(err);
-          return finish(err);
-        }
-        rate.refused(sentAt, wait);
-        progress();
-        if (attempt > opts.maxRetries) return finish(errorFromResponse(res, `; gave up after ${attempt} attempts${unknown ? keyNote : ''}`));
-        continue;
-      }
-      rate.succeeded();
-      return finish(errorFromResponse(res, resent ? `; this request was re-sent from the journal${keyNote}` : ''));
+    let answer: SecretAnswer;
+    try {
+      answer = await deps.rotate(request, key, {
+        pace,
+        mayHaveApplied: resent,
+        trace: deps.trace?.(item),
+        onAttempt: (attempt) => {
+          counts.requests += 1;
+          if (attempt === 1) onSent();
+        },
+      });
+    } catch (err) {
+      // Ctrl-C before it was sent: not started (a re-run sends its recorded key, harmlessly).
+      if (err instanceof NotSent) return;
+      const e = isCliError(err) ? err : new CliError('internal_error', `unexpected error: ${String(err)}`, EXIT.unexpected);
+      // The engine names the key when the change may have been applied.
+      const unknown = resent || e.idempotencyKey !== undefined;
+      await record({ t: 'fail', id: item.endpointId, key, applied: unknown ? null : false, exitCode: e.exitCode, code: e.code });
+      fail(item, e, unknown ? key : undefined);
+      return;
     }
+    return onAnswer(item, answer, key, resent);
   };
 
   // Each worker has one request in flight and, meanwhile, the next item's

@@ -2,34 +2,21 @@
 // for every item, `{id}` in file paths standing for its endpoint id. A thin
 // adapter over the sink module (src/secret/), giving the runner what it
 // needs per item.
-import { readFileSync } from 'node:fs';
 import { usageError } from '../errors/cli-error.js';
-import { describeKeepFailure, keepSecret, recoverSecret, type KeptSecret } from '../secret/deliver.js';
-import { deliverAll, type DeliverDeps, type DeliveryOutcome } from '../secret/deliver-all.js';
-import { fingerprint } from '../secret/fingerprint.js';
+import { keptCopyPath } from '../secret/deliver.js';
+import { deliverAll, type DeliverDeps } from '../secret/deliver-all.js';
+import { readRegularFile, sinkHolds } from '../secret/readback.js';
 import { hasIdPlaceholder, parseSinks, sinksFor, substituteId, type SinkSettings } from '../secret/sinks.js';
+import type { ItemSecretsPort } from './runner.js';
 import type { ManifestItem } from './manifest.js';
 
-export type { DeliveryOutcome };
-
-export interface ItemSecrets {
+export interface ItemSecrets extends ItemSecretsPort {
   /** The sinks as given, for the summary. */
   readonly targets: readonly string[];
-  fingerprint(secret: string | Buffer): string;
-  /** This item's destinations, `{id}` replaced, as its result line names them. */
-  targetsFor(item: ManifestItem): string[];
   /** Before anything is sent: this item's destinations can work (else a usage error). */
   check(item: ManifestItem): void;
   /** Before anything is sent: a destination without {id} cannot serve `count` items (exec: aside). */
   checkShared(count: number): void;
-  /** Every destination in turn; the outcome says which hold the secret. */
-  deliver(item: ManifestItem, secret: string): Promise<DeliveryOutcome>;
-  /** On resume: does every destination of this item already hold the secret with this fingerprint? */
-  holds(item: ManifestItem, fp: string): boolean;
-  /** Before delivery: a copy in recovered/ (not fsync'd), so no way the run can end loses the secret (throws if it cannot be written). */
-  keep(item: ManifestItem, secret: string): KeptSecret;
-  /** Keeps a secret that did not reach every destination; its path (throws, naming the folder and why, if even that fails). */
-  recover(item: ManifestItem, secret: string | Buffer): string;
 }
 
 export interface PlanInput {
@@ -37,7 +24,6 @@ export interface PlanInput {
   settings: Omit<SinkSettings, 'idPlaceholder'>;
   deliverDeps: Omit<DeliverDeps, 'idPlaceholder'>;
   configDir: string;
-  now(): number;
 }
 
 export function planItemSecrets(input: PlanInput): ItemSecrets {
@@ -51,7 +37,6 @@ export function planItemSecrets(input: PlanInput): ItemSecrets {
   const deps: DeliverDeps = { ...input.deliverDeps, idPlaceholder: true };
   return {
     targets: sinks.map((s) => s.to),
-    fingerprint,
     targetsFor: (item) => sinks.map((s) => substituteId(s, item.endpointId).to),
     check: (item) => void sinksFor(sinks, item.endpointId, settings),
     checkShared(count) {
@@ -64,26 +49,8 @@ export function planItemSecrets(input: PlanInput): ItemSecrets {
           );
       }
     },
-    deliver: (item, secret) => deliverAll(sinks, { endpointId: item.endpointId, secret }, deps),
-    holds(item, fp) {
-      // Only a file can be read back; an exec: command's store cannot be asked.
-      return sinks.every((given) => {
-        const sink = substituteId(given, item.endpointId);
-        if (sink.kind !== 'file') return false;
-        try {
-          return fingerprint(readFileSync(sink.path, 'utf8')) === fp;
-        } catch {
-          return false;
-        }
-      });
-    },
-    keep: (item, secret) => keepSecret(input.configDir, item.endpointId, secret, new Date(input.now()), { durable: false }),
-    recover(item, secret) {
-      try {
-        return recoverSecret(input.configDir, item.endpointId, secret, new Date(input.now()));
-      } catch (err) {
-        throw new Error(describeKeepFailure(err, input.configDir));
-      }
-    },
+    deliver: (item, secret, opts) => deliverAll(sinks, { endpointId: item.endpointId, secret }, { ...deps, skipHeld: opts?.skipHeld }),
+    holds: (item, fp) => sinks.every((given) => sinkHolds(substituteId(given, item.endpointId), fp)),
+    readKept: (item, key, journaled) => readRegularFile(journaled ?? keptCopyPath(input.configDir, item.endpointId, key)) ?? (journaled ? readRegularFile(keptCopyPath(input.configDir, item.endpointId, key)) : undefined),
   };
 }

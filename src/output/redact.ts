@@ -110,6 +110,24 @@ export class Redactor {
 
   private scrubRetired(text: string): string {
     if (this.retired.size === 0) return text;
+    // A server that echoes a finished item's secret in JSON may escape it
+    // (`\/`, `\u0041`): looked for with such escapes of printable ASCII read
+    // back, and if one is found the text is shown that way.
+    if (text.includes('\\')) {
+      const plain = text.replace(/\\(?:\/|u00([2-7][0-9a-fA-F]))/g, (m, hex: string | undefined) => {
+        if (hex === undefined) return '/';
+        const code = parseInt(hex, 16);
+        return code >= 0x20 && code < 0x7f && code !== 0x22 && code !== 0x5c ? String.fromCharCode(code) : m;
+      });
+      if (plain !== text) {
+        const found = this.scrubRetiredAsIs(plain);
+        if (found !== plain) return found;
+      }
+    }
+    return this.scrubRetiredAsIs(text);
+  }
+
+  private scrubRetiredAsIs(text: string): string {
     let out = '';
     let from = 0;
     for (let i = 0; i + MIN_SCRUB_LENGTH <= text.length; ) {

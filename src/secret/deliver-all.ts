@@ -9,6 +9,7 @@ import type { OutStream } from '../output/io.js';
 import type { Redactor } from '../output/redact.js';
 import { writeEnvFile, writeSecretFile } from './deliver.js';
 import { fingerprint } from './fingerprint.js';
+import { sinkHolds } from './readback.js';
 import { substituteId, type Sink } from './sinks.js';
 
 export const EXEC_TIMEOUT_MS = 60_000;
@@ -31,6 +32,8 @@ export interface DeliverDeps {
   execTimeoutMs?: number | undefined;
   /** rotate --from: replace `{id}` in file: and env-file: paths with the endpoint id. */
   idPlaceholder?: boolean | undefined;
+  /** A resumed delivery: a file: or env-file: destination already holding exactly this secret counts as delivered. */
+  skipHeld?: boolean | undefined;
 }
 
 export interface Delivered {
@@ -97,7 +100,7 @@ export async function deliverAll(sinks: readonly Sink[], item: { endpointId: str
     try {
       if (deps.signal?.aborted) throw new Error('not attempted: chatctl was interrupted');
       if (deps.idPlaceholder) sink = substituteId(given, item.endpointId);
-      await deliverOne(sink, item, fp, deps);
+      if (!(deps.skipHeld && sinkHolds(sink, fp))) await deliverOne(sink, item, fp, deps);
       outcome.delivered.push({ to: sink.to, fingerprint: fp });
     } catch (err) {
       outcome.failures.push({ to: sink.to, reason: describeFailure(err) });

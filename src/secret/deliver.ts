@@ -144,18 +144,34 @@ export interface KeptSecret {
  * dead process wrote, and an fsync on every rotation costs tens of
  * milliseconds; persist() makes it durable once it is the one place left.
  */
-export function keepSecret(configDir: string, endpointId: string, secret: string | Buffer, now: Date, opts: { durable?: boolean } = {}): KeptSecret {
+export function keepSecret(configDir: string, endpointId: string, secret: string | Buffer, now: Date, opts: { durable?: boolean; key?: string | undefined } = {}): KeptSecret {
   const dir = recoveryFolder(configDir);
   const firstMade = makeFolders(dir, 0o700);
-  const safeId = endpointId.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64) || 'endpoint';
-  const stamp = now.toISOString().replace(/[:.]/g, '-');
-  const path = join(dir, `${safeId}-${stamp}-${randomBytes(3).toString('hex')}.secret`);
-  createExclusive(path, Buffer.from(secret), opts.durable ?? true); // a string as UTF-8
+  const data = Buffer.from(secret); // a string as UTF-8
+  let path: string | undefined;
+  if (opts.key !== undefined) {
+    // Named after the request's Idempotency-Key, so a resumed journal finds it
+    // from the "send" record alone (a kill may come before any other record).
+    const named = keptCopyPath(configDir, endpointId, opts.key);
+    try {
+      createExclusive(named, data, opts.durable ?? true);
+      path = named;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if (readKeptCopy(named)?.equals(data)) path = named; // this very secret, kept by an earlier run
+    }
+  }
+  if (path === undefined) {
+    const stamp = now.toISOString().replace(/[:.]/g, '-');
+    path = join(dir, `${safeName(endpointId)}-${stamp}-${randomBytes(3).toString('hex')}.secret`);
+    createExclusive(path, data, opts.durable ?? true);
+  }
+  const kept = path;
   return {
-    path,
+    path: kept,
     persist() {
       try {
-        const fd = openSync(path, constants.O_RDONLY | NOFOLLOW);
+        const fd = openSync(kept, constants.O_RDONLY | NOFOLLOW);
         try {
           fsyncSync(fd);
         } finally {
@@ -170,7 +186,7 @@ export function keepSecret(configDir: string, endpointId: string, secret: string
       // unlink, not rmSync: rmSync loads and runs Node's recursive remover
       // (about 0.35 ms against 0.03), and this runs on every delivery.
       try {
-        unlinkSync(path);
+        unlinkSync(kept);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       }
@@ -217,7 +233,28 @@ export function describeKeepFailure(err: unknown, configDir: string): string {
   return `${folder}: ${reason}`;
 }
 
-/** Keeps a secret that could not be saved where asked: returns its path. */
-export function recoverSecret(configDir: string, endpointId: string, secret: string | Buffer, now: Date): string {
-  return keepSecret(configDir, endpointId, secret, now).path;
+const safeName = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64) || 'endpoint';
+
+/** Where the copy of the secret of the request with this Idempotency-Key is kept. */
+export function keptCopyPath(configDir: string, endpointId: string, key: string): string {
+  return join(recoveryFolder(configDir), `${safeName(endpointId)}-${safeName(key)}.secret`);
+}
+
+/** A kept copy's bytes, or undefined if there is none (not following links, nor reading anything but a regular file). */
+export function readKeptCopy(path: string): Buffer | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | NOFOLLOW | (constants.O_NONBLOCK ?? 0));
+  } catch {
+    return undefined;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.size > 1 << 20) return undefined;
+    return readFileSync(fd);
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
 }

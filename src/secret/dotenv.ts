@@ -92,3 +92,15 @@ export function setDotenvValue(content: Buffer, name: string, secret: string): B
   const needsBreak = content.length > 0 && content[content.length - 1] !== 0x0a;
   return Buffer.concat([content, Buffer.from(`${needsBreak ? eol : ''}${name}=${value}${eol}`, 'utf8')]);
 }
+
+/** NAME's value as chatctl writes it (plain, or single-quoted), read back; undefined if NAME is not set on one line. */
+export function readDotenvValue(content: Buffer, name: string): string | undefined {
+  let value: string | undefined;
+  for (const line of splitLines(content)) {
+    const at = nameAt(content, line, name);
+    if (!at) continue;
+    const raw = content.toString('utf8', at.valueStart, line.textEnd).replace(/[ \t]+$/, '');
+    value = raw.length >= 2 && raw.startsWith("'") && raw.endsWith("'") ? raw.slice(1, -1) : raw;
+  }
+  return value;
+}

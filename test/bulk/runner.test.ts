@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { Prior } from '../../src/bulk/journal.js';
 import type { ItemResult } from '../../src/bulk/runner.js';
 import { fp, harness } from './support/harness.js';
+import { keepSecret, keptCopyPath } from '../../src/secret/deliver.js';
 
 const okLines = (rs: ItemResult[]) => rs.filter((r): r is Extract<ItemResult, { ok: true }> => r.ok);
 const failLines = (rs: ItemResult[]) => rs.filter((r): r is Extract<ItemResult, { ok: false }> => !r.ok);
@@ -162,10 +163,12 @@ describe('runBulk: failures', () => {
     expect(summary).toMatchObject({ ok: 2, failed: 1 });
     const line = failLines(results)[0]!;
     expect(line).toMatchObject({ endpointId: bad, exitCode: 13, error: { code: 'secret_not_delivered' } });
-    expect(line.error.message).toContain(`/config/recovered/${bad}.secret`);
     expect(line.idempotencyKey).toMatch(/^key-/);
-    expect(hx.recovered.get(bad)).toBe(hx.server.endpoint(bad).secret);
-    expect(hx.journal.filter((r) => r.t === 'fail')).toEqual([expect.objectContaining({ id: bad, applied: true, recovered: `/config/recovered/${bad}.secret` })]);
+    const kept = keptCopyPath(hx.configDir, bad, line.idempotencyKey!);
+    expect(line.error.message).toContain(kept);
+    expect(line.error.details).toMatchObject({ endpointId: bad, version: 2, recoveredPath: kept, fingerprint: fp(hx.server.endpoint(bad).secret) });
+    expect(hx.recovered(bad, line.idempotencyKey!)).toBe(hx.server.endpoint(bad).secret);
+    expect(hx.journal.filter((r) => r.t === 'fail')).toEqual([expect.objectContaining({ id: bad, applied: true, recovered: kept })]);
     expect(hx.notices.join('\n')).toContain(bad);
   });
 });
@@ -200,6 +203,7 @@ describe('runBulk: resuming from a journal', () => {
     delivery: null,
     requestId: null,
     recovered: null,
+    whole: false,
     ...p,
   });
 
@@ -241,16 +245,72 @@ describe('runBulk: resuming from a journal', () => {
     expect(h.journal.at(-1)).toMatchObject({ t: 'fail', applied: true });
   });
 
-  it('an in-flight item is re-sent as it was sent, even if the manifest line changed since', async () => {
+  it('re-sends an in-flight item the server had applied and whose secret the killed run had kept: delivered from the copy named after the key', async () => {
     const h = harness({ endpoints: 1 });
     const [a] = h.server.ids;
-    const items = h.items(undefined, 5);
-    const { summary } = await h.run(items, { priors: new Map([[a!, prior({ state: 'sent', key: 'k-1', ev: 1, mode: 'overlap' })]]) });
-    expect(summary.ok).toBe(1);
-    expect(h.notices[0]).toContain('re-sending');
+    const res = await h.vt.run(h.server.rotateOne({ endpointId: a!, expectedVersion: 1, mode: 'immediate' }, 'k-recorded'));
+    const secret = (JSON.parse(res.body) as { data: { secret: string } }).data.secret;
+    keepSecret(h.configDir, a!, secret, new Date(0), { key: 'k-recorded' });
+    const { summary, results } = await h.run(h.items(), { priors: new Map([[a!, prior({ state: 'sent', key: 'k-recorded' })]]) });
+    expect(summary).toMatchObject({ ok: 1, failed: 0 });
+    expect(h.delivered.get(a!)).toBe(secret);
+    expect(okLines(results)[0]!.fingerprint).toBe(fp(secret));
+    expect(h.recovered(a!, 'k-recorded')).toBeUndefined();
   });
 
-  it('an item applied whose delivery was not confirmed: skipped if every destination holds its fingerprint, else 13, never sent', async () => {
+  it('a journal reused with the next manifest (expected version + 1): every item is a new rotation, none skipped as done', async () => {
+    const h = harness({ endpoints: 3 });
+    const first = await h.run(h.items());
+    expect(first.summary).toMatchObject({ ok: 3, skipped: 0 });
+    const second = await h.run(h.items(undefined, 2), { priors: h.priors() });
+    expect(second.summary).toMatchObject({ ok: 3, skipped: 0, failed: 0, requests: 3 });
+    for (const id of h.server.ids) expect(h.server.endpoint(id).version).toBe(3);
+    // And the same manifest again is done.
+    const third = await h.run(h.items(undefined, 2), { priors: h.priors() });
+    expect(third.summary).toMatchObject({ ok: 0, skipped: 3, requests: 0 });
+  });
+
+  it('an earlier rotation of the endpoint whose outcome is unknown refuses the item (exit 2) naming the endpoint, its expected version and key', async () => {
+    const h = harness({ endpoints: 1 });
+    const [a] = h.server.ids;
+    const { summary, results } = await h.run(h.items(undefined, 5), { priors: new Map([[a!, prior({ state: 'sent', key: 'k-1', ev: 1, mode: 'immediate' })]]) });
+    expect(summary).toMatchObject({ ok: 0, failed: 1, requests: 0 });
+    const line = failLines(results)[0]!;
+    expect(line.exitCode).toBe(2);
+    expect(line.error.message).toContain(a!);
+    expect(line.error.message).toContain('expected version 1');
+    expect(line.error.message).toContain('k-1');
+  });
+
+  it('a pending item that the manifest now asks in another mode is refused, never re-sent as the other mode', async () => {
+    const h = harness({ endpoints: 1 });
+    const [a] = h.server.ids;
+    const { results } = await h.run(h.items(), { priors: new Map([[a!, prior({ state: 'sent', key: 'k-1', ev: 1, mode: 'overlap' })]]) });
+    expect(failLines(results)[0]).toMatchObject({ exitCode: 2 });
+    expect(failLines(results)[0]!.error.message).toContain('mode overlap');
+    expect(h.server.stats().requests).toBe(0);
+  });
+
+  it('an item applied whose delivery was not confirmed is delivered again from its kept copy; a destination already holding it counts', async () => {
+    const h = harness({ endpoints: 2 });
+    const [a, b] = h.server.ids;
+    keepSecret(h.configDir, a!, 'whsec_kept_for_a', new Date(0), { key: 'k-a' });
+    keepSecret(h.configDir, b!, 'whsec_kept_for_b', new Date(0), { key: 'k-b' });
+    h.delivered.set(b!, 'whsec_kept_for_b');
+    const priors = new Map([
+      [a!, prior({ state: 'applied', key: 'k-a', version: 2, fp: fp('whsec_kept_for_a') })],
+      [b!, prior({ state: 'applied', key: 'k-b', version: 2, fp: fp('whsec_kept_for_b') })],
+    ]);
+    const { summary, results } = await h.run(h.items(), { priors });
+    expect(summary).toMatchObject({ ok: 2, failed: 0, requests: 0 });
+    expect(h.delivered.get(a!)).toBe('whsec_kept_for_a');
+    expect(results.find((r) => r.endpointId === a)).toMatchObject({ ok: true, version: 2, fingerprint: fp('whsec_kept_for_a') });
+    expect(h.recovered(a!, 'k-a')).toBeUndefined();
+    expect(h.recovered(b!, 'k-b')).toBeUndefined();
+    expect(h.journal.filter((r) => r.t === 'ok').map((r) => 'id' in r && r.id).sort()).toEqual([a, b].sort());
+  });
+
+  it('an item applied whose delivery was not confirmed and whose copy is gone: skipped if every destination holds its fingerprint, else 13 "delivery not confirmed", never sent', async () => {
     const h = harness({ endpoints: 2 });
     const [a, b] = h.server.ids;
     h.delivered.set(a!, 'whsec_delivered_before_the_crash');
@@ -262,6 +322,8 @@ describe('runBulk: resuming from a journal', () => {
     expect(summary).toMatchObject({ ok: 0, skipped: 1, failed: 1, requests: 0 });
     expect(results.find((r) => r.endpointId === a)).toMatchObject({ ok: true, skipped: true, version: 2 });
     expect(results.find((r) => r.endpointId === b)).toMatchObject({ ok: false, exitCode: 13, idempotencyKey: 'k-b' });
+    expect(failLines(results)[0]!.error.message).toContain('delivery not confirmed');
+    expect(failLines(results)[0]!.error.details).toMatchObject({ fingerprint: 'sha256:0000000000000000' });
     expect(h.journal).toEqual([expect.objectContaining({ t: 'ok', id: a })]);
   });
 
@@ -295,6 +357,9 @@ describe('runBulk: resuming from a journal', () => {
           expect(r.idempotencyKey).toBeDefined();
         }
       }
+      // Every secret the server issued is delivered, or kept in recovered/ and named.
+      const failed = results.filter((r) => !r.ok).length;
+      expect(failed).toBe(0);
       // What the killed run finished and journalled is skipped, not redone.
       const done = first.results.filter((r) => r.ok).length;
       expect(summary.skipped).toBeGreaterThanOrEqual(done);

@@ -21,11 +21,15 @@ import { parseErrorLine } from '../support/json.js';
 let reply: () => { status: number; headers: Record<string, string>; body: Buffer } = () => ({ status: 500, headers: {}, body: Buffer.alloc(0) });
 let server: http.Server;
 let baseUrl = '';
+/** How many requests the server has answered. */
+let requests = 0;
+const received = () => requests;
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
     req.resume();
     req.on('end', () => {
+      requests += 1;
       const r = reply();
       res.writeHead(r.status, { ...r.headers, 'Content-Length': String(r.body.length) });
       res.end(r.body);
@@ -354,7 +358,7 @@ describe('rotate --from keeps each secret as a single rotate does', () => {
   };
 
   // A CI job cancelled mid-run gets SIGINT, then SIGTERM: the second signal ends the process at once.
-  test('SIGINT, then SIGTERM during a slow exec: destination: exit 13, the copy kept in recovered/ and named with the key; the journal names it for a re-run', async () => {
+  test('SIGINT, then SIGTERM during a slow exec: destination: exit 13, the copy kept in recovered/ and named with the key; a re-run with the journal delivers it from there', async () => {
     answer(json(secretBody()));
     const ws = workspace();
     const base = manifest(ws);
@@ -363,12 +367,15 @@ describe('rotate --from keeps each secret as a single rotate does', () => {
     expect(stderr).toContain(kept);
     expect(stderr).toContain(FP);
     expect(stderr).not.toContain(SECRET);
-    // The re-run sends nothing again and says where the secret is.
+    // The re-run sends nothing again: it delivers the kept copy and removes it.
+    const before = received();
     const again = await runCli([...base, '--journal', 'j', '--secret-to', 'file:{id}.whsec', '--json'], { ws, env: scopeEnv(baseUrl) });
-    expect(again.exitCode, again.stderr).toBe(14);
-    const line = JSON.parse(again.stdout.split('\n')[0]!) as { ok: boolean; exitCode: number; error: { message: string } };
-    expect(line).toMatchObject({ ok: false, exitCode: 13 });
-    expect(line.error.message).toContain(kept);
+    expect(again.exitCode, again.stderr).toBe(0);
+    const line = JSON.parse(again.stdout.split('\n')[0]!) as { ok: boolean; fingerprint: string };
+    expect(line).toMatchObject({ ok: true, fingerprint: FP });
+    expect(readFileSync(join(ws.cwd, 'we_1.whsec'), 'utf8')).toBe(SECRET);
+    expect(existsSync(kept)).toBe(false);
+    expect(received()).toBe(before);
   });
 
   test('an answer that is not the expected response but carries a secret: the item exits 13 with the secret kept, not 1 with it dropped', async () => {

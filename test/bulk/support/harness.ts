@@ -1,6 +1,15 @@
-// The runner wired to the simulated server, an in-memory journal and
-// in-memory destinations, in virtual time.
+// The runner wired to the simulated server (through the real request engine
+// and client, over a transport that calls it), an in-memory journal and
+// in-memory destinations, in virtual time. Kept copies go to a real
+// recovered/ folder in a temporary config folder.
 import { createHash } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createWebhooksClient } from '../../../src/api/client.js';
+import { keptCopyPath } from '../../../src/secret/deliver.js';
+import { readRegularFile } from '../../../src/secret/readback.js';
+import type { Transport } from '../../../src/http/transport.js';
 import { foldRecord, type JournalRecord, type Prior } from '../../../src/bulk/journal.js';
 import type { ManifestItem } from '../../../src/bulk/manifest.js';
 import { runBulk, type ItemResult, type ItemSecretsPort, type RunnerOptions, type RunSummary } from '../../../src/bulk/runner.js';
@@ -17,6 +26,8 @@ export interface HarnessOptions extends SimOptions {
   /** Endpoint ids whose delivery fails. */
   failDelivery?: Set<string>;
   rate?: RateSettings;
+  /** --deadline, in ms from the start of the run. */
+  deadlineMs?: number;
 }
 
 export function harness(opts: HarnessOptions) {
@@ -24,24 +35,25 @@ export function harness(opts: HarnessOptions) {
   const server = simServer(vt, opts);
   const journal: JournalRecord[] = [];
   const delivered = new Map<string, string>();
-  const recovered = new Map<string, string>();
+  const configDir = mkdtempSync(join(tmpdir(), 'chatctl-runner-'));
+  /** What recovered/ holds for an endpoint's request with this key. */
+  const recovered = (id: string, key: string) => readRegularFile(keptCopyPath(configDir, id, key))?.toString('utf8');
   const notices: string[] = [];
   let keys = 0;
 
+  const holds = (id: string, f: string) => delivered.has(id) && fp(delivered.get(id)!) === f;
   const secrets: ItemSecretsPort = {
-    fingerprint: fp,
     targetsFor: (item) => [`file:/secrets/${item.endpointId}`],
-    async deliver(item, secret) {
+    async deliver(item, secret, o) {
       await vt.sleep(1);
-      if (opts.failDelivery?.has(item.endpointId)) return { fingerprint: fp(secret), delivered: [], failures: [{ to: `file:/secrets/${item.endpointId}`, reason: 'ENOSPC' }] };
+      const to = `file:/secrets/${item.endpointId}`;
+      if (o?.skipHeld && holds(item.endpointId, fp(secret))) return { delivered: [{ to, fingerprint: fp(secret) }], failures: [] };
+      if (opts.failDelivery?.has(item.endpointId)) return { delivered: [], failures: [{ to, reason: 'ENOSPC' }] };
       delivered.set(item.endpointId, secret);
-      return { fingerprint: fp(secret), delivered: [{ to: `file:/secrets/${item.endpointId}`, fingerprint: fp(secret) }], failures: [] };
+      return { delivered: [{ to, fingerprint: fp(secret) }], failures: [] };
     },
-    holds: (item, f) => delivered.has(item.endpointId) && fp(delivered.get(item.endpointId)!) === f,
-    recover(item, secret) {
-      recovered.set(item.endpointId, typeof secret === "string" ? secret : secret.toString("latin1"));
-      return `/config/recovered/${item.endpointId}.secret`;
-    },
+    holds: (item, f) => holds(item.endpointId, f),
+    readKept: (item, key, journaled) => readRegularFile(journaled ?? keptCopyPath(configDir, item.endpointId, key)),
   };
 
   const items = (ids = server.ids, ev = 1): ManifestItem[] => ids.map((endpointId, i) => ({ line: i + 1, endpointId, expectedVersion: ev, mode: 'immediate' }));
@@ -64,15 +76,32 @@ export function harness(opts: HarnessOptions) {
     const controller = new AbortController();
     const runOpts: RunnerOptions = {
       concurrency: opts.concurrency ?? 4,
-      maxRetries: opts.maxRetries ?? 4,
       total: list.length,
       signal: extra.signal ?? controller.signal,
       ...(opts.rate ? { rate: opts.rate } : {}),
     };
-    const running = runBulk(list, runOpts, {
+    let requestIds = 0;
+    const transport: Transport = (req) => {
+      const m = /webhook-endpoints\/([^/]+)\/secret\/rotate$/.exec(req.url)!;
+      const body = JSON.parse(req.body) as { expectedVersion: number; mode: 'overlap' | 'immediate' };
+      return alive(() => server.rotateOne({ endpointId: decodeURIComponent(m[1]!), ...body }, req.headers['Idempotency-Key']!));
+    };
+    const client = createWebhooksClient({
+      baseUrl: 'https://sim.example',
+      scope: server.state.scope,
+      token: 'sim-token',
+      origin: 'https://sim.example',
+      csrfToken: '1',
+      userAgent: 'chatctl-test',
+      settings: { maxRetries: opts.maxRetries ?? 4, timeoutMs: 30_000, deadline: opts.deadlineMs !== undefined ? { at: vt.now() + opts.deadlineMs, ms: opts.deadlineMs } : undefined },
+      deps: { transport, now: vt.now, sleep: vt.sleep, random: vt.random, randomUUID: () => `rid-${++requestIds}`, signal: runOpts.signal, requestSignal: new AbortController().signal },
+      rerun: () => 'a re-run with --journal re-sends it',
+    });
+    const running = runBulk(list, { ...runOpts, ...(opts.deadlineMs !== undefined ? { deadlineAt: vt.now() + opts.deadlineMs } : {}) }, {
       clock: vt,
-      rotateOne: (req, key) => alive(() => server.rotateOne(req, key)),
-      secrets: { ...secrets, deliver: (item, secret) => alive(() => secrets.deliver(item, secret)) },
+      rotate: (req, key, hooks) => client.rotate(req.endpointId, { expectedVersion: req.expectedVersion, mode: req.mode }, key, hooks),
+      custody: { configDir, now: vt.now },
+      secrets: { ...secrets, deliver: (item, secret, o) => alive(() => secrets.deliver(item, secret, o)) },
       journal: {
         append: (r) =>
           alive(async () => {
@@ -107,5 +136,5 @@ export function harness(opts: HarnessOptions) {
     return map;
   };
 
-  return { vt, server, journal, delivered, recovered, notices, items, run, priors };
+  return { vt, server, journal, delivered, recovered, configDir, notices, items, run, priors };
 }
