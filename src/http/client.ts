@@ -70,8 +70,8 @@ export interface CallHooks {
  * unstarted; a single command reports it as any interruption.
  */
 export class NotSent extends CliError {
-  constructor(message: string) {
-    super('interrupted', message, EXIT.interrupted);
+  constructor(message: string, code: 'interrupted' | 'timeout' = 'interrupted', hint?: string) {
+    super(code, message, code === 'timeout' ? EXIT.unavailable : EXIT.interrupted, { hint });
   }
 }
 
@@ -144,7 +144,11 @@ export async function sendWithRetries(req: ApiRequest, settings: RetrySettings, 
       }
     }
     const remaining = deadline ? deadline.at - deps.now() : Infinity;
-    if (remaining <= 0) throw deadlineReached(`${deadlineText} was reached after ${plural(attempt - 1, 'attempt')}`);
+    if (remaining <= 0) {
+      // Waiting for its turn took it past the deadline: nothing went out.
+      if (attempt === 1) throw new NotSent(`${deadlineText} was reached before the request was sent`, 'timeout', 'allow more time with --deadline SECONDS (or CHATCTL_DEADLINE)');
+      throw deadlineReached(`${deadlineText} was reached after ${plural(attempt - 1, 'attempt')}`);
+    }
     const timeoutMs = Math.min(settings.timeoutMs, remaining);
     const requestId = deps.randomUUID();
     const headers = { ...req.headers, 'x-request-id': requestId };
