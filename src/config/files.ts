@@ -7,7 +7,8 @@
 // O_NOFOLLOW | O_NONBLOCK, then fstat to be sure it is the file looked at.
 // Read, not write, permission for group or others is only tightened, with
 // a warning (the file holds tokens).
-import { chmodSync, closeSync, constants, fstatSync, lstatSync, openSync, readSync, statSync, type Stats } from 'node:fs';
+import { readToEnd } from '../secret/readback.js';
+import { chmodSync, closeSync, constants, fstatSync, lstatSync, openSync, statSync, type Stats } from 'node:fs';
 import { configError } from '../errors/cli-error.js';
 import { makeFolders } from './make-folders.js';
 import { parseConfigData, type ConfigData } from './schema.js';
@@ -158,14 +159,7 @@ function readConfigOnce(path: string, warn: Warn, uid: number | undefined): Buff
     if (now.ino !== st.ino || now.dev !== st.dev) return REPLACED;
     if (!now.isFile()) throw configError(`config file ${path} changed while it was being read`, 'run the command again');
     if (now.size > MAX_CONFIG_BYTES) throw configError(`config file ${path} is too large (${now.size} bytes)`, NO_OVERWRITE);
-    const buf = Buffer.alloc(now.size);
-    let got = 0;
-    while (got < buf.length) {
-      const n = readSync(fd, buf, got, buf.length - got, got);
-      if (n === 0) break;
-      got += n;
-    }
-    return buf.subarray(0, got);
+    return readToEnd(fd, now.size);
   } catch (err) {
     if ((err as Error).name === 'CliError') throw err;
     throw configError(`cannot read config file ${path}: ${errnoCode(err)}`);

@@ -339,20 +339,13 @@ export function isSecretKey(key: string): boolean {
 /**
  * A response body for --debug, with the string under every secret key
  * blanked (an object or array there is blanked whole), however the key is
- * escaped (`"s\u0065cret"`), and every other
- * copy of such a value in the body too, in any escaping (the body is traced
- * before the secret is known to the Redactor). A body cut off inside such a
- * string is blanked to its end. The body is walked token by token, so a
- * string that merely contains `"secret":` is left alone.
- */
-export function redactSecretInBody(body: string): string {
-  return blankSecretsInBody(body).body;
-}
-
-/**
- * redactSecretInBody, plus a scrubber for the rest of the same response
- * (its headers): a header that echoes the secret is traced before the
- * Redactor has been told of it, so it is blanked with the values found here.
+ * escaped (`"s\u0065cret"`), and every other copy of such a value in the
+ * body too, in any escaping (the body is traced before the secret is known
+ * to the Redactor). A body cut off inside such a string is blanked to its
+ * end. The body is walked token by token, so a string that merely contains
+ * `"secret":` is left alone. With it, a scrubber for the rest of the same
+ * response (its headers): a header that echoes the secret is traced before
+ * the Redactor has been told of it, so it is blanked with the values found here.
  */
 export function blankSecretsInBody(body: string): { body: string; scrub: (text: string) => string } {
   const found: string[] = [];

@@ -22,6 +22,7 @@ import { basename, dirname, join } from 'node:path';
 import { makeFolders } from '../config/make-folders.js';
 import { randomBytes } from '../random.js';
 import { dotenvProblem, setDotenvValue } from './dotenv.js';
+import { readRegularFile } from './readback.js';
 import { envFileProblem, kindOf } from './sinks.js';
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
@@ -158,7 +159,7 @@ export function keepSecret(configDir: string, endpointId: string, secret: string
       path = named;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      if (readKeptCopy(named)?.equals(data)) path = named; // this very secret, kept by an earlier run
+      if (readRegularFile(named)?.equals(data)) path = named; // this very secret, kept by an earlier run
     }
   }
   if (path === undefined) {
@@ -240,21 +241,3 @@ export function keptCopyPath(configDir: string, endpointId: string, key: string)
   return join(recoveryFolder(configDir), `${safeName(endpointId)}-${safeName(key)}.secret`);
 }
 
-/** A kept copy's bytes, or undefined if there is none (not following links, nor reading anything but a regular file). */
-export function readKeptCopy(path: string): Buffer | undefined {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | NOFOLLOW | (constants.O_NONBLOCK ?? 0));
-  } catch {
-    return undefined;
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile() || st.size > 1 << 20) return undefined;
-    return readFileSync(fd);
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
-  }
-}

@@ -23,19 +23,24 @@ export function readRegularFile(path: string): Buffer | undefined {
   try {
     const st = fstatSync(fd);
     if (!st.isFile() || st.size > MAX_READ_BACK) return undefined;
-    const buf = Buffer.alloc(st.size);
-    let got = 0;
-    while (got < buf.length) {
-      const n = readSync(fd, buf, got, buf.length - got, got);
-      if (n === 0) break;
-      got += n;
-    }
-    return buf.subarray(0, got);
+    return readToEnd(fd, st.size);
   } catch {
     return undefined;
   } finally {
     closeSync(fd);
   }
+}
+
+/** Up to `size` bytes of an open file, from its start (fewer if it shrank meanwhile). */
+export function readToEnd(fd: number, size: number): Buffer {
+  const buf = Buffer.alloc(size);
+  let got = 0;
+  while (got < buf.length) {
+    const n = readSync(fd, buf, got, buf.length - got, got);
+    if (n === 0) break;
+    got += n;
+  }
+  return buf.subarray(0, got);
 }
 
 /** Whether this destination holds the secret with this fingerprint; only files can be asked (an exec: command's store cannot). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { escapeControl, escapeInline } from '../../src/output/sanitize.js';
-import { REDACTED, WITHHELD_LINE, Redactor, redactHeaders, redactSecretFields, redactSecretInBody, mayShow, valuePattern } from '../../src/output/redact.js';
+import { REDACTED, WITHHELD_LINE, Redactor, redactHeaders, redactSecretFields, blankSecretsInBody, mayShow, valuePattern } from '../../src/output/redact.js';
 
 describe('escapeControl', () => {
   it('makes ESC, other C0, DEL and C1 visible and keeps text', () => {
@@ -75,7 +75,10 @@ describe('Redactor: a forgotten secret (a finished --from item)', () => {
   });
 });
 
-describe('redactHeaders / redactSecretInBody', () => {
+/** The traced body alone. */
+const redactSecretInBody = (body: string) => blankSecretsInBody(body).body;
+
+describe('redactHeaders / blankSecretsInBody', () => {
   it('hides Authorization and the anti-forgery value', () => {
     expect(redactHeaders({ Authorization: 'Bearer x', 'x-service-csrf': '1', Origin: 'https://a' })).toEqual({
       Authorization: 'Bearer [REDACTED]',
@@ -84,19 +87,19 @@ describe('redactHeaders / redactSecretInBody', () => {
     });
   });
   it('blanks the secret in a body, escaped quotes included', () => {
-    expect(redactSecretInBody('{"data":{"secret":"wh\\"sec","x":1}}')).toBe('{"data":{"secret":"[REDACTED]","x":1}}');
-    expect(redactSecretInBody('{"secret":null}')).toBe('{"secret":null}');
+    expect(blankSecretsInBody('{"data":{"secret":"wh\\"sec","x":1}}').body).toBe('{"data":{"secret":"[REDACTED]","x":1}}');
+    expect(blankSecretsInBody('{"secret":null}').body).toBe('{"secret":null}');
   });
   // A hostile review found {"secret":{"value":"whsec_…"}} traced in clear by
   // --debug, then keys and numbers inside such an object.
   it('blanks an object or array under a secret key whole; each string in it, key or value, wherever else it appears', () => {
-    expect(redactSecretInBody('{"data":{"secret":{"value":"whsec_nested_1","alg":"hmac"},"v":"ok"}}')).toBe('{"data":{"secret":"[REDACTED]","v":"ok"}}');
-    expect(redactSecretInBody('{"secret":["whsec_a1b2c3", {"k":"whsec_d4e5f6"}], "x":"kept"}')).toBe('{"secret":"[REDACTED]", "x":"kept"}');
-    expect(redactSecretInBody('{"secret":{"whsec_KEYSECRET_1234567890":true,"n":12345678901234567890},"y":"kept"}')).toBe('{"secret":"[REDACTED]","y":"kept"}');
-    expect(redactSecretInBody('{"secret":{"value":"a}b]\\"c","n":1},"y":"kept"}')).toBe('{"secret":"[REDACTED]","y":"kept"}');
-    expect(redactSecretInBody('{"secret":{"value":"whsec_cut_off')).toBe('{"secret":"[REDACTED]"');
+    expect(blankSecretsInBody('{"data":{"secret":{"value":"whsec_nested_1","alg":"hmac"},"v":"ok"}}').body).toBe('{"data":{"secret":"[REDACTED]","v":"ok"}}');
+    expect(blankSecretsInBody('{"secret":["whsec_a1b2c3", {"k":"whsec_d4e5f6"}], "x":"kept"}').body).toBe('{"secret":"[REDACTED]", "x":"kept"}');
+    expect(blankSecretsInBody('{"secret":{"whsec_KEYSECRET_1234567890":true,"n":12345678901234567890},"y":"kept"}').body).toBe('{"secret":"[REDACTED]","y":"kept"}');
+    expect(blankSecretsInBody('{"secret":{"value":"a}b]\\"c","n":1},"y":"kept"}').body).toBe('{"secret":"[REDACTED]","y":"kept"}');
+    expect(blankSecretsInBody('{"secret":{"value":"whsec_cut_off').body).toBe('{"secret":"[REDACTED]"');
     expect(redactSecretInBody('{"secret":' + '['.repeat(20000) + '"whsec_deep_inside"' + ']'.repeat(20000) + ',"z":1}')).toBe('{"secret":"[REDACTED]","z":1}');
-    expect(redactSecretInBody('{"secret":{"value":"whsec_copied_twice","whsec_key_copy_1":1},"note":"was whsec_copied_twice","k":{"whsec_key_copy_1":1}}')).toBe(
+    expect(blankSecretsInBody('{"secret":{"value":"whsec_copied_twice","whsec_key_copy_1":1},"note":"was whsec_copied_twice","k":{"whsec_key_copy_1":1}}').body).toBe(
       '{"secret":"[REDACTED]","note":"was [REDACTED]","k":{"[REDACTED]":1}}',
     );
   });
@@ -104,9 +107,9 @@ describe('redactHeaders / redactSecretInBody', () => {
 
 describe('secret-named fields', () => {
   it('blanks every secret-named string, including one cut off before its closing quote', () => {
-    expect(redactSecretInBody('{"previousSecret":"whsec_old","secretAvailable":true}')).toBe('{"previousSecret":"[REDACTED]","secretAvailable":true}');
-    expect(redactSecretInBody('{"data":{"secret":"whsec_cut_off_here')).toBe('{"data":{"secret":"[REDACTED]"');
-    expect(redactSecretInBody('{"data":{"secret":"whsec_ends_in_escape\\')).toBe('{"data":{"secret":"[REDACTED]"');
+    expect(blankSecretsInBody('{"previousSecret":"whsec_old","secretAvailable":true}').body).toBe('{"previousSecret":"[REDACTED]","secretAvailable":true}');
+    expect(blankSecretsInBody('{"data":{"secret":"whsec_cut_off_here').body).toBe('{"data":{"secret":"[REDACTED]"');
+    expect(blankSecretsInBody('{"data":{"secret":"whsec_ends_in_escape\\').body).toBe('{"data":{"secret":"[REDACTED]"');
   });
   it('redactSecretFields walks objects and arrays', () => {
     expect(redactSecretFields({ previous: { secret: 'whsec_x', version: 2 }, list: [{ signingSecret: 'y' }], secretAvailable: true })).toEqual({
@@ -210,7 +213,7 @@ describe('redactSecretInBody / redactSecretFields: the key `secret`, not keys th
       secretFile: '/x',
       secretDelivery: [{ fingerprint: 'sha256:0011' }],
     });
-    expect(redactSecretInBody('{"SECRET" : "a", "\\u0053ecret":"b"}')).toBe('{"SECRET" : "[REDACTED]", "\\u0053ecret":"[REDACTED]"}');
+    expect(blankSecretsInBody('{"SECRET" : "a", "\\u0053ecret":"b"}').body).toBe('{"SECRET" : "[REDACTED]", "\\u0053ecret":"[REDACTED]"}');
   });
   it('other copies of a value found under a secret key are blanked too, in any escaping (it is not yet known to the Redactor)', () => {
     const v = 'whsec_copy/+1';
