@@ -200,6 +200,32 @@ describe('file:', () => {
 
 // ---------------------------------------------------------------- env-file:
 
+describe('a run killed while it held the secret, re-run with its Idempotency-Key', () => {
+  test('the server replays without the secret; the copy the killed run kept (named after the key) is delivered, then removed', async () => {
+    const ws = workspace();
+    // What the killed run left: its copy under recovered/, named after the key.
+    mkdirSync(join(ws.configDir, 'recovered'), { recursive: true, mode: 0o700 });
+    const kept = join(ws.configDir, 'recovered', 'we_1-key-killed-1.secret');
+    writeFileSync(kept, SECRET, { mode: 0o600 });
+    server.enqueue({ status: 200, headers: { 'Idempotent-Replayed': 'true' }, body: secretBody(null, false) });
+    const r = await runCli([...ROTATE, '--idempotency-key', 'key-killed-1', '--secret-to', 'file:s.whsec'], { env: scopeEnv(server.url), ws });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(readFileSync(join(ws.cwd, 's.whsec'), 'utf8')).toBe(SECRET);
+    expect(existsSync(kept)).toBe(false);
+    expect(r.stderr).toContain('does not return the secret twice');
+    expectSecretOnlyIn(r, ws, [join(ws.cwd, 's.whsec')]);
+  });
+
+  test('with no kept copy, exit 13: the secret is not in hand, and the hint rotates again', async () => {
+    server.enqueue({ status: 200, body: secretBody(null, false) });
+    const r = await runCli([...ROTATE, '--idempotency-key', 'key-killed-2', '--secret-to', 'file:s.whsec', '--json'], { env: scopeEnv(server.url) });
+    expect(r.exitCode).toBe(13);
+    const e = parseErrorLine(r.stderr);
+    expect(e.error.details).toMatchObject({ endpointId: 'we_1', recoveredPath: null });
+    expect(e.error.message).toContain('not available');
+  });
+});
+
 describe('env-file:', () => {
   test('NAME=<secret> set, every other byte kept, mode 0600', async () => {
     server.enqueue(ok());

@@ -8,6 +8,8 @@ import type { SecretAnswer, SecretResponse } from '../../api/schemas.js';
 import { deliverInCustody, deliveryCutShort, keepOddAnswer, secretWithheld, type Holder } from '../../secret/custody.js';
 import { CREDENTIAL_IN_SECRET, deliverAll, describeFailure, writeConfirmed, type Delivered } from '../../secret/deliver-all.js';
 import { fingerprint } from '../../secret/fingerprint.js';
+import { keptCopyPath } from '../../secret/deliver.js';
+import { readRegularFile } from '../../secret/readback.js';
 import type { SecretPlan } from '../../secret/plan.js';
 import type { OutStream } from '../../output/io.js';
 import type { Palette } from '../../output/colors.js';
@@ -44,10 +46,12 @@ export async function deliverSecretResult(
   summary: string,
   opts: SecretResultOptions = {},
 ): Promise<void> {
-  const { endpoint, secret, secretAvailable } = body.data;
-  if (typeof secret === 'string') ctx.io.redactor.addSecret(secret);
+  const { endpoint } = body.data;
   const rawId = typeof endpoint.id === 'string' || typeof endpoint.id === 'number' ? String(endpoint.id) : opts.endpointId;
   const holder = holderOf(body, rawId ?? 'endpoint', opts.idempotencyKey);
+  body = withKeptCopy(ctx, body, holder);
+  const { secret, secretAvailable } = body.data;
+  if (typeof secret === 'string') ctx.io.redactor.addSecret(secret);
 
   if (typeof secret !== 'string' || secret === '' || secretAvailable === false) {
     await renderAfter(ctx, g, plan, plan.sinks.length > 0 || plan.fallback !== 'json' ? withoutSecret(body, plan, []) : body, summary);
@@ -93,6 +97,21 @@ export async function deliverSecretResult(
   );
   if (plan.sinks.length > 0) await renderAfter(ctx, g, plan, withoutSecret(body, plan, outcome.delivered), summary, outcome.fp, outcome.delivered);
   if (!outcome.ok) throw outcome.error;
+}
+
+/**
+ * A request re-sent with the key of one whose run was killed while it held
+ * the secret: the server replays its answer without the secret, but that
+ * run kept a copy named after the key, which is delivered now.
+ */
+function withKeptCopy(ctx: Context, body: SecretResponse, holder: Holder): SecretResponse {
+  const { secret, secretAvailable } = body.data;
+  if ((typeof secret === 'string' && secret !== '' && secretAvailable !== false) || holder.idempotencyKey === undefined) return body;
+  const path = keptCopyPath(ctx.configDir, holder.endpointId, holder.idempotencyKey);
+  const kept = readRegularFile(path)?.toString('utf8');
+  if (!kept) return body;
+  ctx.io.notice(`the server does not return the secret twice; delivering the copy kept by an earlier run with this Idempotency-Key (${path})`);
+  return { ...body, data: { ...body.data, secret: kept, secretAvailable: true } };
 }
 
 /** Whose secret this answer carries, for custody's messages: the endpoint, its new version, an overlap's end. */
