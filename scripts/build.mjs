@@ -93,37 +93,6 @@ const noChildProcess = {
   },
 };
 
-// conf, for the commands that write config.json (src/config/conf-writer.ts),
-// is a bundle of its own too, and trimmed to what chatctl uses of it: no
-// schema (ajv, ajv-formats), no migrations (semver), no watching
-// (debounce-fn), an explicit folder (env-paths). Those are stubs that fail
-// loudly if ever reached. atomically's exit hook (when-exit) registers
-// signal handlers that re-raise Ctrl-C past chatctl's own; its stub keeps
-// the exit-time clean-up only. conf's non-atomic write for snaps
-// (process.env.SNAP) is turned off, so every write is temporary file +
-// rename.
-const CONF_STUBS = {
-  'ajv/dist/2020.js': "export class Ajv2020 { constructor() { throw new Error('chatctl: conf schemas are not bundled'); } }",
-  'ajv-formats': "export default { default() { throw new Error('chatctl: conf schemas are not bundled'); } };",
-  semver: "const no = () => { throw new Error('chatctl: conf migrations are not bundled'); }; export default { eq: no, satisfies: no, clean: no, lte: no, gt: no };",
-  'debounce-fn': "export default () => { throw new Error('chatctl: conf watching is not bundled'); };",
-  'env-paths': "export default () => { throw new Error('chatctl: conf needs an explicit folder'); };",
-  'when-exit': "export default (callback) => { process.once('exit', callback); return () => process.off('exit', callback); };",
-};
-const confTrim = {
-  name: 'conf-trim',
-  setup(b) {
-    const names = Object.keys(CONF_STUBS).map((n) => n.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'));
-    b.onResolve({ filter: new RegExp(`^(${names.join('|')})$`) }, (args) => ({ path: args.path, namespace: 'conf-stub' }));
-    b.onLoad({ filter: /.*/, namespace: 'conf-stub' }, (args) => ({ contents: CONF_STUBS[args.path], loader: 'js' }));
-    b.onLoad({ filter: /[\\/]node_modules[\\/]conf[\\/]dist[\\/]source[\\/]index\.js$/ }, async (args) => {
-      const text = readFileSync(args.path, 'utf8');
-      if (!text.includes('process.env.SNAP')) throw new Error('conf no longer reads process.env.SNAP: review scripts/build.mjs');
-      return { contents: text.replaceAll('process.env.SNAP', 'undefined'), loader: 'js' };
-    });
-  },
-};
-
 // Each build's metafile, for the third-party notices (below).
 const metafiles = [];
 // main.cjs is read, compiled and run by every command, so its size is paid
@@ -136,35 +105,18 @@ const metafiles = [];
 metafiles.push(
   (await build({ ...common, entryPoints: ['src/main.ts'], outfile: `${out}/main.cjs`, plugins: [lazyParts, noChildProcess], minifyWhitespace: true, minifySyntax: true })).metafile,
 );
-// undici loads node:http2 at start-up (about 10 ms) for HTTP/2, which chatctl
-// never enables (allowH2 is off); it falls back on its own when the module
-// cannot be loaded, so the proxy bundle gets a stub that cannot.
-const noHttp2 = {
-  name: 'no-http2-for-undici',
-  setup(b) {
-    b.onResolve({ filter: /^(node:)?http2$/ }, (args) =>
-      /[\\/]undici[\\/]/.test(args.importer) ? { path: 'http2-stub', namespace: 'stub' } : undefined,
-    );
-    b.onLoad({ filter: /^http2-stub$/, namespace: 'stub' }, () => ({
-      contents: "throw new Error('chatctl does not use HTTP/2');",
-      loader: 'js',
-    }));
-  },
-};
-
-const { conf: confEntry, ...otherLazy } = LAZY;
+const { proxy: proxyEntry, ...otherLazy } = LAZY;
+metafiles.push((await build({ ...common, entryPoints: otherLazy, outdir: `${out}/lazy`, outExtension: { '.js': '.cjs' } })).metafile);
+// undici from its package entry: its index also brings fetch, WebSocket,
+// the cache stores and the mocks (esbuild cannot leave out parts of a
+// CommonJS package), 1.09 MB as written. Like main.cjs, the proxy bundle is
+// written without indentation and comments (0.74 MB: less to read on each
+// proxied run, and one of undici's comments that follows code on its line
+// is not ASCII). Names are kept, so a --debug stack trace still names its
+// functions.
 metafiles.push(
-  (
-    await build({
-      ...common,
-      plugins: [noHttp2],
-      entryPoints: otherLazy,
-      outdir: `${out}/lazy`,
-      outExtension: { '.js': '.cjs' },
-    })
-  ).metafile,
+  (await build({ ...common, entryPoints: { proxy: proxyEntry }, outdir: `${out}/lazy`, outExtension: { '.js': '.cjs' }, minifyWhitespace: true, minifySyntax: true })).metafile,
 );
-metafiles.push((await build({ ...common, entryPoints: { conf: confEntry }, outdir: `${out}/lazy`, outExtension: { '.js': '.cjs' }, plugins: [confTrim] })).metafile);
 // The completion engine stands alone: a TAB press loads this file only.
 metafiles.push((await build({ ...common, entryPoints: ['src/completion/entry.ts'], outfile: `${out}/complete.cjs` })).metafile);
 
@@ -228,13 +180,12 @@ renameSync(join(distDir, 'build-stamp.json.tmp'), join(distDir, 'build-stamp.jso
 function thirdPartyNotices(metas) {
   const packages = new Map();
   // The inputs some output holds code of: a build also loads files that
-  // end up contributing nothing (conf's tree, reached from bulk's build but
-  // bundled only into conf.cjs, where ajv, semver and the others are stubs).
+  // end up contributing nothing.
   const bundled = new Set(metas.flatMap((meta) => Object.values(meta.outputs).flatMap((o) => Object.entries(o.inputs).filter(([, i]) => i.bytesInOutput > 0).map(([input]) => input))));
   for (const meta of metas) {
     for (const input of Object.keys(meta.inputs)) {
       if (!bundled.has(input)) continue;
-      // Inputs of plugin namespaces (stubs) are `namespace:path`; files are paths relative to the working folder.
+      // Inputs of plugin namespaces (the lazy stubs) are `namespace:path`; files are paths relative to the working folder.
       if (/^[\w-]+:/.test(input) && !/^[A-Za-z]:[\\/]/.test(input)) continue;
       const file = resolve(input);
       if (!file.split(sep).includes('node_modules')) continue;

@@ -1,59 +1,28 @@
-// The transport used for targets that go through a proxy: undici's
-// EnvHttpProxyAgent honours HTTPS_PROXY, HTTP_PROXY and NO_PROXY (upper and
-// lower case), tunnelling https through CONNECT. select-transport.ts sends
-// loopback targets direct and never hands this an http: URL, so the bearer
-// token never reaches a proxy in clear text. Same contract as nodeTransport:
-// no redirects followed, one timer for the whole attempt, a body limit
-// enforced while reading, parse errors reported as 'malformed'.
+// The transport for a request that select-transport.ts's proxyFor() sends
+// through a proxy: undici's ProxyAgent for that proxy, tunnelling https
+// through CONNECT (select-transport.ts sends loopback targets direct and
+// never hands this an http: URL, so the bearer token never reaches a proxy
+// in clear text). Same contract as nodeTransport: no redirects followed, one
+// timer for the whole attempt, a body limit enforced while reading, parse
+// errors reported as 'malformed'.
 //
 // Start-up: this is a bundle of its own (dist/lazy/proxy.cjs), loaded with
-// V8's cached data like main.cjs. It takes the agent and request() from
-// undici's files rather than its index, which would also load fetch,
-// WebSocket, the cache stores and the mocks.
-import Dispatcher from 'undici/lib/dispatcher/dispatcher.js';
-import api from 'undici/lib/api/index.js';
-import EnvHttpProxyAgent from 'undici/lib/dispatcher/env-http-proxy-agent.js';
-import { PROXY_VARIABLES, TransportError, decodeBody, malformedMessage, type Transport } from './transport.js';
-import { configError } from '../errors/cli-error.js';
+// V8's cached data like main.cjs, and only behind a proxy.
+import { ProxyAgent } from 'undici';
+import { TransportError, decodeBody, malformedMessage, type Transport } from './transport.js';
 
 // undici parses HTTP with llhttp compiled to WebAssembly; on Node 20 the
 // exit would wait for V8's optimising compile of it. bin/chatctl.js sets
 // --liftoff-only before any code is compiled when a proxy variable is set
 // (a V8 flag set here, later, would make V8 reject the code cache).
 
-// What undici's index does: request(), connect() … are methods of every
-// dispatcher (the proxy agent tunnels with connect()).
-Object.assign(Dispatcher.prototype, api);
-
-const pick = (env: NodeJS.ProcessEnv, name: string) => env[name.toLowerCase()] || env[name.toUpperCase()] || undefined;
-
-/** A proxy variable that is not a URL is a configuration error naming it. */
-export function checkProxyVariables(env: NodeJS.ProcessEnv): void {
-  for (const name of PROXY_VARIABLES) {
-    const value = env[name];
-    if (!value) continue;
-    let ok = false;
-    try {
-      ok = ['http:', 'https:'].includes(new URL(value).protocol);
-    } catch {
-      ok = false;
-    }
-    if (!ok) throw configError(`${name} is not an http:// or https:// proxy URL`, `fix or unset ${name}`);
-  }
-}
-
 /** Failures before the request could reach the server: the proxy or the tunnel's TLS failed. */
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 const notSent = (code: string) => NOT_SENT.has(code) || /CERT|SELF_SIGNED|ERR_TLS|ERR_SSL/.test(code);
 
-export function proxyTransport(env: NodeJS.ProcessEnv): Transport {
-  checkProxyVariables(env);
-  // '' rather than undefined: undici would read process.env itself.
-  const dispatcher = new EnvHttpProxyAgent({
-    httpProxy: pick(env, 'http_proxy') ?? '',
-    httpsProxy: pick(env, 'https_proxy') ?? pick(env, 'http_proxy') ?? '',
-    noProxy: pick(env, 'no_proxy') ?? '',
-  });
+/** Requests through the proxy at `proxyUrl` (credentials in it are sent as Proxy-Authorization). */
+export function proxyTransport(proxyUrl: string): Transport {
+  const dispatcher = new ProxyAgent(proxyUrl);
   return async (req, opts) => {
     const url = new URL(req.url);
     const controller = new AbortController();

@@ -1,23 +1,101 @@
 // Direct connections use node:http(s), which loads in a fraction of the time
-// undici takes. When a proxy variable is set, targets other than loopback go
-// through proxy.ts (undici), loaded on the first such request. Loopback
-// (localhost, 127.0.0.0/8, [::1]) is never proxied, whatever NO_PROXY says,
-// and an http: URL never goes to a proxy: a bearer token would cross the
-// proxy in clear text (http: is only allowed for loopback, which is direct).
+// undici takes. When a proxy variable is set, proxyFor() decides for each
+// URL whether it goes through a proxy and which; only then is proxy.ts
+// (undici) loaded. Loopback (localhost, 127.0.0.0/8, [::1]) is never
+// proxied, whatever NO_PROXY says, and an http: URL off loopback is refused
+// whenever a proxy variable is set: a bearer token would cross the proxy in
+// clear text (http: is only allowed for loopback, which is direct).
+// `chatctl doctor` reports what proxyFor() answers, so it names exactly the
+// proxy a request uses.
 import { configError } from '../errors/cli-error.js';
 import { isLoopbackHost } from '../scope/resolve.js';
 import { PROXY_VARIABLES, nodeTransport, type Transport } from './transport.js';
 
+export type ProxyVariable = (typeof PROXY_VARIABLES)[number];
+
+/** How a request to a URL is sent: through `proxy` (the variable's URL) or direct, and why. */
+export type ProxyChoice =
+  | { proxy: URL; variable: ProxyVariable }
+  | { proxy: undefined; why: 'loopback' | 'no variable' }
+  | { proxy: undefined; why: 'no_proxy'; variable: 'NO_PROXY' | 'no_proxy'; entry: string };
+
+/** The variable's value, lower case first (as curl and undici read them); empty counts as unset. */
+function pick<T extends string>(env: NodeJS.ProcessEnv, names: readonly T[]): { name: T; value: string } | undefined {
+  for (const name of names) {
+    const value = env[name];
+    if (value) return { name, value };
+  }
+  return undefined;
+}
+
+const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443 };
+
+/**
+ * The NO_PROXY entry that sends `url` direct, if any. Entries are separated
+ * by commas or white space; `*` matches every host; `host` matches the host
+ * and its subdomains (a leading `.` or `*.` is ignored); `host:port` only
+ * that port. Names are compared case-insensitively, IPv6 addresses in
+ * brackets.
+ */
+function noProxyEntry(url: URL, list: string): string | undefined {
+  const host = url.hostname.toLowerCase();
+  const port = Number(url.port) || DEFAULT_PORTS[url.protocol] || 0;
+  for (const raw of list.split(/[,\s]+/)) {
+    if (!raw) continue;
+    if (raw === '*') return raw;
+    const parsed = /^(\[[^\]]*\]|[^:]+):(\d+)$/.exec(raw);
+    const name = (parsed ? parsed[1]! : raw).replace(/^\*?\./, '').toLowerCase();
+    if (parsed && Number(parsed[2]) !== port) continue;
+    if (name && (host === name || host.endsWith(`.${name}`))) return raw;
+  }
+  return undefined;
+}
+
+/**
+ * Which proxy, if any, a request to `url` goes through: for https,
+ * https_proxy, HTTPS_PROXY, then http_proxy, HTTP_PROXY (the first one set);
+ * for http, http_proxy then HTTP_PROXY; none for loopback or a host that
+ * no_proxy (or else NO_PROXY) names. The transport sends by this answer and
+ * `chatctl doctor` reports it. A variable that would be used and is not an
+ * http(s) URL is a configuration error naming it.
+ */
+export function proxyFor(url: URL, env: NodeJS.ProcessEnv): ProxyChoice {
+  if (isLoopbackHost(url.hostname)) return { proxy: undefined, why: 'loopback' };
+  const chosen = pick(env, url.protocol === 'https:' ? (['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY'] as const) : (['http_proxy', 'HTTP_PROXY'] as const));
+  if (!chosen) return { proxy: undefined, why: 'no variable' };
+  const noProxy = pick(env, ['no_proxy', 'NO_PROXY'] as const);
+  const entry = noProxy && noProxyEntry(url, noProxy.value);
+  if (noProxy && entry) return { proxy: undefined, why: 'no_proxy', variable: noProxy.name, entry };
+  let proxy: URL | undefined;
+  try {
+    proxy = new URL(chosen.value);
+  } catch {
+    proxy = undefined;
+  }
+  if (!proxy || (proxy.protocol !== 'http:' && proxy.protocol !== 'https:')) {
+    throw configError(`${chosen.name} is not an http:// or https:// proxy URL`, `fix or unset ${chosen.name}`);
+  }
+  return { proxy, variable: chosen.name };
+}
+
 export async function selectTransport(env: NodeJS.ProcessEnv): Promise<Transport> {
   if (!PROXY_VARIABLES.some((name) => env[name])) return nodeTransport;
-  let proxied: Promise<Transport> | undefined;
+  // One agent per proxy (undici keeps the tunnel's connection for a retry).
+  const agents = new Map<string, Promise<Transport>>();
   return async (req, opts) => {
     const url = new URL(req.url);
     if (isLoopbackHost(url.hostname)) return nodeTransport(req, opts);
     if (url.protocol !== 'https:') {
       throw configError(`refusing to send ${url.origin} through a proxy over http: the token would travel in clear text`, 'use an https base URL');
     }
-    proxied ??= import('./proxy.js').then((m) => m.proxyTransport(env));
-    return (await proxied)(req, opts);
+    const choice = proxyFor(url, env);
+    if (!choice.proxy) return nodeTransport(req, opts);
+    const key = choice.proxy.href;
+    let agent = agents.get(key);
+    if (!agent) {
+      agent = import('./proxy.js').then((m) => m.proxyTransport(key));
+      agents.set(key, agent);
+    }
+    return (await agent)(req, opts);
   };
 }
