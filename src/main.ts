@@ -1,7 +1,8 @@
 // The only adapter from a real process to execute(): it hands in the
 // process's environment, streams and working folder, turns signals into an
 // AbortSignal, and returns the exit status for bin/chatctl.js to set.
-// Nothing else in src/ touches process.env, argv, the standard streams or
+// Nothing else in src/ touches process.env (but config/conf-writer.ts, which
+// hides SNAP from conf while it writes), argv, the standard streams or
 // process.exit.
 import { fstatSync, statSync } from 'node:fs';
 import { execute, VERSION } from './app/execute.js';

@@ -3,7 +3,7 @@
 // read under it, the change, and conf to write the result. A bundle of its
 // own (dist/lazy/conf.cjs): commands that only read never load it.
 //
-// How conf is set up, from its source (conf 15):
+// conf is used as published, through its options (conf 15):
 // - `cwd` is the config folder and the file is `config.json`: no
 //   env-paths, no `-nodejs` suffix;
 // - `configFileMode: 0o600`: the file, and the temporary file it is written
@@ -14,10 +14,13 @@
 // - `accessPropertiesByDotNotation: false`, no schema, no defaults, no
 //   migrations, no watch, `clearInvalidConfig: false` (the file has been
 //   checked already; conf must never replace a file it cannot parse);
-// - the build turns off conf's non-atomic write for snaps (conf reads the SNAP variable),
-//   stubs ajv, semver and the rest that only schemas, migrations and watching
-//   use, and gives atomically's exit hook a version without signal handlers
-//   (it would re-raise Ctrl-C past chatctl's own). See scripts/build.mjs.
+// - one adapter: conf writes in place, without the temporary file and the
+//   rename, when the SNAP variable is set (its workaround for apps packaged
+//   as snaps), and Node.js installed from the Snap Store runs every program
+//   with SNAP set. A reader in between, or a crash, would then find a
+//   cut-short config.json (test/unit/config-store.test.ts shows the file
+//   rewritten in place). So SNAP is hidden from conf for the write, which is
+//   synchronous: nothing else runs before it is put back.
 import Conf from 'conf';
 import type { Context } from '../context.js';
 import { configError } from '../errors/cli-error.js';
@@ -42,7 +45,13 @@ export const writeWithConf: ConfigWriter = (dir, data) => {
       serialize,
       deserialize: (text: string) => JSON.parse(text) as Record<string, unknown>,
     });
-    conf.store = data;
+    const snap = process.env.SNAP;
+    delete process.env.SNAP;
+    try {
+      conf.store = data;
+    } finally {
+      if (snap !== undefined) process.env.SNAP = snap;
+    }
   } catch (err) {
     throw configError(`cannot write config file ${configFile(dir)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }

@@ -275,6 +275,31 @@ describe('file format: chatctl 0.1 and this version read and write the same byte
     expect(readFileSync(file, 'utf8')).toBe('{\n  "version": 1,\n  "profiles": {\n    "a": {\n      "baseUrl": "https://a"\n    }\n  }\n}\n');
     expect(readdirSync(dir)).toEqual(['config.json']);
   });
+
+  // conf writes in place (truncate, then write) when SNAP is set, which
+  // every program run by Node.js from the Snap Store has: a reader in
+  // between, or a crash, would find a cut-short config.json.
+  it.each([['unset', undefined], ['set, as under Node.js from the Snap Store', '/snap/node/10000']])(
+    'with SNAP %s, conf replaces config.json whole (a new file renamed into place), and SNAP is left as it was',
+    (_label, snap) => {
+      const file = join(dir, 'config.json');
+      writeFileSync(file, '{"version":1}\n', { mode: 0o600 });
+      const before = statSync(file).ino;
+      const saved = process.env.SNAP;
+      if (snap === undefined) delete process.env.SNAP;
+      else process.env.SNAP = snap;
+      try {
+        writeWithConf(dir, { version: 1, profiles: { a: { baseUrl: 'https://a' } } });
+        expect(process.env.SNAP).toBe(snap);
+      } finally {
+        if (saved === undefined) delete process.env.SNAP;
+        else process.env.SNAP = saved;
+      }
+      expect(statSync(file).ino).not.toBe(before);
+      expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ version: 1, profiles: { a: { baseUrl: 'https://a' } } });
+      expect(readdirSync(dir)).toEqual(['config.json']);
+    },
+  );
 });
 
 describe('config folder', () => {
