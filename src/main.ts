@@ -1,8 +1,7 @@
 // The only adapter from a real process to execute(): it hands in the
 // process's environment, streams and working folder, turns signals into an
 // AbortSignal, and returns the exit status for bin/chatctl.js to set.
-// Nothing else in src/ touches process.env (but config/conf-writer.ts, which
-// hides SNAP from conf while it writes), argv, the standard streams or
+// Nothing else in src/ touches process.env, argv, the standard streams or
 // process.exit.
 import { fstatSync, statSync } from 'node:fs';
 import { execute, VERSION } from './app/execute.js';
@@ -45,8 +44,15 @@ export async function run(argv: string[] = process.argv.slice(2)): Promise<numbe
   // command finished, while output drains, still ends it with its own code
   // rather than the default action's.
   for (const s of SIGNALS) process.on(s, onSignal);
+  const env = { ...process.env };
+  // conf (config/conf-writer.ts) reads SNAP from the process's environment
+  // when it writes config.json, and writes the file in place rather than
+  // through a temporary file and a rename when it is set (its workaround
+  // for apps packaged as snaps; Node.js from the Snap Store sets it for
+  // every program). chatctl's own code reads `env`, which keeps it.
+  delete process.env.SNAP;
   const code = await execute(argv, {
-    env: { ...process.env },
+    env,
     io: {
       // A getter: Node builds process.stdin when it is first touched, which
       // costs about 1 ms that a run which never reads it need not pay.

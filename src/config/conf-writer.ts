@@ -14,13 +14,13 @@
 // - `accessPropertiesByDotNotation: false`, no schema, no defaults, no
 //   migrations, no watch, `clearInvalidConfig: false` (the file has been
 //   checked already; conf must never replace a file it cannot parse);
-// - one adapter: conf writes in place, without the temporary file and the
-//   rename, when the SNAP variable is set (its workaround for apps packaged
-//   as snaps), and Node.js installed from the Snap Store runs every program
-//   with SNAP set. A reader in between, or a crash, would then find a
-//   cut-short config.json (test/unit/config-store.test.ts shows the file
-//   rewritten in place). So SNAP is hidden from conf for the write, which is
-//   synchronous: nothing else runs before it is put back.
+// - conf writes in place, without the temporary file and the rename, when
+//   the process's SNAP variable is set (its workaround for apps packaged as
+//   snaps), and Node.js installed from the Snap Store runs every program
+//   with SNAP set: a reader in between, or a crash, would find a cut-short
+//   config.json. src/main.ts takes SNAP out of the process's environment
+//   (chatctl's own code reads ctx.env, which keeps it); see
+//   test/unit/config-store.test.ts.
 import Conf from 'conf';
 import type { Context } from '../context.js';
 import { configError } from '../errors/cli-error.js';
@@ -45,13 +45,7 @@ export const writeWithConf: ConfigWriter = (dir, data) => {
       serialize,
       deserialize: (text: string) => JSON.parse(text) as Record<string, unknown>,
     });
-    const snap = process.env.SNAP;
-    delete process.env.SNAP;
-    try {
-      conf.store = data;
-    } finally {
-      if (snap !== undefined) process.env.SNAP = snap;
-    }
+    conf.store = data;
   } catch (err) {
     throw configError(`cannot write config file ${configFile(dir)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }

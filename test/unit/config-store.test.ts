@@ -276,13 +276,13 @@ describe('file format: chatctl 0.1 and this version read and write the same byte
     expect(readdirSync(dir)).toEqual(['config.json']);
   });
 
-  // conf writes in place (truncate, then write) when SNAP is set, which
-  // every program run by Node.js from the Snap Store has: a reader in
+  // Why src/main.ts takes SNAP out of the process's environment: conf, as
+  // published, writes in place (truncate, then write) when it is set, as it
+  // is for every program run by Node.js from the Snap Store; a reader in
   // between, or a crash, would find a cut-short config.json.
-  it.each([['unset', undefined], ['set, as under Node.js from the Snap Store', '/snap/node/10000']])(
-    'with SNAP %s, conf replaces config.json whole (a new file renamed into place), and SNAP is left as it was',
-    (_label, snap) => {
-      const file = join(dir, 'config.json');
+  it('conf rewrites config.json in place when the process has SNAP set, and replaces it whole (a new file renamed into place) when not', () => {
+    const file = join(dir, 'config.json');
+    const write = (snap: string | undefined) => {
       writeFileSync(file, '{"version":1}\n', { mode: 0o600 });
       const before = statSync(file).ino;
       const saved = process.env.SNAP;
@@ -290,16 +290,28 @@ describe('file format: chatctl 0.1 and this version read and write the same byte
       else process.env.SNAP = snap;
       try {
         writeWithConf(dir, { version: 1, profiles: { a: { baseUrl: 'https://a' } } });
-        expect(process.env.SNAP).toBe(snap);
       } finally {
         if (saved === undefined) delete process.env.SNAP;
         else process.env.SNAP = saved;
       }
-      expect(statSync(file).ino).not.toBe(before);
       expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ version: 1, profiles: { a: { baseUrl: 'https://a' } } });
-      expect(readdirSync(dir)).toEqual(['config.json']);
-    },
-  );
+      return statSync(file).ino === before ? 'in place' : 'replaced';
+    };
+    expect(write('/snap/node/10000')).toBe('in place');
+    expect(write(undefined)).toBe('replaced');
+  });
+
+  it('chatctl run with SNAP set (Node.js from the Snap Store) still replaces config.json whole', async () => {
+    const cfg = join(dir, 'cfg');
+    mkdirSync(cfg, { mode: 0o700 });
+    const file = join(cfg, 'config.json');
+    writeFileSync(file, '{"version":1}\n', { mode: 0o600 });
+    const before = statSync(file).ino;
+    const r = await runCli(['profile', 'set', 'a', '--base-url', 'https://a.example'], { env: { CHATCTL_CONFIG_DIR: cfg, SNAP: '/snap/node/10000' }, spawn: true });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(statSync(file).ino).not.toBe(before);
+    expect(JSON.parse(readFileSync(file, 'utf8')).profiles).toEqual({ a: { baseUrl: 'https://a.example' } });
+  });
 });
 
 describe('config folder', () => {
