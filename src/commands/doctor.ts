@@ -4,14 +4,22 @@
 // sends the token: the round trip is a GET of the base URL without it.
 // Everything outside comes in: env, clock and config folder from ctx, DNS,
 // TCP and TLS from `probes`, HTTP from ctx.transport().
-import { lstatSync, readFileSync, statSync, type Stats } from 'node:fs';
+//
+// Each check asks the code a real run uses, so doctor cannot disagree with
+// it: the config folder and file through config/files.ts's checks (told to
+// report, not tighten, loose permissions), the profile and scope through
+// scope/resolve.ts, and the proxy through the transport's proxyFor().
+import { lstatSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import type { Context, GlobalOptions } from '../context.js';
-import { CliError, localError } from '../errors/cli-error.js';
+import { CliError, configError, localError } from '../errors/cli-error.js';
 import { EXIT, type ExitCode } from '../errors/exit-codes.js';
+import { checkConfigFolder, currentUid, parseConfigBytes, readConfigBytes, shellWord } from '../config/files.js';
 import { configFile } from '../config/paths.js';
-import { parseConfigData, type ConfigData } from '../config/schema.js';
-import { checkBaseUrl, describeScope, isHeaderSafe, isLoopbackHost, resolveRequestSettings, resolveToken, selectProfile, SCOPE_INPUTS, type GlobalFlags, type ScopeDescription } from '../scope/resolve.js';
+import type { ConfigData } from '../config/schema.js';
+import { globalFlags } from '../app/invocation.js';
+import { checkBaseUrl, describeScope, isHeaderSafe, resolveConnection, resolveRequestSettings, resolveToken, selectProfile, SCOPE_INPUTS, type GlobalFlags, type ProfileSource, type ScopeDescription, type SelectedProfile } from '../scope/resolve.js';
+import { proxyFor, type ProxyChoice } from '../http/select-transport.js';
 import { isTransportError, MAX_BODY_BYTES } from '../http/transport.js';
 import { headerValue } from '../http/classify.js';
 import { userAgent } from '../app/webhooks-client.js';
@@ -33,7 +41,7 @@ export interface Check {
 
 export interface DoctorDeps {
   probes: Probes;
-  /** The user's uid (undefined where there are none: Windows). */
+  /** The effective uid the config checks compare owners with (undefined where there are none: Windows). */
   uid: number | undefined;
   /** process.versions.node */
   nodeVersion: string;
@@ -59,73 +67,52 @@ export function doctorExitCode(checks: readonly Check[]): ExitCode {
 }
 
 // ---------------------------------------------------------------- files
+//
+// The checks every command's read makes (config/files.ts), their message and
+// fix as they are; only a mode that group or others can read is reported,
+// not tightened (doctor changes no file).
 
-const modeOf = (st: Stats) => (st.mode & 0o777).toString(8).padStart(3, '0');
+const modeOf = (path: string, stat: (p: string) => { mode: number }) => (stat(path).mode & 0o777).toString(8).padStart(3, '0');
 
-function ownership(st: Stats, uid: number | undefined): string | undefined {
-  return uid !== undefined && st.uid !== uid ? `owned by uid ${st.uid}, not by you (uid ${uid})` : undefined;
+/** A configuration error of the real checks as a failed check; anything else is not doctor's to catch. */
+function refused(name: string, err: unknown): Check {
+  if (err instanceof CliError) return failure(name, 'config', err.message, err.hint);
+  throw err;
 }
 
-function checkFolder(dir: string, uid: number | undefined): Check {
-  const name = 'config folder';
-  let st: Stats;
-  try {
-    st = statSync(dir);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return ok(name, `${dir}: not created yet (profile set and auth login create it, mode 700)`);
-    return failure(name, 'config', `${dir}: cannot be read (${code})`, 'check the permissions of its parent folders, or set CHATCTL_CONFIG_DIR');
-  }
-  if (!st.isDirectory()) return failure(name, 'config', `${dir} is not a folder`, 'remove or rename it, or set CHATCTL_CONFIG_DIR to another folder');
-  const owner = ownership(st, uid);
-  if (owner) return failure(name, 'config', `${dir} is ${owner}`, `chown it to yourself, or set CHATCTL_CONFIG_DIR to a folder of yours`);
-  if (st.mode & 0o022) return failure(name, 'config', `${dir} is writable by group or others (mode ${modeOf(st)})`, `chmod 700 '${dir}'`);
-  if (st.mode & 0o077) return warning(name, `${dir} is readable by group or others (mode ${modeOf(st)}); chatctl tightens it on its next read`, `chmod 700 '${dir}'`);
-  return ok(name, `${dir} (mode ${modeOf(st)}, yours)`);
-}
-
-interface FileResult {
-  check: Check;
+interface ConfigResult {
+  folder: Check;
+  file: Check;
+  /** The config as a command would read it; undefined when a command would refuse it. */
   config: ConfigData | undefined;
 }
 
-function checkFile(path: string, uid: number | undefined): FileResult {
-  const name = 'config file';
-  let st: Stats;
+function checkConfig(dir: string, uid: number | undefined): ConfigResult {
+  const path = configFile(dir);
+  let warnings: string[] = [];
+  const warn = (message: string) => warnings.push(message);
+  let exists: boolean;
   try {
-    st = lstatSync(path);
+    exists = checkConfigFolder(dir, warn, uid, 'report');
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return { check: ok(name, `${path}: none yet (profile set and auth login write it, mode 600)`), config: {} };
-    return { check: failure(name, 'config', `${path}: cannot be read (${code})`, 'check the permissions of the config folder'), config: undefined };
+    return { folder: refused('config folder', err), file: skipped('config file', 'the config folder cannot be used'), config: undefined };
   }
-  const fixByHand = 'fix or remove the file by hand; chatctl never overwrites it';
-  if (!st.isFile()) return { check: failure(name, 'config', `${path} is not a regular file (a symlink, folder or device)`, 'replace it with a regular file, or remove it'), config: undefined };
-  const owner = ownership(st, uid);
-  if (owner) return { check: failure(name, 'config', `${path} is ${owner}`, 'chown it to yourself, or set CHATCTL_CONFIG_DIR to a folder of yours'), config: undefined };
-  if (st.mode & 0o022) return { check: failure(name, 'config', `${path} is writable by group or others (mode ${modeOf(st)})`, `chmod 600 '${path}'`), config: undefined };
-  let bytes: Buffer;
+  const none = ok('config file', `${path}: none yet (profile set and auth login write it, mode 600)`);
+  if (!exists) return { folder: ok('config folder', `${dir}: not created yet (profile set and auth login create it, mode 700)`), file: none, config: {} };
+  const folder = warnings.length > 0 ? warning('config folder', warnings.join('; '), `chmod 700 ${shellWord(dir)}`) : ok('config folder', `${dir} (mode ${modeOf(dir, statSync)}, yours)`);
+  warnings = [];
+  let config: ConfigData;
   try {
-    bytes = readFileSync(path);
+    const bytes = readConfigBytes(path, warn, uid, 'report');
+    if (bytes === undefined) return { folder, file: none, config: {} };
+    config = parseConfigBytes(path, bytes);
   } catch (err) {
-    return { check: failure(name, 'config', `${path} cannot be read (${(err as NodeJS.ErrnoException).code})`, 'check its permissions'), config: undefined };
+    return { folder, file: refused('config file', err), config: undefined };
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
-  } catch {
-    return { check: failure(name, 'config', `${path} is not valid UTF-8 JSON`, fixByHand), config: undefined };
-  }
-  const parsed = parseConfigData(json);
-  if (!('data' in parsed)) {
-    return { check: failure(name, 'config', `${path} has an unexpected shape at ${escapeInline(parsed.where)}`, fixByHand), config: undefined };
-  }
-  const count = Object.keys(parsed.data.profiles ?? {}).length;
-  const summary = `${path} (mode ${modeOf(st)}, yours; ${count} profile${count === 1 ? '' : 's'})`;
-  if (st.mode & 0o077) {
-    return { check: warning(name, `${summary}: readable by group or others, and it may hold tokens; chatctl tightens it on its next read`, `chmod 600 '${path}'`), config: parsed.data };
-  }
-  return { check: ok(name, summary), config: parsed.data };
+  const count = Object.keys(config.profiles ?? {}).length;
+  const summary = `${path} (mode ${modeOf(path, lstatSync)}, yours; ${count} profile${count === 1 ? '' : 's'})`;
+  const file = warnings.length > 0 ? warning('config file', `${summary}: it may hold tokens; ${warnings.join('; ')}`, `chmod 600 ${shellWord(path)}`) : ok('config file', summary);
+  return { folder, file, config };
 }
 
 // ---------------------------------------------------------------- scope
@@ -146,54 +133,49 @@ function sourcesOf(d: ScopeDescription): Record<ScopeKey, Source> {
   return { baseUrl: one('baseUrl'), organizationId: one('organizationId'), applicationId: one('applicationId'), environmentKey: one('environmentKey') };
 }
 
-const given = (v: string | undefined) => (v === undefined || v === '' ? undefined : v);
+/** Why this profile: selectProfile()'s answer, in words. */
+const PROFILE_WHY: Record<ProfileSource, string> = {
+  flag: 'named by --profile',
+  env: 'named by CHATCTL_PROFILE',
+  current: 'the current profile, chosen with profile use',
+  default: 'the default: no --profile, CHATCTL_PROFILE or current profile',
+};
 
-function profileWhy(flags: GlobalFlags, env: NodeJS.ProcessEnv, config: ConfigData): string {
-  if (given(flags.profile)) return 'named by --profile';
-  if (given(env.CHATCTL_PROFILE)) return 'named by CHATCTL_PROFILE';
-  if (given(config.currentProfile)) return 'the current profile, chosen with profile use';
-  return 'the default: no --profile, CHATCTL_PROFILE or current profile';
+/**
+ * Every value is there: the scope as a command resolves it
+ * (resolveConnection), which also refuses "." and "..", and an Origin or
+ * CSRF value a header cannot carry. A named profile that does not exist and
+ * a base URL that is refused have checks of their own.
+ */
+function scopeCheck(flags: GlobalFlags, env: NodeJS.ProcessEnv, selected: SelectedProfile, baseUrl: string, described: string): Check {
+  try {
+    resolveConnection(flags, env, selected);
+  } catch (err) {
+    if (!(err instanceof CliError)) throw err;
+    let baseRefused = false;
+    try {
+      checkBaseUrl(baseUrl, configError);
+    } catch {
+      baseRefused = true;
+    }
+    if (!(selected.explicit && !selected.profile) && !baseRefused) return refused('scope', err);
+  }
+  return ok('scope', described);
 }
 
 // ---------------------------------------------------------------- network
 
-interface ProxyChoice {
-  /** The proxy URL without credentials, or undefined for a direct connection. */
-  proxy: URL | undefined;
-  detail: string;
-}
-
-const pickEnv = (env: NodeJS.ProcessEnv, name: string) => given(env[name.toUpperCase()]) ?? given(env[name.toLowerCase()]);
-
-function noProxyMatches(host: string, list: string | undefined): boolean {
-  if (!list) return false;
-  const h = host.toLowerCase().replace(/^\[|\]$/g, '');
-  return list.split(/[\s,]+/).some((raw) => {
-    const entry = raw.trim().toLowerCase().replace(/:\d+$/, '');
-    if (entry === '') return false;
-    if (entry === '*') return true;
-    const bare = entry.replace(/^\*?\./, '');
-    return h === bare || h.endsWith(`.${bare}`);
-  });
-}
-
-/** Which proxy, if any, a request to `url` goes through (contract section 3). Throws a Check on a malformed variable. */
-function proxyFor(url: URL, env: NodeJS.ProcessEnv): ProxyChoice | Check {
-  if (isLoopbackHost(url.hostname)) return { proxy: undefined, detail: 'none: loopback is never proxied' };
-  const name = url.protocol === 'https:' ? (pickEnv(env, 'HTTPS_PROXY') ? 'HTTPS_PROXY' : 'HTTP_PROXY') : 'HTTP_PROXY';
-  const raw = pickEnv(env, name);
-  if (!raw) return { proxy: undefined, detail: 'none: a direct connection (no HTTPS_PROXY or HTTP_PROXY)' };
-  if (noProxyMatches(url.hostname, pickEnv(env, 'NO_PROXY'))) return { proxy: undefined, detail: `none: NO_PROXY matches ${url.hostname}` };
-  let proxy: URL;
-  try {
-    proxy = new URL(raw);
-    if (proxy.protocol !== 'http:' && proxy.protocol !== 'https:') throw new Error('scheme');
-  } catch {
-    return failure('proxy', 'config', `${name} is not an http:// or https:// proxy URL`, `fix or unset ${name}`);
+/** What proxyFor() answered, in words. */
+function describeProxy(choice: ProxyChoice, url: URL): string {
+  if (choice.proxy) {
+    const shown = new URL(choice.proxy.href);
+    shown.username = '';
+    shown.password = '';
+    return `${shown.origin} (from ${choice.variable})`;
   }
-  proxy.username = '';
-  proxy.password = '';
-  return { proxy, detail: `${proxy.origin} (from ${name})` };
+  if (choice.why === 'loopback') return 'none: loopback is never proxied';
+  if (choice.why === 'no_proxy') return `none: ${choice.variable} entry "${choice.entry}" matches ${url.hostname}`;
+  return `none: a direct connection (no ${url.protocol === 'https:' ? 'https_proxy, HTTPS_PROXY, http_proxy or HTTP_PROXY' : 'http_proxy or HTTP_PROXY'})`;
 }
 
 const portOf = (url: URL) => Number(url.port || (url.protocol === 'https:' ? 443 : 80));
@@ -209,18 +191,17 @@ function describeSkew(seconds: number): string {
 
 export async function doctorChecks(g: GlobalOptions, ctx: Context, deps: DoctorDeps): Promise<Check[]> {
   const checks: Check[] = [];
-  const flags: GlobalFlags = { ...g, noInput: g.input === false };
+  const flags = globalFlags(g);
   const env = ctx.env;
 
   // 1. config folder and file
-  checks.push(checkFolder(ctx.configDir, deps.uid));
-  const file = checkFile(configFile(ctx.configDir), deps.uid);
-  checks.push(file.check);
+  const file = checkConfig(ctx.configDir, deps.uid);
+  checks.push(file.folder, file.file);
   const config = file.config ?? {};
 
   // 2. profile and scope
   const selected = selectProfile(flags, env, config);
-  const why = profileWhy(flags, env, config);
+  const why = PROFILE_WHY[selected.source];
   const names = Object.keys(config.profiles ?? {});
   if (!file.config) checks.push(skipped('profile', `"${selected.name}" (${why}); the config file cannot be used`));
   else if (selected.profile) checks.push(ok('profile', `"${selected.name}" (${why})`));
@@ -238,7 +219,7 @@ export async function doctorChecks(g: GlobalOptions, ctx: Context, deps: DoctorD
   const missing = keys.filter((k) => !sources[k]);
   if (missing.length) {
     checks.push(failure('scope', 'config', described, `pass ${missing.map((k) => flagsFor[k]).join(', ')}, or store them with: chatctl profile set ${selected.name} ${missing.map((k) => flagsFor[k].split(' ')[0] + ' …').join(' ')}`));
-  } else checks.push(ok('scope', described));
+  } else checks.push(scopeCheck(flags, env, selected, sources.baseUrl!.value, described));
 
   // 3. token: where it comes from, never its value
   const token = resolveToken(env, selected);
@@ -297,12 +278,15 @@ async function networkChecks(url: URL | undefined, ctx: Context, deps: DoctorDep
     return out;
   };
 
-  const choice = proxyFor(url, ctx.env);
-  if ('status' in choice) {
-    out.push(choice);
+  // The transport's own answer for this URL: the proxy a request goes through, or none.
+  let choice: ProxyChoice;
+  try {
+    choice = proxyFor(url, ctx.env);
+  } catch (err) {
+    out.push(refused('proxy', err));
     return skipRest('the proxy variable is not usable');
   }
-  out.push(ok('proxy', choice.detail));
+  out.push(ok('proxy', describeProxy(choice, url)));
 
   // DNS and TCP go to the proxy when there is one: that is where chatctl connects.
   const target = choice.proxy ?? url;
@@ -402,7 +386,7 @@ function render(checks: readonly Check[], ctx: Context): string {
 
 export async function runDoctor(g: GlobalOptions, ctx: Context, deps?: DoctorDeps): Promise<void> {
   const { realProbes } = await import('./doctor-probes.js');
-  const checks = await doctorChecks(g, ctx, deps ?? { probes: realProbes, uid: process.getuid?.(), nodeVersion: process.versions.node });
+  const checks = await doctorChecks(g, ctx, deps ?? { probes: realProbes, uid: currentUid(), nodeVersion: process.versions.node });
   if (g.json) writeJson(ctx.io, { checks: checks.map(({ name, status, detail, fix }) => ({ name, status, detail: fix ? `${detail}; fix: ${fix}` : detail })) });
   else ctx.io.stdout.write(render(checks, ctx));
   const code = doctorExitCode(checks);

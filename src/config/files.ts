@@ -50,10 +50,17 @@ function writableBy(mode: number): string {
 const octal = (mode: number) => (mode & 0o777).toString(8).padStart(3, '0');
 
 /**
+ * What a reader does with read/search permission for group or others:
+ * tighten it, with a warning (commands), or only warn (`chatctl doctor`,
+ * which changes no file).
+ */
+export type Loose = 'tighten' | 'report';
+
+/**
  * Refuses a path another user owns or that group or others can write;
  * tightens read/search permission for group or others to `mode`, with a warning.
  */
-function checkOwnerAndMode(path: string, st: Stats, what: 'folder' | 'file', mode: number, warn: Warn, uid: number | undefined): void {
+function checkOwnerAndMode(path: string, st: Stats, what: 'folder' | 'file', mode: number, warn: Warn, uid: number | undefined, loose: Loose): void {
   if (uid === undefined) return;
   if (st.uid !== uid) {
     throw configError(
@@ -68,6 +75,10 @@ function checkOwnerAndMode(path: string, st: Stats, what: 'folder' | 'file', mod
     );
   }
   if ((st.mode & 0o777 & ~mode) === 0) return;
+  if (loose === 'report') {
+    warn(`permissions of ${path} are ${octal(st.mode)}, readable by group or others; chatctl tightens them to ${mode.toString(8)} on its next read`);
+    return;
+  }
   try {
     chmodSync(path, mode);
     warn(`permissions of ${path} were ${octal(st.mode)}; tightened to ${mode.toString(8)}`);
@@ -80,7 +91,7 @@ function checkOwnerAndMode(path: string, st: Stats, what: 'folder' | 'file', mod
  * Checks the config folder; false when it does not exist. A link to a folder
  * is followed (dotfile managers do that); the folder it leads to is checked.
  */
-export function checkConfigFolder(dir: string, warn: Warn, uid = currentUid()): boolean {
+export function checkConfigFolder(dir: string, warn: Warn, uid = currentUid(), loose: Loose = 'tighten'): boolean {
   let st: Stats;
   try {
     st = statSync(dir);
@@ -91,7 +102,7 @@ export function checkConfigFolder(dir: string, warn: Warn, uid = currentUid()): 
   if (!st.isDirectory()) {
     throw configError(`config folder ${dir} is ${kindOf(st)}, not a folder`, 'remove it, or point CHATCTL_CONFIG_DIR at a folder of your own');
   }
-  checkOwnerAndMode(dir, st, 'folder', 0o700, warn, uid);
+  checkOwnerAndMode(dir, st, 'folder', 0o700, warn, uid, loose);
   return true;
 }
 
@@ -117,15 +128,15 @@ const READ_ATTEMPTS = 5;
 const REPLACED = Symbol('replaced');
 
 /** The bytes of config.json, checked as the contract asks; undefined when there is none. */
-export function readConfigBytes(path: string, warn: Warn, uid = currentUid()): Buffer | undefined {
+export function readConfigBytes(path: string, warn: Warn, uid = currentUid(), loose: Loose = 'tighten'): Buffer | undefined {
   for (let attempt = 1; ; attempt++) {
-    const bytes = readConfigOnce(path, warn, uid);
+    const bytes = readConfigOnce(path, warn, uid, loose);
     if (bytes !== REPLACED) return bytes;
     if (attempt >= READ_ATTEMPTS) throw configError(`config file ${path} changed while it was being read`, 'run the command again');
   }
 }
 
-function readConfigOnce(path: string, warn: Warn, uid: number | undefined): Buffer | undefined | typeof REPLACED {
+function readConfigOnce(path: string, warn: Warn, uid: number | undefined, loose: Loose): Buffer | undefined | typeof REPLACED {
   let st: Stats;
   try {
     st = lstatSync(path);
@@ -145,7 +156,7 @@ function readConfigOnce(path: string, warn: Warn, uid: number | undefined): Buff
       `remove it (rm ${shellWord(path)}); chatctl creates a new one on the next "chatctl profile set"`,
     );
   }
-  checkOwnerAndMode(path, st, 'file', 0o600, warn, uid);
+  checkOwnerAndMode(path, st, 'file', 0o600, warn, uid, loose);
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
@@ -188,8 +199,8 @@ export function parseConfigBytes(path: string, bytes: Buffer): ConfigData {
 }
 
 /** The config folder and file checked and read: `{}` when there is no file yet. */
-export function readConfigChecked(dir: string, path: string, warn: Warn, uid = currentUid()): ConfigData {
-  if (!checkConfigFolder(dir, warn, uid)) return {};
-  const bytes = readConfigBytes(path, warn, uid);
+export function readConfigChecked(dir: string, path: string, warn: Warn, uid = currentUid(), loose: Loose = 'tighten'): ConfigData {
+  if (!checkConfigFolder(dir, warn, uid, loose)) return {};
+  const bytes = readConfigBytes(path, warn, uid, loose);
   return bytes === undefined ? {} : parseConfigBytes(path, bytes);
 }

@@ -395,3 +395,65 @@ describe('the fault contract holds through the proxy transport too', () => {
     expect(tunnelsTo(tlsServer.port)).toHaveLength(1);
   });
 });
+
+// `chatctl doctor` asks the transport which proxy a URL goes through
+// (proxyFor in src/http/select-transport.ts): what it reports is compared
+// here with where a real request of the same environment went.
+describe('doctor reports the proxy a real request uses', () => {
+  /** doctor --json's proxy line for the proxied base URL, then the real request (a create) with the same environment. */
+  async function doctorThenRequest(env: Record<string, string>) {
+    const baseUrl = viaAlias(tlsServer.port);
+    const d = await runCli(['doctor', '--json'], { ws: workspace(), env: csrfScopeEnv(baseUrl, env) });
+    const doc = JSON.parse(d.stdout) as { checks: { name: string; status: string; detail: string }[] };
+    const proxyLine = doc.checks.find((c) => c.name === 'proxy')!;
+    proxy.reset();
+    const r = await create(baseUrl, env);
+    expectClean(r);
+    return { proxyLine, request: r, tunnels: tunnelsTo(tlsServer.port).length };
+  }
+
+  test('HTTPS_PROXY and https_proxy disagree: doctor names https_proxy, and that is the proxy the request goes through', async () => {
+    const dead = `http://127.0.0.1:${await closedPort()}`;
+    const live = await doctorThenRequest({ HTTPS_PROXY: dead, https_proxy: proxy.url });
+    expect(live.proxyLine).toEqual({ name: 'proxy', status: 'ok', detail: `${proxy.url} (from https_proxy)` });
+    expect(live.request.exitCode, live.request.stderr).toBe(0);
+    expect(live.tunnels).toBe(1);
+
+    // The other way round: doctor names the dead one, and the request fails on it.
+    const deadFirst = await doctorThenRequest({ HTTPS_PROXY: proxy.url, https_proxy: dead });
+    expect(deadFirst.proxyLine).toEqual({ name: 'proxy', status: 'ok', detail: `${dead} (from https_proxy)` });
+    expect({ exit: deadFirst.request.exitCode, code: parseErrorLine(deadFirst.request.stderr).error.code }).toEqual({ exit: 12, code: 'network_error' });
+    expect(deadFirst.tunnels).toBe(0);
+  });
+
+  // [NO_PROXY-like variables, whether the request goes through the proxy]
+  const port = () => tlsServer.port;
+  test.each<[string, () => Record<string, string>, boolean]>([
+    ['NO_PROXY naming the host', () => ({ NO_PROXY: ALIAS }), false],
+    ['NO_PROXY naming its domain', () => ({ NO_PROXY: 'chatctl.test' }), false],
+    ['NO_PROXY naming its domain with a leading dot', () => ({ NO_PROXY: '.chatctl.test' }), false],
+    ['NO_PROXY naming its domain with *.', () => ({ NO_PROXY: '*.chatctl.test' }), false],
+    ['NO_PROXY naming the top-level domain', () => ({ NO_PROXY: 'test' }), false],
+    ['NO_PROXY naming the host in capitals among others, with spaces', () => ({ NO_PROXY: 'example.com, API.CHATCTL.TEST' }), false],
+    ['NO_PROXY naming the host and its port', () => ({ NO_PROXY: `${ALIAS}:${port()}` }), false],
+    ['NO_PROXY naming the host on another port', () => ({ NO_PROXY: `${ALIAS}:1` }), true],
+    ['NO_PROXY naming a name that only ends like it', () => ({ NO_PROXY: 'hatctl.test' }), true],
+    ['NO_PROXY naming another host', () => ({ NO_PROXY: 'example.com' }), true],
+    ['NO_PROXY=*', () => ({ NO_PROXY: '*' }), false],
+    ['NO_PROXY empty', () => ({ NO_PROXY: '' }), true],
+    ['no_proxy naming another host over NO_PROXY=*', () => ({ no_proxy: 'example.com', NO_PROXY: '*' }), true],
+    ['no_proxy naming the host over NO_PROXY naming another', () => ({ no_proxy: ALIAS, NO_PROXY: 'example.com' }), false],
+  ])('%s: doctor and the request agree', async (_label, noProxy, proxied) => {
+    const { proxyLine, request, tunnels } = await doctorThenRequest({ HTTPS_PROXY: proxy.url, ...noProxy() });
+    expect(proxyLine.detail.startsWith('none: ')).toBe(!proxied);
+    expect(tunnels).toBe(proxied ? 1 : 0);
+    if (proxied) {
+      expect(proxyLine.detail).toBe(`${proxy.url} (from HTTPS_PROXY)`);
+      expect(request.exitCode, request.stderr).toBe(0);
+    } else {
+      expect(proxyLine.detail).toMatch(new RegExp(`^none: (NO_PROXY|no_proxy) entry ".+" matches ${ALIAS.replace(/\./g, '\\.')}$`));
+      // Direct, the reserved name does not resolve.
+      expect(parseErrorLine(request.stderr).error.message).toContain(ALIAS);
+    }
+  });
+});

@@ -2,12 +2,13 @@
 // DNS/TCP/TLS probes and the HTTP transport. Each failure kind maps to its
 // exit status; the token is never shown and never sent.
 import { afterAll, describe, expect, it } from 'vitest';
-import { chmodSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { doctorChecks, doctorExitCode, runDoctor, type Check, type DoctorDeps } from '../../src/commands/doctor.js';
 import { ProbeError, type Probes } from '../../src/commands/doctor-probes.js';
 import { CliError } from '../../src/errors/cli-error.js';
+import { readConfigChecked } from '../../src/config/files.js';
 import type { GlobalOptions } from '../../src/context.js';
 import { fakeContext, fakeIO, scriptedTransport, type Answer } from '../support/fakes.js';
 
@@ -92,34 +93,51 @@ describe('doctor, everything fine', () => {
 });
 
 describe('each failure, its fix and its exit status', () => {
-  it('config folder writable by others → 3, with the chmod', async () => {
+  /** What a command's own read of the config says: its error, or its warnings. Run after doctor, whose checks must not change the files. */
+  function commandRead(dir: string, uid = process.geteuid!()): { error?: CliError; warnings: string[] } {
+    const warnings: string[] = [];
+    try {
+      readConfigChecked(dir, join(dir, 'config.json'), (m) => warnings.push(m), uid);
+      return { warnings };
+    } catch (err) {
+      expect(err).toBeInstanceOf(CliError);
+      return { error: err as CliError, warnings };
+    }
+  }
+
+  it('config folder writable by others → 3, with the message and chmod a command gives', async () => {
     const dir = tmp();
     chmodSync(dir, 0o777);
     const { byName, checks } = await doctor({ configDir: dir });
-    expect(byName('config folder')).toMatchObject({ status: 'failure', fix: `chmod 700 '${dir}'` });
+    const { error } = commandRead(dir);
+    expect(error?.message).toBe(`config folder ${dir} can be written by group and others (mode 777); chatctl will not use it`);
+    expect(byName('config folder')).toEqual({ name: 'config folder', status: 'failure', kind: 'config', detail: error!.message, fix: error!.hint });
+    expect(byName('config file')).toMatchObject({ status: 'warning', detail: 'not checked: the config folder cannot be used' });
     expect(doctorExitCode(checks)).toBe(3);
   });
 
-  it('config folder or file owned by someone else → 3', async () => {
+  it('config folder or file owned by someone else → 3, as a command refuses it', async () => {
     const dir = tmp();
     chmodSync(dir, 0o700);
     const { byName } = await doctor({ configDir: dir, uid: 4242 });
-    expect(byName('config folder').status).toBe('failure');
-    expect(byName('config folder').detail).toMatch(/owned by uid \d+, not by you \(uid 4242\)/);
+    const { error } = commandRead(dir, 4242);
+    expect(error?.message).toMatch(/belongs to another user \(uid \d+\), not to you \(uid 4242\)/);
+    expect(byName('config folder')).toMatchObject({ status: 'failure', detail: error!.message, fix: error!.hint });
   });
 
-  it('a config file that is a symlink, not JSON, or of the wrong shape → 3, naming the file', async () => {
+  it('a config file that is a symlink, not UTF-8, not JSON, or of the wrong shape → 3, in the words of a command', async () => {
     for (const [content, want] of [
-      ['{nope', /is not valid UTF-8 JSON/],
-      [Buffer.from([0x7b, 0xff, 0x7d]), /is not valid UTF-8 JSON/],
+      ['{nope', /is not valid JSON/],
+      [Buffer.from([0x7b, 0xff, 0x7d]), /is not valid UTF-8/],
       ['{"profiles":{"p":{"baseUrl":3}}}', /unexpected shape at profiles\.p\.baseUrl/],
     ] as const) {
       const dir = tmp();
       chmodSync(dir, 0o700);
       writeFileSync(join(dir, 'config.json'), content, { mode: 0o600 });
       const { byName, checks } = await doctor({ configDir: dir });
-      expect(byName('config file').status).toBe('failure');
-      expect(byName('config file').detail).toMatch(want);
+      const { error } = commandRead(dir);
+      expect(error?.message).toMatch(want);
+      expect(byName('config file')).toMatchObject({ status: 'failure', detail: error!.message, fix: error!.hint });
       expect(byName('config file').detail).toContain(join(dir, 'config.json'));
       expect(byName('profile').status).toBe('warning');
       expect(doctorExitCode(checks)).toBe(3);
@@ -128,17 +146,30 @@ describe('each failure, its fix and its exit status', () => {
     chmodSync(dir, 0o700);
     writeFileSync(join(dir, 'real.json'), '{}', { mode: 0o600 });
     symlinkSync(join(dir, 'real.json'), join(dir, 'config.json'));
-    expect((await doctor({ configDir: dir })).byName('config file').detail).toMatch(/not a regular file/);
+    const link = (await doctor({ configDir: dir })).byName('config file');
+    expect(link.detail).toMatch(/is a symbolic link/);
+    expect(link).toMatchObject({ detail: commandRead(dir).error!.message, fix: commandRead(dir).error!.hint });
   });
 
-  it('a config file readable by others is a warning (it may hold tokens), writable by others a failure', async () => {
+  it('a config file readable by others is a warning that changes nothing (a command tightens it), writable by others a failure', async () => {
     const dir = tmp();
     chmodSync(dir, 0o700);
-    writeFileSync(join(dir, 'config.json'), '{}');
-    chmodSync(join(dir, 'config.json'), 0o644);
-    expect((await doctor({ configDir: dir })).byName('config file')).toMatchObject({ status: 'warning', fix: `chmod 600 '${join(dir, 'config.json')}'` });
-    chmodSync(join(dir, 'config.json'), 0o666);
-    expect((await doctor({ configDir: dir })).byName('config file').status).toBe('failure');
+    const file = join(dir, 'config.json');
+    writeFileSync(file, '{}');
+    chmodSync(file, 0o644);
+    expect((await doctor({ configDir: dir })).byName('config file')).toEqual({
+      name: 'config file',
+      status: 'warning',
+      detail: `${file} (mode 644, yours; 0 profiles): it may hold tokens; permissions of ${file} are 644, readable by group or others; chatctl tightens them to 600 on its next read`,
+      fix: `chmod 600 ${file}`,
+    });
+    expect(statSync(file).mode & 0o777).toBe(0o644);
+    // What a command does with the same file: tightens it, and says so.
+    expect(commandRead(dir).warnings).toEqual([`permissions of ${file} were 644; tightened to 600`]);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    chmodSync(file, 0o666);
+    const writable = (await doctor({ configDir: dir })).byName('config file');
+    expect(writable).toMatchObject({ status: 'failure', detail: commandRead(dir).error!.message });
   });
 
   it('a profile named but missing, scope missing, no token → 3', async () => {
@@ -241,7 +272,7 @@ describe('clock and proxy', () => {
     expect(p.calls).toEqual(['lookup proxy.corp', 'connect proxy.corp:3128']);
     expect(viaProxy.byName('TLS').detail).toBe('through the proxy: the round trip below checks it');
 
-    expect((await doctor({ env: { ...ENV, https_proxy: 'http://proxy.corp:3128', NO_PROXY: '.example.com' } })).byName('proxy').detail).toBe('none: NO_PROXY matches api.example.com');
+    expect((await doctor({ env: { ...ENV, https_proxy: 'http://proxy.corp:3128', NO_PROXY: '.example.com' } })).byName('proxy').detail).toBe('none: NO_PROXY entry ".example.com" matches api.example.com');
     expect((await doctor({ env: { ...ENV, CHATCTL_BASE_URL: 'http://127.0.0.1:9', HTTP_PROXY: 'http://proxy.corp:3128' } })).byName('proxy').detail).toBe('none: loopback is never proxied');
     const bad = await doctor({ env: { ...ENV, HTTPS_PROXY: 'proxy.corp:3128' } });
     expect(bad.byName('proxy')).toMatchObject({ status: 'failure', kind: 'config' });
