@@ -7,6 +7,10 @@
 //
 //   node bench/startup.mjs [--runs N] [--warmup N] [--quick] [--only 1,4]
 //
+// Scenario 7 is what writing config.json costs: `profile set` loads conf
+// (dist/lazy/conf.cjs) and the lock, reads, and writes the file; against
+// `node -e 0`. Reported for the README's dependency table.
+//
 // Scenario 5 compares chatctl with chatctl: the same rotate through a proxy
 // (HTTPS_PROXY, a CONNECT tunnel) and direct. chatctl never proxies loopback,
 // so both go to an HTTPS front on 127.0.0.1 (a self-signed certificate made
@@ -489,6 +493,23 @@ function makeScenarios(env, getSandbox, getFront) {
         };
       },
     },
+    {
+      id: 7,
+      name: 'profile set (conf writes config.json)',
+      // A write command: the program, conf, the lock and the write itself.
+      target: 2.5,
+      pair: async () => ({
+        a: {
+          args: [BIN, 'profile', 'set', 'default', '--env', 'default'],
+          env,
+          check: () => {
+            const stored = JSON.parse(readFileSync(join(env.CHATCTL_CONFIG_DIR, 'config.json'), 'utf8'));
+            expect(PROFILES.every((p) => stored.profiles?.[p]) && stored.profiles.default.environmentKey === 'default', 'expected the five profiles, default with env "default"');
+          },
+        },
+        b: nodeFloor,
+      }),
+    },
   ];
 }
 
@@ -589,7 +610,7 @@ async function main() {
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp, CHATCTL_CONFIG_DIR: configDir, NO_COLOR: '1' };
 
     const scenarios = makeScenarios(env, () => sandbox, () => front).filter((s) => !opts.only || opts.only.has(s.id));
-    if (scenarios.length === 0) usage('--only selects no scenario (1–5)');
+    if (scenarios.length === 0) usage('--only selects no scenario');
     if (scenarios.some((s) => s.needsSandbox)) sandbox = await startSandbox(env);
     if (scenarios.some((s) => s.needsFront)) front = await startTlsFront(sandbox, tmp);
 

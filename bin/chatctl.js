@@ -15,18 +15,20 @@ const path = require('node:path');
 
 const argv = process.argv.slice(2);
 const dist = path.join(__dirname, '..', 'dist');
-// V8 flags the program sets itself, before any bundle is compiled (V8 rejects
-// cached data made under other flags; codeCache names the files after them).
+// The V8 flag a proxied run sets (codeCache names its cache files after it).
 // Behind a proxy, undici parses HTTP with llhttp compiled to WebAssembly;
 // Node 20's V8 then also compiles it with its optimising compiler in the
 // background, and the process cannot exit (process.exit neither) until that
 // ends, about 200 ms. Liftoff, the baseline compiler, is plenty for one
 // response; Node 22 and later do not wait. Runs with no proxy variable never
-// load undici.
+// load undici. The flag is set once the proxy bundle has run (see
+// liftoffFromNow), not at start-up.
 const V8_FLAGS =
   Number(process.versions.node.split('.')[0]) < 22 && ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'].some((name) => process.env[name])
     ? '--liftoff-only'
     : '';
+/** Code caches not written yet: at exit, or before the flag is set (liftoffFromNow). */
+const unwritten = [];
 
 if (argv[0] === '__complete') {
   const { runComplete } = require(path.join(dist, 'complete.cjs'));
@@ -39,7 +41,6 @@ if (argv[0] === '__complete') {
     // The program's lazily loaded parts (dist/lazy/*.cjs: undici behind a
     // proxy, the prompts, the sandbox) come through this loader too.
     globalThis[Symbol.for('chatctl.loadBundle')] = loadProgram;
-    if (V8_FLAGS) require('node:v8').setFlagsFromString(V8_FLAGS);
     loadProgram(path.join(dist, 'main.cjs'))
       .run(argv)
       .then((code) => {
@@ -124,12 +125,36 @@ function loadProgram(file) {
   const module = { exports: {} };
   script.runInThisContext().call(module.exports, module.exports, createRequire(file), module, file, path.dirname(file));
   if (cache && (!cached || script.cachedDataRejected || cache.note)) {
+    const pending = { cache, script: !cached || script.cachedDataRejected ? script : undefined, written: false };
+    unwritten.push(pending);
     // Only a run that succeeded writes the code: a failing one (a usage
     // error) went a short way down its command's path, and its cache would
     // leave every later run to compile the rest.
-    process.once('exit', (code) => writeCache(cache, code === 0 && (!cached || script.cachedDataRejected) ? script : undefined));
+    process.once('exit', (code) => {
+      if (!pending.written) writeCache(cache, code === 0 ? pending.script : undefined);
+    });
   }
+  if (V8_FLAGS && path.basename(file) === 'proxy.cjs') liftoffFromNow();
   return module.exports;
+}
+
+/**
+ * Sets V8_FLAGS once undici is loaded, before its first connection compiles
+ * llhttp. Any V8 flag changes the hash that cached code is checked against,
+ * so whatever is compiled after it is compiled anew, Node's own modules
+ * included (the node binary carries their compiled code): set at start-up,
+ * it made every Node module a proxied run loads cost two to three times as
+ * much (node:http2 5 ms → 15 ms; what undici's index loads, 20 ms more). The
+ * bundles that ran before it (main.cjs, proxy.cjs) are cached now, under the
+ * flags they were compiled with, so the next proxied run can use them; a run
+ * that got this far has gone its command's way.
+ */
+function liftoffFromNow() {
+  for (const pending of unwritten.splice(0)) {
+    pending.written = true;
+    writeCache(pending.cache, pending.script);
+  }
+  require('node:v8').setFlagsFromString(V8_FLAGS);
 }
 
 function cacheDir() {

@@ -13,8 +13,7 @@ import { TransportError, decodeBody, malformedMessage, type Transport } from './
 
 // undici parses HTTP with llhttp compiled to WebAssembly; on Node 20 the
 // exit would wait for V8's optimising compile of it. bin/chatctl.js sets
-// --liftoff-only before any code is compiled when a proxy variable is set
-// (a V8 flag set here, later, would make V8 reject the code cache).
+// --liftoff-only once this bundle has run, before the first connection.
 
 /** Failures before the request could reach the server: the proxy or the tunnel's TLS failed. */
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
