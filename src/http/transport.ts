@@ -1,7 +1,7 @@
 // One HTTP attempt. The default transport is node:http/https: it never
 // follows redirects, and the attempt timeout covers the whole exchange, from
 // connecting to the last byte of the body. Behind a proxy, proxy.ts supplies
-// one built on undici's EnvHttpProxyAgent.
+// one built on undici's ProxyAgent, for the proxy select-transport.ts chose.
 import { isUtf8 } from 'node:buffer';
 import type { IncomingHttpHeaders } from 'node:http';
 
@@ -100,7 +100,7 @@ export function isTransportError(err: unknown): err is TransportError {
   return err instanceof Error && err.name === 'TransportError' && typeof (err as TransportError).failure === 'string';
 }
 
-/** The variables that send requests through a proxy (proxy.ts); NO_PROXY only exempts. */
+/** The variables that send requests through a proxy (proxyFor in select-transport.ts); NO_PROXY only exempts. */
 export const PROXY_VARIABLES = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'] as const;
 
 export const MAX_BODY_BYTES = 1024 * 1024;
