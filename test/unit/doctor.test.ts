@@ -9,6 +9,8 @@ import { doctorChecks, doctorExitCode, runDoctor, type Check, type DoctorDeps } 
 import { ProbeError, type Probes } from '../../src/commands/doctor-probes.js';
 import { CliError } from '../../src/errors/cli-error.js';
 import { readConfigChecked } from '../../src/config/files.js';
+import { globalFlags } from '../../src/app/invocation.js';
+import { resolveConnection, selectProfile } from '../../src/scope/resolve.js';
 import type { GlobalOptions } from '../../src/context.js';
 import { fakeContext, fakeIO, scriptedTransport, type Answer } from '../support/fakes.js';
 
@@ -183,6 +185,23 @@ describe('each failure, its fix and its exit status', () => {
     expect(byName('base URL').status).toBe('failure');
     for (const n of ['proxy', 'DNS', 'TCP', 'TLS', 'round trip', 'clock']) expect(byName(n).detail).toBe('not checked: no usable base URL');
     expect(doctorExitCode(checks)).toBe(3);
+  });
+
+  it('a scope a command would refuse (an org of ".", an Origin a header cannot carry) → 3, in the words of the command', async () => {
+    for (const env of [{ ...ENV, CHATCTL_ORG: '.' }, { ...ENV, CHATCTL_ORIGIN: 'https://a\u0007b.example' }]) {
+      const { byName, checks } = await doctor({ env });
+      const flags = globalFlags({});
+      const refusal = (() => {
+        try {
+          resolveConnection(flags, env, selectProfile(flags, env, {}));
+        } catch (err) {
+          return err as CliError;
+        }
+        throw new Error('resolveConnection accepted it');
+      })();
+      expect(byName('scope')).toEqual({ name: 'scope', status: 'failure', kind: 'config', detail: refusal.message, fix: refusal.hint });
+      expect(doctorExitCode(checks)).toBe(3);
+    }
   });
 
   it('a token that cannot be sent → 4 (authentication)', async () => {
