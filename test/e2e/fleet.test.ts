@@ -102,7 +102,7 @@ interface Run {
  * then, in-process: the seam's signal aborted with reason SIGINT, as
  * src/main.ts turns a real SIGINT into (`spawn`: a real SIGINT to a child).
  */
-async function chatctl(args: string[], o: { cwd: string; env?: Record<string, string>; input?: string; killAfterLines?: number; interruptAfterLines?: number; spawn?: boolean }): Promise<Run> {
+async function chatctl(args: string[], o: { cwd: string; env?: Record<string, string>; input?: string | Buffer; killAfterLines?: number; interruptAfterLines?: number; spawn?: boolean }): Promise<Run> {
   const env = {
     PATH: `${join(NODE, '..')}:/usr/local/bin:/usr/bin:/bin`,
     HOME: o.cwd,
@@ -299,6 +299,25 @@ describe('rotate --from: exit codes', () => {
     expect(JSON.parse(r.stderr)).toMatchObject({ error: { code: 'usage_error' }, exitCode: 2 });
     expect(r.stderr).toContain('manifest line 4');
     expect((await control('stats')).stats.requests).toBe(before);
+  });
+
+  test('2: a manifest on standard input is decoded as strictly as a file: invalid UTF-8 is refused, not turned into U+FFFD and sent', async () => {
+    const ids = await createEndpoints(2);
+    const cwd = tmp.dir('stdin-bad-utf8');
+    // Line 2 names an endpoint with a byte that is not UTF-8 (the second id, its last character replaced by 0xff).
+    const bytes = Buffer.concat([Buffer.from(`${JSON.stringify({ endpointId: ids[0], expectedVersion: 1 })}\n{"endpointId":"${ids[1]!.slice(0, -1)}`), Buffer.from([0xff]), Buffer.from('","expectedVersion":1}\n')]);
+    writeFileSync(join(cwd, 'm.ndjson'), bytes);
+    const before = (await control('stats')).stats.requests;
+    const args = ['webhooks', 'rotate', '--mode', 'overlap', '--json', '--secret-to', `file:${cwd}/{id}.whsec`];
+    const fromFile = await chatctl([...args, '--from', 'm.ndjson'], { cwd });
+    const fromStdin = await chatctl([...args, '--from', '-'], { cwd, input: bytes });
+    for (const r of [fromFile, fromStdin]) {
+      expect(r.exitCode, r.stderr).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(JSON.parse(r.stderr)).toMatchObject({ error: { code: 'usage_error', message: 'manifest line 2: not valid UTF-8' }, exitCode: 2 });
+    }
+    expect((await control('stats')).stats.requests).toBe(before);
+    expect(readdirSync(cwd).filter((f) => f.endsWith('.whsec'))).toEqual([]);
   });
 
   test.each([
