@@ -35,6 +35,9 @@ export interface ExecSinkInput {
  */
 const PIPE_WRAPPER = 'trap : TERM; /bin/cat | /bin/sh -c "$1"';
 
+/** The variables that carry chatctl's own credentials (the bearer token, the x-service-csrf value): never passed to COMMAND. */
+export const CREDENTIAL_VARIABLES: readonly string[] = ['CHATCTL_TOKEN', 'CHATCTL_CSRF_TOKEN'];
+
 /** Grace between SIGTERM and SIGKILL, and for the output to drain after exit. */
 const KILL_GRACE_MS = 2000;
 const DRAIN_MS = 250;
@@ -42,8 +45,8 @@ const DRAIN_MS = 250;
 /** Resolves when COMMAND exited 0 in time; rejects with an Error saying what went wrong. */
 export async function runExecSink(input: ExecSinkInput): Promise<void> {
   const env: Record<string, string | undefined> = { ...input.env, CHATCTL_ENDPOINT_ID: input.endpointId, CHATCTL_SECRET_FINGERPRINT: input.fingerprint };
-  // The command needs the secret, not chatctl's bearer token.
-  delete env.CHATCTL_TOKEN;
+  // The command needs the secret, not chatctl's credentials.
+  for (const name of CREDENTIAL_VARIABLES) delete env[name];
   if (input.signal?.aborted) throw new Error('interrupted before it started');
 
   const child = execa('/bin/sh', ['-c', PIPE_WRAPPER, 'chatctl-exec', input.command], {

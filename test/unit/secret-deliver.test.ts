@@ -44,7 +44,7 @@ function deps(over: Partial<DeliverDeps> = {}): DeliverDeps & { out: ReturnType<
   const redactor = new Redactor();
   const out = stream();
   const err = stream({ redactor });
-  return { cwd: dir, env: { PATH: process.env.PATH, CHATCTL_TOKEN: 'tok_must_not_reach_the_sink' }, stdout: out, stderr: err, redactor, execTimeoutMs: 5_000, out, err, ...over } as never;
+  return { cwd: dir, env: { PATH: process.env.PATH, CHATCTL_TOKEN: 'tok_must_not_reach_the_sink', CHATCTL_CSRF_TOKEN: 'csrf_must_not_reach_the_sink' }, stdout: out, stderr: err, redactor, execTimeoutMs: 5_000, out, err, ...over } as never;
 }
 
 /** Alive and not a zombie waiting to be reaped. */
@@ -63,7 +63,7 @@ describe('deliverAll', () => {
     const d = deps();
     const got = join(dir, 'exec.out');
     const outcome = await deliverAll(
-      sinks('file:a.whsec', 'env-file:.env#WEBHOOK_SECRET', `exec:cat > ${got}; printf '%s %s %s' "$CHATCTL_ENDPOINT_ID" "$CHATCTL_SECRET_FINGERPRINT" "\${CHATCTL_TOKEN-unset}" > ${got}.env`, 'stdout'),
+      sinks('file:a.whsec', 'env-file:.env#WEBHOOK_SECRET', `exec:cat > ${got}; printf '%s %s %s %s' "$CHATCTL_ENDPOINT_ID" "$CHATCTL_SECRET_FINGERPRINT" "\${CHATCTL_TOKEN-unset}" "\${CHATCTL_CSRF_TOKEN-unset}" > ${got}.env`, 'stdout'),
       { endpointId: 'we_1', secret: SECRET },
       d,
     );
@@ -80,7 +80,7 @@ describe('deliverAll', () => {
     expect(readFileSync(join(dir, '.env'), 'utf8')).toBe(`WEBHOOK_SECRET=${SECRET}\n`);
     expect(statSync(join(dir, '.env')).mode & 0o777).toBe(0o600);
     expect(readFileSync(got, 'utf8')).toBe(SECRET); // stdin: the secret, no newline
-    expect(readFileSync(`${got}.env`, 'utf8')).toBe(`we_1 ${FP} unset`);
+    expect(readFileSync(`${got}.env`, 'utf8')).toBe(`we_1 ${FP} unset unset`); // no credential variable
     expect(d.out.text()).toBe(`${SECRET}\n`);
     expect(d.err.text()).toBe('');
   });
