@@ -126,6 +126,19 @@ describe('deliverAll', () => {
     expect(d.err.text()).toBe('nope\n');
   });
 
+  it('an exec: command that exits 0 without reading all of its input is a failure, not a delivery', async () => {
+    const d = deps();
+    const got = join(dir, 'head.out');
+    const bytes = Buffer.byteLength(SECRET);
+    const outcome = await deliverAll(sinks('exec:true', `exec:head -c 3 > ${got}`, 'exec:cat >/dev/null', 'file:d.whsec'), { endpointId: 'we_1', secret: SECRET }, d);
+    expect(outcome.failures).toEqual([
+      { to: 'exec:true', reason: `exited 0 without reading all of its input (${bytes} of ${bytes} bytes left unread)` },
+      { to: `exec:head -c 3 > ${got}`, reason: `exited 0 without reading all of its input (${bytes - 3} of ${bytes} bytes left unread)` },
+    ]);
+    expect(readFileSync(got, 'utf8')).toBe(SECRET.slice(0, 3));
+    expect(outcome.delivered.map((x) => x.to)).toEqual(['exec:cat >/dev/null', `file:${join(dir, 'd.whsec')}`]);
+  });
+
   it('an exec: command past its time limit is ended, with whatever it started, and is a failure', async () => {
     const d = deps({ execTimeoutMs: 300 });
     const pidFile = join(dir, 'bg.pid');
