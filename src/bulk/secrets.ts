@@ -2,9 +2,8 @@
 // for every item, `{id}` in file paths standing for its endpoint id. A thin
 // adapter over the sink module (src/secret/), giving the runner what it
 // needs per item.
-import { readFileSync } from 'node:fs';
 import { usageError } from '../errors/cli-error.js';
-import { describeKeepFailure, keepSecret, recoverSecret, type KeptSecret } from '../secret/deliver.js';
+import { describeKeepFailure, keepSecret, recoverSecret, sinkHolds, type KeptSecret } from '../secret/deliver.js';
 import { deliverAll, type DeliverDeps, type DeliveryOutcome } from '../secret/deliver-all.js';
 import { fingerprint } from '../secret/fingerprint.js';
 import { hasIdPlaceholder, parseSinks, sinksFor, substituteId, type SinkSettings } from '../secret/sinks.js';
@@ -65,18 +64,8 @@ export function planItemSecrets(input: PlanInput): ItemSecrets {
       }
     },
     deliver: (item, secret) => deliverAll(sinks, { endpointId: item.endpointId, secret }, deps),
-    holds(item, fp) {
-      // Only a file can be read back; an exec: command's store cannot be asked.
-      return sinks.every((given) => {
-        const sink = substituteId(given, item.endpointId);
-        if (sink.kind !== 'file') return false;
-        try {
-          return fingerprint(readFileSync(sink.path, 'utf8')) === fp;
-        } catch {
-          return false;
-        }
-      });
-    },
+    // Only file: and env-file: can be read back; an exec: command's store cannot be asked.
+    holds: (item, fp) => sinks.every((given) => sinkHolds(substituteId(given, item.endpointId), fp)),
     keep: (item, secret) => keepSecret(input.configDir, item.endpointId, secret, new Date(input.now()), { durable: false }),
     recover(item, secret) {
       try {

@@ -10,6 +10,7 @@ import {
   fstatSync,
   fsyncSync,
   lstatSync,
+  readSync,
   openSync,
   readFileSync,
   renameSync,
@@ -21,10 +22,12 @@ import {
 import { basename, dirname, join } from 'node:path';
 import { makeFolders } from '../config/make-folders.js';
 import { randomBytes } from '../random.js';
-import { dotenvProblem, setDotenvValue } from './dotenv.js';
-import { envFileProblem, kindOf } from './sinks.js';
+import { dotenvProblem, dotenvValuesOf, setDotenvValue } from './dotenv.js';
+import { fingerprint } from './fingerprint.js';
+import { envFileProblem, kindOf, type Sink } from './sinks.js';
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+const NONBLOCK = constants.O_NONBLOCK ?? 0;
 
 function writeAll(fd: number, data: Buffer): void {
   let done = 0;
@@ -124,6 +127,58 @@ export function writeEnvFile(path: string, name: string, secret: string): void {
     }
   }
   replaceAtomically(path, setDotenvValue(content, name, secret));
+}
+
+/** The most of a destination read back: a secret file is a few dozen bytes, a dotenv file a few KiB. */
+const MAX_READ_BACK_BYTES = 1024 * 1024;
+
+/**
+ * The bytes of the regular file at `path`, or undefined when it is absent,
+ * unreadable, larger than `max` or anything but a regular file. Never
+ * follows a link, and never blocks on what took the file's place: lstat
+ * first, an open with O_NOFOLLOW | O_NONBLOCK (a FIFO opens at once and is
+ * not read), then fstat to be sure it is the file looked at.
+ */
+function readRegularFile(path: string, max: number): Buffer | undefined {
+  try {
+    const seen = lstatSync(path);
+    if (!seen.isFile() || seen.size > max) return undefined;
+    const fd = openSync(path, constants.O_RDONLY | NOFOLLOW | NONBLOCK);
+    try {
+      const st = fstatSync(fd);
+      if (!st.isFile() || st.ino !== seen.ino || st.dev !== seen.dev) return undefined;
+      const buf = Buffer.alloc(max + 1);
+      let got = 0;
+      for (let n; got < buf.length && (n = readSync(fd, buf, got, buf.length - got, null)) > 0; ) got += n;
+      return got > max ? undefined : buf.subarray(0, got);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether a destination already holds the secret with fingerprint `fp`, read
+ * back as written: a `file:` holding exactly it, an `env-file:` whose every
+ * NAME line has it as its value. An exec: command's store and stdout cannot
+ * be asked: false. The resume of `rotate --from` asks this; it never follows
+ * a link, never blocks (a FIFO in its place is not read) and reads at most
+ * 1 MiB, so it ends at once whatever the destination has become.
+ */
+export function sinkHolds(sink: Sink, fp: string): boolean {
+  if (sink.kind === 'file') {
+    const bytes = readRegularFile(sink.path, MAX_READ_BACK_BYTES);
+    return bytes !== undefined && fingerprint(bytes) === fp;
+  }
+  if (sink.kind === 'env-file') {
+    const bytes = readRegularFile(sink.path, MAX_READ_BACK_BYTES);
+    if (bytes === undefined) return false;
+    const values = dotenvValuesOf(bytes, sink.name);
+    return values.length > 0 && values.every((v) => fingerprint(v) === fp);
+  }
+  return false;
 }
 
 /** A secret held under <configDir>/recovered/: where it is, and how to tidy up if it is not needed after all. */

@@ -49,6 +49,23 @@ export function dotenvValue(secret: string): string | Error {
 }
 
 /**
+ * The value of every `NAME=` line, unquoted as `dotenvValue` quotes it (a
+ * plain value as it is, a single-quoted one without its quotes): what
+ * `setDotenvValue` wrote there, read back. Empty when NAME is not set.
+ */
+export function dotenvValuesOf(content: Buffer, name: string): Buffer[] {
+  const values: Buffer[] = [];
+  for (const line of splitLines(content)) {
+    const at = nameAt(content, line, name);
+    if (!at) continue;
+    const value = content.subarray(at.valueStart, line.textEnd);
+    const quoted = value.length >= 2 && value[0] === 0x27 && value[value.length - 1] === 0x27;
+    values.push(quoted ? value.subarray(1, -1) : value);
+  }
+  return values;
+}
+
+/**
  * Problems that would make rewriting NAME unsafe, found before anything is
  * sent: an existing NAME whose quoted value runs over several lines.
  */

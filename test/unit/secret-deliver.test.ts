@@ -5,8 +5,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { deliverAll, type DeliverDeps } from '../../src/secret/deliver-all.js';
+import { sinkHolds } from '../../src/secret/deliver.js';
 import { parseSinks } from '../../src/secret/sinks.js';
 import { fingerprint } from '../../src/secret/fingerprint.js';
 import { deliverSecretResult } from '../../src/commands/webhooks/secret-result.js';
@@ -57,6 +59,42 @@ function running(pid: number): boolean {
 }
 
 const sinks = (...specs: string[]) => parseSinks(specs, { cwd: dir, env: { PATH: process.env.PATH }, json: false, stdoutIsTTY: false, force: false });
+
+describe('sinkHolds: a destination read back', () => {
+  it('file: holds the secret only as exactly its bytes, in a regular file reached without a link', () => {
+    const [file] = sinks('file:s.whsec');
+    expect(sinkHolds(file!, FP)).toBe(false); // absent
+    writeFileSync(join(dir, 's.whsec'), SECRET);
+    expect(sinkHolds(file!, FP)).toBe(true);
+    writeFileSync(join(dir, 's.whsec'), `${SECRET}\n`);
+    expect(sinkHolds(file!, FP)).toBe(false);
+    rmSync(join(dir, 's.whsec'));
+    writeFileSync(join(dir, 'real'), SECRET);
+    symlinkSync(join(dir, 'real'), join(dir, 's.whsec'));
+    expect(sinkHolds(file!, FP)).toBe(false);
+    rmSync(join(dir, 's.whsec'));
+    execFileSync('mkfifo', [join(dir, 's.whsec')]); // would block a plain read for ever
+    expect(sinkHolds(file!, FP)).toBe(false);
+    rmSync(join(dir, 's.whsec'));
+    mkdirSync(join(dir, 's.whsec'));
+    expect(sinkHolds(file!, FP)).toBe(false);
+  });
+
+  it('env-file: holds it when every NAME line has it as its value (plain or single-quoted, as written)', () => {
+    const [env] = sinks('env-file:.env#WEBHOOK_SECRET');
+    const at = join(dir, '.env');
+    writeFileSync(at, `A=1\nWEBHOOK_SECRET=${SECRET}\nB=2\n`);
+    expect(sinkHolds(env!, FP)).toBe(true);
+    const odd = 'whsec a b';
+    writeFileSync(at, `export WEBHOOK_SECRET='${odd}'\r\n`);
+    expect(sinkHolds(env!, fingerprint(odd))).toBe(true);
+    writeFileSync(at, `WEBHOOK_SECRET=${SECRET}\nWEBHOOK_SECRET=older\n`);
+    expect(sinkHolds(env!, FP)).toBe(false);
+    writeFileSync(at, `OTHER=${SECRET}\n`);
+    expect(sinkHolds(env!, FP)).toBe(false);
+    expect(sinkHolds(sinks('exec:cat')[0]!, FP)).toBe(false); // an exec: store cannot be asked
+  });
+});
 
 describe('deliverAll', () => {
   it('every kind of sink gets exactly the secret; the outcome names each with the fingerprint', async () => {
