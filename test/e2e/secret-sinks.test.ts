@@ -120,6 +120,33 @@ describe('file:', () => {
     expect(existsSync(ws.configDir)).toBe(false); // the recovery copy was removed with its folders
   });
 
+  test('{id} in a single rotate\'s path is the endpoint id, as with --from; create, which has no id before the answer, refuses it (exit 2, nothing sent)', async () => {
+    server.enqueue(ok());
+    const ws = workspace();
+    mkdirSync(join(ws.cwd, 'secrets'));
+    const r = await runCli([...ROTATE, '--json', '--secret-file', 'secrets/{id}.whsec', '--secret-to', 'env-file:{id}.env#WEBHOOK_SECRET'], { env: scopeEnv(server.url), ws });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const file = join(ws.cwd, 'secrets', 'we_1.whsec');
+    expect(readFileSync(file, 'utf8')).toBe(SECRET);
+    expect(readFileSync(join(ws.cwd, 'we_1.env'), 'utf8')).toBe(`WEBHOOK_SECRET=${SECRET}\n`);
+    expect(JSON.parse(r.stdout).data.secretDelivery).toEqual([
+      { to: `file:${file}`, fingerprint: FP },
+      { to: `env-file:${join(ws.cwd, 'we_1.env')}#WEBHOOK_SECRET`, fingerprint: FP },
+    ]);
+    expect(readdirSync(join(ws.cwd, 'secrets'))).toEqual(['we_1.whsec']);
+    // The path is checked with the id in it, before sending: an existing we_1.whsec is refused.
+    const again = await runCli([...ROTATE, '--secret-file', 'secrets/{id}.whsec'], { env: scopeEnv(server.url), ws });
+    expect(again.exitCode).toBe(2);
+    expect(again.stderr).toContain(`${file} already exists`);
+    expect(server.requests).toHaveLength(1);
+
+    const created = await runCli([...CREATE, '--secret-to', 'file:{id}.whsec'], { env: scopeEnv(server.url), ws });
+    expect(created.exitCode).toBe(2);
+    expect(created.stderr).toContain('{id} stands for the endpoint id, which is not known before the server answers');
+    expect(server.requests).toHaveLength(1);
+    expect(existsSync(join(ws.cwd, '{id}.whsec'))).toBe(false);
+  });
+
   test('human output names the destination and the fingerprint', async () => {
     server.enqueue(ok());
     const ws = workspace();
