@@ -369,11 +369,11 @@ describe('deliverSecretResult', () => {
     }
   });
 
-  // A recovered/ folder in which no file can be created (here one on /proc,
-  // which refuses even root; a chmod 0500 folder does the same to anyone
-  // else) and every destination failing: nothing holds the secret. The
-  // message names each failed destination, the folder and the real error,
-  // the Idempotency-Key and the rotate command; the secret goes nowhere else.
+  // A recovered/ folder that cannot be used (here a link to one on /proc,
+  // which recovered/ must never be) and every destination failing: nothing
+  // holds the secret. The message names each failed destination, the folder
+  // and the real reason, the Idempotency-Key and the rotate command; the
+  // secret goes nowhere else.
   it('recovered/ unwritable and every destination failing: the message says truthfully what happened and what to do', async () => {
     const cfg = join(dir, 'config');
     mkdirSync(cfg, { mode: 0o700 });
@@ -384,13 +384,13 @@ describe('deliverSecretResult', () => {
         deliverSecretResult(ctx, { json }, { sinks: sinks('exec:cat >/dev/null; exit 3', 'exec:exit 4') }, body(), 'x', { idempotencyKey: 'idem-123' }),
       );
       expect(e.message).toContain('exec:cat >/dev/null; exit 3: exited with status 3; exec:exit 4: exited with status 4');
-      expect(e.message).toContain(`no recovery copy could be written either (${join(cfg, 'recovered')}: no such file or directory (ENOENT))`);
+      expect(e.message).toContain(`no recovery copy could be written either (${join(cfg, 'recovered')}: is a symbolic link; secrets are kept only in a folder of its own (remove the link))`);
       expect(e.message).not.toContain('no longer exists'); // the old, wrong reason
       expect(e.message).toContain('nothing holds it: the secret is lost');
       expect(e.message).toContain('Idempotency-Key idem-123');
       expect(e.idempotencyKey).toBe('idem-123');
       expect(e.hint).toBe("rotate it again to get a new one: chatctl webhooks rotate 'we_1' --expected-version 2 --mode overlap --secret-to file:PATH");
-      expect(e.details).toMatchObject({ recoveredPath: null, recoveryError: expect.stringContaining('ENOENT'), failed: [{ to: 'exec:cat >/dev/null; exit 3' }, { to: 'exec:exit 4' }] });
+      expect(e.details).toMatchObject({ recoveredPath: null, recoveryError: expect.stringContaining('is a symbolic link'), failed: [{ to: 'exec:cat >/dev/null; exit 3' }, { to: 'exec:exit 4' }] });
       expect(io.out() + io.err() + JSON.stringify(e.toJSON())).not.toContain(SECRET);
     }
   });
