@@ -61,7 +61,7 @@ const PIPE_WRAPPER = [
   '( trap "" TERM; exec /bin/cat ) 3>&- | {',
   '  trap : TERM; exec 4<&0',
   '  /bin/sh -c "$1" 3>&- 4<&-; s=$?',
-  '  [ "$s" -ne 0 ] || echo "left $(command -p wc -c <&4)" >&3',
+  '  [ "$s" -ne 0 ] || { printf "left " && command -p wc -c <&4; } >&3',
   '  exit "$s"',
   '}',
 ].join('\n');
