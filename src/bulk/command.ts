@@ -77,7 +77,7 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
   let source: ManifestSource;
   if (opts.from === '-') {
     if (ctx.io.stdin.isTTY) throw usageError('--from - reads the manifest from standard input, which is a terminal', 'pipe it in, or give the file: --from manifest.ndjson');
-    source = bufferSource('standard input', Buffer.from(await ctx.io.stdin.readAll(), 'utf8'));
+    source = bufferSource('standard input', await ctx.io.stdin.readBytes());
   } else {
     source = fileSource(resolve(ctx.cwd, opts.from));
   }

@@ -48,7 +48,7 @@ export interface ItemSecretsPort {
   /** Does every destination of this item already hold the secret with this fingerprint (read back, never blocking)? */
   holds(item: ManifestItem, fp: string): boolean;
   /** The copy an earlier run kept of this item's secret (named by its key, or the path it journaled), if it is still there. */
-  readKept(item: ManifestItem, key: string, journaled: string | null): Buffer | undefined;
+  readKept(item: ManifestItem, key: string, journaled: string | null): { bytes: Buffer; discard(): void } | undefined;
   /** The destinations of this item, as its result line names them. */
   targetsFor(item: ManifestItem): string[];
 }
@@ -253,16 +253,17 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
   const redeliver = async (item: ManifestItem, prior: Prior) => {
     const holder = { endpointId: item.endpointId, idempotencyKey: prior.key, version: prior.version };
     const kept = prior.whole ? undefined : deps.secrets.readKept(item, prior.key, prior.recovered);
-    const secret = kept?.toString('utf8');
+    if (prior.fp && deps.secrets.holds(item, prior.fp)) {
+      // Every destination holds it already (the killed run got that far): done.
+      const delivery = deps.secrets.targetsFor(item).map((to) => ({ to, fingerprint: prior.fp! }));
+      if (await record({ t: 'ok', id: item.endpointId, key: prior.key, version: prior.version, fp: prior.fp, delivery, requestId: prior.requestId ?? '' })) kept?.discard();
+      succeed(item, skippedResult(item, prior, delivery));
+      return;
+    }
+    const secret = kept?.bytes.toString('utf8');
     if (secret !== undefined && secret !== '' && (prior.fp === null || fingerprint(secret) === prior.fp)) {
       deps.notice?.(`${item.endpointId}: delivering again the secret an earlier run kept (${prior.fp ?? fingerprint(secret)})`);
       return custody(item, holder, secret, prior.requestId, { skipHeld: true });
-    }
-    if (prior.fp && deps.secrets.holds(item, prior.fp)) {
-      const delivery = deps.secrets.targetsFor(item).map((to) => ({ to, fingerprint: prior.fp! }));
-      await record({ t: 'ok', id: item.endpointId, key: prior.key, version: prior.version, fp: prior.fp, delivery, requestId: prior.requestId ?? '' });
-      succeed(item, skippedResult(item, prior, delivery));
-      return;
     }
     const what = `rotated by an earlier run (Idempotency-Key ${prior.key}, version ${prior.version ?? '?'}, fingerprint ${prior.fp ?? 'unknown'})`;
     fail(
@@ -304,7 +305,7 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
     if (typeof secret !== 'string' || secret === '' || secretAvailable === false) {
       // Re-sent with an earlier run's key: that run may have kept the secret
       // before it was killed (the copy is named after the key).
-      const kept = resent ? deps.secrets.readKept(item, key, null)?.toString('utf8') : undefined;
+      const kept = resent ? deps.secrets.readKept(item, key, null)?.bytes.toString('utf8') : undefined;
       if (kept) return custody(item, holder, kept, answer.body.meta.requestId, { skipHeld: true });
       await record({ t: 'fail', id: item.endpointId, key, applied: true, exitCode: EXIT.secretNotDelivered, code: 'secret_not_delivered' });
       fail(item, secretWithheld(holder, { secret, secretAvailable }, resent), key);

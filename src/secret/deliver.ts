@@ -4,12 +4,14 @@
 // half-written file and a failed write (ENOSPC) leaves the old one; a file
 // this run created and could not finish is removed.
 import {
+  chmodSync,
   closeSync,
   constants,
   fchmodSync,
   fstatSync,
   fsyncSync,
   lstatSync,
+  readSync,
   openSync,
   readFileSync,
   renameSync,
@@ -26,6 +28,7 @@ import { readRegularFile } from './readback.js';
 import { envFileProblem, kindOf } from './sinks.js';
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+const NONBLOCK = constants.O_NONBLOCK ?? 0;
 
 function writeAll(fd: number, data: Buffer): void {
   let done = 0;
@@ -148,6 +151,7 @@ export interface KeptSecret {
 export function keepSecret(configDir: string, endpointId: string, secret: string | Buffer, now: Date, opts: { durable?: boolean; key?: string | undefined } = {}): KeptSecret {
   const dir = recoveryFolder(configDir);
   const firstMade = makeFolders(dir, 0o700);
+  checkRecoveryFolder(dir);
   const data = Buffer.from(secret); // a string as UTF-8
   let path: string | undefined;
   if (opts.key !== undefined) {
@@ -204,6 +208,26 @@ export function keepSecret(configDir: string, endpointId: string, secret: string
   };
 }
 
+/**
+ * recovered/ is trusted as the config folder is: a folder (not a link to
+ * one) of this user's that group and others cannot write, else refused (the
+ * error's message says why, for describeKeepFailure); read or search
+ * permission for group or others is taken away (chmod 700). A copy is never
+ * written where another user could read, replace or remove it.
+ */
+function checkRecoveryFolder(dir: string): void {
+  const refuse = (why: string) => Object.assign(new Error(why), { code: 'EUNSAFE' });
+  const st = lstatSync(dir);
+  if (st.isSymbolicLink()) throw refuse('is a symbolic link; secrets are kept only in a folder of its own (remove the link)');
+  if (!st.isDirectory()) throw refuse(`is ${kindOf(st)}, not a folder`);
+  const uid = typeof process.geteuid === 'function' ? process.geteuid() : undefined;
+  if (uid === undefined) return; // Windows: no owner to check
+  const mode = (st.mode & 0o777).toString(8).padStart(3, '0');
+  if (st.uid !== uid) throw refuse(`belongs to another user (uid ${st.uid}), not to you (uid ${uid})`);
+  if ((st.mode & 0o022) !== 0) throw refuse(`can be written by group or others (mode ${mode}); check its contents, then chmod 700 it`);
+  if ((st.mode & 0o077) !== 0) chmodSync(dir, 0o700);
+}
+
 /** The folder a kept secret goes to. */
 export function recoveryFolder(configDir: string): string {
   return join(configDir, 'recovered');
@@ -234,10 +258,14 @@ export function describeKeepFailure(err: unknown, configDir: string): string {
   return `${folder}: ${reason}`;
 }
 
+/** Keeps a secret that could not be saved where asked: returns its path. */
+export function recoverSecret(configDir: string, endpointId: string, secret: string | Buffer, now: Date): string {
+  return keepSecret(configDir, endpointId, secret, now).path;
+}
+
 const safeName = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64) || 'endpoint';
 
 /** Where the copy of the secret of the request with this Idempotency-Key is kept. */
 export function keptCopyPath(configDir: string, endpointId: string, key: string): string {
   return join(recoveryFolder(configDir), `${safeName(endpointId)}-${safeName(key)}.secret`);
 }
-

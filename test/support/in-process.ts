@@ -9,8 +9,8 @@ import { execute, type ExecuteContext } from '../../src/app/execute.js';
 export interface InProcessOptions {
   env: Record<string, string | undefined>;
   cwd: string;
-  /** Standard input (default: empty). */
-  input?: string;
+  /** Standard input (default: empty); bytes as they are. */
+  input?: string | Buffer;
   tty?: { stdin?: boolean; stdout?: boolean; stderr?: boolean };
   /** stdout is /dev/null (as main.ts marks it). */
   stdoutDiscards?: boolean;
