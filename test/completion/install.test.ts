@@ -1,7 +1,7 @@
 // `chatctl completion install` in a fresh temporary HOME, then real
 // interactive bash (with bash-completion, from Debian's default ~/.bashrc),
 // zsh and fish on a pseudo-terminal completing `chatctl webh<TAB>` to
-// `webhooks`. The README's manual install lines get the same treatment.
+// `webhooks`. The manual install lines of docs/completion.md get the same treatment.
 import { afterAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { runInProcess } from '../support/in-process.js';
@@ -175,12 +175,11 @@ describe.concurrent('real shells complete chatctl webh<TAB> after completion ins
   });
 });
 
-describe.concurrent("the README's manual install lines, pasted in a fresh HOME", () => {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('\n## Shell completion'), readme.indexOf('\n## ', readme.indexOf('\n## Shell completion') + 5));
+describe.concurrent("docs/completion.md's manual install lines, pasted in a fresh HOME", () => {
+  const section = readFileSync(join(ROOT, 'docs', 'completion.md'), 'utf8');
   const block = (lang: string) => {
     const m = new RegExp('```' + lang + '\\n([\\s\\S]*?)```').exec(section);
-    if (!m) throw new Error(`no \`\`\`${lang} block in the README's Shell completion section`);
+    if (!m) throw new Error(`no \`\`\`${lang} block in docs/completion.md`);
     return m[1]!;
   };
 
