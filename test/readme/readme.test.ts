@@ -242,6 +242,8 @@ describe('installed from a fresh copy', () => {
     const version = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version as string;
     expect((await execa('chatctl', ['--version'], { env, extendEnv: false, stripFinalNewline: false })).stdout).toBe(`${version}\n`);
     expect((await execa('chatctl', ['exit-codes'], { env, extendEnv: false })).stdout).toMatch(/^CODE {2}MEANING\n/);
+    // The manual pages the build wrote are where `man` looks after a global install.
+    expect(readFileSync(join(dir, 'prefix', 'share', 'man', 'man1', 'chatctl-webhooks-rotate.1'), 'utf8')).toMatch(/^\.TH "CHATCTL\\-WEBHOOKS\\-ROTATE" "1"/);
     await quickStart(expect, dir);
   }, 600_000);
 });
