@@ -253,6 +253,8 @@ function unknownCommandHint(word: string, cmd: Command): string {
  */
 function checkHelpPath(program: Command, argv: string[]): void {
   if (!argv.some((a) => a === '--help' || a === '-h')) return;
+  // --version anywhere wins over everything, in commander: left to it.
+  if (argv.some((a) => a === '--version' || a === '-V')) return;
   let cmd = program;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
