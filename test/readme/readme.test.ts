@@ -279,6 +279,28 @@ describe('the CI recipe', () => {
   });
 });
 
+describe("docs/sandbox.md's fault commands", () => {
+  it('each one is accepted by a running sandbox, as pasted', async () => {
+    const { startSandbox } = await import('../../src/sandbox/server.js');
+    const sb = await startSandbox();
+    try {
+      const block = codeBlocks(section('Rehearsing failures', read('docs/sandbox.md'))).find((b) => b.lang === 'sh')!.body;
+      const lines = block.split('\n').filter((l) => l.startsWith('curl '));
+      expect(lines.length).toBeGreaterThanOrEqual(5);
+      for (const line of lines) {
+        // -f: an answer of 400 or more fails the line.
+        const r = await execa('bash', ['-e', '-c', line.replace(/^curl -s /, 'curl -sf ')], { env: { PATH: process.env.PATH!, CHATCTL_BASE_URL: sb.baseUrl, CHATCTL_TOKEN: sb.token }, extendEnv: false, reject: false });
+        expect(r.exitCode, `${line}\n${r.stdout}${r.stderr}`).toBe(0);
+      }
+      // The last one put everything back.
+      const faults = await (await fetch(`${sb.baseUrl}/_sandbox/faults`, { headers: { authorization: `Bearer ${sb.token}` } })).json();
+      expect(faults).toMatchObject({ data: { faults: { failNext: 0, delayMs: 0, rateLimit: 0 } } });
+    } finally {
+      await sb.close();
+    }
+  });
+});
+
 async function quickStart(expect: ExpectStatic, dir: string): Promise<void> {
   {
     const blocks = codeBlocks(section('Quick start'));
