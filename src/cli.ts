@@ -90,7 +90,7 @@ export function buildProgram(ctx: Context, focus?: string): Command {
         'chatctl auth login --with-token < token.txt',
         'chatctl webhooks create --name billing --url https://hooks.example.com/chat --event chat.message.created.v1 --secret-file ./whsec',
         'chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --json',
-      ) + '\nEvery command has --help with examples.\nExit codes: chatctl help exit-codes\nEnvironment variables: chatctl help environment\n',
+      ) + '\nEvery command has --help with examples; all of them at once: chatctl help reference\nExit codes: chatctl help exit-codes\nEnvironment variables: chatctl help environment\n',
     )
     // The flags are parsed once, by commander; what follows from them is
     // worked out here, once, before any command runs.
