@@ -11,6 +11,8 @@ import type { Context } from './context.js';
 import { configuredProgram } from './cli.js';
 import { describeCommand, type CommandNode } from './meta/tree.js';
 import { renderAllHelp } from './meta/help.js';
+import { renderManPages } from './meta/man.js';
+import { HELP_HELP } from './meta/reference.js';
 
 export { VERSION };
 
@@ -104,14 +106,19 @@ type RawStdout = NodeJS.WritableStream & { isTTY?: boolean; columns?: number; di
  * every command's help text as commander renders it, aliases, and the
  * command tree for completion. Taken from the real program, never by hand.
  */
-export async function buildMeta(): Promise<{ version: string; help: Record<string, string>; aliases: Record<string, string>; tree: CommandNode }> {
+export async function buildMeta(): Promise<{ version: string; help: Record<string, string>; aliases: Record<string, string>; tree: CommandNode; man: Record<string, string> }> {
   let captured = '';
   const sink = Object.assign(new (await import('node:stream')).Writable({ write: (c, _e, done) => ((captured += String(c)), done()) }), { isTTY: false });
   const io = createIO({ stdin: process.stdin, stdout: sink, stderr: sink }, { env: {} });
   const ctx = { io, version: VERSION } as unknown as Context;
   const program = configuredProgram(ctx);
   const help = renderAllHelp(program, { take: () => [captured, (captured = '')][0]! });
+  // `chatctl help help` and `chatctl help --help`, on the fast path too.
+  help.help = HELP_HELP;
+  // The reference is every entry above at once: it is rendered when asked
+  // for, so that --version and --help do not read it on every run.
+  delete help.reference;
   const aliases: Record<string, string> = {};
   for (const c of program.commands) for (const a of c.aliases()) aliases[a] = c.name();
-  return { version: VERSION, help, aliases, tree: describeCommand(program) };
+  return { version: VERSION, help, aliases, tree: describeCommand(program), man: renderManPages(program, VERSION) };
 }

@@ -11,7 +11,7 @@ const values = (words: string[], current: string) => complete(tree, words, curre
 
 describe('completion engine', () => {
   it('completes commands at every level, aliases included as paths', () => {
-    expect(values([], '')).toEqual(['webhooks', 'profile', 'auth', 'exit-codes', 'completion', 'doctor', 'sandbox']);
+    expect(values([], '')).toEqual(['webhooks', 'profile', 'auth', 'exit-codes', 'completion', 'doctor', 'sandbox', 'version']);
     expect(values(['webhooks'], 'r')).toEqual(['rotate', 'reactivate']);
     expect(values(['webhook'], 'c')).toEqual(['create']);
     expect(values(['profile'], '')).toEqual(['list', 'show', 'set', 'use', 'remove']);
