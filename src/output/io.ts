@@ -23,6 +23,8 @@ export interface InStream {
   readonly isTTY: boolean;
   /** Reads the whole of standard input (for `auth login --with-token`). */
   readAll(): Promise<string>;
+  /** The whole of standard input as bytes (a body to sign or verify, byte for byte). */
+  readBytes?(): Promise<Buffer>;
 }
 
 /** The raw streams, for the few users that need a real stream (the prompts). */
@@ -114,15 +116,19 @@ export function wrapOutStream(stream: NodeJS.WritableStream & { isTTY?: boolean;
  * touched (about 1 ms, and the modules behind it), and most runs never read it.
  */
 export function wrapInStream(raw: Pick<RawStreams, 'stdin'>): InStream {
+  const readBytes = async () => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of raw.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+    return Buffer.concat(chunks);
+  };
   return {
     get isTTY() {
       return Boolean(raw.stdin.isTTY);
     },
     async readAll() {
-      const chunks: Buffer[] = [];
-      for await (const chunk of raw.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
-      return Buffer.concat(chunks).toString('utf8');
+      return (await readBytes()).toString('utf8');
     },
+    readBytes,
   };
 }
 
