@@ -135,7 +135,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
     };
     let outcome: Outcome;
     try {
-      outcome = control ? handleControlRequest(state, request) : handleApiRequest(state, request);
+      outcome = control ? await handleControlRequest(state, request) : handleApiRequest(state, request);
     } catch (error) {
       outcome = new ApiFailure(500, 'internal_error', 'the sandbox failed unexpectedly', { reason: String(error) });
     }
@@ -191,6 +191,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
     close() {
       closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
+        state.deliverer.close();
         for (const release of [...pendingDelays]) release();
         server.closeAllConnections();
       });

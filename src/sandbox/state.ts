@@ -1,5 +1,6 @@
 // Everything one running sandbox remembers, in memory, behind one clock.
 import type { Scope } from '../api/spec.js';
+import { Deliverer } from './deliver.js';
 import { EndpointStore } from './endpoints.js';
 import { Faults, type FaultSettings } from './faults.js';
 import { IdempotencyStore } from './idempotency.js';
@@ -30,6 +31,7 @@ export class SandboxState {
   readonly faults: Faults;
   readonly requests = new RequestLog();
   readonly stats = new Stats();
+  readonly deliverer = new Deliverer();
   private offsetMs = 0;
 
   constructor(private readonly options: StateOptions) {
@@ -42,6 +44,9 @@ export class SandboxState {
 
   /** The injected clock plus whatever POST /_sandbox/clock added. */
   readonly now = (): number => this.options.now() + this.offsetMs;
+
+  /** The injected clock alone: the real time of sending, for the timestamps of deliveries. */
+  readonly baseNow = (): number => this.options.now();
 
   advanceClock(ms: number): void {
     this.offsetMs += ms;
