@@ -1,7 +1,7 @@
 // The webhooks client of this run, built from the invocation: the scope,
 // the token, the retry settings and the transport (or the dry-run one).
 import type { Context } from '../context.js';
-import { createWebhooksClient, dryRunTransport, type WebhooksClient } from '../api/client.js';
+import { createWebhooksClient, dryRunTransport, type ClientConfig, type WebhooksClient } from '../api/client.js';
 import { deadlineFrom } from '../http/client.js';
 import { redactHeaders } from '../output/redact.js';
 import { escapeInline } from '../output/sanitize.js';
@@ -15,6 +15,11 @@ export function userAgent(ctx: Pick<Context, 'version'>): string {
 }
 
 export async function webhooksClient(ctx: Context): Promise<WebhooksClient> {
+  return createWebhooksClient(await clientConfig(ctx));
+}
+
+/** Everything a request of this run needs: scope, credentials, retry settings, the transport (or the dry-run one). */
+export async function clientConfig(ctx: Context): Promise<ClientConfig> {
   // --deadline counts from here: the request, its retries and their waits.
   const startedAt = ctx.now();
   const inv = invocationOf(ctx);
@@ -24,7 +29,7 @@ export async function webhooksClient(ctx: Context): Promise<WebhooksClient> {
   ctx.io.redactor.addCredential(token);
   ctx.io.redactor.addCredential(conn.csrfToken);
   const transport = inv.dryRun ? dryRunTransport((req) => printDryRun(ctx, req)) : await ctx.transport();
-  return createWebhooksClient({
+  return {
     baseUrl: conn.baseUrl,
     scope: conn.scope,
     token,
@@ -43,7 +48,7 @@ export async function webhooksClient(ctx: Context): Promise<WebhooksClient> {
       // Each wait, on a terminal or not (CI logs); io.notice is muted by --json and --quiet.
       announce: (line) => ctx.io.notice(escapeInline(line)),
     },
-  });
+  };
 }
 
 function retrySettings(s: RequestSettings, startedAt: number): RetrySettings {

@@ -8,6 +8,7 @@ import { ApiFailure, type Reply } from './envelopes.js';
 import { deliverEvent } from './deliver.js';
 import { checkFaultPatch } from './faults.js';
 import { isLoopbackHost } from './ip.js';
+import { SANDBOX_MARKER_HEADER } from './marker.js';
 import { validationFailure } from './operations.js';
 import type { SandboxState } from './state.js';
 
@@ -82,16 +83,11 @@ function routeFor(request: SandboxRequest): ControlRoute | undefined {
   return async (state) => ok(await deliverEvent(state, endpointId, jsonBody(request)));
 }
 
-/**
- * `GET /_sandbox`: says that this is a chatctl sandbox, to anyone on
- * loopback and without a token, so that a client can tell before it sends
- * anything else (`webhooks trigger` does).
- */
-export const SANDBOX_MARKER_HEADER = 'chatctl-sandbox';
-
 export async function handleControlRequest(state: SandboxState, request: SandboxRequest): Promise<Reply | ApiFailure> {
   if (!isLoopbackHost(request.remoteAddress ?? ''))
     return new ApiFailure(403, 'permission_denied', 'control routes answer loopback callers only', {});
+  // `GET /_sandbox` says what this is, without a token: a client can tell a
+  // sandbox before it sends anything else (`webhooks trigger` does).
   if (request.method === 'GET' && request.pathname === CONTROL_PREFIX)
     return { status: 200, data: { sandbox: true }, headers: { [SANDBOX_MARKER_HEADER]: '1' } };
   const refused = checkBearer(request.headers, state.token);
