@@ -2,6 +2,7 @@
 // a real receiver on 127.0.0.1 that checks signatures itself; and against a
 // server that is not a sandbox, which gets one credential-free GET only.
 import { afterAll, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
 import { sandbox } from '../support/sandbox.js';
 import { receiver, signaturesOf } from '../support/receiver.js';
 import { startServer } from '../support/server.js';
@@ -112,6 +113,39 @@ describe('webhooks trigger', () => {
     } finally {
       await server.close();
     }
+  });
+
+  it('through chatctl alone: create, overlap rotation, immediate rotation; each delivery passes webhooks verify with exactly the secrets valid then', async () => {
+    const sb = await sandbox({ now: () => Date.now() });
+    const rx = await receiver();
+    const ws = workspace();
+    const env = { ...baseEnv(ws), CHATCTL_BASE_URL: sb.sb.baseUrl, CHATCTL_TOKEN: sb.sb.token, CHATCTL_ORG: sb.sb.organizationId, CHATCTL_APP: sb.sb.applicationId, CHATCTL_ENV: sb.sb.environmentKey };
+    const run = (args: string[]) => runInProcess(args, { env, cwd: ws.cwd, timeoutMs: 15_000 });
+    const created = await run(['webhooks', 'create', '--name', 'rx', '--url', rx.url, '--event', E0, '--secret-file', 's1', '--json']);
+    expect(created.exitCode, created.stderr).toBe(0);
+    const id = JSON.parse(created.stdout).data.endpoint.id as string;
+
+    /** Triggers one delivery and asks webhooks verify about it with each secret file: which accept. */
+    const deliverAndVerify = async (files: string[]) => {
+      const t = await run(['webhooks', 'trigger', id, '--event', E0, '--json']);
+      expect(t.exitCode, t.stderr).toBe(0);
+      const { headers, body } = JSON.parse(t.stdout).data.delivery.request as { headers: Record<string, string>; body: string };
+      expect(rx.received.at(-1)!.body.toString()).toBe(body);
+      writeFileSync(`${ws.cwd}/body.json`, body);
+      const accepted: string[] = [];
+      for (const f of files) {
+        const v = await run(['webhooks', 'verify', '--secret-file', f, ...Object.entries(headers).flatMap(([k, val]) => ['--header', `${k}: ${val}`]), 'body.json']);
+        expect([0, 9], v.stderr).toContain(v.exitCode);
+        if (v.exitCode === 0) accepted.push(f);
+      }
+      return { accepted, signatures: headers['webhook-signature']!.split(' ').length };
+    };
+
+    expect(await deliverAndVerify(['s1'])).toEqual({ accepted: ['s1'], signatures: 1 });
+    expect((await run(['webhooks', 'rotate', id, '--expected-version', '1', '--mode', 'overlap', '--secret-file', 's2'])).exitCode).toBe(0);
+    expect(await deliverAndVerify(['s1', 's2'])).toEqual({ accepted: ['s1', 's2'], signatures: 2 });
+    expect((await run(['webhooks', 'rotate', id, '--expected-version', '2', '--mode', 'immediate', '--yes', '--secret-file', 's3'])).exitCode).toBe(0);
+    expect(await deliverAndVerify(['s1', 's2', 's3'])).toEqual({ accepted: ['s3'], signatures: 1 });
   });
 
   it('checks --event before anything is sent', async () => {
