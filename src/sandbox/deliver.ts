@@ -78,7 +78,7 @@ export async function deliverEvent(state: SandboxState, endpointId: string, body
   });
   const headers = signedHeaders(keys, webhookId, timestamp, payload);
   const receiver = await state.deliverer.send(endpoint.destinationUrl, { ...headers, 'content-type': 'application/json', 'user-agent': 'chatctl-sandbox' }, payload);
-  return {
+  const report = {
     delivery: {
       endpointId,
       eventType: input.eventType,
@@ -91,7 +91,11 @@ export async function deliverEvent(state: SandboxState, endpointId: string, body
       receiver,
     },
   };
+  state.onDelivery?.(report, new Date(state.now()).toISOString());
+  return report;
 }
+
+export type DeliveryReport = Awaited<ReturnType<typeof deliverEvent>>;
 
 /** Sends deliveries and ends the ones in flight when the sandbox stops. */
 export class Deliverer {

@@ -1,6 +1,6 @@
 // Everything one running sandbox remembers, in memory, behind one clock.
 import type { Scope } from '../api/spec.js';
-import { Deliverer } from './deliver.js';
+import { Deliverer, type DeliveryReport } from './deliver.js';
 import { EndpointStore } from './endpoints.js';
 import { Faults, type FaultSettings } from './faults.js';
 import { IdempotencyStore } from './idempotency.js';
@@ -20,6 +20,7 @@ export interface StateOptions {
   faults: FaultSettings;
   now: () => number;
   randomBytes: RandomBytes;
+  onDelivery?: ((report: DeliveryReport, at: string) => void) | undefined;
 }
 
 export class SandboxState {
@@ -32,11 +33,13 @@ export class SandboxState {
   readonly requests = new RequestLog();
   readonly stats = new Stats();
   readonly deliverer = new Deliverer();
+  readonly onDelivery: ((report: DeliveryReport, at: string) => void) | undefined;
   private offsetMs = 0;
 
   constructor(private readonly options: StateOptions) {
     this.token = options.token;
     this.randomBytes = options.randomBytes;
+    this.onDelivery = options.onDelivery;
     this.endpoints = new EndpointStore({ now: this.now, randomBytes: options.randomBytes, limit: options.endpointLimit });
     this.idempotency = new IdempotencyStore(this.now);
     this.faults = new Faults(options.faults, this.now);
