@@ -113,7 +113,11 @@ const secretArb = fc.uint8Array({ minLength: 1, maxLength: 64 }).map((b) => `whs
 const idArb = fc.stringMatching(/^[\x21-\x7e]{1,40}$/);
 const payloadArb = fc.oneof(fc.json(), fc.string({ unit: 'grapheme', maxLength: 120 }), fc.string({ unit: 'binary-ascii', maxLength: 60 }));
 /** Seconds from now: well inside the tolerance, or well beyond it (the clock moves while the case runs). */
-const skewArb = fc.oneof(fc.integer({ min: -290, max: 290 }), fc.integer({ min: 310, max: 10_000_000 }), fc.integer({ min: -10_000_000, max: -310 }));
+const skewArb = fc.oneof(
+  { arbitrary: fc.integer({ min: -290, max: 290 }), weight: 4 },
+  { arbitrary: fc.integer({ min: 310, max: 10_000_000 }), weight: 1 },
+  { arbitrary: fc.integer({ min: -10_000_000, max: -310 }), weight: 1 },
+);
 type Tamper = 'none' | 'body' | 'secret' | 'id' | 'timestamp';
 const caseArb = fc.record({
   secret: secretArb,
@@ -123,7 +127,7 @@ const caseArb = fc.record({
   skew: skewArb,
   decoysBefore: fc.array(fc.uint8Array({ minLength: 32, maxLength: 32 }), { maxLength: 3 }),
   decoysAfter: fc.array(fc.uint8Array({ minLength: 32, maxLength: 32 }), { maxLength: 2 }),
-  tamper: fc.constantFrom<Tamper>('none', 'none', 'body', 'secret', 'id', 'timestamp'),
+  tamper: fc.oneof({ arbitrary: fc.constant<Tamper>('none'), weight: 4 }, { arbitrary: fc.constantFrom<Tamper>('body', 'secret', 'id', 'timestamp'), weight: 4 }),
 });
 
 /** The reference's verdict: it throws WebhookVerificationError to refuse (and may throw parsing a body that is not JSON, after a match). */
@@ -164,8 +168,8 @@ describe('agrees with the standardwebhooks package', () => {
       }),
       { numRuns: 1000 },
     );
-    // The generator reaches both verdicts, often.
-    expect(accepted).toBeGreaterThan(100);
-    expect(accepted).toBeLessThan(900);
+    // The generator reaches both verdicts, often (about a third of the cases are accepted).
+    expect(accepted).toBeGreaterThan(200);
+    expect(accepted).toBeLessThan(800);
   });
 });
