@@ -131,7 +131,7 @@ export function registerWebhooks(webhooks: Command, app: App): void {
       ) + SIGNING_MORE,
     )
     .action(async (bodyFile: string | undefined, opts) => {
-      const { runSign } = await import('./signing.js');
+      const { runSign } = await import('./signed-deliveries.js');
       await runSign(bodyFile, opts, globals(), ctx);
     });
 
@@ -158,7 +158,7 @@ secret or flag. The secret is never printed.
 ` + SIGNING_MORE,
     )
     .action(async (bodyFile: string | undefined, opts) => {
-      const { runVerify } = await import('./signing.js');
+      const { runVerify } = await import('./signed-deliveries.js');
       await runVerify(bodyFile, opts, globals(), ctx);
     });
 
@@ -183,7 +183,7 @@ See docs/signing.md for rehearsing a rotation against your own receiver.
 `,
     )
     .action(async (endpointId: string, opts) => {
-      const { runTrigger } = await import('./trigger.js');
+      const { runTrigger } = await import('./signed-deliveries.js');
       await runTrigger(endpointId, opts, globals(), ctx);
     });
 }

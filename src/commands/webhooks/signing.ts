@@ -1,7 +1,6 @@
 // chatctl webhooks sign | verify: produce and check the Standard Webhooks
 // headers of a delivery body with a secret held in a file. The secret is
-// registered with the redactor at once and never printed. A bundle of its
-// own (dist/lazy/signing.cjs): no other command loads it.
+// registered with the redactor at once and never printed.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Context, GlobalOptions } from '../../context.js';
