@@ -42,7 +42,7 @@ const common = {
 
 // Parts that few runs need are bundles of their own, required only when
 // used: undici (behind a proxy), the prompts (on a terminal), the sandbox,
-// execa (for an exec: secret destination), rotate --from.
+// execa (for an exec: secret destination), rotate --from, webhooks sign, verify and trigger.
 // Keeping them out of main.cjs keeps every other run's read, code-cache
 // load and memory small.
 const LAZY = {
@@ -52,6 +52,7 @@ const LAZY = {
   conf: 'src/config/conf-writer.ts',
   exec: 'src/secret/exec.ts',
   bulk: 'src/bulk/command.ts',
+  signing: 'src/commands/webhooks/signed-deliveries.ts',
 };
 const lazyByFile = new Map(Object.entries(LAZY).map(([name, file]) => [resolve(file), name]));
 // main.cjs reaches a lazy bundle through a stub that asks bin/chatctl.js's

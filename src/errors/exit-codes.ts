@@ -40,6 +40,12 @@ export const EXIT_FOR_LOCAL_CODE = {
   secret_not_delivered: EXIT.secretNotDelivered,
   partial_failure: EXIT.partial,
   interrupted: EXIT.interrupted,
+  // webhooks verify: the signature or its timestamp refused.
+  signature_mismatch: EXIT.rejected,
+  timestamp_out_of_tolerance: EXIT.rejected,
+  // webhooks trigger: the sandbox delivered, and the receiver refused it or could not be reached.
+  delivery_refused: EXIT.rejected,
+  delivery_failed: EXIT.unavailable,
 } as const satisfies Record<string, ExitCode>;
 export type LocalErrorCode = keyof typeof EXIT_FOR_LOCAL_CODE;
 

@@ -52,6 +52,16 @@ describe('completion engine', () => {
     expect(c.files).toBe(true);
     expect(formatCompletion(c, true)).toBe(':file\n');
   });
+  it('completes the signing commands: their flags, a file for the body, event types for trigger', () => {
+    expect(values(['webhooks'], 's')).toEqual(['sign']);
+    expect(values(['webhooks', 'verify'], '--')).toEqual(expect.arrayContaining(['--secret-file', '--header', '--tolerance']));
+    expect(values(['webhooks', 'sign'], '--')).toEqual(expect.arrayContaining(['--secret-file', '--id', '--timestamp']));
+    for (const cmd of ['sign', 'verify']) {
+      expect(complete(tree, ['webhooks', cmd, '--secret-file', 's'], '', () => []).files).toBe(true);
+      expect(complete(tree, ['webhooks', cmd, '--secret-file'], '', () => []).files).toBe(true);
+    }
+    expect(values(['webhooks', 'trigger', 'we_1', '--event'], 'chat.message.c')).toEqual(['chat.message.created.v1']);
+  });
   it('offers nothing for free-form values', () => {
     expect(values(['webhooks', 'rotate'], '')).toEqual([]);
     expect(values(['webhooks', 'create', '--name'], '')).toEqual([]);

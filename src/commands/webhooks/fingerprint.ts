@@ -30,7 +30,8 @@ export async function runFingerprint(file: string | undefined, g: GlobalOptions,
   else ctx.io.stdout.write(`${fp}\n`);
 }
 
-function readSmallFile(path: string, given: string): string {
+/** A secret's file (at most 64 KiB), or a usage error naming it as given. */
+export function readSmallFile(path: string, given: string): string {
   let fd: number;
   try {
     fd = openSync(path, 'r');
