@@ -62,7 +62,7 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
   const conn = inv.connection();
   const settings = inv.settings();
   const token = inv.dryRun ? (inv.token()?.token ?? '') : inv.requireToken();
-  ctx.io.redactor.addCredential(token);
+  ctx.io.redactor.addToken(token);
   ctx.io.redactor.addCredential(conn.csrfToken);
   const scope: JournalScope = { baseUrl: conn.baseUrl, ...conn.scope };
 
@@ -71,7 +71,7 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
   const secrets = planItemSecrets({
     specs,
     settings: { cwd: ctx.cwd, env: ctx.env, json, stdoutIsTTY: ctx.io.stdout.isTTY, stdoutDiscards: ctx.io.stdout.discards, force: Boolean(opts.force) },
-    deliverDeps: { cwd: ctx.cwd, env: ctx.env, stdout: ctx.io.stdout, stderr: ctx.io.stderr, redactor: ctx.io.redactor },
+    deliverDeps: { cwd: ctx.cwd, env: ctx.env, stdout: ctx.io.stdout, stderr: ctx.io.stderr, redactor: ctx.io.redactor, captureExecOutput: json },
     configDir: ctx.configDir,
     now: ctx.now,
   });
