@@ -108,6 +108,7 @@ export async function deliverSecretResult(
       redactor: ctx.io.redactor,
       signal: ctx.signal,
       execTimeoutMs: opts.execTimeoutMs,
+      captureExecOutput: Boolean(g.json),
     }));
   } else {
     // The fallback destinations: the JSON document or the terminal, written as one confirmed write.
