@@ -20,6 +20,7 @@ import { bufferSource, checkManifest, fileSource, manifestItems, type ManifestSo
 import { humanOutput, jsonOutput } from './output.js';
 import { runBulk } from './runner.js';
 import { planItemSecrets } from './secrets.js';
+import { exit13Details, newSecretHint } from '../secret/new-secret-hint.js';
 
 export interface FromOptions {
   from: string;
@@ -155,9 +156,9 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
         const head = `interrupted: endpoint ${escapeInline(id)} was rotated (Idempotency-Key ${d.key}) and delivery of its signing secret ${d.fp} was cut short`;
         code = reportError(
           localError('secret_not_delivered', d.kept ? `${head}; it is kept in ${d.kept} (mode 0600)` : `${head}; no recovery copy could be written: only the destinations it reached hold it`, {
-            details: { endpointId: id, fingerprint: d.fp, recoveredPath: d.kept },
+            details: exit13Details({ endpointId: id, fingerprint: d.fp, recoveredPath: d.kept }),
             idempotencyKey: d.key,
-            hint: d.kept ? 'move it where it belongs, then delete that file' : `compare each destination with the fingerprint, or rotate it again: chatctl webhooks rotate ${id} --expected-version CURRENT_VERSION --mode overlap`,
+            hint: d.kept ? 'move it where it belongs, then delete that file' : `compare each destination with the fingerprint; or, ${newSecretHint({ endpointId: id, now: ctx.now() })}`,
           }),
           ctx.io,
           json,

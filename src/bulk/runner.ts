@@ -27,6 +27,7 @@ import type { DeliveryRecord, JournalSink, Prior } from './journal.js';
 import type { ManifestItem } from './manifest.js';
 import { RateController, type RateClock, type RateSettings } from './rate.js';
 import type { DeliveryOutcome } from './secrets.js';
+import { exit13Details, newSecretHint } from '../secret/new-secret-hint.js';
 
 export interface RotateRequest {
   endpointId: string;
@@ -226,10 +227,10 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
     fail(
       item,
       localError('secret_not_delivered', message, {
-        details: { version: prior.version, fingerprint: prior.fp, recoveredPath: prior.recovered },
+        details: exit13Details({ endpointId: item.endpointId, version: prior.version, fingerprint: prior.fp, recoveredPath: prior.recovered }),
         hint: prior.recovered
           ? 'move it where it belongs (a file that holds a whole answer has it under data.secret), then delete that file'
-          : `compare each destination with the fingerprint (chatctl webhooks fingerprint FILE), or rotate it again: chatctl webhooks rotate ${item.endpointId} --expected-version ${prior.version ?? 'CURRENT_VERSION'} --mode overlap`,
+          : `compare each destination with the fingerprint (chatctl webhooks fingerprint FILE); or, ${newSecretHint({ endpointId: item.endpointId, version: prior.version, now: clock.now() })}`,
       }),
       prior.key,
     );
@@ -248,7 +249,7 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
   const failUndelivered = async (
     item: ManifestItem,
     key: string,
-    what: { fp: string; kept: string | null; version: number | null; status?: number; details?: Record<string, unknown>; odd?: OddSecretAnswer },
+    what: { fp: string; kept: string | null; version: number | null; status?: number; details?: Record<string, unknown>; odd?: OddSecretAnswer; answer?: unknown },
     message: string,
   ) => {
     const { fp, kept, version } = what;
@@ -258,12 +259,12 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
       item,
       localError('secret_not_delivered', message, {
         ...(what.status !== undefined ? { status: what.status } : {}),
-        details: { recoveredPath: kept, fingerprint: fp, ...what.details },
+        details: exit13Details({ endpointId: item.endpointId, version, fingerprint: fp, recoveredPath: kept }, what.details),
         hint: kept
           ? what.odd?.whole
             ? oddSecretHint(what.odd, 'that file')
             : 'move it where it belongs, then delete that file'
-          : `rotate it again: chatctl webhooks rotate ${item.endpointId} --expected-version ${version ?? 'CURRENT_VERSION'} --mode overlap`,
+          : newSecretHint({ endpointId: item.endpointId, version, answer: what.answer, now: clock.now() }),
       }),
       key,
     );
@@ -298,8 +299,8 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
         localError('secret_not_delivered', replayed
             ? `rotated by an earlier run (Idempotency-Key ${key}) that ended before its secret was delivered; the server does not return a secret twice`
             : `the change was applied, but the server did not return the signing secret (secretAvailable: ${String(secretAvailable)})`, {
-            details: { serverRequestId: requestId, version },
-            hint: `to get a new secret, rotate it again: chatctl webhooks rotate ${item.endpointId} --expected-version ${version ?? 'CURRENT_VERSION'} --mode overlap`,
+            details: exit13Details({ endpointId: item.endpointId, version, fingerprint: null, recoveredPath: null }, { serverRequestId: requestId }),
+            hint: newSecretHint({ endpointId: item.endpointId, version, answer: parsed.body.data, now: clock.now() }),
           }, ),
         key,
       );
@@ -338,7 +339,7 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
         await failUndelivered(
           item,
           key,
-          { fp, kept, version, details: { version, delivered: outcome.delivered, failures: outcome.failures, serverRequestId: requestId } },
+          { fp, kept, version, answer: parsed.body.data, details: { delivered: outcome.delivered, failures: outcome.failures, serverRequestId: requestId } },
           `rotated, but the secret did not reach ${why}; ${kept ? `it was kept in ${kept}` : `a recovery copy could not be written either (${describeError(keepError)}): ${lost}`}`,
         );
         return;

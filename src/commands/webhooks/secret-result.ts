@@ -23,6 +23,7 @@ import type { Palette } from '../../output/colors.js';
 import { stringifyJson } from '../../output/json.js';
 import { escapeInline, shellQuote } from '../../output/sanitize.js';
 import { reportError } from '../../errors/report.js';
+import { exit13Details, newSecretHint } from '../../secret/new-secret-hint.js';
 
 
 /**
@@ -44,13 +45,13 @@ export function checkSecretAnswer(ctx: Context, answer: SecretAnswer, what: { en
   } catch (err) {
     const cause = describeKeepFailure(err, ctx.configDir);
     throw localError('secret_not_delivered', `${head}; no recovery copy could be written (${cause}), so nothing holds it: the secret is lost`, {
-      details: { endpointId: id, fingerprint: fp, recoveredPath: null, recoveryError: cause },
+      details: exit13Details({ endpointId: id, fingerprint: fp, recoveredPath: null }, { recoveryError: cause }),
       idempotencyKey: what.idempotencyKey,
-      hint: `rotate it again to get a new one: chatctl webhooks rotate ${shellQuote(id)} --expected-version CURRENT_VERSION --mode overlap --secret-to file:PATH`,
+      hint: newSecretHint({ endpointId: id, now: ctx.now() }),
     });
   }
   throw localError('secret_not_delivered', `${head}; it is kept in ${path} (mode 0600), not delivered`, {
-    details: { endpointId: id, fingerprint: fp, recoveredPath: path },
+    details: exit13Details({ endpointId: id, fingerprint: fp, recoveredPath: path }),
     hint: oddSecretHint(odd, path),
   });
 }
@@ -79,7 +80,7 @@ export async function deliverSecretResult(
 
   if (typeof secret !== 'string' || secret === '' || secretAvailable === false) {
     await renderAfter(ctx, g, plan, plan.sinks.length > 0 || plan.fallback !== 'json' ? withoutSecret(body, plan, []) : body, summary);
-    throw withheld(endpoint, rawId, secret, secretAvailable);
+    throw withheld(ctx, body.data, rawId, secret, secretAvailable);
   }
 
   // Computed when first needed (node:crypto costs a few ms): a --json run that succeeds never needs it.
@@ -95,7 +96,8 @@ export async function deliverSecretResult(
   }
 
   // A second signal ends the process at once: it still names the kept copy.
-  ctx.setLastWords?.(() => reportError(forcedExit(endpointId, fpOf(), kept?.path, opts.idempotencyKey, kept ? undefined : describeKeepFailure(firstKeepError, ctx.configDir)), ctx.io, Boolean(g.json), false));
+  const after = { endpointId, version: endpoint.version, answer: body.data, now: ctx.now() };
+  ctx.setLastWords?.(() => reportError(forcedExit(after, fpOf(), kept?.path, opts.idempotencyKey, kept ? undefined : describeKeepFailure(firstKeepError, ctx.configDir)), ctx.io, Boolean(g.json), false));
 
   let delivered: Delivered[] = [];
   let failures: DeliveryFailure[] = [];
@@ -150,17 +152,17 @@ export async function deliverSecretResult(
     }
   }
   if (plan.sinks.length > 0) await renderAfter(ctx, g, plan, withoutSecret(body, plan, delivered), summary, fpOf(), delivered);
-  const version = typeof endpoint.version === 'number' ? String(endpoint.version) : 'CURRENT_VERSION';
-  const error = notDelivered(ctx, { endpointId, fp: fpOf(), failures, delivered, where, keepError, serverRequestId: body.meta.requestId, idempotencyKey: opts.idempotencyKey, version });
+  const error = notDelivered(ctx, { endpointId, fp: fpOf(), failures, delivered, where, keepError, serverRequestId: body.meta.requestId, idempotencyKey: opts.idempotencyKey, after });
   ctx.setLastWords?.(undefined);
   throw error;
 }
 
 /** What a second signal during delivery says before the process ends: exit 13, where the secret is (or that it is lost), the key. */
-function forcedExit(endpointId: string, fp: string, where: string | undefined, idempotencyKey: string | undefined, keepFailure?: string): CliError {
+function forcedExit(after: Parameters<typeof newSecretHint>[0] & { endpointId: string }, fp: string, where: string | undefined, idempotencyKey: string | undefined, keepFailure?: string): CliError {
+  const { endpointId } = after;
   const key = idempotencyKey ? ` (Idempotency-Key ${idempotencyKey})` : '';
   const head = `interrupted: the change was applied to endpoint ${escapeInline(endpointId)}${key}, and delivery of the signing secret ${fp} was cut short`;
-  const details = { endpointId, fingerprint: fp, recoveredPath: where ?? null };
+  const details = exit13Details({ endpointId, version: after.version, fingerprint: fp, recoveredPath: where });
   if (where !== undefined) {
     return localError('secret_not_delivered', `${head}; it is kept in ${where} (mode 0600)`, {
       details,
@@ -171,7 +173,7 @@ function forcedExit(endpointId: string, fp: string, where: string | undefined, i
   return localError('secret_not_delivered', `${head}; no recovery copy could be written (${keepFailure ?? 'unknown error'}): it may not have reached every destination`, {
     details: { ...details, recoveryError: keepFailure ?? null },
     idempotencyKey,
-    hint: `if a destination lacks it, rotate again: chatctl webhooks rotate ${shellQuote(endpointId)} --expected-version CURRENT_VERSION --mode overlap --secret-to file:PATH`,
+    hint: `if a destination lacks it, ${newSecretHint(after)}`,
   });
 }
 
@@ -231,12 +233,11 @@ async function renderAfter(ctx: Context, g: GlobalOptions, plan: SecretPlan, bod
 }
 
 /** The server applied the change but sent no usable secret: exit 13, with the way to a new one. */
-function withheld(endpoint: Record<string, unknown>, id: string | undefined, secret: unknown, secretAvailable: boolean): CliError {
-  const version = typeof endpoint.version === 'number' ? String(endpoint.version) : 'CURRENT_VERSION';
+function withheld(ctx: Context, data: SecretResponse['data'], id: string | undefined, secret: unknown, secretAvailable: boolean): CliError {
   const what = secret === null || secret === undefined ? 'secret: null' : secret === '' ? 'an empty secret' : 'a secret';
   return localError('secret_not_delivered', `the change was applied, but the signing secret is not available (the server answered ${what} and secretAvailable: ${String(secretAvailable)})`, {
-      details: { endpointId: id ?? null },
-      hint: `to get a new secret, rotate it: chatctl webhooks rotate ${id === undefined ? 'ENDPOINT_ID' : shellQuote(id)} --expected-version ${version} --mode overlap --secret-to file:PATH`,
+      details: exit13Details({ endpointId: id, version: data.endpoint.version, fingerprint: null, recoveredPath: null }),
+      hint: newSecretHint({ endpointId: id, version: data.endpoint.version, answer: data, now: ctx.now() }),
     }, );
 }
 
@@ -249,21 +250,17 @@ interface NotDelivered {
   keepError: unknown;
   serverRequestId: string;
   idempotencyKey: string | undefined;
-  /** The endpoint's version after the change, for the rotate command that gets a new secret. */
-  version: string;
+  /** The endpoint after the change, for the details and the rotate command that gets a new secret. */
+  after: Parameters<typeof newSecretHint>[0];
 }
 
 function notDelivered(ctx: Context, n: NotDelivered): CliError {
   const why = n.failures.map((f) => `${f.to}: ${f.reason}`).join('; ');
   const got = n.delivered.length > 0 ? ` (it did reach ${n.delivered.map((d) => d.to).join(', ')})` : '';
-  const details = {
-    endpointId: n.endpointId,
-    fingerprint: n.fp,
-    recoveredPath: n.where ?? null,
-    delivered: n.delivered,
-    failed: n.failures,
-    serverRequestId: n.serverRequestId,
-  };
+  const details = exit13Details(
+    { endpointId: n.endpointId, version: n.after.version, fingerprint: n.fp, recoveredPath: n.where },
+    { delivered: n.delivered, failed: n.failures, serverRequestId: n.serverRequestId },
+  );
   const key = n.idempotencyKey ? ` (Idempotency-Key ${n.idempotencyKey})` : '';
   const head = `the change was applied to endpoint ${escapeInline(n.endpointId)}${key}, but the signing secret ${n.fp} was not delivered to ${why}${got}`;
   if (n.where !== undefined) {
@@ -279,19 +276,19 @@ function notDelivered(ctx: Context, n: NotDelivered): CliError {
   // what failed, where the secret still is (if a destination got it), and how
   // to get a new one.
   const cause = describeKeepFailure(n.keepError, ctx.configDir);
-  const rotate = `chatctl webhooks rotate ${shellQuote(n.endpointId)} --expected-version ${n.version} --mode overlap --secret-to file:PATH`;
+  const rotate = newSecretHint(n.after);
   const withCause = { ...details, recoveryError: cause };
   if (n.delivered.length > 0) {
     const holders = n.delivered.map((d) => d.to).join(', ');
     return localError('secret_not_delivered', `${head}; no recovery copy could be written either (${cause}), so only ${holders} holds it`, {
       details: withCause,
       idempotencyKey: n.idempotencyKey,
-      hint: `copy it from ${holders} to the other destinations, or rotate it again to get a new one: ${rotate}`,
+      hint: `copy it from ${holders} to the other destinations; or, ${rotate}`,
     });
   }
   return localError('secret_not_delivered', `${head}; no recovery copy could be written either (${cause}), so nothing holds it: the secret is lost`, {
     details: withCause,
     idempotencyKey: n.idempotencyKey,
-    hint: `rotate it again to get a new one: ${rotate}`,
+    hint: rotate,
   });
 }
