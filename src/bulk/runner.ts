@@ -263,7 +263,7 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
         hint: kept
           ? what.odd?.whole
             ? oddSecretHint(what.odd, 'that file')
-            : 'move it where it belongs, then delete that file'
+            : `move it where it belongs, then delete that file; or, ${newSecretHint({ endpointId: item.endpointId, version, answer: what.answer, now: clock.now() })}`
           : newSecretHint({ endpointId: item.endpointId, version, answer: what.answer, now: clock.now() }),
       }),
       key,

@@ -267,7 +267,7 @@ function notDelivered(ctx: Context, n: NotDelivered): CliError {
     return localError('secret_not_delivered', `${head}; it is kept in ${n.where} (mode 0600)`, {
       details,
       idempotencyKey: n.idempotencyKey,
-      hint: `put it where it belongs, then delete ${n.where}`,
+      hint: `put it where it belongs, then delete ${n.where}; or, ${newSecretHint(n.after)}`,
     });
   }
   // No recovery copy either. There is no safe last resort: the secret goes
