@@ -152,16 +152,18 @@ export function appendGitHubValue(path: string, name: string, secret: string): v
     const block = Buffer.from(`${lead}${name}<<${delimiter}\n${secret}\n${delimiter}\n`, 'utf8');
     try {
       const written = writeSync(fd, block);
-      if (written !== block.length) throw Object.assign(new Error(`only ${written} of ${block.length} bytes could be appended to ${path}`), { code: 'ENOSPC' });
+      if (written !== block.length) throw new Error(`only ${written} of ${block.length} bytes could be appended to ${path} (a full disk, or a file size limit)`);
       const back = Buffer.alloc(block.length);
       const read = readSync(fd, back, 0, block.length, before);
       if (read !== block.length || !back.equals(block)) throw Object.assign(new Error(`${path} does not hold the value just appended (another writer?)`), { code: 'EIO' });
     } catch (err) {
+      let undone = '; the file was cut back to its size before';
       try {
         ftruncateSync(fd, before);
-      } catch {
-        /* the error below says what failed */
+      } catch (cut) {
+        undone = `; cutting the file back to its size before failed too (${(cut as NodeJS.ErrnoException).code ?? 'error'}): ${path} may hold part of the value`;
       }
+      if (err instanceof Error) err.message += undone;
       throw err;
     }
   } finally {
