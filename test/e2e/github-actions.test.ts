@@ -286,3 +286,32 @@ describe('exit 13 during an overlap', () => {
     expect(readFileSync(join(t.ws.cwd, 'new.whsec'), 'utf8')).toBe((await t.endpoints())[0]!.validSecrets[0]);
   });
 });
+
+describe('chatctl sandbox in a GitHub Actions job', () => {
+  const start = async (json: boolean) => {
+    const ws = workspace();
+    const stop = new AbortController();
+    const r = await runInProcess(['sandbox', '--port', '0', ...(json ? ['--json'] : [])], {
+      env: { ...baseEnv(ws), GITHUB_ACTIONS: 'true' },
+      cwd: ws.cwd,
+      signal: stop.signal,
+      timeoutMs: 15_000,
+      // Stopped (as by Ctrl-C) once it has said where it listens.
+      onStdout: (text) => void (text.includes('127.0.0.1') && setImmediate(() => stop.abort('SIGINT'))),
+    });
+    expect(r.timedOut).toBe(false);
+    return r;
+  };
+
+  test('its token is masked before it is printed: on stdout, or on stderr with --json', async () => {
+    const human = await start(false);
+    const token = /::add-mask::(\S+)/.exec(human.stdout)![1]!;
+    expect(token).toMatch(/^sbx_/);
+    expect(human.stdout.indexOf(`::add-mask::${token}\n`)).toBe(0);
+    expect(human.stdout.split(token).length).toBeGreaterThan(2); // printed after the mask (token line, export line)
+
+    const json = await start(true);
+    const info = JSON.parse(json.stdout.split('\n')[0]!) as { token: string };
+    expect(json.stderr).toBe(`::add-mask::${info.token}\n`);
+  });
+});
