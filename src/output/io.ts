@@ -149,7 +149,8 @@ export function createIO(raw: RawStreams, settings: IOSettings): IO & { setOutpu
   const announce = inGitHubActions(settings.env)
     ? (value: string) => {
         try {
-          raw[maskOn].write(maskCommands(value));
+          // A stdout sent to /dev/null would take the mask with it, out of the runner's sight.
+          raw[maskOn === 'stdout' && raw.stdout.discards ? 'stderr' : maskOn].write(maskCommands(value));
         } catch {
           /* a failed stream: nothing will be shown on it either */
         }

@@ -227,12 +227,8 @@ export function envFileProblem(st: Stats): string | undefined {
 function checkGitHubFile(sink: Extract<Sink, { kind: 'github' }>): void {
   const what = `--secret-to ${sink.to}`;
   if (sink.path === '') throw usageError(`${what}: ${sink.variable} is not set`, `${sink.variable} names the runner's file; it is set inside a GitHub Actions step`);
-  let st: Stats | undefined;
-  try {
-    st = statSync(sink.path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw usageError(`${what}: cannot use ${sink.path} (${sink.variable}): ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
-  }
+  // Not followed through a symbolic link: the append refuses one too (O_NOFOLLOW).
+  const st = lstatOrUndefined(sink.path, `${what} (${sink.variable}=${sink.path})`);
   if (!st) return checkFolder(sink.path, what);
   if (!st.isFile()) throw usageError(`${what}: ${sink.path} (${sink.variable}) is ${kindOf(st)}, not a file to append to`);
   try {

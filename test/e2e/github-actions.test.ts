@@ -101,6 +101,15 @@ describe('GITHUB_ACTIONS=true: ::add-mask:: before anything could show a secret'
     expect(outsideMasks(r.stderr)).not.toContain(secret);
   });
 
+  test('stdout sent to /dev/null: the masks go to stderr, where the runner still sees them', async () => {
+    const t = await setUp();
+    const r = await runInProcess([...create(), '--secret-to', 'github-env:WEBHOOK_SECRET'], { env: t.env(), cwd: t.ws.cwd, stdoutDiscards: true, inject: { now: () => T0 } });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const secret = parseRunnerFile(readFileSync(t.files.GITHUB_ENV, 'utf8')).get('WEBHOOK_SECRET')!;
+    expect(masks(r.stderr)).toEqual([`::add-mask::${t.sb.sb.token}`, `::add-mask::${secret}`]);
+    expect(masks(r.stdout)).toEqual([]);
+  });
+
   test('without GITHUB_ACTIONS=true nothing is announced', async () => {
     const t = await setUp();
     for (const value of [undefined, 'false', '1']) {
