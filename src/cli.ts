@@ -94,10 +94,11 @@ export function buildProgram(ctx: Context, focus?: string): Command {
     )
     // The flags are parsed once, by commander; what follows from them is
     // worked out here, once, before any command runs.
-    .hook('preAction', async () => {
+    .hook('preAction', async (_program, action) => {
       const inv = resolveInvocation(globals(), ctx);
       ctx.invocation = inv;
-      applyOutputMode(ctx, inv.output);
+      const secretTo: unknown = action.opts().secretTo;
+      applyOutputMode(ctx, { ...inv.output, secretOnStdout: Array.isArray(secretTo) && secretTo.includes('stdout') });
       ctx.io.paint = await loadPalettes(ctx.io.color);
     });
 

@@ -37,7 +37,7 @@ export async function clientConfig(ctx: Context, extras: ClientExtras = {}): Pro
   const conn = inv.connection();
   // A dry run shows the request with the token redacted, so it needs none.
   const token = inv.dryRun ? (inv.token()?.token ?? '') : inv.requireToken();
-  ctx.io.redactor.addCredential(token);
+  ctx.io.redactor.addToken(token);
   ctx.io.redactor.addCredential(conn.csrfToken);
   const transport = inv.dryRun ? dryRunTransport((req) => printDryRun(ctx, req)) : await ctx.transport();
   return {

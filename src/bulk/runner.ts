@@ -21,7 +21,8 @@ import type { SecretAnswer } from '../api/schemas.js';
 import { CliError, isCliError, localError } from '../errors/cli-error.js';
 import { EXIT } from '../errors/exit-codes.js';
 import { NotSent, type CallHooks, type Pace } from '../http/client.js';
-import { deliverInCustody, keepOddAnswer, newSecretHint, secretWithheld, type CustodyDeps, type Holder, type InDelivery } from '../secret/custody.js';
+import { deliverInCustody, keepOddAnswer, secretWithheld, type CustodyDeps, type Holder, type InDelivery } from '../secret/custody.js';
+import { exit13Details, newSecretHint } from '../secret/new-secret-hint.js';
 import type { DeliveryResult } from '../secret/custody.js';
 import { fingerprint } from '../secret/fingerprint.js';
 import { planItem, type DeliveryRecord, type JournalSink, type Prior } from './journal.js';
@@ -271,10 +272,10 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
       localError('secret_not_delivered', prior.whole && prior.recovered
           ? `${what}: the server's odd answer that carries its secret is kept in ${prior.recovered}`
           : `${what}: delivery not confirmed, and no kept copy of its secret is left to deliver again`, {
-        details: { endpointId: item.endpointId, version: prior.version, fingerprint: prior.fp, recoveredPath: prior.recovered },
+        details: exit13Details({ endpointId: item.endpointId, version: prior.version, fingerprint: prior.fp, recoveredPath: prior.recovered }),
         hint: prior.whole && prior.recovered
           ? `the file holds the whole answer: take the secret from its data.secret, put it where it belongs, then delete ${prior.recovered}`
-          : `compare each destination with the fingerprint (chatctl webhooks fingerprint FILE); if one lacks it, ${newSecretHint(holder)}`,
+          : `compare each destination with the fingerprint (chatctl webhooks fingerprint FILE); or, ${newSecretHint({ ...holder, now: clock.now() })}`,
       }),
       prior.key,
     );
@@ -295,20 +296,14 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
       return;
     }
     const { endpoint, secret, secretAvailable } = answer.body.data;
-    const previous = (answer.body.data as { previousSecretExpiresAt?: unknown }).previousSecretExpiresAt;
-    const holder = {
-      endpointId: item.endpointId,
-      idempotencyKey: key,
-      version: typeof endpoint.version === 'number' ? endpoint.version : null,
-      overlapEndsAt: typeof previous === 'string' ? previous : null,
-    };
+    const holder = { endpointId: item.endpointId, idempotencyKey: key, version: typeof endpoint.version === 'number' ? endpoint.version : null, answer: answer.body.data, serverRequestId: answer.body.meta.requestId };
     if (typeof secret !== 'string' || secret === '' || secretAvailable === false) {
       // Re-sent with an earlier run's key: that run may have kept the secret
       // before it was killed (the copy is named after the key).
       const kept = resent ? deps.secrets.readKept(item, key, null)?.bytes.toString('utf8') : undefined;
       if (kept) return custody(item, holder, kept, answer.body.meta.requestId, { skipHeld: true });
       await record({ t: 'fail', id: item.endpointId, key, applied: true, exitCode: EXIT.secretNotDelivered, code: 'secret_not_delivered' });
-      fail(item, secretWithheld(holder, { secret, secretAvailable }, resent), key);
+      fail(item, secretWithheld(holder, { secret, secretAvailable }, clock.now(), resent), key);
       return;
     }
     return custody(item, holder, secret, answer.body.meta.requestId);

@@ -46,7 +46,7 @@ export function planItemSecrets(input: PlanInput): ItemSecrets {
         if (sink.kind !== 'exec' && !hasIdPlaceholder(sink))
           throw usageError(
             `--secret-to ${sink.to}: one destination for ${count} endpoints`,
-            'put {id} in the path, which stands for each endpoint id (e.g. file:secrets/{id}.whsec), or use exec:, which sees CHATCTL_ENDPOINT_ID',
+            'put {id} in the path or name, which stands for each endpoint id (e.g. file:secrets/{id}.whsec, github-output:SECRET_{id}), or use exec:, which sees CHATCTL_ENDPOINT_ID',
           );
       }
     },

@@ -31,7 +31,7 @@ export async function runSandbox(flags: SandboxFlags, g: GlobalOptions, ctx: Con
       latencyMs: wholeNumber(flags.latency, '--latency', 600_000),
       json: Boolean(g.json),
     },
-    { stdout: (s) => ctx.io.stdout.write(s), stderr: (s) => ctx.io.stderr.write(s) },
+    { stdout: (s) => ctx.io.stdout.write(s), stderr: (s) => ctx.io.stderr.write(s), secret: (v) => ctx.io.redactor.announceValue(v) },
     stopped,
   );
   // runSandboxCommand has already printed why; only the exit status is left.

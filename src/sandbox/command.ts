@@ -19,6 +19,8 @@ export interface SandboxCommandOptions {
 export interface SandboxIo {
   stdout: (s: string) => void;
   stderr: (s: string) => void;
+  /** Told of the token before it is printed (a CI job's log masks it). */
+  secret?: (value: string) => void;
 }
 
 /** Quotes a value for a POSIX shell only when it needs it. */
@@ -84,6 +86,7 @@ export async function runSandboxCommand(opts: SandboxCommandOptions, io: Sandbox
     throw error;
   }
   const { baseUrl, token, organizationId, applicationId, environmentKey } = sandbox;
+  io.secret?.(token);
   io.stdout(
     opts.json ? JSON.stringify({ baseUrl, token, organizationId, applicationId, environmentKey }) + '\n' : describe(sandbox),
   );

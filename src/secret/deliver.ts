@@ -10,10 +10,11 @@ import {
   fchmodSync,
   fstatSync,
   fsyncSync,
+  ftruncateSync,
   lstatSync,
-  readSync,
   openSync,
   readFileSync,
+  readSync,
   renameSync,
   rmdirSync,
   rmSync,
@@ -128,6 +129,49 @@ export function writeEnvFile(path: string, name: string, secret: string): void {
     }
   }
   replaceAtomically(path, setDotenvValue(content, name, secret));
+}
+
+/**
+ * `github-output:NAME` / `github-env:NAME`: the value appended to the
+ * runner's file as a multi-line value, `NAME<<DELIM`, the secret, `DELIM`,
+ * with DELIM random and found nowhere in the secret, so no secret can end
+ * the value early or set another variable. The block goes out in one write
+ * and is read back; a write that fails or falls short is cut off again
+ * (the file truncated to its size before), so the runner never reads half a
+ * value.
+ */
+export function appendGitHubValue(path: string, name: string, secret: string): void {
+  let delimiter: string;
+  do delimiter = `ghadelimiter_${randomBytes(16).toString('hex')}`;
+  while (secret.includes(delimiter));
+  const fd = openSync(path, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | NOFOLLOW, 0o600);
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw Object.assign(new Error(`${path} is now ${kindOf(st)}`), { code: 'ENOTREG' });
+    const before = st.size;
+    // A file whose last line is unfinished would swallow the first line of the block.
+    const last = Buffer.alloc(1);
+    const lead = before > 0 && readSync(fd, last, 0, 1, before - 1) === 1 && last[0] !== 0x0a ? '\n' : '';
+    const block = Buffer.from(`${lead}${name}<<${delimiter}\n${secret}\n${delimiter}\n`, 'utf8');
+    try {
+      const written = writeSync(fd, block);
+      if (written !== block.length) throw new Error(`only ${written} of ${block.length} bytes could be appended to ${path} (a full disk, or a file size limit)`);
+      const back = Buffer.alloc(block.length);
+      const read = readSync(fd, back, 0, block.length, before);
+      if (read !== block.length || !back.equals(block)) throw Object.assign(new Error(`${path} does not hold the value just appended (another writer?)`), { code: 'EIO' });
+    } catch (err) {
+      let undone = '; the file was cut back to its size before';
+      try {
+        ftruncateSync(fd, before);
+      } catch (cut) {
+        undone = `; cutting the file back to its size before failed too (${(cut as NodeJS.ErrnoException).code ?? 'error'}): ${path} may hold part of the value`;
+      }
+      if (err instanceof Error) err.message += undone;
+      throw err;
+    }
+  } finally {
+    closeQuietly(fd);
+  }
 }
 
 /** A secret held under <configDir>/recovered/: where it is, and how to tidy up if it is not needed after all. */

@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, wri
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { BIN, NODE, ROOT } from './fixtures.js';
-import { runInProcess, type InProcessOptions } from './in-process.js';
+import { assertJsonStderr, runInProcess, type InProcessOptions } from './in-process.js';
 
 export { Capture, runInProcess, type InProcessOptions, type InProcessResult } from './in-process.js';
 
@@ -161,6 +161,7 @@ export async function runCli(args: string[], opts: RunOptions = {}): Promise<Run
   }
   const started = Date.now();
   const r = await spawnCli(args, { ...opts, ws }).child;
+  assertJsonStderr(args, buildEnv(ws, opts.env, opts.color), String(r.stderr ?? ''));
   return {
     exitCode: r.exitCode ?? -1,
     signal: r.signal ?? undefined,

@@ -390,8 +390,10 @@ describe('deliverSecretResult', () => {
       expect(e.message).toContain('nothing holds it: the secret is lost');
       expect(e.message).toContain('Idempotency-Key idem-123');
       expect(e.idempotencyKey).toBe('idem-123');
-      expect(e.hint).toBe("rotate it again to get a new one: chatctl webhooks rotate 'we_1' --expected-version 2 --mode overlap --secret-to file:PATH");
-      expect(e.details).toMatchObject({ recoveredPath: null, recoveryError: expect.stringContaining('is a symbolic link'), failed: [{ to: 'exec:cat >/dev/null; exit 3' }, { to: 'exec:exit 4' }] });
+      // The answer does not say whether an overlap runs: the overlap command, and the immediate one as the way out.
+      expect(e.hint).toContain("to get a new secret, rotate it: chatctl webhooks rotate 'we_1' --expected-version 2 --mode overlap --secret-to file:PATH");
+      expect(e.hint).toContain("chatctl webhooks rotate 'we_1' --expected-version 2 --mode immediate --yes --secret-to file:PATH");
+      expect(e.details).toMatchObject({ endpointId: 'we_1', version: 2, fingerprint: expect.stringMatching(/^sha256:[0-9a-f]{16}$/), recoveredPath: null, recoveryError: expect.stringContaining('is a symbolic link'), failed: [{ to: 'exec:cat >/dev/null; exit 3' }, { to: 'exec:exit 4' }] });
       expect(io.out() + io.err() + JSON.stringify(e.toJSON())).not.toContain(SECRET);
     }
   });
@@ -415,7 +417,7 @@ describe('deliverSecretResult', () => {
     expect(readFileSync(join(dir, 'held.whsec'), 'utf8')).toBe(SECRET);
     expect(e.message).toContain(`so only file:${join(dir, 'held.whsec')} holds it`);
     expect(e.message).not.toContain('lost');
-    expect(e.hint).toContain(`copy it from file:${join(dir, 'held.whsec')} to the other destinations, or rotate it again`);
+    expect(e.hint).toContain(`copy it from file:${join(dir, 'held.whsec')} to the other destinations; or, to get a new secret, rotate it: chatctl webhooks rotate 'we_1' --expected-version 2 --mode overlap`);
     expect(io.out() + io.err()).not.toContain(SECRET);
   });
 

@@ -6,7 +6,7 @@ import { collect, examples, oneOf, type App } from '../app.js';
 import { usageError } from '../../errors/cli-error.js';
 
 const SECRET_TO_HELP =
-  'where the one-time signing secret goes; repeat it for several (all must succeed): file:PATH (new file, mode 0600), env-file:PATH#NAME (a dotenv line), exec:COMMAND (run by /bin/sh, secret on its stdin), stdout (for $(…) capture)';
+  'where the one-time signing secret goes; repeat it for several (all must succeed): file:PATH (new file, mode 0600), env-file:PATH#NAME (a dotenv line), exec:COMMAND (run by /bin/sh, secret on its stdin), stdout (for $(…) capture), github-output:NAME, github-env:NAME';
 const SECRET_TO_MORE = `
 Without --secret-to the secret is in the JSON with --json, or shown once when
 stdout is a terminal and CI is not set; otherwise the command refuses before
