@@ -21,7 +21,7 @@
 import Conf from 'conf';
 import type { Context } from '../context.js';
 import { configError } from '../errors/cli-error.js';
-import { systemLockHost, withLock, type LockHost } from './lock.js';
+import { systemLockHost, withLock, type LockHost } from '../fs/lock.js';
 import { configFile } from './paths.js';
 
 export type ConfigWriter = (dir: string, data: Record<string, unknown>) => void;

@@ -12,7 +12,7 @@ import type { Context } from '../context.js';
 import { ensureConfigFolder, readConfigChecked, currentUid, type Warn } from './files.js';
 import { configFile } from './paths.js';
 import { canonicalConfig, type ConfigData } from './schema.js';
-import type { LockHost } from './lock.js';
+import type { LockHost } from '../fs/lock.js';
 import type { ConfigWriter } from './conf-writer.js';
 
 export interface ConfigStore {
