@@ -13,6 +13,8 @@ import { describeCommand, type CommandNode } from './meta/tree.js';
 import { renderAllHelp } from './meta/help.js';
 
 export { VERSION };
+/** For bin/chatctl.js, which writes its code cache with it. */
+export { writeFileAtomic } from './fs/atomic.js';
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 const EXIT_FOR_SIGNAL = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
