@@ -97,11 +97,7 @@ export function installScript(file: string, text: string): { outcome: InstallOut
   }
   if (current === text) return { outcome: 'unchanged', createdDir: undefined };
   const createdDir = mkdirSync(dirname(file), { recursive: true });
-  try {
-    writeFileAtomic(file, text, { mode: 0o644 });
-  } catch (err) {
-    throw usageError(`cannot write ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
-  }
+  writeFileAtomic(file, text, { mode: 0o644 }); // an error (EACCES, ENOSPC) is the caller's exit 2
   return { outcome: current === undefined ? 'created' : 'updated', createdDir };
 }
 

@@ -1,20 +1,16 @@
 // Writing a file whole or not at all: the one way chatctl puts a file on disk
-// (secret files, dotenv files, recovery copies, config.json through conf,
+// (secret and dotenv destinations, recovery copies, config.json through conf,
 // lock records, the completion script, the launcher's code cache).
 //
 // The data goes to a temporary file beside the target, `.NAME.<random>.tmp`,
-// created exclusively and never through a link, with the given mode whatever
-// the umask; it is written in full (a short write is continued) and, when
-// durable, fsynced. Then it is put in place:
-// - replace: renamed over the target, only if the target is a regular file or
-//   absent (a symbolic link, folder, FIFO, device or socket there is refused,
-//   never followed); when durable, the folder is fsynced too, so the rename
-//   outlives a crash of the machine;
-// - exclusive: hard-linked to the target's name, which fails (EEXIST) if the
-//   name exists, so a new file is never seen empty or half-written. Where the
-//   file system has no hard links, the target is created exclusively in place.
-// A reader sees the old file or the whole new one. On any failure the
-// temporary file is removed and the target is left as it was.
+// created exclusively (never through a link) with the mode whatever the
+// umask, written in full (a short write is continued) and, when durable,
+// fsynced. Then `replace` renames it over the target, only if that is a
+// regular file or absent (a link, folder, FIFO, device or socket is refused,
+// never followed), and fsyncs the folder when durable; `exclusive` hard-links
+// it to the name, which fails (EEXIST) if the name exists, so a new file is
+// never seen half-written (without hard links: created in place). On any
+// failure the temporary file is removed and the target is left as it was.
 import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, linkSync, lstatSync, openSync, renameSync, unlinkSync, writeSync, type Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from '../random.js';
@@ -39,7 +35,8 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, opts: W
   const mode = opts.mode ?? 0o600;
   const durable = opts.durable ?? true;
   const folder = dirname(path);
-  const { tmp, ino } = createTemp(folder, basename(path), bytes, mode, durable);
+  const tmp = join(folder, `.${basename(path).slice(0, 200)}.${randomBytes(8).toString('hex')}.tmp`);
+  const ino = createInPlace(tmp, bytes, mode, durable);
   let renamed = false;
   try {
     if (opts.how === 'exclusive') {
@@ -50,31 +47,15 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, opts: W
         return createInPlace(path, bytes, mode, durable);
       }
     } else {
-      let st: Stats | undefined;
-      try {
-        st = lstatSync(path);
-      } catch (err) {
-        if (codeOf(err) !== 'ENOENT') throw err;
-      }
+      const st = lstatSync(path, { throwIfNoEntry: false });
       if (st && !st.isFile()) throw Object.assign(new Error(`${path} is now ${kindOf(st)}`), { code: 'ENOTREG' });
       renameSync(tmp, path);
       renamed = true;
-      if (durable) syncFolder(folder);
+      if (durable) syncPath(folder);
     }
     return ino;
   } finally {
     if (!renamed) remove(tmp);
-  }
-}
-
-function createTemp(folder: string, name: string, bytes: Uint8Array, mode: number, durable: boolean): { tmp: string; ino: number } {
-  for (let tries = 0; ; tries++) {
-    const tmp = join(folder, `.${name.slice(0, 200)}.${randomBytes(6).toString('hex')}.tmp`);
-    try {
-      return { tmp, ino: createInPlace(tmp, bytes, mode, durable) };
-    } catch (err) {
-      if (codeOf(err) !== 'EEXIST' || tries >= 3) throw err;
-    }
   }
 }
 
@@ -84,22 +65,24 @@ function createInPlace(path: string, bytes: Uint8Array, mode: number, durable: b
   let open = true;
   try {
     fchmodSync(fd, mode);
-    writeAll(fd, bytes);
+    // Every byte: a short write (a signal, a nearly full disk) is continued; an error is thrown.
+    for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done);
     if (durable) fsyncSync(fd);
     const { ino } = fstatSync(fd);
     open = false; // a failed close has released the descriptor too: never closed twice
     closeSync(fd);
     return ino;
   } catch (err) {
-    if (open) closeQuietly(fd);
+    if (open) {
+      try {
+        closeSync(fd);
+      } catch {
+        /* failing anyway */
+      }
+    }
     remove(path);
     throw err;
   }
-}
-
-/** Writes every byte: a short write (a signal, a nearly full disk) is continued; an error is thrown. */
-export function writeAll(fd: number, bytes: Uint8Array): void {
-  for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done);
 }
 
 /** unlink, not rmSync: rmSync loads and runs Node's recursive remover (about 0.35 ms against 0.03). */
@@ -111,25 +94,17 @@ function remove(path: string): void {
   }
 }
 
-function closeQuietly(fd: number): void {
+/** Best effort: fsyncs a file or folder (after a rename, the folder makes it durable); some file systems cannot open a folder. */
+export function syncPath(path: string): void {
   try {
-    closeSync(fd);
-  } catch {
-    /* closed already, or failing anyway */
-  }
-}
-
-/** Best effort: makes a rename durable; some file systems cannot open a folder. */
-export function syncFolder(folder: string): void {
-  try {
-    const fd = openSync(folder, constants.O_RDONLY);
+    const fd = openSync(path, constants.O_RDONLY);
     try {
       fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
   } catch {
-    /* the rename itself has happened */
+    /* written already; only a crash of the machine could still lose it */
   }
 }
 

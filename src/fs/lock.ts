@@ -1,32 +1,27 @@
-// The one lock of chatctl: `config.json.lock` beside config.json for its
-// writers, `FILE.lock` beside a `rotate --from` journal for its run. Nothing
-// is ever lost or done twice, whatever the number of processes and whatever
-// a killed one left behind:
+// The one lock of chatctl: `config.json.lock` for config.json's writers,
+// `FILE.lock` for the run using a `rotate --from` journal. Whatever the
+// number of processes and whatever a killed one left, one process holds it:
 //
 // - Taking it: the owner's record (pid, process start time, boot, pid
-//   namespace, host, a random nonce) is created exclusively at the lock's
-//   name, whole (fs/atomic.ts: a temporary file, 0600, hard-linked to the
-//   name; link() fails if the name exists), so exactly one process gets it
-//   and the lock never exists half-written.
+//   namespace, host, a random nonce) is created at the lock's name,
+//   exclusively and whole (fs/atomic.ts: a hard link fails if the name exists).
 // - Stale: only when its owner is dead: the pid is gone, or it now belongs to
 //   another process (its start time differs; Linux: /proc/<pid>/stat field
 //   22), or the machine has rebooted since. A lock from another host or pid
-//   namespace cannot be judged and counts as held. A lock of chatctl 0.1 (a
-//   bare pid) is stale when that pid is gone (a config lock also after 30 s:
-//   it was held for milliseconds); a lock with no readable record after 2 s
-//   (a crash between create and write, where link() is unsupported).
+//   namespace cannot be judged and counts as held. A bare pid (chatctl 0.1)
+//   is stale when that pid is gone (a config lock also after 30 s: it was
+//   held for milliseconds); a lock with no readable record after 2 s.
 // - Breaking it is itself exclusive: a breaker first takes a token named
 //   after that lock (`NAME.lock.break-<nonce>.<n>`, created the same way),
 //   checks that the lock is still the one judged stale, renames it to a
 //   unique name and checks that what it renamed is that lock before removing
-//   it. Two breakers never both win: the second cannot take the token, and a
-//   late one finds the lock gone or replaced by the winner's. A token whose
-//   taker died is passed over by taking the next number (….1, ….2), never
-//   removed while its lock exists.
-// - A live owner: the config store waits (polls with backoff through an
-//   abortable sleep, so Ctrl-C ends it, exit 130) up to LOCK_WAIT_MS; the
-//   journal refuses at once (waitMs 0). A stale lock that another breaker is
-//   breaking is waited for in both cases: the winner's lock then answers.
+//   it. The second breaker cannot take the token; a late one finds the lock
+//   gone or replaced. A token whose taker died is passed over by taking the
+//   next number (….1, ….2), never removed while its lock exists.
+// - A live owner: the config store waits up to LOCK_WAIT_MS (an abortable
+//   sleep with backoff: Ctrl-C ends it, exit 130); the journal refuses at
+//   once. A stale lock another process is breaking is waited for: the
+//   winner's lock then answers.
 // - Releasing removes the lock only if it is still this owner's.
 import { closeSync, constants, linkSync, lstatSync, openSync, readdirSync, readlinkSync, readFileSync, readSync, renameSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -122,11 +117,6 @@ export async function withLock<T>(lockPath: string, opts: LockOptions, fn: (lock
 }
 
 // ------------------------------------------------------------------ taking it
-
-interface Owned {
-  ino: number;
-  text: string;
-}
 
 export interface Seen {
   ino: number;
@@ -238,7 +228,7 @@ export function inspectLock(path: string, subject: LockSubject = CONFIG_FILE): S
 
 const sameLock = (a: Seen, b: Seen) => a.ino === b.ino && a.size === b.size && a.text === b.text;
 
-function isOurs(lockPath: string, owned: Owned): boolean {
+function isOurs(lockPath: string, owned: { ino: number; text: string }): boolean {
   try {
     const now = inspectLock(lockPath);
     return now !== undefined && now.ino === owned.ino && now.text === owned.text;

@@ -3,10 +3,10 @@
 // replacement is written beside the target and renamed over it, so a reader
 // never sees a half-written file and a failed write (ENOSPC) leaves the old
 // one; a file this run could not finish is removed.
-import { closeSync, constants, fstatSync, fsyncSync, openSync, readFileSync, rmdirSync, unlinkSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync, rmdirSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { makeFolders } from '../config/make-folders.js';
-import { syncFolder, writeFileAtomic } from '../fs/atomic.js';
+import { syncPath, writeFileAtomic } from '../fs/atomic.js';
 import { randomBytes } from '../random.js';
 import { dotenvProblem, setDotenvValue } from './dotenv.js';
 import { envFileProblem } from './sinks.js';
@@ -73,17 +73,8 @@ export function keepSecret(configDir: string, endpointId: string, secret: string
   return {
     path,
     persist() {
-      try {
-        const fd = openSync(path, constants.O_RDONLY | NOFOLLOW);
-        try {
-          fsyncSync(fd);
-        } finally {
-          closeSync(fd);
-        }
-        syncFolder(dir);
-      } catch {
-        /* it is written; only a crash of the machine could still take it */
-      }
+      syncPath(path);
+      syncPath(dir);
     },
     discard() {
       // unlink, not rmSync: rmSync loads and runs Node's recursive remover

@@ -1,35 +1,37 @@
 // fs/atomic.ts, the one write every writer uses: real files in a temporary
 // folder; failures of the disk (a short write, ENOSPC, a failed fsync) are
-// made by node:fs answering so, as a full disk would.
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+// node:fs answering so, as a full disk would, for the span of one call.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawn, execFileSync } from 'node:child_process';
+import fs, { chmodSync, lstatSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, mkdirSync, writeFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../../src/fs/atomic.js';
 
-// node:fs as it is, but for the calls a test takes over.
-const faults: { writeSync?: typeof import('node:fs').writeSync; fsyncSync?: typeof import('node:fs').fsyncSync } = {};
-vi.mock('node:fs', async (importOriginal) => {
-  const fs = await importOriginal<typeof import('node:fs')>();
-  return {
-    ...fs,
-    writeSync: ((...a: Parameters<typeof fs.writeSync>) => (faults.writeSync ?? fs.writeSync)(...(a as [number, Uint8Array]))) as typeof fs.writeSync,
-    fsyncSync: (fd: number) => (faults.fsyncSync ?? fs.fsyncSync)(fd),
-  };
-});
+const real = { writeSync: fs.writeSync, fsyncSync: fs.fsyncSync };
 
-const realFs = await vi.importActual<typeof import('node:fs')>('node:fs');
-const { chmodSync, lstatSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, mkdirSync, writeFileSync } = realFs;
+/**
+ * Runs `fn` with node:fs's `name` replaced (its named exports too, which
+ * fs/atomic.ts imports: syncBuiltinESMExports), and puts it back at once.
+ */
+function withFault<K extends keyof typeof real>(name: K, impl: (typeof real)[K], fn: () => void): void {
+  const mutable = fs as unknown as Record<K, unknown>;
+  mutable[name] = impl;
+  syncBuiltinESMExports();
+  try {
+    fn();
+  } finally {
+    mutable[name] = real[name];
+    syncBuiltinESMExports();
+  }
+}
 
 let dir: string;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'chatctl-atomic-'));
 });
-afterEach(() => {
-  delete faults.writeSync;
-  delete faults.fsyncSync;
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 const mode = (p: string) => statSync(p).mode & 0o777;
 const files = () => readdirSync(dir).sort();
@@ -84,11 +86,11 @@ describe('replace (the default)', () => {
     const path = join(dir, 'f');
     const data = Buffer.from('0123456789'.repeat(100));
     let calls = 0;
-    faults.writeSync = ((fd: number, buf: Uint8Array, offset?: number, length?: number) => {
+    const short = ((fd: number, buf: Uint8Array, offset?: number, length?: number) => {
       calls += 1;
-      return realFs.writeSync(fd, buf, offset, Math.min(length ?? buf.length, 7));
-    }) as typeof realFs.writeSync;
-    writeFileAtomic(path, data);
+      return real.writeSync(fd, buf, offset, Math.min(length ?? buf.length, 7));
+    }) as typeof fs.writeSync;
+    withFault('writeSync', short, () => writeFileAtomic(path, data));
     expect(calls).toBe(Math.ceil(data.length / 7));
     expect(readFileSync(path).equals(data)).toBe(true);
   });
@@ -97,11 +99,12 @@ describe('replace (the default)', () => {
     const path = join(dir, 'f');
     writeFileSync(path, 'old contents');
     let calls = 0;
-    faults.writeSync = ((fd: number, buf: Uint8Array, offset?: number) => {
-      if (++calls === 1) return realFs.writeSync(fd, buf, offset, 3);
+    const full = ((fd: number, buf: Uint8Array, offset?: number) => {
+      if (++calls === 1) return real.writeSync(fd, buf, offset, 3);
       throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
-    }) as typeof realFs.writeSync;
-    expect(failure(() => writeFileAtomic(path, 'new contents, longer')).code).toBe('ENOSPC');
+    }) as typeof fs.writeSync;
+    expect(failure(() => withFault('writeSync', full, () => writeFileAtomic(path, 'new contents, longer'))).code).toBe('ENOSPC');
+    expect(calls).toBe(2);
     expect(readFileSync(path, 'utf8')).toBe('old contents');
     expect(files()).toEqual(['f']);
   });
@@ -109,24 +112,24 @@ describe('replace (the default)', () => {
   it('a failed fsync (EIO): the old file stays, nothing else left', () => {
     const path = join(dir, 'f');
     writeFileSync(path, 'old');
-    faults.fsyncSync = () => {
+    const broken = () => {
       throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' });
     };
-    expect(failure(() => writeFileAtomic(path, 'new')).code).toBe('EIO');
+    expect(failure(() => withFault('fsyncSync', broken, () => writeFileAtomic(path, 'new'))).code).toBe('EIO');
     expect(readFileSync(path, 'utf8')).toBe('old');
     expect(files()).toEqual(['f']);
   });
 
   it('durable: false writes without fsync (a cache); durable, the file and then its folder are synced', () => {
-    const synced: number[] = [];
-    faults.fsyncSync = (fd) => {
-      synced.push(fd);
-      realFs.fsyncSync(fd);
+    const synced: boolean[] = [];
+    const counting = (fd: number) => {
+      synced.push(fs.fstatSync(fd).isDirectory());
+      real.fsyncSync(fd);
     };
-    writeFileAtomic(join(dir, 'cache'), 'c', { durable: false });
-    expect(synced).toHaveLength(0);
-    writeFileAtomic(join(dir, 'f'), 'x');
-    expect(synced).toHaveLength(2);
+    withFault('fsyncSync', counting, () => writeFileAtomic(join(dir, 'cache'), 'c', { durable: false }));
+    expect(synced).toEqual([]);
+    withFault('fsyncSync', counting, () => writeFileAtomic(join(dir, 'f'), 'x'));
+    expect(synced).toEqual([false, true]);
   });
 });
 
@@ -153,10 +156,10 @@ describe('exclusive', () => {
   });
 
   it('a full disk part-way: no file at the name, nothing left', () => {
-    faults.writeSync = () => {
+    const full = () => {
       throw Object.assign(new Error('ENOSPC'), { code: 'ENOSPC' });
     };
-    expect(failure(() => writeFileAtomic(join(dir, 'f'), 'secret', { how: 'exclusive' })).code).toBe('ENOSPC');
+    expect(failure(() => withFault('writeSync', full, () => writeFileAtomic(join(dir, 'f'), 'secret', { how: 'exclusive' }))).code).toBe('ENOSPC');
     expect(files()).toEqual([]);
   });
 });
