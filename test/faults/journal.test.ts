@@ -1,16 +1,24 @@
-// One run at a time per journal: six real `rotate --from` processes started
-// at once on a journal whose lock was left by a killed run. Exactly one takes
-// the lock over and sends; the five others exit 2 naming the lock and the
-// run that holds it. The loopback server holds the one rotation it gets
-// until the five have exited, so the winner holds the lock all that time (a
-// late starter cannot find the lock free after the winner released it).
+// The journal of `rotate --from` under a race and a full disk, with real
+// processes against a loopback server.
+//
+// One run at a time per journal: six runs started at once on a journal whose
+// lock was left by a killed run. Exactly one takes the lock over and sends;
+// the five others exit 2 naming the lock and the run that holds it. The
+// server holds the one rotation it gets until the five have exited, so the
+// winner holds the lock all that time (a late starter cannot find the lock
+// free after the winner released it).
+//
+// A full disk: the run's file size limit (ulimit -f) makes a journal write
+// fail part-way (EFBIG, as ENOSPC would): no request goes out without its
+// record whole on disk, and the journal is left with whole records only.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { execFileSync } from 'node:child_process';
+import { execa } from 'execa';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SECRET, scopeEnv, secretBody } from '../support/fixtures.js';
+import { BIN, NODE, SECRET, scopeEnv, secretBody } from '../support/fixtures.js';
 import { parseErrorLine, stackTrace } from '../support/json.js';
-import { cleanupTempDirs, spawnCli, workspace } from '../support/run.js';
+import { buildEnv, cleanupTempDirs, shellQuote, spawnCli, workspace } from '../support/run.js';
 import { RecordingServer, json } from '../support/server.js';
 import { parseRecord, procStartTime, systemLockHost } from '../../src/fs/lock.js';
 
@@ -99,5 +107,29 @@ describe('six runs started at once on a stale journal lock', () => {
     expect(server.hits).toBe(0);
     expect(readFileSync(lockPath, 'utf8')).toBe(live);
     expect(parseRecord(live)).toMatchObject({ pid: process.pid });
+  }, 90_000);
+});
+
+describe('a full disk under the journal', () => {
+  test('a journal write cut short stops the run: every request sent has its "send" record whole on disk, and no torn record is left', async () => {
+    const ws = workspace();
+    const ids = Array.from({ length: 60 }, (_, i) => `we_${i + 1}`);
+    writeFileSync(join(ws.cwd, 'm.ndjson'), ids.map((id) => JSON.stringify({ endpointId: id, expectedVersion: 2 })).join('\n') + '\n');
+    server.reset((req, res) => json(res, 200, secretBody(SECRET, true, /webhook-endpoints\/([^/]+)\//.exec(req.url ?? '')![1])));
+    // 4 blocks of 512 bytes: the journal of 60 items needs ten times that.
+    const command = ['ulimit -f 4; exec', ...[NODE, BIN, ...rotateArgs(), '--concurrency', '2'].map(shellQuote)].join(' ');
+    const r = await execa('/bin/sh', ['-c', command], { cwd: ws.cwd, env: buildEnv(ws, scopeEnv(server.url)), extendEnv: false, reject: false, timeout: 60_000 });
+    expect(r.exitCode, r.stderr).not.toBe(0);
+    expect(stackTrace(r.stderr)).toBeUndefined();
+    expect(r.stderr).toContain(`cannot write the journal ${join(ws.cwd, 'j')}: EFBIG`);
+    const text = readFileSync(join(ws.cwd, 'j'), 'utf8');
+    expect(text.length).toBeLessThanOrEqual(2048);
+    expect(text.endsWith('\n')).toBe(true);
+    const records = text.trimEnd().split('\n').map((l) => JSON.parse(l) as { t: string; key?: string });
+    const recorded = new Set(records.filter((x) => x.t === 'send').map((x) => x.key));
+    const sent = server.requestsTo('/secret/rotate').map((q) => q.headers['idempotency-key']);
+    expect(sent.length).toBeGreaterThan(0);
+    expect(sent.length).toBeLessThan(ids.length);
+    for (const key of sent) expect(recorded.has(key as string), `request with key ${key} sent without its record`).toBe(true);
   }, 90_000);
 });
