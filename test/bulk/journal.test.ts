@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +5,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { foldRecord, JournalWriter, loadJournal, lockJournal, sameScope, type JournalRecord, type Prior } from '../../src/bulk/journal.js';
 import { isCliError } from '../../src/errors/cli-error.js';
 import { parseRecord, systemLockHost } from '../../src/fs/lock.js';
+import { deadPid } from '../support/run.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'chatctl-journal-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -174,12 +174,6 @@ describe('a record is on disk whole, or its append fails and the writer stops', 
     expect(readFileSync(path, 'utf8')).toBe('');
   });
 });
-
-/** A pid that was alive a moment ago and is gone now. */
-function deadPid(): number {
-  const r = spawnSync(process.execPath, ['-e', '0']);
-  return r.pid;
-}
 
 describe('the journal lock (fs/lock.ts)', () => {
   it('refuses a second run at once while the first holds it (exit 2 naming the lock and the pid), without waiting', async () => {

@@ -12,13 +12,12 @@
 // fail part-way (EFBIG, as ENOSPC would): no request goes out without its
 // record whole on disk, and the journal is left with whole records only.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { execFileSync } from 'node:child_process';
 import { execa } from 'execa';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BIN, NODE, SECRET, scopeEnv, secretBody } from '../support/fixtures.js';
 import { parseErrorLine, stackTrace } from '../support/json.js';
-import { buildEnv, cleanupTempDirs, shellQuote, spawnCli, workspace } from '../support/run.js';
+import { buildEnv, cleanupTempDirs, deadPid, shellQuote, spawnCli, workspace } from '../support/run.js';
 import { RecordingServer, json } from '../support/server.js';
 import { parseRecord, procStartTime, systemLockHost } from '../../src/fs/lock.js';
 
@@ -32,13 +31,6 @@ afterAll(async () => {
 });
 
 const host = systemLockHost({ now: Date.now, sleep: async () => {}, random: Math.random });
-
-/** The pid of a process that has exited. */
-function deadPid(): number {
-  const pid = Number(execFileSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }));
-  expect(() => process.kill(pid, 0)).toThrow();
-  return pid;
-}
 
 const ownRecord = (pid: number, start: string | undefined, nonce: string) =>
   JSON.stringify({ pid, start, boot: host.bootId(), ns: host.pidNamespace(), host: host.hostname, nonce }) + '\n';
