@@ -97,7 +97,7 @@ function remove(path: string): void {
 /** Best effort: fsyncs a file or folder (after a rename, the folder makes it durable); some file systems cannot open a folder. */
 export function syncPath(path: string): void {
   try {
-    const fd = openSync(path, constants.O_RDONLY);
+    const fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0)); // a FIFO put there never blocks it
     try {
       fsyncSync(fd);
     } finally {
