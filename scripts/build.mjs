@@ -97,19 +97,17 @@ const noChildProcess = {
 // conf, for the commands that write config.json (src/config/conf-writer.ts),
 // is a bundle of its own too, and trimmed to what chatctl uses of it: no
 // schema (ajv, ajv-formats), no migrations (semver), no watching
-// (debounce-fn), an explicit folder (env-paths). Those are stubs that fail
-// loudly if ever reached. atomically's exit hook (when-exit) registers
-// signal handlers that re-raise Ctrl-C past chatctl's own; its stub keeps
-// the exit-time clean-up only. conf's non-atomic write for snaps
-// (process.env.SNAP) is turned off, so every write is temporary file +
-// rename.
+// (debounce-fn), an explicit folder (env-paths), no write of its own
+// (atomically: config.json is written by src/fs/atomic.ts, see
+// conf-writer.ts). Those are stubs that fail loudly if ever reached.
+// conf's non-atomic write for snaps (process.env.SNAP) is turned off too.
 const CONF_STUBS = {
   'ajv/dist/2020.js': "export class Ajv2020 { constructor() { throw new Error('chatctl: conf schemas are not bundled'); } }",
   'ajv-formats': "export default { default() { throw new Error('chatctl: conf schemas are not bundled'); } };",
   semver: "const no = () => { throw new Error('chatctl: conf migrations are not bundled'); }; export default { eq: no, satisfies: no, clean: no, lte: no, gt: no };",
   'debounce-fn': "export default () => { throw new Error('chatctl: conf watching is not bundled'); };",
   'env-paths': "export default () => { throw new Error('chatctl: conf needs an explicit folder'); };",
-  'when-exit': "export default (callback) => { process.once('exit', callback); return () => process.off('exit', callback); };",
+  atomically: "export const writeFileSync = () => { throw new Error('chatctl: config.json is written by src/fs/atomic.ts, not atomically'); };",
 };
 const confTrim = {
   name: 'conf-trim',

@@ -15,6 +15,8 @@ import { renderManPages } from './meta/man.js';
 import { HELP_HELP } from './meta/reference.js';
 
 export { VERSION };
+/** For bin/chatctl.js, which writes its code cache with it. */
+export { writeFileAtomic } from './fs/atomic.js';
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 const EXIT_FOR_SIGNAL = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;

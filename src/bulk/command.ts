@@ -84,7 +84,7 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
   const journalPath = opts.journal !== undefined ? resolve(ctx.cwd, opts.journal) : undefined;
   let release: (() => void) | undefined;
   try {
-    if (journalPath !== undefined && !g.dryRun) release = lockJournal(journalPath);
+    if (journalPath !== undefined && !g.dryRun) release = await lockJournal(journalPath, ctx);
     const journal: LoadedJournal = journalPath !== undefined ? loadJournal(journalPath) : { scope: null, priors: new Map(), unreadable: 0 };
     if (journal.scope && !sameScope(journal.scope, scope))
       throw usageError(

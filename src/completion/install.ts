@@ -2,11 +2,12 @@
 // that shell looks for it, for this user, creating folders; a second run finds
 // it up to date. Every path comes from ctx.env (HOME, XDG_*, SHELL), so tests
 // run it in a fresh temporary HOME.
-import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, delimiter, dirname, isAbsolute, join } from 'node:path';
 import type { Context } from '../context.js';
 import { usageError } from '../errors/cli-error.js';
+import { writeFileAtomic } from '../fs/atomic.js';
 import { completionScript, SHELLS, type Shell } from './scripts.js';
 
 export interface InstallTarget {
@@ -150,16 +151,8 @@ export function installScript(file: string, text: string): { outcome: InstallOut
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   if (current === text) return { outcome: 'unchanged', createdDir: undefined };
-  const dir = dirname(file);
-  const createdDir = mkdirSync(dir, { recursive: true });
-  const tmp = join(dir, `.${basename(file)}.${process.pid}.tmp`);
-  try {
-    writeFileSync(tmp, text, { mode: 0o644 });
-    renameSync(tmp, file);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw usageError(`cannot write ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
-  }
+  const createdDir = mkdirSync(dirname(file), { recursive: true });
+  writeFileAtomic(file, text, { mode: 0o644 }); // an error (EACCES, ENOSPC) is the caller's exit 2
   return { outcome: current === undefined ? 'created' : 'updated', createdDir };
 }
 

@@ -1,107 +1,23 @@
 // Putting the one-time secret on disk: a destination holds the whole secret
-// or nothing. Files are created exclusively with mode 0600; a replacement is
-// written beside the target and renamed over it, so a reader never sees a
-// half-written file and a failed write (ENOSPC) leaves the old one; a file
-// this run created and could not finish is removed.
-import {
-  chmodSync,
-  closeSync,
-  constants,
-  fchmodSync,
-  fstatSync,
-  fsyncSync,
-  ftruncateSync,
-  lstatSync,
-  openSync,
-  readFileSync,
-  readSync,
-  renameSync,
-  rmdirSync,
-  rmSync,
-  unlinkSync,
-  writeSync,
-} from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+// or nothing (fs/atomic.ts). Files are created exclusively with mode 0600; a
+// replacement is written beside the target and renamed over it, so a reader
+// never sees a half-written file and a failed write (ENOSPC) leaves the old
+// one; a file this run could not finish is removed.
+import { chmodSync, closeSync, constants, fstatSync, ftruncateSync, lstatSync, openSync, readFileSync, readSync, rmdirSync, unlinkSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { makeFolders } from '../config/make-folders.js';
+import { kindOf, syncPath, writeFileAtomic } from '../fs/atomic.js';
 import { randomBytes } from '../random.js';
 import { dotenvProblem, setDotenvValue } from './dotenv.js';
 import { readRegularFile } from './readback.js';
-import { envFileProblem, kindOf } from './sinks.js';
+import { envFileProblem } from './sinks.js';
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const NONBLOCK = constants.O_NONBLOCK ?? 0;
 
-function writeAll(fd: number, data: Buffer): void {
-  let done = 0;
-  while (done < data.length) done += writeSync(fd, data, done, data.length - done);
-}
-
-/**
- * A new file, 0600 whatever the umask, holding exactly `data`; removed again
- * if anything fails. `durable`: on disk before this returns (fsync), not just
- * handed to the kernel, which a process that dies still leaves whole.
- */
-function createExclusive(path: string, data: Buffer, durable = true): void {
-  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o600);
-  try {
-    fchmodSync(fd, 0o600);
-    writeAll(fd, data);
-    if (durable) fsyncSync(fd);
-  } catch (err) {
-    closeQuietly(fd);
-    rmSync(path, { force: true });
-    throw err;
-  }
-  closeSync(fd);
-}
-
-function closeQuietly(fd: number): void {
-  try {
-    closeSync(fd);
-  } catch {
-    /* already failing */
-  }
-}
-
-/** Best effort: makes a rename durable; some file systems cannot open a folder. */
-function syncFolder(folder: string): void {
-  try {
-    const fd = openSync(folder, constants.O_RDONLY);
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    /* the rename itself has happened */
-  }
-}
-
-/** `data` written beside `path` and renamed over it, if `path` is (still) a regular file or absent. */
-function replaceAtomically(path: string, data: Buffer): void {
-  const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
-  createExclusive(tmp, data);
-  try {
-    let st;
-    try {
-      st = lstatSync(path);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    }
-    if (st && !st.isFile()) throw Object.assign(new Error(`${path} is now ${kindOf(st)}`), { code: 'ENOTREG' });
-    renameSync(tmp, path);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw err;
-  }
-  syncFolder(dirname(path));
-}
-
 /** `file:` — a new file 0600 holding exactly the secret, or with force a regular file replaced atomically. */
 export function writeSecretFile(path: string, secret: string, force: boolean): void {
-  const data = Buffer.from(secret, 'utf8');
-  if (force) replaceAtomically(path, data);
-  else createExclusive(path, data);
+  writeFileAtomic(path, secret, { how: force ? 'replace' : 'exclusive' });
 }
 
 /** `env-file:` — NAME=<secret> set in the dotenv file (created if absent), rewritten atomically, 0600. */
@@ -128,7 +44,7 @@ export function writeEnvFile(path: string, name: string, secret: string): void {
       closeSync(fd);
     }
   }
-  replaceAtomically(path, setDotenvValue(content, name, secret));
+  writeFileAtomic(path, setDotenvValue(content, name, secret));
 }
 
 /**
@@ -174,6 +90,14 @@ export function appendGitHubValue(path: string, name: string, secret: string): v
   }
 }
 
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    /* already failing */
+  }
+}
+
 /** A secret held under <configDir>/recovered/: where it is, and how to tidy up if it is not needed after all. */
 export interface KeptSecret {
   path: string;
@@ -203,7 +127,7 @@ export function keepSecret(configDir: string, endpointId: string, secret: string
     // from the "send" record alone (a kill may come before any other record).
     const named = keptCopyPath(configDir, endpointId, opts.key);
     try {
-      createExclusive(named, data, opts.durable ?? true);
+      writeFileAtomic(named, data, { how: 'exclusive', durable: opts.durable ?? true });
       path = named;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
@@ -213,23 +137,14 @@ export function keepSecret(configDir: string, endpointId: string, secret: string
   if (path === undefined) {
     const stamp = now.toISOString().replace(/[:.]/g, '-');
     path = join(dir, `${safeName(endpointId)}-${stamp}-${randomBytes(3).toString('hex')}.secret`);
-    createExclusive(path, data, opts.durable ?? true);
+    writeFileAtomic(path, data, { how: 'exclusive', durable: opts.durable ?? true });
   }
   const kept = path;
   return {
     path: kept,
     persist() {
-      try {
-        const fd = openSync(kept, constants.O_RDONLY | NOFOLLOW);
-        try {
-          fsyncSync(fd);
-        } finally {
-          closeSync(fd);
-        }
-        syncFolder(dir);
-      } catch {
-        /* it is written; only a crash of the machine could still take it */
-      }
+      syncPath(kept);
+      syncPath(dir);
     },
     discard() {
       // unlink, not rmSync: rmSync loads and runs Node's recursive remover
@@ -302,10 +217,6 @@ export function describeKeepFailure(err: unknown, configDir: string): string {
   return `${folder}: ${reason}`;
 }
 
-/** Keeps a secret that could not be saved where asked: returns its path. */
-export function recoverSecret(configDir: string, endpointId: string, secret: string | Buffer, now: Date): string {
-  return keepSecret(configDir, endpointId, secret, now).path;
-}
 
 const safeName = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64) || 'endpoint';
 

@@ -194,6 +194,17 @@ export function spawnCli(args: string[], opts: RunOptions = {}) {
   return { child, ws };
 }
 
+/** The pid of a process that has exited (for a lock left by a killed process). */
+export function deadPid(): number {
+  const pid = Number(execFileSync(NODE, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }));
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return pid;
+  }
+  throw new Error(`pid ${pid} was reused at once`);
+}
+
 /** A word for /bin/sh, single-quoted. */
 export function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;

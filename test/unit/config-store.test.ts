@@ -275,6 +275,26 @@ describe('file format: chatctl 0.1 and this version read and write the same byte
     expect(readFileSync(file, 'utf8')).toBe('{\n  "version": 1,\n  "profiles": {\n    "a": {\n      "baseUrl": "https://a"\n    }\n  }\n}\n');
     expect(readdirSync(dir)).toEqual(['config.json']);
   });
+
+  // conf's own write (atomically) resolves a link and writes its target; the
+  // write is chatctl's atomic one, which replaces a regular file only.
+  it('conf writes through the atomic write: a symbolic link put where config.json was is refused, its target untouched', () => {
+    const target = join(dir, 'elsewhere.json');
+    writeFileSync(target, '{}', { mode: 0o600 });
+    mkdirSync(join(dir, 'c'), { mode: 0o700 });
+    symlinkSync(target, join(dir, 'c', 'config.json'));
+    let caught: unknown;
+    try {
+      writeWithConf(join(dir, 'c'), { version: 1 });
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(CliError);
+    expect((caught as CliError).exitCode).toBe(3);
+    expect((caught as CliError).message).toBe(`cannot write config file ${join(dir, 'c', 'config.json')}: ENOTREG`);
+    expect(readFileSync(target, 'utf8')).toBe('{}');
+    expect(readdirSync(join(dir, 'c'))).toEqual(['config.json']);
+  });
 });
 
 describe('config folder', () => {
