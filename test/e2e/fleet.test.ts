@@ -104,7 +104,7 @@ interface Run {
  */
 async function chatctl(
   args: string[],
-  o: { cwd: string; env?: Record<string, string>; input?: string | Buffer; killAfterLines?: number; interruptAfterLines?: number; spawn?: boolean; killWhenExists?: string; killAfterMs?: number },
+  o: { cwd: string; env?: Record<string, string>; input?: string | Buffer; killAfterLines?: number; interruptAfterLines?: number; spawn?: boolean; killWhenExists?: string; killAfterMs?: number; killOnStderr?: { text: string; times: number } },
 ): Promise<Run> {
   const env = {
     PATH: `${join(NODE, '..')}:/usr/local/bin:/usr/bin:/bin`,
@@ -120,7 +120,7 @@ async function chatctl(
     ...o.env,
   };
   // A run nobody kills needs no process of its own: in-process, through execute().
-  if (!o.spawn && o.killAfterLines === undefined && o.killWhenExists === undefined && o.killAfterMs === undefined) {
+  if (!o.spawn && o.killAfterLines === undefined && o.killWhenExists === undefined && o.killAfterMs === undefined && o.killOnStderr === undefined) {
     const ctrlC = new AbortController();
     const interruptAt = o.interruptAfterLines;
     const onStdout =
@@ -156,7 +156,13 @@ async function chatctl(
       child.kill('SIGINT');
     }
   });
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+  child.stderr.on('data', (c: Buffer) => {
+    stderr += c.toString('utf8');
+    if (!signalled && o.killOnStderr && stderr.split(o.killOnStderr.text).length - 1 >= o.killOnStderr.times) {
+      signalled = true;
+      child.kill('SIGKILL');
+    }
+  });
   child.stdin.end(o.input ?? '');
   // SIGKILL once a file exists (polled), or after a time (a run that hangs).
   const timers: NodeJS.Timeout[] = [];
@@ -312,6 +318,41 @@ describe('rotate --from: a resumed item whose destinations are read back', () =>
     const linked = await chatctl([...base, '--secret-to', 'file:{id}.whsec'], { cwd });
     expect(linked.exitCode, linked.stderr).toBe(14);
   }, 30_000);
+});
+
+describe('rotate --from: killed during a delivery and resumed', () => {
+  // SIGKILL while the n-th item's exec: destination runs: its secret is in
+  // hand and kept under recovered/ (named after its key), so the re-run
+  // delivers it from there; nothing is lost and nothing rotated twice.
+  for (const nth of [1, 4, 9]) {
+    test(`killed in the exec: destination of item ${nth} of 12: the re-run delivers every secret, none lost, none rotated twice`, async () => {
+      const ids = await createEndpoints(12);
+      const cwd = tmp.dir(`kill-delivery-${nth}`);
+      const files = tmp.dir(`kill-delivery-${nth}/files`);
+      const store = tmp.dir(`kill-delivery-${nth}/store`);
+      writeFileSync(join(cwd, 'fleet.ndjson'), manifest(ids));
+      const args = [
+        // Human mode: the exec: command's output reaches stderr, where the kill waits for it.
+        'webhooks', 'rotate', '--from', 'fleet.ndjson', '--mode', 'overlap', '--journal', 'j', '--concurrency', '1',
+        '--secret-to', `exec:echo "storing $CHATCTL_ENDPOINT_ID" >&2; IFS= read -r s; [ $? = 1 ] && [ -n "$s" ] && printf %s "$s" > "${store}/$CHATCTL_ENDPOINT_ID"`,
+        '--secret-to', `file:${files}/{id}.whsec`,
+      ];
+      const first = await chatctl(args, { cwd, killOnStderr: { text: 'storing we_', times: nth } });
+      expect(first.signal).toBe('SIGKILL');
+      const second = await chatctl(args, { cwd });
+      expect(second.exitCode, second.stdout + second.stderr).toBe(0);
+      const state = await serverState();
+      for (const id of ids) {
+        const { version, secret } = state.get(id)!;
+        expect(version, id).toBe(2);
+        expect(readFileSync(join(files, `${id}.whsec`), 'utf8'), id).toBe(secret);
+        expect(readFileSync(join(store, id), 'utf8'), id).toBe(secret);
+        expect(second.stderr).not.toContain(secret);
+      }
+      // The kept copies were delivered and removed.
+      expect(existsSync(join(cwd, 'config', 'recovered')) ? readdirSync(join(cwd, 'config', 'recovered')) : []).toEqual([]);
+    }, 60_000);
+  }
 });
 
 describe('rotate --from: exit codes', () => {
