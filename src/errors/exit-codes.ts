@@ -26,7 +26,7 @@ export const EXIT = {
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
 /**
- * The codes chatctl itself uses in `--json` error lines (contract section 6,
+ * The codes chatctl itself uses in `--json` error lines (docs/configuration.md, Output;
  * and partial_failure for a --from run), each with its exit status: the one
  * place a local error's status is decided. A signal can still end an
  * `interrupted` run with 129 or 143 (src/app/execute.ts).
