@@ -1,21 +1,23 @@
-// The engine of `webhooks rotate --from` (docs/fleet.md), as a plain
-// function of its dependencies: the items, one attempt at the server
-// (rotateOne), the secret's destinations, the journal, a clock. Tests run it
-// against a fake server in virtual time; command.ts wires the real ones.
+// The scheduler of `webhooks rotate --from` (docs/fleet.md), as a plain
+// function of its dependencies: the items, the request engine (rotate: the
+// same sendWithRetries a single rotate uses, the run's shared rate plugged in
+// as its pace), the secret's destinations, the journal, a clock. Tests run it
+// against the sandbox's request handling in virtual time; command.ts wires
+// the real ones.
 //
 // Each item, in one of N workers:
 //   1. "send" in the journal with its Idempotency-Key (written while the
-//      worker's previous request is on the wire), and its place in the
-//      shared rate (rate.ts); nothing is sent before that record is on disk;
-//   2. one attempt; a 429/503 pauses every worker (rate.ts) and the item
-//      tries again with the same key, up to --max-retries times; a failure
-//      to connect is retried with backoff by this item alone;
-//   3. on success: "applied" in the journal, the secret to every
-//      destination, then "ok" (or, if a destination failed, the secret to
-//      recovered/ and "fail" with exit 13);
+//      worker's previous request is on the wire); nothing is sent before
+//      that record is on disk;
+//   2. its request, through the engine: retries, Retry-After, --deadline and
+//      --debug as for a single rotate; a 429/503 pauses every worker (the
+//      pace, rate.ts) instead of this item alone;
+//   3. on success, the secret in custody (secret/custody.ts, as a single
+//      rotate): a copy kept, "applied" in the journal naming it, every
+//      destination, then "ok" (or "fail" with exit 13, the copy kept);
 //   4. its result line, once its outcome is on disk.
 // What an earlier run left in the journal decides what happens to an item
-// before any of that: see `Prior` in journal.ts and takeNext() below.
+// before any of that: planItem() in journal.ts, and takeNext() below.
 import { setMaxListeners } from 'node:events';
 import type { SecretAnswer } from '../api/schemas.js';
 import { CliError, isCliError, localError } from '../errors/cli-error.js';
