@@ -9,6 +9,9 @@
 // (items / 100 per second), 429s (GET /_sandbox/stats) against requests,
 // failed items, and chatctl's peak RSS (/usr/bin/time %M, else
 // bench/rss-probe.mjs). Then peak RSS of 5,000 items against 500.
+// Scenario 500d runs signed deliveries beside the rotation (8 at a time,
+// POST /_sandbox/endpoints/{id}/deliver, to a receiver on loopback that
+// answers in 20 ms): they must not slow the sandbox's API.
 //
 //   node bench/fleet.mjs [--quick] [--only 500,500j,5000j]
 //
@@ -17,6 +20,7 @@
 // run itself fails (non-zero exit, wrong line count), since then the
 // figures would mean nothing. Figures go to bench/results/fleet.json.
 import { spawn } from 'node:child_process';
+import http from 'node:http';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,7 +42,37 @@ const SCENARIOS = [
   { id: '500j', items: 500, journal: true, concurrency: undefined, note: 'defaults, --journal' },
   { id: '500c16', items: 500, journal: true, concurrency: 16, note: '--concurrency 16, --journal' },
   { id: '5000j', items: 5000, journal: true, concurrency: undefined, note: 'defaults, --journal (memory)' },
+  { id: '500d', items: 500, journal: true, concurrency: undefined, deliveries: 8, note: 'defaults, --journal, 8 signed deliveries at a time beside it' },
 ];
+
+const DELIVERY_ANSWER_MS = 20;
+
+/** A webhook receiver on loopback that answers every delivery 204 after DELIVERY_ANSWER_MS. */
+async function startReceiver() {
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => setTimeout(() => res.writeHead(204).end(), DELIVERY_ANSWER_MS));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${server.address().port}`, close: () => new Promise((resolve) => (server.closeAllConnections(), server.close(resolve))) };
+}
+
+/** `workers` loops of deliveries to random endpoints until `done` settles; counts them. */
+async function deliverUntil(sb, ids, workers, done) {
+  let finished = false;
+  done.finally(() => (finished = true));
+  const counts = { delivered: 0, failed: 0 };
+  const worker = async () => {
+    while (!finished) {
+      const id = ids[Math.floor(Math.random() * ids.length)];
+      const r = await sb.call('POST', `/_sandbox/endpoints/${id}/deliver`, { eventType: 'chat.message.created.v1' });
+      if (r.status === 200 && r.body.data.delivery.receiver.ok) counts.delivered++;
+      else counts.failed++;
+    }
+  };
+  await Promise.all(Array.from({ length: workers }, worker));
+  return counts;
+}
 
 function parseArgs(argv) {
   const o = { only: undefined, quick: false };
@@ -98,7 +132,7 @@ async function startSandbox(home) {
   };
 }
 
-async function createEndpoints(sb, n) {
+async function createEndpoints(sb, n, destination = 'https://hooks.example.com') {
   const { organizationId, applicationId, environmentKey } = sb.info;
   const path = `/v1/organizations/${organizationId}/applications/${applicationId}/environments/${environmentKey}/webhook-endpoints`;
   const lines = new Array(n);
@@ -108,7 +142,7 @@ async function createEndpoints(sb, n) {
       const i = next++;
       const r = await sb.call('POST', path, {
         key: `bench-${i}`,
-        json: { name: `bench ${i}`, destinationUrl: `https://hooks.example.com/bench/${i}`, eventTypes: ['chat.message.created.v1'] },
+        json: { name: `bench ${i}`, destinationUrl: `${destination}/bench/${i}`, eventTypes: ['chat.message.created.v1'] },
       });
       if (r.status !== 201) throw new BenchError(`creating endpoint ${i} answered ${r.status}`);
       lines[i] = JSON.stringify({ endpointId: r.body.data.endpoint.id, expectedVersion: r.body.data.endpoint.version });
@@ -164,7 +198,8 @@ function runChatctl(args, env, cwd) {
 async function scenario(sb, s, work) {
   await sb.call('POST', '/_sandbox/reset', {});
   await sb.call('POST', '/_sandbox/faults', { rateLimit: 0, delayMs: 0 });
-  const manifest = await createEndpoints(sb, s.items);
+  const receiver = s.deliveries ? await startReceiver() : undefined;
+  const manifest = await createEndpoints(sb, s.items, receiver?.url);
   const dir = join(work, s.id);
   mkdirSync(join(dir, 'secrets'), { recursive: true });
   writeFileSync(join(dir, 'fleet.ndjson'), manifest);
@@ -186,7 +221,12 @@ async function scenario(sb, s, work) {
     CHATCTL_ENV: info.environmentKey,
     NO_COLOR: '1',
   };
-  const r = await runChatctl(args, env, dir);
+  const running = runChatctl(args, env, dir);
+  const deliveries = receiver
+    ? await deliverUntil(sb, manifest.trimEnd().split('\n').map((l) => JSON.parse(l).endpointId), s.deliveries, running)
+    : undefined;
+  const r = await running;
+  await receiver?.close();
   const stats = (await sb.call('GET', '/_sandbox/stats')).body.data.stats;
   if (r.exit !== 0 && r.exit !== 14) throw new BenchError(`${s.id}: chatctl exited ${r.exit}:\n${r.stderr}`);
   if (r.lines !== s.items + 1) throw new BenchError(`${s.id}: ${r.lines} lines on stdout, expected ${s.items + 1}`);
@@ -205,6 +245,7 @@ async function scenario(sb, s, work) {
     failed: summary.failed,
     ok: summary.ok,
     peakRssKb: r.rssKb,
+    ...(deliveries ? { deliveries } : {}),
   };
 }
 
@@ -248,7 +289,8 @@ export async function main(argv = process.argv.slice(2)) {
   process.stdout.write(`\nrotate --from against chatctl sandbox --rate-limit ${RATE} --latency ${LATENCY_MS} (node ${process.version}, ${process.platform}/${process.arch})\n\n${table(rows)}\n\n`);
   const targets = [];
   for (const r of rows) {
-    targets.push(`${r.id}: wall ${r.ratio.toFixed(2)}x ideal (target ≤ 1.15x) ${r.ratio <= 1.15 ? 'met' : 'MISSED'}; 429s ${pct(r.rateLimitedShare)} (≤ 5%) ${r.rateLimitedShare <= 0.05 ? 'met' : 'MISSED'}; failures ${r.failed} (0) ${r.failed === 0 ? 'met' : 'MISSED'}`);
+    const beside = r.deliveries ? `; beside it ${r.deliveries.delivered} signed deliveries (${r.deliveries.failed} failed)` : '';
+    targets.push(`${r.id}: wall ${r.ratio.toFixed(2)}x ideal (target ≤ 1.15x) ${r.ratio <= 1.15 ? 'met' : 'MISSED'}; 429s ${pct(r.rateLimitedShare)} (≤ 5%) ${r.rateLimitedShare <= 0.05 ? 'met' : 'MISSED'}; failures ${r.failed} (0) ${r.failed === 0 ? 'met' : 'MISSED'}${beside}`);
   }
   const small = rows.find((r) => r.id === '500j');
   const big = rows.find((r) => r.id === '5000j');

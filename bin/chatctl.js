@@ -14,6 +14,8 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const argv = process.argv.slice(2);
+/** main.cjs's exports once it is loaded: the code caches are written with its writeFileAtomic (src/fs/atomic.ts). */
+let program;
 const dist = path.join(__dirname, '..', 'dist');
 // The V8 flag a proxied run sets (codeCache names its cache files after it).
 // Behind a proxy, undici parses HTTP with llhttp compiled to WebAssembly;
@@ -41,7 +43,8 @@ if (argv[0] === '__complete') {
     // The program's lazily loaded parts (dist/lazy/*.cjs: undici behind a
     // proxy, the prompts, the sandbox) come through this loader too.
     globalThis[Symbol.for('chatctl.loadBundle')] = loadProgram;
-    loadProgram(path.join(dist, 'main.cjs'))
+    program = loadProgram(path.join(dist, 'main.cjs'));
+    program
       .run(argv)
       .then((code) => {
         process.exitCode = code;
@@ -286,13 +289,11 @@ function newestFirst(dir, test) {
     .sort((a, b) => b.t - a.t);
 }
 
+/**
+ * The program's own atomic write (a cache is written at exit, so main.cjs is
+ * loaded): 0600, an exclusive temporary file renamed into place. Not
+ * fsynced: a cache lost in a crash of the machine only costs speed.
+ */
 function writeReplacing(file, data) {
-  const tmp = `${file}.${process.pid}.tmp`;
-  try {
-    fs.writeFileSync(tmp, data, { mode: 0o600, flag: 'wx' });
-    fs.renameSync(tmp, file);
-  } catch (err) {
-    fs.rmSync(tmp, { force: true });
-    throw err;
-  }
+  program.writeFileAtomic(file, data, { durable: false });
 }

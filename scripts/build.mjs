@@ -12,7 +12,7 @@ import { build } from 'esbuild';
 import { createRequire } from 'node:module';
 import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
-import { inputsStamp, stampText } from './build-stamp.mjs';
+import { buildCommit, inputsStamp, stampText } from './build-stamp.mjs';
 
 const root = new URL('../', import.meta.url);
 const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8'));
@@ -37,12 +37,12 @@ const common = {
   // Every input file, so the build can list the packages it bundled.
   metafile: true,
   supported: { 'dynamic-import': false },
-  define: { __CHATCTL_VERSION__: JSON.stringify(pkg.version) },
+  define: { __CHATCTL_VERSION__: JSON.stringify(pkg.version), __CHATCTL_COMMIT__: JSON.stringify(buildCommit()) },
 };
 
 // Parts that few runs need are bundles of their own, required only when
 // used: undici (behind a proxy), the prompts (on a terminal), the sandbox,
-// execa (for an exec: secret destination), rotate --from.
+// execa (for an exec: secret destination), rotate --from, webhooks sign, verify and trigger.
 // Keeping them out of main.cjs keeps every other run's read, code-cache
 // load and memory small.
 const LAZY = {
@@ -52,6 +52,7 @@ const LAZY = {
   conf: 'src/config/conf-writer.ts',
   exec: 'src/secret/exec.ts',
   bulk: 'src/bulk/command.ts',
+  signing: 'src/commands/webhooks/signed-deliveries.ts',
 };
 const lazyByFile = new Map(Object.entries(LAZY).map(([name, file]) => [resolve(file), name]));
 // main.cjs reaches a lazy bundle through a stub that asks bin/chatctl.js's
@@ -150,6 +151,11 @@ const { buildMeta } = createRequire(import.meta.url)(new URL(`${out}/main.cjs`, 
 const meta = await buildMeta();
 writeFileSync(new URL(`${out}/fast.json`, root), JSON.stringify({ version: meta.version, aliases: meta.aliases, help: meta.help }));
 writeFileSync(new URL(`${out}/tree.json`, root), JSON.stringify(meta.tree));
+// A manual page per command, rendered by the program (src/meta/man.ts); they
+// go to man/ beside dist/ below, and the package ships them.
+const manBuild = new URL(`${out}/man/`, root).pathname;
+mkdirSync(manBuild, { recursive: true });
+for (const [name, text] of Object.entries(meta.man)) writeFileSync(join(manBuild, name), text);
 
 // Move the new build into dist/ file by file, each with an atomic rename, so
 // dist/ is never missing or half-written: a chatctl that starts during a
@@ -157,6 +163,14 @@ writeFileSync(new URL(`${out}/tree.json`, root), JSON.stringify(meta.tree));
 // has are removed last.
 const distDir = new URL('dist/', root).pathname;
 const buildDir = new URL(`${out}/`, root).pathname;
+// The manual pages first, each by an atomic rename; pages of commands that
+// are gone are removed.
+const manDir = new URL('man/', root).pathname;
+const pages = listFiles(manBuild);
+mkdirSync(manDir, { recursive: true });
+for (const name of pages) renameSync(join(manBuild, name), join(manDir, name));
+for (const name of listFiles(manDir)) if (name.endsWith('.1') && !pages.includes(name)) rmSync(join(manDir, name), { force: true });
+rmSync(manBuild, { recursive: true, force: true });
 const fresh = new Set(listFiles(buildDir));
 mkdirSync(distDir, { recursive: true });
 // Until the new stamp is written, dist/ counts as not current.
@@ -168,7 +182,7 @@ for (const rel of fresh) {
 for (const rel of listFiles(distDir)) if (!fresh.has(rel)) rmSync(join(distDir, rel), { force: true });
 rmSync(buildDir, { recursive: true, force: true });
 // Last, once every file is in place: what this build was made from.
-writeFileSync(join(distDir, 'build-stamp.json.tmp'), stampText(inputs, fresh));
+writeFileSync(join(distDir, 'build-stamp.json.tmp'), stampText(inputs, fresh, pages));
 renameSync(join(distDir, 'build-stamp.json.tmp'), join(distDir, 'build-stamp.json'));
 
 /**

@@ -15,8 +15,10 @@ import { registerExitCodes } from './commands/exit-codes.js';
 import { registerCompletion } from './commands/completion/register.js';
 import { registerSandbox } from './commands/sandbox.js';
 import { registerDoctor } from './commands/doctor-register.js';
+import { registerVersion } from './commands/version.js';
 import { environmentHelp } from './meta/environment.js';
-import { didYouMean } from './input/suggest.js';
+import { HELP_HELP, referenceText } from './meta/reference.js';
+import { didYouMean, nearest } from './input/suggest.js';
 import { resolveInvocation } from './app/invocation.js';
 import { loadPalettes } from './output/colors.js';
 
@@ -45,6 +47,7 @@ const GROUPS: Group[] = [
   { name: 'completion', description: 'print the shell completion script for bash, zsh or fish, or install it', register: registerCompletion },
   { name: 'doctor', description: 'check the config, credentials, network and clock, and say how to fix what is wrong', register: registerDoctor },
   { name: 'sandbox', description: 'serve the management API on loopback, in memory, for trying chatctl and testing scripts', register: registerSandbox },
+  { name: 'version', description: 'print the version and what this copy was built from (commit, Node.js, platform)', register: registerVersion },
 ];
 
 /**
@@ -87,14 +90,15 @@ export function buildProgram(ctx: Context, focus?: string): Command {
         'chatctl auth login --with-token < token.txt',
         'chatctl webhooks create --name billing --url https://hooks.example.com/chat --event chat.message.created.v1 --secret-file ./whsec',
         'chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --json',
-      ) + '\nEvery command has --help with examples.\nExit codes: chatctl help exit-codes\nEnvironment variables: chatctl help environment\n',
+      ) + '\nEvery command has --help with examples; all of them at once: chatctl help reference\nExit codes: chatctl help exit-codes\nEnvironment variables: chatctl help environment\n',
     )
     // The flags are parsed once, by commander; what follows from them is
     // worked out here, once, before any command runs.
-    .hook('preAction', async () => {
+    .hook('preAction', async (_program, action) => {
       const inv = resolveInvocation(globals(), ctx);
       ctx.invocation = inv;
-      applyOutputMode(ctx, inv.output);
+      const secretTo: unknown = action.opts().secretTo;
+      applyOutputMode(ctx, { ...inv.output, secretOnStdout: Array.isArray(secretTo) && secretTo.includes('stdout') });
       ctx.io.paint = await loadPalettes(ctx.io.color);
     });
 
@@ -109,6 +113,13 @@ export function buildProgram(ctx: Context, focus?: string): Command {
     .description('every environment variable chatctl reads')
     .configureHelp({ formatHelp: () => environmentHelp() })
     .action(() => ctx.io.stdout.write(environmentHelp()));
+  // `chatctl help reference`: every command's help, from the whole tree.
+  const reference = () => referenceText(focus === undefined ? program : configuredProgram(ctx));
+  program
+    .command('reference', { hidden: true })
+    .description('every command with its options and examples')
+    .configureHelp({ formatHelp: reference })
+    .action(() => ctx.io.stdout.write(reference()));
   return program;
 }
 
@@ -137,6 +148,7 @@ export function configuredProgram(ctx: Context, focus?: string): Command {
 const TOP_LEVEL = new Map<string, string>([
   ...GROUPS.flatMap((g) => [[g.name, g.name] as const, ...(g.aliases ?? []).map((a) => [a, g.name] as const)]),
   ['environment', 'environment'],
+  ['reference', 'reference'],
 ]);
 export const GLOBALS_WITH_VALUE = new Set(['--profile', '--base-url', '--org', '--app', '--env', '--max-retries', '--timeout', '--deadline']);
 
@@ -149,7 +161,9 @@ export function focusOf(argv: readonly string[]): string | undefined {
       if (GLOBALS_WITH_VALUE.has(a)) i++;
       continue;
     }
-    return TOP_LEVEL.get(a);
+    const top = TOP_LEVEL.get(a);
+    // The reference describes every command: it needs the whole tree.
+    return top === 'reference' ? undefined : top;
   }
   return undefined;
 }
@@ -161,7 +175,13 @@ export function focusOf(argv: readonly string[]): string | undefined {
 export async function runCli(program: Command, argv: string[]): Promise<void> {
   let args: string[];
   try {
-    args = helpAsFlag(argv);
+    if (isHelpHelp(argv)) {
+      program.parseOptions(argv);
+      program.configureOutput().writeOut!(HELP_HELP);
+      return;
+    }
+    args = helpAsFlag(argv, program);
+    checkHelpPath(program, args);
   } catch (err) {
     // Refused before commander ran: let it read the global options anyway,
     // so the error is reported as --json or --no-color asked.
@@ -182,6 +202,11 @@ export async function runCli(program: Command, argv: string[]): Promise<void> {
         const message = focusOf(argv) === undefined && argv.includes('help') ? `no help for "${argv.slice(argv.indexOf('help') + 1).join(' ')}": unknown command` : 'a subcommand is required';
         throw localError('usage_error', message, { hint: `see: ${where}` });
       }
+      if (err.code === 'commander.unknownCommand') {
+        const cmd = failedIn.get(err) ?? program;
+        const word = /unknown command '(.*)'/.exec(err.message)?.[1] ?? '';
+        throw usageError(`unknown command '${word}'`, unknownCommandHint(word, cmd));
+      }
       // Commander's own suggestion ("(Did you mean rotate?)") becomes the hint.
       const [message, suggestion] = err.message.replace(/^error: /, '').split(/\n\(Did you mean (.*)\?\)/);
       throw usageError(message!.trim(), suggestion ? `did you mean ${suggestion}?  (see: ${where})` : `see: ${where}`);
@@ -190,18 +215,78 @@ export async function runCli(program: Command, argv: string[]): Promise<void> {
   }
 }
 
+/** `chatctl help help` (or `chatctl help --help`): how help itself works. */
+function isHelpHelp(argv: string[]): boolean {
+  const words = argv.filter((a, i) => !a.startsWith('-') && !GLOBALS_WITH_VALUE.has(argv[i - 1] ?? ''));
+  const helpFlag = argv.some((a) => a === '--help' || a === '-h');
+  return words[0] === 'help' && ((words.length === 2 && words[1] === 'help') || (words.length === 1 && helpFlag));
+}
+
+/** The operations of the webhook management API (the webhooks group has local helpers besides). */
+const API_OPERATIONS = 'create, rotate and reactivate';
+
+/**
+ * The hint for a word that names no subcommand of `cmd`: the nearest
+ * subcommand (never the opposite action); at the top level, a subcommand of
+ * a group (`login` → `chatctl auth login`); under webhooks, an action the API
+ * does not have says which it has.
+ */
+function unknownCommandHint(word: string, cmd: Command): string {
+  const see = `see: ${helpCommandFor(cmd)}`;
+  const subs = cmd.commands.filter((c) => !(c as unknown as { _hidden?: boolean })._hidden && c.name() !== 'help');
+  const names = subs.flatMap((c) => [c.name(), ...c.aliases()]);
+  if (!cmd.parent) {
+    const owners = subs.filter((g) => g.commands.some((c) => c.name() === word || c.aliases().includes(word)));
+    if (owners.length > 0) return `did you mean ${owners.map((g) => `chatctl ${g.name()} ${word}`).join(' or ')}?  (${see})`;
+  }
+  const near = nearest(word, names);
+  if (near !== undefined) return `did you mean ${near}?  (${see})`;
+  if (cmd.name() === 'webhooks' && cmd.parent && /^(de|un|re)?(activate|enable|disable|delete|remove|destroy|pause|suspend|stop|list|get|update|edit)$/i.test(word)) {
+    return `the webhook management API covers ${API_OPERATIONS}; there is no ${word}  (${see})`;
+  }
+  return see;
+}
+
+/**
+ * `chatctl GROUP TYPO --help` is a usage error with a suggestion: without
+ * this, commander shows the group's help and exits 0, as if the typo were
+ * a command that has no help of its own.
+ */
+function checkHelpPath(program: Command, argv: string[]): void {
+  if (!argv.some((a) => a === '--help' || a === '-h')) return;
+  // --version anywhere wins over everything, in commander: left to it.
+  if (argv.some((a) => a === '--version' || a === '-V')) return;
+  let cmd = program;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') return;
+    if (a.startsWith('-')) {
+      if (GLOBALS_WITH_VALUE.has(a)) i++;
+      continue;
+    }
+    const subs = cmd.commands.filter((c) => c.name() !== 'help');
+    if (subs.length === 0 || cmd.registeredArguments.length > 0) return; // the rest may be its arguments' values
+    const next = subs.find((c) => c.name() === a || c.aliases().includes(a));
+    if (!next) throw usageError(`unknown command '${a}'`, unknownCommandHint(a, cmd));
+    cmd = next;
+  }
+}
+
 /**
  * `chatctl help A B` is `chatctl A B --help` (commander's own help command
  * reads one word only); a WORD that is no command or topic gets a
  * suggestion, rather than the whole top-level help.
  */
-function helpAsFlag(argv: string[]): string[] {
+function helpAsFlag(argv: string[], program: Command): string[] {
   let at = 0;
   while (at < argv.length && argv[at]!.startsWith('-')) at += GLOBALS_WITH_VALUE.has(argv[at]!) ? 2 : 1;
   if (argv[at] !== 'help' || at + 1 >= argv.length || argv[at + 1]!.startsWith('-')) return argv;
   const topic = argv[at + 1]!;
   const topics = [...TOP_LEVEL.keys()];
-  if (!topics.includes(topic)) throw usageError(`no help for "${topic}": unknown command`, didYouMean(topic, topics) ?? 'see: chatctl --help');
+  if (!topics.includes(topic)) {
+    const hint = didYouMean(topic, topics);
+    throw usageError(`no help for "${topic}": unknown command`, hint ?? unknownCommandHint(topic, program));
+  }
   return [...argv.slice(0, at), ...argv.slice(at + 1).filter((a) => a !== '--help' && a !== '-h'), '--help'];
 }
 

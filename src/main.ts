@@ -11,8 +11,12 @@ import type { Context } from './context.js';
 import { configuredProgram } from './cli.js';
 import { describeCommand, type CommandNode } from './meta/tree.js';
 import { renderAllHelp } from './meta/help.js';
+import { renderManPages } from './meta/man.js';
+import { HELP_HELP } from './meta/reference.js';
 
 export { VERSION };
+/** For bin/chatctl.js, which writes its code cache with it. */
+export { writeFileAtomic } from './fs/atomic.js';
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 const EXIT_FOR_SIGNAL = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
@@ -44,15 +48,8 @@ export async function run(argv: string[] = process.argv.slice(2)): Promise<numbe
   // command finished, while output drains, still ends it with its own code
   // rather than the default action's.
   for (const s of SIGNALS) process.on(s, onSignal);
-  const env = { ...process.env };
-  // conf (config/conf-writer.ts) reads SNAP from the process's environment
-  // when it writes config.json, and writes the file in place rather than
-  // through a temporary file and a rename when it is set (its workaround
-  // for apps packaged as snaps; Node.js from the Snap Store sets it for
-  // every program). chatctl's own code reads `env`, which keeps it.
-  delete process.env.SNAP;
   const code = await execute(argv, {
-    env,
+    env: { ...process.env },
     io: {
       // A getter: Node builds process.stdin when it is first touched, which
       // costs about 1 ms that a run which never reads it need not pay.
@@ -111,14 +108,19 @@ type RawStdout = NodeJS.WritableStream & { isTTY?: boolean; columns?: number; di
  * every command's help text as commander renders it, aliases, and the
  * command tree for completion. Taken from the real program, never by hand.
  */
-export async function buildMeta(): Promise<{ version: string; help: Record<string, string>; aliases: Record<string, string>; tree: CommandNode }> {
+export async function buildMeta(): Promise<{ version: string; help: Record<string, string>; aliases: Record<string, string>; tree: CommandNode; man: Record<string, string> }> {
   let captured = '';
   const sink = Object.assign(new (await import('node:stream')).Writable({ write: (c, _e, done) => ((captured += String(c)), done()) }), { isTTY: false });
   const io = createIO({ stdin: process.stdin, stdout: sink, stderr: sink }, { env: {} });
   const ctx = { io, version: VERSION } as unknown as Context;
   const program = configuredProgram(ctx);
   const help = renderAllHelp(program, { take: () => [captured, (captured = '')][0]! });
+  // `chatctl help help` and `chatctl help --help`, on the fast path too.
+  help.help = HELP_HELP;
+  // The reference is every entry above at once: it is rendered when asked
+  // for, so that --version and --help do not read it on every run.
+  delete help.reference;
   const aliases: Record<string, string> = {};
   for (const c of program.commands) for (const a of c.aliases()) aliases[a] = c.name();
-  return { version: VERSION, help, aliases, tree: describeCommand(program) };
+  return { version: VERSION, help, aliases, tree: describeCommand(program), man: renderManPages(program, VERSION) };
 }

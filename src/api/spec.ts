@@ -1,4 +1,4 @@
-// The closed lists and limits of ../shared/spec/webhook-api.md, written once.
+// The closed lists and limits of the management API's specification, written once.
 // Everything that checks input, maps error codes or completes words imports
 // them from here, so a change to the spec is a change to one file.
 
@@ -101,7 +101,7 @@ export interface Scope {
   environmentKey: string;
 }
 
-/** Builds a path with every segment percent-encoded (contract section 4). */
+/** Builds a path with every segment percent-encoded (docs/configuration.md, what goes on the wire). */
 export function scopedPath(scope: Scope, ...rest: string[]): string {
   const segments = [
     'v1',

@@ -1,7 +1,7 @@
 // The webhooks client of this run, built from the invocation: the scope,
 // the token, the retry settings and the transport (or the dry-run one).
 import type { Context } from '../context.js';
-import { createWebhooksClient, dryRunTransport, type WebhooksClient } from '../api/client.js';
+import { createWebhooksClient, dryRunTransport, type ClientConfig, type WebhooksClient } from '../api/client.js';
 import { deadlineFrom } from '../http/client.js';
 import { redactHeaders } from '../output/redact.js';
 import { escapeInline } from '../output/sanitize.js';
@@ -25,17 +25,22 @@ export interface ClientExtras {
 }
 
 export async function webhooksClient(ctx: Context, extras: ClientExtras = {}): Promise<WebhooksClient & { deadlineAt: number }> {
+  const cfg = await clientConfig(ctx, extras);
+  return Object.assign(createWebhooksClient(cfg), { deadlineAt: cfg.settings.deadline!.at });
+}
+
+/** Everything a request of this run needs: scope, credentials, retry settings, the transport (or the dry-run one). */
+export async function clientConfig(ctx: Context, extras: ClientExtras = {}): Promise<ClientConfig> {
   // --deadline counts from here: the request, its retries and their waits.
   const startedAt = ctx.now();
   const inv = invocationOf(ctx);
   const conn = inv.connection();
   // A dry run shows the request with the token redacted, so it needs none.
   const token = inv.dryRun ? (inv.token()?.token ?? '') : inv.requireToken();
-  ctx.io.redactor.addCredential(token);
+  ctx.io.redactor.addToken(token);
   ctx.io.redactor.addCredential(conn.csrfToken);
   const transport = inv.dryRun ? dryRunTransport((req) => printDryRun(ctx, req)) : await ctx.transport();
-  const settings = retrySettings(inv.settings(), startedAt);
-  const client = createWebhooksClient({
+  return {
     rerun: extras.rerun,
     baseUrl: conn.baseUrl,
     scope: conn.scope,
@@ -43,7 +48,7 @@ export async function webhooksClient(ctx: Context, extras: ClientExtras = {}): P
     origin: conn.origin,
     csrfToken: conn.csrfToken,
     userAgent: userAgent(ctx),
-    settings,
+    settings: retrySettings(inv.settings(), startedAt),
     deps: {
       requestSignal: extras.requestSignal,
       agent: extras.agent,
@@ -57,8 +62,7 @@ export async function webhooksClient(ctx: Context, extras: ClientExtras = {}): P
       // Each wait, on a terminal or not (CI logs); io.notice is muted by --json and --quiet.
       announce: extras.announce === false ? undefined : (line) => ctx.io.notice(escapeInline(line)),
     },
-  });
-  return Object.assign(client, { deadlineAt: settings.deadline!.at });
+  };
 }
 
 function retrySettings(s: RequestSettings, startedAt: number): RetrySettings {

@@ -69,7 +69,7 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
   const secrets = planItemSecrets({
     specs,
     settings: { cwd: ctx.cwd, env: ctx.env, json, stdoutIsTTY: ctx.io.stdout.isTTY, stdoutDiscards: ctx.io.stdout.discards, force: Boolean(opts.force) },
-    deliverDeps: { cwd: ctx.cwd, env: ctx.env, stdout: ctx.io.stdout, stderr: ctx.io.stderr, redactor: ctx.io.redactor },
+    deliverDeps: { cwd: ctx.cwd, env: ctx.env, stdout: ctx.io.stdout, stderr: ctx.io.stderr, redactor: ctx.io.redactor, captureExecOutput: json },
     configDir: ctx.configDir,
   });
 
@@ -77,14 +77,14 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
   let source: ManifestSource;
   if (opts.from === '-') {
     if (ctx.io.stdin.isTTY) throw usageError('--from - reads the manifest from standard input, which is a terminal', 'pipe it in, or give the file: --from manifest.ndjson');
-    source = bufferSource('standard input', Buffer.from(await ctx.io.stdin.readAll(), 'utf8'));
+    source = bufferSource('standard input', await ctx.io.stdin.readBytes());
   } else {
     source = fileSource(resolve(ctx.cwd, opts.from));
   }
   const journalPath = opts.journal !== undefined ? resolve(ctx.cwd, opts.journal) : undefined;
   let release: (() => void) | undefined;
   try {
-    if (journalPath !== undefined && !g.dryRun) release = lockJournal(journalPath);
+    if (journalPath !== undefined && !g.dryRun) release = await lockJournal(journalPath, ctx);
     const journal: LoadedJournal = journalPath !== undefined ? loadJournal(journalPath) : { scope: null, priors: new Map(), unreadable: 0 };
     if (journal.scope && !sameScope(journal.scope, scope))
       throw usageError(

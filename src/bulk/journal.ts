@@ -1,4 +1,4 @@
-// The journal of a `--from` run (contract section 11): an append-only NDJSON
+// The journal of a `--from` run (docs/fleet.md): an append-only NDJSON
 // file, mode 0600, that lets a re-run pick up where a killed run stopped
 // without rotating any endpoint twice. It holds Idempotency-Keys, versions
 // and fingerprints, never a secret.
@@ -19,11 +19,13 @@
 // Every append resolves once its line is on disk (fdatasync). Appends that
 // arrive while a sync is running share the next one (group commit), so four
 // workers wait for about one disk flush each, not four.
-import { closeSync, lstatSync, openSync, readFileSync, readSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, lstatSync, openSync, readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import type { RotationMode } from '../api/spec.js';
 import { CliError, usageError } from '../errors/cli-error.js';
 import { EXIT } from '../errors/exit-codes.js';
+import type { Context } from '../context.js';
+import { acquireLock, systemLockHost, type LockHost, type LockSubject } from '../fs/lock.js';
 import { fileChunks, splitLines } from './lines.js';
 
 export interface JournalScope {
@@ -221,6 +223,8 @@ export class JournalWriter implements JournalSink {
     readonly path: string,
     private readonly handle: FileHandle,
     private readonly releaseLock: () => void,
+    /** The file's length after the last record known to be whole on disk. */
+    private size: number,
   ) {}
 
   /**
@@ -229,6 +233,7 @@ export class JournalWriter implements JournalSink {
    */
   static async open(path: string, release: () => void): Promise<JournalWriter> {
     let handle: FileHandle;
+    let size: number;
     try {
       handle = await open(path, 'a', 0o600);
       const st = await handle.stat();
@@ -244,11 +249,12 @@ export class JournalWriter implements JournalSink {
         }
       }
       await handle.chmod(0o600);
+      size = (await handle.stat()).size;
     } catch (err) {
       release();
       throw usageError(`cannot open the journal ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
     }
-    return new JournalWriter(path, handle, release);
+    return new JournalWriter(path, handle, release, size);
   }
 
   append(record: JournalRecord): Promise<void> {
@@ -260,18 +266,31 @@ export class JournalWriter implements JournalSink {
     });
   }
 
+  /**
+   * Writes what is queued, one flush for all of it. A record is on disk
+   * whole or its append fails: a short write is continued, and a write that
+   * fails (ENOSPC, EIO) or a flush that fails cuts the file back to its last
+   * whole record and breaks the writer: that append and every later one
+   * reject, so the run sends nothing it has not recorded.
+   */
   private async drain(): Promise<void> {
     this.busy = true;
     while (this.queue.length) {
-      const text = this.queue.join('');
+      const bytes = Buffer.from(this.queue.join(''));
       const waiters = this.waiters;
       this.queue = [];
       this.waiters = [];
       try {
-        await this.handle.write(text);
+        for (let done = 0; done < bytes.length; ) {
+          const { bytesWritten } = await this.handle.write(bytes, done, bytes.length - done);
+          if (bytesWritten <= 0) throw Object.assign(new Error('the file took no more bytes'), { code: 'EIO' });
+          done += bytesWritten;
+        }
         await this.handle.datasync();
+        this.size += bytes.length;
         for (const w of waiters) w.resolve();
       } catch (err) {
+        await this.handle.truncate(this.size).catch(() => {}); // no torn line left for the next run to skip
         this.broken = new CliError('internal_error', `cannot write the journal ${this.path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, EXIT.unexpected);
         for (const w of [...waiters, ...this.waiters]) w.reject(this.broken);
         this.queue = [];
@@ -290,24 +309,6 @@ export class JournalWriter implements JournalSink {
   }
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** A lock file with no pid yet is one another run is writing right now. */
-function justCreated(lockPath: string): boolean {
-  try {
-    return Date.now() - statSync(lockPath).mtimeMs < 5_000;
-  } catch {
-    return false;
-  }
-}
-
 /** The journal must be a regular file (or not exist yet). */
 export function checkJournalPath(path: string): void {
   try {
@@ -320,39 +321,23 @@ export function checkJournalPath(path: string): void {
   }
 }
 
+const JOURNAL: LockSubject = {
+  name: 'the journal',
+  error: usageError,
+  busy: (v, lockPath) =>
+    usageError(`the journal is in use by another chatctl run (${v.owner ? `${v.owner}; ` : ''}lock file ${lockPath})`, 'wait for it to finish, or remove the lock file if that process is not chatctl'),
+  // chatctl 0.1 held it for the whole run: its bare pid is stale only once that process is gone.
+  legacyStaleMs: Infinity,
+};
+
 /**
- * Takes the journal's lock, `FILE.lock` holding our pid, created exclusively,
- * so two runs cannot share one journal. A lock left by a process that is
- * gone (a run killed with SIGKILL) is taken over. Returns its release.
+ * Takes the journal's lock, `FILE.lock` (fs/lock.ts), so that one run at a
+ * time uses a journal: a live run's lock is refused at once (exit 2 naming
+ * it); one whose owner is dead (a run killed with SIGKILL) is taken over, by
+ * exactly one of the runs that find it. Returns its release.
  */
-export function lockJournal(path: string, isAlive: (pid: number) => boolean = pidAlive): () => void {
+export async function lockJournal(path: string, ctx: Pick<Context, 'now' | 'sleep' | 'random' | 'signal'>, host: LockHost = systemLockHost(ctx)): Promise<() => void> {
   checkJournalPath(path);
-  const lockPath = `${path}.lock`;
-  for (let tries = 0; tries < 3; tries++) {
-    let fd: number;
-    try {
-      fd = openSync(lockPath, 'wx', 0o600);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code !== 'EEXIST') throw usageError(`cannot lock the journal (${lockPath}): ${code ?? String(err)}`);
-      let pid = NaN;
-      try {
-        pid = Number(readFileSync(lockPath, 'utf8').trim());
-      } catch {
-        /* gone meanwhile: try again */
-      }
-      const inUse = Number.isInteger(pid) && pid > 0 ? isAlive(pid) : justCreated(lockPath);
-      if (inUse)
-        throw usageError(
-          `the journal is in use by another chatctl run (${Number.isInteger(pid) && pid > 0 ? `pid ${pid}; ` : ''}lock file ${lockPath})`,
-          'wait for it to finish, or remove the lock file if that process is not chatctl',
-        );
-      rmSync(lockPath, { force: true });
-      continue;
-    }
-    writeSync(fd, String(process.pid));
-    closeSync(fd);
-    return () => rmSync(lockPath, { force: true });
-  }
-  throw usageError(`cannot lock the journal (${lockPath})`);
+  const lock = await acquireLock(`${path}.lock`, { host, signal: ctx.signal, waitMs: 0, subject: JOURNAL });
+  return lock.release;
 }

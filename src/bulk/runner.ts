@@ -1,27 +1,30 @@
-// The engine of `webhooks rotate --from` (contract section 11), as a plain
-// function of its dependencies: the items, one attempt at the server
-// (rotateOne), the secret's destinations, the journal, a clock. Tests run it
-// against a fake server in virtual time; command.ts wires the real ones.
+// The scheduler of `webhooks rotate --from` (docs/fleet.md), as a plain
+// function of its dependencies: the items, the request engine (rotate: the
+// same sendWithRetries a single rotate uses, the run's shared rate plugged in
+// as its pace), the secret's destinations, the journal, a clock. Tests run it
+// against the sandbox's request handling in virtual time; command.ts wires
+// the real ones.
 //
 // Each item, in one of N workers:
 //   1. "send" in the journal with its Idempotency-Key (written while the
-//      worker's previous request is on the wire), and its place in the
-//      shared rate (rate.ts); nothing is sent before that record is on disk;
-//   2. one attempt; a 429/503 pauses every worker (rate.ts) and the item
-//      tries again with the same key, up to --max-retries times; a failure
-//      to connect is retried with backoff by this item alone;
-//   3. on success: "applied" in the journal, the secret to every
-//      destination, then "ok" (or, if a destination failed, the secret to
-//      recovered/ and "fail" with exit 13);
+//      worker's previous request is on the wire); nothing is sent before
+//      that record is on disk;
+//   2. its request, through the engine: retries, Retry-After, --deadline and
+//      --debug as for a single rotate; a 429/503 pauses every worker (the
+//      pace, rate.ts) instead of this item alone;
+//   3. on success, the secret in custody (secret/custody.ts, as a single
+//      rotate): a copy kept, "applied" in the journal naming it, every
+//      destination, then "ok" (or "fail" with exit 13, the copy kept);
 //   4. its result line, once its outcome is on disk.
 // What an earlier run left in the journal decides what happens to an item
-// before any of that: see `Prior` in journal.ts and takeNext() below.
+// before any of that: planItem() in journal.ts, and takeNext() below.
 import { setMaxListeners } from 'node:events';
 import type { SecretAnswer } from '../api/schemas.js';
 import { CliError, isCliError, localError } from '../errors/cli-error.js';
 import { EXIT } from '../errors/exit-codes.js';
 import { NotSent, type CallHooks, type Pace } from '../http/client.js';
-import { deliverInCustody, keepOddAnswer, newSecretHint, secretWithheld, type CustodyDeps, type Holder, type InDelivery } from '../secret/custody.js';
+import { deliverInCustody, keepOddAnswer, secretWithheld, type CustodyDeps, type Holder, type InDelivery } from '../secret/custody.js';
+import { exit13Details, newSecretHint } from '../secret/new-secret-hint.js';
 import type { DeliveryResult } from '../secret/custody.js';
 import { fingerprint } from '../secret/fingerprint.js';
 import { planItem, type DeliveryRecord, type JournalSink, type Prior } from './journal.js';
@@ -48,7 +51,7 @@ export interface ItemSecretsPort {
   /** Does every destination of this item already hold the secret with this fingerprint (read back, never blocking)? */
   holds(item: ManifestItem, fp: string): boolean;
   /** The copy an earlier run kept of this item's secret (named by its key, or the path it journaled), if it is still there. */
-  readKept(item: ManifestItem, key: string, journaled: string | null): Buffer | undefined;
+  readKept(item: ManifestItem, key: string, journaled: string | null): { bytes: Buffer; discard(): void } | undefined;
   /** The destinations of this item, as its result line names them. */
   targetsFor(item: ManifestItem): string[];
 }
@@ -253,16 +256,17 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
   const redeliver = async (item: ManifestItem, prior: Prior) => {
     const holder = { endpointId: item.endpointId, idempotencyKey: prior.key, version: prior.version };
     const kept = prior.whole ? undefined : deps.secrets.readKept(item, prior.key, prior.recovered);
-    const secret = kept?.toString('utf8');
+    if (prior.fp && deps.secrets.holds(item, prior.fp)) {
+      // Every destination holds it already (the killed run got that far): done.
+      const delivery = deps.secrets.targetsFor(item).map((to) => ({ to, fingerprint: prior.fp! }));
+      if (await record({ t: 'ok', id: item.endpointId, key: prior.key, version: prior.version, fp: prior.fp, delivery, requestId: prior.requestId ?? '' })) kept?.discard();
+      succeed(item, skippedResult(item, prior, delivery));
+      return;
+    }
+    const secret = kept?.bytes.toString('utf8');
     if (secret !== undefined && secret !== '' && (prior.fp === null || fingerprint(secret) === prior.fp)) {
       deps.notice?.(`${item.endpointId}: delivering again the secret an earlier run kept (${prior.fp ?? fingerprint(secret)})`);
       return custody(item, holder, secret, prior.requestId, { skipHeld: true });
-    }
-    if (prior.fp && deps.secrets.holds(item, prior.fp)) {
-      const delivery = deps.secrets.targetsFor(item).map((to) => ({ to, fingerprint: prior.fp! }));
-      await record({ t: 'ok', id: item.endpointId, key: prior.key, version: prior.version, fp: prior.fp, delivery, requestId: prior.requestId ?? '' });
-      succeed(item, skippedResult(item, prior, delivery));
-      return;
     }
     const what = `rotated by an earlier run (Idempotency-Key ${prior.key}, version ${prior.version ?? '?'}, fingerprint ${prior.fp ?? 'unknown'})`;
     fail(
@@ -270,10 +274,10 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
       localError('secret_not_delivered', prior.whole && prior.recovered
           ? `${what}: the server's odd answer that carries its secret is kept in ${prior.recovered}`
           : `${what}: delivery not confirmed, and no kept copy of its secret is left to deliver again`, {
-        details: { endpointId: item.endpointId, version: prior.version, fingerprint: prior.fp, recoveredPath: prior.recovered },
+        details: exit13Details({ endpointId: item.endpointId, version: prior.version, fingerprint: prior.fp, recoveredPath: prior.recovered }),
         hint: prior.whole && prior.recovered
           ? `the file holds the whole answer: take the secret from its data.secret, put it where it belongs, then delete ${prior.recovered}`
-          : `compare each destination with the fingerprint (chatctl webhooks fingerprint FILE); if one lacks it, ${newSecretHint(holder)}`,
+          : `compare each destination with the fingerprint (chatctl webhooks fingerprint FILE); or, ${newSecretHint({ ...holder, now: clock.now() })}`,
       }),
       prior.key,
     );
@@ -294,20 +298,14 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
       return;
     }
     const { endpoint, secret, secretAvailable } = answer.body.data;
-    const previous = (answer.body.data as { previousSecretExpiresAt?: unknown }).previousSecretExpiresAt;
-    const holder = {
-      endpointId: item.endpointId,
-      idempotencyKey: key,
-      version: typeof endpoint.version === 'number' ? endpoint.version : null,
-      overlapEndsAt: typeof previous === 'string' ? previous : null,
-    };
+    const holder = { endpointId: item.endpointId, idempotencyKey: key, version: typeof endpoint.version === 'number' ? endpoint.version : null, answer: answer.body.data, serverRequestId: answer.body.meta.requestId };
     if (typeof secret !== 'string' || secret === '' || secretAvailable === false) {
       // Re-sent with an earlier run's key: that run may have kept the secret
       // before it was killed (the copy is named after the key).
-      const kept = resent ? deps.secrets.readKept(item, key, null)?.toString('utf8') : undefined;
+      const kept = resent ? deps.secrets.readKept(item, key, null)?.bytes.toString('utf8') : undefined;
       if (kept) return custody(item, holder, kept, answer.body.meta.requestId, { skipHeld: true });
       await record({ t: 'fail', id: item.endpointId, key, applied: true, exitCode: EXIT.secretNotDelivered, code: 'secret_not_delivered' });
-      fail(item, secretWithheld(holder, { secret, secretAvailable }, resent), key);
+      fail(item, secretWithheld(holder, { secret, secretAvailable }, clock.now(), resent), key);
       return;
     }
     return custody(item, holder, secret, answer.body.meta.requestId);

@@ -2,6 +2,7 @@
 // for every item, `{id}` in file paths standing for its endpoint id. A thin
 // adapter over the sink module (src/secret/), giving the runner what it
 // needs per item.
+import { rmSync } from 'node:fs';
 import { usageError } from '../errors/cli-error.js';
 import { keptCopyPath } from '../secret/deliver.js';
 import { deliverAll, type DeliverDeps } from '../secret/deliver-all.js';
@@ -45,12 +46,18 @@ export function planItemSecrets(input: PlanInput): ItemSecrets {
         if (sink.kind !== 'exec' && !hasIdPlaceholder(sink))
           throw usageError(
             `--secret-to ${sink.to}: one destination for ${count} endpoints`,
-            'put {id} in the path, which stands for each endpoint id (e.g. file:secrets/{id}.whsec), or use exec:, which sees CHATCTL_ENDPOINT_ID',
+            'put {id} in the path or name, which stands for each endpoint id (e.g. file:secrets/{id}.whsec, github-output:SECRET_{id}), or use exec:, which sees CHATCTL_ENDPOINT_ID',
           );
       }
     },
     deliver: (item, secret, opts) => deliverAll(sinks, { endpointId: item.endpointId, secret }, { ...deps, skipHeld: opts?.skipHeld }),
     holds: (item, fp) => sinks.every((given) => sinkHolds(substituteId(given, item.endpointId), fp)),
-    readKept: (item, key, journaled) => readRegularFile(journaled ?? keptCopyPath(input.configDir, item.endpointId, key)) ?? (journaled ? readRegularFile(keptCopyPath(input.configDir, item.endpointId, key)) : undefined),
+    readKept(item, key, journaled) {
+      for (const path of new Set([journaled ?? '', keptCopyPath(input.configDir, item.endpointId, key)])) {
+        const bytes = path ? readRegularFile(path) : undefined;
+        if (bytes) return { bytes, discard: () => rmSync(path, { force: true }) };
+      }
+      return undefined;
+    },
   };
 }

@@ -31,7 +31,7 @@ export async function runSandbox(flags: SandboxFlags, g: GlobalOptions, ctx: Con
       latencyMs: wholeNumber(flags.latency, '--latency', 600_000),
       json: Boolean(g.json),
     },
-    { stdout: (s) => ctx.io.stdout.write(s), stderr: (s) => ctx.io.stderr.write(s) },
+    { stdout: (s) => ctx.io.stdout.write(s), stderr: (s) => ctx.io.stderr.write(s), secret: (v) => ctx.io.redactor.announceValue(v) },
     stopped,
   );
   // runSandboxCommand has already printed why; only the exit status is left.
@@ -48,7 +48,19 @@ export function registerSandbox(cmd: Command, { ctx, globals }: App): void {
     .option('--latency <ms>', 'wait this many milliseconds before each API answer', '0')
     .addHelpText(
       'after',
-      examples('chatctl sandbox', 'chatctl sandbox --port 0 --json', 'chatctl sandbox --rate-limit 5 --endpoint-limit 3', 'chatctl sandbox --rate-limit 100 --latency 20 --endpoint-limit 1000'),
+      examples('chatctl sandbox', 'chatctl sandbox --port 0 --json', 'chatctl sandbox --rate-limit 5 --endpoint-limit 3', 'chatctl sandbox --rate-limit 100 --latency 20 --endpoint-limit 1000') +
+        `
+Fault injection: while it runs, POST /_sandbox/faults (with its bearer token,
+from loopback) makes the next API requests fail, to rehearse what a script
+does on 503, 429, a dropped connection or a slow answer:
+  curl -s -X POST "$CHATCTL_BASE_URL/_sandbox/faults" -H "Authorization: Bearer $CHATCTL_TOKEN" \\
+       -d '{"failNext":2,"status":503,"retryAfter":1}'
+  fields: failNext N, status (400 401 403 404 409 422 429 500 502 503 504),
+          code, retryAfter SECONDS, dropConnection true, delayMs MS, rateLimit N
+Other routes: GET /_sandbox/faults, /_sandbox/requests, /_sandbox/endpoints,
+/_sandbox/stats; POST /_sandbox/clock {"advanceMs":N} (expire an overlap now);
+POST /_sandbox/reset. All of it: docs/sandbox.md in the package.
+`,
     )
     .action((opts: SandboxFlags) => runSandbox(opts, globals(), ctx));
 }

@@ -2,11 +2,12 @@
 // that shell looks for it, for this user, creating folders; a second run finds
 // it up to date. Every path comes from ctx.env (HOME, XDG_*, SHELL), so tests
 // run it in a fresh temporary HOME.
-import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, delimiter, dirname, isAbsolute, join } from 'node:path';
 import type { Context } from '../context.js';
 import { usageError } from '../errors/cli-error.js';
+import { writeFileAtomic } from '../fs/atomic.js';
 import { completionScript, SHELLS, type Shell } from './scripts.js';
 
 export interface InstallTarget {
@@ -33,17 +34,72 @@ export function shellFromEnv(env: NodeJS.ProcessEnv): Shell | undefined {
   return (SHELLS as readonly string[]).includes(name) ? (name as Shell) : undefined;
 }
 
-export function installTarget(shell: Shell, env: NodeJS.ProcessEnv, home: string): InstallTarget {
+/** Where a system keeps what bash reads at start-up, and bash-completion's main script. */
+export interface BashSystem {
+  /** System-wide rc files an interactive bash reads (Debian: /etc/bash.bashrc; Fedora: /etc/bashrc). */
+  rcFiles: string[];
+  /** bash-completion's main script, in the places packages put it. */
+  scripts: string[];
+  /** Fedora's /etc/bashrc runs /etc/profile.d/*.sh: this one loads bash-completion. */
+  profileScript: string;
+}
+
+export const BASH_SYSTEM: BashSystem = {
+  rcFiles: ['/etc/bash.bashrc', '/etc/bashrc'],
+  scripts: [
+    '/usr/share/bash-completion/bash_completion',
+    '/etc/bash_completion',
+    '/usr/local/share/bash-completion/bash_completion',
+    '/opt/homebrew/etc/profile.d/bash_completion.sh',
+    '/usr/local/etc/profile.d/bash_completion.sh',
+  ],
+  profileScript: '/etc/profile.d/bash_completion.sh',
+};
+
+/** The lines of a file that are not comments; none if it cannot be read. */
+function activeLines(file: string): string[] {
+  try {
+    return readFileSync(file, 'utf8')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l !== '' && !l.startsWith('#'));
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Whether a new interactive bash will load `file`: its start-up files (the
+ * user's ~/.bashrc and login files, the system's rc) source bash-completion,
+ * which loads scripts from its user folder on first use, and bash-completion
+ * is installed; or they source `file` itself.
+ */
+export function bashWillLoad(file: string, home: string, system: BashSystem = BASH_SYSTEM): boolean {
+  const userRc = ['.bashrc', '.bash_profile', '.bash_login', '.profile'].map((f) => join(home, f));
+  const forms = [file, tilde(file, home), file.startsWith(home + '/') ? `$HOME${file.slice(home.length)}` : file];
+  const lines = [...userRc, ...system.rcFiles].flatMap(activeLines);
+  if (lines.some((l) => forms.some((f) => l.includes(f)) || l.includes('chatctl completion bash'))) return true;
+  const installed = system.scripts.some((s) => existsSync(s));
+  if (installed && lines.some((l) => /bash_completion/.test(l))) return true;
+  // Fedora: /etc/bashrc runs every /etc/profile.d/*.sh, bash-completion's among them.
+  return existsSync(system.profileScript) && system.rcFiles.flatMap(activeLines).some((l) => l.includes('/etc/profile.d/'));
+}
+
+export function installTarget(shell: Shell, env: NodeJS.ProcessEnv, home: string, bash: BashSystem = BASH_SYSTEM): InstallTarget {
   switch (shell) {
     case 'bash': {
       // Where bash-completion's loader looks first (its __load_completion).
       const userDir = env.BASH_COMPLETION_USER_DIR && isAbsolute(env.BASH_COMPLETION_USER_DIR) ? env.BASH_COMPLETION_USER_DIR : join(xdg(env, 'XDG_DATA_HOME', home, '.local/share'), 'bash-completion');
+      const file = join(userDir, 'completions', 'chatctl');
+      if (bashWillLoad(file, home, bash)) return { shell, file, notes: ['bash-completion loads it in new shells the first time you complete a chatctl command.'] };
+      // The script stands alone: sourcing it is enough, with or without bash-completion.
+      const shown = file.startsWith(home + '/') ? `"$HOME${file.slice(home.length)}"` : `'${file.replace(/'/g, `'\\''`)}'`;
       return {
         shell,
-        file: join(userDir, 'completions', 'chatctl'),
+        file,
         notes: [
-          'bash-completion loads it in new shells the first time you complete a chatctl command.',
-          'It needs the bash-completion package (Debian, Ubuntu: apt install bash-completion), loaded by ~/.bashrc as Debian\'s default one does.',
+          'Your bash start-up files do not load bash-completion, so nothing would load this script. Add this line to ~/.bashrc, then open a new shell:',
+          `    [ -f ${shown} ] && . ${shown}`,
         ],
       };
     }
@@ -95,16 +151,8 @@ export function installScript(file: string, text: string): { outcome: InstallOut
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   if (current === text) return { outcome: 'unchanged', createdDir: undefined };
-  const dir = dirname(file);
-  const createdDir = mkdirSync(dir, { recursive: true });
-  const tmp = join(dir, `.${basename(file)}.${process.pid}.tmp`);
-  try {
-    writeFileSync(tmp, text, { mode: 0o644 });
-    renameSync(tmp, file);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw usageError(`cannot write ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
-  }
+  const createdDir = mkdirSync(dirname(file), { recursive: true });
+  writeFileAtomic(file, text, { mode: 0o644 }); // an error (EACCES, ENOSPC) is the caller's exit 2
   return { outcome: current === undefined ? 'created' : 'updated', createdDir };
 }
 

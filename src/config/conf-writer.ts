@@ -1,30 +1,29 @@
 // The write path of config.json, for the commands that change it (profile
-// set/use/remove, auth login/logout): the lock (config/lock.ts), a checked
-// read under it, the change, and conf to write the result. A bundle of its
-// own (dist/lazy/conf.cjs): commands that only read never load it.
+// set/use/remove, auth login/logout): the lock (fs/lock.ts), a checked read
+// under it, the change, and conf to write the result. A bundle of its own
+// (dist/lazy/conf.cjs): commands that only read never load it.
 //
 // conf is used as published, through its options (conf 15):
 // - `cwd` is the config folder and the file is `config.json`: no
 //   env-paths, no `-nodejs` suffix;
-// - `configFileMode: 0o600`: the file, and the temporary file it is written
-//   to, are created 0600 (atomically's writeFileSync opens the temporary file
-//   with this mode, chmods it, fsyncs it and renames it into place);
 // - `serialize` gives chatctl 0.1's format (two-space JSON and a final
 //   newline); the store hands in the canonical object, so nothing moves;
 // - `accessPropertiesByDotNotation: false`, no schema, no defaults, no
 //   migrations, no watch, `clearInvalidConfig: false` (the file has been
 //   checked already; conf must never replace a file it cannot parse);
-// - conf writes in place, without the temporary file and the rename, when
-//   the process's SNAP variable is set (its workaround for apps packaged as
-//   snaps), and Node.js installed from the Snap Store runs every program
-//   with SNAP set: a reader in between, or a crash, would find a cut-short
-//   config.json. src/main.ts takes SNAP out of the process's environment
-//   (chatctl's own code reads ctx.env, which keeps it); see
-//   test/unit/config-store.test.ts.
+// - one adapter: the file itself is written by chatctl's one atomic write
+//   (fs/atomic.ts: 0600, exclusive temporary file, fsync, rename, folder
+//   fsync), not by conf's: its write (`_write`) is replaced on the instance.
+//   Its own (atomically) writes through a symbolic link put where
+//   config.json was, opens its temporary file without O_EXCL, and writes
+//   the file in place when the process has SNAP set (as Node.js from the
+//   Snap Store has for every program); test/unit/config-store.test.ts shows
+//   the link refused and SNAP without effect. atomically is bundled, unused.
 import Conf from 'conf';
 import type { Context } from '../context.js';
 import { configError } from '../errors/cli-error.js';
-import { systemLockHost, withLock, type LockHost } from './lock.js';
+import { writeFileAtomic } from '../fs/atomic.js';
+import { systemLockHost, withLock, type LockHost } from '../fs/lock.js';
 import { configFile } from './paths.js';
 
 export type ConfigWriter = (dir: string, data: Record<string, unknown>) => void;
@@ -38,13 +37,14 @@ export const writeWithConf: ConfigWriter = (dir, data) => {
       configName: 'config',
       fileExtension: 'json',
       projectSuffix: '',
-      configFileMode: 0o600,
       accessPropertiesByDotNotation: false,
       clearInvalidConfig: false,
       watch: false,
       serialize,
       deserialize: (text: string) => JSON.parse(text) as Record<string, unknown>,
     });
+    if (typeof (conf as unknown as Record<string, unknown>)._write !== 'function') throw new Error('conf no longer writes through _write: review src/config/conf-writer.ts');
+    Object.assign(conf, { _write: (value: unknown) => writeFileAtomic(conf.path, serialize(value)) });
     conf.store = data;
   } catch (err) {
     throw configError(`cannot write config file ${configFile(dir)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);

@@ -10,6 +10,7 @@
 import { readToEnd } from '../secret/readback.js';
 import { chmodSync, closeSync, constants, fstatSync, lstatSync, openSync, statSync, type Stats } from 'node:fs';
 import { configError } from '../errors/cli-error.js';
+import { kindOf } from '../fs/atomic.js';
 import { makeFolders } from './make-folders.js';
 import { parseConfigData, type ConfigData } from './schema.js';
 
@@ -30,15 +31,6 @@ export function shellWord(p: string): string {
 
 function errnoCode(err: unknown): string {
   return (err as NodeJS.ErrnoException).code ?? String(err);
-}
-
-function kindOf(st: Stats): string {
-  if (st.isSymbolicLink()) return 'a symbolic link';
-  if (st.isFIFO()) return 'a FIFO (named pipe)';
-  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
-  if (st.isSocket()) return 'a socket';
-  if (st.isDirectory()) return 'a folder';
-  return 'not a regular file';
 }
 
 function writableBy(mode: number): string {

@@ -3,7 +3,7 @@
 //   file, UTF-8, JSON, the zod shape): no command on the request path loads
 //   conf or the lock.
 // - Writes (profile set/use/remove, auth login/logout) load the write path
-//   (config/conf-writer.ts) when they run: the lock (config/lock.ts), a
+//   (config/conf-writer.ts) when they run: the lock (fs/lock.ts), a
 //   checked read under it, the change, and conf writing the result (0600,
 //   temporary file and rename).
 // - A corrupt or unreadable file is a configuration error naming the file,
@@ -12,7 +12,7 @@ import type { Context } from '../context.js';
 import { ensureConfigFolder, readConfigChecked, currentUid, type Warn } from './files.js';
 import { configFile } from './paths.js';
 import { canonicalConfig, type ConfigData } from './schema.js';
-import type { LockHost } from './lock.js';
+import type { LockHost } from '../fs/lock.js';
 import type { ConfigWriter } from './conf-writer.js';
 
 export interface ConfigStore {

@@ -26,7 +26,7 @@ export const EXIT = {
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
 /**
- * The codes chatctl itself uses in `--json` error lines (contract section 6,
+ * The codes chatctl itself uses in `--json` error lines (docs/configuration.md, Output;
  * and partial_failure for a --from run), each with its exit status: the one
  * place a local error's status is decided. A signal can still end an
  * `interrupted` run with 129 or 143 (src/app/execute.ts).
@@ -40,6 +40,12 @@ export const EXIT_FOR_LOCAL_CODE = {
   secret_not_delivered: EXIT.secretNotDelivered,
   partial_failure: EXIT.partial,
   interrupted: EXIT.interrupted,
+  // webhooks verify: the signature or its timestamp refused.
+  signature_mismatch: EXIT.rejected,
+  timestamp_out_of_tolerance: EXIT.rejected,
+  // webhooks trigger: the sandbox delivered, and the receiver refused it or could not be reached.
+  delivery_refused: EXIT.rejected,
+  delivery_failed: EXIT.unavailable,
 } as const satisfies Record<string, ExitCode>;
 export type LocalErrorCode = keyof typeof EXIT_FOR_LOCAL_CODE;
 

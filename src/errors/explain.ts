@@ -104,7 +104,36 @@ export function explainError(e: CliError): string[] {
     }
     return lines;
   }
+  if (e.exitCode === EXIT.limit) {
+    return e.code === 'webhook_endpoint_limit_reached'
+      ? ['next: the environment holds as many webhook endpoints as it allows, inactive ones included, and the API deletes none: reuse one (rotate or reactivate it), or ask the service to raise the limit']
+      : ["next: a limit of the service was reached: free some of what it counts, or ask the service to raise it; re-running changes nothing until then"];
+  }
+  if (e.exitCode === EXIT.rateLimited) {
+    return [
+      `next: wait a minute, then re-run${sameAgain(e)}`,
+      'to wait through more refusals in one run: --max-retries N (default 4); for rotate --from: a lower --concurrency',
+    ];
+  }
+  if (e.exitCode === EXIT.unavailable) {
+    const lines = e.code === 'network_error' ? ['next: check the base URL, proxy and network with: chatctl doctor'] : [];
+    lines.push(`${lines.length ? 'then' : 'next: once the service answers again,'} re-run${sameAgain(e)}`);
+    if (e.code === 'timeout') lines.push('a slow service: allow more time with --timeout SECONDS (one attempt) or --deadline SECONDS (the whole command)');
+    return lines;
+  }
   return [];
+}
+
+/**
+ * ": COMMAND" to send the same request again when the command gave its
+ * context (rotate, reactivate), with the Idempotency-Key when the change may
+ * have been applied; else " the same command" (the message names the key).
+ */
+function sameAgain(e: CliError): string {
+  const ctx = e.rerun;
+  if (!ctx) return e.idempotencyKey ? ` the same command with --idempotency-key ${shellQuote(e.idempotencyKey)}` : ' the same command';
+  const flags = e.idempotencyKey ? [...ctx.flags, ['--idempotency-key', e.idempotencyKey]] : ctx.flags;
+  return `: ${rerunCommand(ctx, ctx.expectedVersion, flags)}`;
 }
 
 /** Attaches the re-run context to a CliError passing through (anything else passes unchanged). */

@@ -17,26 +17,62 @@ export function editDistance(a: string, b: string): number {
   return d[a.length]![b.length]!;
 }
 
+/** Words whose meanings are each other's opposite: one is never offered for the other. */
+const OPPOSITES: readonly (readonly [string, string])[] = [
+  ['activate', 'deactivate'],
+  ['reactivate', 'deactivate'],
+  ['enable', 'disable'],
+  ['login', 'logout'],
+  ['create', 'delete'],
+  ['add', 'remove'],
+  ['lock', 'unlock'],
+  ['show', 'hide'],
+  ['set', 'unset'],
+];
+
+/**
+ * True when `a` and `b` name opposite actions (`deactivate` and
+ * `reactivate`, `login` and `logout`, `x` and `unx`): a typo of one is close
+ * to the other in spelling, never in meaning.
+ */
+export function isOpposite(a: string, b: string): boolean {
+  const x = a.toLowerCase();
+  const y = b.toLowerCase();
+  if (x === y) return false;
+  const pair = (p: string, q: string) => OPPOSITES.some(([m, n]) => (p === m && q === n) || (p === n && q === m));
+  if (pair(x, y)) return true;
+  for (const prefix of ['un', 'de', 'dis', 'non']) if (x === prefix + y || y === prefix + x) return true;
+  return false;
+}
+
 /**
  * The nearest valid word: within 2 edits (case ignored), else the one
  * valid word that contains what was typed (`message.created` →
- * `chat.message.created.v1`). Undefined when nothing is close or it is a tie.
+ * `chat.message.created.v1`). A tie goes to the one word that starts with
+ * the same letter (`bsh` → bash, not zsh). Never the opposite of what was
+ * typed (`deactivate` does not get `reactivate`). Undefined when nothing is
+ * close or it is still a tie.
  */
-export function nearest(word: string, valid: readonly string[]): string | undefined {
+export function nearest(word: string, given: readonly string[]): string | undefined {
   const w = word.toLowerCase();
   if (w === '' || w.length > 200) return undefined;
+  const valid = given.filter((v) => !isOpposite(w, v));
   let best: string | undefined;
   let bestDistance = 3;
-  let tie = false;
+  let tied: string[] = [];
   for (const v of valid) {
     const d = editDistance(w, v.toLowerCase());
     if (d < bestDistance) {
       best = v;
       bestDistance = d;
-      tie = false;
-    } else if (d === bestDistance) tie = true;
+      tied = [v];
+    } else if (d === bestDistance) tied.push(v);
   }
-  if (best !== undefined && !tie && bestDistance < w.length) return best;
+  if (tied.length > 1) {
+    const sameStart = tied.filter((v) => v[0]?.toLowerCase() === w[0]);
+    best = sameStart.length === 1 ? sameStart[0] : undefined;
+  }
+  if (best !== undefined && bestDistance < w.length) return best;
   if (w.length >= 4) {
     const containing = valid.filter((v) => v.toLowerCase().includes(w));
     if (containing.length === 1) return containing[0];

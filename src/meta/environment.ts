@@ -42,6 +42,14 @@ export const ENVIRONMENT: ReadonlyArray<readonly [string, ReadonlyArray<readonly
     ],
   ],
   [
+    'GitHub Actions (set by the runner)',
+    [
+      ['GITHUB_ACTIONS', 'true: every secret and the token are announced with ::add-mask:: before any output (on stderr with --json or --secret-to stdout)', 'unset'],
+      ['GITHUB_OUTPUT', 'the file --secret-to github-output:NAME appends to', 'unset (then github-output: is refused)'],
+      ['GITHUB_ENV', 'the file --secret-to github-env:NAME appends to', 'unset (then github-env: is refused)'],
+    ],
+  ],
+  [
     'Set by chatctl for --secret-to exec: commands (read by them, not by chatctl)',
     [
       ['CHATCTL_ENDPOINT_ID', 'the id of the endpoint whose new secret is on the command\'s standard input', 'always set'],
@@ -63,7 +71,6 @@ export const ENVIRONMENT: ReadonlyArray<readonly [string, ReadonlyArray<readonly
       ['CHATCTL_COMPILE_CACHE', '0: no compiled-code cache', 'on'],
       ['CHATCTL_BIN', 'the program the completion scripts run on each TAB', 'chatctl on PATH'],
       ['APPDATA, LOCALAPPDATA', 'Windows: base of the config and cache folders', "the account's"],
-      ['SNAP', 'set for programs of Node.js from the Snap Store; chatctl takes it out of its own process, where it would make conf write config.json in place rather than through a temporary file and a rename (exec: commands still get it)', 'unset'],
     ],
   ],
 ];

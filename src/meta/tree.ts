@@ -39,6 +39,8 @@ const OPTION_VALUE_KINDS: Record<string, ValueKind> = {
 const ARGUMENT_VALUE_KINDS: Record<string, ValueKind> = {
   name: 'profiles',
 };
+/** Arguments that name a file, whatever the command. */
+const FILE_ARGUMENTS = new Set(['body-file']);
 
 function optionNode(o: Option): OptionNode {
   const flags = [o.short, o.long].filter((f): f is string => Boolean(f));
@@ -50,7 +52,7 @@ function optionNode(o: Option): OptionNode {
 
 function argumentNode(a: Argument, parent: string): ArgumentNode {
   const choices = a.argChoices;
-  const kind: ValueKind = choices ? 'choices' : parent === 'profile' ? (ARGUMENT_VALUE_KINDS[a.name()] ?? 'none') : 'none';
+  const kind: ValueKind = choices ? 'choices' : parent === 'profile' ? (ARGUMENT_VALUE_KINDS[a.name()] ?? 'none') : FILE_ARGUMENTS.has(a.name()) ? 'file' : 'none';
   return { name: a.name(), required: a.required, valueKind: kind, ...(choices ? { choices: [...choices] } : {}) };
 }
 

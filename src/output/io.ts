@@ -3,6 +3,7 @@
 // tests pass their own, each with its own TTY flag.
 import { Redactor } from './redact.js';
 import { PLAIN, type Palette } from './colors.js';
+import { inGitHubActions, maskCommands } from './actions-mask.js';
 
 export interface OutStream {
   /** Best effort: a closed or failing stream drops the text quietly. */
@@ -23,6 +24,8 @@ export interface InStream {
   readonly isTTY: boolean;
   /** Reads the whole of standard input (for `auth login --with-token`). */
   readAll(): Promise<string>;
+  /** The whole of standard input as bytes, for a reader that decodes it strictly itself (`rotate --from -`). */
+  readBytes(): Promise<Buffer>;
 }
 
 /** The raw streams, for the few users that need a real stream (the prompts). */
@@ -35,6 +38,8 @@ export interface RawStreams {
 /** How output looks; decided once commander has parsed the flags. */
 export interface OutputMode {
   json: boolean;
+  /** `--secret-to stdout`: stdout holds the secret and nothing else. */
+  secretOnStdout?: boolean;
   /** --quiet, or --json: no notices or progress on stderr. */
   quiet: boolean;
   debug: boolean;
@@ -114,15 +119,17 @@ export function wrapOutStream(stream: NodeJS.WritableStream & { isTTY?: boolean;
  * touched (about 1 ms, and the modules behind it), and most runs never read it.
  */
 export function wrapInStream(raw: Pick<RawStreams, 'stdin'>): InStream {
+  const readBytes = async () => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of raw.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+    return Buffer.concat(chunks);
+  };
   return {
     get isTTY() {
       return Boolean(raw.stdin.isTTY);
     },
-    async readAll() {
-      const chunks: Buffer[] = [];
-      for await (const chunk of raw.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
-      return Buffer.concat(chunks).toString('utf8');
-    },
+    readAll: async () => (await readBytes()).toString('utf8'),
+    readBytes,
   };
 }
 
@@ -136,7 +143,24 @@ export interface IOSettings {
  * the streams, and are settled by setOutputMode once the flags are parsed.
  */
 export function createIO(raw: RawStreams, settings: IOSettings): IO & { setOutputMode(mode: OutputMode & { noColor: boolean }): void } {
-  const redactor = new Redactor();
+  // In a GitHub Actions job every secret and the token are announced with
+  // `::add-mask::` the moment they are known, before any output could show
+  // them: on stdout, or on stderr when stdout is data (the JSON document, or
+  // the secret alone). Written to the raw stream, synchronously and
+  // unscrubbed (the streams' scrubbing would blank the very value to mask),
+  // so nothing written after it can overtake it on the same stream.
+  let maskOn: 'stdout' | 'stderr' = 'stdout';
+  const announce = inGitHubActions(settings.env)
+    ? (value: string) => {
+        try {
+          // A stdout sent to /dev/null would take the mask with it, out of the runner's sight.
+          raw[maskOn === 'stdout' && raw.stdout.discards ? 'stderr' : maskOn].write(maskCommands(value));
+        } catch {
+          /* a failed stream: nothing will be shown on it either */
+        }
+      }
+    : undefined;
+  const redactor = new Redactor(announce);
   const stderr = wrapOutStream(raw.stderr, (s) => redactor.scrubAll(s));
   let quiet = false;
   const io = {
@@ -159,6 +183,7 @@ export function createIO(raw: RawStreams, settings: IOSettings): IO & { setOutpu
     paint: { stdout: PLAIN, stderr: PLAIN },
     setOutputMode(mode: OutputMode & { noColor: boolean }) {
       quiet = mode.quiet || mode.json;
+      if (mode.json || mode.secretOnStdout) maskOn = 'stderr';
       if (mode.noColor) io.color = { stdout: false, stderr: false };
     },
   };

@@ -2,7 +2,7 @@
 // a Redactor that knows the token, the anti-forgery value and any signing
 // secret seen in this run, so even a server message that echoes one of them
 // cannot leak it. Stdout scrubs the credentials but not the secret, which
-// belongs there in the cases contract section 6 allows.
+// belongs there in the cases docs/secrets.md lists.
 //
 // Values are found by what they are, not by the key they sit under: in any
 // JSON escaping (`\u0077`, `\/`, `\"`, doubled backslashes of JSON inside
@@ -69,12 +69,40 @@ export class Redactor {
   /** Signing secrets shorter than MIN_SCRUB_LENGTH: kept out of stream() output only. */
   private readonly shortSecrets = new Set<string>();
 
+  /**
+   * `announce` is told of each signing secret and the token the first time
+   * either is known, before any other output can show it (createIO writes
+   * GitHub Actions' `::add-mask::` lines with it).
+   */
+  constructor(private readonly announce?: (value: string) => void) {}
+
+  private readonly announced = new Set<string>();
+
+  /** Announced only: a value this run prints on purpose (the sandbox's token), so not scrubbed. */
+  announceValue(value: string): void {
+    this.tell(value);
+  }
+
+  private tell(value: string): void {
+    if (!this.announce || this.announced.has(value)) return;
+    this.announced.add(value);
+    this.announce(value);
+  }
+
   addCredential(value: string | undefined): void {
     if (value && value.length >= MIN_SCRUB_LENGTH && !this.credentials.has(value)) this.credentials.set(value, undefined);
   }
 
+  /** The bearer token in effect: a credential, and announced as a secret is. */
+  addToken(value: string | undefined): void {
+    if (!value) return;
+    this.tell(value);
+    this.addCredential(value);
+  }
+
   addSecret(value: string | null | undefined): void {
     if (!value) return;
+    this.tell(value);
     if (value.length < MIN_SCRUB_LENGTH) this.shortSecrets.add(value);
     else if (!this.secrets.has(value)) this.secrets.set(value, undefined);
   }

@@ -5,11 +5,8 @@ import { checkbox, confirm, input, password, select } from '@inquirer/prompts';
 import type { Context } from '../context.js';
 import type { Prompter } from './prompter.js';
 import { EVENT_TYPES } from '../api/spec.js';
-import { destinationUrlSchema, nameSchema } from '../api/schemas.js';
 import { parseExpectedVersion } from '../input/parse.js';
-
-const firstIssue = (r: { success: boolean; error?: { issues: { message: string }[] } }) =>
-  r.success ? true : (r.error?.issues[0]?.message ?? 'invalid');
+import { promptedNameIssue, promptedUrlIssue } from './validate.js';
 
 /**
  * The prompts on the run's own streams. The prompts pick their colours when
@@ -21,8 +18,8 @@ export function createPrompter(ctx: Context, output: NodeJS.WritableStream & { i
   // stream of its own that passes writes on and never ends the real one.
   const ctxOf = () => ({ signal: ctx.signal, clearPromptOnDone: false, input: ctx.io.raw.stdin, output: passOn(output, color) });
   return {
-    name: () => input({ message: 'Endpoint name', validate: (v) => firstIssue(nameSchema().safeParse(v)) }, ctxOf()),
-    url: () => input({ message: 'Destination URL', validate: (v) => firstIssue(destinationUrlSchema().safeParse(v)) }, ctxOf()),
+    name: () => input({ message: 'Endpoint name (1 to 80 characters)', validate: promptedNameIssue }, ctxOf()),
+    url: () => input({ message: 'Destination URL (https)', validate: promptedUrlIssue }, ctxOf()),
     events: () =>
       checkbox(
         {

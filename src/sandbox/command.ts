@@ -1,6 +1,7 @@
 // `chatctl sandbox`: start, print where it listens, wait for the stop signal,
 // close. The CLI wiring parses flags and supplies `stopped` (SIGINT/SIGTERM).
 import { isLoopbackHost } from './ip.js';
+import type { DeliveryReport } from './deliver.js';
 import type { RecordedRequest } from './request-log.js';
 import { SandboxOptionError, startSandbox, type RunningSandbox } from './server.js';
 
@@ -18,6 +19,8 @@ export interface SandboxCommandOptions {
 export interface SandboxIo {
   stdout: (s: string) => void;
   stderr: (s: string) => void;
+  /** Told of the token before it is printed (a CI job's log masks it). */
+  secret?: (value: string) => void;
 }
 
 /** Quotes a value for a POSIX shell only when it needs it. */
@@ -48,6 +51,8 @@ function describe(s: RunningSandbox): string {
 }
 
 const logLine = (r: RecordedRequest) => `${r.at} ${r.method} ${r.path} -> ${r.status ?? 'dropped'} ${r.requestId}\n`;
+const deliveryLine = ({ delivery: d }: DeliveryReport, at: string) =>
+  `${at} deliver ${d.eventType} to ${d.destinationUrl} (${d.signedWith.length} signature${d.signedWith.length === 1 ? '' : 's'}) -> ${d.receiver.status ?? d.receiver.error} ${d.webhookId}\n`;
 
 function usageError(io: SandboxIo, json: boolean, message: string): number {
   io.stderr(
@@ -71,6 +76,7 @@ export async function runSandboxCommand(opts: SandboxCommandOptions, io: Sandbox
       rateLimit: opts.rateLimit,
       latencyMs: opts.latencyMs ?? 0,
       onRequest: opts.json ? undefined : (r) => io.stderr(logLine(r)),
+      onDelivery: opts.json ? undefined : (d, at) => io.stderr(deliveryLine(d, at)),
     });
   } catch (error) {
     if (error instanceof SandboxOptionError) return usageError(io, opts.json, error.message);
@@ -80,6 +86,7 @@ export async function runSandboxCommand(opts: SandboxCommandOptions, io: Sandbox
     throw error;
   }
   const { baseUrl, token, organizationId, applicationId, environmentKey } = sandbox;
+  io.secret?.(token);
   io.stdout(
     opts.json ? JSON.stringify({ baseUrl, token, organizationId, applicationId, environmentKey }) + '\n' : describe(sandbox),
   );

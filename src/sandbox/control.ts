@@ -5,8 +5,10 @@ import { type SandboxRequest } from './api.js';
 import { checkBearer } from './auth.js';
 import { MAX_BODY_BYTES } from './body.js';
 import { ApiFailure, type Reply } from './envelopes.js';
+import { deliverEvent } from './deliver.js';
 import { checkFaultPatch } from './faults.js';
 import { isLoopbackHost } from './ip.js';
+import { SANDBOX_MARKER_HEADER } from './marker.js';
 import { validationFailure } from './operations.js';
 import type { SandboxState } from './state.js';
 
@@ -29,7 +31,7 @@ function jsonBody(request: SandboxRequest): unknown {
 
 const ok = (data: unknown): Reply => ({ status: 200, data });
 
-type ControlRoute = (state: SandboxState, request: SandboxRequest) => Reply;
+type ControlRoute = (state: SandboxState, request: SandboxRequest) => Reply | Promise<Reply>;
 
 const ROUTES: Record<string, ControlRoute> = {
   'GET /_sandbox/faults': (state) => ok({ faults: state.faults.current }),
@@ -64,15 +66,36 @@ const ROUTES: Record<string, ControlRoute> = {
   },
 };
 
-export function handleControlRequest(state: SandboxState, request: SandboxRequest): Reply | ApiFailure {
+/** Routes with an endpoint id in their path. */
+const DELIVER = /^\/_sandbox\/endpoints\/([^/]+)\/deliver$/;
+
+function routeFor(request: SandboxRequest): ControlRoute | undefined {
+  const fixed = ROUTES[`${request.method} ${request.pathname}`];
+  if (fixed) return fixed;
+  const deliver = request.method === 'POST' ? DELIVER.exec(request.pathname) : null;
+  if (!deliver) return undefined;
+  let endpointId: string;
+  try {
+    endpointId = decodeURIComponent(deliver[1]!);
+  } catch {
+    return undefined;
+  }
+  return async (state) => ok(await deliverEvent(state, endpointId, jsonBody(request)));
+}
+
+export async function handleControlRequest(state: SandboxState, request: SandboxRequest): Promise<Reply | ApiFailure> {
   if (!isLoopbackHost(request.remoteAddress ?? ''))
     return new ApiFailure(403, 'permission_denied', 'control routes answer loopback callers only', {});
+  // `GET /_sandbox` says what this is, without a token: a client can tell a
+  // sandbox before it sends anything else (`webhooks trigger` does).
+  if (request.method === 'GET' && request.pathname === CONTROL_PREFIX)
+    return { status: 200, data: { sandbox: true }, headers: { [SANDBOX_MARKER_HEADER]: '1' } };
   const refused = checkBearer(request.headers, state.token);
   if (refused) return refused;
-  const route = ROUTES[`${request.method} ${request.pathname}`];
+  const route = routeFor(request);
   if (!route) return new ApiFailure(404, 'resource_not_found', `no such control route: ${request.method} ${request.pathname}`, {});
   try {
-    return route(state, request);
+    return await route(state, request);
   } catch (error) {
     if (error instanceof ApiFailure) return error;
     throw error;

@@ -2,7 +2,9 @@
 // Judged on the WHATWG parse of the URL, which already turns 0x7f.1,
 // 2130706433 and other IPv4 spellings into dotted decimal. Names are not
 // resolved: a public name that resolves to a private address is accepted.
-import { classifyAddress, type AddressClass } from './ip.js';
+// One exception the real service would not make: `http://` on a loopback
+// host, so that the sandbox can deliver to a receiver on this machine.
+import { classifyAddress, isLoopbackHost, type AddressClass } from './ip.js';
 
 export type DestinationRejection = 'invalid_url' | 'not_https' | 'userinfo' | 'localhost' | AddressClass;
 
@@ -12,7 +14,7 @@ export type DestinationVerdict =
 
 const MESSAGES: Record<DestinationRejection, string> = {
   invalid_url: 'destinationUrl is not an absolute URL',
-  not_https: 'destinationUrl must use https',
+  not_https: 'destinationUrl must use https (http:// only on a loopback host, for a local receiver)',
   userinfo: 'destinationUrl must not contain a user name or password',
   localhost: 'destinationUrl must not point at localhost',
   unspecified: 'destinationUrl must not point at an unspecified address',
@@ -33,10 +35,12 @@ export function checkDestination(raw: string): DestinationVerdict {
   } catch {
     return reject('invalid_url');
   }
-  if (url.protocol !== 'https:') return reject('not_https');
+  const localReceiver = url.protocol === 'http:' && isLoopbackHost(url.hostname);
+  if (url.protocol !== 'https:' && !localReceiver) return reject('not_https');
   // "https://@host" parses to an empty user name; the raw authority still has the "@".
   const authority = /^[a-z][a-z0-9+.-]*:[/\\]*([^/?#\\]*)/i.exec(raw.trim())?.[1] ?? '';
   if (url.username !== '' || url.password !== '' || authority.includes('@')) return reject('userinfo');
+  if (localReceiver) return { ok: true };
   const host = url.hostname.toLowerCase().replace(/\.$/, '');
   if (host === 'localhost' || host.endsWith('.localhost')) return reject('localhost');
   const addressClass = classifyAddress(host);

@@ -40,6 +40,13 @@ export interface SecretResult {
   secret: string;
 }
 
+export interface ValidSecret {
+  secret: string;
+  role: 'current' | 'previous';
+  /** The previous secret's end. */
+  expiresAt?: string;
+}
+
 export interface StatusResult {
   endpoint: EndpointRecord;
   changed: boolean;
@@ -123,8 +130,15 @@ export class EndpointStore {
   inspect(): Array<EndpointRecord & { validSecrets: string[] }> {
     return [...this.endpoints.values()].map((e) => ({
       ...this.record(e),
-      validSecrets: this.overlapEnd(e) !== null && e.previous ? [e.secret, e.previous.secret] : [e.secret],
+      validSecrets: this.validSecrets(e).map((v) => v.secret),
     }));
+  }
+
+  /** What a delivery needs: the endpoint and the secrets that sign it now, newest first. */
+  deliveryTarget(id: string): { endpoint: EndpointRecord; secrets: ValidSecret[] } {
+    const endpoint = this.endpoints.get(id);
+    if (!endpoint) throw new ApiFailure(404, 'resource_not_found', 'no such webhook endpoint', { endpointId: id });
+    return { endpoint: this.record(endpoint), secrets: this.validSecrets(endpoint) };
   }
 
   clear(): void {
@@ -146,6 +160,13 @@ export class EndpointStore {
   private touch(endpoint: Endpoint, now: number): void {
     endpoint.version += 1;
     endpoint.updatedAt = now;
+  }
+
+  /** The secrets that verify the endpoint's deliveries now: the current one, and the previous one until its overlap ends. */
+  private validSecrets(endpoint: Endpoint): ValidSecret[] {
+    const end = this.overlapEnd(endpoint);
+    const current: ValidSecret = { secret: endpoint.secret, role: 'current' };
+    return end !== null && endpoint.previous ? [current, { secret: endpoint.previous.secret, role: 'previous', expiresAt: iso(end) }] : [current];
   }
 
   /** When the running overlap ends, or null if none is running. */

@@ -18,4 +18,5 @@ function draw(random: RandomBytes, alphabet: string, length: number): string {
 export const newToken = (random: RandomBytes): string => 'sbx_' + draw(random, URL_SAFE, 24);
 export const newEndpointId = (random: RandomBytes): string => 'we_' + draw(random, LOWER, 20);
 export const newRequestId = (random: RandomBytes): string => 'req_' + draw(random, LOWER, 20);
+export const newMessageId = (random: RandomBytes): string => 'msg_' + draw(random, URL_SAFE, 24);
 export const newSecret = (random: RandomBytes): string => 'whsec_' + random(32).toString('base64');

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { handleApiRequest, type Outcome, type SandboxRequest } from './api.js';
 import { MAX_BODY_BYTES, type RawBody } from './body.js';
 import { handleControlRequest, isControlPath } from './control.js';
+import type { DeliveryReport } from './deliver.js';
 import { ApiFailure, errorAnswer, successAnswer, type Answer } from './envelopes.js';
 import { applyFaultPatch, checkFaultPatch, NO_FAULTS, type FaultPatch } from './faults.js';
 import { newRequestId, newToken, type RandomBytes } from './ids.js';
@@ -29,6 +30,8 @@ export interface SandboxOptions {
   randomBytes?: (n: number) => Buffer;
   /** Called after each API request is answered (the CLI logs it). */
   onRequest?: (entry: RecordedRequest) => void;
+  /** Called after each delivery (POST /_sandbox/endpoints/{id}/deliver) with its report and the sandbox's time (the CLI logs it). */
+  onDelivery?: (report: DeliveryReport, at: string) => void;
 }
 
 export interface RunningSandbox {
@@ -105,7 +108,7 @@ function toAnswer(outcome: Exclude<Outcome, 'drop'>, requestId: string): Answer 
 export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSandbox> {
   const random = opts.randomBytes ?? cryptoRandomBytes;
   const { host, port, token, endpointLimit, faults } = checkOptions(opts, random);
-  const state = new SandboxState({ token, endpointLimit, faults, now: opts.now ?? Date.now, randomBytes: random });
+  const state = new SandboxState({ token, endpointLimit, faults, now: opts.now ?? Date.now, randomBytes: random, onDelivery: opts.onDelivery });
   const pendingDelays = new Set<() => void>();
   let closing: Promise<void> | null = null;
 
@@ -135,7 +138,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
     };
     let outcome: Outcome;
     try {
-      outcome = control ? handleControlRequest(state, request) : handleApiRequest(state, request);
+      outcome = control ? await handleControlRequest(state, request) : handleApiRequest(state, request);
     } catch (error) {
       outcome = new ApiFailure(500, 'internal_error', 'the sandbox failed unexpectedly', { reason: String(error) });
     }
@@ -191,6 +194,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
     close() {
       closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
+        state.deliverer.close();
         for (const release of [...pendingDelays]) release();
         server.closeAllConnections();
       });

@@ -1,5 +1,6 @@
 // Everything one running sandbox remembers, in memory, behind one clock.
 import type { Scope } from '../api/spec.js';
+import { Deliverer, type DeliveryReport } from './deliver.js';
 import { EndpointStore } from './endpoints.js';
 import { Faults, type FaultSettings } from './faults.js';
 import { IdempotencyStore } from './idempotency.js';
@@ -19,6 +20,7 @@ export interface StateOptions {
   faults: FaultSettings;
   now: () => number;
   randomBytes: RandomBytes;
+  onDelivery?: ((report: DeliveryReport, at: string) => void) | undefined;
 }
 
 export class SandboxState {
@@ -30,11 +32,14 @@ export class SandboxState {
   readonly faults: Faults;
   readonly requests = new RequestLog();
   readonly stats = new Stats();
+  readonly deliverer = new Deliverer();
+  readonly onDelivery: ((report: DeliveryReport, at: string) => void) | undefined;
   private offsetMs = 0;
 
   constructor(private readonly options: StateOptions) {
     this.token = options.token;
     this.randomBytes = options.randomBytes;
+    this.onDelivery = options.onDelivery;
     this.endpoints = new EndpointStore({ now: this.now, randomBytes: options.randomBytes, limit: options.endpointLimit });
     this.idempotency = new IdempotencyStore(this.now);
     this.faults = new Faults(options.faults, this.now);
@@ -42,6 +47,9 @@ export class SandboxState {
 
   /** The injected clock plus whatever POST /_sandbox/clock added. */
   readonly now = (): number => this.options.now() + this.offsetMs;
+
+  /** The injected clock alone: the real time of sending, for the timestamps of deliveries. */
+  readonly baseNow = (): number => this.options.now();
 
   advanceClock(ms: number): void {
     this.offsetMs += ms;

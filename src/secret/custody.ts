@@ -15,7 +15,8 @@
 // document goes out in pieces. So a failing sink, a closed or full stdout,
 // a signal or a kill cannot lose it.
 import { CliError, localError } from '../errors/cli-error.js';
-import { escapeInline, shellQuote } from '../output/sanitize.js';
+import { escapeInline } from '../output/sanitize.js';
+import { exit13Details, newSecretHint } from './new-secret-hint.js';
 import { oddSecretHint, oddSecretText, type OddSecretAnswer } from '../api/schemas.js';
 import { describeKeepFailure, keepSecret, type KeptSecret } from './deliver.js';
 import type { Delivered, DeliveryFailure } from './deliver-all.js';
@@ -28,8 +29,10 @@ export interface Holder {
   idempotencyKey?: string | undefined;
   /** The endpoint's version after the change (the next --expected-version), when the server gave it. */
   version?: number | null | undefined;
-  /** When the previous secret stops working (an overlap rotation): a new rotation before then is refused. */
-  overlapEndsAt?: string | null | undefined;
+  /** The answer's data: where a running overlap's end is named (a new rotation before then is refused). */
+  answer?: unknown;
+  /** The server's request id of the answer that carried the secret. */
+  serverRequestId?: string | null | undefined;
 }
 
 export interface CustodyDeps {
@@ -60,6 +63,8 @@ export interface InDelivery {
   kept: string | null;
   /** Why no copy could be made, when none was. */
   keepFailure?: string | undefined;
+  /** When delivery started (for the hint's overlap rule). */
+  now: number;
 }
 
 export type CustodyOutcome = { ok: true; fp: string; delivered: Delivered[] } | { ok: false; fp: string; delivered: Delivered[]; kept: string | null; error: CliError };
@@ -97,6 +102,7 @@ export async function deliverInCustody(
     },
     kept: copy?.path ?? null,
     keepFailure: copy ? undefined : describeKeepFailure(firstKeepError, deps.configDir),
+    now: deps.now(),
   };
 
   let result: DeliveryResult;
@@ -143,29 +149,19 @@ export async function deliverInCustody(
         keepError = err;
       }
     }
-    const error = notDelivered(holder, { fp, failures: result.failures, delivered: result.delivered, where, keepFailure: where === undefined ? describeKeepFailure(keepError, deps.configDir) : undefined });
+    const error = notDelivered(holder, { fp, failures: result.failures, delivered: result.delivered, where, keepFailure: where === undefined ? describeKeepFailure(keepError, deps.configDir) : undefined, now: deps.now() });
     return { ok: false, fp, delivered: result.delivered, kept: where ?? null, error };
   }
 }
 
-/** The way to a new secret: rotate again, and during an overlap, when that can be done. */
-export function newSecretHint(holder: Holder): string {
-  const version = typeof holder.version === 'number' ? String(holder.version) : 'CURRENT_VERSION';
-  const rotate = (mode: string) => `chatctl webhooks rotate ${shellQuote(holder.endpointId)} --expected-version ${version} --mode ${mode} --secret-to file:PATH`;
-  const ends = holder.overlapEndsAt ? Date.parse(holder.overlapEndsAt) : NaN;
-  if (!Number.isNaN(ends)) {
-    // A rotation is refused while an overlap runs: after it ends, or now with immediate.
-    return `rotate it again to get a new one once the overlap ends at ${escapeInline(holder.overlapEndsAt!)}: ${rotate('overlap')}; or now, revoking the previous secret at once: ${rotate('immediate')} --yes`;
-  }
-  return `rotate it again to get a new one: ${rotate('overlap')}`;
-}
+/** The way to a new secret, as the answer allows it now (new-secret-hint.ts). */
+const hintFor = (holder: Holder, now: number) => newSecretHint({ endpointId: holder.endpointId, version: holder.version, answer: holder.answer, now });
 
 const keyText = (holder: Holder) => (holder.idempotencyKey ? ` (Idempotency-Key ${holder.idempotencyKey})` : '');
 
 /** What exit-13 details carry whatever the cause: whose secret, its version, its fingerprint, where it is. */
-function baseDetails(holder: Holder, fp: string | null, where: string | null): Record<string, unknown> {
-  return { endpointId: holder.endpointId, version: typeof holder.version === 'number' ? holder.version : null, fingerprint: fp, recoveredPath: where };
-}
+const baseDetails = (holder: Holder, fp: string | null, where: string | null, more: Record<string, unknown> = {}) =>
+  exit13Details({ endpointId: holder.endpointId, version: holder.version, fingerprint: fp, recoveredPath: where }, more);
 
 interface NotDelivered {
   fp: string;
@@ -173,20 +169,20 @@ interface NotDelivered {
   delivered: Delivered[];
   where: string | undefined;
   keepFailure: string | undefined;
-  serverRequestId?: string | undefined;
+  now: number;
 }
 
 /** The change was applied but a destination lacks the secret: exit 13, where the secret is (or that it is lost). */
 export function notDelivered(holder: Holder, n: NotDelivered): CliError {
   const why = n.failures.map((f) => `${f.to}: ${f.reason}`).join('; ');
   const got = n.delivered.length > 0 ? ` (it did reach ${n.delivered.map((d) => d.to).join(', ')})` : '';
-  const details = { ...baseDetails(holder, n.fp, n.where ?? null), delivered: n.delivered, failed: n.failures };
+  const details = baseDetails(holder, n.fp, n.where ?? null, { delivered: n.delivered, failed: n.failures, ...(holder.serverRequestId ? { serverRequestId: holder.serverRequestId } : {}) });
   const head = `the change was applied to endpoint ${escapeInline(holder.endpointId)}${keyText(holder)}, but the signing secret ${n.fp} was not delivered to ${why}${got}`;
   if (n.where !== undefined) {
     return localError('secret_not_delivered', `${head}; it is kept in ${n.where} (mode 0600)`, {
       details,
       idempotencyKey: holder.idempotencyKey,
-      hint: `put it where it belongs, then delete ${n.where}`,
+      hint: `put it where it belongs, then delete ${n.where}; or, ${hintFor(holder, n.now)}`,
     });
   }
   // No recovery copy either. There is no safe last resort: the secret goes
@@ -199,13 +195,13 @@ export function notDelivered(holder: Holder, n: NotDelivered): CliError {
     return localError('secret_not_delivered', `${head}; no recovery copy could be written either (${n.keepFailure}), so only ${holders} holds it`, {
       details: withCause,
       idempotencyKey: holder.idempotencyKey,
-      hint: `copy it from ${holders} to the other destinations, or ${newSecretHint(holder)}`,
+      hint: `copy it from ${holders} to the other destinations; or, ${hintFor(holder, n.now)}`,
     });
   }
   return localError('secret_not_delivered', `${head}; no recovery copy could be written either (${n.keepFailure}), so nothing holds it: the secret is lost`, {
     details: withCause,
     idempotencyKey: holder.idempotencyKey,
-    hint: newSecretHint(holder),
+    hint: hintFor(holder, n.now),
   });
 }
 
@@ -223,7 +219,7 @@ export function deliveryCutShort(d: InDelivery): CliError {
   return localError('secret_not_delivered', `${head}; no recovery copy could be written (${d.keepFailure ?? 'unknown error'}): it may not have reached every destination`, {
     details: { ...details, recoveryError: d.keepFailure ?? null },
     idempotencyKey: d.holder.idempotencyKey,
-    hint: `if a destination lacks it, ${newSecretHint(d.holder)}`,
+    hint: `if a destination lacks it, ${hintFor(d.holder, d.now)}`,
   });
 }
 
@@ -240,9 +236,9 @@ export function keepOddAnswer(odd: OddSecretAnswer, holder: Holder, deps: Custod
   } catch (err) {
     const cause = describeKeepFailure(err, deps.configDir);
     return localError('secret_not_delivered', `${head}; no recovery copy could be written (${cause}), so nothing holds it: the secret is lost`, {
-      details: { ...baseDetails(holder, fp, null), recoveryError: cause },
+      details: baseDetails(holder, fp, null, { recoveryError: cause }),
       idempotencyKey: holder.idempotencyKey,
-      hint: newSecretHint(holder),
+      hint: hintFor(holder, deps.now()),
     });
   }
   return localError('secret_not_delivered', `${head}; it is kept in ${path} (mode 0600), not delivered`, {
@@ -253,7 +249,7 @@ export function keepOddAnswer(odd: OddSecretAnswer, holder: Holder, deps: Custod
 }
 
 /** The server applied the change but sent no usable secret: exit 13, with the way to a new one. */
-export function secretWithheld(holder: Holder, answer: { secret: unknown; secretAvailable: boolean }, replayed = false): CliError {
+export function secretWithheld(holder: Holder, answer: { secret: unknown; secretAvailable: boolean }, now: number, replayed = false): CliError {
   const what = answer.secret === null || answer.secret === undefined ? 'secret: null' : answer.secret === '' ? 'an empty secret' : 'a secret';
   const message = replayed
     ? `the change was applied by an earlier run's request${keyText(holder)}, and the server does not return a secret twice (it answered ${what} and secretAvailable: ${String(answer.secretAvailable)})`
@@ -261,6 +257,6 @@ export function secretWithheld(holder: Holder, answer: { secret: unknown; secret
   return localError('secret_not_delivered', message, {
     details: baseDetails(holder, null, null),
     idempotencyKey: holder.idempotencyKey,
-    hint: newSecretHint(holder),
+    hint: hintFor(holder, now),
   });
 }

@@ -7,7 +7,7 @@
 // Used by create and rotate once, and by `rotate --from` once per item.
 import type { OutStream } from '../output/io.js';
 import type { Redactor } from '../output/redact.js';
-import { writeEnvFile, writeSecretFile } from './deliver.js';
+import { appendGitHubValue, writeEnvFile, writeSecretFile } from './deliver.js';
 import { fingerprint } from './fingerprint.js';
 import { sinkHolds } from './readback.js';
 import { substituteId, type Sink } from './sinks.js';
@@ -34,7 +34,15 @@ export interface DeliverDeps {
   idPlaceholder?: boolean | undefined;
   /** A resumed delivery: a file: or env-file: destination already holding exactly this secret counts as delivered. */
   skipHeld?: boolean | undefined;
+  /**
+   * --json: stderr holds JSON lines only, so an exec: command's output is not
+   * passed through; its tail (scrubbed) is kept for its failure's `output`.
+   */
+  captureExecOutput?: boolean | undefined;
 }
+
+/** How much of a failed exec: command's output its failure carries (--json). */
+export const EXEC_OUTPUT_TAIL_BYTES = 4096;
 
 export interface Delivered {
   to: string;
@@ -44,6 +52,8 @@ export interface Delivered {
 export interface DeliveryFailure {
   to: string;
   reason: string;
+  /** --json, exec: only: the last 4,096 bytes of the command's output, secrets and token blanked. */
+  output?: string;
 }
 
 export interface DeliveryOutcome {
@@ -103,7 +113,8 @@ export async function deliverAll(sinks: readonly Sink[], item: { endpointId: str
       if (!(deps.skipHeld && sinkHolds(sink, fp))) await deliverOne(sink, item, fp, deps);
       outcome.delivered.push({ to: sink.to, fingerprint: fp });
     } catch (err) {
-      outcome.failures.push({ to: sink.to, reason: describeFailure(err) });
+      const output = (err as { execOutput?: unknown } | undefined)?.execOutput;
+      outcome.failures.push({ to: sink.to, reason: describeFailure(err), ...(typeof output === 'string' ? { output } : {}) });
     }
   }
   return outcome;
@@ -115,12 +126,21 @@ async function deliverOne(sink: Sink, item: { endpointId: string; secret: string
       return writeSecretFile(sink.path, item.secret, sink.force);
     case 'env-file':
       return writeEnvFile(sink.path, sink.name, item.secret);
+    case 'github':
+      return appendGitHubValue(sink.path, sink.name, item.secret);
     case 'stdout':
       if (deps.redactor.holdsCredential(item.secret)) throw new Error(CREDENTIAL_IN_SECRET);
       return writeConfirmed(deps.stdout, `${item.secret}\n`, deps.signal);
     case 'exec': {
       const { runExecSink } = await import('./exec.js');
       const scrubber = deps.redactor.stream();
+      // --json: kept, not shown; the last EXEC_OUTPUT_TAIL_BYTES of it (in
+      // UTF-16 units at most that many, each at least a byte) once scrubbed.
+      let kept = '';
+      const show = (clean: string) => {
+        if (!deps.captureExecOutput) deps.stderr.write(clean);
+        else kept = (kept + clean).slice(-EXEC_OUTPUT_TAIL_BYTES);
+      };
       try {
         await runExecSink({
           command: sink.command,
@@ -131,16 +151,32 @@ async function deliverOne(sink: Sink, item: { endpointId: string; secret: string
           fingerprint: fp,
           output: (text) => {
             const clean = scrubber.push(text);
-            if (clean) deps.stderr.write(clean);
+            if (clean) show(clean);
           },
           timeoutMs: deps.execTimeoutMs ?? EXEC_TIMEOUT_MS,
           signal: deps.signal,
         });
+      } catch (err) {
+        if (deps.captureExecOutput) {
+          const rest = scrubber.end();
+          if (rest) show(rest);
+          throw Object.assign(err instanceof Error ? err : new Error(String(err)), { execOutput: lastBytes(kept, EXEC_OUTPUT_TAIL_BYTES) });
+        }
+        throw err;
       } finally {
         const rest = scrubber.end();
-        if (rest) deps.stderr.write(rest);
+        if (rest) show(rest);
       }
       return;
     }
   }
+}
+
+/** The last `max` bytes of text in UTF-8, starting at a whole character. */
+export function lastBytes(text: string, max: number): string {
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= max) return text;
+  let start = bytes.length - max;
+  while (start < bytes.length && (bytes[start]! & 0xc0) === 0x80) start++;
+  return bytes.subarray(start).toString('utf8');
 }

@@ -1,103 +1,23 @@
 // Putting the one-time secret on disk: a destination holds the whole secret
-// or nothing. Files are created exclusively with mode 0600; a replacement is
-// written beside the target and renamed over it, so a reader never sees a
-// half-written file and a failed write (ENOSPC) leaves the old one; a file
-// this run created and could not finish is removed.
-import {
-  closeSync,
-  constants,
-  fchmodSync,
-  fstatSync,
-  fsyncSync,
-  lstatSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmdirSync,
-  rmSync,
-  unlinkSync,
-  writeSync,
-} from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+// or nothing (fs/atomic.ts). Files are created exclusively with mode 0600; a
+// replacement is written beside the target and renamed over it, so a reader
+// never sees a half-written file and a failed write (ENOSPC) leaves the old
+// one; a file this run could not finish is removed.
+import { chmodSync, closeSync, constants, fstatSync, ftruncateSync, lstatSync, openSync, readFileSync, readSync, rmdirSync, unlinkSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { makeFolders } from '../config/make-folders.js';
+import { kindOf, syncPath, writeFileAtomic } from '../fs/atomic.js';
 import { randomBytes } from '../random.js';
 import { dotenvProblem, setDotenvValue } from './dotenv.js';
 import { readRegularFile } from './readback.js';
-import { envFileProblem, kindOf } from './sinks.js';
+import { envFileProblem } from './sinks.js';
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
-
-function writeAll(fd: number, data: Buffer): void {
-  let done = 0;
-  while (done < data.length) done += writeSync(fd, data, done, data.length - done);
-}
-
-/**
- * A new file, 0600 whatever the umask, holding exactly `data`; removed again
- * if anything fails. `durable`: on disk before this returns (fsync), not just
- * handed to the kernel, which a process that dies still leaves whole.
- */
-function createExclusive(path: string, data: Buffer, durable = true): void {
-  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o600);
-  try {
-    fchmodSync(fd, 0o600);
-    writeAll(fd, data);
-    if (durable) fsyncSync(fd);
-  } catch (err) {
-    closeQuietly(fd);
-    rmSync(path, { force: true });
-    throw err;
-  }
-  closeSync(fd);
-}
-
-function closeQuietly(fd: number): void {
-  try {
-    closeSync(fd);
-  } catch {
-    /* already failing */
-  }
-}
-
-/** Best effort: makes a rename durable; some file systems cannot open a folder. */
-function syncFolder(folder: string): void {
-  try {
-    const fd = openSync(folder, constants.O_RDONLY);
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    /* the rename itself has happened */
-  }
-}
-
-/** `data` written beside `path` and renamed over it, if `path` is (still) a regular file or absent. */
-function replaceAtomically(path: string, data: Buffer): void {
-  const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
-  createExclusive(tmp, data);
-  try {
-    let st;
-    try {
-      st = lstatSync(path);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    }
-    if (st && !st.isFile()) throw Object.assign(new Error(`${path} is now ${kindOf(st)}`), { code: 'ENOTREG' });
-    renameSync(tmp, path);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw err;
-  }
-  syncFolder(dirname(path));
-}
+const NONBLOCK = constants.O_NONBLOCK ?? 0;
 
 /** `file:` — a new file 0600 holding exactly the secret, or with force a regular file replaced atomically. */
 export function writeSecretFile(path: string, secret: string, force: boolean): void {
-  const data = Buffer.from(secret, 'utf8');
-  if (force) replaceAtomically(path, data);
-  else createExclusive(path, data);
+  writeFileAtomic(path, secret, { how: force ? 'replace' : 'exclusive' });
 }
 
 /** `env-file:` — NAME=<secret> set in the dotenv file (created if absent), rewritten atomically, 0600. */
@@ -124,7 +44,58 @@ export function writeEnvFile(path: string, name: string, secret: string): void {
       closeSync(fd);
     }
   }
-  replaceAtomically(path, setDotenvValue(content, name, secret));
+  writeFileAtomic(path, setDotenvValue(content, name, secret));
+}
+
+/**
+ * `github-output:NAME` / `github-env:NAME`: the value appended to the
+ * runner's file as a multi-line value, `NAME<<DELIM`, the secret, `DELIM`,
+ * with DELIM random and found nowhere in the secret, so no secret can end
+ * the value early or set another variable. The block goes out in one write
+ * and is read back; a write that fails or falls short is cut off again
+ * (the file truncated to its size before), so the runner never reads half a
+ * value.
+ */
+export function appendGitHubValue(path: string, name: string, secret: string): void {
+  let delimiter: string;
+  do delimiter = `ghadelimiter_${randomBytes(16).toString('hex')}`;
+  while (secret.includes(delimiter));
+  const fd = openSync(path, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | NOFOLLOW, 0o600);
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw Object.assign(new Error(`${path} is now ${kindOf(st)}`), { code: 'ENOTREG' });
+    const before = st.size;
+    // A file whose last line is unfinished would swallow the first line of the block.
+    const last = Buffer.alloc(1);
+    const lead = before > 0 && readSync(fd, last, 0, 1, before - 1) === 1 && last[0] !== 0x0a ? '\n' : '';
+    const block = Buffer.from(`${lead}${name}<<${delimiter}\n${secret}\n${delimiter}\n`, 'utf8');
+    try {
+      const written = writeSync(fd, block);
+      if (written !== block.length) throw new Error(`only ${written} of ${block.length} bytes could be appended to ${path} (a full disk, or a file size limit)`);
+      const back = Buffer.alloc(block.length);
+      const read = readSync(fd, back, 0, block.length, before);
+      if (read !== block.length || !back.equals(block)) throw Object.assign(new Error(`${path} does not hold the value just appended (another writer?)`), { code: 'EIO' });
+    } catch (err) {
+      let undone = '; the file was cut back to its size before';
+      try {
+        ftruncateSync(fd, before);
+      } catch (cut) {
+        undone = `; cutting the file back to its size before failed too (${(cut as NodeJS.ErrnoException).code ?? 'error'}): ${path} may hold part of the value`;
+      }
+      if (err instanceof Error) err.message += undone;
+      throw err;
+    }
+  } finally {
+    closeQuietly(fd);
+  }
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    /* already failing */
+  }
 }
 
 /** A secret held under <configDir>/recovered/: where it is, and how to tidy up if it is not needed after all. */
@@ -148,6 +119,7 @@ export interface KeptSecret {
 export function keepSecret(configDir: string, endpointId: string, secret: string | Buffer, now: Date, opts: { durable?: boolean; key?: string | undefined } = {}): KeptSecret {
   const dir = recoveryFolder(configDir);
   const firstMade = makeFolders(dir, 0o700);
+  checkRecoveryFolder(dir);
   const data = Buffer.from(secret); // a string as UTF-8
   let path: string | undefined;
   if (opts.key !== undefined) {
@@ -155,7 +127,7 @@ export function keepSecret(configDir: string, endpointId: string, secret: string
     // from the "send" record alone (a kill may come before any other record).
     const named = keptCopyPath(configDir, endpointId, opts.key);
     try {
-      createExclusive(named, data, opts.durable ?? true);
+      writeFileAtomic(named, data, { how: 'exclusive', durable: opts.durable ?? true });
       path = named;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
@@ -165,23 +137,14 @@ export function keepSecret(configDir: string, endpointId: string, secret: string
   if (path === undefined) {
     const stamp = now.toISOString().replace(/[:.]/g, '-');
     path = join(dir, `${safeName(endpointId)}-${stamp}-${randomBytes(3).toString('hex')}.secret`);
-    createExclusive(path, data, opts.durable ?? true);
+    writeFileAtomic(path, data, { how: 'exclusive', durable: opts.durable ?? true });
   }
   const kept = path;
   return {
     path: kept,
     persist() {
-      try {
-        const fd = openSync(kept, constants.O_RDONLY | NOFOLLOW);
-        try {
-          fsyncSync(fd);
-        } finally {
-          closeSync(fd);
-        }
-        syncFolder(dir);
-      } catch {
-        /* it is written; only a crash of the machine could still take it */
-      }
+      syncPath(kept);
+      syncPath(dir);
     },
     discard() {
       // unlink, not rmSync: rmSync loads and runs Node's recursive remover
@@ -202,6 +165,26 @@ export function keepSecret(configDir: string, endpointId: string, secret: string
       }
     },
   };
+}
+
+/**
+ * recovered/ is trusted as the config folder is: a folder (not a link to
+ * one) of this user's that group and others cannot write, else refused (the
+ * error's message says why, for describeKeepFailure); read or search
+ * permission for group or others is taken away (chmod 700). A copy is never
+ * written where another user could read, replace or remove it.
+ */
+function checkRecoveryFolder(dir: string): void {
+  const refuse = (why: string) => Object.assign(new Error(why), { code: 'EUNSAFE' });
+  const st = lstatSync(dir);
+  if (st.isSymbolicLink()) throw refuse('is a symbolic link; secrets are kept only in a folder of its own (remove the link)');
+  if (!st.isDirectory()) throw refuse(`is ${kindOf(st)}, not a folder`);
+  const uid = typeof process.geteuid === 'function' ? process.geteuid() : undefined;
+  if (uid === undefined) return; // Windows: no owner to check
+  const mode = (st.mode & 0o777).toString(8).padStart(3, '0');
+  if (st.uid !== uid) throw refuse(`belongs to another user (uid ${st.uid}), not to you (uid ${uid})`);
+  if ((st.mode & 0o022) !== 0) throw refuse(`can be written by group or others (mode ${mode}); check its contents, then chmod 700 it`);
+  if ((st.mode & 0o077) !== 0) chmodSync(dir, 0o700);
 }
 
 /** The folder a kept secret goes to. */
@@ -234,10 +217,10 @@ export function describeKeepFailure(err: unknown, configDir: string): string {
   return `${folder}: ${reason}`;
 }
 
+
 const safeName = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64) || 'endpoint';
 
 /** Where the copy of the secret of the request with this Idempotency-Key is kept. */
 export function keptCopyPath(configDir: string, endpointId: string, key: string): string {
   return join(recoveryFolder(configDir), `${safeName(endpointId)}-${safeName(key)}.secret`);
 }
-

@@ -1,4 +1,4 @@
-// `env-file:PATH#NAME` (contract section 6): the line NAME=<secret> is set in a
+// `env-file:PATH#NAME` (docs/secrets.md): the line NAME=<secret> is set in a
 // dotenv file, every other line kept byte for byte. Pure functions on bytes,
 // so a file in any encoding, with CRLF or without a final newline, comes back
 // unchanged but for that one line.
@@ -49,6 +49,23 @@ export function dotenvValue(secret: string): string | Error {
 }
 
 /**
+ * The value of every `NAME=` line, unquoted as `dotenvValue` quotes it (a
+ * plain value as it is, a single-quoted one without its quotes): what
+ * `setDotenvValue` wrote there, read back. Empty when NAME is not set.
+ */
+export function dotenvValuesOf(content: Buffer, name: string): Buffer[] {
+  const values: Buffer[] = [];
+  for (const line of splitLines(content)) {
+    const at = nameAt(content, line, name);
+    if (!at) continue;
+    const value = content.subarray(at.valueStart, line.textEnd);
+    const quoted = value.length >= 2 && value[0] === 0x27 && value[value.length - 1] === 0x27;
+    values.push(quoted ? value.subarray(1, -1) : value);
+  }
+  return values;
+}
+
+/**
  * Problems that would make rewriting NAME unsafe, found before anything is
  * sent: an existing NAME whose quoted value runs over several lines.
  */
@@ -91,16 +108,4 @@ export function setDotenvValue(content: Buffer, name: string, secret: string): B
   const eol = lines.length > 0 && lines[0]!.end - lines[0]!.textEnd === 2 ? '\r\n' : '\n';
   const needsBreak = content.length > 0 && content[content.length - 1] !== 0x0a;
   return Buffer.concat([content, Buffer.from(`${needsBreak ? eol : ''}${name}=${value}${eol}`, 'utf8')]);
-}
-
-/** NAME's value as chatctl writes it (plain, or single-quoted), read back; undefined if NAME is not set on one line. */
-export function readDotenvValue(content: Buffer, name: string): string | undefined {
-  let value: string | undefined;
-  for (const line of splitLines(content)) {
-    const at = nameAt(content, line, name);
-    if (!at) continue;
-    const raw = content.toString('utf8', at.valueStart, line.textEnd).replace(/[ \t]+$/, '');
-    value = raw.length >= 2 && raw.startsWith("'") && raw.endsWith("'") ? raw.slice(1, -1) : raw;
-  }
-  return value;
 }

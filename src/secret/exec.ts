@@ -1,12 +1,19 @@
-// `exec:COMMAND` (contract section 6): COMMAND run by /bin/sh -c with the
+// `exec:COMMAND` (docs/secrets.md, docs/secret-destinations.md): COMMAND run by /bin/sh -c with the
 // secret on its stdin (no newline, then end of input). A bundle of its own
 // (dist/lazy/exec.cjs): execa is loaded only by a run that has an exec: sink.
+//
+// COMMAND never starts without the whole secret on its input, and never
+// counts as done without having read all of it: it starts only once chatctl
+// has handed the whole secret to the kernel and said so on a second channel
+// (a chatctl killed before that leaves nothing for it to run on), and an exit
+// 0 that left bytes of the secret unread is a failure.
 //
 // The command runs in a process group of its own, so a timeout or Ctrl-C
 // ends it and whatever it started; its output is handed back in pieces for
 // the caller to scrub and put on stderr. Success is exit 0 within the time
 // limit; the command's exit, not the end of its output, ends the wait, so a
 // background process it leaves holding the pipes cannot hang chatctl.
+import type { Duplex } from 'node:stream';
 import { execa } from 'execa';
 
 export interface ExecSinkInput {
@@ -28,12 +35,46 @@ export interface ExecSinkInput {
  * hands a child a socket, which tools that open /dev/stdin by path cannot
  * open (`kubectl create secret … --from-file=secret=/dev/stdin`: "No such
  * device or address"). `cat` copies the secret from chatctl's socket into
- * the pipe. The trap makes this shell outlive a SIGTERM to the group until
- * COMMAND ends, so COMMAND keeps its grace before the SIGKILL; a trap (not an
- * ignore) is reset in COMMAND, which sees SIGTERM as before. Its status is
+ * the pipe.
+ *
+ * Nothing starts before chatctl writes `go` on descriptor 3, which it does
+ * only once the whole secret and the end of input are in the kernel, where
+ * they outlive chatctl: a chatctl killed before that closes descriptor 3
+ * without `go`, and this shell exits (status 125) without running COMMAND,
+ * where an end of input alone would have let COMMAND run, and succeed, on an
+ * empty or cut secret. `cat` ignores SIGTERM, so a stop cannot cut the secret
+ * short either (SIGKILL still ends it).
+ *
+ * Descriptor 4 is a second read end of COMMAND's pipe: once COMMAND has
+ * exited 0, `wc` counts what it left unread (after `cat` has written all),
+ * and the count goes back to chatctl on descriptor 3. COMMAND, `cat` and
+ * whatever COMMAND starts see neither descriptor.
+ *
+ * The traps make these shells outlive a SIGTERM to the group until COMMAND
+ * ends, so COMMAND keeps its grace before the SIGKILL; a trap (not an
+ * ignore) is reset in COMMAND, which sees SIGTERM as before. The status is
  * COMMAND's (the last of the pipeline).
  */
-const PIPE_WRAPPER = 'trap : TERM; /bin/cat | /bin/sh -c "$1"';
+const PIPE_WRAPPER = [
+  'trap : TERM',
+  'IFS= read -r go <&3 && [ "$go" = go ] || exit 125',
+  '( trap "" TERM; exec /bin/cat ) 3>&- | {',
+  '  trap : TERM; exec 4<&0',
+  '  /bin/sh -c "$1" 3>&- 4<&-; s=$?',
+  '  [ "$s" -ne 0 ] || { printf "left " && command -p wc -c <&4; } >&3',
+  '  exit "$s"',
+  '}',
+].join('\n');
+
+/**
+ * The largest secret an exec: command is given: all of it must fit in the
+ * kernel's buffer for the socket before COMMAND starts reading (8 KiB is the
+ * smallest such buffer, macOS's). A signing secret is a few dozen bytes.
+ */
+export const MAX_EXEC_INPUT_BYTES = 8 * 1024;
+
+/** The variables that carry chatctl's own credentials (the bearer token, the x-service-csrf value): never passed to COMMAND. */
+export const CREDENTIAL_VARIABLES: readonly string[] = ['CHATCTL_TOKEN', 'CHATCTL_CSRF_TOKEN'];
 
 /** Grace between SIGTERM and SIGKILL, and for the output to drain after exit. */
 const KILL_GRACE_MS = 2000;
@@ -42,17 +83,18 @@ const DRAIN_MS = 250;
 /** Resolves when COMMAND exited 0 in time; rejects with an Error saying what went wrong. */
 export async function runExecSink(input: ExecSinkInput): Promise<void> {
   const env: Record<string, string | undefined> = { ...input.env, CHATCTL_ENDPOINT_ID: input.endpointId, CHATCTL_SECRET_FINGERPRINT: input.fingerprint };
-  // The command needs the secret, not chatctl's bearer token.
-  delete env.CHATCTL_TOKEN;
+  // The command needs the secret, not chatctl's credentials.
+  for (const name of CREDENTIAL_VARIABLES) delete env[name];
   if (input.signal?.aborted) throw new Error('interrupted before it started');
+  const secret = Buffer.from(input.secret, 'utf8');
+  if (secret.length > MAX_EXEC_INPUT_BYTES) throw new Error(`not started: the secret is ${secret.length} bytes, more than the ${MAX_EXEC_INPUT_BYTES} an exec: command is given`);
 
   const child = execa('/bin/sh', ['-c', PIPE_WRAPPER, 'chatctl-exec', input.command], {
     cwd: input.cwd,
     env,
     extendEnv: false,
-    input: input.secret,
-    stdout: 'pipe',
-    stderr: 'pipe',
+    // stdin, stdout, stderr, and descriptor 3: `go` to the wrapper, the unread count back.
+    stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
     buffer: false,
     reject: false,
     detached: true,
@@ -69,9 +111,27 @@ export async function runExecSink(input: ExecSinkInput): Promise<void> {
 
   let why: string | undefined;
   const timers: NodeJS.Timeout[] = [];
+
+  // The secret and the end of input first; `go` only once both are in the kernel.
+  const control = child.stdio[3] as Duplex | null;
+  let report = '';
+  control?.setEncoding('utf8');
+  control?.on('data', (text: string) => (report += text));
+  control?.on('error', () => undefined);
+  child.stdin?.on('error', () => undefined);
+  let handedOver = false;
+  child.stdin?.once('finish', () => {
+    if (why !== undefined) return void control?.end();
+    handedOver = true;
+    control?.write('go\n');
+  });
+  child.stdin?.end(secret);
+
   const stop = (reason: string) => {
     if (why !== undefined) return;
     why = reason;
+    // A command not yet started never will be.
+    if (!handedOver) control?.end();
     killGroup(child.pid, 'SIGTERM');
     timers.push(setTimeout(() => killGroup(child.pid, 'SIGKILL'), KILL_GRACE_MS));
   };
@@ -84,17 +144,22 @@ export async function runExecSink(input: ExecSinkInput): Promise<void> {
       child.once('exit', (code, signal) => done({ code, signal }));
       child.once('error', (error) => done({ error }));
     });
-    // Let the last output arrive, but not wait for pipes a leftover process holds.
+    // Let the last output (and the unread count) arrive, but not wait for pipes a leftover process holds.
     await Promise.race([
-      Promise.all([child.stdout, child.stderr].map((s) => (s && !s.closed ? new Promise((r) => s.once('close', r)) : undefined))),
+      Promise.all([child.stdout, child.stderr, control].map((s) => (s && !s.closed ? new Promise((r) => s.once('close', r)) : undefined))),
       new Promise((r) => timers.push(setTimeout(r, DRAIN_MS))),
     ]);
     child.stdout?.destroy();
     child.stderr?.destroy();
+    control?.destroy();
     if (why !== undefined) throw new Error(why);
     if ('error' in ended) throw new Error(`could not be started: ${(ended.error as NodeJS.ErrnoException).code ?? ended.error.message}`);
+    if (!handedOver) throw new Error('was not started: its input could not be written');
     if (ended.signal) throw new Error(`was ended by ${ended.signal}`);
     if (ended.code !== 0) throw new Error(`exited with status ${ended.code}`);
+    const left = /^left\s*(\d+)\s*$/.exec(report);
+    if (!left) throw new Error('exited 0, but whether it read all of its input could not be checked');
+    if (Number(left[1]) > 0) throw new Error(`exited 0 without reading all of its input (${left[1]} of ${secret.length} bytes left unread)`);
   } finally {
     for (const t of timers) clearTimeout(t);
     input.signal?.removeEventListener('abort', onAbort);

@@ -1,11 +1,11 @@
 // Where create's or rotate's one-time secret goes, decided before anything
-// is sent (contract section 6): the sinks given, else the JSON on stdout
+// is sent (docs/secrets.md): the sinks given, else the JSON on stdout
 // (--json), else the terminal (stdout a TTY and CI not set); anything else
 // is refused with exit 2, so a run that could not deliver the secret never
 // asks the server for one.
 import { usageError } from '../errors/cli-error.js';
 import { isTruthyEnv } from '../scope/resolve.js';
-import { parseSinks, secretFileSpec, STDOUT_DISCARDS, type Sink } from './sinks.js';
+import { hasIdPlaceholder, parseSinks, secretFileSpec, sinksFor, STDOUT_DISCARDS, type Sink, type SinkSettings } from './sinks.js';
 
 export interface SecretPlan {
   sinks: Sink[];
@@ -24,11 +24,18 @@ export interface SecretPlanInput {
   dryRun: boolean;
   cwd: string;
   env: Record<string, string | undefined>;
+  /**
+   * rotate: the endpoint id, which `{id}` in a file: or env-file: path stands
+   * for (as in `rotate --from`). Without it (create: the id is not known
+   * before the server answers) a path with `{id}` is refused.
+   */
+  endpointId?: string | undefined;
 }
 
 export function planSecret(input: SecretPlanInput): SecretPlan {
   const specs = [...(input.secretFile !== undefined ? [secretFileSpec(input.secretFile)] : []), ...(input.secretTo ?? [])];
-  const sinks = parseSinks(specs, { cwd: input.cwd, env: input.env, json: input.json, stdoutIsTTY: input.stdoutIsTTY, stdoutDiscards: input.stdoutDiscards, force: input.force });
+  const settings: SinkSettings = { cwd: input.cwd, env: input.env, json: input.json, stdoutIsTTY: input.stdoutIsTTY, stdoutDiscards: input.stdoutDiscards, force: input.force };
+  const sinks = idSubstituted(parseSinks(specs, { ...settings, idPlaceholder: true }), input.endpointId, settings);
   if (sinks.length > 0) return { sinks };
   if (input.json) {
     if (input.stdoutDiscards && !input.dryRun) throw usageError(`${STDOUT_DISCARDS} with the JSON document`, 'say where it goes with --secret-to (file:PATH, env-file:PATH#NAME, exec:COMMAND), or send stdout somewhere it is kept');
@@ -43,4 +50,16 @@ export function planSecret(input: SecretPlanInput): SecretPlan {
       : 'refusing to print the signing secret: standard output is not a terminal',
     'say where it goes with --secret-to (file:PATH — or --secret-file PATH —, env-file:PATH#NAME, exec:COMMAND, or stdout for $(…) capture), or use --json to receive it in the JSON output',
   );
+}
+
+/** `{id}` in a path replaced by the endpoint id and that path checked, or refused where no id is known yet (exit 2, nothing sent). */
+function idSubstituted(sinks: Sink[], endpointId: string | undefined, settings: SinkSettings): Sink[] {
+  if (endpointId !== undefined) return sinksFor(sinks, endpointId, settings);
+  const withId = sinks.find(hasIdPlaceholder);
+  if (withId)
+    throw usageError(
+      `--secret-to ${withId.to}: {id} stands for the endpoint id, which is not known before the server answers`,
+      'name the file itself; {id} can be used with webhooks rotate, which knows the endpoint id',
+    );
+  return sinks;
 }

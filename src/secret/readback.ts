@@ -1,34 +1,66 @@
 // Reading a destination back: does it already hold exactly this secret? A
 // resumed `--from` run asks before delivering a kept copy again (a file that
-// holds it counts as delivered), and when no copy is left. A destination may
-// have become anything since it was written (a link, a FIFO that would block
-// forever, a huge file): it is opened without following links and without
-// blocking, and read only if it is a regular file of a secret's size.
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import { readDotenvValue } from './dotenv.js';
+// holds it counts as delivered), and when no copy is left; a kept copy is
+// read the same way. A destination may have become anything since it was
+// written (a link, a FIFO that would block forever, a huge file).
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
+import { dotenvValuesOf } from './dotenv.js';
 import { fingerprint } from './fingerprint.js';
 import type { Sink } from './sinks.js';
 
-/** More than any secret or dotenv file chatctl writes: anything larger is not ours. */
-const MAX_READ_BACK = 1 << 20;
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+const NONBLOCK = constants.O_NONBLOCK ?? 0;
 
-/** The bytes of a regular file at `path`, or undefined (absent, a link, not a regular file, too large, unreadable). */
-export function readRegularFile(path: string): Buffer | undefined {
-  let fd: number;
+/** The most of a destination read back: a secret file is a few dozen bytes, a dotenv file a few KiB. */
+const MAX_READ_BACK_BYTES = 1024 * 1024;
+
+/**
+ * The bytes of the regular file at `path`, or undefined when it is absent,
+ * unreadable, larger than `max` or anything but a regular file. Never
+ * follows a link, and never blocks on what took the file's place: lstat
+ * first, an open with O_NOFOLLOW | O_NONBLOCK (a FIFO opens at once and is
+ * not read), then fstat to be sure it is the file looked at.
+ */
+export function readRegularFile(path: string, max = MAX_READ_BACK_BYTES): Buffer | undefined {
   try {
-    fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+    const seen = lstatSync(path);
+    if (!seen.isFile() || seen.size > max) return undefined;
+    const fd = openSync(path, constants.O_RDONLY | NOFOLLOW | NONBLOCK);
+    try {
+      const st = fstatSync(fd);
+      if (!st.isFile() || st.ino !== seen.ino || st.dev !== seen.dev) return undefined;
+      const buf = Buffer.alloc(max + 1);
+      let got = 0;
+      for (let n; got < buf.length && (n = readSync(fd, buf, got, buf.length - got, null)) > 0; ) got += n;
+      return got > max ? undefined : buf.subarray(0, got);
+    } finally {
+      closeSync(fd);
+    }
   } catch {
     return undefined;
   }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile() || st.size > MAX_READ_BACK) return undefined;
-    return readToEnd(fd, st.size);
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
+}
+
+/**
+ * Whether a destination already holds the secret with fingerprint `fp`, read
+ * back as written: a `file:` holding exactly it, an `env-file:` whose every
+ * NAME line has it as its value. An exec: command's store and stdout cannot
+ * be asked: false. The resume of `rotate --from` asks this; it never follows
+ * a link, never blocks (a FIFO in its place is not read) and reads at most
+ * 1 MiB, so it ends at once whatever the destination has become.
+ */
+export function sinkHolds(sink: Sink, fp: string): boolean {
+  if (sink.kind === 'file') {
+    const bytes = readRegularFile(sink.path, MAX_READ_BACK_BYTES);
+    return bytes !== undefined && fingerprint(bytes) === fp;
   }
+  if (sink.kind === 'env-file') {
+    const bytes = readRegularFile(sink.path, MAX_READ_BACK_BYTES);
+    if (bytes === undefined) return false;
+    const values = dotenvValuesOf(bytes, sink.name);
+    return values.length > 0 && values.every((v) => fingerprint(v) === fp);
+  }
+  return false;
 }
 
 /** Up to `size` bytes of an open file, from its start (fewer if it shrank meanwhile). */
@@ -41,18 +73,4 @@ export function readToEnd(fd: number, size: number): Buffer {
     got += n;
   }
   return buf.subarray(0, got);
-}
-
-/** Whether this destination holds the secret with this fingerprint; only files can be asked (an exec: command's store cannot). */
-export function sinkHolds(sink: Sink, fp: string): boolean {
-  if (sink.kind === 'file') {
-    const bytes = readRegularFile(sink.path);
-    return bytes !== undefined && fingerprint(bytes) === fp;
-  }
-  if (sink.kind === 'env-file') {
-    const bytes = readRegularFile(sink.path);
-    const value = bytes && readDotenvValue(bytes, sink.name);
-    return value !== undefined && fingerprint(value) === fp;
-  }
-  return false;
 }

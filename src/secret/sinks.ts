@@ -12,6 +12,8 @@ export type Sink =
   | { kind: 'file'; to: string; path: string; force: boolean }
   | { kind: 'env-file'; to: string; path: string; name: string }
   | { kind: 'exec'; to: string; command: string }
+  /** `github-output:NAME` / `github-env:NAME`: appended to the file the runner names in GITHUB_OUTPUT / GITHUB_ENV ('' when unset). */
+  | { kind: 'github'; to: string; variable: GitHubFile; path: string; name: string }
   | { kind: 'stdout'; to: 'stdout' };
 
 export interface SinkSettings {
@@ -30,11 +32,28 @@ export interface SinkSettings {
 }
 
 const ID = '{id}';
+
+export type GitHubFile = 'GITHUB_OUTPUT' | 'GITHUB_ENV';
+const GITHUB_SINKS: Record<string, GitHubFile> = { 'github-output': 'GITHUB_OUTPUT', 'github-env': 'GITHUB_ENV' };
+/** A name for a step output or an environment variable of later steps. */
+export const GITHUB_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** An endpoint id as it stands for `{id}` in such a name. */
+export const safeNameId = (endpointId: string): string => endpointId.replace(/[^A-Za-z0-9_]/g, '_');
 const STDOUT_HINT = 'to send the secret to standard output (for $(…) capture), use --secret-to stdout';
 
 /** One `--secret-to` value, parsed (not yet checked against the file system). */
-export function parseSinkSpec(spec: string, s: Pick<SinkSettings, 'cwd' | 'force'>): Sink {
+export function parseSinkSpec(spec: string, s: Pick<SinkSettings, 'cwd' | 'force'> & { env?: SinkSettings['env']; idPlaceholder?: boolean }): Sink {
   if (spec === 'stdout') return { kind: 'stdout', to: 'stdout' };
+  const colon = spec.indexOf(':');
+  const variable = colon > 0 ? GITHUB_SINKS[spec.slice(0, colon)] : undefined;
+  if (variable) {
+    const name = spec.slice(colon + 1);
+    // With --from, `{id}` stands for each endpoint id (made safe); the name as a whole is checked per item.
+    const shape = s.idPlaceholder ? name.split(ID).join('x') : name;
+    if (!GITHUB_NAME.test(shape)) throw usageError(`--secret-to ${spec}: "${name}" is not a valid name`, `a name is letters, digits and _, not starting with a digit${s.idPlaceholder ? '; {id} stands for each endpoint id' : ''}`);
+    const file = s.env?.[variable];
+    return { kind: 'github', to: spec, variable, path: file ? resolve(s.cwd, file) : '', name };
+  }
   if (spec.startsWith('file:')) {
     const path = filePath(spec.slice(5), `--secret-to ${spec}`, s.cwd);
     return { kind: 'file', to: `file:${path}`, path, force: s.force };
@@ -56,7 +75,7 @@ export function parseSinkSpec(spec: string, s: Pick<SinkSettings, 'cwd' | 'force
   const looksLikePath = !/^[a-z-]+:/.test(spec);
   throw usageError(
     `--secret-to ${spec}: unknown destination`,
-    `use file:PATH, env-file:PATH#NAME, exec:COMMAND or stdout${looksLikePath && spec !== '' && spec !== '-' ? ` (a file: --secret-to file:${spec})` : ''}`,
+    `use file:PATH, env-file:PATH#NAME, exec:COMMAND, github-output:NAME, github-env:NAME or stdout${looksLikePath && spec !== '' && spec !== '-' ? ` (a file: --secret-to file:${spec})` : ''}`,
   );
 }
 
@@ -73,7 +92,8 @@ export function secretFileSpec(path: string): string {
   return `file:${path}`;
 }
 
-export const hasIdPlaceholder = (sink: Sink): boolean => (sink.kind === 'file' || sink.kind === 'env-file') && sink.path.includes(ID);
+export const hasIdPlaceholder = (sink: Sink): boolean =>
+  sink.kind === 'github' ? sink.name.includes(ID) : (sink.kind === 'file' || sink.kind === 'env-file') && sink.path.includes(ID);
 
 /**
  * Every `--secret-to` value parsed and checked: a destination that cannot
@@ -81,6 +101,8 @@ export const hasIdPlaceholder = (sink: Sink): boolean => (sink.kind === 'file' |
  */
 export function parseSinks(specs: readonly string[], s: SinkSettings): Sink[] {
   const sinks = specs.map((spec) => parseSinkSpec(spec, s));
+  // The runner's file is checked once, even when the name waits for each item's id.
+  for (const sink of sinks) if (sink.kind === 'github' && s.idPlaceholder && hasIdPlaceholder(sink)) checkGitHubFile(sink);
   const seen = new Set<string>();
   for (const sink of sinks) {
     const key = sink.kind === 'file' || sink.kind === 'env-file' ? `path:${sink.path}` : sink.to;
@@ -108,6 +130,10 @@ export function sinksFor(sinks: readonly Sink[], endpointId: string, s: SinkSett
 /** `{id}` replaced; an id that is not a plain file name is refused. */
 export function substituteId(sink: Sink, endpointId: string): Sink {
   if (!hasIdPlaceholder(sink)) return sink;
+  if (sink.kind === 'github') {
+    const name = sink.name.split(ID).join(safeNameId(endpointId));
+    return { ...sink, name, to: `${sink.to.slice(0, sink.to.indexOf(':'))}:${name}` };
+  }
   if (!/^[A-Za-z0-9._-]+$/.test(endpointId) || endpointId === '.' || endpointId === '..') {
     throw usageError(`endpoint id "${endpointId}" cannot stand for {id} in a file name`, 'use an exec: destination for it, which sees CHATCTL_ENDPOINT_ID');
   }
@@ -131,6 +157,9 @@ export function checkSink(sink: Sink, s: SinkSettings): void {
       return checkEnvFile(sink.path, sink.name, sink.to);
     case 'exec':
       return checkProgram(sink.command, s);
+    case 'github':
+      if (!GITHUB_NAME.test(sink.name)) throw usageError(`--secret-to ${sink.to}: "${sink.name}" is not a valid name`, 'a name is letters, digits and _, not starting with a digit');
+      return checkGitHubFile(sink);
     case 'stdout':
       if (s.json) throw usageError('--secret-to stdout cannot be used with --json: stdout holds the JSON document', 'use file:, env-file: or exec:, or --json alone to receive the secret in the JSON');
       if (s.stdoutIsTTY) throw usageError('--secret-to stdout is for capture, and standard output is a terminal', 'capture it, e.g. SECRET="$(chatctl … --secret-to stdout)", or use file:PATH');
@@ -192,6 +221,21 @@ export function envFileProblem(st: Stats): string | undefined {
   if (uid !== undefined && st.uid !== uid) return 'is owned by another user';
   if ((st.mode & 0o077) !== 0) return `has mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}; it must have no group or other permissions (chmod 600)`;
   return undefined;
+}
+
+/** The runner's file: named by its variable, and a regular file this run can append to (or absent, in a writable folder). */
+function checkGitHubFile(sink: Extract<Sink, { kind: 'github' }>): void {
+  const what = `--secret-to ${sink.to}`;
+  if (sink.path === '') throw usageError(`${what}: ${sink.variable} is not set`, `${sink.variable} names the runner's file; it is set inside a GitHub Actions step`);
+  // Not followed through a symbolic link: the append refuses one too (O_NOFOLLOW).
+  const st = lstatOrUndefined(sink.path, `${what} (${sink.variable}=${sink.path})`);
+  if (!st) return checkFolder(sink.path, what);
+  if (!st.isFile()) throw usageError(`${what}: ${sink.path} (${sink.variable}) is ${kindOf(st)}, not a file to append to`);
+  try {
+    accessSync(sink.path, constants.W_OK);
+  } catch {
+    throw usageError(`${what}: ${sink.path} (${sink.variable}) is not writable`);
+  }
 }
 
 function checkEnvFile(path: string, name: string, what: string): void {

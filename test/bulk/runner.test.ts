@@ -291,7 +291,7 @@ describe('runBulk: resuming from a journal', () => {
     expect(h.server.stats().requests).toBe(0);
   });
 
-  it('an item applied whose delivery was not confirmed is delivered again from its kept copy; a destination already holding it counts', async () => {
+  it('an item applied whose delivery was not confirmed is delivered again from its kept copy; one whose destinations all hold it is done, its copy removed', async () => {
     const h = harness({ endpoints: 2 });
     const [a, b] = h.server.ids;
     keepSecret(h.configDir, a!, 'whsec_kept_for_a', new Date(0), { key: 'k-a' });
@@ -302,8 +302,9 @@ describe('runBulk: resuming from a journal', () => {
       [b!, prior({ state: 'applied', key: 'k-b', version: 2, fp: fp('whsec_kept_for_b') })],
     ]);
     const { summary, results } = await h.run(h.items(), { priors });
-    expect(summary).toMatchObject({ ok: 2, failed: 0, requests: 0 });
+    expect(summary).toMatchObject({ ok: 1, skipped: 1, failed: 0, requests: 0 });
     expect(h.delivered.get(a!)).toBe('whsec_kept_for_a');
+    expect(results.find((r) => r.endpointId === b)).toMatchObject({ ok: true, skipped: true });
     expect(results.find((r) => r.endpointId === a)).toMatchObject({ ok: true, version: 2, fingerprint: fp('whsec_kept_for_a') });
     expect(h.recovered(a!, 'k-a')).toBeUndefined();
     expect(h.recovered(b!, 'k-b')).toBeUndefined();

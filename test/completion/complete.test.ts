@@ -11,7 +11,7 @@ const values = (words: string[], current: string) => complete(tree, words, curre
 
 describe('completion engine', () => {
   it('completes commands at every level, aliases included as paths', () => {
-    expect(values([], '')).toEqual(['webhooks', 'profile', 'auth', 'exit-codes', 'completion', 'doctor', 'sandbox']);
+    expect(values([], '')).toEqual(['webhooks', 'profile', 'auth', 'exit-codes', 'completion', 'doctor', 'sandbox', 'version']);
     expect(values(['webhooks'], 'r')).toEqual(['rotate', 'reactivate']);
     expect(values(['webhook'], 'c')).toEqual(['create']);
     expect(values(['profile'], '')).toEqual(['list', 'show', 'set', 'use', 'remove']);
@@ -51,6 +51,16 @@ describe('completion engine', () => {
     const c = complete(tree, ['webhooks', 'create', '--secret-file'], '', () => []);
     expect(c.files).toBe(true);
     expect(formatCompletion(c, true)).toBe(':file\n');
+  });
+  it('completes the signing commands: their flags, a file for the body, event types for trigger', () => {
+    expect(values(['webhooks'], 's')).toEqual(['sign']);
+    expect(values(['webhooks', 'verify'], '--')).toEqual(expect.arrayContaining(['--secret-file', '--header', '--tolerance']));
+    expect(values(['webhooks', 'sign'], '--')).toEqual(expect.arrayContaining(['--secret-file', '--id', '--timestamp']));
+    for (const cmd of ['sign', 'verify']) {
+      expect(complete(tree, ['webhooks', cmd, '--secret-file', 's'], '', () => []).files).toBe(true);
+      expect(complete(tree, ['webhooks', cmd, '--secret-file'], '', () => []).files).toBe(true);
+    }
+    expect(values(['webhooks', 'trigger', 'we_1', '--event'], 'chat.message.c')).toEqual(['chat.message.created.v1']);
   });
   it('offers nothing for free-form values', () => {
     expect(values(['webhooks', 'rotate'], '')).toEqual([]);

@@ -1,7 +1,7 @@
 // `chatctl completion install` in a fresh temporary HOME, then real
 // interactive bash (with bash-completion, from Debian's default ~/.bashrc),
 // zsh and fish on a pseudo-terminal completing `chatctl webh<TAB>` to
-// `webhooks`. The README's manual install lines get the same treatment.
+// `webhooks`. The manual install lines of docs/completion.md get the same treatment.
 import { afterAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { runInProcess } from '../support/in-process.js';
@@ -175,12 +175,11 @@ describe.concurrent('real shells complete chatctl webh<TAB> after completion ins
   });
 });
 
-describe.concurrent("the README's manual install lines, pasted in a fresh HOME", () => {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('\n## Shell completion'), readme.indexOf('\n## ', readme.indexOf('\n## Shell completion') + 5));
+describe.concurrent("docs/completion.md's manual install lines, pasted in a fresh HOME", () => {
+  const section = readFileSync(join(ROOT, 'docs', 'completion.md'), 'utf8');
   const block = (lang: string) => {
     const m = new RegExp('```' + lang + '\\n([\\s\\S]*?)```').exec(section);
-    if (!m) throw new Error(`no \`\`\`${lang} block in the README's Shell completion section`);
+    if (!m) throw new Error(`no \`\`\`${lang} block in docs/completion.md`);
     return m[1]!;
   };
 
@@ -203,5 +202,48 @@ describe.concurrent("the README's manual install lines, pasted in a fresh HOME",
       const lines = printed.split('\n').filter((l) => l.startsWith('    ')).map((l) => l.trim());
       expect(readFileSync(join(pasted.home, '.zshrc'), 'utf8')).toBe(lines.join('\n') + '\n');
     }
+  });
+});
+
+describe('completion install for bash checks that bash will load what it writes', () => {
+  const system = (dir: string, rc = '', script = true) => {
+    writeFileSync(join(dir, 'bash.bashrc'), rc);
+    if (script) writeFileSync(join(dir, 'bash_completion'), '# bash-completion\n');
+    return { rcFiles: [join(dir, 'bash.bashrc')], scripts: [join(dir, 'bash_completion')], profileScript: join(dir, 'profile.d-bash_completion.sh') };
+  };
+
+  it('decides from the user rc files, the system rc and whether bash-completion is installed', async () => {
+    const { bashWillLoad } = await import('../../src/completion/install.js');
+    const { home } = freshHome(); // Debian's default ~/.bashrc: sources bash-completion
+    const dir = mkdtempSync(join(tmpdir(), 'chatctl-bashsys-'));
+    temps.push(dir);
+    const file = join(home, '.local/share/bash-completion/completions/chatctl');
+    expect(bashWillLoad(file, home, system(dir))).toBe(true);
+    const noScript = mkdtempSync(join(tmpdir(), 'chatctl-bashsys-'));
+    temps.push(noScript);
+    expect(bashWillLoad(file, home, system(noScript, '', false))).toBe(false); // the package is not installed: the line loads nothing
+    writeFileSync(join(home, '.bashrc'), '# . /usr/share/bash-completion/bash_completion\nalias ll="ls -l"\n');
+    expect(bashWillLoad(file, home, system(dir))).toBe(false); // commented out
+    expect(bashWillLoad(file, home, system(dir, 'if [ -f /usr/share/bash-completion/bash_completion ]; then . /usr/share/bash-completion/bash_completion; fi\n'))).toBe(true);
+    writeFileSync(join(home, '.bashrc'), '[ -f "$HOME/.local/share/bash-completion/completions/chatctl" ] && . "$HOME/.local/share/bash-completion/completions/chatctl"\n');
+    expect(bashWillLoad(file, home, system(noScript, '', false))).toBe(true); // sourced directly
+  });
+
+  it('when nothing loads bash-completion, prints the one line for ~/.bashrc; with it added, TAB completes in a real bash', async () => {
+    const { home, env } = freshHome();
+    writeFileSync(join(home, '.bashrc'), '# a .bashrc that never loads bash-completion\n');
+    const printed = await chatctl(['completion', 'install', '--shell', 'bash'], env);
+    // Whatever the machine's /etc/bash.bashrc does, what install says is what makes TAB work.
+    const lines = printed.split('\n').filter((l) => l.startsWith('    ')).map((l) => l.trim());
+    const { bashWillLoad } = await import('../../src/completion/install.js');
+    if (bashWillLoad(join(home, '.local/share/bash-completion/completions/chatctl'), home)) expect(lines).toEqual([]);
+    else {
+      expect(printed).toContain('do not load bash-completion');
+      expect(lines).toEqual(['[ -f "$HOME/.local/share/bash-completion/completions/chatctl" ] && . "$HOME/.local/share/bash-completion/completions/chatctl"']);
+      appendFileSync(join(home, '.bashrc'), lines[0] + '\n');
+      expect(await chatctl(['completion', 'install', '--shell', 'bash'], env)).not.toContain('do not load');
+    }
+    setPrompt('bash', home);
+    expect(await tabComplete('bash', env)).toMatch(/chatctl webhooks/);
   });
 });

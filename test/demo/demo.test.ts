@@ -52,7 +52,7 @@ async function settled(expect: ExpectStatic, mark: string, tmp: string) {
 
 // Every run has its own TMPDIR and marker: they run side by side.
 describe.concurrent('npm run demo', () => {
-  it('prints what happened: the --json output as sent, a real deactivation, then a reactivation that changes it', async ({ expect }) => {
+  it('prints what happened: the --json output as sent, the rotation rehearsed against a receiver, a real deactivation, then a reactivation that changes it', async ({ expect }) => {
     const { tmp, mark, env } = isolated();
     const { stdout: out } = await execa(process.execPath, [join(ROOT, 'scripts', 'demo.mjs')], { cwd: ROOT, env, extendEnv: false, timeout: 120_000, stripFinalNewline: false });
     const lines = out.split('\n');
@@ -70,8 +70,32 @@ describe.concurrent('npm run demo', () => {
     expect(out).toContain(`$ chatctl webhooks rotate ${id} --expected-version 1 --mode overlap --secret-file `);
     expect(out).toContain(`Rotated the signing secret of ${id} (mode overlap).`);
 
+    // The rehearsal, in order: a receiver on loopback verifies every delivery with the secret(s) it holds.
+    const rehearsal = [
+      /^receiver: accepted msg_\S+: signature 1 of 1 matches the old secret$/,
+      new RegExp(`^Rotated the signing secret of ${id} \\(mode overlap\\)\\.$`),
+      // During the overlap: signed with both, the new secret first.
+      /^receiver: accepted msg_\S+: signature 2 of 2 matches the old secret$/,
+      /^receiver: accepted msg_\S+: signature 1 of 2 matches the new secret$/,
+      // The overlap ended with the sandbox's clock, then the new secret only.
+      /^POST http:\/\/127\.0\.0\.1:\d+\/_sandbox\/clock \{"advanceMs":86400000\}$/,
+      /^receiver: accepted msg_\S+: signature 1 of 1 matches the new secret$/,
+      /^receiver: refused msg_\S+: none of the 1 signatures matches the old secret$/,
+      /^Delivered chat\.message\.created\.v1 to http:\/\/127\.0\.0\.1:\d+\/hooks: the receiver answered 401 in \d+ ms\.$/,
+      /^\(exit 9, as expected\)$/,
+    ];
+    let at = -1;
+    for (const pattern of rehearsal) {
+      const next = lines.findIndex((l, i) => i > at && pattern.test(l));
+      expect(next, String(pattern)).toBeGreaterThan(at);
+      at = next;
+    }
+    expect(lines.filter((l) => l.startsWith('receiver: '))).toHaveLength(5);
+    expect(out).not.toContain('demo: that step failed');
+    expect(out).toContain('demo: the rotation rehearsal went as planned');
+
     // The deactivation is a real request with the sandbox's real answer.
-    const answerLine = lines.find((l) => l.startsWith('-> '))!;
+    const answerLine = lines[lines.findIndex((l) => /^POST \S+\/deactivate /.test(l)) + 1]!;
     const [, status, body] = /^-> (\d{3}) (.*)$/.exec(answerLine)!;
     expect(status).toBe('200');
     const deactivated = JSON.parse(body!);

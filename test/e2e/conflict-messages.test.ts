@@ -114,3 +114,43 @@ describe('against the sandbox', () => {
     expect(again.stderr).toMatch(/\n {2}the running overlap ends at \d{4}-\d\d-\d\dT[\d:.]+Z \(in 2[34] h( \d+ min)?\)/);
   });
 });
+
+describe('exits 10, 11 and 12 end with the next step, against the sandbox', () => {
+  const scope = (sb: RunningSandbox) => ({ CHATCTL_BASE_URL: sb.baseUrl, CHATCTL_TOKEN: sb.token, CHATCTL_ORG: sb.organizationId, CHATCTL_APP: sb.applicationId, CHATCTL_ENV: sb.environmentKey });
+  const create = (name: string) => ['webhooks', 'create', '--name', name, '--url', `https://hooks.example.com/${name}`, '--event', 'chat.message.created.v1', '--json'];
+
+  it('10: the endpoint limit says to reuse an endpoint', async () => {
+    const sb = await startSandbox({ endpointLimit: 1 });
+    try {
+      expect((await runCli(create('one'), { env: scope(sb) })).exitCode).toBe(0);
+      const r = await runCli(create('two').slice(0, -1).concat('--secret-file', 'two.whsec'), { env: scope(sb) });
+      expect(r.exitCode).toBe(10);
+      expect(r.stderr).toContain('\n  next: the environment holds as many webhook endpoints as it allows');
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it('11: the re-run it prints, pasted once the server lets it through, succeeds', async () => {
+    const sb = await startSandbox();
+    try {
+      const id = JSON.parse((await runCli(create('rl'), { env: scope(sb) })).stdout).data.endpoint.id as string;
+      const res = await fetch(`${sb.baseUrl}/_sandbox/faults`, { method: 'POST', headers: { authorization: `Bearer ${sb.token}` }, body: JSON.stringify({ failNext: 1, status: 429 }) });
+      expect(res.status).toBe(200);
+      const r = await runCli(['--max-retries', '0', 'webhooks', 'reactivate', id, '--expected-version', '1'], { env: scope(sb) });
+      expect(r.exitCode).toBe(11);
+      const line = /\n {2}next: wait a minute, then re-run: (.*)\n/.exec(r.stderr)?.[1];
+      expect(line).toBe(`chatctl webhooks reactivate '${id}' --expected-version 1`);
+      const again = await runCli(shellWords(line!).slice(1), { env: scope(sb) });
+      expect(again.exitCode).toBe(0);
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it('12: a refused connection points at doctor, then the re-run', async () => {
+    const r = await runCli(['--max-retries', '0', 'webhooks', 'reactivate', 'we_1', '--expected-version', '2'], { env: { ...scopeEnv('http://127.0.0.1:9') } });
+    expect(r.exitCode).toBe(12);
+    expect(r.stderr).toContain("\n  next: check the base URL, proxy and network with: chatctl doctor\n  then re-run: chatctl webhooks reactivate 'we_1' --expected-version 2\n");
+  });
+});

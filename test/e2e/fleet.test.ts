@@ -6,15 +6,15 @@
 // NDJSON lines and the exit codes (0, 14, 2, 130) are checked. Runs that
 // are killed (SIGKILL) or timed (the rate limit) are child processes; the
 // others run in-process, through execute(), against the same sandbox.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { Agent, request } from 'node:http';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { BIN } from '../support/fixtures.js';
 import { makeTempRoot, startSandbox, type Sandbox } from '../support/sandbox.js';
-import { runInProcess } from '../support/in-process.js';
+import { assertJsonStderr, runInProcess } from '../support/in-process.js';
 import { SHARED_CACHE_DIR } from '../support/run.js';
 
 const NODE = process.execPath;
@@ -102,7 +102,10 @@ interface Run {
  * then, in-process: the seam's signal aborted with reason SIGINT, as
  * src/main.ts turns a real SIGINT into (`spawn`: a real SIGINT to a child).
  */
-async function chatctl(args: string[], o: { cwd: string; env?: Record<string, string>; input?: string; killAfterLines?: number; interruptAfterLines?: number; spawn?: boolean }): Promise<Run> {
+async function chatctl(
+  args: string[],
+  o: { cwd: string; env?: Record<string, string>; input?: string | Buffer; killAfterLines?: number; interruptAfterLines?: number; spawn?: boolean; killWhenExists?: string; killAfterMs?: number; killOnStderr?: { text: string; times: number } },
+): Promise<Run> {
   const env = {
     PATH: `${join(NODE, '..')}:/usr/local/bin:/usr/bin:/bin`,
     HOME: o.cwd,
@@ -117,7 +120,7 @@ async function chatctl(args: string[], o: { cwd: string; env?: Record<string, st
     ...o.env,
   };
   // A run nobody kills needs no process of its own: in-process, through execute().
-  if (!o.spawn && o.killAfterLines === undefined) {
+  if (!o.spawn && o.killAfterLines === undefined && o.killWhenExists === undefined && o.killAfterMs === undefined && o.killOnStderr === undefined) {
     const ctrlC = new AbortController();
     const interruptAt = o.interruptAfterLines;
     const onStdout =
@@ -153,9 +156,30 @@ async function chatctl(args: string[], o: { cwd: string; env?: Record<string, st
       child.kill('SIGINT');
     }
   });
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+  child.stderr.on('data', (c: Buffer) => {
+    stderr += c.toString('utf8');
+    if (!signalled && o.killOnStderr && stderr.split(o.killOnStderr.text).length - 1 >= o.killOnStderr.times) {
+      signalled = true;
+      child.kill('SIGKILL');
+    }
+  });
   child.stdin.end(o.input ?? '');
-  return new Promise((resolve) => child.on('close', (exitCode, signal) => resolve({ exitCode, signal, stdout, stderr, ms: Date.now() - started })));
+  // SIGKILL once a file exists (polled), or after a time (a run that hangs).
+  const timers: NodeJS.Timeout[] = [];
+  if (o.killWhenExists !== undefined) timers.push(setInterval(() => existsSync(o.killWhenExists!) && child.kill('SIGKILL'), 20));
+  if (o.killAfterMs !== undefined) timers.push(setTimeout(() => child.kill('SIGKILL'), o.killAfterMs));
+  return new Promise((resolve, reject) =>
+    child.on('close', (exitCode, signal) => {
+      for (const t of timers) clearTimeout(t);
+      try {
+        assertJsonStderr(args, env, stderr);
+      } catch (err) {
+        reject(err as Error);
+        return;
+      }
+      resolve({ exitCode, signal, stdout, stderr, ms: Date.now() - started });
+    }),
+  );
 }
 
 type Line = { endpointId: string; ok: boolean; skipped?: boolean; version?: number; fingerprint?: string; delivery?: Array<{ to: string; fingerprint: string }>; requestId?: string | null; error?: { code: string; message: string }; exitCode?: number; idempotencyKey?: string };
@@ -235,9 +259,9 @@ describe('rotate --from: a fleet, killed half-way and resumed from its journal',
     // What the killed run printed as done is skipped, not redone.
     const doneBefore = killed.items.filter((l) => l.ok).map((l) => l.endpointId);
     for (const id of doneBefore) expect(resumed.items.find((l) => l.endpointId === id)).toMatchObject({ ok: true, skipped: true });
-    // No secret on stderr; the exec: command's output went there.
+    // No secret on stderr; with --json, not the exec: command's output either (it succeeded: nothing to report).
     for (const { secret } of state.values()) expect(second.stderr).not.toContain(secret);
-    expect(second.stderr).toContain('stored we_');
+    expect(second.stderr).not.toContain('stored we_');
 
     // A third run: nothing left to send.
     await control('stats', undefined);
@@ -246,6 +270,89 @@ describe('rotate --from: a fleet, killed half-way and resumed from its journal',
     expect(parseLines(third.stdout).summary).toEqual({ ok: 0, failed, skipped: 100 - failed });
     expect((await control('stats')).stats.requests).toBe(before);
   }, 120_000);
+});
+
+describe('rotate --from: a resumed item whose destinations are read back', () => {
+  /** One endpoint rotated by a run killed (SIGKILL) while its exec: destination ran, after its file: and env-file: ones: the journal holds it as applied, delivery unconfirmed. */
+  async function appliedThenKilled(name: string) {
+    const [id] = await createEndpoints(1);
+    const cwd = tmp.dir(name);
+    writeFileSync(join(cwd, 'm.ndjson'), manifest([id!]));
+    const started = join(cwd, 'exec-started');
+    const base = ['webhooks', 'rotate', '--from', 'm.ndjson', '--mode', 'overlap', '--journal', 'j.journal', '--json'];
+    const sinks = ['--secret-to', 'file:{id}.whsec', '--secret-to', 'env-file:{id}.env#WEBHOOK_SECRET'];
+    const killed = await chatctl([...base, ...sinks, '--secret-to', `exec:cat >/dev/null; touch ${started}; sleep 30`], { cwd, killWhenExists: started });
+    expect(killed.signal).toBe('SIGKILL');
+    const { secret } = (await serverState()).get(id!)!;
+    expect(readFileSync(join(cwd, `${id}.whsec`), 'utf8')).toBe(secret);
+    return { id: id!, cwd, base, sinks, secret };
+  }
+
+  test('file: and env-file: destinations that hold that exact secret count as delivered: exit 0, not sent again', async () => {
+    const { id, cwd, base, sinks, secret } = await appliedThenKilled('readback-env');
+    expect(readFileSync(join(cwd, `${id}.env`), 'utf8')).toBe(`WEBHOOK_SECRET=${secret}\n`);
+    const before = (await control('stats')).stats.requests;
+    const r = await chatctl([...base, ...sinks], { cwd });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const { items } = parseLines(r.stdout);
+    expect(items).toEqual([expect.objectContaining({ endpointId: id, ok: true, skipped: true, fingerprint: fp(secret) })]);
+    expect(items[0]!.delivery!.map((d) => d.to)).toEqual([`file:${join(cwd, `${id}.whsec`)}`, `env-file:${join(cwd, `${id}.env`)}#WEBHOOK_SECRET`]);
+    expect((await control('stats')).stats.requests).toBe(before);
+    expect((await serverState()).get(id)!.version).toBe(2);
+  }, 30_000);
+
+  test('a file: destination that became a FIFO (or a link to the secret) is not read: the resume ends at once with 13, it does not hang', async () => {
+    const { id, cwd, base, secret } = await appliedThenKilled('readback-fifo');
+    const file = join(cwd, `${id}.whsec`);
+    rmSync(file);
+    execFileSync('mkfifo', [file]);
+    const r = await chatctl([...base, '--secret-to', 'file:{id}.whsec'], { cwd, killAfterMs: 10_000 });
+    expect(r.signal).toBeNull();
+    expect(r.exitCode, r.stderr).toBe(14);
+    expect(parseLines(r.stdout).items).toEqual([expect.objectContaining({ endpointId: id, ok: false, exitCode: 13 })]);
+    expect(r.ms).toBeLessThan(5_000);
+    // A link to a file that holds the secret is not followed either.
+    rmSync(file);
+    writeFileSync(join(cwd, 'elsewhere'), secret);
+    symlinkSync(join(cwd, 'elsewhere'), file);
+    const linked = await chatctl([...base, '--secret-to', 'file:{id}.whsec'], { cwd });
+    expect(linked.exitCode, linked.stderr).toBe(14);
+  }, 30_000);
+});
+
+describe('rotate --from: killed during a delivery and resumed', () => {
+  // SIGKILL while the n-th item's exec: destination runs: its secret is in
+  // hand and kept under recovered/ (named after its key), so the re-run
+  // delivers it from there; nothing is lost and nothing rotated twice.
+  for (const nth of [1, 4, 9]) {
+    test(`killed in the exec: destination of item ${nth} of 12: the re-run delivers every secret, none lost, none rotated twice`, async () => {
+      const ids = await createEndpoints(12);
+      const cwd = tmp.dir(`kill-delivery-${nth}`);
+      const files = tmp.dir(`kill-delivery-${nth}/files`);
+      const store = tmp.dir(`kill-delivery-${nth}/store`);
+      writeFileSync(join(cwd, 'fleet.ndjson'), manifest(ids));
+      const args = [
+        // Human mode: the exec: command's output reaches stderr, where the kill waits for it.
+        'webhooks', 'rotate', '--from', 'fleet.ndjson', '--mode', 'overlap', '--journal', 'j', '--concurrency', '1',
+        '--secret-to', `exec:echo "storing $CHATCTL_ENDPOINT_ID" >&2; IFS= read -r s; [ $? = 1 ] && [ -n "$s" ] && printf %s "$s" > "${store}/$CHATCTL_ENDPOINT_ID"`,
+        '--secret-to', `file:${files}/{id}.whsec`,
+      ];
+      const first = await chatctl(args, { cwd, killOnStderr: { text: 'storing we_', times: nth } });
+      expect(first.signal).toBe('SIGKILL');
+      const second = await chatctl(args, { cwd });
+      expect(second.exitCode, second.stdout + second.stderr).toBe(0);
+      const state = await serverState();
+      for (const id of ids) {
+        const { version, secret } = state.get(id)!;
+        expect(version, id).toBe(2);
+        expect(readFileSync(join(files, `${id}.whsec`), 'utf8'), id).toBe(secret);
+        expect(readFileSync(join(store, id), 'utf8'), id).toBe(secret);
+        expect(second.stderr).not.toContain(secret);
+      }
+      // The kept copies were delivered and removed.
+      expect(existsSync(join(cwd, 'config', 'recovered')) ? readdirSync(join(cwd, 'config', 'recovered')) : []).toEqual([]);
+    }, 60_000);
+  }
 });
 
 describe('rotate --from: exit codes', () => {
@@ -302,6 +409,25 @@ describe('rotate --from: exit codes', () => {
     expect(JSON.parse(r.stderr)).toMatchObject({ error: { code: 'usage_error' }, exitCode: 2 });
     expect(r.stderr).toContain('manifest line 4');
     expect((await control('stats')).stats.requests).toBe(before);
+  });
+
+  test('2: a manifest on standard input is decoded as strictly as a file: invalid UTF-8 is refused, not turned into U+FFFD and sent', async () => {
+    const ids = await createEndpoints(2);
+    const cwd = tmp.dir('stdin-bad-utf8');
+    // Line 2 names an endpoint with a byte that is not UTF-8 (the second id, its last character replaced by 0xff).
+    const bytes = Buffer.concat([Buffer.from(`${JSON.stringify({ endpointId: ids[0], expectedVersion: 1 })}\n{"endpointId":"${ids[1]!.slice(0, -1)}`), Buffer.from([0xff]), Buffer.from('","expectedVersion":1}\n')]);
+    writeFileSync(join(cwd, 'm.ndjson'), bytes);
+    const before = (await control('stats')).stats.requests;
+    const args = ['webhooks', 'rotate', '--mode', 'overlap', '--json', '--secret-to', `file:${cwd}/{id}.whsec`];
+    const fromFile = await chatctl([...args, '--from', 'm.ndjson'], { cwd });
+    const fromStdin = await chatctl([...args, '--from', '-'], { cwd, input: bytes });
+    for (const r of [fromFile, fromStdin]) {
+      expect(r.exitCode, r.stderr).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(JSON.parse(r.stderr)).toMatchObject({ error: { code: 'usage_error', message: 'manifest line 2: not valid UTF-8' }, exitCode: 2 });
+    }
+    expect((await control('stats')).stats.requests).toBe(before);
+    expect(readdirSync(cwd).filter((f) => f.endsWith('.whsec'))).toEqual([]);
   });
 
   test.each([

@@ -120,6 +120,33 @@ describe('file:', () => {
     expect(existsSync(ws.configDir)).toBe(false); // the recovery copy was removed with its folders
   });
 
+  test('{id} in a single rotate\'s path is the endpoint id, as with --from; create, which has no id before the answer, refuses it (exit 2, nothing sent)', async () => {
+    server.enqueue(ok());
+    const ws = workspace();
+    mkdirSync(join(ws.cwd, 'secrets'));
+    const r = await runCli([...ROTATE, '--json', '--secret-file', 'secrets/{id}.whsec', '--secret-to', 'env-file:{id}.env#WEBHOOK_SECRET'], { env: scopeEnv(server.url), ws });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const file = join(ws.cwd, 'secrets', 'we_1.whsec');
+    expect(readFileSync(file, 'utf8')).toBe(SECRET);
+    expect(readFileSync(join(ws.cwd, 'we_1.env'), 'utf8')).toBe(`WEBHOOK_SECRET=${SECRET}\n`);
+    expect(JSON.parse(r.stdout).data.secretDelivery).toEqual([
+      { to: `file:${file}`, fingerprint: FP },
+      { to: `env-file:${join(ws.cwd, 'we_1.env')}#WEBHOOK_SECRET`, fingerprint: FP },
+    ]);
+    expect(readdirSync(join(ws.cwd, 'secrets'))).toEqual(['we_1.whsec']);
+    // The path is checked with the id in it, before sending: an existing we_1.whsec is refused.
+    const again = await runCli([...ROTATE, '--secret-file', 'secrets/{id}.whsec'], { env: scopeEnv(server.url), ws });
+    expect(again.exitCode).toBe(2);
+    expect(again.stderr).toContain(`${file} already exists`);
+    expect(server.requests).toHaveLength(1);
+
+    const created = await runCli([...CREATE, '--secret-to', 'file:{id}.whsec'], { env: scopeEnv(server.url), ws });
+    expect(created.exitCode).toBe(2);
+    expect(created.stderr).toContain('{id} stands for the endpoint id, which is not known before the server answers');
+    expect(server.requests).toHaveLength(1);
+    expect(existsSync(join(ws.cwd, '{id}.whsec'))).toBe(false);
+  });
+
   test('human output names the destination and the fingerprint', async () => {
     server.enqueue(ok());
     const ws = workspace();
@@ -315,6 +342,15 @@ describe('exec:', () => {
     expect(r.stderr).toContain('vault: permission denied');
     expect(r.stderr).toContain('exited with status 2');
     expect(readFileSync(join(ws.cwd, 'also.whsec'), 'utf8')).toBe(SECRET);
+  });
+
+  test.each(['exec:true', 'exec:head -c 3 >/dev/null'])('%s exits 0 without reading all of the secret: exit 13, the secret kept, never "delivered"', async (sink) => {
+    server.enqueue(ok());
+    const ws = workspace();
+    const r = await runCli([...ROTATE, '--secret-to', sink], { env: scopeEnv(server.url), ws });
+    expectRecovered(r);
+    expect(r.stderr).toContain('exited 0 without reading all of its input');
+    expect(r.stdout).not.toContain('delivered to');
   });
 
   test('--json: the error line names the recovery file, endpoint and fingerprint; stdout is the envelope without the secret', async () => {
@@ -751,6 +787,86 @@ describe('a signal after the request was sent', () => {
     const r = await done;
     expectRecovered({ exitCode: r.code ?? -1, stdout: r.stdout, stderr: r.stderr, ws, durationMs: 0, timedOut: false });
     expect(r.stderr).toContain('interrupted');
+  });
+});
+
+// ---------------------------------------------------------------- exec: and a kill
+
+/**
+ * A preload for the real chatctl process that SIGKILLs it at one instant of
+ * an exec: destination's start: `spawn` as soon as the command's process
+ * exists (before a byte of its input is written), `before-go` when the whole
+ * secret is written but the command not yet told to start, `after-go` just
+ * after it was. The process group's id goes to KILL_NOTE first.
+ */
+const KILLER = `
+const cp = require('node:child_process');
+const net = require('node:net');
+const fs = require('node:fs');
+const at = process.env.KILL_AT;
+const die = () => process.kill(process.pid, 'SIGKILL');
+const spawn = cp.spawn;
+cp.spawn = function (file, args, ...rest) {
+  const child = spawn.call(this, file, args, ...rest);
+  if (Array.isArray(args) && args.includes('chatctl-exec')) {
+    fs.writeFileSync(process.env.KILL_NOTE, String(child.pid));
+    if (at === 'spawn') die();
+  }
+  return child;
+};
+require('node:module').syncBuiltinESMExports();
+const write = net.Socket.prototype.write;
+net.Socket.prototype.write = function (chunk, ...rest) {
+  const go = chunk === 'go\\n';
+  if (go && at === 'before-go') die();
+  const done = write.call(this, chunk, ...rest);
+  if (go && at === 'after-go') die();
+  return done;
+};
+`;
+
+/** Whether any process of the group is left (a zombie counts as gone). */
+function groupAlive(pgid: number): boolean {
+  for (const pid of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[2]) === pgid && fields[0] !== 'Z') return true;
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return false;
+}
+
+describe.runIf(process.platform === 'linux')('exec: when chatctl is killed (SIGKILL) as the command starts', () => {
+  test.each([
+    ['spawn', 'never runs'],
+    ['before-go', 'never runs'],
+    ['after-go', 'stores the whole secret'],
+  ] as const)('killed at %s: the command %s, never on an empty or cut secret', async (at, outcome) => {
+    server.enqueue(ok());
+    const ws = workspace();
+    const killer = join(ws.home, 'killer.cjs');
+    writeFileSync(killer, KILLER);
+    const note = join(ws.home, 'pgid');
+    const got = join(ws.home, 'got');
+    const ran = join(ws.home, 'ran');
+    const env = scopeEnv(server.url, { NODE_OPTIONS: `--require ${killer}`, KILL_AT: at, KILL_NOTE: note });
+    const { child, done } = spawnChatctl([...ROTATE, '--secret-to', `exec:cat > ${shellQuote(got)}; echo ran > ${shellQuote(ran)}`], ws, env);
+    await done;
+    expect(child.signalCode).toBe('SIGKILL');
+    // The command's process group outlives chatctl: wait for all of it to end.
+    const pgid = Number(readFileSync(note, 'utf8'));
+    for (let i = 0; i < 200 && groupAlive(pgid); i++) await new Promise((r) => setTimeout(r, 25));
+    expect(groupAlive(pgid)).toBe(false);
+    if (outcome === 'never runs') {
+      expect(existsSync(ran)).toBe(false);
+      expect(existsSync(got)).toBe(false);
+    } else {
+      expect(readFileSync(ran, 'utf8')).toBe('ran\n');
+      expect(readFileSync(got, 'utf8')).toBe(SECRET);
+    }
   });
 });
 

@@ -10,7 +10,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { APP, ENV, ORG, REACTIVATE, CREATE, CSRF, mutationBody, TOKEN, csrfScopeEnv, secretBody } from '../support/fixtures.js';
 import { leaks, parseErrorLine, stackTrace } from '../support/json.js';
-import { spawnCli, waitFor, cleanupTempDirs, listAll, fileMode, runCli, workspace, type Workspace } from '../support/run.js';
+import { spawnCli, waitFor, cleanupTempDirs, deadPid, listAll, fileMode, runCli, workspace, type Workspace } from '../support/run.js';
 import { RecordingServer, json } from '../support/server.js';
 import { virtualClock } from '../support/fakes.js';
 
@@ -185,13 +185,6 @@ const lockPath = (ws: Workspace) => join(ws.configDir, 'config.json.lock');
 function startTimeOf(pid: number): string {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]!;
-}
-
-/** The pid of a process that has exited. */
-function deadPid(): number {
-  const pid = Number(execFileSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }));
-  expect(() => process.kill(pid, 0)).toThrow();
-  return pid;
 }
 
 function seededWs(): Workspace {

@@ -8,6 +8,7 @@
 import { ALLOWED_EXIT } from '../support/fixtures.js';
 import { leaks, stackTrace } from '../support/json.js';
 import { buildEnv, runInProcess, spawnCli, workspace, type Workspace } from '../support/run.js';
+import { assertJsonStderr } from '../support/in-process.js';
 
 export const CONCURRENCY = Math.max(1, Number(process.env.FUZZ_CONCURRENCY) || 4);
 
@@ -71,6 +72,7 @@ export async function runChild(
   }, opts.stopAfterMs ?? 8000);
   const r = await child;
   clearTimeout(stopTimer);
+  assertJsonStderr(args, buildEnv(ws, opts.env), String(r.stderr ?? ''));
   return {
     args,
     exitCode: r.exitCode,

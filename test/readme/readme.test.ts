@@ -1,50 +1,74 @@
-// The README as a new user reads it: self-contained (no link out of the
-// repository, no issue or section numbers of other documents), its tables
-// true to the program, and its quick start working when pasted line by line
-// on a fresh copy of the repository (npm from its cache only: tests use no
-// network but loopback).
+// The README, docs/ and CONTRIBUTING.md as a new user reads them:
+// self-contained (every link to a file the package ships, no issue or
+// section numbers of other documents), the README short, its tables and the
+// commands every document shows true to the program, and its quick start
+// working when pasted line by line on a fresh copy of the repository (npm
+// from its cache only: tests use no network but loopback).
 import { afterAll, describe, expect, it, type ExpectStatic } from 'vitest';
 import { execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { execa } from 'execa';
 import { ROOT } from '../support/fixtures.js';
 import { SHARED_CACHE_DIR } from '../support/run.js';
 import { EXIT_CODE_ROWS } from '../../src/errors/exit-codes.js';
 
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const CONTRIBUTING = readFileSync(join(ROOT, 'CONTRIBUTING.md'), 'utf8');
 const temps: string[] = [];
 afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-function section(title: string): string {
-  const start = README.indexOf(`\n## ${title}\n`);
+function section(title: string, text = README): string {
+  const start = text.indexOf(`\n## ${title}\n`);
   if (start < 0) throw new Error(`no "## ${title}" section`);
-  const end = README.indexOf('\n## ', start + 4);
-  return README.slice(start, end < 0 ? undefined : end);
+  const end = text.indexOf('\n## ', start + 4);
+  return text.slice(start, end < 0 ? undefined : end);
 }
 
 const codeBlocks = (text: string) => [...text.matchAll(/```(\w*)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1]!, body: m[2]! }));
 
-describe('the README is self-contained', () => {
-  const docs = ['README.md', ...readdirSync(join(ROOT, 'docs')).map((f) => `docs/${f}`)].filter((f) => f.endsWith('.md'));
+/** The user and contributor documents: README.md, CONTRIBUTING.md and every docs/*.md. */
+const DOCS = ['README.md', 'CONTRIBUTING.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
 
-  it.each(docs)('%s links only to files in the repository', (file) => {
-    const text = readFileSync(join(ROOT, file), 'utf8').replace(/```[\s\S]*?```/g, '');
+/** The files `npm pack` would put in the package (scripts off: the build has run). */
+const packed = (() => {
+  let files: Set<string> | undefined;
+  return () =>
+    (files ??= new Set(
+      (JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path),
+    ));
+})();
+
+/** GitHub's anchor for a heading: lower case, punctuation but '-' and '_' dropped, spaces to '-'. */
+const anchor = (heading: string) => heading.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replaceAll(' ', '-');
+const anchors = (text: string) => new Set([...text.replace(/```[\s\S]*?```/g, '').matchAll(/^#+ (.+)$/gm)].map((m) => anchor(m[1]!)));
+
+describe('the README and the docs are self-contained', () => {
+  it('the README is short: at most 350 lines', () => {
+    expect(README.split('\n').length).toBeLessThanOrEqual(350);
+  });
+
+  it('the package ships every document', () => {
+    for (const file of DOCS) expect([...packed()], file).toContain(file);
+  });
+
+  it.each(DOCS)('%s links only to files the package ships, and to headings that exist', (file) => {
+    const text = read(file).replace(/```[\s\S]*?```/g, '');
     const links = [...text.matchAll(/\]\(([^)\s]+)\)/g), ...text.matchAll(/<(https?:[^>]+)>/g)].map((m) => m[1]!);
     for (const link of links) {
-      if (link.startsWith('#')) continue;
       expect(link, `${file}: ${link}`).not.toMatch(/^[a-z]+:/i);
-      const target = resolve(ROOT, dirname(file), link.split('#')[0]!);
-      expect(target.startsWith(ROOT), `${file}: ${link} leaves the repository`).toBe(true);
-      expect(existsSync(target), `${file}: ${link} does not exist`).toBe(true);
+      const [path, hash] = link.split('#') as [string, string | undefined];
+      const target = path ? relative(ROOT, resolve(ROOT, dirname(file), path)).split(sep).join('/') : file;
+      expect(packed().has(target), `${file}: ${link} is not a file in the package`).toBe(true);
+      if (hash !== undefined && target.endsWith('.md')) expect([...anchors(read(target))], `${file}: ${link}`).toContain(hash);
     }
   });
 
-  it.each(docs)('%s names no issue and no section of another document', (file) => {
-    const text = readFileSync(join(ROOT, file), 'utf8');
-    expect(text).not.toMatch(/\bissue\s*#?\d+|(^|\s)#\d+\b|\bsections?\s+\d+|cli-contract|\.\.\/shared|\bthe contract\b/im);
+  it.each(DOCS)('%s names no issue and no section of another document', (file) => {
+    expect(read(file)).not.toMatch(/\bissue\s*#?\d+|(^|\s)#\d+\b|\bsections?\s+\d+|cli-contract|\.\.\/shared|\bthe contract\b/im);
   });
 
   it('its exit-code table is the one chatctl prints', () => {
@@ -52,15 +76,15 @@ describe('the README is self-contained', () => {
     expect(rows).toEqual(EXIT_CODE_ROWS.map(([code, meaning]) => [code, meaning]));
   });
 
-  it('its dependency table has one row per library the build bundles or the suite runs, and names every lazy bundle', () => {
+  it("CONTRIBUTING's dependency table has one row per library the build bundles or the suite runs, and names every lazy bundle", () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string>; dependencies?: object };
     expect(pkg.dependencies ?? {}).toEqual({});
-    const table = section('Dependencies');
+    const table = section('Dependencies', CONTRIBUTING);
     const rows = [...table.matchAll(/^\| ([^|`]+?)(?: \(`[^`]+`\))? \| /gm)].map((m) => m[1]!).filter((n) => n !== 'library' && !n.startsWith('-'));
     const covered = Object.keys(pkg.devDependencies).filter((n) => !['typescript', '@types/node', '@vitest/coverage-v8'].includes(n));
     expect([...rows].sort()).toEqual([...covered].sort());
     for (const bundle of readdirSync(join(ROOT, 'dist', 'lazy')).filter((f) => f.endsWith('.cjs'))) {
-      expect(README, bundle).toContain(`\`${bundle.replace(/\.cjs$/, '')}\``);
+      expect(CONTRIBUTING, bundle).toContain(`\`${bundle.replace(/\.cjs$/, '')}\``);
     }
     // The libraries the table says the program loads are imported by src/ (and only lazily where it says so).
     const src = (f: string) => readFileSync(join(ROOT, 'src', f), 'utf8');
@@ -72,15 +96,79 @@ describe('the README is self-contained', () => {
   });
 
   it('its command list names every command', () => {
-    const tree = JSON.parse(readFileSync(join(ROOT, 'dist', 'tree.json'), 'utf8')) as { commands: { name: string; commands: { name: string }[] }[] };
     const list = codeBlocks(section('Commands'))[0]!.body;
-    for (const c of tree.commands) {
+    for (const c of TREE.commands) {
       expect(list, c.name).toContain(`chatctl ${c.name}`);
       for (const sub of c.commands) expect(list, `${c.name} ${sub.name}`).toMatch(new RegExp(`chatctl ${c.name}\\b.*\\b${sub.name}\\b|\\| ${sub.name}\\b`));
     }
     expect(list).toContain('chatctl help environment');
   });
+
+  it('the check of shown commands finds an option of another command, and reads quotes and pipes', () => {
+    expect(commandLines(`x=$(chatctl webhooks rotate we_1 --yes --from f --secret-to "exec:gh --repo a" | head) # chatctl --bogus`)).toEqual([['webhooks', 'rotate', 'we_1', '--yes', '--from', 'f', '--secret-to', 'VALUE']]);
+    expect(unknownOptions(['webhooks', 'create', '--yes', '--json'])).toEqual(['--yes']);
+    expect(unknownOptions(['webhook', 'rotate', '--yes', '--no-color'])).toEqual([]);
+  });
+
+  // Every chatctl line a reader may paste: its words name a real command and
+  // every option it gives is one that command (or the program) takes.
+  it.each(DOCS)('%s shows only commands and options that exist', (file) => {
+    const lines = codeBlocks(read(file))
+      .filter((b) => ['sh', 'bash', 'zsh', 'fish', 'yaml'].includes(b.lang))
+      .flatMap((b) => b.body.replace(/\\\n\s*/g, ' ').split('\n'))
+      .flatMap((l) => commandLines(l));
+    for (const words of lines) expect(unknownOptions(words), `${file}: chatctl ${words.join(' ')}`).toEqual([]);
+    if (file === 'README.md') expect(lines.length).toBeGreaterThan(15);
+  });
 });
+
+/** The argument words after each `chatctl` in a shell line, quotes removed, up to the next pipe, list operator, redirection or comment. */
+function commandLines(line: string): string[][] {
+  const found: string[][] = [];
+  const tokens: { word: string; quoted: boolean }[] = [];
+  for (const m of line.matchAll(/"((?:[^"\\]|\\.)*)"|'([^']*)'|([^\s"']+)/g)) tokens.push({ word: m[1] ?? m[2] ?? m[3]!, quoted: m[3] === undefined });
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i]!;
+    if (!t.quoted && t.word.startsWith('#')) break;
+    if (t.quoted || !/^(.*\$\()?chatctl$/.test(t.word)) continue;
+    const words: string[] = [];
+    for (let j = i + 1; j < tokens.length; j++) {
+      const w = tokens[j]!;
+      if (!w.quoted && /^(\||\|\||&&|;|#.*|[<>].*|\d?>.*|\).*)$/.test(w.word)) break;
+      words.push(w.quoted ? 'VALUE' : w.word.replace(/\)$/, ''));
+      if (!w.quoted && w.word.endsWith(')')) break;
+    }
+    found.push(words);
+  }
+  return found;
+}
+
+/** The options of a chatctl line that neither its command nor the program takes. */
+function unknownOptions(words: string[]): string[] {
+  let node = TREE;
+  const options = new Set(TREE.options.flatMap((o) => o.flags));
+  const unknown: string[] = [];
+  for (const w of words) {
+    if (w.startsWith('-')) {
+      const flag = w.replace(/=.*/, '');
+      if (!options.has(flag) && !(flag.startsWith('--no-') && options.has(`--${flag.slice(5)}`))) unknown.push(flag);
+      continue;
+    }
+    const next = node.commands.find((c) => c.name === w || c.aliases.includes(w));
+    if (!next) continue;
+    node = next;
+    for (const o of next.options) for (const f of o.flags) options.add(f);
+  }
+  return unknown;
+}
+
+interface TreeNode {
+  name: string;
+  aliases: string[];
+  options: { flags: string[] }[];
+  commands: TreeNode[];
+}
+const TREE = JSON.parse(readFileSync(join(ROOT, 'dist', 'tree.json'), 'utf8')) as TreeNode;
 
 async function freePort(): Promise<number> {
   const s = createServer();
@@ -154,6 +242,8 @@ describe('installed from a fresh copy', () => {
     const version = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version as string;
     expect((await execa('chatctl', ['--version'], { env, extendEnv: false, stripFinalNewline: false })).stdout).toBe(`${version}\n`);
     expect((await execa('chatctl', ['exit-codes'], { env, extendEnv: false })).stdout).toMatch(/^CODE {2}MEANING\n/);
+    // The manual pages the build wrote are where `man` looks after a global install.
+    expect(readFileSync(join(dir, 'prefix', 'share', 'man', 'man1', 'chatctl-webhooks-rotate.1'), 'utf8')).toMatch(/^\.TH "CHATCTL\\-WEBHOOKS\\-ROTATE" "1"/);
     await quickStart(expect, dir);
   }, 600_000);
 });
@@ -163,7 +253,7 @@ describe('the CI recipe', () => {
     const { startSandbox } = await import('../../src/sandbox/server.js');
     const sb = await startSandbox();
     try {
-      const recipe = codeBlocks(section('In CI'))[0]!.body
+      const recipe = codeBlocks(read('docs/ci.md'))[0]!.body
         .replace('https://api.example.com', sb.baseUrl)
         .replace('CHATCTL_ORG=org_1 CHATCTL_APP=app_1 CHATCTL_ENV=production', `CHATCTL_ORG=${sb.organizationId} CHATCTL_APP=${sb.applicationId} CHATCTL_ENV=${sb.environmentKey}`);
       const dir = mkdtempSync(join(tmpdir(), 'chatctl-ci-recipe-'));
@@ -189,11 +279,35 @@ describe('the CI recipe', () => {
   });
 });
 
+describe("docs/sandbox.md's fault commands", () => {
+  it('each one is accepted by a running sandbox, as pasted', async () => {
+    const { startSandbox } = await import('../../src/sandbox/server.js');
+    const sb = await startSandbox();
+    try {
+      const block = codeBlocks(section('Rehearsing failures', read('docs/sandbox.md'))).find((b) => b.lang === 'sh')!.body;
+      const lines = block.split('\n').filter((l) => l.startsWith('curl '));
+      expect(lines.length).toBeGreaterThanOrEqual(5);
+      for (const line of lines) {
+        // -f: an answer of 400 or more fails the line.
+        const r = await execa('bash', ['-e', '-c', line.replace(/^curl -s /, 'curl -sf ')], { env: { PATH: process.env.PATH!, CHATCTL_BASE_URL: sb.baseUrl, CHATCTL_TOKEN: sb.token }, extendEnv: false, reject: false });
+        expect(r.exitCode, `${line}\n${r.stdout}${r.stderr}`).toBe(0);
+      }
+      // The last one put everything back.
+      const faults = await (await fetch(`${sb.baseUrl}/_sandbox/faults`, { headers: { authorization: `Bearer ${sb.token}` } })).json();
+      expect(faults).toMatchObject({ data: { faults: { failNext: 0, delayMs: 0, rateLimit: 0 } } });
+    } finally {
+      await sb.close();
+    }
+  });
+});
+
 async function quickStart(expect: ExpectStatic, dir: string): Promise<void> {
   {
     const blocks = codeBlocks(section('Quick start'));
-    expect(blocks.map((b) => b.lang)).toEqual(['sh', 'sh', 'sh']);
-    const [install, sandboxBlock, use] = blocks.map((b) => b.body) as [string, string, string];
+    expect(blocks.map((b) => b.lang)).toEqual(['sh', 'sh', 'sh', 'sh']);
+    const [install, demo, sandboxBlock, use] = blocks.map((b) => b.body) as [string, string, string, string];
+    // `npm run demo` has a test of its own (test/demo); here, that the README shows exactly it.
+    expect(demo).toBe('npm run demo\n');
     const port = String(await freePort());
     const repo = join(dir, 'repo');
     const env = npmEnv(dir);

@@ -46,9 +46,19 @@ describe('runSandboxCommand', () => {
       `export CHATCTL_BASE_URL=${baseUrl} CHATCTL_TOKEN=tok-2 CHATCTL_ORG=org_sandbox CHATCTL_APP=app_sandbox CHATCTL_ENV=sandbox`,
     );
     await fetch(`${baseUrl}/v1/whatever`, { method: 'POST' });
+    // A delivery (to a port where nothing listens) is logged too.
+    const auth = { authorization: 'Bearer tok-2', origin: 'https://x.example', 'x-service-csrf': '1', 'content-type': 'application/json', 'idempotency-key': 'k1' };
+    const created = await fetch(`${baseUrl}/v1/organizations/org_sandbox/applications/app_sandbox/environments/sandbox/webhook-endpoints`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ name: 'n', destinationUrl: 'http://127.0.0.1:9/in', eventTypes: ['chat.message.created.v1'] }),
+    });
+    const id = ((await created.json()) as { data: { endpoint: { id: string } } }).data.endpoint.id;
+    expect((await fetch(`${baseUrl}/_sandbox/endpoints/${id}/deliver`, { method: 'POST', headers: auth, body: '{"eventType":"chat.message.created.v1"}' })).status).toBe(200);
     h.stop();
     expect(await done).toBe(0);
     expect(h.err.join('')).toMatch(/POST \/v1\/whatever -> 401 req_/);
+    expect(h.err.join('')).toMatch(/ deliver chat\.message\.created\.v1 to http:\/\/127\.0\.0\.1:9\/in \(1 signature\) -> ECONNREFUSED: .* msg_\S+\n/);
     expect(h.err.join('')).toContain('stopped');
   });
 

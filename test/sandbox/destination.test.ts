@@ -18,10 +18,22 @@ describe('checkDestination', () => {
     'https://localhost.example.com/',
     'https://mylocalhost/',
     'https://[::ffff:8.8.8.8]/',
+    // A local receiver for the sandbox's deliveries: http:// on a loopback host.
+    'http://127.0.0.1:8080/hooks',
+    'http://127.9.9.9/',
+    'http://localhost:3000/in',
+    'http://LOCALHOST./in',
+    'http://[::1]:9000/x',
+    'http://[::ffff:127.0.0.1]/',
   ])('accepts %s', (url) => expect(reasonOf(url)).toBe('ok'));
 
   it.each([
     ['http://example.com/hooks', 'not_https'],
+    ['http://10.0.0.1/hooks', 'not_https'],
+    ['http://api.localhost/', 'not_https'],
+    ['http://0.0.0.0:8080/', 'not_https'],
+    ['http://user:pw@127.0.0.1/', 'userinfo'],
+    ['ftp://127.0.0.1/', 'not_https'],
     ['ftp://example.com/', 'not_https'],
     ['not a url', 'invalid_url'],
     ['https://user:pass@example.com/', 'userinfo'],
@@ -62,6 +74,6 @@ describe('checkDestination', () => {
 
   it('gives a message with every rejection', () => {
     const v = checkDestination('http://example.com');
-    expect(v).toEqual({ ok: false, reason: 'not_https', message: 'destinationUrl must use https' });
+    expect(v).toEqual({ ok: false, reason: 'not_https', message: 'destinationUrl must use https (http:// only on a loopback host, for a local receiver)' });
   });
 });

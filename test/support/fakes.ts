@@ -21,7 +21,7 @@ export function fakeIO(tty: { stdin?: boolean; stdout?: boolean; stderr?: boolea
     redactor,
     stdout: { isTTY: Boolean(tty.stdout), write: (s) => void (out += redactor.scrubCredentials(s)) },
     stderr: { isTTY: Boolean(tty.stderr), write: (s) => void (err += redactor.scrubAll(s)) },
-    stdin: { isTTY: Boolean(tty.stdin), readAll: async () => stdinText },
+    stdin: { isTTY: Boolean(tty.stdin), readAll: async () => stdinText, readBytes: async () => Buffer.from(stdinText) },
     raw: { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
     columns: 100,
     color: { stdout: false, stderr: false },

@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, wri
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { BIN, NODE, ROOT } from './fixtures.js';
-import { runInProcess, type InProcessOptions } from './in-process.js';
+import { assertJsonStderr, runInProcess, type InProcessOptions } from './in-process.js';
 
 export { Capture, runInProcess, type InProcessOptions, type InProcessResult } from './in-process.js';
 
@@ -161,6 +161,7 @@ export async function runCli(args: string[], opts: RunOptions = {}): Promise<Run
   }
   const started = Date.now();
   const r = await spawnCli(args, { ...opts, ws }).child;
+  assertJsonStderr(args, buildEnv(ws, opts.env, opts.color), String(r.stderr ?? ''));
   return {
     exitCode: r.exitCode ?? -1,
     signal: r.signal ?? undefined,
@@ -191,6 +192,17 @@ export function spawnCli(args: string[], opts: RunOptions = {}) {
     ...(opts.maxBuffer !== undefined ? { maxBuffer: opts.maxBuffer } : {}),
   });
   return { child, ws };
+}
+
+/** The pid of a process that has exited (for a lock left by a killed process). */
+export function deadPid(): number {
+  const pid = Number(execFileSync(NODE, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }));
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return pid;
+  }
+  throw new Error(`pid ${pid} was reused at once`);
 }
 
 /** A word for /bin/sh, single-quoted. */

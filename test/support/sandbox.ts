@@ -54,7 +54,8 @@ export async function startSandbox(args: string[], home: string, configDir: stri
     buffer: true,
     encoding: 'utf8',
     stripFinalNewline: false,
-    timeout: 60_000,
+    // A backstop only (each file stops its sandbox): a whole file of runs on a loaded machine can outlast a minute.
+    timeout: 600_000,
   });
   let out = '';
   let err = '';

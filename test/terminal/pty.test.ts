@@ -269,6 +269,27 @@ describe('webhooks create at a terminal', () => {
     expect(JSON.parse(sent[0]!.body)).toEqual({ name: 'typed', destinationUrl: 'https://hooks.example.com/typed', eventTypes: [EVENT_1] });
   });
 
+  it('asks again for an http:// URL that is not on this machine, before anything is sent', async () => {
+    const r = played(
+      await pty(
+        ['webhooks', 'create', '--name', 'plain', '--event', EVENT_1],
+        [
+          { expect: 'Destination URL' },
+          { send: 'http://x' + ENTER },
+          { expect: 'must use https://' },
+          { send: CTRL_U },
+          { send: 'https://hooks.example.com/plain' + ENTER },
+          { expect: 'will not be shown again' },
+        ],
+        { env: { NO_COLOR: '1' } },
+      ),
+    );
+    expect(r.exitCode).toBe(0);
+    const sent = await apiRequests();
+    expect(sent).toHaveLength(1);
+    expect(JSON.parse(sent[0]!.body)).toMatchObject({ destinationUrl: 'https://hooks.example.com/plain' });
+  });
+
   it('Ctrl-C at the first prompt: exit 130, no stack trace, nothing sent', async () => {
     const r = played(await pty(['webhooks', 'create'], [{ expect: 'Endpoint name' }, { send: CTRL_C }], { env: { NO_COLOR: '1' } }));
     expect(r.exitCode).toBe(130);

@@ -16,7 +16,7 @@ import {
   procStartTime,
   withLock,
   type LockHost,
-} from '../../src/config/lock.js';
+} from '../../src/fs/lock.js';
 import { CliError } from '../../src/errors/cli-error.js';
 
 let dir: string;

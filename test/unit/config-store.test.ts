@@ -276,32 +276,27 @@ describe('file format: chatctl 0.1 and this version read and write the same byte
     expect(readdirSync(dir)).toEqual(['config.json']);
   });
 
-  // Why src/main.ts takes SNAP out of the process's environment: conf, as
-  // published, writes in place (truncate, then write) when it is set, as it
-  // is for every program run by Node.js from the Snap Store; a reader in
-  // between, or a crash, would find a cut-short config.json.
-  it('conf rewrites config.json in place when the process has SNAP set, and replaces it whole (a new file renamed into place) when not', () => {
-    const file = join(dir, 'config.json');
-    const write = (snap: string | undefined) => {
-      writeFileSync(file, '{"version":1}\n', { mode: 0o600 });
-      const before = statSync(file).ino;
-      const saved = process.env.SNAP;
-      if (snap === undefined) delete process.env.SNAP;
-      else process.env.SNAP = snap;
-      try {
-        writeWithConf(dir, { version: 1, profiles: { a: { baseUrl: 'https://a' } } });
-      } finally {
-        if (saved === undefined) delete process.env.SNAP;
-        else process.env.SNAP = saved;
-      }
-      expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ version: 1, profiles: { a: { baseUrl: 'https://a' } } });
-      return statSync(file).ino === before ? 'in place' : 'replaced';
-    };
-    expect(write('/snap/node/10000')).toBe('in place');
-    expect(write(undefined)).toBe('replaced');
+  // conf's own write (atomically) resolves a link and writes its target; the
+  // write is chatctl's atomic one, which replaces a regular file only.
+  it('conf writes through the atomic write: a symbolic link put where config.json was is refused, its target untouched', () => {
+    const target = join(dir, 'elsewhere.json');
+    writeFileSync(target, '{}', { mode: 0o600 });
+    mkdirSync(join(dir, 'c'), { mode: 0o700 });
+    symlinkSync(target, join(dir, 'c', 'config.json'));
+    let caught: unknown;
+    try {
+      writeWithConf(join(dir, 'c'), { version: 1 });
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(CliError);
+    expect((caught as CliError).exitCode).toBe(3);
+    expect((caught as CliError).message).toBe(`cannot write config file ${join(dir, 'c', 'config.json')}: ENOTREG`);
+    expect(readFileSync(target, 'utf8')).toBe('{}');
+    expect(readdirSync(join(dir, 'c'))).toEqual(['config.json']);
   });
 
-  it('chatctl run with SNAP set (Node.js from the Snap Store) still replaces config.json whole', async () => {
+  it('chatctl run with SNAP set (Node.js from the Snap Store), with which conf alone writes in place, still replaces config.json whole', async () => {
     const cfg = join(dir, 'cfg');
     mkdirSync(cfg, { mode: 0o700 });
     const file = join(cfg, 'config.json');

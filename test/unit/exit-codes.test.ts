@@ -53,6 +53,10 @@ describe('exit-code table', () => {
       secret_not_delivered: 13,
       partial_failure: 14,
       interrupted: 130,
+      signature_mismatch: 9,
+      timestamp_out_of_tolerance: 9,
+      delivery_refused: 9,
+      delivery_failed: 12,
     });
     for (const code of Object.keys(EXIT_FOR_LOCAL_CODE) as (keyof typeof EXIT_FOR_LOCAL_CODE)[]) {
       const e = localError(code, 'm');

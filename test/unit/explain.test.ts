@@ -123,3 +123,37 @@ describe('details of any shape', () => {
     expect(explainError(new CliError('resource_not_found', 'no such endpoint', 6, { details: { currentVersion: 4 } }))).toEqual([]);
   });
 });
+
+describe('limit, rate limit, unavailable (exits 10, 11, 12) end with a next step', () => {
+  it('10: the endpoint limit says to reuse an endpoint or have the limit raised; another limit says what to do', () => {
+    const e = new CliError('webhook_endpoint_limit_reached', 'limit reached', 10, { status: 409 });
+    expect(explainError(e)).toEqual([expect.stringMatching(/^next: .*reuse one \(rotate or reactivate it\), or ask the service to raise the limit$/)]);
+    expect(explainError(new CliError('channel_limit_reached', 'x', 10))[0]).toMatch(/^next: a limit of the service was reached/);
+  });
+
+  it('11: wait and re-run the same request, with its key when it may have been applied; how to wait longer', () => {
+    const e = withRerun(new CliError('rate_limit_exceeded', 'too many requests', 11, { status: 429, idempotencyKey: 'k-1' }), rotateCtx()) as CliError;
+    expect(explainError(e)).toEqual([
+      "next: wait a minute, then re-run: chatctl webhooks rotate 'we_1' --expected-version 3 --mode overlap --idempotency-key k-1",
+      'to wait through more refusals in one run: --max-retries N (default 4); for rotate --from: a lower --concurrency',
+    ]);
+    expect(explainError(new CliError('rate_limit_exceeded', 'x', 11))[0]).toBe('next: wait a minute, then re-run the same command');
+    expect(reported(e)).toContain('\n  next: wait a minute, then re-run: chatctl webhooks rotate');
+    expect(reported(e, true)).not.toContain('next:'); // the JSON line stays the error alone
+  });
+
+  it('12: a network failure points at doctor; a timeout at --timeout and --deadline; each says to re-run', () => {
+    const net = withRerun(new CliError('network_error', 'connection refused', 12), rotateCtx()) as CliError;
+    expect(explainError(net)).toEqual(['next: check the base URL, proxy and network with: chatctl doctor', "then re-run: chatctl webhooks rotate 'we_1' --expected-version 3 --mode overlap"]);
+    const slow = new CliError('timeout', 'timed out', 12, { idempotencyKey: 'k 2' });
+    expect(explainError(slow)).toEqual([
+      "next: once the service answers again, re-run the same command with --idempotency-key 'k 2'",
+      'a slow service: allow more time with --timeout SECONDS (one attempt) or --deadline SECONDS (the whole command)',
+    ]);
+    expect(explainError(new CliError('service_unavailable', 'down', 12, { status: 503 }))).toEqual(['next: once the service answers again, re-run the same command']);
+  });
+
+  it('other exits are unchanged', () => {
+    for (const [code, exit] of [['validation_failed', 9], ['conflict', 8], ['permission_denied', 5]] as const) expect(explainError(new CliError(code, 'x', exit))).toEqual([]);
+  });
+});

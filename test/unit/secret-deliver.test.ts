@@ -5,8 +5,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { deliverAll, type DeliverDeps } from '../../src/secret/deliver-all.js';
+import {  } from '../../src/secret/deliver.js';
+import { sinkHolds } from '../../src/secret/readback.js';
 import { parseSinks } from '../../src/secret/sinks.js';
 import { fingerprint } from '../../src/secret/fingerprint.js';
 import { deliverSecretResult } from '../../src/commands/webhooks/secret-result.js';
@@ -44,7 +47,7 @@ function deps(over: Partial<DeliverDeps> = {}): DeliverDeps & { out: ReturnType<
   const redactor = new Redactor();
   const out = stream();
   const err = stream({ redactor });
-  return { cwd: dir, env: { PATH: process.env.PATH, CHATCTL_TOKEN: 'tok_must_not_reach_the_sink' }, stdout: out, stderr: err, redactor, execTimeoutMs: 5_000, out, err, ...over } as never;
+  return { cwd: dir, env: { PATH: process.env.PATH, CHATCTL_TOKEN: 'tok_must_not_reach_the_sink', CHATCTL_CSRF_TOKEN: 'csrf_must_not_reach_the_sink' }, stdout: out, stderr: err, redactor, execTimeoutMs: 5_000, out, err, ...over } as never;
 }
 
 /** Alive and not a zombie waiting to be reaped. */
@@ -58,12 +61,48 @@ function running(pid: number): boolean {
 
 const sinks = (...specs: string[]) => parseSinks(specs, { cwd: dir, env: { PATH: process.env.PATH }, json: false, stdoutIsTTY: false, force: false });
 
+describe('sinkHolds: a destination read back', () => {
+  it('file: holds the secret only as exactly its bytes, in a regular file reached without a link', () => {
+    const [file] = sinks('file:s.whsec');
+    expect(sinkHolds(file!, FP)).toBe(false); // absent
+    writeFileSync(join(dir, 's.whsec'), SECRET);
+    expect(sinkHolds(file!, FP)).toBe(true);
+    writeFileSync(join(dir, 's.whsec'), `${SECRET}\n`);
+    expect(sinkHolds(file!, FP)).toBe(false);
+    rmSync(join(dir, 's.whsec'));
+    writeFileSync(join(dir, 'real'), SECRET);
+    symlinkSync(join(dir, 'real'), join(dir, 's.whsec'));
+    expect(sinkHolds(file!, FP)).toBe(false);
+    rmSync(join(dir, 's.whsec'));
+    execFileSync('mkfifo', [join(dir, 's.whsec')]); // would block a plain read for ever
+    expect(sinkHolds(file!, FP)).toBe(false);
+    rmSync(join(dir, 's.whsec'));
+    mkdirSync(join(dir, 's.whsec'));
+    expect(sinkHolds(file!, FP)).toBe(false);
+  });
+
+  it('env-file: holds it when every NAME line has it as its value (plain or single-quoted, as written)', () => {
+    const [env] = sinks('env-file:.env#WEBHOOK_SECRET');
+    const at = join(dir, '.env');
+    writeFileSync(at, `A=1\nWEBHOOK_SECRET=${SECRET}\nB=2\n`);
+    expect(sinkHolds(env!, FP)).toBe(true);
+    const odd = 'whsec a b';
+    writeFileSync(at, `export WEBHOOK_SECRET='${odd}'\r\n`);
+    expect(sinkHolds(env!, fingerprint(odd))).toBe(true);
+    writeFileSync(at, `WEBHOOK_SECRET=${SECRET}\nWEBHOOK_SECRET=older\n`);
+    expect(sinkHolds(env!, FP)).toBe(false);
+    writeFileSync(at, `OTHER=${SECRET}\n`);
+    expect(sinkHolds(env!, FP)).toBe(false);
+    expect(sinkHolds(sinks('exec:cat')[0]!, FP)).toBe(false); // an exec: store cannot be asked
+  });
+});
+
 describe('deliverAll', () => {
   it('every kind of sink gets exactly the secret; the outcome names each with the fingerprint', async () => {
     const d = deps();
     const got = join(dir, 'exec.out');
     const outcome = await deliverAll(
-      sinks('file:a.whsec', 'env-file:.env#WEBHOOK_SECRET', `exec:cat > ${got}; printf '%s %s %s' "$CHATCTL_ENDPOINT_ID" "$CHATCTL_SECRET_FINGERPRINT" "\${CHATCTL_TOKEN-unset}" > ${got}.env`, 'stdout'),
+      sinks('file:a.whsec', 'env-file:.env#WEBHOOK_SECRET', `exec:cat > ${got}; printf '%s %s %s %s' "$CHATCTL_ENDPOINT_ID" "$CHATCTL_SECRET_FINGERPRINT" "\${CHATCTL_TOKEN-unset}" "\${CHATCTL_CSRF_TOKEN-unset}" > ${got}.env`, 'stdout'),
       { endpointId: 'we_1', secret: SECRET },
       d,
     );
@@ -80,7 +119,7 @@ describe('deliverAll', () => {
     expect(readFileSync(join(dir, '.env'), 'utf8')).toBe(`WEBHOOK_SECRET=${SECRET}\n`);
     expect(statSync(join(dir, '.env')).mode & 0o777).toBe(0o600);
     expect(readFileSync(got, 'utf8')).toBe(SECRET); // stdin: the secret, no newline
-    expect(readFileSync(`${got}.env`, 'utf8')).toBe(`we_1 ${FP} unset`);
+    expect(readFileSync(`${got}.env`, 'utf8')).toBe(`we_1 ${FP} unset unset`); // no credential variable
     expect(d.out.text()).toBe(`${SECRET}\n`);
     expect(d.err.text()).toBe('');
   });
@@ -124,6 +163,19 @@ describe('deliverAll', () => {
     expect(outcome.failures).toEqual([{ to: 'exec:cat >/dev/null; echo nope >&2; exit 3', reason: 'exited with status 3' }]);
     expect(outcome.delivered.map((x) => x.to)).toEqual([`file:${join(dir, 'b.whsec')}`]);
     expect(d.err.text()).toBe('nope\n');
+  });
+
+  it('an exec: command that exits 0 without reading all of its input is a failure, not a delivery', async () => {
+    const d = deps();
+    const got = join(dir, 'head.out');
+    const bytes = Buffer.byteLength(SECRET);
+    const outcome = await deliverAll(sinks('exec:true', `exec:head -c 3 > ${got}`, 'exec:cat >/dev/null', 'file:d.whsec'), { endpointId: 'we_1', secret: SECRET }, d);
+    expect(outcome.failures).toEqual([
+      { to: 'exec:true', reason: `exited 0 without reading all of its input (${bytes} of ${bytes} bytes left unread)` },
+      { to: `exec:head -c 3 > ${got}`, reason: `exited 0 without reading all of its input (${bytes - 3} of ${bytes} bytes left unread)` },
+    ]);
+    expect(readFileSync(got, 'utf8')).toBe(SECRET.slice(0, 3));
+    expect(outcome.delivered.map((x) => x.to)).toEqual(['exec:cat >/dev/null', `file:${join(dir, 'd.whsec')}`]);
   });
 
   it('an exec: command past its time limit is ended, with whatever it started, and is a failure', async () => {
@@ -318,11 +370,11 @@ describe('deliverSecretResult', () => {
     }
   });
 
-  // A recovered/ folder in which no file can be created (here one on /proc,
-  // which refuses even root; a chmod 0500 folder does the same to anyone
-  // else) and every destination failing: nothing holds the secret. The
-  // message names each failed destination, the folder and the real error,
-  // the Idempotency-Key and the rotate command; the secret goes nowhere else.
+  // A recovered/ folder that cannot be used (here a link to one on /proc,
+  // which recovered/ must never be) and every destination failing: nothing
+  // holds the secret. The message names each failed destination, the folder
+  // and the real reason, the Idempotency-Key and the rotate command; the
+  // secret goes nowhere else.
   it('recovered/ unwritable and every destination failing: the message says truthfully what happened and what to do', async () => {
     const cfg = join(dir, 'config');
     mkdirSync(cfg, { mode: 0o700 });
@@ -333,13 +385,15 @@ describe('deliverSecretResult', () => {
         deliverSecretResult(ctx, { json }, { sinks: sinks('exec:cat >/dev/null; exit 3', 'exec:exit 4') }, body(), 'x', { idempotencyKey: 'idem-123' }),
       );
       expect(e.message).toContain('exec:cat >/dev/null; exit 3: exited with status 3; exec:exit 4: exited with status 4');
-      expect(e.message).toContain(`no recovery copy could be written either (${join(cfg, 'recovered')}: no such file or directory (ENOENT))`);
+      expect(e.message).toContain(`no recovery copy could be written either (${join(cfg, 'recovered')}: is a symbolic link; secrets are kept only in a folder of its own (remove the link))`);
       expect(e.message).not.toContain('no longer exists'); // the old, wrong reason
       expect(e.message).toContain('nothing holds it: the secret is lost');
       expect(e.message).toContain('Idempotency-Key idem-123');
       expect(e.idempotencyKey).toBe('idem-123');
-      expect(e.hint).toBe("rotate it again to get a new one: chatctl webhooks rotate 'we_1' --expected-version 2 --mode overlap --secret-to file:PATH");
-      expect(e.details).toMatchObject({ recoveredPath: null, recoveryError: expect.stringContaining('ENOENT'), failed: [{ to: 'exec:cat >/dev/null; exit 3' }, { to: 'exec:exit 4' }] });
+      // The answer does not say whether an overlap runs: the overlap command, and the immediate one as the way out.
+      expect(e.hint).toContain("to get a new secret, rotate it: chatctl webhooks rotate 'we_1' --expected-version 2 --mode overlap --secret-to file:PATH");
+      expect(e.hint).toContain("chatctl webhooks rotate 'we_1' --expected-version 2 --mode immediate --yes --secret-to file:PATH");
+      expect(e.details).toMatchObject({ endpointId: 'we_1', version: 2, fingerprint: expect.stringMatching(/^sha256:[0-9a-f]{16}$/), recoveredPath: null, recoveryError: expect.stringContaining('is a symbolic link'), failed: [{ to: 'exec:cat >/dev/null; exit 3' }, { to: 'exec:exit 4' }] });
       expect(io.out() + io.err() + JSON.stringify(e.toJSON())).not.toContain(SECRET);
     }
   });
@@ -363,7 +417,7 @@ describe('deliverSecretResult', () => {
     expect(readFileSync(join(dir, 'held.whsec'), 'utf8')).toBe(SECRET);
     expect(e.message).toContain(`so only file:${join(dir, 'held.whsec')} holds it`);
     expect(e.message).not.toContain('lost');
-    expect(e.hint).toContain(`copy it from file:${join(dir, 'held.whsec')} to the other destinations, or rotate it again`);
+    expect(e.hint).toContain(`copy it from file:${join(dir, 'held.whsec')} to the other destinations; or, to get a new secret, rotate it: chatctl webhooks rotate 'we_1' --expected-version 2 --mode overlap`);
     expect(io.out() + io.err()).not.toContain(SECRET);
   });
 

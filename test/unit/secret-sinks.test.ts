@@ -1,7 +1,7 @@
 // The pure and file-system pieces of `--secret-to` (contract section 6):
 // sink parsing and checks, the dotenv rewrite, fingerprints, the writers.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { parseSinkSpec, parseSinks, programOf, sinksFor, substituteId, type SinkSettings } from '../../src/secret/sinks.js';
 import { dotenvProblem, setDotenvValue } from '../../src/secret/dotenv.js';
 import { fingerprint } from '../../src/secret/fingerprint.js';
-import { keepSecret, writeEnvFile, writeSecretFile } from '../../src/secret/deliver.js';
+import { describeKeepFailure, keepSecret, writeEnvFile, writeSecretFile } from '../../src/secret/deliver.js';
 import type { CliError } from '../../src/errors/cli-error.js';
 
 let dir: string;
@@ -266,5 +266,42 @@ describe('writers', () => {
     writeFileSync(join(dir, 'cfg2', 'recovered', 'other.secret'), 'x');
     keepSecret(join(dir, 'cfg2'), 'we_1', 'whsec_k', new Date(0)).discard();
     expect(readdirSync(join(dir, 'cfg2', 'recovered'))).toEqual(['other.secret']);
+  });
+
+  it('keepSecret: recovered/ is trusted as the config folder is: a link, a folder others can write or another user\'s is refused, naming why; one others can read is tightened to 700', () => {
+    const cfg = join(dir, 'cfg');
+    const recovered = join(cfg, 'recovered');
+    mkdirSync(cfg, { mode: 0o700 });
+    const keep = () => keepSecret(cfg, 'we_1', 'whsec_k', new Date(0));
+    const refusal = (): string => {
+      try {
+        keep();
+      } catch (err) {
+        return describeKeepFailure(err, cfg);
+      }
+      throw new Error('kept');
+    };
+    const elsewhere = join(dir, 'elsewhere');
+    mkdirSync(elsewhere, { mode: 0o700 });
+    symlinkSync(elsewhere, recovered);
+    expect(refusal()).toBe(`${recovered}: is a symbolic link; secrets are kept only in a folder of its own (remove the link)`);
+    expect(readdirSync(elsewhere)).toEqual([]);
+    rmSync(recovered);
+    mkdirSync(recovered);
+    chmodSync(recovered, 0o777);
+    expect(refusal()).toBe(`${recovered}: can be written by group or others (mode 777); check its contents, then chmod 700 it`);
+    chmodSync(recovered, 0o720);
+    expect(refusal()).toContain('(mode 720)');
+    expect(readdirSync(recovered)).toEqual([]);
+    chmodSync(recovered, 0o755);
+    const kept = keep();
+    expect(statSync(recovered).mode & 0o777).toBe(0o700);
+    expect(readFileSync(kept.path, 'utf8')).toBe('whsec_k');
+    kept.discard();
+    if (process.geteuid?.() === 0) {
+      chownSync(recovered, 4242, 4242);
+      expect(refusal()).toBe(`${recovered}: belongs to another user (uid 4242), not to you (uid 0)`);
+      expect(readdirSync(recovered)).toEqual([]);
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { didYouMean, editDistance, nearest } from '../../src/input/suggest.js';
+import { didYouMean, editDistance, isOpposite, nearest } from '../../src/input/suggest.js';
 import { EVENT_TYPES } from '../../src/api/spec.js';
 
 describe('did you mean', () => {
@@ -23,8 +23,23 @@ describe('did you mean', () => {
   });
   it('suggests nothing when nothing is close or two are equally close', () => {
     expect(nearest('rotate-all', ['overlap', 'immediate'])).toBeUndefined();
-    expect(nearest('bsh', ['bash', 'zsh', 'fish'])).toBeUndefined();
+    expect(nearest('ash', ['bash', 'cash'])).toBeUndefined(); // a tie neither first letter breaks
     expect(nearest('', ['a'])).toBeUndefined();
     expect(didYouMean('overlpa', ['overlap', 'immediate'])).toBe('did you mean overlap?');
+  });
+  it('breaks a tie by the first letter: bsh is bash, not zsh', () => {
+    expect(nearest('bsh', ['bash', 'zsh', 'fish'])).toBe('bash');
+    expect(nearest('zhs', ['bash', 'zsh', 'fish'])).toBe('zsh');
+  });
+  it('never suggests the opposite action, however close its spelling', () => {
+    expect(editDistance('deactivate', 'reactivate')).toBe(1);
+    expect(nearest('deactivate', ['create', 'rotate', 'reactivate', 'fingerprint'])).toBeUndefined();
+    expect(nearest('logout', ['login', 'status'])).toBeUndefined();
+    expect(nearest('unlock', ['lock'])).toBeUndefined();
+    expect(nearest('reactivat', ['create', 'rotate', 'reactivate'])).toBe('reactivate'); // a typo of the word itself still is
+    expect(isOpposite('Deactivate', 'reactivate')).toBe(true);
+    expect(isOpposite('enable', 'disable')).toBe(true);
+    expect(isOpposite('rotate', 'create')).toBe(false);
+    expect(isOpposite('login', 'login')).toBe(false);
   });
 });

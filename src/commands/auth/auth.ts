@@ -42,7 +42,7 @@ export async function runAuthLogin(opts: { withToken?: boolean }, g: GlobalOptio
   if (/\s/.test(token) || !isHeaderSafe(token)) {
     throw usageError('the token contains whitespace or characters that cannot be sent in an HTTP header');
   }
-  ctx.io.redactor.addCredential(token);
+  ctx.io.redactor.addToken(token);
   let name = '';
   let source: ProfileSource = 'default';
   await s.update((data) => {

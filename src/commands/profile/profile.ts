@@ -2,6 +2,7 @@
 // whether one is stored.
 import type { Context, GlobalOptions } from '../../context.js';
 import { configStoreFor as store } from '../../config/store.js';
+import { nearest } from '../../input/suggest.js';
 import { PROFILE_FIELDS, PROFILE_NAME, profileMap, profileOf, type ConfigData, type Profile } from '../../config/schema.js';
 import { configError, usageError } from '../../errors/cli-error.js';
 import { checkBaseUrl, selectProfile } from '../../scope/resolve.js';
@@ -57,7 +58,10 @@ export async function runProfileShow(name: string | undefined, g: GlobalOptions,
   const current = selectProfile({ profile: g.profile }, ctx.env, data).name;
   const target = name ?? current;
   const p = profileOf(data, target);
-  if (!p) throw missing(target, 'list profiles with: chatctl profile list');
+  if (!p) {
+    const near = storedNear(data, target);
+    throw missing(target, near !== undefined ? `did you mean ${near}?  (list profiles with: chatctl profile list)` : 'list profiles with: chatctl profile list');
+  }
   const shown = publicProfile(target, p, target === current);
   if (g.json) {
     ctx.io.stdout.write(JSON.stringify(shown) + '\n');
@@ -111,9 +115,14 @@ export async function runProfileSet(name: string, opts: ProfileSetOptions, g: Gl
 // stored (`constructor`, `__proto__`, a typo) is one that does not exist.
 const missing = (name: string, hint: string) => configError(`profile "${escapeInline(name)}" does not exist`, hint);
 
+/** For a name that is not stored: the stored one it is nearest to (`sbz` → sbx), if any. */
+const storedNear = (data: ConfigData, name: string) => nearest(name, Object.keys(profileMap(data.profiles)));
+
 export async function runProfileUse(name: string, ctx: Context): Promise<void> {
   await store(ctx).update((data) => {
     if (!profileOf(data, name)) {
+      const near = storedNear(data, name);
+      if (near !== undefined) throw missing(name, `did you mean ${near}?  (chatctl profile use ${near})`);
       throw missing(name, PROFILE_NAME.test(name) ? `create it with: chatctl profile set ${name}` : 'list profiles with: chatctl profile list');
     }
     return { ...data, currentProfile: name };
@@ -123,7 +132,10 @@ export async function runProfileUse(name: string, ctx: Context): Promise<void> {
 
 export async function runProfileRemove(name: string, ctx: Context): Promise<void> {
   await store(ctx).update((data) => {
-    if (!profileOf(data, name)) throw missing(name, 'list profiles with: chatctl profile list');
+    if (!profileOf(data, name)) {
+      const near = storedNear(data, name);
+      throw missing(name, near !== undefined ? `did you mean ${near}?  (list profiles with: chatctl profile list)` : 'list profiles with: chatctl profile list');
+    }
     const profiles = profileMap(data.profiles);
     delete profiles[name];
     const next = { ...data, profiles };

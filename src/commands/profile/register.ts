@@ -2,6 +2,20 @@
 import type { Command } from 'commander';
 import { examples, type App } from '../app.js';
 
+/**
+ * The scope flags `profile set` stores. They are the program's global options
+ * (every API command takes them to override a profile), so commander lists
+ * them under `chatctl --help` only; this command exists for them.
+ */
+const PROFILE_SET_SCOPE = `
+Scope to store (global options, given before or after the command; an empty
+value such as --env '' clears the field):
+  --base-url <url>  the API's base URL (https:, or http: on loopback only)
+  --org <id>        organizationId
+  --app <id>        applicationId
+  --env <key>       environmentKey
+`;
+
 export function registerProfile(profile: Command, { ctx, globals }: App): void {
   const run = () => import('./profile.js');
   profile.addHelpText(
@@ -25,10 +39,7 @@ export function registerProfile(profile: Command, { ctx, globals }: App): void {
     .argument('<name>', 'profile name')
     .option('--origin <origin>', "Origin header to send (default: the base URL's origin)")
     .option('--csrf-token <value>', 'x-service-csrf value to send (default: 1)')
-    .addHelpText(
-      'after',
-      examples('chatctl profile set prod --base-url https://api.example.com --org org_1 --app app_1 --env production', 'chatctl profile set prod --env staging'),
-    )
+    .addHelpText('after', PROFILE_SET_SCOPE + examples('chatctl profile set prod --base-url https://api.example.com --org org_1 --app app_1 --env production', 'chatctl profile set prod --env staging'))
     .action(async (name: string, opts) => (await run()).runProfileSet(name, opts, globals(), ctx));
   profile
     .command('use')

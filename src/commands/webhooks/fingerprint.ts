@@ -1,6 +1,6 @@
 // chatctl webhooks fingerprint [FILE|-]: the fingerprint of a secret held
 // elsewhere (a receiver's copy, a CI variable), to compare with the one create
-// and rotate print, without showing the secret (contract section 6).
+// and rotate print, without showing the secret (docs/secrets.md).
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Context, GlobalOptions } from '../../context.js';
@@ -30,7 +30,8 @@ export async function runFingerprint(file: string | undefined, g: GlobalOptions,
   else ctx.io.stdout.write(`${fp}\n`);
 }
 
-function readSmallFile(path: string, given: string): string {
+/** A secret's file (at most 64 KiB), or a usage error naming it as given. */
+export function readSmallFile(path: string, given: string): string {
   let fd: number;
   try {
     fd = openSync(path, 'r');

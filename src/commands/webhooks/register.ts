@@ -6,7 +6,7 @@ import { collect, examples, oneOf, type App } from '../app.js';
 import { usageError } from '../../errors/cli-error.js';
 
 const SECRET_TO_HELP =
-  'where the one-time signing secret goes; repeat it for several (all must succeed): file:PATH (new file, mode 0600), env-file:PATH#NAME (a dotenv line), exec:COMMAND (run by /bin/sh, secret on its stdin), stdout (for $(…) capture)';
+  'where the one-time signing secret goes; repeat it for several (all must succeed): file:PATH (new file, mode 0600), env-file:PATH#NAME (a dotenv line), exec:COMMAND (run by /bin/sh, secret on its stdin), stdout (for $(…) capture), github-output:NAME, github-env:NAME';
 const SECRET_TO_MORE = `
 Without --secret-to the secret is in the JSON with --json, or shown once when
 stdout is a terminal and CI is not set; otherwise the command refuses before
@@ -114,4 +114,82 @@ export function registerWebhooks(webhooks: Command, app: App): void {
       const { runFingerprint } = await import('./fingerprint.js');
       await runFingerprint(file, globals(), ctx);
     });
+
+  webhooks
+    .command('sign')
+    .description('print the webhook-id, webhook-timestamp and webhook-signature headers of a delivery body (Standard Webhooks)')
+    .argument('[body-file]', 'the body to sign, byte for byte; - or nothing for standard input')
+    .option('--secret-file <path>', "the file holding the endpoint's whsec_ secret (- for standard input, with BODY_FILE)")
+    .option('--id <id>', 'the webhook-id (default: msg_ and a random UUID)')
+    .option('--timestamp <seconds>', 'the webhook-timestamp, in Unix seconds (default: now)')
+    .addHelpText(
+      'after',
+      examples(
+        'chatctl webhooks sign --secret-file ./billing.whsec body.json',
+        'chatctl webhooks sign --secret-file ./billing.whsec --id msg_1 --timestamp 1700000000 --json < body.json',
+        'chatctl webhooks sign --secret-file ./billing.whsec body.json > headers.txt && curl -H @headers.txt --data-binary @body.json http://127.0.0.1:8080/hooks',
+      ) + SIGNING_MORE,
+    )
+    .action(async (bodyFile: string | undefined, opts) => {
+      const { runSign } = await import('./signed-deliveries.js');
+      await runSign(bodyFile, opts, globals(), ctx);
+    });
+
+  webhooks
+    .command('verify')
+    .description('check the Standard Webhooks signature of a delivery body with a secret: exit 0 if one signature matches, 9 if none does or the timestamp is too far from now')
+    .argument('[body-file]', 'the body as received, byte for byte; - or nothing for standard input')
+    .option('--secret-file <path>', "the file holding the endpoint's whsec_ secret (- for standard input, with BODY_FILE)")
+    .addOption(new Option('--header <line>', "a received header as 'NAME: VALUE'; repeat it for webhook-id, webhook-timestamp and webhook-signature").argParser(collect))
+    .option('--tolerance <seconds>', 'how far the timestamp may be from now, in seconds (default 300)')
+    .addHelpText(
+      'after',
+      examples(
+        "chatctl webhooks verify --secret-file ./billing.whsec --header 'webhook-id: msg_1' --header 'webhook-timestamp: 1700000000' --header 'webhook-signature: v1,K5o…=' body.json",
+        "printenv WEBHOOK_SECRET | chatctl webhooks verify --secret-file - --header \"webhook-id: $ID\" --header \"webhook-timestamp: $TS\" --header \"webhook-signature: $SIG\" --tolerance 600 body.json",
+      ) +
+        `
+webhook-signature may hold several space-separated signatures (during an
+overlap rotation: one per valid secret); one match is enough, wherever it is.
+Each is compared in constant time. Exit 0: verified; 9: no signature matches
+(signature_mismatch) or the timestamp is out of tolerance
+(timestamp_out_of_tolerance), the message says which; 2: a malformed header,
+secret or flag. The secret is never printed.
+` + SIGNING_MORE,
+    )
+    .action(async (bodyFile: string | undefined, opts) => {
+      const { runVerify } = await import('./signed-deliveries.js');
+      await runVerify(bodyFile, opts, globals(), ctx);
+    });
+
+  webhooks
+    .command('trigger')
+    .description("sandbox only: have the sandbox send one signed event to the endpoint's destination, and show what the receiver answered")
+    .argument('<endpoint-id>', 'the endpoint to deliver to')
+    .option('--event <type>', 'the event type to deliver (one the endpoint subscribes to)')
+    .addHelpText(
+      'after',
+      examples(
+        'chatctl webhooks trigger we_123 --event chat.message.created.v1',
+        'chatctl webhooks trigger we_123 --event chat.message.created.v1 --json | jq .data.delivery.receiver',
+      ) +
+        `
+Works against \`chatctl sandbox\` only: it first checks GET /_sandbox (no
+credentials sent) and exits 2 against anything else. The delivery is signed
+with every secret valid now: during an overlap rotation the new and the
+previous one. Exit 0: the receiver answered 2xx; 9: it answered something
+else (delivery_refused); 12: it could not be reached (delivery_failed).
+See docs/signing.md for rehearsing a rotation against your own receiver.
+`,
+    )
+    .action(async (endpointId: string, opts) => {
+      const { runTrigger } = await import('./signed-deliveries.js');
+      await runTrigger(endpointId, opts, globals(), ctx);
+    });
 }
+
+const SIGNING_MORE = `
+The scheme is an assumption (the API does not say how deliveries are signed):
+Standard Webhooks, HMAC-SHA256 over "{webhook-id}.{webhook-timestamp}.{body}"
+keyed with the base64 part of the whsec_ secret. See docs/signing.md.
+`;

@@ -38,6 +38,7 @@ export async function runRotate(endpointId: string, opts: RotateOptions, g: Glob
     dryRun: Boolean(g.dryRun),
     cwd: ctx.cwd,
     env: ctx.env,
+    endpointId: id,
   });
   if (body.mode === 'immediate' && !opts.yes && !g.dryRun) {
     if (!prompter) {

@@ -55,7 +55,7 @@ export async function deliverSecretResult(
 
   if (typeof secret !== 'string' || secret === '' || secretAvailable === false) {
     await renderAfter(ctx, g, plan, plan.sinks.length > 0 || plan.fallback !== 'json' ? withoutSecret(body, plan, []) : body, summary);
-    throw secretWithheld({ ...holder, endpointId: rawId ?? 'ENDPOINT_ID' }, { secret, secretAvailable });
+    throw secretWithheld({ ...holder, endpointId: rawId ?? 'ENDPOINT_ID' }, { secret, secretAvailable }, ctx.now());
   }
 
   const outcome = await deliverInCustody(
@@ -71,6 +71,8 @@ export async function deliverSecretResult(
           redactor: ctx.io.redactor,
           signal: ctx.signal,
           execTimeoutMs: opts.execTimeoutMs,
+          // --json: stderr holds JSON lines only; a failing command's output goes into its failure.
+          captureExecOutput: Boolean(g.json),
         });
       }
       // The fallback destinations: the JSON document or the terminal, written as one confirmed write.
@@ -116,13 +118,8 @@ function withKeptCopy(ctx: Context, body: SecretResponse, holder: Holder): Secre
 
 /** Whose secret this answer carries, for custody's messages: the endpoint, its new version, an overlap's end. */
 function holderOf(body: SecretResponse, endpointId: string, idempotencyKey: string | undefined): Holder {
-  const { endpoint, previousSecretExpiresAt } = body.data as SecretResponse['data'] & { previousSecretExpiresAt?: unknown };
-  return {
-    endpointId,
-    idempotencyKey,
-    version: typeof endpoint.version === 'number' ? endpoint.version : null,
-    overlapEndsAt: typeof previousSecretExpiresAt === 'string' ? previousSecretExpiresAt : null,
-  };
+  const { endpoint } = body.data;
+  return { endpointId, idempotencyKey, version: typeof endpoint.version === 'number' ? endpoint.version : null, answer: body.data, serverRequestId: body.meta.requestId };
 }
 
 /** The envelope as --json prints it after delivery: no secret; where it went instead. */

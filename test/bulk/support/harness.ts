@@ -3,7 +3,7 @@
 // in-memory destinations, in virtual time. Kept copies go to a real
 // recovered/ folder in a temporary config folder.
 import { createHash } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createWebhooksClient } from '../../../src/api/client.js';
@@ -53,7 +53,11 @@ export function harness(opts: HarnessOptions) {
       return { delivered: [{ to, fingerprint: fp(secret) }], failures: [] };
     },
     holds: (item, f) => holds(item.endpointId, f),
-    readKept: (item, key, journaled) => readRegularFile(journaled ?? keptCopyPath(configDir, item.endpointId, key)),
+    readKept(item, key, journaled) {
+      const path = journaled ?? keptCopyPath(configDir, item.endpointId, key);
+      const bytes = readRegularFile(path);
+      return bytes && { bytes, discard: () => rmSync(path, { force: true }) };
+    },
   };
 
   const items = (ids = server.ids, ev = 1): ManifestItem[] => ids.map((endpointId, i) => ({ line: i + 1, endpointId, expectedVersion: ev, mode: 'immediate' }));

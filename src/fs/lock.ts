@@ -1,38 +1,39 @@
-// The lock every config writer takes: the file `config.json.lock` beside
-// config.json. No write is ever lost, whatever the number of writers and
-// whatever a killed process left behind:
+// The one lock of chatctl: `config.json.lock` for config.json's writers,
+// `FILE.lock` for the run using a `rotate --from` journal. Whatever the
+// number of processes and whatever a killed one left, one process holds it:
 //
 // - Taking it: the owner's record (pid, process start time, boot, pid
-//   namespace, host, a random nonce) is written to a temporary file (0600)
-//   which is then hard-linked to the lock's name. link() fails if the name
-//   exists, so exactly one writer gets it, and the lock never exists
-//   half-written. The temporary file is removed at once.
+//   namespace, host, a random nonce) is created at the lock's name,
+//   exclusively and whole (fs/atomic.ts: a hard link fails if the name exists).
 // - Stale: only when its owner is dead: the pid is gone, or it now belongs to
 //   another process (its start time differs; Linux: /proc/<pid>/stat field
 //   22), or the machine has rebooted since. A lock from another host or pid
-//   namespace cannot be judged and is waited for. A lock of chatctl 0.1 (a
-//   bare pid) is also stale after 30 s; a lock with no readable record after
-//   2 s (a crash between create and write).
+//   namespace cannot be judged and counts as held. A bare pid (chatctl 0.1)
+//   is stale when that pid is gone (a config lock also after 30 s: it was
+//   held for milliseconds); a lock with no readable record after 2 s.
 // - Breaking it is itself exclusive: a breaker first takes a token named
-//   after that lock (`config.json.lock.break-<nonce>.<n>`, by the same link),
+//   after that lock (`NAME.lock.break-<nonce>.<n>`, created the same way),
 //   checks that the lock is still the one judged stale, renames it to a
 //   unique name and checks that what it renamed is that lock before removing
-//   it. Two breakers never both win: the second cannot take the token, and a
-//   late one finds the lock gone. A token whose taker died is passed over by
-//   taking the next number (…​.1, …​.2), never removed while its lock exists.
-// - Waiting polls with backoff through an abortable sleep, so Ctrl-C ends it
-//   (exit 130); nothing is held or half-made while it waits.
+//   it. The second breaker cannot take the token; a late one finds the lock
+//   gone or replaced. A token whose taker died is passed over by taking the
+//   next number (….1, ….2), never removed while its lock exists.
+// - A live owner: the config store waits up to LOCK_WAIT_MS (an abortable
+//   sleep with backoff: Ctrl-C ends it, exit 130); the journal refuses at
+//   once. A stale lock another process is breaking is waited for: the
+//   winner's lock then answers.
 // - Releasing removes the lock only if it is still this owner's.
-import { closeSync, constants, linkSync, lstatSync, openSync, readdirSync, readlinkSync, readFileSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, constants, linkSync, lstatSync, openSync, readdirSync, readlinkSync, readFileSync, readSync, renameSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { configError, interrupted } from '../errors/cli-error.js';
+import { CliError, configError, interrupted } from '../errors/cli-error.js';
 import { randomBytes } from '../random.js';
 import type { Context } from '../context.js';
+import { isTempOf, writeFileAtomic } from './atomic.js';
 
 export const LOCK_WAIT_MS = 10_000;
 export const WAIT_NOTICE_MS = 1_000;
-/** chatctl 0.1 wrote a bare pid and held the lock for milliseconds. */
+/** chatctl 0.1 wrote a bare pid and held the config lock for milliseconds. */
 export const LEGACY_STALE_MS = 30_000;
 /** A lock with no record: a crash between creating and writing it (only where link() is unsupported). */
 export const UNREADABLE_STALE_MS = 2_000;
@@ -68,37 +69,54 @@ export interface LockRecord {
   legacy?: boolean;
 }
 
+/** What is locked, for messages, and how a failure to lock it ends. */
+export interface LockSubject {
+  /** 'the config file', 'the journal'. */
+  name: string;
+  /** The error for a lock that cannot be taken (its exit code: 3 for the config file, 2 for the journal). */
+  error: (message: string, hint?: string) => CliError;
+  /** The error when a live owner holds it past the wait. */
+  busy: (verdict: Verdict, lockPath: string) => CliError;
+  /** A bare-pid lock of chatctl 0.1 is stale after this long, even if that pid is alive. */
+  legacyStaleMs: number;
+}
+
+export const CONFIG_FILE: LockSubject = {
+  name: 'the config file',
+  error: configError,
+  busy: (v, lockPath) => configError(`the config file is locked by ${v.holder} (${lockPath})`, 'wait for it to finish; if no chatctl is running, remove the lock file'),
+  legacyStaleMs: LEGACY_STALE_MS,
+};
+
 export interface LockOptions {
   host: LockHost;
   signal: AbortSignal;
-  waitMs?: number;
+  /** How long a live owner is waited for: LOCK_WAIT_MS unless said; 0 refuses at once. */
+  waitMs?: number | undefined;
   /** Called once, when the wait has lasted WAIT_NOTICE_MS, with who holds the lock. */
   onWait?: (holder: string) => void;
+  /** The config file unless said. */
+  subject?: LockSubject;
 }
 
 export interface HeldLock {
   /** Whether the lock file is still this owner's (checked before committing a write). */
   stillHeld(): boolean;
+  /** Removes the lock if it is still this owner's. */
+  release(): void;
 }
 
 /** Runs `fn` holding the lock; `fn` is synchronous, so no signal lands in the middle of it. */
 export async function withLock<T>(lockPath: string, opts: LockOptions, fn: (lock: HeldLock) => T): Promise<T> {
-  const owned = await acquire(lockPath, opts);
+  const lock = await acquireLock(lockPath, opts);
   try {
-    sweep(lockPath, opts.host, owned.nonce);
-    return fn({ stillHeld: () => isOurs(lockPath, owned) });
+    return fn(lock);
   } finally {
-    if (isOurs(lockPath, owned)) rmSync(lockPath, { force: true });
+    lock.release();
   }
 }
 
 // ------------------------------------------------------------------ taking it
-
-interface Owned {
-  ino: number;
-  text: string;
-  nonce: string;
-}
 
 export interface Seen {
   ino: number;
@@ -107,8 +125,10 @@ export interface Seen {
   text: string;
 }
 
-async function acquire(lockPath: string, opts: LockOptions): Promise<Owned> {
+/** Takes the lock (waiting as `opts` says) and clears what killed lockers left; held until release(). */
+export async function acquireLock(lockPath: string, opts: LockOptions): Promise<HeldLock> {
   const { host } = opts;
+  const subject = opts.subject ?? CONFIG_FILE;
   const waitMs = opts.waitMs ?? LOCK_WAIT_MS;
   const nonce = host.nonce();
   const text = recordText(host, nonce);
@@ -118,20 +138,25 @@ async function acquire(lockPath: string, opts: LockOptions): Promise<Owned> {
   let spins = 0;
   for (;;) {
     if (opts.signal.aborted) throw interrupted();
-    const ino = publish(lockPath, text, host, lockPath);
-    if (ino !== undefined) return { ino, text, nonce };
-    const seen = inspectLock(lockPath);
+    const ino = publish(lockPath, text, subject);
+    if (ino !== undefined) {
+      const owned = { ino, text };
+      sweep(lockPath, host, nonce);
+      return {
+        stillHeld: () => isOurs(lockPath, owned),
+        release: () => {
+          if (isOurs(lockPath, owned)) rmSync(lockPath, { force: true });
+        },
+      };
+    }
+    const seen = inspectLock(lockPath, subject);
     if (seen !== undefined) {
-      const verdict = judge(seen, host);
-      if (!(verdict.stale && breakStale(lockPath, seen, text, host)) || ++spins > 100) {
+      const verdict = judge(seen, host, subject.legacyStaleMs);
+      if (!(verdict.stale && breakStale(lockPath, seen, text, host, subject)) || ++spins > 100) {
         spins = 0;
         const waited = host.now() - started;
-        if (waited >= waitMs) {
-          throw configError(
-            `the config file is locked by ${verdict.holder} (${lockPath})`,
-            'wait for it to finish; if no chatctl is running, remove the lock file',
-          );
-        }
+        // A stale lock not broken here is being broken by another process: its lock answers soon.
+        if (waited >= (verdict.stale ? Math.max(waitMs, LOCK_WAIT_MS) : waitMs)) throw subject.busy(verdict, lockPath);
         if (!told && waited >= WAIT_NOTICE_MS) {
           told = true;
           opts.onWait?.(verdict.holder);
@@ -160,83 +185,37 @@ function recordText(host: LockHost, nonce: string): string {
   return JSON.stringify(rec) + '\n';
 }
 
-/** link() is missing on some file systems; there the lock is created in place (it may be seen empty for a moment). */
-const NO_LINK = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV', 'EMLINK']);
-
-/**
- * Creates `target` holding `text`, only if it does not exist: written to a
- * temporary file (0600) beside it, then linked. Returns the new file's inode,
- * or undefined when `target` exists.
- */
-function publish(target: string, text: string, host: LockHost, lockPath: string): number | undefined {
-  const tmp = `${lockPath}.${host.nonce()}.tmp`;
-  let fd: number;
+/** Creates `target` holding `text` (0600), only if it does not exist: its inode, or undefined when it exists. */
+function publish(target: string, text: string, subject: LockSubject): number | undefined {
   try {
-    fd = openSync(tmp, 'wx', 0o600);
-  } catch (err) {
-    throw lockError(lockPath, err);
-  }
-  try {
-    try {
-      writeSync(fd, text);
-    } finally {
-      closeSync(fd);
-    }
-    const ino = lstatSync(tmp).ino;
-    try {
-      linkSync(tmp, target);
-      return ino;
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code ?? '';
-      if (code === 'EEXIST') return undefined;
-      if (NO_LINK.has(code)) return createInPlace(target, text, lockPath);
-      throw lockError(lockPath, err);
-    }
-  } catch (err) {
-    if ((err as Error).name === 'CliError') throw err;
-    throw lockError(lockPath, err);
-  } finally {
-    rmSync(tmp, { force: true });
-  }
-}
-
-function createInPlace(target: string, text: string, lockPath: string): number | undefined {
-  let fd: number;
-  try {
-    fd = openSync(target, 'wx', 0o600);
+    return writeFileAtomic(target, text, { how: 'exclusive', durable: false });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
-    throw lockError(lockPath, err);
-  }
-  try {
-    writeSync(fd, text);
-    return lstatSync(target).ino;
-  } finally {
-    closeSync(fd);
+    throw lockError(target, err, subject);
   }
 }
 
-const lockError = (lockPath: string, err: unknown) =>
-  configError(`cannot lock the config file (${lockPath}): ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+const lockError = (lockPath: string, err: unknown, subject: LockSubject) =>
+  subject.error(`cannot lock ${subject.name} (${lockPath}): ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
 
 /** The lock file as it is now; undefined when there is none. Never follows a link or opens a FIFO. */
-export function inspectLock(path: string): Seen | undefined {
+export function inspectLock(path: string, subject: LockSubject = CONFIG_FILE): Seen | undefined {
   let st;
   try {
     st = lstatSync(path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw lockError(path, err);
+    throw lockError(path, err, subject);
   }
   if (!st.isFile()) {
-    throw configError(`the lock file ${path} is not a regular file`, `remove it: rm ${path}`);
+    throw subject.error(`the lock file ${path} is not a regular file`, `remove it: rm ${path}`);
   }
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw lockError(path, err);
+    throw lockError(path, err, subject);
   }
   try {
     const buf = Buffer.alloc(1024);
@@ -249,7 +228,7 @@ export function inspectLock(path: string): Seen | undefined {
 
 const sameLock = (a: Seen, b: Seen) => a.ino === b.ino && a.size === b.size && a.text === b.text;
 
-function isOurs(lockPath: string, owned: Owned): boolean {
+function isOurs(lockPath: string, owned: { ino: number; text: string }): boolean {
   try {
     const now = inspectLock(lockPath);
     return now !== undefined && now.ino === owned.ino && now.text === owned.text;
@@ -281,29 +260,32 @@ export function parseRecord(text: string): LockRecord | undefined {
 
 export interface Verdict {
   stale: boolean;
-  /** Who holds it, for messages. */
+  /** Who holds it, for messages: `chatctl (pid 42)`, `chatctl (pid 42 on build-7)`, `an unknown process`. */
   holder: string;
+  /** `pid 42`, `pid 42 on build-7`; undefined when the record cannot be read. */
+  owner?: string;
 }
 
 /** Whether a lock (or a breaker's token) was left by a process that no longer runs. */
-export function judge(seen: Pick<Seen, 'text' | 'mtimeMs'>, host: LockHost): Verdict {
+export function judge(seen: Pick<Seen, 'text' | 'mtimeMs'>, host: LockHost, legacyStaleMs = LEGACY_STALE_MS): Verdict {
   const rec = parseRecord(seen.text);
   const age = host.now() - seen.mtimeMs;
   if (rec === undefined) return { stale: age > UNREADABLE_STALE_MS, holder: 'an unknown process' };
   const elsewhere = rec.host !== undefined && rec.host !== host.hostname;
-  const holder = `chatctl (pid ${rec.pid}${elsewhere ? ` on ${rec.host}` : ''})`;
-  if (rec.legacy) return { stale: !host.isAlive(rec.pid) || age > LEGACY_STALE_MS, holder };
-  if (elsewhere) return { stale: false, holder };
+  const owner = `pid ${rec.pid}${elsewhere ? ` on ${rec.host}` : ''}`;
+  const held = (stale: boolean): Verdict => ({ stale, holder: `chatctl (${owner})`, owner });
+  if (rec.legacy) return held(!host.isAlive(rec.pid) || age > legacyStaleMs);
+  if (elsewhere) return held(false);
   const boot = host.bootId();
-  if (rec.boot !== undefined && boot !== undefined && rec.boot !== boot) return { stale: true, holder };
+  if (rec.boot !== undefined && boot !== undefined && rec.boot !== boot) return held(true);
   const ns = host.pidNamespace();
-  if (rec.ns !== undefined && ns !== undefined && rec.ns !== ns) return { stale: false, holder };
-  if (!host.isAlive(rec.pid)) return { stale: true, holder };
+  if (rec.ns !== undefined && ns !== undefined && rec.ns !== ns) return held(false);
+  if (!host.isAlive(rec.pid)) return held(true);
   if (rec.start !== undefined) {
     const start = host.startTime(rec.pid);
-    if (start !== undefined && start !== rec.start) return { stale: true, holder };
+    if (start !== undefined && start !== rec.start) return held(true);
   }
-  return { stale: false, holder };
+  return held(false);
 }
 
 // ------------------------------------------------------------------ breaking it
@@ -320,21 +302,21 @@ function identity(seen: Seen): string {
  * true when the lock `seen` is gone (removed here or already), false when
  * another live breaker is at it or the lock changed.
  */
-export function breakStale(lockPath: string, seen: Seen, myText: string, host: LockHost): boolean {
+export function breakStale(lockPath: string, seen: Seen, myText: string, host: LockHost, subject: LockSubject = CONFIG_FILE): boolean {
   const id = identity(seen);
   const passed: string[] = [];
   let token: string | undefined;
   let vanished = 0;
   for (let n = 0; n < MAX_TOKENS && token === undefined; n++) {
     const name = `${lockPath}.break-${id}.${n}`;
-    if (publish(name, myText, host, lockPath) !== undefined) {
+    if (publish(name, myText, subject) !== undefined) {
       token = name;
       break;
     }
-    const other = inspectLock(name);
+    const other = inspectLock(name, subject);
     if (other === undefined) {
       // Removed meanwhile, so its lock is gone: try the same number again.
-      if (inspectLock(lockPath) === undefined) return true;
+      if (inspectLock(lockPath, subject) === undefined) return true;
       if (++vanished > MAX_TOKENS) return false;
       n--;
       continue;
@@ -345,7 +327,7 @@ export function breakStale(lockPath: string, seen: Seen, myText: string, host: L
   if (token === undefined) return false;
   let gone = false;
   try {
-    const now = inspectLock(lockPath);
+    const now = inspectLock(lockPath, subject);
     if (now === undefined || !sameLock(now, seen)) {
       gone = true; // broken by someone else already
       return now === undefined;
@@ -355,9 +337,9 @@ export function breakStale(lockPath: string, seen: Seen, myText: string, host: L
       renameSync(lockPath, moved);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
-      throw lockError(lockPath, err);
+      throw lockError(lockPath, err, subject);
     }
-    const got = inspectLock(moved);
+    const got = inspectLock(moved, subject);
     if (got !== undefined && sameLock(got, seen)) {
       gone = true;
       rmSync(moved, { force: true });
@@ -380,8 +362,10 @@ export function breakStale(lockPath: string, seen: Seen, myText: string, host: L
 }
 
 /**
- * Holding the lock, removes what killed writers left: tokens of locks that
- * are gone (the lock is ours now) and temporary files older than a minute.
+ * Holding the lock, removes what killed lockers and writers left: tokens of
+ * locks that are gone (the lock is ours now), and temporary files older than
+ * a minute (of the lock and of the locked file: fs/atomic.ts's; those of
+ * earlier versions, and of conf's atomically).
  */
 function sweep(lockPath: string, host: LockHost, ownNonce: string): void {
   const dir = dirname(lockPath);
@@ -399,8 +383,9 @@ function sweep(lockPath: string, host: LockHost, ownNonce: string): void {
       if (name.startsWith(`${lockName}.break-`)) {
         if (!name.startsWith(`${lockName}.break-${ownNonce}.`)) rmSync(p, { force: true });
       } else if (
+        isTempOf(name, fileName) || // the locked file's and the lock's own
         (name.startsWith(`${lockName}.`) && (name.endsWith('.tmp') || name.startsWith(`${lockName}.stale-`))) ||
-        name.startsWith(`${fileName}.tmp-`) // conf's temporary file (atomically)
+        name.startsWith(`${fileName}.tmp-`)
       ) {
         if (host.now() - lstatSync(p).mtimeMs > LEFTOVER_MS) rmSync(p, { force: true });
       }

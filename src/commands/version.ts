@@ -1,0 +1,35 @@
+// chatctl version [--json]: the version and what this copy was built from.
+// The commit is recorded by the build (scripts/build.mjs asks git, when the
+// sources are a git checkout); a build from a copy without git has none.
+import type { Command } from 'commander';
+import { examples, type App } from './app.js';
+import { writeJson } from '../output/io.js';
+
+declare const __CHATCTL_COMMIT__: string | null;
+export const COMMIT: string | null = typeof __CHATCTL_COMMIT__ === 'string' ? __CHATCTL_COMMIT__ : null;
+
+export interface VersionInfo {
+  version: string;
+  commit: string | null;
+  node: string;
+  platform: string;
+}
+
+export function versionInfo(version: string): VersionInfo {
+  return { version, commit: COMMIT, node: process.version, platform: `${process.platform}-${process.arch}` };
+}
+
+/** One line: the version first, as `--version` prints it, then the build. */
+export function versionText(info: VersionInfo): string {
+  return `${info.version}\ncommit ${info.commit ?? 'unknown'}, Node.js ${info.node}, ${info.platform}\n`;
+}
+
+export function registerVersion(cmd: Command, { ctx, globals }: App): void {
+  cmd
+    .addHelpText('after', examples('chatctl version', 'chatctl version --json', 'chatctl --version   # the version alone'))
+    .action(() => {
+      const info = versionInfo(ctx.version);
+      if (globals().json) writeJson(ctx.io, info);
+      else ctx.io.stdout.write(versionText(info));
+    });
+}

@@ -1,0 +1,59 @@
+// chatctl webhooks trigger ENDPOINT_ID --event TYPE: asks the sandbox to send
+// one signed event to the endpoint's destination and reports what the
+// receiver answered. Against a base URL that is not a chatctl sandbox it
+// stops (exit 2) after one credential-free check.
+import type { Context, GlobalOptions } from '../../context.js';
+import { EVENT_TYPES } from '../../api/spec.js';
+import { requireSandbox, sandboxDeliver, type Delivery } from '../../api/sandbox-client.js';
+import { clientConfig } from '../../app/webhooks-client.js';
+import { invocationOf } from '../../app/invocation.js';
+import { localError, usageError } from '../../errors/cli-error.js';
+import { didYouMean } from '../../input/suggest.js';
+import { writeJson } from '../../output/io.js';
+import { escapeInline } from '../../output/sanitize.js';
+
+export interface TriggerFlags {
+  event?: string;
+}
+
+export async function runTrigger(endpointId: string, flags: TriggerFlags, g: GlobalOptions, ctx: Context): Promise<void> {
+  if (endpointId.trim() === '') throw usageError('ENDPOINT_ID is empty');
+  const eventType = flags.event?.trim();
+  if (eventType === undefined || eventType === '') throw usageError('--event is required', 'the event type to deliver, one the endpoint subscribes to, e.g. --event chat.message.created.v1');
+  if (!(EVENT_TYPES as readonly string[]).includes(eventType))
+    throw usageError(`invalid --event "${escapeInline(eventType)}": not one of the ${EVENT_TYPES.length} event types`, didYouMean(eventType, EVENT_TYPES) ?? 'the event types are listed in: chatctl webhooks create --help');
+  const cfg = await clientConfig(ctx);
+  // A dry run sends nothing, not even the check: it shows the delivery request.
+  if (!invocationOf(ctx).dryRun) await requireSandbox(cfg);
+  const envelope = await sandboxDeliver(cfg, endpointId, { eventType });
+  const d = envelope.data.delivery;
+  if (g.json) writeJson(ctx.io, envelope);
+  else ctx.io.stdout.write(describe(d));
+  const r = d.receiver;
+  if (r.ok) return;
+  const details = { endpointId: d.endpointId, webhookId: d.webhookId, receiverStatus: r.status, receiverBody: r.body, receiverError: r.error };
+  if (r.status === null)
+    throw localError('delivery_failed', `the receiver at ${d.destinationUrl} could not be reached: ${r.error ?? 'no answer'}`, {
+      hint: 'is the receiver running, and is the endpoint\'s destinationUrl right?',
+      details,
+    });
+  throw localError('delivery_refused', `the receiver answered ${r.status}${r.body ? `: ${r.body.slice(0, 200)}` : ''}`, {
+    hint: 'a signature refused? check it with chatctl webhooks verify, and the secrets the receiver holds with chatctl webhooks fingerprint',
+    details,
+  });
+}
+
+function describe(d: Delivery): string {
+  const r = d.receiver;
+  const answered = r.status === null ? `the receiver could not be reached (${escapeInline(r.error ?? 'no answer')})` : `the receiver answered ${r.status}${r.durationMs !== undefined ? ` in ${r.durationMs} ms` : ''}`;
+  const signed = d.signedWith
+    .map((s) => `${escapeInline(s.fingerprint)} (${escapeInline(s.secret)}${s.expiresAt ? `, valid until ${escapeInline(s.expiresAt)}` : ''})`)
+    .join(', ');
+  return [
+    `Delivered ${escapeInline(d.eventType)} to ${escapeInline(d.destinationUrl)}: ${answered}.`,
+    `webhook-id   ${escapeInline(d.webhookId)}`,
+    `signed with  ${signed}`,
+    ...(r.body ? [`answer       ${escapeInline(r.body.slice(0, 200))}`] : []),
+    '',
+  ].join('\n');
+}

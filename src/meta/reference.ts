@@ -1,0 +1,68 @@
+// `chatctl help reference` and the manual pages: every command's help as
+// commander renders it (usage, description, options, examples), taken from
+// the program itself, so the reference, `--help` and the pages never differ.
+import type { Command } from 'commander';
+
+/** The help of `chatctl help help`. */
+export const HELP_HELP = `Usage: chatctl help [command...]
+
+Show the help of a command, or of one of these topics:
+
+  chatctl help COMMAND [SUBCOMMAND]  the same as chatctl COMMAND [SUBCOMMAND] --help
+  chatctl help environment           every environment variable chatctl reads
+  chatctl help exit-codes            the exit codes and what each means
+  chatctl help reference             every command with its options and examples
+  chatctl help help                  this text
+
+Each command also has a manual page: man chatctl, man chatctl-webhooks-rotate, …
+`;
+
+export interface CommandHelp {
+  /** The words after `chatctl`: [] for the program, ['webhooks', 'rotate'], … */
+  path: string[];
+  command: Command;
+  /** Exactly what `chatctl PATH --help` prints. */
+  help: string;
+  /** The part commander renders (usage, description, options, commands). */
+  body: string;
+  /** The text added after it (examples, notes). */
+  after: string;
+}
+
+const hidden = (c: Command) => Boolean((c as unknown as { _hidden?: boolean })._hidden);
+
+/** Every visible command, the program first, each followed by its subcommands. */
+export function visibleCommands(program: Command): { path: string[]; command: Command }[] {
+  const out: { path: string[]; command: Command }[] = [];
+  const walk = (cmd: Command, path: string[]) => {
+    out.push({ path, command: cmd });
+    for (const sub of cmd.commands) if (!hidden(sub) && sub.name() !== 'help') walk(sub, [...path, sub.name()]);
+  };
+  walk(program, []);
+  return out;
+}
+
+/** A command's help as `--help` prints it, captured from its own output settings. */
+export function helpOf(cmd: Command): CommandHelp & { path: string[] } {
+  const config = cmd.configureOutput();
+  let help = '';
+  cmd.configureOutput({ writeOut: (s: string) => void (help += s), writeErr: (s: string) => void (help += s) });
+  try {
+    cmd.outputHelp();
+  } finally {
+    cmd.configureOutput(config);
+  }
+  const body = cmd.helpInformation();
+  const path: string[] = [];
+  for (let c: Command | null = cmd; c?.parent; c = c.parent) path.unshift(c.name());
+  return { path, command: cmd, help, body, after: help.startsWith(body) ? help.slice(body.length) : '' };
+}
+
+/** The whole reference: each command's heading and its help. */
+export function referenceText(program: Command): string {
+  const parts = visibleCommands(program).map(({ path, command }) => {
+    const title = ['chatctl', ...path].join(' ');
+    return `${title}\n${'='.repeat(title.length)}\n\n${helpOf(command).help.trimEnd()}\n`;
+  });
+  return `chatctl ${program.version() ?? ''} command reference\n\n${parts.join('\n')}\nEnvironment variables: chatctl help environment\n`;
+}

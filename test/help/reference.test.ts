@@ -1,0 +1,174 @@
+// What a newcomer looks things up with: `chatctl version`, `help reference`,
+// the manual pages (rendered by the real `man`), and help that never
+// misleads: a typo with --help, the opposite action, a stored profile's
+// name, a command of another group.
+import { afterAll, describe, expect, it } from 'vitest';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import type { Command } from 'commander';
+import { ROOT, PKG_VERSION } from '../support/fixtures.js';
+import { cleanupTempDirs, runCli, workspace } from '../support/run.js';
+import { parseErrorLine } from '../support/json.js';
+import { fakeContext, fakeIO } from '../support/fakes.js';
+import { configuredProgram } from '../../src/cli.js';
+import { helpOf, visibleCommands, HELP_HELP } from '../../src/meta/reference.js';
+import { manPageName, renderManPages } from '../../src/meta/man.js';
+// @ts-expect-error: a build script, plain JavaScript
+import { buildCommit } from '../../scripts/build-stamp.mjs';
+
+afterAll(cleanupTempDirs);
+
+const fast = JSON.parse(readFileSync(join(ROOT, 'dist', 'fast.json'), 'utf8')) as { help: Record<string, string> };
+/** The whole program as the build sees it (version 9.9.9 from the fake context). */
+const program = (): Command => configuredProgram(fakeContext({ io: fakeIO() }));
+const collapse = (s: string) => s.replace(/\s+/g, ' ').trim();
+
+describe('chatctl version', () => {
+  it('--json is {"version","commit","node","platform"}: the commit the build was made from (git HEAD of this checkout, or null)', async () => {
+    const r = await runCli(['version', '--json'], { spawn: true });
+    expect(r.exitCode).toBe(0);
+    expect(r.stderr).toBe('');
+    const doc = JSON.parse(r.stdout) as Record<string, unknown>;
+    expect(Object.keys(doc)).toEqual(['version', 'commit', 'node', 'platform']);
+    expect(doc).toEqual({ version: PKG_VERSION, commit: buildCommit(), node: process.version, platform: `${process.platform}-${process.arch}` });
+    // This suite runs in a git checkout: a null would mean the build lost it.
+    expect(doc.commit).toMatch(/^[0-9a-f]{40}$/);
+  });
+
+  it('prints the version on its first line, as --version does (which stays on the fast path)', async () => {
+    const [v, fastV] = await Promise.all([runCli(['version'], { spawn: true }), runCli(['--version'], { spawn: true })]);
+    expect(v.exitCode).toBe(0);
+    expect(v.stdout.split('\n')[0]).toBe(PKG_VERSION);
+    expect(v.stdout).toContain(`Node.js ${process.version}`);
+    expect(fastV.stdout).toBe(`${PKG_VERSION}\n`);
+    expect(fast.help.version).toContain('chatctl version --json');
+  });
+});
+
+describe('chatctl help reference', () => {
+  it('holds every command of the tree, each with exactly its --help (options and examples)', async () => {
+    const r = await runCli(['help', 'reference']);
+    expect(r.exitCode).toBe(0);
+    const commands = visibleCommands(program()).map((c) => c.path.join(' '));
+    expect(commands).toEqual(expect.arrayContaining(['', 'webhooks rotate', 'profile set', 'version', 'completion install']));
+    for (const path of commands) {
+      const title = ['chatctl', path].filter(Boolean).join(' ');
+      expect(r.stdout, path).toContain(`\n${title}\n${'='.repeat(title.length)}\n\n${fast.help[path]!.trimEnd()}\n`);
+    }
+    // The same from `chatctl reference`, whose run builds only part of the tree for other commands.
+    expect((await runCli(['reference'])).stdout).toBe(r.stdout);
+  });
+});
+
+describe('help help', () => {
+  it('works on the fast path and live, and lists the topics', async () => {
+    const [spawned, live, flag] = await Promise.all([runCli(['help', 'help'], { spawn: true }), runCli(['--no-color', 'help', 'help']), runCli(['help', '--help'])]);
+    for (const r of [spawned, live, flag]) {
+      expect(r.exitCode).toBe(0);
+      expect(r.stdout).toBe(HELP_HELP);
+    }
+    for (const topic of ['environment', 'reference', 'exit-codes']) expect(HELP_HELP).toContain(`chatctl help ${topic}`);
+  });
+});
+
+describe('manual pages', () => {
+  const pages = readdirSync(join(ROOT, 'man')).filter((f) => f.endsWith('.1')).sort();
+
+  it('the build wrote one per command, each exactly what the program renders now', () => {
+    const rendered = renderManPages(program(), PKG_VERSION);
+    expect(pages).toEqual(visibleCommands(program()).map((c) => manPageName(c.path)).sort());
+    for (const page of pages) expect(readFileSync(join(ROOT, 'man', page), 'utf8'), page).toBe(rendered[page]);
+  });
+
+  it('rendered by man -l, each says what its --help says: usage, description, arguments, options, subcommands, examples', () => {
+    for (const { path, command } of visibleCommands(program())) {
+      const file = join(ROOT, 'man', manPageName(path));
+      const shown = collapse(execFileSync('man', ['-l', '-P', 'cat', file], { env: { ...process.env, MANWIDTH: '100', LANG: 'C.UTF-8', MAN_KEEP_FORMATTING: '' }, encoding: 'utf8' }).replace(/.\x08/g, ''));
+      const help = command.createHelp();
+      const expected = [
+        help.commandUsage(command),
+        help.commandDescription(command),
+        ...help.visibleArguments(command).flatMap((a) => [help.argumentTerm(a), help.argumentDescription(a)]),
+        ...help.visibleOptions(command).flatMap((o) => [help.optionTerm(o), help.optionDescription(o)]),
+        ...help.visibleCommands(command).filter((c) => c.name() !== 'help').flatMap((c) => [help.subcommandTerm(c), help.subcommandDescription(c)]),
+        ...helpOf(command).after.split('\n').filter((l) => l.trim() && l.trim() !== 'Examples:'),
+      ];
+      for (const text of expected) expect(shown, `${manPageName(path)}: ${text}`).toContain(collapse(text));
+      // And the live --help carries the same words.
+      for (const text of expected) expect(collapse(fast.help[path.join(' ')]!), path.join(' ')).toContain(collapse(text));
+    }
+  });
+
+  it('the package ships them, and names each in "man" so that a global install puts them on the MANPATH', () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { files: string[]; man: string[] };
+    expect(pkg.files).toContain('man/');
+    // A new command has a new page: add "./man/chatctl-GROUP-COMMAND.1" to package.json's "man".
+    expect([...pkg.man].sort()).toEqual(pages.map((p) => `./man/${p}`));
+  });
+});
+
+describe('help that never misleads', () => {
+  it('a mistyped subcommand with --help is a usage error with the suggestion, not the group help', async () => {
+    for (const args of [['webhooks', 'rotat', '--help'], ['help', 'webhooks', 'rotat'], ['webhook', 'rotat', '-h']]) {
+      const r = await runCli(args, { spawn: args[0] === 'webhooks' });
+      expect(r.exitCode, args.join(' ')).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toBe("chatctl: error: unknown command 'rotat'\n  hint: did you mean rotate?  (see: chatctl webhooks --help)\n");
+    }
+    // The right words still get their help.
+    const ok = await runCli(['webhooks', 'rotate', '--help']);
+    expect(ok.exitCode).toBe(0);
+    expect(ok.stdout).toBe(fast.help['webhooks rotate']);
+  });
+
+  it('deactivate is never answered with reactivate: the API covers create, rotate and reactivate', async () => {
+    for (const args of [['webhooks', 'deactivate', 'we_1'], ['webhooks', 'deactivate', '--help']]) {
+      const r = await runCli(args);
+      expect(r.exitCode).toBe(2);
+      expect(r.stderr).toContain('covers create, rotate and reactivate');
+      expect(r.stderr).not.toMatch(/did you mean/);
+    }
+    const json = await runCli(['webhooks', 'deactivate', '--json']);
+    expect(parseErrorLine(json.stderr).exitCode).toBe(2);
+  });
+
+  it('a command of a group typed at the top level names the group: login → chatctl auth login', async () => {
+    for (const [word, full] of [['login', 'auth login'], ['rotate', 'webhooks rotate']] as const) {
+      const r = await runCli([word]);
+      expect(r.exitCode).toBe(2);
+      expect(r.stderr).toContain(`hint: did you mean chatctl ${full}?`);
+    }
+  });
+
+  it('completion bsh suggests bash (a tie with zsh goes to the same first letter)', async () => {
+    const r = await runCli(['completion', 'bsh']);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain('hint: did you mean bash?');
+  });
+
+  it('profile use / show / remove of a name that is not stored suggest the stored one nearest to it', async () => {
+    const ws = workspace();
+    expect((await runCli(['profile', 'set', 'sbx', '--base-url', 'http://127.0.0.1:9', '--org', 'o', '--app', 'a', '--env', 'e'], { ws })).exitCode).toBe(0);
+    for (const verb of ['use', 'show', 'remove']) {
+      const r = await runCli(['profile', verb, 'sbz'], { ws });
+      expect(r.exitCode, verb).toBe(3);
+      expect(r.stderr, verb).toContain('hint: did you mean sbx?');
+      expect(r.stderr, verb).not.toContain('create it with');
+    }
+    // A name near nothing stored keeps the old advice.
+    expect((await runCli(['profile', 'use', 'production'], { ws })).stderr).toContain('create it with: chatctl profile set production');
+  });
+
+  it('profile set --help shows the scope flags it stores', async () => {
+    const r = await runCli(['profile', 'set', '--help'], { spawn: true });
+    for (const flag of ['--base-url <url>', '--org <id>', '--app <id>', '--env <key>', '--origin <origin>', '--csrf-token <value>']) expect(r.stdout).toContain(`  ${flag}`);
+  });
+
+  it('sandbox --help says that faults can be injected, and how', async () => {
+    const r = await runCli(['sandbox', '--help'], { spawn: true });
+    expect(r.stdout).toMatch(/Fault injection/);
+    expect(r.stdout).toContain('POST /_sandbox/faults');
+    for (const field of ['failNext', 'status', 'retryAfter', 'dropConnection', 'delayMs', 'rateLimit']) expect(r.stdout).toContain(field);
+  });
+});
