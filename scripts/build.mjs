@@ -38,6 +38,11 @@ const common = {
   metafile: true,
   supported: { 'dynamic-import': false },
   define: { __CHATCTL_VERSION__: JSON.stringify(pkg.version) },
+  // The system keyring's binding is a native addon (a .node file per
+  // platform, in its own optional package), which esbuild cannot bundle: it
+  // stays a runtime dependency in node_modules, and src/credentials/keyring.ts
+  // requires it there, in a child process, only when a keyring is used.
+  external: ['@napi-rs/keyring', '@napi-rs/keyring-*'],
 };
 
 // Parts that few runs need are bundles of their own, required only when

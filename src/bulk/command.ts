@@ -61,7 +61,7 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
   const inv = invocationOf(ctx);
   const conn = inv.connection();
   const settings = inv.settings();
-  const token = inv.dryRun ? (inv.token()?.token ?? '') : inv.requireToken();
+  const token = inv.dryRun ? (inv.presetToken() ?? '') : await inv.requireToken();
   ctx.io.redactor.addCredential(token);
   ctx.io.redactor.addCredential(conn.csrfToken);
   const scope: JournalScope = { baseUrl: conn.baseUrl, ...conn.scope };

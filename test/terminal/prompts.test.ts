@@ -51,6 +51,7 @@ function fakePrompter(answers: Answers) {
     expectedVersion: ask('expectedVersion'),
     mode: ask('mode'),
     confirmImmediate: ask('confirmImmediate'),
+    confirmShowToken: ask('confirmShowToken'),
     token: ask('token'),
   } as unknown as Prompter;
   return { prompter: p, calls };

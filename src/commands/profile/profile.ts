@@ -2,9 +2,9 @@
 // whether one is stored.
 import type { Context, GlobalOptions } from '../../context.js';
 import { configStoreFor as store } from '../../config/store.js';
-import { PROFILE_FIELDS, PROFILE_NAME, profileMap, profileOf, type ConfigData, type Profile } from '../../config/schema.js';
+import { KEYRING_STORAGE, PROFILE_FIELDS, PROFILE_NAME, profileMap, profileOf, type ConfigData, type Profile } from '../../config/schema.js';
 import { configError, usageError } from '../../errors/cli-error.js';
-import { checkBaseUrl, selectProfile } from '../../scope/resolve.js';
+import { checkBaseUrl, selectProfile, storedTokenSource } from '../../scope/resolve.js';
 import { escapeInline } from '../../output/sanitize.js';
 
 export function checkProfileName(name: string): string {
@@ -25,7 +25,10 @@ export function publicProfile(name: string, p: Profile, current: boolean) {
     environmentKey: p.environmentKey ?? null,
     origin: p.origin ?? null,
     csrfToken: p.csrfToken === undefined ? null : '[set]',
-    tokenStored: Boolean(p.token),
+    tokenStored: Boolean(p.token) || p.tokenStorage === KEYRING_STORAGE,
+    /** Where this profile's own token comes from (CHATCTL_TOKEN aside): "command", "keyring", "file" or null. */
+    tokenSource: storedTokenSource(p) ?? null,
+    tokenCommand: p.tokenCommand ?? null,
   };
 }
 
@@ -47,7 +50,7 @@ export async function runProfileList(g: GlobalOptions, ctx: Context): Promise<vo
   const { PLAIN_TABLE, tableText } = await import('../../output/render.js');
   const table = new Table({ head: ['', 'PROFILE', 'BASE URL', 'ORG', 'APP', 'ENV', 'TOKEN'], style: { head: [], border: [] }, ...(ctx.io.stdout.isTTY ? {} : PLAIN_TABLE) });
   for (const r of rows) {
-    table.push([r.current ? '*' : '', r.name, r.baseUrl ?? '-', r.organizationId ?? '-', r.applicationId ?? '-', r.environmentKey ?? '-', r.tokenStored ? 'stored' : '-'].map((v) => escapeInline(v)));
+    table.push([r.current ? '*' : '', r.name, r.baseUrl ?? '-', r.organizationId ?? '-', r.applicationId ?? '-', r.environmentKey ?? '-', r.tokenSource ?? '-'].map((v) => escapeInline(v)));
   }
   ctx.io.stdout.write(tableText(table.toString(), ctx.io.stdout.isTTY) + '\n');
 }
@@ -70,6 +73,8 @@ export async function runProfileShow(name: string | undefined, g: GlobalOptions,
 export interface ProfileSetOptions {
   origin?: string;
   csrfToken?: string;
+  /** A credential helper: run by /bin/sh -c for the token (credentials/helper.ts); empty clears it. */
+  tokenCommand?: string;
 }
 
 export async function runProfileSet(name: string, opts: ProfileSetOptions, g: GlobalOptions, ctx: Context): Promise<void> {
@@ -86,6 +91,7 @@ export async function runProfileSet(name: string, opts: ProfileSetOptions, g: Gl
   if (values.baseUrl) values.baseUrl = checkBaseUrl(values.baseUrl, usageError).href;
   if (values.origin) checkPrintable(values.origin, '--origin');
   if (values.csrfToken) checkPrintable(values.csrfToken, '--csrf-token');
+  if (opts.tokenCommand?.includes('\0')) throw usageError('--token-command cannot contain a NUL character');
   let first = false;
   await store(ctx).update((data) => {
     const profiles = profileMap(data.profiles);
@@ -99,6 +105,8 @@ export async function runProfileSet(name: string, opts: ProfileSetOptions, g: Gl
       if (v === '') delete next[field]; // an empty value clears the field
       else next[field] = v;
     }
+    if (opts.tokenCommand === '') delete next.tokenCommand;
+    else if (opts.tokenCommand !== undefined) next.tokenCommand = opts.tokenCommand;
     profiles[name] = next;
     const out: ConfigData = { ...data, profiles };
     if (first) out.currentProfile = name;
