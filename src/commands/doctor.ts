@@ -242,7 +242,8 @@ export async function doctorChecks(g: GlobalOptions, ctx: Context, deps: DoctorD
   } else checks.push(ok('scope', described));
 
   // 3. token: where it comes from, never its value
-  checks.push(await tokenCheck(selected, ctx));
+  // (Synchronous unless the keyring is asked: nothing else waits before the network probes.)
+  checks.push(tokenSourceOf(env, selected.profile) === 'keyring' ? await keyringTokenCheck(selected, ctx) : tokenCheck(selected, ctx));
 
   let timeoutMs = 30_000;
   try {
@@ -281,36 +282,41 @@ export async function doctorChecks(g: GlobalOptions, ctx: Context, deps: DoctorD
  * (within the keyring's limit) but not shown; a token command is named and
  * not run (it may ask for a fingerprint or a password).
  */
-async function tokenCheck(selected: SelectedProfile, ctx: Context): Promise<Check> {
+const badHeader = (t: string) => t === '' || !isHeaderSafe(t);
+
+function tokenCheck(selected: SelectedProfile, ctx: Context): Check {
   const name = selected.name;
   const login = `chatctl auth login --profile ${name}`;
   const stored = storedTokenSource(selected.profile);
-  const source = tokenSourceOf(ctx.env, selected.profile);
-  const badHeader = (t: string) => t === '' || !isHeaderSafe(t);
-  switch (source) {
+  switch (tokenSourceOf(ctx.env, selected.profile)) {
     case undefined:
-      return failure('token', 'config', `none for profile "${name}" (no CHATCTL_TOKEN, none stored)`, `${login}, or set CHATCTL_TOKEN`);
+      return failure('token', 'config', `none for profile "${name}" (no CHATCTL_TOKEN, none stored)`, `chatctl auth login --with-token --profile ${name} < token.txt, or set CHATCTL_TOKEN`);
     case 'env': {
       if (badHeader(ctx.env.CHATCTL_TOKEN!.trim())) return failure('token', 'auth', 'CHATCTL_TOKEN contains characters that cannot be sent in an HTTP header', 'set CHATCTL_TOKEN to the token alone');
-      const shadowed = stored ? `; it overrides profile "${name}"'s ${stored === 'command' ? 'token command' : stored === 'keyring' ? 'keyring entry' : 'file token'}` : '';
-      return ok('token', `from CHATCTL_TOKEN (env)${shadowed}; doctor does not send it`);
+      const shadowed = stored ? `; it overrides ${stored === 'command' ? 'the token command of' : stored === 'keyring' ? 'the keyring entry of' : 'the token stored in'} profile "${name}"` : '';
+      return ok('token', `from CHATCTL_TOKEN (environment)${shadowed}; doctor does not send it`);
     }
     case 'file':
       if (badHeader(selected.profile!.token!)) return failure('token', 'auth', `the token stored in profile "${name}" contains characters that cannot be sent in an HTTP header`, `store it again: ${login}`);
-      return ok('token', `file: stored in plain text in config.json, profile "${name}" (auth login moves it to the system keyring); doctor does not send it`);
+      return ok('token', `stored in profile "${name}" (config file); doctor does not send it`);
     case 'command':
-      return ok('token', `command: from profile "${name}"'s token command (${helperLabel(selected.profile!.tokenCommand!)}), not run by doctor`);
-    case 'keyring': {
-      const { keyringCall } = await import('../credentials/keyring.js');
-      const r = await keyringCall('get', name, { env: ctx.env, signal: ctx.signal, limitMs: ctx.credentialLimits?.keyringMs }).catch(() => {
-        throw localError('interrupted', 'interrupted');
-      });
-      if (!r.ok) return failure('token', 'config', `keyring: profile "${name}" keeps its token in the system keyring, which did not answer (${r.reason})`, `unlock or start the keyring, or set CHATCTL_TOKEN; ${login} stores it again`);
-      if (r.value === null || r.value === '') return failure('token', 'config', `keyring: profile "${name}" keeps its token in the system keyring, but there is no entry (service chatctl, account ${name})`, login);
-      if (badHeader(r.value)) return failure('token', 'auth', `keyring: the entry of profile "${name}" contains characters that cannot be sent in an HTTP header`, `store it again: ${login}`);
-      return ok('token', `keyring: in the system keyring (service chatctl, account ${name}); doctor does not send it`);
-    }
+      return ok('token', `from the token command of profile "${name}" (${helperLabel(selected.profile!.tokenCommand!)}); doctor does not run it`);
+    case 'keyring':
+      throw new Error('keyringTokenCheck looks up a keyring entry');
   }
+}
+
+async function keyringTokenCheck(selected: SelectedProfile, ctx: Context): Promise<Check> {
+  const name = selected.name;
+  const login = `chatctl auth login --profile ${name}`;
+  const { keyringCall } = await import('../credentials/keyring.js');
+  const r = await keyringCall('get', name, { env: ctx.env, signal: ctx.signal, limitMs: ctx.credentialLimits?.keyringMs }).catch(() => {
+    throw localError('interrupted', 'interrupted');
+  });
+  if (!r.ok) return failure('token', 'config', `profile "${name}" keeps its token in the system keyring, which did not answer (${r.reason})`, `unlock or start the keyring, or set CHATCTL_TOKEN; ${login} stores it again`);
+  if (r.value === null || r.value === '') return failure('token', 'config', `profile "${name}" keeps its token in the system keyring, but there is no entry (service chatctl, account ${name})`, login);
+  if (badHeader(r.value)) return failure('token', 'auth', `the keyring entry of profile "${name}" contains characters that cannot be sent in an HTTP header`, `store it again: ${login}`);
+  return ok('token', `stored in the system keyring (service chatctl, account ${name}) for profile "${name}"; doctor does not send it`);
 }
 
 /** Ctrl-C during a probe ends doctor with 130, not with a network failure. */

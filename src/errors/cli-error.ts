@@ -61,7 +61,6 @@ export class CliError extends Error {
       },
       exitCode: this.exitCode,
       ...(this.idempotencyKey !== undefined ? { idempotencyKey: this.idempotencyKey } : {}),
-      ...(this.credential !== undefined ? { tokenSource: this.credential.source, profile: this.credential.profile } : {}),
     };
   }
 }

@@ -36,6 +36,6 @@ export function registerAuth(auth: Command, { ctx, globals, prompter }: App): vo
     .command('token')
     .description('print the token in effect on stdout, for $(…) in scripts (asks first when stdout is a terminal, unless --yes)')
     .option('--yes', 'print it on a terminal without asking')
-    .addHelpText('after', examples('export CHAT_TOKEN="$(chatctl auth token --profile prod)"', 'chatctl auth token --yes'))
+    .addHelpText('after', examples('chatctl auth token --yes', 'export CHAT_TOKEN="$(chatctl auth token --profile prod)"'))
     .action(async (opts) => (await run()).runAuthToken(opts, globals(), ctx, await prompter()));
 }
