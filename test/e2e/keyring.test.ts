@@ -196,6 +196,18 @@ describe.runIf(missing.length === 0)('against gnome-keyring in a D-Bus session o
     expect(server.requests).toHaveLength(0);
   });
 
+  test('profile remove takes the profile\'s keyring entry with it', async () => {
+    const ws = workspace();
+    const name = freshName();
+    profileIn(ws, name);
+    expect((await run(['auth', 'login', '--with-token'], ws, { input: KEYRING_TOKEN })).exitCode).toBe(0);
+    expect(lookup(name)).toBe(KEYRING_TOKEN);
+    const r = await run(['profile', 'remove', name], ws);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr).toContain('from the system keyring');
+    expect(lookup(name)).toBeUndefined();
+  });
+
   test('an entry removed behind chatctl\'s back: exit 3 naming the profile and the next step, nothing sent', async () => {
     const ws = workspace();
     const name = freshName();

@@ -130,15 +130,29 @@ export async function runProfileUse(name: string, ctx: Context): Promise<void> {
 }
 
 export async function runProfileRemove(name: string, ctx: Context): Promise<void> {
+  let inKeyring = false;
   await store(ctx).update((data) => {
-    if (!profileOf(data, name)) throw missing(name, 'list profiles with: chatctl profile list');
+    const p = profileOf(data, name);
+    if (!p) throw missing(name, 'list profiles with: chatctl profile list');
+    inKeyring = p.tokenStorage === KEYRING_STORAGE;
     const profiles = profileMap(data.profiles);
     delete profiles[name];
     const next = { ...data, profiles };
     if (next.currentProfile === name) delete next.currentProfile;
     return next;
   });
-  ctx.io.notice(`profile "${name}" removed (with its stored token)`);
+  if (inKeyring) {
+    // Its token goes with it: a keyring entry left behind would be a token nobody knows of.
+    const { keyringCall } = await import('../../credentials/keyring.js');
+    const r = await keyringCall('delete', name, { env: ctx.env, signal: ctx.signal, limitMs: ctx.credentialLimits?.keyringMs });
+    if (!r.ok) {
+      throw configError(
+        `profile "${escapeInline(name)}" was removed, but its token could not be removed from the system keyring: ${escapeInline(r.reason)}`,
+        `remove it with your keyring's tool (service chatctl, account ${name})`,
+      );
+    }
+  }
+  ctx.io.notice(`profile "${name}" removed (with its stored token${inKeyring ? ', from the system keyring' : ''})`);
 }
 
 function checkPrintable(value: string, flag: string): void {
