@@ -10,7 +10,7 @@
 // they cost nothing until a command uses them.
 import { build } from 'esbuild';
 import { createRequire } from 'node:module';
-import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { inputsStamp, stampText } from './build-stamp.mjs';
 
@@ -170,6 +170,10 @@ metafiles.push(
   ).metafile,
 );
 metafiles.push((await build({ ...common, entryPoints: { conf: confEntry }, outdir: `${out}/lazy`, outExtension: { '.js': '.cjs' }, plugins: [confTrim] })).metafile);
+// The keyring's child program is not bundled: it is a script of its own,
+// started with Node for each keyring call (src/credentials/keyring.ts), that
+// requires the native addon from node_modules.
+copyFileSync(new URL('src/credentials/keyring-child.cjs', root), new URL(`${out}/keyring-child.cjs`, root));
 // The completion engine stands alone: a TAB press loads this file only.
 metafiles.push((await build({ ...common, entryPoints: ['src/completion/entry.ts'], outfile: `${out}/complete.cjs` })).metafile);
 

@@ -14,15 +14,15 @@
 // only runs that use a keyring token pay it.
 //
 // The addon is never bundled (esbuild cannot bundle a .node file): the child
-// requires it from node_modules, where npm put it with its per-platform
-// package. Where no prebuilt binary exists for the platform, that require
+// (keyring-child.cjs) requires it from node_modules, where npm put it with
+// its per-platform package. Where no prebuilt binary exists for the platform, that require
 // fails and the keyring counts as absent.
 //
 // On Linux the entry is pinned to the Secret Service: the binding would
 // otherwise fall back silently on the kernel's keyutils, which forgets
 // everything at reboot.
 import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Env } from '../context.js';
 
@@ -46,51 +46,30 @@ export interface KeyringOptions {
   env: Env;
   signal?: AbortSignal | undefined;
   limitMs?: number | undefined;
-  /** The binding to require; by default @napi-rs/keyring as Node finds it from here. */
-  modulePath?: string | undefined;
 }
 
 /**
- * The child: requires the binding, makes the entry (pinned to the Secret
- * Service on Linux), does one thing and prints one JSON line. A password to
- * store comes on its stdin, never on its argv (which `ps` shows).
+ * The child program (keyring-child.cjs, beside this file in src/ and beside
+ * the bundle in dist/; lazily loaded bundles sit one folder down, in
+ * dist/lazy/).
  */
-const CHILD = String.raw`(() => {
-const [modulePath, op, service, account] = process.argv.slice(1);
-const say = (o) => process.stdout.write(JSON.stringify(o));
-const why = (e) => String((e && e.message) || e).split('\n')[0].slice(0, 300);
-let lib;
-try { lib = require(modulePath); } catch (e) { say({ ok: false, kind: 'unavailable', reason: 'no prebuilt keyring binary for ' + process.platform + '-' + process.arch }); return; }
-let entry;
-try { entry = new lib.Entry(service, account, { linux: { store: 'secret-service' } }); }
-catch (e) { say({ ok: false, kind: 'unavailable', reason: why(e) }); return; }
-try {
-  if (op === 'get') say({ ok: true, value: entry.getPassword() ?? null });
-  else if (op === 'delete') say({ ok: true, value: null, deleted: entry.deleteCredential() });
-  else { entry.setPassword(require('node:fs').readFileSync(0, 'utf8')); say({ ok: true, value: null }); }
-} catch (e) { say({ ok: false, kind: /Platform|NoStorage|NoDefault|not available|ServiceUnknown|NameHasNoOwner|autolaunch/i.test(why(e)) ? 'unavailable' : 'failed', reason: why(e) }); }
-})();`;
-
-/** Where Node finds the binding from chatctl's own folder (undefined when it is not installed at all). */
-export function keyringModulePath(): string | undefined {
-  try {
-    const here = typeof __dirname === 'string' ? __dirname : process.cwd();
-    return createRequire(join(here, 'noop.js')).resolve('@napi-rs/keyring');
-  } catch {
-    return undefined;
-  }
+export function keyringChildPath(): string | undefined {
+  const here = typeof __dirname === 'string' ? __dirname : process.cwd();
+  return [join(here, CHILD_FILE), join(here, '..', CHILD_FILE)].find((p) => existsSync(p));
 }
+
+const CHILD_FILE = 'keyring-child.cjs';
 
 /** One keyring call for `account` (the profile's name), bounded by the limit; never throws but on Ctrl-C. */
 export function keyringCall(op: KeyringOp, account: string, opts: KeyringOptions, password?: string): Promise<KeyringResult> {
-  const modulePath = opts.modulePath ?? keyringModulePath();
-  if (modulePath === undefined) return Promise.resolve({ ok: false, kind: 'unavailable', reason: 'the keyring binding (@napi-rs/keyring) is not installed' });
+  const childPath = keyringChildPath();
+  if (childPath === undefined) return Promise.resolve({ ok: false, kind: 'unavailable', reason: `${CHILD_FILE} is missing from the installation` });
   const limitMs = opts.limitMs ?? KEYRING_LIMIT_MS;
   // The run's environment (D-Bus address, HOME…), without the token of the environment.
   const env: Env = { ...opts.env };
   delete env.CHATCTL_TOKEN;
   return new Promise<KeyringResult>((resolve, reject) => {
-    const child = spawn(process.execPath, ['-e', CHILD, modulePath, op, KEYRING_SERVICE, account], {
+    const child = spawn(process.execPath, [childPath, op, KEYRING_SERVICE, account], {
       env: env as NodeJS.ProcessEnv,
       stdio: [op === 'set' ? 'pipe' : 'ignore', 'pipe', 'ignore'],
       windowsHide: true,

@@ -197,6 +197,16 @@ describe('no keyring: the file, and the user is told', () => {
     expect(configOf(ws).profiles.prod!.token).toBe(FILE_TOKEN);
   });
 
+  test('a keyring profile logging in while the bus hangs: the file, one wait only, and a warning that the old entry may remain', async () => {
+    const ws = configured({ tokenStorage: 'keyring' });
+    const r = await run(['auth', 'login', '--with-token'], ws, { input: FILE_TOKEN, env: { DBUS_SESSION_BUS_ADDRESS: hangingBus.address }, inject: { credentialLimits: { keyringMs: 1_000 } } });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(configOf(ws).profiles.prod).toEqual(expect.objectContaining({ token: FILE_TOKEN }));
+    expect(configOf(ws).profiles.prod!.tokenStorage).toBeUndefined();
+    expect(r.stderr).toContain('could not remove profile "prod"\'s earlier entry from the system keyring (the keyring did not answer within 1 s)');
+    expect(r.durationMs).toBeLessThan(1_900);
+  });
+
   test('a profile whose token is in the keyring, with a bus that never answers: exit 3 at the limit, nothing sent', async () => {
     const ws = configured({ tokenStorage: 'keyring' });
     const r = await run(REACTIVATE, ws, { env: { DBUS_SESSION_BUS_ADDRESS: hangingBus.address }, inject: SHORT });

@@ -100,10 +100,15 @@ export async function runAuthLogin(opts: LoginOptions, g: GlobalOptions, ctx: Co
 
   const shown = escapeInline(name);
   if (leftInKeyring) {
-    // From the keyring to the file: the keyring's copy goes, so that there are never two.
-    const { keyringCall } = await import('../../credentials/keyring.js');
-    const r = await keyringCall('delete', name, limits);
-    if (!r.ok) warn(ctx, `could not remove profile "${shown}"'s earlier entry from the system keyring (${escapeInline(r.reason)}); it is no longer used`);
+    // From the keyring to the file: the keyring's copy goes, so that there are
+    // never two. A keyring that just failed to store is not asked again.
+    let reason = fallback;
+    if (reason === undefined) {
+      const { keyringCall } = await import('../../credentials/keyring.js');
+      const r = await keyringCall('delete', name, limits);
+      if (!r.ok) reason = r.reason;
+    }
+    if (reason !== undefined) warn(ctx, `could not remove profile "${shown}"'s earlier entry from the system keyring (${escapeInline(reason)}); it is no longer used`);
   }
   if (inKeyring) {
     ctx.io.notice(`token stored in profile "${shown}" (${profileReason(source)}) in the system keyring (service chatctl, account ${shown})${movedFromFile ? '; its earlier copy in config.json was removed' : ''}`);
