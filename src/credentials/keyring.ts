@@ -65,9 +65,12 @@ export function keyringCall(op: KeyringOp, account: string, opts: KeyringOptions
   const childPath = keyringChildPath();
   if (childPath === undefined) return Promise.resolve({ ok: false, kind: 'unavailable', reason: `${CHILD_FILE} is missing from the installation` });
   const limitMs = opts.limitMs ?? KEYRING_LIMIT_MS;
-  // The run's environment (D-Bus address, HOME…), without the token of the environment.
+  // The run's environment (D-Bus address, HOME…), without the token of the
+  // environment, and without NODE_OPTIONS: what it preloads or turns on is
+  // for chatctl, and would only slow down (or break) a one-call child.
   const env: Env = { ...opts.env };
   delete env.CHATCTL_TOKEN;
+  delete env.NODE_OPTIONS;
   return new Promise<KeyringResult>((resolve, reject) => {
     const child = spawn(process.execPath, [childPath, op, KEYRING_SERVICE, account], {
       env: env as NodeJS.ProcessEnv,

@@ -9,7 +9,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { REACTIVATE, errorBody, mutationBody } from '../support/fixtures.js';
+import { REACTIVATE, ROTATE, errorBody, mutationBody, rotatePath, secretBody } from '../support/fixtures.js';
 import { parseStdoutJson } from '../support/json.js';
 import { cleanupTempDirs, runCli, tempDir, workspace, type Workspace, type RunOptions } from '../support/run.js';
 import { type RecordingServer, startServer } from '../support/server.js';
@@ -220,9 +220,10 @@ describe('no keyring: the file, and the user is told', () => {
 describe('CHATCTL_TOKEN never waits on the keyring', () => {
   test('a rotate of a keyring profile with CHATCTL_TOKEN and a hanging bus finishes promptly (a real process)', async () => {
     const ws = configured({ tokenStorage: 'keyring' });
-    server.setHandler(() => ({ status: 200, body: mutationBody() }));
-    const r = await runCli(REACTIVATE, { ws, spawn: true, env: { CHATCTL_TOKEN: ENV_TOKEN, DBUS_SESSION_BUS_ADDRESS: hangingBus.address } });
+    server.setHandler(() => ({ status: 200, body: secretBody() }));
+    const r = await runCli([...ROTATE, '--json'], { ws, spawn: true, env: { CHATCTL_TOKEN: ENV_TOKEN, DBUS_SESSION_BUS_ADDRESS: hangingBus.address } });
     expect(r.exitCode, r.stderr).toBe(0);
+    expect(server.requests.map((q) => q.url)).toEqual([rotatePath('we_1')]);
     expect(bearer()).toEqual([`Bearer ${ENV_TOKEN}`]);
     // The keyring's limit is 3 s: a run that asked it would take that long.
     expect(r.durationMs).toBeLessThan(2_000);
