@@ -93,8 +93,9 @@ export async function runAuthLogin(opts: LoginOptions, g: GlobalOptions, ctx: Co
       return { ...data, profiles };
     });
   } catch (err) {
-    // The keyring holds a token that config.json does not point at: take it back.
-    if (inKeyring) await (await import('../../credentials/keyring.js')).keyringCall('delete', before.name, limits).catch(() => undefined);
+    // The keyring holds a token that config.json does not point at: take it
+    // back. (A profile that pointed at it already now has the new token there.)
+    if (inKeyring && before.profile?.tokenStorage !== KEYRING_STORAGE) await (await import('../../credentials/keyring.js')).keyringCall('delete', before.name, limits).catch(() => undefined);
     throw err;
   }
 
