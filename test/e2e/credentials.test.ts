@@ -9,9 +9,10 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { REACTIVATE, ROTATE, errorBody, mutationBody, rotatePath, secretBody } from '../support/fixtures.js';
+import { BIN, NODE, REACTIVATE, ROTATE, errorBody, mutationBody, rotatePath, secretBody } from '../support/fixtures.js';
 import { parseStdoutJson } from '../support/json.js';
-import { cleanupTempDirs, runCli, tempDir, workspace, type Workspace, type RunOptions } from '../support/run.js';
+import { buildEnv, cleanupTempDirs, runCli, tempDir, workspace, type Workspace, type RunOptions } from '../support/run.js';
+import { execa } from 'execa';
 import { type RecordingServer, startServer } from '../support/server.js';
 
 let server: RecordingServer;
@@ -227,6 +228,27 @@ describe('CHATCTL_TOKEN never waits on the keyring', () => {
     expect(bearer()).toEqual([`Bearer ${ENV_TOKEN}`]);
     // The keyring's limit is 3 s: a run that asked it would take that long.
     expect(r.durationMs).toBeLessThan(2_000);
+  });
+
+  test('a run with CHATCTL_TOKEN starts no keyring process; the same run without it does', async () => {
+    // A preload that records every process the run starts.
+    const dir = tempDir('spawns');
+    const log = join(dir, 'spawns.log');
+    const hook = join(dir, 'hook.cjs');
+    writeFileSync(
+      hook,
+      `const cp = require('node:child_process'); const fs = require('node:fs'); const spawn = cp.spawn;
+cp.spawn = function (file, args, ...rest) { fs.appendFileSync(${JSON.stringify(log)}, [file, ...(args || [])].join(' ') + '\\n'); return spawn.call(this, file, args, ...rest); };`,
+    );
+    const ws = configured({ tokenStorage: 'keyring' });
+    const runWithHook = (env: Record<string, string | undefined>) =>
+      execa(NODE, ['-r', hook, BIN, ...REACTIVATE], { cwd: ws.cwd, env: buildEnv(ws, env), extendEnv: false, reject: false, input: '' });
+    const withEnv = await runWithHook({ CHATCTL_TOKEN: ENV_TOKEN });
+    expect(withEnv.exitCode, String(withEnv.stderr)).toBe(0);
+    expect(existsSync(log)).toBe(false);
+    const without = await runWithHook({});
+    expect(without.exitCode).toBe(3); // no D-Bus session here: no keyring
+    expect(readFileSync(log, 'utf8')).toMatch(/keyring-child\.cjs get chatctl prod\n$/);
   });
 
   test('auth status and auth token with CHATCTL_TOKEN and a hanging bus: prompt, and the env source named', async () => {
