@@ -12,7 +12,7 @@ import { EXIT, type ExitCode } from '../errors/exit-codes.js';
 import { configFile } from '../config/paths.js';
 import { parseConfigData, type ConfigData } from '../config/schema.js';
 import { checkBaseUrl, describeScope, isHeaderSafe, isLoopbackHost, resolveRequestSettings, selectProfile, storedTokenSource, tokenSourceOf, SCOPE_INPUTS, type GlobalFlags, type ScopeDescription, type SelectedProfile } from '../scope/resolve.js';
-import { helperLabel } from '../credentials/helper.js';
+import { helperLabel } from '../credentials/token.js';
 import { isTransportError, MAX_BODY_BYTES } from '../http/transport.js';
 import { headerValue } from '../http/classify.js';
 import { userAgent } from '../app/webhooks-client.js';

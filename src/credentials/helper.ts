@@ -15,6 +15,7 @@ import { configError, interrupted } from '../errors/cli-error.js';
 import { escapeInline } from '../output/sanitize.js';
 import { isHeaderSafe } from '../scope/resolve.js';
 import { formatSeconds } from './keyring.js';
+import { helperLabel } from './token.js';
 
 /** How long a helper has to print the token. */
 export const HELPER_LIMIT_MS = 10_000;
@@ -25,12 +26,6 @@ export interface HelperOptions {
   env: Env;
   signal?: AbortSignal | undefined;
   limitMs?: number | undefined;
-}
-
-/** The helper's command as a message shows it: on one line, at most 120 characters. */
-export function helperLabel(command: string): string {
-  const line = escapeInline(command);
-  return line.length > 120 ? `${line.slice(0, 117)}...` : line;
 }
 
 /** Runs the helper of `profile` and returns the token it printed, or throws a configuration error (exit 3). */

@@ -28,6 +28,12 @@ export interface ObtainDeps {
   limits?: CredentialLimits | undefined;
 }
 
+/** A token command as a message shows it: on one line, at most 120 characters. */
+export function helperLabel(command: string): string {
+  const line = escapeInline(command);
+  return line.length > 120 ? `${line.slice(0, 117)}...` : line;
+}
+
 /** Where a token came from, in words for messages: "CHATCTL_TOKEN", "profile "p"'s keyring entry"… */
 export function sourceWords(source: TokenSource, profile: string): string {
   const p = `profile "${escapeInline(profile)}"`;

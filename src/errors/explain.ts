@@ -7,6 +7,7 @@
 import type { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
 import type { TokenSource } from '../scope/resolve.js';
+import { helperLabel } from '../credentials/token.js';
 
 /** Where the token of a run came from, and whether its profile keeps one of its own (which CHATCTL_TOKEN hides). */
 export interface TokenOrigin {
@@ -103,7 +104,7 @@ export function explainCredential(o: TokenOrigin): string[] {
       ];
     case 'command':
       return [
-        `the token came from the token command of ${p}${o.command ? ` (${o.command.length > 120 ? `${o.command.slice(0, 117)}...` : o.command})` : ''}`,
+        `the token came from the token command of ${p}${o.command ? ` (${helperLabel(o.command)})` : ''}`,
         `next: renew the token where the command gets it, or change it: chatctl profile set ${o.profile} --token-command 'CMD'`,
       ];
     case 'keyring':
