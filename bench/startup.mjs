@@ -7,6 +7,11 @@
 //
 //   node bench/startup.mjs [--runs N] [--warmup N] [--quick] [--only 1,4]
 //
+// Scenario 6 compares chatctl with chatctl too: a rotate whose token is in
+// the system keyring (gnome-keyring in a D-Bus session of the bench's own)
+// against the same rotate given CHATCTL_TOKEN; not run without
+// dbus-run-session and gnome-keyring-daemon.
+//
 // Scenario 7 is what writing config.json costs: `profile set` loads conf
 // (dist/lazy/conf.cjs) and the lock, reads, and writes the file; against
 // `node -e 0`. Reported for the README's dependency table.
@@ -84,7 +89,7 @@ function parseArgs(argv) {
     } else if (a === '--only') {
       o.only = new Set(value().split(',').map((s) => count(s, 1)));
     } else if (a === '--help' || a === '-h') {
-      process.stdout.write('usage: node bench/startup.mjs [--runs N (30)] [--warmup N (5)] [--quick (runs 5, warm-up 1)] [--only 1,2,3,4,5]\n');
+      process.stdout.write('usage: node bench/startup.mjs [--runs N (30)] [--warmup N (5)] [--quick (runs 5, warm-up 1)] [--only 1,2,3,4,5,6]\n');
       process.exit(0);
     } else usage(`unknown argument ${a}`);
   }
@@ -380,7 +385,7 @@ async function twoFreshEndpoints(sb) {
   return [await freshEndpoint(sb), await freshEndpoint(sb)];
 }
 
-function makeScenarios(env, getSandbox, getFront) {
+function makeScenarios(env, getSandbox, getFront, getKeyring) {
   const nodeFloor = { args: ['-e', '0'], env };
   const expect = (cond, what) => {
     if (!cond) throw new Error(what);
@@ -494,6 +499,28 @@ function makeScenarios(env, getSandbox, getFront) {
       },
     },
     {
+      id: 6,
+      name: 'webhooks rotate --json, token in the keyring vs CHATCTL_TOKEN',
+      // What the keyring adds: a child process that reads the entry.
+      target: 2,
+      needsSandbox: true,
+      needsKeyring: true,
+      pair: async () => {
+        const sb = getSandbox();
+        const keyring = getKeyring();
+        const [ea, eb] = await twoFreshEndpoints(sb);
+        const rotated = (ep) => (out) => {
+          const r = JSON.parse(out);
+          expect(r.data?.endpoint?.id === ep.id && r.data.endpoint.version === ep.version + 1, `expected ${ep.id} at version ${ep.version + 1}`);
+        };
+        const rotate = (ep) => [BIN, 'webhooks', 'rotate', ep.id, '--expected-version', String(ep.version), '--mode', 'overlap', '--json'];
+        return {
+          a: { args: rotate(ea), env: keyring.env, check: rotated(ea) },
+          b: { args: rotate(eb), env: { ...keyring.env, CHATCTL_TOKEN: sb.token }, check: rotated(eb) },
+        };
+      },
+    },
+    {
       id: 7,
       name: 'profile set (conf writes config.json)',
       // A write command: the program, conf, the lock and the write itself.
@@ -514,6 +541,73 @@ function makeScenarios(env, getSandbox, getFront) {
 }
 
 const PROFILES = ['default', 'staging', 'production', 'ci-bot', 'local'];
+
+// ---------------------------------------------------------------- scenario 6: a token in the system keyring
+
+const KEYRING_TOOLS = ['dbus-run-session', 'gnome-keyring-daemon'];
+const haveKeyringTools = () => KEYRING_TOOLS.every((t) => spawnSyncOk('sh', ['-c', `command -v ${t}`]));
+
+function spawnSyncOk(cmd, args) {
+  try {
+    execFileSync(cmd, args, { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A D-Bus session of the bench's own with gnome-keyring unlocked by a test
+ * password (HOME and XDG folders under tmp), and a config folder whose
+ * profile "kr" points at the sandbox with its token in that keyring.
+ */
+async function startKeyring(sb, tmp) {
+  const home = join(tmp, 'keyring-home');
+  const runtime = join(home, 'run');
+  mkdirSync(runtime, { recursive: true, mode: 0o700 });
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, XDG_RUNTIME_DIR: runtime, XDG_DATA_HOME: join(home, 'data'), XDG_CONFIG_HOME: join(home, 'config') };
+  const script = 'echo -n bench-password | gnome-keyring-daemon --unlock --components=secrets >/dev/null 2>&1; echo "BUS=$DBUS_SESSION_BUS_ADDRESS"; exec sleep 3600';
+  const child = spawn('dbus-run-session', ['--', 'sh', '-c', script], { env, detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
+  const address = await new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new BenchError('the D-Bus session gave no address within 15 s')), 15_000);
+    child.stdout.on('data', (c) => {
+      out += c;
+      const m = /BUS=(\S+)\n/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+    child.on('exit', (c) => reject(new BenchError(`dbus-run-session ended (${c}) before giving its address`)));
+  });
+  const configDir = join(tmp, 'keyring-config');
+  mkdirSync(configDir, { mode: 0o700 });
+  const kr = { baseUrl: sb.baseUrl, organizationId: sb.organizationId, applicationId: sb.applicationId, environmentKey: sb.environmentKey };
+  writeFileSync(join(configDir, 'config.json'), JSON.stringify({ version: 1, currentProfile: 'kr', profiles: { kr } }, null, 2) + '\n', { mode: 0o600 });
+  const krEnv = { PATH: env.PATH, HOME: home, CHATCTL_CONFIG_DIR: configDir, NO_COLOR: '1', DBUS_SESSION_BUS_ADDRESS: address, XDG_RUNTIME_DIR: runtime };
+  let stored = false;
+  for (let i = 0; i < 30 && !stored; i++) {
+    try {
+      execFileSync(process.execPath, [BIN, 'auth', 'login', '--with-token'], { env: krEnv, input: sb.token, stdio: ['pipe', 'ignore', 'pipe'] });
+      stored = JSON.parse(readFileSync(join(configDir, 'config.json'), 'utf8')).profiles.kr.tokenStorage === 'keyring';
+    } catch {
+      /* not ready yet */
+    }
+    if (!stored) await new Promise((r) => setTimeout(r, 200));
+  }
+  if (!stored) throw new BenchError('auth login could not store the token in the bench\'s keyring');
+  return {
+    env: krEnv,
+    stop: async () => {
+      try {
+        process.kill(-child.pid, 'SIGTERM');
+      } catch {
+        /* gone */
+      }
+    },
+  };
+}
 
 // ---------------------------------------------------------------- statistics
 
@@ -588,7 +682,9 @@ async function main() {
   const tmp = mkdtempSync(join(tmpdir(), 'chatctl-bench-'));
   let sandbox;
   let front;
+  let keyring;
   const cleanup = async () => {
+    await keyring?.stop().catch(() => {});
     await front?.stop().catch(() => {});
     await sandbox?.stop().catch(() => {});
     rmSync(tmp, { recursive: true, force: true });
@@ -609,10 +705,15 @@ async function main() {
     );
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp, CHATCTL_CONFIG_DIR: configDir, NO_COLOR: '1' };
 
-    const scenarios = makeScenarios(env, () => sandbox, () => front).filter((s) => !opts.only || opts.only.has(s.id));
-    if (scenarios.length === 0) usage('--only selects no scenario');
+    let scenarios = makeScenarios(env, () => sandbox, () => front, () => keyring).filter((s) => !opts.only || opts.only.has(s.id));
+    if (scenarios.length === 0) usage('--only selects no scenario (1–7)');
+    if (scenarios.some((s) => s.needsKeyring) && !haveKeyringTools()) {
+      process.stdout.write(`scenario 6 not run: it needs ${KEYRING_TOOLS.join(' and ')} (packages dbus and gnome-keyring)\n`);
+      scenarios = scenarios.filter((s) => !s.needsKeyring);
+    }
     if (scenarios.some((s) => s.needsSandbox)) sandbox = await startSandbox(env);
     if (scenarios.some((s) => s.needsFront)) front = await startTlsFront(sandbox, tmp);
+    if (scenarios.some((s) => s.needsKeyring)) keyring = await startKeyring(sandbox, tmp);
 
     process.stdout.write(
       `chatctl ${VERSION} start-up benchmark: node ${process.version}, ${cpus().length}× ${cpus()[0]?.model ?? 'cpu'}, ` +
@@ -649,7 +750,8 @@ async function main() {
       method: {
         warmup: opts.warmup,
         pairs: opts.runs,
-        order: 'interleaved A, B per pair; scenarios 4 and 5 reset the sandbox and create two endpoints before each pair, outside the timed region',
+        order: 'interleaved A, B per pair; scenarios 4, 5 and 6 reset the sandbox and create two endpoints before each pair, outside the timed region',
+        scenario6: 'A and B are both chatctl in a D-Bus session of the bench with gnome-keyring unlocked: A with profile "kr" whose token is in the keyring, B the same with CHATCTL_TOKEN set; A - B is what reading the keyring adds',
         scenario5: `A and B are both chatctl against an HTTPS front (self-signed, NODE_EXTRA_CA_CERTS) forwarding to the sandbox: A as https://${PROXIED_HOST}:PORT through HTTPS_PROXY (a CONNECT proxy in the bench that alone resolves that name to 127.0.0.1), B as https://127.0.0.1:PORT direct`,
         wallTime: 'process.hrtime.bigint() from spawn() to the exit event',
         ratio: 'median of the pairwise ratios A/B',

@@ -10,7 +10,7 @@
 // they cost nothing until a command uses them.
 import { build } from 'esbuild';
 import { createRequire } from 'node:module';
-import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { buildCommit, inputsStamp, stampText } from './build-stamp.mjs';
 
@@ -38,6 +38,11 @@ const common = {
   metafile: true,
   supported: { 'dynamic-import': false },
   define: { __CHATCTL_VERSION__: JSON.stringify(pkg.version), __CHATCTL_COMMIT__: JSON.stringify(buildCommit()) },
+  // The system keyring's binding is a native addon (a .node file per
+  // platform, in its own optional package), which esbuild cannot bundle: it
+  // stays a runtime dependency in node_modules, and src/credentials/keyring.ts
+  // requires it there, in a child process, only when a keyring is used.
+  external: ['@napi-rs/keyring', '@napi-rs/keyring-*'],
 };
 
 // Parts that few runs need are bundles of their own, required only when
@@ -118,6 +123,10 @@ metafiles.push((await build({ ...common, entryPoints: otherLazy, outdir: `${out}
 metafiles.push(
   (await build({ ...common, entryPoints: { proxy: proxyEntry }, outdir: `${out}/lazy`, outExtension: { '.js': '.cjs' }, minifyWhitespace: true, minifySyntax: true })).metafile,
 );
+// The keyring's child program is not bundled: it is a script of its own,
+// started with Node for each keyring call (src/credentials/keyring.ts), that
+// requires the native addon from node_modules.
+copyFileSync(new URL('src/credentials/keyring-child.cjs', root), new URL(`${out}/keyring-child.cjs`, root));
 // The completion engine stands alone: a TAB press loads this file only.
 metafiles.push((await build({ ...common, entryPoints: ['src/completion/entry.ts'], outfile: `${out}/complete.cjs` })).metafile);
 

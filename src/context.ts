@@ -5,6 +5,7 @@
 import type { IO } from './output/io.js';
 import type { Transport } from './http/transport.js';
 import type { Invocation } from './app/invocation.js';
+import type { CredentialLimits } from './credentials/token.js';
 
 export type Env = Record<string, string | undefined>;
 
@@ -31,6 +32,8 @@ export interface Context {
   setLastWords?(words: (() => number) | undefined): void;
   /** Loaded on first use: the HTTP stack costs nothing to commands that do not send. */
   transport(): Promise<Transport>;
+  /** Shorter limits for the keyring and token commands (tests); the defaults are 3 s and 10 s. */
+  credentialLimits?: CredentialLimits | undefined;
   /** The parsed global options and what follows from them, resolved once (set before a command's action runs). */
   invocation?: Invocation;
 }

@@ -11,6 +11,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { homedir } from 'node:os';
 import type { Context, Env } from '../context.js';
 import type { Transport } from '../http/transport.js';
+import type { CredentialLimits } from '../credentials/token.js';
 import { createIO, type RawStreams } from '../output/io.js';
 import { loadPalettes } from '../output/colors.js';
 import { configDir } from '../config/paths.js';
@@ -43,6 +44,8 @@ export interface ExecuteContext {
   transport?: Transport;
   /** The user's home folder (for the default config folder); defaults to $HOME, else the OS's. */
   home?: string;
+  /** See Context.credentialLimits. */
+  credentialLimits?: CredentialLimits;
   /** See Context.setLastWords: what a forced exit (a second signal) must still say. */
   setLastWords?: (words: (() => number) | undefined) => void;
 }
@@ -69,6 +72,7 @@ export async function execute(argv: string[], given: ExecuteContext): Promise<nu
     random: given.random ?? Math.random,
     signal,
     setLastWords: given.setLastWords,
+    credentialLimits: given.credentialLimits,
     transport: given.transport ? async () => given.transport! : async () => (await import('../http/select-transport.js')).selectTransport(env),
   };
   const program = configuredProgram(ctx, focusOf(argv));
@@ -84,6 +88,7 @@ export async function execute(argv: string[], given: ExecuteContext): Promise<nu
       io.paint = await loadPalettes(io.color);
     }
     const e = toCliError(err);
+    if (e.exitCode === EXIT.auth) e.credential ??= ctx.invocation?.tokenOrigin();
     const bySignal = signal.aborted ? SIGNAL_EXIT[String(signal.reason)] : undefined;
     const final = e.exitCode === EXIT.interrupted && bySignal !== undefined && bySignal !== EXIT.interrupted ? new CliError('interrupted', signalMessage(String(signal.reason), e.message), bySignal, { hint: e.hint, details: e.details, idempotencyKey: e.idempotencyKey }) : err;
     return reportError(final, io, mode.json, mode.debug);

@@ -7,19 +7,23 @@ import type { ConfigData } from '../config/schema.js';
 import type { OutputMode } from '../output/io.js';
 import { configStoreFor } from '../config/store.js';
 import {
+  checkHeaderValue,
   describeScope,
   noInput,
-  requireToken,
+  noTokenError,
   resolveConnection,
   resolveRequestSettings,
   resolveToken,
   selectProfile,
+  storedTokenSource,
   type Connection,
   type GlobalFlags,
   type RequestSettings,
   type ScopeDescription,
   type SelectedProfile,
 } from '../scope/resolve.js';
+import { obtainToken, type ObtainedToken } from '../credentials/token.js';
+import type { TokenOrigin } from '../errors/explain.js';
 
 export interface Invocation {
   readonly globals: GlobalOptions;
@@ -31,9 +35,14 @@ export interface Invocation {
   config(): ConfigData;
   profile(): SelectedProfile;
   connection(): Connection;
-  token(): { token: string; source: 'env' | 'profile' } | undefined;
+  /** The token at hand without running a helper or asking the keyring (CHATCTL_TOKEN, the file token), for --dry-run. */
+  presetToken(): string | undefined;
+  /** The token in effect, from the first of CHATCTL_TOKEN, token command, keyring, file; obtained at most once per run. */
+  token(): Promise<ObtainedToken | undefined>;
   /** The token, or a configuration error (exit 3) naming the profile. */
-  requireToken(): string;
+  requireToken(): Promise<string>;
+  /** Where the token obtained so far came from (none obtained: undefined), for the exit-4 message. */
+  tokenOrigin(): TokenOrigin | undefined;
   settings(): RequestSettings;
   /** Every value of the scope with where it came from (flag, environment, profile, default). */
   describe(): ScopeDescription;
@@ -75,6 +84,11 @@ export function resolveInvocation(g: GlobalOptions, ctx: Context): Invocation {
   const env: Env = ctx.env;
   const config = once(() => configStoreFor(ctx).read());
   const profile = once(() => selectProfile(flags, env, config()));
+  let obtained: ObtainedToken | undefined;
+  const token = once(async () => {
+    obtained = await obtainToken(profile(), { env, signal: ctx.signal, limits: ctx.credentialLimits });
+    return obtained;
+  });
   return {
     globals: g,
     flags,
@@ -85,8 +99,19 @@ export function resolveInvocation(g: GlobalOptions, ctx: Context): Invocation {
     config,
     profile,
     connection: once(() => resolveConnection(flags, env, profile())),
-    token: once(() => resolveToken(env, profile())),
-    requireToken: once(() => requireToken(env, profile())),
+    presetToken: () => resolveToken(env, profile())?.token,
+    token,
+    requireToken: once(async () => {
+      const t = await token();
+      if (!t) throw noTokenError(profile().name);
+      checkHeaderValue(t.token, 'token');
+      return t.token;
+    }),
+    tokenOrigin: () => {
+      if (!obtained) return undefined;
+      const p = profile().profile;
+      return { source: obtained.source, profile: obtained.profile, shadowed: obtained.source === 'env' ? storedTokenSource(p) : undefined, command: obtained.source === 'command' ? p?.tokenCommand : undefined };
+    },
     settings: once(() => resolveRequestSettings(flags, env)),
     describe: once(() => describeScope(flags, env, config())),
   };

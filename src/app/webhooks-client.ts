@@ -36,7 +36,7 @@ export async function clientConfig(ctx: Context, extras: ClientExtras = {}): Pro
   const inv = invocationOf(ctx);
   const conn = inv.connection();
   // A dry run shows the request with the token redacted, so it needs none.
-  const token = inv.dryRun ? (inv.token()?.token ?? '') : inv.requireToken();
+  const token = inv.dryRun ? (inv.presetToken() ?? '') : await inv.requireToken();
   ctx.io.redactor.addToken(token);
   ctx.io.redactor.addCredential(conn.csrfToken);
   const transport = inv.dryRun ? dryRunTransport((req) => printDryRun(ctx, req)) : await ctx.transport();

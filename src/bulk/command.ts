@@ -61,7 +61,7 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
   // ---- scope and token (exit 3 before anything is read or sent)
   const inv = invocationOf(ctx);
   const conn = inv.connection();
-  if (!inv.dryRun) inv.requireToken();
+  if (!inv.dryRun) await inv.requireToken();
   const scope: JournalScope = { baseUrl: conn.baseUrl, ...conn.scope };
 
   // ---- where the secrets go

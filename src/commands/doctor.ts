@@ -18,7 +18,8 @@ import { checkConfigFolder, currentUid, parseConfigBytes, readConfigBytes, shell
 import { configFile } from '../config/paths.js';
 import type { ConfigData } from '../config/schema.js';
 import { globalFlags } from '../app/invocation.js';
-import { checkBaseUrl, describeScope, isHeaderSafe, resolveConnection, resolveRequestSettings, resolveToken, selectProfile, SCOPE_INPUTS, type GlobalFlags, type ProfileSource, type ScopeDescription, type SelectedProfile } from '../scope/resolve.js';
+import { checkBaseUrl, describeScope, isHeaderSafe, resolveConnection, resolveRequestSettings, selectProfile, storedTokenSource, tokenSourceOf, SCOPE_INPUTS, type GlobalFlags, type ProfileSource, type ScopeDescription, type SelectedProfile } from '../scope/resolve.js';
+import { helperLabel } from '../credentials/token.js';
 import { proxyFor, type ProxyChoice } from '../http/select-transport.js';
 import { isTransportError, MAX_BODY_BYTES } from '../http/transport.js';
 import { headerValue } from '../http/classify.js';
@@ -222,16 +223,8 @@ export async function doctorChecks(g: GlobalOptions, ctx: Context, deps: DoctorD
   } else checks.push(scopeCheck(flags, env, selected, sources.baseUrl!.value, described));
 
   // 3. token: where it comes from, never its value
-  const token = resolveToken(env, selected);
-  if (!token) {
-    checks.push(failure('token', 'config', `none for profile "${selected.name}" (no CHATCTL_TOKEN, none stored)`, `chatctl auth login --with-token --profile ${selected.name} < token.txt, or set CHATCTL_TOKEN`));
-  } else if (token.token === '' || !isHeaderSafe(token.token)) {
-    const where = token.source === 'env' ? 'CHATCTL_TOKEN' : `the token stored in profile "${selected.name}"`;
-    checks.push(failure('token', 'auth', `${where} contains characters that cannot be sent in an HTTP header`, token.source === 'env' ? 'set CHATCTL_TOKEN to the token alone' : `store it again: chatctl auth login --with-token --profile ${selected.name} < token.txt`));
-  } else if (token.source === 'env') {
-    const shadowed = selected.profile?.token ? `; it overrides the token stored in profile "${selected.name}"` : '';
-    checks.push(ok('token', `from CHATCTL_TOKEN (environment)${shadowed}; doctor does not send it`));
-  } else checks.push(ok('token', `stored in profile "${selected.name}" (config file); doctor does not send it`));
+  // (Synchronous unless the keyring is asked: nothing else waits before the network probes.)
+  checks.push(tokenSourceOf(env, selected.profile) === 'keyring' ? await keyringTokenCheck(selected, ctx) : tokenCheck(selected, ctx));
 
   let timeoutMs = 30_000;
   try {
@@ -262,6 +255,49 @@ export async function doctorChecks(g: GlobalOptions, ctx: Context, deps: DoctorD
   const recent = major > MIN_NODE[0] || (major === MIN_NODE[0] && minor >= MIN_NODE[1]);
   checks.push(recent ? ok('Node.js', `v${deps.nodeVersion} (20.19 or newer needed)`) : failure('Node.js', 'config', `v${deps.nodeVersion} is older than 20.19`, 'install Node.js 20.19 or newer'));
   return checks;
+}
+
+/**
+ * Where the token comes from. A token from the environment or the file is
+ * checked for what an HTTP header can carry; a keyring entry is looked up
+ * (within the keyring's limit) but not shown; a token command is named and
+ * not run (it may ask for a fingerprint or a password).
+ */
+const badHeader = (t: string) => t === '' || !isHeaderSafe(t);
+
+function tokenCheck(selected: SelectedProfile, ctx: Context): Check {
+  const name = selected.name;
+  const login = `chatctl auth login --profile ${name}`;
+  const stored = storedTokenSource(selected.profile);
+  switch (tokenSourceOf(ctx.env, selected.profile)) {
+    case undefined:
+      return failure('token', 'config', `none for profile "${name}" (no CHATCTL_TOKEN, none stored)`, `chatctl auth login --with-token --profile ${name} < token.txt, or set CHATCTL_TOKEN`);
+    case 'env': {
+      if (badHeader(ctx.env.CHATCTL_TOKEN!.trim())) return failure('token', 'auth', 'CHATCTL_TOKEN contains characters that cannot be sent in an HTTP header', 'set CHATCTL_TOKEN to the token alone');
+      const shadowed = stored ? `; it overrides ${stored === 'command' ? 'the token command of' : stored === 'keyring' ? 'the keyring entry of' : 'the token stored in'} profile "${name}"` : '';
+      return ok('token', `from CHATCTL_TOKEN (environment)${shadowed}; doctor does not send it`);
+    }
+    case 'file':
+      if (badHeader(selected.profile!.token!)) return failure('token', 'auth', `the token stored in profile "${name}" contains characters that cannot be sent in an HTTP header`, `store it again: ${login}`);
+      return ok('token', `stored in profile "${name}" (config file); doctor does not send it`);
+    case 'command':
+      return ok('token', `from the token command of profile "${name}" (${helperLabel(selected.profile!.tokenCommand!)}); doctor does not run it`);
+    case 'keyring':
+      throw new Error('keyringTokenCheck looks up a keyring entry');
+  }
+}
+
+async function keyringTokenCheck(selected: SelectedProfile, ctx: Context): Promise<Check> {
+  const name = selected.name;
+  const login = `chatctl auth login --profile ${name}`;
+  const { keyringCall } = await import('../credentials/keyring.js');
+  const r = await keyringCall('get', name, { env: ctx.env, signal: ctx.signal, limitMs: ctx.credentialLimits?.keyringMs }).catch(() => {
+    throw localError('interrupted', 'interrupted');
+  });
+  if (!r.ok) return failure('token', 'config', `profile "${name}" keeps its token in the system keyring, which did not answer (${r.reason})`, `unlock or start the keyring, or set CHATCTL_TOKEN; ${login} stores it again`);
+  if (r.value === null || r.value === '') return failure('token', 'config', `profile "${name}" keeps its token in the system keyring, but there is no entry (service chatctl, account ${name})`, login);
+  if (badHeader(r.value)) return failure('token', 'auth', `the keyring entry of profile "${name}" contains characters that cannot be sent in an HTTP header`, `store it again: ${login}`);
+  return ok('token', `stored in the system keyring (service chatctl, account ${name}) for profile "${name}"; doctor does not send it`);
 }
 
 /** Ctrl-C during a probe ends doctor with 130, not with a network failure. */

@@ -16,7 +16,17 @@ export const PROFILE_FIELDS = [
   'csrfToken',
 ] as const;
 
-const PROFILE_KEYS = [...PROFILE_FIELDS, 'token'] as const;
+/**
+ * Where a profile's token is kept besides the scope: `token` (the file
+ * token, in plain text: written by chatctl 0.1, or on purpose with
+ * --insecure-storage, or when no keyring answers), `tokenStorage`
+ * ("keyring": the token is in the system keyring, not here) and
+ * `tokenCommand` (a credential helper run for the token).
+ */
+const PROFILE_KEYS = [...PROFILE_FIELDS, 'token', 'tokenStorage', 'tokenCommand'] as const;
+
+/** The only value of `tokenStorage`: the token is in the system keyring, under the profile's name. */
+export const KEYRING_STORAGE = 'keyring';
 
 /** A stored profile: each field optional, each a string. */
 export type Profile = Partial<Record<(typeof PROFILE_KEYS)[number], string>>;
@@ -55,6 +65,7 @@ export function parseConfigData(json: unknown): { data: ConfigData } | { where: 
         const v = field(entry, k);
         if (v === undefined) continue;
         if (typeof v !== 'string') return { where: `profiles.${name}.${k}` };
+        if (k === 'tokenStorage' && v !== KEYRING_STORAGE) return { where: `profiles.${name}.${k}` };
         p[k] = v;
       }
       profiles[name] = p;

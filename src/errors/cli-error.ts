@@ -1,7 +1,7 @@
 // One error family. Commands throw these; one handler at the top (main.ts)
 // prints them once and turns them into the exit status.
 import { EXIT_FOR_LOCAL_CODE, type ExitCode, type LocalErrorCode } from './exit-codes.js';
-import type { RerunContext } from './explain.js';
+import type { RerunContext, TokenOrigin } from './explain.js';
 
 export type { LocalErrorCode };
 
@@ -31,6 +31,8 @@ export class CliError extends Error {
   readonly idempotencyKey: string | undefined;
   /** The command that failed, set by the command that caught it, for the re-run line (errors/explain.ts). */
   rerun: RerunContext | undefined;
+  /** On an authentication failure (exit 4): where the token that was sent came from, for the next step (errors/explain.ts). */
+  credential: TokenOrigin | undefined;
 
   constructor(
     readonly code: string,

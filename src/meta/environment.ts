@@ -12,7 +12,7 @@ export const ENVIRONMENT: ReadonlyArray<readonly [string, ReadonlyArray<readonly
       ['CHATCTL_ORG', 'the organizationId, as --org', "the profile's"],
       ['CHATCTL_APP', 'the applicationId, as --app', "the profile's"],
       ['CHATCTL_ENV', 'the environmentKey, as --env', "the profile's"],
-      ['CHATCTL_TOKEN', 'the bearer token; wins over a stored one; never written anywhere', "the profile's stored token"],
+      ['CHATCTL_TOKEN', 'the bearer token; wins over the profile\'s token command, keyring entry and file token (a run with it never asks the keyring); never written anywhere', "the profile's token command, keyring entry or file token"],
       ['CHATCTL_ORIGIN', 'the Origin header sent', "the profile's, else the base URL's origin"],
       ['CHATCTL_CSRF_TOKEN', 'the x-service-csrf value sent', "the profile's, else 1"],
       ['CHATCTL_CONFIG_DIR', 'the folder holding config.json', '$XDG_CONFIG_HOME/chatctl, ~/.config/chatctl (macOS: ~/Library/Application Support/chatctl; Windows: %APPDATA%\\chatctl)'],
@@ -48,6 +48,16 @@ export const ENVIRONMENT: ReadonlyArray<readonly [string, ReadonlyArray<readonly
       ['GITHUB_OUTPUT', 'the file --secret-to github-output:NAME appends to', 'unset (then github-output: is refused)'],
       ['GITHUB_ENV', 'the file --secret-to github-env:NAME appends to', 'unset (then github-env: is refused)'],
     ],
+  ],
+  [
+    'The system keyring (read by the keyring library, in the process chatctl starts for it)',
+    [
+      ['DBUS_SESSION_BUS_ADDRESS', 'Linux: the D-Bus session where the Secret Service (gnome-keyring, KWallet…) answers; a keyring that does not answer within 3 s counts as absent', 'none: no keyring, tokens go to config.json'],
+    ],
+  ],
+  [
+    'Set by chatctl for a profile\'s --token-command (read by it, not by chatctl)',
+    [['CHATCTL_PROFILE', 'the profile whose token is asked for (CHATCTL_TOKEN and CHATCTL_CSRF_TOKEN are removed from its environment)', 'always set']],
   ],
   [
     'Set by chatctl for --secret-to exec: commands (read by them, not by chatctl)',

@@ -64,6 +64,7 @@ export function createPrompter(ctx: Context, output: NodeJS.WritableStream & { i
         },
         ctxOf(),
       ),
+    confirmShowToken: (where) => confirm({ message: `Print the token (${where}) on this terminal? It stays in the scrollback.`, default: false }, ctxOf()),
     token: () => password({ message: 'Bearer token', mask: '*', validate: (v) => (v.trim() ? true : 'the token is empty') }, ctxOf()),
   };
 }

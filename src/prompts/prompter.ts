@@ -8,5 +8,7 @@ export interface Prompter {
   expectedVersion(): Promise<string>;
   mode(): Promise<string>;
   confirmImmediate(endpointId: string): Promise<boolean>;
+  /** `auth token` on a terminal: print the token (from `where`) on the screen? */
+  confirmShowToken(where: string): Promise<boolean>;
   token(): Promise<string>;
 }

@@ -1,7 +1,7 @@
 // Contract section 3: each value from the first of flag, environment,
 // selected profile, default. Pure: the caller hands in flags, env and the
 // config it read, so every precedence rule is a table test.
-import type { ConfigData, Profile } from '../config/schema.js';
+import { KEYRING_STORAGE, type ConfigData, type Profile } from '../config/schema.js';
 import type { Scope } from '../api/spec.js';
 import { configError, usageError } from '../errors/cli-error.js';
 
@@ -98,23 +98,40 @@ export function resolveConnection(flags: GlobalFlags, env: NodeJS.ProcessEnv, se
   return { baseUrl: base.href, origin, csrfToken, scope };
 }
 
-export function resolveToken(env: NodeJS.ProcessEnv, sel: SelectedProfile): { token: string; source: 'env' | 'profile' } | undefined {
-  const fromEnv = nonEmpty(env.CHATCTL_TOKEN);
-  if (fromEnv) return { token: fromEnv.trim(), source: 'env' };
-  const stored = nonEmpty(sel.profile?.token);
-  return stored ? { token: stored, source: 'profile' } : undefined;
+/**
+ * Where a token comes from: `CHATCTL_TOKEN`, the profile's token command
+ * (credential helper), its entry in the system keyring, or its file token
+ * (config.json). Credentials are never described by their value.
+ */
+export type TokenSource = 'env' | 'command' | 'keyring' | 'file';
+
+/** Where a profile keeps its token, in the order they are tried: its token command, its keyring entry, its file token. */
+export function storedTokenSource(p: Profile | undefined): Exclude<TokenSource, 'env'> | undefined {
+  if (nonEmpty(p?.tokenCommand) !== undefined) return 'command';
+  if (p?.tokenStorage === KEYRING_STORAGE) return 'keyring';
+  if (nonEmpty(p?.token) !== undefined) return 'file';
+  return undefined;
 }
 
-export function requireToken(env: NodeJS.ProcessEnv, sel: SelectedProfile): string {
-  const t = resolveToken(env, sel);
-  if (!t) {
-    throw configError(
-      `no token for profile "${sel.name}"`,
-      'run: chatctl auth login --with-token < token.txt, or set CHATCTL_TOKEN',
-    );
-  }
-  checkHeaderValue(t.token, 'token');
-  return t.token;
+/** The source of the token in effect: CHATCTL_TOKEN first, then the profile's. Reads no token. */
+export function tokenSourceOf(env: NodeJS.ProcessEnv, p: Profile | undefined): TokenSource | undefined {
+  return nonEmpty(env.CHATCTL_TOKEN) !== undefined ? 'env' : storedTokenSource(p);
+}
+
+/**
+ * The token in effect when it is at hand without running anything: from
+ * CHATCTL_TOKEN or the file token. Undefined when there is none, or when it
+ * is behind a token command or in the keyring (credentials/token.ts gets it).
+ */
+export function resolveToken(env: NodeJS.ProcessEnv, sel: SelectedProfile): { token: string; source: 'env' | 'file' } | undefined {
+  const source = tokenSourceOf(env, sel.profile);
+  if (source === 'env') return { token: env.CHATCTL_TOKEN!.trim(), source };
+  if (source === 'file') return { token: sel.profile!.token!, source };
+  return undefined;
+}
+
+export function noTokenError(profile: string): Error {
+  return configError(`no token for profile "${profile}"`, `run: chatctl auth login --profile ${profile}, or set CHATCTL_TOKEN`);
 }
 
 /** Where a value came from (contract section 3). */
@@ -135,8 +152,8 @@ export interface ScopeDescription {
   origin: SourcedValue;
   /** A credential: where it comes from, never its value. */
   csrfToken: { source: ValueSource };
-  /** Where the bearer token comes from (never its value), and whether the profile stores one. */
-  token: { source: 'env' | 'config' | 'none'; stored: boolean };
+  /** Where the bearer token comes from (never its value), and whether the profile stores one (keyring or file). */
+  token: { source: TokenSource | 'none'; stored: boolean };
 }
 
 /** The flag and variable behind each described value, for messages. */
@@ -174,7 +191,7 @@ export function describeScope(flags: GlobalFlags, env: NodeJS.ProcessEnv, config
     if (url && (url.protocol === 'https:' || url.protocol === 'http:')) origin = { value: url.origin, source: 'default' };
   }
   const csrf = pick(undefined, 'CHATCTL_CSRF_TOKEN', p.csrfToken).source;
-  const token = resolveToken(env, sel);
+  const token = tokenSourceOf(env, sel.profile);
   return {
     profile: { name: sel.name, source: sel.source, exists: sel.profile !== undefined },
     baseUrl,
@@ -183,7 +200,7 @@ export function describeScope(flags: GlobalFlags, env: NodeJS.ProcessEnv, config
     environmentKey: pick(flags.env, 'CHATCTL_ENV', p.environmentKey),
     origin,
     csrfToken: { source: csrf === 'none' ? 'default' : csrf },
-    token: { source: token === undefined ? 'none' : token.source === 'env' ? 'env' : 'config', stored: nonEmpty(p.token) !== undefined },
+    token: { source: token ?? 'none', stored: p.tokenStorage === KEYRING_STORAGE || nonEmpty(p.token) !== undefined },
   };
 }
 
@@ -295,6 +312,6 @@ export function isHeaderSafe(value: string): boolean {
   return !/[\u0000-\u001f\u007f]/.test(value) && !/[^\u0000-\u00ff]/.test(value);
 }
 
-function checkHeaderValue(value: string, label: string): void {
+export function checkHeaderValue(value: string, label: string): void {
   if (!isHeaderSafe(value)) throw configError(`the ${label} contains characters that cannot be sent in an HTTP header`);
 }

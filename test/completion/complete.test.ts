@@ -92,6 +92,6 @@ describe('focused command trees', () => {
     // The stubs stay stubs: no subcommands, no options.
     const focused = configuredProgram(fakeContext({ io: fakeIO() }), 'auth');
     expect(focused.commands.find((c) => c.name() === 'webhooks')!.commands).toHaveLength(0);
-    expect(focused.commands.find((c) => c.name() === 'auth')!.commands.map((c) => c.name())).toEqual(['login', 'logout', 'status']);
+    expect(focused.commands.find((c) => c.name() === 'auth')!.commands.map((c) => c.name())).toEqual(['login', 'logout', 'status', 'token']);
   });
 });

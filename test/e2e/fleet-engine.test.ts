@@ -5,22 +5,14 @@
 // output stream shows a secret of the run that a server echoes later.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { errorBody, scopeEnv, secretBody } from '../support/fixtures.js';
 import { parseErrorLine } from '../support/json.js';
-import { cleanupTempDirs, runCli, workspace, type Workspace } from '../support/run.js';
-import { RecordingServer, startServer } from '../support/server.js';
+import { runCli, workspace, type Workspace } from '../support/run.js';
+import { useRecordingServer } from '../support/server.js';
 import { virtualClock } from '../support/fakes.js';
 
-let server: RecordingServer;
-beforeAll(async () => {
-  server = await startServer();
-});
-afterAll(async () => {
-  await server.close();
-  cleanupTempDirs();
-});
-beforeEach(() => server.reset());
+const server = useRecordingServer();
 
 const SECRET_1 = 'whsec_Zmlyc3Qtc2VjcmV0/of+the/run+AAAAAAAAAA=';
 const SECRET_2 = 'whsec_c2Vjb25kLXNlY3JldA/of+the/run+BBBBBBBBB=';

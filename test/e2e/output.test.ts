@@ -1,22 +1,14 @@
 // Contract sections 2 and 6: --json, human mode, --dry-run, --debug, where the
 // token may appear, control characters from the server, colour, closed pipes.
 import { execa } from 'execa';
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { EVENT_TYPES } from '../../src/api/spec.js';
 import { BIN, CREATE_PATH, CSRF, NODE, TOKEN, endpointRecord, errorBody, headerOf, mutationBody, reactivatePath, rotatePath, scopeEnv, secretBody } from '../support/fixtures.js';
 import { parseErrorLine, parseStdoutJson } from '../support/json.js';
-import { buildEnv, cleanupTempDirs, runCli, workspace } from '../support/run.js';
-import { RecordingServer, startServer } from '../support/server.js';
+import { buildEnv, runCli, workspace } from '../support/run.js';
+import { useRecordingServer } from '../support/server.js';
 
-let server: RecordingServer;
-beforeAll(async () => {
-  server = await startServer();
-});
-afterAll(async () => {
-  await server.close();
-  cleanupTempDirs();
-});
-beforeEach(() => server.reset());
+const server = useRecordingServer();
 
 const E0 = EVENT_TYPES[0];
 const E1 = EVENT_TYPES[7];

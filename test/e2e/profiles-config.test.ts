@@ -462,7 +462,7 @@ describe('auth status: the profile in effect and why, each value and its source,
         origin: { value: 'https://prod.example', source: 'default' },
         csrfToken: { source: 'profile' },
       },
-      token: { source: 'config', stored: true },
+      token: { source: 'file', stored: true },
     });
   });
 

@@ -1,22 +1,14 @@
 // Contract section 5: what is retried, how often, how long it waits, and what
 // the Idempotency-Key and x-request-id do across attempts.
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { EVENT_TYPES } from '../../src/api/spec.js';
 import { UUID_V4, errorBody, mutationBody, scopeEnv, secretBody } from '../support/fixtures.js';
 import { parseErrorLine, parseStdoutJson } from '../support/json.js';
-import { cleanupTempDirs, runCli } from '../support/run.js';
-import { RecordingServer, closedPort, startServer } from '../support/server.js';
+import { runCli } from '../support/run.js';
+import { closedPort, useRecordingServer } from '../support/server.js';
 import { virtualClock } from '../support/fakes.js';
 
-let server: RecordingServer;
-beforeAll(async () => {
-  server = await startServer();
-});
-afterAll(async () => {
-  await server.close();
-  cleanupTempDirs();
-});
-beforeEach(() => server.reset());
+const server = useRecordingServer();
 
 const E0 = EVENT_TYPES[0];
 const CREATE = ['webhooks', 'create', '--name', 'n', '--url', 'https://h.example/x', '--event', E0];

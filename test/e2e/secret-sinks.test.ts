@@ -8,22 +8,14 @@ import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { EVENT_TYPES } from '../../src/api/spec.js';
 import { BIN, NODE, SECRET, TOKEN, scopeEnv, secretBody } from '../support/fixtures.js';
 import { parseErrorLine } from '../support/json.js';
-import { buildEnv, cleanupTempDirs, fileMode, runCli, shellQuote, workspace, type RunResult, type Workspace } from '../support/run.js';
-import { RecordingServer, startServer } from '../support/server.js';
+import { buildEnv, fileMode, runCli, shellQuote, workspace, type RunResult, type Workspace } from '../support/run.js';
+import { useRecordingServer } from '../support/server.js';
 
-let server: RecordingServer;
-beforeAll(async () => {
-  server = await startServer();
-});
-afterAll(async () => {
-  await server.close();
-  cleanupTempDirs();
-});
-beforeEach(() => server.reset());
+const server = useRecordingServer();
 
 const CREATE = ['webhooks', 'create', '--name', 'n', '--url', 'https://h.example/x', '--event', EVENT_TYPES[0]];
 const ROTATE = ['webhooks', 'rotate', 'we_1', '--expected-version', '2', '--mode', 'overlap'];

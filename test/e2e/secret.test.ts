@@ -1,26 +1,18 @@
 // Contract section 6, "The one-time secret": every bullet.
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { EVENT_TYPES } from '../../src/api/spec.js';
 import { SECRET, TOKEN, scopeEnv, secretBody } from '../support/fixtures.js';
 import { parseErrorLine, parseStdoutJson } from '../support/json.js';
-import { cleanupTempDirs, listFiles, fileMode, runCli, workspace } from '../support/run.js';
-import { RecordingServer, startServer } from '../support/server.js';
+import { listFiles, fileMode, runCli, workspace } from '../support/run.js';
+import { useRecordingServer } from '../support/server.js';
 import { createHash } from 'node:crypto';
 
 /** Contract section 6, written independently: sha256: + 16 hex of the UTF-8 bytes. */
 const fingerprintOf = (s: string) => `sha256:${createHash('sha256').update(Buffer.from(s, 'utf8')).digest('hex').slice(0, 16)}`;
 
-let server: RecordingServer;
-beforeAll(async () => {
-  server = await startServer();
-});
-afterAll(async () => {
-  await server.close();
-  cleanupTempDirs();
-});
-beforeEach(() => server.reset());
+const server = useRecordingServer();
 
 const E0 = EVENT_TYPES[0];
 const CREATE = ['webhooks', 'create', '--name', 'n', '--url', 'https://h.example/x', '--event', E0];

@@ -19,7 +19,7 @@ export interface InProcessOptions {
   columns?: number;
   signal?: AbortSignal;
   /** Injected clock, random source, sleep or transport. */
-  inject?: Pick<ExecuteContext, 'now' | 'random' | 'randomUUID' | 'sleep' | 'transport'>;
+  inject?: Pick<ExecuteContext, 'now' | 'random' | 'randomUUID' | 'sleep' | 'transport' | 'credentialLimits'>;
   /** Aborts the run (as SIGTERM would) after this long; the test then sees the exit code. */
   timeoutMs?: number;
   /** Called after each write to stdout with everything written so far (to act mid-run, as on a child's output). */

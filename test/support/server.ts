@@ -4,6 +4,8 @@
 // (req, res) handler that writes the answer itself. Beside it, a CONNECT
 // proxy and a port with nothing listening.
 import http from 'node:http';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { cleanupTempDirs } from './run.js';
 import https from 'node:https';
 import net from 'node:net';
 import { once } from 'node:events';
@@ -241,6 +243,23 @@ export class RecordingServer {
 export async function startServer(options: { ipv6?: boolean } & ServerOptions = {}): Promise<RecordingServer> {
   const { ipv6, ...rest } = options;
   return new RecordingServer(rest).start({ ipv6 });
+}
+
+/**
+ * A recording server for every test of the calling file: started before
+ * them, reset before each, closed (with the run's temporary folders) after.
+ */
+export function useRecordingServer(): RecordingServer {
+  const server = new RecordingServer();
+  beforeAll(async () => {
+    await server.start();
+  });
+  afterAll(async () => {
+    await server.close();
+    cleanupTempDirs();
+  });
+  beforeEach(() => server.reset());
+  return server;
 }
 
 /** For raw handlers: a JSON answer with Content-Length. */

@@ -14,7 +14,7 @@ import { CliError } from '../../src/errors/cli-error.js';
 import { runCreate, type CreateOptions } from '../../src/commands/webhooks/create.js';
 import { runRotate, type RotateOptions } from '../../src/commands/webhooks/rotate.js';
 import { runReactivate } from '../../src/commands/webhooks/reactivate.js';
-import { runAuthLogin } from '../../src/commands/auth/auth.js';
+import { runAuthLogin, runAuthToken } from '../../src/commands/auth/auth.js';
 import { fakeContext, fakeIO, scriptedTransport, type FakeIO } from '../support/fakes.js';
 
 const BASE = 'https://api.example.com';
@@ -51,6 +51,7 @@ function fakePrompter(answers: Answers) {
     expectedVersion: ask('expectedVersion'),
     mode: ask('mode'),
     confirmImmediate: ask('confirmImmediate'),
+    confirmShowToken: ask('confirmShowToken'),
     token: ask('token'),
   } as unknown as Prompter;
   return { prompter: p, calls };
@@ -354,5 +355,37 @@ describe('auth login: the token', () => {
     const e = await failure(runAuthLogin({}, g, ctx, prompter));
     expect(e.exitCode).toBe(2);
     expect(() => readFileSync(join(dir, 'config.json'))).toThrow();
+  });
+});
+
+describe('auth token on a terminal: asks before printing the token', () => {
+  it('confirmed: the token on stdout, the question naming where it comes from', async () => {
+    const { ctx, io } = session(true);
+    const { prompter, calls } = fakePrompter({ confirmShowToken: true });
+    await runAuthToken({}, g, ctx, prompter);
+    expect(calls).toEqual(['confirmShowToken(CHATCTL_TOKEN)']);
+    expect(io.out()).toBe(`${ENV.CHATCTL_TOKEN}\n`);
+  });
+
+  it('declined: nothing printed, exit 130', async () => {
+    const { ctx, io } = session(true);
+    const { prompter } = fakePrompter({ confirmShowToken: false });
+    const e = await failure(runAuthToken({}, g, ctx, prompter));
+    expect(e.exitCode).toBe(130);
+    expect(io.out()).toBe('');
+  });
+
+  it('--yes: no question', async () => {
+    const { ctx, io } = session(true);
+    const { prompter, calls } = fakePrompter({});
+    await runAuthToken({ yes: true }, g, ctx, prompter);
+    expect(calls).toEqual([]);
+    expect(io.out()).toBe(`${ENV.CHATCTL_TOKEN}\n`);
+  });
+
+  it('stdout not a terminal: no question', async () => {
+    const { ctx, io } = session(false);
+    await runAuthToken({}, g, ctx, undefined);
+    expect(io.out()).toBe(`${ENV.CHATCTL_TOKEN}\n`);
   });
 });

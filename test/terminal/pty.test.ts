@@ -439,7 +439,7 @@ describe('auth login at a terminal', () => {
       reject: false,
     });
     expect(status.exitCode).toBe(0);
-    expect(JSON.parse(status.stdout)).toMatchObject({ profile: 'default', tokenStored: true, tokenSource: 'profile' });
+    expect(JSON.parse(status.stdout)).toMatchObject({ profile: 'default', tokenStored: true, tokenSource: 'file' });
     // Stored as typed (and only in the config file, which is 0600).
     const cfg = JSON.parse(readFileSync(join(configDir, 'config.json'), 'utf8'));
     expect(cfg.profiles.default.token).toBe(token);

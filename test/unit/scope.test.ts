@@ -4,7 +4,8 @@ import {
   describeScope,
   type ScopeDescription,
   noInput,
-  requireToken,
+  resolveToken,
+  tokenSourceOf,
   resolveConnection,
   resolveRequestSettings,
   selectProfile,
@@ -81,10 +82,22 @@ describe('value precedence: flag > environment > profile > default', () => {
   it('no base URL is a config error', () => {
     fails(() => resolveConnection({}, {}, selectProfile({}, {}, {})), 3);
   });
-  it('token: CHATCTL_TOKEN beats the stored one; none is exit 3', () => {
-    expect(requireToken({ CHATCTL_TOKEN: 'env-token' }, sel)).toBe('env-token');
-    expect(requireToken({}, sel)).toBe('stored-token');
-    fails(() => requireToken({}, selectProfile({ profile: 'other' }, {}, config)), 3);
+  it('token: CHATCTL_TOKEN beats the stored one; none is none', () => {
+    expect(resolveToken({ CHATCTL_TOKEN: 'env-token' }, sel)).toEqual({ token: 'env-token', source: 'env' });
+    expect(resolveToken({}, sel)).toEqual({ token: 'stored-token', source: 'file' });
+    expect(resolveToken({}, selectProfile({ profile: 'other' }, {}, config))).toBeUndefined();
+  });
+  it.each([
+    [{ CHATCTL_TOKEN: 't' }, { tokenCommand: 'c', tokenStorage: 'keyring', token: 'f' }, 'env'],
+    [{}, { tokenCommand: 'c', tokenStorage: 'keyring', token: 'f' }, 'command'],
+    [{}, { tokenStorage: 'keyring', token: 'f' }, 'keyring'],
+    [{}, { token: 'f' }, 'file'],
+    [{ CHATCTL_TOKEN: '' }, { token: 'f' }, 'file'],
+    [{}, {}, undefined],
+  ])('token source order: env %j, profile %j -> %s', (env, profile, source) => {
+    expect(tokenSourceOf(env, profile)).toBe(source);
+    // Only CHATCTL_TOKEN and the file token are at hand without running anything.
+    expect(resolveToken(env, { name: 'p', explicit: false, source: 'current', profile })?.source).toBe(source === 'env' || source === 'file' ? source : undefined);
   });
   it('retries and timeout: flag, env, default; bad flag is 2, bad env is 3', () => {
     expect(resolveRequestSettings({}, {})).toEqual({ maxRetries: 4, timeoutMs: 30_000, deadlineMs: 300_000 });
@@ -149,7 +162,7 @@ describe('describeScope: each value and where it comes from', () => {
         organizationId: { value: 'o-work', source: 'profile' },
         origin: { value: 'https://console.work', source: 'profile' },
         csrfToken: { source: 'profile' },
-        token: { source: 'config', stored: true },
+        token: { source: 'file', stored: true },
       },
     ],
     [

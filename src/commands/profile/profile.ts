@@ -3,9 +3,9 @@
 import type { Context, GlobalOptions } from '../../context.js';
 import { configStoreFor as store } from '../../config/store.js';
 import { nearest } from '../../input/suggest.js';
-import { PROFILE_FIELDS, PROFILE_NAME, profileMap, profileOf, type ConfigData, type Profile } from '../../config/schema.js';
+import { KEYRING_STORAGE, PROFILE_FIELDS, PROFILE_NAME, profileMap, profileOf, type ConfigData, type Profile } from '../../config/schema.js';
 import { configError, usageError } from '../../errors/cli-error.js';
-import { checkBaseUrl, selectProfile } from '../../scope/resolve.js';
+import { checkBaseUrl, selectProfile, storedTokenSource } from '../../scope/resolve.js';
 import { escapeInline } from '../../output/sanitize.js';
 
 export function checkProfileName(name: string): string {
@@ -26,7 +26,10 @@ export function publicProfile(name: string, p: Profile, current: boolean) {
     environmentKey: p.environmentKey ?? null,
     origin: p.origin ?? null,
     csrfToken: p.csrfToken === undefined ? null : '[set]',
-    tokenStored: Boolean(p.token),
+    tokenStored: Boolean(p.token) || p.tokenStorage === KEYRING_STORAGE,
+    /** Where this profile's own token comes from (CHATCTL_TOKEN aside): "command", "keyring", "file" or null. */
+    tokenSource: storedTokenSource(p) ?? null,
+    tokenCommand: p.tokenCommand ?? null,
   };
 }
 
@@ -48,7 +51,7 @@ export async function runProfileList(g: GlobalOptions, ctx: Context): Promise<vo
   const { PLAIN_TABLE, tableText } = await import('../../output/render.js');
   const table = new Table({ head: ['', 'PROFILE', 'BASE URL', 'ORG', 'APP', 'ENV', 'TOKEN'], style: { head: [], border: [] }, ...(ctx.io.stdout.isTTY ? {} : PLAIN_TABLE) });
   for (const r of rows) {
-    table.push([r.current ? '*' : '', r.name, r.baseUrl ?? '-', r.organizationId ?? '-', r.applicationId ?? '-', r.environmentKey ?? '-', r.tokenStored ? 'stored' : '-'].map((v) => escapeInline(v)));
+    table.push([r.current ? '*' : '', r.name, r.baseUrl ?? '-', r.organizationId ?? '-', r.applicationId ?? '-', r.environmentKey ?? '-', r.tokenSource ?? '-'].map((v) => escapeInline(v)));
   }
   ctx.io.stdout.write(tableText(table.toString(), ctx.io.stdout.isTTY) + '\n');
 }
@@ -74,6 +77,8 @@ export async function runProfileShow(name: string | undefined, g: GlobalOptions,
 export interface ProfileSetOptions {
   origin?: string;
   csrfToken?: string;
+  /** A credential helper: run by /bin/sh -c for the token (credentials/helper.ts); empty clears it. */
+  tokenCommand?: string;
 }
 
 export async function runProfileSet(name: string, opts: ProfileSetOptions, g: GlobalOptions, ctx: Context): Promise<void> {
@@ -90,6 +95,7 @@ export async function runProfileSet(name: string, opts: ProfileSetOptions, g: Gl
   if (values.baseUrl) values.baseUrl = checkBaseUrl(values.baseUrl, usageError).href;
   if (values.origin) checkPrintable(values.origin, '--origin');
   if (values.csrfToken) checkPrintable(values.csrfToken, '--csrf-token');
+  if (opts.tokenCommand?.includes('\0')) throw usageError('--token-command cannot contain a NUL character');
   let first = false;
   await store(ctx).update((data) => {
     const profiles = profileMap(data.profiles);
@@ -103,6 +109,8 @@ export async function runProfileSet(name: string, opts: ProfileSetOptions, g: Gl
       if (v === '') delete next[field]; // an empty value clears the field
       else next[field] = v;
     }
+    if (opts.tokenCommand === '') delete next.tokenCommand;
+    else if (opts.tokenCommand !== undefined) next.tokenCommand = opts.tokenCommand;
     profiles[name] = next;
     const out: ConfigData = { ...data, profiles };
     if (first) out.currentProfile = name;
@@ -131,18 +139,32 @@ export async function runProfileUse(name: string, ctx: Context): Promise<void> {
 }
 
 export async function runProfileRemove(name: string, ctx: Context): Promise<void> {
+  let inKeyring = false;
   await store(ctx).update((data) => {
-    if (!profileOf(data, name)) {
+    const p = profileOf(data, name);
+    if (!p) {
       const near = storedNear(data, name);
       throw missing(name, near !== undefined ? `did you mean ${near}?  (list profiles with: chatctl profile list)` : 'list profiles with: chatctl profile list');
     }
+    inKeyring = p.tokenStorage === KEYRING_STORAGE;
     const profiles = profileMap(data.profiles);
     delete profiles[name];
     const next = { ...data, profiles };
     if (next.currentProfile === name) delete next.currentProfile;
     return next;
   });
-  ctx.io.notice(`profile "${name}" removed (with its stored token)`);
+  if (inKeyring) {
+    // Its token goes with it: a keyring entry left behind would be a token nobody knows of.
+    const { keyringCall } = await import('../../credentials/keyring.js');
+    const r = await keyringCall('delete', name, { env: ctx.env, signal: ctx.signal, limitMs: ctx.credentialLimits?.keyringMs });
+    if (!r.ok) {
+      throw configError(
+        `profile "${escapeInline(name)}" was removed, but its token could not be removed from the system keyring: ${escapeInline(r.reason)}`,
+        `remove it with your keyring's tool (service chatctl, account ${name})`,
+      );
+    }
+  }
+  ctx.io.notice(`profile "${name}" removed (with its stored token${inKeyring ? ', from the system keyring' : ''})`);
 }
 
 function checkPrintable(value: string, flag: string): void {

@@ -35,11 +35,22 @@ export function registerProfile(profile: Command, { ctx, globals }: App): void {
     .action(async (name: string | undefined) => (await run()).runProfileShow(name, globals(), ctx));
   profile
     .command('set')
-    .description('create or update a profile from --base-url, --org, --app, --env, --origin and --csrf-token (an empty value clears a field)')
+    .description('create or update a profile from --base-url, --org, --app, --env, --origin, --csrf-token and --token-command (an empty value clears a field)')
     .argument('<name>', 'profile name')
     .option('--origin <origin>', "Origin header to send (default: the base URL's origin)")
     .option('--csrf-token <value>', 'x-service-csrf value to send (default: 1)')
-    .addHelpText('after', PROFILE_SET_SCOPE + examples('chatctl profile set prod --base-url https://api.example.com --org org_1 --app app_1 --env production', 'chatctl profile set prod --env staging'))
+    .option('--token-command <cmd>', 'a credential helper: run by /bin/sh -c when a command needs the token, it prints the token on stdout within 10 s')
+    .addHelpText(
+      'after',
+      PROFILE_SET_SCOPE +
+        examples(
+          'chatctl profile set prod --base-url https://api.example.com --org org_1 --app app_1 --env production',
+          'chatctl profile set prod --env staging',
+          "chatctl profile set prod --token-command 'op read op://ops/chatctl/token'",
+          "chatctl profile set prod --token-command 'vault kv get -field=token secret/chatctl'",
+          "chatctl profile set prod --token-command ''   # back to the stored token",
+        ),
+    )
     .action(async (name: string, opts) => (await run()).runProfileSet(name, opts, globals(), ctx));
   profile
     .command('use')

@@ -1,0 +1,124 @@
+// The system keyring (Secret Service on Linux, Keychain on macOS, Credential
+// Manager on Windows) through @napi-rs/keyring, entries under the service
+// "chatctl" and the profile's name.
+//
+// Every call runs in a child Node process that is killed at the limit (3 s).
+// Not in this process, nor in a worker thread: the binding talks to D-Bus
+// with synchronous calls, and against a bus that accepts a connection and
+// never answers (a headless box, a stuck daemon, a locked keyring waiting on
+// a prompt nobody sees) its constructor blocks for good (measured: still
+// blocked after 40 s). In this process that blocks the event loop, so no
+// timer can fire; in a worker the call cannot be interrupted either, and
+// Node joins every worker thread before it exits, so the run would never
+// end. A child process can always be killed. It costs a Node start-up, and
+// only runs that use a keyring token pay it.
+//
+// The addon is never bundled (esbuild cannot bundle a .node file): the child
+// (keyring-child.cjs) requires it from node_modules, where npm put it with
+// its per-platform package. Where no prebuilt binary exists for the platform, that require
+// fails and the keyring counts as absent.
+//
+// On Linux the entry is pinned to the Secret Service: the binding would
+// otherwise fall back silently on the kernel's keyutils, which forgets
+// everything at reboot.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Env } from '../context.js';
+
+export const KEYRING_SERVICE = 'chatctl';
+/** How long the keyring has to answer a call. */
+export const KEYRING_LIMIT_MS = 3_000;
+
+export type KeyringOp = 'get' | 'set' | 'delete';
+
+export type KeyringResult =
+  /** get: the password, or null when there is no entry; set: null; delete: whether an entry was removed. */
+  | { ok: true; value: string | null; deleted?: boolean }
+  /** No keyring here: no binary for this platform, no Secret Service, no D-Bus session. */
+  | { ok: false; kind: 'unavailable'; reason: string }
+  /** A keyring that did not answer within the limit. */
+  | { ok: false; kind: 'timeout'; reason: string }
+  /** A keyring that answered with an error (locked, refused). */
+  | { ok: false; kind: 'failed'; reason: string };
+
+export interface KeyringOptions {
+  env: Env;
+  signal?: AbortSignal | undefined;
+  limitMs?: number | undefined;
+}
+
+/**
+ * The child program (keyring-child.cjs, beside this file in src/ and beside
+ * the bundle in dist/; lazily loaded bundles sit one folder down, in
+ * dist/lazy/).
+ */
+export function keyringChildPath(): string | undefined {
+  const here = typeof __dirname === 'string' ? __dirname : process.cwd();
+  return [join(here, CHILD_FILE), join(here, '..', CHILD_FILE)].find((p) => existsSync(p));
+}
+
+const CHILD_FILE = 'keyring-child.cjs';
+
+/** One keyring call for `account` (the profile's name), bounded by the limit; never throws but on Ctrl-C. */
+export function keyringCall(op: KeyringOp, account: string, opts: KeyringOptions, password?: string): Promise<KeyringResult> {
+  const childPath = keyringChildPath();
+  if (childPath === undefined) return Promise.resolve({ ok: false, kind: 'unavailable', reason: `${CHILD_FILE} is missing from the installation` });
+  const limitMs = opts.limitMs ?? KEYRING_LIMIT_MS;
+  // The run's environment (D-Bus address, HOME…), without the token of the
+  // environment, and without NODE_OPTIONS: what it preloads or turns on is
+  // for chatctl, and would only slow down (or break) a one-call child.
+  const env: Env = { ...opts.env };
+  delete env.CHATCTL_TOKEN;
+  delete env.NODE_OPTIONS;
+  return new Promise<KeyringResult>((resolve, reject) => {
+    const child = spawn(process.execPath, [childPath, op, KEYRING_SERVICE, account], {
+      env: env as NodeJS.ProcessEnv,
+      stdio: [op === 'set' ? 'pipe' : 'ignore', 'pipe', 'ignore'],
+      windowsHide: true,
+    });
+    let out = '';
+    let settled = false;
+    const finish = (r: KeyringResult | Error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', onAbort);
+      if (r instanceof Error) reject(r);
+      else resolve(r);
+    };
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      finish({ ok: false, kind: 'timeout', reason: `the keyring did not answer within ${formatSeconds(limitMs)}` });
+    }, limitMs);
+    const onAbort = () => {
+      child.kill('SIGKILL');
+      finish(Object.assign(new Error('interrupted'), { name: 'AbortError' }));
+    };
+    if (opts.signal?.aborted) return onAbort();
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    child.stdout!.setEncoding('utf8');
+    child.stdout!.on('data', (c: string) => {
+      if (out.length < 1 << 20) out += c;
+    });
+    child.on('error', (err) => finish({ ok: false, kind: 'unavailable', reason: `cannot start ${process.execPath}: ${(err as NodeJS.ErrnoException).code ?? err.message}` }));
+    child.on('close', (code, signal) => {
+      try {
+        const r = JSON.parse(out) as KeyringResult;
+        if (r && typeof r === 'object' && typeof r.ok === 'boolean') return finish(r);
+      } catch {
+        /* below */
+      }
+      // A binding that crashed the child (a broken prebuilt, a missing shared library).
+      finish({ ok: false, kind: 'unavailable', reason: `the keyring helper process ended ${signal ? `by ${signal}` : `with status ${code}`} without an answer` });
+    });
+    if (op === 'set') {
+      child.stdin!.on('error', () => {}); // a child that died early: its answer says why
+      child.stdin!.end(password ?? '');
+    }
+  });
+}
+
+export function formatSeconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
+}

@@ -1,0 +1,83 @@
+// The token a command sends, from the first of: CHATCTL_TOKEN, the profile's
+// token command, its keyring entry, its file token. A token from the
+// environment returns before anything else is looked at: such a run never
+// loads the keyring code nor starts its process, so a broken or hanging
+// keyring cannot slow it. The helper and the keyring are loaded only by the
+// runs that use them.
+import type { Env } from '../context.js';
+import { configError } from '../errors/cli-error.js';
+import { escapeInline } from '../output/sanitize.js';
+import { isHeaderSafe, tokenSourceOf, type SelectedProfile, type TokenSource } from '../scope/resolve.js';
+
+export interface ObtainedToken {
+  token: string;
+  source: TokenSource;
+  /** The profile it belongs to (for messages; CHATCTL_TOKEN belongs to none). */
+  profile: string;
+}
+
+/** The limits of the keyring and the helper, shortened by tests. */
+export interface CredentialLimits {
+  keyringMs?: number | undefined;
+  helperMs?: number | undefined;
+}
+
+export interface ObtainDeps {
+  env: Env;
+  signal?: AbortSignal | undefined;
+  limits?: CredentialLimits | undefined;
+}
+
+/** A token command as a message shows it: on one line, at most 120 characters. */
+export function helperLabel(command: string): string {
+  const line = escapeInline(command);
+  return line.length > 120 ? `${line.slice(0, 117)}...` : line;
+}
+
+/** Where a token came from, in words for messages: "CHATCTL_TOKEN", "profile "p"'s keyring entry"… */
+export function sourceWords(source: TokenSource, profile: string): string {
+  const p = `profile "${escapeInline(profile)}"`;
+  switch (source) {
+    case 'env':
+      return 'CHATCTL_TOKEN';
+    case 'command':
+      return `the token command of ${p}`;
+    case 'keyring':
+      return `${p}'s entry in the system keyring`;
+    case 'file':
+      return `${p}'s file token (config.json)`;
+  }
+}
+
+/** The token in effect, or undefined when there is none. A helper or keyring that fails is a configuration error (exit 3). */
+export async function obtainToken(sel: SelectedProfile, deps: ObtainDeps): Promise<ObtainedToken | undefined> {
+  const source = tokenSourceOf(deps.env, sel.profile);
+  const profile = sel.name;
+  switch (source) {
+    case undefined:
+      return undefined;
+    case 'env':
+      return { token: deps.env.CHATCTL_TOKEN!.trim(), source, profile };
+    case 'file':
+      return { token: sel.profile!.token!, source, profile };
+    case 'command': {
+      const { runTokenCommand } = await import('./helper.js');
+      const token = await runTokenCommand(profile, sel.profile!.tokenCommand!, { env: deps.env, signal: deps.signal, limitMs: deps.limits?.helperMs });
+      return { token, source, profile };
+    }
+    case 'keyring': {
+      const { keyringCall } = await import('./keyring.js');
+      const r = await keyringCall('get', profile, { env: deps.env, signal: deps.signal, limitMs: deps.limits?.keyringMs });
+      const shown = escapeInline(profile);
+      const next = `run: chatctl auth login --profile ${profile} (or set CHATCTL_TOKEN)`;
+      if (!r.ok) throw configError(`cannot read the token of profile "${shown}" from the system keyring: ${escapeInline(r.reason)}`, next);
+      if (r.value === null || r.value === '') {
+        throw configError(`profile "${shown}" keeps its token in the system keyring, but there is no entry (service chatctl, account "${shown}")`, next);
+      }
+      if (/\s/.test(r.value) || !isHeaderSafe(r.value)) {
+        throw configError(`the keyring entry of profile "${shown}" is not a token (whitespace or characters that cannot be sent in an HTTP header)`, next);
+      }
+      return { token: r.value, source, profile };
+    }
+  }
+}
