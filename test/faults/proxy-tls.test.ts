@@ -237,7 +237,8 @@ describe('the proxy bundle is code-cached like the program', () => {
     const stamp = () => first.map((f) => `${f} ${statSync(join(cacheDir, f)).mtimeMs}`);
     const before = stamp();
     expectDelivered(await create(viaAlias(tlsServer.port), env, [], { spawn: true }));
-    // Rewritten only when V8 rejects the cached data (a flag set after compiling would do that).
+    // Rewritten only when V8 rejects the cached data: the launcher writes these two before it
+    // sets the proxy path's V8 flag, under the flags they were compiled with.
     expect(files()).toEqual(first);
     expect(stamp()).toEqual(before);
   });
