@@ -16,7 +16,7 @@ import { EXIT } from '../errors/exit-codes.js';
 import { reportError } from '../errors/report.js';
 import { escapeInline, shellQuote } from '../output/sanitize.js';
 import type { Prompter } from '../prompts/prompter.js';
-import { JournalWriter, NO_JOURNAL, loadJournal, lockJournal, planItem, sameScope, type JournalScope, type LoadedJournal } from './journal.js';
+import { JournalWriter, NO_JOURNAL, loadJournal, lockJournal, actFor, sameScope, type JournalScope, type LoadedJournal } from './journal.js';
 import { bufferSource, checkManifest, fileSource, manifestItems, type ManifestSource } from './manifest.js';
 import { humanOutput, jsonOutput } from './output.js';
 import { runBulk } from './runner.js';
@@ -45,7 +45,7 @@ export function parseConcurrency(raw: string | undefined): number {
   return Number(raw);
 }
 
-const describeScope = (s: JournalScope) => `${s.baseUrl} (${s.organizationId}/${s.applicationId}/${s.environmentKey})`;
+const scopeLabel = (s: JournalScope) => `${s.baseUrl} (${s.organizationId}/${s.applicationId}/${s.environmentKey})`;
 
 export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Context, prompter: Prompter | undefined): Promise<void> {
   // ---- flags
@@ -88,17 +88,17 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
     const journal: LoadedJournal = journalPath !== undefined ? loadJournal(journalPath) : { scope: null, priors: new Map(), unreadable: 0 };
     if (journal.scope && !sameScope(journal.scope, scope))
       throw usageError(
-        `the journal ${journalPath} belongs to a run against ${describeScope(journal.scope)}, not ${describeScope(scope)}`,
+        `the journal ${journalPath} belongs to a run against ${scopeLabel(journal.scope)}, not ${scopeLabel(scope)}`,
         'keep one journal per environment (and per manifest)',
       );
     if (journal.unreadable > 0) ctx.io.notice(`the journal ${journalPath} has ${journal.unreadable} unreadable line(s), from a write cut short; they are ignored`);
 
     // ---- every line checked, and every destination of an item that will be sent
-    // (The journal's rules refuse, before anything is sent, an item that cannot go on: journal.ts planItem.)
-    const plan = { send: 0, resend: 0, skip: 0, redeliver: 0 };
+    // (The journal's rules refuse, before anything is sent, an item that cannot go on: journal.ts actFor.)
+    const acts = { send: 0, resend: 0, skip: 0, redeliver: 0 };
     const check = checkManifest(source, defaultMode, (item) => {
-      const act = planItem(journal.priors, item).act;
-      plan[act] += 1;
+      const act = actFor(journal.priors, item).act;
+      acts[act] += 1;
       // A delivery resumed from a kept copy may find its own file there already (it then counts as delivered).
       if (act === 'send' || act === 'resend') secrets.check(item);
     });
@@ -117,11 +117,11 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
     }
 
     if (g.dryRun) {
-      const line = { dryRun: true, items: check.count, ...plan };
+      const line = { dryRun: true, items: check.count, ...acts };
       if (json) ctx.io.stdout.write(JSON.stringify(line) + '\n');
       else
         ctx.io.stdout.write(
-          `Would rotate ${plan.send + plan.resend} of ${check.count} endpoints (${plan.resend} re-sent from the journal with their recorded keys), skip ${plan.skip} done earlier, and deliver again ${plan.redeliver} whose delivery an earlier run did not confirm.\n`,
+          `Would rotate ${acts.send + acts.resend} of ${check.count} endpoints (${acts.resend} re-sent from the journal with their recorded keys), skip ${acts.skip} done earlier, and deliver again ${acts.redeliver} whose delivery an earlier run did not confirm.\n`,
         );
       ctx.io.notice('dry run: nothing was sent');
       return;

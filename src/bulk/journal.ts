@@ -12,7 +12,7 @@
 //   {"t":"fail","id","key","applied":true|false|null,"exitCode","code","recovered"?,"whole"?}
 //      (whole: the copy is a whole odd answer, not a secret to deliver again)
 //
-// An item is its endpoint, expected version and mode (planItem below): a
+// An item is its endpoint, expected version and mode (actFor below): a
 // record counts only for the same three, so next month's manifest (the next
 // expectedVersion) is a new rotation, never skipped as done.
 //
@@ -100,7 +100,7 @@ export function foldRecord(priors: Map<string, Prior>, r: JournalRecord): void {
 }
 
 /** What to do with a manifest item, given what earlier runs left in the journal. */
-export type ItemPlan =
+export type ItemAct =
   | { act: 'send' }
   /** Done by an earlier run: nothing is sent. */
   | { act: 'skip'; prior: Prior }
@@ -117,7 +117,7 @@ export type ItemPlan =
  * (the server may have issued a secret that only a re-run of that manifest
  * can collect), and a pending item the manifest now asks in another mode.
  */
-export function planItem(priors: ReadonlyMap<string, Prior>, item: { line: number; endpointId: string; expectedVersion: number; mode: RotationMode }): ItemPlan {
+export function actFor(priors: ReadonlyMap<string, Prior>, item: { line: number; endpointId: string; expectedVersion: number; mode: RotationMode }): ItemAct {
   const p = priors.get(item.endpointId);
   if (!p || p.state === 'refused') return { act: 'send' };
   if (p.ev !== item.expectedVersion) {

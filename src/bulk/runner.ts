@@ -17,7 +17,7 @@
 //      destination, then "ok" (or "fail" with exit 13, the copy kept);
 //   4. its result line, once its outcome is on disk.
 // What an earlier run left in the journal decides what happens to an item
-// before any of that: planItem() in journal.ts, and takeNext() below.
+// before any of that: actFor() in journal.ts, and takeNext() below.
 import { setMaxListeners } from 'node:events';
 import type { SecretAnswer } from '../api/schemas.js';
 import { CliError, isCliError, localError } from '../errors/cli-error.js';
@@ -27,7 +27,7 @@ import { deliverInCustody, keepOddAnswer, secretWithheld, type CustodyDeps, type
 import { exit13Details, newSecretHint } from '../secret/new-secret-hint.js';
 import type { DeliveryResult } from '../secret/custody.js';
 import { fingerprint } from '../secret/fingerprint.js';
-import { planItem, type DeliveryRecord, type JournalSink, type Prior } from './journal.js';
+import { actFor, type DeliveryRecord, type JournalSink, type Prior } from './journal.js';
 import type { ManifestItem } from './manifest.js';
 import { RateController, type RateClock, type RateSettings } from './rate.js';
 
@@ -311,7 +311,7 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
     return custody(item, holder, secret, answer.body.meta.requestId);
   };
 
-  interface Plan {
+  interface Outgoing {
     item: ManifestItem;
     key: string;
     request: ItemRequest;
@@ -325,26 +325,26 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
    * to the disk. Items an earlier run finished (skipped) or applied (its
    * secret delivered again) are settled on the way, with no request.
    */
-  const takeNext = async (): Promise<Plan | undefined> => {
+  const takeNext = async (): Promise<Outgoing | undefined> => {
     for (let item = next(); item; item = next()) {
       try {
-        // The journal's rules (journal.ts planItem): an item is its endpoint,
+        // The journal's rules (journal.ts actFor): an item is its endpoint,
         // expected version and mode; what could not go on was refused before
         // the run started.
-        const plan = planItem(deps.priors, item);
-        if (plan.act === 'skip') {
-          succeed(item, skippedResult(item, plan.prior, plan.prior.delivery ?? []));
+        const act = actFor(deps.priors, item);
+        if (act.act === 'skip') {
+          succeed(item, skippedResult(item, act.prior, act.prior.delivery ?? []));
           continue;
         }
-        if (plan.act === 'redeliver') {
-          await redeliver(item, plan.prior);
+        if (act.act === 'redeliver') {
+          await redeliver(item, act.prior);
           continue;
         }
         // An earlier request whose outcome is unknown is sent again exactly as
         // it was, with its key: the server then either applies it now or says
         // it already did. Anything else gets a new key.
-        const resent = plan.act === 'resend';
-        const key = resent ? plan.prior.key : deps.newKey();
+        const resent = act.act === 'resend';
+        const key = resent ? act.prior.key : deps.newKey();
         if (resent) deps.notice?.(`${item.endpointId}: re-sending the earlier run's request (expected version ${item.expectedVersion}, mode ${item.mode}) with its Idempotency-Key ${key}`);
         const request: ItemRequest = { endpointId: item.endpointId, expectedVersion: item.expectedVersion, mode: item.mode };
         const journaled = record({ t: 'send', id: item.endpointId, key, ev: request.expectedVersion, mode: request.mode });
@@ -369,7 +369,7 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
   };
 
   /** One item's request (retries in the engine) and outcome. `onSent` is called once its first request is on its way. */
-  const runPlan = async ({ item, key, request, resent, journaled }: Plan, onSent: () => void): Promise<void> => {
+  const send = async ({ item, key, request, resent, journaled }: Outgoing, onSent: () => void): Promise<void> => {
     // Taken before the run stopped, not sent: it stays unstarted (a re-run sends its recorded key).
     if (stopped || opts.signal.aborted) return;
     // Nothing is sent before its key is on disk.
@@ -401,15 +401,15 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
   // Each worker has one request in flight and, meanwhile, the next item's
   // "send" record going to disk: the disk and the network work side by side.
   const worker = async () => {
-    for (let plan = await takeNext(); plan; ) {
-      let upcoming: Promise<Plan | undefined> | undefined;
+    for (let out = await takeNext(); out; ) {
+      let upcoming: Promise<Outgoing | undefined> | undefined;
       try {
-        await runPlan(plan, () => void (upcoming ??= takeNext()));
+        await send(out, () => void (upcoming ??= takeNext()));
       } catch (err) {
         // Nothing above should throw; if it does, the item fails and the run goes on.
-        fail(plan.item, isCliError(err) ? err : new CliError('internal_error', `unexpected error: ${String(err)}`, EXIT.unexpected));
+        fail(out.item, isCliError(err) ? err : new CliError('internal_error', `unexpected error: ${String(err)}`, EXIT.unexpected));
       }
-      plan = await (upcoming ?? takeNext());
+      out = await (upcoming ?? takeNext());
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, opts.concurrency) }, worker));

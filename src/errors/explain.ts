@@ -6,6 +6,7 @@
 // a parsed date.
 import type { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
+import { shellQuote, shellWord } from '../output/sanitize.js';
 import type { TokenSource } from '../scope/resolve.js';
 import { helperLabel } from '../credentials/token.js';
 
@@ -31,16 +32,10 @@ export interface RerunContext {
   now?: number | undefined;
 }
 
-/** Single-quotes a word for a POSIX shell unless it is plainly safe. */
-export function shellQuote(word: string): string {
-  return /^[\w./:=@%+,-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
-}
-
 /** The re-run command line; the endpoint id is always quoted, as ids are the user's to paste. */
 export function rerunCommand(ctx: RerunContext, expectedVersion: number | string, flags = ctx.flags): string {
   const [group, verb, id] = ctx.words;
-  const quotedId = `'${id.replaceAll("'", `'\\''`)}'`;
-  return ['chatctl', group, verb, quotedId, '--expected-version', String(expectedVersion), ...flags.flat().map(shellQuote)].join(' ');
+  return ['chatctl', group, verb, shellQuote(id), '--expected-version', String(expectedVersion), ...flags.flat().map(shellWord)].join(' ');
 }
 
 const asRecord = (v: unknown): Record<string, unknown> | undefined =>
@@ -169,7 +164,7 @@ export function explainError(e: CliError): string[] {
  */
 function sameAgain(e: CliError): string {
   const ctx = e.rerun;
-  if (!ctx) return e.idempotencyKey ? ` the same command with --idempotency-key ${shellQuote(e.idempotencyKey)}` : ' the same command';
+  if (!ctx) return e.idempotencyKey ? ` the same command with --idempotency-key ${shellWord(e.idempotencyKey)}` : ' the same command';
   const flags = e.idempotencyKey ? [...ctx.flags, ['--idempotency-key', e.idempotencyKey]] : ctx.flags;
   return `: ${rerunCommand(ctx, ctx.expectedVersion, flags)}`;
 }

@@ -189,7 +189,7 @@ export async function sendWithRetries(req: ApiRequest, settings: RetrySettings, 
         const gaveUp = attempt > 1 ? `; gave up after ${attempt} attempts` : '';
         throw keyed(new CliError(failure === 'timeout' ? 'timeout' : 'network_error', `${err.message}${gaveUp}${keyNote}`, EXIT.unavailable));
       }
-      await wait(decision.delayMs, `attempt ${attempt} of ${attempts} ${describeFailure(err, timeoutMs)} (request id ${requestId})`);
+      await wait(decision.delayMs, `attempt ${attempt} of ${attempts} ${attemptFailure(err, timeoutMs)} (request id ${requestId})`);
       continue;
     }
     traceResponse(trace, res, deps.now() - started);
@@ -267,7 +267,7 @@ function withKey(e: CliError, idempotencyKey: string): CliError {
   });
 }
 
-function describeFailure(err: TransportError, timeoutMs: number): string {
+function attemptFailure(err: TransportError, timeoutMs: number): string {
   return err.failure === 'timeout' ? `timed out after ${seconds(timeoutMs)}` : `failed: ${err.message}`;
 }
 

@@ -29,3 +29,8 @@ export function escapeInline(text: string): string {
 export function shellQuote(word: string): string {
   return `'${word.replace(/'/g, `'\\''`)}'`;
 }
+
+/** One word for a POSIX shell, quoted only when it needs to be (a path, a flag value, a variable's value). */
+export function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : shellQuote(word);
+}

@@ -1,5 +1,6 @@
 // `chatctl sandbox`: start, print where it listens, wait for the stop signal,
 // close. The CLI wiring parses flags and supplies `stopped` (SIGINT/SIGTERM).
+import { shellWord } from '../output/sanitize.js';
 import { isLoopbackHost } from './ip.js';
 import type { DeliveryReport } from './deliver.js';
 import type { RecordedRequest } from './request-log.js';
@@ -24,7 +25,6 @@ export interface SandboxIo {
 }
 
 /** Quotes a value for a POSIX shell only when it needs it. */
-const shellQuote = (v: string) => (/^[A-Za-z0-9_./:@%+=,[\]-]+$/.test(v) ? v : `'${v.replaceAll("'", `'\\''`)}'`);
 
 function describe(s: RunningSandbox): string {
   const exports = [
@@ -33,7 +33,7 @@ function describe(s: RunningSandbox): string {
     ['CHATCTL_ORG', s.organizationId],
     ['CHATCTL_APP', s.applicationId],
     ['CHATCTL_ENV', s.environmentKey],
-  ].map(([k, v]) => `${k}=${shellQuote(v!)}`);
+  ].map(([k, v]) => `${k}=${shellWord(v!)}`);
   return [
     `chatctl sandbox is listening (in memory; Ctrl-C stops it)`,
     ``,

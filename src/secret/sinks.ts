@@ -3,6 +3,7 @@
 // work exits 2 with nothing sent. Reused per item by `rotate --from`
 // (section 11): parse once with idPlaceholder, then sinksFor(sinks, id)
 // substitutes `{id}` and checks that item's paths before its request.
+import { kindOf } from '../fs/atomic.js';
 import { accessSync, constants, lstatSync, readFileSync, statSync, type Stats } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { usageError } from '../errors/cli-error.js';
@@ -178,15 +179,6 @@ function lstatOrUndefined(path: string, what: string): Stats | undefined {
     if (code === 'ENOENT') return undefined;
     throw usageError(`cannot use ${what}: ${code ?? 'error'}`);
   }
-}
-
-export function kindOf(st: Stats): string {
-  if (st.isSymbolicLink()) return 'a symbolic link';
-  if (st.isDirectory()) return 'a directory';
-  if (st.isFIFO()) return 'a FIFO';
-  if (st.isSocket()) return 'a socket';
-  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
-  return 'not a regular file';
 }
 
 function checkFolder(path: string, what: string): void {

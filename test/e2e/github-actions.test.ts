@@ -157,7 +157,7 @@ describe('github-output: and github-env: are checked before anything is sent', (
     for (const path of [t.ws.cwd, join(t.ws.root, 'missing', 'output')]) {
       const r = await t.run([...create(), '--secret-to', 'github-output:S'], { GITHUB_OUTPUT: path });
       expect(r.exitCode, r.stderr).toBe(2);
-      expect(r.stderr).toContain(path.includes('missing') ? 'does not exist' : 'a directory');
+      expect(r.stderr).toContain(path.includes('missing') ? 'does not exist' : 'a folder');
     }
     expect(await t.requests()).toHaveLength(before);
   });

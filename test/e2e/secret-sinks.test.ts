@@ -194,7 +194,7 @@ describe('file:', () => {
         ]) {
           const r = await runCli([...CREATE, '--json', ...flags], { env: scopeEnv(server.url), ws });
           expect(r.exitCode, `${label}: ${r.stderr}`).toBe(2);
-          expect(parseErrorLine(r.stderr).error.message).toMatch(/symbolic link|FIFO|directory|device|not a regular file/);
+          expect(parseErrorLine(r.stderr).error.message).toMatch(/symbolic link|FIFO|folder|device|not a regular file/);
         }
       }
       expect(server.requests).toHaveLength(0);

@@ -91,7 +91,7 @@ describe('parseSinks: every destination checked before sending', () => {
     execFileSync('mkfifo', [join(dir, 'fifo')]);
     for (const [name, kind] of [
       ['link', 'symbolic link'],
-      ['sub', 'directory'],
+      ['sub', 'folder'],
       ['fifo', 'FIFO'],
     ]) {
       expect(usage(() => parseSinks([`file:${name}`], settings({ force: true })))).toContain(kind);
