@@ -427,6 +427,27 @@ describe('doctor reports the proxy a real request uses', () => {
     expect(deadFirst.tunnels).toBe(0);
   });
 
+  test('http_proxy alone carries https too: doctor names it, and the request goes through it', async () => {
+    const r = await doctorThenRequest({ http_proxy: proxy.url });
+    expect(r.proxyLine).toEqual({ name: 'proxy', status: 'ok', detail: `${proxy.url} (from http_proxy)` });
+    expect(r.request.exitCode, r.request.stderr).toBe(0);
+    expect(r.tunnels).toBe(1);
+  });
+
+  test('a proxy variable that is not a URL: doctor fails on the one the request refuses, with the same message', async () => {
+    // https_proxy is used before HTTPS_PROXY, so the bad upper-case one is never read.
+    const fine = await doctorThenRequest({ https_proxy: proxy.url, HTTPS_PROXY: 'http://[bad' });
+    expect(fine.proxyLine.status).toBe('ok');
+    expect(fine.request.exitCode, fine.request.stderr).toBe(0);
+    const bad = await doctorThenRequest({ https_proxy: 'http://[bad', HTTPS_PROXY: proxy.url });
+    const line = parseErrorLine(bad.request.stderr);
+    expect({ exit: bad.request.exitCode, code: line.error.code }).toEqual({ exit: 3, code: 'config_error' });
+    // (The --json error line has no hint; doctor gives the fix the error carries.)
+    expect(bad.proxyLine).toEqual({ name: 'proxy', status: 'failure', detail: `${line.error.message}; fix: fix or unset https_proxy` });
+    expect(line.error.message).toBe('https_proxy is not an http:// or https:// proxy URL');
+    expect(bad.tunnels).toBe(0);
+  });
+
   // [NO_PROXY-like variables, whether the request goes through the proxy]
   const port = () => tlsServer.port;
   test.each<[string, () => Record<string, string>, boolean]>([
