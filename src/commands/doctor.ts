@@ -14,7 +14,7 @@ import { isIP } from 'node:net';
 import type { Context, GlobalOptions } from '../context.js';
 import { CliError, configError, localError } from '../errors/cli-error.js';
 import { EXIT, type ExitCode } from '../errors/exit-codes.js';
-import { checkConfigFolder, currentUid, parseConfigBytes, readConfigBytes, shellWord } from '../config/files.js';
+import { checkConfigFolder, currentUid, parseConfigBytes, readConfigBytes } from '../config/files.js';
 import { configFile } from '../config/paths.js';
 import type { ConfigData } from '../config/schema.js';
 import { globalFlags } from '../app/invocation.js';
@@ -24,7 +24,7 @@ import { proxyFor, type ProxyChoice } from '../http/select-transport.js';
 import { isTransportError, MAX_BODY_BYTES } from '../http/transport.js';
 import { headerValue } from '../http/classify.js';
 import { userAgent } from '../app/webhooks-client.js';
-import { escapeInline } from '../output/sanitize.js';
+import { escapeInline, shellWord } from '../output/sanitize.js';
 import { writeJson } from '../output/io.js';
 import type { Probes } from './doctor-probes.js';
 

@@ -7,6 +7,7 @@
 // O_NOFOLLOW | O_NONBLOCK, then fstat to be sure it is the file looked at.
 // Read, not write, permission for group or others is only tightened, with
 // a warning (the file holds tokens).
+import { shellWord } from '../output/sanitize.js';
 import { readToEnd } from '../secret/readback.js';
 import { chmodSync, closeSync, constants, fstatSync, lstatSync, openSync, statSync, type Stats } from 'node:fs';
 import { configError } from '../errors/cli-error.js';
@@ -23,11 +24,6 @@ export type Warn = (message: string) => void;
 
 const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
 const NO_OVERWRITE = 'fix or remove the file by hand; chatctl will not overwrite it';
-
-/** A path as a shell word, for hints that are meant to be pasted. */
-export function shellWord(p: string): string {
-  return /^[\w@%+=:,./-]+$/.test(p) ? p : `'${p.replace(/'/g, `'\\''`)}'`;
-}
 
 function errnoCode(err: unknown): string {
   return (err as NodeJS.ErrnoException).code ?? String(err);
