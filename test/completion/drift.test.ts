@@ -16,7 +16,7 @@ const builtTree = JSON.parse(readFileSync(join(ROOT, 'dist', 'tree.json'), 'utf8
 const run = (args: string[]) => execFileSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH, CHATCTL_CACHE_DIR: SHARED_CACHE_DIR } });
 
 describe('no drift', () => {
-  it.each(SHELLS.map((s) => [s]))('completions/%s equals `chatctl completion %s`', (shell) => {
+  it.each(SHELLS.map((s) => [s, s]))('completions/%s equals `chatctl completion %s`', (shell) => {
     const file = readFileSync(join(ROOT, 'completions', COMPLETION_FILES[shell]), 'utf8');
     expect(file).toBe(completionScript(shell));
     expect(run(['completion', shell])).toBe(file);

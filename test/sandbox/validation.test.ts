@@ -54,7 +54,12 @@ describe('checkCreateBody', () => {
     expect(fields(checkCreateBody(JSON.parse('{"__proto__":{},"name":"n","destinationUrl":"https://a.b","eventTypes":["chat.message.created.v1"]}')))).toEqual(['__proto__']);
   });
 
-  it.each([null, [], 'x', 3])('wants an object, not %j', (body) => expect(fields(checkCreateBody(body))).toEqual(['body']));
+  it.each([
+    ['null', null],
+    ['an array', []],
+    ['a string', 'x'],
+    ['a number', 3],
+  ])('wants an object, not %s', (_what, body) => expect(fields(checkCreateBody(body))).toEqual(['body']));
 });
 
 describe('checkRotateBody and checkExpectedVersionBody', () => {
@@ -94,7 +99,12 @@ describe('parseJsonBody', () => {
     expect(parseJsonBody(raw('application/json', '{"a":1}'))).toEqual({ ok: true, value: { a: 1 } });
     expect(parseJsonBody(raw('Application/JSON; charset=utf-8', '[1]'))).toEqual({ ok: true, value: [1] });
   });
-  it.each([undefined, 'text/plain', 'application/jsonx', 'application/x-www-form-urlencoded'])('refuses content type %s', (ct) =>
+  it.each([
+    ['none', undefined],
+    ['text/plain', 'text/plain'],
+    ['application/jsonx', 'application/jsonx'],
+    ['application/x-www-form-urlencoded', 'application/x-www-form-urlencoded'],
+  ])('refuses content type %s', (_what, ct) =>
     expect(fields(parseJsonBody(raw(ct, '{}')))).toEqual(['Content-Type']),
   );
   it('refuses oversized, empty, non-UTF-8 and unparseable bodies', () => {

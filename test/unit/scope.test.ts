@@ -93,11 +93,12 @@ describe('value precedence: flag > environment > profile > default', () => {
     [{}, { tokenStorage: 'keyring', token: 'f' }, 'keyring'],
     [{}, { token: 'f' }, 'file'],
     [{ CHATCTL_TOKEN: '' }, { token: 'f' }, 'file'],
-    [{}, {}, undefined],
-  ])('token source order: env %j, profile %j -> %s', (env, profile, source) => {
-    expect(tokenSourceOf(env, profile)).toBe(source);
+    [{}, {}, 'no token'],
+  ] as const)('token source order: env %j, profile %j -> %s', (env, profile, source) => {
+    const expected = source === 'no token' ? undefined : source;
+    expect(tokenSourceOf(env, profile)).toBe(expected);
     // Only CHATCTL_TOKEN and the file token are at hand without running anything.
-    expect(resolveToken(env, { name: 'p', explicit: false, source: 'current', profile })?.source).toBe(source === 'env' || source === 'file' ? source : undefined);
+    expect(resolveToken(env, { name: 'p', explicit: false, source: 'current', profile })?.source).toBe(expected === 'env' || expected === 'file' ? expected : undefined);
   });
   it('retries and timeout: flag, env, default; bad flag is 2, bad env is 3', () => {
     expect(resolveRequestSettings({}, {})).toEqual({ maxRetries: 4, timeoutMs: 30_000, deadlineMs: 300_000 });
