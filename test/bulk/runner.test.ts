@@ -347,20 +347,14 @@ describe('runBulk: resuming from a journal', () => {
       for (const id of h.server.ids) expect(h.server.endpoint(id).version).toBe(2);
       const { summary, results } = second;
       expect(summary.ok + summary.skipped + summary.failed).toBe(60);
-      for (const r of results) {
-        if (r.ok) {
-          // Delivered (now or by the killed run): the destination holds the server's secret.
-          expect(h.delivered.get(r.endpointId)).toBe(h.server.endpoint(r.endpointId).secret);
-          expect(r.fingerprint).toBe(fp(h.server.endpoint(r.endpointId).secret));
-        } else {
-          // Not in hand: the killed run had it applied, and says so.
-          expect(r.exitCode).toBe(13);
-          expect(r.idempotencyKey).toBeDefined();
-        }
+      // Every item done, now or by the killed run: a secret the killed run
+      // held is delivered from the copy it kept; none is reported lost.
+      expect(failLines(results)).toEqual([]);
+      for (const r of okLines(results)) {
+        // The destination holds the server's secret.
+        expect(h.delivered.get(r.endpointId)).toBe(h.server.endpoint(r.endpointId).secret);
+        expect(r.fingerprint).toBe(fp(h.server.endpoint(r.endpointId).secret));
       }
-      // Every secret the server issued is delivered, or kept in recovered/ and named.
-      const failed = results.filter((r) => !r.ok).length;
-      expect(failed).toBe(0);
       // What the killed run finished and journalled is skipped, not redone.
       const done = first.results.filter((r) => r.ok).length;
       expect(summary.skipped).toBeGreaterThanOrEqual(done);
