@@ -113,7 +113,7 @@ function loadProgram(file) {
   const source = fs.readFileSync(file, 'utf8');
   const cache = codeCache(file, source);
   let cached;
-  if (cache && cache.trusted) {
+  if (cache?.trusted) {
     try {
       cached = fs.readFileSync(cache.file);
     } catch {

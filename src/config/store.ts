@@ -19,7 +19,7 @@ export interface ConfigStore {
   readonly path: string;
   read(): ConfigData;
   /** Read-modify-write under the lock; `change` may throw to write nothing. */
-  update(change: (data: ConfigData) => ConfigData | void): Promise<ConfigData>;
+  update(change: (data: ConfigData) => ConfigData | undefined): Promise<ConfigData>;
 }
 
 export interface StoreOptions {

@@ -26,7 +26,7 @@
 import { closeSync, constants, linkSync, lstatSync, openSync, readdirSync, readlinkSync, readFileSync, readSync, renameSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { CliError, configError, interrupted } from '../errors/cli-error.js';
+import { type CliError, configError, interrupted } from '../errors/cli-error.js';
 import { randomBytes } from '../random.js';
 import type { Context } from '../context.js';
 import { isTempOf, writeFileAtomic } from './atomic.js';

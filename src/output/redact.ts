@@ -475,7 +475,7 @@ export function redactSecretFields(value: unknown): unknown {
     if (Array.isArray(from)) {
       const copy: unknown[] = new Array(from.length);
       put(copy);
-      from.forEach((item, idx) => work.push({ from: item, put: (v) => (copy[idx] = v) }));
+      for (const [idx, item] of from.entries()) work.push({ from: item, put: (v) => (copy[idx] = v) });
       continue;
     }
     const copy: Record<string, unknown> = {};

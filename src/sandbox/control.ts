@@ -1,7 +1,7 @@
 // The sandbox's own routes, outside /v1: inspect and steer a running sandbox
 // from a test. Loopback callers with the sandbox token only; no Origin or
 // anti-forgery header needed, and bodies need no Content-Type.
-import { type SandboxRequest } from './api.js';
+import type { SandboxRequest } from './api.js';
 import { checkBearer } from './auth.js';
 import { MAX_BODY_BYTES } from './body.js';
 import { ApiFailure, type Reply } from './envelopes.js';

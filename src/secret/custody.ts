@@ -14,7 +14,7 @@
 // file on a nearly full disk can take the last free block, and a large
 // document goes out in pieces. So a failing sink, a closed or full stdout,
 // a signal or a kill cannot lose it.
-import { CliError, localError } from '../errors/cli-error.js';
+import { type CliError, localError } from '../errors/cli-error.js';
 import { escapeInline } from '../output/sanitize.js';
 import { exit13Details, newSecretHint } from './new-secret-hint.js';
 import { oddSecretHint, oddSecretText, type OddSecretAnswer } from '../api/schemas.js';

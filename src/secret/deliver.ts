@@ -13,7 +13,6 @@ import { readRegularFile } from './readback.js';
 import { envFileProblem } from './sinks.js';
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
-const NONBLOCK = constants.O_NONBLOCK ?? 0;
 
 /** `file:` — a new file 0600 holding exactly the secret, or with force a regular file replaced atomically. */
 export function writeSecretFile(path: string, secret: string, force: boolean): void {

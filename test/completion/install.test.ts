@@ -15,7 +15,9 @@ import { PYTHON } from '../support/python.js';
 
 const DRIVER = join(ROOT, 'test', 'terminal', 'pty_driver.py');
 const temps: string[] = [];
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
 
 const SHELL_PATHS = { bash: '/bin/bash', zsh: execFileSync('sh', ['-c', 'command -v zsh'], { encoding: 'utf8' }).trim(), fish: execFileSync('sh', ['-c', 'command -v fish'], { encoding: 'utf8' }).trim() };
 type Shell = keyof typeof SHELL_PATHS;

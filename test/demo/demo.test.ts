@@ -15,7 +15,9 @@ import { randomUUID } from 'node:crypto';
 import { ROOT } from '../support/fixtures.js';
 
 const temps: string[] = [];
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
 
 function isolated() {
   const tmp = mkdtempSync(join(tmpdir(), 'chatctl-demo-test-'));

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { errorBody, scopeEnv } from '../support/fixtures.js';
 import { parseErrorLine } from '../support/json.js';
 import { cleanupTempDirs, runCli, tempDir } from '../support/run.js';
-import { RecordingServer, startServer } from '../support/server.js';
+import { type RecordingServer, startServer } from '../support/server.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.js';
 
 let server: RecordingServer;

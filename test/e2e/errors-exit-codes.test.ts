@@ -6,7 +6,7 @@ import { ERROR_CODES } from '../../src/api/spec.js';
 import { PKG_VERSION, errorBody, exitCodeForApiCode, exitCodeForStatus, mutationBody, reactivatePath, scopeEnv } from '../support/fixtures.js';
 import { parseErrorLine } from '../support/json.js';
 import { cleanupTempDirs, runCli } from '../support/run.js';
-import { type Reply, RecordingServer, startServer } from '../support/server.js';
+import { type Reply, type RecordingServer, startServer } from '../support/server.js';
 
 let server: RecordingServer;
 /** Replies by endpoint id, so tests can run concurrently against one server. */

@@ -6,7 +6,7 @@ import { EVENT_TYPES, LIMITS } from '../../src/api/spec.js';
 import { mutationBody, scopeEnv, secretBody } from '../support/fixtures.js';
 import { parseErrorLine } from '../support/json.js';
 import { buildEnv, cleanupTempDirs, runCli, runInProcess, workspace } from '../support/run.js';
-import { RecordingServer, startServer } from '../support/server.js';
+import { type RecordingServer, startServer } from '../support/server.js';
 
 let server: RecordingServer;
 beforeAll(async () => {

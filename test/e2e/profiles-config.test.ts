@@ -7,7 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { NODE, ROOT, TOKEN, mutationBody, scopeEnv } from '../support/fixtures.js';
 import { parseErrorLine, parseStdoutJson } from '../support/json.js';
 import { type Workspace, buildEnv, tempDir, cleanupTempDirs, listFiles, fileMode, runCli, workspace } from '../support/run.js';
-import { RecordingServer, closedPort, startServer } from '../support/server.js';
+import { type RecordingServer, closedPort, startServer } from '../support/server.js';
 
 let server: RecordingServer;
 beforeAll(async () => {

@@ -632,8 +632,7 @@ describe('redaction by value; mentions shown', () => {
     server.enqueue(reply, reply);
     const human = await runCli([...ROTATE, '--secret-to', 'file:s.whsec'], { env: scopeEnv(server.url) });
     expect(human.exitCode).toBe(9);
-    // eslint-disable-next-line no-control-regex
-    expect(/[\r\u202e\u200b\u2066\u200d\u0080-\u009f]/.test(human.stderr)).toBe(false);
+    expect(/[\r\u202e\u200b\u2066\u0080-\u009f]|\u200d/.test(human.stderr)).toBe(false);
     expect(human.stderr.split('\n').filter((l) => l.startsWith('chatctl:'))).toHaveLength(1);
     expect(human.stderr).toContain('bad\\nchatctl: fake line\\r\\u202eevil\\u200b\\u2066x\\x9b31m');
     const json = await runCli([...ROTATE, '--json', '--secret-to', 'file:s.whsec'], { env: scopeEnv(server.url) });

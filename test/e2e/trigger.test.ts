@@ -44,7 +44,7 @@ describe('webhooks trigger', () => {
     const lines = r.stdout.split('\n');
     expect(lines[0]).toMatch(new RegExp(`^Delivered ${E0} to ${rx.url.replace(/[.]/g, '\\.')}: the receiver answered 200 in \\d+ ms\\.$`));
     expect(lines[1]).toBe(`webhook-id   ${rx.received[0]!.headers['webhook-id']}`);
-    expect(lines[2]).toMatch(/^signed with  sha256:[0-9a-f]{16} \(current\)$/);
+    expect(lines[2]).toMatch(/^signed with {2}sha256:[0-9a-f]{16} \(current\)$/);
     expect(lines[3]).toBe('answer       ok');
     expect(r.stderr).toBe('');
   });

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { EVENT_TYPES } from '../../src/api/spec.js';
 import { CREATE_PATH, CSRF, TOKEN, USER_AGENT, UUID_V4, mutationBody, reactivatePath, rotatePath, scopeEnv, secretBody } from '../support/fixtures.js';
 import { cleanupTempDirs, runCli } from '../support/run.js';
-import { type RecordedRequest, RecordingServer, startServer } from '../support/server.js';
+import { type RecordedRequest, type RecordingServer, startServer } from '../support/server.js';
 
 let server: RecordingServer;
 beforeAll(async () => {

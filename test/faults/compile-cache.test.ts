@@ -95,7 +95,7 @@ describe('compile cache', () => {
       writeFileSync(join(cache, name), 'x', { mode: 0o600 });
       utimesSync(join(cache, name), when, when);
     };
-    ['a', 'b', 'c', 'd', 'e', 'f'].forEach((b, i) => ['x', 'y'].forEach((c) => make(`main-old${b}-v20-x64-0@${c}.v8`, at(i))));
+    for (const [i, b] of ['a', 'b', 'c', 'd', 'e', 'f'].entries()) for (const c of ['x', 'y']) make(`main-old${b}-v20-x64-0@${c}.v8`, at(i));
     for (let i = 0; i < 40; i++) make(`main-many-v20-x64-0@cmd${i}.v8`, at(100 + i));
     for (let i = 0; i < 20; i++) make(`bundle-${String(i).padStart(8, '0')}.sha256`, at(i));
     const r = await execa(NODE, [join(pkg, 'bin', 'chatctl.js'), 'exit-codes'], {

@@ -18,7 +18,9 @@ import { EXIT_CODE_ROWS } from '../../src/errors/exit-codes.js';
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const CONTRIBUTING = readFileSync(join(ROOT, 'CONTRIBUTING.md'), 'utf8');
 const temps: string[] = [];
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
 
 function section(title: string, text = README): string {
   const start = text.indexOf(`\n## ${title}\n`);

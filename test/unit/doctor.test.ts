@@ -17,7 +17,9 @@ import { fakeContext, fakeIO, scriptedTransport, type Answer } from '../support/
 const TOKEN = 'tok_doctor_c2VjcmV0LXRva2Vu';
 const NOW = Date.parse('2030-06-01T12:00:00.000Z');
 const temps: string[] = [];
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
 
 function tmp(): string {
   const d = mkdtempSync(join(tmpdir(), 'chatctl-doctor-'));

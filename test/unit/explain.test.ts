@@ -113,7 +113,7 @@ describe('details of any shape', () => {
         const lines = explainError(e);
         const text = reported(e);
         expect(text.startsWith('chatctl: error: ')).toBe(true);
-        for (const l of lines) expect(l).toMatch(/^(current version: \d+|re-run: chatctl .*|the server did not say.*|  chatctl .*|the running overlap ends at \d{4}-.*|an overlap rotation is still running.*|to replace both secrets now: chatctl .*)$/);
+        for (const l of lines) expect(l).toMatch(/^(current version: \d+|re-run: chatctl .*|the server did not say.*| {2}chatctl .*|the running overlap ends at \d{4}-.*|an overlap rotation is still running.*|to replace both secrets now: chatctl .*)$/);
       }),
       { numRuns: 300 },
     );

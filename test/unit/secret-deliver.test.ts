@@ -8,7 +8,6 @@ import { tmpdir } from 'node:os';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { deliverAll, type DeliverDeps } from '../../src/secret/deliver-all.js';
-import {  } from '../../src/secret/deliver.js';
 import { sinkHolds } from '../../src/secret/readback.js';
 import { parseSinks } from '../../src/secret/sinks.js';
 import { fingerprint } from '../../src/secret/fingerprint.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { keepSecret, keptCopyPath, writeSecretFile } from '../../src/secret/deliver.js';
 import { planSecret } from '../../src/secret/plan.js';
-import { CliError } from '../../src/errors/cli-error.js';
+import type { CliError } from '../../src/errors/cli-error.js';
 import { deliverSecretResult } from '../../src/commands/webhooks/secret-result.js';
 import { fakeContext, fakeIO } from '../support/fakes.js';
 

@@ -30,7 +30,7 @@ export function registerCompletion(cmd: Command, { ctx }: App): void {
         `
 Where it goes:
   bash  \${XDG_DATA_HOME:-~/.local/share}/bash-completion/completions/chatctl
-        (bash-completion loads it on first use; \$BASH_COMPLETION_USER_DIR wins;
+        (bash-completion loads it on first use; $BASH_COMPLETION_USER_DIR wins;
         when your bash start-up files do not load bash-completion, the
         line to add to ~/.bashrc is printed)
   zsh   \${XDG_DATA_HOME:-~/.local/share}/zsh/site-functions/_chatctl, and the
