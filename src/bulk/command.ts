@@ -99,6 +99,7 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
     const check = checkManifest(source, defaultMode, (item) => {
       const act = planItem(journal.priors, item).act;
       plan[act] += 1;
+      secrets.claim(item);
       // A delivery resumed from a kept copy may find its own file there already (it then counts as delivered).
       if (act === 'send' || act === 'resend') secrets.check(item);
     });

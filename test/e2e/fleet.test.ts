@@ -411,6 +411,25 @@ describe('rotate --from: exit codes', () => {
     expect((await control('stats')).stats.requests).toBe(before);
   });
 
+  test.each([
+    ['ids made safe for a GitHub name', ['--secret-to', 'github-output:SECRET_{id}'], ['we-1', 'we_1'], 'github-output:SECRET_we_1'],
+    ['two patterns meeting (--force would replace the first)', ['--force', '--secret-to', 'file:s/{id}.a', '--secret-to', 'file:s/{id}'], ['x', 'x.a'], '/s/x.a'],
+  ])('2: two endpoints whose {id} lead to one destination (%s) are refused before anything is sent', async (_why, extra, ids, place) => {
+    const cwd = tmp.dir(`collide-${created++}`);
+    execFileSync('mkdir', ['-p', join(cwd, 's')]);
+    writeFileSync(join(cwd, 'out'), '');
+    writeFileSync(join(cwd, 'm.ndjson'), manifest(ids));
+    const before = (await control('stats')).stats.requests;
+    const r = await chatctl(['webhooks', 'rotate', '--from', 'm.ndjson', '--mode', 'overlap', '--json', ...extra], { cwd, env: { GITHUB_OUTPUT: join(cwd, 'out') } });
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(JSON.parse(r.stderr)).toMatchObject({ error: { code: 'usage_error' }, exitCode: 2 });
+    const { message } = (JSON.parse(r.stderr) as { error: { message: string } }).error;
+    expect(message).toContain(place);
+    expect(message).toContain(`"${ids[0]}" and "${ids[1]}"`);
+    expect((await control('stats')).stats.requests).toBe(before);
+  });
+
   test('2: a manifest on standard input is decoded as strictly as a file: invalid UTF-8 is refused, not turned into U+FFFD and sent', async () => {
     const ids = await createEndpoints(2);
     const cwd = tmp.dir('stdin-bad-utf8');
