@@ -231,6 +231,8 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
       await record({ t: 'fail', id: item.endpointId, key, applied: true, exitCode: EXIT.secretNotDelivered, code: 'secret_not_delivered', recovered: outcome.kept });
       if (outcome.kept) deps.notice?.(`${item.endpointId}: the signing secret (${outcome.fp}) was kept in ${outcome.kept} (mode 0600)`);
       fail(item, outcome.error, key);
+      // Custody left the item's state in place after the failure: a second signal while "fail" was written still named its copy.
+      deps.delivering?.(item, undefined);
       return;
     }
     // The worker moves on to its next item at once; the result line follows

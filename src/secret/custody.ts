@@ -52,7 +52,13 @@ export interface CustodyHooks {
    * nothing is delivered and the item ends 13 with the copy as its place.
    */
   beforeDelivery?(copy: string | null, fp: () => string): Promise<void>;
-  /** While delivering (state), and after (undefined): what a forced exit must name. */
+  /**
+   * While delivering (state), and after (undefined): what a forced exit must
+   * name. Told undefined only on success: after a failure the state (naming
+   * where the copy ended up) stays until the caller has reported the outcome
+   * and says undefined itself, so a second signal while it writes the result
+   * or its journal record still ends 13 naming the copy.
+   */
   delivering?(state: InDelivery | undefined): void;
 }
 
@@ -118,13 +124,12 @@ export async function deliverInCustody(
     result = await deliver();
   } catch (err) {
     result = { delivered: [], failures: [{ to: 'delivery', reason: err instanceof Error ? err.message : String(err) }] };
-  } finally {
-    hooks.delivering?.(undefined);
   }
   return finish();
 
   function finish(): CustodyOutcome {
     if (result.failures.length === 0) {
+      hooks.delivering?.(undefined);
       try {
         copy?.discard();
       } catch {
@@ -149,7 +154,11 @@ export async function deliverInCustody(
         keepError = err;
       }
     }
-    const error = notDelivered(holder, { fp, failures: result.failures, delivered: result.delivered, where, keepFailure: where === undefined ? describeKeepFailure(keepError, deps.configDir) : undefined, now: deps.now() });
+    const keepFailure = where === undefined ? describeKeepFailure(keepError, deps.configDir) : undefined;
+    // What a second signal says until the caller has reported this outcome.
+    state.kept = where ?? null;
+    state.keepFailure = keepFailure;
+    const error = notDelivered(holder, { fp, failures: result.failures, delivered: result.delivered, where, keepFailure, now: deps.now() });
     return { ok: false, fp, delivered: result.delivered, kept: where ?? null, error };
   }
 }

@@ -477,6 +477,28 @@ describe('deliverSecretResult', () => {
     expect(recovered(cfg)).toEqual([]);
   });
 
+  // A double Ctrl-C: the first stops a hanging destination, the second lands
+  // while the outcome (13) is rendered, before it is reported.
+  it('a second signal after a failed delivery, while the result is shown, still says 13 and where the copy is', async () => {
+    const io = fakeIO();
+    let words: (() => number) | undefined;
+    let atRender: (() => number) | undefined | 'unseen' = 'unseen';
+    const stdout: OutStream = { isTTY: false, write: () => void (atRender === 'unseen' && (atRender = words)) };
+    const { ctx, cfg } = ctxWith(io, { stdout });
+    ctx.setLastWords = (w) => void (words = w);
+    const e = await expect13(deliverSecretResult(ctx, {}, { sinks: sinks('exec:exit 3') }, body(), 'x', { idempotencyKey: 'idem-2nd' }));
+    expect(atRender).not.toBe('unseen');
+    expect(typeof atRender, 'no last words while the result was shown').toBe('function');
+    expect((atRender as () => number)()).toBe(13);
+    const [kept] = recovered(cfg);
+    expect(io.err()).toContain(kept!);
+    expect(io.err()).toContain('idem-2nd');
+    expect(io.err()).not.toContain(SECRET);
+    // Once the error is thrown (and reported by the caller), nothing is said twice.
+    expect(words).toBeUndefined();
+    expect(e.message).toContain(kept!);
+  });
+
   it('an exec: sink that times out (short limit injected): exit 13, kept, the stderr of the command scrubbed', async () => {
     const io = fakeIO();
     const { ctx, cfg } = ctxWith(io);

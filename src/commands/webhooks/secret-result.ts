@@ -98,7 +98,11 @@ export async function deliverSecretResult(
     },
   );
   if (plan.sinks.length > 0) await renderAfter(ctx, g, plan, withoutSecret(body, plan, outcome.delivered), summary, outcome.fp, outcome.delivered);
-  if (!outcome.ok) throw outcome.error;
+  if (!outcome.ok) {
+    // Until now a second signal named the copy (custody keeps the state after a failure); the error says it from here.
+    ctx.setLastWords?.(undefined);
+    throw outcome.error;
+  }
 }
 
 /**
