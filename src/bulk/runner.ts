@@ -224,6 +224,8 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
           throw new Error('the journal could not record it (the run stops)');
       },
       delivering: (state) => deps.delivering?.(item, state),
+      // Removed once "ok" is on disk (below): killed before, the re-run delivers from it.
+      keepCopyUntilRecorded: true,
     });
     // Its patterns are dropped (thousands of items keep the set small); it is still never shown as it is.
     deps.redactor?.forgetSecret?.(secret);
@@ -240,8 +242,11 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
     // known to be done by a re-run".
     const fp = outcome.fp;
     const line: ItemResult = { endpointId: item.endpointId, ok: true, ...(version !== null ? { version } : {}), fingerprint: fp, delivery: outcome.delivered, requestId };
-    // (If "ok" cannot be written the run stops; a re-run finds every file destination holding this fingerprint.)
-    const written = record({ t: 'ok', id: item.endpointId, key, version, fp, delivery: outcome.delivered, requestId: requestId ?? '' }).then(() => succeed(item, line));
+    // (If "ok" cannot be written the run stops, and the copy stays: a re-run delivers it again.)
+    const written = record({ t: 'ok', id: item.endpointId, key, version, fp, delivery: outcome.delivered, requestId: requestId ?? '' }).then((recorded) => {
+      if (recorded) outcome.discard();
+      succeed(item, line);
+    });
     lines.add(written);
     void written.finally(() => lines.delete(written));
   };

@@ -60,6 +60,13 @@ export interface CustodyHooks {
    * or its journal record still ends 13 naming the copy.
    */
   delivering?(state: InDelivery | undefined): void;
+  /**
+   * Every destination holds it: the copy is left for the caller to discard
+   * (the outcome's discard()) once it has recorded that, so that a kill
+   * before a --from run's "ok" record is on disk leaves the copy its re-run
+   * delivers from (an exec: destination cannot be read back).
+   */
+  keepCopyUntilRecorded?: boolean;
 }
 
 /** A delivery under way: what a second signal's message names. */
@@ -73,7 +80,7 @@ export interface InDelivery {
   now: number;
 }
 
-export type CustodyOutcome = { ok: true; fp: string; delivered: Delivered[] } | { ok: false; fp: string; delivered: Delivered[]; kept: string | null; error: CliError };
+export type CustodyOutcome = { ok: true; fp: string; delivered: Delivered[]; /** Removes the copy (done already unless keepCopyUntilRecorded). */ discard(): void } | { ok: false; fp: string; delivered: Delivered[]; kept: string | null; error: CliError };
 
 /**
  * The secret to every destination, with a copy kept until all hold it.
@@ -130,12 +137,16 @@ export async function deliverInCustody(
   function finish(): CustodyOutcome {
     if (result.failures.length === 0) {
       hooks.delivering?.(undefined);
-      try {
-        copy?.discard();
-      } catch {
-        /* a copy left in recovered/ is untidy, not a failure: every destination holds the secret */
-      }
+      const discard = () => {
+        try {
+          copy?.discard();
+        } catch {
+          /* a copy left in recovered/ is untidy, not a failure: every destination holds the secret */
+        }
+      };
+      if (!hooks.keepCopyUntilRecorded) discard();
       return {
+        discard,
         ok: true,
         get fp() {
           return fpOf();

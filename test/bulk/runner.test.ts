@@ -258,6 +258,21 @@ describe('runBulk: resuming from a journal', () => {
     expect(h.recovered(a!, 'k-recorded')).toBeUndefined();
   });
 
+  it('killed after every destination took the secret but before its "ok" record was on disk: the copy is still kept, the re-run delivers it again (exit 0), nothing rotated twice', async () => {
+    // exec:-like destinations: a re-run cannot read them back, only the kept copy can finish the item.
+    const h = harness({ endpoints: 3, unreadable: true, fsyncMs: 2 });
+    const [, b] = h.server.ids;
+    const first = await h.run(h.items(), { killBefore: (r) => r.t === 'ok' && r.id === b });
+    expect(first.killed).toBe(true);
+    const secretOfB = h.delivered.get(b!)!;
+    expect(secretOfB).toBe(h.server.endpoint(b!).secret);
+    const again = await h.run(h.items(), { priors: h.priors() });
+    expect(failLines(again.results)).toEqual([]);
+    expect(again.summary.failed).toBe(0);
+    for (const id of h.server.ids) expect(h.server.endpoint(id).version).toBe(2);
+    expect(h.delivered.get(b!)).toBe(secretOfB);
+  });
+
   it('a journal reused with the next manifest (expected version + 1): every item is a new rotation, none skipped as done', async () => {
     const h = harness({ endpoints: 3 });
     const first = await h.run(h.items());
