@@ -252,7 +252,7 @@ export function keepOddAnswer(odd: OddSecretAnswer, holder: Holder, deps: Custod
   const head = `the server's answer is not the expected response, but the change was applied${keyText(holder)} and it carries ${oddSecretText(odd, fp)} of endpoint ${escapeInline(holder.endpointId)}`;
   let path: string;
   try {
-    path = keepSecret(deps.configDir, holder.endpointId, odd.kept, new Date(deps.now()), { key: holder.idempotencyKey }).path;
+    path = keepSecret(deps.configDir, holder.endpointId, odd.kept, new Date(deps.now()), { key: holder.idempotencyKey, whole: odd.whole !== false }).path;
   } catch (err) {
     const cause = describeKeepFailure(err, deps.configDir);
     return localError('secret_not_delivered', `${head}; no recovery copy could be written (${cause}), so nothing holds it: the secret is lost`, {

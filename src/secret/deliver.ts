@@ -116,7 +116,7 @@ export interface KeptSecret {
  * dead process wrote, and an fsync on every rotation costs tens of
  * milliseconds; persist() makes it durable once it is the one place left.
  */
-export function keepSecret(configDir: string, endpointId: string, secret: string | Buffer, now: Date, opts: { durable?: boolean; key?: string | undefined } = {}): KeptSecret {
+export function keepSecret(configDir: string, endpointId: string, secret: string | Buffer, now: Date, opts: { durable?: boolean; key?: string | undefined; whole?: boolean } = {}): KeptSecret {
   const dir = recoveryFolder(configDir);
   const firstMade = makeFolders(dir, 0o700);
   checkRecoveryFolder(dir);
@@ -125,7 +125,9 @@ export function keepSecret(configDir: string, endpointId: string, secret: string
   if (opts.key !== undefined) {
     // Named after the request's Idempotency-Key, so a resumed journal finds it
     // from the "send" record alone (a kill may come before any other record).
-    const named = keptCopyPath(configDir, endpointId, opts.key);
+    // A whole odd answer gets a name of its own: a re-run that looks for the
+    // secret under the key must not deliver a JSON document in its place.
+    const named = keptCopyPath(configDir, endpointId, opts.key, opts.whole ? 'answer' : 'secret');
     try {
       writeFileAtomic(named, data, { how: 'exclusive', durable: opts.durable ?? true });
       path = named;
@@ -220,7 +222,7 @@ export function describeKeepFailure(err: unknown, configDir: string): string {
 
 const safeName = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64) || 'endpoint';
 
-/** Where the copy of the secret of the request with this Idempotency-Key is kept. */
-export function keptCopyPath(configDir: string, endpointId: string, key: string): string {
-  return join(recoveryFolder(configDir), `${safeName(endpointId)}-${safeName(key)}.secret`);
+/** Where the copy of the secret (or of the whole odd answer) of the request with this Idempotency-Key is kept. */
+export function keptCopyPath(configDir: string, endpointId: string, key: string, what: 'secret' | 'answer' = 'secret'): string {
+  return join(recoveryFolder(configDir), `${safeName(endpointId)}-${safeName(key)}.${what}`);
 }

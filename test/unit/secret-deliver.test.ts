@@ -13,6 +13,7 @@ import { sinkHolds } from '../../src/secret/readback.js';
 import { parseSinks } from '../../src/secret/sinks.js';
 import { fingerprint } from '../../src/secret/fingerprint.js';
 import { deliverSecretResult } from '../../src/commands/webhooks/secret-result.js';
+import { keepOddAnswer } from '../../src/secret/custody.js';
 import { Redactor } from '../../src/output/redact.js';
 import { wrapOutStream, type OutStream } from '../../src/output/io.js';
 import { Writable } from 'node:stream';
@@ -497,6 +498,25 @@ describe('deliverSecretResult', () => {
     // Once the error is thrown (and reported by the caller), nothing is said twice.
     expect(words).toBeUndefined();
     expect(e.message).toContain(kept!);
+  });
+
+  // Killed after an odd answer was kept whole (data.secret an object), then
+  // re-run with the same key: the server replays it without a secret. The
+  // whole answer is not a secret to deliver.
+  it('a re-run whose replay has no secret does not deliver a whole odd answer kept under its key as if it were the secret', async () => {
+    const io = fakeIO();
+    const { ctx, cfg } = ctxWith(io);
+    const whole = JSON.stringify({ data: { endpoint: { id: 'we_1' }, secret: { value: SECRET } } });
+    const kept = keepOddAnswer({ endpointId: 'we_1', kept: whole, whole: 'shape' }, { endpointId: 'we_1', idempotencyKey: 'idem-odd' }, ctx);
+    expect(kept.exitCode).toBe(13);
+    const e = await expect13(deliverSecretResult(ctx, {}, { sinks: sinks('file:odd.whsec') }, body(null, false), 'x', { endpointId: 'we_1', idempotencyKey: 'idem-odd' }));
+    expect(e.message).toContain('not available');
+    expect(existsSync(join(dir, 'odd.whsec'))).toBe(false);
+    // The whole answer is still kept, named after the key.
+    const files = recovered(cfg);
+    expect(files).toHaveLength(1);
+    expect(readFileSync(files[0]!, 'utf8')).toBe(whole);
+    expect(files[0]).toContain('idem-odd');
   });
 
   it('an exec: sink that times out (short limit injected): exit 13, kept, the stderr of the command scrubbed', async () => {
