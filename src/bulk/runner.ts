@@ -338,6 +338,9 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
         // the run started.
         const plan = planItem(deps.priors, item);
         if (plan.act === 'skip') {
+          // A run killed between the "ok" record and removing the copy left it; every destination holds that secret.
+          const left = plan.prior.fp ? deps.secrets.readKept(item, plan.prior.key, plan.prior.recovered) : undefined;
+          if (left && fingerprint(left.bytes) === plan.prior.fp) left.discard();
           succeed(item, skippedResult(item, plan.prior, plan.prior.delivery ?? []));
           continue;
         }

@@ -326,6 +326,21 @@ describe('runBulk: resuming from a journal', () => {
     expect(h.journal.filter((r) => r.t === 'ok').map((r) => 'id' in r && r.id).sort()).toEqual([a, b].sort());
   });
 
+  it('a done item whose copy a run killed just after its "ok" record left behind: skipped, and that copy (its fingerprint) removed; another secret under its name is left alone', async () => {
+    const h = harness({ endpoints: 2 });
+    const [a, b] = h.server.ids;
+    keepSecret(h.configDir, a!, 'whsec_done_a', new Date(0), { key: 'k-a' });
+    keepSecret(h.configDir, b!, 'whsec_not_the_one', new Date(0), { key: 'k-b' });
+    const priors = new Map([
+      [a!, prior({ state: 'ok', key: 'k-a', version: 2, fp: fp('whsec_done_a'), delivery: [] })],
+      [b!, prior({ state: 'ok', key: 'k-b', version: 2, fp: fp('whsec_done_b'), delivery: [] })],
+    ]);
+    const { summary } = await h.run(h.items(), { priors });
+    expect(summary).toMatchObject({ ok: 0, skipped: 2, failed: 0, requests: 0 });
+    expect(h.recovered(a!, 'k-a')).toBeUndefined();
+    expect(h.recovered(b!, 'k-b')).toBe('whsec_not_the_one');
+  });
+
   it('an item applied whose delivery was not confirmed and whose copy is gone: skipped if every destination holds its fingerprint, else 13 "delivery not confirmed", never sent', async () => {
     const h = harness({ endpoints: 2 });
     const [a, b] = h.server.ids;
