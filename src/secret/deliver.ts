@@ -122,6 +122,8 @@ export function keepSecret(configDir: string, endpointId: string, secret: string
   checkRecoveryFolder(dir);
   const data = Buffer.from(secret); // a string as UTF-8
   let path: string | undefined;
+  /** The copy's inode: removed only while that file is still there (a destination may have been put in its place). */
+  let ino: number | undefined;
   if (opts.key !== undefined) {
     // Named after the request's Idempotency-Key, so a resumed journal finds it
     // from the "send" record alone (a kill may come before any other record).
@@ -129,17 +131,20 @@ export function keepSecret(configDir: string, endpointId: string, secret: string
     // secret under the key must not deliver a JSON document in its place.
     const named = keptCopyPath(configDir, endpointId, opts.key, opts.whole ? 'answer' : 'secret');
     try {
-      writeFileAtomic(named, data, { how: 'exclusive', durable: opts.durable ?? true });
+      ino = writeFileAtomic(named, data, { how: 'exclusive', durable: opts.durable ?? true });
       path = named;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      if (readRegularFile(named)?.equals(data)) path = named; // this very secret, kept by an earlier run
+      if (readRegularFile(named)?.equals(data)) {
+        path = named; // this very secret, kept by an earlier run
+        ino = lstatSync(named).ino;
+      }
     }
   }
   if (path === undefined) {
     const stamp = now.toISOString().replace(/[:.]/g, '-');
     path = join(dir, `${safeName(endpointId)}-${stamp}-${randomBytes(3).toString('hex')}.secret`);
-    writeFileAtomic(path, data, { how: 'exclusive', durable: opts.durable ?? true });
+    ino = writeFileAtomic(path, data, { how: 'exclusive', durable: opts.durable ?? true });
   }
   const kept = path;
   return {
@@ -151,10 +156,15 @@ export function keepSecret(configDir: string, endpointId: string, secret: string
     discard() {
       // unlink, not rmSync: rmSync loads and runs Node's recursive remover
       // (about 0.35 ms against 0.03), and this runs on every delivery.
-      try {
-        unlinkSync(kept);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      // Only the file written here: a destination that is this very path
+      // (`--force`) replaced it, and is not a copy to tidy away.
+      const now = lstatSync(kept, { throwIfNoEntry: false });
+      if (now && now.ino === ino) {
+        try {
+          unlinkSync(kept);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        }
       }
       if (firstMade === undefined) return;
       for (let d = dir; ; d = dirname(d)) {

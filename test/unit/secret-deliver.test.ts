@@ -519,6 +519,16 @@ describe('deliverSecretResult', () => {
     expect(files[0]).toContain('idem-odd');
   });
 
+  it('a destination that is the kept copy\'s own name (--force): the copy is not removed from under it once delivered', async () => {
+    const io = fakeIO();
+    const { ctx, cfg } = ctxWith(io);
+    const target = join(cfg, 'recovered', 'we_1-idem-same.secret');
+    mkdirSync(join(cfg, 'recovered'), { recursive: true, mode: 0o700 });
+    const forced = parseSinks([`file:${target}`], { cwd: dir, env: { PATH: process.env.PATH }, json: false, stdoutIsTTY: false, force: true });
+    await deliverSecretResult(ctx, {}, { sinks: forced }, body(), 'x', { idempotencyKey: 'idem-same' });
+    expect(readFileSync(target, 'utf8')).toBe(SECRET);
+  });
+
   it('an exec: sink that times out (short limit injected): exit 13, kept, the stderr of the command scrubbed', async () => {
     const io = fakeIO();
     const { ctx, cfg } = ctxWith(io);
