@@ -25,6 +25,14 @@ export interface ItemSecrets extends ItemSecretsPort {
    * replace the earlier one, and that item would end 0 without its secret.
    */
   claim(item: ManifestItem): void;
+  /**
+   * Before anything is sent, for an item an earlier run finished (skipped
+   * now): every destination named now holds its secret, else a usage error.
+   * Its secret is not kept anywhere any more, so a destination it did not
+   * go to (another path, or stdout and the GitHub runner's files, which
+   * belong to one run) would stay without it while the run ends 0.
+   */
+  checkDone(item: ManifestItem, prior: { fp: string | null; delivery: readonly { to: string }[] | null }): void;
 }
 
 export interface PlanInput {
@@ -79,6 +87,20 @@ export function planItemSecrets(input: PlanInput): ItemSecrets {
           );
         claimed.set(place, item.endpointId);
       }
+    },
+    checkDone(item, prior) {
+      const went = new Set((prior.delivery ?? []).map((d) => d.to));
+      const missing: string[] = [];
+      for (const given of sinks) {
+        const sink = substituteId(given, item.endpointId);
+        const perRun = sink.kind === 'stdout' || sink.kind === 'github';
+        if (perRun || !(went.has(sink.to) || (prior.fp !== null && sinkHolds(sink, prior.fp)))) missing.push(sink.to);
+      }
+      if (missing.length === 0) return;
+      throw usageError(
+        `manifest line ${item.line}: endpoint ${item.endpointId} was rotated by an earlier run with this journal and its secret delivered to ${[...went].join(', ') || 'its destinations then'}; it is not kept to deliver to ${missing.join(', ')} now`,
+        'give the --secret-to of that run (stdout and github-output:/github-env: hold it for that run only), or take it from where it went; a manifest with the next expectedVersion rotates it again',
+      );
     },
     deliver: (item, secret, opts) => deliverAll(sinks, { endpointId: item.endpointId, secret }, { ...deps, skipHeld: opts?.skipHeld }),
     holds: (item, fp) => sinks.every((given) => sinkHolds(substituteId(given, item.endpointId), fp)),

@@ -430,6 +430,42 @@ describe('rotate --from: exit codes', () => {
     expect((await control('stats')).stats.requests).toBe(before);
   });
 
+  test('2: a journal re-run whose done items are now sent elsewhere (another path, or stdout) is refused; the same or a holding destination is skipped, exit 0', async () => {
+    const ids = await createEndpoints(2);
+    const cwd = tmp.dir(`moved-${created++}`);
+    execFileSync('mkdir', ['-p', join(cwd, 'a'), join(cwd, 'b')]);
+    writeFileSync(join(cwd, 'm.ndjson'), manifest(ids));
+    const base = ['webhooks', 'rotate', '--from', 'm.ndjson', '--mode', 'overlap', '--json', '--journal', 'j'];
+    const first = await chatctl([...base, '--secret-to', 'file:a/{id}.s'], { cwd });
+    expect(first.exitCode, first.stderr).toBe(0);
+    const before = (await control('stats')).stats.requests;
+    const moved = await chatctl([...base, '--secret-to', 'file:b/{id}.s'], { cwd });
+    expect(moved.exitCode, moved.stdout).toBe(2);
+    expect((JSON.parse(moved.stderr) as { error: { message: string } }).error.message).toContain(`${cwd}/b/${ids[0]}.s`);
+    expect(readdirSync(join(cwd, 'b'))).toEqual([]);
+    expect((await control('stats')).stats.requests).toBe(before);
+    // The same destinations: done, skipped.
+    const again = await chatctl([...base, '--secret-to', 'file:a/{id}.s'], { cwd });
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect(parseLines(again.stdout).summary).toMatchObject({ skipped: 2 });
+    // A destination that holds the secret already (copied there) counts.
+    for (const id of ids) writeFileSync(join(cwd, 'b', `${id}.s`), readFileSync(join(cwd, 'a', `${id}.s`)));
+    const copied = await chatctl([...base, '--secret-to', 'file:b/{id}.s'], { cwd });
+    expect(copied.exitCode, copied.stderr).toBe(0);
+    expect((await control('stats')).stats.requests).toBe(before);
+    // stdout holds a secret for its own run only: a re-run that captures it again would get nothing, with 0.
+    const [one] = await createEndpoints(1);
+    writeFileSync(join(cwd, 'one.ndjson'), manifest([one!]));
+    const single = ['webhooks', 'rotate', '--from', 'one.ndjson', '--mode', 'overlap', '--journal', 'j1', '--secret-to', 'stdout'];
+    const captured = await chatctl(single, { cwd });
+    expect(captured.exitCode, captured.stderr).toBe(0);
+    expect(captured.stdout.trim()).toBe((await serverState()).get(one!)!.secret);
+    const recaptured = await chatctl(single, { cwd });
+    expect(recaptured.exitCode).toBe(2);
+    expect(recaptured.stdout).toBe('');
+    expect(recaptured.stderr).toContain('not kept to deliver to stdout');
+  });
+
   test('2: a manifest on standard input is decoded as strictly as a file: invalid UTF-8 is refused, not turned into U+FFFD and sent', async () => {
     const ids = await createEndpoints(2);
     const cwd = tmp.dir('stdin-bad-utf8');

@@ -490,7 +490,7 @@ describe('deliverSecretResult', () => {
     const e = await expect13(deliverSecretResult(ctx, {}, { sinks: sinks('exec:exit 3') }, body(), 'x', { idempotencyKey: 'idem-2nd' }));
     expect(atRender).not.toBe('unseen');
     expect(typeof atRender, 'no last words while the result was shown').toBe('function');
-    expect((atRender as () => number)()).toBe(13);
+    expect((atRender as unknown as () => number)()).toBe(13);
     const [kept] = recovered(cfg);
     expect(io.err()).toContain(kept!);
     expect(io.err()).toContain('idem-2nd');
