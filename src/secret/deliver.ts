@@ -25,7 +25,8 @@ export function writeEnvFile(path: string, name: string, secret: string): void {
   let content = Buffer.alloc(0);
   let fd: number | undefined;
   try {
-    fd = openSync(path, constants.O_RDONLY | NOFOLLOW);
+    // Non-blocking: a FIFO put there since the check would hold the open (and every signal) until a writer came.
+    fd = openSync(path, constants.O_RDONLY | NOFOLLOW | NONBLOCK);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ELOOP') throw Object.assign(new Error(`${path} is now a symbolic link`), { code });
