@@ -111,6 +111,24 @@ describe('--debug never shows the secret, wherever the server echoes it', () => 
   });
 });
 
+describe('--debug and a 2xx body that is not JSON but names a secret', () => {
+  // Kept whole under recovered/ (13) as a body that may carry the secret: the
+  // trace printed it as received, so the secret reached stderr in clear.
+  test.each([
+    ['text', `secret=${SECRET}\n`],
+    ['JSON with junk after it', `{"data":{"secret":"${SECRET}"}} trailing`],
+  ])('%s: the trace does not show it; the body is kept, exit 13', async (_what, text) => {
+    answer(Buffer.from(text, 'utf8'), { 'Content-Type': 'text/plain' });
+    const { r } = await rotateToFile(['--debug']);
+    expect(r.exitCode, r.stderr).toBe(13);
+    expect(r.stderr).not.toContain(SECRET);
+    expect(r.stderr).toContain('[debug] <');
+    const kept = recovered(r);
+    expect(kept).toHaveLength(1);
+    expect(readFileSync(kept[0]!, 'utf8')).toBe(text);
+  });
+});
+
 describe('a secret wrapped in an object ({"secret":{"value":"…"}})', () => {
   // Found by hostile reviews: --debug traced it in clear and the run ended 1
   // (invalid_response) with nothing kept, though the change was applied; then
