@@ -175,6 +175,14 @@ describe('a secret wrapped in an object ({"secret":{"value":"…"}})', () => {
     expect(r.stderr).not.toContain(SECRET);
   });
 
+  test('--debug: a bare number there is blanked in the trace as a string would be', async () => {
+    answer(answerWith('987654321098765432109876543210'));
+    const { r } = await rotateToFile(['--debug']);
+    expect(r.exitCode, r.stderr).toBe(13);
+    expect(r.stderr).toContain('"secret":"[REDACTED]"');
+    expect(r.stderr).not.toContain('98765432109876');
+  });
+
   test('rotate --from: the same, exit 14 with the item kept', async () => {
     const body = answerWith(`{"value":"${SECRET}"}`);
     answer(body);
