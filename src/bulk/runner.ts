@@ -210,8 +210,10 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
   };
 
   /** Delivers an item's secret in custody; its "ok" record and result line follow once every destination holds it. */
-  const custody = async (item: ManifestItem, holder: Holder & { idempotencyKey: string }, secret: string, requestId: string | null, opts: { skipHeld?: boolean } = {}) => {
+  const custody = async (item: ManifestItem, holder: Holder & { idempotencyKey: string }, secret: string, answeredId: string | null, opts: { skipHeld?: boolean } = {}) => {
     const key = holder.idempotencyKey;
+    // The server's request id goes into the journal: one that echoes the secret is not kept.
+    const requestId = answeredId !== null && answeredId.includes(secret) ? null : answeredId;
     const version = holder.version ?? null;
     deps.redactor?.addSecret(secret);
     const outcome = await deliverInCustody(secret, holder, () => deps.secrets.deliver(item, secret, opts), deps.custody, {

@@ -397,3 +397,41 @@ describe('runBulk: resuming from a journal', () => {
     }
   });
 });
+
+describe('runBulk: what the journal holds', () => {
+  it('never the secret, even when the server echoes it as its request id', async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { runBulk } = await import('../../src/bulk/runner.js');
+    const secret = 'whsec_EchoedAsRequestId0123456789abcdef';
+    const configDir = mkdtempSync(join(tmpdir(), 'chatctl-runner-echo-'));
+    const records: unknown[] = [];
+    try {
+      const summary = await runBulk(
+        [{ line: 1, endpointId: 'we_1', expectedVersion: 1, mode: 'overlap' }],
+        { concurrency: 1, total: 1, signal: new AbortController().signal },
+        {
+          clock: { now: () => 0, sleep: async () => {}, random: () => 0.5 },
+          rotate: async () => ({ ok: true, body: { data: { endpoint: { id: 'we_1', version: 2 }, secret, secretAvailable: true }, meta: { requestId: `req ${secret}` } } }) as never,
+          secrets: {
+            deliver: async (_item, s) => ({ delivered: [{ to: 'file:/x', fingerprint: fp(s) }], failures: [] }),
+            holds: () => false,
+            readKept: () => undefined,
+            targetsFor: () => ['file:/x'],
+          },
+          custody: { configDir, now: () => 0 },
+          journal: { append: async (r) => void records.push(r) },
+          priors: new Map(),
+          newKey: () => 'k-1',
+          emit: () => {},
+        },
+      );
+      expect(summary.ok).toBe(1);
+      expect(records.map((r) => (r as { t: string }).t)).toContain('ok');
+      expect(JSON.stringify(records)).not.toContain(secret);
+    } finally {
+      rmSync(configDir, { recursive: true, force: true });
+    }
+  });
+});
