@@ -111,6 +111,37 @@ describe('--debug never shows the secret, wherever the server echoes it', () => 
   });
 });
 
+describe("a rotation answered with another endpoint's record", () => {
+  // Whose secret is it? Delivered to we_1's destination with exit 0 it would
+  // leave we_1 without its own; it is kept whole instead (13), in both paths.
+  test('rotate: nothing delivered, the whole answer kept, exit 13 naming both endpoints', async () => {
+    const body = json(secretBody(SECRET, true, 'we_other'));
+    answer(body);
+    const { r, file } = await rotateToFile(['--json']);
+    expect(r.exitCode, r.stderr).toBe(13);
+    expect(existsSync(file)).toBe(false);
+    const kept = recovered(r);
+    expect(kept).toHaveLength(1);
+    expect(readFileSync(kept[0]!)).toEqual(body);
+    const line = parseErrorLine(r.stderr);
+    expect(line.error.message).toContain('we_other');
+    expect(line.error.message).toContain('we_1');
+    expect(r.stderr).not.toContain(SECRET);
+  });
+
+  test('rotate --from: the item fails with 13, its destination untouched', async () => {
+    answer(json(secretBody(SECRET, true, 'we_other')));
+    const ws = workspace();
+    writeFileSync(join(ws.cwd, 'm.ndjson'), '{"endpointId":"we_1","expectedVersion":2}\n');
+    const r = await runCli(['webhooks', 'rotate', '--from', 'm.ndjson', '--mode', 'overlap', '--secret-to', 'file:{id}.whsec', '--json'], { env: scopeEnv(baseUrl), ws });
+    expect(r.exitCode, r.stderr).toBe(14);
+    expect(existsSync(join(ws.cwd, 'we_1.whsec'))).toBe(false);
+    expect(JSON.parse(r.stdout.split('\n')[0]!)).toMatchObject({ endpointId: 'we_1', ok: false, exitCode: 13 });
+    expect(r.stdout + r.stderr).not.toContain(SECRET);
+    expect(recovered(r)).toHaveLength(1);
+  });
+});
+
 describe('--debug and a 2xx body that is not JSON but names a secret', () => {
   // Kept whole under recovered/ (13) as a body that may carry the secret: the
   // trace printed it as received, so the secret reached stderr in clear.
