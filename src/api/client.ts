@@ -74,7 +74,7 @@ export function createWebhooksClient(cfg: ClientConfig): WebhooksClient {
   const endpoints = (...rest: string[]) => scopedPath(cfg.scope, 'webhook-endpoints', ...rest);
   return {
     create: (body, key) => send(endpoints(), body, parseSecretAnswer, key),
-    rotate: (id, body, key, hooks) => send(endpoints(id, 'secret', 'rotate'), body, parseSecretAnswer, key, hooks),
+    rotate: (id, body, key, hooks) => send(endpoints(id, 'secret', 'rotate'), body, (json, res) => parseSecretAnswer(json, res, { endpointId: id }), key, hooks),
     reactivate: (id, body) => send(endpoints(id, 'reactivate'), body, mutation),
   };
 }

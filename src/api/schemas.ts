@@ -75,9 +75,10 @@ export interface OddSecretAnswer {
   /**
    * `kept` is the whole answer: 'shape' (data.secret not a string),
    * 'encoding' (the secret is not valid UTF-8) or 'unreadable' (a body that
-   * is not JSON, yet names a secret).
+   * is not JSON, yet names a secret) or 'endpoint' (a rotation's answer that
+   * names another endpoint than the one asked for: whose secret is it?).
    */
-  whole: false | 'shape' | 'encoding' | 'unreadable';
+  whole: false | 'shape' | 'encoding' | 'unreadable' | 'endpoint';
   /** The secret as read, when it was read at all (to be scrubbed from what is printed). */
   read?: string;
 }
@@ -99,7 +100,7 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  * from bytes that are not valid UTF-8 (U+FFFD where they were) would be
  * delivered garbled: such an answer is odd, and keeps its bytes.
  */
-export function parseSecretAnswer(json: unknown, res: { body: string; notUtf8?: Buffer | undefined }): SecretAnswer | undefined {
+export function parseSecretAnswer(json: unknown, res: { body: string; notUtf8?: Buffer | undefined }, asked?: { endpointId: string }): SecretAnswer | undefined {
   // Not JSON at all (a prefix of junk, a bad byte inside an escape), but the
   // secret may be there in plain sight: the change was applied, so keep it.
   if (json === undefined) return /secret/i.test(res.body) ? { ok: false, odd: { endpointId: undefined, kept: res.notUtf8 ?? res.body, whole: 'unreadable' } } : undefined;
@@ -111,7 +112,14 @@ export function parseSecretAnswer(json: unknown, res: { body: string; notUtf8?: 
   const garbled = typeof held === 'string' && ((res.notUtf8 !== undefined && held.includes('\uFFFD')) || LONE_SURROGATE.test(held));
   if (!garbled) {
     const strict = secretResponseSchema().safeParse(json);
-    if (strict.success) return { ok: true, body: strict.data };
+    if (strict.success) {
+      // A rotation answered with another endpoint's record: the secret may not
+      // be the asked endpoint's, so it is delivered nowhere, only kept.
+      const named = String(strict.data.data.endpoint.id);
+      const { secret } = strict.data.data;
+      if (asked && named !== asked.endpointId && typeof secret === 'string' && secret !== '') return { ok: false, odd: { endpointId: named, kept: res.notUtf8 ?? res.body, whole: 'endpoint', read: secret } };
+      return { ok: true, body: strict.data };
+    }
   }
   if (!isJsonObject(data)) return undefined;
   const endpoint = isJsonObject(data.endpoint) ? data.endpoint : undefined;
@@ -132,6 +140,7 @@ export function oddSecretText(odd: OddSecretAnswer, fingerprint: string): string
   if (odd.whole === 'encoding') return `a signing secret that is not valid UTF-8 (bad bytes, or a lone surrogate escape), so it cannot be delivered as sent (the whole answer is kept as received, ${fingerprint} of it)`;
   if (odd.whole === 'unreadable') return `a body that is not JSON but names a secret (the whole answer is kept as received, ${fingerprint} of it)`;
   if (odd.whole === 'shape') return `something under data.secret that may be the signing secret (the whole answer is kept, ${fingerprint} of it)`;
+  if (odd.whole === 'endpoint') return `a signing secret in an answer that names endpoint ${JSON.stringify(odd.endpointId ?? '')}, not the one asked for, so it is delivered nowhere (the whole answer is kept as received, ${fingerprint} of it)`;
   return `the signing secret ${fingerprint}`;
 }
 

@@ -97,10 +97,13 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
     // (The journal's rules refuse, before anything is sent, an item that cannot go on: journal.ts actFor.)
     const acts = { send: 0, resend: 0, skip: 0, redeliver: 0 };
     const check = checkManifest(source, defaultMode, (item) => {
-      const act = actFor(journal.priors, item).act;
-      acts[act] += 1;
+      const planned = actFor(journal.priors, item);
+      acts[planned.act] += 1;
+      secrets.claim(item);
+      // Done earlier: its secret is kept nowhere now, so every destination named now must hold it already.
+      if (planned.act === 'skip') secrets.checkDone(item, planned.prior);
       // A delivery resumed from a kept copy may find its own file there already (it then counts as delivered).
-      if (act === 'send' || act === 'resend') secrets.check(item);
+      if (planned.act === 'send' || planned.act === 'resend') secrets.check(item);
     });
     secrets.checkShared(check.count);
 

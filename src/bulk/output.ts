@@ -70,7 +70,9 @@ export function humanOutput(io: IO, now: () => number, targets: readonly string[
   return {
     emit(result, item) {
       if (result.ok || failures.length >= SHOWN_FAILURES) return;
-      failures.push({ endpointId: result.endpointId, line: item.line, exitCode: result.exitCode, message: result.error.message });
+      // Scrubbed as it is now, in one line: a finished item's secret is found
+      // as it is (or JSON-escaped) but not once the table wraps it.
+      failures.push({ endpointId: result.endpointId, line: item.line, exitCode: result.exitCode, message: io.redactor.scrubAll(result.error.message) });
     },
     notice(text) {
       clear();

@@ -212,8 +212,10 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
   };
 
   /** Delivers an item's secret in custody; its "ok" record and result line follow once every destination holds it. */
-  const custody = async (item: ManifestItem, holder: Holder & { idempotencyKey: string }, secret: string, requestId: string | null, opts: { skipHeld?: boolean } = {}) => {
+  const custody = async (item: ManifestItem, holder: Holder & { idempotencyKey: string }, secret: string, answeredId: string | null, opts: { skipHeld?: boolean } = {}) => {
     const key = holder.idempotencyKey;
+    // The server's request id goes into the journal: one that echoes the secret is not kept.
+    const requestId = answeredId?.includes(secret) ? null : answeredId;
     const version = holder.version ?? null;
     deps.redactor?.addSecret(secret);
     const outcome = await deliverInCustody(secret, holder, () => deps.secrets.deliver(item, secret, opts), deps.custody, {
@@ -226,6 +228,8 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
           throw new Error('the journal could not record it (the run stops)');
       },
       delivering: (state) => deps.delivering?.(item, state),
+      // Removed once "ok" is on disk (below): killed before, the re-run delivers from it.
+      keepCopyUntilRecorded: true,
     });
     // Its patterns are dropped (thousands of items keep the set small); it is still never shown as it is.
     deps.redactor?.forgetSecret?.(secret);
@@ -233,6 +237,8 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
       await record({ t: 'fail', id: item.endpointId, key, applied: true, exitCode: EXIT.secretNotDelivered, code: 'secret_not_delivered', recovered: outcome.kept });
       if (outcome.kept) deps.notice?.(`${item.endpointId}: the signing secret (${outcome.fp}) was kept in ${outcome.kept} (mode 0600)`);
       fail(item, outcome.error, key);
+      // Custody left the item's state in place after the failure: a second signal while "fail" was written still named its copy.
+      deps.delivering?.(item, undefined);
       return;
     }
     // The worker moves on to its next item at once; the result line follows
@@ -240,8 +246,11 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
     // known to be done by a re-run".
     const fp = outcome.fp;
     const line: ItemResult = { endpointId: item.endpointId, ok: true, ...(version !== null ? { version } : {}), fingerprint: fp, delivery: outcome.delivered, requestId };
-    // (If "ok" cannot be written the run stops; a re-run finds every file destination holding this fingerprint.)
-    const written = record({ t: 'ok', id: item.endpointId, key, version, fp, delivery: outcome.delivered, requestId: requestId ?? '' }).then(() => succeed(item, line));
+    // (If "ok" cannot be written the run stops, and the copy stays: a re-run delivers it again.)
+    const written = record({ t: 'ok', id: item.endpointId, key, version, fp, delivery: outcome.delivered, requestId: requestId ?? '' }).then((recorded) => {
+      if (recorded) outcome.discard();
+      succeed(item, line);
+    });
     lines.add(written);
     void written.finally(() => lines.delete(written));
   };
@@ -333,6 +342,9 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
         // the run started.
         const act = actFor(deps.priors, item);
         if (act.act === 'skip') {
+          // A run killed between the "ok" record and removing the copy left it; every destination holds that secret.
+          const left = act.prior.fp ? deps.secrets.readKept(item, act.prior.key, act.prior.recovered) : undefined;
+          if (left && fingerprint(left.bytes) === act.prior.fp) left.discard();
           succeed(item, skippedResult(item, act.prior, act.prior.delivery ?? []));
           continue;
         }

@@ -317,5 +317,9 @@ function traceResponse(trace: Trace, res: WireResponse, ms: number): void {
   const bytes = res.notUtf8 ?? (/[^\x00-\x7f]/.test(res.body) ? Buffer.from(res.body, 'utf8') : undefined);
   const asBytes = bytes ? blankSecretsInBody(bytes.toString('latin1')).scrub : (text: string) => text;
   for (const [k, v] of Object.entries(redactHeaders(flat))) trace(`< ${k}: ${asBytes(blanked.scrub(v))}`);
-  if (res.body) trace(`< ${blanked.body}`);
+  if (!res.body) return;
+  // A body that is not JSON has no secret key to blank, yet one that names a
+  // secret is kept whole as possibly carrying it (api/schemas.ts): not shown.
+  if (parseJson(res.body) === undefined && /secret/i.test(res.body)) trace(`< (${Buffer.byteLength(res.body)} bytes that are not JSON and name a secret: not shown)`);
+  else trace(`< ${blanked.body}`);
 }

@@ -431,6 +431,13 @@ export function blankSecretsInBody(body: string): { body: string; scrub: (text: 
       continue;
     }
     if (body[j] !== '"') {
+      // A number there is kept as possibly the secret (an odd answer): blanked too.
+      const num = /^-?[0-9][0-9.eE+-]*/.exec(body.slice(j, j + 4096));
+      if (num) {
+        out += body.slice(last, j) + `"${REDACTED}"`;
+        last = i = j + num[0].length;
+        continue;
+      }
       i = j;
       continue;
     }

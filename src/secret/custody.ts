@@ -52,8 +52,21 @@ export interface CustodyHooks {
    * nothing is delivered and the item ends 13 with the copy as its place.
    */
   beforeDelivery?(copy: string | null, fp: () => string): Promise<void>;
-  /** While delivering (state), and after (undefined): what a forced exit must name. */
+  /**
+   * While delivering (state), and after (undefined): what a forced exit must
+   * name. Told undefined only on success: after a failure the state (naming
+   * where the copy ended up) stays until the caller has reported the outcome
+   * and says undefined itself, so a second signal while it writes the result
+   * or its journal record still ends 13 naming the copy.
+   */
   delivering?(state: InDelivery | undefined): void;
+  /**
+   * Every destination holds it: the copy is left for the caller to discard
+   * (the outcome's discard()) once it has recorded that, so that a kill
+   * before a --from run's "ok" record is on disk leaves the copy its re-run
+   * delivers from (an exec: destination cannot be read back).
+   */
+  keepCopyUntilRecorded?: boolean;
 }
 
 /** A delivery under way: what a second signal's message names. */
@@ -67,7 +80,7 @@ export interface InDelivery {
   now: number;
 }
 
-export type CustodyOutcome = { ok: true; fp: string; delivered: Delivered[] } | { ok: false; fp: string; delivered: Delivered[]; kept: string | null; error: CliError };
+export type CustodyOutcome = { ok: true; fp: string; delivered: Delivered[]; /** Removes the copy (done already unless keepCopyUntilRecorded). */ discard(): void } | { ok: false; fp: string; delivered: Delivered[]; kept: string | null; error: CliError };
 
 /**
  * The secret to every destination, with a copy kept until all hold it.
@@ -118,19 +131,22 @@ export async function deliverInCustody(
     result = await deliver();
   } catch (err) {
     result = { delivered: [], failures: [{ to: 'delivery', reason: err instanceof Error ? err.message : String(err) }] };
-  } finally {
-    hooks.delivering?.(undefined);
   }
   return finish();
 
   function finish(): CustodyOutcome {
     if (result.failures.length === 0) {
-      try {
-        copy?.discard();
-      } catch {
-        /* a copy left in recovered/ is untidy, not a failure: every destination holds the secret */
-      }
+      hooks.delivering?.(undefined);
+      const discard = () => {
+        try {
+          copy?.discard();
+        } catch {
+          /* a copy left in recovered/ is untidy, not a failure: every destination holds the secret */
+        }
+      };
+      if (!hooks.keepCopyUntilRecorded) discard();
       return {
+        discard,
         ok: true,
         get fp() {
           return fpOf();
@@ -149,7 +165,11 @@ export async function deliverInCustody(
         keepError = err;
       }
     }
-    const error = notDelivered(holder, { fp, failures: result.failures, delivered: result.delivered, where, keepFailure: where === undefined ? describeKeepFailure(keepError, deps.configDir) : undefined, now: deps.now() });
+    const keepFailure = where === undefined ? describeKeepFailure(keepError, deps.configDir) : undefined;
+    // What a second signal says until the caller has reported this outcome.
+    state.kept = where ?? null;
+    state.keepFailure = keepFailure;
+    const error = notDelivered(holder, { fp, failures: result.failures, delivered: result.delivered, where, keepFailure, now: deps.now() });
     return { ok: false, fp, delivered: result.delivered, kept: where ?? null, error };
   }
 }
@@ -232,7 +252,7 @@ export function keepOddAnswer(odd: OddSecretAnswer, holder: Holder, deps: Custod
   const head = `the server's answer is not the expected response, but the change was applied${keyText(holder)} and it carries ${oddSecretText(odd, fp)} of endpoint ${escapeInline(holder.endpointId)}`;
   let path: string;
   try {
-    path = keepSecret(deps.configDir, holder.endpointId, odd.kept, new Date(deps.now()), { key: holder.idempotencyKey }).path;
+    path = keepSecret(deps.configDir, holder.endpointId, odd.kept, new Date(deps.now()), { key: holder.idempotencyKey, whole: odd.whole !== false }).path;
   } catch (err) {
     const cause = describeKeepFailure(err, deps.configDir);
     return localError('secret_not_delivered', `${head}; no recovery copy could be written (${cause}), so nothing holds it: the secret is lost`, {

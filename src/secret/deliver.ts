@@ -13,6 +13,7 @@ import { readRegularFile } from './readback.js';
 import { envFileProblem } from './sinks.js';
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+const NONBLOCK = constants.O_NONBLOCK ?? 0;
 
 /** `file:` — a new file 0600 holding exactly the secret, or with force a regular file replaced atomically. */
 export function writeSecretFile(path: string, secret: string, force: boolean): void {
@@ -24,7 +25,8 @@ export function writeEnvFile(path: string, name: string, secret: string): void {
   let content = Buffer.alloc(0);
   let fd: number | undefined;
   try {
-    fd = openSync(path, constants.O_RDONLY | NOFOLLOW);
+    // Non-blocking: a FIFO put there since the check would hold the open (and every signal) until a writer came.
+    fd = openSync(path, constants.O_RDONLY | NOFOLLOW | NONBLOCK);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ELOOP') throw Object.assign(new Error(`${path} is now a symbolic link`), { code });
@@ -115,28 +117,35 @@ export interface KeptSecret {
  * dead process wrote, and an fsync on every rotation costs tens of
  * milliseconds; persist() makes it durable once it is the one place left.
  */
-export function keepSecret(configDir: string, endpointId: string, secret: string | Buffer, now: Date, opts: { durable?: boolean; key?: string | undefined } = {}): KeptSecret {
+export function keepSecret(configDir: string, endpointId: string, secret: string | Buffer, now: Date, opts: { durable?: boolean; key?: string | undefined; whole?: boolean } = {}): KeptSecret {
   const dir = recoveryFolder(configDir);
   const firstMade = makeFolders(dir, 0o700);
   checkRecoveryFolder(dir);
   const data = Buffer.from(secret); // a string as UTF-8
   let path: string | undefined;
+  /** The copy's inode: removed only while that file is still there (a destination may have been put in its place). */
+  let ino: number | undefined;
   if (opts.key !== undefined) {
     // Named after the request's Idempotency-Key, so a resumed journal finds it
     // from the "send" record alone (a kill may come before any other record).
-    const named = keptCopyPath(configDir, endpointId, opts.key);
+    // A whole odd answer gets a name of its own: a re-run that looks for the
+    // secret under the key must not deliver a JSON document in its place.
+    const named = keptCopyPath(configDir, endpointId, opts.key, opts.whole ? 'answer' : 'secret');
     try {
-      writeFileAtomic(named, data, { how: 'exclusive', durable: opts.durable ?? true });
+      ino = writeFileAtomic(named, data, { how: 'exclusive', durable: opts.durable ?? true });
       path = named;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      if (readRegularFile(named)?.equals(data)) path = named; // this very secret, kept by an earlier run
+      if (readRegularFile(named)?.equals(data)) {
+        path = named; // this very secret, kept by an earlier run
+        ino = lstatSync(named).ino;
+      }
     }
   }
   if (path === undefined) {
     const stamp = now.toISOString().replace(/[:.]/g, '-');
     path = join(dir, `${safeName(endpointId)}-${stamp}-${randomBytes(3).toString('hex')}.secret`);
-    writeFileAtomic(path, data, { how: 'exclusive', durable: opts.durable ?? true });
+    ino = writeFileAtomic(path, data, { how: 'exclusive', durable: opts.durable ?? true });
   }
   const kept = path;
   return {
@@ -148,10 +157,15 @@ export function keepSecret(configDir: string, endpointId: string, secret: string
     discard() {
       // unlink, not rmSync: rmSync loads and runs Node's recursive remover
       // (about 0.35 ms against 0.03), and this runs on every delivery.
-      try {
-        unlinkSync(kept);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      // Only the file written here: a destination that is this very path
+      // (`--force`) replaced it, and is not a copy to tidy away.
+      const now = lstatSync(kept, { throwIfNoEntry: false });
+      if (now && now.ino === ino) {
+        try {
+          unlinkSync(kept);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        }
       }
       if (firstMade === undefined) return;
       for (let d = dir; ; d = dirname(d)) {
@@ -219,7 +233,7 @@ export function describeKeepFailure(err: unknown, configDir: string): string {
 
 const safeName = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64) || 'endpoint';
 
-/** Where the copy of the secret of the request with this Idempotency-Key is kept. */
-export function keptCopyPath(configDir: string, endpointId: string, key: string): string {
-  return join(recoveryFolder(configDir), `${safeName(endpointId)}-${safeName(key)}.secret`);
+/** Where the copy of the secret (or of the whole odd answer) of the request with this Idempotency-Key is kept. */
+export function keptCopyPath(configDir: string, endpointId: string, key: string, what: 'secret' | 'answer' = 'secret'): string {
+  return join(recoveryFolder(configDir), `${safeName(endpointId)}-${safeName(key)}.${what}`);
 }

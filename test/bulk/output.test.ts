@@ -62,6 +62,19 @@ describe('human output', () => {
     expect(io.out()).not.toContain('┌');
   });
 
+  it('a failure message echoing a finished item\'s secret is scrubbed before the table wraps it across lines', async () => {
+    const secret = 'whsec_' + 'Q2hhdGN0bFNlY3JldEZvckFXcmFwcGVkVGFibGVDZWxs';
+    const io = fakeIO({ stdout: true, stderr: true });
+    io.columns = 80; // the error column is 30 wide: the secret does not fit one line
+    io.redactor.addSecret(secret);
+    io.redactor.forgetSecret(secret); // its item finished before the summary
+    const out = humanOutput(io, () => 0, ['file:/s/{id}.whsec']);
+    out.emit(failed(2, `the endpoint changed; its current secret is ${secret} (version 3)`), item(2));
+    await out.finish(summary({ failed: 1 }), 1);
+    expect(io.out()).toContain('[REDACTED]');
+    for (let i = 0; i + 8 <= secret.length; i++) expect(io.out()).not.toContain(secret.slice(i, i + 8));
+  });
+
   it('keeps the first 50 failures for the table and counts the rest', async () => {
     const results: Array<[ItemResult, ManifestItem]> = Array.from({ length: 60 }, (_, i) => [failed(i + 1), item(i + 1)]);
     const io = await run(false, results, summary({ failed: 60 }));

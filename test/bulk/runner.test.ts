@@ -258,6 +258,21 @@ describe('runBulk: resuming from a journal', () => {
     expect(h.recovered(a!, 'k-recorded')).toBeUndefined();
   });
 
+  it('killed after every destination took the secret but before its "ok" record was on disk: the copy is still kept, the re-run delivers it again (exit 0), nothing rotated twice', async () => {
+    // exec:-like destinations: a re-run cannot read them back, only the kept copy can finish the item.
+    const h = harness({ endpoints: 3, unreadable: true, fsyncMs: 2 });
+    const [, b] = h.server.ids;
+    const first = await h.run(h.items(), { killBefore: (r) => r.t === 'ok' && r.id === b });
+    expect(first.killed).toBe(true);
+    const secretOfB = h.delivered.get(b!)!;
+    expect(secretOfB).toBe(h.server.endpoint(b!).secret);
+    const again = await h.run(h.items(), { priors: h.priors() });
+    expect(failLines(again.results)).toEqual([]);
+    expect(again.summary.failed).toBe(0);
+    for (const id of h.server.ids) expect(h.server.endpoint(id).version).toBe(2);
+    expect(h.delivered.get(b!)).toBe(secretOfB);
+  });
+
   it('a journal reused with the next manifest (expected version + 1): every item is a new rotation, none skipped as done', async () => {
     const h = harness({ endpoints: 3 });
     const first = await h.run(h.items());
@@ -311,6 +326,21 @@ describe('runBulk: resuming from a journal', () => {
     expect(h.journal.filter((r) => r.t === 'ok').map((r) => 'id' in r && r.id).sort()).toEqual([a, b].sort());
   });
 
+  it('a done item whose copy a run killed just after its "ok" record left behind: skipped, and that copy (its fingerprint) removed; another secret under its name is left alone', async () => {
+    const h = harness({ endpoints: 2 });
+    const [a, b] = h.server.ids;
+    keepSecret(h.configDir, a!, 'whsec_done_a', new Date(0), { key: 'k-a' });
+    keepSecret(h.configDir, b!, 'whsec_not_the_one', new Date(0), { key: 'k-b' });
+    const priors = new Map([
+      [a!, prior({ state: 'ok', key: 'k-a', version: 2, fp: fp('whsec_done_a'), delivery: [] })],
+      [b!, prior({ state: 'ok', key: 'k-b', version: 2, fp: fp('whsec_done_b'), delivery: [] })],
+    ]);
+    const { summary } = await h.run(h.items(), { priors });
+    expect(summary).toMatchObject({ ok: 0, skipped: 2, failed: 0, requests: 0 });
+    expect(h.recovered(a!, 'k-a')).toBeUndefined();
+    expect(h.recovered(b!, 'k-b')).toBe('whsec_not_the_one');
+  });
+
   it('an item applied whose delivery was not confirmed and whose copy is gone: skipped if every destination holds its fingerprint, else 13 "delivery not confirmed", never sent', async () => {
     const h = harness({ endpoints: 2 });
     const [a, b] = h.server.ids;
@@ -358,6 +388,44 @@ describe('runBulk: resuming from a journal', () => {
       // What the killed run finished and journalled is skipped, not redone.
       const done = first.results.filter((r) => r.ok).length;
       expect(summary.skipped).toBeGreaterThanOrEqual(done);
+    }
+  });
+});
+
+describe('runBulk: what the journal holds', () => {
+  it('never the secret, even when the server echoes it as its request id', async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { runBulk } = await import('../../src/bulk/runner.js');
+    const secret = 'whsec_EchoedAsRequestId0123456789abcdef';
+    const configDir = mkdtempSync(join(tmpdir(), 'chatctl-runner-echo-'));
+    const records: unknown[] = [];
+    try {
+      const summary = await runBulk(
+        [{ line: 1, endpointId: 'we_1', expectedVersion: 1, mode: 'overlap' }],
+        { concurrency: 1, total: 1, signal: new AbortController().signal },
+        {
+          clock: { now: () => 0, sleep: async () => {}, random: () => 0.5 },
+          rotate: async () => ({ ok: true, body: { data: { endpoint: { id: 'we_1', version: 2 }, secret, secretAvailable: true }, meta: { requestId: `req ${secret}` } } }) as never,
+          secrets: {
+            deliver: async (_item, s) => ({ delivered: [{ to: 'file:/x', fingerprint: fp(s) }], failures: [] }),
+            holds: () => false,
+            readKept: () => undefined,
+            targetsFor: () => ['file:/x'],
+          },
+          custody: { configDir, now: () => 0 },
+          journal: { append: async (r) => void records.push(r) },
+          priors: new Map(),
+          newKey: () => 'k-1',
+          emit: () => {},
+        },
+      );
+      expect(summary.ok).toBe(1);
+      expect(records.map((r) => (r as { t: string }).t)).toContain('ok');
+      expect(JSON.stringify(records)).not.toContain(secret);
+    } finally {
+      rmSync(configDir, { recursive: true, force: true });
     }
   });
 });

@@ -411,6 +411,61 @@ describe('rotate --from: exit codes', () => {
     expect((await control('stats')).stats.requests).toBe(before);
   });
 
+  test.each([
+    ['ids made safe for a GitHub name', ['--secret-to', 'github-output:SECRET_{id}'], ['we-1', 'we_1'], 'github-output:SECRET_we_1'],
+    ['two patterns meeting (--force would replace the first)', ['--force', '--secret-to', 'file:s/{id}.a', '--secret-to', 'file:s/{id}'], ['x', 'x.a'], '/s/x.a'],
+  ])('2: two endpoints whose {id} lead to one destination (%s) are refused before anything is sent', async (_why, extra, ids, place) => {
+    const cwd = tmp.dir(`collide-${created++}`);
+    execFileSync('mkdir', ['-p', join(cwd, 's')]);
+    writeFileSync(join(cwd, 'out'), '');
+    writeFileSync(join(cwd, 'm.ndjson'), manifest(ids));
+    const before = (await control('stats')).stats.requests;
+    const r = await chatctl(['webhooks', 'rotate', '--from', 'm.ndjson', '--mode', 'overlap', '--json', ...extra], { cwd, env: { GITHUB_OUTPUT: join(cwd, 'out') } });
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(JSON.parse(r.stderr)).toMatchObject({ error: { code: 'usage_error' }, exitCode: 2 });
+    const { message } = (JSON.parse(r.stderr) as { error: { message: string } }).error;
+    expect(message).toContain(place);
+    expect(message).toContain(`"${ids[0]}" and "${ids[1]}"`);
+    expect((await control('stats')).stats.requests).toBe(before);
+  });
+
+  test('2: a journal re-run whose done items are now sent elsewhere (another path, or stdout) is refused; the same or a holding destination is skipped, exit 0', async () => {
+    const ids = await createEndpoints(2);
+    const cwd = tmp.dir(`moved-${created++}`);
+    execFileSync('mkdir', ['-p', join(cwd, 'a'), join(cwd, 'b')]);
+    writeFileSync(join(cwd, 'm.ndjson'), manifest(ids));
+    const base = ['webhooks', 'rotate', '--from', 'm.ndjson', '--mode', 'overlap', '--json', '--journal', 'j'];
+    const first = await chatctl([...base, '--secret-to', 'file:a/{id}.s'], { cwd });
+    expect(first.exitCode, first.stderr).toBe(0);
+    const before = (await control('stats')).stats.requests;
+    const moved = await chatctl([...base, '--secret-to', 'file:b/{id}.s'], { cwd });
+    expect(moved.exitCode, moved.stdout).toBe(2);
+    expect((JSON.parse(moved.stderr) as { error: { message: string } }).error.message).toContain(`${cwd}/b/${ids[0]}.s`);
+    expect(readdirSync(join(cwd, 'b'))).toEqual([]);
+    expect((await control('stats')).stats.requests).toBe(before);
+    // The same destinations: done, skipped.
+    const again = await chatctl([...base, '--secret-to', 'file:a/{id}.s'], { cwd });
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect(parseLines(again.stdout).summary).toMatchObject({ skipped: 2 });
+    // A destination that holds the secret already (copied there) counts.
+    for (const id of ids) writeFileSync(join(cwd, 'b', `${id}.s`), readFileSync(join(cwd, 'a', `${id}.s`)));
+    const copied = await chatctl([...base, '--secret-to', 'file:b/{id}.s'], { cwd });
+    expect(copied.exitCode, copied.stderr).toBe(0);
+    expect((await control('stats')).stats.requests).toBe(before);
+    // stdout holds a secret for its own run only: a re-run that captures it again would get nothing, with 0.
+    const [one] = await createEndpoints(1);
+    writeFileSync(join(cwd, 'one.ndjson'), manifest([one!]));
+    const single = ['webhooks', 'rotate', '--from', 'one.ndjson', '--mode', 'overlap', '--journal', 'j1', '--secret-to', 'stdout'];
+    const captured = await chatctl(single, { cwd });
+    expect(captured.exitCode, captured.stderr).toBe(0);
+    expect(captured.stdout.trim()).toBe((await serverState()).get(one!)!.secret);
+    const recaptured = await chatctl(single, { cwd });
+    expect(recaptured.exitCode).toBe(2);
+    expect(recaptured.stdout).toBe('');
+    expect(recaptured.stderr).toContain('not kept to deliver to stdout');
+  });
+
   test('2: a manifest on standard input is decoded as strictly as a file: invalid UTF-8 is refused, not turned into U+FFFD and sent', async () => {
     const ids = await createEndpoints(2);
     const cwd = tmp.dir('stdin-bad-utf8');

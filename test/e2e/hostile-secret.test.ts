@@ -111,6 +111,55 @@ describe('--debug never shows the secret, wherever the server echoes it', () => 
   });
 });
 
+describe("a rotation answered with another endpoint's record", () => {
+  // Whose secret is it? Delivered to we_1's destination with exit 0 it would
+  // leave we_1 without its own; it is kept whole instead (13), in both paths.
+  test('rotate: nothing delivered, the whole answer kept, exit 13 naming both endpoints', async () => {
+    const body = json(secretBody(SECRET, true, 'we_other'));
+    answer(body);
+    const { r, file } = await rotateToFile(['--json']);
+    expect(r.exitCode, r.stderr).toBe(13);
+    expect(existsSync(file)).toBe(false);
+    const kept = recovered(r);
+    expect(kept).toHaveLength(1);
+    expect(readFileSync(kept[0]!)).toEqual(body);
+    const line = parseErrorLine(r.stderr);
+    expect(line.error.message).toContain('we_other');
+    expect(line.error.message).toContain('we_1');
+    expect(r.stderr).not.toContain(SECRET);
+  });
+
+  test('rotate --from: the item fails with 13, its destination untouched', async () => {
+    answer(json(secretBody(SECRET, true, 'we_other')));
+    const ws = workspace();
+    writeFileSync(join(ws.cwd, 'm.ndjson'), '{"endpointId":"we_1","expectedVersion":2}\n');
+    const r = await runCli(['webhooks', 'rotate', '--from', 'm.ndjson', '--mode', 'overlap', '--secret-to', 'file:{id}.whsec', '--json'], { env: scopeEnv(baseUrl), ws });
+    expect(r.exitCode, r.stderr).toBe(14);
+    expect(existsSync(join(ws.cwd, 'we_1.whsec'))).toBe(false);
+    expect(JSON.parse(r.stdout.split('\n')[0]!)).toMatchObject({ endpointId: 'we_1', ok: false, exitCode: 13 });
+    expect(r.stdout + r.stderr).not.toContain(SECRET);
+    expect(recovered(r)).toHaveLength(1);
+  });
+});
+
+describe('--debug and a 2xx body that is not JSON but names a secret', () => {
+  // Kept whole under recovered/ (13) as a body that may carry the secret: the
+  // trace printed it as received, so the secret reached stderr in clear.
+  test.each([
+    ['text', `secret=${SECRET}\n`],
+    ['JSON with junk after it', `{"data":{"secret":"${SECRET}"}} trailing`],
+  ])('%s: the trace does not show it; the body is kept, exit 13', async (_what, text) => {
+    answer(Buffer.from(text, 'utf8'), { 'Content-Type': 'text/plain' });
+    const { r } = await rotateToFile(['--debug']);
+    expect(r.exitCode, r.stderr).toBe(13);
+    expect(r.stderr).not.toContain(SECRET);
+    expect(r.stderr).toContain('[debug] <');
+    const kept = recovered(r);
+    expect(kept).toHaveLength(1);
+    expect(readFileSync(kept[0]!, 'utf8')).toBe(text);
+  });
+});
+
 describe('a secret wrapped in an object ({"secret":{"value":"…"}})', () => {
   // Found by hostile reviews: --debug traced it in clear and the run ended 1
   // (invalid_response) with nothing kept, though the change was applied; then
@@ -155,6 +204,14 @@ describe('a secret wrapped in an object ({"secret":{"value":"…"}})', () => {
     expect(line.error.message).toContain('Idempotency-Key');
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(r.stderr).not.toContain(SECRET);
+  });
+
+  test('--debug: a bare number there is blanked in the trace as a string would be', async () => {
+    answer(answerWith('987654321098765432109876543210'));
+    const { r } = await rotateToFile(['--debug']);
+    expect(r.exitCode, r.stderr).toBe(13);
+    expect(r.stderr).toContain('"secret":"[REDACTED]"');
+    expect(r.stderr).not.toContain('98765432109876');
   });
 
   test('rotate --from: the same, exit 14 with the item kept', async () => {

@@ -12,6 +12,7 @@ import { sinkHolds } from '../../src/secret/readback.js';
 import { parseSinks } from '../../src/secret/sinks.js';
 import { fingerprint } from '../../src/secret/fingerprint.js';
 import { deliverSecretResult } from '../../src/commands/webhooks/secret-result.js';
+import { keepOddAnswer } from '../../src/secret/custody.js';
 import { Redactor } from '../../src/output/redact.js';
 import { wrapOutStream, type OutStream } from '../../src/output/io.js';
 import { Writable } from 'node:stream';
@@ -474,6 +475,57 @@ describe('deliverSecretResult', () => {
     await run;
     expect(JSON.parse(text).data.secret).toBe(SECRET);
     expect(recovered(cfg)).toEqual([]);
+  });
+
+  // A double Ctrl-C: the first stops a hanging destination, the second lands
+  // while the outcome (13) is rendered, before it is reported.
+  it('a second signal after a failed delivery, while the result is shown, still says 13 and where the copy is', async () => {
+    const io = fakeIO();
+    let words: (() => number) | undefined;
+    let atRender: (() => number) | undefined | 'unseen' = 'unseen';
+    const stdout: OutStream = { isTTY: false, write: () => void (atRender === 'unseen' && (atRender = words)) };
+    const { ctx, cfg } = ctxWith(io, { stdout });
+    ctx.setLastWords = (w) => void (words = w);
+    const e = await expect13(deliverSecretResult(ctx, {}, { sinks: sinks('exec:exit 3') }, body(), 'x', { idempotencyKey: 'idem-2nd' }));
+    expect(atRender).not.toBe('unseen');
+    expect(typeof atRender, 'no last words while the result was shown').toBe('function');
+    expect((atRender as unknown as () => number)()).toBe(13);
+    const [kept] = recovered(cfg);
+    expect(io.err()).toContain(kept!);
+    expect(io.err()).toContain('idem-2nd');
+    expect(io.err()).not.toContain(SECRET);
+    // Once the error is thrown (and reported by the caller), nothing is said twice.
+    expect(words).toBeUndefined();
+    expect(e.message).toContain(kept!);
+  });
+
+  // Killed after an odd answer was kept whole (data.secret an object), then
+  // re-run with the same key: the server replays it without a secret. The
+  // whole answer is not a secret to deliver.
+  it('a re-run whose replay has no secret does not deliver a whole odd answer kept under its key as if it were the secret', async () => {
+    const io = fakeIO();
+    const { ctx, cfg } = ctxWith(io);
+    const whole = JSON.stringify({ data: { endpoint: { id: 'we_1' }, secret: { value: SECRET } } });
+    const kept = keepOddAnswer({ endpointId: 'we_1', kept: whole, whole: 'shape' }, { endpointId: 'we_1', idempotencyKey: 'idem-odd' }, ctx);
+    expect(kept.exitCode).toBe(13);
+    const e = await expect13(deliverSecretResult(ctx, {}, { sinks: sinks('file:odd.whsec') }, body(null, false), 'x', { endpointId: 'we_1', idempotencyKey: 'idem-odd' }));
+    expect(e.message).toContain('not available');
+    expect(existsSync(join(dir, 'odd.whsec'))).toBe(false);
+    // The whole answer is still kept, named after the key.
+    const files = recovered(cfg);
+    expect(files).toHaveLength(1);
+    expect(readFileSync(files[0]!, 'utf8')).toBe(whole);
+    expect(files[0]).toContain('idem-odd');
+  });
+
+  it('a destination that is the kept copy\'s own name (--force): the copy is not removed from under it once delivered', async () => {
+    const io = fakeIO();
+    const { ctx, cfg } = ctxWith(io);
+    const target = join(cfg, 'recovered', 'we_1-idem-same.secret');
+    mkdirSync(join(cfg, 'recovered'), { recursive: true, mode: 0o700 });
+    const forced = parseSinks([`file:${target}`], { cwd: dir, env: { PATH: process.env.PATH }, json: false, stdoutIsTTY: false, force: true });
+    await deliverSecretResult(ctx, {}, { sinks: forced }, body(), 'x', { idempotencyKey: 'idem-same' });
+    expect(readFileSync(target, 'utf8')).toBe(SECRET);
   });
 
   it('an exec: sink that times out (short limit injected): exit 13, kept, the stderr of the command scrubbed', async () => {

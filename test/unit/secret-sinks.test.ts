@@ -2,7 +2,7 @@
 // sink parsing and checks, the dotenv rewrite, fingerprints, the writers.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -236,6 +236,22 @@ describe('writers', () => {
     expect(() => writeSecretFile(join(dir, 'fifo'), 'whsec_x', true)).toThrow(/FIFO/);
     expect(readFileSync(join(dir, 'target'), 'utf8')).toBe('keep');
     expect(readdirSync(dir).sort()).toEqual(['fifo', 'link', 'target']);
+  });
+
+  it('env-file: a FIFO that appeared since the check is refused at once, not opened and waited on', async () => {
+    const fifo = join(dir, '.env');
+    execFileSync('mkfifo', [fifo]);
+    // Only a writer would end a blocking open: one comes after 1.5 s, so a hang is bounded.
+    const writer = spawn('/bin/sh', ['-c', 'sleep 1.5; exec 3>"$1"; sleep 0.2', 'unblock', fifo], { stdio: 'ignore' });
+    const exited = new Promise((r) => writer.once('exit', r));
+    try {
+      const started = Date.now();
+      expect(() => writeEnvFile(fifo, 'S', 'whsec_x')).toThrow(/FIFO/);
+      expect(Date.now() - started).toBeLessThan(1000);
+    } finally {
+      writer.kill('SIGKILL');
+      await exited;
+    }
   });
 
   it('env-file: created 0600, rewritten in place of the old one, refused when it became group-readable', () => {

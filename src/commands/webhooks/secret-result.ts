@@ -26,7 +26,9 @@ export function checkSecretAnswer(ctx: Context, answer: SecretAnswer, what: { en
   if (answer.ok) return answer.body;
   const { odd } = answer;
   if (odd.read !== undefined) ctx.io.redactor.addSecret(odd.read);
-  throw keepOddAnswer(odd, { endpointId: odd.endpointId ?? what.endpointId ?? 'endpoint', idempotencyKey: what.idempotencyKey }, ctx);
+  // (An answer naming another endpoint is kept under the one asked for.)
+  const endpointId = (odd.whole === 'endpoint' ? what.endpointId : undefined) ?? odd.endpointId ?? what.endpointId ?? 'endpoint';
+  throw keepOddAnswer(odd, { endpointId, idempotencyKey: what.idempotencyKey }, ctx);
 }
 
 export interface SecretResultOptions {
@@ -98,7 +100,11 @@ export async function deliverSecretResult(
     },
   );
   if (plan.sinks.length > 0) await renderAfter(ctx, g, plan, withoutSecret(body, plan, outcome.delivered), summary, outcome.fp, outcome.delivered);
-  if (!outcome.ok) throw outcome.error;
+  if (!outcome.ok) {
+    // Until now a second signal named the copy (custody keeps the state after a failure); the error says it from here.
+    ctx.setLastWords?.(undefined);
+    throw outcome.error;
+  }
 }
 
 /**

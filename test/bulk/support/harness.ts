@@ -28,6 +28,8 @@ export interface HarnessOptions extends SimOptions {
   rate?: RateSettings;
   /** --deadline, in ms from the start of the run. */
   deadlineMs?: number;
+  /** Destinations that cannot be read back (as exec: ones): holds() is always false. */
+  unreadable?: boolean;
 }
 
 export function harness(opts: HarnessOptions) {
@@ -52,7 +54,7 @@ export function harness(opts: HarnessOptions) {
       delivered.set(item.endpointId, secret);
       return { delivered: [{ to, fingerprint: fp(secret) }], failures: [] };
     },
-    holds: (item, f) => holds(item.endpointId, f),
+    holds: (item, f) => !opts.unreadable && holds(item.endpointId, f),
     readKept(item, key, journaled) {
       const path = journaled ?? keptCopyPath(configDir, item.endpointId, key);
       const bytes = readRegularFile(path);
@@ -70,7 +72,7 @@ export function harness(opts: HarnessOptions) {
    */
   async function run(
     list: ManifestItem[],
-    extra: { signal?: AbortSignal; priors?: Map<string, Prior>; onResult?: (r: ItemResult) => void; killAfterRecords?: number } = {},
+    extra: { signal?: AbortSignal; priors?: Map<string, Prior>; onResult?: (r: ItemResult) => void; killAfterRecords?: number; killBefore?: (r: JournalRecord) => boolean } = {},
   ): Promise<{ summary: RunSummary; results: ItemResult[]; killed: boolean }> {
     const results: ItemResult[] = [];
     let records = 0;
@@ -109,6 +111,8 @@ export function harness(opts: HarnessOptions) {
       journal: {
         append: (r) =>
           alive(async () => {
+            if (extra.killBefore?.(r)) dead = true; // killed as this record is being written: it never reaches the disk
+            if (dead) return never;
             if (opts.fsyncMs) await vt.sleep(opts.fsyncMs);
             if (dead) return never;
             journal.push(r);
