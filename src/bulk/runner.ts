@@ -401,8 +401,13 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
       // Ctrl-C before it was sent: not started (a re-run sends its recorded key, harmlessly).
       if (err instanceof NotSent) return;
       const e = isCliError(err) ? err : new CliError('internal_error', `unexpected error: ${String(err)}`, EXIT.unexpected);
-      // The engine names the key when the change may have been applied.
-      const unknown = resent || e.idempotencyKey !== undefined;
+      // The engine names the key when the change may have been applied. But
+      // a refusal (a 4xx other than 429) is the server's answer to this very
+      // key: had an earlier request with it been applied, the server would
+      // have replayed that answer. So the outcome is known, and the journal
+      // says so; otherwise next month's manifest would stay refused.
+      const refused = e.status !== null && e.status >= 400 && e.status < 500 && e.status !== 429 && e.code !== 'idempotency_conflict';
+      const unknown = !refused && (resent || e.idempotencyKey !== undefined);
       await record({ t: 'fail', id: item.endpointId, key, applied: unknown ? null : false, exitCode: e.exitCode, code: e.code });
       fail(item, e, unknown ? key : undefined);
       return;

@@ -297,6 +297,19 @@ describe('runBulk: resuming from a journal', () => {
     expect(line.error.message).toContain('k-1');
   });
 
+  it('a re-sent request the server refuses (the endpoint moved on meanwhile) settles the journal: next month\'s manifest is not blocked', async () => {
+    const h = harness({ endpoints: 1 });
+    const [a] = h.server.ids;
+    // Someone else rotated it meanwhile, with another key: version 2.
+    await h.vt.run(h.server.rotateOne({ endpointId: a!, expectedVersion: 1, mode: 'immediate' }, 'k-other'));
+    const first = await h.run(h.items(), { priors: new Map([[a!, prior({ state: 'sent', key: 'k-1', ev: 1, mode: 'immediate' })]]) });
+    expect(failLines(first.results)[0]).toMatchObject({ exitCode: 7 });
+    expect(h.journal.at(-1)).toMatchObject({ t: 'fail', key: 'k-1', applied: false });
+    const next = await h.run(h.items(undefined, 2), { priors: h.priors() });
+    expect(next.summary).toMatchObject({ ok: 1, failed: 0 });
+    expect(h.server.endpoint(a!).version).toBe(3);
+  });
+
   it('a pending item that the manifest now asks in another mode is refused, never re-sent as the other mode', async () => {
     const h = harness({ endpoints: 1 });
     const [a] = h.server.ids;
