@@ -67,6 +67,17 @@ describe('the README and the docs are self-contained', () => {
     }
   });
 
+  // An unclosed fence turns the rest of the page into one code block, and
+  // hides its commands from the check below.
+  it.each(DOCS)('%s closes every code fence it opens', (file) => {
+    const fences = read(file).split('\n').filter((l) => /^\s*```/.test(l));
+    expect(fences.length % 2, `${file}: ${fences.length} fence lines`).toBe(0);
+    // Each opening fence is followed by a closing one: openings may name a language, closings never do.
+    fences.forEach((l, i) => {
+      if (i % 2 === 1) expect(l.trim(), `${file}: fence ${i + 1} should close a block`).toBe('```');
+    });
+  });
+
   it.each(DOCS)('%s names no issue and no section of another document', (file) => {
     expect(read(file)).not.toMatch(/\bissue\s*#?\d+|(^|\s)#\d+\b|\bsections?\s+\d+|cli-contract|\.\.\/shared|\bthe contract\b/im);
   });
