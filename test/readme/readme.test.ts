@@ -119,6 +119,7 @@ describe('the README and the docs are self-contained', () => {
     expect(commandLines(`x=$(chatctl webhooks rotate we_1 --yes --from f --secret-to "exec:gh --repo a" | head) # chatctl --bogus`)).toEqual([['webhooks', 'rotate', 'we_1', '--yes', '--from', 'f', '--secret-to', 'VALUE']]);
     expect(unknownOptions(['webhooks', 'create', '--yes', '--json'])).toEqual(['--yes']);
     expect(unknownOptions(['webhook', 'rotate', '--yes', '--no-color'])).toEqual([]);
+    expect(unknownOptions(['webhooks', 'verify', '--secret-file', '-', '--bogus', '-'])).toEqual(['--bogus']);
   });
 
   // Every chatctl line a reader may paste: its words name a real command and
@@ -160,7 +161,7 @@ function unknownOptions(words: string[]): string[] {
   const options = new Set(TREE.options.flatMap((o) => o.flags));
   const unknown: string[] = [];
   for (const w of words) {
-    if (w.startsWith('-')) {
+    if (w.startsWith('-') && w !== '-') { // a lone - is standard input, not an option
       const flag = w.replace(/=.*/, '');
       if (!options.has(flag) && !(flag.startsWith('--no-') && options.has(`--${flag.slice(5)}`))) unknown.push(flag);
       continue;
