@@ -39,7 +39,7 @@ export interface WebhooksClient {
   reactivate(endpointId: string, body: ExpectedVersionRequest): Promise<MutationResponse>;
 }
 
-/** The headers every request carries (contract section 4), less x-request-id, which is new for each attempt. */
+/** The headers every request carries, less x-request-id, which is new for each attempt. */
 export function requestHeaders(cfg: Pick<ClientConfig, 'token' | 'origin' | 'csrfToken' | 'userAgent'>, idempotencyKey?: string): Record<string, string> {
   const headers: Record<string, string> = {
     Authorization: `Bearer ${cfg.token}`,

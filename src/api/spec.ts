@@ -1,4 +1,4 @@
-// The closed lists and limits of ../shared/spec/webhook-api.md, written once.
+// The closed lists and limits of the webhook management API, written once.
 // Everything that checks input, maps error codes or completes words imports
 // them from here, so a change to the spec is a change to one file.
 
@@ -94,14 +94,14 @@ export const ERROR_CODES = [
 ] as const;
 export type ApiErrorCode = (typeof ERROR_CODES)[number];
 
-/** The path prefix of every operation (spec section 4), segments unencoded. */
+/** The path prefix of every operation (organization, application, environment), segments unencoded. */
 export interface Scope {
   organizationId: string;
   applicationId: string;
   environmentKey: string;
 }
 
-/** Builds a path with every segment percent-encoded (contract section 4). */
+/** Builds a path with every segment percent-encoded. */
 export function scopedPath(scope: Scope, ...rest: string[]): string {
   const segments = [
     'v1',

@@ -1,4 +1,4 @@
-// The journal of a `--from` run (contract section 11): an append-only NDJSON
+// The journal of a `--from` run (docs/fleet.md): an append-only NDJSON
 // file, mode 0600, that lets a re-run pick up where a killed run stopped
 // without rotating any endpoint twice. It holds Idempotency-Keys, versions
 // and fingerprints, never a secret.

@@ -1,4 +1,4 @@
-// The manifest of `webhooks rotate --from FILE|-` (contract section 11): one
+// The manifest of `webhooks rotate --from FILE|-` (docs/fleet.md): one
 // JSON object per line, {"endpointId","expectedVersion","mode"?}; blank lines
 // and lines starting with # are skipped. Every line is checked before
 // anything is sent, yet a manifest of any length is never held in memory as

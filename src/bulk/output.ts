@@ -1,4 +1,4 @@
-// What a `--from` run shows (contract section 11).
+// What a `--from` run shows (docs/fleet.md).
 // - --json: one line per item on stdout as it finishes, then the summary line.
 // - Human: a progress line on stderr when it is a terminal, redrawn at most
 //   ten times a second; at the end a summary on stdout, with a table of the

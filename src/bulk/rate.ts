@@ -1,5 +1,5 @@
-// The rate control every worker of a `--from` run shares (contract section
-// 11). Workers ask `acquire()` before each request; it holds them while the
+// The rate control every worker of a `--from` run shares (docs/fleet.md,
+// Rate). Workers ask `acquire()` before each request; it holds them while the
 // run is paused and spaces requests at the allowed rate.
 //
 // - At first there is no rate: requests go as fast as the workers can send
@@ -206,7 +206,7 @@ export class RateController {
   }
 }
 
-/** Full jitter, as for single requests (contract section 5). */
+/** Full jitter, as for single requests (docs/secrets.md). */
 function backoff(retryIndex: number, random: () => number): number {
   return Math.floor(random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** retryIndex));
 }

@@ -1,4 +1,4 @@
-// The engine of `webhooks rotate --from` (contract section 11), as a plain
+// The engine of `webhooks rotate --from` (docs/fleet.md), as a plain
 // function of its dependencies: the items, one attempt at the server
 // (rotateOne), the secret's destinations, the journal, a clock. Tests run it
 // against a fake server in virtual time; command.ts wires the real ones.

@@ -177,7 +177,7 @@ function noProxyMatches(host: string, list: string | undefined): boolean {
   });
 }
 
-/** Which proxy, if any, a request to `url` goes through (contract section 3). Throws a Check on a malformed variable. */
+/** Which proxy, if any, a request to `url` goes through (docs/configuration.md). Throws a Check on a malformed variable. */
 function proxyFor(url: URL, env: NodeJS.ProcessEnv): ProxyChoice | Check {
   if (isLoopbackHost(url.hostname)) return { proxy: undefined, detail: 'none: loopback is never proxied' };
   const name = url.protocol === 'https:' ? (pickEnv(env, 'HTTPS_PROXY') ? 'HTTPS_PROXY' : 'HTTP_PROXY') : 'HTTP_PROXY';

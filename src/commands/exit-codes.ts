@@ -1,4 +1,4 @@
-// chatctl exit-codes: contract section 7, printed from the table in code.
+// chatctl exit-codes: the exit-code table, printed from the table in code.
 import type { Command } from 'commander';
 import { examples, type App } from './app.js';
 import { writeJson } from '../output/io.js';

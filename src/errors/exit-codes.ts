@@ -1,4 +1,4 @@
-// Contract section 7: the one table that turns an outcome into an exit status.
+// The one table that turns an outcome into an exit status.
 // `satisfies Record<ApiErrorCode, ExitCode>` makes the compiler prove that
 // every error code of the spec is mapped, and to a documented exit code.
 import type { ApiErrorCode } from '../api/spec.js';
@@ -26,8 +26,8 @@ export const EXIT = {
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
 /**
- * The codes chatctl itself uses in `--json` error lines (contract section 6,
- * and partial_failure for a --from run), each with its exit status: the one
+ * The codes chatctl itself uses in `--json` error lines (docs/configuration.md,
+ * Output; and partial_failure for a --from run), each with its exit status: the one
  * place a local error's status is decided. A signal can still end an
  * `interrupted` run with 129 or 143 (src/app/execute.ts).
  */

@@ -1,6 +1,6 @@
 // Turns a non-2xx response into the one error chatctl reports: the server's
 // code when the body is a PublicErrorResponseDto, else the HTTP status
-// fallback of contract section 7. Error bodies are read leniently.
+// fallback of the exit-code table (README, Exit codes). Error bodies are read leniently.
 import { errorResponseSchema } from '../api/schemas.js';
 import { CliError } from '../errors/cli-error.js';
 import { exitCodeForApiCode, exitCodeForStatus } from '../errors/exit-codes.js';

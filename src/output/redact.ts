@@ -2,7 +2,7 @@
 // a Redactor that knows the token, the anti-forgery value and any signing
 // secret seen in this run, so even a server message that echoes one of them
 // cannot leak it. Stdout scrubs the credentials but not the secret, which
-// belongs there in the cases contract section 6 allows.
+// belongs there in the cases docs/secrets.md names.
 //
 // Values are found by what they are, not by the key they sit under: in any
 // JSON escaping (`\u0077`, `\/`, `\"`, doubled backslashes of JSON inside

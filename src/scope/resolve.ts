@@ -1,4 +1,4 @@
-// Contract section 3: each value from the first of flag, environment,
+// Each value from the first of flag, environment,
 // selected profile, default. Pure: the caller hands in flags, env and the
 // config it read, so every precedence rule is a table test.
 import type { ConfigData, Profile } from '../config/schema.js';
@@ -117,7 +117,7 @@ export function requireToken(env: NodeJS.ProcessEnv, sel: SelectedProfile): stri
   return t.token;
 }
 
-/** Where a value came from (contract section 3). */
+/** Where a value came from (docs/configuration.md). */
 export type ValueSource = 'flag' | 'env' | 'profile' | 'default' | 'none';
 
 export interface SourcedValue {
@@ -254,7 +254,7 @@ export function noInput(flags: GlobalFlags, env: NodeJS.ProcessEnv): boolean {
 const LOOPBACK_V4 = /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/;
 
 /**
- * The contract's loopback, exactly: localhost, 127.0.0.0/8, [::1]. Narrower
+ * Loopback as docs/configuration.md defines it, exactly: localhost, 127.0.0.0/8, [::1]. Narrower
  * on purpose than the sandbox's isLoopbackHost (src/sandbox/ip.ts), which as
  * a server also accepts mapped and trailing-dot forms.
  */

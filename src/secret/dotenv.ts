@@ -1,4 +1,4 @@
-// `env-file:PATH#NAME` (contract section 6): the line NAME=<secret> is set in a
+// `env-file:PATH#NAME` (docs/secrets.md): the line NAME=<secret> is set in a
 // dotenv file, every other line kept byte for byte. Pure functions on bytes,
 // so a file in any encoding, with CRLF or without a final newline, comes back
 // unchanged but for that one line.

@@ -1,4 +1,4 @@
-// `exec:COMMAND` (contract section 6): COMMAND run by /bin/sh -c with the
+// `exec:COMMAND` (docs/secrets.md): COMMAND run by /bin/sh -c with the
 // secret on its stdin (no newline, then end of input). A bundle of its own
 // (dist/lazy/exec.cjs): execa is loaded only by a run that has an exec: sink.
 //

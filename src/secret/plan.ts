@@ -1,5 +1,5 @@
 // Where create's or rotate's one-time secret goes, decided before anything
-// is sent (contract section 6): the sinks given, else the JSON on stdout
+// is sent (docs/secrets.md): the sinks given, else the JSON on stdout
 // (--json), else the terminal (stdout a TTY and CI not set); anything else
 // is refused with exit 2, so a run that could not deliver the secret never
 // asks the server for one.

@@ -1,4 +1,4 @@
-// Black box: `chatctl webhooks rotate --from` (contract section 11), the real
+// Black box: `chatctl webhooks rotate --from` (docs/fleet.md), the real
 // bin/chatctl.js against a real `chatctl sandbox --json` child process.
 // Hundreds of endpoints are created, rotated from a manifest with file: and
 // exec: destinations, a run is killed with SIGKILL half-way and resumed from

@@ -1,4 +1,4 @@
-// Contract sections 3 and 9: where values come from, profiles, stored tokens,
+// Where values come from, profiles, stored tokens,
 // the config folder and file, and configuration errors (exit 3, nothing sent).
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

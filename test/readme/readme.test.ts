@@ -82,6 +82,17 @@ describe('the README and the docs are self-contained', () => {
     expect(read(file)).not.toMatch(/\bissue\s*#?\d+|(^|\s)#\d+\b|\bsections?\s+\d+|cli-contract|\.\.\/shared|\bthe contract\b/im);
   });
 
+  // A reader of the code has the repository only: a comment points at the
+  // docs/ page that says the rule, not at a numbered section of a document
+  // they cannot open.
+  it('no source, test or script cites a document outside the repository', () => {
+    const cites = new RegExp(['(contract|spec)\\s+sections?\\s+\\d', '\\.\\./shared', 'cli-contract', 'webhook-api\\.md', 'contract\\s+§'].join('|'), 'i');
+    const found = repositoryFiles()
+      .filter((f) => f !== 'test/readme/readme.test.ts' && /^(src|test|scripts|bin|bench|completions)\//.test(f) && /\.(ts|mjs|js|cjs|sh|bash|zsh|fish)$/.test(f) && existsSync(join(ROOT, f)))
+      .flatMap((f) => read(f).split('\n').flatMap((line, i) => (cites.test(line) ? [`${f}:${i + 1}: ${line.trim()}`] : [])));
+    expect(found).toEqual([]);
+  });
+
   it('its exit-code table is the one chatctl prints', () => {
     const rows = [...section('Exit codes').matchAll(/^\| (\d+) \| ([^|]+) \|/gm)].map((m) => [Number(m[1]), m[2]!.trim()]);
     expect(rows).toEqual(EXIT_CODE_ROWS.map(([code, meaning]) => [code, meaning]));

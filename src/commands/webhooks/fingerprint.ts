@@ -1,6 +1,6 @@
 // chatctl webhooks fingerprint [FILE|-]: the fingerprint of a secret held
 // elsewhere (a receiver's copy, a CI variable), to compare with the one create
-// and rotate print, without showing the secret (contract section 6).
+// and rotate print, without showing the secret (docs/secrets.md).
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Context, GlobalOptions } from '../../context.js';
