@@ -151,7 +151,7 @@ const given = (v: string | undefined) => (v === undefined || v === '' ? undefine
 function profileWhy(flags: GlobalFlags, env: NodeJS.ProcessEnv, config: ConfigData): string {
   if (given(flags.profile)) return 'named by --profile';
   if (given(env.CHATCTL_PROFILE)) return 'named by CHATCTL_PROFILE';
-  if (given(config.currentProfile)) return 'the current profile, chosen with profile use';
+  if (given(config.currentProfile)) return 'the current profile: the first one set, or chosen with profile use';
   return 'the default: no --profile, CHATCTL_PROFILE or current profile';
 }
 
