@@ -131,18 +131,26 @@ export async function runProfileUse(name: string, ctx: Context): Promise<void> {
 }
 
 export async function runProfileRemove(name: string, ctx: Context): Promise<void> {
+  let hadToken = false;
+  let wasCurrent = false;
+  let left: string[] = [];
   await store(ctx).update((data) => {
     if (!profileOf(data, name)) {
       const near = storedNear(data, name);
       throw missing(name, near !== undefined ? `did you mean ${near}?  (list profiles with: chatctl profile list)` : 'list profiles with: chatctl profile list');
     }
     const profiles = profileMap(data.profiles);
+    hadToken = Boolean(profiles[name]?.token);
     delete profiles[name];
     const next = { ...data, profiles };
-    if (next.currentProfile === name) delete next.currentProfile;
+    wasCurrent = next.currentProfile === name;
+    if (wasCurrent) delete next.currentProfile;
+    left = Object.keys(profiles);
     return next;
   });
-  ctx.io.notice(`profile "${name}" removed (with its stored token)`);
+  // Removing the profile in use leaves "default" in effect: say so, and how to pick another.
+  const inUse = !wasCurrent ? '' : left.includes('default') ? '; "default" is in use now' : left.length ? `; no profile is in use now: choose one with chatctl profile use ${left[0]}` : '';
+  ctx.io.notice(`profile "${name}" removed${hadToken ? ' with its stored token' : ''}${inUse}`);
 }
 
 function checkPrintable(value: string, flag: string): void {
