@@ -38,7 +38,7 @@ export interface Context {
   invocation?: Invocation;
 }
 
-/** The options every API command takes (contract section 2), as commander parses them. */
+/** The options every API command takes (docs/configuration.md), as commander parses them. */
 export interface GlobalOptions {
   profile?: string;
   baseUrl?: string;

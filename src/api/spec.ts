@@ -94,7 +94,7 @@ export const ERROR_CODES = [
 ] as const;
 export type ApiErrorCode = (typeof ERROR_CODES)[number];
 
-/** The path prefix of every operation (spec section 4), segments unencoded. */
+/** The path prefix of every operation (organization, application, environment), segments unencoded. */
 export interface Scope {
   organizationId: string;
   applicationId: string;

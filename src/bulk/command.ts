@@ -1,4 +1,4 @@
-// chatctl webhooks rotate --from FILE|- (contract section 11): the steps in
+// chatctl webhooks rotate --from FILE|- (docs/fleet.md): the steps in
 // order, everything that can be refused refused before anything is sent:
 // flags → scope and token → sinks → journal (locked, read) → every manifest
 // line checked (and each item's destinations) → confirmation of immediate

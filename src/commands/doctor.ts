@@ -138,7 +138,7 @@ function sourcesOf(d: ScopeDescription): Record<ScopeKey, Source> {
 const PROFILE_WHY: Record<ProfileSource, string> = {
   flag: 'named by --profile',
   env: 'named by CHATCTL_PROFILE',
-  current: 'the current profile, chosen with profile use',
+  current: 'the current profile: the first one set, or chosen with profile use',
   default: 'the default: no --profile, CHATCTL_PROFILE or current profile',
 };
 

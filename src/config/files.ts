@@ -1,5 +1,5 @@
-// The config folder and config.json as chatctl trusts them (contract
-// section 9). A folder or file that another user owns or that group or
+// The config folder and config.json as chatctl trusts them
+// (docs/configuration.md, Files). A folder or file that another user owns or that group or
 // others can write, a config.json that is not a regular file (symbolic link,
 // FIFO, device, socket, folder) or not UTF-8 JSON of the expected shape is a
 // configuration error at once, naming the path and the fix. Nothing is read
@@ -115,7 +115,7 @@ export function ensureConfigFolder(dir: string, warn: Warn, uid = currentUid()):
 const READ_ATTEMPTS = 5;
 const REPLACED = Symbol('replaced');
 
-/** The bytes of config.json, checked as the contract asks; undefined when there is none. */
+/** The bytes of config.json, checked as docs/configuration.md says; undefined when there is none. */
 export function readConfigBytes(path: string, warn: Warn, uid = currentUid(), loose: Loose = 'tighten'): Buffer | undefined {
   for (let attempt = 1; ; attempt++) {
     const bytes = readConfigOnce(path, warn, uid, loose);

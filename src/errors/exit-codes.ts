@@ -1,4 +1,4 @@
-// Contract section 7: the one table that turns an outcome into an exit status.
+// The one table that turns an outcome into an exit status.
 // `satisfies Record<ApiErrorCode, ExitCode>` makes the compiler prove that
 // every error code of the spec is mapped, and to a documented exit code.
 import type { ApiErrorCode } from '../api/spec.js';

@@ -137,6 +137,10 @@ export function explainError(e: CliError): string[] {
     }
     return lines;
   }
+  if (e.exitCode === EXIT.auth && e.status === 401) {
+    // The server refused the token: which one was sent is the first question.
+    return ['next: chatctl auth status shows which token is used and where it comes from (CHATCTL_TOKEN wins over a stored one); store another with chatctl auth login'];
+  }
   if (e.exitCode === EXIT.limit) {
     return e.code === 'webhook_endpoint_limit_reached'
       ? ['next: the environment holds as many webhook endpoints as it allows, inactive ones included, and the API deletes none: reuse one (rotate or reactivate it), or ask the service to raise the limit']

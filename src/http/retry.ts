@@ -1,4 +1,4 @@
-// Contract section 5, as pure functions of an injected clock and random source.
+// What is retried and how long to wait (docs/secrets.md), as pure functions of an injected clock and random source.
 
 export const BACKOFF_BASE_MS = 500;
 export const BACKOFF_CAP_MS = 20_000;

@@ -1,5 +1,5 @@
 // Asks for what the command line left out. Only exists when stdin and stdout
-// are both terminals and prompts are allowed (contract section 8); commands
+// are both terminals and prompts are allowed (docs/configuration.md); commands
 // receive `undefined` otherwise and fail with a usage error naming the flag.
 export interface Prompter {
   name(): Promise<string>;

@@ -1,5 +1,5 @@
 // The checks every API request passes before routing: the bearer token, then
-// the Origin and anti-forgery headers (spec section 5).
+// the Origin and anti-forgery headers the API requires.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { ApiFailure } from './envelopes.js';

@@ -1,4 +1,4 @@
-// The spec's two envelopes (section 2 and 7). Handlers deal in data and
+// The API's two envelopes (success and error). Handlers deal in data and
 // failures; only the HTTP layer adds `meta.requestId`, so an idempotent replay
 // can carry the stored data under the replaying request's own id.
 import type { ApiErrorCode } from '../api/spec.js';

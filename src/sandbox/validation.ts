@@ -1,4 +1,4 @@
-// Request bodies against the spec's DTOs (sections 2.2-2.4 and 8), strictly:
+// Request bodies against the API's DTOs (create, rotate, reactivate), strictly:
 // an unknown field is an error, as on a server that forbids non-whitelisted
 // properties. Every problem is collected so that `details` names each field.
 import { EVENT_TYPES, LIMITS, ROTATION_MODES, type EventType, type RotationMode } from '../api/spec.js';

@@ -1,4 +1,4 @@
-// Contract section 3: each value from the first of flag, environment,
+// Each value from the first of flag, environment,
 // selected profile, default. Pure: the caller hands in flags, env and the
 // config it read, so every precedence rule is a table test.
 import { KEYRING_STORAGE, type ConfigData, type Profile } from '../config/schema.js';
@@ -134,7 +134,7 @@ export function noTokenError(profile: string): Error {
   return configError(`no token for profile "${profile}"`, `run: chatctl auth login --profile ${profile}, or set CHATCTL_TOKEN`);
 }
 
-/** Where a value came from (contract section 3). */
+/** Where a value came from (docs/configuration.md). */
 export type ValueSource = 'flag' | 'env' | 'profile' | 'default' | 'none';
 
 export interface SourcedValue {
@@ -271,7 +271,7 @@ export function noInput(flags: GlobalFlags, env: NodeJS.ProcessEnv): boolean {
 const LOOPBACK_V4 = /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/;
 
 /**
- * The contract's loopback, exactly: localhost, 127.0.0.0/8, [::1]. Narrower
+ * Loopback as docs/configuration.md defines it, exactly: localhost, 127.0.0.0/8, [::1]. Narrower
  * on purpose than the sandbox's isLoopbackHost (src/sandbox/ip.ts), which as
  * a server also accepts mapped and trailing-dot forms.
  */

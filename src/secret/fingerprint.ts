@@ -1,4 +1,4 @@
-// Contract section 6: a secret's fingerprint names it without showing it, so
+// A secret's fingerprint names it without showing it, so
 // an operator can compare the copy a receiver holds with the one delivered.
 // node:crypto is loaded here, when a secret is in hand, not at start-up.
 

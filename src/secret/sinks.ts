@@ -1,7 +1,7 @@
-// Contract section 6, `--secret-to SINK`: where the one-time secret goes,
+// `--secret-to SINK` (docs/secrets.md): where the one-time secret goes,
 // parsed and checked before anything is sent, so a destination that cannot
 // work exits 2 with nothing sent. Reused per item by `rotate --from`
-// (section 11): parse once with idPlaceholder, then sinksFor(sinks, id)
+// (docs/fleet.md): parse once with idPlaceholder, then sinksFor(sinks, id)
 // substitutes `{id}` and checks that item's paths before its request.
 import { kindOf } from '../fs/atomic.js';
 import { accessSync, constants, lstatSync, readFileSync, statSync, type Stats } from 'node:fs';

@@ -23,7 +23,7 @@ describe('runBulk: the happy path', () => {
       const records = h.journal.filter((r) => 'id' in r && r.id === id).map((r) => r.t);
       expect(records).toEqual(['send', 'applied', 'ok']);
     }
-    // Result lines: the contract's fields, in its order.
+    // Result lines: the fields docs/fleet.md lists, in its order.
     const line = okLines(results)[0]!;
     expect(Object.keys(line)).toEqual(['endpointId', 'ok', 'version', 'fingerprint', 'delivery', 'requestId']);
     expect(line.fingerprint).toBe(fp(h.server.endpoint(line.endpointId).secret));

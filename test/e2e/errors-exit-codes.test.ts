@@ -1,4 +1,4 @@
-// Contract section 7 (and 6 for the --json error line): every one of the
+// The exit-code table (and the --json error line): every one of the
 // spec's error codes to its exit code, the status fallback for bodies that are
 // not a PublicErrorResponseDto, and the exit-codes table.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';

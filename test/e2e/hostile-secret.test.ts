@@ -1,4 +1,4 @@
-// A hostile second look at contract section 6: servers that answer in ways
+// A hostile second look at docs/secrets.md: servers that answer in ways
 // that are legal HTTP but unusual (compressed bodies, a byte-order mark,
 // response headers that echo the secret, a secret that holds the token).
 // Once the server has applied the change the secret must be whole at every

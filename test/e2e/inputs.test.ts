@@ -1,4 +1,4 @@
-// Contract sections 4 and 8: every input is checked before anything is sent;
+// Every input is checked before anything is sent;
 // a failed check, a missing value without prompts or a bad command line exits 2
 // and the server receives nothing.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';

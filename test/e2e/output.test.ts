@@ -1,4 +1,4 @@
-// Contract sections 2 and 6: --json, human mode, --dry-run, --debug, where the
+// docs/configuration.md (Output) and docs/secrets.md: --json, human mode, --dry-run, --debug, where the
 // token may appear, control characters from the server, colour, closed pipes.
 import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';

@@ -1,4 +1,4 @@
-// Contract sections 3 and 9: where values come from, profiles, stored tokens,
+// Where values come from, profiles, stored tokens,
 // the config folder and file, and configuration errors (exit 3, nothing sent).
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -361,6 +361,23 @@ describe('profiles', () => {
     expect(JSON.stringify(parseStdoutJson(list.stdout))).not.toContain('"p2"');
     expect(readFileSync(join(ws.configDir, 'config.json'), 'utf8')).not.toContain(tokenOf('p2'));
     await expectConfigError(['--profile', 'p2', ...REACTIVATE], {}, ws);
+  });
+
+  test('profile remove says whether a token went with it, and how to choose a profile when the one in use is gone', async () => {
+    const ws = fresh();
+    const withToken = await runCli(['profile', 'remove', 'p1'], { ws });
+    expect(withToken.stderr).toBe('chatctl: profile "p1" removed with its stored token\n');
+    const without = await runCli(['profile', 'remove', 'notoken'], { ws });
+    expect(without.stderr).toBe('chatctl: profile "notoken" removed\n');
+    expect((await runCli(['profile', 'use', 'p2'], { ws })).exitCode).toBe(0);
+    const current = await runCli(['profile', 'remove', 'p2'], { ws });
+    expect(current.stderr).toBe('chatctl: profile "p2" removed with its stored token; "default" is in use now\n');
+    expect((await runCli(['profile', 'use', 'p3'], { ws })).exitCode).toBe(0);
+    expect((await runCli(['profile', 'remove', 'default'], { ws })).exitCode).toBe(0);
+    const last = await runCli(['profile', 'remove', 'p3'], { ws });
+    expect(last.stderr).toMatch(/^chatctl: profile "p3" removed with its stored token; no profile is in use now: choose one with chatctl profile use \w+\n$/);
+    const named = /profile use (\w+)/.exec(last.stderr)![1]!;
+    expect((await runCli(['profile', 'use', named], { ws })).exitCode).toBe(0);
   });
 
   test('CHATCTL_PROFILE naming an unknown profile → exit 3, nothing sent', async () => {

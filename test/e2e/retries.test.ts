@@ -1,4 +1,4 @@
-// Contract section 5: what is retried, how often, how long it waits, and what
+// What is retried, how often, how long it waits, and what
 // the Idempotency-Key and x-request-id do across attempts.
 import { describe, expect, test } from 'vitest';
 import { EVENT_TYPES } from '../../src/api/spec.js';

@@ -2,7 +2,7 @@
 // Every `--secret-to` sink, failing stdouts, odd answers, --force onto what
 // is not a regular file, CI on a TTY, what --debug, --json
 // and stderr show. In each case the exit code, and that the secret is whole
-// in exactly the places contract section 6 names and nowhere else.
+// in exactly the places docs/secrets.md names and nowhere else.
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// Contract section 6, "The one-time secret": every bullet.
+// docs/secrets.md, "The one-time signing secret": every bullet.
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -9,7 +9,7 @@ import { listFiles, fileMode, runCli, workspace } from '../support/run.js';
 import { useRecordingServer } from '../support/server.js';
 import { createHash } from 'node:crypto';
 
-/** Contract section 6, written independently: sha256: + 16 hex of the UTF-8 bytes. */
+/** The fingerprint, written independently: sha256: + 16 hex of the UTF-8 bytes. */
 const fingerprintOf = (s: string) => `sha256:${createHash('sha256').update(Buffer.from(s, 'utf8')).digest('hex').slice(0, 16)}`;
 
 const server = useRecordingServer();
@@ -69,7 +69,7 @@ describe('--secret-file', () => {
     expect(isAbsolute(out.data.secretFile as string)).toBe(true);
     expect(out).toEqual({
       ...expected,
-      // contract section 6 (issue 10): secretDelivery names each destination with the fingerprint
+      // secretDelivery names each destination with the fingerprint
       data: { ...expected.data, secret: null, secretFile: abs, secretDelivery: [{ to: `file:${abs}`, fingerprint: fingerprintOf(SECRET) }] },
     });
     expectSecretContent(abs);

@@ -1,4 +1,4 @@
-// Contract section 4 (and spec section 4): request lines, headers and bodies,
+// What the API requires of each request: request lines, headers and bodies,
 // byte for byte, as the server receives them.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { EVENT_TYPES } from '../../src/api/spec.js';
@@ -20,7 +20,7 @@ const E0 = EVENT_TYPES[0];
 const E1 = EVENT_TYPES[6];
 const E2 = EVENT_TYPES[13];
 
-/** Headers the contract requires, plus those the lead allows. Anything else is a finding. */
+/** Headers the API requires, plus those chatctl adds on purpose. Anything else is a finding. */
 const ALLOWED = new Set([
   'authorization',
   'content-type',
@@ -56,7 +56,7 @@ function expectCommonHeaders(req: RecordedRequest, origin: string, csrf = '1') {
 }
 
 describe('create', () => {
-  test('request line, headers and body are exactly as the contract says', async () => {
+  test('request line, headers and body are exactly as the API requires', async () => {
     server.enqueue({ status: 201, body: secretBody() });
     const r = await runCli(
       ['webhooks', 'create', '--name', 'orders hook', '--url', 'https://hooks.example.com/in', '--event', E0, '--json'],

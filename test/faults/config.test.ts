@@ -1,5 +1,5 @@
 // The config never loses data and is never trusted when it should not be
-// (contract section 9). Concurrent `profile set` runs all land, with or
+// (docs/configuration.md). Concurrent `profile set` runs all land, with or
 // without a lock left by a killed process; a lock wait ends on Ctrl-C; a
 // corrupt, foreign, shared-writable or non-regular config is exit 3 at once;
 // readable-by-others permissions are tightened with a warning.

@@ -2,7 +2,7 @@
 // a CONNECT proxy on loopback, and a private CA through NODE_EXTRA_CA_CERTS
 // against a self-signed HTTPS server on loopback.
 //
-// chatctl never proxies loopback (contract section 3), so the proxied tests
+// chatctl never proxies loopback (docs/configuration.md), so the proxied tests
 // address the server as https://api.chatctl.test:PORT: a reserved name no DNS
 // answers, which the test proxy alone maps to 127.0.0.1. A request that went
 // direct by mistake fails to resolve instead of quietly succeeding.

@@ -69,8 +69,30 @@ describe('the README and the docs are self-contained', () => {
     }
   });
 
+  // An unclosed fence turns the rest of the page into one code block, and
+  // hides its commands from the check below.
+  it.each(DOCS)('%s closes every code fence it opens', (file) => {
+    const fences = read(file).split('\n').filter((l) => /^\s*```/.test(l));
+    expect(fences.length % 2, `${file}: ${fences.length} fence lines`).toBe(0);
+    // Each opening fence is followed by a closing one: openings may name a language, closings never do.
+    fences.forEach((l, i) => {
+      if (i % 2 === 1) expect(l.trim(), `${file}: fence ${i + 1} should close a block`).toBe('```');
+    });
+  });
+
   it.each(DOCS)('%s names no issue and no section of another document', (file) => {
     expect(read(file)).not.toMatch(/\bissue\s*#?\d+|(^|\s)#\d+\b|\bsections?\s+\d+|cli-contract|\.\.\/shared|\bthe contract\b/im);
+  });
+
+  // A reader of the code has the repository only: a comment points at the
+  // docs/ page that says the rule, not at a numbered section of a document
+  // they cannot open.
+  it('no source, test or script cites a document outside the repository', () => {
+    const cites = new RegExp(['(contract|spec)\\s+sections?\\s+\\d', '\\.\\./shared', 'cli-contract', 'webhook-api\\.md', 'contract\\s+§'].join('|'), 'i');
+    const found = repositoryFiles()
+      .filter((f) => f !== 'test/readme/readme.test.ts' && /^(src|test|scripts|bin|bench|completions)\//.test(f) && /\.(ts|mjs|js|cjs|sh|bash|zsh|fish)$/.test(f) && existsSync(join(ROOT, f)))
+      .flatMap((f) => read(f).split('\n').flatMap((line, i) => (cites.test(line) ? [`${f}:${i + 1}: ${line.trim()}`] : [])));
+    expect(found).toEqual([]);
   });
 
   it('its exit-code table is the one chatctl prints', () => {
@@ -111,6 +133,7 @@ describe('the README and the docs are self-contained', () => {
     expect(commandLines(`x=$(chatctl webhooks rotate we_1 --yes --from f --secret-to "exec:gh --repo a" | head) # chatctl --bogus`)).toEqual([['webhooks', 'rotate', 'we_1', '--yes', '--from', 'f', '--secret-to', 'VALUE']]);
     expect(unknownOptions(['webhooks', 'create', '--yes', '--json'])).toEqual(['--yes']);
     expect(unknownOptions(['webhook', 'rotate', '--yes', '--no-color'])).toEqual([]);
+    expect(unknownOptions(['webhooks', 'verify', '--secret-file', '-', '--bogus', '-'])).toEqual(['--bogus']);
   });
 
   // Every chatctl line a reader may paste: its words name a real command and
@@ -152,7 +175,7 @@ function unknownOptions(words: string[]): string[] {
   const options = new Set(TREE.options.flatMap((o) => o.flags));
   const unknown: string[] = [];
   for (const w of words) {
-    if (w.startsWith('-')) {
+    if (w.startsWith('-') && w !== '-') { // a lone - is standard input, not an option
       const flag = w.replace(/=.*/, '');
       if (!options.has(flag) && !(flag.startsWith('--no-') && options.has(`--${flag.slice(5)}`))) unknown.push(flag);
       continue;

@@ -1,4 +1,4 @@
-// The constants, argv, response bodies and contract tables the CLI tests
+// The constants, argv, response bodies and tables the CLI tests
 // share. One value each: tests refer to them symbolically.
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -35,7 +35,7 @@ export const CREATE = ['webhooks', 'create', '--name', 'n', '--url', 'https://ho
 export const ROTATE = ['webhooks', 'rotate', 'we_1', '--expected-version', '4', '--mode', 'overlap'];
 export const REACTIVATE = ['webhooks', 'reactivate', 'we_1', '--expected-version', '4'];
 
-/** Every exit code the contract allows (section 7, plus 130/143 for signals). */
+/** Every exit code the table allows (plus 130/143 for signals). */
 export const ALLOWED_EXIT = new Set([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 130, 143]);
 
 // ---------------------------------------------------------------- scope
@@ -107,7 +107,7 @@ export function headerOf(headers: Record<string, unknown>, name: string): unknow
   return key === undefined ? undefined : headers[key];
 }
 
-// ---------------------------------------------------------------- contract §7
+// ---------------------------------------------------------------- exit codes
 
 const AUTH = ['authentication_failed', 'authentication_required', 'reauthentication_required'];
 const STATE_8 = [
@@ -127,7 +127,7 @@ const RULES_9 = [
   'message_reaction_type_not_allowed',
 ];
 
-/** Contract section 7, written independently of the CLI. null = no row names it. */
+/** The exit-code table, written independently of the CLI. null = no row names it. */
 export function exitCodeForApiCode(code: string): number | null {
   if (code === 'internal_error') return 1;
   if (AUTH.includes(code)) return 4;
@@ -142,7 +142,7 @@ export function exitCodeForApiCode(code: string): number | null {
   return null;
 }
 
-/** Contract section 7, fallback for bodies that are not a PublicErrorResponseDto. */
+/** The exit-code table's fallback for bodies that are not a PublicErrorResponseDto. */
 export function exitCodeForStatus(status: number): number {
   switch (status) {
     case 400:

@@ -1,4 +1,4 @@
-// Prompt flows at the command level (contract section 8), each in a pair:
+// Prompt flows at the command level (docs/configuration.md), each in a pair:
 // with a Prompter (stdin and stdout are a terminal, prompts allowed) the
 // missing value is asked for; with `undefined` (no terminal, --no-input, CI)
 // the same command line is a usage error (exit 2) naming the flag, and

@@ -476,7 +476,7 @@ describe('colour on a terminal', () => {
     expect(both.output).not.toMatch(SGR);
   });
 
-  // Contract section 6: no colour "with NO_COLOR or --no-color", prompts included.
+  // No colour "with NO_COLOR or --no-color", prompts included.
   // One session each: the prompt, then chatctl's own output (summary, table, secret).
   it('NO_COLOR=1: no colour sequences at all, and the prompts are plain too', async () => {
     const r = played(

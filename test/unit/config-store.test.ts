@@ -137,7 +137,7 @@ function configFailure(fn: () => unknown): CliError {
   throw new Error('expected a failure');
 }
 
-describe('what the store refuses (contract section 9), at once and naming the path', () => {
+describe('what the store refuses (docs/configuration.md), at once and naming the path', () => {
   const cfg = () => join(dir, 'config.json');
   const seed = (text: string | Buffer = '{"version":1}\n') => writeFileSync(cfg(), text, { mode: 0o600 });
 

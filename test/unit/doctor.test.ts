@@ -80,7 +80,7 @@ describe('doctor, everything fine', () => {
     writeFileSync(join(dir, 'config.json'), JSON.stringify({ currentProfile: 'prod', profiles: { prod: { baseUrl: 'https://api.example.com', organizationId: 'org_p', applicationId: 'app_p', token: TOKEN } } }), { mode: 0o600 });
     chmodSync(dir, 0o700);
     const { byName, checks } = await doctor({ configDir: dir, env: { CHATCTL_ENV: 'staging' }, g: { app: 'app_flag' } });
-    expect(byName('profile').detail).toBe('"prod" (the current profile, chosen with profile use)');
+    expect(byName('profile').detail).toBe('"prod" (the current profile: the first one set, or chosen with profile use)');
     expect(byName('scope').detail).toBe('base URL https://api.example.com (profile "prod"), org org_p (profile "prod"), app app_flag (--app), env staging (CHATCTL_ENV)');
     expect(byName('token').detail).toBe('stored in profile "prod" (config file); doctor does not send it');
     expect(JSON.stringify(checks)).not.toContain(TOKEN);

@@ -3,7 +3,7 @@ import { ERROR_CODES } from '../../src/api/spec.js';
 import { EXIT_CODE_ROWS, EXIT_FOR_API_CODE, EXIT_FOR_LOCAL_CODE, exitCodeForApiCode, exitCodeForStatus } from '../../src/errors/exit-codes.js';
 import { localError } from '../../src/errors/cli-error.js';
 
-// The contract's rules, restated independently of the table in code.
+// The exit-code table's rules, restated independently of the table in code.
 function expectedExit(code: string): number {
   if (['authentication_failed', 'authentication_required', 'reauthentication_required'].includes(code)) return 4;
   if (code === 'permission_denied') return 5;
@@ -27,7 +27,7 @@ describe('exit-code table', () => {
     expect(Object.keys(EXIT_FOR_API_CODE).sort()).toEqual([...ERROR_CODES].sort());
   });
 
-  it.each(ERROR_CODES.map((c) => [c]))('%s follows the contract rule', (code) => {
+  it.each(ERROR_CODES.map((c) => [c]))('%s follows the table\'s rule', (code) => {
     expect(exitCodeForApiCode(code)).toBe(expectedExit(code));
   });
 
@@ -43,7 +43,7 @@ describe('exit-code table', () => {
     expect(EXIT_CODE_ROWS.map((r) => r[0])).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 129, 130, 143]);
   });
 
-  it("chatctl's own error codes end with the statuses the contract gives them", () => {
+  it("chatctl's own error codes end with the statuses the table gives them", () => {
     expect(EXIT_FOR_LOCAL_CODE).toEqual({
       usage_error: 2,
       config_error: 3,

@@ -157,3 +157,17 @@ describe('limit, rate limit, unavailable (exits 10, 11, 12) end with a next step
     for (const [code, exit] of [['validation_failed', 9], ['conflict', 8], ['permission_denied', 5]] as const) expect(explainError(new CliError(code, 'x', exit))).toEqual([]);
   });
 });
+
+describe('authentication refused (exit 4)', () => {
+  it('says how to see which token was sent and how to store another', () => {
+    const e = new CliError('authentication_failed', 'the bearer token is not valid', 4, { status: 401, requestId: 'req_3', details: {} });
+    expect(explainError(e)).toEqual(['next: chatctl auth status shows which token is used and where it comes from (CHATCTL_TOKEN wins over a stored one); store another with chatctl auth login']);
+    expect(reported(e)).toContain('\n  next: chatctl auth status shows which token is used');
+  });
+
+  it('adds nothing to a 4 that is not a refused token, nor under --json', () => {
+    expect(explainError(new CliError('permission_denied', 'not allowed', 5, { status: 403 }))).toEqual([]);
+    const e = new CliError('authentication_failed', 'the bearer token is not valid', 4, { status: 401, requestId: 'req_3', details: {} });
+    expect(reported(e, true)).not.toContain('auth status');
+  });
+});

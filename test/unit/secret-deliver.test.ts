@@ -1,5 +1,5 @@
-// deliverAll and deliverSecretResult with injected streams (contract section
-// 6): one delivery path, every outcome recorded, the secret kept under
+// deliverAll and deliverSecretResult with injected streams (docs/secrets.md):
+// one delivery path, every outcome recorded, the secret kept under
 // recovered/ whenever any destination fails. exec: sinks run real /bin/sh
 // commands, with a short injected time limit.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// The pure and file-system pieces of `--secret-to` (contract section 6):
+// The pure and file-system pieces of `--secret-to` (docs/secrets.md):
 // sink parsing and checks, the dotenv rewrite, fingerprints, the writers.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';

@@ -140,6 +140,9 @@ export async function runProfileUse(name: string, ctx: Context): Promise<void> {
 
 export async function runProfileRemove(name: string, ctx: Context): Promise<void> {
   let inKeyring = false;
+  let hadToken = false;
+  let wasCurrent = false;
+  let left: string[] = [];
   await store(ctx).update((data) => {
     const p = profileOf(data, name);
     if (!p) {
@@ -148,9 +151,12 @@ export async function runProfileRemove(name: string, ctx: Context): Promise<void
     }
     inKeyring = p.tokenStorage === KEYRING_STORAGE;
     const profiles = profileMap(data.profiles);
+    hadToken = Boolean(profiles[name]?.token) || inKeyring;
     delete profiles[name];
     const next = { ...data, profiles };
-    if (next.currentProfile === name) delete next.currentProfile;
+    wasCurrent = next.currentProfile === name;
+    if (wasCurrent) delete next.currentProfile;
+    left = Object.keys(profiles);
     return next;
   });
   if (inKeyring) {
@@ -164,7 +170,9 @@ export async function runProfileRemove(name: string, ctx: Context): Promise<void
       );
     }
   }
-  ctx.io.notice(`profile "${name}" removed (with its stored token${inKeyring ? ', from the system keyring' : ''})`);
+  // Removing the profile in use leaves "default" in effect: say so, and how to pick another.
+  const inUse = !wasCurrent ? '' : left.includes('default') ? '; "default" is in use now' : left.length ? `; no profile is in use now: choose one with chatctl profile use ${left[0]}` : '';
+  ctx.io.notice(`profile "${name}" removed${hadToken ? ` with its stored token${inKeyring ? ' (from the system keyring)' : ''}` : ''}${inUse}`);
 }
 
 function checkPrintable(value: string, flag: string): void {

@@ -1,4 +1,4 @@
-// Contract section 6: a signal that ends create or rotate once the request
+// A signal that ends create or rotate once the request
 // may have been sent names the endpoint (when known) and the Idempotency-Key,
 // so that re-running with that key cannot apply the change twice. Whether it
 // may have been sent is the HTTP client's to say (it puts the key on the
