@@ -29,7 +29,10 @@ class LongestFirst extends BaseSequencer {
       const i = LONGEST_FIRST.findIndex((name) => f.moduleId.endsWith(`/${name}`));
       return i < 0 ? LONGEST_FIRST.length : i;
     };
-    return (await super.sort(files)).map((f, at) => ({ f, at })).sort((a, b) => rank(a.f) - rank(b.f) || a.at - b.at).map(({ f }) => f);
+    return (await super.sort(files))
+      .map((f, at) => ({ f, at }))
+      .sort((a, b) => rank(a.f) - rank(b.f) || a.at - b.at)
+      .map(({ f }) => f);
   }
 }
 

@@ -116,7 +116,13 @@ async function startSandbox(home) {
   const call = async (method, path, body) => {
     const res = await fetch(`${info.baseUrl}${path}`, {
       method,
-      headers: { authorization: `Bearer ${info.token}`, origin: 'https://bench.example', 'x-service-csrf': '1', 'content-type': 'application/json', ...(body?.key ? { 'idempotency-key': body.key } : {}) },
+      headers: {
+        authorization: `Bearer ${info.token}`,
+        origin: 'https://bench.example',
+        'x-service-csrf': '1',
+        'content-type': 'application/json',
+        ...(body?.key ? { 'idempotency-key': body.key } : {}),
+      },
       body: body === undefined ? undefined : JSON.stringify(body.json ?? body),
     });
     const text = await res.text();
@@ -125,10 +131,11 @@ async function startSandbox(home) {
   return {
     info,
     call,
-    stop: () => new Promise((resolve) => {
-      child.once('exit', resolve);
-      child.kill('SIGTERM');
-    }),
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', resolve);
+        child.kill('SIGTERM');
+      }),
   };
 }
 
@@ -223,7 +230,15 @@ async function scenario(sb, s, work) {
   };
   const running = runChatctl(args, env, dir);
   const deliveries = receiver
-    ? await deliverUntil(sb, manifest.trimEnd().split('\n').map((l) => JSON.parse(l).endpointId), s.deliveries, running)
+    ? await deliverUntil(
+        sb,
+        manifest
+          .trimEnd()
+          .split('\n')
+          .map((l) => JSON.parse(l).endpointId),
+        s.deliveries,
+        running,
+      )
     : undefined;
   const r = await running;
   await receiver?.close();
@@ -290,7 +305,9 @@ export async function main(argv = process.argv.slice(2)) {
   const targets = [];
   for (const r of rows) {
     const beside = r.deliveries ? `; beside it ${r.deliveries.delivered} signed deliveries (${r.deliveries.failed} failed)` : '';
-    targets.push(`${r.id}: wall ${r.ratio.toFixed(2)}x ideal (target ≤ 1.15x) ${r.ratio <= 1.15 ? 'met' : 'MISSED'}; 429s ${pct(r.rateLimitedShare)} (≤ 5%) ${r.rateLimitedShare <= 0.05 ? 'met' : 'MISSED'}; failures ${r.failed} (0) ${r.failed === 0 ? 'met' : 'MISSED'}${beside}`);
+    targets.push(
+      `${r.id}: wall ${r.ratio.toFixed(2)}x ideal (target ≤ 1.15x) ${r.ratio <= 1.15 ? 'met' : 'MISSED'}; 429s ${pct(r.rateLimitedShare)} (≤ 5%) ${r.rateLimitedShare <= 0.05 ? 'met' : 'MISSED'}; failures ${r.failed} (0) ${r.failed === 0 ? 'met' : 'MISSED'}${beside}`,
+    );
   }
   const small = rows.find((r) => r.id === '500j');
   const big = rows.find((r) => r.id === '5000j');

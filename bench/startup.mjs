@@ -87,7 +87,11 @@ function parseArgs(argv) {
       o.warmup = count(value(), 0);
       warmupGiven = true;
     } else if (a === '--only') {
-      o.only = new Set(value().split(',').map((s) => count(s, 1)));
+      o.only = new Set(
+        value()
+          .split(',')
+          .map((s) => count(s, 1)),
+      );
     } else if (a === '--help' || a === '-h') {
       process.stdout.write('usage: node bench/startup.mjs [--runs N (30)] [--warmup N (5)] [--quick (runs 5, warm-up 1)] [--only 1,2,3,4,5,6]\n');
       process.exit(0);
@@ -152,9 +156,7 @@ function runNode(args, env) {
 }
 
 function describe(args) {
-  return ['node', ...args.map((a) => (a.startsWith(ROOT) ? a.slice(ROOT.length) : a))]
-    .map((a) => (/^[\w./:=@-]+$/.test(a) ? a : JSON.stringify(a)))
-    .join(' ');
+  return ['node', ...args.map((a) => (a.startsWith(ROOT) ? a.slice(ROOT.length) : a))].map((a) => (/^[\w./:=@-]+$/.test(a) ? a : JSON.stringify(a))).join(' ');
 }
 
 /** Runs one side of a pair; throws a BenchError when it failed. */
@@ -173,9 +175,7 @@ async function runSide(label, side) {
   if (problem) {
     const tail = (s) => s.trim().split('\n').slice(-5).join('\n    ');
     throw new BenchError(
-      `${label}: \`${describe(side.args)}\` ${problem}` +
-        (r.stderr.trim() ? `\n  stderr:\n    ${tail(r.stderr)}` : '') +
-        (r.stdout.trim() ? `\n  stdout:\n    ${tail(r.stdout)}` : ''),
+      `${label}: \`${describe(side.args)}\` ${problem}` + (r.stderr.trim() ? `\n  stderr:\n    ${tail(r.stderr)}` : '') + (r.stdout.trim() ? `\n  stdout:\n    ${tail(r.stdout)}` : ''),
     );
   }
   if (r.rssKb === undefined) throw new BenchError(`${label}: could not read the peak RSS of \`${describe(side.args)}\``);
@@ -280,8 +280,23 @@ async function startTlsFront(sb, dir) {
   try {
     execFileSync(
       'openssl',
-      ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', `/CN=${PROXIED_HOST}`,
-        '-addext', `subjectAltName=DNS:${PROXIED_HOST},IP:127.0.0.1`, '-keyout', keyPath, '-out', certPath],
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '2',
+        '-subj',
+        `/CN=${PROXIED_HOST}`,
+        '-addext',
+        `subjectAltName=DNS:${PROXIED_HOST},IP:127.0.0.1`,
+        '-keyout',
+        keyPath,
+        '-out',
+        certPath,
+      ],
       { stdio: 'ignore' },
     );
   } catch (e) {
@@ -289,13 +304,10 @@ async function startTlsFront(sb, dir) {
   }
   const target = new URL(sb.baseUrl);
   const front = https.createServer({ key: readFileSync(keyPath), cert: readFileSync(certPath) }, (req, res) => {
-    const up = http.request(
-      { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers, agent: false },
-      (ur) => {
-        res.writeHead(ur.statusCode ?? 502, ur.headers);
-        ur.pipe(res);
-      },
-    );
+    const up = http.request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers, agent: false }, (ur) => {
+      res.writeHead(ur.statusCode ?? 502, ur.headers);
+      ur.pipe(res);
+    });
     up.on('error', () => res.destroy());
     req.pipe(up);
   });
@@ -417,7 +429,11 @@ function makeScenarios(env, getSandbox, getFront, getKeyring) {
         a: {
           args: [BIN, '__complete', 'bash', '--', '--profile', ''],
           env,
-          check: (out) => expect(PROFILES.every((p) => out.includes(p)), `expected the profile names ${PROFILES.join(', ')}`),
+          check: (out) =>
+            expect(
+              PROFILES.every((p) => out.includes(p)),
+              `expected the profile names ${PROFILES.join(', ')}`,
+            ),
         },
         b: nodeFloor,
       }),
@@ -596,7 +612,7 @@ async function startKeyring(sb, tmp) {
     }
     if (!stored) await new Promise((r) => setTimeout(r, 200));
   }
-  if (!stored) throw new BenchError('auth login could not store the token in the bench\'s keyring');
+  if (!stored) throw new BenchError("auth login could not store the token in the bench's keyring");
   return {
     env: krEnv,
     stop: async () => {
@@ -699,13 +715,15 @@ async function main() {
     const configDir = join(tmp, 'config');
     mkdirSync(configDir);
     const profile = (env) => ({ baseUrl: 'https://api.example.com', organizationId: 'org_bench', applicationId: 'app_bench', environmentKey: env });
-    writeFileSync(
-      join(configDir, 'config.json'),
-      JSON.stringify({ version: 1, currentProfile: 'default', profiles: Object.fromEntries(PROFILES.map((p) => [p, profile(p)])) }, null, 2) + '\n',
-    );
+    writeFileSync(join(configDir, 'config.json'), JSON.stringify({ version: 1, currentProfile: 'default', profiles: Object.fromEntries(PROFILES.map((p) => [p, profile(p)])) }, null, 2) + '\n');
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp, CHATCTL_CONFIG_DIR: configDir, NO_COLOR: '1' };
 
-    let scenarios = makeScenarios(env, () => sandbox, () => front, () => keyring).filter((s) => !opts.only || opts.only.has(s.id));
+    let scenarios = makeScenarios(
+      env,
+      () => sandbox,
+      () => front,
+      () => keyring,
+    ).filter((s) => !opts.only || opts.only.has(s.id));
     if (scenarios.length === 0) usage('--only selects no scenario (1–7)');
     if (scenarios.some((s) => s.needsKeyring) && !haveKeyringTools()) {
       process.stdout.write(`scenario 6 not run: it needs ${KEYRING_TOOLS.join(' and ')} (packages dbus and gnome-keyring)\n`);
@@ -751,7 +769,8 @@ async function main() {
         warmup: opts.warmup,
         pairs: opts.runs,
         order: 'interleaved A, B per pair; scenarios 4, 5 and 6 reset the sandbox and create two endpoints before each pair, outside the timed region',
-        scenario6: 'A and B are both chatctl in a D-Bus session of the bench with gnome-keyring unlocked: A with profile "kr" whose token is in the keyring, B the same with CHATCTL_TOKEN set; A - B is what reading the keyring adds',
+        scenario6:
+          'A and B are both chatctl in a D-Bus session of the bench with gnome-keyring unlocked: A with profile "kr" whose token is in the keyring, B the same with CHATCTL_TOKEN set; A - B is what reading the keyring adds',
         scenario5: `A and B are both chatctl against an HTTPS front (self-signed, NODE_EXTRA_CA_CERTS) forwarding to the sandbox: A as https://${PROXIED_HOST}:PORT through HTTPS_PROXY (a CONNECT proxy in the bench that alone resolves that name to 127.0.0.1), B as https://127.0.0.1:PORT direct`,
         wallTime: 'process.hrtime.bigint() from spawn() to the exit event',
         ratio: 'median of the pairwise ratios A/B',
@@ -769,10 +788,11 @@ async function main() {
 
 // `npm run bench -- --fleet`: the rotate --from benchmark instead (bench/fleet.mjs).
 if (process.argv.slice(2).includes('--fleet')) await import('./fleet.mjs');
-else main().then(
-  () => process.exit(0),
-  (e) => {
-    process.stderr.write(`bench: a run failed, so there are no figures:\n${e instanceof BenchError ? e.message : e?.stack ?? e}\n`);
-    process.exit(1);
-  },
-);
+else
+  main().then(
+    () => process.exit(0),
+    (e) => {
+      process.stderr.write(`bench: a run failed, so there are no figures:\n${e instanceof BenchError ? e.message : (e?.stack ?? e)}\n`);
+      process.exit(1);
+    },
+  );

@@ -25,10 +25,7 @@ const dist = path.join(__dirname, '..', 'dist');
 // response; Node 22 and later do not wait. Runs with no proxy variable never
 // load undici. The flag is set once the proxy bundle has run (see
 // liftoffFromNow), not at start-up.
-const V8_FLAGS =
-  Number(process.versions.node.split('.')[0]) < 22 && ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'].some((name) => process.env[name])
-    ? '--liftoff-only'
-    : '';
+const V8_FLAGS = Number(process.versions.node.split('.')[0]) < 22 && ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'].some((name) => process.env[name]) ? '--liftoff-only' : '';
 /** Code caches not written yet: at exit, or before the flag is set (liftoffFromNow). */
 const unwritten = [];
 
@@ -44,11 +41,9 @@ if (argv[0] === '__complete') {
     // proxy, the prompts, the sandbox) come through this loader too.
     globalThis[Symbol.for('chatctl.loadBundle')] = loadProgram;
     program = loadProgram(path.join(dist, 'main.cjs'));
-    program
-      .run(argv)
-      .then((code) => {
-        process.exitCode = code;
-      });
+    program.run(argv).then((code) => {
+      process.exitCode = code;
+    });
   }
 }
 
@@ -59,7 +54,8 @@ function writeOut(text) {
   try {
     while (done < buf.length) done += fs.writeSync(1, buf, done);
   } catch (err) {
-    if (err.code === 'EAGAIN') process.stdout.write(buf.subarray(done)); // a full non-blocking pipe: let the stream wait
+    if (err.code === 'EAGAIN')
+      process.stdout.write(buf.subarray(done)); // a full non-blocking pipe: let the stream wait
     else if (err.code !== 'EPIPE') throw err;
   }
 }

@@ -89,9 +89,7 @@ const lazyParts = {
 const noChildProcess = {
   name: 'no-child-process-for-commander',
   setup(b) {
-    b.onResolve({ filter: /^(node:)?child_process$/ }, (args) =>
-      /[\\/]commander[\\/]/.test(args.importer) ? { path: 'child_process-stub', namespace: 'stub' } : undefined,
-    );
+    b.onResolve({ filter: /^(node:)?child_process$/ }, (args) => (/[\\/]commander[\\/]/.test(args.importer) ? { path: 'child_process-stub', namespace: 'stub' } : undefined));
     b.onLoad({ filter: /.*/, namespace: 'stub' }, () => ({
       contents: "const no = () => { throw new Error('chatctl has no executable subcommands'); }; module.exports = { spawn: no, execFileSync: no };",
       loader: 'js',
@@ -108,9 +106,7 @@ const metafiles = [];
 // second garbage collection. Names are kept (no
 // identifier mangling): a --debug stack trace still names its functions.
 // The lazy bundles stay as they are: few runs load them.
-metafiles.push(
-  (await build({ ...common, entryPoints: ['src/main.ts'], outfile: `${out}/main.cjs`, plugins: [lazyParts, noChildProcess], minifyWhitespace: true, minifySyntax: true })).metafile,
-);
+metafiles.push((await build({ ...common, entryPoints: ['src/main.ts'], outfile: `${out}/main.cjs`, plugins: [lazyParts, noChildProcess], minifyWhitespace: true, minifySyntax: true })).metafile);
 const { proxy: proxyEntry, ...otherLazy } = LAZY;
 metafiles.push((await build({ ...common, entryPoints: otherLazy, outdir: `${out}/lazy`, outExtension: { '.js': '.cjs' } })).metafile);
 // undici from its package entry: its index also brings fetch, WebSocket,
@@ -120,9 +116,7 @@ metafiles.push((await build({ ...common, entryPoints: otherLazy, outdir: `${out}
 // proxied run, and one of undici's comments that follows code on its line
 // is not ASCII). Names are kept, so a --debug stack trace still names its
 // functions.
-metafiles.push(
-  (await build({ ...common, entryPoints: { proxy: proxyEntry }, outdir: `${out}/lazy`, outExtension: { '.js': '.cjs' }, minifyWhitespace: true, minifySyntax: true })).metafile,
-);
+metafiles.push((await build({ ...common, entryPoints: { proxy: proxyEntry }, outdir: `${out}/lazy`, outExtension: { '.js': '.cjs' }, minifyWhitespace: true, minifySyntax: true })).metafile);
 // The keyring's child program is not bundled: it is a script of its own,
 // started with Node for each keyring call (src/credentials/keyring.ts), that
 // requires the native addon from node_modules.
@@ -204,7 +198,15 @@ function thirdPartyNotices(metas) {
   const packages = new Map();
   // The inputs some output holds code of: a build also loads files that
   // end up contributing nothing.
-  const bundled = new Set(metas.flatMap((meta) => Object.values(meta.outputs).flatMap((o) => Object.entries(o.inputs).filter(([, i]) => i.bytesInOutput > 0).map(([input]) => input))));
+  const bundled = new Set(
+    metas.flatMap((meta) =>
+      Object.values(meta.outputs).flatMap((o) =>
+        Object.entries(o.inputs)
+          .filter(([, i]) => i.bytesInOutput > 0)
+          .map(([input]) => input),
+      ),
+    ),
+  );
   for (const meta of metas) {
     for (const input of Object.keys(meta.inputs)) {
       if (!bundled.has(input)) continue;
@@ -239,10 +241,7 @@ function thirdPartyNotices(metas) {
     throw new Error(`third-party notices: bundled package(s) with neither a licence file nor a license field:\n  ${missing.join('\n  ')}`);
   }
   const rule = `\n${'-'.repeat(78)}\n\n`;
-  return [
-    `chatctl ${pkg.version} bundles code from the following ${sorted.length} packages into dist/.\nTheir licence notices follow, one package each.\n`,
-    ...sections,
-  ].join(rule);
+  return [`chatctl ${pkg.version} bundles code from the following ${sorted.length} packages into dist/.\nTheir licence notices follow, one package each.\n`, ...sections].join(rule);
 }
 
 /** The package a file under node_modules belongs to: the nearest package.json with a name, up to the folder under node_modules. */

@@ -52,7 +52,12 @@ function stopWith(code) {
 
 // `| head -3`: the reader went away. Stop quietly, as chatctl itself does.
 process.stdout.on('error', (err) => stopWith(err.code === 'EPIPE' ? 0 : 1));
-for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]]) process.on(signal, () => stopWith(code));
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+  ['SIGHUP', 129],
+])
+  process.on(signal, () => stopWith(code));
 // The last resort, whatever happened: nothing survives the demo.
 process.on('exit', () => {
   for (const child of held.children) child.kill('SIGKILL');
@@ -106,11 +111,7 @@ async function startSandbox() {
   let errors = '';
   let release;
   const stopped = new Promise((resolve) => (release = resolve));
-  const done = runSandboxCommand(
-    { host: '127.0.0.1', port: 0, endpointLimit: 10, rateLimit: 0, json: true },
-    { stdout: (s) => (first += s), stderr: (s) => (errors += s) },
-    stopped,
-  );
+  const done = runSandboxCommand({ host: '127.0.0.1', port: 0, endpointLimit: 10, rateLimit: 0, json: true }, { stdout: (s) => (first += s), stderr: (s) => (errors += s) }, stopped);
   held.stopSandbox = () => release();
   // It prints its JSON line once listening, or returns at once on failure.
   while (!first.includes('\n')) {

@@ -5,15 +5,7 @@
 // a transport that prints the request instead of sending it.
 import type { Scope } from './spec.js';
 import { scopedPath } from './spec.js';
-import {
-  mutationResponseSchema,
-  parseSecretAnswer,
-  type CreateRequest,
-  type ExpectedVersionRequest,
-  type MutationResponse,
-  type RotateRequest,
-  type SecretAnswer,
-} from './schemas.js';
+import { mutationResponseSchema, parseSecretAnswer, type CreateRequest, type ExpectedVersionRequest, type MutationResponse, type RotateRequest, type SecretAnswer } from './schemas.js';
 import { sendWithRetries, type ApiRequest, type CallHooks, type HttpDeps, type RetrySettings } from '../http/client.js';
 import { parseJson } from '../http/classify.js';
 import { CliError, invalidResponse } from '../errors/cli-error.js';

@@ -37,14 +37,13 @@ export interface DeliveryEnvelope {
  */
 export async function requireSandbox(cfg: ClientConfig): Promise<void> {
   const notSandbox = (why: string) =>
-    usageError(`${cfg.baseUrl} is not a chatctl sandbox (${why}): webhooks trigger works against \`chatctl sandbox\` only, and sent nothing else`, 'start one with chatctl sandbox and point --base-url (or CHATCTL_BASE_URL) at it');
+    usageError(
+      `${cfg.baseUrl} is not a chatctl sandbox (${why}): webhooks trigger works against \`chatctl sandbox\` only, and sent nothing else`,
+      'start one with chatctl sandbox and point --base-url (or CHATCTL_BASE_URL) at it',
+    );
   let marker: string | undefined;
   try {
-    const res = await sendWithRetries(
-      { method: 'GET', url: `${cfg.baseUrl}/_sandbox`, headers: { Accept: 'application/json', 'User-Agent': cfg.userAgent }, body: '' },
-      cfg.settings,
-      cfg.deps,
-    );
+    const res = await sendWithRetries({ method: 'GET', url: `${cfg.baseUrl}/_sandbox`, headers: { Accept: 'application/json', 'User-Agent': cfg.userAgent }, body: '' }, cfg.settings, cfg.deps);
     marker = headerValue(res, SANDBOX_MARKER_HEADER);
   } catch (err) {
     // It answered, but not as a sandbox does; a failure to reach it is reported as it is.

@@ -117,7 +117,8 @@ export function parseSecretAnswer(json: unknown, res: { body: string; notUtf8?: 
       // be the asked endpoint's, so it is delivered nowhere, only kept.
       const named = String(strict.data.data.endpoint.id);
       const { secret } = strict.data.data;
-      if (asked && named !== asked.endpointId && typeof secret === 'string' && secret !== '') return { ok: false, odd: { endpointId: named, kept: res.notUtf8 ?? res.body, whole: 'endpoint', read: secret } };
+      if (asked && named !== asked.endpointId && typeof secret === 'string' && secret !== '')
+        return { ok: false, odd: { endpointId: named, kept: res.notUtf8 ?? res.body, whole: 'endpoint', read: secret } };
       return { ok: true, body: strict.data };
     }
   }
@@ -137,10 +138,12 @@ export function oddSecretHint(odd: OddSecretAnswer, file: string): string {
 
 /** How a message names what an odd answer carries. */
 export function oddSecretText(odd: OddSecretAnswer, fingerprint: string): string {
-  if (odd.whole === 'encoding') return `a signing secret that is not valid UTF-8 (bad bytes, or a lone surrogate escape), so it cannot be delivered as sent (the whole answer is kept as received, ${fingerprint} of it)`;
+  if (odd.whole === 'encoding')
+    return `a signing secret that is not valid UTF-8 (bad bytes, or a lone surrogate escape), so it cannot be delivered as sent (the whole answer is kept as received, ${fingerprint} of it)`;
   if (odd.whole === 'unreadable') return `a body that is not JSON but names a secret (the whole answer is kept as received, ${fingerprint} of it)`;
   if (odd.whole === 'shape') return `something under data.secret that may be the signing secret (the whole answer is kept, ${fingerprint} of it)`;
-  if (odd.whole === 'endpoint') return `a signing secret in an answer that names endpoint ${JSON.stringify(odd.endpointId ?? '')}, not the one asked for, so it is delivered nowhere (the whole answer is kept as received, ${fingerprint} of it)`;
+  if (odd.whole === 'endpoint')
+    return `a signing secret in an answer that names endpoint ${JSON.stringify(odd.endpointId ?? '')}, not the one asked for, so it is delivered nowhere (the whole answer is kept as received, ${fingerprint} of it)`;
   return `the signing secret ${fingerprint}`;
 }
 

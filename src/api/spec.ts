@@ -103,15 +103,6 @@ export interface Scope {
 
 /** Builds a path with every segment percent-encoded (docs/configuration.md, what goes on the wire). */
 export function scopedPath(scope: Scope, ...rest: string[]): string {
-  const segments = [
-    'v1',
-    'organizations',
-    scope.organizationId,
-    'applications',
-    scope.applicationId,
-    'environments',
-    scope.environmentKey,
-    ...rest,
-  ];
+  const segments = ['v1', 'organizations', scope.organizationId, 'applications', scope.applicationId, 'environments', scope.environmentKey, ...rest];
   return '/' + segments.map(encodeURIComponent).join('/');
 }

@@ -90,7 +90,10 @@ export async function execute(argv: string[], given: ExecuteContext): Promise<nu
     const e = toCliError(err);
     if (e.exitCode === EXIT.auth) e.credential ??= ctx.invocation?.tokenOrigin();
     const bySignal = signal.aborted ? SIGNAL_EXIT[String(signal.reason)] : undefined;
-    const final = e.exitCode === EXIT.interrupted && bySignal !== undefined && bySignal !== EXIT.interrupted ? new CliError('interrupted', signalMessage(String(signal.reason), e.message), bySignal, { hint: e.hint, details: e.details, idempotencyKey: e.idempotencyKey }) : err;
+    const final =
+      e.exitCode === EXIT.interrupted && bySignal !== undefined && bySignal !== EXIT.interrupted
+        ? new CliError('interrupted', signalMessage(String(signal.reason), e.message), bySignal, { hint: e.hint, details: e.details, idempotencyKey: e.idempotencyKey })
+        : err;
     return reportError(final, io, mode.json, mode.debug);
   }
 }

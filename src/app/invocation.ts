@@ -110,7 +110,12 @@ export function resolveInvocation(g: GlobalOptions, ctx: Context): Invocation {
     tokenOrigin: () => {
       if (!obtained) return undefined;
       const p = profile().profile;
-      return { source: obtained.source, profile: obtained.profile, shadowed: obtained.source === 'env' ? storedTokenSource(p) : undefined, command: obtained.source === 'command' ? p?.tokenCommand : undefined };
+      return {
+        source: obtained.source,
+        profile: obtained.profile,
+        shadowed: obtained.source === 'env' ? storedTokenSource(p) : undefined,
+        command: obtained.source === 'command' ? p?.tokenCommand : undefined,
+      };
     },
     settings: once(() => resolveRequestSettings(flags, env)),
     describe: once(() => describeScope(flags, env, config())),

@@ -40,8 +40,7 @@ export const MAX_CONCURRENCY = 64;
 
 export function parseConcurrency(raw: string | undefined): number {
   if (raw === undefined) return DEFAULT_CONCURRENCY;
-  if (!/^[1-9][0-9]*$/.test(raw) || Number(raw) > MAX_CONCURRENCY)
-    throw usageError(`invalid --concurrency "${raw}": a whole number from 1 to ${MAX_CONCURRENCY}`);
+  if (!/^[1-9][0-9]*$/.test(raw) || Number(raw) > MAX_CONCURRENCY) throw usageError(`invalid --concurrency "${raw}": a whole number from 1 to ${MAX_CONCURRENCY}`);
   return Number(raw);
 }
 
@@ -49,10 +48,8 @@ const scopeLabel = (s: JournalScope) => `${s.baseUrl} (${s.organizationId}/${s.a
 
 export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Context, prompter: Prompter | undefined): Promise<void> {
   // ---- flags
-  if (opts.expectedVersion !== undefined)
-    throw usageError('--expected-version cannot be used with --from', 'each manifest line gives its own "expectedVersion"');
-  if (opts.idempotencyKey !== undefined)
-    throw usageError('--idempotency-key cannot be used with --from', 'each item gets its own key; --journal keeps them, so a re-run reuses them');
+  if (opts.expectedVersion !== undefined) throw usageError('--expected-version cannot be used with --from', 'each manifest line gives its own "expectedVersion"');
+  if (opts.idempotencyKey !== undefined) throw usageError('--idempotency-key cannot be used with --from', 'each item gets its own key; --journal keeps them, so a re-run reuses them');
   if (opts.from === '') throw usageError('--from needs a file, or - for standard input');
   const concurrency = parseConcurrency(opts.concurrency);
   const defaultMode = opts.mode as RotationMode | undefined;
@@ -87,10 +84,7 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
     if (journalPath !== undefined && !g.dryRun) release = await lockJournal(journalPath, ctx);
     const journal: LoadedJournal = journalPath !== undefined ? loadJournal(journalPath) : { scope: null, priors: new Map(), unreadable: 0 };
     if (journal.scope && !sameScope(journal.scope, scope))
-      throw usageError(
-        `the journal ${journalPath} belongs to a run against ${scopeLabel(journal.scope)}, not ${scopeLabel(scope)}`,
-        'keep one journal per environment (and per manifest)',
-      );
+      throw usageError(`the journal ${journalPath} belongs to a run against ${scopeLabel(journal.scope)}, not ${scopeLabel(scope)}`, 'keep one journal per environment (and per manifest)');
     if (journal.unreadable > 0) ctx.io.notice(`the journal ${journalPath} has ${journal.unreadable} unreadable line(s), from a write cut short; they are ignored`);
 
     // ---- every line checked, and every destination of an item that will be sent
@@ -109,8 +103,7 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
 
     if (check.immediate > 0 && !opts.yes && !g.dryRun) {
       const what = `${check.immediate} endpoint${check.immediate === 1 ? '' : 's'}`;
-      if (!prompter)
-        throw usageError('--yes is required when not running interactively', `the manifest rotates ${what} with mode immediate: their current secrets stop working at once`);
+      if (!prompter) throw usageError('--yes is required when not running interactively', `the manifest rotates ${what} with mode immediate: their current secrets stop working at once`);
       if (!(await prompter.confirmImmediate(what))) {
         // Declining is an answer, not a failure: a plain notice, and still 130.
         const message = 'immediate rotation declined; nothing was sent';

@@ -316,8 +316,7 @@ export function checkJournalPath(path: string): void {
     if (!st.isFile()) throw usageError(`the journal ${path} is not a regular file`);
   } catch (err) {
     if (err instanceof CliError) throw err;
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
-      throw usageError(`cannot use the journal ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw usageError(`cannot use the journal ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
 }
 

@@ -42,8 +42,7 @@ export function parseManifestLine(text: string, line: number, defaultMode: Rotat
 
   const id = o.endpointId;
   if (typeof id !== 'string' || id === '') throw lineError(line, '"endpointId" must be a non-empty string');
-  if (id === '.' || id === '..' || id.length > 255 || /[\u0000-\u001f\u007f-\u009f/\\]/.test(id))
-    throw lineError(line, `"endpointId" ${JSON.stringify(id.slice(0, 80))} is not a valid endpoint id`);
+  if (id === '.' || id === '..' || id.length > 255 || /[\u0000-\u001f\u007f-\u009f/\\]/.test(id)) throw lineError(line, `"endpointId" ${JSON.stringify(id.slice(0, 80))} is not a valid endpoint id`);
 
   const v = o.expectedVersion;
   if (v === undefined) throw lineError(line, '"expectedVersion" is missing');
@@ -95,8 +94,7 @@ export function fileSource(path: string): ManifestSource {
     lines: () => manifestLines(fileChunks(fd)),
     checkUnchanged() {
       const now = fstatSync(fd);
-      if (now.size !== opened.size || now.mtimeMs !== opened.mtimeMs)
-        throw usageError(`the manifest ${path} changed while it was being checked; nothing was sent`);
+      if (now.size !== opened.size || now.mtimeMs !== opened.mtimeMs) throw usageError(`the manifest ${path} changed while it was being checked; nothing was sent`);
     },
     close: () => closeSync(fd),
   };

@@ -224,8 +224,7 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
       // from the copy rather than guess. If it cannot be written, nothing is
       // delivered: a re-run would not know to.
       beforeDelivery: async (copy, fp) => {
-        if (!(await record({ t: 'applied', id: item.endpointId, key, version, fp: fp(), ...(copy ? { recovered: copy } : {}) })))
-          throw new Error('the journal could not record it (the run stops)');
+        if (!(await record({ t: 'applied', id: item.endpointId, key, version, fp: fp(), ...(copy ? { recovered: copy } : {}) }))) throw new Error('the journal could not record it (the run stops)');
       },
       delivering: (state) => deps.delivering?.(item, state),
       // Removed once "ok" is on disk (below): killed before, the re-run delivers from it.
@@ -280,14 +279,19 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
     const what = `rotated by an earlier run (Idempotency-Key ${prior.key}, version ${prior.version ?? '?'}, fingerprint ${prior.fp ?? 'unknown'})`;
     fail(
       item,
-      localError('secret_not_delivered', prior.whole && prior.recovered
+      localError(
+        'secret_not_delivered',
+        prior.whole && prior.recovered
           ? `${what}: the server's odd answer that carries its secret is kept in ${prior.recovered}`
-          : `${what}: delivery not confirmed, and no kept copy of its secret is left to deliver again`, {
-        details: exit13Details({ endpointId: item.endpointId, version: prior.version, fingerprint: prior.fp, recoveredPath: prior.recovered }),
-        hint: prior.whole && prior.recovered
-          ? `the file holds the whole answer: take the secret from its data.secret, put it where it belongs, then delete ${prior.recovered}`
-          : `compare each destination with the fingerprint (chatctl webhooks fingerprint FILE); or, ${newSecretHint({ ...holder, now: clock.now() })}`,
-      }),
+          : `${what}: delivery not confirmed, and no kept copy of its secret is left to deliver again`,
+        {
+          details: exit13Details({ endpointId: item.endpointId, version: prior.version, fingerprint: prior.fp, recoveredPath: prior.recovered }),
+          hint:
+            prior.whole && prior.recovered
+              ? `the file holds the whole answer: take the secret from its data.secret, put it where it belongs, then delete ${prior.recovered}`
+              : `compare each destination with the fingerprint (chatctl webhooks fingerprint FILE); or, ${newSecretHint({ ...holder, now: clock.now() })}`,
+        },
+      ),
       prior.key,
     );
   };
@@ -307,7 +311,13 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
       return;
     }
     const { endpoint, secret, secretAvailable } = answer.body.data;
-    const holder = { endpointId: item.endpointId, idempotencyKey: key, version: typeof endpoint.version === 'number' ? endpoint.version : null, answer: answer.body.data, serverRequestId: answer.body.meta.requestId };
+    const holder = {
+      endpointId: item.endpointId,
+      idempotencyKey: key,
+      version: typeof endpoint.version === 'number' ? endpoint.version : null,
+      answer: answer.body.data,
+      serverRequestId: answer.body.meta.requestId,
+    };
     if (typeof secret !== 'string' || secret === '' || secretAvailable === false) {
       // Re-sent with an earlier run's key: that run may have kept the secret
       // before it was killed (the copy is named after the key).

@@ -44,10 +44,7 @@ export interface PlanInput {
 
 export function planItemSecrets(input: PlanInput): ItemSecrets {
   if (input.specs.length === 0)
-    throw usageError(
-      'rotate --from needs --secret-to: where each new secret goes',
-      'e.g. --secret-to file:secrets/{id}.whsec, or --secret-to "exec:store-secret" (it sees CHATCTL_ENDPOINT_ID)',
-    );
+    throw usageError('rotate --from needs --secret-to: where each new secret goes', 'e.g. --secret-to file:secrets/{id}.whsec, or --secret-to "exec:store-secret" (it sees CHATCTL_ENDPOINT_ID)');
   const settings: SinkSettings = { ...input.settings, idPlaceholder: true };
   const sinks = parseSinks(input.specs, settings);
   const deps: DeliverDeps = { ...input.deliverDeps, idPlaceholder: true };

@@ -57,7 +57,11 @@ export const realProbes: Probes = {
   lookup: (host, timeoutMs, signal) =>
     limited(`looking up ${host}`, timeoutMs, signal, (done) => {
       dns.lookup(host, { all: true }).then(
-        (list) => done(null, list.map((a) => a.address)),
+        (list) =>
+          done(
+            null,
+            list.map((a) => a.address),
+          ),
         (err: NodeJS.ErrnoException) => done(new ProbeError(`cannot resolve ${host} (${err.code ?? err.message})`, err.code)),
       );
       return () => {};
@@ -67,9 +71,7 @@ export const realProbes: Probes = {
     limited(`connecting to ${host}:${port}`, timeoutMs, signal, (done) => {
       const socket = netConnect({ host, port });
       socket.once('connect', () => done(null));
-      socket.once('error', (err: NodeJS.ErrnoException) =>
-        done(new ProbeError(`cannot connect to ${host}:${port}: ${CONNECT_ERRORS[err.code ?? ''] ?? err.code ?? err.message}`, err.code)),
-      );
+      socket.once('error', (err: NodeJS.ErrnoException) => done(new ProbeError(`cannot connect to ${host}:${port}: ${CONNECT_ERRORS[err.code ?? ''] ?? err.code ?? err.message}`, err.code)));
       return () => socket.destroy();
     }),
 

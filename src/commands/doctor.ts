@@ -18,7 +18,21 @@ import { checkConfigFolder, currentUid, parseConfigBytes, readConfigBytes } from
 import { configFile } from '../config/paths.js';
 import type { ConfigData } from '../config/schema.js';
 import { globalFlags } from '../app/invocation.js';
-import { checkBaseUrl, describeScope, isHeaderSafe, resolveConnection, resolveRequestSettings, selectProfile, storedTokenSource, tokenSourceOf, SCOPE_INPUTS, type GlobalFlags, type ProfileSource, type ScopeDescription, type SelectedProfile } from '../scope/resolve.js';
+import {
+  checkBaseUrl,
+  describeScope,
+  isHeaderSafe,
+  resolveConnection,
+  resolveRequestSettings,
+  selectProfile,
+  storedTokenSource,
+  tokenSourceOf,
+  SCOPE_INPUTS,
+  type GlobalFlags,
+  type ProfileSource,
+  type ScopeDescription,
+  type SelectedProfile,
+} from '../scope/resolve.js';
 import { helperLabel } from '../credentials/token.js';
 import { proxyFor, type ProxyChoice } from '../http/select-transport.js';
 import { isTransportError, MAX_BODY_BYTES } from '../http/transport.js';
@@ -207,19 +221,38 @@ export async function doctorChecks(g: GlobalOptions, ctx: Context, deps: DoctorD
   if (!file.config) checks.push(skipped('profile', `"${selected.name}" (${why}); the config file cannot be used`));
   else if (selected.profile) checks.push(ok('profile', `"${selected.name}" (${why})`));
   else if (selected.explicit) {
-    checks.push(failure('profile', 'config', `"${selected.name}" (${why}) does not exist${names.length ? `; profiles: ${names.join(', ')}` : ''}`, `create it with: chatctl profile set ${selected.name} --base-url URL --org ID --app ID --env KEY`));
+    checks.push(
+      failure(
+        'profile',
+        'config',
+        `"${selected.name}" (${why}) does not exist${names.length ? `; profiles: ${names.join(', ')}` : ''}`,
+        `create it with: chatctl profile set ${selected.name} --base-url URL --org ID --app ID --env KEY`,
+      ),
+    );
   } else if (names.length) {
     checks.push(warning('profile', `"${selected.name}" (${why}) does not exist; profiles: ${names.join(', ')}`, `choose one with: chatctl profile use ${names[0]}`));
   } else checks.push(ok('profile', `none stored; values come from flags and the environment`));
 
   const sources = sourcesOf(describeScope(flags, env, config));
   const labels: Record<ScopeKey, string> = { baseUrl: 'base URL', organizationId: 'org', applicationId: 'app', environmentKey: 'env' };
-  const flagsFor: Record<ScopeKey, string> = { baseUrl: '--base-url (CHATCTL_BASE_URL)', organizationId: '--org (CHATCTL_ORG)', applicationId: '--app (CHATCTL_APP)', environmentKey: '--env (CHATCTL_ENV)' };
+  const flagsFor: Record<ScopeKey, string> = {
+    baseUrl: '--base-url (CHATCTL_BASE_URL)',
+    organizationId: '--org (CHATCTL_ORG)',
+    applicationId: '--app (CHATCTL_APP)',
+    environmentKey: '--env (CHATCTL_ENV)',
+  };
   const keys = Object.keys(labels) as ScopeKey[];
   const described = keys.map((k) => (sources[k] ? `${labels[k]} ${escapeInline(sources[k]!.value)} (${sources[k]!.from})` : `${labels[k]} missing`)).join(', ');
   const missing = keys.filter((k) => !sources[k]);
   if (missing.length) {
-    checks.push(failure('scope', 'config', described, `pass ${missing.map((k) => flagsFor[k]).join(', ')}, or store them with: chatctl profile set ${selected.name} ${missing.map((k) => flagsFor[k].split(' ')[0] + ' …').join(' ')}`));
+    checks.push(
+      failure(
+        'scope',
+        'config',
+        described,
+        `pass ${missing.map((k) => flagsFor[k]).join(', ')}, or store them with: chatctl profile set ${selected.name} ${missing.map((k) => flagsFor[k].split(' ')[0] + ' …').join(' ')}`,
+      ),
+    );
   } else checks.push(scopeCheck(flags, env, selected, sources.baseUrl!.value, described));
 
   // 3. token: where it comes from, never its value
@@ -278,7 +311,8 @@ function tokenCheck(selected: SelectedProfile, ctx: Context): Check {
       return ok('token', `from CHATCTL_TOKEN (environment)${shadowed}; doctor does not send it`);
     }
     case 'file':
-      if (badHeader(selected.profile!.token!)) return failure('token', 'auth', `the token stored in profile "${name}" contains characters that cannot be sent in an HTTP header`, `store it again: ${login}`);
+      if (badHeader(selected.profile!.token!))
+        return failure('token', 'auth', `the token stored in profile "${name}" contains characters that cannot be sent in an HTTP header`, `store it again: ${login}`);
       return ok('token', `stored in profile "${name}" (config file); doctor does not send it`);
     case 'command':
       return ok('token', `from the token command of profile "${name}" (${helperLabel(selected.profile!.tokenCommand!)}); doctor does not run it`);
@@ -294,7 +328,13 @@ async function keyringTokenCheck(selected: SelectedProfile, ctx: Context): Promi
   const r = await keyringCall('get', name, { env: ctx.env, signal: ctx.signal, limitMs: ctx.credentialLimits?.keyringMs }).catch(() => {
     throw localError('interrupted', 'interrupted');
   });
-  if (!r.ok) return failure('token', 'config', `profile "${name}" keeps its token in the system keyring, which did not answer (${r.reason})`, `unlock or start the keyring, or set CHATCTL_TOKEN; ${login} stores it again`);
+  if (!r.ok)
+    return failure(
+      'token',
+      'config',
+      `profile "${name}" keeps its token in the system keyring, which did not answer (${r.reason})`,
+      `unlock or start the keyring, or set CHATCTL_TOKEN; ${login} stores it again`,
+    );
   if (r.value === null || r.value === '') return failure('token', 'config', `profile "${name}" keeps its token in the system keyring, but there is no entry (service chatctl, account ${name})`, login);
   if (badHeader(r.value)) return failure('token', 'auth', `the keyring entry of profile "${name}" contains characters that cannot be sent in an HTTP header`, `store it again: ${login}`);
   return ok('token', `stored in the system keyring (service chatctl, account ${name}) for profile "${name}"; doctor does not send it`);
@@ -345,7 +385,14 @@ async function networkChecks(url: URL | undefined, ctx: Context, deps: DoctorDep
     out.push(ok('TCP', `${via}${host}:${port} accepts connections`));
   } catch (err) {
     rethrowIfInterrupted(ctx);
-    out.push(failure('TCP', 'network', `${via}${(err as Error).message}`, choice.proxy ? 'is the proxy running, and the variable right?' : 'is the server running, and the port in the base URL right? A firewall?'));
+    out.push(
+      failure(
+        'TCP',
+        'network',
+        `${via}${(err as Error).message}`,
+        choice.proxy ? 'is the proxy running, and the variable right?' : 'is the server running, and the port in the base URL right? A firewall?',
+      ),
+    );
     return skipRest('no TCP connection');
   }
 
@@ -357,7 +404,9 @@ async function networkChecks(url: URL | undefined, ctx: Context, deps: DoctorDep
       const until = Date.parse(facts.validTo);
       const days = Number.isFinite(until) ? Math.floor((until - ctx.now()) / 86_400_000) : undefined;
       const detail = `${facts.protocol}, certificate valid${Number.isFinite(until) ? ` until ${new Date(until).toISOString().slice(0, 10)}` : ''}`;
-      out.push(days !== undefined && days < CERT_WARN_DAYS ? warning('TLS', `${detail}: it expires in ${Math.max(days, 0)} day${days === 1 ? '' : 's'}`, "tell the server's operators") : ok('TLS', detail));
+      out.push(
+        days !== undefined && days < CERT_WARN_DAYS ? warning('TLS', `${detail}: it expires in ${Math.max(days, 0)} day${days === 1 ? '' : 's'}`, "tell the server's operators") : ok('TLS', detail),
+      );
     } catch (err) {
       rethrowIfInterrupted(ctx);
       const e = err as Error & { code?: string };

@@ -25,11 +25,9 @@ export function versionText(info: VersionInfo): string {
 }
 
 export function registerVersion(cmd: Command, { ctx, globals }: App): void {
-  cmd
-    .addHelpText('after', examples('chatctl version', 'chatctl version --json', 'chatctl --version   # the version alone'))
-    .action(() => {
-      const info = versionInfo(ctx.version);
-      if (globals().json) writeJson(ctx.io, info);
-      else ctx.io.stdout.write(versionText(info));
-    });
+  cmd.addHelpText('after', examples('chatctl version', 'chatctl version --json', 'chatctl --version   # the version alone')).action(() => {
+    const info = versionInfo(ctx.version);
+    if (globals().json) writeJson(ctx.io, info);
+    else ctx.io.stdout.write(versionText(info));
+  });
 }

@@ -106,7 +106,12 @@ function values(kind: ValueKind, choices: string[] | undefined, current: string,
     case 'choices':
       return { candidates: (choices ?? []).filter((c) => c.startsWith(current)).map((value) => ({ value })), files: false };
     case 'profiles':
-      return { candidates: profiles().filter((p) => p.startsWith(current)).map((value) => ({ value })), files: false };
+      return {
+        candidates: profiles()
+          .filter((p) => p.startsWith(current))
+          .map((value) => ({ value })),
+        files: false,
+      };
     case 'events': {
       // A comma-separated list: complete its last item, keeping the ones before it.
       const cut = current.lastIndexOf(',') + 1;
@@ -135,5 +140,10 @@ export function runComplete(argv: string[], tree: CommandNode, env: NodeJS.Proce
   const rest = argv[1] === '--' ? argv.slice(2) : argv.slice(1);
   const current = rest.length ? rest[rest.length - 1]! : '';
   const words = rest.slice(0, -1);
-  write(formatCompletion(complete(tree, words, current, () => profileNames(env)), shell !== 'bash'));
+  write(
+    formatCompletion(
+      complete(tree, words, current, () => profileNames(env)),
+      shell !== 'bash',
+    ),
+  );
 }

@@ -89,7 +89,8 @@ export function installTarget(shell: Shell, env: NodeJS.ProcessEnv, home: string
   switch (shell) {
     case 'bash': {
       // Where bash-completion's loader looks first (its __load_completion).
-      const userDir = env.BASH_COMPLETION_USER_DIR && isAbsolute(env.BASH_COMPLETION_USER_DIR) ? env.BASH_COMPLETION_USER_DIR : join(xdg(env, 'XDG_DATA_HOME', home, '.local/share'), 'bash-completion');
+      const userDir =
+        env.BASH_COMPLETION_USER_DIR && isAbsolute(env.BASH_COMPLETION_USER_DIR) ? env.BASH_COMPLETION_USER_DIR : join(xdg(env, 'XDG_DATA_HOME', home, '.local/share'), 'bash-completion');
       const file = join(userDir, 'completions', 'chatctl');
       if (bashWillLoad(file, home, bash)) return { shell, file, notes: ['bash-completion loads it in new shells the first time you complete a chatctl command.'] };
       // The script stands alone: sourcing it is enough, with or without bash-completion.
@@ -97,10 +98,7 @@ export function installTarget(shell: Shell, env: NodeJS.ProcessEnv, home: string
       return {
         shell,
         file,
-        notes: [
-          'Your bash start-up files do not load bash-completion, so nothing would load this script. Add this line to ~/.bashrc, then open a new shell:',
-          `    [ -f ${shown} ] && . ${shown}`,
-        ],
+        notes: ['Your bash start-up files do not load bash-completion, so nothing would load this script. Add this line to ~/.bashrc, then open a new shell:', `    [ -f ${shown} ] && . ${shown}`],
       };
     }
     case 'zsh': {
@@ -159,10 +157,7 @@ export function installScript(file: string, text: string): { outcome: InstallOut
 export function runCompletionInstall(opts: { shell?: Shell }, ctx: Pick<Context, 'env' | 'io'>): void {
   const shell = opts.shell ?? shellFromEnv(ctx.env);
   if (!shell) {
-    throw usageError(
-      `cannot tell your shell from SHELL=${JSON.stringify(ctx.env.SHELL ?? '')}`,
-      'name it: chatctl completion install --shell bash|zsh|fish',
-    );
+    throw usageError(`cannot tell your shell from SHELL=${JSON.stringify(ctx.env.SHELL ?? '')}`, 'name it: chatctl completion install --shell bash|zsh|fish');
   }
   const home = ctx.env.HOME && isAbsolute(ctx.env.HOME) ? ctx.env.HOME : homedir();
   const target = installTarget(shell, ctx.env, home);

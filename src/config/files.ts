@@ -139,10 +139,7 @@ function readConfigOnce(path: string, warn: Warn, uid: number | undefined, loose
     );
   }
   if (!st.isFile()) {
-    throw configError(
-      `config file ${path} is ${kindOf(st)}, not a regular file`,
-      `remove it (rm ${shellWord(path)}); chatctl creates a new one on the next "chatctl profile set"`,
-    );
+    throw configError(`config file ${path} is ${kindOf(st)}, not a regular file`, `remove it (rm ${shellWord(path)}); chatctl creates a new one on the next "chatctl profile set"`);
   }
   checkOwnerAndMode(path, st, 'file', 0o600, warn, uid, loose);
   let fd: number;

@@ -7,14 +7,7 @@
 // round trip of about 40 ms (README, Dependencies).
 import { isJsonObject } from '../output/json.js';
 
-export const PROFILE_FIELDS = [
-  'baseUrl',
-  'organizationId',
-  'applicationId',
-  'environmentKey',
-  'origin',
-  'csrfToken',
-] as const;
+export const PROFILE_FIELDS = ['baseUrl', 'organizationId', 'applicationId', 'environmentKey', 'origin', 'csrfToken'] as const;
 
 /**
  * Where a profile's token is kept besides the scope: `token` (the file

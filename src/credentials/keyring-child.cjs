@@ -8,7 +8,10 @@
 'use strict';
 const [op, service, account] = process.argv.slice(2);
 const say = (o) => process.stdout.write(JSON.stringify(o));
-const why = (e) => String(e?.message || e).split('\n')[0].slice(0, 300);
+const why = (e) =>
+  String(e?.message || e)
+    .split('\n')[0]
+    .slice(0, 300);
 
 function main() {
   let lib;

@@ -71,11 +71,7 @@ export class CliError extends Error {
  */
 export function isCliError(err: unknown): err is CliError {
   return (
-    err instanceof Error &&
-    err.name === 'CliError' &&
-    typeof (err as CliError).code === 'string' &&
-    typeof (err as CliError).exitCode === 'number' &&
-    typeof (err as CliError).toJSON === 'function'
+    err instanceof Error && err.name === 'CliError' && typeof (err as CliError).code === 'string' && typeof (err as CliError).exitCode === 'number' && typeof (err as CliError).toJSON === 'function'
   );
 }
 

@@ -113,9 +113,7 @@ export const EXIT_FOR_API_CODE = {
 
 /** A code the spec does not list is an unknown code: exit 1. */
 export function exitCodeForApiCode(code: string): ExitCode {
-  return Object.hasOwn(EXIT_FOR_API_CODE, code)
-    ? EXIT_FOR_API_CODE[code as ApiErrorCode]
-    : EXIT.unexpected;
+  return Object.hasOwn(EXIT_FOR_API_CODE, code) ? EXIT_FOR_API_CODE[code as ApiErrorCode] : EXIT.unexpected;
 }
 
 /** For error bodies that are not a PublicErrorResponseDto. */
@@ -161,7 +159,7 @@ export const EXIT_CODE_ROWS: ReadonlyArray<readonly [ExitCode, string, string]> 
   [11, 'rate limited, retries exhausted', 'rate_limit_exceeded'],
   [12, 'unavailable: retries exhausted, network failure, timeout', 'service_unavailable'],
   [13, 'secret not delivered: the change was applied but the secret is not in hand', ''],
-  [14, 'partial: some items of a --from run failed (each item\'s own code is in its result line)', ''],
+  [14, "partial: some items of a --from run failed (each item's own code is in its result line)", ''],
   [129, 'ended by SIGHUP (the terminal closed)', ''],
   [130, 'interrupted (Ctrl-C)', ''],
   [143, 'terminated (SIGTERM)', ''],

@@ -38,8 +38,7 @@ export function rerunCommand(ctx: RerunContext, expectedVersion: number | string
   return ['chatctl', group, verb, shellQuote(id), '--expected-version', String(expectedVersion), ...flags.flat().map(shellWord)].join(' ');
 }
 
-const asRecord = (v: unknown): Record<string, unknown> | undefined =>
-  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+const asRecord = (v: unknown): Record<string, unknown> | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
 
 /** A version as the API counts them: a whole number from 1, given as a number or a decimal string. */
 function versionOf(v: unknown): number | undefined {
@@ -143,14 +142,13 @@ export function explainError(e: CliError): string[] {
   }
   if (e.exitCode === EXIT.limit) {
     return e.code === 'webhook_endpoint_limit_reached'
-      ? ['next: the environment holds as many webhook endpoints as it allows, inactive ones included, and the API deletes none: reuse one (rotate or reactivate it), or ask the service to raise the limit']
-      : ["next: a limit of the service was reached: free some of what it counts, or ask the service to raise it; re-running changes nothing until then"];
+      ? [
+          'next: the environment holds as many webhook endpoints as it allows, inactive ones included, and the API deletes none: reuse one (rotate or reactivate it), or ask the service to raise the limit',
+        ]
+      : ['next: a limit of the service was reached: free some of what it counts, or ask the service to raise it; re-running changes nothing until then'];
   }
   if (e.exitCode === EXIT.rateLimited) {
-    return [
-      `next: wait a minute, then re-run${sameAgain(e)}`,
-      'to wait through more refusals in one run: --max-retries N (default 4); for rotate --from: a lower --concurrency',
-    ];
+    return [`next: wait a minute, then re-run${sameAgain(e)}`, 'to wait through more refusals in one run: --max-retries N (default 4); for rotate --from: a lower --concurrency'];
   }
   if (e.exitCode === EXIT.unavailable) {
     const lines = e.code === 'network_error' ? ['next: check the base URL, proxy and network with: chatctl doctor'] : [];

@@ -195,8 +195,7 @@ function publish(target: string, text: string, subject: LockSubject): number | u
   }
 }
 
-const lockError = (lockPath: string, err: unknown, subject: LockSubject) =>
-  subject.error(`cannot lock ${subject.name} (${lockPath}): ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+const lockError = (lockPath: string, err: unknown, subject: LockSubject) => subject.error(`cannot lock ${subject.name} (${lockPath}): ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
 
 /** The lock file as it is now; undefined when there is none. Never follows a link or opens a FIFO. */
 export function inspectLock(path: string, subject: LockSubject = CONFIG_FILE): Seen | undefined {

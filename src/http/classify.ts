@@ -34,22 +34,19 @@ export function errorFromResponse(res: WireResponse, suffix = ''): CliError {
       details: redactSecretFields(e.details),
     });
   }
-  return new CliError(
-    'invalid_response',
-    `the server answered ${res.status}${describeBody(res)}` + suffix,
-    exitCodeForStatus(res.status),
-    { status: res.status, requestId: headerValue(res, 'x-request-id') ?? null },
-  );
+  return new CliError('invalid_response', `the server answered ${res.status}${describeBody(res)}` + suffix, exitCodeForStatus(res.status), {
+    status: res.status,
+    requestId: headerValue(res, 'x-request-id') ?? null,
+  });
 }
 
 function redirectError(res: WireResponse, suffix: string): CliError {
   const location = headerValue(res, 'location');
-  return new CliError(
-    'invalid_response',
-    `the server answered ${res.status} with a redirect${location ? ` to ${location}` : ''}; redirects are not followed` + suffix,
-    exitCodeForStatus(res.status),
-    { status: res.status, requestId: headerValue(res, 'x-request-id') ?? null, hint: 'check the base URL (it may need https or a different path)' },
-  );
+  return new CliError('invalid_response', `the server answered ${res.status} with a redirect${location ? ` to ${location}` : ''}; redirects are not followed` + suffix, exitCodeForStatus(res.status), {
+    status: res.status,
+    requestId: headerValue(res, 'x-request-id') ?? null,
+    hint: 'check the base URL (it may need https or a different path)',
+  });
 }
 
 function describeBody(res: WireResponse): string {

@@ -213,8 +213,7 @@ export async function sendWithRetries(req: ApiRequest, settings: RetrySettings, 
     if (decision.kind === 'retry' && pace) {
       // The shared pace waits for every worker; this request takes its next turn.
       pace.refused(sentAt, serverWait(res, deps.now()));
-      if (deadline && pace.resumesAt() >= deadline.at)
-        throw deadlineReached(`${deadlineText} would pass before the next attempt (in ${seconds(pace.resumesAt() - deps.now())}), so chatctl stopped`);
+      if (deadline && pace.resumesAt() >= deadline.at) throw deadlineReached(`${deadlineText} would pass before the next attempt (in ${seconds(pace.resumesAt() - deps.now())}), so chatctl stopped`);
       trace?.(`  waiting for the shared rate (${last})`);
       continue;
     }
@@ -223,12 +222,7 @@ export async function sendWithRetries(req: ApiRequest, settings: RetrySettings, 
       continue;
     }
     if (decision.reason === 'retry-after-too-long') {
-      const err = keyed(
-        errorFromResponse(
-          res,
-          `; the server asked to retry after ${Math.round(decision.retryAfterMs! / 1000)} s, longer than chatctl waits (60 s)${keyNote}`,
-        ),
-      );
+      const err = keyed(errorFromResponse(res, `; the server asked to retry after ${Math.round(decision.retryAfterMs! / 1000)} s, longer than chatctl waits (60 s)${keyNote}`));
       pace?.tooLong?.(err);
       throw err;
     }

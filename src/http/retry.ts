@@ -27,9 +27,7 @@ export function backoffDelay(retryIndex: number, random: () => number): number {
   return Math.floor(random() * ceiling);
 }
 
-export type RetryDecision =
-  | { kind: 'retry'; delayMs: number; reason: string }
-  | { kind: 'stop'; reason: 'exhausted' | 'retry-after-too-long' | 'not-retryable'; retryAfterMs?: number };
+export type RetryDecision = { kind: 'retry'; delayMs: number; reason: string } | { kind: 'stop'; reason: 'exhausted' | 'retry-after-too-long' | 'not-retryable'; retryAfterMs?: number };
 
 /**
  * What to do after attempt number `attempt` (1-based) with `maxRetries`
@@ -53,7 +51,6 @@ export function decideRetry(opts: {
     return { kind: 'stop', reason: 'retry-after-too-long', retryAfterMs: serverWait };
   }
   if (attempt > maxRetries) return { kind: 'stop', reason: 'exhausted' };
-  const reason =
-    failure === 429 ? 'rate limited' : failure === 503 ? 'service unavailable' : failure === 'timeout' ? 'timed out' : 'connection failed';
+  const reason = failure === 429 ? 'rate limited' : failure === 503 ? 'service unavailable' : failure === 'timeout' ? 'timed out' : 'connection failed';
   return { kind: 'retry', delayMs: serverWait ?? backoffDelay(attempt - 1, opts.random), reason };
 }

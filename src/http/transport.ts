@@ -170,10 +170,7 @@ export const nodeTransport: Transport = async (req, opts) => {
       request.destroy();
       reject(err);
     };
-    const timer = setTimeout(
-      () => fail(new TransportError('timeout', `no complete response within ${opts.timeoutMs / 1000} s`, status, sent)),
-      opts.timeoutMs,
-    );
+    const timer = setTimeout(() => fail(new TransportError('timeout', `no complete response within ${opts.timeoutMs / 1000} s`, status, sent)), opts.timeoutMs);
     const onAbort = () => fail(new TransportError('aborted', 'interrupted'));
     opts.signal.addEventListener('abort', onAbort, { once: true });
 
@@ -223,10 +220,7 @@ export const nodeTransport: Transport = async (req, opts) => {
           settled = true;
           clearTimeout(timer);
           opts.signal.removeEventListener('abort', onAbort);
-          decodeBody(Buffer.concat(chunks), res.headers['content-encoding'], opts.maxBodyBytes, status!).then(
-            (decoded) => resolve({ status: status!, headers: res.headers, ...decoded }),
-            reject,
-          );
+          decodeBody(Buffer.concat(chunks), res.headers['content-encoding'], opts.maxBodyBytes, status!).then((decoded) => resolve({ status: status!, headers: res.headers, ...decoded }), reject);
         });
       },
     );

@@ -3,14 +3,7 @@
 // names the flag.
 import type * as z from 'zod/mini';
 import { usageError } from '../errors/cli-error.js';
-import {
-  createRequestSchema,
-  expectedVersionRequestSchema,
-  rotateRequestSchema,
-  type CreateRequest,
-  type ExpectedVersionRequest,
-  type RotateRequest,
-} from '../api/schemas.js';
+import { createRequestSchema, expectedVersionRequestSchema, rotateRequestSchema, type CreateRequest, type ExpectedVersionRequest, type RotateRequest } from '../api/schemas.js';
 import { EVENT_TYPES, LIMITS } from '../api/spec.js';
 import { didYouMean } from './suggest.js';
 
@@ -55,9 +48,7 @@ export function splitEvents(values: readonly string[]): string[] {
 /** Strict decimal: no sign, exponent, fraction or leading zero. */
 export function parseExpectedVersion(raw: string): number {
   if (!/^[1-9][0-9]*$/.test(raw) || raw.length > 16 || BigInt(raw) > BigInt(LIMITS.versionMax)) {
-    throw usageError(
-      `invalid --expected-version "${raw}": must be a whole number from ${LIMITS.versionMin} to ${LIMITS.versionMax}`,
-    );
+    throw usageError(`invalid --expected-version "${raw}": must be a whole number from ${LIMITS.versionMin} to ${LIMITS.versionMax}`);
   }
   return Number(raw);
 }

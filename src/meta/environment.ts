@@ -12,7 +12,11 @@ export const ENVIRONMENT: ReadonlyArray<readonly [string, ReadonlyArray<readonly
       ['CHATCTL_ORG', 'the organizationId, as --org', "the profile's"],
       ['CHATCTL_APP', 'the applicationId, as --app', "the profile's"],
       ['CHATCTL_ENV', 'the environmentKey, as --env', "the profile's"],
-      ['CHATCTL_TOKEN', 'the bearer token; wins over the profile\'s token command, keyring entry and file token (a run with it never asks the keyring); never written anywhere', "the profile's token command, keyring entry or file token"],
+      [
+        'CHATCTL_TOKEN',
+        "the bearer token; wins over the profile's token command, keyring entry and file token (a run with it never asks the keyring); never written anywhere",
+        "the profile's token command, keyring entry or file token",
+      ],
       ['CHATCTL_ORIGIN', 'the Origin header sent', "the profile's, else the base URL's origin"],
       ['CHATCTL_CSRF_TOKEN', 'the x-service-csrf value sent', "the profile's, else 1"],
       ['CHATCTL_CONFIG_DIR', 'the folder holding config.json', '$XDG_CONFIG_HOME/chatctl, ~/.config/chatctl (macOS: ~/Library/Application Support/chatctl; Windows: %APPDATA%\\chatctl)'],
@@ -26,7 +30,11 @@ export const ENVIRONMENT: ReadonlyArray<readonly [string, ReadonlyArray<readonly
       ['CHATCTL_DEADLINE', 'limit for the whole command in seconds, retries and waits included, as --deadline', '300'],
       ['https_proxy, HTTPS_PROXY', 'proxy for https base URLs (CONNECT tunnel); the lower-case one first', 'http_proxy or HTTP_PROXY, else direct'],
       ['http_proxy, HTTP_PROXY', 'proxy for http base URLs, and https ones when neither https_proxy nor HTTPS_PROXY is set; the lower-case one first', 'direct'],
-      ['no_proxy, NO_PROXY', 'hosts reached directly, separated by commas or spaces: a host (and its subdomains; .host and *.host alike), host:port, or * for all; loopback always is; the lower-case one first', 'none'],
+      [
+        'no_proxy, NO_PROXY',
+        'hosts reached directly, separated by commas or spaces: a host (and its subdomains; .host and *.host alike), host:port, or * for all; loopback always is; the lower-case one first',
+        'none',
+      ],
       ['NODE_EXTRA_CA_CERTS', 'a PEM file of extra certificate authorities (read by Node.js)', 'none'],
       ['NODE_OPTIONS', 'options for Node.js itself; chatctl keys its compiled-code cache by them too', 'none'],
     ],
@@ -52,17 +60,21 @@ export const ENVIRONMENT: ReadonlyArray<readonly [string, ReadonlyArray<readonly
   [
     'The system keyring (read by the keyring library, in the process chatctl starts for it)',
     [
-      ['DBUS_SESSION_BUS_ADDRESS', 'Linux: the D-Bus session where the Secret Service (gnome-keyring, KWallet…) answers; a keyring that does not answer within 3 s counts as absent', 'none: no keyring, tokens go to config.json'],
+      [
+        'DBUS_SESSION_BUS_ADDRESS',
+        'Linux: the D-Bus session where the Secret Service (gnome-keyring, KWallet…) answers; a keyring that does not answer within 3 s counts as absent',
+        'none: no keyring, tokens go to config.json',
+      ],
     ],
   ],
   [
-    'Set by chatctl for a profile\'s --token-command (read by it, not by chatctl)',
+    "Set by chatctl for a profile's --token-command (read by it, not by chatctl)",
     [['CHATCTL_PROFILE', 'the profile whose token is asked for (CHATCTL_TOKEN and CHATCTL_CSRF_TOKEN are removed from its environment)', 'always set']],
   ],
   [
     'Set by chatctl for --secret-to exec: commands (read by them, not by chatctl)',
     [
-      ['CHATCTL_ENDPOINT_ID', 'the id of the endpoint whose new secret is on the command\'s standard input', 'always set'],
+      ['CHATCTL_ENDPOINT_ID', "the id of the endpoint whose new secret is on the command's standard input", 'always set'],
       ['CHATCTL_SECRET_FINGERPRINT', 'the fingerprint of that secret (sha256: and 16 hex digits), to check a copy without showing it', 'always set'],
     ],
   ],

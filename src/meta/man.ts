@@ -9,12 +9,12 @@ export function roffText(text: string): string {
   return text
     .replace(/\\/g, '\\e')
     .replace(/-/g, '\\-')
-    .replace(/'/g, "\\(aq")
+    .replace(/'/g, '\\(aq')
     .replace(/`/g, '\\(ga')
     .replace(/~/g, '\\(ti')
     .replace(/\^/g, '\\(ha')
     .split('\n')
-    .map((line) => (/^[.']/.test(line) || line.startsWith("\\(aq") ? `\\&${line}` : line))
+    .map((line) => (/^[.']/.test(line) || line.startsWith('\\(aq') ? `\\&${line}` : line))
     .join('\n');
 }
 
@@ -58,11 +58,7 @@ function page(cmd: Command, path: string[], version: string): string {
   }
   section('SEE ALSO');
   const related = [['chatctl'], path.length > 1 ? ['chatctl', ...path.slice(0, -1)] : []].filter((p) => p.length > 0 && p.join(' ') !== title.join(' '));
-  out.push(
-    roffText(
-      [...related.map((p) => `${p.join('-')}(1)`), 'chatctl help reference (every command)', 'chatctl help environment (environment variables)', 'chatctl exit-codes'].join(', '),
-    ),
-  );
+  out.push(roffText([...related.map((p) => `${p.join('-')}(1)`), 'chatctl help reference (every command)', 'chatctl help environment (environment variables)', 'chatctl exit-codes'].join(', ')));
   if (path.length > 0) out.push('.PP', roffText('The options every command takes (--profile, --json, --no-input, --dry-run, ...) are in chatctl(1).'));
   return out.join('\n') + '\n';
 }

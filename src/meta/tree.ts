@@ -58,7 +58,10 @@ function argumentNode(a: Argument, parent: string): ArgumentNode {
 
 export function describeCommand(cmd: Command, parent = ''): CommandNode {
   const options = cmd.options.filter((o) => !o.hidden).map(optionNode);
-  const help = cmd.createHelp().visibleOptions(cmd).find((o) => o.long === '--help');
+  const help = cmd
+    .createHelp()
+    .visibleOptions(cmd)
+    .find((o) => o.long === '--help');
   if (help) options.push(optionNode(help));
   return {
     name: cmd.name(),
@@ -66,8 +69,6 @@ export function describeCommand(cmd: Command, parent = ''): CommandNode {
     description: cmd.description(),
     options,
     arguments: cmd.registeredArguments.map((a) => argumentNode(a, parent)),
-    commands: cmd.commands
-      .filter((c) => !(c as unknown as { _hidden?: boolean })._hidden && c.name() !== 'help')
-      .map((c) => describeCommand(c, cmd.name())),
+    commands: cmd.commands.filter((c) => !(c as unknown as { _hidden?: boolean })._hidden && c.name() !== 'help').map((c) => describeCommand(c, cmd.name())),
   };
 }

@@ -31,15 +31,33 @@ function capped(text: string): string {
  */
 export const PLAIN_TABLE = {
   chars: {
-    top: '', 'top-mid': '', 'top-left': '', 'top-right': '', bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
-    left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: '  ',
+    top: '',
+    'top-mid': '',
+    'top-left': '',
+    'top-right': '',
+    bottom: '',
+    'bottom-mid': '',
+    'bottom-left': '',
+    'bottom-right': '',
+    left: '',
+    'left-mid': '',
+    mid: '',
+    'mid-mid': '',
+    right: '',
+    'right-mid': '',
+    middle: '  ',
   },
   style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0 },
 };
 
 /** A rendered table's text: as is on a terminal; without the padding at line ends when plain. */
 export function tableText(text: string, tty: boolean): string {
-  return tty ? text : text.split('\n').map((l) => l.trimEnd()).join('\n');
+  return tty
+    ? text
+    : text
+        .split('\n')
+        .map((l) => l.trimEnd())
+        .join('\n');
 }
 
 /** Where a table goes: colour, and whether it is a terminal (boxed) or not (plain). */
@@ -90,12 +108,7 @@ export function renderSecretBlock(secret: string, c: Palette = PLAIN, fingerprin
 export function renderDelivery(fingerprint: string, delivered: readonly { to: string }[], c: Palette = PLAIN): string {
   if (delivered.length === 0) return '';
   const note = (to: string) => (to.startsWith('file:') || to.startsWith('env-file:') ? ' (mode 0600)' : '');
-  return [
-    '',
-    c.bold(`Signing secret ${fingerprint} delivered to:`),
-    ...delivered.map((d) => `  ${escapeInline(d.to)}${note(d.to)}`),
-    '',
-  ].join('\n');
+  return ['', c.bold(`Signing secret ${fingerprint} delivered to:`), ...delivered.map((d) => `  ${escapeInline(d.to)}${note(d.to)}`), ''].join('\n');
 }
 
 /** The one-line result above the table, in green on a colour terminal. */

@@ -34,16 +34,21 @@ export function handleApiRequest(state: SandboxState, request: SandboxRequest): 
     const { limit, waitMs } = admission;
     // Retry-After is whole seconds (rounded up, so waiting it always works);
     // Retry-After-Ms says the real wait, for clients that read it.
-    return new ApiFailure(429, 'rate_limit_exceeded', `more than ${limit} requests per second for this token`, { limit, windowSeconds: 1 }, {
-      'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))),
-      'Retry-After-Ms': String(waitMs),
-    });
+    return new ApiFailure(
+      429,
+      'rate_limit_exceeded',
+      `more than ${limit} requests per second for this token`,
+      { limit, windowSeconds: 1 },
+      {
+        'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))),
+        'Retry-After-Ms': String(waitMs),
+      },
+    );
   }
   const refused = checkBearer(request.headers, state.token) ?? checkBrowserHeaders(request.headers);
   if (refused) return refused;
   const route = matchApiRoute(request.method, request.pathname, state.scope);
-  if (!route)
-    return new ApiFailure(404, 'resource_not_found', `no such resource: ${request.method} ${request.pathname}`, {});
+  if (!route) return new ApiFailure(404, 'resource_not_found', `no such resource: ${request.method} ${request.pathname}`, {});
   const body = parseJsonBody(request.body);
   if (!body.ok) return validationFailure(body.problems);
   try {

@@ -19,8 +19,7 @@ export function checkBearer(headers: IncomingHttpHeaders, token: string): ApiFai
       header: 'Authorization',
     });
   // Equal-length digests: the comparison takes the same time for any guess.
-  if (!timingSafeEqual(digest(match[1]!), digest(token)))
-    return new ApiFailure(401, 'authentication_failed', 'the bearer token is not valid', {});
+  if (!timingSafeEqual(digest(match[1]!), digest(token))) return new ApiFailure(401, 'authentication_failed', 'the bearer token is not valid', {});
   return null;
 }
 
@@ -28,7 +27,5 @@ export const BROWSER_HEADERS = ['origin', 'x-service-csrf'] as const;
 
 export function checkBrowserHeaders(headers: IncomingHttpHeaders): ApiFailure | null {
   const missing = BROWSER_HEADERS.filter((name) => (headerValue(headers, name) ?? '').trim() === '');
-  return missing.length
-    ? new ApiFailure(403, 'permission_denied', `missing required header: ${missing.join(', ')}`, { missingHeaders: missing })
-    : null;
+  return missing.length ? new ApiFailure(403, 'permission_denied', `missing required header: ${missing.join(', ')}`, { missingHeaders: missing }) : null;
 }

@@ -26,8 +26,7 @@ export function parseJsonBody(raw: RawBody): Checked<unknown> {
       ok: false,
       problems: [{ field: 'Content-Type', location: 'header', problem: 'must be application/json' }],
     };
-  if (raw.tooLarge || raw.bytes.length > MAX_BODY_BYTES)
-    return bodyProblem(`must be at most ${MAX_BODY_BYTES} bytes`);
+  if (raw.tooLarge || raw.bytes.length > MAX_BODY_BYTES) return bodyProblem(`must be at most ${MAX_BODY_BYTES} bytes`);
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(raw.bytes);

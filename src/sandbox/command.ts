@@ -55,17 +55,12 @@ const deliveryLine = ({ delivery: d }: DeliveryReport, at: string) =>
   `${at} deliver ${d.eventType} to ${d.destinationUrl} (${d.signedWith.length} signature${d.signedWith.length === 1 ? '' : 's'}) -> ${d.receiver.status ?? d.receiver.error} ${d.webhookId}\n`;
 
 function usageError(io: SandboxIo, json: boolean, message: string): number {
-  io.stderr(
-    json
-      ? JSON.stringify({ error: { code: 'usage_error', message, requestId: null, status: null, details: {} }, exitCode: 2 }) + '\n'
-      : `chatctl sandbox: ${message}\n`,
-  );
+  io.stderr(json ? JSON.stringify({ error: { code: 'usage_error', message, requestId: null, status: null, details: {} }, exitCode: 2 }) + '\n' : `chatctl sandbox: ${message}\n`);
   return 2;
 }
 
 export async function runSandboxCommand(opts: SandboxCommandOptions, io: SandboxIo, stopped: Promise<unknown>): Promise<number> {
-  if (!isLoopbackHost(opts.host))
-    return usageError(io, opts.json, `refusing to listen on ${opts.host}: the sandbox serves loopback only (127.0.0.1, ::1, localhost)`);
+  if (!isLoopbackHost(opts.host)) return usageError(io, opts.json, `refusing to listen on ${opts.host}: the sandbox serves loopback only (127.0.0.1, ::1, localhost)`);
   let sandbox: RunningSandbox;
   try {
     sandbox = await startSandbox({
@@ -87,9 +82,7 @@ export async function runSandboxCommand(opts: SandboxCommandOptions, io: Sandbox
   }
   const { baseUrl, token, organizationId, applicationId, environmentKey } = sandbox;
   io.secret?.(token);
-  io.stdout(
-    opts.json ? JSON.stringify({ baseUrl, token, organizationId, applicationId, environmentKey }) + '\n' : describe(sandbox),
-  );
+  io.stdout(opts.json ? JSON.stringify({ baseUrl, token, organizationId, applicationId, environmentKey }) + '\n' : describe(sandbox));
   try {
     await stopped;
   } finally {

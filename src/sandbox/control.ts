@@ -14,8 +14,7 @@ import type { SandboxState } from './state.js';
 
 export const CONTROL_PREFIX = '/_sandbox';
 
-export const isControlPath = (pathname: string) =>
-  pathname === CONTROL_PREFIX || pathname.startsWith(CONTROL_PREFIX + '/');
+export const isControlPath = (pathname: string) => pathname === CONTROL_PREFIX || pathname.startsWith(CONTROL_PREFIX + '/');
 
 function jsonBody(request: SandboxRequest): unknown {
   const { bytes, tooLarge } = request.body;
@@ -54,9 +53,7 @@ const ROUTES: Record<string, ControlRoute> = {
     const only = typeof body === 'object' && body !== null && Object.keys(body).join() === 'advanceMs';
     const ms = only ? (body as { advanceMs: unknown }).advanceMs : undefined;
     if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms < 0)
-      throw validationFailure([
-        { field: 'advanceMs', location: 'body', problem: 'must be a non-negative integer (and the only field)' },
-      ]);
+      throw validationFailure([{ field: 'advanceMs', location: 'body', problem: 'must be a non-negative integer (and the only field)' }]);
     state.advanceClock(ms);
     return ok({ now: new Date(state.now()).toISOString() });
   },
@@ -84,12 +81,10 @@ function routeFor(request: SandboxRequest): ControlRoute | undefined {
 }
 
 export async function handleControlRequest(state: SandboxState, request: SandboxRequest): Promise<Reply | ApiFailure> {
-  if (!isLoopbackHost(request.remoteAddress ?? ''))
-    return new ApiFailure(403, 'permission_denied', 'control routes answer loopback callers only', {});
+  if (!isLoopbackHost(request.remoteAddress ?? '')) return new ApiFailure(403, 'permission_denied', 'control routes answer loopback callers only', {});
   // `GET /_sandbox` says what this is, without a token: a client can tell a
   // sandbox before it sends anything else (`webhooks trigger` does).
-  if (request.method === 'GET' && request.pathname === CONTROL_PREFIX)
-    return { status: 200, data: { sandbox: true }, headers: { [SANDBOX_MARKER_HEADER]: '1' } };
+  if (request.method === 'GET' && request.pathname === CONTROL_PREFIX) return { status: 200, data: { sandbox: true }, headers: { [SANDBOX_MARKER_HEADER]: '1' } };
   const refused = checkBearer(request.headers, state.token);
   if (refused) return refused;
   const route = routeFor(request);

@@ -39,18 +39,15 @@ export interface DeliverInput {
 }
 
 function checkDeliverBody(body: unknown): DeliverInput {
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw validationFailure([{ field: 'body', location: 'body', problem: 'must be a JSON object' }]);
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw validationFailure([{ field: 'body', location: 'body', problem: 'must be a JSON object' }]);
   const record = body as Record<string, unknown>;
   const problems: FieldProblem[] = [];
   if (!Object.hasOwn(record, 'eventType')) problems.push({ field: 'eventType', location: 'body', problem: 'is required' });
   else if (typeof record.eventType !== 'string' || !(EVENT_TYPES as readonly string[]).includes(record.eventType))
     problems.push({ field: 'eventType', location: 'body', problem: `must be one of the ${EVENT_TYPES.length} event types` });
   const data = record.data;
-  if (data !== undefined && (typeof data !== 'object' || data === null || Array.isArray(data)))
-    problems.push({ field: 'data', location: 'body', problem: 'must be a JSON object' });
-  for (const field of Object.keys(record))
-    if (field !== 'eventType' && field !== 'data') problems.push({ field, location: 'body', problem: 'is not an allowed field' });
+  if (data !== undefined && (typeof data !== 'object' || data === null || Array.isArray(data))) problems.push({ field: 'data', location: 'body', problem: 'must be a JSON object' });
+  for (const field of Object.keys(record)) if (field !== 'eventType' && field !== 'data') problems.push({ field, location: 'body', problem: 'is not an allowed field' });
   if (problems.length) throw validationFailure(problems);
   return { eventType: record.eventType as string, data: (data as Record<string, unknown> | undefined) ?? {} };
 }
@@ -60,8 +57,7 @@ export async function deliverEvent(state: SandboxState, endpointId: string, body
   const input = checkDeliverBody(body);
   const target = state.endpoints.deliveryTarget(endpointId);
   const { endpoint } = target;
-  if (endpoint.status !== 'active')
-    throw new ApiFailure(409, 'conflict', 'the endpoint is inactive: nothing is delivered to it until it is reactivated', { endpointId, status: endpoint.status });
+  if (endpoint.status !== 'active') throw new ApiFailure(409, 'conflict', 'the endpoint is inactive: nothing is delivered to it until it is reactivated', { endpointId, status: endpoint.status });
   if (!(endpoint.eventTypes as string[]).includes(input.eventType))
     throw validationFailure([{ field: 'eventType', location: 'body', problem: `is not one of the endpoint's event types (${endpoint.eventTypes.join(', ')})` }]);
   // The time of sending, which a receiver compares with its own clock: the

@@ -8,9 +8,7 @@ import { classifyAddress, isLoopbackHost, type AddressClass } from './ip.js';
 
 export type DestinationRejection = 'invalid_url' | 'not_https' | 'userinfo' | 'localhost' | AddressClass;
 
-export type DestinationVerdict =
-  | { ok: true }
-  | { ok: false; reason: DestinationRejection; message: string };
+export type DestinationVerdict = { ok: true } | { ok: false; reason: DestinationRejection; message: string };
 
 const MESSAGES: Record<DestinationRejection, string> = {
   invalid_url: 'destinationUrl is not an absolute URL',

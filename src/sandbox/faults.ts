@@ -52,15 +52,11 @@ export const NO_FAULTS: FaultSettings = {
 
 const MAX_DELAY_MS = 10 * 60 * 1000;
 
-const integerIn = (min: number, max: number) => (v: unknown) =>
-  typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max ? null : `must be an integer from ${min} to ${max}`;
+const integerIn = (min: number, max: number) => (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max ? null : `must be an integer from ${min} to ${max}`);
 
 const FIELD_CHECKS: Record<keyof FaultSettings, (v: unknown) => string | null> = {
   failNext: integerIn(0, 1_000_000),
-  status: (v) =>
-    typeof v === 'number' && Object.hasOwn(FAULT_STATUS_CODES, v)
-      ? null
-      : `must be one of ${Object.keys(FAULT_STATUS_CODES).join(', ')}`,
+  status: (v) => (typeof v === 'number' && Object.hasOwn(FAULT_STATUS_CODES, v) ? null : `must be one of ${Object.keys(FAULT_STATUS_CODES).join(', ')}`),
   code: (v) => (typeof v === 'string' && (ERROR_CODES as readonly string[]).includes(v) ? null : 'must be one of the spec error codes'),
   retryAfter: (v) => (v === null ? null : integerIn(0, 86_400)(v)),
   dropConnection: (v) => (typeof v === 'boolean' ? null : 'must be true or false'),
@@ -70,8 +66,7 @@ const FIELD_CHECKS: Record<keyof FaultSettings, (v: unknown) => string | null> =
 
 /** Checks a (partial) fault document, e.g. the body of POST /_sandbox/faults. */
 export function checkFaultPatch(body: unknown): Checked<FaultPatch> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    return { ok: false, problems: [{ field: 'body', location: 'body', problem: 'must be a JSON object' }] };
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { ok: false, problems: [{ field: 'body', location: 'body', problem: 'must be a JSON object' }] };
   const problems: FieldProblem[] = [];
   for (const [field, value] of Object.entries(body)) {
     const check = Object.hasOwn(FIELD_CHECKS, field) ? FIELD_CHECKS[field as keyof FaultSettings] : null;

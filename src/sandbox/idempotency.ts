@@ -9,10 +9,7 @@ export interface StoredResult {
   data: unknown;
 }
 
-export type Lookup =
-  | { kind: 'miss' }
-  | { kind: 'replay'; result: StoredResult }
-  | { kind: 'conflict' };
+export type Lookup = { kind: 'miss' } | { kind: 'replay'; result: StoredResult } | { kind: 'conflict' };
 
 export interface KeyScope {
   token: string;

@@ -2,14 +2,7 @@
 // Pure; no DNS. IPv6 forms that embed an IPv4 address are judged by the
 // embedded address, so `::ffff:127.0.0.1` is as much loopback as `127.0.0.1`.
 
-export type AddressClass =
-  | 'unspecified'
-  | 'loopback'
-  | 'private'
-  | 'shared'
-  | 'link-local'
-  | 'multicast'
-  | 'reserved';
+export type AddressClass = 'unspecified' | 'loopback' | 'private' | 'shared' | 'link-local' | 'multicast' | 'reserved';
 
 /** Strict dotted decimal (what the WHATWG URL parser serializes to). */
 export function parseIPv4(text: string): number[] | null {

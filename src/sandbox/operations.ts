@@ -7,14 +7,7 @@ import { ApiFailure, type Reply } from './envelopes.js';
 import { fingerprint, type KeyScope } from './idempotency.js';
 import type { ApiRoute } from './routes.js';
 import type { SandboxState } from './state.js';
-import {
-  checkCreateBody,
-  checkExpectedVersionBody,
-  checkIdempotencyKey,
-  checkRotateBody,
-  type Checked,
-  type FieldProblem,
-} from './validation.js';
+import { checkCreateBody, checkExpectedVersionBody, checkIdempotencyKey, checkRotateBody, type Checked, type FieldProblem } from './validation.js';
 
 export function validationFailure(problems: FieldProblem[]): ApiFailure {
   const names = problems.map((p) => p.field).join(', ');
@@ -44,12 +37,7 @@ function idempotent(state: SandboxState, scope: KeyScope, body: unknown, apply: 
   return reply;
 }
 
-export function runOperation(
-  state: SandboxState,
-  route: ApiRoute,
-  body: unknown,
-  headers: IncomingHttpHeaders,
-): Reply {
+export function runOperation(state: SandboxState, route: ApiRoute, body: unknown, headers: IncomingHttpHeaders): Reply {
   const endpointId = route.endpointId ?? '';
   const idempotencyKey = headerValue(headers, 'idempotency-key');
   const keyScope = (): KeyScope => ({ token: state.token, method: 'POST', path: route.key, key: idempotencyKey! });

@@ -25,9 +25,14 @@ export function matchApiRoute(method: string, pathname: string, scope: Scope): A
   if (!s || s.length < 8) return null;
   const [v1, orgs, org, apps, app, envs, env, collection, endpointId, ...action] = s;
   if (
-    v1 !== 'v1' || orgs !== 'organizations' || apps !== 'applications' || envs !== 'environments' ||
+    v1 !== 'v1' ||
+    orgs !== 'organizations' ||
+    apps !== 'applications' ||
+    envs !== 'environments' ||
     collection !== 'webhook-endpoints' ||
-    org !== scope.organizationId || app !== scope.applicationId || env !== scope.environmentKey
+    org !== scope.organizationId ||
+    app !== scope.applicationId ||
+    env !== scope.environmentKey
   )
     return null;
   const key = `${method} ${JSON.stringify(s)}`;

@@ -81,9 +81,7 @@ function readBody(req: http.IncomingMessage): Promise<RawBody> {
       if (total <= MAX_BODY_BYTES) chunks.push(chunk);
       else if (total > MAX_DRAIN_BYTES) req.destroy();
     });
-    req.on('end', () =>
-      resolve({ contentType: req.headers['content-type'], bytes: Buffer.concat(chunks), tooLarge: total > MAX_BODY_BYTES }),
-    );
+    req.on('end', () => resolve({ contentType: req.headers['content-type'], bytes: Buffer.concat(chunks), tooLarge: total > MAX_BODY_BYTES }));
     req.on('error', reject);
     req.on('close', () => reject(new Error('request closed before its body ended')));
   });

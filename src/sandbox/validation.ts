@@ -31,8 +31,7 @@ const codePoints = (s: string) => [...s].length;
 const checkName: FieldCheck = (v) => {
   if (typeof v !== 'string') return 'must be a string';
   const n = codePoints(v);
-  if (n < LIMITS.nameMin || n > LIMITS.nameMax)
-    return `must be ${LIMITS.nameMin} to ${LIMITS.nameMax} characters long (got ${n})`;
+  if (n < LIMITS.nameMin || n > LIMITS.nameMax) return `must be ${LIMITS.nameMin} to ${LIMITS.nameMax} characters long (got ${n})`;
   return null;
 };
 
@@ -48,8 +47,7 @@ const checkEventTypes: FieldCheck = (v) => {
   if (v.length === 0) return 'must contain at least one event type';
   const seen = new Set<unknown>();
   for (const [i, item] of v.entries()) {
-    if (typeof item !== 'string' || !(EVENT_TYPES as readonly string[]).includes(item))
-      return `item ${i} is not one of the ${EVENT_TYPES.length} event types`;
+    if (typeof item !== 'string' || !(EVENT_TYPES as readonly string[]).includes(item)) return `item ${i} is not one of the ${EVENT_TYPES.length} event types`;
     if (seen.has(item)) return `item ${i} repeats "${item}"`;
     seen.add(item);
   }
@@ -57,43 +55,31 @@ const checkEventTypes: FieldCheck = (v) => {
 };
 
 const checkExpectedVersion: FieldCheck = (v) =>
-  typeof v === 'number' && Number.isInteger(v) && v >= LIMITS.versionMin && v <= LIMITS.versionMax
-    ? null
-    : `must be an integer from ${LIMITS.versionMin} to ${LIMITS.versionMax}`;
+  typeof v === 'number' && Number.isInteger(v) && v >= LIMITS.versionMin && v <= LIMITS.versionMax ? null : `must be an integer from ${LIMITS.versionMin} to ${LIMITS.versionMax}`;
 
-const checkMode: FieldCheck = (v) =>
-  typeof v === 'string' && (ROTATION_MODES as readonly string[]).includes(v)
-    ? null
-    : `must be one of ${ROTATION_MODES.join(', ')}`;
+const checkMode: FieldCheck = (v) => (typeof v === 'string' && (ROTATION_MODES as readonly string[]).includes(v) ? null : `must be one of ${ROTATION_MODES.join(', ')}`);
 
 function checkObject<T>(body: unknown, fields: Record<string, FieldCheck>): Checked<T> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    return { ok: false, problems: [{ field: 'body', location: 'body', problem: 'must be a JSON object' }] };
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { ok: false, problems: [{ field: 'body', location: 'body', problem: 'must be a JSON object' }] };
   const record = body as Record<string, unknown>;
   const problems: FieldProblem[] = [];
   for (const [field, check] of Object.entries(fields)) {
     const problem = Object.hasOwn(record, field) ? check(record[field]) : 'is required';
     if (problem) problems.push({ field, location: 'body', problem });
   }
-  for (const field of Object.keys(record))
-    if (!Object.hasOwn(fields, field)) problems.push({ field, location: 'body', problem: 'is not an allowed field' });
+  for (const field of Object.keys(record)) if (!Object.hasOwn(fields, field)) problems.push({ field, location: 'body', problem: 'is not an allowed field' });
   return problems.length ? { ok: false, problems } : { ok: true, value: record as T };
 }
 
-export const checkCreateBody = (body: unknown) =>
-  checkObject<CreateInput>(body, { name: checkName, destinationUrl: checkDestinationUrl, eventTypes: checkEventTypes });
+export const checkCreateBody = (body: unknown) => checkObject<CreateInput>(body, { name: checkName, destinationUrl: checkDestinationUrl, eventTypes: checkEventTypes });
 
-export const checkRotateBody = (body: unknown) =>
-  checkObject<RotateInput>(body, { expectedVersion: checkExpectedVersion, mode: checkMode });
+export const checkRotateBody = (body: unknown) => checkObject<RotateInput>(body, { expectedVersion: checkExpectedVersion, mode: checkMode });
 
-export const checkExpectedVersionBody = (body: unknown) =>
-  checkObject<ExpectedVersionInput>(body, { expectedVersion: checkExpectedVersion });
+export const checkExpectedVersionBody = (body: unknown) => checkObject<ExpectedVersionInput>(body, { expectedVersion: checkExpectedVersion });
 
 /** Idempotency keys: 1 to 255 visible ASCII characters (the spec gives no format). */
 export function checkIdempotencyKey(value: string | undefined): FieldProblem | null {
-  if (value === undefined || value === '')
-    return { field: 'Idempotency-Key', location: 'header', problem: 'is required' };
-  if (!/^[\x21-\x7e]{1,255}$/.test(value))
-    return { field: 'Idempotency-Key', location: 'header', problem: 'must be 1 to 255 visible ASCII characters' };
+  if (value === undefined || value === '') return { field: 'Idempotency-Key', location: 'header', problem: 'is required' };
+  if (!/^[\x21-\x7e]{1,255}$/.test(value)) return { field: 'Idempotency-Key', location: 'header', problem: 'must be 1 to 255 visible ASCII characters' };
   return null;
 }

@@ -218,14 +218,7 @@ export function resolveRequestSettings(flags: GlobalFlags, env: NodeJS.ProcessEn
   return { maxRetries, timeoutMs: Math.round(timeout * 1000), deadlineMs: Math.round(deadline * 1000) };
 }
 
-function pickNumber(
-  flag: string | undefined,
-  flagName: string,
-  envValue: string | undefined,
-  envName: string,
-  fallback: number,
-  parse: (s: string) => number | undefined,
-): number {
+function pickNumber(flag: string | undefined, flagName: string, envValue: string | undefined, envName: string, fallback: number, parse: (s: string) => number | undefined): number {
   if (flag !== undefined) {
     const n = parse(flag);
     if (n === undefined) throw usageError(`invalid ${flagName} "${flag}"`, hintFor(flagName));
@@ -295,10 +288,7 @@ export function checkBaseUrl(raw: string, fail: (message: string, hint?: string)
     throw fail(`base URL "${raw}" must use https`);
   }
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
-    throw fail(
-      `refusing http: base URL "${raw}": the token would travel in clear text`,
-      'use https, or http only with localhost, 127.0.0.0/8 or [::1]',
-    );
+    throw fail(`refusing http: base URL "${raw}": the token would travel in clear text`, 'use https, or http only with localhost, 127.0.0.0/8 or [::1]');
   }
   if (url.username || url.password) throw fail('base URL must not contain credentials');
   if (url.search || url.hash) throw fail('base URL must not have a query or fragment');

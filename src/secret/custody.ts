@@ -80,20 +80,16 @@ export interface InDelivery {
   now: number;
 }
 
-export type CustodyOutcome = { ok: true; fp: string; delivered: Delivered[]; /** Removes the copy (done already unless keepCopyUntilRecorded). */ discard(): void } | { ok: false; fp: string; delivered: Delivered[]; kept: string | null; error: CliError };
+export type CustodyOutcome =
+  | { ok: true; fp: string; delivered: Delivered[] /** Removes the copy (done already unless keepCopyUntilRecorded). */; discard(): void }
+  | { ok: false; fp: string; delivered: Delivered[]; kept: string | null; error: CliError };
 
 /**
  * The secret to every destination, with a copy kept until all hold it.
  * Never throws: a destination that fails, a copy that cannot be written and
  * a journal that cannot be written all end in the outcome.
  */
-export async function deliverInCustody(
-  secret: string,
-  holder: Holder,
-  deliver: () => Promise<DeliveryResult>,
-  deps: CustodyDeps,
-  hooks: CustodyHooks = {},
-): Promise<CustodyOutcome> {
+export async function deliverInCustody(secret: string, holder: Holder, deliver: () => Promise<DeliveryResult>, deps: CustodyDeps, hooks: CustodyHooks = {}): Promise<CustodyOutcome> {
   // Computed when first needed (node:crypto costs a few ms to load): a --json
   // run that succeeds never needs it.
   let fpMemo: string | undefined;

@@ -230,7 +230,6 @@ export function describeKeepFailure(err: unknown, configDir: string): string {
   return `${folder}: ${reason}`;
 }
 
-
 const safeName = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64) || 'endpoint';
 
 /** Where the copy of the secret (or of the whole odd answer) of the request with this Idempotency-Key is kept. */

@@ -38,16 +38,15 @@ export function planSecret(input: SecretPlanInput): SecretPlan {
   const sinks = idSubstituted(parseSinks(specs, { ...settings, idPlaceholder: true }), input.endpointId, settings);
   if (sinks.length > 0) return { sinks };
   if (input.json) {
-    if (input.stdoutDiscards && !input.dryRun) throw usageError(`${STDOUT_DISCARDS} with the JSON document`, 'say where it goes with --secret-to (file:PATH, env-file:PATH#NAME, exec:COMMAND), or send stdout somewhere it is kept');
+    if (input.stdoutDiscards && !input.dryRun)
+      throw usageError(`${STDOUT_DISCARDS} with the JSON document`, 'say where it goes with --secret-to (file:PATH, env-file:PATH#NAME, exec:COMMAND), or send stdout somewhere it is kept');
     return { sinks, fallback: 'json' };
   }
   const ci = isTruthyEnv(input.env.CI);
   // A dry run sends nothing, so no secret comes back to place.
   if (input.dryRun || (input.stdoutIsTTY && !ci)) return { sinks, fallback: 'tty' };
   throw usageError(
-    ci
-      ? 'refusing to print the signing secret: CI is set, and a job log keeps whatever is printed'
-      : 'refusing to print the signing secret: standard output is not a terminal',
+    ci ? 'refusing to print the signing secret: CI is set, and a job log keeps whatever is printed' : 'refusing to print the signing secret: standard output is not a terminal',
     'say where it goes with --secret-to (file:PATH — or --secret-file PATH —, env-file:PATH#NAME, exec:COMMAND, or stdout for $(…) capture), or use --json to receive it in the JSON output',
   );
 }

@@ -51,7 +51,11 @@ export function parseSinkSpec(spec: string, s: Pick<SinkSettings, 'cwd' | 'force
     const name = spec.slice(colon + 1);
     // With --from, `{id}` stands for each endpoint id (made safe); the name as a whole is checked per item.
     const shape = s.idPlaceholder ? name.split(ID).join('x') : name;
-    if (!GITHUB_NAME.test(shape)) throw usageError(`--secret-to ${spec}: "${name}" is not a valid name`, `a name is letters, digits and _, not starting with a digit${s.idPlaceholder ? '; {id} stands for each endpoint id' : ''}`);
+    if (!GITHUB_NAME.test(shape))
+      throw usageError(
+        `--secret-to ${spec}: "${name}" is not a valid name`,
+        `a name is letters, digits and _, not starting with a digit${s.idPlaceholder ? '; {id} stands for each endpoint id' : ''}`,
+      );
     const file = s.env?.[variable];
     return { kind: 'github', to: spec, variable, path: file ? resolve(s.cwd, file) : '', name };
   }
@@ -93,8 +97,7 @@ export function secretFileSpec(path: string): string {
   return `file:${path}`;
 }
 
-export const hasIdPlaceholder = (sink: Sink): boolean =>
-  sink.kind === 'github' ? sink.name.includes(ID) : (sink.kind === 'file' || sink.kind === 'env-file') && sink.path.includes(ID);
+export const hasIdPlaceholder = (sink: Sink): boolean => (sink.kind === 'github' ? sink.name.includes(ID) : (sink.kind === 'file' || sink.kind === 'env-file') && sink.path.includes(ID));
 
 /**
  * Every `--secret-to` value parsed and checked: a destination that cannot
@@ -249,9 +252,11 @@ function checkEnvFile(path: string, name: string, what: string): void {
 
 /** Words the shell runs itself: nothing to find on PATH. */
 const SHELL_WORDS = new Set(
-  ('. : [ ! { } alias bg break cd command continue eval exec exit export false fg getopts hash jobs kill ' +
+  (
+    '. : [ ! { } alias bg break cd command continue eval exec exit export false fg getopts hash jobs kill ' +
     'printf pwd read readonly return set shift test times trap true type ulimit umask unalias unset wait echo ' +
-    'if then else elif fi case esac for while until do done in function select time local').split(' '),
+    'if then else elif fi case esac for while until do done in function select time local'
+  ).split(' '),
 );
 
 /** COMMAND's first word when it is a plain program name (or path) to look for; undefined when the shell decides. */

@@ -36,8 +36,7 @@ export function parseSecret(text: string): Checked<Buffer> {
   if (!secret.startsWith(SECRET_PREFIX)) return { ok: false, problem: `the secret does not start with ${SECRET_PREFIX}` };
   const b64 = secret.slice(SECRET_PREFIX.length);
   const bare = b64.replace(/=+$/, '');
-  if (!STRICT_BASE64.test(b64) || bare.length % 4 === 1 || (b64 !== bare && b64.length % 4 !== 0))
-    return { ok: false, problem: `the part after ${SECRET_PREFIX} is not base64` };
+  if (!STRICT_BASE64.test(b64) || bare.length % 4 === 1 || (b64 !== bare && b64.length % 4 !== 0)) return { ok: false, problem: `the part after ${SECRET_PREFIX} is not base64` };
   const key = Buffer.from(b64, 'base64');
   if (key.length === 0) return { ok: false, problem: `the secret has no key after ${SECRET_PREFIX}` };
   return { ok: true, value: key };
@@ -99,13 +98,15 @@ export function parseHeaders(headers: ReadonlyArray<readonly [string, string]>):
   if (idProblem) return { ok: false, problem: `webhook-id ${idProblem}` };
   const timestamp = parseTimestamp(found.get('webhook-timestamp')!);
   if (!timestamp.ok) return { ok: false, problem: `webhook-timestamp ${timestamp.problem}` };
-  const entries = found.get('webhook-signature')!.split(' ').filter((e) => e !== '');
+  const entries = found
+    .get('webhook-signature')!
+    .split(' ')
+    .filter((e) => e !== '');
   if (entries.length === 0) return { ok: false, problem: 'webhook-signature is empty' };
   const signatures: ParsedHeaders['signatures'] = [];
   for (const [i, entry] of entries.entries()) {
     const comma = entry.indexOf(',');
-    if (comma <= 0 || comma === entry.length - 1)
-      return { ok: false, problem: `webhook-signature entry ${i + 1} is not of the form v1,<base64>` };
+    if (comma <= 0 || comma === entry.length - 1) return { ok: false, problem: `webhook-signature entry ${i + 1} is not of the form v1,<base64>` };
     signatures.push({ version: entry.slice(0, comma), value: entry.slice(comma + 1) });
   }
   return { ok: true, value: { id, timestamp: timestamp.value, signatures } };
@@ -122,13 +123,7 @@ export type Verdict =
  * 1-based place of the matching entry. A failed signature is reported
  * before a timestamp out of tolerance.
  */
-export function verifySignature(
-  key: Buffer,
-  headers: ParsedHeaders,
-  body: Buffer | string,
-  nowSeconds: number,
-  toleranceSeconds = DEFAULT_TOLERANCE_SECONDS,
-): Verdict {
+export function verifySignature(key: Buffer, headers: ParsedHeaders, body: Buffer | string, nowSeconds: number, toleranceSeconds = DEFAULT_TOLERANCE_SECONDS): Verdict {
   const expected = Buffer.from(signatureOf(key, headers.id, headers.timestamp, body), 'utf8');
   const { timingSafeEqual } = crypto();
   let matched = 0;

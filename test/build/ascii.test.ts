@@ -8,9 +8,7 @@ import { join, relative } from 'node:path';
 import { ROOT } from '../support/fixtures.js';
 
 function bundles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? bundles(join(dir, e.name)) : e.name.endsWith('.cjs') ? [join(dir, e.name)] : [],
-  );
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? bundles(join(dir, e.name)) : e.name.endsWith('.cjs') ? [join(dir, e.name)] : []));
 }
 
 test('every bundle in dist/ is ASCII, main.cjs and the lazy ones alike', () => {

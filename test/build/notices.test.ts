@@ -14,9 +14,7 @@ const DIST = join(ROOT, 'dist');
 const NOTICES = join(DIST, 'THIRD-PARTY-NOTICES.txt');
 
 function bundles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? bundles(join(dir, e.name)) : e.name.endsWith('.cjs') ? [join(dir, e.name)] : [],
-  );
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? bundles(join(dir, e.name)) : e.name.endsWith('.cjs') ? [join(dir, e.name)] : []));
 }
 
 /**
@@ -42,7 +40,9 @@ function bundledPackages(): Set<string> {
 
 /** The notices file's sections, by their `name@version (license)` header. */
 function notices(): Map<string, { license: string; text: string }> {
-  const sections = readFileSync(NOTICES, 'utf8').split(/\n-{20,}\n\n/).slice(1);
+  const sections = readFileSync(NOTICES, 'utf8')
+    .split(/\n-{20,}\n\n/)
+    .slice(1);
   return new Map(
     sections.map((s) => {
       const m = /^(\S+@\d\S*) \(([^)\n]*)\)\n\n([\s\S]*)$/.exec(s);

@@ -42,19 +42,32 @@ describe('what a re-run makes of the records', () => {
     ['send, applied: rotated, delivery not confirmed', [send('a', 'k1'), { t: 'applied', id: 'a', key: 'k1', version: 2, fp: 'sha256:f' }], { state: 'applied', version: 2, fp: 'sha256:f' }],
     [
       'send, applied, ok: done',
-      [send('a', 'k1'), { t: 'applied', id: 'a', key: 'k1', version: 2, fp: 'sha256:f' }, { t: 'ok', id: 'a', key: 'k1', version: 2, fp: 'sha256:f', delivery: [{ to: 'file:/x', fingerprint: 'sha256:f' }], requestId: 'r' }],
+      [
+        send('a', 'k1'),
+        { t: 'applied', id: 'a', key: 'k1', version: 2, fp: 'sha256:f' },
+        { t: 'ok', id: 'a', key: 'k1', version: 2, fp: 'sha256:f', delivery: [{ to: 'file:/x', fingerprint: 'sha256:f' }], requestId: 'r' },
+      ],
       { state: 'ok', requestId: 'r', delivery: [{ to: 'file:/x', fingerprint: 'sha256:f' }] },
     ],
     ['refused by the server: try afresh', [send('a', 'k1'), { t: 'fail', id: 'a', key: 'k1', applied: false, exitCode: 7, code: 'webhook_endpoint_version_conflict' }], { state: 'refused' }],
     ['unknown outcome (timeout): re-send with that key', [send('a', 'k1'), { t: 'fail', id: 'a', key: 'k1', applied: null, exitCode: 12, code: 'timeout' }], { state: 'sent', key: 'k1' }],
     [
       'applied, not delivered, kept in recovered/',
-      [send('a', 'k1'), { t: 'applied', id: 'a', key: 'k1', version: 2, fp: 'sha256:f' }, { t: 'fail', id: 'a', key: 'k1', applied: true, exitCode: 13, code: 'secret_not_delivered', recovered: '/r/a.secret' }],
+      [
+        send('a', 'k1'),
+        { t: 'applied', id: 'a', key: 'k1', version: 2, fp: 'sha256:f' },
+        { t: 'fail', id: 'a', key: 'k1', applied: true, exitCode: 13, code: 'secret_not_delivered', recovered: '/r/a.secret' },
+      ],
       { state: 'applied', recovered: '/r/a.secret', fp: 'sha256:f' },
     ],
     [
       'a later run tried afresh after a refusal: its key wins',
-      [send('a', 'k1'), { t: 'fail', id: 'a', key: 'k1', applied: false, exitCode: 7, code: 'x' }, send('a', 'k2', 3), { t: 'ok', id: 'a', key: 'k1', version: 9, fp: 'sha256:stale', delivery: [], requestId: 'r' }],
+      [
+        send('a', 'k1'),
+        { t: 'fail', id: 'a', key: 'k1', applied: false, exitCode: 7, code: 'x' },
+        send('a', 'k2', 3),
+        { t: 'ok', id: 'a', key: 'k1', version: 9, fp: 'sha256:stale', delivery: [], requestId: 'r' },
+      ],
       { state: 'sent', key: 'k2', ev: 3 },
     ],
   ])('%s', (_, records, expected) => {
@@ -75,7 +88,10 @@ describe('JournalWriter', () => {
     await w.close();
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(existsSync(`${path}.lock`)).toBe(false);
-    const lines = readFileSync(path, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l));
+    const lines = readFileSync(path, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => `${l.t}:${l.id}`)).toEqual(['send:a', 'send:b', 'send:c', 'applied:a']);
     expect(loadJournal(path).priors.get('a')).toMatchObject({ state: 'applied', key: 'k1' });
   });

@@ -63,11 +63,7 @@ describe('parseManifestLine', () => {
 describe('checkManifest (the first pass)', () => {
   it('counts items and immediate ones, calls back for each, and names the first bad line', () => {
     const seen: ManifestItem[] = [];
-    const check = checkManifest(
-      text('# fleet\n{"endpointId":"a","expectedVersion":1}\n\n{"endpointId":"b","expectedVersion":2,"mode":"immediate"}\n'),
-      'overlap',
-      (i) => seen.push(i),
-    );
+    const check = checkManifest(text('# fleet\n{"endpointId":"a","expectedVersion":1}\n\n{"endpointId":"b","expectedVersion":2,"mode":"immediate"}\n'), 'overlap', (i) => seen.push(i));
     expect(check).toEqual({ count: 2, immediate: 1 });
     expect(seen.map((i) => [i.line, i.endpointId])).toEqual([
       [2, 'a'],
@@ -87,7 +83,10 @@ describe('checkManifest (the first pass)', () => {
   });
 
   it('a last line without a newline is a line; a UTF-8 byte order mark is not part of the first', () => {
-    const check = checkManifest(bufferSource('t', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"endpointId":"a","expectedVersion":1}\n{"endpointId":"b","expectedVersion":1}')])), 'overlap');
+    const check = checkManifest(
+      bufferSource('t', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"endpointId":"a","expectedVersion":1}\n{"endpointId":"b","expectedVersion":1}')])),
+      'overlap',
+    );
     expect(check.count).toBe(2);
   });
 

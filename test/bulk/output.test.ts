@@ -5,7 +5,14 @@ import type { ItemResult, RunSummary } from '../../src/bulk/runner.js';
 import { fakeIO } from '../support/fakes.js';
 
 const item = (n: number): ManifestItem => ({ line: n, endpointId: `we_${n}`, expectedVersion: 1, mode: 'overlap' });
-const ok = (n: number): ItemResult => ({ endpointId: `we_${n}`, ok: true, version: 2, fingerprint: 'sha256:0123456789abcdef', delivery: [{ to: `file:/s/we_${n}`, fingerprint: 'sha256:0123456789abcdef' }], requestId: `req_${n}` });
+const ok = (n: number): ItemResult => ({
+  endpointId: `we_${n}`,
+  ok: true,
+  version: 2,
+  fingerprint: 'sha256:0123456789abcdef',
+  delivery: [{ to: `file:/s/we_${n}`, fingerprint: 'sha256:0123456789abcdef' }],
+  requestId: `req_${n}`,
+});
 const failed = (n: number, message = 'expectedVersion does not match'): ItemResult => ({
   endpointId: `we_${n}`,
   ok: false,
@@ -21,7 +28,11 @@ describe('--json output', () => {
     out.emit(ok(1), item(1));
     out.emit(failed(2), item(2));
     await out.finish(summary({ ok: 1, failed: 1 }), 2);
-    const lines = io.out().trimEnd().split('\n').map((l) => JSON.parse(l));
+    const lines = io
+      .out()
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines).toEqual([ok(1), failed(2), { summary: { ok: 1, failed: 1, skipped: 0 } }]);
     const io2 = fakeIO();
     await jsonOutput(io2).finish(summary({ ok: 3, notStarted: 7 }), 10);
@@ -44,7 +55,14 @@ describe('human output', () => {
   };
 
   it('on a terminal: a progress line on stderr, cleared at the end; a summary and a table of failures on stdout', async () => {
-    const io = await run(true, [[ok(1), item(1)], [failed(2), item(2)]], summary({ ok: 1, failed: 1, throttled: 2, requests: 4 }));
+    const io = await run(
+      true,
+      [
+        [ok(1), item(1)],
+        [failed(2), item(2)],
+      ],
+      summary({ ok: 1, failed: 1, throttled: 2, requests: 4 }),
+    );
     expect(io.err()).toContain('rotating: 1/2 · ok 1 · 90/s allowed');
     expect(io.err().endsWith('\r\x1b[2K')).toBe(true);
     expect(io.out()).toContain('Rotated 1 of 2 endpoints in 4.2 s: 1 failed, 0 skipped');
@@ -62,7 +80,7 @@ describe('human output', () => {
     expect(io.out()).not.toContain('┌');
   });
 
-  it('a failure message echoing a finished item\'s secret is scrubbed before the table wraps it across lines', async () => {
+  it("a failure message echoing a finished item's secret is scrubbed before the table wraps it across lines", async () => {
     const secret = 'whsec_' + 'Q2hhdGN0bFNlY3JldEZvckFXcmFwcGVkVGFibGVDZWxs';
     const io = fakeIO({ stdout: true, stderr: true });
     io.columns = 80; // the error column is 30 wide: the secret does not fit one line
@@ -78,7 +96,12 @@ describe('human output', () => {
   it('keeps the first 50 failures for the table and counts the rest', async () => {
     const results: Array<[ItemResult, ManifestItem]> = Array.from({ length: 60 }, (_, i) => [failed(i + 1), item(i + 1)]);
     const io = await run(false, results, summary({ failed: 60 }));
-    expect(io.out().split('\n').filter((l) => l.startsWith('we_'))).toHaveLength(50);
+    expect(
+      io
+        .out()
+        .split('\n')
+        .filter((l) => l.startsWith('we_')),
+    ).toHaveLength(50);
     expect(io.out()).toContain('… and 10 more (--json lists every item)');
   });
 });

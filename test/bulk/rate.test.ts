@@ -36,7 +36,7 @@ describe('RateController', () => {
     expect(rc.snapshot().rate).toBeNull();
   });
 
-  it('a refusal pauses every waiting worker for the server\'s wait', async () => {
+  it("a refusal pauses every waiting worker for the server's wait", async () => {
     const vt = virtualTime();
     const rc = new RateController(vt);
     const t0 = vt.now();
@@ -112,7 +112,7 @@ describe('RateController', () => {
     expect(rc.snapshot().rate).toBeCloseTo(low + 5 * step, 0);
   });
 
-  it('after a pause, does not mistake the quiet second for the server\'s rate', async () => {
+  it("after a pause, does not mistake the quiet second for the server's rate", async () => {
     const vt = virtualTime();
     const rc = new RateController(vt);
     await succeedOver(vt, rc, 100, 1000);

@@ -12,7 +12,7 @@ const okLines = (rs: ItemResult[]) => rs.filter((r): r is Extract<ItemResult, { 
 const failLines = (rs: ItemResult[]) => rs.filter((r): r is Extract<ItemResult, { ok: false }> => !r.ok);
 
 describe('runBulk: the happy path', () => {
-  it('rotates every endpoint once, delivers the server\'s secret, and journals send → applied → ok for each', async () => {
+  it("rotates every endpoint once, delivers the server's secret, and journals send → applied → ok for each", async () => {
     const h = harness({ endpoints: 40 });
     const { summary, results } = await h.run(h.items());
     expect(summary).toMatchObject({ ok: 40, failed: 0, skipped: 0, notStarted: 0, interrupted: false, stopped: null, requests: 40 });
@@ -216,7 +216,15 @@ describe('runBulk: resuming from a journal', () => {
     ]);
     const { summary, results } = await h.run(h.items(), { priors });
     expect(summary).toMatchObject({ ok: 2, skipped: 2, failed: 0, requests: 2 });
-    expect(results.find((r) => r.endpointId === a)).toEqual({ endpointId: a, ok: true, skipped: true, version: 2, fingerprint: 'sha256:aaaa', delivery: [{ to: 'file:/x', fingerprint: 'sha256:aaaa' }], requestId: 'req_old' });
+    expect(results.find((r) => r.endpointId === a)).toEqual({
+      endpointId: a,
+      ok: true,
+      skipped: true,
+      version: 2,
+      fingerprint: 'sha256:aaaa',
+      delivery: [{ to: 'file:/x', fingerprint: 'sha256:aaaa' }],
+      requestId: 'req_old',
+    });
     expect(h.server.endpoint(a!).version).toBe(1);
   });
 
@@ -297,7 +305,7 @@ describe('runBulk: resuming from a journal', () => {
     expect(line.error.message).toContain('k-1');
   });
 
-  it('a re-sent request the server refuses (the endpoint moved on meanwhile) settles the journal: next month\'s manifest is not blocked', async () => {
+  it("a re-sent request the server refuses (the endpoint moved on meanwhile) settles the journal: next month's manifest is not blocked", async () => {
     const h = harness({ endpoints: 1 });
     const [a] = h.server.ids;
     // Someone else rotated it meanwhile, with another key: version 2.
@@ -336,7 +344,12 @@ describe('runBulk: resuming from a journal', () => {
     expect(results.find((r) => r.endpointId === a)).toMatchObject({ ok: true, version: 2, fingerprint: fp('whsec_kept_for_a') });
     expect(h.recovered(a!, 'k-a')).toBeUndefined();
     expect(h.recovered(b!, 'k-b')).toBeUndefined();
-    expect(h.journal.filter((r) => r.t === 'ok').map((r) => 'id' in r && r.id).sort()).toEqual([a, b].sort());
+    expect(
+      h.journal
+        .filter((r) => r.t === 'ok')
+        .map((r) => 'id' in r && r.id)
+        .sort(),
+    ).toEqual([a, b].sort());
   });
 
   it('a done item whose copy a run killed just after its "ok" record left behind: skipped, and that copy (its fingerprint) removed; another secret under its name is left alone', async () => {
@@ -371,7 +384,7 @@ describe('runBulk: resuming from a journal', () => {
     expect(h.journal).toEqual([expect.objectContaining({ t: 'ok', id: a })]);
   });
 
-  it('an item the server refused last time is tried afresh, with a new key and the manifest\'s values', async () => {
+  it("an item the server refused last time is tried afresh, with a new key and the manifest's values", async () => {
     const h = harness({ endpoints: 1 });
     const [a] = h.server.ids;
     const { summary } = await h.run(h.items(), { priors: new Map([[a!, prior({ state: 'refused', key: 'k-old', ev: 9 })]]) });

@@ -32,11 +32,7 @@ describe('completion engine', () => {
   });
   it('completes --event values filtered by what is typed, comma lists too', () => {
     expect(values(['webhooks', 'create', '--event'], '')).toEqual([...EVENT_TYPES]);
-    expect(values(['webhooks', 'create', '--event'], 'chat.message.reply_')).toEqual([
-      'chat.message.reply_created.v1',
-      'chat.message.reply_updated.v1',
-      'chat.message.reply_deleted.v1',
-    ]);
+    expect(values(['webhooks', 'create', '--event'], 'chat.message.reply_')).toEqual(['chat.message.reply_created.v1', 'chat.message.reply_updated.v1', 'chat.message.reply_deleted.v1']);
     expect(values(['webhooks', 'create', '--event'], 'chat.channel.created.v1,chat.channel.')).toEqual(['chat.channel.created.v1,chat.channel.updated.v1']);
     expect(values(['webhooks', 'create'], '--event=chat.message.d')).toEqual(['--event=chat.message.deleted.v1']);
   });

@@ -19,7 +19,11 @@ afterAll(() => {
   for (const d of temps) rmSync(d, { recursive: true, force: true });
 });
 
-const SHELL_PATHS = { bash: '/bin/bash', zsh: execFileSync('sh', ['-c', 'command -v zsh'], { encoding: 'utf8' }).trim(), fish: execFileSync('sh', ['-c', 'command -v fish'], { encoding: 'utf8' }).trim() };
+const SHELL_PATHS = {
+  bash: '/bin/bash',
+  zsh: execFileSync('sh', ['-c', 'command -v zsh'], { encoding: 'utf8' }).trim(),
+  fish: execFileSync('sh', ['-c', 'command -v fish'], { encoding: 'utf8' }).trim(),
+};
 type Shell = keyof typeof SHELL_PATHS;
 
 /** A new user: an empty HOME but for Debian's default ~/.bashrc, and chatctl on PATH. */
@@ -79,9 +83,7 @@ async function tabComplete(shell: Shell, env: Record<string, string>, expectComp
       { send: 'chatctl webh' },
       { sleepMs: 300 },
       { send: '\t' },
-      ...(expectCompletion
-        ? [{ expect: 'chatctl webhooks' }, { send: '\u0015' }, { sleepMs: 200 }]
-        : [{ send: '\u0015' }, { send: 'echo "TAB-DONE-$((6*7))"\r' }, { expect: 'TAB-DONE-42' }]),
+      ...(expectCompletion ? [{ expect: 'chatctl webhooks' }, { send: '\u0015' }, { sleepMs: 200 }] : [{ send: '\u0015' }, { send: 'echo "TAB-DONE-$((6*7))"\r' }, { expect: 'TAB-DONE-42' }]),
       { send: 'exit\r' },
     ],
   };
@@ -156,7 +158,10 @@ describe.concurrent('real shells complete chatctl webh<TAB> after completion ins
     const printed = await chatctl(['completion', 'install', '--shell', shell], env);
     if (shell === 'zsh') {
       // What the user is told to add to ~/.zshrc, added.
-      const lines = printed.split('\n').filter((l) => l.startsWith('    ')).map((l) => l.trim());
+      const lines = printed
+        .split('\n')
+        .filter((l) => l.startsWith('    '))
+        .map((l) => l.trim());
       expect(lines).toHaveLength(2);
       writeFileSync(join(home, '.zshrc'), lines.join('\n') + '\n');
     }
@@ -195,13 +200,21 @@ describe.concurrent("docs/completion.md's manual install lines, pasted in a fres
     ['fish', '.config/fish/completions/chatctl.fish'],
   ] as const)('%s: the lines run in that shell without error and leave what `completion install` leaves', async (shell, rel) => {
     const pasted = freshHome();
-    await execa(SHELL_PATHS[shell], shell === 'fish' ? ['--no-config', '-c', block(shell)] : ['-c', block(shell)], { env: { ...pasted.env, SHELL: SHELL_PATHS[shell] }, extendEnv: false, cwd: pasted.home, timeout: 20_000 });
+    await execa(SHELL_PATHS[shell], shell === 'fish' ? ['--no-config', '-c', block(shell)] : ['-c', block(shell)], {
+      env: { ...pasted.env, SHELL: SHELL_PATHS[shell] },
+      extendEnv: false,
+      cwd: pasted.home,
+      timeout: 20_000,
+    });
     const installed = freshHome();
     const printed = await chatctl(['completion', 'install', '--shell', shell], installed.env);
     expect(printed).toContain(`: ${join(installed.home, rel)}\n`);
     expect(readFileSync(join(pasted.home, rel), 'utf8')).toBe(readFileSync(join(installed.home, rel), 'utf8'));
     if (shell === 'zsh') {
-      const lines = printed.split('\n').filter((l) => l.startsWith('    ')).map((l) => l.trim());
+      const lines = printed
+        .split('\n')
+        .filter((l) => l.startsWith('    '))
+        .map((l) => l.trim());
       expect(readFileSync(join(pasted.home, '.zshrc'), 'utf8')).toBe(lines.join('\n') + '\n');
     }
   });
@@ -236,7 +249,10 @@ describe('completion install for bash checks that bash will load what it writes'
     writeFileSync(join(home, '.bashrc'), '# a .bashrc that never loads bash-completion\n');
     const printed = await chatctl(['completion', 'install', '--shell', 'bash'], env);
     // Whatever the machine's /etc/bash.bashrc does, what install says is what makes TAB work.
-    const lines = printed.split('\n').filter((l) => l.startsWith('    ')).map((l) => l.trim());
+    const lines = printed
+      .split('\n')
+      .filter((l) => l.startsWith('    '))
+      .map((l) => l.trim());
     const { bashWillLoad } = await import('../../src/completion/install.js');
     if (bashWillLoad(join(home, '.local/share/bash-completion/completions/chatctl'), home)) expect(lines).toEqual([]);
     else {

@@ -113,7 +113,13 @@ describe.concurrent('npm run demo', () => {
 
   it('`npm run demo | head -3` leaves no process and no file behind', async ({ expect }) => {
     const { tmp, mark, env } = isolated();
-    const { stdout: out } = await execa('sh', ['-c', 'npm run --silent demo | head -3; npm run demo 2>/dev/null | head -3'], { cwd: ROOT, env, extendEnv: false, timeout: 120_000, stripFinalNewline: false });
+    const { stdout: out } = await execa('sh', ['-c', 'npm run --silent demo | head -3; npm run demo 2>/dev/null | head -3'], {
+      cwd: ROOT,
+      env,
+      extendEnv: false,
+      timeout: 120_000,
+      stripFinalNewline: false,
+    });
     expect(out.split('\n').filter((l) => l.startsWith('chatctl demo: the sandbox'))).toHaveLength(1);
     await settled(expect, mark, tmp);
   });
@@ -123,7 +129,13 @@ describe.concurrent('npm run demo', () => {
   // (8), and inside a run's own output (12).
   it.for([8, 12])('`node scripts/demo.mjs | head -%i` (the reader leaves mid-run) leaves nothing behind', async (n, { expect }) => {
     const { tmp, mark, env } = isolated();
-    const { stdout: out } = await execa('sh', ['-c', `node scripts/demo.mjs | head -${n}; echo "status \${PIPESTATUS:-}"`], { cwd: ROOT, env, extendEnv: false, timeout: 120_000, stripFinalNewline: false });
+    const { stdout: out } = await execa('sh', ['-c', `node scripts/demo.mjs | head -${n}; echo "status \${PIPESTATUS:-}"`], {
+      cwd: ROOT,
+      env,
+      extendEnv: false,
+      timeout: 120_000,
+      stripFinalNewline: false,
+    });
     expect(out.split('\n').length).toBeGreaterThanOrEqual(n);
     await settled(expect, mark, tmp);
   });

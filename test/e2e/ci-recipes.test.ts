@@ -60,7 +60,9 @@ afterAll(async () => {
 function recorded(): { args: string[]; stdin: string }[] {
   const n = readdirSync(calls).filter((f) => f.endsWith('.args')).length;
   return Array.from({ length: n }, (_, i) => ({
-    args: readFileSync(join(calls, `${i}.args`), 'utf8').trimEnd().split('\n'),
+    args: readFileSync(join(calls, `${i}.args`), 'utf8')
+      .trimEnd()
+      .split('\n'),
     stdin: readFileSync(join(calls, `${i}.stdin`), 'utf8'),
   }));
 }
@@ -191,7 +193,10 @@ describe('GitHub Actions recipe', () => {
     }
     // What a reader of the log sees once the runner has applied the masks.
     const masked = lines.filter((l) => l.startsWith('::add-mask::')).map((l) => l.slice(12));
-    const shown = lines.filter((l) => !l.startsWith('::add-mask::')).map((l) => masked.reduce((t, v) => t.split(v).join('***'), l)).join('\n');
+    const shown = lines
+      .filter((l) => !l.startsWith('::add-mask::'))
+      .map((l) => masked.reduce((t, v) => t.split(v).join('***'), l))
+      .join('\n');
     expect(shown).toContain(`Rotated ${id}; the previous secret works until ${after.previousSecretExpiresAt}`);
     expect(shown).toContain('Stored the new secret in acme/receiver (version 2)');
   }, 60_000);
@@ -208,20 +213,24 @@ describe('GitLab CI recipe', () => {
     const dir = tempDir('gitlab');
     // As GitLab's runner does: each line echoed with "$ ", then run, in one bash with -e and pipefail.
     const script = job.script.map((line) => `printf '%s\\n' ${shellQuote(`$ ${line.trimEnd()}`)}\n${line}`).join('\n');
-    const r = runStep(script, {
-      PATH: runnerPath(),
-      HOME: dir,
-      CI: 'true',
-      GITLAB_CI: 'true',
-      CI_PIPELINE_SOURCE: 'schedule',
-      CI_PROJECT_PATH: 'acme/rotator',
-      ...scope(),
-      CHATCTL_TOKEN: sandbox.info.token,
-      WEBHOOK_ENDPOINT_ID: id,
-      WEBHOOK_ENDPOINT_VERSION: '1',
-      WEBHOOK_RECEIVER_PROJECT: 'acme/receiver',
-      GITLAB_TOKEN: 'glpat-fake-token',
-    }, dir);
+    const r = runStep(
+      script,
+      {
+        PATH: runnerPath(),
+        HOME: dir,
+        CI: 'true',
+        GITLAB_CI: 'true',
+        CI_PIPELINE_SOURCE: 'schedule',
+        CI_PROJECT_PATH: 'acme/rotator',
+        ...scope(),
+        CHATCTL_TOKEN: sandbox.info.token,
+        WEBHOOK_ENDPOINT_ID: id,
+        WEBHOOK_ENDPOINT_VERSION: '1',
+        WEBHOOK_RECEIVER_PROJECT: 'acme/receiver',
+        GITLAB_TOKEN: 'glpat-fake-token',
+      },
+      dir,
+    );
     expect(r.status, r.log).toBe(0);
 
     const after = await endpoint(id);
@@ -260,7 +269,9 @@ describe('github-output: when the file cannot take the whole value', () => {
     });
     expect(r.status, r.stderr).toBe(13);
     expect(readFileSync(output, 'utf8')).toBe(before);
-    const error = JSON.parse(r.stderr.split('\n').find((l) => l.startsWith('{'))!) as { error: { details: { endpointId: string; version: number; recoveredPath: string; failed: { to: string; reason: string }[] } } };
+    const error = JSON.parse(r.stderr.split('\n').find((l) => l.startsWith('{'))!) as {
+      error: { details: { endpointId: string; version: number; recoveredPath: string; failed: { to: string; reason: string }[] } };
+    };
     expect(error.error.details).toMatchObject({ endpointId: id, version: 2, failed: [{ to: 'github-output:S' }] });
     expect(error.error.details.failed[0]!.reason).toContain('cut back to its size before');
     expect(readFileSync(error.error.details.recoveredPath, 'utf8')).toBe((await endpoint(id)).validSecrets[0]);

@@ -22,11 +22,16 @@ afterAll(async () => {
   cleanupTempDirs();
 });
 
-const conflict = (details: unknown) => ({ status: 409, body: errorBody('webhook_endpoint_version_conflict', 'expectedVersion does not match the current version', details as Record<string, unknown>) });
+const conflict = (details: unknown) => ({
+  status: 409,
+  body: errorBody('webhook_endpoint_version_conflict', 'expectedVersion does not match the current version', details as Record<string, unknown>),
+});
 
 /** The words a POSIX shell makes of a command line. */
 function shellWords(line: string): string[] {
-  return execFileSync('sh', ['-c', `for w in ${line}; do printf '%s\\0' "$w"; done`], { encoding: 'utf8' }).split('\0').slice(0, -1);
+  return execFileSync('sh', ['-c', `for w in ${line}; do printf '%s\\0' "$w"; done`], { encoding: 'utf8' })
+    .split('\0')
+    .slice(0, -1);
 }
 
 describe('exit 7 against a server that sends currentVersion', () => {

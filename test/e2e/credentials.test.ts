@@ -241,8 +241,7 @@ describe('CHATCTL_TOKEN never waits on the keyring', () => {
 cp.spawn = function (file, args, ...rest) { fs.appendFileSync(${JSON.stringify(log)}, [file, ...(args || [])].join(' ') + '\\n'); return spawn.call(this, file, args, ...rest); };`,
     );
     const ws = configured({ tokenStorage: 'keyring' });
-    const runWithHook = (env: Record<string, string | undefined>) =>
-      execa(NODE, ['-r', hook, BIN, ...REACTIVATE], { cwd: ws.cwd, env: buildEnv(ws, env), extendEnv: false, reject: false, input: '' });
+    const runWithHook = (env: Record<string, string | undefined>) => execa(NODE, ['-r', hook, BIN, ...REACTIVATE], { cwd: ws.cwd, env: buildEnv(ws, env), extendEnv: false, reject: false, input: '' });
     const withEnv = await runWithHook({ CHATCTL_TOKEN: ENV_TOKEN });
     expect(withEnv.exitCode, String(withEnv.stderr)).toBe(0);
     expect(existsSync(log)).toBe(false);

@@ -24,7 +24,11 @@ beforeAll(async () => {
   const dir = tempDir('doctor-tls');
   certPath = join(dir, 'cert.pem');
   const keyPath = join(dir, 'key.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-keyout', keyPath, '-out', certPath], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-keyout', keyPath, '-out', certPath],
+    { stdio: 'ignore' },
+  );
   tlsServer = createHttps({ key: readFileSync(keyPath), cert: readFileSync(certPath) }, (_req, res) => {
     res.writeHead(404, { 'content-type': 'text/plain' });
     res.end('nothing here');
@@ -68,7 +72,22 @@ describe('doctor --json', () => {
     expect(r.stderr).toBe('');
     expect(r.exitCode).toBe(0);
     const doc = JSON.parse(r.stdout) as Doc;
-    expect(doc.checks.map((c) => c.name)).toEqual(['config folder', 'config file', 'profile', 'scope', 'token', 'settings', 'base URL', 'proxy', 'DNS', 'TCP', 'TLS', 'round trip', 'clock', 'Node.js']);
+    expect(doc.checks.map((c) => c.name)).toEqual([
+      'config folder',
+      'config file',
+      'profile',
+      'scope',
+      'token',
+      'settings',
+      'base URL',
+      'proxy',
+      'DNS',
+      'TCP',
+      'TLS',
+      'round trip',
+      'clock',
+      'Node.js',
+    ]);
     for (const c of doc.checks) {
       expect(Object.keys(c)).toEqual(['name', 'status', 'detail']);
       expect(c.status, `${c.name}: ${c.detail}`).toBe('ok');
@@ -124,7 +143,9 @@ describe('doctor in human mode', () => {
     expect(r.exitCode).toBe(3);
     const lines = r.stdout.split('\n');
     expect(lines).toContain('ok       profile        "prod" (named by --profile)');
-    expect(lines).toContain(`ok       scope          base URL ${sandbox.baseUrl} (profile "prod"), org ${sandbox.organizationId} (profile "prod"), app ${sandbox.applicationId} (profile "prod"), env ${sandbox.environmentKey} (profile "prod")`);
+    expect(lines).toContain(
+      `ok       scope          base URL ${sandbox.baseUrl} (profile "prod"), org ${sandbox.organizationId} (profile "prod"), app ${sandbox.applicationId} (profile "prod"), env ${sandbox.environmentKey} (profile "prod")`,
+    );
     expect(lines).toContain('failure  token          none for profile "prod" (no CHATCTL_TOKEN, none stored)');
     expect(lines).toContain('                        fix: chatctl auth login --with-token --profile prod < token.txt, or set CHATCTL_TOKEN');
     expect(lines).toContain('ok       round trip     ' + `GET ${sandbox.baseUrl}/ (without the token) answered HTTP 401 in ${/answered HTTP 401 in (\d+) ms/.exec(r.stdout)![1]} ms`);

@@ -184,8 +184,7 @@ describe.concurrent('success bodies are checked', () => {
 
 describe('exit-codes command', () => {
   const codes = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 130];
-  const rowFor = (out: string, code: number) =>
-    new RegExp(`^[^0-9A-Za-z\\n]*${code}(?![0-9])`, 'm').test(out);
+  const rowFor = (out: string, code: number) => new RegExp(`^[^0-9A-Za-z\\n]*${code}(?![0-9])`, 'm').test(out);
 
   test('chatctl exit-codes prints every code of the table', async () => {
     const r = await runCli(['exit-codes']);
@@ -213,7 +212,11 @@ describe('--version and --help', () => {
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toContain(PKG_VERSION);
   });
-  for (const args of [['profile', 'set', '--version'], ['auth', 'status', '--version'], ['exit-codes', '--version']]) {
+  for (const args of [
+    ['profile', 'set', '--version'],
+    ['auth', 'status', '--version'],
+    ['exit-codes', '--version'],
+  ]) {
     test(`${args.join(' ')} prints the version`, async () => {
       const r = await runCli(args);
       expect(r.exitCode).toBe(0);

@@ -22,9 +22,13 @@ function manifest(ws: Workspace, ids: string[]): string[] {
   return ['webhooks', 'rotate', '--from', 'm.ndjson', '--mode', 'overlap', '--concurrency', '1', '--secret-to', 'file:{id}.whsec'];
 }
 
-const lines = (stdout: string) => stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown> & { ok?: boolean; exitCode?: number; idempotencyKey?: string; error?: { code: string; message: string } });
+const lines = (stdout: string) =>
+  stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown> & { ok?: boolean; exitCode?: number; idempotencyKey?: string; error?: { code: string; message: string } });
 
-describe('rotate --from: each item follows the single rotate\'s request rules', () => {
+describe("rotate --from: each item follows the single rotate's request rules", () => {
   test('a 503 may have been applied: the item names its key, the journal keeps it unknown, and a re-run re-sends that key', async () => {
     const ws = workspace();
     server.enqueue({ status: 503, headers: { 'Retry-After': '0' }, body: errorBody('service_unavailable') });
@@ -79,7 +83,7 @@ describe('rotate --from: each item follows the single rotate\'s request rules', 
   });
 });
 
-describe('rotate --from: a server that echoes an earlier item\'s secret', () => {
+describe("rotate --from: a server that echoes an earlier item's secret", () => {
   // Item 1 gets SECRET_1; item 2's refusal echoes it (and SECRET_2 is never issued).
   const script = (escapedSlash: boolean) => {
     const echoed = escapedSlash ? SECRET_1.replaceAll('/', '\\/') : SECRET_1;

@@ -104,7 +104,17 @@ interface Run {
  */
 async function chatctl(
   args: string[],
-  o: { cwd: string; env?: Record<string, string>; input?: string | Buffer; killAfterLines?: number; interruptAfterLines?: number; spawn?: boolean; killWhenExists?: string; killAfterMs?: number; killOnStderr?: { text: string; times: number } },
+  o: {
+    cwd: string;
+    env?: Record<string, string>;
+    input?: string | Buffer;
+    killAfterLines?: number;
+    interruptAfterLines?: number;
+    spawn?: boolean;
+    killWhenExists?: string;
+    killAfterMs?: number;
+    killOnStderr?: { text: string; times: number };
+  },
 ): Promise<Run> {
   const env = {
     PATH: `${join(NODE, '..')}:/usr/local/bin:/usr/bin:/bin`,
@@ -182,7 +192,18 @@ async function chatctl(
   );
 }
 
-type Line = { endpointId: string; ok: boolean; skipped?: boolean; version?: number; fingerprint?: string; delivery?: Array<{ to: string; fingerprint: string }>; requestId?: string | null; error?: { code: string; message: string }; exitCode?: number; idempotencyKey?: string };
+type Line = {
+  endpointId: string;
+  ok: boolean;
+  skipped?: boolean;
+  version?: number;
+  fingerprint?: string;
+  delivery?: Array<{ to: string; fingerprint: string }>;
+  requestId?: string | null;
+  error?: { code: string; message: string };
+  exitCode?: number;
+  idempotencyKey?: string;
+};
 
 /** NDJSON: every complete line parses; the last complete one may be the summary. */
 function parseLines(stdout: string): { items: Line[]; summary?: { ok: number; failed: number; skipped: number; notStarted?: number } } {
@@ -197,19 +218,29 @@ function parseLines(stdout: string): { items: Line[]; summary?: { ok: number; fa
 }
 
 describe('rotate --from: a fleet, killed half-way and resumed from its journal', () => {
-  test('100 endpoints, file: and exec: destinations, SIGKILL after 40 lines, re-run: each rotated exactly once, every delivered secret the server\'s', async () => {
+  test("100 endpoints, file: and exec: destinations, SIGKILL after 40 lines, re-run: each rotated exactly once, every delivered secret the server's", async () => {
     const ids = await createEndpoints(100);
     const cwd = tmp.dir('fleet-1');
     const files = tmp.dir('fleet-1/files');
     const store = tmp.dir('fleet-1/store');
     writeFileSync(join(cwd, 'fleet.ndjson'), manifest(ids));
     const args = [
-      'webhooks', 'rotate', '--from', 'fleet.ndjson', '--mode', 'overlap', '--journal', 'fleet.journal', '--json',
-      '--secret-to', `file:${files}/{id}.whsec`,
+      'webhooks',
+      'rotate',
+      '--from',
+      'fleet.ndjson',
+      '--mode',
+      'overlap',
+      '--journal',
+      'fleet.journal',
+      '--json',
+      '--secret-to',
+      `file:${files}/{id}.whsec`,
       // Stores exactly its standard input, with shell builtins only (no `cat` to
       // start per item): `read` answers 1 when input ends before a newline, so
       // input with a newline in it (or none at all) stores nothing and fails.
-      '--secret-to', `exec:IFS= read -r s; [ $? = 1 ] && [ -n "$s" ] && printf %s "$s" > "${store}/$CHATCTL_ENDPOINT_ID" && echo "stored $CHATCTL_ENDPOINT_ID $CHATCTL_SECRET_FINGERPRINT"`,
+      '--secret-to',
+      `exec:IFS= read -r s; [ $? = 1 ] && [ -n "$s" ] && printf %s "$s" > "${store}/$CHATCTL_ENDPOINT_ID" && echo "stored $CHATCTL_ENDPOINT_ID $CHATCTL_SECRET_FINGERPRINT"`,
     ];
 
     const first = await chatctl(args, { cwd, killAfterLines: 40 });
@@ -334,9 +365,20 @@ describe('rotate --from: killed during a delivery and resumed', () => {
       writeFileSync(join(cwd, 'fleet.ndjson'), manifest(ids));
       const args = [
         // Human mode: the exec: command's output reaches stderr, where the kill waits for it.
-        'webhooks', 'rotate', '--from', 'fleet.ndjson', '--mode', 'overlap', '--journal', 'j', '--concurrency', '1',
-        '--secret-to', `exec:echo "storing $CHATCTL_ENDPOINT_ID" >&2; IFS= read -r s; [ $? = 1 ] && [ -n "$s" ] && printf %s "$s" > "${store}/$CHATCTL_ENDPOINT_ID"`,
-        '--secret-to', `file:${files}/{id}.whsec`,
+        'webhooks',
+        'rotate',
+        '--from',
+        'fleet.ndjson',
+        '--mode',
+        'overlap',
+        '--journal',
+        'j',
+        '--concurrency',
+        '1',
+        '--secret-to',
+        `exec:echo "storing $CHATCTL_ENDPOINT_ID" >&2; IFS= read -r s; [ $? = 1 ] && [ -n "$s" ] && printf %s "$s" > "${store}/$CHATCTL_ENDPOINT_ID"`,
+        '--secret-to',
+        `file:${files}/{id}.whsec`,
       ];
       const first = await chatctl(args, { cwd, killOnStderr: { text: 'storing we_', times: nth } });
       expect(first.signal).toBe('SIGKILL');
@@ -471,7 +513,11 @@ describe('rotate --from: exit codes', () => {
     const ids = await createEndpoints(2);
     const cwd = tmp.dir('stdin-bad-utf8');
     // Line 2 names an endpoint with a byte that is not UTF-8 (the second id, its last character replaced by 0xff).
-    const bytes = Buffer.concat([Buffer.from(`${JSON.stringify({ endpointId: ids[0], expectedVersion: 1 })}\n{"endpointId":"${ids[1]!.slice(0, -1)}`), Buffer.from([0xff]), Buffer.from('","expectedVersion":1}\n')]);
+    const bytes = Buffer.concat([
+      Buffer.from(`${JSON.stringify({ endpointId: ids[0], expectedVersion: 1 })}\n{"endpointId":"${ids[1]!.slice(0, -1)}`),
+      Buffer.from([0xff]),
+      Buffer.from('","expectedVersion":1}\n'),
+    ]);
     writeFileSync(join(cwd, 'm.ndjson'), bytes);
     const before = (await control('stats')).stats.requests;
     const args = ['webhooks', 'rotate', '--mode', 'overlap', '--json', '--secret-to', `file:${cwd}/{id}.whsec`];
@@ -525,7 +571,9 @@ describe('rotate --from: exit codes', () => {
     const cwd = tmp.dir('retired');
     writeFileSync(join(cwd, 'm.ndjson'), manifest(ids));
     const store = join(cwd, 'store');
-    const r = await chatctl(['webhooks', 'rotate', '--from', 'm.ndjson', '--mode', 'overlap', '--concurrency', '1', '--secret-to', `exec:cat >> '${store}'; echo >> '${store}'; cat '${store}' >&2`], { cwd });
+    const r = await chatctl(['webhooks', 'rotate', '--from', 'm.ndjson', '--mode', 'overlap', '--concurrency', '1', '--secret-to', `exec:cat >> '${store}'; echo >> '${store}'; cat '${store}' >&2`], {
+      cwd,
+    });
     expect(r.exitCode, r.stderr).toBe(0);
     const state = await serverState();
     const secrets = ids.map((id) => state.get(id)!.secret);

@@ -57,7 +57,11 @@ let hooks = 0;
 /** create, each time for a new destination (the sandbox refuses a second endpoint for one URL). */
 const create = () => ['webhooks', 'create', '--name', 'ci', '--url', `https://hooks.example.com/ci/${++hooks}`, '--event', 'chat.message.created.v1'];
 const masks = (text: string) => text.split('\n').filter((l) => l.startsWith('::add-mask::'));
-const outsideMasks = (text: string) => text.split('\n').filter((l) => !l.startsWith('::add-mask::')).join('\n');
+const outsideMasks = (text: string) =>
+  text
+    .split('\n')
+    .filter((l) => !l.startsWith('::add-mask::'))
+    .join('\n');
 
 describe('GITHUB_ACTIONS=true: ::add-mask:: before anything could show a secret', () => {
   test('create with github-output: the token and the secret are masked on stdout, first; the value reads back as the runner reads it', async () => {
@@ -195,7 +199,10 @@ describe('rotate --from with github-output:NAME_{id}', () => {
     expect(Object.fromEntries(values)).toEqual({ [`SECRET_${a.id}`]: now.get(a.id), [`SECRET_${b.id}`]: now.get(b.id) });
     // Masked before delivery, on stderr (stdout holds the JSON lines).
     for (const secret of now.values()) expect(masks(r.stderr)).toContain(`::add-mask::${secret}`);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { endpointId?: string; delivery?: { to: string }[] });
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { endpointId?: string; delivery?: { to: string }[] });
     expect(lines.find((l) => l.endpointId === a.id)!.delivery).toEqual([{ to: `github-output:SECRET_${a.id}`, fingerprint: fp(now.get(a.id)!) }]);
   });
 });
@@ -211,7 +218,9 @@ describe('--json: an exec: destination that prints and fails', () => {
     const secret = (await t.endpoints())[0]!.validSecrets[0]!;
     const lines = r.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
-    const e = JSON.parse(lines[0]!) as { error: { details: { failed: { to: string; reason: string; output: string }[]; endpointId: string; version: number; fingerprint: string; recoveredPath: string } } };
+    const e = JSON.parse(lines[0]!) as {
+      error: { details: { failed: { to: string; reason: string; output: string }[]; endpointId: string; version: number; fingerprint: string; recoveredPath: string } };
+    };
     const failed = e.error.details.failed[0]!;
     expect(failed.reason).toBe('exited with status 3');
     expect(failed.output).toContain('stored nowhere\n');

@@ -166,8 +166,7 @@ describe('a secret wrapped in an object ({"secret":{"value":"…"}})', () => {
   // a copy re-serialised from the parsed value lost digits, repeated keys and
   // "__proto__", and 20,000 levels of nesting crashed it. The whole answer,
   // as the server sent it, is what is kept.
-  const answerWith = (secretJson: string) =>
-    Buffer.from(`{"data":{"endpoint":{"id":"we_1","version":3},"secret":${secretJson},"secretAvailable":true},"meta":{"requestId":"r"}}`, 'utf8');
+  const answerWith = (secretJson: string) => Buffer.from(`{"data":{"endpoint":{"id":"we_1","version":3},"secret":${secretJson},"secretAvailable":true},"meta":{"requestId":"r"}}`, 'utf8');
 
   test('--debug: the trace blanks it; the whole answer is kept under recovered/, exit 13', async () => {
     const body = answerWith(`{"value":"${SECRET}"}`);

@@ -62,9 +62,7 @@ async function expectSent(args: string[]) {
 
 const rotate = (v: string) => ['webhooks', 'rotate', 'we_1', '--expected-version', v, '--mode', 'overlap', '--json'];
 const reactivate = (v: string) => ['webhooks', 'reactivate', 'we_1', '--expected-version', v, '--json'];
-const create = (name: string, url = 'https://h.example/x', events: string[] = [E0]) => [
-  'webhooks', 'create', '--name', name, '--url', url, ...events.flatMap((e) => ['--event', e]), '--json',
-];
+const create = (name: string, url = 'https://h.example/x', events: string[] = [E0]) => ['webhooks', 'create', '--name', name, '--url', url, ...events.flatMap((e) => ['--event', e]), '--json'];
 
 describe.concurrent('--expected-version is a strict decimal from 1 to 2^53-1', () => {
   for (const bad of ['0', '-1', '1.5', '1e3', 'abc', '9007199254740992', '']) {
@@ -86,9 +84,7 @@ describe.concurrent('--expected-version is a strict decimal from 1 to 2^53-1', (
     expect((await expectSent(rotate('1'))).body).toBe('{"expectedVersion":1,"mode":"overlap"}');
   });
   test('rotate accepts 9007199254740991', async () => {
-    expect((await expectSent(rotate('9007199254740991'))).body).toBe(
-      '{"expectedVersion":9007199254740991,"mode":"overlap"}',
-    );
+    expect((await expectSent(rotate('9007199254740991'))).body).toBe('{"expectedVersion":9007199254740991,"mode":"overlap"}');
   });
 });
 
@@ -134,9 +130,7 @@ describe.concurrent('destinationUrl: absolute http(s), at most 2048 characters',
     await expectRefused(create('n', at(2049)));
   });
   test('http: accepted', async () => {
-    expect(JSON.parse((await expectSent(create('n', 'http://h.example/in'))).body).destinationUrl).toBe(
-      'http://h.example/in',
-    );
+    expect(JSON.parse((await expectSent(create('n', 'http://h.example/in'))).body).destinationUrl).toBe('http://h.example/in');
   });
   for (const bad of ['ftp://h.example/x', '/relative/path', 'h.example/hook', 'not a url', '']) {
     test(`refuses ${JSON.stringify(bad)}`, async () => {
@@ -188,16 +182,10 @@ describe.concurrent('missing values without a TTY exit 2 naming the flag', () =>
     await expectRefused(['webhooks', 'create', '--url', 'https://h.example/x', '--event', E0, '--json'], /--name/);
   });
   test('--mode immediate without --yes', async () => {
-    await expectRefused(
-      ['webhooks', 'rotate', 'we_1', '--expected-version', '1', '--mode', 'immediate', ...sf],
-      /--yes is required when not running interactively/,
-    );
+    await expectRefused(['webhooks', 'rotate', 'we_1', '--expected-version', '1', '--mode', 'immediate', ...sf], /--yes is required when not running interactively/);
   });
   test('--mode immediate without --yes (--json)', async () => {
-    await expectRefused(
-      ['webhooks', 'rotate', 'we_1', '--expected-version', '1', '--mode', 'immediate', '--json'],
-      /--yes is required when not running interactively/,
-    );
+    await expectRefused(['webhooks', 'rotate', 'we_1', '--expected-version', '1', '--mode', 'immediate', '--json'], /--yes is required when not running interactively/);
   });
 });
 

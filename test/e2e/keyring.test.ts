@@ -196,7 +196,7 @@ describe.runIf(missing.length === 0)('against gnome-keyring in a D-Bus session o
     expect(server.requests).toHaveLength(0);
   });
 
-  test('profile remove takes the profile\'s keyring entry with it', async () => {
+  test("profile remove takes the profile's keyring entry with it", async () => {
     const ws = workspace();
     const name = freshName();
     profileIn(ws, name);
@@ -208,7 +208,7 @@ describe.runIf(missing.length === 0)('against gnome-keyring in a D-Bus session o
     expect(lookup(name)).toBeUndefined();
   });
 
-  test('an entry removed behind chatctl\'s back: exit 3 naming the profile and the next step, nothing sent', async () => {
+  test("an entry removed behind chatctl's back: exit 3 naming the profile and the next step, nothing sent", async () => {
     const ws = workspace();
     const name = freshName();
     profileIn(ws, name);

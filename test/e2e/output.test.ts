@@ -183,10 +183,7 @@ describe('the token never appears on stdout or stderr', () => {
   });
 
   test('--debug with retries: every attempt traced, no token', async () => {
-    server.enqueue(
-      { status: 503, headers: { 'Retry-After': '0' }, body: errorBody('service_unavailable') },
-      { status: 200, body: mutationBody() },
-    );
+    server.enqueue({ status: 503, headers: { 'Retry-After': '0' }, body: errorBody('service_unavailable') }, { status: 200, body: mutationBody() });
     const r = await runCli([...REACTIVATE, '--debug', '--max-retries', '1'], { env: scopeEnv(server.url) });
     expect(r.exitCode).toBe(0);
     expect(server.requests).toHaveLength(2);

@@ -12,16 +12,9 @@ describe('tables', () => {
   it('the endpoint: boxed on a terminal, plain otherwise', () => {
     expect(renderEndpoint(endpoint, { color: false, tty: true }, 100)).toMatch(BOX);
     expect(renderEndpoint(endpoint, { color: false, tty: false }, 100)).toBe(
-      [
-        'id          we_1',
-        'name        orders',
-        'status      active',
-        'version     2',
-        'eventTypes  chat.message.created.v1',
-        '            chat.message.deleted.v1',
-        'extra       {"a":1}',
-        '',
-      ].join('\n'),
+      ['id          we_1', 'name        orders', 'status      active', 'version     2', 'eventTypes  chat.message.created.v1', '            chat.message.deleted.v1', 'extra       {"a":1}', ''].join(
+        '\n',
+      ),
     );
   });
 

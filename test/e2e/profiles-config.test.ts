@@ -24,14 +24,9 @@ beforeEach(() => {
 
 const REACTIVATE = ['webhooks', 'reactivate', 'we_1', '--expected-version', '1', '--json'];
 const tokenOf = (name: string) => `tok_stored_${name}_c3RvcmVkLXRva2Vu`;
-const path = (org: string, app: string, env: string) =>
-  `/v1/organizations/${org}/applications/${app}/environments/${env}/webhook-endpoints/we_1/reactivate`;
+const path = (org: string, app: string, env: string) => `/v1/organizations/${org}/applications/${app}/environments/${env}/webhook-endpoints/we_1/reactivate`;
 
-async function expectConfigError(
-  args: string[],
-  env: Record<string, string | undefined>,
-  ws?: Workspace,
-): Promise<Awaited<ReturnType<typeof runCli>>> {
+async function expectConfigError(args: string[], env: Record<string, string | undefined>, ws?: Workspace): Promise<Awaited<ReturnType<typeof runCli>>> {
   const r = await runCli(args, { env, ws });
   expect(r.exitCode, r.stderr).toBe(3);
   expect(server.requests).toHaveLength(0);
@@ -56,7 +51,10 @@ describe('configuration errors: exit 3, nothing sent', () => {
   }
 
   test('http: base URL with a non-loopback host (human mode)', async () => {
-    await expectConfigError(REACTIVATE.filter((a) => a !== '--json'), scopeEnv('http://example.com'));
+    await expectConfigError(
+      REACTIVATE.filter((a) => a !== '--json'),
+      scopeEnv('http://example.com'),
+    );
   });
 
   test('http: base URL with a non-loopback host (--json)', async () => {
@@ -72,17 +70,13 @@ describe('configuration errors: exit 3, nothing sent', () => {
   test('http://127.0.0.2 is loopback (dry run accepted)', async () => {
     const r = await runCli([...REACTIVATE, '--dry-run'], { env: scopeEnv('http://127.0.0.2:9') });
     expect(r.exitCode, r.stderr).toBe(0);
-    expect((parseStdoutJson(r.stdout) as { request: { url: string } }).request.url).toBe(
-      `http://127.0.0.2:9${path('org_1', 'app_1', 'prod')}`,
-    );
+    expect((parseStdoutJson(r.stdout) as { request: { url: string } }).request.url).toBe(`http://127.0.0.2:9${path('org_1', 'app_1', 'prod')}`);
   });
 
   test('https: base URL with any host (dry run accepted)', async () => {
     const r = await runCli([...REACTIVATE, '--dry-run'], { env: scopeEnv('https://api.example.com') });
     expect(r.exitCode, r.stderr).toBe(0);
-    expect((parseStdoutJson(r.stdout) as { request: { url: string } }).request.url).toBe(
-      `https://api.example.com${path('org_1', 'app_1', 'prod')}`,
-    );
+    expect((parseStdoutJson(r.stdout) as { request: { url: string } }).request.url).toBe(`https://api.example.com${path('org_1', 'app_1', 'prod')}`);
   });
 
   test('unknown --profile name', async () => {
@@ -108,7 +102,11 @@ describe('configuration errors: exit 3, nothing sent', () => {
 
     test('an API command exits 3 naming the file; the file is unchanged', async () => {
       const { ws, file } = corruptWs();
-      const r = await expectConfigError(REACTIVATE.filter((a) => a !== '--json'), scopeEnv(server.url), ws);
+      const r = await expectConfigError(
+        REACTIVATE.filter((a) => a !== '--json'),
+        scopeEnv(server.url),
+        ws,
+      );
       expect(r.stderr).toContain(file);
       expect(r.stderr).not.toMatch(/\n\s+at .+:\d+:\d+/); // no stack trace
       expect(readFileSync(file, 'utf8')).toBe(corrupt);
@@ -177,8 +175,7 @@ describe('profiles', () => {
     await run(['profile', 'set', 'p4', '--base-url', server.url, '--org', 'o_p4', '--app', 'a_p4', '--env', 'e_p4', '--origin', 'https://console.example.com', '--csrf-token', 'csrf_p4_value']);
     await run(['profile', 'set', 'notoken', '--base-url', server.url, '--org', 'o_nt', '--app', 'a_nt', '--env', 'e_nt']);
     await run(['auth', 'login', '--with-token'], `${tokenOf('default')}\n`);
-    for (const name of ['p1', 'p2', 'p3', 'p4', 'dead'])
-      await run(['auth', 'login', '--with-token', '--profile', name], `${tokenOf(name)}\n`);
+    for (const name of ['p1', 'p2', 'p3', 'p4', 'dead']) await run(['auth', 'login', '--with-token', '--profile', name], `${tokenOf(name)}\n`);
   });
 
   function fresh(): Workspace {
@@ -293,8 +290,7 @@ describe('profiles', () => {
     const envToken = 'tok_from_env_ZW52LXRva2Vu';
     const req = await reactivateIn(ws, ['--profile', 'notoken'], { CHATCTL_TOKEN: envToken });
     expect(req.headers['authorization']).toBe(`Bearer ${envToken}`);
-    for (const f of [...listFiles(ws.configDir), ...listFiles(ws.home), ...listFiles(ws.cwd)])
-      expect(readFileSync(f, 'utf8'), f).not.toContain(envToken);
+    for (const f of [...listFiles(ws.configDir), ...listFiles(ws.home), ...listFiles(ws.cwd)]) expect(readFileSync(f, 'utf8'), f).not.toContain(envToken);
   });
 
   test('profile show --json: no token, says whether one is stored', async () => {
@@ -447,7 +443,7 @@ describe('no auth trap: profile set, then auth login, then a command (no profile
   });
 });
 
-describe('auth status: the profile in effect and why, each value and its source, the token\'s source', () => {
+describe("auth status: the profile in effect and why, each value and its source, the token's source", () => {
   async function status(ws: Workspace, args: string[], env: Record<string, string | undefined> = {}) {
     const r = await runCli(['auth', 'status', '--json', ...args], { ws, env });
     expect(r.stdout + r.stderr).not.toContain(tokenOf('prod'));
@@ -527,7 +523,25 @@ describe('config.json written by chatctl 0.1', () => {
   // The commands that produced the fixture with chatctl 0.1.0.
   const steps: [string[], string?][] = [
     [['profile', 'set', 'staging', '--base-url', 'https://staging.example.com/api/', '--org', 'org_s', '--app', 'app_s', '--env', 'stg']],
-    [['profile', 'set', 'prod', '--base-url', 'https://api.example.com', '--org', 'org_p', '--app', 'app_p', '--env', 'production', '--origin', 'https://console.example.com', '--csrf-token', 'csrf_p']],
+    [
+      [
+        'profile',
+        'set',
+        'prod',
+        '--base-url',
+        'https://api.example.com',
+        '--org',
+        'org_p',
+        '--app',
+        'app_p',
+        '--env',
+        'production',
+        '--origin',
+        'https://console.example.com',
+        '--csrf-token',
+        'csrf_p',
+      ],
+    ],
     [['auth', 'login', '--with-token', '--profile', 'prod'], 'tok_old_prod_Zm9v\n'],
     [['profile', 'use', 'prod']],
     [['auth', 'login', '--with-token', '--profile', 'staging'], 'tok_old_staging_YmFy\n'],

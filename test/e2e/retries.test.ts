@@ -158,7 +158,7 @@ describe('Retry-After', () => {
   // The waits below are chatctl's own: its clock and sleep are injected, so
   // each wait is recorded to the millisecond instead of slept. (The test
   // above proves the real sleep is the one a process uses.)
-  test('HTTP date: waits until that time, on chatctl\'s clock', async () => {
+  test("HTTP date: waits until that time, on chatctl's clock", async () => {
     const clock = virtualClock(Date.UTC(2026, 10, 23, 12, 0, 0, 250));
     server.enqueue(
       () => ({

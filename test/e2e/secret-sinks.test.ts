@@ -112,7 +112,7 @@ describe('file:', () => {
     expect(existsSync(ws.configDir)).toBe(false); // the recovery copy was removed with its folders
   });
 
-  test('{id} in a single rotate\'s path is the endpoint id, as with --from; create, which has no id before the answer, refuses it (exit 2, nothing sent)', async () => {
+  test("{id} in a single rotate's path is the endpoint id, as with --from; create, which has no id before the answer, refuses it (exit 2, nothing sent)", async () => {
     server.enqueue(ok());
     const ws = workspace();
     mkdirSync(join(ws.cwd, 'secrets'));

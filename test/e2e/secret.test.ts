@@ -226,9 +226,7 @@ describe('saving fails after the server applied the change', () => {
     expect(r.stderr).not.toContain(SECRET);
     expect(r.stdout).not.toContain(SECRET);
     // and nowhere else on disk below config/home
-    const elsewhere = [...listFiles(ws.configDir), ...listFiles(ws.home)].filter(
-      (f) => f !== saved && readFileSync(f, 'utf8').includes(SECRET),
-    );
+    const elsewhere = [...listFiles(ws.configDir), ...listFiles(ws.home)].filter((f) => f !== saved && readFileSync(f, 'utf8').includes(SECRET));
     expect(elsewhere).toEqual([]);
   });
 
@@ -263,8 +261,7 @@ describe('the secret never reaches stderr, --debug or the config file', () => {
     expect(r.stderr.length).toBeGreaterThan(0);
     expect(r.stderr).not.toContain(SECRET);
     expect(r.stderr).not.toContain(TOKEN);
-    for (const f of [...listFiles(ws.configDir), ...listFiles(ws.home)])
-      expect(readFileSync(f, 'utf8'), f).not.toContain(SECRET);
+    for (const f of [...listFiles(ws.configDir), ...listFiles(ws.home)]) expect(readFileSync(f, 'utf8'), f).not.toContain(SECRET);
   });
 
   test('--debug with --secret-file: secret only in the file', async () => {

@@ -20,7 +20,10 @@ const BODY = '{"type":"chat.message.created.v1","data":{"text":"héllo"}}\n';
 
 /** The reference computation: HMAC-SHA256 over id.timestamp.body, base64. */
 const sig = (key: Buffer, id: string, ts: number, body: string | Buffer) =>
-  'v1,' + createHmac('sha256', key).update(Buffer.concat([Buffer.from(`${id}.${ts}.`), Buffer.from(body)])).digest('base64');
+  'v1,' +
+  createHmac('sha256', key)
+    .update(Buffer.concat([Buffer.from(`${id}.${ts}.`), Buffer.from(body)]))
+    .digest('base64');
 
 function setup() {
   const ws = workspace();
@@ -81,7 +84,10 @@ describe('webhooks verify', () => {
   it('accepts what sign printed (a round trip through the command line)', async () => {
     const { run } = setup();
     const signed = await run(['webhooks', 'sign', '--secret-file', 'secret', 'body.json']);
-    const headers = signed.stdout.trimEnd().split('\n').flatMap((l) => ['--header', l]);
+    const headers = signed.stdout
+      .trimEnd()
+      .split('\n')
+      .flatMap((l) => ['--header', l]);
     const r = await run(['webhooks', 'verify', '--secret-file', 'secret', ...headers, 'body.json']);
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toMatch(/^verified: signature 1 of 1 matches; webhook-id msg_0b6f3c1e5d2a4c8e9f0123456789abcd, timestamp 0 s old \(tolerance 300 s\)\n$/);
@@ -102,7 +108,12 @@ describe('webhooks verify', () => {
     const { run, ws } = setup();
     writeFileSync(join(ws.cwd, 'tampered.json'), BODY.replace('héllo', 'hello'));
     writeFileSync(join(ws.cwd, 'no-newline.json'), BODY.trimEnd());
-    for (const [file, secret, id] of [['tampered.json', 'secret', 'msg_1'], ['no-newline.json', 'secret', 'msg_1'], ['body.json', 'other', 'msg_1'], ['body.json', 'secret', 'msg_2']] as const) {
+    for (const [file, secret, id] of [
+      ['tampered.json', 'secret', 'msg_1'],
+      ['no-newline.json', 'secret', 'msg_1'],
+      ['body.json', 'other', 'msg_1'],
+      ['body.json', 'secret', 'msg_2'],
+    ] as const) {
       const r = await run(['webhooks', 'verify', '--secret-file', secret, '--json', ...headerArgs({ ...good(), id }), file]);
       expect(r.exitCode, file).toBe(9);
       expect(r.stdout).toBe('');
@@ -121,7 +132,11 @@ describe('webhooks verify', () => {
     expect(stale.stderr).toContain('code: timestamp_out_of_tolerance');
     const future = await run(['webhooks', 'verify', '--secret-file', 'secret', '--json', ...headerArgs(good(BODY, T + 400)), 'body.json']);
     expect(future.exitCode).toBe(9);
-    expect(parseErrorLine(future.stderr).error).toMatchObject({ code: 'timestamp_out_of_tolerance', message: expect.stringContaining('400 s in the future'), details: { reason: 'timestamp_too_new', skewSeconds: -400 } });
+    expect(parseErrorLine(future.stderr).error).toMatchObject({
+      code: 'timestamp_out_of_tolerance',
+      message: expect.stringContaining('400 s in the future'),
+      details: { reason: 'timestamp_too_new', skewSeconds: -400 },
+    });
     const edge = await run(['webhooks', 'verify', '--secret-file', 'secret', ...headerArgs(good(BODY, T - 300)), 'body.json']);
     expect(edge.exitCode).toBe(0);
     const wide = await run(['webhooks', 'verify', '--secret-file', 'secret', '--tolerance', '3600', ...headerArgs(good(BODY, T - 3000)), 'body.json']);

@@ -21,19 +21,7 @@ const E1 = EVENT_TYPES[6];
 const E2 = EVENT_TYPES[13];
 
 /** Headers the API requires, plus those chatctl adds on purpose. Anything else is a finding. */
-const ALLOWED = new Set([
-  'authorization',
-  'content-type',
-  'origin',
-  'x-service-csrf',
-  'x-request-id',
-  'user-agent',
-  'idempotency-key',
-  'accept',
-  'content-length',
-  'host',
-  'connection',
-]);
+const ALLOWED = new Set(['authorization', 'content-type', 'origin', 'x-service-csrf', 'x-request-id', 'user-agent', 'idempotency-key', 'accept', 'content-length', 'host', 'connection']);
 
 function expectCommonHeaders(req: RecordedRequest, origin: string, csrf = '1') {
   const h = req.headers;
@@ -58,10 +46,7 @@ function expectCommonHeaders(req: RecordedRequest, origin: string, csrf = '1') {
 describe('create', () => {
   test('request line, headers and body are exactly as the API requires', async () => {
     server.enqueue({ status: 201, body: secretBody() });
-    const r = await runCli(
-      ['webhooks', 'create', '--name', 'orders hook', '--url', 'https://hooks.example.com/in', '--event', E0, '--json'],
-      { env: scopeEnv(server.url) },
-    );
+    const r = await runCli(['webhooks', 'create', '--name', 'orders hook', '--url', 'https://hooks.example.com/in', '--event', E0, '--json'], { env: scopeEnv(server.url) });
     expect(r.exitCode).toBe(0);
     expect(server.requests).toHaveLength(1);
     const req = server.requests[0]!;
@@ -69,33 +54,22 @@ describe('create', () => {
     expect(req.url).toBe(CREATE_PATH);
     expectCommonHeaders(req, server.url);
     expect(req.headers['idempotency-key']).toMatch(UUID_V4);
-    expect(req.body).toBe(
-      JSON.stringify({ name: 'orders hook', destinationUrl: 'https://hooks.example.com/in', eventTypes: [E0] }),
-    );
+    expect(req.body).toBe(JSON.stringify({ name: 'orders hook', destinationUrl: 'https://hooks.example.com/in', eventTypes: [E0] }));
   });
 
   test('--event repeated and comma-separated; duplicates sent once in first-seen order', async () => {
     server.enqueue({ status: 201, body: secretBody() });
-    const r = await runCli(
-      [
-        'webhooks', 'create', '--name', 'n', '--url', 'https://h.example/x',
-        '--event', E1, '--event', `${E0},${E1}`, '--event', E2, '--event', E0, '--json',
-      ],
-      { env: scopeEnv(server.url) },
-    );
+    const r = await runCli(['webhooks', 'create', '--name', 'n', '--url', 'https://h.example/x', '--event', E1, '--event', `${E0},${E1}`, '--event', E2, '--event', E0, '--json'], {
+      env: scopeEnv(server.url),
+    });
     expect(r.exitCode).toBe(0);
     expect(server.requests).toHaveLength(1);
-    expect(server.requests[0]!.body).toBe(
-      JSON.stringify({ name: 'n', destinationUrl: 'https://h.example/x', eventTypes: [E1, E0, E2] }),
-    );
+    expect(server.requests[0]!.body).toBe(JSON.stringify({ name: 'n', destinationUrl: 'https://h.example/x', eventTypes: [E1, E0, E2] }));
   });
 
   test('all 14 event types are accepted and sent', async () => {
     server.enqueue({ status: 201, body: secretBody() });
-    const r = await runCli(
-      ['webhooks', 'create', '--name', 'n', '--url', 'http://h.example/x', '--event', EVENT_TYPES.join(','), '--json'],
-      { env: scopeEnv(server.url) },
-    );
+    const r = await runCli(['webhooks', 'create', '--name', 'n', '--url', 'http://h.example/x', '--event', EVENT_TYPES.join(','), '--json'], { env: scopeEnv(server.url) });
     expect(r.exitCode).toBe(0);
     expect(JSON.parse(server.requests[0]!.body)).toEqual({
       name: 'n',
@@ -107,10 +81,7 @@ describe('create', () => {
   test('--idempotency-key is sent verbatim', async () => {
     const key = '0b6f5a3e-2c1d-4e8f-9a7b-123456789abc';
     server.enqueue({ status: 201, body: secretBody() });
-    const r = await runCli(
-      ['webhooks', 'create', '--name', 'n', '--url', 'https://h.example/x', '--event', E0, '--idempotency-key', key, '--json'],
-      { env: scopeEnv(server.url) },
-    );
+    const r = await runCli(['webhooks', 'create', '--name', 'n', '--url', 'https://h.example/x', '--event', E0, '--idempotency-key', key, '--json'], { env: scopeEnv(server.url) });
     expect(r.exitCode).toBe(0);
     expect(server.requests[0]!.headers['idempotency-key']).toBe(key);
   });
@@ -146,10 +117,7 @@ describe('rotate', () => {
 
   test('--mode immediate --yes sends mode immediate', async () => {
     server.enqueue({ status: 200, body: secretBody() });
-    const r = await runCli(
-      ['webhooks', 'rotate', 'we_1', '--expected-version', '12', '--mode', 'immediate', '--yes', '--json'],
-      { env: scopeEnv(server.url) },
-    );
+    const r = await runCli(['webhooks', 'rotate', 'we_1', '--expected-version', '12', '--mode', 'immediate', '--yes', '--json'], { env: scopeEnv(server.url) });
     expect(r.exitCode).toBe(0);
     expect(server.requests[0]!.body).toBe('{"expectedVersion":12,"mode":"immediate"}');
   });
@@ -247,10 +215,7 @@ describe('path segments are percent-encoded', () => {
   test('rotate with an odd endpoint id', async () => {
     // The answer names the endpoint asked for (one naming another is kept, not delivered: 13).
     server.enqueue({ status: 200, body: secretBody(undefined, undefined, 'we 1/..') });
-    const r = await runCli(
-      ['webhooks', 'rotate', 'we 1/..', '--expected-version', '1', '--mode', 'overlap', '--json'],
-      { env: scopeEnv(server.url, scope) },
-    );
+    const r = await runCli(['webhooks', 'rotate', 'we 1/..', '--expected-version', '1', '--mode', 'overlap', '--json'], { env: scopeEnv(server.url, scope) });
     expect(r.exitCode).toBe(0);
     expect(server.requests[0]!.url).toBe(`${prefix}/we%201%2F../secret/rotate`);
   });
@@ -266,13 +231,8 @@ describe('path segments are percent-encoded', () => {
 
   test('scope flags override the environment and are encoded the same way', async () => {
     server.enqueue({ status: 200, body: mutationBody() });
-    const r = await runCli(
-      ['webhooks', 'reactivate', 'we?x#y', '--expected-version', '1', '--json', '--org', 'o%1', '--app', 'a&b', '--env', 'e+f'],
-      { env: scopeEnv(server.url) },
-    );
+    const r = await runCli(['webhooks', 'reactivate', 'we?x#y', '--expected-version', '1', '--json', '--org', 'o%1', '--app', 'a&b', '--env', 'e+f'], { env: scopeEnv(server.url) });
     expect(r.exitCode).toBe(0);
-    expect(server.requests[0]!.url).toBe(
-      `/v1/organizations/o%251/applications/a%26b/environments/e%2Bf/webhook-endpoints/we%3Fx%23y/reactivate`,
-    );
+    expect(server.requests[0]!.url).toBe(`/v1/organizations/o%251/applications/a%26b/environments/e%2Bf/webhook-endpoints/we%3Fx%23y/reactivate`);
   });
 });

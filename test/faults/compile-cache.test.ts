@@ -58,7 +58,9 @@ async function notice(pkg: string, cacheDir: string): Promise<string> {
 
 const caches = (dir: string) => {
   try {
-    return readdirSync(dir).filter((n) => n.endsWith('.v8')).sort();
+    return readdirSync(dir)
+      .filter((n) => n.endsWith('.v8'))
+      .sort();
   } catch {
     return [];
   }
@@ -150,7 +152,6 @@ describe('compile cache', () => {
     expect([...new Set(names.map((n) => n.replace(/^[a-z]+-.*@/, '@')))].sort()).toEqual(['@profile.set.v8', '@profile.show.v8', '@sandbox.v8']);
     expect(names.join(' ')).not.toContain('hunter2');
   });
-
 
   test('an upgrade of dist/main.cjs in place, same size and same mtime, runs the new code', async () => {
     const pkg = await install();

@@ -33,9 +33,7 @@ function readConfig(ws: Workspace): { profiles?: Record<string, Record<string, u
 describe('concurrent writers', () => {
   test.each([1, 2, 3])('eight `profile set pN` started at once all land (round %i); 0600 file, 0700 folder, no leftovers', async () => {
     const ws = workspace();
-    const runs = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => runCli(['profile', 'set', `p${i}`, '--base-url', `https://x${i}.example`, '--org', `o${i}`], { ws })),
-    );
+    const runs = await Promise.all(Array.from({ length: 8 }, (_, i) => runCli(['profile', 'set', `p${i}`, '--base-url', `https://x${i}.example`, '--org', `o${i}`], { ws })));
     for (const r of runs) {
       expect(r.exitCode, r.stderr).toBe(0);
       expect(stackTrace(r.stderr)).toBeUndefined();
@@ -197,7 +195,10 @@ function seededWs(): Workspace {
 const staleLocks: [string, (ws: Workspace) => void][] = [
   ['a chatctl lock whose owner was killed', (ws) => writeFileSync(lockPath(ws), JSON.stringify({ pid: deadPid(), start: '1', host: hostname(), nonce: 'killed00writer' }) + '\n', { mode: 0o600 })],
   ['a chatctl 0.1 lock (a bare pid) of a dead process', (ws) => writeFileSync(lockPath(ws), String(deadPid()), { mode: 0o600 })],
-  ['a lock whose pid now belongs to another process (start time differs)', (ws) => writeFileSync(lockPath(ws), JSON.stringify({ pid: process.pid, start: '1', host: hostname(), nonce: 'reused00pid' }), { mode: 0o600 })],
+  [
+    'a lock whose pid now belongs to another process (start time differs)',
+    (ws) => writeFileSync(lockPath(ws), JSON.stringify({ pid: process.pid, start: '1', host: hostname(), nonce: 'reused00pid' }), { mode: 0o600 }),
+  ],
   [
     'an empty lock from a crash, with a token left by a killed breaker',
     (ws) => {
@@ -211,23 +212,25 @@ const staleLocks: [string, (ws: Workspace) => void][] = [
 ];
 
 describe('a lock left behind by a killed process', () => {
-  test.each(staleLocks)('%s: 16 concurrent `profile set` all land, and nothing is left but config.json', async (_label, leave) => {
-    const ws = seededWs();
-    leave(ws);
-    const runs = await Promise.all(
-      Array.from({ length: 16 }, (_, i) => runCli(['profile', 'set', `w${i}`, '--base-url', `https://w${i}.example`, '--org', `o${i}`], { ws, timeoutMs: 60_000 })),
-    );
-    for (const r of runs) {
-      expect(r.exitCode, r.stderr).toBe(0);
-      expect(stackTrace(r.stderr)).toBeUndefined();
-    }
-    const cfg = readConfig(ws);
-    expect(Object.keys(cfg.profiles ?? {}).sort()).toEqual(['base', ...Array.from({ length: 16 }, (_, i) => `w${i}`)].sort());
-    for (let i = 0; i < 16; i++) expect(cfg.profiles![`w${i}`]).toEqual({ baseUrl: `https://w${i}.example`, organizationId: `o${i}` });
-    expect(cfg.profiles!.base).toEqual({ baseUrl: 'https://b.example', token: TOKEN });
-    expect(listAll(ws.configDir)).toEqual(['config.json']);
-    expect(fileMode(configPath(ws))).toBe(0o600);
-  }, 120_000);
+  test.each(staleLocks)(
+    '%s: 16 concurrent `profile set` all land, and nothing is left but config.json',
+    async (_label, leave) => {
+      const ws = seededWs();
+      leave(ws);
+      const runs = await Promise.all(Array.from({ length: 16 }, (_, i) => runCli(['profile', 'set', `w${i}`, '--base-url', `https://w${i}.example`, '--org', `o${i}`], { ws, timeoutMs: 60_000 })));
+      for (const r of runs) {
+        expect(r.exitCode, r.stderr).toBe(0);
+        expect(stackTrace(r.stderr)).toBeUndefined();
+      }
+      const cfg = readConfig(ws);
+      expect(Object.keys(cfg.profiles ?? {}).sort()).toEqual(['base', ...Array.from({ length: 16 }, (_, i) => `w${i}`)].sort());
+      for (let i = 0; i < 16; i++) expect(cfg.profiles![`w${i}`]).toEqual({ baseUrl: `https://w${i}.example`, organizationId: `o${i}` });
+      expect(cfg.profiles!.base).toEqual({ baseUrl: 'https://b.example', token: TOKEN });
+      expect(listAll(ws.configDir)).toEqual(['config.json']);
+      expect(fileMode(configPath(ws))).toBe(0o600);
+    },
+    120_000,
+  );
 
   test.each(staleLocks)('%s: auth logout really removes the token', async (_label, leave) => {
     const ws = seededWs();
@@ -265,7 +268,10 @@ describe('a lock left behind by a killed process', () => {
 // Real processes and real signals; the two run side by side (each waits a
 // second for the lock-wait notice).
 describe.concurrent('Ctrl-C during a lock wait', () => {
-  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
     test(`${signal} ends the wait at once with exit ${code}; no temporary file; lock and config untouched`, async ({ expect }) => {
       const ws = seededWs();
       const held = JSON.stringify({ pid: process.pid, start: startTimeOf(process.pid), host: hostname(), nonce: 'held0by0test' });

@@ -32,8 +32,7 @@ afterAll(async () => {
 
 const host = systemLockHost({ now: Date.now, sleep: async () => {}, random: Math.random });
 
-const ownRecord = (pid: number, start: string | undefined, nonce: string) =>
-  JSON.stringify({ pid, start, boot: host.bootId(), ns: host.pidNamespace(), host: host.hostname, nonce }) + '\n';
+const ownRecord = (pid: number, start: string | undefined, nonce: string) => JSON.stringify({ pid, start, boot: host.bootId(), ns: host.pidNamespace(), host: host.hostname, nonce }) + '\n';
 
 const staleLocks: [string, () => string][] = [
   // As the lock writes it (this machine, boot and pid namespace), its owner killed.
@@ -67,26 +66,36 @@ async function race(leave: () => string) {
 }
 
 describe('six runs started at once on a stale journal lock', () => {
-  test.each(staleLocks)('%s: exactly one proceeds, the others exit 2 naming the lock and its new owner', async (_label, leave) => {
-    const { ws, lockPath, results, pids } = await race(leave);
-    const codes = results.map((r) => r.exitCode);
-    expect(codes.filter((c) => c === 0), results.map((r) => r.stderr).join('\n')).toHaveLength(1);
-    expect(codes.filter((c) => c === 2)).toHaveLength(5);
-    expect(server.requestsTo('/secret/rotate')).toHaveLength(1);
-    const winner = pids[codes.indexOf(0)];
-    for (const r of results) expect(stackTrace(String(r.stderr))).toBeUndefined();
-    for (const r of results.filter((x) => x.exitCode === 2)) {
-      const line = parseErrorLine(String(r.stderr));
-      expect(line.error.message).toBe(`the journal is in use by another chatctl run (pid ${winner}; lock file ${lockPath})`);
-      expect(String(r.stdout)).toBe('');
-    }
-    // The winner's run: one run record, the item done, the secret delivered; its lock released, nothing left.
-    const records = readFileSync(join(ws.cwd, 'j'), 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as { t: string });
-    expect(records.map((r) => r.t)).toEqual(['run', 'send', 'applied', 'ok']);
-    expect(readFileSync(join(ws.cwd, 'we_1.whsec'), 'utf8')).toBe(SECRET);
-    expect(existsSync(lockPath)).toBe(false);
-    expect(readdirSync(ws.cwd).sort()).toEqual(['j', 'm.ndjson', 'we_1.whsec']);
-  }, 90_000);
+  test.each(staleLocks)(
+    '%s: exactly one proceeds, the others exit 2 naming the lock and its new owner',
+    async (_label, leave) => {
+      const { ws, lockPath, results, pids } = await race(leave);
+      const codes = results.map((r) => r.exitCode);
+      expect(
+        codes.filter((c) => c === 0),
+        results.map((r) => r.stderr).join('\n'),
+      ).toHaveLength(1);
+      expect(codes.filter((c) => c === 2)).toHaveLength(5);
+      expect(server.requestsTo('/secret/rotate')).toHaveLength(1);
+      const winner = pids[codes.indexOf(0)];
+      for (const r of results) expect(stackTrace(String(r.stderr))).toBeUndefined();
+      for (const r of results.filter((x) => x.exitCode === 2)) {
+        const line = parseErrorLine(String(r.stderr));
+        expect(line.error.message).toBe(`the journal is in use by another chatctl run (pid ${winner}; lock file ${lockPath})`);
+        expect(String(r.stdout)).toBe('');
+      }
+      // The winner's run: one run record, the item done, the secret delivered; its lock released, nothing left.
+      const records = readFileSync(join(ws.cwd, 'j'), 'utf8')
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { t: string });
+      expect(records.map((r) => r.t)).toEqual(['run', 'send', 'applied', 'ok']);
+      expect(readFileSync(join(ws.cwd, 'we_1.whsec'), 'utf8')).toBe(SECRET);
+      expect(existsSync(lockPath)).toBe(false);
+      expect(readdirSync(ws.cwd).sort()).toEqual(['j', 'm.ndjson', 'we_1.whsec']);
+    },
+    90_000,
+  );
 
   test('a live run holds it: all six refused at once (exit 2 naming it), nothing sent, the lock untouched', async () => {
     const start = procStartTime(readFileSync(`/proc/${process.pid}/stat`, 'utf8'));
@@ -117,7 +126,10 @@ describe('a full disk under the journal', () => {
     const text = readFileSync(join(ws.cwd, 'j'), 'utf8');
     expect(text.length).toBeLessThanOrEqual(2048);
     expect(text.endsWith('\n')).toBe(true);
-    const records = text.trimEnd().split('\n').map((l) => JSON.parse(l) as { t: string; key?: string });
+    const records = text
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { t: string; key?: string });
     const recorded = new Set(records.filter((x) => x.t === 'send').map((x) => x.key));
     const sent = server.requestsTo('/secret/rotate').map((q) => q.headers['idempotency-key']);
     expect(sent.length).toBeGreaterThan(0);

@@ -264,9 +264,7 @@ describe('fault table (create --json --secret-file)', () => {
   });
 
   test('the server echoes the token and the CSRF value in a 500 error (--debug) → both scrubbed from stderr', async () => {
-    server.reset((q, res) =>
-      json(res, 500, errorBody('internal_error', `bad header ${String(q.headers.authorization)} csrf ${String(q.headers['x-service-csrf'])}`)),
-    );
+    server.reset((q, res) => json(res, 500, errorBody('internal_error', `bad header ${String(q.headers.authorization)} csrf ${String(q.headers['x-service-csrf'])}`)));
     const r = await create(server.url, ['--max-retries', '0', '--timeout', '1', '--debug']);
     expect(r.exitCode).toBe(1);
     expect(leaks(r.stderr, [TOKEN, CSRF])).toEqual([]);
@@ -295,7 +293,11 @@ describe('malformed responses: invalid_response (exit 1), one attempt, never a c
   }
 
   test.each([
-    ['100 kB of response headers (HPE_HEADER_OVERFLOW)', 'HTTP/1.1 201 Created\r\n' + Array.from({ length: 1000 }, (_, i) => `X-Pad-${i}: ${'a'.repeat(96)}\r\n`).join('') + 'Content-Length: 2\r\n\r\n{}', /headers exceed/],
+    [
+      '100 kB of response headers (HPE_HEADER_OVERFLOW)',
+      'HTTP/1.1 201 Created\r\n' + Array.from({ length: 1000 }, (_, i) => `X-Pad-${i}: ${'a'.repeat(96)}\r\n`).join('') + 'Content-Length: 2\r\n\r\n{}',
+      /headers exceed/,
+    ],
     ['a bad status line', 'HTTZ/1.1 201 Created\r\nContent-Length: 2\r\n\r\n{}', /status line/],
     ['not HTTP at all', 'SSH-2.0-OpenSSH_9.6\r\n', /status line/],
     ['an invalid header token', 'HTTP/1.1 201 Created\r\nBad Header: x\r\nContent-Length: 2\r\n\r\n{}', /not valid HTTP\/1\.1 \(HPE_INVALID_HEADER_TOKEN\)/],
@@ -351,9 +353,7 @@ describe('secrets the server sent never reach stderr', () => {
   });
 
   test('a 409 whose error details carry a whsec_ secret → not echoed on stderr', async () => {
-    server.reset((_q, res) =>
-      json(res, 409, errorBody('idempotency_conflict', 'already applied', { previous: { secret: CUT_SECRET, secretAvailable: true } })),
-    );
+    server.reset((_q, res) => json(res, 409, errorBody('idempotency_conflict', 'already applied', { previous: { secret: CUT_SECRET, secretAvailable: true } })));
     const r = await create(server.url, ['--max-retries', '0', '--timeout', '1']);
     expect(r.exitCode).toBe(8);
     expect(parseErrorLine(r.stderr).error.code).toBe('idempotency_conflict');

@@ -86,12 +86,7 @@ beforeEach(() => {
   }
 });
 
-async function create(
-  baseUrl: string,
-  env: Record<string, string | undefined>,
-  flags: string[] = [],
-  opts: { spawn?: boolean } = {},
-): Promise<RunResult & { secretFile: string }> {
+async function create(baseUrl: string, env: Record<string, string | undefined>, flags: string[] = [], opts: { spawn?: boolean } = {}): Promise<RunResult & { secretFile: string }> {
   const ws = workspace();
   const secretFile = join(ws.cwd, 'new.whsec');
   const r = await runCli([...CREATE, '--json', '--secret-file', secretFile, '--max-retries', '0', '--timeout', '2', ...flags], {
@@ -232,8 +227,14 @@ describe('the proxy bundle is code-cached like the program', () => {
     const files = () => readdirSync(cacheDir).sort();
     const first = files();
     // On Node 20 both carry the V8 flag the proxy path sets (Liftoff only).
-    expect(first.filter((f) => /^proxy(\+liftoff)?-.*\.v8$/.test(f)), first.join(', ')).toHaveLength(1);
-    expect(first.filter((f) => /^main(\+liftoff)?-.*\.v8$/.test(f)), first.join(', ')).toHaveLength(1);
+    expect(
+      first.filter((f) => /^proxy(\+liftoff)?-.*\.v8$/.test(f)),
+      first.join(', '),
+    ).toHaveLength(1);
+    expect(
+      first.filter((f) => /^main(\+liftoff)?-.*\.v8$/.test(f)),
+      first.join(', '),
+    ).toHaveLength(1);
     const stamp = () => first.map((f) => `${f} ${statSync(join(cacheDir, f)).mtimeMs}`);
     const before = stamp();
     expectDelivered(await create(viaAlias(tlsServer.port), env, [], { spawn: true }));

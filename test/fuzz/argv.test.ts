@@ -24,7 +24,9 @@ beforeAll(async () => {
     if (rec.url.endsWith('/reactivate')) return json(res, 200, mutationBody());
     if (rec.url.endsWith('/secret/rotate') || rec.url.endsWith('/webhook-endpoints')) return json(res, rec.url.endsWith('/webhook-endpoints') ? 201 : 200, secretBody(SECRET));
     // Anything else: an error that echoes what it was sent.
-    return json(res, 404, { error: { code: 'resource_not_found', message: `no ${rec.url} for ${String(q.headers.authorization)} ${String(q.headers['x-service-csrf'])}`, requestId: 'r', details: {} } });
+    return json(res, 404, {
+      error: { code: 'resource_not_found', message: `no ${rec.url} for ${String(q.headers.authorization)} ${String(q.headers['x-service-csrf'])}`, requestId: 'r', details: {} },
+    });
   });
 });
 afterAll(async () => {
@@ -48,9 +50,43 @@ const junk: fc.Arbitrary<string> = fc
     {
       weight: 3,
       arbitrary: fc.constantFrom(
-        '', ' ', '-', '--', '---', '-x', '--x', '--json=1', '--timeout=1', '--max-retries=-1', '--no-json', '-Vh', '=',
-        '\u202e', '%2F', 'a%2Fb', 'we 1', 'we_1/x', '😀', 'é', 'a\tb', 'a\nb', '\u001b[31m', '\u0085', '\ud800',
-        '1e3', '-1', '0x10', '9007199254740992', 'NaN', 'Infinity', 'null', '{}', '[]', '"', "'", '\\',
+        '',
+        ' ',
+        '-',
+        '--',
+        '---',
+        '-x',
+        '--x',
+        '--json=1',
+        '--timeout=1',
+        '--max-retries=-1',
+        '--no-json',
+        '-Vh',
+        '=',
+        '\u202e',
+        '%2F',
+        'a%2Fb',
+        'we 1',
+        'we_1/x',
+        '😀',
+        'é',
+        'a\tb',
+        'a\nb',
+        '\u001b[31m',
+        '\u0085',
+        '\ud800',
+        '1e3',
+        '-1',
+        '0x10',
+        '9007199254740992',
+        'NaN',
+        'Infinity',
+        'null',
+        '{}',
+        '[]',
+        '"',
+        "'",
+        '\\',
       ),
     },
   )
@@ -70,10 +106,7 @@ const valueFor: Record<string, fc.Arbitrary<string>> = {
   '--max-retries': fc.oneof(fc.constantFrom('0', '1', '4', '100', '101', '-1', '1.5', ''), fc.integer({ min: -5, max: 200 }).map(String), junk),
   '--timeout': fc.oneof(fc.constantFrom('1', '2', '30', '0.5', '3600', '3601', '0', '-1', 'abc', '1e3', ''), junk),
   '--name': fc.oneof(fc.constantFrom('n', 'billing', 'x'.repeat(80), 'x'.repeat(81), ''), fc.string({ unit: 'grapheme', maxLength: 90 }), junk),
-  '--url': fc.oneof(
-    fc.constantFrom('https://hooks.example.com/in', 'http://hooks.example.com/in', 'https://h.example/' + 'a'.repeat(2040), 'ftp://x', 'hooks.example.com', '', 'https://'),
-    junk,
-  ),
+  '--url': fc.oneof(fc.constantFrom('https://hooks.example.com/in', 'http://hooks.example.com/in', 'https://h.example/' + 'a'.repeat(2040), 'ftp://x', 'hooks.example.com', '', 'https://'), junk),
   '--event': fc.oneof(fc.constantFrom(...EVENTS, EVENTS.join(','), `${EVENTS[0]},`, ',', 'chat.unknown.v1', ''), junk),
   '--idempotency-key': fc.oneof(fc.constantFrom('k1', 'a'.repeat(255), 'a'.repeat(256), 'key with space', 'ключ', ''), junk),
   '--secret-file': fc.oneof(fc.constantFrom('new.whsec', 'exists.whsec', 'dir', 'missing/x.whsec', '.', '', 'new2.whsec'), junk),
@@ -90,8 +123,31 @@ const valueFor: Record<string, fc.Arbitrary<string>> = {
 const VALUE_FLAGS = Object.keys(valueFor);
 const BOOL_FLAGS = ['--json', '--no-input', '--dry-run', '--debug', '--no-color', '--force', '--yes', '-y', '--with-token', '--help', '-h', '--version', '-V'];
 const WORDS = [
-  'webhooks', 'webhook', 'create', 'rotate', 'reactivate', 'profile', 'list', 'show', 'set', 'use', 'remove', 'auth', 'login', 'logout',
-  'status', 'completion', 'bash', 'zsh', 'fish', 'exit-codes', 'help', 'sandbox', 'we_1', 'prod', '--',
+  'webhooks',
+  'webhook',
+  'create',
+  'rotate',
+  'reactivate',
+  'profile',
+  'list',
+  'show',
+  'set',
+  'use',
+  'remove',
+  'auth',
+  'login',
+  'logout',
+  'status',
+  'completion',
+  'bash',
+  'zsh',
+  'fish',
+  'exit-codes',
+  'help',
+  'sandbox',
+  'we_1',
+  'prod',
+  '--',
 ];
 
 /** One argv item or a flag with its value (as two items, or as --flag=value). */
@@ -105,14 +161,43 @@ const item: fc.Arbitrary<string[]> = fc.oneof(
 const CREATE_OK = ['webhooks', 'create', '--name', 'n', '--url', 'https://hooks.example.com/in', '--event', EVENTS[0]!];
 const ROTATE_OK = ['webhooks', 'rotate', 'we_1', '--expected-version', '4', '--mode', 'overlap'];
 const PATHS: string[][] = [
-  [], ['webhooks'], ['webhook'], ['webhooks', 'create'], CREATE_OK, [...CREATE_OK, '--json'], [...CREATE_OK, '--secret-file', 'new.whsec'],
-  ['webhooks', 'rotate'], ['webhook', 'rotate', 'we_1'], ROTATE_OK, [...ROTATE_OK, '--json'], [...ROTATE_OK, '--mode', 'immediate', '--yes', '--json'],
-  ['webhooks', 'reactivate', 'we_1'], ['webhooks', 'reactivate', 'we_1', '--expected-version', '4'],
-  ['profile'], ['profile', 'list'], ['profile', 'show'], ['profile', 'show', 'prod'], ['profile', 'set', 'prod'],
-  ['profile', 'set', 'prod', '--base-url', 'https://api.example.com', '--org', 'o'], ['profile', 'use', 'prod'], ['profile', 'remove', 'prod'],
-  ['auth'], ['auth', 'login'], ['auth', 'login', '--with-token'], ['auth', 'logout'], ['auth', 'status'],
-  ['completion'], ['completion', 'bash'], ['completion', 'zsh'], ['completion', 'fish'], ['exit-codes'], ['help'], ['help', 'webhooks', 'create'],
-  ['sandbox'], ['sandbox', '--port', '0'], ['bogus'],
+  [],
+  ['webhooks'],
+  ['webhook'],
+  ['webhooks', 'create'],
+  CREATE_OK,
+  [...CREATE_OK, '--json'],
+  [...CREATE_OK, '--secret-file', 'new.whsec'],
+  ['webhooks', 'rotate'],
+  ['webhook', 'rotate', 'we_1'],
+  ROTATE_OK,
+  [...ROTATE_OK, '--json'],
+  [...ROTATE_OK, '--mode', 'immediate', '--yes', '--json'],
+  ['webhooks', 'reactivate', 'we_1'],
+  ['webhooks', 'reactivate', 'we_1', '--expected-version', '4'],
+  ['profile'],
+  ['profile', 'list'],
+  ['profile', 'show'],
+  ['profile', 'show', 'prod'],
+  ['profile', 'set', 'prod'],
+  ['profile', 'set', 'prod', '--base-url', 'https://api.example.com', '--org', 'o'],
+  ['profile', 'use', 'prod'],
+  ['profile', 'remove', 'prod'],
+  ['auth'],
+  ['auth', 'login'],
+  ['auth', 'login', '--with-token'],
+  ['auth', 'logout'],
+  ['auth', 'status'],
+  ['completion'],
+  ['completion', 'bash'],
+  ['completion', 'zsh'],
+  ['completion', 'fish'],
+  ['exit-codes'],
+  ['help'],
+  ['help', 'webhooks', 'create'],
+  ['sandbox'],
+  ['sandbox', '--port', '0'],
+  ['bogus'],
 ];
 
 interface ArgvCase {
@@ -151,14 +236,12 @@ async function check(c: ArgvCase): Promise<string | undefined> {
   });
   // `sandbox` serves until stopped: being stopped is its normal end.
   const sandbox = args.includes('sandbox');
-  tally(`${args.slice(0, 2).join(" ")} → exit ${String(r.exitCode)} ${errCode(r.stderr)}`);
+  tally(`${args.slice(0, 2).join(' ')} → exit ${String(r.exitCode)} ${errCode(r.stderr)}`);
   const problems = violations(r, { credentials: [TOKEN, CSRF], secrets: [SECRET], mayRunForever: sandbox });
   if (r.stoppedByUs && sandbox && r.exitCode !== 0 && r.exitCode !== 130) problems.push(`sandbox stopped by SIGINT exited ${String(r.exitCode)}`);
   // A --json webhook success prints exactly one JSON document.
   const end = args.indexOf('--');
-  const helpish =
-    ['--help', '--version', 'help', '--dry-run'].some((f) => flagBeforeDoubleDash(args, f)) ||
-    (end === -1 ? args : args.slice(0, end)).some((a) => /^-[A-Za-z]*[hV]/.test(a)); // -h, -V, -yV…
+  const helpish = ['--help', '--version', 'help', '--dry-run'].some((f) => flagBeforeDoubleDash(args, f)) || (end === -1 ? args : args.slice(0, end)).some((a) => /^-[A-Za-z]*[hV]/.test(a)); // -h, -V, -yV…
   if (r.exitCode === 0 && flagBeforeDoubleDash(args, '--json') && args[0]?.startsWith('webhook') && !helpish) {
     try {
       JSON.parse(r.stdout);

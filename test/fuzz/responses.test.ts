@@ -119,9 +119,22 @@ const visible = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) =
 const tokenChars = fc.string({ unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz-_0123456789'.split('')), minLength: 1, maxLength: 16 });
 
 const KNOWN_CODES = [
-  'validation_failed', 'authentication_failed', 'authentication_required', 'permission_denied', 'resource_not_found', 'idempotency_conflict',
-  'webhook_endpoint_version_conflict', 'webhook_endpoint_conflict', 'webhook_endpoint_limit_reached', 'webhook_destination_rejected',
-  'rate_limit_exceeded', 'internal_error', 'service_unavailable', 'conflict', 'data_job_limit_exceeded', 'invitation_expired',
+  'validation_failed',
+  'authentication_failed',
+  'authentication_required',
+  'permission_denied',
+  'resource_not_found',
+  'idempotency_conflict',
+  'webhook_endpoint_version_conflict',
+  'webhook_endpoint_conflict',
+  'webhook_endpoint_limit_reached',
+  'webhook_destination_rejected',
+  'rate_limit_exceeded',
+  'internal_error',
+  'service_unavailable',
+  'conflict',
+  'data_job_limit_exceeded',
+  'invitation_expired',
 ];
 const codeArb = fc.oneof(fc.constantFrom(...KNOWN_CODES), tokenChars, fc.constantFrom('x_version_conflict', 'y_limit_reached', '', '__proto__', 'constructor', 'toString'));
 
@@ -203,14 +216,15 @@ const headerArb: fc.Arbitrary<[string, string]> = fc.oneof(
   fc.tuple(tokenChars, fc.string({ unit: fc.integer({ min: 0x80, max: 0xff }).map((c) => String.fromCharCode(c)), maxLength: 6 })),
 );
 
-const statusArb = fc.oneof(
-  fc.integer({ min: 200, max: 599 }),
-  fc.constantFrom(200, 201, 204, 301, 302, 303, 304, 307, 308, 400, 401, 403, 404, 409, 422, 429, 500, 502, 503, 504),
-);
+const statusArb = fc.oneof(fc.integer({ min: 200, max: 599 }), fc.constantFrom(200, 201, 204, 301, 302, 303, 304, 307, 308, 400, 401, 403, 404, 409, 422, 429, 500, 502, 503, 504));
 
 const anyAnswer: fc.Arbitrary<Answer> = fc.record({
   status: statusArb,
-  reason: fc.oneof(fc.constant('X'), fc.constant(''), visible.map((s) => s.replace(/[\r\n]/g, ''))),
+  reason: fc.oneof(
+    fc.constant('X'),
+    fc.constant(''),
+    visible.map((s) => s.replace(/[\r\n]/g, '')),
+  ),
   headers: fc.array(headerArb, { maxLength: 4 }),
   body: bodyArb,
   mode: fc.constantFrom('normal', 'normal', 'normal', 'normal', 'nolength', 'truncate', 'destroy'),
@@ -258,11 +272,12 @@ async function check(c: ResponseCase): Promise<string | undefined> {
   const answers = c.answers.map((a) => ({ ...a, headers: a.headers.map(([k, v]) => [k, v.replace(/^TRAP/, trapUrl)] as [string, string]) }));
   scripts.set(id, { answers, attempts: 0 });
   const trapBefore = trap.hits;
-  const args = c.command === 'create'
-    ? ['webhooks', 'create', '--name', 'n', '--url', 'https://hooks.example.com/in', '--event', E0]
-    : c.command === 'rotate'
-      ? ['webhooks', 'rotate', 'we_1', '--expected-version', '4', '--mode', 'overlap']
-      : ['webhooks', 'reactivate', 'we_1', '--expected-version', '4'];
+  const args =
+    c.command === 'create'
+      ? ['webhooks', 'create', '--name', 'n', '--url', 'https://hooks.example.com/in', '--event', E0]
+      : c.command === 'rotate'
+        ? ['webhooks', 'rotate', 'we_1', '--expected-version', '4', '--mode', 'overlap']
+        : ['webhooks', 'reactivate', 'we_1', '--expected-version', '4'];
   if (c.json) args.push('--json');
   if (c.debug) args.push('--debug');
   // Human create/rotate need --secret-file (else refused before sending: not interesting here).

@@ -47,7 +47,8 @@ describe('help environment', () => {
     expect(live.exitCode).toBe(0);
     expect(live.stdout).toBe(r.stdout);
     const read = variablesRead();
-    for (const name of ['CHATCTL_TOKEN', 'CHATCTL_CONFIG_DIR', 'CI', 'NO_COLOR', 'FORCE_COLOR', 'TERM', 'HTTPS_PROXY', 'NO_PROXY', 'XDG_CONFIG_HOME', 'XDG_CACHE_HOME', 'SHELL']) expect(read).toContain(name);
+    for (const name of ['CHATCTL_TOKEN', 'CHATCTL_CONFIG_DIR', 'CI', 'NO_COLOR', 'FORCE_COLOR', 'TERM', 'HTTPS_PROXY', 'NO_PROXY', 'XDG_CONFIG_HOME', 'XDG_CACHE_HOME', 'SHELL'])
+      expect(read).toContain(name);
     const listed = new Set([...r.stdout.matchAll(/^ {2}([A-Za-z_][A-Za-z0-9_]*(?:, [A-Za-z_][A-Za-z0-9_]*)*)$/gm)].flatMap((m) => m[1]!.split(', ')));
     for (const name of read) expect(listed, `${name} is read by the code but not in help environment`).toContain(name);
     for (const name of ['CHATCTL_DEADLINE', 'NODE_EXTRA_CA_CERTS', 'HOME', 'XDG_DATA_HOME']) expect(listed).toContain(name);
@@ -85,7 +86,10 @@ describe('subcommand help', () => {
       expect(text, path).toContain('\nExamples:\n  $ chatctl ');
       expect(text, path).not.toContain('Global Options:');
       if (path === '') continue;
-      expect(text.split('\n').filter((l) => l.includes('chatctl --help') && l.startsWith('Global options')), path).toEqual(['Global options (--profile, --json, --no-input, --dry-run, …): chatctl --help']);
+      expect(
+        text.split('\n').filter((l) => l.includes('chatctl --help') && l.startsWith('Global options')),
+        path,
+      ).toEqual(['Global options (--profile, --json, --no-input, --dry-run, …): chatctl --help']);
       expect(text, path).not.toContain('--max-retries'); // a global option: not repeated here
     }
   });
@@ -120,7 +124,25 @@ describe('hints and did-you-mean', () => {
   });
 
   it('an unknown event type gets the nearest one, sent nothing', async () => {
-    const r = await runCli(['webhooks', 'create', '--name', 'n', '--url', 'https://hooks.example.com/x', '--event', 'chat.message.created.v1,chat.mesage.deleted.v1', '--dry-run', '--base-url', 'http://127.0.0.1:9', '--org', 'o', '--app', 'a', '--env', 'e']);
+    const r = await runCli([
+      'webhooks',
+      'create',
+      '--name',
+      'n',
+      '--url',
+      'https://hooks.example.com/x',
+      '--event',
+      'chat.message.created.v1,chat.mesage.deleted.v1',
+      '--dry-run',
+      '--base-url',
+      'http://127.0.0.1:9',
+      '--org',
+      'o',
+      '--app',
+      'a',
+      '--env',
+      'e',
+    ]);
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toBe('chatctl: error: invalid --event: unknown event type "chat.mesage.deleted.v1"\n  hint: did you mean chat.message.deleted.v1?\n');
   });

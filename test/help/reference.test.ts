@@ -73,26 +73,39 @@ describe('help help', () => {
 });
 
 describe('manual pages', () => {
-  const pages = readdirSync(join(ROOT, 'man')).filter((f) => f.endsWith('.1')).sort();
+  const pages = readdirSync(join(ROOT, 'man'))
+    .filter((f) => f.endsWith('.1'))
+    .sort();
 
   it('the build wrote one per command, each exactly what the program renders now', () => {
     const rendered = renderManPages(program(), PKG_VERSION);
-    expect(pages).toEqual(visibleCommands(program()).map((c) => manPageName(c.path)).sort());
+    expect(pages).toEqual(
+      visibleCommands(program())
+        .map((c) => manPageName(c.path))
+        .sort(),
+    );
     for (const page of pages) expect(readFileSync(join(ROOT, 'man', page), 'utf8'), page).toBe(rendered[page]);
   });
 
   it('rendered by man -l, each says what its --help says: usage, description, arguments, options, subcommands, examples', () => {
     for (const { path, command } of visibleCommands(program())) {
       const file = join(ROOT, 'man', manPageName(path));
-      const shown = collapse(execFileSync('man', ['-l', '-P', 'cat', file], { env: { ...process.env, MANWIDTH: '100', LANG: 'C.UTF-8', MAN_KEEP_FORMATTING: '' }, encoding: 'utf8' }).replace(/.\x08/g, ''));
+      const shown = collapse(
+        execFileSync('man', ['-l', '-P', 'cat', file], { env: { ...process.env, MANWIDTH: '100', LANG: 'C.UTF-8', MAN_KEEP_FORMATTING: '' }, encoding: 'utf8' }).replace(/.\x08/g, ''),
+      );
       const help = command.createHelp();
       const expected = [
         help.commandUsage(command),
         help.commandDescription(command),
         ...help.visibleArguments(command).flatMap((a) => [help.argumentTerm(a), help.argumentDescription(a)]),
         ...help.visibleOptions(command).flatMap((o) => [help.optionTerm(o), help.optionDescription(o)]),
-        ...help.visibleCommands(command).filter((c) => c.name() !== 'help').flatMap((c) => [help.subcommandTerm(c), help.subcommandDescription(c)]),
-        ...helpOf(command).after.split('\n').filter((l) => l.trim() && l.trim() !== 'Examples:'),
+        ...help
+          .visibleCommands(command)
+          .filter((c) => c.name() !== 'help')
+          .flatMap((c) => [help.subcommandTerm(c), help.subcommandDescription(c)]),
+        ...helpOf(command)
+          .after.split('\n')
+          .filter((l) => l.trim() && l.trim() !== 'Examples:'),
       ];
       for (const text of expected) expect(shown, `${manPageName(path)}: ${text}`).toContain(collapse(text));
       // And the live --help carries the same words.
@@ -110,7 +123,11 @@ describe('manual pages', () => {
 
 describe('help that never misleads', () => {
   it('a mistyped subcommand with --help is a usage error with the suggestion, not the group help', async () => {
-    for (const args of [['webhooks', 'rotat', '--help'], ['help', 'webhooks', 'rotat'], ['webhook', 'rotat', '-h']]) {
+    for (const args of [
+      ['webhooks', 'rotat', '--help'],
+      ['help', 'webhooks', 'rotat'],
+      ['webhook', 'rotat', '-h'],
+    ]) {
       const r = await runCli(args, { spawn: args[0] === 'webhooks' });
       expect(r.exitCode, args.join(' ')).toBe(2);
       expect(r.stdout).toBe('');
@@ -123,7 +140,10 @@ describe('help that never misleads', () => {
   });
 
   it('deactivate is never answered with reactivate: the API covers create, rotate and reactivate', async () => {
-    for (const args of [['webhooks', 'deactivate', 'we_1'], ['webhooks', 'deactivate', '--help']]) {
+    for (const args of [
+      ['webhooks', 'deactivate', 'we_1'],
+      ['webhooks', 'deactivate', '--help'],
+    ]) {
       const r = await runCli(args);
       expect(r.exitCode).toBe(2);
       expect(r.stderr).toContain('covers create, rotate and reactivate');
@@ -134,7 +154,10 @@ describe('help that never misleads', () => {
   });
 
   it('a command of a group typed at the top level names the group: login → chatctl auth login', async () => {
-    for (const [word, full] of [['login', 'auth login'], ['rotate', 'webhooks rotate']] as const) {
+    for (const [word, full] of [
+      ['login', 'auth login'],
+      ['rotate', 'webhooks rotate'],
+    ] as const) {
       const r = await runCli([word]);
       expect(r.exitCode).toBe(2);
       expect(r.stderr).toContain(`hint: did you mean chatctl ${full}?`);

@@ -84,10 +84,18 @@ async function serverRecord(id: string) {
 }
 
 const createArgs = (name: string, url: string, secretFile: string, key?: string) => [
-  'webhooks', 'create', '--json',
-  '--name', name, '--url', url, '--event', EVENT,
+  'webhooks',
+  'create',
+  '--json',
+  '--name',
+  name,
+  '--url',
+  url,
+  '--event',
+  EVENT,
   ...(key === undefined ? [] : ['--idempotency-key', key]),
-  '--secret-file', secretFile,
+  '--secret-file',
+  secretFile,
 ];
 
 // ------------------------------------------------------------------ lifecycle
@@ -143,9 +151,7 @@ describe('lifecycle: create → replay → rotate → reactivate', () => {
 
   it('3. rotate --mode overlap --expected-version 1: a new secret, version 2, the old one still valid', async () => {
     const file = newSecretPath();
-    const body = succeeded(
-      await run(['webhooks', 'rotate', id, '--json', '--mode', 'overlap', '--expected-version', '1', '--secret-file', file]),
-    );
+    const body = succeeded(await run(['webhooks', 'rotate', id, '--json', '--mode', 'overlap', '--expected-version', '1', '--secret-file', file]));
     const endpoint = body.data.endpoint as EndpointRecord;
     expect(endpoint).toMatchObject({ id, version: 2, status: 'active' });
     expect(endpoint.previousSecretExpiresAt).not.toBeNull();
@@ -168,9 +174,7 @@ describe('lifecycle: create → replay → rotate → reactivate', () => {
   it('5. a stale --expected-version 1 → exit 7 webhook_endpoint_version_conflict, nothing changes', async () => {
     const file = newSecretPath();
     // immediate is always allowed, so the version is the only reason to refuse
-    const r = await run([
-      'webhooks', 'rotate', id, '--json', '--mode', 'immediate', '--yes', '--expected-version', '1', '--secret-file', file,
-    ]);
+    const r = await run(['webhooks', 'rotate', id, '--json', '--mode', 'immediate', '--yes', '--expected-version', '1', '--secret-file', file]);
     const line = failed(r, 7, 'webhook_endpoint_version_conflict', 409);
     expect(line.error.details).toMatchObject({ currentVersion: 2 });
     expect(existsSync(file)).toBe(false);
@@ -179,9 +183,7 @@ describe('lifecycle: create → replay → rotate → reactivate', () => {
 
   it('6. rotate --mode immediate --yes --expected-version 2: version 3, every older secret revoked', async () => {
     const file = newSecretPath();
-    const body = succeeded(
-      await run(['webhooks', 'rotate', id, '--json', '--mode', 'immediate', '--yes', '--expected-version', '2', '--secret-file', file]),
-    );
+    const body = succeeded(await run(['webhooks', 'rotate', id, '--json', '--mode', 'immediate', '--yes', '--expected-version', '2', '--secret-file', file]));
     expect(body.data.endpoint).toMatchObject({ id, version: 3, status: 'active', previousSecretExpiresAt: null });
     secret3 = readSecret(file);
     expect(new Set([secret1, secret2, secret3]).size).toBe(3);
@@ -244,20 +246,10 @@ describe('errors against the sandbox', () => {
 
   it('an unknown endpoint id → exit 6 resource_not_found', async () => {
     const missing = 'we_00000000000000000000';
-    const line = failed(
-      await run(['webhooks', 'reactivate', missing, '--json', '--expected-version', '1']),
-      6,
-      'resource_not_found',
-      404,
-    );
+    const line = failed(await run(['webhooks', 'reactivate', missing, '--json', '--expected-version', '1']), 6, 'resource_not_found', 404);
     expect(line.error.details).toMatchObject({ endpointId: missing });
     const file = newSecretPath();
-    failed(
-      await run(['webhooks', 'rotate', missing, '--json', '--mode', 'overlap', '--expected-version', '1', '--secret-file', file]),
-      6,
-      'resource_not_found',
-      404,
-    );
+    failed(await run(['webhooks', 'rotate', missing, '--json', '--mode', 'overlap', '--expected-version', '1', '--secret-file', file]), 6, 'resource_not_found', 404);
     expect(existsSync(file)).toBe(false);
   });
 
@@ -283,12 +275,7 @@ describe('errors against the sandbox', () => {
       succeeded(await run(createArgs(`fill ${count}`, `https://hooks.example.com/fill-${count}`, newSecretPath())));
     }
     const file = newSecretPath();
-    const line = failed(
-      await run(createArgs('one too many', 'https://hooks.example.com/over', file)),
-      10,
-      'webhook_endpoint_limit_reached',
-      409,
-    );
+    const line = failed(await run(createArgs('one too many', 'https://hooks.example.com/over', file)), 10, 'webhook_endpoint_limit_reached', 409);
     expect(line.error.details).toMatchObject({ limit: 3 });
     expect(existsSync(file)).toBe(false);
     expect((await ctl.endpoints()).length).toBe(3);
@@ -298,9 +285,7 @@ describe('errors against the sandbox', () => {
     const ep = await anyEndpoint();
     await ctl.clearRequests();
     const file = newSecretPath();
-    const r = await run([
-      'webhooks', 'rotate', ep.id, '--json', '--mode', 'immediate', '--expected-version', String(ep.version), '--secret-file', file,
-    ]);
+    const r = await run(['webhooks', 'rotate', ep.id, '--json', '--mode', 'immediate', '--expected-version', String(ep.version), '--secret-file', file]);
     const line = failed(r, 2, 'usage_error', null);
     expect(line.error.message).toContain('--yes');
     expect(existsSync(file)).toBe(false);
@@ -316,9 +301,7 @@ describe('errors against the sandbox', () => {
     await ctl.clearRequests();
     expect(await ctl.faults({ failNext: 2, retryAfter: 0 })).toMatchObject({ failNext: 2, status: 503, retryAfter: 0 });
     try {
-      const body = succeeded(
-        await run(['webhooks', 'reactivate', ep.id, '--json', '--max-retries', '2', '--expected-version', String(ep.version)]),
-      );
+      const body = succeeded(await run(['webhooks', 'reactivate', ep.id, '--json', '--max-retries', '2', '--expected-version', String(ep.version)]));
       expect(body.data.endpoint).toMatchObject({ id: ep.id, version: ep.version });
       const sent = await ctl.requests();
       const path = `${scopePath(sbx.info)}/webhook-endpoints/${ep.id}/reactivate`;

@@ -32,7 +32,13 @@ function section(title: string, text = README): string {
 const codeBlocks = (text: string) => [...text.matchAll(/```(\w*)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1]!, body: m[2]! }));
 
 /** The user and contributor documents: README.md, CONTRIBUTING.md and every docs/*.md. */
-const DOCS = ['README.md', 'CONTRIBUTING.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const DOCS = [
+  'README.md',
+  'CONTRIBUTING.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
 
 /** The files `npm pack` would put in the package (scripts off: the build has run). */
@@ -40,12 +46,19 @@ const packed = (() => {
   let files: Set<string> | undefined;
   return () =>
     (files ??= new Set(
-      (JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path),
+      (
+        JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })) as { files: { path: string }[] }[]
+      )[0]!.files.map((f) => f.path),
     ));
 })();
 
 /** GitHub's anchor for a heading: lower case, punctuation but '-' and '_' dropped, spaces to '-'. */
-const anchor = (heading: string) => heading.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replaceAll(' ', '-');
+const anchor = (heading: string) =>
+  heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replaceAll(' ', '-');
 const anchors = (text: string) => new Set([...text.replace(/```[\s\S]*?```/g, '').matchAll(/^#+ (.+)$/gm)].map((m) => anchor(m[1]!)));
 
 describe('the README and the docs are self-contained', () => {
@@ -63,7 +76,11 @@ describe('the README and the docs are self-contained', () => {
     for (const link of links) {
       expect(link, `${file}: ${link}`).not.toMatch(/^[a-z]+:/i);
       const [path, hash] = link.split('#') as [string, string | undefined];
-      const target = path ? relative(ROOT, resolve(ROOT, dirname(file), path)).split(sep).join('/') : file;
+      const target = path
+        ? relative(ROOT, resolve(ROOT, dirname(file), path))
+            .split(sep)
+            .join('/')
+        : file;
       expect(packed().has(target), `${file}: ${link} is not a file in the package`).toBe(true);
       if (hash !== undefined && target.endsWith('.md')) expect([...anchors(read(target))], `${file}: ${link}`).toContain(hash);
     }
@@ -72,7 +89,9 @@ describe('the README and the docs are self-contained', () => {
   // An unclosed fence turns the rest of the page into one code block, and
   // hides its commands from the check below.
   it.each(DOCS)('%s closes every code fence it opens', (file) => {
-    const fences = read(file).split('\n').filter((l) => /^\s*```/.test(l));
+    const fences = read(file)
+      .split('\n')
+      .filter((l) => /^\s*```/.test(l));
     expect(fences.length % 2, `${file}: ${fences.length} fence lines`).toBe(0);
     // Each opening fence is followed by a closing one: openings may name a language, closings never do.
     fences.forEach((l, i) => {
@@ -91,7 +110,11 @@ describe('the README and the docs are self-contained', () => {
     const cites = new RegExp(['(contract|spec)\\s+sections?\\s+\\d', '\\.\\./shared', 'cli-contract', 'webhook-api\\.md', 'contract\\s+§'].join('|'), 'i');
     const found = repositoryFiles()
       .filter((f) => f !== 'test/readme/readme.test.ts' && /^(src|test|scripts|bin|bench|completions)\//.test(f) && /\.(ts|mjs|js|cjs|sh|bash|zsh|fish)$/.test(f) && existsSync(join(ROOT, f)))
-      .flatMap((f) => read(f).split('\n').flatMap((line, i) => (cites.test(line) ? [`${f}:${i + 1}: ${line.trim()}`] : [])));
+      .flatMap((f) =>
+        read(f)
+          .split('\n')
+          .flatMap((line, i) => (cites.test(line) ? [`${f}:${i + 1}: ${line.trim()}`] : [])),
+      );
     expect(found).toEqual([]);
   });
 
@@ -130,7 +153,9 @@ describe('the README and the docs are self-contained', () => {
   });
 
   it('the check of shown commands finds an option of another command, and reads quotes and pipes', () => {
-    expect(commandLines(`x=$(chatctl webhooks rotate we_1 --yes --from f --secret-to "exec:gh --repo a" | head) # chatctl --bogus`)).toEqual([['webhooks', 'rotate', 'we_1', '--yes', '--from', 'f', '--secret-to', 'VALUE']]);
+    expect(commandLines(`x=$(chatctl webhooks rotate we_1 --yes --from f --secret-to "exec:gh --repo a" | head) # chatctl --bogus`)).toEqual([
+      ['webhooks', 'rotate', 'we_1', '--yes', '--from', 'f', '--secret-to', 'VALUE'],
+    ]);
     expect(unknownOptions(['webhooks', 'create', '--yes', '--json'])).toEqual(['--yes']);
     expect(unknownOptions(['webhook', 'rotate', '--yes', '--no-color'])).toEqual([]);
     expect(unknownOptions(['webhooks', 'verify', '--secret-file', '-', '--bogus', '-'])).toEqual(['--bogus']);
@@ -175,7 +200,8 @@ function unknownOptions(words: string[]): string[] {
   const options = new Set(TREE.options.flatMap((o) => o.flags));
   const unknown: string[] = [];
   for (const w of words) {
-    if (w.startsWith('-') && w !== '-') { // a lone - is standard input, not an option
+    if (w.startsWith('-') && w !== '-') {
+      // a lone - is standard input, not an option
       const flag = w.replace(/=.*/, '');
       if (!options.has(flag) && !(flag.startsWith('--no-') && options.has(`--${flag.slice(5)}`))) unknown.push(flag);
       continue;
@@ -207,7 +233,9 @@ async function freePort(): Promise<number> {
 /** Tracked and new files (git), or, outside a git checkout, everything but what the build and install make. */
 function repositoryFiles(): string[] {
   try {
-    return execFileSync('git', ['ls-files', '-z', '-co', '--exclude-standard'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\0').filter(Boolean);
+    return execFileSync('git', ['ls-files', '-z', '-co', '--exclude-standard'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+      .split('\0')
+      .filter(Boolean);
   } catch {
     const skip = new Set(['node_modules', 'dist', '.git', '.test-results', 'bench/results']);
     const walk = (rel: string): string[] =>
@@ -261,7 +289,9 @@ function npmEnv(dir: string): Record<string, string> {
 // start's own `npm install` on a fresh clone is what `.ci/run` does first
 // (`npm ci`, then this suite), so it is proved on every CI run.
 describe('installed from a fresh copy', () => {
-  it('npm install -g . works alone (prepare installs the build tools it needs); then the quick start works pasted line by line: build, install on PATH, sandbox, doctor, create, rotate, reactivate', async ({ expect }) => {
+  it('npm install -g . works alone (prepare installs the build tools it needs); then the quick start works pasted line by line: build, install on PATH, sandbox, doctor, create, rotate, reactivate', async ({
+    expect,
+  }) => {
     const dir = freshCopy();
     const env = npmEnv(dir);
     await execa('npm', ['install', '-g', '.'], { cwd: join(dir, 'repo'), env, extendEnv: false, timeout: 300_000 });
@@ -279,17 +309,28 @@ describe('the CI recipe', () => {
     const { startSandbox } = await import('../../src/sandbox/server.js');
     const sb = await startSandbox();
     try {
-      const recipe = codeBlocks(read('docs/ci.md'))[0]!.body
-        .replace('https://api.example.com', sb.baseUrl)
+      const recipe = codeBlocks(read('docs/ci.md'))[0]!
+        .body.replace('https://api.example.com', sb.baseUrl)
         .replace('CHATCTL_ORG=org_1 CHATCTL_APP=app_1 CHATCTL_ENV=production', `CHATCTL_ORG=${sb.organizationId} CHATCTL_APP=${sb.applicationId} CHATCTL_ENV=${sb.environmentKey}`);
       const dir = mkdtempSync(join(tmpdir(), 'chatctl-ci-recipe-'));
       temps.push(dir);
-      const env = { PATH: `${join(ROOT, 'bin')}:${dirname(process.execPath)}:/usr/bin:/bin`, HOME: dir, CHATCTL_CONFIG_DIR: join(dir, 'cfg'), CHATCTL_CACHE_DIR: SHARED_CACHE_DIR, CI: 'true', NO_COLOR: '1', CHAT_API_TOKEN: sb.token };
+      const env = {
+        PATH: `${join(ROOT, 'bin')}:${dirname(process.execPath)}:/usr/bin:/bin`,
+        HOME: dir,
+        CHATCTL_CONFIG_DIR: join(dir, 'cfg'),
+        CHATCTL_CACHE_DIR: SHARED_CACHE_DIR,
+        CI: 'true',
+        NO_COLOR: '1',
+        CHAT_API_TOKEN: sb.token,
+      };
       symlinkSync(join(ROOT, 'bin', 'chatctl.js'), join(dir, 'chatctl'));
       env.PATH = `${dir}:${env.PATH}`;
       // Asynchronous runs: the sandbox answers from this process.
       const scope = { CHATCTL_BASE_URL: sb.baseUrl, CHATCTL_TOKEN: sb.token, CHATCTL_ORG: sb.organizationId, CHATCTL_APP: sb.applicationId, CHATCTL_ENV: sb.environmentKey };
-      const created = await execa('chatctl', ['webhooks', 'create', '--name', 'ci', '--url', 'https://hooks.example.com/ci', '--event', 'chat.message.created.v1', '--json'], { env: { ...env, ...scope }, extendEnv: false });
+      const created = await execa('chatctl', ['webhooks', 'create', '--name', 'ci', '--url', 'https://hooks.example.com/ci', '--event', 'chat.message.created.v1', '--json'], {
+        env: { ...env, ...scope },
+        extendEnv: false,
+      });
       const id = JSON.parse(created.stdout).data.endpoint.id as string;
       const run = async (version: string) => {
         const r = await execa('bash', ['-e', '-c', recipe], { cwd: dir, env: { ...env, ENDPOINT_ID: id, VERSION: version }, extendEnv: false, reject: false, stripFinalNewline: false });
@@ -315,7 +356,11 @@ describe("docs/sandbox.md's fault commands", () => {
       expect(lines.length).toBeGreaterThanOrEqual(5);
       for (const line of lines) {
         // -f: an answer of 400 or more fails the line.
-        const r = await execa('bash', ['-e', '-c', line.replace(/^curl -s /, 'curl -sf ')], { env: { PATH: process.env.PATH!, CHATCTL_BASE_URL: sb.baseUrl, CHATCTL_TOKEN: sb.token }, extendEnv: false, reject: false });
+        const r = await execa('bash', ['-e', '-c', line.replace(/^curl -s /, 'curl -sf ')], {
+          env: { PATH: process.env.PATH!, CHATCTL_BASE_URL: sb.baseUrl, CHATCTL_TOKEN: sb.token },
+          extendEnv: false,
+          reject: false,
+        });
         expect(r.exitCode, `${line}\n${r.stdout}${r.stderr}`).toBe(0);
       }
       // The last one put everything back.

@@ -42,9 +42,7 @@ describe('runSandboxCommand', () => {
     const baseUrl = /base URL\s+(\S+)/.exec(text)?.[1];
     expect(baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(text).toContain('tok-2');
-    expect(text).toContain(
-      `export CHATCTL_BASE_URL=${baseUrl} CHATCTL_TOKEN=tok-2 CHATCTL_ORG=org_sandbox CHATCTL_APP=app_sandbox CHATCTL_ENV=sandbox`,
-    );
+    expect(text).toContain(`export CHATCTL_BASE_URL=${baseUrl} CHATCTL_TOKEN=tok-2 CHATCTL_ORG=org_sandbox CHATCTL_APP=app_sandbox CHATCTL_ENV=sandbox`);
     await fetch(`${baseUrl}/v1/whatever`, { method: 'POST' });
     // A delivery (to a port where nothing listens) is logged too.
     const auth = { authorization: 'Bearer tok-2', origin: 'https://x.example', 'x-service-csrf': '1', 'content-type': 'application/json', 'idempotency-key': 'k1' };

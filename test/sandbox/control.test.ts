@@ -91,7 +91,7 @@ describe('rate limit', () => {
     expect(stats).toEqual({ requests: 5, statuses: { '201': 3, '429': 2 }, rateLimited: 2 });
   });
 
-  it('keeps a bucket per bearer token: one caller cannot use up another\'s', async () => {
+  it("keeps a bucket per bearer token: one caller cannot use up another's", async () => {
     const { create, call, path } = await sandbox({ rateLimit: 1, token: 'tok-main' });
     expect((await create(endpointBody(1))).status).toBe(201);
     expect(errorCode(await create(endpointBody(2)))).toBe('429 rate_limit_exceeded');

@@ -91,9 +91,7 @@ describe('matchApiRoute', () => {
     [`${prefix}/we_1/deactivate`, 'deactivate', 'we_1'],
     [`${prefix}/we%201/reactivate`, 'reactivate', 'we 1'],
     [prefix.replace('org_sandbox', 'org%5Fsandbox'), 'create', null],
-  ])('%s is %s', (path, operation, endpointId) =>
-    expect(matchApiRoute('POST', path, SANDBOX_SCOPE)).toMatchObject({ operation, endpointId }),
-  );
+  ])('%s is %s', (path, operation, endpointId) => expect(matchApiRoute('POST', path, SANDBOX_SCOPE)).toMatchObject({ operation, endpointId }));
   it.each([
     prefix + '/',
     `${prefix}/we_1`,

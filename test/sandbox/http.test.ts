@@ -29,15 +29,12 @@ describe('sandbox start-up', () => {
 describe('authentication and headers', () => {
   it('wants a bearer token: missing or malformed is authentication_required', async () => {
     const { create } = await sandbox();
-    for (const authorization of [undefined, '', 'Basic abc', 'Bearer', 'Bearer '])
-      expect(errorCode(await create(endpointBody(), { headers: { authorization } }))).toBe('401 authentication_required');
+    for (const authorization of [undefined, '', 'Basic abc', 'Bearer', 'Bearer ']) expect(errorCode(await create(endpointBody(), { headers: { authorization } }))).toBe('401 authentication_required');
   });
 
   it('a wrong token is authentication_failed, before any other check', async () => {
     const { call } = await sandbox();
-    expect(errorCode(await call('/nowhere', { headers: { authorization: 'Bearer nope', origin: undefined } }))).toBe(
-      '401 authentication_failed',
-    );
+    expect(errorCode(await call('/nowhere', { headers: { authorization: 'Bearer nope', origin: undefined } }))).toBe('401 authentication_failed');
   });
 
   it('accepts the scheme in any case', async () => {
@@ -96,8 +93,7 @@ describe('bodies', () => {
   it('refuses a body over 64 KiB, an unparseable one and an empty one', async () => {
     const { create } = await sandbox();
     const big = JSON.stringify({ ...endpointBody(), name: 'x'.repeat(64 * 1024) });
-    for (const rawBody of [big, '{"name":', ''])
-      expect(errorCode(await create(undefined, { rawBody }))).toBe('400 validation_failed');
+    for (const rawBody of [big, '{"name":', '']) expect(errorCode(await create(undefined, { rawBody }))).toBe('400 validation_failed');
   });
 
   it('names each bad field', async () => {
@@ -116,9 +112,7 @@ describe('bodies', () => {
     const a = await create(endpointBody(), { headers: { 'idempotency-key': undefined } });
     expect(errorCode(a)).toBe('400 validation_failed');
     expect(a.body.error.details.fields).toEqual([{ field: 'Idempotency-Key', location: 'header', problem: 'is required' }]);
-    expect(errorCode(await rotate('we_x', { expectedVersion: 1, mode: 'overlap' }, { headers: { 'idempotency-key': undefined } }))).toBe(
-      '400 validation_failed',
-    );
+    expect(errorCode(await rotate('we_x', { expectedVersion: 1, mode: 'overlap' }, { headers: { 'idempotency-key': undefined } }))).toBe('400 validation_failed');
     const { body } = await create(endpointBody());
     expect((await reactivate(body.data.endpoint.id, { expectedVersion: 1 })).status).toBe(200);
   });

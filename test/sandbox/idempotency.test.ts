@@ -25,8 +25,7 @@ describe('IdempotencyStore', () => {
   it('keys by token, method, path and key', () => {
     const store = new IdempotencyStore(() => 0);
     store.save(scope, 'f1', result);
-    for (const other of [{ token: 'u' }, { method: 'PUT' }, { path: '/q' }, { key: 'j' }])
-      expect(store.lookup({ ...scope, ...other }, 'f2')).toEqual({ kind: 'miss' });
+    for (const other of [{ token: 'u' }, { method: 'PUT' }, { path: '/q' }, { key: 'j' }]) expect(store.lookup({ ...scope, ...other }, 'f2')).toEqual({ kind: 'miss' });
   });
 
   it('forgets a key after 24 hours of the injected clock', () => {

@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EVENT_TYPES, LIMITS } from '../../src/api/spec.js';
 import { parseJsonBody } from '../../src/sandbox/body.js';
-import {
-  checkCreateBody,
-  checkExpectedVersionBody,
-  checkIdempotencyKey,
-  checkRotateBody,
-  type Checked,
-} from '../../src/sandbox/validation.js';
+import { checkCreateBody, checkExpectedVersionBody, checkIdempotencyKey, checkRotateBody, type Checked } from '../../src/sandbox/validation.js';
 
 const good = { name: 'n', destinationUrl: 'https://example.com/h', eventTypes: ['chat.message.created.v1'] };
 const fields = (c: Checked<unknown>) => (c.ok ? [] : c.problems.map((p) => p.field));
@@ -104,9 +98,7 @@ describe('parseJsonBody', () => {
     ['text/plain', 'text/plain'],
     ['application/jsonx', 'application/jsonx'],
     ['application/x-www-form-urlencoded', 'application/x-www-form-urlencoded'],
-  ])('refuses content type %s', (_what, ct) =>
-    expect(fields(parseJsonBody(raw(ct, '{}')))).toEqual(['Content-Type']),
-  );
+  ])('refuses content type %s', (_what, ct) => expect(fields(parseJsonBody(raw(ct, '{}')))).toEqual(['Content-Type']));
   it('refuses oversized, empty, non-UTF-8 and unparseable bodies', () => {
     expect(fields(parseJsonBody(raw('application/json', '{}', true)))).toEqual(['body']);
     expect(fields(parseJsonBody(raw('application/json', 'x'.repeat(64 * 1024 + 1))))).toEqual(['body']);

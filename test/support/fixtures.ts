@@ -7,9 +7,7 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const BIN = join(ROOT, 'bin', 'chatctl.js');
 export const NODE = process.execPath;
-export const PKG_VERSION: string = (
-  JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }
-).version;
+export const PKG_VERSION: string = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 export const USER_AGENT = `chatctl/${PKG_VERSION} node/${process.versions.node}`;
 
 /**
@@ -41,10 +39,7 @@ export const ALLOWED_EXIT = new Set([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 1
 // ---------------------------------------------------------------- scope
 
 /** The environment naming a full scope against a server. */
-export function scopeEnv(
-  baseUrl: string,
-  extra: Record<string, string | undefined> = {},
-): Record<string, string | undefined> {
+export function scopeEnv(baseUrl: string, extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
   return {
     CHATCTL_BASE_URL: baseUrl,
     CHATCTL_TOKEN: TOKEN,
@@ -56,10 +51,7 @@ export function scopeEnv(
 }
 
 /** scopeEnv plus CHATCTL_CSRF_TOKEN (the faults and fuzz tests send one). */
-export function csrfScopeEnv(
-  baseUrl: string,
-  extra: Record<string, string | undefined> = {},
-): Record<string, string | undefined> {
+export function csrfScopeEnv(baseUrl: string, extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
   return scopeEnv(baseUrl, { CHATCTL_CSRF_TOKEN: CSRF, ...extra });
 }
 
@@ -78,12 +70,7 @@ export function endpointRecord(id = 'we_1', extra: Record<string, unknown> = {})
 }
 
 /** A create/rotate answer; `endpoint` adds to (or overrides) the endpoint record. */
-export function secretBody(
-  secret: string | null = SECRET,
-  secretAvailable = secret !== null,
-  id = 'we_1',
-  endpoint: Record<string, unknown> = {},
-) {
+export function secretBody(secret: string | null = SECRET, secretAvailable = secret !== null, id = 'we_1', endpoint: Record<string, unknown> = {}) {
   return {
     data: { endpoint: endpointRecord(id, endpoint), secret, secretAvailable },
     meta: { requestId: 'req_srv_secret_1' },
@@ -120,12 +107,7 @@ const STATE_8 = [
   'data_job_not_ready',
   'webhook_delivery_not_replayable',
 ];
-const RULES_9 = [
-  'validation_failed',
-  'webhook_destination_rejected',
-  'message_moderation_rejected',
-  'message_reaction_type_not_allowed',
-];
+const RULES_9 = ['validation_failed', 'webhook_destination_rejected', 'message_moderation_rejected', 'message_reaction_type_not_allowed'];
 
 /** The exit-code table, written independently of the CLI. null = no row names it. */
 export function exitCodeForApiCode(code: string): number | null {

@@ -112,7 +112,10 @@ let valueOptionsMemo: Set<string> | undefined;
 function valueOptions(): Set<string> {
   if (valueOptionsMemo) return valueOptionsMemo;
   const found = new Set<string>();
-  interface Node { options?: { flags: string[]; takesValue: boolean }[]; commands?: Node[] }
+  interface Node {
+    options?: { flags: string[]; takesValue: boolean }[];
+    commands?: Node[];
+  }
   const walk = (n: Node) => {
     for (const o of n.options ?? []) if (o.takesValue) for (const f of o.flags) found.add(f);
     for (const c of n.commands ?? []) walk(c);

@@ -156,7 +156,16 @@ export async function runCli(args: string[], opts: RunOptions = {}): Promise<Run
   const ws = opts.ws ?? workspace();
   if (!opts.spawn) {
     const env = buildEnv(ws, opts.env, opts.color);
-    const r = await runInProcess(args, { env, cwd: ws.cwd, input: opts.input, tty: opts.tty, stdoutDiscards: opts.stdoutDiscards, signal: opts.signal, inject: opts.inject, timeoutMs: opts.timeoutMs ?? 20_000 });
+    const r = await runInProcess(args, {
+      env,
+      cwd: ws.cwd,
+      input: opts.input,
+      tty: opts.tty,
+      stdoutDiscards: opts.stdoutDiscards,
+      signal: opts.signal,
+      inject: opts.inject,
+      timeoutMs: opts.timeoutMs ?? 20_000,
+    });
     return { ...r, signal: undefined, ws };
   }
   const started = Date.now();

@@ -145,10 +145,8 @@ export function control(info: SandboxInfo) {
   return {
     requests: async (): Promise<SandboxRequest[]> => (await call('GET', 'requests')).requests,
     clearRequests: async (): Promise<void> => void (await call('DELETE', 'requests')),
-    endpoints: async (): Promise<(EndpointRecord & { validSecrets: string[] })[]> =>
-      (await call('GET', 'endpoints')).endpoints,
-    faults: async (patch: Record<string, unknown>): Promise<Record<string, unknown>> =>
-      (await call('POST', 'faults', patch)).faults,
+    endpoints: async (): Promise<(EndpointRecord & { validSecrets: string[] })[]> => (await call('GET', 'endpoints')).endpoints,
+    faults: async (patch: Record<string, unknown>): Promise<Record<string, unknown>> => (await call('POST', 'faults', patch)).faults,
   };
 }
 
@@ -193,9 +191,7 @@ export async function sandbox(opts: SandboxOptions = {}) {
   };
 
   async function call(path: string, c: Call = {}): Promise<Answer> {
-    const headers = Object.fromEntries(
-      Object.entries({ ...base, ...c.headers }).filter((e): e is [string, string] => e[1] !== undefined),
-    );
+    const headers = Object.fromEntries(Object.entries({ ...base, ...c.headers }).filter((e): e is [string, string] => e[1] !== undefined));
     const res = await fetch(sb.baseUrl + path, {
       method: c.method ?? 'POST',
       headers,
@@ -207,10 +203,8 @@ export async function sandbox(opts: SandboxOptions = {}) {
 
   const path = (...rest: string[]) => scopedPath(sb, 'webhook-endpoints', ...rest);
   let keys = 0;
-  const create = (body: unknown, c: Call = {}) =>
-    call(path(), { body, ...c, headers: { 'idempotency-key': `create-${++keys}`, ...c.headers } });
-  const rotate = (id: string, body: unknown, c: Call = {}) =>
-    call(path(id, 'secret', 'rotate'), { body, ...c, headers: { 'idempotency-key': `rotate-${++keys}`, ...c.headers } });
+  const create = (body: unknown, c: Call = {}) => call(path(), { body, ...c, headers: { 'idempotency-key': `create-${++keys}`, ...c.headers } });
+  const rotate = (id: string, body: unknown, c: Call = {}) => call(path(id, 'secret', 'rotate'), { body, ...c, headers: { 'idempotency-key': `rotate-${++keys}`, ...c.headers } });
   const reactivate = (id: string, body: unknown, c: Call = {}) => call(path(id, 'reactivate'), { body, ...c });
   const deactivate = (id: string, body: unknown, c: Call = {}) => call(path(id, 'deactivate'), { body, ...c });
   const control = (p: string, c: Call = {}) =>
@@ -240,8 +234,7 @@ export function errorCode(a: Answer): string {
   const e = a.body?.error;
   if (!e || typeof e.message !== 'string' || typeof e.requestId !== 'string' || typeof e.details !== 'object' || e.details === null || Array.isArray(e.details))
     throw new Error(`not a PublicErrorResponseDto: ${JSON.stringify(a.body)}`);
-  if (Object.keys(a.body).join() !== 'error' || Object.keys(e).sort().join() !== 'code,details,message,requestId')
-    throw new Error(`unexpected fields: ${JSON.stringify(a.body)}`);
+  if (Object.keys(a.body).join() !== 'error' || Object.keys(e).sort().join() !== 'code,details,message,requestId') throw new Error(`unexpected fields: ${JSON.stringify(a.body)}`);
   if (a.headers.get('x-request-id') !== e.requestId) throw new Error('x-request-id header differs from error.requestId');
   return `${a.status} ${e.code}`;
 }

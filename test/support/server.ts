@@ -226,8 +226,7 @@ export class RecordingServer {
         text = reply.body;
       } else {
         text = JSON.stringify(reply.body);
-        if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type'))
-          headers['Content-Type'] = 'application/json';
+        if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['Content-Type'] = 'application/json';
       }
     }
     headers['Content-Length'] = String(Buffer.byteLength(text));
@@ -330,14 +329,11 @@ export class ConnectProxy {
       }
       const headers = { ...req.headers };
       delete headers['proxy-connection'];
-      const up = http.request(
-        { host: '127.0.0.1', port: Number(target.port || 80), path: target.pathname + target.search, method: req.method, headers, agent: false },
-        (ur) => {
-          res.writeHead(ur.statusCode ?? 502, ur.headers);
-          ur.pipe(res);
-          ur.on('error', () => res.destroy());
-        },
-      );
+      const up = http.request({ host: '127.0.0.1', port: Number(target.port || 80), path: target.pathname + target.search, method: req.method, headers, agent: false }, (ur) => {
+        res.writeHead(ur.statusCode ?? 502, ur.headers);
+        ur.pipe(res);
+        ur.on('error', () => res.destroy());
+      });
       up.on('error', () => res.destroy());
       req.pipe(up);
     });

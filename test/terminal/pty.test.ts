@@ -327,11 +327,9 @@ describe('webhooks rotate --mode immediate at a terminal', () => {
   it('answering "n": exit 130 and nothing sent', async () => {
     const ep = await seedEndpoint();
     const r = played(
-      await pty(
-        ['webhooks', 'rotate', ep.id, '--expected-version', '1', '--mode', 'immediate'],
-        [{ expect: `Rotate ${ep.id} immediately?` }, { send: 'n' }, { send: ENTER }],
-        { env: { NO_COLOR: '1' } },
-      ),
+      await pty(['webhooks', 'rotate', ep.id, '--expected-version', '1', '--mode', 'immediate'], [{ expect: `Rotate ${ep.id} immediately?` }, { send: 'n' }, { send: ENTER }], {
+        env: { NO_COLOR: '1' },
+      }),
     );
     expect(r.exitCode).toBe(130);
     expect(r.text).not.toMatch(STACK);

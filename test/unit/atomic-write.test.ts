@@ -66,7 +66,14 @@ describe('replace (the default)', () => {
   });
 
   it.each([
-    ['a symbolic link', (p: string) => { writeFileSync(join(dir, 'target'), 'keep'); symlinkSync(join(dir, 'target'), p); }, 'a symbolic link'],
+    [
+      'a symbolic link',
+      (p: string) => {
+        writeFileSync(join(dir, 'target'), 'keep');
+        symlinkSync(join(dir, 'target'), p);
+      },
+      'a symbolic link',
+    ],
     ['a dangling symbolic link', (p: string) => symlinkSync(join(dir, 'nowhere'), p), 'a symbolic link'],
     ['a folder', (p: string) => mkdirSync(p), 'a folder'],
     ['a FIFO', (p: string) => execFileSync('mkfifo', [p]), 'a FIFO (named pipe)'],
@@ -169,7 +176,11 @@ describe('no reader ever sees part of a file', () => {
     const path = join(dir, 'f');
     const size = 512 * 1024;
     // Reads the file as fast as it can until its stdin closes; reports what it saw.
-    const reader = spawn(process.execPath, ['-e', `
+    const reader = spawn(
+      process.execPath,
+      [
+        '-e',
+        `
       const fs = require('node:fs');
       const [path, size] = [process.argv[1], Number(process.argv[2])];
       let reads = 0, missing = 0, whole = 0; const bad = [];
@@ -188,7 +199,12 @@ describe('no reader ever sees part of a file', () => {
         else setImmediate(loop);
       };
       loop();
-    `, path, String(size)], { stdio: ['pipe', 'pipe', 'inherit'] });
+    `,
+        path,
+        String(size),
+      ],
+      { stdio: ['pipe', 'pipe', 'inherit'] },
+    );
     let out = '';
     reader.stdout.on('data', (c: Buffer) => (out += c.toString()));
     await new Promise<void>((r) => reader.stdout.once('data', () => r()));

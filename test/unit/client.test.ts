@@ -288,7 +288,10 @@ describe('the whole-command deadline (virtual clock)', () => {
   });
 
   it('against a server that keeps answering 503 with backoff, ends at or before the deadline', async () => {
-    const { d, transport, clock } = deps(Array.from({ length: 50 }, () => err(503, 'service_unavailable')), () => 0.99);
+    const { d, transport, clock } = deps(
+      Array.from({ length: 50 }, () => err(503, 'service_unavailable')),
+      () => 0.99,
+    );
     const start = clock.now();
     const e = await failure(sendWithRetries(req, { maxRetries: 50, timeoutMs: 30_000, deadline: deadlineFrom(start, 2000) }, d));
     expect(e.exitCode).toBe(12);

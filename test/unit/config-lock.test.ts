@@ -4,19 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { existsSync, linkSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  LEGACY_STALE_MS,
-  LEFTOVER_MS,
-  LOCK_WAIT_MS,
-  UNREADABLE_STALE_MS,
-  breakStale,
-  inspectLock,
-  judge,
-  parseRecord,
-  procStartTime,
-  withLock,
-  type LockHost,
-} from '../../src/fs/lock.js';
+import { LEGACY_STALE_MS, LEFTOVER_MS, LOCK_WAIT_MS, UNREADABLE_STALE_MS, breakStale, inspectLock, judge, parseRecord, procStartTime, withLock, type LockHost } from '../../src/fs/lock.js';
 import { CliError } from '../../src/errors/cli-error.js';
 
 let dir: string;
@@ -97,7 +85,11 @@ describe('taking and releasing', () => {
   });
 
   it('an error in fn releases the lock', async () => {
-    const e = await failure(withLock(lockPath, { host: fakeHost(), signal: signal() }, () => { throw new CliError('x', 'boom', 3); }));
+    const e = await failure(
+      withLock(lockPath, { host: fakeHost(), signal: signal() }, () => {
+        throw new CliError('x', 'boom', 3);
+      }),
+    );
     expect(e.message).toBe('boom');
     expect(files()).toEqual([]);
   });

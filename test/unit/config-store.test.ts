@@ -76,7 +76,11 @@ describe('config store', () => {
     mkdirSync(cfg, { mode: 0o700 });
     writeFileSync(join(cfg, 'config.json'), '{"version":1}', { mode: 0o600 });
     // Replaces the file as fast as it can for 400 ms: temporary file, then rename.
-    const swapper = spawn(process.execPath, ['-e', `
+    const swapper = spawn(
+      process.execPath,
+      [
+        '-e',
+        `
       const fs = require('node:fs');
       const [dir] = process.argv.slice(1);
       const end = Date.now() + 400;
@@ -85,7 +89,11 @@ describe('config store', () => {
         fs.writeFileSync(tmp, JSON.stringify({ version: 1, profiles: { ['p' + i]: { baseUrl: 'https://x/' + i } } }), { mode: 0o600 });
         fs.renameSync(tmp, dir + '/config.json');
       }
-    `, cfg], { stdio: 'ignore' });
+    `,
+        cfg,
+      ],
+      { stdio: 'ignore' },
+    );
     const exited = new Promise((r) => swapper.on('exit', r));
     const store = openConfigStore(cfg);
     let reads = 0;
@@ -214,9 +222,7 @@ describe('the shape of config.json (parseConfigData)', () => {
   });
 
   it('every field optional, unknown keys dropped, profiles in a null-prototype map', () => {
-    const parsed = parseConfigData(
-      JSON.parse('{"version":1,"currentProfile":"p","extra":true,"profiles":{"p":{"baseUrl":"https://a","token":"t","color":"red"},"__proto__":{},"q":{}}}'),
-    );
+    const parsed = parseConfigData(JSON.parse('{"version":1,"currentProfile":"p","extra":true,"profiles":{"p":{"baseUrl":"https://a","token":"t","color":"red"},"__proto__":{},"q":{}}}'));
     expect('data' in parsed).toBe(true);
     const data = (parsed as { data: { version?: number; currentProfile?: string; profiles: Record<string, unknown> } }).data;
     expect(data.version).toBe(1);

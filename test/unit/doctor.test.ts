@@ -77,7 +77,11 @@ describe('doctor, everything fine', () => {
 
   it('says where each scope value and the token come from, never the token', async () => {
     const dir = tmp();
-    writeFileSync(join(dir, 'config.json'), JSON.stringify({ currentProfile: 'prod', profiles: { prod: { baseUrl: 'https://api.example.com', organizationId: 'org_p', applicationId: 'app_p', token: TOKEN } } }), { mode: 0o600 });
+    writeFileSync(
+      join(dir, 'config.json'),
+      JSON.stringify({ currentProfile: 'prod', profiles: { prod: { baseUrl: 'https://api.example.com', organizationId: 'org_p', applicationId: 'app_p', token: TOKEN } } }),
+      { mode: 0o600 },
+    );
     chmodSync(dir, 0o700);
     const { byName, checks } = await doctor({ configDir: dir, env: { CHATCTL_ENV: 'staging' }, g: { app: 'app_flag' } });
     expect(byName('profile').detail).toBe('"prod" (the current profile: the first one set, or chosen with profile use)');
@@ -190,7 +194,10 @@ describe('each failure, its fix and its exit status', () => {
   });
 
   it('a scope a command would refuse (an org of ".", an Origin a header cannot carry) → 3, in the words of the command', async () => {
-    for (const env of [{ ...ENV, CHATCTL_ORG: '.' }, { ...ENV, CHATCTL_ORIGIN: 'https://a\u0007b.example' }]) {
+    for (const env of [
+      { ...ENV, CHATCTL_ORG: '.' },
+      { ...ENV, CHATCTL_ORIGIN: 'https://a\u0007b.example' },
+    ]) {
       const { byName, checks } = await doctor({ env });
       const flags = globalFlags({});
       const refusal = (() => {
@@ -293,7 +300,9 @@ describe('clock and proxy', () => {
     expect(p.calls).toEqual(['lookup proxy.corp', 'connect proxy.corp:3128']);
     expect(viaProxy.byName('TLS').detail).toBe('through the proxy: the round trip below checks it');
 
-    expect((await doctor({ env: { ...ENV, https_proxy: 'http://proxy.corp:3128', NO_PROXY: '.example.com' } })).byName('proxy').detail).toBe('none: NO_PROXY entry ".example.com" matches api.example.com');
+    expect((await doctor({ env: { ...ENV, https_proxy: 'http://proxy.corp:3128', NO_PROXY: '.example.com' } })).byName('proxy').detail).toBe(
+      'none: NO_PROXY entry ".example.com" matches api.example.com',
+    );
     expect((await doctor({ env: { ...ENV, CHATCTL_BASE_URL: 'http://127.0.0.1:9', HTTP_PROXY: 'http://proxy.corp:3128' } })).byName('proxy').detail).toBe('none: loopback is never proxied');
     const bad = await doctor({ env: { ...ENV, HTTPS_PROXY: 'proxy.corp:3128' } });
     expect(bad.byName('proxy')).toMatchObject({ status: 'failure', kind: 'config' });
@@ -311,7 +320,10 @@ describe('output', () => {
     const io = fakeIO();
     const ctx = fakeContext({ io, env: { ...ENV, CHATCTL_TOKEN: undefined as unknown as string }, configDir: join(tmp(), 'cfg'), transportImpl: scriptedTransport([{ status: 404 }]), now: () => NOW });
     const deps: DoctorDeps = { probes: probes(), uid: process.getuid!(), nodeVersion: '20.19.0' };
-    const err = await runDoctor({}, ctx, deps).then(() => undefined, (e: unknown) => e);
+    const err = await runDoctor({}, ctx, deps).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(CliError);
     expect((err as CliError).exitCode).toBe(3);
     expect((err as CliError).reported).toBe(true);
@@ -335,4 +347,3 @@ describe('output', () => {
     expect(io.out()).not.toContain(TOKEN);
   });
 });
-

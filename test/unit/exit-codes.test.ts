@@ -27,7 +27,7 @@ describe('exit-code table', () => {
     expect(Object.keys(EXIT_FOR_API_CODE).sort()).toEqual([...ERROR_CODES].sort());
   });
 
-  it.each(ERROR_CODES.map((c) => [c]))('%s follows the table\'s rule', (code) => {
+  it.each(ERROR_CODES.map((c) => [c]))("%s follows the table's rule", (code) => {
     expect(exitCodeForApiCode(code)).toBe(expectedExit(code));
   });
 

@@ -50,10 +50,7 @@ describe('version conflict (exit 7)', () => {
 
   it('without a version in the details, says so and still gives the command shape', () => {
     const e = withRerun(versionConflict({}), rotateCtx()) as CliError;
-    expect(explainError(e)).toEqual([
-      "the server did not say the endpoint's current version; re-run with it:",
-      "  chatctl webhooks rotate 'we_1' --expected-version N --mode overlap",
-    ]);
+    expect(explainError(e)).toEqual(["the server did not say the endpoint's current version; re-run with it:", "  chatctl webhooks rotate 'we_1' --expected-version N --mode overlap"]);
   });
 
   it('the current version without a re-run context (another command) is still shown', () => {
@@ -98,23 +95,28 @@ describe('rotation conflict', () => {
   });
 
   it('without an end in the details, still says what to do', () => {
-    expect(explainError(withRerun(rotationConflict(null), rotateCtx()) as CliError)[0]).toBe(
-      'an overlap rotation is still running; rotate again with --mode overlap once it ends',
-    );
+    expect(explainError(withRerun(rotationConflict(null), rotateCtx()) as CliError)[0]).toBe('an overlap rotation is still running; rotate again with --mode overlap once it ends');
   });
 });
 
 describe('details of any shape', () => {
   it('never crash the explanation or the reporter, and never print server text beyond numbers and dates', () => {
     fc.assert(
-      fc.property(fc.anything({ withNullPrototype: true, withBigInt: true, withDate: true, withMap: true, withSet: true, withTypedArray: true, withSparseArray: true }), fc.boolean(), (details, rotation) => {
-        const base = rotation ? rotationConflict(details) : versionConflict(details);
-        const e = withRerun(base, rotateCtx({ now: 0 })) as CliError;
-        const lines = explainError(e);
-        const text = reported(e);
-        expect(text.startsWith('chatctl: error: ')).toBe(true);
-        for (const l of lines) expect(l).toMatch(/^(current version: \d+|re-run: chatctl .*|the server did not say.*| {2}chatctl .*|the running overlap ends at \d{4}-.*|an overlap rotation is still running.*|to replace both secrets now: chatctl .*)$/);
-      }),
+      fc.property(
+        fc.anything({ withNullPrototype: true, withBigInt: true, withDate: true, withMap: true, withSet: true, withTypedArray: true, withSparseArray: true }),
+        fc.boolean(),
+        (details, rotation) => {
+          const base = rotation ? rotationConflict(details) : versionConflict(details);
+          const e = withRerun(base, rotateCtx({ now: 0 })) as CliError;
+          const lines = explainError(e);
+          const text = reported(e);
+          expect(text.startsWith('chatctl: error: ')).toBe(true);
+          for (const l of lines)
+            expect(l).toMatch(
+              /^(current version: \d+|re-run: chatctl .*|the server did not say.*| {2}chatctl .*|the running overlap ends at \d{4}-.*|an overlap rotation is still running.*|to replace both secrets now: chatctl .*)$/,
+            );
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -154,7 +156,12 @@ describe('limit, rate limit, unavailable (exits 10, 11, 12) end with a next step
   });
 
   it('other exits are unchanged', () => {
-    for (const [code, exit] of [['validation_failed', 9], ['conflict', 8], ['permission_denied', 5]] as const) expect(explainError(new CliError(code, 'x', exit))).toEqual([]);
+    for (const [code, exit] of [
+      ['validation_failed', 9],
+      ['conflict', 8],
+      ['permission_denied', 5],
+    ] as const)
+      expect(explainError(new CliError(code, 'x', exit))).toEqual([]);
   });
 });
 

@@ -35,7 +35,10 @@ describe('maskCommands', () => {
     expect(masked).toContain(JSON.stringify(value).slice(1, -1));
   });
   test('a value JSON escapes (quote, backslash) is masked in that form as well', () => {
-    const masked = maskCommands('a"b\\c').split('\n').filter(Boolean).map((l) => unescapeData(l.slice(12)));
+    const masked = maskCommands('a"b\\c')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => unescapeData(l.slice(12)));
     expect(masked).toEqual(['a"b\\c', 'a\\"b\\\\c']);
   });
 });

@@ -249,7 +249,7 @@ describe('terminal safety', () => {
   });
 
   it('shellQuote: POSIX single quotes that sh reads back as the same word', () => {
-    for (const word of ["we_1", "it's", "$(touch /tmp/x)", "a b\nc", "'", '', '`id`;rm -rf ~']) {
+    for (const word of ['we_1', "it's", '$(touch /tmp/x)', 'a b\nc', "'", '', '`id`;rm -rf ~']) {
       const echoed = execFileSync('/bin/sh', ['-c', `printf %s ${shellQuote(word)}`], { encoding: 'utf8' });
       expect(echoed).toBe(word);
     }
@@ -282,7 +282,15 @@ describe('stringifyJson', () => {
 
 describe('reportError survives details of any shape', () => {
   const deep = JSON.parse('{"d":'.repeat(10_000) + '"\u009b[31m"' + '}'.repeat(10_000));
-  const shapes: unknown[] = [deep, { fields: deep }, { fields: [deep, null, 1, 'x', [deep]] }, { errors: [{ field: { x: deep }, problem: ['p'] }, ...new Array(100_000).fill({ field: 'f', problem: 'p' })] }, 'str', 42, null];
+  const shapes: unknown[] = [
+    deep,
+    { fields: deep },
+    { fields: [deep, null, 1, 'x', [deep]] },
+    { errors: [{ field: { x: deep }, problem: ['p'] }, ...new Array(100_000).fill({ field: 'f', problem: 'p' })] },
+    'str',
+    42,
+    null,
+  ];
 
   it.each(shapes.map((d, i) => [i, d]))('shape %i: one JSON line with C1 escaped, or readable text, never a throw', (_i, details) => {
     const e = new CliError('validation_failed', 'bad\u009b[2J\nnext\u202eline', 9, { details, hint: 'h\r\nx' });

@@ -1,15 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  checkBaseUrl,
-  describeScope,
-  type ScopeDescription,
-  noInput,
-  resolveToken,
-  tokenSourceOf,
-  resolveConnection,
-  resolveRequestSettings,
-  selectProfile,
-} from '../../src/scope/resolve.js';
+import { checkBaseUrl, describeScope, type ScopeDescription, noInput, resolveToken, tokenSourceOf, resolveConnection, resolveRequestSettings, selectProfile } from '../../src/scope/resolve.js';
 import type { ConfigData } from '../../src/config/schema.js';
 import { CliError } from '../../src/errors/cli-error.js';
 
@@ -17,7 +7,15 @@ const config: ConfigData = {
   currentProfile: 'work',
   profiles: {
     default: { baseUrl: 'https://default.example', organizationId: 'o-def', applicationId: 'a-def', environmentKey: 'e-def' },
-    work: { baseUrl: 'https://work.example/api/', organizationId: 'o-work', applicationId: 'a-work', environmentKey: 'e-work', token: 'stored-token', origin: 'https://console.work', csrfToken: 'csrf-work' },
+    work: {
+      baseUrl: 'https://work.example/api/',
+      organizationId: 'o-work',
+      applicationId: 'a-work',
+      environmentKey: 'e-work',
+      token: 'stored-token',
+      origin: 'https://console.work',
+      csrfToken: 'csrf-work',
+    },
     other: { baseUrl: 'https://other.example', organizationId: 'o-oth', applicationId: 'a-oth', environmentKey: 'e-oth' },
   },
 };
@@ -222,7 +220,7 @@ describe('describeScope: each value and where it comes from', () => {
       },
     ],
     [
-      '--base-url with a stored profile: the flag wins (auth status showed the profile\'s)',
+      "--base-url with a stored profile: the flag wins (auth status showed the profile's)",
       { profile: 'other', baseUrl: 'http://127.0.0.1:9' },
       {},
       config,
@@ -257,7 +255,7 @@ describe('describeScope: each value and where it comes from', () => {
     expect(describeScope(flags, env, cfg as typeof config)).toMatchObject(expected);
   });
 
-  it('never carries a credential\'s value', () => {
+  it("never carries a credential's value", () => {
     const text = JSON.stringify(describeScope({}, { CHATCTL_TOKEN: 'env-token', CHATCTL_CSRF_TOKEN: 'c-env' }, config));
     for (const secret of ['env-token', 'stored-token', 'c-env', 'csrf-work']) expect(text).not.toContain(secret);
   });

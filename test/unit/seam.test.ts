@@ -144,13 +144,17 @@ describe('the seam', () => {
       expect(fp.taken()).toBeGreaterThan(0);
     });
 
-    test('an aborted ctx.signal ends the run with the signal\'s exit code', async () => {
+    test("an aborted ctx.signal ends the run with the signal's exit code", async () => {
       server.reset();
       server.setHandler(() => new Promise<never>(() => {})); // never answers
       const ws = workspace();
       const env = { CHATCTL_BASE_URL: server.url, CHATCTL_TOKEN: TOKEN, CHATCTL_ORG: 'o', CHATCTL_APP: 'a', CHATCTL_ENV: 'e', CHATCTL_CONFIG_DIR: ws.configDir };
       const argv = ['webhooks', 'reactivate', 'we_1', '--expected-version', '3', '--json'];
-      for (const [reason, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]] as const) {
+      for (const [reason, code] of [
+        ['SIGINT', 130],
+        ['SIGTERM', 143],
+        ['SIGHUP', 129],
+      ] as const) {
         const controller = new AbortController();
         const run = runInProcess(argv, { env, cwd: ws.cwd, signal: controller.signal });
         await new Promise((r) => setTimeout(r, 100));

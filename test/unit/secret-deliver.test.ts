@@ -47,7 +47,17 @@ function deps(over: Partial<DeliverDeps> = {}): DeliverDeps & { out: ReturnType<
   const redactor = new Redactor();
   const out = stream();
   const err = stream({ redactor });
-  return { cwd: dir, env: { PATH: process.env.PATH, CHATCTL_TOKEN: 'tok_must_not_reach_the_sink', CHATCTL_CSRF_TOKEN: 'csrf_must_not_reach_the_sink' }, stdout: out, stderr: err, redactor, execTimeoutMs: 5_000, out, err, ...over } as never;
+  return {
+    cwd: dir,
+    env: { PATH: process.env.PATH, CHATCTL_TOKEN: 'tok_must_not_reach_the_sink', CHATCTL_CSRF_TOKEN: 'csrf_must_not_reach_the_sink' },
+    stdout: out,
+    stderr: err,
+    redactor,
+    execTimeoutMs: 5_000,
+    out,
+    err,
+    ...over,
+  } as never;
 }
 
 /** Alive and not a zombie waiting to be reaped. */
@@ -102,7 +112,12 @@ describe('deliverAll', () => {
     const d = deps();
     const got = join(dir, 'exec.out');
     const outcome = await deliverAll(
-      sinks('file:a.whsec', 'env-file:.env#WEBHOOK_SECRET', `exec:cat > ${got}; printf '%s %s %s %s' "$CHATCTL_ENDPOINT_ID" "$CHATCTL_SECRET_FINGERPRINT" "\${CHATCTL_TOKEN-unset}" "\${CHATCTL_CSRF_TOKEN-unset}" > ${got}.env`, 'stdout'),
+      sinks(
+        'file:a.whsec',
+        'env-file:.env#WEBHOOK_SECRET',
+        `exec:cat > ${got}; printf '%s %s %s %s' "$CHATCTL_ENDPOINT_ID" "$CHATCTL_SECRET_FINGERPRINT" "\${CHATCTL_TOKEN-unset}" "\${CHATCTL_CSRF_TOKEN-unset}" > ${got}.env`,
+        'stdout',
+      ),
       { endpointId: 'we_1', secret: SECRET },
       d,
     );
@@ -360,9 +375,7 @@ describe('deliverSecretResult', () => {
     const blocked = join(dir, 'not-a-folder');
     writeFileSync(blocked, '');
     for (const io of [fakeIO({ stdout: true }), fakeIO()]) {
-      const e = await expect13(
-        deliverSecretResult(fakeContext({ io, configDir: blocked, cwd: dir, env: { PATH: process.env.PATH } }), {}, { sinks: sinks('exec:exit 1') }, body(), 'x'),
-      );
+      const e = await expect13(deliverSecretResult(fakeContext({ io, configDir: blocked, cwd: dir, env: { PATH: process.env.PATH } }), {}, { sinks: sinks('exec:exit 1') }, body(), 'x'));
       expect(e.message).toContain('the secret is lost');
       expect(e.message).toContain(`${join(blocked, 'recovered')}: a file stands where a folder should be (ENOTDIR)`);
       expect(e.hint).toContain("rotate 'we_1' --expected-version 2");
@@ -379,11 +392,12 @@ describe('deliverSecretResult', () => {
     const cfg = join(dir, 'config');
     mkdirSync(cfg, { mode: 0o700 });
     symlinkSync('/proc/self/fdinfo', join(cfg, 'recovered'));
-    for (const [io, json] of [[fakeIO({ stdout: true }), false], [fakeIO(), true]] as const) {
+    for (const [io, json] of [
+      [fakeIO({ stdout: true }), false],
+      [fakeIO(), true],
+    ] as const) {
       const ctx = fakeContext({ io, configDir: cfg, cwd: dir, env: { PATH: process.env.PATH } });
-      const e = await expect13(
-        deliverSecretResult(ctx, { json }, { sinks: sinks('exec:cat >/dev/null; exit 3', 'exec:exit 4') }, body(), 'x', { idempotencyKey: 'idem-123' }),
-      );
+      const e = await expect13(deliverSecretResult(ctx, { json }, { sinks: sinks('exec:cat >/dev/null; exit 3', 'exec:exit 4') }, body(), 'x', { idempotencyKey: 'idem-123' }));
       expect(e.message).toContain('exec:cat >/dev/null; exit 3: exited with status 3; exec:exit 4: exited with status 4');
       expect(e.message).toContain(`no recovery copy could be written either (${join(cfg, 'recovered')}: is a symbolic link; secrets are kept only in a folder of its own (remove the link))`);
       expect(e.message).not.toContain('no longer exists'); // the old, wrong reason
@@ -393,12 +407,19 @@ describe('deliverSecretResult', () => {
       // The answer does not say whether an overlap runs: the overlap command, and the immediate one as the way out.
       expect(e.hint).toContain("to get a new secret, rotate it: chatctl webhooks rotate 'we_1' --expected-version 2 --mode overlap --secret-to file:PATH");
       expect(e.hint).toContain("chatctl webhooks rotate 'we_1' --expected-version 2 --mode immediate --yes --secret-to file:PATH");
-      expect(e.details).toMatchObject({ endpointId: 'we_1', version: 2, fingerprint: expect.stringMatching(/^sha256:[0-9a-f]{16}$/), recoveredPath: null, recoveryError: expect.stringContaining('is a symbolic link'), failed: [{ to: 'exec:cat >/dev/null; exit 3' }, { to: 'exec:exit 4' }] });
+      expect(e.details).toMatchObject({
+        endpointId: 'we_1',
+        version: 2,
+        fingerprint: expect.stringMatching(/^sha256:[0-9a-f]{16}$/),
+        recoveredPath: null,
+        recoveryError: expect.stringContaining('is a symbolic link'),
+        failed: [{ to: 'exec:cat >/dev/null; exit 3' }, { to: 'exec:exit 4' }],
+      });
       expect(io.out() + io.err() + JSON.stringify(e.toJSON())).not.toContain(SECRET);
     }
   });
 
-  it('a config folder under /proc (where Node\'s recursive mkdir never returns): exit 13 at once, the folder and its error named', async () => {
+  it("a config folder under /proc (where Node's recursive mkdir never returns): exit 13 at once, the folder and its error named", async () => {
     const io = fakeIO();
     const bad = '/proc/self/nonexistent/x';
     const e = await expect13(deliverSecretResult(fakeContext({ io, configDir: bad, cwd: dir, env: { PATH: process.env.PATH } }), {}, { sinks: sinks('exec:exit 4') }, body(), 'x'));
@@ -412,12 +433,16 @@ describe('deliverSecretResult', () => {
     symlinkSync('/proc/self/fdinfo', join(cfg, 'recovered'));
     const io = fakeIO();
     const e = await expect13(
-      deliverSecretResult(fakeContext({ io, configDir: cfg, cwd: dir, env: { PATH: process.env.PATH } }), {}, { sinks: sinks('file:held.whsec', 'exec:exit 4') }, body(), 'x', { idempotencyKey: 'idem-9' }),
+      deliverSecretResult(fakeContext({ io, configDir: cfg, cwd: dir, env: { PATH: process.env.PATH } }), {}, { sinks: sinks('file:held.whsec', 'exec:exit 4') }, body(), 'x', {
+        idempotencyKey: 'idem-9',
+      }),
     );
     expect(readFileSync(join(dir, 'held.whsec'), 'utf8')).toBe(SECRET);
     expect(e.message).toContain(`so only file:${join(dir, 'held.whsec')} holds it`);
     expect(e.message).not.toContain('lost');
-    expect(e.hint).toContain(`copy it from file:${join(dir, 'held.whsec')} to the other destinations; or, to get a new secret, rotate it: chatctl webhooks rotate 'we_1' --expected-version 2 --mode overlap`);
+    expect(e.hint).toContain(
+      `copy it from file:${join(dir, 'held.whsec')} to the other destinations; or, to get a new secret, rotate it: chatctl webhooks rotate 'we_1' --expected-version 2 --mode overlap`,
+    );
     expect(io.out() + io.err()).not.toContain(SECRET);
   });
 
@@ -518,7 +543,7 @@ describe('deliverSecretResult', () => {
     expect(files[0]).toContain('idem-odd');
   });
 
-  it('a destination that is the kept copy\'s own name (--force): the copy is not removed from under it once delivered', async () => {
+  it("a destination that is the kept copy's own name (--force): the copy is not removed from under it once delivered", async () => {
     const io = fakeIO();
     const { ctx, cfg } = ctxWith(io);
     const target = join(cfg, 'recovered', 'we_1-idem-same.secret');

@@ -284,7 +284,7 @@ describe('writers', () => {
     expect(readdirSync(join(dir, 'cfg2', 'recovered'))).toEqual(['other.secret']);
   });
 
-  it('keepSecret: recovered/ is trusted as the config folder is: a link, a folder others can write or another user\'s is refused, naming why; one others can read is tightened to 700', () => {
+  it("keepSecret: recovered/ is trusted as the config folder is: a link, a folder others can write or another user's is refused, naming why; one others can read is tightened to 700", () => {
     const cfg = join(dir, 'cfg');
     const recovered = join(cfg, 'recovered');
     mkdirSync(cfg, { mode: 0o700 });

@@ -32,8 +32,7 @@ const headersOf = (h: Record<string, string>): ParsedHeaders => {
   return p.value;
 };
 
-const vectorHeaders = (signature = VECTOR.signature, timestamp = VECTOR.timestamp) =>
-  headersOf({ 'webhook-id': VECTOR.id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature });
+const vectorHeaders = (signature = VECTOR.signature, timestamp = VECTOR.timestamp) => headersOf({ 'webhook-id': VECTOR.id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature });
 
 describe('the published test vectors', () => {
   it('signs the vector to the published signature', () => {
@@ -101,9 +100,31 @@ describe('the published test vectors', () => {
   });
 
   it('reads header names in any case, ignores other headers and refuses a repeated one', () => {
-    const p = parseHeaders([['Webhook-Id', ' m '], ['content-type', 'application/json'], ['WEBHOOK-TIMESTAMP', '5'], ['webhook-signature', 'v1,a  v1,b']]);
-    expect(p).toEqual({ ok: true, value: { id: 'm', timestamp: 5, signatures: [{ version: 'v1', value: 'a' }, { version: 'v1', value: 'b' }] } });
-    expect(parseHeaders([['webhook-id', 'a'], ['webhook-id', 'b'], ['webhook-timestamp', '1'], ['webhook-signature', 'v1,a']])).toEqual({ ok: false, problem: 'webhook-id is given more than once' });
+    const p = parseHeaders([
+      ['Webhook-Id', ' m '],
+      ['content-type', 'application/json'],
+      ['WEBHOOK-TIMESTAMP', '5'],
+      ['webhook-signature', 'v1,a  v1,b'],
+    ]);
+    expect(p).toEqual({
+      ok: true,
+      value: {
+        id: 'm',
+        timestamp: 5,
+        signatures: [
+          { version: 'v1', value: 'a' },
+          { version: 'v1', value: 'b' },
+        ],
+      },
+    });
+    expect(
+      parseHeaders([
+        ['webhook-id', 'a'],
+        ['webhook-id', 'b'],
+        ['webhook-timestamp', '1'],
+        ['webhook-signature', 'v1,a'],
+      ]),
+    ).toEqual({ ok: false, problem: 'webhook-id is given more than once' });
   });
 });
 

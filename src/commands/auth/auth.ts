@@ -112,7 +112,9 @@ export async function runAuthLogin(opts: LoginOptions, g: GlobalOptions, ctx: Co
     if (reason !== undefined) warn(ctx, `could not remove profile "${shown}"'s earlier entry from the system keyring (${escapeInline(reason)}); it is no longer used`);
   }
   if (inKeyring) {
-    ctx.io.notice(`token stored in profile "${shown}" (${profileReason(source)}) in the system keyring (service chatctl, account ${shown})${movedFromFile ? '; its earlier copy in config.json was removed' : ''}`);
+    ctx.io.notice(
+      `token stored in profile "${shown}" (${profileReason(source)}) in the system keyring (service chatctl, account ${shown})${movedFromFile ? '; its earlier copy in config.json was removed' : ''}`,
+    );
   } else {
     ctx.io.notice(`token stored in profile "${shown}" (${profileReason(source)}) in ${s.path} (mode 0600)`);
     if (fallback !== undefined) {
@@ -243,8 +245,7 @@ export async function runAuthStatus(g: GlobalOptions, ctx: Context): Promise<voi
   if (g.json) ctx.io.stdout.write(JSON.stringify(statusDocument(d, data)) + '\n');
   else {
     const name = d.profile.name;
-    const line = (label: string, key: keyof typeof SCOPE_INPUTS, v: SourcedValue) =>
-      `${label.padEnd(14)}${v.value === null ? '-' : escapeInline(v.value)} (${sourceText(key, v.source, name)})`;
+    const line = (label: string, key: keyof typeof SCOPE_INPUTS, v: SourcedValue) => `${label.padEnd(14)}${v.value === null ? '-' : escapeInline(v.value)} (${sourceText(key, v.source, name)})`;
     const profileLine = `${escapeInline(name)} (${profileReason(d.profile.source)})${d.profile.exists ? '' : ' - not created yet'}`;
     const shadowed = d.token.source === 'env' ? storedTokenSource(inv.profile().profile) : undefined;
     const tokenLine = TOKEN_LINE[d.token.source](escapeInline(name)) + (shadowed ? `; it overrides the profile's ${PROFILE_SOURCE_WORDS[shadowed]}` : '');

@@ -106,7 +106,8 @@ export async function runProfileSet(name: string, opts: ProfileSetOptions, g: Gl
     for (const field of PROFILE_FIELDS) {
       const v = values[field];
       if (v === undefined) continue;
-      if (v === '') delete next[field]; // an empty value clears the field
+      if (v === '')
+        delete next[field]; // an empty value clears the field
       else next[field] = v;
     }
     if (opts.tokenCommand === '') delete next.tokenCommand;

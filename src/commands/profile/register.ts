@@ -18,10 +18,7 @@ value such as --env '' clears the field):
 
 export function registerProfile(profile: Command, { ctx, globals }: App): void {
   const run = () => import('./profile.js');
-  profile.addHelpText(
-    'after',
-    examples('chatctl profile set prod --base-url https://api.example.com --org org_1 --app app_1 --env production', 'chatctl profile use prod', 'chatctl profile list'),
-  );
+  profile.addHelpText('after', examples('chatctl profile set prod --base-url https://api.example.com --org org_1 --app app_1 --env production', 'chatctl profile use prod', 'chatctl profile list'));
   profile
     .command('list')
     .description('list profiles; * marks the one in use')

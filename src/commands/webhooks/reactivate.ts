@@ -26,8 +26,6 @@ export async function runReactivate(endpointId: string, opts: ReactivateOptions,
   }
   const { renderEndpoint, renderSummary } = await import('../../output/render.js');
   const label = endpointLabel(res.data.endpoint);
-  ctx.io.stdout.write(
-    renderSummary(res.data.changed ? `Reactivated webhook endpoint ${label}.` : `Webhook endpoint ${label} was already active; nothing changed.`, ctx.io.paint.stdout),
-  );
+  ctx.io.stdout.write(renderSummary(res.data.changed ? `Reactivated webhook endpoint ${label}.` : `Webhook endpoint ${label} was already active; nothing changed.`, ctx.io.paint.stdout));
   ctx.io.stdout.write(renderEndpoint(res.data.endpoint, { color: ctx.io.color.stdout, tty: ctx.io.stdout.isTTY }, ctx.io.columns));
 }

@@ -40,7 +40,9 @@ export function registerWebhooks(webhooks: Command, app: App): void {
         'chatctl webhooks create --name billing --url https://hooks.example.com/chat --event chat.message.created.v1,chat.message.updated.v1 --secret-to file:./billing.whsec',
         'chatctl webhooks create --name audit --url https://audit.example.com/in --event chat.message.deleted.v1 --secret-to "exec:gh secret set AUDIT_WEBHOOK_SECRET --repo acme/audit"',
         'chatctl webhooks create --name ci --url https://ci.example.com/in --event chat.message.created.v1 --secret-to env-file:.env#WEBHOOK_SECRET --json > endpoint.json',
-      ) + SECRET_TO_MORE + `\nEvent types:\n${EVENT_TYPES.map((e) => `  ${e}`).join('\n')}\n`,
+      ) +
+        SECRET_TO_MORE +
+        `\nEvent types:\n${EVENT_TYPES.map((e) => `  ${e}`).join('\n')}\n`,
     )
     .action(async (opts) => {
       const { runCreate } = await import('./create.js');
@@ -84,7 +86,10 @@ export function registerWebhooks(webhooks: Command, app: App): void {
         return;
       }
       if (endpointId === undefined) throw usageError('missing ENDPOINT_ID', 'give the endpoint to rotate, or --from FILE to rotate many');
-      for (const [flag, value] of [['--concurrency', opts.concurrency], ['--journal', opts.journal]] as const)
+      for (const [flag, value] of [
+        ['--concurrency', opts.concurrency],
+        ['--journal', opts.journal],
+      ] as const)
         if (value !== undefined) throw usageError(`${flag} goes with --from`);
       const { runRotate } = await import('./rotate.js');
       await runRotate(endpointId, opts, globals(), ctx, await prompter());
@@ -146,7 +151,7 @@ export function registerWebhooks(webhooks: Command, app: App): void {
       'after',
       examples(
         "chatctl webhooks verify --secret-file ./billing.whsec --header 'webhook-id: msg_1' --header 'webhook-timestamp: 1700000000' --header 'webhook-signature: v1,K5o…=' body.json",
-        "printenv WEBHOOK_SECRET | chatctl webhooks verify --secret-file - --header \"webhook-id: $ID\" --header \"webhook-timestamp: $TS\" --header \"webhook-signature: $SIG\" --tolerance 600 body.json",
+        'printenv WEBHOOK_SECRET | chatctl webhooks verify --secret-file - --header "webhook-id: $ID" --header "webhook-timestamp: $TS" --header "webhook-signature: $SIG" --tolerance 600 body.json',
       ) +
         `
 webhook-signature may hold several space-separated signatures (during an
@@ -155,7 +160,8 @@ Each is compared in constant time. Exit 0: verified; 9: no signature matches
 (signature_mismatch) or the timestamp is out of tolerance
 (timestamp_out_of_tolerance), the message says which; 2: a malformed header,
 secret or flag. The secret is never printed.
-` + SIGNING_MORE,
+` +
+        SIGNING_MORE,
     )
     .action(async (bodyFile: string | undefined, opts) => {
       const { runVerify } = await import('./signed-deliveries.js');
@@ -169,10 +175,7 @@ secret or flag. The secret is never printed.
     .option('--event <type>', 'the event type to deliver (one the endpoint subscribes to)')
     .addHelpText(
       'after',
-      examples(
-        'chatctl webhooks trigger we_123 --event chat.message.created.v1',
-        'chatctl webhooks trigger we_123 --event chat.message.created.v1 --json | jq .data.delivery.receiver',
-      ) +
+      examples('chatctl webhooks trigger we_123 --event chat.message.created.v1', 'chatctl webhooks trigger we_123 --event chat.message.created.v1 --json | jq .data.delivery.receiver') +
         `
 Works against \`chatctl sandbox\` only: it first checks GET /_sandbox (no
 credentials sent) and exits 2 against anything else. The delivery is signed

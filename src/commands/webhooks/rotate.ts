@@ -42,10 +42,7 @@ export async function runRotate(endpointId: string, opts: RotateOptions, g: Glob
   });
   if (body.mode === 'immediate' && !opts.yes && !g.dryRun) {
     if (!prompter) {
-      throw usageError(
-        '--yes is required when not running interactively',
-        '--mode immediate revokes the current secret at once; deliveries signed with it will fail verification',
-      );
+      throw usageError('--yes is required when not running interactively', '--mode immediate revokes the current secret at once; deliveries signed with it will fail verification');
     }
     const ok = await prompter.confirmImmediate(id);
     if (!ok) {

@@ -16,7 +16,6 @@ import type { Palette } from '../../output/colors.js';
 import { stringifyJson } from '../../output/json.js';
 import { reportError } from '../../errors/report.js';
 
-
 /**
  * The answer as the spec's envelope; an odd answer that carries a secret has
  * it kept under recovered/ and ends with exit 13, naming where, the endpoint
@@ -40,14 +39,7 @@ export interface SecretResultOptions {
   idempotencyKey?: string | undefined;
 }
 
-export async function deliverSecretResult(
-  ctx: Context,
-  g: GlobalOptions,
-  plan: SecretPlan,
-  body: SecretResponse,
-  summary: string,
-  opts: SecretResultOptions = {},
-): Promise<void> {
+export async function deliverSecretResult(ctx: Context, g: GlobalOptions, plan: SecretPlan, body: SecretResponse, summary: string, opts: SecretResultOptions = {}): Promise<void> {
   const { endpoint } = body.data;
   const rawId = typeof endpoint.id === 'string' || typeof endpoint.id === 'number' ? String(endpoint.id) : opts.endpointId;
   const holder = holderOf(body, rawId ?? 'endpoint', opts.idempotencyKey);
@@ -65,17 +57,21 @@ export async function deliverSecretResult(
     holder,
     async () => {
       if (plan.sinks.length > 0) {
-        return deliverAll(plan.sinks, { endpointId: holder.endpointId, secret }, {
-          cwd: ctx.cwd,
-          env: ctx.env,
-          stdout: ctx.io.stdout,
-          stderr: ctx.io.stderr,
-          redactor: ctx.io.redactor,
-          signal: ctx.signal,
-          execTimeoutMs: opts.execTimeoutMs,
-          // --json: stderr holds JSON lines only; a failing command's output goes into its failure.
-          captureExecOutput: Boolean(g.json),
-        });
+        return deliverAll(
+          plan.sinks,
+          { endpointId: holder.endpointId, secret },
+          {
+            cwd: ctx.cwd,
+            env: ctx.env,
+            stdout: ctx.io.stdout,
+            stderr: ctx.io.stderr,
+            redactor: ctx.io.redactor,
+            signal: ctx.signal,
+            execTimeoutMs: opts.execTimeoutMs,
+            // --json: stderr holds JSON lines only; a failing command's output goes into its failure.
+            captureExecOutput: Boolean(g.json),
+          },
+        );
       }
       // The fallback destinations: the JSON document or the terminal, written as one confirmed write.
       try {
@@ -84,7 +80,9 @@ export async function deliverSecretResult(
         if (plan.fallback === 'json') text = jsonDocument(ctx.io.stdout, body);
         else {
           const r = await loadRender();
-          text = humanText(r, body, summary, ctx.io.paint.stdout, { color: ctx.io.color.stdout, tty: ctx.io.stdout.isTTY }, ctx.io.columns) + r.renderSecretBlock(secret, ctx.io.paint.stdout, fingerprint(secret));
+          text =
+            humanText(r, body, summary, ctx.io.paint.stdout, { color: ctx.io.color.stdout, tty: ctx.io.stdout.isTTY }, ctx.io.columns) +
+            r.renderSecretBlock(secret, ctx.io.paint.stdout, fingerprint(secret));
         }
         await writeConfirmed(ctx.io.stdout, text, ctx.signal);
         // (For --json the envelope is the record; nothing more is shown of this delivery.)

@@ -7,15 +7,7 @@ import type { Context, GlobalOptions } from '../../context.js';
 import { localError, usageError } from '../../errors/cli-error.js';
 import { writeJson } from '../../output/io.js';
 import { escapeInline } from '../../output/sanitize.js';
-import {
-  DEFAULT_TOLERANCE_SECONDS,
-  checkWebhookId,
-  parseHeaders,
-  parseSecret,
-  parseTimestamp,
-  signedHeaders,
-  verifySignature,
-} from '../../signing/standard-webhooks.js';
+import { DEFAULT_TOLERANCE_SECONDS, checkWebhookId, parseHeaders, parseSecret, parseTimestamp, signedHeaders, verifySignature } from '../../signing/standard-webhooks.js';
 import { readSmallFile } from './fingerprint.js';
 
 /** A delivery body beyond this is not one: refused before it is read whole. */
@@ -49,7 +41,12 @@ export async function runSign(bodyFile: string | undefined, flags: SignFlags, g:
   const body = await readBody(bodyFile, ctx, 'sign');
   const headers = signedHeaders([key], id, timestamp, body);
   if (g.json) writeJson(ctx.io, headers);
-  else ctx.io.stdout.write(Object.entries(headers).map(([k, v]) => `${k}: ${v}\n`).join(''));
+  else
+    ctx.io.stdout.write(
+      Object.entries(headers)
+        .map(([k, v]) => `${k}: ${v}\n`)
+        .join(''),
+    );
 }
 
 export async function runVerify(bodyFile: string | undefined, flags: VerifyFlags, g: GlobalOptions, ctx: Context): Promise<void> {
@@ -61,8 +58,7 @@ export async function runVerify(bodyFile: string | undefined, flags: VerifyFlags
   }
   const lines = (flags.header ?? []).map(headerLine);
   const parsed = parseHeaders(lines);
-  if (!parsed.ok)
-    throw usageError(`malformed headers: ${parsed.problem}`, "give each as --header 'NAME: VALUE': webhook-id, webhook-timestamp and webhook-signature");
+  if (!parsed.ok) throw usageError(`malformed headers: ${parsed.problem}`, "give each as --header 'NAME: VALUE': webhook-id, webhook-timestamp and webhook-signature");
   const headers = parsed.value;
   const body = await readBody(bodyFile, ctx, 'verify');
   const nowSeconds = Math.floor(ctx.now() / 1000);
@@ -74,7 +70,7 @@ export async function runVerify(bodyFile: string | undefined, flags: VerifyFlags
     if (verdict.reason === 'no_matching_signature') {
       const late = Math.abs(verdict.skewSeconds) > tolerance ? `; the timestamp is also ${age}, beyond the tolerance of ${tolerance} s` : '';
       throw localError('signature_mismatch', `no signature matches: none of the ${count} in webhook-signature is this body's, signed with this secret${late}`, {
-        hint: 'check that the body is byte for byte what was delivered (a final newline counts) and that the secret is the endpoint\'s (chatctl webhooks fingerprint FILE)',
+        hint: "check that the body is byte for byte what was delivered (a final newline counts) and that the secret is the endpoint's (chatctl webhooks fingerprint FILE)",
         details: { reason: verdict.reason, ...details },
       });
     }
@@ -96,13 +92,13 @@ const describeSkew = (skew: number) => (skew >= 0 ? `${skew} s old` : `${-skew} 
 function headerLine(line: string): [string, string] {
   const colon = line.indexOf(':');
   const name = colon > 0 ? line.slice(0, colon).trim() : '';
-  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name))
-    throw usageError(`malformed --header "${escapeInline(line.slice(0, 80))}": expected NAME: VALUE`, "e.g. --header 'webhook-id: msg_123'");
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw usageError(`malformed --header "${escapeInline(line.slice(0, 80))}": expected NAME: VALUE`, "e.g. --header 'webhook-id: msg_123'");
   return [name, line.slice(colon + 1)];
 }
 
 async function readKey(secretFile: string | undefined, bodyFile: string | undefined, ctx: Context, command: string): Promise<Buffer> {
-  if (secretFile === undefined) throw usageError('--secret-file is required', `the file holding the endpoint's whsec_ secret, e.g. chatctl webhooks ${command} --secret-file ./billing.whsec body.json`);
+  if (secretFile === undefined)
+    throw usageError('--secret-file is required', `the file holding the endpoint's whsec_ secret, e.g. chatctl webhooks ${command} --secret-file ./billing.whsec body.json`);
   let text: string;
   if (secretFile === '-') {
     if (bodyFile === undefined || bodyFile === '-') throw usageError('--secret-file - and the body cannot both come from standard input', 'give the body as BODY_FILE');
@@ -110,14 +106,14 @@ async function readKey(secretFile: string | undefined, bodyFile: string | undefi
   } else text = readSmallFile(resolve(ctx.cwd, secretFile), secretFile);
   ctx.io.redactor.addSecret(text.trim());
   const key = parseSecret(text);
-  if (!key.ok) throw usageError(`${secretFile === '-' ? 'standard input' : escapeInline(secretFile)} does not hold a signing secret: ${key.problem}`, 'a signing secret reads whsec_ followed by base64');
+  if (!key.ok)
+    throw usageError(`${secretFile === '-' ? 'standard input' : escapeInline(secretFile)} does not hold a signing secret: ${key.problem}`, 'a signing secret reads whsec_ followed by base64');
   return key.value;
 }
 
 async function readBody(file: string | undefined, ctx: Context, command: string): Promise<Buffer> {
   if (file === undefined || file === '-') {
-    if (file === undefined && ctx.io.stdin.isTTY)
-      throw usageError('give the BODY_FILE, or the body on standard input', `e.g. chatctl webhooks ${command} … body.json, or … - < body.json`);
+    if (file === undefined && ctx.io.stdin.isTTY) throw usageError('give the BODY_FILE, or the body on standard input', `e.g. chatctl webhooks ${command} … body.json, or … - < body.json`);
     const bytes = ctx.io.stdin.readBytes ? await ctx.io.stdin.readBytes() : Buffer.from(await ctx.io.stdin.readAll(), 'utf8');
     if (bytes.length > MAX_BODY_BYTES) throw usageError(`standard input holds more than ${MAX_BODY_BYTES} bytes: not a delivery body`);
     return bytes;

@@ -21,7 +21,10 @@ export async function runTrigger(endpointId: string, flags: TriggerFlags, g: Glo
   const eventType = flags.event?.trim();
   if (eventType === undefined || eventType === '') throw usageError('--event is required', 'the event type to deliver, one the endpoint subscribes to, e.g. --event chat.message.created.v1');
   if (!(EVENT_TYPES as readonly string[]).includes(eventType))
-    throw usageError(`invalid --event "${escapeInline(eventType)}": not one of the ${EVENT_TYPES.length} event types`, didYouMean(eventType, EVENT_TYPES) ?? 'the event types are listed in: chatctl webhooks create --help');
+    throw usageError(
+      `invalid --event "${escapeInline(eventType)}": not one of the ${EVENT_TYPES.length} event types`,
+      didYouMean(eventType, EVENT_TYPES) ?? 'the event types are listed in: chatctl webhooks create --help',
+    );
   const cfg = await clientConfig(ctx);
   // A dry run sends nothing, not even the check: it shows the delivery request.
   if (!invocationOf(ctx).dryRun) await requireSandbox(cfg);
@@ -34,7 +37,7 @@ export async function runTrigger(endpointId: string, flags: TriggerFlags, g: Glo
   const details = { endpointId: d.endpointId, webhookId: d.webhookId, receiverStatus: r.status, receiverBody: r.body, receiverError: r.error };
   if (r.status === null)
     throw localError('delivery_failed', `the receiver at ${d.destinationUrl} could not be reached: ${r.error ?? 'no answer'}`, {
-      hint: 'is the receiver running, and is the endpoint\'s destinationUrl right?',
+      hint: "is the receiver running, and is the endpoint's destinationUrl right?",
       details,
     });
   throw localError('delivery_refused', `the receiver answered ${r.status}${r.body ? `: ${r.body.slice(0, 200)}` : ''}`, {
@@ -45,10 +48,11 @@ export async function runTrigger(endpointId: string, flags: TriggerFlags, g: Glo
 
 function describe(d: Delivery): string {
   const r = d.receiver;
-  const answered = r.status === null ? `the receiver could not be reached (${escapeInline(r.error ?? 'no answer')})` : `the receiver answered ${r.status}${r.durationMs !== undefined ? ` in ${r.durationMs} ms` : ''}`;
-  const signed = d.signedWith
-    .map((s) => `${escapeInline(s.fingerprint)} (${escapeInline(s.secret)}${s.expiresAt ? `, valid until ${escapeInline(s.expiresAt)}` : ''})`)
-    .join(', ');
+  const answered =
+    r.status === null
+      ? `the receiver could not be reached (${escapeInline(r.error ?? 'no answer')})`
+      : `the receiver answered ${r.status}${r.durationMs !== undefined ? ` in ${r.durationMs} ms` : ''}`;
+  const signed = d.signedWith.map((s) => `${escapeInline(s.fingerprint)} (${escapeInline(s.secret)}${s.expiresAt ? `, valid until ${escapeInline(s.expiresAt)}` : ''})`).join(', ');
   return [
     `Delivered ${escapeInline(d.eventType)} to ${escapeInline(d.destinationUrl)}: ${answered}.`,
     `webhook-id   ${escapeInline(d.webhookId)}`,

@@ -103,31 +103,35 @@ export function harness(opts: HarnessOptions) {
       deps: { transport, now: vt.now, sleep: vt.sleep, random: vt.random, randomUUID: () => `rid-${++requestIds}`, signal: runOpts.signal, requestSignal: new AbortController().signal },
       rerun: () => 'a re-run with --journal re-sends it',
     });
-    const running = runBulk(list, { ...runOpts, ...(opts.deadlineMs !== undefined ? { deadlineAt: vt.now() + opts.deadlineMs } : {}) }, {
-      clock: vt,
-      rotate: (req, key, hooks) => client.rotate(req.endpointId, { expectedVersion: req.expectedVersion, mode: req.mode }, key, hooks),
-      custody: { configDir, now: vt.now },
-      secrets: { ...secrets, deliver: (item, secret, o) => alive(() => secrets.deliver(item, secret, o)) },
-      journal: {
-        append: (r) =>
-          alive(async () => {
-            if (extra.killBefore?.(r)) dead = true; // killed as this record is being written: it never reaches the disk
-            if (dead) return never;
-            if (opts.fsyncMs) await vt.sleep(opts.fsyncMs);
-            if (dead) return never;
-            journal.push(r);
-            if (++records === extra.killAfterRecords) dead = true;
-          }),
+    const running = runBulk(
+      list,
+      { ...runOpts, ...(opts.deadlineMs !== undefined ? { deadlineAt: vt.now() + opts.deadlineMs } : {}) },
+      {
+        clock: vt,
+        rotate: (req, key, hooks) => client.rotate(req.endpointId, { expectedVersion: req.expectedVersion, mode: req.mode }, key, hooks),
+        custody: { configDir, now: vt.now },
+        secrets: { ...secrets, deliver: (item, secret, o) => alive(() => secrets.deliver(item, secret, o)) },
+        journal: {
+          append: (r) =>
+            alive(async () => {
+              if (extra.killBefore?.(r)) dead = true; // killed as this record is being written: it never reaches the disk
+              if (dead) return never;
+              if (opts.fsyncMs) await vt.sleep(opts.fsyncMs);
+              if (dead) return never;
+              journal.push(r);
+              if (++records === extra.killAfterRecords) dead = true;
+            }),
+        },
+        priors: extra.priors ?? new Map(),
+        newKey: () => `key-${++keys}`,
+        emit: (r) => {
+          if (dead) return;
+          results.push(r);
+          extra.onResult?.(r);
+        },
+        notice: (t) => notices.push(t),
       },
-      priors: extra.priors ?? new Map(),
-      newKey: () => `key-${++keys}`,
-      emit: (r) => {
-        if (dead) return;
-        results.push(r);
-        extra.onResult?.(r);
-      },
-      notice: (t) => notices.push(t),
-    });
+    );
     try {
       const summary = await vt.run(running);
       return { summary, results, killed: false };
