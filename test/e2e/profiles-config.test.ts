@@ -1,6 +1,6 @@
 // Where values come from, profiles, stored tokens,
 // the config folder and file, and configuration errors (exit 3, nothing sent).
-import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
@@ -181,6 +181,8 @@ describe('profiles', () => {
   function fresh(): Workspace {
     const ws = workspace();
     cpSync(template.configDir, ws.configDir, { recursive: true });
+    // cpSync keeps the folder's mode on Node 20, not on Node 24: 0700, as chatctl made it.
+    chmodSync(ws.configDir, 0o700);
     return ws;
   }
 
