@@ -53,10 +53,10 @@ const common = {
 const LAZY = {
   proxy: 'src/http/proxy.ts',
   prompts: 'src/prompts/inquirer.ts',
-  sandbox: 'src/sandbox/command.ts',
+  sandbox: 'src/commands/sandbox/run.ts',
   conf: 'src/config/conf-writer.ts',
   exec: 'src/secret/exec.ts',
-  bulk: 'src/bulk/command.ts',
+  bulk: 'src/commands/webhooks/rotate-from/command.ts',
   signing: 'src/commands/webhooks/signed-deliveries.ts',
 };
 const lazyByFile = new Map(Object.entries(LAZY).map(([name, file]) => [resolve(file), name]));

@@ -2,7 +2,7 @@ import { appendFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { foldRecord, JournalWriter, loadJournal, lockJournal, sameScope, type JournalRecord, type Prior } from '../../src/bulk/journal.js';
+import { foldRecord, JournalWriter, loadJournal, lockJournal, sameScope, type JournalRecord, type Prior } from '../../src/commands/webhooks/rotate-from/journal.js';
 import { isCliError } from '../../src/errors/cli-error.js';
 import { parseRecord, systemLockHost } from '../../src/fs/lock.js';
 import { deadPid } from '../support/run.js';

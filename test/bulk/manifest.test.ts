@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { bufferSource, checkManifest, fileSource, manifestItems, MAX_LINE_BYTES, parseManifestLine, type ManifestItem } from '../../src/bulk/manifest.js';
+import { bufferSource, checkManifest, fileSource, manifestItems, MAX_LINE_BYTES, parseManifestLine, type ManifestItem } from '../../src/commands/webhooks/rotate-from/manifest.js';
 import { isCliError } from '../../src/errors/cli-error.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'chatctl-manifest-'));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_RATE_SETTINGS, RateController } from '../../src/bulk/rate.js';
+import { DEFAULT_RATE_SETTINGS, RateController } from '../../src/commands/webhooks/rotate-from/rate.js';
 import { virtualTime } from './support/sim.js';
 
 const live = () => new AbortController().signal;

@@ -3,8 +3,8 @@
 // pause every worker shares, retries, failures, the journal it writes, and
 // what a re-run does with that journal.
 import { describe, expect, it } from 'vitest';
-import type { Prior } from '../../src/bulk/journal.js';
-import type { ItemResult } from '../../src/bulk/runner.js';
+import type { Prior } from '../../src/commands/webhooks/rotate-from/journal.js';
+import type { ItemResult } from '../../src/commands/webhooks/rotate-from/runner.js';
 import { fp, harness } from './support/harness.js';
 import { keepSecret, keptCopyPath } from '../../src/secret/deliver.js';
 
@@ -423,7 +423,7 @@ describe('runBulk: what the journal holds', () => {
     const { mkdtempSync, rmSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const { join } = await import('node:path');
-    const { runBulk } = await import('../../src/bulk/runner.js');
+    const { runBulk } = await import('../../src/commands/webhooks/rotate-from/runner.js');
     const secret = 'whsec_EchoedAsRequestId0123456789abcdef';
     const configDir = mkdtempSync(join(tmpdir(), 'chatctl-runner-echo-'));
     const records: unknown[] = [];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runSandboxCommand, type SandboxCommandOptions } from '../../src/sandbox/command.js';
+import { runSandboxCommand, type SandboxCommandOptions } from '../../src/commands/sandbox/run.js';
 
 const defaults: SandboxCommandOptions = { host: '127.0.0.1', port: 0, endpointLimit: 10, rateLimit: 0, json: true };
 

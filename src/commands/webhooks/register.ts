@@ -81,7 +81,7 @@ export function registerWebhooks(webhooks: Command, app: App): void {
     .action(async (endpointId: string | undefined, opts) => {
       if (opts.from !== undefined) {
         if (endpointId !== undefined) throw usageError('give ENDPOINT_ID or --from FILE, not both');
-        const { runRotateFrom } = await import('../../bulk/command.js');
+        const { runRotateFrom } = await import('./rotate-from/command.js');
         await runRotateFrom(opts, globals(), ctx, await prompter());
         return;
       }

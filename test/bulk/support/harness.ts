@@ -10,10 +10,10 @@ import { createWebhooksClient } from '../../../src/api/client.js';
 import { keptCopyPath } from '../../../src/secret/deliver.js';
 import { readRegularFile } from '../../../src/secret/readback.js';
 import type { Transport } from '../../../src/http/transport.js';
-import { foldRecord, type JournalRecord, type Prior } from '../../../src/bulk/journal.js';
-import type { ManifestItem } from '../../../src/bulk/manifest.js';
-import { runBulk, type ItemResult, type ItemSecretsPort, type RunnerOptions, type RunSummary } from '../../../src/bulk/runner.js';
-import type { RateSettings } from '../../../src/bulk/rate.js';
+import { foldRecord, type JournalRecord, type Prior } from '../../../src/commands/webhooks/rotate-from/journal.js';
+import type { ManifestItem } from '../../../src/commands/webhooks/rotate-from/manifest.js';
+import { runBulk, type ItemResult, type ItemSecretsPort, type RunnerOptions, type RunSummary } from '../../../src/commands/webhooks/rotate-from/runner.js';
+import type { RateSettings } from '../../../src/commands/webhooks/rotate-from/rate.js';
 import { simServer, virtualTime, type SimOptions } from './sim.js';
 
 export const fp = (secret: string) => `sha256:${createHash('sha256').update(secret).digest('hex').slice(0, 16)}`;

@@ -16,7 +16,7 @@ import { handleApiRequest } from '../../../src/sandbox/api.js';
 import { ApiFailure, errorAnswer, successAnswer } from '../../../src/sandbox/envelopes.js';
 import { NO_FAULTS } from '../../../src/sandbox/faults.js';
 import { SandboxState } from '../../../src/sandbox/state.js';
-import type { ItemRequest as RotateRequest } from '../../../src/bulk/runner.js';
+import type { ItemRequest as RotateRequest } from '../../../src/commands/webhooks/rotate-from/runner.js';
 
 export function virtualTime(start = 1_000_000) {
   let now = start;

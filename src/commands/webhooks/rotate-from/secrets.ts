@@ -3,11 +3,11 @@
 // adapter over the sink module (src/secret/), giving the runner what it
 // needs per item.
 import { rmSync } from 'node:fs';
-import { usageError } from '../errors/cli-error.js';
-import { keptCopyPath } from '../secret/deliver.js';
-import { deliverAll, type DeliverDeps } from '../secret/deliver-all.js';
-import { readRegularFile, sinkHolds } from '../secret/readback.js';
-import { hasIdPlaceholder, parseSinks, sinksFor, substituteId, type SinkSettings } from '../secret/sinks.js';
+import { usageError } from '../../../errors/cli-error.js';
+import { keptCopyPath } from '../../../secret/deliver.js';
+import { deliverAll, type DeliverDeps } from '../../../secret/deliver-all.js';
+import { readRegularFile, sinkHolds } from '../../../secret/readback.js';
+import { hasIdPlaceholder, parseSinks, sinksFor, substituteId, type SinkSettings } from '../../../secret/sinks.js';
 import type { ItemSecretsPort } from './runner.js';
 import type { ManifestItem } from './manifest.js';
 

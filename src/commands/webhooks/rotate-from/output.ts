@@ -5,8 +5,8 @@
 //   items that failed (cli-table3 on a terminal, plain lines otherwise).
 // Nothing is kept per item but the first failures, so output costs the same
 // for 50 items or 50,000.
-import type { IO } from '../output/io.js';
-import { escapeInline } from '../output/sanitize.js';
+import type { IO } from '../../../output/io.js';
+import { escapeInline } from '../../../output/sanitize.js';
 import type { ManifestItem } from './manifest.js';
 import type { ItemResult, Progress, RunSummary } from './runner.js';
 

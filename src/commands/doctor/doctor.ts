@@ -11,13 +11,13 @@
 // scope/resolve.ts, and the proxy through the transport's proxyFor().
 import { lstatSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
-import type { Context, GlobalOptions } from '../context.js';
-import { CliError, configError, localError } from '../errors/cli-error.js';
-import { EXIT, type ExitCode } from '../errors/exit-codes.js';
-import { checkConfigFolder, currentUid, parseConfigBytes, readConfigBytes } from '../config/files.js';
-import { configFile } from '../config/paths.js';
-import type { ConfigData } from '../config/schema.js';
-import { globalFlags } from '../app/invocation.js';
+import type { Context, GlobalOptions } from '../../context.js';
+import { CliError, configError, localError } from '../../errors/cli-error.js';
+import { EXIT, type ExitCode } from '../../errors/exit-codes.js';
+import { checkConfigFolder, currentUid, parseConfigBytes, readConfigBytes } from '../../config/files.js';
+import { configFile } from '../../config/paths.js';
+import type { ConfigData } from '../../config/schema.js';
+import { globalFlags } from '../../app/invocation.js';
 import {
   checkBaseUrl,
   describeScope,
@@ -32,15 +32,15 @@ import {
   type ProfileSource,
   type ScopeDescription,
   type SelectedProfile,
-} from '../scope/resolve.js';
-import { helperLabel } from '../credentials/token.js';
-import { proxyFor, type ProxyChoice } from '../http/select-transport.js';
-import { isTransportError, MAX_BODY_BYTES } from '../http/transport.js';
-import { headerValue } from '../http/classify.js';
-import { userAgent } from '../app/webhooks-client.js';
-import { escapeInline, shellWord } from '../output/sanitize.js';
-import { writeJson } from '../output/io.js';
-import type { Probes } from './doctor-probes.js';
+} from '../../scope/resolve.js';
+import { helperLabel } from '../../credentials/token.js';
+import { proxyFor, type ProxyChoice } from '../../http/select-transport.js';
+import { isTransportError, MAX_BODY_BYTES } from '../../http/transport.js';
+import { headerValue } from '../../http/classify.js';
+import { userAgent } from '../../app/webhooks-client.js';
+import { escapeInline, shellWord } from '../../output/sanitize.js';
+import { writeJson } from '../../output/io.js';
+import type { Probes } from './probes.js';
 
 export type CheckStatus = 'ok' | 'warning' | 'failure';
 /** What a failure means for the exit status: 3, 4 or 12. */
@@ -324,7 +324,7 @@ function tokenCheck(selected: SelectedProfile, ctx: Context): Check {
 async function keyringTokenCheck(selected: SelectedProfile, ctx: Context): Promise<Check> {
   const name = selected.name;
   const login = `chatctl auth login --profile ${name}`;
-  const { keyringCall } = await import('../credentials/keyring.js');
+  const { keyringCall } = await import('../../credentials/keyring.js');
   const r = await keyringCall('get', name, { env: ctx.env, signal: ctx.signal, limitMs: ctx.credentialLimits?.keyringMs }).catch(() => {
     throw localError('interrupted', 'interrupted');
   });
@@ -470,7 +470,7 @@ function render(checks: readonly Check[], ctx: Context): string {
 }
 
 export async function runDoctor(g: GlobalOptions, ctx: Context, deps?: DoctorDeps): Promise<void> {
-  const { realProbes } = await import('./doctor-probes.js');
+  const { realProbes } = await import('./probes.js');
   const checks = await doctorChecks(g, ctx, deps ?? { probes: realProbes, uid: currentUid(), nodeVersion: process.versions.node });
   if (g.json) writeJson(ctx.io, { checks: checks.map(({ name, status, detail, fix }) => ({ name, status, detail: fix ? `${detail}; fix: ${fix}` : detail })) });
   else ctx.io.stdout.write(render(checks, ctx));

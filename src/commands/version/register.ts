@@ -2,8 +2,8 @@
 // The commit is recorded by the build (scripts/build.mjs asks git, when the
 // sources are a git checkout); a build from a copy without git has none.
 import type { Command } from 'commander';
-import { examples, type App } from './app.js';
-import { writeJson } from '../output/io.js';
+import { examples, type App } from '../app.js';
+import { writeJson } from '../../output/io.js';
 
 declare const __CHATCTL_COMMIT__: string | null;
 export const COMMIT: string | null = typeof __CHATCTL_COMMIT__ === 'string' ? __CHATCTL_COMMIT__ : null;

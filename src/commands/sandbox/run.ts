@@ -1,10 +1,10 @@
 // `chatctl sandbox`: start, print where it listens, wait for the stop signal,
 // close. The CLI wiring parses flags and supplies `stopped` (SIGINT/SIGTERM).
-import { shellWord } from '../output/sanitize.js';
-import { isLoopbackHost } from './ip.js';
-import type { DeliveryReport } from './deliver.js';
-import type { RecordedRequest } from './request-log.js';
-import { SandboxOptionError, startSandbox, type RunningSandbox } from './server.js';
+import { shellWord } from '../../output/sanitize.js';
+import { isLoopbackHost } from '../../sandbox/ip.js';
+import type { DeliveryReport } from '../../sandbox/deliver.js';
+import type { RecordedRequest } from '../../sandbox/request-log.js';
+import { SandboxOptionError, startSandbox, type RunningSandbox } from '../../sandbox/server.js';
 
 export interface SandboxCommandOptions {
   host: string;

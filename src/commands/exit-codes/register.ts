@@ -1,8 +1,8 @@
 // chatctl exit-codes: the table of exit codes (README, Exit codes), printed from the table in code.
 import type { Command } from 'commander';
-import { examples, type App } from './app.js';
-import { writeJson } from '../output/io.js';
-import { EXIT_CODE_ROWS, EXIT_FOR_API_CODE } from '../errors/exit-codes.js';
+import { examples, type App } from '../app.js';
+import { writeJson } from '../../output/io.js';
+import { EXIT_CODE_ROWS, EXIT_FOR_API_CODE } from '../../errors/exit-codes.js';
 
 export function exitCodesText(): string {
   const lines = ['CODE  MEANING', ...EXIT_CODE_ROWS.map(([code, meaning, api]) => `${String(code).padStart(4)}  ${meaning}${api ? `\n      API codes: ${api}` : ''}`)];

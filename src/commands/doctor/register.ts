@@ -1,6 +1,6 @@
 // chatctl doctor: its help; the checks are in doctor.ts, loaded when it runs.
 import type { Command } from 'commander';
-import { examples, type App } from './app.js';
+import { examples, type App } from '../app.js';
 
 export function registerDoctor(cmd: Command, { ctx, globals }: App): void {
   cmd

@@ -19,14 +19,14 @@
 // What an earlier run left in the journal decides what happens to an item
 // before any of that: actFor() in journal.ts, and takeNext() below.
 import { setMaxListeners } from 'node:events';
-import type { SecretAnswer } from '../api/schemas.js';
-import { CliError, isCliError, localError } from '../errors/cli-error.js';
-import { EXIT } from '../errors/exit-codes.js';
-import { NotSent, type CallHooks, type Pace } from '../http/client.js';
-import { deliverInCustody, keepOddAnswer, secretWithheld, type CustodyDeps, type Holder, type InDelivery } from '../secret/custody.js';
-import { exit13Details, newSecretHint } from '../secret/new-secret-hint.js';
-import type { DeliveryResult } from '../secret/custody.js';
-import { fingerprint } from '../secret/fingerprint.js';
+import type { SecretAnswer } from '../../../api/schemas.js';
+import { CliError, isCliError, localError } from '../../../errors/cli-error.js';
+import { EXIT } from '../../../errors/exit-codes.js';
+import { NotSent, type CallHooks, type Pace } from '../../../http/client.js';
+import { deliverInCustody, keepOddAnswer, secretWithheld, type CustodyDeps, type Holder, type InDelivery } from '../../../secret/custody.js';
+import { exit13Details, newSecretHint } from '../../../secret/new-secret-hint.js';
+import type { DeliveryResult } from '../../../secret/custody.js';
+import { fingerprint } from '../../../secret/fingerprint.js';
 import { actFor, type DeliveryRecord, type JournalSink, type Prior } from './journal.js';
 import type { ManifestItem } from './manifest.js';
 import { RateController, type RateClock, type RateSettings } from './rate.js';

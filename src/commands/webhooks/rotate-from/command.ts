@@ -6,16 +6,16 @@
 // A bundle of its own (dist/lazy/bulk.cjs): single-endpoint runs never load it.
 import { setMaxListeners } from 'node:events';
 import { resolve } from 'node:path';
-import type { RotationMode } from '../api/spec.js';
-import { webhooksClient } from '../app/webhooks-client.js';
-import { deliveryCutShort, type InDelivery } from '../secret/custody.js';
-import { invocationOf } from '../app/invocation.js';
-import type { Context, GlobalOptions } from '../context.js';
-import { CliError, usageError, localError } from '../errors/cli-error.js';
-import { EXIT } from '../errors/exit-codes.js';
-import { reportError } from '../errors/report.js';
-import { escapeInline, shellQuote } from '../output/sanitize.js';
-import type { Prompter } from '../prompts/prompter.js';
+import type { RotationMode } from '../../../api/spec.js';
+import { webhooksClient } from '../../../app/webhooks-client.js';
+import { deliveryCutShort, type InDelivery } from '../../../secret/custody.js';
+import { invocationOf } from '../../../app/invocation.js';
+import type { Context, GlobalOptions } from '../../../context.js';
+import { CliError, usageError, localError } from '../../../errors/cli-error.js';
+import { EXIT } from '../../../errors/exit-codes.js';
+import { reportError } from '../../../errors/report.js';
+import { escapeInline, shellQuote } from '../../../output/sanitize.js';
+import type { Prompter } from '../../../prompts/prompter.js';
 import { JournalWriter, NO_JOURNAL, loadJournal, lockJournal, actFor, sameScope, type JournalScope, type LoadedJournal } from './journal.js';
 import { bufferSource, checkManifest, fileSource, manifestItems, type ManifestSource } from './manifest.js';
 import { humanOutput, jsonOutput } from './output.js';

@@ -21,11 +21,11 @@
 // workers wait for about one disk flush each, not four.
 import { closeSync, lstatSync, openSync, readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import type { RotationMode } from '../api/spec.js';
-import { CliError, usageError } from '../errors/cli-error.js';
-import { EXIT } from '../errors/exit-codes.js';
-import type { Context } from '../context.js';
-import { acquireLock, systemLockHost, type LockHost, type LockSubject } from '../fs/lock.js';
+import type { RotationMode } from '../../../api/spec.js';
+import { CliError, usageError } from '../../../errors/cli-error.js';
+import { EXIT } from '../../../errors/exit-codes.js';
+import type { Context } from '../../../context.js';
+import { acquireLock, systemLockHost, type LockHost, type LockSubject } from '../../../fs/lock.js';
 import { fileChunks, splitLines } from './lines.js';
 
 export interface JournalScope {

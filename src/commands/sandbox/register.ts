@@ -1,8 +1,8 @@
-// chatctl sandbox: wires the command line to src/sandbox/command.ts.
+// chatctl sandbox: wires the command line to run.ts beside it (the server itself is src/sandbox/).
 import type { Command } from 'commander';
-import type { Context, GlobalOptions } from '../context.js';
-import { examples, type App } from './app.js';
-import { CliError, usageError } from '../errors/cli-error.js';
+import type { Context, GlobalOptions } from '../../context.js';
+import { examples, type App } from '../app.js';
+import { CliError, usageError } from '../../errors/cli-error.js';
 
 export interface SandboxFlags {
   host: string;
@@ -19,7 +19,7 @@ const wholeNumber = (raw: string, flag: string, max: number) => {
 };
 
 export async function runSandbox(flags: SandboxFlags, g: GlobalOptions, ctx: Context): Promise<void> {
-  const { runSandboxCommand } = await import('../sandbox/command.js');
+  const { runSandboxCommand } = await import('./run.js');
   const stopped = new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
   const code = await runSandboxCommand(
     {
