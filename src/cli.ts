@@ -7,7 +7,7 @@ import { Command, CommanderError, Help } from 'commander';
 import type { Context, GlobalOptions } from './context.js';
 import { usageError, localError } from './errors/cli-error.js';
 import type { Prompter } from './prompts/prompter.js';
-import { examples, type App, type Register } from './commands/app.js';
+import { examples, type Factory, type Register } from './commands/app.js';
 import { registerWebhooks } from './commands/webhooks/register.js';
 import { registerProfile } from './commands/profile/register.js';
 import { registerAuth } from './commands/auth/register.js';
@@ -19,7 +19,7 @@ import { registerVersion } from './commands/version/register.js';
 import { environmentHelp } from './meta/environment.js';
 import { HELP_HELP, referenceText } from './meta/reference.js';
 import { didYouMean, nearest } from './input/suggest.js';
-import { resolveInvocation } from './app/invocation.js';
+import { invocationOf, resolveInvocation } from './app/invocation.js';
 import { loadPalettes } from './output/colors.js';
 
 /** The one line every subcommand's help has in place of the global options. */
@@ -60,7 +60,13 @@ const GROUPS: Group[] = [
 export function buildProgram(ctx: Context, focus?: string): Command {
   const program = new Command('chatctl');
   const globals = () => program.opts<GlobalOptions>();
-  const app: App = { ctx, globals, prompter: () => makePrompter(ctx) };
+  const factory: Factory = {
+    ctx,
+    globals,
+    invocation: () => invocationOf(ctx),
+    prompter: () => makePrompter(ctx),
+    client: async (extras) => (await import('./app/webhooks-client.js')).webhooksClient(ctx, invocationOf(ctx), extras),
+  };
 
   program
     .description("Manage a chat service's signed webhook endpoints: create them, rotate their signing secrets, reactivate them.")
@@ -105,7 +111,7 @@ export function buildProgram(ctx: Context, focus?: string): Command {
   for (const group of GROUPS) {
     const cmd = program.command(group.name).description(group.description);
     for (const alias of group.aliases ?? []) cmd.alias(alias);
-    if (focus === undefined || focus === group.name) group.register(cmd, app);
+    if (focus === undefined || focus === group.name) group.register(cmd, factory);
   }
   // `chatctl help environment`: a help topic, not a command of its own.
   program

@@ -6,7 +6,7 @@ import { deadlineFrom } from '../http/client.js';
 import { redactHeaders } from '../output/redact.js';
 import { escapeInline } from '../output/sanitize.js';
 import type { WireRequest } from '../http/transport.js';
-import { invocationOf } from './invocation.js';
+import type { Invocation } from './invocation.js';
 import type { RequestSettings } from '../scope/resolve.js';
 import type { RetrySettings } from '../http/client.js';
 
@@ -24,22 +24,24 @@ export interface ClientExtras {
   rerun?: ((idempotencyKey: string) => string) | undefined;
 }
 
-export async function webhooksClient(ctx: Context, extras: ClientExtras = {}): Promise<WebhooksClient & { deadlineAt: number }> {
-  const cfg = await clientConfig(ctx, extras);
+/** The client a command gets from its factory, with when its --deadline ends. */
+export type RunClient = WebhooksClient & { deadlineAt: number };
+
+export async function webhooksClient(ctx: Context, inv: Invocation, extras: ClientExtras = {}): Promise<RunClient> {
+  const cfg = await clientConfig(ctx, inv, extras);
   return Object.assign(createWebhooksClient(cfg), { deadlineAt: cfg.settings.deadline!.at });
 }
 
 /** Everything a request of this run needs: scope, credentials, retry settings, the transport (or the dry-run one). */
-export async function clientConfig(ctx: Context, extras: ClientExtras = {}): Promise<ClientConfig> {
+export async function clientConfig(ctx: Context, inv: Invocation, extras: ClientExtras = {}): Promise<ClientConfig> {
   // --deadline counts from here: the request, its retries and their waits.
   const startedAt = ctx.now();
-  const inv = invocationOf(ctx);
   const conn = inv.connection();
   // A dry run shows the request with the token redacted, so it needs none.
   const token = inv.dryRun ? (inv.presetToken() ?? '') : await inv.requireToken();
   ctx.io.redactor.addToken(token);
   ctx.io.redactor.addCredential(conn.csrfToken);
-  const transport = inv.dryRun ? dryRunTransport((req) => printDryRun(ctx, req)) : await ctx.transport();
+  const transport = inv.dryRun ? dryRunTransport((req) => printDryRun(ctx, inv, req)) : await ctx.transport();
   return {
     rerun: extras.rerun,
     baseUrl: conn.baseUrl,
@@ -69,11 +71,11 @@ function retrySettings(s: RequestSettings, startedAt: number): RetrySettings {
   return { maxRetries: s.maxRetries, timeoutMs: s.timeoutMs, deadline: deadlineFrom(startedAt, s.deadlineMs) };
 }
 
-function printDryRun(ctx: Context, req: WireRequest): void {
+function printDryRun(ctx: Context, inv: Invocation, req: WireRequest): void {
   const headers = redactHeaders({ ...req.headers });
   delete headers['x-request-id'];
   const body: unknown = JSON.parse(req.body);
-  if (invocationOf(ctx).output.json) {
+  if (inv.output.json) {
     ctx.io.stdout.write(JSON.stringify({ dryRun: true, request: { method: req.method, url: req.url, headers, body } }) + '\n');
   } else {
     const lines = [`${req.method} ${req.url}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), 'x-request-id: (a new UUID for each attempt)', '', JSON.stringify(body, null, 2), ''];

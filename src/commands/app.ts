@@ -1,20 +1,30 @@
-// What a command's registration needs from the program: the run's context,
-// the parsed global options and a prompter. Each command group registers
-// itself with these in its own register.ts; src/cli.ts only lists them.
+// The factory: the one way a command reaches what it needs, each part made
+// when first asked for (help and completion never read the config or build
+// a client). Each command group registers itself with it in its own
+// register.ts, and every action hands it to its command's run function;
+// src/cli.ts makes it and only lists the groups.
 import type { Command } from 'commander';
 import type { Context, GlobalOptions } from '../context.js';
 import type { Prompter } from '../prompts/prompter.js';
+import type { Invocation } from '../app/invocation.js';
+import type { ClientExtras, RunClient } from '../app/webhooks-client.js';
 import { usageError } from '../errors/cli-error.js';
 import { didYouMean } from '../input/suggest.js';
 
-export interface App {
-  ctx: Context;
+export interface Factory {
+  /** The world of the run: environment, streams, folders, clock, random source, transport. */
+  readonly ctx: Context;
+  /** The global options as commander parsed them. */
   globals(): GlobalOptions;
+  /** What they amount to, worked out once: output mode, profile, scope, token, retry settings. */
+  invocation(): Invocation;
   /** A prompter when prompts are allowed (both stdin and stdout terminals, no --no-input/CI), else undefined. */
   prompter(): Promise<Prompter | undefined>;
+  /** The management API's client for this run: scope, token, retries, transport (or the dry run's). */
+  client(extras?: ClientExtras): Promise<RunClient>;
 }
 
-export type Register = (parent: Command, app: App) => void;
+export type Register = (parent: Command, f: Factory) => void;
 
 /** An "Examples:" block for help text. */
 export const examples = (...lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;

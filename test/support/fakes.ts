@@ -1,6 +1,8 @@
 // Fakes for command-level tests: streams with a TTY switch each, a clock
 // that advances only when slept on, a seeded random source, and a transport
 // that answers from a script and records what it was sent.
+import type { Factory } from '../../src/commands/app.js';
+import type { Prompter } from '../../src/prompts/prompter.js';
 import { Redactor } from '../../src/output/redact.js';
 import { PLAIN } from '../../src/output/colors.js';
 import type { IO } from '../../src/output/io.js';
@@ -96,4 +98,21 @@ export function fakeContext(overrides: Partial<Context> & { io: IO; transportImp
   };
   ctx.invocation ??= resolveInvocation(globals ?? {}, ctx);
   return ctx;
+}
+
+/**
+ * The factory a command's action hands its run function, over a test's
+ * context: the given global options (worked out as a run would), the given
+ * prompter, and the real client code over the context's transport.
+ */
+export function fakeFactory(ctx: Context, prompter?: Prompter, globals?: GlobalOptions): Factory {
+  if (globals !== undefined) ctx.invocation = resolveInvocation(globals, ctx);
+  const inv = (ctx.invocation ??= resolveInvocation({}, ctx));
+  return {
+    ctx,
+    globals: () => inv.globals,
+    invocation: () => inv,
+    prompter: async () => prompter,
+    client: async (extras) => (await import('../../src/app/webhooks-client.js')).webhooksClient(ctx, inv, extras),
+  };
 }

@@ -15,7 +15,7 @@ import { runCreate, type CreateOptions } from '../../src/commands/webhooks/creat
 import { runRotate, type RotateOptions } from '../../src/commands/webhooks/rotate.js';
 import { runReactivate } from '../../src/commands/webhooks/reactivate.js';
 import { runAuthLogin, runAuthToken } from '../../src/commands/auth/auth.js';
-import { fakeContext, fakeIO, scriptedTransport, type FakeIO } from '../support/fakes.js';
+import { fakeContext, fakeFactory, fakeIO, scriptedTransport, type FakeIO } from '../support/fakes.js';
 
 const BASE = 'https://api.example.com';
 const PREFIX = '/v1/organizations/org_t/applications/app_t/environments/env_t/webhook-endpoints';
@@ -109,7 +109,7 @@ describe('webhooks create: missing values', () => {
       url: 'https://hooks.example.com/in',
       events: ['chat.message.created.v1', 'chat.message.updated.v1'],
     });
-    await runCreate({}, g, ctx, prompter);
+    await runCreate({}, fakeFactory(ctx, prompter, g));
     expect(calls).toEqual(['name', 'url', 'events']);
     expect(sent).toHaveLength(1);
     expect(sent[0]!.url).toBe(BASE + PREFIX);
@@ -127,7 +127,7 @@ describe('webhooks create: missing values', () => {
   it('TTY: asks only for what the flags left out', async () => {
     const { ctx, sent } = session(true, [secretAnswer()]);
     const { prompter, calls } = fakePrompter({ url: 'https://hooks.example.com/only-url' });
-    await runCreate({ name: 'given', event: ['chat.message.deleted.v1'] }, g, ctx, prompter);
+    await runCreate({ name: 'given', event: ['chat.message.deleted.v1'] }, fakeFactory(ctx, prompter, g));
     expect(calls).toEqual(['url']);
     expect(bodyOf(sent[0]!)).toMatchObject({ name: 'given', destinationUrl: 'https://hooks.example.com/only-url', eventTypes: ['chat.message.deleted.v1'] });
   });
@@ -135,7 +135,7 @@ describe('webhooks create: missing values', () => {
   it('TTY: every value given, nothing is asked', async () => {
     const { ctx, sent } = session(true, [secretAnswer()]);
     const { prompter, calls } = fakePrompter({});
-    await runCreate({ name: 'n', url: 'https://hooks.example.com/x', event: ['chat.message.created.v1'] }, g, ctx, prompter);
+    await runCreate({ name: 'n', url: 'https://hooks.example.com/x', event: ['chat.message.created.v1'] }, fakeFactory(ctx, prompter, g));
     expect(calls).toEqual([]);
     expect(sent).toHaveLength(1);
   });
@@ -149,7 +149,7 @@ describe('webhooks create: missing values', () => {
   for (const [what, opts, flag] of createCases) {
     it(`no TTY: missing ${what} → exit 2 naming ${flag}, nothing sent`, async () => {
       const { ctx, sent } = session(false);
-      const e = await failure(runCreate(opts, g, ctx, undefined));
+      const e = await failure(runCreate(opts, fakeFactory(ctx, undefined, g)));
       expect(e.exitCode).toBe(2);
       expect(e.code).toBe('usage_error');
       expect(e.message).toContain(flag);
@@ -160,7 +160,7 @@ describe('webhooks create: missing values', () => {
   it('an answer that breaks the rules is still checked: exit 2 naming the flag, nothing sent', async () => {
     const { ctx, sent } = session(true, [secretAnswer()]);
     const { prompter } = fakePrompter({ name: 'n', url: 'hooks.example.com/relative', events: ['chat.message.created.v1'] });
-    const e = await failure(runCreate({}, g, ctx, prompter));
+    const e = await failure(runCreate({}, fakeFactory(ctx, prompter, g)));
     expect(e.exitCode).toBe(2);
     expect(e.message).toContain('--url');
     expect(sent).toHaveLength(0);
@@ -170,7 +170,7 @@ describe('webhooks create: missing values', () => {
     const { ctx, sent } = session(true, [secretAnswer()]);
     const exit = Object.assign(new Error('User force closed the prompt with SIGINT'), { name: 'ExitPromptError' });
     const { prompter, calls } = fakePrompter({ name: 'n', url: exit });
-    await expect(runCreate({}, g, ctx, prompter)).rejects.toMatchObject({ name: 'ExitPromptError' });
+    await expect(runCreate({}, fakeFactory(ctx, prompter, g))).rejects.toMatchObject({ name: 'ExitPromptError' });
     expect(calls).toEqual(['name', 'url']);
     expect(sent).toHaveLength(0);
   });
@@ -182,7 +182,7 @@ describe('webhooks rotate: missing values', () => {
   it('TTY: asks for expected version and mode, sends them', async () => {
     const { ctx, sent } = session(true, [secretAnswer()]);
     const { prompter, calls } = fakePrompter({ expectedVersion: '4', mode: 'overlap' });
-    await runRotate('we_abc', {}, g, ctx, prompter);
+    await runRotate('we_abc', {}, fakeFactory(ctx, prompter, g));
     expect(calls).toEqual(['expectedVersion', 'mode']);
     expect(sent).toHaveLength(1);
     expect(sent[0]!.url).toBe(`${BASE}${PREFIX}/we_abc/secret/rotate`);
@@ -192,7 +192,7 @@ describe('webhooks rotate: missing values', () => {
   it('TTY: a mode picked at the prompt as immediate is confirmed too', async () => {
     const { ctx, sent } = session(true, [secretAnswer()]);
     const { prompter, calls } = fakePrompter({ mode: 'immediate', confirmImmediate: true });
-    await runRotate('we_abc', { expectedVersion: '4' }, g, ctx, prompter);
+    await runRotate('we_abc', { expectedVersion: '4' }, fakeFactory(ctx, prompter, g));
     expect(calls).toEqual(['mode', 'confirmImmediate(we_abc)']);
     expect(bodyOf(sent[0]!)).toEqual({ expectedVersion: 4, mode: 'immediate' });
   });
@@ -204,7 +204,7 @@ describe('webhooks rotate: missing values', () => {
   for (const [what, opts, flag] of rotateCases) {
     it(`no TTY: missing ${what} → exit 2 naming ${flag}, nothing sent`, async () => {
       const { ctx, sent } = session(false);
-      const e = await failure(runRotate('we_abc', opts, g, ctx, undefined));
+      const e = await failure(runRotate('we_abc', opts, fakeFactory(ctx, undefined, g)));
       expect(e.exitCode).toBe(2);
       expect(e.message).toContain(flag);
       expect(sent).toHaveLength(0);
@@ -218,7 +218,7 @@ describe('webhooks rotate --mode immediate: confirmation', () => {
   it('TTY, confirmed → the request is sent', async () => {
     const { ctx, io, sent } = session(true, [secretAnswer()]);
     const { prompter, calls } = fakePrompter({ confirmImmediate: true });
-    await runRotate('we_abc', immediate, g, ctx, prompter);
+    await runRotate('we_abc', immediate, fakeFactory(ctx, prompter, g));
     expect(calls).toEqual(['confirmImmediate(we_abc)']);
     expect(sent).toHaveLength(1);
     expect(bodyOf(sent[0]!)).toEqual({ expectedVersion: 4, mode: 'immediate' });
@@ -228,7 +228,7 @@ describe('webhooks rotate --mode immediate: confirmation', () => {
   it('TTY, declined → exit 130, nothing sent', async () => {
     const { ctx, io, sent } = session(true, [secretAnswer()]);
     const { prompter, calls } = fakePrompter({ confirmImmediate: false });
-    const e = await failure(runRotate('we_abc', immediate, g, ctx, prompter));
+    const e = await failure(runRotate('we_abc', immediate, fakeFactory(ctx, prompter, g)));
     expect(calls).toEqual(['confirmImmediate(we_abc)']);
     expect(e.exitCode).toBe(130);
     expect(e.code).toBe('interrupted');
@@ -241,7 +241,7 @@ describe('webhooks rotate --mode immediate: confirmation', () => {
 
   it('no TTY, no --yes → exit 2 "--yes is required when not running interactively", nothing sent', async () => {
     const { ctx, sent } = session(false);
-    const e = await failure(runRotate('we_abc', immediate, { json: true }, ctx, undefined));
+    const e = await failure(runRotate('we_abc', immediate, fakeFactory(ctx, undefined, { json: true })));
     expect(e.exitCode).toBe(2);
     expect(e.message).toContain('--yes is required when not running interactively');
     expect(sent).toHaveLength(0);
@@ -250,14 +250,14 @@ describe('webhooks rotate --mode immediate: confirmation', () => {
   it('TTY with --yes → no question, sent', async () => {
     const { ctx, sent } = session(true, [secretAnswer()]);
     const { prompter, calls } = fakePrompter({});
-    await runRotate('we_abc', { ...immediate, yes: true }, g, ctx, prompter);
+    await runRotate('we_abc', { ...immediate, yes: true }, fakeFactory(ctx, prompter, g));
     expect(calls).toEqual([]);
     expect(sent).toHaveLength(1);
   });
 
   it('no TTY with --yes → sent without asking', async () => {
     const { ctx, sent } = session(false, [secretAnswer()]);
-    await runRotate('we_abc', { ...immediate, yes: true }, { json: true }, ctx, undefined);
+    await runRotate('we_abc', { ...immediate, yes: true }, fakeFactory(ctx, undefined, { json: true }));
     expect(sent).toHaveLength(1);
     expect(bodyOf(sent[0]!)).toEqual({ expectedVersion: 4, mode: 'immediate' });
   });
@@ -265,7 +265,7 @@ describe('webhooks rotate --mode immediate: confirmation', () => {
   it('--mode overlap never asks for confirmation', async () => {
     const { ctx, sent } = session(true, [secretAnswer()]);
     const { prompter, calls } = fakePrompter({});
-    await runRotate('we_abc', { expectedVersion: '4', mode: 'overlap' }, g, ctx, prompter);
+    await runRotate('we_abc', { expectedVersion: '4', mode: 'overlap' }, fakeFactory(ctx, prompter, g));
     expect(calls).toEqual([]);
     expect(sent).toHaveLength(1);
   });
@@ -273,7 +273,7 @@ describe('webhooks rotate --mode immediate: confirmation', () => {
   it('no TTY and no secret destination: refused before the confirmation question (nothing to lose)', async () => {
     // stdout is a pipe and neither --secret-file nor --json: the secret could not be delivered.
     const { ctx, sent } = session(false);
-    const e = await failure(runRotate('we_abc', { ...immediate, yes: true }, g, ctx, undefined));
+    const e = await failure(runRotate('we_abc', { ...immediate, yes: true }, fakeFactory(ctx, undefined, g)));
     expect(e.exitCode).toBe(2);
     expect(e.message + ' ' + (e.hint ?? '')).toMatch(/--secret-file/);
     expect(sent).toHaveLength(0);
@@ -286,7 +286,7 @@ describe('webhooks reactivate: missing expected version', () => {
   it('TTY: asks for it and sends it', async () => {
     const { ctx, io, sent } = session(true, [mutationAnswer()]);
     const { prompter, calls } = fakePrompter({ expectedVersion: '4' });
-    await runReactivate('we_abc', {}, g, ctx, prompter);
+    await runReactivate('we_abc', {}, fakeFactory(ctx, prompter, g));
     expect(calls).toEqual(['expectedVersion']);
     expect(sent).toHaveLength(1);
     expect(sent[0]!.url).toBe(`${BASE}${PREFIX}/we_abc/reactivate`);
@@ -297,14 +297,14 @@ describe('webhooks reactivate: missing expected version', () => {
   it('TTY: given as a flag, nothing is asked', async () => {
     const { ctx, sent } = session(true, [mutationAnswer()]);
     const { prompter, calls } = fakePrompter({});
-    await runReactivate('we_abc', { expectedVersion: '4' }, g, ctx, prompter);
+    await runReactivate('we_abc', { expectedVersion: '4' }, fakeFactory(ctx, prompter, g));
     expect(calls).toEqual([]);
     expect(sent).toHaveLength(1);
   });
 
   it('no TTY: exit 2 naming --expected-version, nothing sent', async () => {
     const { ctx, sent } = session(false);
-    const e = await failure(runReactivate('we_abc', {}, g, ctx, undefined));
+    const e = await failure(runReactivate('we_abc', {}, fakeFactory(ctx, undefined, g)));
     expect(e.exitCode).toBe(2);
     expect(e.message).toContain('--expected-version');
     expect(sent).toHaveLength(0);
@@ -325,7 +325,7 @@ describe('auth login: the token', () => {
   it('TTY: read from the masked prompt and stored; never echoed on stdout or stderr', async () => {
     const { ctx, io } = session(true, [], { configDir: dir, env: {} });
     const { prompter, calls } = fakePrompter({ token: '  tok_from_prompt_ABCdef123  ' });
-    await runAuthLogin({}, g, ctx, prompter);
+    await runAuthLogin({}, fakeFactory(ctx, prompter, g));
     expect(calls).toEqual(['token']);
     expect(stored().profiles.default?.token).toBe('tok_from_prompt_ABCdef123');
     expect(io.out() + io.err()).not.toContain('tok_from_prompt_ABCdef123');
@@ -334,7 +334,7 @@ describe('auth login: the token', () => {
 
   it('no TTY and no --with-token: exit 2 pointing at --with-token, nothing stored', async () => {
     const { ctx } = session(false, [], { configDir: dir, env: {} });
-    const e = await failure(runAuthLogin({}, g, ctx, undefined));
+    const e = await failure(runAuthLogin({}, fakeFactory(ctx, undefined, g)));
     expect(e.exitCode).toBe(2);
     expect(`${e.message} ${e.hint ?? ''}`).toContain('--with-token');
     expect(() => readFileSync(join(dir, 'config.json'))).toThrow();
@@ -344,7 +344,7 @@ describe('auth login: the token', () => {
     const io = fakeIO({ stdin: true, stdout: true, stderr: true }, 'tok_from_stdin_xyz\n');
     const ctx = fakeContext({ io, configDir: dir, env: {} });
     const { prompter, calls } = fakePrompter({});
-    await runAuthLogin({ withToken: true }, g, ctx, prompter);
+    await runAuthLogin({ withToken: true }, fakeFactory(ctx, prompter, g));
     expect(calls).toEqual([]);
     expect(stored().profiles.default?.token).toBe('tok_from_stdin_xyz');
   });
@@ -352,7 +352,7 @@ describe('auth login: the token', () => {
   it('TTY: an empty answer is a usage error, nothing stored', async () => {
     const { ctx } = session(true, [], { configDir: dir, env: {} });
     const { prompter } = fakePrompter({ token: '   ' });
-    const e = await failure(runAuthLogin({}, g, ctx, prompter));
+    const e = await failure(runAuthLogin({}, fakeFactory(ctx, prompter, g)));
     expect(e.exitCode).toBe(2);
     expect(() => readFileSync(join(dir, 'config.json'))).toThrow();
   });
@@ -362,7 +362,7 @@ describe('auth token on a terminal: asks before printing the token', () => {
   it('confirmed: the token on stdout, the question naming where it comes from', async () => {
     const { ctx, io } = session(true);
     const { prompter, calls } = fakePrompter({ confirmShowToken: true });
-    await runAuthToken({}, g, ctx, prompter);
+    await runAuthToken({}, fakeFactory(ctx, prompter, g));
     expect(calls).toEqual(['confirmShowToken(CHATCTL_TOKEN)']);
     expect(io.out()).toBe(`${ENV.CHATCTL_TOKEN}\n`);
   });
@@ -370,7 +370,7 @@ describe('auth token on a terminal: asks before printing the token', () => {
   it('declined: nothing printed, exit 130', async () => {
     const { ctx, io } = session(true);
     const { prompter } = fakePrompter({ confirmShowToken: false });
-    const e = await failure(runAuthToken({}, g, ctx, prompter));
+    const e = await failure(runAuthToken({}, fakeFactory(ctx, prompter, g)));
     expect(e.exitCode).toBe(130);
     expect(io.out()).toBe('');
   });
@@ -378,14 +378,14 @@ describe('auth token on a terminal: asks before printing the token', () => {
   it('--yes: no question', async () => {
     const { ctx, io } = session(true);
     const { prompter, calls } = fakePrompter({});
-    await runAuthToken({ yes: true }, g, ctx, prompter);
+    await runAuthToken({ yes: true }, fakeFactory(ctx, prompter, g));
     expect(calls).toEqual([]);
     expect(io.out()).toBe(`${ENV.CHATCTL_TOKEN}\n`);
   });
 
   it('stdout not a terminal: no question', async () => {
     const { ctx, io } = session(false);
-    await runAuthToken({}, g, ctx, undefined);
+    await runAuthToken({}, fakeFactory(ctx, undefined, g));
     expect(io.out()).toBe(`${ENV.CHATCTL_TOKEN}\n`);
   });
 });

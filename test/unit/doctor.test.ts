@@ -12,7 +12,7 @@ import { readConfigChecked } from '../../src/config/files.js';
 import { globalFlags } from '../../src/app/invocation.js';
 import { resolveConnection, selectProfile } from '../../src/scope/resolve.js';
 import type { GlobalOptions } from '../../src/context.js';
-import { fakeContext, fakeIO, scriptedTransport, type Answer } from '../support/fakes.js';
+import { fakeContext, fakeFactory, fakeIO, scriptedTransport, type Answer } from '../support/fakes.js';
 
 const TOKEN = 'tok_doctor_c2VjcmV0LXRva2Vu';
 const NOW = Date.parse('2030-06-01T12:00:00.000Z');
@@ -320,7 +320,7 @@ describe('output', () => {
     const io = fakeIO();
     const ctx = fakeContext({ io, env: { ...ENV, CHATCTL_TOKEN: undefined as unknown as string }, configDir: join(tmp(), 'cfg'), transportImpl: scriptedTransport([{ status: 404 }]), now: () => NOW });
     const deps: DoctorDeps = { probes: probes(), uid: process.getuid!(), nodeVersion: '20.19.0' };
-    const err = await runDoctor({}, ctx, deps).then(
+    const err = await runDoctor(fakeFactory(ctx, undefined, {}), deps).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -337,7 +337,7 @@ describe('output', () => {
   it('--json: {"checks":[{"name","status","detail"}]}, the fix inside the detail', async () => {
     const io = fakeIO();
     const ctx = fakeContext({ io, env: ENV, configDir: join(tmp(), 'cfg'), transportImpl: scriptedTransport([{ status: 404, headers: { date: new Date(NOW).toUTCString() } }]), now: () => NOW });
-    await runDoctor({ json: true }, ctx, { probes: probes(), uid: process.getuid!(), nodeVersion: '20.19.0' });
+    await runDoctor(fakeFactory(ctx, undefined, { json: true }), { probes: probes(), uid: process.getuid!(), nodeVersion: '20.19.0' });
     const doc = JSON.parse(io.out());
     expect(Object.keys(doc)).toEqual(['checks']);
     for (const c of doc.checks) {

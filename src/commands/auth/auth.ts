@@ -2,16 +2,14 @@
 // read from stdin (--with-token) or a masked prompt, and stored in the
 // profile in effect (--profile, CHATCTL_PROFILE, the current profile, else
 // "default"), which the notice names with the reason.
-import type { Context, GlobalOptions } from '../../context.js';
+import type { Factory } from '../app.js';
 import { configError, localError, usageError } from '../../errors/cli-error.js';
-import { invocationOf } from '../../app/invocation.js';
 import { isHeaderSafe, noTokenError, selectProfile, storedTokenSource, SCOPE_INPUTS, type ProfileSource, type ScopeDescription, type SourcedValue, type ValueSource } from '../../scope/resolve.js';
 import { checkProfileName } from '../profile/profile.js';
 import { configStoreFor as store } from '../../config/store.js';
 import { KEYRING_STORAGE, profileMap, profileOf, type ConfigData } from '../../config/schema.js';
 import { sourceWords } from '../../credentials/token.js';
 import { escapeInline } from '../../output/sanitize.js';
-import type { Prompter } from '../../prompts/prompter.js';
 
 /** Why this profile: words for a notice. */
 export function profileReason(source: ProfileSource): string {
@@ -39,7 +37,10 @@ export interface LoginOptions {
  * config.json when asked (--insecure-storage) or when no keyring answers,
  * which is said on stderr. Never both: the copy that is not used is removed.
  */
-export async function runAuthLogin(opts: LoginOptions, g: GlobalOptions, ctx: Context, prompter: Prompter | undefined): Promise<void> {
+export async function runAuthLogin(opts: LoginOptions, f: Factory): Promise<void> {
+  const { ctx } = f;
+  const g = f.globals();
+  const prompter = await f.prompter();
   const s = store(ctx);
   // Checked before asking for the token; chosen again under the lock.
   const before = selectProfile({ profile: g.profile }, ctx.env, s.read());
@@ -109,7 +110,7 @@ export async function runAuthLogin(opts: LoginOptions, g: GlobalOptions, ctx: Co
       const r = await keyringCall('delete', name, limits);
       if (!r.ok) reason = r.reason;
     }
-    if (reason !== undefined) warn(ctx, `could not remove profile "${shown}"'s earlier entry from the system keyring (${escapeInline(reason)}); it is no longer used`);
+    if (reason !== undefined) warn(f, `could not remove profile "${shown}"'s earlier entry from the system keyring (${escapeInline(reason)}); it is no longer used`);
   }
   if (inKeyring) {
     ctx.io.notice(
@@ -118,19 +119,21 @@ export async function runAuthLogin(opts: LoginOptions, g: GlobalOptions, ctx: Co
   } else {
     ctx.io.notice(`token stored in profile "${shown}" (${profileReason(source)}) in ${s.path} (mode 0600)`);
     if (fallback !== undefined) {
-      warn(ctx, `no system keyring answered (${escapeInline(fallback)}): the token is stored in plain text in ${s.path}; use --insecure-storage to choose the file without trying the keyring`);
+      warn(f, `no system keyring answered (${escapeInline(fallback)}): the token is stored in plain text in ${s.path}; use --insecure-storage to choose the file without trying the keyring`);
     }
   }
   if (hasCommand) ctx.io.notice(`profile "${shown}" has a token command, which is used before the stored token; clear it with: chatctl profile set ${name} --token-command ''`);
 }
 
 /** Said even with --quiet (where a token is kept is not chatter); not with --json, whose stderr holds JSON only. */
-function warn(ctx: Context, text: string): void {
-  if (!ctx.invocation?.output.json) ctx.io.stderr.write(`chatctl: warning: ${text}\n`);
+function warn(f: Factory, text: string): void {
+  if (!f.invocation().output.json) f.ctx.io.stderr.write(`chatctl: warning: ${text}\n`);
 }
 
 /** Removes the token of the profile in effect: its file token and its keyring entry. */
-export async function runAuthLogout(g: GlobalOptions, ctx: Context): Promise<void> {
+export async function runAuthLogout(f: Factory): Promise<void> {
+  const { ctx } = f;
+  const g = f.globals();
   let had = false;
   let inKeyring = false;
   let name = '';
@@ -166,8 +169,11 @@ export async function runAuthLogout(g: GlobalOptions, ctx: Context): Promise<voi
  * terminal it asks first (unless --yes), since the token would stay on the
  * screen and in the scrollback.
  */
-export async function runAuthToken(opts: { yes?: boolean }, g: GlobalOptions, ctx: Context, prompter: Prompter | undefined): Promise<void> {
-  const inv = invocationOf(ctx);
+export async function runAuthToken(opts: { yes?: boolean }, f: Factory): Promise<void> {
+  const { ctx } = f;
+  const g = f.globals();
+  const prompter = await f.prompter();
+  const inv = f.invocation();
   const t = await inv.token();
   if (!t) throw noTokenError(inv.profile().name);
   if (ctx.io.stdout.isTTY && !opts.yes) {
@@ -238,8 +244,10 @@ const TOKEN_LINE = {
 
 const PROFILE_SOURCE_WORDS = { command: 'token command', keyring: 'system keyring', file: 'config.json (file)' } as const;
 
-export async function runAuthStatus(g: GlobalOptions, ctx: Context): Promise<void> {
-  const inv = invocationOf(ctx);
+export async function runAuthStatus(f: Factory): Promise<void> {
+  const { ctx } = f;
+  const g = f.globals();
+  const inv = f.invocation();
   const d = inv.describe();
   const data = inv.config();
   if (g.json) ctx.io.stdout.write(JSON.stringify(statusDocument(d, data)) + '\n');

@@ -1,10 +1,11 @@
 // chatctl completion bash|zsh|fish, and completion install
 import { Argument, Option, type Command } from 'commander';
-import { examples, oneOf, type App } from '../app.js';
+import { examples, oneOf, type Factory } from '../app.js';
 
 const SHELLS = ['bash', 'zsh', 'fish'];
 
-export function registerCompletion(cmd: Command, { ctx }: App): void {
+export function registerCompletion(cmd: Command, f: Factory): void {
+  const { ctx } = f;
   cmd
     .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(SHELLS).argParser(oneOf('shell', SHELLS)))
     .addHelpText(

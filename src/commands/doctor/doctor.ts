@@ -9,6 +9,7 @@
 // it: the config folder and file through config/files.ts's checks (told to
 // report, not tighten, loose permissions), the profile and scope through
 // scope/resolve.ts, and the proxy through the transport's proxyFor().
+import type { Factory } from '../app.js';
 import { lstatSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import type { Context, GlobalOptions } from '../../context.js';
@@ -469,7 +470,9 @@ function render(checks: readonly Check[], ctx: Context): string {
   return `${lines.join('\n')}\n\n${summary}\n`;
 }
 
-export async function runDoctor(g: GlobalOptions, ctx: Context, deps?: DoctorDeps): Promise<void> {
+export async function runDoctor(f: Factory, deps?: DoctorDeps): Promise<void> {
+  const { ctx } = f;
+  const g = f.globals();
   const { realProbes } = await import('./probes.js');
   const checks = await doctorChecks(g, ctx, deps ?? { probes: realProbes, uid: currentUid(), nodeVersion: process.versions.node });
   if (g.json) writeJson(ctx.io, { checks: checks.map(({ name, status, detail, fix }) => ({ name, status, detail: fix ? `${detail}; fix: ${fix}` : detail })) });

@@ -1,8 +1,8 @@
 // chatctl doctor: its help; the checks are in doctor.ts, loaded when it runs.
 import type { Command } from 'commander';
-import { examples, type App } from '../app.js';
+import { examples, type Factory } from '../app.js';
 
-export function registerDoctor(cmd: Command, { ctx, globals }: App): void {
+export function registerDoctor(cmd: Command, f: Factory): void {
   cmd
     .addHelpText(
       'after',
@@ -22,6 +22,6 @@ configuration, 4 authentication, 12 network.
     )
     .action(async () => {
       const { runDoctor } = await import('./doctor.js');
-      await runDoctor(globals(), ctx);
+      await runDoctor(f);
     });
 }

@@ -1,6 +1,6 @@
 // chatctl exit-codes: the table of exit codes (README, Exit codes), printed from the table in code.
 import type { Command } from 'commander';
-import { examples, type App } from '../app.js';
+import { examples, type Factory } from '../app.js';
 import { writeJson } from '../../output/io.js';
 import { EXIT_CODE_ROWS, EXIT_FOR_API_CODE } from '../../errors/exit-codes.js';
 
@@ -32,7 +32,8 @@ export function exitCodesJson(): { exitCodes: ExitCodeEntry[] } {
   };
 }
 
-export function registerExitCodes(cmd: Command, { ctx, globals }: App): void {
+export function registerExitCodes(cmd: Command, f: Factory): void {
+  const { ctx, globals } = f;
   cmd
     .addHelpText('after', examples('chatctl exit-codes', "chatctl exit-codes --json | jq '.exitCodes[] | select(.code == 7)'") + '\n' + exitCodesText())
     .action(() => (globals().json ? writeJson(ctx.io, exitCodesJson()) : ctx.io.stdout.write(exitCodesText())));

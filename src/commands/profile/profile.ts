@@ -1,6 +1,6 @@
 // chatctl profile list|show|set|use|remove. Tokens are never shown: only
 // whether one is stored.
-import type { Context, GlobalOptions } from '../../context.js';
+import type { Factory } from '../app.js';
 import { configStoreFor as store } from '../../config/store.js';
 import { nearest } from '../../input/suggest.js';
 import { KEYRING_STORAGE, PROFILE_FIELDS, PROFILE_NAME, profileMap, profileOf, type ConfigData, type Profile } from '../../config/schema.js';
@@ -33,7 +33,9 @@ export function publicProfile(name: string, p: Profile, current: boolean) {
   };
 }
 
-export async function runProfileList(g: GlobalOptions, ctx: Context): Promise<void> {
+export async function runProfileList(f: Factory): Promise<void> {
+  const { ctx } = f;
+  const g = f.globals();
   const data = store(ctx).read();
   const current = selectProfile({ profile: g.profile }, ctx.env, data).name;
   const rows = Object.entries(data.profiles ?? {})
@@ -56,7 +58,9 @@ export async function runProfileList(g: GlobalOptions, ctx: Context): Promise<vo
   ctx.io.stdout.write(tableText(table.toString(), ctx.io.stdout.isTTY) + '\n');
 }
 
-export async function runProfileShow(name: string | undefined, g: GlobalOptions, ctx: Context): Promise<void> {
+export async function runProfileShow(name: string | undefined, f: Factory): Promise<void> {
+  const { ctx } = f;
+  const g = f.globals();
   const data = store(ctx).read();
   const current = selectProfile({ profile: g.profile }, ctx.env, data).name;
   const target = name ?? current;
@@ -81,7 +85,9 @@ export interface ProfileSetOptions {
   tokenCommand?: string;
 }
 
-export async function runProfileSet(name: string, opts: ProfileSetOptions, g: GlobalOptions, ctx: Context): Promise<void> {
+export async function runProfileSet(name: string, opts: ProfileSetOptions, f: Factory): Promise<void> {
+  const { ctx } = f;
+  const g = f.globals();
   checkProfileName(name);
   // --base-url, --org, --app and --env are the global options: here they say what to store.
   const values: Partial<Record<(typeof PROFILE_FIELDS)[number], string | undefined>> = {
@@ -127,7 +133,8 @@ const missing = (name: string, hint: string) => configError(`profile "${escapeIn
 /** For a name that is not stored: the stored one it is nearest to (`sbz` → sbx), if any. */
 const storedNear = (data: ConfigData, name: string) => nearest(name, Object.keys(profileMap(data.profiles)));
 
-export async function runProfileUse(name: string, ctx: Context): Promise<void> {
+export async function runProfileUse(name: string, f: Factory): Promise<void> {
+  const { ctx } = f;
   await store(ctx).update((data) => {
     if (!profileOf(data, name)) {
       const near = storedNear(data, name);
@@ -139,7 +146,8 @@ export async function runProfileUse(name: string, ctx: Context): Promise<void> {
   ctx.io.notice(`now using profile "${name}"`);
 }
 
-export async function runProfileRemove(name: string, ctx: Context): Promise<void> {
+export async function runProfileRemove(name: string, f: Factory): Promise<void> {
+  const { ctx } = f;
   let inKeyring = false;
   let hadToken = false;
   let wasCurrent = false;

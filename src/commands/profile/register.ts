@@ -1,6 +1,6 @@
 // chatctl profile list|show|set|use|remove
 import type { Command } from 'commander';
-import { examples, type App } from '../app.js';
+import { examples, type Factory } from '../app.js';
 
 /**
  * The scope flags `profile set` stores. They are the program's global options
@@ -16,20 +16,20 @@ value such as --env '' clears the field):
   --env <key>       environmentKey
 `;
 
-export function registerProfile(profile: Command, { ctx, globals }: App): void {
+export function registerProfile(profile: Command, f: Factory): void {
   const run = () => import('./profile.js');
   profile.addHelpText('after', examples('chatctl profile set prod --base-url https://api.example.com --org org_1 --app app_1 --env production', 'chatctl profile use prod', 'chatctl profile list'));
   profile
     .command('list')
     .description('list profiles; * marks the one in use')
     .addHelpText('after', examples('chatctl profile list', 'chatctl profile list --json'))
-    .action(async () => (await run()).runProfileList(globals(), ctx));
+    .action(async () => (await run()).runProfileList(f));
   profile
     .command('show')
     .description('show a profile (the one in use by default); tokens are never shown')
     .argument('[name]', 'profile name')
     .addHelpText('after', examples('chatctl profile show', 'chatctl profile show prod --json'))
-    .action(async (name: string | undefined) => (await run()).runProfileShow(name, globals(), ctx));
+    .action(async (name: string | undefined) => (await run()).runProfileShow(name, f));
   profile
     .command('set')
     .description('create or update a profile from --base-url, --org, --app, --env, --origin, --csrf-token and --token-command (an empty value clears a field)')
@@ -48,17 +48,17 @@ export function registerProfile(profile: Command, { ctx, globals }: App): void {
           "chatctl profile set prod --token-command ''   # back to the stored token",
         ),
     )
-    .action(async (name: string, opts) => (await run()).runProfileSet(name, opts, globals(), ctx));
+    .action(async (name: string, opts) => (await run()).runProfileSet(name, opts, f));
   profile
     .command('use')
     .description('make a profile the one in use')
     .argument('<name>', 'profile name')
     .addHelpText('after', examples('chatctl profile use prod'))
-    .action(async (name: string) => (await run()).runProfileUse(name, ctx));
+    .action(async (name: string) => (await run()).runProfileUse(name, f));
   profile
     .command('remove')
     .description('remove a profile and its stored token')
     .argument('<name>', 'profile name')
     .addHelpText('after', examples('chatctl profile remove staging'))
-    .action(async (name: string) => (await run()).runProfileRemove(name, ctx));
+    .action(async (name: string) => (await run()).runProfileRemove(name, f));
 }

@@ -1,7 +1,6 @@
 // chatctl sandbox: wires the command line to run.ts beside it (the server itself is src/sandbox/).
 import type { Command } from 'commander';
-import type { Context, GlobalOptions } from '../../context.js';
-import { examples, type App } from '../app.js';
+import { examples, type Factory } from '../app.js';
 import { CliError, usageError } from '../../errors/cli-error.js';
 
 export interface SandboxFlags {
@@ -18,7 +17,9 @@ const wholeNumber = (raw: string, flag: string, max: number) => {
   return Number(raw);
 };
 
-export async function runSandbox(flags: SandboxFlags, g: GlobalOptions, ctx: Context): Promise<void> {
+export async function runSandbox(flags: SandboxFlags, f: Factory): Promise<void> {
+  const { ctx } = f;
+  const g = f.globals();
   const { runSandboxCommand } = await import('./run.js');
   const stopped = new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
   const code = await runSandboxCommand(
@@ -38,7 +39,7 @@ export async function runSandbox(flags: SandboxFlags, g: GlobalOptions, ctx: Con
   if (code !== 0) throw new CliError(code === 2 ? 'usage_error' : 'internal_error', 'the sandbox could not start', code === 2 ? 2 : 1, { reported: true });
 }
 
-export function registerSandbox(cmd: Command, { ctx, globals }: App): void {
+export function registerSandbox(cmd: Command, f: Factory): void {
   cmd
     .option('--host <host>', 'loopback address to listen on', '127.0.0.1')
     .option('--port <port>', 'port (0 picks a free one)', '0')
@@ -62,5 +63,5 @@ Other routes: GET /_sandbox/faults, /_sandbox/requests, /_sandbox/endpoints,
 POST /_sandbox/reset. All of it: docs/sandbox.md in the package.
 `,
     )
-    .action((opts: SandboxFlags) => runSandbox(opts, globals(), ctx));
+    .action((opts: SandboxFlags) => runSandbox(opts, f));
 }

@@ -2,7 +2,7 @@
 // The commit is recorded by the build (scripts/build.mjs asks git, when the
 // sources are a git checkout); a build from a copy without git has none.
 import type { Command } from 'commander';
-import { examples, type App } from '../app.js';
+import { examples, type Factory } from '../app.js';
 import { writeJson } from '../../output/io.js';
 
 declare const __CHATCTL_COMMIT__: string | null;
@@ -24,7 +24,8 @@ export function versionText(info: VersionInfo): string {
   return `${info.version}\ncommit ${info.commit ?? 'unknown'}, Node.js ${info.node}, ${info.platform}\n`;
 }
 
-export function registerVersion(cmd: Command, { ctx, globals }: App): void {
+export function registerVersion(cmd: Command, f: Factory): void {
+  const { ctx, globals } = f;
   cmd.addHelpText('after', examples('chatctl version', 'chatctl version --json', 'chatctl --version   # the version alone')).action(() => {
     const info = versionInfo(ctx.version);
     if (globals().json) writeJson(ctx.io, info);

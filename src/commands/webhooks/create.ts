@@ -1,13 +1,11 @@
 // chatctl webhooks create
-import type { Context, GlobalOptions } from '../../context.js';
+import type { Factory } from '../app.js';
 import { checkIdempotencyKey, parseCreate } from '../../input/parse.js';
 import { usageError } from '../../errors/cli-error.js';
 import { planSecret } from '../../secret/plan.js';
-import { webhooksClient } from '../../app/webhooks-client.js';
 import { checkSecretAnswer, deliverSecretResult } from './secret-result.js';
 import { namingTheKey } from './interrupted.js';
 import { endpointLabel } from '../../output/label.js';
-import type { Prompter } from '../../prompts/prompter.js';
 
 export interface CreateOptions {
   name?: string;
@@ -19,7 +17,10 @@ export interface CreateOptions {
   force?: boolean;
 }
 
-export async function runCreate(opts: CreateOptions, g: GlobalOptions, ctx: Context, prompter: Prompter | undefined): Promise<void> {
+export async function runCreate(opts: CreateOptions, f: Factory): Promise<void> {
+  const { ctx } = f;
+  const g = f.globals();
+  const prompter = await f.prompter();
   const name = opts.name ?? (await prompter?.name()) ?? missing('--name');
   const url = opts.url ?? (await prompter?.url()) ?? missing('--url');
   const events = opts.event?.length ? opts.event : ((await prompter?.events()) ?? missing('--event'));
@@ -36,7 +37,7 @@ export async function runCreate(opts: CreateOptions, g: GlobalOptions, ctx: Cont
     cwd: ctx.cwd,
     env: ctx.env,
   });
-  const client = await webhooksClient(ctx);
+  const client = await f.client();
   const answer = await namingTheKey(client.create(body, idempotencyKey), {});
   const res = checkSecretAnswer(ctx, answer, { idempotencyKey });
   await deliverSecretResult(ctx, g, plan, res, `Created webhook endpoint ${endpointLabel(res.data.endpoint)}.`, { idempotencyKey });

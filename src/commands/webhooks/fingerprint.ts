@@ -1,9 +1,9 @@
 // chatctl webhooks fingerprint [FILE|-]: the fingerprint of a secret held
 // elsewhere (a receiver's copy, a CI variable), to compare with the one create
 // and rotate print, without showing the secret (docs/secrets.md).
+import type { Factory } from '../app.js';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Context, GlobalOptions } from '../../context.js';
 import { usageError } from '../../errors/cli-error.js';
 import { writeJson } from '../../output/io.js';
 import { fingerprint } from '../../secret/fingerprint.js';
@@ -11,7 +11,9 @@ import { fingerprint } from '../../secret/fingerprint.js';
 /** Far beyond any signing secret; a bigger input is the wrong file. */
 const MAX_BYTES = 64 * 1024;
 
-export async function runFingerprint(file: string | undefined, g: GlobalOptions, ctx: Context): Promise<void> {
+export async function runFingerprint(file: string | undefined, f: Factory): Promise<void> {
+  const { ctx } = f;
+  const g = f.globals();
   let text: string;
   if (file === undefined || file === '-') {
     if (file === undefined && ctx.io.stdin.isTTY) {

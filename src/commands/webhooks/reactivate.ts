@@ -1,22 +1,23 @@
 // chatctl webhooks reactivate ENDPOINT_ID (no Idempotency-Key: the spec declares none)
-import type { Context, GlobalOptions } from '../../context.js';
+import type { Factory } from '../app.js';
 import { checkEndpointId, parseExpectedVersionBody } from '../../input/parse.js';
-import { webhooksClient } from '../../app/webhooks-client.js';
 import { endpointLabel } from '../../output/label.js';
 import { writeJson } from '../../output/io.js';
 import { missing } from './create.js';
-import type { Prompter } from '../../prompts/prompter.js';
 import { withRerun } from '../../errors/explain.js';
 
 export interface ReactivateOptions {
   expectedVersion?: string;
 }
 
-export async function runReactivate(endpointId: string, opts: ReactivateOptions, g: GlobalOptions, ctx: Context, prompter: Prompter | undefined): Promise<void> {
+export async function runReactivate(endpointId: string, opts: ReactivateOptions, f: Factory): Promise<void> {
+  const { ctx } = f;
+  const g = f.globals();
+  const prompter = await f.prompter();
   const id = checkEndpointId(endpointId);
   const expectedVersion = opts.expectedVersion ?? (await prompter?.expectedVersion()) ?? missing('--expected-version');
   const body = parseExpectedVersionBody({ expectedVersion });
-  const res = await (await webhooksClient(ctx)).reactivate(id, body).catch((err: unknown) => {
+  const res = await (await f.client()).reactivate(id, body).catch((err: unknown) => {
     // On a version conflict, the report gives the command to re-run (errors/explain.ts).
     throw withRerun(err, { words: ['webhooks', 'reactivate', id], expectedVersion: body.expectedVersion, flags: g.profile ? [['--profile', g.profile]] : [], now: ctx.now() });
   });

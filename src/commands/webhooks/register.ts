@@ -2,7 +2,7 @@
 // Each action loads its command module when it runs.
 import { Option, type Command } from 'commander';
 import { EVENT_TYPES } from '../../api/spec.js';
-import { collect, examples, oneOf, type App } from '../app.js';
+import { collect, examples, oneOf, type Factory } from '../app.js';
 import { usageError } from '../../errors/cli-error.js';
 
 const SECRET_TO_HELP =
@@ -14,8 +14,7 @@ sending (exit 2). If a destination fails after the change was applied, the
 secret is kept under <config folder>/recovered/ and the exit code is 13.
 `;
 
-export function registerWebhooks(webhooks: Command, app: App): void {
-  const { ctx, globals, prompter } = app;
+export function registerWebhooks(webhooks: Command, f: Factory): void {
   webhooks.addHelpText(
     'after',
     examples(
@@ -46,7 +45,7 @@ export function registerWebhooks(webhooks: Command, app: App): void {
     )
     .action(async (opts) => {
       const { runCreate } = await import('./create.js');
-      await runCreate(opts, globals(), ctx, await prompter());
+      await runCreate(opts, f);
     });
 
   webhooks
@@ -82,7 +81,7 @@ export function registerWebhooks(webhooks: Command, app: App): void {
       if (opts.from !== undefined) {
         if (endpointId !== undefined) throw usageError('give ENDPOINT_ID or --from FILE, not both');
         const { runRotateFrom } = await import('./rotate-from/command.js');
-        await runRotateFrom(opts, globals(), ctx, await prompter());
+        await runRotateFrom(opts, f);
         return;
       }
       if (endpointId === undefined) throw usageError('missing ENDPOINT_ID', 'give the endpoint to rotate, or --from FILE to rotate many');
@@ -92,7 +91,7 @@ export function registerWebhooks(webhooks: Command, app: App): void {
       ] as const)
         if (value !== undefined) throw usageError(`${flag} goes with --from`);
       const { runRotate } = await import('./rotate.js');
-      await runRotate(endpointId, opts, globals(), ctx, await prompter());
+      await runRotate(endpointId, opts, f);
     });
 
   webhooks
@@ -103,7 +102,7 @@ export function registerWebhooks(webhooks: Command, app: App): void {
     .addHelpText('after', examples('chatctl webhooks reactivate we_123 --expected-version 4', 'chatctl webhooks reactivate we_123 --expected-version 4 --json'))
     .action(async (endpointId: string, opts) => {
       const { runReactivate } = await import('./reactivate.js');
-      await runReactivate(endpointId, opts, globals(), ctx, await prompter());
+      await runReactivate(endpointId, opts, f);
     });
 
   webhooks
@@ -117,7 +116,7 @@ export function registerWebhooks(webhooks: Command, app: App): void {
     )
     .action(async (file: string | undefined) => {
       const { runFingerprint } = await import('./fingerprint.js');
-      await runFingerprint(file, globals(), ctx);
+      await runFingerprint(file, f);
     });
 
   webhooks
@@ -137,7 +136,7 @@ export function registerWebhooks(webhooks: Command, app: App): void {
     )
     .action(async (bodyFile: string | undefined, opts) => {
       const { runSign } = await import('./signed-deliveries.js');
-      await runSign(bodyFile, opts, globals(), ctx);
+      await runSign(bodyFile, opts, f);
     });
 
   webhooks
@@ -165,7 +164,7 @@ secret or flag. The secret is never printed.
     )
     .action(async (bodyFile: string | undefined, opts) => {
       const { runVerify } = await import('./signed-deliveries.js');
-      await runVerify(bodyFile, opts, globals(), ctx);
+      await runVerify(bodyFile, opts, f);
     });
 
   webhooks
@@ -187,7 +186,7 @@ See docs/signing.md for rehearsing a rotation against your own receiver.
     )
     .action(async (endpointId: string, opts) => {
       const { runTrigger } = await import('./signed-deliveries.js');
-      await runTrigger(endpointId, opts, globals(), ctx);
+      await runTrigger(endpointId, opts, f);
     });
 }
 

@@ -1,15 +1,13 @@
 // chatctl webhooks rotate ENDPOINT_ID
-import type { Context, GlobalOptions } from '../../context.js';
+import type { Factory } from '../app.js';
 import { checkEndpointId, checkIdempotencyKey, parseRotate } from '../../input/parse.js';
 import { usageError, localError } from '../../errors/cli-error.js';
 import { planSecret } from '../../secret/plan.js';
-import { webhooksClient } from '../../app/webhooks-client.js';
 import { checkSecretAnswer, deliverSecretResult } from './secret-result.js';
 import { namingTheKey } from './interrupted.js';
 import { endpointLabel } from '../../output/label.js';
 import { escapeInline } from '../../output/sanitize.js';
 import { missing } from './create.js';
-import type { Prompter } from '../../prompts/prompter.js';
 import { withRerun } from '../../errors/explain.js';
 
 export interface RotateOptions {
@@ -22,7 +20,10 @@ export interface RotateOptions {
   yes?: boolean;
 }
 
-export async function runRotate(endpointId: string, opts: RotateOptions, g: GlobalOptions, ctx: Context, prompter: Prompter | undefined): Promise<void> {
+export async function runRotate(endpointId: string, opts: RotateOptions, f: Factory): Promise<void> {
+  const { ctx } = f;
+  const g = f.globals();
+  const prompter = await f.prompter();
   const id = checkEndpointId(endpointId);
   const expectedVersion = opts.expectedVersion ?? (await prompter?.expectedVersion()) ?? missing('--expected-version');
   const mode = opts.mode ?? (await prompter?.mode()) ?? missing('--mode');
@@ -52,7 +53,7 @@ export async function runRotate(endpointId: string, opts: RotateOptions, g: Glob
       throw localError('interrupted', message, { reported: !g.json });
     }
   }
-  const client = await webhooksClient(ctx);
+  const client = await f.client();
   const answer = await namingTheKey(
     client.rotate(id, body, idempotencyKey).catch((err: unknown) => {
       // On a conflict, the report gives the command to re-run (errors/explain.ts).

@@ -1,9 +1,10 @@
 // chatctl webhooks sign | verify: produce and check the Standard Webhooks
 // headers of a delivery body with a secret held in a file. The secret is
 // registered with the redactor at once and never printed.
+import type { Factory } from '../app.js';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Context, GlobalOptions } from '../../context.js';
+import type { Context } from '../../context.js';
 import { localError, usageError } from '../../errors/cli-error.js';
 import { writeJson } from '../../output/io.js';
 import { escapeInline } from '../../output/sanitize.js';
@@ -25,7 +26,9 @@ export interface VerifyFlags {
   tolerance?: string;
 }
 
-export async function runSign(bodyFile: string | undefined, flags: SignFlags, g: GlobalOptions, ctx: Context): Promise<void> {
+export async function runSign(bodyFile: string | undefined, flags: SignFlags, f: Factory): Promise<void> {
+  const { ctx } = f;
+  const g = f.globals();
   const key = await readKey(flags.secretFile, bodyFile, ctx, 'sign');
   if (flags.id !== undefined) {
     const problem = checkWebhookId(flags.id);
@@ -49,7 +52,9 @@ export async function runSign(bodyFile: string | undefined, flags: SignFlags, g:
     );
 }
 
-export async function runVerify(bodyFile: string | undefined, flags: VerifyFlags, g: GlobalOptions, ctx: Context): Promise<void> {
+export async function runVerify(bodyFile: string | undefined, flags: VerifyFlags, f: Factory): Promise<void> {
+  const { ctx } = f;
+  const g = f.globals();
   const key = await readKey(flags.secretFile, bodyFile, ctx, 'verify');
   let tolerance = DEFAULT_TOLERANCE_SECONDS;
   if (flags.tolerance !== undefined) {

@@ -2,11 +2,10 @@
 // one signed event to the endpoint's destination and reports what the
 // receiver answered. Against a base URL that is not a chatctl sandbox it
 // stops (exit 2) after one credential-free check.
-import type { Context, GlobalOptions } from '../../context.js';
+import type { Factory } from '../app.js';
 import { EVENT_TYPES } from '../../api/spec.js';
 import { requireSandbox, sandboxDeliver, type Delivery } from '../../api/sandbox-client.js';
 import { clientConfig } from '../../app/webhooks-client.js';
-import { invocationOf } from '../../app/invocation.js';
 import { localError, usageError } from '../../errors/cli-error.js';
 import { didYouMean } from '../../input/suggest.js';
 import { writeJson } from '../../output/io.js';
@@ -16,7 +15,9 @@ export interface TriggerFlags {
   event?: string;
 }
 
-export async function runTrigger(endpointId: string, flags: TriggerFlags, g: GlobalOptions, ctx: Context): Promise<void> {
+export async function runTrigger(endpointId: string, flags: TriggerFlags, f: Factory): Promise<void> {
+  const { ctx } = f;
+  const g = f.globals();
   if (endpointId.trim() === '') throw usageError('ENDPOINT_ID is empty');
   const eventType = flags.event?.trim();
   if (eventType === undefined || eventType === '') throw usageError('--event is required', 'the event type to deliver, one the endpoint subscribes to, e.g. --event chat.message.created.v1');
@@ -25,9 +26,9 @@ export async function runTrigger(endpointId: string, flags: TriggerFlags, g: Glo
       `invalid --event "${escapeInline(eventType)}": not one of the ${EVENT_TYPES.length} event types`,
       didYouMean(eventType, EVENT_TYPES) ?? 'the event types are listed in: chatctl webhooks create --help',
     );
-  const cfg = await clientConfig(ctx);
+  const cfg = await clientConfig(ctx, f.invocation());
   // A dry run sends nothing, not even the check: it shows the delivery request.
-  if (!invocationOf(ctx).dryRun) await requireSandbox(cfg);
+  if (!f.invocation().dryRun) await requireSandbox(cfg);
   const envelope = await sandboxDeliver(cfg, endpointId, { eventType });
   const d = envelope.data.delivery;
   if (g.json) writeJson(ctx.io, envelope);

@@ -4,18 +4,15 @@
 // line checked (and each item's destinations) → confirmation of immediate
 // rotations → the run (runner.ts) → summary → exit code.
 // A bundle of its own (dist/lazy/bulk.cjs): single-endpoint runs never load it.
+import type { Factory } from '../../app.js';
 import { setMaxListeners } from 'node:events';
 import { resolve } from 'node:path';
 import type { RotationMode } from '../../../api/spec.js';
-import { webhooksClient } from '../../../app/webhooks-client.js';
 import { deliveryCutShort, type InDelivery } from '../../../secret/custody.js';
-import { invocationOf } from '../../../app/invocation.js';
-import type { Context, GlobalOptions } from '../../../context.js';
 import { CliError, usageError, localError } from '../../../errors/cli-error.js';
 import { EXIT } from '../../../errors/exit-codes.js';
 import { reportError } from '../../../errors/report.js';
 import { escapeInline, shellQuote } from '../../../output/sanitize.js';
-import type { Prompter } from '../../../prompts/prompter.js';
 import { JournalWriter, NO_JOURNAL, loadJournal, lockJournal, actFor, sameScope, type JournalScope, type LoadedJournal } from './journal.js';
 import { bufferSource, checkManifest, fileSource, manifestItems, type ManifestSource } from './manifest.js';
 import { humanOutput, jsonOutput } from './output.js';
@@ -46,7 +43,10 @@ export function parseConcurrency(raw: string | undefined): number {
 
 const scopeLabel = (s: JournalScope) => `${s.baseUrl} (${s.organizationId}/${s.applicationId}/${s.environmentKey})`;
 
-export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Context, prompter: Prompter | undefined): Promise<void> {
+export async function runRotateFrom(opts: FromOptions, f: Factory): Promise<void> {
+  const { ctx } = f;
+  const g = f.globals();
+  const prompter = await f.prompter();
   // ---- flags
   if (opts.expectedVersion !== undefined) throw usageError('--expected-version cannot be used with --from', 'each manifest line gives its own "expectedVersion"');
   if (opts.idempotencyKey !== undefined) throw usageError('--idempotency-key cannot be used with --from', 'each item gets its own key; --journal keeps them, so a re-run reuses them');
@@ -56,7 +56,7 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
   const json = Boolean(g.json);
 
   // ---- scope and token (exit 3 before anything is read or sent)
-  const inv = invocationOf(ctx);
+  const inv = f.invocation();
   const conn = inv.connection();
   if (!inv.dryRun) await inv.requireToken();
   const scope: JournalScope = { baseUrl: conn.baseUrl, ...conn.scope };
@@ -150,7 +150,7 @@ export async function runRotateFrom(opts: FromOptions, g: GlobalOptions, ctx: Co
     // Every request in flight listens on it: Node would warn past 10.
     const inFlight = new AbortController().signal;
     setMaxListeners(0, inFlight);
-    const client = await webhooksClient(ctx, {
+    const client = await f.client({
       requestSignal: inFlight,
       agent,
       announce: false,
