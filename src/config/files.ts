@@ -8,7 +8,7 @@
 // Read, not write, permission for group or others is only tightened, with
 // a warning (the file holds tokens).
 import { shellWord } from '../output/sanitize.js';
-import { readToEnd } from '../secret/readback.js';
+import { readToEnd } from '../fs/read.js';
 import { chmodSync, closeSync, constants, fstatSync, lstatSync, openSync, statSync, type Stats } from 'node:fs';
 import { configError } from '../errors/cli-error.js';
 import { kindOf } from '../fs/atomic.js';

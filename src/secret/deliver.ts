@@ -9,7 +9,7 @@ import { makeFolders } from '../config/make-folders.js';
 import { kindOf, syncPath, writeFileAtomic } from '../fs/atomic.js';
 import { randomBytes } from '../random.js';
 import { dotenvProblem, setDotenvValue } from './dotenv.js';
-import { readRegularFile } from './readback.js';
+import { readRegularFile } from '../fs/read.js';
 import { envFileProblem } from './sinks.js';
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;

@@ -3,43 +3,10 @@
 // holds it counts as delivered), and when no copy is left; a kept copy is
 // read the same way. A destination may have become anything since it was
 // written (a link, a FIFO that would block forever, a huge file).
-import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
+import { readRegularFile } from '../fs/read.js';
 import { dotenvValuesOf } from './dotenv.js';
 import { fingerprint } from './fingerprint.js';
 import type { Sink } from './sinks.js';
-
-const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
-const NONBLOCK = constants.O_NONBLOCK ?? 0;
-
-/** The most of a destination read back: a secret file is a few dozen bytes, a dotenv file a few KiB. */
-const MAX_READ_BACK_BYTES = 1024 * 1024;
-
-/**
- * The bytes of the regular file at `path`, or undefined when it is absent,
- * unreadable, larger than `max` or anything but a regular file. Never
- * follows a link, and never blocks on what took the file's place: lstat
- * first, an open with O_NOFOLLOW | O_NONBLOCK (a FIFO opens at once and is
- * not read), then fstat to be sure it is the file looked at.
- */
-export function readRegularFile(path: string, max = MAX_READ_BACK_BYTES): Buffer | undefined {
-  try {
-    const seen = lstatSync(path);
-    if (!seen.isFile() || seen.size > max) return undefined;
-    const fd = openSync(path, constants.O_RDONLY | NOFOLLOW | NONBLOCK);
-    try {
-      const st = fstatSync(fd);
-      if (!st.isFile() || st.ino !== seen.ino || st.dev !== seen.dev) return undefined;
-      const buf = Buffer.alloc(max + 1);
-      let got = 0;
-      for (let n; got < buf.length && (n = readSync(fd, buf, got, buf.length - got, null)) > 0; ) got += n;
-      return got > max ? undefined : buf.subarray(0, got);
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * Whether a destination already holds the secret with fingerprint `fp`, read
@@ -51,26 +18,14 @@ export function readRegularFile(path: string, max = MAX_READ_BACK_BYTES): Buffer
  */
 export function sinkHolds(sink: Sink, fp: string): boolean {
   if (sink.kind === 'file') {
-    const bytes = readRegularFile(sink.path, MAX_READ_BACK_BYTES);
+    const bytes = readRegularFile(sink.path);
     return bytes !== undefined && fingerprint(bytes) === fp;
   }
   if (sink.kind === 'env-file') {
-    const bytes = readRegularFile(sink.path, MAX_READ_BACK_BYTES);
+    const bytes = readRegularFile(sink.path);
     if (bytes === undefined) return false;
     const values = dotenvValuesOf(bytes, sink.name);
     return values.length > 0 && values.every((v) => fingerprint(v) === fp);
   }
   return false;
-}
-
-/** Up to `size` bytes of an open file, from its start (fewer if it shrank meanwhile). */
-export function readToEnd(fd: number, size: number): Buffer {
-  const buf = Buffer.alloc(size);
-  let got = 0;
-  while (got < buf.length) {
-    const n = readSync(fd, buf, got, buf.length - got, got);
-    if (n === 0) break;
-    got += n;
-  }
-  return buf.subarray(0, got);
 }

@@ -9,7 +9,7 @@ import { deliverInCustody, deliveryCutShort, keepOddAnswer, secretWithheld, type
 import { CREDENTIAL_IN_SECRET, deliverAll, describeFailure, writeConfirmed, type Delivered } from '../../secret/deliver-all.js';
 import { fingerprint } from '../../secret/fingerprint.js';
 import { keptCopyPath } from '../../secret/deliver.js';
-import { readRegularFile } from '../../secret/readback.js';
+import { readRegularFile } from '../../fs/read.js';
 import type { SecretPlan } from '../../secret/plan.js';
 import type { OutStream } from '../../output/io.js';
 import type { Palette } from '../../output/colors.js';

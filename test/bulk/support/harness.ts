@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createWebhooksClient } from '../../../src/api/client.js';
 import { keptCopyPath } from '../../../src/secret/deliver.js';
-import { readRegularFile } from '../../../src/secret/readback.js';
+import { readRegularFile } from '../../../src/fs/read.js';
 import type { Transport } from '../../../src/http/transport.js';
 import { foldRecord, type JournalRecord, type Prior } from '../../../src/commands/webhooks/rotate-from/journal.js';
 import type { ManifestItem } from '../../../src/commands/webhooks/rotate-from/manifest.js';
