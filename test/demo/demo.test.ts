@@ -62,7 +62,8 @@ describe.concurrent('npm run demo', () => {
 
     // The create step shows its --json command, and right under it that command's real stdout.
     const createAt = lines.findIndex((l) => l.startsWith('$ chatctl webhooks create ') && l.endsWith(' --json'));
-    expect(createAt).toBeGreaterThan(0);
+    // After the sandbox, scope and receiver lines, a blank line and the step's title.
+    expect(createAt).toBe(5);
     const envelope = JSON.parse(lines[createAt + 1]!);
     expect(Object.keys(envelope)).toEqual(['data', 'meta']);
     const id = envelope.data.endpoint.id as string;

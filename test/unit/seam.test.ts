@@ -141,7 +141,7 @@ describe('the seam', () => {
       expect(rotate.taken()).toBe(0);
       const fp = world(SECRET);
       expect(await execute(['webhooks', 'fingerprint', '-'], { env, cwd: ws.cwd, io: fp.io })).toBe(0);
-      expect(fp.taken()).toBeGreaterThan(0);
+      expect(fp.taken()).toBe(1);
     });
 
     test("an aborted ctx.signal ends the run with the signal's exit code", async () => {
