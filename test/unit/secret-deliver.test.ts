@@ -219,8 +219,11 @@ describe('deliverAll', () => {
   it('an abort (Ctrl-C) stops a running command and skips the rest', async () => {
     const controller = new AbortController();
     const d = deps({ signal: controller.signal });
-    setTimeout(() => controller.abort(), 200);
-    const outcome = await deliverAll(sinks('exec:sleep 30', 'file:c.whsec'), { endpointId: 'we_1', secret: SECRET }, d);
+    const started = join(dir, 'started');
+    const delivering = deliverAll(sinks(`exec:cat >/dev/null; touch ${started}; sleep 30`, 'file:c.whsec'), { endpointId: 'we_1', secret: SECRET }, d);
+    await waitFor(() => existsSync(started), 10_000, 'the command to run');
+    controller.abort();
+    const outcome = await delivering;
     expect(outcome.delivered).toEqual([]);
     expect(outcome.failures.map((f) => f.reason)).toEqual(['was stopped: chatctl was interrupted', 'not attempted: chatctl was interrupted']);
     expect(existsSync(join(dir, 'c.whsec'))).toBe(false);
