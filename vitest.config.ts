@@ -1,38 +1,48 @@
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { readFileSync } from 'node:fs';
+import { relative } from 'node:path';
 
 const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string };
 
 /**
  * The files that take longest (npm installs from a fresh copy, the 300-item
  * fleet, TLS and proxy processes, terminals, shells) start first, so that
- * none of them is left running alone at the end. vitest's own order (by the
- * last run's times, or by file size on a fresh clone) follows.
+ * none of them is left running alone at the end. No list of them is kept:
+ * - after a run, vitest's own results cache (under node_modules/.vite) has
+ *   each file's duration, and the longest starts first;
+ * - a file it has no duration for (a fresh clone, a new file) is weighed by
+ *   its code: the places it starts a process (a child, a shell, npm, a
+ *   terminal) times its size. Such files start before those with a
+ *   duration, heaviest first, as vitest runs unknown files first.
  */
-const LONGEST_FIRST = [
-  'test/readme/readme.test.ts',
-  'test/e2e/fleet.test.ts',
-  'test/faults/proxy-tls.test.ts',
-  'test/terminal/pty.test.ts',
-  'test/e2e/secret-sinks.test.ts',
-  'test/faults/signals-pipes.test.ts',
-  'test/faults/compile-cache.test.ts',
-  'test/demo/demo.test.ts',
-  'test/completion/install.test.ts',
-  'test/completion/shells.test.ts',
-];
+const STARTS_A_PROCESS = /\b(?:spawn|spawnSync|spawnCli|execa|execFile|execFileSync|execSync|fork)\s*\(|\bspawn: true\b/g;
+
+function processWeight(source: string): number {
+  return (1 + (source.match(STARTS_A_PROCESS) ?? []).length) * source.length;
+}
 
 class LongestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const rank = (f: TestSpecification) => {
-      const i = LONGEST_FIRST.findIndex((name) => f.moduleId.endsWith(`/${name}`));
-      return i < 0 ? LONGEST_FIRST.length : i;
+    const root = this.ctx.config.root;
+    const duration = (f: TestSpecification) => this.ctx.cache.getFileTestResults(`${f.project.name}:${relative(root, f.moduleId)}`)?.duration;
+    const weighed = new Map<TestSpecification, number>();
+    const weight = (f: TestSpecification) => {
+      let w = weighed.get(f);
+      if (w === undefined) weighed.set(f, (w = processWeight(readFileSync(f.moduleId, 'utf8'))));
+      return w;
     };
-    return (await super.sort(files))
-      .map((f, at) => ({ f, at }))
-      .sort((a, b) => rank(a.f) - rank(b.f) || a.at - b.at)
-      .map(({ f }) => f);
+    const known = (await super.sort(files)).map((f) => ({ f, ms: duration(f) }));
+    return [
+      ...known
+        .filter((k) => k.ms === undefined)
+        .map(({ f }) => f)
+        .sort((a, b) => weight(b) - weight(a)),
+      ...known
+        .filter((k): k is { f: TestSpecification; ms: number } => k.ms !== undefined)
+        .sort((a, b) => b.ms - a.ms)
+        .map(({ f }) => f),
+    ];
   }
 }
 

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { ROOT } from '../support/fixtures.js';
+import { waitFor } from '../support/run.js';
 
 const temps: string[] = [];
 afterAll(() => {
@@ -46,8 +47,8 @@ function marked(mark: string): string[] {
 }
 
 async function settled(expect: ExpectStatic, mark: string, tmp: string) {
-  // Give exiting processes a moment to be reaped.
-  for (let i = 0; i < 50 && (marked(mark).length || readdirSync(tmp).length); i++) await new Promise((r) => setTimeout(r, 100));
+  // Exiting processes may take a moment to be reaped.
+  await waitFor(() => marked(mark).length === 0 && readdirSync(tmp).length === 0, 5_000, 'no marked process and no file in TMPDIR').catch(() => undefined);
   expect(marked(mark)).toEqual([]);
   expect(readdirSync(tmp)).toEqual([]);
 }
@@ -61,7 +62,8 @@ describe.concurrent('npm run demo', () => {
 
     // The create step shows its --json command, and right under it that command's real stdout.
     const createAt = lines.findIndex((l) => l.startsWith('$ chatctl webhooks create ') && l.endsWith(' --json'));
-    expect(createAt).toBeGreaterThan(0);
+    // After the sandbox, scope and receiver lines, a blank line and the step's title.
+    expect(createAt).toBe(5);
     const envelope = JSON.parse(lines[createAt + 1]!);
     expect(Object.keys(envelope)).toEqual(['data', 'meta']);
     const id = envelope.data.endpoint.id as string;
@@ -140,6 +142,10 @@ describe.concurrent('npm run demo', () => {
     await settled(expect, mark, tmp);
   });
 
+  // The signal lands at the demo's first chatctl run: the demo prints the
+  // command line and starts the run in one step, so the run (and the
+  // sandbox, the receiver and the temporary folder) is there when the signal
+  // is handled, and the demo has cost no more than it must to get there.
   it.for([
     ['SIGINT', 130],
     ['SIGTERM', 143],
@@ -152,7 +158,7 @@ describe.concurrent('npm run demo', () => {
     await new Promise<void>((resolve) =>
       child.stdout.on('data', (chunk: Buffer) => {
         out += chunk.toString();
-        if (out.includes('$ chatctl webhooks rotate')) resolve();
+        if (out.includes('$ chatctl webhooks create ')) resolve();
       }),
     );
     child.kill(signal);

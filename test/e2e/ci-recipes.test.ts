@@ -86,7 +86,7 @@ async function newEndpoint(n: number): Promise<string> {
 
 async function endpoint(id: string) {
   const found = (await control(sandbox.info).endpoints()).find((e) => e.id === id);
-  expect(found).toBeDefined();
+  expect(found?.id, `the sandbox has endpoint ${id}`).toBe(id);
   return found!;
 }
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { BIN, NODE, REACTIVATE, ROTATE, errorBody, mutationBody, rotatePath, secretBody } from '../support/fixtures.js';
 import { parseStdoutJson } from '../support/json.js';
-import { buildEnv, cleanupTempDirs, runCli, tempDir, workspace, type Workspace, type RunOptions } from '../support/run.js';
+import { buildEnv, cleanupTempDirs, runCli, tempDir, waitFor, workspace, type Workspace, type RunOptions } from '../support/run.js';
 import { execa } from 'execa';
 import { type RecordingServer, startServer } from '../support/server.js';
 
@@ -145,8 +145,7 @@ describe('a token command (credential helper)', () => {
         return 'gone';
       }
     };
-    for (let i = 0; i < 20 && !['gone', 'Z'].includes(state()); i++) await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(['gone', 'Z']).toContain(state());
+    await waitFor(() => ['gone', 'Z'].includes(state()), 5_000, 'the sleep to end with its shell');
   });
 
   test('the 10 s limit is the default', async () => {

@@ -254,7 +254,7 @@ describe('rotate --from: a fleet, killed half-way and resumed from its journal',
 
     const second = await chatctl(args, { cwd });
     const resumed = parseLines(second.stdout);
-    expect(resumed.summary, second.stderr).toBeDefined();
+    expect(Object.keys(resumed.summary ?? {}), second.stderr).toEqual(['ok', 'failed', 'skipped']);
     const { ok, failed, skipped } = resumed.summary!;
     expect(ok + failed + skipped).toBe(100);
     expect(resumed.items).toHaveLength(100);
@@ -614,6 +614,7 @@ describe('rotate --from: exit codes', () => {
       expect(r.exitCode).toBe(130);
       const { items, summary } = parseLines(r.stdout);
       expect(summary!.notStarted).toBeGreaterThan(0);
+      expect(summary!.notStarted).toBe(ids.length - summary!.ok - summary!.failed - summary!.skipped);
       expect(summary!.ok).toBe(items.length);
       expect(JSON.parse(r.stderr)).toMatchObject({ error: { code: 'interrupted' }, exitCode: 130 });
       // Every item it finished is delivered; nothing is half done.

@@ -10,11 +10,12 @@ import { once } from 'node:events';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { BIN, NODE, SECRET, TOKEN, scopeEnv, secretBody } from '../support/fixtures.js';
-import { buildEnv, cleanupTempDirs, fileMode as mode, runCli, workspace, type RunResult, type Workspace } from '../support/run.js';
+import { buildEnv, cleanupTempDirs, fileMode as mode, runCli, waitFor, workspace, type RunResult, type Workspace } from '../support/run.js';
 import { parseErrorLine } from '../support/json.js';
 
 /** What the next request is answered with: status, headers and the raw body bytes. */
@@ -361,24 +362,39 @@ describe('a secret that holds the bearer token', () => {
 });
 
 /**
+ * Whether the kernel still holds `signal` for pid, not yet delivered to it
+ * (its bit in /proc/PID/status SigPnd or ShdPnd). Once delivered, Node
+ * dispatches the process's signals to their handlers in the order they came.
+ */
+function signalPending(pid: number, signal: NodeJS.Signals): boolean {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const bit = 1n << BigInt(osConstants.signals[signal] - 1);
+  return ['SigPnd', 'ShdPnd'].some((field) => (BigInt(`0x${new RegExp(`^${field}:\\s*([0-9a-f]+)$`, 'm').exec(status)![1]}`) & bit) !== 0n);
+}
+
+/**
  * chatctl (a process) with a slow exec: destination that ignores SIGTERM:
- * once the destination has the secret, Ctrl-C, then `second` 300 ms later
- * (while it still waits). Its exit code, stderr, and the one copy it kept in
+ * once the destination has the secret, Ctrl-C, then `second` once chatctl
+ * has taken the first (and, with `terms`, has sent the destination the
+ * SIGTERM it sends on Ctrl-C), while the destination still waits. Its exit code, stderr, and the one copy it kept in
  * recovered/ (which must hold the whole secret).
  */
-async function twoSignalsDuringExec(ws: Workspace, argsWith: (command: string) => string[], second: NodeJS.Signals): Promise<{ code: number | null; stderr: string; kept: string }> {
+async function twoSignalsDuringExec(ws: Workspace, argsWith: (command: string) => string[], second: NodeJS.Signals, terms: boolean): Promise<{ code: number | null; stderr: string; kept: string }> {
   const marker = join(ws.home, 'started');
-  // Ignores the SIGTERM chatctl's first Ctrl-C sends it, so the second signal lands while it waits.
-  const command = `exec:trap '' TERM; cat >/dev/null; touch '${marker}'; sleep 3`;
+  const termed = join(ws.home, 'termed');
+  // Outlives the SIGTERM chatctl's first Ctrl-C sends its group (the sleep
+  // ignores it; the shell notes it in `termed` and waits on), so the second
+  // signal lands while it waits.
+  const command = `exec:trap "touch '${termed}'" TERM; cat >/dev/null; touch '${marker}'; (trap '' TERM; exec sleep 3) & p=$!; wait $p; wait $p`;
   const child = spawn(NODE, [BIN, ...argsWith(command)], { cwd: ws.cwd, env: buildEnv(ws, scopeEnv(baseUrl)), stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
   child.stdout.resume();
   const closed = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
-  for (let i = 0; i < 400 && !existsSync(marker); i++) await new Promise((r) => setTimeout(r, 25));
-  expect(existsSync(marker)).toBe(true);
+  await waitFor(() => existsSync(marker), 10_000, 'the destination to have the secret');
   child.kill('SIGINT');
-  await new Promise((r) => setTimeout(r, 300));
+  await waitFor(() => !signalPending(child.pid!, 'SIGINT'), 10_000, 'chatctl to take the first SIGINT');
+  if (terms) await waitFor(() => existsSync(termed), 10_000, "the destination to be sent the first Ctrl-C's SIGTERM");
   child.kill(second);
   const code = await closed;
   const kept = readdirSync(join(ws.configDir, 'recovered')).map((n) => join(ws.configDir, 'recovered', n));
@@ -395,7 +411,12 @@ describe('a second signal while a destination is being served', () => {
     test(`SIGINT twice during a slow exec: destination${jsonMode ? ' (--json)' : ''}: exit 13, the kept file, endpoint, fingerprint and key named`, async () => {
       answer(json(secretBody()));
       const ws = workspace();
-      const { code, stderr, kept } = await twoSignalsDuringExec(ws, (command) => [...ROTATE, '--idempotency-key', 'key-twice-1', '--secret-to', command, ...(jsonMode ? ['--json'] : [])], 'SIGINT');
+      const { code, stderr, kept } = await twoSignalsDuringExec(
+        ws,
+        (command) => [...ROTATE, '--idempotency-key', 'key-twice-1', '--secret-to', command, ...(jsonMode ? ['--json'] : [])],
+        'SIGINT',
+        true,
+      );
       expect(code, stderr).toBe(13);
       expect(stderr).toContain(kept);
       expect(stderr).toContain('we_1');
@@ -418,7 +439,7 @@ describe('rotate --from keeps each secret as a single rotate does', () => {
     answer(json(secretBody()));
     const ws = workspace();
     const base = manifest(ws);
-    const { code, stderr, kept } = await twoSignalsDuringExec(ws, (command) => [...base, '--journal', 'j', '--secret-to', command, '--secret-to', 'file:{id}.whsec'], 'SIGTERM');
+    const { code, stderr, kept } = await twoSignalsDuringExec(ws, (command) => [...base, '--journal', 'j', '--secret-to', command, '--secret-to', 'file:{id}.whsec'], 'SIGTERM', false);
     expect(code, stderr).toBe(13);
     expect(stderr).toContain(kept);
     expect(stderr).toContain(FP);

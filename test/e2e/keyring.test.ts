@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { REACTIVATE, errorBody, mutationBody } from '../support/fixtures.js';
 import { parseStdoutJson } from '../support/json.js';
-import { cleanupTempDirs, runCli, tempDir, workspace, type RunOptions, type Workspace } from '../support/run.js';
+import { cleanupTempDirs, runCli, tempDir, waitFor, workspace, type RunOptions, type Workspace } from '../support/run.js';
 import { type RecordingServer, startServer } from '../support/server.js';
 
 const TOOLS = ['dbus-run-session', 'gnome-keyring-daemon', 'secret-tool'];
@@ -62,11 +62,14 @@ describe.runIf(missing.length === 0)('against gnome-keyring in a D-Bus session o
     });
     busEnv = { DBUS_SESSION_BUS_ADDRESS: address, XDG_RUNTIME_DIR: runtime };
     // Ready when the Secret Service answers (a lookup of nothing: exit 1, not an error).
-    for (let i = 0; i < 50; i++) {
-      const r = spawnSync('secret-tool', ['lookup', 'service', 'chatctl-readiness', 'username', 'none'], { env: { PATH, ...busEnv }, encoding: 'utf8' });
-      if (r.status === 1 && r.stderr === '') break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitFor(
+      () => {
+        const r = spawnSync('secret-tool', ['lookup', 'service', 'chatctl-readiness', 'username', 'none'], { env: { PATH, ...busEnv }, encoding: 'utf8' });
+        return r.status === 1 && r.stderr === '';
+      },
+      10_000,
+      'the Secret Service to answer',
+    );
   });
 
   afterAll(async () => {

@@ -167,7 +167,8 @@ describe('the token never appears on stdout or stderr', () => {
     server.enqueue(echo());
     const r = await runCli([...REACTIVATE, '--debug'], { env: scopeEnv(server.url, { CHATCTL_CSRF_TOKEN: CSRF }) });
     expect(r.exitCode).toBe(4);
-    expect(r.stderr.length).toBeGreaterThan(0);
+    expect(r.stderr).toMatch(/^\[debug\] > POST http:\/\/127\.0\.0\.1:\d+\/\S+ \(attempt 1 of \d+\)$/m);
+    expect(r.stderr).toMatch(/^\[debug\] < 401 in \d+ ms$/m);
     expect(r.stdout + r.stderr).not.toContain(TOKEN);
     expect(r.stdout + r.stderr).not.toContain(CSRF);
   });
@@ -177,7 +178,8 @@ describe('the token never appears on stdout or stderr', () => {
     const r = await runCli([...REACTIVATE, '--debug', '--json'], { env: scopeEnv(server.url, { CHATCTL_CSRF_TOKEN: CSRF }) });
     expect(r.exitCode).toBe(0);
     expect(parseStdoutJson(r.stdout)).toEqual(mutationBody());
-    expect(r.stderr.length).toBeGreaterThan(0);
+    expect(r.stderr).toMatch(/^\[debug\] > POST http:\/\/127\.0\.0\.1:\d+\/\S+ \(attempt 1 of \d+\)$/m);
+    expect(r.stderr).toMatch(/^\[debug\] < 200 in \d+ ms$/m);
     expect(r.stderr).not.toContain(TOKEN);
     expect(r.stderr).not.toContain(CSRF);
   });

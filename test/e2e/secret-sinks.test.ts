@@ -12,7 +12,7 @@ import { describe, expect, test } from 'vitest';
 import { EVENT_TYPES } from '../../src/api/spec.js';
 import { BIN, NODE, SECRET, TOKEN, scopeEnv, secretBody } from '../support/fixtures.js';
 import { parseErrorLine } from '../support/json.js';
-import { buildEnv, fileMode, runCli, shellQuote, workspace, type RunResult, type Workspace } from '../support/run.js';
+import { buildEnv, fileMode, runCli, shellQuote, waitFor, workspace, type RunResult, type Workspace } from '../support/run.js';
 import { useRecordingServer } from '../support/server.js';
 
 const server = useRecordingServer();
@@ -400,19 +400,30 @@ describe('stdout', () => {
 
 /**
  * A pipe reader that closes its end and is gone before the server answers:
- * the shell tail for it, and an answer that waits until it has closed (no
- * guessed delay).
+ * the shell tail for it (which closes its end, then notes its pid), and an
+ * answer that waits until that process has exited (no guessed delay).
  */
 function goneReader(ws: Workspace): { tail: string; reply: () => Promise<ReturnType<typeof ok>> } {
   const marker = join(ws.root, 'reader-gone');
   return {
-    tail: `| { exec 0<&-; : > ${shellQuote(marker)}; }`,
+    tail: `| { exec 0<&-; sh -c 'echo $PPID' > ${shellQuote(`${marker}.tmp`)} && mv ${shellQuote(`${marker}.tmp`)} ${shellQuote(marker)}; }`,
     reply: async () => {
-      for (let i = 0; i < 1000 && !existsSync(marker); i++) await new Promise((r) => setTimeout(r, 5));
-      await new Promise((r) => setTimeout(r, 20)); // and its process has exited
+      await waitFor(() => existsSync(marker), 10_000, 'the reader to close its end');
+      const pid = Number(readFileSync(marker, 'utf8'));
+      await waitFor(() => !processAlive(pid), 10_000, "the reader's process to exit");
       return ok();
     },
   };
+}
+
+/** Whether pid is a process that has not exited (a zombie has). */
+function processAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
 }
 
 describe('stdout closed or failing after the change was applied', () => {
@@ -690,8 +701,7 @@ function spawnChatctl(args: string[], ws: Workspace, env: Record<string, string 
 }
 
 async function waitForRequest(): Promise<void> {
-  for (let i = 0; i < 200 && server.requests.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
-  await new Promise((r) => setTimeout(r, 100));
+  await waitFor(() => server.requests.length > 0, 10_000, 'the request to arrive');
 }
 
 describe('a signal after the request was sent', () => {
@@ -742,11 +752,14 @@ describe('a signal after the request was sent', () => {
     child.stdout.pause(); // never read: the pipe fills and the write waits
     const run = { child, ws, stderr: '', closed: new Promise<number | null>((r) => child.on('close', (code) => r(code))) };
     child.stderr.on('data', (c: Buffer) => (run.stderr += c.toString()));
-    for (let i = 0; i < 200 && recoveredFiles(ws).length === 0; i++) await new Promise((r) => setTimeout(r, 25));
-    await new Promise((r) => setTimeout(r, 200));
+    await waitFor(() => recoveredFiles(ws).length === 1, 10_000, 'the copy to be kept');
+    // The answer is one line of more than 600 KB: once its first bytes have
+    // come through, the rest waits on this reader, which reads no more than
+    // its buffer holds.
+    await waitFor(() => child.stdout.readableLength > 0, 10_000, 'the answer to be written');
     child.kill('SIGINT');
     // The error comes while the write still waits.
-    for (let i = 0; i < 200 && !run.stderr.includes('secret_not_delivered'); i++) await new Promise((r) => setTimeout(r, 25));
+    await waitFor(() => run.stderr.includes('secret_not_delivered'), 10_000, 'the run to report secret_not_delivered');
     return run;
   }
 
@@ -762,7 +775,6 @@ describe('a signal after the request was sent', () => {
   // Ctrl-C while stdout still waited on the reader ended the process with 130.
   test('a second SIGINT after the run reported 13, while stdout still waits on the reader: still 13', async () => {
     const run = await interruptedWhileStdoutWaits();
-    await new Promise((r) => setTimeout(r, 100));
     run.child.kill('SIGINT'); // the reader still does not read
     const code = await run.closed;
     expectRecovered({ exitCode: code ?? -1, stdout: '', stderr: run.stderr, ws: run.ws, durationMs: 0, timedOut: false });
@@ -773,7 +785,7 @@ describe('a signal after the request was sent', () => {
     const ws = workspace();
     const marker = join(ws.home, 'started');
     const { child, done } = spawnChatctl([...ROTATE, '--secret-to', `exec:cat >/dev/null; touch ${shellQuote(marker)}; sleep 30`], ws, scopeEnv(server.url));
-    for (let i = 0; i < 200 && !existsSync(marker); i++) await new Promise((r) => setTimeout(r, 25));
+    await waitFor(() => existsSync(marker), 10_000, 'the destination to have the secret');
     child.kill('SIGINT');
     const r = await done;
     expectRecovered({ exitCode: r.code ?? -1, stdout: r.stdout, stderr: r.stderr, ws, durationMs: 0, timedOut: false });
@@ -849,8 +861,7 @@ describe.runIf(process.platform === 'linux')('exec: when chatctl is killed (SIGK
     expect(child.signalCode).toBe('SIGKILL');
     // The command's process group outlives chatctl: wait for all of it to end.
     const pgid = Number(readFileSync(note, 'utf8'));
-    for (let i = 0; i < 200 && groupAlive(pgid); i++) await new Promise((r) => setTimeout(r, 25));
-    expect(groupAlive(pgid)).toBe(false);
+    await waitFor(() => !groupAlive(pgid), 5_000, "the command's process group to end");
     if (outcome === 'never runs') {
       expect(existsSync(ran)).toBe(false);
       expect(existsSync(got)).toBe(false);
@@ -893,7 +904,7 @@ describe.runIf(canMount)('a full disk (tmpfs, as root)', () => {
   test('ENOSPC on file: and on --force: exit 13, no empty or partial file, the old file intact, the secret kept', async () => {
     const ws = workspace();
     const mnt = fullDisk(ws);
-    expect(mnt, 'mount tmpfs').toBeDefined();
+    expect(mnt, 'mount tmpfs').toBe(join(ws.home, 'full'));
     try {
       writeFileSync(join(mnt!, 'old.whsec'), '', { flag: 'a' }); // an inode still fits
       server.enqueue(ok(), ok());

@@ -258,7 +258,8 @@ describe('the secret never reaches stderr, --debug or the config file', () => {
     const r = await runCli([...CREATE, '--json', '--debug'], { env: scopeEnv(server.url), ws });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(parseStdoutJson(r.stdout)).toEqual(body);
-    expect(r.stderr.length).toBeGreaterThan(0);
+    expect(r.stderr).toMatch(/^\[debug\] > POST http:\/\/127\.0\.0\.1:\d+\/\S+ \(attempt 1 of \d+\)$/m);
+    expect(r.stderr).toMatch(/^\[debug\] < 201 in \d+ ms$/m);
     expect(r.stderr).not.toContain(SECRET);
     expect(r.stderr).not.toContain(TOKEN);
     for (const f of [...listFiles(ws.configDir), ...listFiles(ws.home)]) expect(readFileSync(f, 'utf8'), f).not.toContain(SECRET);
@@ -270,7 +271,8 @@ describe('the secret never reaches stderr, --debug or the config file', () => {
     const file = join(ws.cwd, 'd.secret');
     const r = await runCli([...ROTATE, '--debug', '--secret-file', file], { env: scopeEnv(server.url), ws });
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(r.stderr.length).toBeGreaterThan(0);
+    expect(r.stderr).toMatch(/^\[debug\] > POST http:\/\/127\.0\.0\.1:\d+\/\S+ \(attempt 1 of \d+\)$/m);
+    expect(r.stderr).toMatch(/^\[debug\] < 200 in \d+ ms$/m);
     expect(r.stdout + r.stderr).not.toContain(SECRET);
     expectSecretContent(file);
   });

@@ -17,7 +17,7 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BIN, NODE, SECRET, scopeEnv, secretBody } from '../support/fixtures.js';
 import { parseErrorLine, stackTrace } from '../support/json.js';
-import { buildEnv, cleanupTempDirs, deadPid, shellQuote, spawnCli, workspace } from '../support/run.js';
+import { buildEnv, cleanupTempDirs, deadPid, shellQuote, spawnCli, waitFor, workspace } from '../support/run.js';
 import { RecordingServer, json } from '../support/server.js';
 import { parseRecord, procStartTime, systemLockHost } from '../../src/fs/lock.js';
 
@@ -58,8 +58,7 @@ async function race(leave: () => string) {
   let exited = 0;
   for (const r of runs) void r.then(() => (exited += 1));
   // The losers end on their own; the winner waits for its answer.
-  const until = Date.now() + 45_000;
-  while (exited < 5 && server.hits < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  await waitFor(() => exited >= 5 || server.hits >= 2, 45_000, 'five runs to end, or a second request');
   release();
   const results = await Promise.all(runs);
   return { ws, lockPath, results, pids: runs.map((r) => r.pid) };

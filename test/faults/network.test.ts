@@ -131,8 +131,7 @@ describe('fault table (create --json --secret-file)', () => {
     const body = JSON.stringify(secretBody());
     server.reset((_q, res) => {
       res.writeHead(201, { 'Content-Type': 'application/json', 'Content-Length': String(body.length + 500) });
-      res.write(body);
-      setTimeout(() => res.socket?.destroy(), 50);
+      res.write(body, () => res.socket?.destroy()); // once what was sent is out
     });
     const r = await create(server.url, ['--max-retries', '1', '--timeout', '5']);
     const line = expectFailure(r, 1, 'invalid_response');

@@ -362,8 +362,7 @@ describe('the fault contract holds through the proxy transport too', () => {
     const body = JSON.stringify(secretBody());
     tlsServer.reset((_q, res) => {
       res.writeHead(201, { 'Content-Type': 'application/json', 'Content-Length': String(body.length + 100) });
-      res.write(body);
-      setTimeout(() => res.socket?.destroy(), 50);
+      res.write(body, () => res.socket?.destroy()); // once what was sent is out
     });
     const r = await create(viaAlias(tlsServer.port), { HTTPS_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: certPath }, ['--max-retries', '1']);
     expectClean(r);

@@ -5,10 +5,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { execa } from 'execa';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { BIN, CREATE, CSRF, NODE, ROTATE, SECRET, TOKEN, csrfScopeEnv, secretBody } from '../support/fixtures.js';
 import { leaks, parseErrorLine, stackTrace } from '../support/json.js';
-import { buildEnv, cleanupTempDirs, sleep, spawnCli, waitFor, workspace } from '../support/run.js';
+import { buildEnv, cleanupTempDirs, spawnCli, waitFor, workspace } from '../support/run.js';
 import { RecordingServer, json } from '../support/server.js';
 
 let server: RecordingServer;
@@ -27,10 +28,28 @@ beforeEach(async () => {
 type Sig = 'SIGINT' | 'SIGTERM';
 
 /**
- * Starts create/rotate --json --secret-file, waits until the server holds
- * `hits` requests (+ settleMs), sends the signal, and reports how it ended.
+ * Counts answers written out in full: wrap a response with it, and
+ * `count` says when the answer has left the server (its 'finish'), so a
+ * signal sent then lands while chatctl reads it or waits out its
+ * Retry-After; either must end the run at once.
  */
-async function interrupt(args: string[], signal: Sig, opts: { hits?: number; settleMs?: number; maxRetries?: string } = {}) {
+function sentCounter() {
+  const wrap = Object.assign(
+    (res: ServerResponse) => {
+      res.once('finish', () => wrap.count++);
+      return res;
+    },
+    { count: 0 },
+  );
+  return wrap;
+}
+
+/**
+ * Starts create/rotate --json --secret-file, waits until the server holds
+ * `hits` requests (and, if given, until `sent` says the answer left the
+ * server), sends the signal, and reports how it ended.
+ */
+async function interrupt(args: string[], signal: Sig, opts: { hits?: number; sent?: () => boolean; maxRetries?: string } = {}) {
   const ws = workspace();
   const secretFile = join(ws.cwd, 'new.whsec');
   const { child } = spawnCli([...args, '--json', '--secret-file', secretFile, '--max-retries', opts.maxRetries ?? '1', '--timeout', '30'], {
@@ -38,7 +57,7 @@ async function interrupt(args: string[], signal: Sig, opts: { hits?: number; set
     env: csrfScopeEnv(server.url),
   });
   await waitFor(() => server.hits >= (opts.hits ?? 1), 10_000, 'the request to arrive');
-  await sleep(opts.settleMs ?? 150);
+  if (opts.sent) await waitFor(opts.sent, 10_000, 'the answer to be sent');
   const sentAt = Date.now();
   child.kill(signal);
   const r = await child;
@@ -78,24 +97,27 @@ describe('signals', () => {
   });
 
   test('SIGINT during a Retry-After: 30 wait (503) with --secret-file → 130 at once, no file, no second attempt', async () => {
-    server.reset((_q, res) => json(res, 503, { error: { code: 'service_unavailable', message: 'busy', requestId: 'r1', details: {} } }, { 'Retry-After': '30' }));
-    const out = await interrupt(CREATE, 'SIGINT', { settleMs: 300 });
+    const answered = sentCounter();
+    server.reset((_q, res) => json(answered(res), 503, { error: { code: 'service_unavailable', message: 'busy', requestId: 'r1', details: {} } }, { 'Retry-After': '30' }));
+    const out = await interrupt(CREATE, 'SIGINT', { sent: () => answered.count >= 1 });
     expectInterrupted(out, 130);
     expect(server.hits).toBe(1);
   });
 
   test('SIGTERM during a Retry-After: 30 wait (429) → 143 at once, no file', async () => {
-    server.reset((_q, res) => json(res, 429, { error: { code: 'rate_limit_exceeded', message: 'slow down', requestId: 'r1', details: {} } }, { 'Retry-After': '30' }));
-    const out = await interrupt(ROTATE, 'SIGTERM', { settleMs: 300 });
+    const answered = sentCounter();
+    server.reset((_q, res) => json(answered(res), 429, { error: { code: 'rate_limit_exceeded', message: 'slow down', requestId: 'r1', details: {} } }, { 'Retry-After': '30' }));
+    const out = await interrupt(ROTATE, 'SIGTERM', { sent: () => answered.count >= 1 });
     expectInterrupted(out, 143);
     expect(server.hits).toBe(1);
   });
 
   test('SIGINT during a backoff wait after a reset (no Retry-After) → 130, no file', async () => {
-    // Backoff is random in [0, 0.5 s) for the first retry; with 30 retries the
-    // CLI is almost always waiting or connecting when the signal lands.
+    // Backoff is random in [0, 0.5 s) for each retry; once a second attempt
+    // has arrived, the CLI is in its retry loop, waiting or connecting, when
+    // the signal lands.
     server.reset((req) => req.socket.destroy());
-    const out = await interrupt(CREATE, 'SIGINT', { settleMs: 100, maxRetries: '30' });
+    const out = await interrupt(CREATE, 'SIGINT', { hits: 2, maxRetries: '30' });
     expectInterrupted(out, 130);
   });
 

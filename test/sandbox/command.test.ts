@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runSandboxCommand, type SandboxCommandOptions } from '../../src/commands/sandbox/run.js';
+import { waitFor } from '../support/run.js';
 
 const defaults: SandboxCommandOptions = { host: '127.0.0.1', port: 0, endpointLimit: 10, rateLimit: 0, json: true };
 
@@ -12,7 +13,7 @@ function harness() {
 }
 
 async function firstLine(out: string[]): Promise<string> {
-  for (let i = 0; i < 200 && out.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+  await waitFor(() => out.join('').includes('\n'), 10_000, 'the first line');
   return out.join('').split('\n')[0]!;
 }
 

@@ -65,10 +65,12 @@ describe('slow answers', () => {
   });
 
   it('closes promptly while an answer is being delayed', async () => {
-    const { sb, create, control } = await sandbox();
+    let arrived!: () => void;
+    const held = new Promise<void>((r) => (arrived = r));
+    const { sb, create, control } = await sandbox({ onRequest: () => arrived() });
     await control('faults', { body: { delayMs: 600_000 } });
     const pending = create(endpointBody());
-    await new Promise((r) => setTimeout(r, 50));
+    await held; // recorded, and now waiting out its delay
     await sb.close();
     await expect(pending).rejects.toThrow();
   });

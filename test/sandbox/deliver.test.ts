@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { errorCode, HOUR, sandbox, T0 } from '../support/sandbox.js';
 import { receiver, signaturesOf } from '../support/receiver.js';
+import { waitFor } from '../support/run.js';
 
 const E0 = 'chat.message.created.v1';
 const hook = (url: string) => ({ name: 'local receiver', destinationUrl: url, eventTypes: [E0, 'chat.message.updated.v1'] });
@@ -129,7 +130,7 @@ describe('signed deliveries', () => {
     const { rx, deliver, create, sb } = await setup();
     const release = rx.holdAnswers();
     const pending = deliver({ eventType: E0 });
-    while (rx.received.length === 0) await new Promise((r) => setTimeout(r, 5));
+    await waitFor(() => rx.received.length === 1, 10_000, 'the receiver to get the delivery');
     // The receiver has the delivery and has not answered: the API still does.
     expect((await create(hook('http://127.0.0.1:9/other'))).status).toBe(201);
     release();
@@ -137,7 +138,7 @@ describe('signed deliveries', () => {
 
     rx.holdAnswers();
     const stuck = deliver({ eventType: E0 }).catch((e: Error) => e);
-    while (rx.received.length === 1) await new Promise((r) => setTimeout(r, 5));
+    await waitFor(() => rx.received.length === 2, 10_000, 'the receiver to get the second delivery');
     const started = performance.now();
     await sb.close();
     expect(performance.now() - started).toBeLessThan(2_000);

@@ -223,10 +223,16 @@ export function shellQuote(s: string): string {
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-/** Polls cond every 10 ms; throws after maxMs. */
-export async function waitFor(cond: () => boolean, maxMs = 10_000, what = 'condition'): Promise<void> {
+/**
+ * The one way a test waits for something it cannot be told about (a file
+ * appearing, a process gone, a line in a log): polls cond (which may be
+ * asynchronous) every 10 ms; throws naming `what` after maxMs. Where there
+ * is an event to wait on (a child's 'exit', a server's request, a stream's
+ * line), wait on that instead.
+ */
+export async function waitFor(cond: () => boolean | Promise<boolean>, maxMs = 10_000, what = 'condition'): Promise<void> {
   const deadline = Date.now() + maxMs;
-  while (!cond()) {
+  while (!(await cond())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(10);
   }

@@ -18,6 +18,7 @@ import { wrapOutStream, type OutStream } from '../../src/output/io.js';
 import { Writable } from 'node:stream';
 import type { CliError } from '../../src/errors/cli-error.js';
 import { fakeContext, fakeIO, type FakeIO } from '../support/fakes.js';
+import { waitFor } from '../support/run.js';
 
 const SECRET = 'whsec_unit_c2VjcmV0LXZhbHVlLWZvci10ZXN0cw==';
 const FP = fingerprint(SECRET);
@@ -201,8 +202,9 @@ describe('deliverAll', () => {
     expect(Date.now() - started).toBeLessThan(4_000);
     expect(outcome.failures).toEqual([{ to: expect.any(String), reason: 'did not finish within 0.3 s' }]);
     const bg = Number(readFileSync(pidFile, 'utf8'));
-    await new Promise((r) => setTimeout(r, 100));
-    expect(running(bg)).toBe(false); // the background sleep was in its process group
+    // The background sleep was in its process group: it ends at once (a
+    // zombie until reaped), not when its 30 s are up.
+    await waitFor(() => !running(bg), 5_000, 'the background sleep to be ended');
   });
 
   it('a command that exits 0 but leaves a process holding its output does not hang delivery', async () => {
@@ -217,8 +219,11 @@ describe('deliverAll', () => {
   it('an abort (Ctrl-C) stops a running command and skips the rest', async () => {
     const controller = new AbortController();
     const d = deps({ signal: controller.signal });
-    setTimeout(() => controller.abort(), 200);
-    const outcome = await deliverAll(sinks('exec:sleep 30', 'file:c.whsec'), { endpointId: 'we_1', secret: SECRET }, d);
+    const started = join(dir, 'started');
+    const delivering = deliverAll(sinks(`exec:cat >/dev/null; touch ${started}; sleep 30`, 'file:c.whsec'), { endpointId: 'we_1', secret: SECRET }, d);
+    await waitFor(() => existsSync(started), 10_000, 'the command to run');
+    controller.abort();
+    const outcome = await delivering;
     expect(outcome.delivered).toEqual([]);
     expect(outcome.failures.map((f) => f.reason)).toEqual(['was stopped: chatctl was interrupted', 'not attempted: chatctl was interrupted']);
     expect(existsSync(join(dir, 'c.whsec'))).toBe(false);
