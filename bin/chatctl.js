@@ -2,7 +2,7 @@
 // chatctl's launcher. Start-up is chatctl's performance (every TAB and every
 // CI step starts it anew), so this file:
 // - answers --version and --help from dist/fast.json, rendered at build time
-//   by the real program (test/completion/drift.test.ts proves they match);
+//   by the real program (test/commands/completion/drift.test.ts proves they match);
 // - answers completion from dist/complete.cjs, a small bundle of its own;
 // - loads the program, dist/main.cjs, as a script with V8's cached data, so
 //   the second and later runs skip parsing and compiling it.

@@ -2,7 +2,7 @@
 // by hand). This writes them into src/completion/templates.ts as plain
 // strings, so the program needs no loader for shell files and any bundler
 // can take src/ as it is. Run it (`npm run completions`) after editing a file
-// in completions/; test/completion/drift.test.ts fails when the two differ.
+// in completions/; test/commands/completion/drift.test.ts fails when the two differ.
 import { readFileSync, writeFileSync } from 'node:fs';
 
 const files = { BASH: 'chatctl.bash', ZSH: '_chatctl', FISH: 'chatctl.fish' };

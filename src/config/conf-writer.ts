@@ -17,7 +17,7 @@
 //   Its own (atomically) writes through a symbolic link put where
 //   config.json was, opens its temporary file without O_EXCL, and writes
 //   the file in place when the process has SNAP set (as Node.js from the
-//   Snap Store has for every program); test/unit/config-store.test.ts shows
+//   Snap Store has for every program); test/config/store.test.ts shows
 //   the link refused and SNAP without effect. atomically is bundled, unused.
 import Conf from 'conf';
 import type { Context } from '../context.js';

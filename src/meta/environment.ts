@@ -1,5 +1,5 @@
 // `chatctl help environment`: every environment variable chatctl reads, with
-// its meaning and default. test/help/environment.test.ts greps src/ and bin/
+// its meaning and default. test/meta/help.test.ts greps src/ and bin/
 // for variables read and fails when one is missing here.
 
 /** [name, meaning, default] by group. */

@@ -195,7 +195,7 @@ const bodyArb: fc.Arbitrary<BodySpec> = fc.oneof(
   { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }).map((v) => ({ text: JSON.stringify(v) ?? 'null', secrets: [] })) },
   {
     // A success body cut short, after the secret (a cut inside the secret is a
-    // fixed case in test/faults/network.test.ts).
+    // fixed case in test/http/network-faults.test.ts).
     weight: 1,
     arbitrary: fc.tuple(secretArb, fc.integer({ min: 1, max: 1000 })).map(([s, n]) => {
       const t = JSON.stringify({ data: { endpoint: { id: 'we_1' }, secret: s, secretAvailable: true }, meta: { requestId: 'r' } });

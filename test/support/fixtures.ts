@@ -11,7 +11,7 @@ export const PKG_VERSION: string = (JSON.parse(readFileSync(join(ROOT, 'package.
 export const USER_AGENT = `chatctl/${PKG_VERSION} node/${process.versions.node}`;
 
 /**
- * Distinctive: any occurrence on stderr is a leak. test/e2e/secret-sinks
+ * Distinctive: any occurrence on stderr is a leak. test/secret/destinations
  * wraps it at character 12 (`TOKEN.slice(0, 12)`), so its shape matters there.
  */
 export const TOKEN = 'tok_e2e_Qm9vYmF6LXNlY3JldC10b2tlbg';

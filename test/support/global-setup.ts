@@ -3,13 +3,13 @@
 // - One V8 compile-cache folder for every chatctl process the whole run
 //   starts, as a user's runs share theirs (only the first start of each
 //   bundle compiles it, not the first in each worker).
-//   test/faults/compile-cache.test.ts gives each of its runs a folder of its
+//   test/launcher/compile-cache.test.ts gives each of its runs a folder of its
 //   own, empty, to test the cache itself.
 // - A private certificate authority the workers trust, as a machine whose
 //   NODE_EXTRA_CA_CERTS names it does: Node reads that variable when a
 //   process starts, so it is set here, before the workers are started. Runs
 //   through execute() in a worker then reach TLS servers that present it
-//   (test/faults/proxy-tls.test.ts) without a process of their own; the
+//   (test/http/proxy-tls.test.ts) without a process of their own; the
 //   tests of the variable itself, and of a certificate nobody trusts, start
 //   chatctl with an environment of their own.
 import { execFileSync } from 'node:child_process';

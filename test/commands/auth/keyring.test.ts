@@ -1,0 +1,248 @@
+// The system keyring, for real: a D-Bus session of its own
+// (dbus-run-session) with gnome-keyring's Secret Service, unlocked with a
+// test password, HOME and the XDG folders in a temporary folder; the user's
+// own keyring is never touched. What is checked: where the token lands
+// (keyring or file, never both), what `auth status` and `secret-tool` show,
+// moving a token stored by an earlier version into the keyring, logout, a
+// missing entry, and the exit-4 message for a keyring token.
+//
+// Needs dbus-run-session (dbus), gnome-keyring-daemon (gnome-keyring) and
+// secret-tool (libsecret-tools); .ci/run installs them. Where they are
+// missing the tests are skipped with a warning, unless
+// CHATCTL_REQUIRE_KEYRING_TESTS is set (as .ci/run sets it): then their
+// absence fails the suite.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { REACTIVATE, errorBody, mutationBody } from '../../support/fixtures.js';
+import { parseStdoutJson } from '../../support/json.js';
+import { cleanupTempDirs, runCli, tempDir, waitFor, workspace, type RunOptions, type Workspace } from '../../support/run.js';
+import { type RecordingServer, startServer } from '../../support/server.js';
+
+const TOOLS = ['dbus-run-session', 'gnome-keyring-daemon', 'secret-tool'];
+const PATH = '/usr/local/bin:/usr/bin:/bin';
+const missing = TOOLS.filter((t) => spawnSync('sh', ['-c', `command -v ${t}`], { env: { PATH } }).status !== 0);
+const required = Boolean(process.env.CHATCTL_REQUIRE_KEYRING_TESTS);
+
+if (missing.length > 0 && !required) {
+  process.stderr.write(
+    `\n*** test/commands/auth/keyring.test.ts: SKIPPED, the tests against a real Secret Service did not run: ${missing.join(', ')} not found. ` +
+      'Install dbus, gnome-keyring and libsecret-tools (as .ci/run does) to run them. ***\n\n',
+  );
+}
+
+test('where CHATCTL_REQUIRE_KEYRING_TESTS is set (CI), dbus-run-session, gnome-keyring-daemon and secret-tool are there', () => {
+  expect(required ? missing : []).toEqual([]);
+});
+
+describe.runIf(missing.length === 0)('against gnome-keyring in a D-Bus session of its own', () => {
+  let server: RecordingServer;
+  let session: ChildProcess;
+  /** The session's variables: what chatctl and secret-tool need to find the keyring. */
+  let busEnv: Record<string, string>;
+
+  beforeAll(async () => {
+    server = await startServer();
+    const home = tempDir('keyring-home');
+    const runtime = join(home, 'run');
+    mkdirSync(runtime, { mode: 0o700 });
+    const env = { PATH, LANG: 'C.UTF-8', HOME: home, XDG_RUNTIME_DIR: runtime, XDG_DATA_HOME: join(home, 'data'), XDG_CONFIG_HOME: join(home, 'config'), XDG_CACHE_HOME: join(home, 'cache') };
+    // The daemon is unlocked with a test password and asked nothing after.
+    const script = 'echo -n test-password | gnome-keyring-daemon --unlock --components=secrets >/dev/null 2>&1; echo "BUS=$DBUS_SESSION_BUS_ADDRESS"; exec sleep 3600';
+    session = spawn('dbus-run-session', ['--', 'sh', '-c', script], { env, detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
+    const address = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      session.stdout!.on('data', (c: Buffer) => {
+        out += String(c);
+        const m = /BUS=(\S+)\n/.exec(out);
+        if (m) resolve(m[1]!);
+      });
+      session.on('exit', (code) => reject(new Error(`dbus-run-session ended (${code}) before giving its bus address`)));
+    });
+    busEnv = { DBUS_SESSION_BUS_ADDRESS: address, XDG_RUNTIME_DIR: runtime };
+    // Ready when the Secret Service answers (a lookup of nothing: exit 1, not an error).
+    await waitFor(
+      () => {
+        const r = spawnSync('secret-tool', ['lookup', 'service', 'chatctl-readiness', 'username', 'none'], { env: { PATH, ...busEnv }, encoding: 'utf8' });
+        return r.status === 1 && r.stderr === '';
+      },
+      10_000,
+      'the Secret Service to answer',
+    );
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    // The whole session: dbus-daemon, the shell; gnome-keyring-daemon leaves with its bus.
+    if (session?.pid !== undefined) {
+      try {
+        process.kill(-session.pid, 'SIGTERM');
+      } catch {
+        /* already gone */
+      }
+    }
+    cleanupTempDirs();
+  });
+
+  beforeEach(() => {
+    server.reset();
+    server.setHandler(() => ({ status: 200, body: mutationBody() }));
+  });
+
+  const KEYRING_TOKEN = 'tok_keyring_a2V5cmluZy10b2tlbg';
+  const OLD_TOKEN = 'tok_old_b2xkLWZpbGUtdG9rZW4';
+  let names = 0;
+  /** A profile name of its own per test: the keyring is shared by the whole file. */
+  const freshName = () => `kr-${process.pid}-${++names}`;
+
+  const run = (args: string[], ws: Workspace, opts: Omit<RunOptions, 'ws'> = {}) => runCli(args, { ws, ...opts, env: { ...busEnv, ...opts.env } });
+  const configOf = (ws: Workspace) => JSON.parse(readFileSync(join(ws.configDir, 'config.json'), 'utf8')) as { profiles: Record<string, Record<string, string>> };
+  /** What the Secret Service holds for the profile, as its own tool reads it (undefined: no entry). */
+  const lookup = (profile: string): string | undefined => {
+    const r = spawnSync('secret-tool', ['lookup', 'service', 'chatctl', 'username', profile], { env: { PATH, ...busEnv }, encoding: 'utf8' });
+    if (r.status === 0) return r.stdout;
+    expect(r.stderr).toBe(''); // exit 1 with nothing said: no such entry
+    return undefined;
+  };
+  const bearer = () => server.requests.map((r) => r.headers.authorization);
+
+  function profileIn(ws: Workspace, name: string, fields: Record<string, string> = {}): void {
+    mkdirSync(ws.configDir, { recursive: true, mode: 0o700 });
+    chmodSync(ws.configDir, 0o700);
+    const p = { baseUrl: server.url, organizationId: 'org_1', applicationId: 'app_1', environmentKey: 'prod', ...fields };
+    writeFileSync(join(ws.configDir, 'config.json'), JSON.stringify({ version: 1, currentProfile: name, profiles: { [name]: p } }, null, 2) + '\n', { mode: 0o600 });
+  }
+
+  test('auth login: the token in the keyring only; secret-tool, auth status, doctor and a request agree', async () => {
+    const ws = workspace();
+    const name = freshName();
+    profileIn(ws, name);
+    const login = await run(['auth', 'login', '--with-token'], ws, { input: `${KEYRING_TOKEN}\n` });
+    expect(login.exitCode, login.stderr).toBe(0);
+    expect(login.stderr).toContain(`token stored in profile "${name}" (the current profile) in the system keyring (service chatctl, account ${name})`);
+    expect(login.stderr).not.toContain('warning');
+    expect(lookup(name)).toBe(KEYRING_TOKEN);
+    const stored = configOf(ws).profiles[name]!;
+    expect(stored.tokenStorage).toBe('keyring');
+    expect(stored.token).toBeUndefined();
+    expect(readFileSync(join(ws.configDir, 'config.json'), 'utf8')).not.toContain(KEYRING_TOKEN);
+
+    const status = await run(['auth', 'status', '--json'], ws);
+    expect(parseStdoutJson(status.stdout)).toMatchObject({ tokenSource: 'keyring', tokenStored: true, profiles: [{ name, tokenSource: 'keyring' }] });
+    expect((await run(['auth', 'status'], ws)).stdout).toContain(`token:        in the system keyring, profile "${name}"`);
+    expect(status.stdout).not.toContain(KEYRING_TOKEN);
+
+    const reactivate = await run(REACTIVATE, ws);
+    expect(reactivate.exitCode, reactivate.stderr).toBe(0);
+    expect(bearer()).toEqual([`Bearer ${KEYRING_TOKEN}`]);
+
+    const doctor = await run(['doctor', '--json'], ws);
+    const check = (parseStdoutJson(doctor.stdout) as { checks: { name: string; status: string; detail: string }[] }).checks.find((c) => c.name === 'token');
+    expect(check).toMatchObject({ status: 'ok', detail: `stored in the system keyring (service chatctl, account ${name}) for profile "${name}"; doctor does not send it` });
+
+    expect(await run(['auth', 'token'], ws)).toMatchObject({ exitCode: 0, stdout: `${KEYRING_TOKEN}\n` });
+  });
+
+  test('through the packaged bin too: the bundle finds the binding in node_modules', async () => {
+    const ws = workspace();
+    const name = freshName();
+    profileIn(ws, name);
+    expect((await run(['auth', 'login', '--with-token'], ws, { input: KEYRING_TOKEN, spawn: true })).exitCode).toBe(0);
+    expect(lookup(name)).toBe(KEYRING_TOKEN);
+    const r = await run(REACTIVATE, ws, { spawn: true });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(bearer()).toEqual([`Bearer ${KEYRING_TOKEN}`]);
+  });
+
+  test('a token stored in config.json by an earlier version works, and auth login moves it to the keyring (never both)', async () => {
+    const ws = workspace();
+    const name = freshName();
+    profileIn(ws, name, { token: OLD_TOKEN });
+    expect((await run(REACTIVATE, ws)).exitCode).toBe(0);
+    expect(bearer()).toEqual([`Bearer ${OLD_TOKEN}`]);
+    const login = await run(['auth', 'login', '--with-token'], ws, { input: KEYRING_TOKEN });
+    expect(login.exitCode, login.stderr).toBe(0);
+    expect(login.stderr).toContain('its earlier copy in config.json was removed');
+    expect(configOf(ws).profiles[name]).toMatchObject({ tokenStorage: 'keyring' });
+    expect(configOf(ws).profiles[name]!.token).toBeUndefined();
+    expect(readFileSync(join(ws.configDir, 'config.json'), 'utf8')).not.toContain(OLD_TOKEN);
+    expect(lookup(name)).toBe(KEYRING_TOKEN);
+  });
+
+  test('--insecure-storage after the keyring: the file, and the keyring entry removed (never both)', async () => {
+    const ws = workspace();
+    const name = freshName();
+    profileIn(ws, name);
+    expect((await run(['auth', 'login', '--with-token'], ws, { input: KEYRING_TOKEN })).exitCode).toBe(0);
+    expect(lookup(name)).toBe(KEYRING_TOKEN);
+    const r = await run(['auth', 'login', '--with-token', '--insecure-storage'], ws, { input: OLD_TOKEN });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(configOf(ws).profiles[name]).toMatchObject({ token: OLD_TOKEN });
+    expect(configOf(ws).profiles[name]!.tokenStorage).toBeUndefined();
+    expect(lookup(name)).toBeUndefined();
+    expect(parseStdoutJson((await run(['auth', 'status', '--json'], ws)).stdout)).toMatchObject({ tokenSource: 'file' });
+  });
+
+  test('auth logout removes the keyring entry and the config mark', async () => {
+    const ws = workspace();
+    const name = freshName();
+    profileIn(ws, name);
+    expect((await run(['auth', 'login', '--with-token'], ws, { input: KEYRING_TOKEN })).exitCode).toBe(0);
+    const r = await run(['auth', 'logout'], ws);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`token removed from profile "${name}" (its system keyring entry was deleted)`);
+    expect(lookup(name)).toBeUndefined();
+    expect(configOf(ws).profiles[name]!.tokenStorage).toBeUndefined();
+    const after = await run(REACTIVATE, ws);
+    expect(after.exitCode).toBe(3);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  test("profile remove takes the profile's keyring entry with it", async () => {
+    const ws = workspace();
+    const name = freshName();
+    profileIn(ws, name);
+    expect((await run(['auth', 'login', '--with-token'], ws, { input: KEYRING_TOKEN })).exitCode).toBe(0);
+    expect(lookup(name)).toBe(KEYRING_TOKEN);
+    const r = await run(['profile', 'remove', name], ws);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr).toContain('from the system keyring');
+    expect(lookup(name)).toBeUndefined();
+  });
+
+  test("an entry removed behind chatctl's back: exit 3 naming the profile and the next step, nothing sent", async () => {
+    const ws = workspace();
+    const name = freshName();
+    profileIn(ws, name);
+    expect((await run(['auth', 'login', '--with-token'], ws, { input: KEYRING_TOKEN })).exitCode).toBe(0);
+    expect(spawnSync('secret-tool', ['clear', 'service', 'chatctl', 'username', name], { env: { PATH, ...busEnv } }).status).toBe(0);
+    const r = await run(REACTIVATE, ws);
+    expect(r.exitCode).toBe(3);
+    expect(r.stderr).toContain(`profile "${name}" keeps its token in the system keyring, but there is no entry`);
+    expect(r.stderr).toContain(`chatctl auth login --profile ${name}`);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  test('CHATCTL_TOKEN comes before the keyring entry', async () => {
+    const ws = workspace();
+    const name = freshName();
+    profileIn(ws, name);
+    expect((await run(['auth', 'login', '--with-token'], ws, { input: KEYRING_TOKEN })).exitCode).toBe(0);
+    expect((await run(REACTIVATE, ws, { env: { CHATCTL_TOKEN: OLD_TOKEN } })).exitCode).toBe(0);
+    expect(bearer()).toEqual([`Bearer ${OLD_TOKEN}`]);
+  });
+
+  test('exit 4 with a keyring token: names the keyring entry and auth login for the profile', async () => {
+    const ws = workspace();
+    const name = freshName();
+    profileIn(ws, name);
+    expect((await run(['auth', 'login', '--with-token'], ws, { input: KEYRING_TOKEN })).exitCode).toBe(0);
+    server.setHandler(() => ({ status: 401, body: errorBody('authentication_failed', 'the bearer token is not valid') }));
+    const r = await run(REACTIVATE, ws);
+    expect(r.exitCode).toBe(4);
+    expect(r.stderr).toContain(`the token came from profile "${name}"'s entry in the system keyring`);
+    expect(r.stderr).toContain(`next: chatctl auth login --profile ${name}`);
+    expect(r.stderr).not.toContain(KEYRING_TOKEN);
+  });
+});

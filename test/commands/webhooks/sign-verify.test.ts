@@ -1,0 +1,205 @@
+// `chatctl webhooks sign` and `chatctl webhooks verify`, in-process with an
+// injected clock and id source. Signatures are computed here with
+// node:crypto, independently of src/signing/.
+import { afterAll, describe, expect, it } from 'vitest';
+import { createHmac } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { baseEnv, cleanupTempDirs, runInProcess, workspace } from '../../support/run.js';
+import { leaks, parseErrorLine, stackTrace } from '../../support/json.js';
+
+afterAll(cleanupTempDirs);
+
+const KEY = Buffer.from('chatctl-test-signing-key-32bytes');
+const SECRET = `whsec_${KEY.toString('base64')}`;
+const OTHER = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+const NOW = Date.parse('2030-01-01T00:00:00Z');
+const T = NOW / 1000;
+const UUID = '0b6f3c1e-5d2a-4c8e-9f01-23456789abcd';
+const BODY = '{"type":"chat.message.created.v1","data":{"text":"héllo"}}\n';
+
+/** The reference computation: HMAC-SHA256 over id.timestamp.body, base64. */
+const sig = (key: Buffer, id: string, ts: number, body: string | Buffer) =>
+  'v1,' +
+  createHmac('sha256', key)
+    .update(Buffer.concat([Buffer.from(`${id}.${ts}.`), Buffer.from(body)]))
+    .digest('base64');
+
+function setup() {
+  const ws = workspace();
+  writeFileSync(join(ws.cwd, 'secret'), SECRET + '\n');
+  writeFileSync(join(ws.cwd, 'other'), OTHER);
+  writeFileSync(join(ws.cwd, 'body.json'), BODY);
+  const run = async (args: string[], opts: { input?: string; now?: number } = {}) => {
+    const r = await runInProcess(args, {
+      env: baseEnv(ws),
+      cwd: ws.cwd,
+      input: opts.input,
+      inject: { now: () => opts.now ?? NOW, randomUUID: () => UUID },
+    });
+    expect(stackTrace(r.stderr)).toBeUndefined();
+    // The secret never shows, whole or as its base64 key.
+    expect(leaks(r.stdout + r.stderr, [SECRET, OTHER, KEY.toString('base64'), OTHER.slice(6)])).toEqual([]);
+    return r;
+  };
+  return { ws, run };
+}
+
+const headerArgs = (h: { id: string; ts: number | string; sig: string }) => ['--header', `webhook-id: ${h.id}`, '--header', `webhook-timestamp: ${h.ts}`, '--header', `webhook-signature: ${h.sig}`];
+
+describe('webhooks sign', () => {
+  it('prints the three headers: the id from the random source, the time from the clock, the HMAC of the body file byte for byte', async () => {
+    const { run } = setup();
+    const r = await run(['webhooks', 'sign', '--secret-file', 'secret', 'body.json']);
+    const id = 'msg_0b6f3c1e5d2a4c8e9f0123456789abcd';
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toBe(`webhook-id: ${id}\nwebhook-timestamp: ${T}\nwebhook-signature: ${sig(KEY, id, T, BODY)}\n`);
+    expect(r.stderr).toBe('');
+  });
+
+  it('--id, --timestamp and --json: one JSON document of the headers; the body from standard input', async () => {
+    const { run } = setup();
+    const r = await run(['webhooks', 'sign', '--secret-file', 'secret', '--id', 'msg_1', '--timestamp', '1700000000', '--json', '-'], { input: BODY });
+    expect(r.exitCode).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ 'webhook-id': 'msg_1', 'webhook-timestamp': '1700000000', 'webhook-signature': sig(KEY, 'msg_1', 1700000000, BODY) });
+    expect(r.stdout.trimEnd().split('\n')).toHaveLength(1);
+  });
+
+  it.each([
+    [['--timestamp', '12.5'], /invalid --timestamp "12\.5"/],
+    [['--timestamp', '-1'], /invalid --timestamp/],
+    [['--id', 'has space'], /invalid --id/],
+  ])('refuses %j with exit 2', async (flags, message) => {
+    const { run } = setup();
+    const r = await run(['webhooks', 'sign', '--secret-file', 'secret', ...flags, 'body.json']);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(r.stdout).toBe('');
+  });
+});
+
+describe('webhooks verify', () => {
+  const good = (body = BODY, ts = T) => ({ id: 'msg_1', ts, sig: sig(KEY, 'msg_1', ts, body) });
+
+  it('accepts what sign printed (a round trip through the command line)', async () => {
+    const { run } = setup();
+    const signed = await run(['webhooks', 'sign', '--secret-file', 'secret', 'body.json']);
+    const headers = signed.stdout
+      .trimEnd()
+      .split('\n')
+      .flatMap((l) => ['--header', l]);
+    const r = await run(['webhooks', 'verify', '--secret-file', 'secret', ...headers, 'body.json']);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toMatch(/^verified: signature 1 of 1 matches; webhook-id msg_0b6f3c1e5d2a4c8e9f0123456789abcd, timestamp 0 s old \(tolerance 300 s\)\n$/);
+  });
+
+  it('accepts a matching signature that comes second (an overlap: the old secret signs second)', async () => {
+    const { run } = setup();
+    const h = good();
+    const r = await run(['webhooks', 'verify', '--secret-file', 'secret', '--json', ...headerArgs({ ...h, sig: `${sig(Buffer.alloc(32, 7), 'msg_1', T, BODY)} ${h.sig}` }), 'body.json']);
+    expect(r.exitCode).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ verified: true, matched: 2, webhookId: 'msg_1', timestamp: T, skewSeconds: 0, toleranceSeconds: 300, signatures: 2 });
+    // And the other secret matches the first.
+    const o = await run(['webhooks', 'verify', '--secret-file', 'other', '--json', ...headerArgs({ ...h, sig: `${sig(Buffer.alloc(32, 7), 'msg_1', T, BODY)} ${h.sig}` }), 'body.json']);
+    expect(JSON.parse(o.stdout)).toMatchObject({ verified: true, matched: 1 });
+  });
+
+  it('a tampered body, another secret, a changed id: exit 9, signature_mismatch', async () => {
+    const { run, ws } = setup();
+    writeFileSync(join(ws.cwd, 'tampered.json'), BODY.replace('héllo', 'hello'));
+    writeFileSync(join(ws.cwd, 'no-newline.json'), BODY.trimEnd());
+    for (const [file, secret, id] of [
+      ['tampered.json', 'secret', 'msg_1'],
+      ['no-newline.json', 'secret', 'msg_1'],
+      ['body.json', 'other', 'msg_1'],
+      ['body.json', 'secret', 'msg_2'],
+    ] as const) {
+      const r = await run(['webhooks', 'verify', '--secret-file', secret, '--json', ...headerArgs({ ...good(), id }), file]);
+      expect(r.exitCode, file).toBe(9);
+      expect(r.stdout).toBe('');
+      const line = parseErrorLine(r.stderr);
+      expect(line.error.code).toBe('signature_mismatch');
+      expect(line.error.message).toMatch(/^no signature matches/);
+      expect(line.error.details).toMatchObject({ reason: 'no_matching_signature', signatures: 1 });
+    }
+  });
+
+  it('a stale and a future timestamp: exit 9, timestamp_out_of_tolerance, saying which; --tolerance widens it', async () => {
+    const { run } = setup();
+    const stale = await run(['webhooks', 'verify', '--secret-file', 'secret', ...headerArgs(good(BODY, T - 301)), 'body.json']);
+    expect(stale.exitCode).toBe(9);
+    expect(stale.stderr).toContain('the signature matches, but the timestamp is 301 s old, beyond the tolerance of 300 s');
+    expect(stale.stderr).toContain('code: timestamp_out_of_tolerance');
+    const future = await run(['webhooks', 'verify', '--secret-file', 'secret', '--json', ...headerArgs(good(BODY, T + 400)), 'body.json']);
+    expect(future.exitCode).toBe(9);
+    expect(parseErrorLine(future.stderr).error).toMatchObject({
+      code: 'timestamp_out_of_tolerance',
+      message: expect.stringContaining('400 s in the future'),
+      details: { reason: 'timestamp_too_new', skewSeconds: -400 },
+    });
+    const edge = await run(['webhooks', 'verify', '--secret-file', 'secret', ...headerArgs(good(BODY, T - 300)), 'body.json']);
+    expect(edge.exitCode).toBe(0);
+    const wide = await run(['webhooks', 'verify', '--secret-file', 'secret', '--tolerance', '3600', ...headerArgs(good(BODY, T - 3000)), 'body.json']);
+    expect(wide.exitCode).toBe(0);
+    // The injected clock, not the machine's, is "now".
+    const later = await run(['webhooks', 'verify', '--secret-file', 'secret', ...headerArgs(good()), 'body.json'], { now: NOW + 301_000 });
+    expect(later.exitCode).toBe(9);
+    // Both wrong: the signature is reported, the timestamp mentioned.
+    const both = await run(['webhooks', 'verify', '--secret-file', 'other', ...headerArgs(good(BODY, T - 1000)), 'body.json']);
+    expect(both.exitCode).toBe(9);
+    expect(both.stderr).toContain('the timestamp is also 1000 s old');
+  });
+
+  it.each([
+    ['no webhook-id', ['--header', `webhook-timestamp: ${T}`, '--header', 'webhook-signature: v1,abc'], /malformed headers: missing header: webhook-id/],
+    ['no headers at all', [], /missing headers: webhook-id, webhook-timestamp, webhook-signature/],
+    ['a timestamp that is not seconds', headerArgs({ id: 'm', ts: '2030-01-01', sig: 'v1,abc' }), /webhook-timestamp must be Unix seconds/],
+    ['an empty signature value', headerArgs({ id: 'm', ts: T, sig: 'v1,' }), /entry 1 is not of the form v1,<base64>/],
+    ['a line without a colon', ['--header', 'webhook-id msg_1'], /malformed --header "webhook-id msg_1": expected NAME: VALUE/],
+    ['a repeated header', [...headerArgs({ id: 'm', ts: T, sig: 'v1,abc' }), '--header', 'Webhook-Id: n'], /webhook-id is given more than once/],
+  ])('%s: exit 2', async (_, args, message) => {
+    const { run } = setup();
+    const r = await run(['webhooks', 'verify', '--secret-file', 'secret', ...args, 'body.json']);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(message);
+    const json = await run(['webhooks', 'verify', '--secret-file', 'secret', '--json', ...args, 'body.json']);
+    expect(parseErrorLine(json.stderr)).toMatchObject({ error: { code: 'usage_error' }, exitCode: 2 });
+    expect(json.stdout).toBe('');
+  });
+
+  it('a malformed or missing secret: exit 2, the file named, the secret not shown', async () => {
+    const { run, ws } = setup();
+    const bad = 'whsec_this is not base64 at all!';
+    writeFileSync(join(ws.cwd, 'bad'), bad);
+    writeFileSync(join(ws.cwd, 'bare'), KEY.toString('base64'));
+    const r = await run(['webhooks', 'verify', '--secret-file', 'bad', ...headerArgs(good()), 'body.json']);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain('bad does not hold a signing secret: the part after whsec_ is not base64');
+    expect(leaks(r.stderr, [bad, 'not base64 at all'])).toEqual([]);
+    const bare = await run(['webhooks', 'verify', '--secret-file', 'bare', ...headerArgs(good()), 'body.json']);
+    expect(bare.exitCode).toBe(2);
+    expect(bare.stderr).toContain('the secret does not start with whsec_');
+    const none = await run(['webhooks', 'verify', ...headerArgs(good()), 'body.json']);
+    expect([none.exitCode, none.stderr]).toEqual([2, expect.stringContaining('--secret-file is required')]);
+    const missing = await run(['webhooks', 'verify', '--secret-file', 'nope', ...headerArgs(good()), 'body.json']);
+    expect([missing.exitCode, missing.stderr]).toEqual([2, expect.stringContaining('nope: no such file')]);
+  });
+
+  it('--secret-file - reads the secret from standard input when the body is a file; not both from it', async () => {
+    const { run } = setup();
+    const r = await run(['webhooks', 'verify', '--secret-file', '-', ...headerArgs(good()), 'body.json'], { input: SECRET });
+    expect(r.exitCode).toBe(0);
+    const both = await run(['webhooks', 'verify', '--secret-file', '-', ...headerArgs(good()), '-'], { input: SECRET });
+    expect(both.exitCode).toBe(2);
+    expect(both.stderr).toContain('--secret-file - and the body cannot both come from standard input');
+  });
+
+  it('--help has examples', async () => {
+    const { run } = setup();
+    for (const cmd of ['sign', 'verify']) {
+      const r = await run(['webhooks', cmd, '--help']);
+      expect(r.exitCode).toBe(0);
+      expect(r.stdout).toMatch(new RegExp(`Examples:\\n  \\$ chatctl webhooks ${cmd} --secret-file`));
+    }
+  });
+});
