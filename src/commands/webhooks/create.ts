@@ -2,8 +2,7 @@
 import type { Factory } from '../app.js';
 import { checkIdempotencyKey, parseCreate } from '../../input/parse.js';
 import { usageError } from '../../errors/cli-error.js';
-import { planSecret } from '../../secret/plan.js';
-import { checkSecretAnswer, deliverSecretResult } from './secret-result.js';
+import { checkSecretAnswer, deliverSecretResult, secretPlanOf } from './secret-result.js';
 import { namingTheKey } from './interrupted.js';
 import { endpointLabel } from '../../output/label.js';
 
@@ -26,17 +25,7 @@ export async function runCreate(opts: CreateOptions, f: Factory): Promise<void> 
   const events = opts.event?.length ? opts.event : ((await prompter?.events()) ?? missing('--event'));
   const body = parseCreate({ name, url, events });
   const idempotencyKey = opts.idempotencyKey !== undefined ? checkIdempotencyKey(opts.idempotencyKey) : ctx.randomUUID();
-  const plan = planSecret({
-    secretTo: opts.secretTo,
-    secretFile: opts.secretFile,
-    force: Boolean(opts.force),
-    json: Boolean(g.json),
-    stdoutIsTTY: ctx.io.stdout.isTTY,
-    stdoutDiscards: ctx.io.stdout.discards,
-    dryRun: Boolean(g.dryRun),
-    cwd: ctx.cwd,
-    env: ctx.env,
-  });
+  const plan = secretPlanOf(f, opts);
   const client = await f.client();
   const answer = await namingTheKey(client.create(body, idempotencyKey), {});
   const res = checkSecretAnswer(ctx, answer, { idempotencyKey });

@@ -2,8 +2,7 @@
 import type { Factory } from '../app.js';
 import { checkEndpointId, checkIdempotencyKey, parseRotate } from '../../input/parse.js';
 import { usageError, localError } from '../../errors/cli-error.js';
-import { planSecret } from '../../secret/plan.js';
-import { checkSecretAnswer, deliverSecretResult } from './secret-result.js';
+import { checkSecretAnswer, deliverSecretResult, secretPlanOf } from './secret-result.js';
 import { namingTheKey } from './interrupted.js';
 import { endpointLabel } from '../../output/label.js';
 import { escapeInline } from '../../output/sanitize.js';
@@ -29,18 +28,7 @@ export async function runRotate(endpointId: string, opts: RotateOptions, f: Fact
   const mode = opts.mode ?? (await prompter?.mode()) ?? missing('--mode');
   const body = parseRotate({ expectedVersion, mode });
   const idempotencyKey = opts.idempotencyKey !== undefined ? checkIdempotencyKey(opts.idempotencyKey) : ctx.randomUUID();
-  const plan = planSecret({
-    secretTo: opts.secretTo,
-    secretFile: opts.secretFile,
-    force: Boolean(opts.force),
-    json: Boolean(g.json),
-    stdoutIsTTY: ctx.io.stdout.isTTY,
-    stdoutDiscards: ctx.io.stdout.discards,
-    dryRun: Boolean(g.dryRun),
-    cwd: ctx.cwd,
-    env: ctx.env,
-    endpointId: id,
-  });
+  const plan = secretPlanOf(f, opts, id);
   if (body.mode === 'immediate' && !opts.yes && !g.dryRun) {
     if (!prompter) {
       throw usageError('--yes is required when not running interactively', '--mode immediate revokes the current secret at once; deliveries signed with it will fail verification');

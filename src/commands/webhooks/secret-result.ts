@@ -4,13 +4,14 @@
 // come before the secret is safe. One path for every destination, stdout
 // included: the sinks, or the JSON document (--json), or the terminal.
 import type { Context, GlobalOptions } from '../../context.js';
+import type { Factory } from '../app.js';
 import type { SecretAnswer, SecretResponse } from '../../api/schemas.js';
 import { deliverInCustody, deliveryCutShort, keepOddAnswer, secretWithheld, type Holder } from '../../secret/custody.js';
 import { CREDENTIAL_IN_SECRET, deliverAll, describeFailure, writeConfirmed, type Delivered } from '../../secret/deliver-all.js';
 import { fingerprint } from '../../secret/fingerprint.js';
 import { keptCopyPath } from '../../secret/deliver.js';
 import { readRegularFile } from '../../fs/read.js';
-import type { SecretPlan } from '../../secret/plan.js';
+import { planSecret, type SecretPlan } from '../../secret/plan.js';
 import type { OutStream } from '../../output/io.js';
 import type { Palette } from '../../output/colors.js';
 import { stringifyJson } from '../../output/json.js';
@@ -28,6 +29,24 @@ export function checkSecretAnswer(ctx: Context, answer: SecretAnswer, what: { en
   // (An answer naming another endpoint is kept under the one asked for.)
   const endpointId = (odd.whole === 'endpoint' ? what.endpointId : undefined) ?? odd.endpointId ?? what.endpointId ?? 'endpoint';
   throw keepOddAnswer(odd, { endpointId, idempotencyKey: what.idempotencyKey }, ctx);
+}
+
+/** Where a create's or rotate's secret goes, from its flags and the run, decided before anything is sent. */
+export function secretPlanOf(f: Factory, opts: { secretTo?: string[] | undefined; secretFile?: string | undefined; force?: boolean | undefined }, endpointId?: string): SecretPlan {
+  const { ctx } = f;
+  const g = f.globals();
+  return planSecret({
+    secretTo: opts.secretTo,
+    secretFile: opts.secretFile,
+    force: Boolean(opts.force),
+    json: Boolean(g.json),
+    stdoutIsTTY: ctx.io.stdout.isTTY,
+    stdoutDiscards: ctx.io.stdout.discards,
+    dryRun: Boolean(g.dryRun),
+    cwd: ctx.cwd,
+    env: ctx.env,
+    endpointId,
+  });
 }
 
 export interface SecretResultOptions {
