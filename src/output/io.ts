@@ -151,10 +151,10 @@ export function createIO(raw: RawStreams, settings: IOSettings): IO & { setOutpu
   // so nothing written after it can overtake it on the same stream.
   let maskOn: 'stdout' | 'stderr' = 'stdout';
   const announce = inGitHubActions(settings.env)
-    ? (value: string) => {
+    ? (value: string, stdoutHoldsIt?: boolean) => {
         try {
           // A stdout sent to /dev/null would take the mask with it, out of the runner's sight.
-          raw[maskOn === 'stdout' && raw.stdout.discards ? 'stderr' : maskOn].write(maskCommands(value));
+          raw[stdoutHoldsIt || (maskOn === 'stdout' && raw.stdout.discards) ? 'stderr' : maskOn].write(maskCommands(value));
         } catch {
           /* a failed stream: nothing will be shown on it either */
         }

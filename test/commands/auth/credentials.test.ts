@@ -305,6 +305,15 @@ describe('auth token', () => {
     expect(refused.stderr).toContain('--yes is required');
     expect(await run(['auth', 'token', '--yes'], ws, { tty: { stdin: true, stdout: true } })).toMatchObject({ exitCode: 0, stdout: `${FILE_TOKEN}\n` });
   });
+
+  test('in GitHub Actions the token is masked first, on stderr, since stdout holds it (plain and --json)', async () => {
+    const env = { GITHUB_ACTIONS: 'true' };
+    const ws = configured({ token: FILE_TOKEN });
+    expect(await run(['auth', 'token'], ws, { env })).toMatchObject({ exitCode: 0, stdout: `${FILE_TOKEN}\n`, stderr: `::add-mask::${FILE_TOKEN}\n` });
+    const json = await run(['auth', 'token', '--json'], ws, { env: { ...env, CHATCTL_TOKEN: ENV_TOKEN } });
+    expect(json.stderr).toBe(`::add-mask::${ENV_TOKEN}\n`);
+    expect(parseStdoutJson(json.stdout)).toEqual({ token: ENV_TOKEN, source: 'env', profile: null });
+  });
 });
 
 describe('exit 4 names where the token came from and the next step', () => {
