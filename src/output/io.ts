@@ -63,6 +63,12 @@ export interface IO {
    */
   notice(text: string): void;
   readonly quiet: boolean;
+  /**
+   * Stdout is data a script reads or a file keeps (`auth token`'s token,
+   * `webhooks sign`'s headers), as with --json: from now on GitHub Actions'
+   * `::add-mask::` lines go to stderr, where they cannot end up in that data.
+   */
+  stdoutIsData(): void;
 }
 
 /** The --json document on stdout: indented on a terminal, one line otherwise. */
@@ -151,10 +157,10 @@ export function createIO(raw: RawStreams, settings: IOSettings): IO & { setOutpu
   // so nothing written after it can overtake it on the same stream.
   let maskOn: 'stdout' | 'stderr' = 'stdout';
   const announce = inGitHubActions(settings.env)
-    ? (value: string, stdoutHoldsIt?: boolean) => {
+    ? (value: string) => {
         try {
           // A stdout sent to /dev/null would take the mask with it, out of the runner's sight.
-          raw[stdoutHoldsIt || (maskOn === 'stdout' && raw.stdout.discards) ? 'stderr' : maskOn].write(maskCommands(value));
+          raw[maskOn === 'stdout' && raw.stdout.discards ? 'stderr' : maskOn].write(maskCommands(value));
         } catch {
           /* a failed stream: nothing will be shown on it either */
         }
@@ -181,6 +187,9 @@ export function createIO(raw: RawStreams, settings: IOSettings): IO & { setOutpu
       stderr: colorEnabled(Boolean(raw.stderr.isTTY), { noColorFlag: false, env: settings.env }),
     },
     paint: { stdout: PLAIN, stderr: PLAIN },
+    stdoutIsData() {
+      maskOn = 'stderr';
+    },
     setOutputMode(mode: OutputMode & { noColor: boolean }) {
       quiet = mode.quiet || mode.json;
       if (mode.json || mode.secretOnStdout) maskOn = 'stderr';

@@ -74,23 +74,19 @@ export class Redactor {
    * either is known, before any other output can show it (createIO writes
    * GitHub Actions' `::add-mask::` lines with it).
    */
-  constructor(private readonly announce?: (value: string, stdoutHoldsIt?: boolean) => void) {}
+  constructor(private readonly announce?: (value: string) => void) {}
 
   private readonly announced = new Set<string>();
 
-  /**
-   * Announced only: a value this run prints on purpose (the sandbox's token,
-   * `auth token`), so not scrubbed. `stdoutHoldsIt`: stdout is the value
-   * alone, so the announcement goes elsewhere.
-   */
-  announceValue(value: string, stdoutHoldsIt = false): void {
-    this.tell(value, stdoutHoldsIt);
+  /** Announced only: a value this run prints on purpose (the sandbox's token, `auth token`), so not scrubbed. */
+  announceValue(value: string): void {
+    this.tell(value);
   }
 
-  private tell(value: string, stdoutHoldsIt = false): void {
+  private tell(value: string): void {
     if (!this.announce || this.announced.has(value)) return;
     this.announced.add(value);
-    this.announce(value, stdoutHoldsIt);
+    this.announce(value);
   }
 
   addCredential(value: string | undefined): void {

@@ -30,6 +30,7 @@ export function fakeIO(tty: { stdin?: boolean; stdout?: boolean; stderr?: boolea
     paint: { stdout: PLAIN, stderr: PLAIN },
     notice: (s) => void (err += redactor.scrubAll(`chatctl: ${s}\n`)),
     quiet: false,
+    stdoutIsData: () => {},
     out: () => out,
     err: () => err,
   };

@@ -180,8 +180,9 @@ export async function runAuthToken(opts: { yes?: boolean }, f: Factory): Promise
     if (!prompter) throw usageError('--yes is required to print the token on a terminal when not running interactively');
     if (!(await prompter.confirmShowToken(sourceWords(t.source, t.profile)))) throw localError('interrupted', 'not confirmed: the token was not printed');
   }
-  // Masked (in GitHub Actions) before it is printed, on stderr: stdout is the token's.
-  ctx.io.redactor.announceValue(t.token, true);
+  // Masked (in GitHub Actions) before it is printed.
+  ctx.io.stdoutIsData();
+  ctx.io.redactor.announceValue(t.token);
   if (g.json) ctx.io.stdout.write(JSON.stringify({ token: t.token, source: t.source, profile: t.source === 'env' ? null : t.profile }) + '\n');
   else ctx.io.stdout.write(t.token + '\n');
 }

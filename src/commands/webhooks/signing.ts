@@ -29,6 +29,8 @@ export interface VerifyFlags {
 export async function runSign(bodyFile: string | undefined, flags: SignFlags, f: Factory): Promise<void> {
   const { ctx } = f;
   const g = f.globals();
+  // The headers are data (`> headers.txt`, `curl -H @headers.txt`): a mask line with the secret must not join them.
+  ctx.io.stdoutIsData();
   const key = await readKey(flags.secretFile, bodyFile, ctx, 'sign');
   if (flags.id !== undefined) {
     const problem = checkWebhookId(flags.id);

@@ -57,6 +57,19 @@ describe('webhooks sign', () => {
     expect(r.stderr).toBe('');
   });
 
+  it('in GitHub Actions the secret is masked on stderr: stdout holds the headers alone (> headers.txt, curl -H @headers.txt)', async () => {
+    const ws = workspace();
+    writeFileSync(join(ws.cwd, 'secret'), SECRET + '\n');
+    writeFileSync(join(ws.cwd, 'body.json'), BODY);
+    const r = await runInProcess(['webhooks', 'sign', '--secret-file', 'secret', '--id', 'msg_1', '--timestamp', String(T), 'body.json'], {
+      env: { ...baseEnv(ws), GITHUB_ACTIONS: 'true' },
+      cwd: ws.cwd,
+    });
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toBe(`webhook-id: msg_1\nwebhook-timestamp: ${T}\nwebhook-signature: ${sig(KEY, 'msg_1', T, BODY)}\n`);
+    expect(r.stderr).toBe(`::add-mask::${SECRET}\n`);
+  });
+
   it('--id, --timestamp and --json: one JSON document of the headers; the body from standard input', async () => {
     const { run } = setup();
     const r = await run(['webhooks', 'sign', '--secret-file', 'secret', '--id', 'msg_1', '--timestamp', '1700000000', '--json', '-'], { input: BODY });
