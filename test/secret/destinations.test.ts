@@ -680,6 +680,11 @@ describe('webhooks fingerprint', () => {
     for (const r of [a, b, c]) expect(r.stdout + r.stderr).not.toContain(SECRET);
   });
 
+  test('in GitHub Actions the secret is masked on stderr: stdout, captured by FP="$(…)", is the fingerprint alone', async () => {
+    const r = await runCli(['webhooks', 'fingerprint', '-'], { input: `${SECRET}\n`, env: { GITHUB_ACTIONS: 'true' } });
+    expect(r).toMatchObject({ exitCode: 0, stdout: `${FP}\n`, stderr: `::add-mask::${SECRET}\n` });
+  });
+
   test('empty input, a missing file, a directory: exit 2', async () => {
     const ws = workspace();
     expect((await runCli(['webhooks', 'fingerprint', '-'], { input: ' \n' })).exitCode).toBe(2);

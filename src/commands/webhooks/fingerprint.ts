@@ -14,6 +14,8 @@ const MAX_BYTES = 64 * 1024;
 export async function runFingerprint(file: string | undefined, f: Factory): Promise<void> {
   const { ctx } = f;
   const g = f.globals();
+  // The fingerprint is data (FP="$(…)"): a mask line with the secret must not join it.
+  ctx.io.stdoutIsData();
   let text: string;
   if (file === undefined || file === '-') {
     if (file === undefined && ctx.io.stdin.isTTY) {
