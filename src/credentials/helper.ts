@@ -21,6 +21,12 @@ import { helperLabel } from './token.js';
 export const HELPER_LIMIT_MS = 10_000;
 /** More than any bearer token: a helper that prints more is printing something else. */
 const MAX_OUTPUT_BYTES = 64 * 1024;
+/**
+ * Once the shell has exited, how long the end of its output is awaited:
+ * what it printed is in the pipe already, and a process it left in the
+ * background (an agent it started) may hold the pipe open for good.
+ */
+const AFTER_EXIT_MS = 100;
 
 export interface HelperOptions {
   env: Env;
@@ -45,10 +51,12 @@ export async function runTokenCommand(profile: string, command: string, opts: He
     const chunks: Buffer[] = [];
     let size = 0;
     let settled = false;
+    let afterExit: NodeJS.Timeout | undefined;
     const end = (r: Parameters<typeof resolve>[0]) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      clearTimeout(afterExit);
       opts.signal?.removeEventListener('abort', onAbort);
       resolve(r);
     };
@@ -76,6 +84,16 @@ export async function runTokenCommand(profile: string, command: string, opts: He
         kill();
         end('too-long');
       } else chunks.push(c);
+    });
+    child.on('exit', (code, signal) => {
+      // The immediate comes after one more poll of the pipe: a loop that was
+      // busy past the wait still reads what is in the pipe first.
+      afterExit = setTimeout(() => {
+        setImmediate(() => {
+          child.stdout!.destroy();
+          end({ out: Buffer.concat(chunks), code, signal });
+        });
+      }, AFTER_EXIT_MS);
     });
     child.on('error', (err) => end(err));
     child.on('close', (code, signal) => end({ out: Buffer.concat(chunks), code, signal }));

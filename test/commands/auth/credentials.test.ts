@@ -286,6 +286,22 @@ describe('tokens stored in config.json by earlier versions', () => {
   });
 });
 
+describe('a token command that leaves a process in the background', () => {
+  test('the token it printed before exiting 0 is used at once, though that process still holds its output open', async () => {
+    const ws = configured({ tokenCommand: `${PRINT_TOKEN}; sleep 5 &` });
+    const r = await run(REACTIVATE, ws, { inject: SHORT });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(bearer()).toEqual([`Bearer ${HELPER_TOKEN}`]);
+  });
+
+  test('one that fails says so at once, with its status, not that it printed nothing in time', async () => {
+    const r = await run(REACTIVATE, configured({ tokenCommand: `${PRINT_TOKEN}; sleep 5 & exit 7` }), { inject: SHORT });
+    expect(r.exitCode).toBe(3);
+    expect(r.stderr).toContain('failed (exit status 7)');
+    expect(r.stderr).not.toContain(HELPER_TOKEN);
+  });
+});
+
 describe('auth token', () => {
   test('prints the token in effect and nothing else on stdout; exit 3 without one', async () => {
     const ws = configured({ token: FILE_TOKEN });
