@@ -9,6 +9,8 @@
 // JSON) and across a line wrap (a newline, or its `\n` escape, plus
 // indentation, between any two characters).
 
+import { escapeControl } from './sanitize.js';
+
 export const REDACTED = '[REDACTED]';
 
 /** Values shorter than this are redacted where they are known to appear
@@ -37,12 +39,18 @@ const hexDigit = (d: string) => (/[0-9]/.test(d) ? d : `[${d.toLowerCase()}${d.t
 /** JSON's short escapes, for the characters that have one. */
 const SHORT_ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't' };
 
-/** One UTF-16 unit as it may appear: itself, `\uXXXX` (any case, any number of backslashes), or its short escape. */
+/**
+ * One UTF-16 unit as it may appear: itself, `\uXXXX` (any case, any number
+ * of backslashes), its short escape, or as a message shows a control or
+ * invisible character (`\xad`, `\e`: escapeControl).
+ */
 function unitPattern(unit: string): string {
   const hex = unit.charCodeAt(0).toString(16).padStart(4, '0');
   const alts = [escapeRegExp(unit), String.raw`\\+u` + [...hex].map(hexDigit).join('')];
   const short = SHORT_ESCAPES[unit];
   if (short !== undefined) alts.push(String.raw`\\+` + escapeRegExp(short));
+  const shown = escapeControl(unit);
+  if (shown !== unit) alts.push(String.raw`\\+` + escapeRegExp(shown.slice(1)));
   return `(?:${alts.join('|')})`;
 }
 
@@ -335,6 +343,8 @@ export function mayShow(text: string, value: string, escapes?: () => Set<number>
     if (text.includes(unit)) continue;
     const letter = SHORT_ESCAPES[unit];
     if (letter !== undefined && text.includes(`\\${letter}`)) continue;
+    const shown = escapeControl(unit);
+    if (shown !== unit && text.includes(shown)) continue;
     if (escapes().has(value.charCodeAt(i))) continue;
     return false;
   }

@@ -156,6 +156,13 @@ describe('Redactor: by value, in any escaping, across wraps', () => {
     expect(r.scrubCredentials('tok_ABC\nDEFGHIJ')).toBe('[REDACTED]');
   });
 
+  it('scrubs a token that an HTTP header can carry but a message shows escaped (a soft hyphen, a C1 control), as escapeInline shows it', () => {
+    const r2 = new Redactor();
+    const token = 'tok_\u00adABCDEF\u0085GHIJ';
+    r2.addToken(token);
+    for (const text of [escapeInline(`the server says: ${token} is bad`), JSON.stringify(escapeInline(token))]) expect(r2.scrubAll(text)).not.toContain('ABCDEF');
+  });
+
   it('leaves other text alone', () => {
     expect(r.scrubAll('tok_ABCDEFGHIK and whsec_Ab')).toBe('tok_ABCDEFGHIK and whsec_Ab');
   });
