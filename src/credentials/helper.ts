@@ -9,6 +9,7 @@
 // What is shown of it: nothing. Its stdout is the token, and its stderr may
 // echo it or other secrets, so both are kept from the output; a failure
 // names the profile and the command, and says how it failed.
+import { withoutCredentials } from './env.js';
 import { spawn } from 'node:child_process';
 import type { Env } from '../context.js';
 import { configError, interrupted } from '../errors/cli-error.js';
@@ -37,9 +38,7 @@ export interface HelperOptions {
 /** Runs the helper of `profile` and returns the token it printed, or throws a configuration error (exit 3). */
 export async function runTokenCommand(profile: string, command: string, opts: HelperOptions): Promise<string> {
   const limitMs = opts.limitMs ?? HELPER_LIMIT_MS;
-  const env: Env = { ...opts.env, CHATCTL_PROFILE: profile };
-  delete env.CHATCTL_TOKEN;
-  delete env.CHATCTL_CSRF_TOKEN;
+  const env: Env = withoutCredentials({ ...opts.env, CHATCTL_PROFILE: profile });
   const what = `the token command of profile "${escapeInline(profile)}" (${helperLabel(command)})`;
   const hint = `run the command yourself to see what it prints, or change it: chatctl profile set ${profile} --token-command 'CMD'`;
   const fail = (how: string) => configError(`${what} ${how}`, hint);

@@ -21,6 +21,7 @@
 // On Linux the entry is pinned to the Secret Service: the binding would
 // otherwise fall back silently on the kernel's keyutils, which forgets
 // everything at reboot.
+import { withoutCredentials } from './env.js';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -68,8 +69,7 @@ export function keyringCall(op: KeyringOp, account: string, opts: KeyringOptions
   // The run's environment (D-Bus address, HOME…), without the token of the
   // environment, and without NODE_OPTIONS: what it preloads or turns on is
   // for chatctl, and would only slow down (or break) a one-call child.
-  const env: Env = { ...opts.env };
-  delete env.CHATCTL_TOKEN;
+  const env: Env = withoutCredentials(opts.env);
   delete env.NODE_OPTIONS;
   return new Promise<KeyringResult>((resolve, reject) => {
     const child = spawn(process.execPath, [childPath, op, KEYRING_SERVICE, account], {

@@ -13,6 +13,7 @@
 // the caller to scrub and put on stderr. Success is exit 0 within the time
 // limit; the command's exit, not the end of its output, ends the wait, so a
 // background process it leaves holding the pipes cannot hang chatctl.
+import { withoutCredentials } from '../credentials/env.js';
 import type { Duplex } from 'node:stream';
 import { execa } from 'execa';
 
@@ -73,18 +74,14 @@ const PIPE_WRAPPER = [
  */
 export const MAX_EXEC_INPUT_BYTES = 8 * 1024;
 
-/** The variables that carry chatctl's own credentials (the bearer token, the x-service-csrf value): never passed to COMMAND. */
-export const CREDENTIAL_VARIABLES: readonly string[] = ['CHATCTL_TOKEN', 'CHATCTL_CSRF_TOKEN'];
-
 /** Grace between SIGTERM and SIGKILL, and for the output to drain after exit. */
 const KILL_GRACE_MS = 2000;
 const DRAIN_MS = 250;
 
 /** Resolves when COMMAND exited 0 in time; rejects with an Error saying what went wrong. */
 export async function runExecSink(input: ExecSinkInput): Promise<void> {
-  const env: Record<string, string | undefined> = { ...input.env, CHATCTL_ENDPOINT_ID: input.endpointId, CHATCTL_SECRET_FINGERPRINT: input.fingerprint };
   // The command needs the secret, not chatctl's credentials.
-  for (const name of CREDENTIAL_VARIABLES) delete env[name];
+  const env: Record<string, string | undefined> = withoutCredentials({ ...input.env, CHATCTL_ENDPOINT_ID: input.endpointId, CHATCTL_SECRET_FINGERPRINT: input.fingerprint });
   if (input.signal?.aborted) throw new Error('interrupted before it started');
   const secret = Buffer.from(input.secret, 'utf8');
   if (secret.length > MAX_EXEC_INPUT_BYTES) throw new Error(`not started: the secret is ${secret.length} bytes, more than the ${MAX_EXEC_INPUT_BYTES} an exec: command is given`);
