@@ -9,7 +9,7 @@
 // What is shown of it: nothing. Its stdout is the token, and its stderr may
 // echo it or other secrets, so both are kept from the output; a failure
 // names the profile and the command, and says how it failed.
-import { withoutCredentials } from './env.js';
+import { withoutCredentials } from './variables.js';
 import { spawn } from 'node:child_process';
 import type { Env } from '../context.js';
 import { configError, interrupted } from '../errors/cli-error.js';

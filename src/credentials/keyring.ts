@@ -21,7 +21,7 @@
 // On Linux the entry is pinned to the Secret Service: the binding would
 // otherwise fall back silently on the kernel's keyutils, which forgets
 // everything at reboot.
-import { withoutCredentials } from './env.js';
+import { withoutCredentials } from './variables.js';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';

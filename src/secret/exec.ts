@@ -13,7 +13,7 @@
 // the caller to scrub and put on stderr. Success is exit 0 within the time
 // limit; the command's exit, not the end of its output, ends the wait, so a
 // background process it leaves holding the pipes cannot hang chatctl.
-import { withoutCredentials } from '../credentials/env.js';
+import { withoutCredentials } from '../credentials/variables.js';
 import type { Duplex } from 'node:stream';
 import { execa } from 'execa';
 
