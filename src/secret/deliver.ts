@@ -160,13 +160,7 @@ export function keepSecret(configDir: string, endpointId: string, secret: string
       // Only the file written here: a destination that is this very path
       // (`--force`) replaced it, and is not a copy to tidy away.
       const now = lstatSync(kept, { throwIfNoEntry: false });
-      if (now && now.ino === ino) {
-        try {
-          unlinkSync(kept);
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-        }
-      }
+      if (now && now.ino === ino) unlinkUnlessGone(kept);
       if (firstMade === undefined) return;
       for (let d = dir; ; d = dirname(d)) {
         try {
@@ -235,4 +229,26 @@ const safeName = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64) 
 /** Where the copy of the secret (or of the whole odd answer) of the request with this Idempotency-Key is kept. */
 export function keptCopyPath(configDir: string, endpointId: string, key: string, what: 'secret' | 'answer' = 'secret'): string {
   return join(recoveryFolder(configDir), `${safeName(endpointId)}-${safeName(key)}.${what}`);
+}
+
+/**
+ * The copy an earlier run kept of the secret of the request with this key:
+ * at the place its journal named (when it did), else where keepSecret puts
+ * it. Its bytes and how to remove it, or undefined if it is not there.
+ */
+export function readKeptCopy(configDir: string, endpointId: string, key: string, journaled?: string | null): { path: string; bytes: Buffer; discard(): void } | undefined {
+  for (const path of new Set([journaled ?? '', keptCopyPath(configDir, endpointId, key)])) {
+    const bytes = path ? readRegularFile(path) : undefined;
+    if (bytes) return { path, bytes, discard: () => unlinkUnlessGone(path) };
+  }
+  return undefined;
+}
+
+/** Removes a file; one that is gone already is fine. */
+function unlinkUnlessGone(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
 }

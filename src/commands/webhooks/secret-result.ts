@@ -9,8 +9,7 @@ import type { SecretAnswer, SecretResponse } from '../../api/schemas.js';
 import { deliverInCustody, deliveryCutShort, keepOddAnswer, secretWithheld, type Holder } from '../../secret/custody.js';
 import { CREDENTIAL_IN_SECRET, deliverAll, describeFailure, writeConfirmed, type Delivered } from '../../secret/deliver-all.js';
 import { fingerprint } from '../../secret/fingerprint.js';
-import { keptCopyPath } from '../../secret/deliver.js';
-import { readRegularFile } from '../../fs/read.js';
+import { readKeptCopy } from '../../secret/deliver.js';
 import { planSecret, type SecretPlan } from '../../secret/plan.js';
 import type { OutStream } from '../../output/io.js';
 import type { Palette } from '../../output/colors.js';
@@ -132,10 +131,10 @@ export async function deliverSecretResult(ctx: Context, g: GlobalOptions, plan: 
 function withKeptCopy(ctx: Context, body: SecretResponse, holder: Holder): SecretResponse {
   const { secret, secretAvailable } = body.data;
   if ((typeof secret === 'string' && secret !== '' && secretAvailable !== false) || holder.idempotencyKey === undefined) return body;
-  const path = keptCopyPath(ctx.configDir, holder.endpointId, holder.idempotencyKey);
-  const kept = readRegularFile(path)?.toString('utf8');
+  const copy = readKeptCopy(ctx.configDir, holder.endpointId, holder.idempotencyKey);
+  const kept = copy?.bytes.toString('utf8');
   if (!kept) return body;
-  ctx.io.notice(`the server does not return the secret twice; delivering the copy kept by an earlier run with this Idempotency-Key (${path})`);
+  ctx.io.notice(`the server does not return the secret twice; delivering the copy kept by an earlier run with this Idempotency-Key (${copy!.path})`);
   return { ...body, data: { ...body.data, secret: kept, secretAvailable: true } };
 }
 

@@ -2,11 +2,9 @@
 // for every item, `{id}` in file paths standing for its endpoint id. A thin
 // adapter over the sink module (src/secret/), giving the runner what it
 // needs per item.
-import { rmSync } from 'node:fs';
 import { usageError } from '../../../errors/cli-error.js';
-import { keptCopyPath } from '../../../secret/deliver.js';
+import { readKeptCopy } from '../../../secret/deliver.js';
 import { deliverAll, type DeliverDeps } from '../../../secret/deliver-all.js';
-import { readRegularFile } from '../../../fs/read.js';
 import { sinkHolds } from '../../../secret/readback.js';
 import { hasIdPlaceholder, parseSinks, sinksFor, substituteId, type SinkSettings } from '../../../secret/sinks.js';
 import type { ItemSecretsPort } from './runner.js';
@@ -102,12 +100,6 @@ export function planItemSecrets(input: PlanInput): ItemSecrets {
     },
     deliver: (item, secret, opts) => deliverAll(sinks, { endpointId: item.endpointId, secret }, { ...deps, skipHeld: opts?.skipHeld }),
     holds: (item, fp) => sinks.every((given) => sinkHolds(substituteId(given, item.endpointId), fp)),
-    readKept(item, key, journaled) {
-      for (const path of new Set([journaled ?? '', keptCopyPath(input.configDir, item.endpointId, key)])) {
-        const bytes = path ? readRegularFile(path) : undefined;
-        if (bytes) return { bytes, discard: () => rmSync(path, { force: true }) };
-      }
-      return undefined;
-    },
+    readKept: (item, key, journaled) => readKeptCopy(input.configDir, item.endpointId, key, journaled),
   };
 }

@@ -3,11 +3,11 @@
 // in-memory destinations, in virtual time. Kept copies go to a real
 // recovered/ folder in a temporary config folder.
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createWebhooksClient } from '../../../../../src/api/client.js';
-import { keptCopyPath } from '../../../../../src/secret/deliver.js';
+import { keptCopyPath, readKeptCopy } from '../../../../../src/secret/deliver.js';
 import { readRegularFile } from '../../../../../src/fs/read.js';
 import type { Transport } from '../../../../../src/http/transport.js';
 import { foldRecord, type JournalRecord, type Prior } from '../../../../../src/commands/webhooks/rotate-from/journal.js';
@@ -55,11 +55,7 @@ export function harness(opts: HarnessOptions) {
       return { delivered: [{ to, fingerprint: fp(secret) }], failures: [] };
     },
     holds: (item, f) => !opts.unreadable && holds(item.endpointId, f),
-    readKept(item, key, journaled) {
-      const path = journaled ?? keptCopyPath(configDir, item.endpointId, key);
-      const bytes = readRegularFile(path);
-      return bytes && { bytes, discard: () => rmSync(path, { force: true }) };
-    },
+    readKept: (item, key, journaled) => readKeptCopy(configDir, item.endpointId, key, journaled),
   };
 
   const items = (ids = server.ids, ev = 1): ManifestItem[] => ids.map((endpointId, i) => ({ line: i + 1, endpointId, expectedVersion: ev, mode: 'immediate' }));
