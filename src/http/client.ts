@@ -202,17 +202,19 @@ export async function sendWithRetries(req: ApiRequest, settings: RetrySettings, 
     const serverId = serverRequestId(res) ?? requestId;
     last = `got ${res.status}${statusText(res.status)} (request id ${serverId})`;
 
+    // The server's own wait, read once: for this decision and for the shared pace.
+    const asked = serverWait(res, deps.now());
     const decision = decideRetry({
       attempt,
       maxRetries: settings.maxRetries,
       failure: res.status,
-      serverWaitMs: serverWait(res, deps.now()),
+      serverWaitMs: asked,
       nowMs: deps.now(),
       random: deps.random,
     });
     if (decision.kind === 'retry' && pace) {
       // The shared pace waits for every worker; this request takes its next turn.
-      pace.refused(sentAt, serverWait(res, deps.now()));
+      pace.refused(sentAt, asked);
       if (deadline && pace.resumesAt() >= deadline.at) throw deadlineReached(`${deadlineText} would pass before the next attempt (in ${seconds(pace.resumesAt() - deps.now())}), so chatctl stopped`);
       trace?.(`  waiting for the shared rate (${last})`);
       continue;
@@ -226,7 +228,7 @@ export async function sendWithRetries(req: ApiRequest, settings: RetrySettings, 
       pace?.tooLong?.(err);
       throw err;
     }
-    if (RETRY_STATUSES.has(res.status)) pace?.refused(sentAt, serverWait(res, deps.now()));
+    if (RETRY_STATUSES.has(res.status)) pace?.refused(sentAt, asked);
     else pace?.succeeded();
     if (decision.reason === 'exhausted') {
       throw keyed(errorFromResponse(res, `${attempt > 1 ? `; gave up after ${attempt} attempts` : ''}${keyNote}`));
