@@ -184,7 +184,7 @@ export async function sendWithRetries(req: ApiRequest, settings: RetrySettings, 
         throw deadlineReached(`${deadlineText} was reached during attempt ${attempt} of ${attempts}`);
       }
       const failure = err.failure === 'timeout' ? 'timeout' : 'network';
-      const decision = decideRetry({ attempt, maxRetries: settings.maxRetries, failure, nowMs: deps.now(), random: deps.random });
+      const decision = decideRetry({ attempt, maxRetries: settings.maxRetries, failure, random: deps.random });
       if (decision.kind === 'stop') {
         const gaveUp = attempt > 1 ? `; gave up after ${attempt} attempts` : '';
         throw keyed(new CliError(failure === 'timeout' ? 'timeout' : 'network_error', `${err.message}${gaveUp}${keyNote}`, EXIT.unavailable));
@@ -209,7 +209,6 @@ export async function sendWithRetries(req: ApiRequest, settings: RetrySettings, 
       maxRetries: settings.maxRetries,
       failure: res.status,
       serverWaitMs: asked,
-      nowMs: deps.now(),
       random: deps.random,
     });
     if (decision.kind === 'retry' && pace) {

@@ -38,15 +38,13 @@ export function decideRetry(opts: {
   attempt: number;
   maxRetries: number;
   failure: number | 'network' | 'timeout';
-  retryAfter?: string | undefined;
-  /** The server's wait already read (Retry-After-Ms or Retry-After); takes the place of retryAfter. */
+  /** How long the server asked to wait (its Retry-After-Ms or Retry-After, read), if it did. */
   serverWaitMs?: number | undefined;
-  nowMs: number;
   random: () => number;
 }): RetryDecision {
   const { attempt, maxRetries, failure } = opts;
   if (typeof failure === 'number' && !RETRY_STATUSES.has(failure)) return { kind: 'stop', reason: 'not-retryable' };
-  const serverWait = typeof failure === 'number' ? (opts.serverWaitMs ?? parseRetryAfter(opts.retryAfter, opts.nowMs)) : undefined;
+  const serverWait = typeof failure === 'number' ? opts.serverWaitMs : undefined;
   if (serverWait !== undefined && serverWait > MAX_RETRY_AFTER_MS) {
     return { kind: 'stop', reason: 'retry-after-too-long', retryAfterMs: serverWait };
   }

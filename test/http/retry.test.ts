@@ -28,9 +28,9 @@ describe('backoff', () => {
 });
 
 describe('decideRetry', () => {
-  const base = { nowMs: NOW, random: () => 0.5, maxRetries: 2 };
+  const base = { random: () => 0.5, maxRetries: 2 };
   it('retries 429 and 503 with the server wait, then stops when retries run out', () => {
-    expect(decideRetry({ ...base, attempt: 1, failure: 429, retryAfter: '2' })).toEqual({ kind: 'retry', delayMs: 2000, reason: 'rate limited' });
+    expect(decideRetry({ ...base, attempt: 1, failure: 429, serverWaitMs: 2_000 })).toEqual({ kind: 'retry', delayMs: 2000, reason: 'rate limited' });
     expect(decideRetry({ ...base, attempt: 2, failure: 503 })).toEqual({ kind: 'retry', delayMs: 500, reason: 'service unavailable' });
     expect(decideRetry({ ...base, attempt: 3, failure: 503 })).toEqual({ kind: 'stop', reason: 'exhausted' });
   });
@@ -44,8 +44,8 @@ describe('decideRetry', () => {
     }
   });
   it('does not wait for a Retry-After over 60 s, even with retries left', () => {
-    expect(decideRetry({ ...base, attempt: 1, failure: 429, retryAfter: '61' })).toEqual({ kind: 'stop', reason: 'retry-after-too-long', retryAfterMs: 61_000 });
-    expect(decideRetry({ ...base, attempt: 1, failure: 429, retryAfter: '60' })).toMatchObject({ kind: 'retry', delayMs: 60_000 });
+    expect(decideRetry({ ...base, attempt: 1, failure: 429, serverWaitMs: 61_000 })).toEqual({ kind: 'stop', reason: 'retry-after-too-long', retryAfterMs: 61_000 });
+    expect(decideRetry({ ...base, attempt: 1, failure: 429, serverWaitMs: 60_000 })).toMatchObject({ kind: 'retry', delayMs: 60_000 });
   });
   it('with --max-retries 0 never retries', () => {
     expect(decideRetry({ ...base, maxRetries: 0, attempt: 1, failure: 503 })).toEqual({ kind: 'stop', reason: 'exhausted' });
