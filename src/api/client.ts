@@ -9,7 +9,7 @@ import { mutationResponseSchema, parseSecretAnswer, type CreateRequest, type Exp
 import { sendWithRetries, type ApiRequest, type CallHooks, type HttpDeps, type RetrySettings } from '../http/client.js';
 import { parseJson } from '../http/classify.js';
 import { CliError, invalidResponse } from '../errors/cli-error.js';
-import type { Transport, WireRequest, WireResponse } from '../http/transport.js';
+import { MAX_BODY_BYTES, decodeBody, type Transport, type WireRequest, type WireResponse } from '../http/transport.js';
 
 export interface ClientConfig {
   baseUrl: string;
@@ -26,7 +26,7 @@ export interface ClientConfig {
 
 export interface WebhooksClient {
   /** The spec's envelope, or (rarely) an odd answer that still carries the secret: see parseSecretAnswer. */
-  create(body: CreateRequest, idempotencyKey: string): Promise<SecretAnswer>;
+  create(body: CreateRequest, idempotencyKey: string, hooks?: CallHooks): Promise<SecretAnswer>;
   rotate(endpointId: string, body: RotateRequest, idempotencyKey: string, hooks?: CallHooks): Promise<SecretAnswer>;
   reactivate(endpointId: string, body: ExpectedVersionRequest): Promise<MutationResponse>;
 }
@@ -55,7 +55,10 @@ export function createWebhooksClient(cfg: ClientConfig): WebhooksClient {
     const parsed = parse(parseJson(res.body), res);
     if (parsed === undefined) {
       const keyNote = idempotencyKey ? `; the change may have been applied (Idempotency-Key ${idempotencyKey})` : '';
-      throw invalidResponse(`the server answered ${res.status} with a body that is not the expected response${keyNote}`, { status: res.status, idempotencyKey });
+      const err = invalidResponse(`the server answered ${res.status} with a body that is not the expected response${keyNote}`, { status: res.status, idempotencyKey });
+      // Read whole, and nothing in it may be a secret (parseSecretAnswer keeps anything that might): nothing to keep.
+      holdsNoSecret.add(err);
+      throw err;
     }
     return parsed;
   };
@@ -65,11 +68,26 @@ export function createWebhooksClient(cfg: ClientConfig): WebhooksClient {
   };
   const endpoints = (...rest: string[]) => scopedPath(cfg.scope, 'webhook-endpoints', ...rest);
   return {
-    create: (body, key) => send(endpoints(), body, parseSecretAnswer, key),
+    create: (body, key, hooks) => send(endpoints(), body, parseSecretAnswer, key, hooks),
     rotate: (id, body, key, hooks) => send(endpoints(id, 'secret', 'rotate'), body, (json, res) => parseSecretAnswer(json, res, { endpointId: id }), key, hooks),
     reactivate: (id, body) => send(endpoints(id, 'reactivate'), body, mutation),
   };
 }
+
+/** Errors for an answer read whole that carries nothing that may be a secret: its record has nothing to keep. */
+export const holdsNoSecret = new WeakSet<object>();
+
+/**
+ * The answer a record holds (secret/record.ts: its status, coding and bytes
+ * as they arrived), checked as a live one is: the secret answer, or
+ * undefined when it is not one to deliver.
+ */
+export const recordedSecretAnswer =
+  (endpointId: string | undefined) =>
+  async (status: number, contentEncoding: string | null, raw: Buffer): Promise<SecretAnswer | undefined> => {
+    const res: WireResponse = { status, headers: {}, ...(await decodeBody(raw, contentEncoding ?? undefined, MAX_BODY_BYTES, status)) };
+    return parseSecretAnswer(parseJson(res.body), res, endpointId !== undefined ? { endpointId } : undefined);
+  };
 
 /**
  * Ends a dry run once the request is printed: not a failure, exit 0, and

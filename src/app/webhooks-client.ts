@@ -2,9 +2,14 @@
 // the token, the retry settings and the transport (or the dry-run one).
 import type { Context } from '../context.js';
 import { createWebhooksClient, dryRunTransport, type ClientConfig, type WebhooksClient } from '../api/client.js';
-import { deadlineFrom } from '../http/client.js';
+import { deadlineFrom, type HttpDeps, type WaitingForAnswer } from '../http/client.js';
 import { redactHeaders } from '../output/redact.js';
-import { escapeInline } from '../output/sanitize.js';
+import { escapeInline, shellQuote } from '../output/sanitize.js';
+import { CliError } from '../errors/cli-error.js';
+import { EXIT, type ExitCode } from '../errors/exit-codes.js';
+
+const SIGNAL_EXIT: Record<string, ExitCode> = { SIGINT: EXIT.interrupted, SIGTERM: EXIT.terminated, SIGHUP: EXIT.hangup };
+import { reportError } from '../errors/report.js';
 import type { WireRequest } from '../http/transport.js';
 import type { Invocation } from './invocation.js';
 import type { RequestSettings } from '../scope/resolve.js';
@@ -22,6 +27,8 @@ export interface ClientExtras {
   /** false: retry waits are not announced one by one (a progress line shows them). */
   announce?: boolean | undefined;
   rerun?: ((idempotencyKey: string) => string) | undefined;
+  /** What a signal during the wait for a sent request's answer does (default: a single command's notice and last words). */
+  waiting?: HttpDeps['waiting'];
 }
 
 /** The client a command gets from its factory, with when its --deadline ends. */
@@ -54,6 +61,7 @@ export async function clientConfig(ctx: Context, inv: Invocation, extras: Client
     deps: {
       requestSignal: extras.requestSignal,
       agent: extras.agent,
+      waiting: extras.waiting ?? ((w) => waitingForAnswer(ctx, inv, w)),
       transport,
       now: ctx.now,
       sleep: ctx.sleep,
@@ -82,4 +90,31 @@ function printDryRun(ctx: Context, inv: Invocation, req: WireRequest): void {
     ctx.io.stdout.write(lines.join('\n'));
   }
   ctx.io.notice('dry run: nothing was sent');
+}
+
+/**
+ * A signal came while a sent create or rotate waits for its answer: said
+ * once, and what a second signal says before the process ends (130 or the
+ * signal's code, naming the key and the record a re-run delivers from).
+ */
+function waitingForAnswer(ctx: Context, inv: Invocation, w: WaitingForAnswer | undefined): void {
+  if (!w) {
+    ctx.setLastWords?.(undefined);
+    return;
+  }
+  const key = shellQuote(w.idempotencyKey);
+  const how = w.graceMs === null ? 'a second Ctrl-C abandons it' : `for up to ${w.graceMs / 1000} s (${w.signal})`;
+  ctx.io.notice(`waiting for the server's answer, which carries the new secret (Idempotency-Key ${w.idempotencyKey}); ${how}`);
+  const code = SIGNAL_EXIT[w.signal] ?? EXIT.interrupted;
+  ctx.setLastWords?.(() =>
+    reportError(
+      new CliError('interrupted', `interrupted: the answer to the request with Idempotency-Key ${w.idempotencyKey} was abandoned; the change may have been applied`, code, {
+        idempotencyKey: w.idempotencyKey,
+        hint: `re-run the same command with --idempotency-key ${key}: the same key is never applied twice, and an answer that reached chatctl before it was abandoned is delivered from recovered/`,
+      }),
+      ctx.io,
+      inv.output.json,
+      false,
+    ),
+  );
 }

@@ -1,31 +1,36 @@
-// The one-time secret's custody: one path for create, rotate and every item
-// of `rotate --from`, so that each act has one implementation and one set of
-// messages (docs/secrets.md, "If delivery fails").
+// The one-time secret's custody: the whole life of a create's or rotate's
+// answer, one path for a single command and every item of `rotate --from`
+// (docs/secrets.md, "Custody"):
 //
-//   keep a copy under <config>/recovered/ (named after the Idempotency-Key)
-//   → tell the caller where it is (a --from run journals it; if that record
-//     cannot be written, nothing is delivered and the copy is the secret's place)
-//   → deliver to every destination
-//   → every destination holds it: discard the copy (exit 0)
-//   → otherwise: the copy made durable, the error says where it is (exit 13).
+//   start    what an earlier run left of this very request (same scope,
+//            endpoint and whole key): a superseded one ends 13 at once; an
+//            answer or a kept secret is delivered without sending; else the
+//            record is written (record.ts) before anything is sent
+//   send     (the caller) with the record's tap: the answer's bytes on disk
+//            as they arrive; a request known not applied retires the record
+//   settle   the answer parsed: an odd one kept whole (13), a withheld secret
+//            (13), else the rotation noted (superseded.ts) and the secret
+//            delivered to every destination
+//   retire   every destination holds it: the record and the endpoint's
+//            superseded records go; otherwise the secret is kept alone
+//            beside them, durable, and the error says where (13)
 //
-// The copy comes before every delivery, stdout included: a terminal that is
-// not reading (Ctrl-S) blocks the write where no signal handler can run, a
-// file on a nearly full disk can take the last free block, and a large
-// document goes out in pieces. So a failing sink, a closed or full stdout,
-// a signal or a kill cannot lose it.
-import { type CliError, localError } from '../errors/cli-error.js';
+// "Record" is what recovered/ holds of a request; "destination" where the
+// user asked the secret to go; "deliver" is putting it there.
+import { type CliError, isCliError, localError } from '../errors/cli-error.js';
 import { escapeInline } from '../output/sanitize.js';
 import { exit13Details, newSecretHint } from './new-secret-hint.js';
-import { oddSecretHint, oddSecretText, type OddSecretAnswer } from '../api/schemas.js';
-import { describeKeepFailure, keepSecret, type KeptSecret } from './deliver.js';
+import { oddSecretHint, oddSecretText, type OddSecretAnswer, type SecretAnswer, type SecretResponse } from '../api/schemas.js';
 import type { Delivered, DeliveryFailure } from './deliver-all.js';
 import { fingerprint } from './fingerprint.js';
+import { describeKeepFailure } from './deliver.js';
+import { findLeft, removeLeft, recordPaths, WriteAheadRecord, type Left, type RecordedRequest } from './record.js';
+import { noteRotation, removeSuperseded, supersededBy, type Rotation } from './superseded.js';
 
 /** Whose secret it is: what every message and hint names. */
 export interface Holder {
   endpointId: string;
-  /** The request's key: names the kept copy and goes into messages. */
+  /** The request's key: names its record and goes into messages. */
   idempotencyKey?: string | undefined;
   /** The endpoint's version after the change (the next --expected-version), when the server gave it. */
   version?: number | null | undefined;
@@ -33,11 +38,23 @@ export interface Holder {
   answer?: unknown;
   /** The server's request id of the answer that carried the secret. */
   serverRequestId?: string | null | undefined;
+  /** The re-run that delivers a kept record: the same command with --idempotency-key, or the same --journal. */
+  rerun?: string | undefined;
 }
 
+/** What custody needs of the run. */
 export interface CustodyDeps {
   configDir: string;
   now(): number;
+}
+
+/** The run's custody: its config folder and scope, its clock, what must never be shown. */
+export interface CustodyRun extends CustodyDeps {
+  /** "org/app/env": part of every record's identity. */
+  scope: string;
+  redactor?: { addSecret(value: string): void; forgetSecret?(value: string): void; scrubAll?(text: string): string } | undefined;
+  /** How a re-run delivers the record of the request with this key (hint and message). */
+  rerun(idempotencyKey: string): string;
 }
 
 export interface DeliveryResult {
@@ -45,28 +62,122 @@ export interface DeliveryResult {
   failures: DeliveryFailure[];
 }
 
-export interface CustodyHooks {
+/** What holds a request's secret on disk until every destination does: its record, or what an earlier run kept. */
+interface Held {
+  /** Where it is now (the record, or the kept secret). */
+  readonly path: string;
+  /** Every destination holds the secret, or the request was not applied: it goes. */
+  retire(): void;
+  /** The secret (or the odd answer) kept alone, durable: where it is then, or why nothing holds it. */
+  keep(secret: string | Buffer, whole: boolean): { path: string } | { error: unknown };
+  /** Leaves it as it is (outcome unknown). */
+  close(): void;
+}
+
+/** What an earlier run's answer gave, or this run's: the answer, or the secret a failed delivery kept. */
+export type Got = { answer: SecretAnswer } | { kept: string; path: string };
+
+export type Start =
+  /** Send the request; `resent`: a record of it existed (an earlier run may have been applied). */
+  | { kind: 'send'; held: Held & { tap: WriteAheadRecord['tap'] }; resent: boolean }
+  /** Nothing to send: an earlier run's answer or kept secret is delivered. */
+  | { kind: 'deliver'; held: Held; got: Got }
+  /** A later rotation of the endpoint superseded what an earlier run left: 13, destinations untouched. */
+  | { kind: 'superseded'; error: CliError };
+
+/** `answerOf` turns a recorded answer into one (api/client.ts's check), undefined when it is not a usable 2xx. */
+export type ReadAnswer = (status: number, contentEncoding: string | null, body: Buffer) => Promise<SecretAnswer | undefined>;
+
+/**
+ * Before a create or rotate is sent: what an earlier run left of this very
+ * request decides. Throws (a CliError of exit 3) when recovered/ cannot hold
+ * a record: then nothing may be sent.
+ */
+export async function startCustody(run: CustodyRun, req: RecordedRequest, answerOf: ReadAnswer): Promise<Start> {
+  const left = findLeft(run.configDir, req);
+  if (left) {
+    const got = await gotFrom(left, answerOf);
+    const version = got && 'answer' in got && got.answer.ok && typeof got.answer.body.data.endpoint.version === 'number' ? got.answer.body.data.endpoint.version : null;
+    const newer = supersededBy(run.configDir, req, left, version);
+    if (newer) return { kind: 'superseded', error: superseded(run, req, left, newer) };
+    if (got && left.kind !== 'record') return { kind: 'deliver', held: keptFile(run, req, left.path), got };
+    if (got) return { kind: 'deliver', held: openRecord(run, req), got };
+  }
+  const held = openRecord(run, req);
+  return { kind: 'send', held, resent: left !== undefined };
+}
+
+function openRecord(run: CustodyRun, req: RecordedRequest): WriteAheadRecord {
+  try {
+    return WriteAheadRecord.open(run.configDir, req, new Date(run.now()));
+  } catch (err) {
+    throw localError('config_error', `cannot keep a record of the request before sending it: ${describeKeepFailure(err, run.configDir)}`, {
+      hint: 'nothing was sent; chatctl keeps the answer that carries the secret there until every destination holds it (docs/secrets.md)',
+    });
+  }
+}
+
+/** The answer or secret an earlier run left, when it can be delivered. */
+async function gotFrom(left: Left, answerOf: ReadAnswer): Promise<Got | undefined> {
+  if (left.kind === 'secret') return { kept: left.secret.toString('utf8'), path: left.path };
+  if (left.kind === 'answer') return undefined; // an odd answer kept whole: for the user to read (the error named it)
+  const a = left.record.answer;
+  if (!a || a.status < 200 || a.status >= 300) return undefined;
+  const answer = await answerOf(a.status, a.contentEncoding, a.body).catch(() => undefined);
+  return answer ? { answer } : undefined;
+}
+
+/** What an earlier run kept after a failed delivery, held as a record is. */
+function keptFile(run: CustodyRun, req: RecordedRequest, path: string): Held {
+  return {
+    path,
+    retire: () => removeLeft(run.configDir, req),
+    keep: () => ({ path }),
+    close: () => {},
+  };
+}
+
+/**
+ * The send failed: a request known not to have been applied (nothing went
+ * out, or the server refused this very key) retires its record; otherwise
+ * the record stays for the re-run that sends the key again. A re-sent key
+ * answered 401, 403 or 404 stays unknown: those come before the server looks
+ * the key up.
+ */
+export function sendFailed(held: Held, err: unknown, resent: boolean, nothingToKeep = false): void {
+  if (nothingToKeep || knownNotApplied(err, resent)) held.retire();
+  else held.close();
+}
+
+export function knownNotApplied(err: unknown, resent: boolean): boolean {
+  if (!isCliError(err)) return false;
+  if (err.code === 'interrupted' && err.idempotencyKey === undefined && !resent) return true;
+  const s = err.status;
+  if (s !== null && s >= 400 && s < 500 && s !== 429 && err.code !== 'idempotency_conflict') return !(resent && (s === 401 || s === 403 || s === 404));
+  return err.idempotencyKey === undefined && !resent;
+}
+
+export interface SettleHooks {
   /**
-   * Before delivery starts, with where the copy is (null: it could not be
-   * made). A --from run writes its journal record here; if this throws,
-   * nothing is delivered and the item ends 13 with the copy as its place.
+   * Before delivery starts, with where the secret is held and its
+   * fingerprint. A --from run writes its journal record here; if this
+   * throws, nothing is delivered and the item ends 13 with the record as the
+   * secret's place.
    */
-  beforeDelivery?(copy: string | null, fp: () => string): Promise<void>;
+  beforeDelivery?(held: string, fp: () => string): Promise<void>;
   /**
    * While delivering (state), and after (undefined): what a forced exit must
-   * name. Told undefined only on success: after a failure the state (naming
-   * where the copy ended up) stays until the caller has reported the outcome
-   * and says undefined itself, so a second signal while it writes the result
-   * or its journal record still ends 13 naming the copy.
+   * name. Told undefined only on success: after a failure the state stays
+   * until the caller has reported the outcome and says undefined itself.
    */
   delivering?(state: InDelivery | undefined): void;
   /**
-   * Every destination holds it: the copy is left for the caller to discard
-   * (the outcome's discard()) once it has recorded that, so that a kill
-   * before a --from run's "ok" record is on disk leaves the copy its re-run
+   * Every destination holds it: the record is left for the caller to retire
+   * (the outcome's retire()) once it has recorded that, so that a kill before
+   * a --from run's "ok" record is on disk leaves the record its re-run
    * delivers from (an exec: destination cannot be read back).
    */
-  keepCopyUntilRecorded?: boolean;
+  retireWhenRecorded?: boolean;
 }
 
 /** A delivery under way: what a second signal's message names. */
@@ -74,100 +185,158 @@ export interface InDelivery {
   holder: Holder;
   fp: string;
   kept: string | null;
-  /** Why no copy could be made, when none was. */
+  /** Keeps the secret alone now (a second signal is ending the process): where it is then. */
+  keepNow?(): void;
+  /** Why nothing could keep it, when nothing does. */
   keepFailure?: string | undefined;
   /** When delivery started (for the hint's overlap rule). */
   now: number;
 }
 
-export type CustodyOutcome =
-  | { ok: true; fp: string; delivered: Delivered[] /** Removes the copy (done already unless keepCopyUntilRecorded). */; discard(): void }
-  | { ok: false; fp: string; delivered: Delivered[]; kept: string | null; error: CliError };
+export type Settled =
+  | { ok: true; fp: string; delivered: Delivered[]; holder: Holder; body: SecretResponse /** Removes the record (done already unless retireWhenRecorded). */; retire(): void }
+  | { ok: false; error: CliError; holder: Holder; body: SecretResponse | undefined; fp: string | null; delivered: Delivered[]; kept: string | null };
 
 /**
- * The secret to every destination, with a copy kept until all hold it.
- * Never throws: a destination that fails, a copy that cannot be written and
- * a journal that cannot be written all end in the outcome.
+ * The answer (or a kept secret) to every destination. Never throws: an odd
+ * answer, a withheld secret, a failing destination and a journal that
+ * cannot be written all end in the outcome.
  */
-export async function deliverInCustody(secret: string, holder: Holder, deliver: () => Promise<DeliveryResult>, deps: CustodyDeps, hooks: CustodyHooks = {}): Promise<CustodyOutcome> {
-  // Computed when first needed (node:crypto costs a few ms to load): a --json
-  // run that succeeds never needs it.
+export async function settle(
+  run: CustodyRun,
+  req: RecordedRequest,
+  held: Held,
+  got: Got,
+  who: { endpointId: string; resent: boolean /** What a journal knows of a kept secret's answer. */; version?: number | null; serverRequestId?: string | null },
+  deliver: (secret: string, holder: Holder) => Promise<DeliveryResult>,
+  hooks: SettleHooks = {},
+): Promise<Settled> {
+  const base: Holder = {
+    endpointId: who.endpointId,
+    idempotencyKey: req.idempotencyKey,
+    rerun: run.rerun(req.idempotencyKey),
+    version: who.version ?? null,
+    serverRequestId: who.serverRequestId ?? null,
+  };
+  if ('kept' in got) return inCustody(run, req, held, got.kept, base, undefined, deliver, hooks);
+  const { answer } = got;
+  if (!answer.ok) {
+    if (answer.odd.read !== undefined) run.redactor?.addSecret(answer.odd.read);
+    const endpointId = (answer.odd.whole === 'endpoint' ? req.endpointId : undefined) ?? answer.odd.endpointId ?? req.endpointId ?? 'endpoint';
+    const error = keepOddAnswer(answer.odd, { ...base, endpointId }, held, run);
+    const kept = (error.details as { recoveredPath?: string | null }).recoveredPath ?? null;
+    return { ok: false, error, holder: { ...base, endpointId }, body: undefined, fp: null, delivered: [], kept };
+  }
+  const body = answer.body;
+  const { endpoint, secret, secretAvailable } = body.data;
+  const rawId = typeof endpoint.id === 'string' || typeof endpoint.id === 'number' ? String(endpoint.id) : undefined;
+  const holder: Holder = {
+    ...base,
+    endpointId: rawId ?? req.endpointId ?? 'endpoint',
+    version: typeof endpoint.version === 'number' ? endpoint.version : null,
+    answer: body.data,
+    serverRequestId: body.meta.requestId,
+  };
+  if (req.op === 'rotate' && req.endpointId !== null && typeof holder.version === 'number') {
+    noteRotation(run.configDir, req.scope, { endpointId: req.endpointId, version: holder.version, at: new Date(run.now()).toISOString(), idempotencyKey: req.idempotencyKey });
+  }
+  if (typeof secret !== 'string' || secret === '' || secretAvailable === false) {
+    // Applied, but the secret is not in the answer (a replay of an earlier
+    // request with this key, or withheld): nothing to keep.
+    held.retire();
+    return {
+      ok: false,
+      error: secretWithheld({ ...holder, endpointId: rawId ?? req.endpointId ?? 'ENDPOINT_ID' }, { secret, secretAvailable }, run.now(), who.resent),
+      holder,
+      body,
+      fp: null,
+      delivered: [],
+      kept: null,
+    };
+  }
+  return inCustody(run, req, held, secret, holder, body, deliver, hooks);
+}
+
+async function inCustody(
+  run: CustodyRun,
+  req: RecordedRequest,
+  held: Held,
+  secret: string,
+  holder: Holder,
+  body: SecretResponse | undefined,
+  deliver: (secret: string, holder: Holder) => Promise<DeliveryResult>,
+  hooks: SettleHooks,
+): Promise<Settled> {
+  run.redactor?.addSecret(secret);
+  // Computed when first needed (node:crypto costs a few ms to load): a --json run that succeeds never needs it.
   let fpMemo: string | undefined;
   const fpOf = () => (fpMemo ??= fingerprint(secret));
-  let copy: KeptSecret | undefined;
-  let firstKeepError: unknown;
-  try {
-    // Not fsync'd: the kernel keeps what a dead process wrote, and an fsync on
-    // every rotation costs milliseconds; persist() makes it durable once it is
-    // the one place left.
-    copy = keepSecret(deps.configDir, holder.endpointId, secret, new Date(deps.now()), { durable: false, key: holder.idempotencyKey });
-  } catch (err) {
-    firstKeepError = err; // tried again below, if it is needed
-  }
   const state: InDelivery = {
     holder,
     get fp() {
       return fpOf();
     },
-    kept: copy?.path ?? null,
-    keepFailure: copy ? undefined : describeKeepFailure(firstKeepError, deps.configDir),
-    now: deps.now(),
+    kept: held.path,
+    now: run.now(),
+    keepNow() {
+      const kept = held.keep(secret, false);
+      if ('path' in kept) state.kept = kept.path;
+      else state.keepFailure = describeKeepFailure(kept.error, run.configDir);
+      state.keepNow = undefined;
+    },
   };
-
-  let result: DeliveryResult;
   hooks.delivering?.(state);
+  let result: DeliveryResult;
   try {
-    try {
-      await hooks.beforeDelivery?.(state.kept, fpOf);
-    } catch (err) {
-      const reason = err instanceof Error ? err.message : String(err);
-      result = { delivered: [], failures: [{ to: 'every destination', reason: `not attempted: ${reason}` }] };
-      return finish();
-    }
-    result = await deliver();
+    await hooks.beforeDelivery?.(held.path, fpOf);
+    result = await deliver(secret, holder);
   } catch (err) {
-    result = { delivered: [], failures: [{ to: 'delivery', reason: err instanceof Error ? err.message : String(err) }] };
+    const reason = err instanceof Error ? err.message : String(err);
+    result = { delivered: [], failures: [{ to: 'every destination', reason: `not attempted: ${reason}` }] };
   }
-  return finish();
-
-  function finish(): CustodyOutcome {
-    if (result.failures.length === 0) {
-      hooks.delivering?.(undefined);
-      const discard = () => {
-        try {
-          copy?.discard();
-        } catch {
-          /* a copy left in recovered/ is untidy, not a failure: every destination holds the secret */
-        }
-      };
-      if (!hooks.keepCopyUntilRecorded) discard();
-      return {
-        discard,
-        ok: true,
-        get fp() {
-          return fpOf();
-        },
-        delivered: result.delivered,
-      };
-    }
-    const fp = fpOf();
-    copy?.persist();
-    let where = copy?.path;
-    let keepError: unknown = firstKeepError;
-    if (where === undefined) {
+  if (result.failures.length === 0) {
+    hooks.delivering?.(undefined);
+    const retire = () => {
       try {
-        where = keepSecret(deps.configDir, holder.endpointId, secret, new Date(deps.now()), { key: holder.idempotencyKey }).path;
-      } catch (err) {
-        keepError = err;
+        held.retire();
+        if (req.op === 'rotate' && req.endpointId !== null) removeSuperseded(run.configDir, req.scope, req.endpointId, Object.values(recordPaths(run.configDir, req)));
+      } catch {
+        /* a record left in recovered/ is untidy, not a failure: every destination holds the secret */
       }
-    }
-    const keepFailure = where === undefined ? describeKeepFailure(keepError, deps.configDir) : undefined;
-    // What a second signal says until the caller has reported this outcome.
-    state.kept = where ?? null;
-    state.keepFailure = keepFailure;
-    const error = notDelivered(holder, { fp, failures: result.failures, delivered: result.delivered, where, keepFailure, now: deps.now() });
-    return { ok: false, fp, delivered: result.delivered, kept: where ?? null, error };
+    };
+    if (!hooks.retireWhenRecorded) retire();
+    return { ok: true, fp: fpOf(), delivered: result.delivered, holder, body: body!, retire };
   }
+  const fp = fpOf();
+  const kept = held.keep(secret, false);
+  const where = 'path' in kept ? kept.path : undefined;
+  const keepFailure = 'error' in kept ? describeKeepFailure(kept.error, run.configDir) : undefined;
+  if (where !== undefined && req.op === 'rotate' && req.endpointId !== null) removeSuperseded(run.configDir, req.scope, req.endpointId, Object.values(recordPaths(run.configDir, req)));
+  // What a second signal says until the caller has reported this outcome.
+  state.kept = where ?? null;
+  state.keepFailure = keepFailure;
+  const error = notDelivered(holder, { fp, failures: result.failures, delivered: result.delivered, where, keepFailure, now: run.now() });
+  return { ok: false, error, holder, body, fp, delivered: result.delivered, kept: where ?? null };
+}
+
+/** A later rotation of the endpoint went through chatctl here: what an earlier run left is never delivered. */
+function superseded(run: CustodyRun, req: RecordedRequest, left: Left, newer: Rotation): CliError {
+  const newerLeft = findLeft(run.configDir, { ...req, idempotencyKey: newer.idempotencyKey });
+  // The newer secret was delivered or kept: this one can go.
+  if (!newerLeft && req.endpointId !== null) removeSuperseded(run.configDir, req.scope, req.endpointId, []);
+  const id = escapeInline(req.endpointId ?? '');
+  return localError(
+    'secret_not_delivered',
+    `the secret of endpoint ${id} that an earlier run kept (Idempotency-Key ${req.idempotencyKey}) is superseded by the rotation to version ${newer.version} at ${newer.at}; it was not delivered, and the destinations were left as they are`,
+    {
+      details: exit13Details(
+        { endpointId: req.endpointId, version: newer.version, fingerprint: null, recoveredPath: newerLeft ? left.path : null },
+        { supersededBy: { version: newer.version, at: newer.at, idempotencyKey: newer.idempotencyKey } },
+      ),
+      idempotencyKey: req.idempotencyKey,
+      hint: `the destinations hold what the rotation to version ${newer.version} put there; the next rotation takes --expected-version ${newer.version}`,
+    },
+  );
 }
 
 /** The way to a new secret, as the answer allows it now (new-secret-hint.ts). */
@@ -198,7 +367,7 @@ export function notDelivered(holder: Holder, n: NotDelivered): CliError {
     return localError('secret_not_delivered', `${head}; it is kept in ${n.where} (mode 0600)`, {
       details,
       idempotencyKey: holder.idempotencyKey,
-      hint: `put it where it belongs, then delete ${n.where}; or, ${hintFor(holder, n.now)}`,
+      hint: `${holder.rerun ? `${holder.rerun}; or ` : ''}put it where it belongs, then delete ${n.where}; or, ${hintFor(holder, n.now)}`,
     });
   }
   // No recovery copy either. There is no safe last resort: the secret goes
@@ -223,13 +392,15 @@ export function notDelivered(holder: Holder, n: NotDelivered): CliError {
 
 /** What a second signal during delivery says before the process ends: exit 13, where the secret is (or that it may be lost), the key. */
 export function deliveryCutShort(d: InDelivery): CliError {
+  // The process ends next: the secret is kept alone (what a person can copy), not only in its record.
+  d.keepNow?.();
   const head = `interrupted: the change was applied to endpoint ${escapeInline(d.holder.endpointId)}${keyText(d.holder)}, and delivery of the signing secret ${d.fp} was cut short`;
   const details = baseDetails(d.holder, d.fp, d.kept);
   if (d.kept !== null) {
     return localError('secret_not_delivered', `${head}; it is kept in ${d.kept} (mode 0600)`, {
       details,
       idempotencyKey: d.holder.idempotencyKey,
-      hint: `put it where it belongs, then delete ${d.kept}`,
+      hint: `${d.holder.rerun ? `${d.holder.rerun}; or ` : ''}put it where it belongs, then delete ${d.kept}`,
     });
   }
   return localError('secret_not_delivered', `${head}; no recovery copy could be written (${d.keepFailure ?? 'unknown error'}): it may not have reached every destination`, {
@@ -243,20 +414,19 @@ export function deliveryCutShort(d: InDelivery): CliError {
  * The answer is not the spec's envelope but carries a secret: the change was
  * applied. It is kept under recovered/ as received, never dropped: exit 13.
  */
-export function keepOddAnswer(odd: OddSecretAnswer, holder: Holder, deps: CustodyDeps): CliError {
+export function keepOddAnswer(odd: OddSecretAnswer, holder: Holder, held: Held, deps: CustodyDeps): CliError {
   const fp = fingerprint(odd.kept);
   const head = `the server's answer is not the expected response, but the change was applied${keyText(holder)} and it carries ${oddSecretText(odd, fp)} of endpoint ${escapeInline(holder.endpointId)}`;
-  let path: string;
-  try {
-    path = keepSecret(deps.configDir, holder.endpointId, odd.kept, new Date(deps.now()), { key: holder.idempotencyKey, whole: odd.whole !== false }).path;
-  } catch (err) {
-    const cause = describeKeepFailure(err, deps.configDir);
+  const kept = held.keep(odd.kept, odd.whole !== false);
+  if ('error' in kept) {
+    const cause = describeKeepFailure(kept.error, deps.configDir);
     return localError('secret_not_delivered', `${head}; no recovery copy could be written (${cause}), so nothing holds it: the secret is lost`, {
       details: baseDetails(holder, fp, null, { recoveryError: cause }),
       idempotencyKey: holder.idempotencyKey,
       hint: hintFor(holder, deps.now()),
     });
   }
+  const path = kept.path;
   return localError('secret_not_delivered', `${head}; it is kept in ${path} (mode 0600), not delivered`, {
     details: baseDetails(holder, fp, path),
     idempotencyKey: holder.idempotencyKey,

@@ -9,7 +9,7 @@ import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { BIN, CREATE, CSRF, NODE, ROTATE, SECRET, TOKEN, csrfScopeEnv, secretBody } from '../support/fixtures.js';
 import { leaks, parseErrorLine, stackTrace } from '../support/json.js';
-import { buildEnv, cleanupTempDirs, spawnCli, waitFor, workspace } from '../support/run.js';
+import { buildEnv, cleanupTempDirs, signalPending, spawnCli, waitFor, workspace } from '../support/run.js';
 import { RecordingServer, json } from '../support/server.js';
 
 let server: RecordingServer;
@@ -49,7 +49,7 @@ function sentCounter() {
  * `hits` requests (and, if given, until `sent` says the answer left the
  * server), sends the signal, and reports how it ended.
  */
-async function interrupt(args: string[], signal: Sig, opts: { hits?: number; sent?: () => boolean; maxRetries?: string } = {}) {
+async function interrupt(args: string[], signal: Sig, opts: { hits?: number; sent?: () => boolean; maxRetries?: string; twice?: boolean } = {}) {
   const ws = workspace();
   const secretFile = join(ws.cwd, 'new.whsec');
   const { child } = spawnCli([...args, '--json', '--secret-file', secretFile, '--max-retries', opts.maxRetries ?? '1', '--timeout', '30'], {
@@ -60,6 +60,11 @@ async function interrupt(args: string[], signal: Sig, opts: { hits?: number; sen
   if (opts.sent) await waitFor(opts.sent, 10_000, 'the answer to be sent');
   const sentAt = Date.now();
   child.kill(signal);
+  if (opts.twice) {
+    // A sent create or rotate waits for its answer after the first signal; the second abandons it.
+    await waitFor(() => !signalPending(child.pid!, signal), 10_000, 'chatctl to take the first signal');
+    child.kill(signal);
+  }
   const r = await child;
   return { r, elapsed: Date.now() - sentAt, secretFile, ws, stderr: String(r.stderr ?? ''), stdout: String(r.stdout ?? '') };
 }
@@ -79,20 +84,21 @@ function expectInterrupted(out: Awaited<ReturnType<typeof interrupt>>, exitCode:
 }
 
 describe('signals', () => {
-  test('SIGINT during a request that never answers → 130 within ~1 s, no secret file', async () => {
+  test('SIGINT twice during a request that never answers (the first waits for the answer) → 130, no secret file, the key named', async () => {
     server.reset(() => {
       /* hang */
     });
-    const out = await interrupt(CREATE, 'SIGINT');
+    const out = await interrupt(CREATE, 'SIGINT', { twice: true });
     expectInterrupted(out, 130);
     expect(server.hits).toBe(1);
+    expect(parseErrorLine(out.stderr).idempotencyKey).toEqual(expect.any(String));
   });
 
-  test('SIGTERM during a request that never answers → 143, no secret file', async () => {
+  test('SIGTERM twice during a request that never answers → 143, no secret file', async () => {
     server.reset(() => {
       /* hang */
     });
-    const out = await interrupt(ROTATE, 'SIGTERM');
+    const out = await interrupt(ROTATE, 'SIGTERM', { twice: true });
     expectInterrupted(out, 143);
   });
 
@@ -127,7 +133,7 @@ describe('signals', () => {
       res.writeHead(201, { 'Content-Type': 'application/json', 'Content-Length': String(body.length) });
       res.write(body.slice(0, 40));
     });
-    const out = await interrupt(CREATE, 'SIGINT');
+    const out = await interrupt(CREATE, 'SIGINT', { twice: true });
     expectInterrupted(out, 130);
   });
 

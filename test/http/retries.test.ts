@@ -508,10 +508,16 @@ describe('"idempotencyKey" beside "exitCode" in --json error lines when the chan
 });
 
 describe('a signal after the request was sent names the key', () => {
-  test('SIGTERM while create waits for its answer → 143, the key beside exitCode and in the message', async () => {
+  test('SIGTERM while create waits for its answer: it waits its grace (5 s, on the injected clock), then 143, the key beside exitCode and in the message', async () => {
     server.setHandler(() => ({ hang: true }));
-    // In-process: the run is aborted as SIGTERM would, once the request has arrived.
-    const r = await runCli([...CREATE, '--json', '--max-retries', '0'], { env: scopeEnv(server.url), timeoutMs: 400 });
+    const slept: number[] = [];
+    // In-process: the run is aborted as SIGTERM would, once the request has arrived; the grace passes at once.
+    const r = await runCli([...CREATE, '--json', '--max-retries', '0'], {
+      env: scopeEnv(server.url),
+      timeoutMs: 400,
+      inject: { sleep: async (ms: number) => void slept.push(ms) },
+    });
+    expect(slept).toEqual([5000]);
     expect(r.exitCode).toBe(143);
     const key = server.requests[0]!.headers['idempotency-key'] as string;
     const line = parseErrorLine(r.stderr);

@@ -11,7 +11,8 @@ import { deliverAll, type DeliverDeps } from '../../src/secret/deliver-all.js';
 import { sinkHolds } from '../../src/secret/readback.js';
 import { parseSinks } from '../../src/secret/sinks.js';
 import { fingerprint } from '../../src/secret/fingerprint.js';
-import { deliverSecretResult } from '../../src/commands/webhooks/secret-result.js';
+import { deliverAnswer as deliverSecretResult, sent } from '../support/secret-answer.js';
+import { prepareRecoveryFolder, recordPaths } from '../../src/secret/record.js';
 import { keepOddAnswer } from '../../src/secret/custody.js';
 import { Redactor } from '../../src/output/redact.js';
 import { wrapOutStream, type OutStream } from '../../src/output/io.js';
@@ -268,6 +269,16 @@ function ctxWith(io: FakeIO, over: { stdout?: OutStream } = {}) {
   return { ctx: fakeContext({ io: ioWith, configDir: cfg, cwd: dir, env: { PATH: process.env.PATH } }), cfg };
 }
 
+async function expectExit(code: number, p: Promise<unknown>): Promise<CliError> {
+  try {
+    await p;
+  } catch (e) {
+    expect((e as CliError).exitCode, (e as Error).message).toBe(code);
+    return e as CliError;
+  }
+  throw new Error(`expected exit ${code}`);
+}
+
 async function expect13(p: Promise<unknown>): Promise<CliError> {
   try {
     await p;
@@ -287,11 +298,11 @@ const recovered = (cfg: string) => {
 };
 
 describe('deliverSecretResult', () => {
-  it('success: the recovery copy made before delivery is gone, and so are the folders made for it', async () => {
+  it('success: the record made before the request is gone', async () => {
     const io = fakeIO();
     const { ctx, cfg } = ctxWith(io);
     await deliverSecretResult(ctx, {}, { sinks: sinks('file:ok.whsec') }, body(), 'Created.');
-    expect(existsSync(cfg)).toBe(false);
+    expect(recovered(cfg)).toEqual([]);
     expect(io.out()).toContain(`Signing secret ${FP} delivered to:`);
     expect(io.out()).toContain(`file:${join(dir, 'ok.whsec')} (mode 0600)`);
     expect(io.out() + io.err()).not.toContain(SECRET);
@@ -328,7 +339,7 @@ describe('deliverSecretResult', () => {
     const { ctx, cfg } = ctxWith(io, { stdout: stream({ fail: 'EPIPE' }) });
     const e = await expect13(deliverSecretResult(ctx, { json: true }, { sinks: [], fallback: 'json' }, body(), 'x'));
     const [kept] = recovered(cfg);
-    expect(readFileSync(kept!, 'utf8')).toBe(SECRET);
+    expect(readFileSync(kept!, 'utf8')).toContain(SECRET);
     expect(statSync(kept!).mode & 0o777).toBe(0o600);
     expect(e.message).toContain(kept!);
     expect(e.message).toContain('we_1');
@@ -376,79 +387,39 @@ describe('deliverSecretResult', () => {
     expect(recovered(cfg)).toEqual([]);
   });
 
-  it('a failing sink with no config folder to keep the secret in: named as lost, never printed, not even on a terminal it was not sent to', async () => {
+  it('no config folder to keep a record in: exit 3 before anything is sent, the folder and the reason named', async () => {
     const blocked = join(dir, 'not-a-folder');
     writeFileSync(blocked, '');
+    const before = sent.count;
     for (const io of [fakeIO({ stdout: true }), fakeIO()]) {
-      const e = await expect13(deliverSecretResult(fakeContext({ io, configDir: blocked, cwd: dir, env: { PATH: process.env.PATH } }), {}, { sinks: sinks('exec:exit 1') }, body(), 'x'));
-      expect(e.message).toContain('the secret is lost');
+      const e = await expectExit(3, deliverSecretResult(fakeContext({ io, configDir: blocked, cwd: dir, env: { PATH: process.env.PATH } }), {}, { sinks: sinks('exec:exit 1') }, body(), 'x'));
       expect(e.message).toContain(`${join(blocked, 'recovered')}: a file stands where a folder should be (ENOTDIR)`);
-      expect(e.hint).toContain("rotate 'we_1' --expected-version 2");
+      expect(e.hint).toContain('nothing was sent');
       expect(io.out() + io.err()).not.toContain(SECRET);
     }
+    expect(sent.count).toBe(before);
   });
 
   // A recovered/ folder that cannot be used (here a link to one on /proc,
-  // which recovered/ must never be) and every destination failing: nothing
-  // holds the secret. The message names each failed destination, the folder
-  // and the real reason, the Idempotency-Key and the rotate command; the
-  // secret goes nowhere else.
-  it('recovered/ unwritable and every destination failing: the message says truthfully what happened and what to do', async () => {
+  // which recovered/ must never be): found before the request, not after the
+  // server applied a change whose secret would then have nowhere to go.
+  it('recovered/ a link, or a config folder under /proc: exit 3 before anything is sent, the real reason named', async () => {
     const cfg = join(dir, 'config');
     mkdirSync(cfg, { mode: 0o700 });
     symlinkSync('/proc/self/fdinfo', join(cfg, 'recovered'));
+    const before = sent.count;
     for (const [io, json] of [
       [fakeIO({ stdout: true }), false],
       [fakeIO(), true],
     ] as const) {
       const ctx = fakeContext({ io, configDir: cfg, cwd: dir, env: { PATH: process.env.PATH } });
-      const e = await expect13(deliverSecretResult(ctx, { json }, { sinks: sinks('exec:cat >/dev/null; exit 3', 'exec:exit 4') }, body(), 'x', { idempotencyKey: 'idem-123' }));
-      expect(e.message).toContain('exec:cat >/dev/null; exit 3: exited with status 3; exec:exit 4: exited with status 4');
-      expect(e.message).toContain(`no recovery copy could be written either (${join(cfg, 'recovered')}: is a symbolic link; secrets are kept only in a folder of its own (remove the link))`);
-      expect(e.message).not.toContain('no longer exists'); // the old, wrong reason
-      expect(e.message).toContain('nothing holds it: the secret is lost');
-      expect(e.message).toContain('Idempotency-Key idem-123');
-      expect(e.idempotencyKey).toBe('idem-123');
-      // The answer does not say whether an overlap runs: the overlap command, and the immediate one as the way out.
-      expect(e.hint).toContain("to get a new secret, rotate it: chatctl webhooks rotate 'we_1' --expected-version 2 --mode overlap --secret-to file:PATH");
-      expect(e.hint).toContain("chatctl webhooks rotate 'we_1' --expected-version 2 --mode immediate --yes --secret-to file:PATH");
-      expect(e.details).toMatchObject({
-        endpointId: 'we_1',
-        version: 2,
-        fingerprint: expect.stringMatching(/^sha256:[0-9a-f]{16}$/),
-        recoveredPath: null,
-        recoveryError: expect.stringContaining('is a symbolic link'),
-        failed: [{ to: 'exec:cat >/dev/null; exit 3' }, { to: 'exec:exit 4' }],
-      });
-      expect(io.out() + io.err() + JSON.stringify(e.toJSON())).not.toContain(SECRET);
+      const e = await expectExit(3, deliverSecretResult(ctx, { json }, { sinks: sinks('exec:cat >/dev/null; exit 3') }, body(), 'x', { idempotencyKey: 'idem-123' }));
+      expect(e.message).toContain(`${join(cfg, 'recovered')}: is a symbolic link; secrets are kept only in a folder of its own (remove the link)`);
     }
-  });
-
-  it("a config folder under /proc (where Node's recursive mkdir never returns): exit 13 at once, the folder and its error named", async () => {
-    const io = fakeIO();
     const bad = '/proc/self/nonexistent/x';
-    const e = await expect13(deliverSecretResult(fakeContext({ io, configDir: bad, cwd: dir, env: { PATH: process.env.PATH } }), {}, { sinks: sinks('exec:exit 4') }, body(), 'x'));
-    expect(e.message).toContain(`no recovery copy could be written either (${bad}/recovered: no such file or directory (ENOENT))`);
-    expect(io.out() + io.err()).not.toContain(SECRET);
-  });
-
-  it('recovered/ unwritable and one destination of two failing: the message names the one that holds it, not "lost"', async () => {
-    const cfg = join(dir, 'config');
-    mkdirSync(cfg, { mode: 0o700 });
-    symlinkSync('/proc/self/fdinfo', join(cfg, 'recovered'));
-    const io = fakeIO();
-    const e = await expect13(
-      deliverSecretResult(fakeContext({ io, configDir: cfg, cwd: dir, env: { PATH: process.env.PATH } }), {}, { sinks: sinks('file:held.whsec', 'exec:exit 4') }, body(), 'x', {
-        idempotencyKey: 'idem-9',
-      }),
-    );
-    expect(readFileSync(join(dir, 'held.whsec'), 'utf8')).toBe(SECRET);
-    expect(e.message).toContain(`so only file:${join(dir, 'held.whsec')} holds it`);
-    expect(e.message).not.toContain('lost');
-    expect(e.hint).toContain(
-      `copy it from file:${join(dir, 'held.whsec')} to the other destinations; or, to get a new secret, rotate it: chatctl webhooks rotate 'we_1' --expected-version 2 --mode overlap`,
-    );
-    expect(io.out() + io.err()).not.toContain(SECRET);
+    const e = await expectExit(3, deliverSecretResult(fakeContext({ io: fakeIO(), configDir: bad, cwd: dir, env: { PATH: process.env.PATH } }), {}, { sinks: sinks('exec:exit 4') }, body(), 'x'));
+    expect(e.message).toContain(`${bad}/recovered: no such file or directory (ENOENT)`);
+    expect(sent.count).toBe(before);
   });
 
   // The copy comes before the first byte goes to stdout, however quickly
@@ -456,7 +427,7 @@ describe('deliverSecretResult', () => {
   // where no signal handler runs, a nearly full disk can take its last block
   // for the document, and a large document goes out in pieces (a hostile
   // review lost a secret each way when the copy was made after the write).
-  it('--json: the recovery copy exists before the document reaches stdout, and is gone after', async () => {
+  it('--json: the record, holding the answer, exists before the document reaches stdout, and is gone after', async () => {
     const io = fakeIO();
     const { ctx, cfg } = ctxWith(io);
     const seen: string[][] = [];
@@ -470,8 +441,10 @@ describe('deliverSecretResult', () => {
     });
     await deliverSecretResult({ ...ctx, io: { ...ctx.io, stdout: wrapOutStream(taking, (s) => s) } }, { json: true }, { sinks: [], fallback: 'json' }, body(), 'x');
     expect(JSON.parse(text).data.secret).toBe(SECRET);
-    expect(seen).toEqual([[SECRET]]);
-    expect(existsSync(cfg)).toBe(false);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toHaveLength(1);
+    expect(seen[0]![0]).toContain(SECRET);
+    expect(recovered(cfg)).toEqual([]);
   });
 
   // A reader that does not read: the document waits in the stream, so a copy
@@ -494,11 +467,15 @@ describe('deliverSecretResult', () => {
     const run = deliverSecretResult({ ...ctx, io: { ...ctx.io, stdout: wrapped } }, { json: true }, { sinks: [], fallback: 'json' }, body(), 'x', { idempotencyKey: 'idem-w' });
     await new Promise((r) => setImmediate(r));
     const [kept] = recovered(cfg);
-    expect(readFileSync(kept!, 'utf8')).toBe(SECRET);
+    expect(readFileSync(kept!, 'utf8')).toContain(SECRET);
     expect(statSync(kept!).mode & 0o777).toBe(0o600);
     // What a second signal says now: the kept copy, the endpoint, the key; exit 13.
     expect(lastWords!()).toBe(13);
-    expect(io.err()).toContain(kept!);
+    // The process would end now: the secret is kept alone, and that file is named.
+    const [alone] = recovered(cfg);
+    expect(alone).toMatch(/\.secret$/);
+    expect(readFileSync(alone!, 'utf8')).toBe(SECRET);
+    expect(io.err()).toContain(alone!);
     expect(io.err()).toContain('idem-w');
     expect(io.err()).not.toContain(SECRET);
     release!();
@@ -536,22 +513,21 @@ describe('deliverSecretResult', () => {
     const io = fakeIO();
     const { ctx, cfg } = ctxWith(io);
     const whole = JSON.stringify({ data: { endpoint: { id: 'we_1' }, secret: { value: SECRET } } });
-    const kept = keepOddAnswer({ endpointId: 'we_1', kept: whole, whole: 'shape' }, { endpointId: 'we_1', idempotencyKey: 'idem-odd' }, ctx);
-    expect(kept.exitCode).toBe(13);
+    const keptAt = recordPaths(cfg, { op: 'rotate', scope: 'org_1/app_1/env_1', endpointId: 'we_1', idempotencyKey: 'idem-odd' }).answer;
+    prepareRecoveryFolder(cfg);
+    writeFileSync(keptAt, whole, { mode: 0o600 });
     const e = await expect13(deliverSecretResult(ctx, {}, { sinks: sinks('file:odd.whsec') }, body(null, false), 'x', { endpointId: 'we_1', idempotencyKey: 'idem-odd' }));
-    expect(e.message).toContain('not available');
+    expect(e.message).toContain("applied by an earlier run's request");
     expect(existsSync(join(dir, 'odd.whsec'))).toBe(false);
     // The whole answer is still kept, named after the key.
-    const files = recovered(cfg);
-    expect(files).toHaveLength(1);
-    expect(readFileSync(files[0]!, 'utf8')).toBe(whole);
-    expect(files[0]).toContain('idem-odd');
+    expect(recovered(cfg)).toEqual([keptAt]);
+    expect(readFileSync(keptAt, 'utf8')).toBe(whole);
   });
 
   it("a destination that is the kept copy's own name (--force): the copy is not removed from under it once delivered", async () => {
     const io = fakeIO();
     const { ctx, cfg } = ctxWith(io);
-    const target = join(cfg, 'recovered', 'we_1-idem-same.secret');
+    const target = recordPaths(cfg, { op: 'rotate', scope: 'org_1/app_1/env_1', endpointId: 'we_1', idempotencyKey: 'idem-same' }).secret;
     mkdirSync(join(cfg, 'recovered'), { recursive: true, mode: 0o700 });
     const forced = parseSinks([`file:${target}`], { cwd: dir, env: { PATH: process.env.PATH }, json: false, stdoutIsTTY: false, force: true });
     await deliverSecretResult(ctx, {}, { sinks: forced }, body(), 'x', { idempotencyKey: 'idem-same' });

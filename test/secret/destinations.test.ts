@@ -10,9 +10,10 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
 import { EVENT_TYPES } from '../../src/api/spec.js';
-import { BIN, NODE, SECRET, TOKEN, scopeEnv, secretBody } from '../support/fixtures.js';
+import { APP, BIN, ENV, NODE, ORG, SECRET, TOKEN, scopeEnv, secretBody } from '../support/fixtures.js';
+import { prepareRecoveryFolder, recordPaths } from '../../src/secret/record.js';
 import { parseErrorLine } from '../support/json.js';
-import { buildEnv, fileMode, runCli, shellQuote, waitFor, workspace, type RunResult, type Workspace } from '../support/run.js';
+import { buildEnv, fileMode, runCli, shellQuote, signalPending, waitFor, workspace, type RunResult, type Workspace } from '../support/run.js';
 import { useRecordingServer } from '../support/server.js';
 
 const server = useRecordingServer();
@@ -109,7 +110,7 @@ describe('file:', () => {
     expect(data.secretDelivery).toEqual([{ to: `file:${file}`, fingerprint: FP }]);
     expect(r.stderr).toBe('');
     expectSecretOnlyIn(r, ws, [file]);
-    expect(existsSync(ws.configDir)).toBe(false); // the recovery copy was removed with its folders
+    expect(readdirSync(join(ws.configDir, 'recovered'))).toEqual([]); // the record was removed
   });
 
   test("{id} in a single rotate's path is the endpoint id, as with --from; create, which has no id before the answer, refuses it (exit 2, nothing sent)", async () => {
@@ -220,17 +221,18 @@ describe('file:', () => {
 // ---------------------------------------------------------------- env-file:
 
 describe('a run killed while it held the secret, re-run with its Idempotency-Key', () => {
-  test('the server replays without the secret; the copy the killed run kept (named after the key) is delivered, then removed', async () => {
+  test('the secret the earlier run kept (found by endpoint and whole key) is delivered without sending again, then removed', async () => {
     const ws = workspace();
-    // What the killed run left: its copy under recovered/, named after the key.
-    mkdirSync(join(ws.configDir, 'recovered'), { recursive: true, mode: 0o700 });
-    const kept = join(ws.configDir, 'recovered', 'we_1-key-killed-1.secret');
+    // What the earlier run left after a failed delivery: the secret alone under recovered/.
+    prepareRecoveryFolder(ws.configDir);
+    const kept = recordPaths(ws.configDir, { op: 'rotate', scope: `${ORG}/${APP}/${ENV}`, endpointId: 'we_1', idempotencyKey: 'key-killed-1' }).secret;
     writeFileSync(kept, SECRET, { mode: 0o600 });
-    server.enqueue({ status: 200, headers: { 'Idempotent-Replayed': 'true' }, body: secretBody(null, false) });
+    const before = server.requests.length;
     const r = await runCli([...ROTATE, '--idempotency-key', 'key-killed-1', '--secret-to', 'file:s.whsec'], { env: scopeEnv(server.url), ws });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(readFileSync(join(ws.cwd, 's.whsec'), 'utf8')).toBe(SECRET);
     expect(existsSync(kept)).toBe(false);
+    expect(server.requests.length).toBe(before);
     expect(r.stderr).toContain('does not return the secret twice');
     expectSecretOnlyIn(r, ws, [join(ws.cwd, 's.whsec')]);
   });
@@ -702,46 +704,71 @@ function spawnChatctl(args: string[], ws: Workspace, env: Record<string, string 
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
   const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((r) => child.on('close', (code) => r({ code, stdout, stderr })));
-  return { child, done };
+  return { child, done, err: () => stderr };
 }
 
 async function waitForRequest(): Promise<void> {
   await waitFor(() => server.requests.length > 0, 10_000, 'the request to arrive');
 }
 
-describe('a signal after the request was sent', () => {
-  test.each([
-    ['SIGINT', 130],
-    ['SIGTERM', 143],
-    ['SIGHUP', 129],
-  ] as const)('%s: exit %i, the message names the endpoint and the Idempotency-Key', async (signal, code) => {
+describe('a signal after the request was sent: its answer is not abandoned', () => {
+  test('SIGINT twice: the first says chatctl waits for the answer, the second abandons it: exit 130 naming the endpoint and the key; the record stays', async () => {
     server.enqueue({ hang: true });
     const ws = workspace();
-    const { child, done } = spawnChatctl([...ROTATE, '--secret-to', 'file:s.whsec', '--idempotency-key', 'key-abc-123'], ws, scopeEnv(server.url));
+    const { child, done, err } = spawnChatctl([...ROTATE, '--secret-to', 'file:s.whsec', '--idempotency-key', 'key-abc-123'], ws, scopeEnv(server.url));
     await waitForRequest();
-    child.kill(signal);
+    child.kill('SIGINT');
+    await waitFor(() => err().includes("waiting for the server's answer"), 10_000, 'the notice that chatctl waits');
+    expect(err()).toContain('a second Ctrl-C abandons it');
+    child.kill('SIGINT');
     const r = await done;
-    expect(r.code, r.stderr).toBe(code);
-    expect(r.stderr).toContain('we_1');
+    expect(r.code, r.stderr).toBe(130);
     expect(r.stderr).toContain('key-abc-123');
     expect(r.stderr).toContain("--idempotency-key 'key-abc-123'");
     expect(server.requests[0]!.headers['idempotency-key']).toBe('key-abc-123');
     expect(readdirSync(ws.cwd)).toEqual([]);
+    // The record of the request stays for the re-run.
+    expect(readdirSync(join(ws.configDir, 'recovered')).filter((n) => n.endsWith('.record'))).toHaveLength(1);
   });
 
-  test('--json: one error line with code interrupted and both names', async () => {
+  test.each([['SIGINT'], ['SIGTERM'], ['SIGHUP']] as const)('%s while the answer is on its way: chatctl waits for it and the secret reaches its destination', async (signal) => {
+    let release: (() => void) | undefined;
+    server.enqueue(() => new Promise((r) => (release = () => r(ok()))));
+    const ws = workspace();
+    const { child, done, err } = spawnChatctl([...ROTATE, '--secret-to', 'file:s.whsec', '--idempotency-key', 'key-wait-1'], ws, scopeEnv(server.url));
+    await waitForRequest();
+    await waitFor(() => release !== undefined, 10_000, 'the server to hold the answer');
+    child.kill(signal);
+    await waitFor(() => err().includes("waiting for the server's answer"), 10_000, 'the notice that chatctl waits');
+    release!();
+    const r = await done;
+    // Delivered; the exit says the run was interrupted, or that it completed.
+    expect([0, { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 }[signal]], r.stderr).toContain(r.code);
+    expect(readFileSync(join(ws.cwd, 's.whsec'), 'utf8')).toBe(SECRET);
+    expect(readdirSync(join(ws.configDir, 'recovered'))).toEqual([]);
+  });
+
+  test('--json, SIGINT twice: one error line with code interrupted and the key', async () => {
     server.enqueue({ hang: true });
     const ws = workspace();
     const { child, done } = spawnChatctl([...CREATE, '--json', '--secret-to', 'file:s.whsec'], ws, scopeEnv(server.url));
     await waitForRequest();
-    child.kill('SIGHUP');
+    child.kill('SIGINT');
+    // --json: no notice on stderr (it holds JSON lines only); the second signal comes once the first was taken.
+    await waitFor(() => !signalPending(child.pid!, 'SIGINT'), 10_000, 'chatctl to take the first SIGINT');
+    child.kill('SIGINT');
     const r = await done;
-    expect(r.code).toBe(129);
-    const line = parseErrorLine(r.stderr);
+    expect(r.code).toBe(130);
+    const line = parseErrorLine(
+      r.stderr
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .join('\n'),
+    );
     expect(line.error.code).toBe('interrupted');
-    expect(line.exitCode).toBe(129);
     const key = String(server.requests[0]!.headers['idempotency-key']);
     expect(line.error.message).toContain(key);
+    expect(line.idempotencyKey).toBe(key);
   });
 
   /**

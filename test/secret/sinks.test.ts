@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { parseSinkSpec, parseSinks, programOf, sinksFor, substituteId, type SinkSettings } from '../../src/secret/sinks.js';
 import { dotenvProblem, setDotenvValue } from '../../src/secret/dotenv.js';
 import { fingerprint } from '../../src/secret/fingerprint.js';
-import { describeKeepFailure, keepSecret, writeEnvFile, writeSecretFile } from '../../src/secret/deliver.js';
+import { describeKeepFailure, writeEnvFile, writeSecretFile } from '../../src/secret/deliver.js';
+import { prepareRecoveryFolder } from '../../src/secret/record.js';
 import type { CliError } from '../../src/errors/cli-error.js';
 
 let dir: string;
@@ -268,27 +269,11 @@ describe('writers', () => {
     expect(readdirSync(dir)).toEqual(['.env']);
   });
 
-  it('keepSecret: 0600 under recovered/ (0700); discard removes it and the folders it made', () => {
-    const cfg = join(dir, 'cfg');
-    const kept = keepSecret(cfg, 'we/../1', 'whsec_kept', new Date(0));
-    expect(kept.path.startsWith(join(cfg, 'recovered') + '/')).toBe(true);
-    expect(readFileSync(kept.path, 'utf8')).toBe('whsec_kept');
-    expect(statSync(kept.path).mode & 0o777).toBe(0o600);
-    expect(statSync(join(cfg, 'recovered')).mode & 0o777).toBe(0o700);
-    kept.discard();
-    expect(readdirSync(dir)).toEqual([]);
-    // a folder that was there before stays, with whatever else it holds
-    mkdirSync(join(dir, 'cfg2', 'recovered'), { recursive: true });
-    writeFileSync(join(dir, 'cfg2', 'recovered', 'other.secret'), 'x');
-    keepSecret(join(dir, 'cfg2'), 'we_1', 'whsec_k', new Date(0)).discard();
-    expect(readdirSync(join(dir, 'cfg2', 'recovered'))).toEqual(['other.secret']);
-  });
-
-  it("keepSecret: recovered/ is trusted as the config folder is: a link, a folder others can write or another user's is refused, naming why; one others can read is tightened to 700", () => {
+  it("recovered/ is trusted as the config folder is: a link, a folder others can write or another user's is refused, naming why; one others can read is tightened to 700", () => {
     const cfg = join(dir, 'cfg');
     const recovered = join(cfg, 'recovered');
     mkdirSync(cfg, { mode: 0o700 });
-    const keep = () => keepSecret(cfg, 'we_1', 'whsec_k', new Date(0));
+    const keep = () => prepareRecoveryFolder(cfg);
     const refusal = (): string => {
       try {
         keep();
@@ -310,10 +295,8 @@ describe('writers', () => {
     expect(refusal()).toContain('(mode 720)');
     expect(readdirSync(recovered)).toEqual([]);
     chmodSync(recovered, 0o755);
-    const kept = keep();
+    expect(keep().dir).toBe(recovered);
     expect(statSync(recovered).mode & 0o777).toBe(0o700);
-    expect(readFileSync(kept.path, 'utf8')).toBe('whsec_k');
-    kept.discard();
     if (process.geteuid?.() === 0) {
       chownSync(recovered, 4242, 4242);
       expect(refusal()).toBe(`${recovered}: belongs to another user (uid 4242), not to you (uid 0)`);

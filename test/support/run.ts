@@ -6,8 +6,8 @@
 import { inject } from 'vitest';
 import { execa } from 'execa';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { constants as osConstants, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { BIN, NODE, ROOT } from './fixtures.js';
 import { assertJsonStderr, runInProcess, type InProcessOptions } from './in-process.js';
@@ -259,4 +259,15 @@ export function shellEnv(): NodeJS.ProcessEnv {
 /** Runs a command synchronously in ROOT; its stdout. */
 export function sh(cmd: string, args: string[], env: NodeJS.ProcessEnv): string {
   return execFileSync(cmd, args, { env, cwd: ROOT, encoding: 'utf8', timeout: 20_000 });
+}
+
+/**
+ * Whether the kernel still holds `signal` for pid, not yet delivered to it
+ * (its bit in /proc/PID/status SigPnd or ShdPnd). Once delivered, Node
+ * dispatches the process's signals to their handlers in the order they came.
+ */
+export function signalPending(pid: number, signal: NodeJS.Signals): boolean {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const bit = 1n << BigInt(osConstants.signals[signal] - 1);
+  return ['SigPnd', 'ShdPnd'].some((field) => (BigInt(`0x${new RegExp(`^${field}:\\s*([0-9a-f]+)$`, 'm').exec(status)![1]}`) & bit) !== 0n);
 }

@@ -2,7 +2,8 @@
 import type { Factory } from '../app.js';
 import { checkIdempotencyKey, parseCreate } from '../../input/parse.js';
 import { usageError } from '../../errors/cli-error.js';
-import { checkSecretAnswer, deliverSecretResult, secretPlanOf } from './secret-result.js';
+import { runSecretRequest, secretPlanOf } from './secret-result.js';
+import { scopeKey } from '../../secret/record.js';
 import { namingTheKey } from './interrupted.js';
 import { endpointLabel } from '../../output/label.js';
 
@@ -18,7 +19,6 @@ export interface CreateOptions {
 
 export async function runCreate(opts: CreateOptions, f: Factory): Promise<void> {
   const { ctx } = f;
-  const g = f.globals();
   const prompter = await f.prompter();
   const name = opts.name ?? (await prompter?.name()) ?? missing('--name');
   const url = opts.url ?? (await prompter?.url()) ?? missing('--url');
@@ -27,9 +27,11 @@ export async function runCreate(opts: CreateOptions, f: Factory): Promise<void> 
   const idempotencyKey = opts.idempotencyKey !== undefined ? checkIdempotencyKey(opts.idempotencyKey) : ctx.randomUUID();
   const plan = secretPlanOf(f, opts);
   const client = await f.client();
-  const answer = await namingTheKey(client.create(body, idempotencyKey), {});
-  const res = checkSecretAnswer(ctx, answer, { idempotencyKey });
-  await deliverSecretResult(ctx, g, plan, res, `Created webhook endpoint ${endpointLabel(res.data.endpoint)}.`, { idempotencyKey });
+  await runSecretRequest(f, plan, {
+    req: { op: 'create', scope: scopeKey(f.invocation().connection().scope), endpointId: null, idempotencyKey },
+    send: (hooks) => namingTheKey(client.create(body, idempotencyKey, hooks), {}),
+    summary: (res) => `Created webhook endpoint ${endpointLabel(res.data.endpoint)}.`,
+  });
 }
 
 export function missing(flag: string): never {

@@ -2,7 +2,8 @@
 import type { Factory } from '../app.js';
 import { checkEndpointId, checkIdempotencyKey, parseRotate } from '../../input/parse.js';
 import { usageError, localError } from '../../errors/cli-error.js';
-import { checkSecretAnswer, deliverSecretResult, secretPlanOf } from './secret-result.js';
+import { runSecretRequest, secretPlanOf } from './secret-result.js';
+import { scopeKey } from '../../secret/record.js';
 import { namingTheKey } from './interrupted.js';
 import { endpointLabel } from '../../output/label.js';
 import { escapeInline } from '../../output/sanitize.js';
@@ -42,21 +43,27 @@ export async function runRotate(endpointId: string, opts: RotateOptions, f: Fact
     }
   }
   const client = await f.client();
-  const answer = await namingTheKey(
-    client.rotate(id, body, idempotencyKey).catch((err: unknown) => {
-      // On a conflict, the report gives the command to re-run (errors/explain.ts).
-      const flags = [
-        ['--mode', body.mode],
-        ...(opts.secretFile !== undefined ? [['--secret-file', opts.secretFile]] : []),
-        ...(opts.secretTo ?? []).map((to) => ['--secret-to', to]),
-        ...(opts.force ? [['--force']] : []),
-        ...(opts.yes ? [['--yes']] : []),
-      ];
-      if (g.profile) flags.push(['--profile', g.profile]);
-      throw withRerun(err, { words: ['webhooks', 'rotate', id], expectedVersion: body.expectedVersion, flags, now: ctx.now() });
-    }),
-    { endpointId: id },
-  );
-  const res = checkSecretAnswer(ctx, answer, { endpointId: id, idempotencyKey });
-  await deliverSecretResult(ctx, g, plan, res, `Rotated the signing secret of ${endpointLabel(res.data.endpoint)} (mode ${escapeInline(body.mode)}).`, { endpointId: id, idempotencyKey });
+  const rerun = (err: unknown) => {
+    // On a conflict, the report gives the command to re-run (errors/explain.ts).
+    const flags = [
+      ['--mode', body.mode],
+      ...(opts.secretFile !== undefined ? [['--secret-file', opts.secretFile]] : []),
+      ...(opts.secretTo ?? []).map((to) => ['--secret-to', to]),
+      ...(opts.force ? [['--force']] : []),
+      ...(opts.yes ? [['--yes']] : []),
+    ];
+    if (g.profile) flags.push(['--profile', g.profile]);
+    return withRerun(err, { words: ['webhooks', 'rotate', id], expectedVersion: body.expectedVersion, flags, now: ctx.now() });
+  };
+  await runSecretRequest(f, plan, {
+    req: { op: 'rotate', scope: scopeKey(f.invocation().connection().scope), endpointId: id, idempotencyKey, mode: body.mode, expectedVersion: body.expectedVersion },
+    send: (hooks) =>
+      namingTheKey(
+        client.rotate(id, body, idempotencyKey, hooks).catch((err: unknown) => {
+          throw rerun(err);
+        }),
+        { endpointId: id },
+      ),
+    summary: (res) => `Rotated the signing secret of ${endpointLabel(res.data.endpoint)} (mode ${escapeInline(body.mode)}).`,
+  });
 }

@@ -1,33 +1,147 @@
-// What create and rotate do with a success body: deliver the one-time
-// secret first (secret/custody.ts: a kept copy, every destination, the copy
-// discarded or kept with exit 13), render after, so no rendering failure can
-// come before the secret is safe. One path for every destination, stdout
-// included: the sinks, or the JSON document (--json), or the terminal.
+// What create and rotate do with their request and its answer, through the
+// secret's custody (secret/custody.ts): the record written before sending,
+// the answer's bytes on disk as they arrive, the secret delivered to every
+// destination, then rendered, so no rendering failure can come before the
+// secret is safe. One path for every destination, stdout included: the
+// sinks, or the JSON document (--json), or the terminal.
 import type { Context, GlobalOptions } from '../../context.js';
 import type { Factory } from '../app.js';
 import type { SecretAnswer, SecretResponse } from '../../api/schemas.js';
-import { deliverInCustody, deliveryCutShort, keepOddAnswer, secretWithheld, type Holder } from '../../secret/custody.js';
+import type { CallHooks } from '../../http/client.js';
+import { deliveryCutShort, sendFailed, settle, startCustody, type CustodyRun, type Holder } from '../../secret/custody.js';
+import type { RecordedRequest } from '../../secret/record.js';
+import { holdsNoSecret, recordedSecretAnswer } from '../../api/client.js';
 import { CREDENTIAL_IN_SECRET, deliverAll, describeFailure, writeConfirmed, type Delivered } from '../../secret/deliver-all.js';
 import { fingerprint } from '../../secret/fingerprint.js';
-import { readKeptCopy } from '../../secret/deliver.js';
 import { planSecret, type SecretPlan } from '../../secret/plan.js';
 import type { OutStream } from '../../output/io.js';
 import type { Palette } from '../../output/colors.js';
 import { stringifyJson } from '../../output/json.js';
 import { reportError } from '../../errors/report.js';
+import { shellQuote } from '../../output/sanitize.js';
+
+/** The run's custody, as a single create or rotate sees it: a re-run with the same key delivers what it kept. */
+export function commandCustody(ctx: Context, scope: string): CustodyRun {
+  return {
+    configDir: ctx.configDir,
+    now: ctx.now,
+    scope,
+    redactor: ctx.io.redactor,
+    rerun: (key) => `re-run the same command with --idempotency-key ${shellQuote(key)}: it delivers the kept secret without rotating again`,
+  };
+}
+
+export interface SecretRequest {
+  /** The request's identity and what it asks (the record's header). */
+  req: RecordedRequest;
+  /** Sends it (the client's create or rotate) with the record's tap. */
+  send(hooks: CallHooks): Promise<SecretAnswer>;
+  /** The summary line of the result. */
+  summary(body: SecretResponse): string;
+}
 
 /**
- * The answer as the spec's envelope; an odd answer that carries a secret has
- * it kept under recovered/ and ends with exit 13, naming where, the endpoint
- * and the fingerprint.
+ * A create or rotate from record to retire: what an earlier run left of the
+ * same request (same endpoint and key) is delivered instead of sending; a
+ * superseded one ends 13. A dry run sends nothing and keeps nothing.
  */
-export function checkSecretAnswer(ctx: Context, answer: SecretAnswer, what: { endpointId?: string | undefined; idempotencyKey: string }): SecretResponse {
-  if (answer.ok) return answer.body;
-  const { odd } = answer;
-  if (odd.read !== undefined) ctx.io.redactor.addSecret(odd.read);
-  // (An answer naming another endpoint is kept under the one asked for.)
-  const endpointId = (odd.whole === 'endpoint' ? what.endpointId : undefined) ?? odd.endpointId ?? what.endpointId ?? 'endpoint';
-  throw keepOddAnswer(odd, { endpointId, idempotencyKey: what.idempotencyKey }, ctx);
+export async function runSecretRequest(f: Factory, plan: SecretPlan, r: SecretRequest, opts: SecretResultOptions = {}): Promise<void> {
+  const { ctx } = f;
+  const g = f.globals();
+  if (g.dryRun) {
+    await r.send({});
+    return;
+  }
+  const run = commandCustody(ctx, r.req.scope);
+  const start = await startCustody(run, r.req, recordedSecretAnswer(r.req.endpointId ?? undefined));
+  if (start.kind === 'superseded') throw start.error;
+  let got;
+  if (start.kind === 'deliver') {
+    got = start.got;
+    ctx.io.notice(
+      `the request with this Idempotency-Key was applied by an earlier run, which kept its secret (${start.held.path}); the server does not return the secret twice, so it is delivered from there, without sending again`,
+    );
+  } else {
+    if (start.resent) ctx.io.notice(`an earlier run sent this request and its outcome is not known: sending it again with the same Idempotency-Key, so it cannot be applied twice`);
+    try {
+      got = { answer: await r.send({ tap: start.held.tap, mayHaveApplied: start.resent }) };
+    } catch (err) {
+      sendFailed(start.held, err, start.resent, holdsNoSecret.has(err as object));
+      throw err;
+    }
+  }
+  const resent = start.kind === 'deliver' || start.resent;
+  const outcome = await settle(run, r.req, start.held, got, { endpointId: r.req.endpointId ?? 'endpoint', resent }, (secret, holder) => deliverTo(ctx, g, plan, secret, holder, got, r, opts), {
+    // A second signal ends the process at once: it still names the record.
+    delivering: (state) => ctx.setLastWords?.(state ? () => reportError(deliveryCutShort(state), ctx.io, Boolean(g.json), false) : undefined),
+  });
+  // A secret an earlier run kept comes without its answer: the result shows what is known of it.
+  const body = outcome.body ?? ('kept' in got ? bodyWith(got, outcome.holder, '') : undefined);
+  const withheld = !outcome.ok && outcome.fp === null;
+  if (body && (plan.sinks.length > 0 || withheld)) {
+    const shown = plan.sinks.length > 0 || plan.fallback !== 'json' ? withoutSecret(body, plan, outcome.delivered) : body;
+    await renderAfter(ctx, g, plan, shown, r.summary(body), outcome.fp ?? undefined, outcome.delivered);
+  }
+  if (!outcome.ok) {
+    // Until now a second signal named the record (custody keeps the state after a failure); the error says it from here.
+    ctx.setLastWords?.(undefined);
+    throw outcome.error;
+  }
+}
+
+/** Every destination of the plan, or the fallback (the JSON document or the terminal) as one confirmed write. */
+async function deliverTo(
+  ctx: Context,
+  g: GlobalOptions,
+  plan: SecretPlan,
+  secret: string,
+  holder: Holder,
+  got: { answer: SecretAnswer } | { kept: string },
+  r: SecretRequest,
+  opts: SecretResultOptions,
+) {
+  if (plan.sinks.length > 0) {
+    return deliverAll(
+      plan.sinks,
+      { endpointId: holder.endpointId, secret },
+      {
+        cwd: ctx.cwd,
+        env: ctx.env,
+        stdout: ctx.io.stdout,
+        stderr: ctx.io.stderr,
+        redactor: ctx.io.redactor,
+        // A first Ctrl-C while the answer was awaited is spent: the secret is in hand and goes where it was asked.
+        signal: ctx.signal.aborted ? new AbortController().signal : ctx.signal,
+        execTimeoutMs: opts.execTimeoutMs,
+        // --json: stderr holds JSON lines only; a failing command's output goes into its failure.
+        captureExecOutput: Boolean(g.json),
+      },
+    );
+  }
+  try {
+    if (ctx.io.redactor.holdsCredential(secret)) throw new Error(CREDENTIAL_IN_SECRET);
+    const body = bodyWith(got, holder, secret);
+    let text: string;
+    if (plan.fallback === 'json') text = jsonDocument(ctx.io.stdout, body);
+    else {
+      const rr = await loadRender();
+      text =
+        humanText(rr, body, r.summary(body), ctx.io.paint.stdout, { color: ctx.io.color.stdout, tty: ctx.io.stdout.isTTY }, ctx.io.columns) +
+        rr.renderSecretBlock(secret, ctx.io.paint.stdout, fingerprint(secret));
+    }
+    await writeConfirmed(ctx.io.stdout, text, ctx.signal.aborted ? undefined : ctx.signal);
+    // (For --json the envelope is the record; nothing more is shown of this delivery.)
+    return { delivered: plan.fallback === 'json' ? [] : [{ to: 'stdout', fingerprint: fingerprint(secret) }], failures: [] };
+  } catch (err) {
+    return { delivered: [], failures: [{ to: 'stdout', reason: describeFailure(err) }] };
+  }
+}
+
+/** The envelope that carries the secret: the answer's, or, for a secret an earlier run kept, one built from what is known. */
+function bodyWith(got: { answer: SecretAnswer } | { kept: string }, holder: Holder, secret: string): SecretResponse {
+  if ('answer' in got && got.answer.ok) return { ...got.answer.body, data: { ...got.answer.body.data, secret, secretAvailable: true } };
+  const endpoint = { id: holder.endpointId, ...(typeof holder.version === 'number' ? { version: holder.version } : {}) };
+  return { data: { endpoint, secret, secretAvailable: true }, meta: { requestId: holder.serverRequestId ?? null } } as unknown as SecretResponse;
 }
 
 /** Where a create's or rotate's secret goes, from its flags and the run, decided before anything is sent. */
@@ -49,99 +163,8 @@ export function secretPlanOf(f: Factory, opts: { secretTo?: string[] | undefined
 }
 
 export interface SecretResultOptions {
-  /** The id asked for (rotate), used when the answer carries none. */
-  endpointId?: string | undefined;
   /** The limit for an exec: command (tests make it short). */
   execTimeoutMs?: number | undefined;
-  /** The request's Idempotency-Key, named if a second signal ends delivery. */
-  idempotencyKey?: string | undefined;
-}
-
-export async function deliverSecretResult(ctx: Context, g: GlobalOptions, plan: SecretPlan, body: SecretResponse, summary: string, opts: SecretResultOptions = {}): Promise<void> {
-  const { endpoint } = body.data;
-  const rawId = typeof endpoint.id === 'string' || typeof endpoint.id === 'number' ? String(endpoint.id) : opts.endpointId;
-  const holder = holderOf(body, rawId ?? 'endpoint', opts.idempotencyKey);
-  body = withKeptCopy(ctx, body, holder);
-  const { secret, secretAvailable } = body.data;
-  if (typeof secret === 'string') ctx.io.redactor.addSecret(secret);
-
-  if (typeof secret !== 'string' || secret === '' || secretAvailable === false) {
-    await renderAfter(ctx, g, plan, plan.sinks.length > 0 || plan.fallback !== 'json' ? withoutSecret(body, plan, []) : body, summary);
-    throw secretWithheld({ ...holder, endpointId: rawId ?? 'ENDPOINT_ID' }, { secret, secretAvailable }, ctx.now());
-  }
-
-  const outcome = await deliverInCustody(
-    secret,
-    holder,
-    async () => {
-      if (plan.sinks.length > 0) {
-        return deliverAll(
-          plan.sinks,
-          { endpointId: holder.endpointId, secret },
-          {
-            cwd: ctx.cwd,
-            env: ctx.env,
-            stdout: ctx.io.stdout,
-            stderr: ctx.io.stderr,
-            redactor: ctx.io.redactor,
-            signal: ctx.signal,
-            execTimeoutMs: opts.execTimeoutMs,
-            // --json: stderr holds JSON lines only; a failing command's output goes into its failure.
-            captureExecOutput: Boolean(g.json),
-          },
-        );
-      }
-      // The fallback destinations: the JSON document or the terminal, written as one confirmed write.
-      try {
-        if (ctx.io.redactor.holdsCredential(secret)) throw new Error(CREDENTIAL_IN_SECRET);
-        let text: string;
-        if (plan.fallback === 'json') text = jsonDocument(ctx.io.stdout, body);
-        else {
-          const r = await loadRender();
-          text =
-            humanText(r, body, summary, ctx.io.paint.stdout, { color: ctx.io.color.stdout, tty: ctx.io.stdout.isTTY }, ctx.io.columns) +
-            r.renderSecretBlock(secret, ctx.io.paint.stdout, fingerprint(secret));
-        }
-        await writeConfirmed(ctx.io.stdout, text, ctx.signal);
-        // (For --json the envelope is the record; nothing more is shown of this delivery.)
-        return { delivered: plan.fallback === 'json' ? [] : [{ to: 'stdout', fingerprint: fingerprint(secret) }], failures: [] };
-      } catch (err) {
-        return { delivered: [], failures: [{ to: 'stdout', reason: describeFailure(err) }] };
-      }
-    },
-    ctx,
-    {
-      // A second signal ends the process at once: it still names the kept copy.
-      delivering: (state) => ctx.setLastWords?.(state ? () => reportError(deliveryCutShort(state), ctx.io, Boolean(g.json), false) : undefined),
-    },
-  );
-  if (plan.sinks.length > 0) await renderAfter(ctx, g, plan, withoutSecret(body, plan, outcome.delivered), summary, outcome.fp, outcome.delivered);
-  if (!outcome.ok) {
-    // Until now a second signal named the copy (custody keeps the state after a failure); the error says it from here.
-    ctx.setLastWords?.(undefined);
-    throw outcome.error;
-  }
-}
-
-/**
- * A request re-sent with the key of one whose run was killed while it held
- * the secret: the server replays its answer without the secret, but that
- * run kept a copy named after the key, which is delivered now.
- */
-function withKeptCopy(ctx: Context, body: SecretResponse, holder: Holder): SecretResponse {
-  const { secret, secretAvailable } = body.data;
-  if ((typeof secret === 'string' && secret !== '' && secretAvailable !== false) || holder.idempotencyKey === undefined) return body;
-  const copy = readKeptCopy(ctx.configDir, holder.endpointId, holder.idempotencyKey);
-  const kept = copy?.bytes.toString('utf8');
-  if (!kept) return body;
-  ctx.io.notice(`the server does not return the secret twice; delivering the copy kept by an earlier run with this Idempotency-Key (${copy!.path})`);
-  return { ...body, data: { ...body.data, secret: kept, secretAvailable: true } };
-}
-
-/** Whose secret this answer carries, for custody's messages: the endpoint, its new version, an overlap's end. */
-function holderOf(body: SecretResponse, endpointId: string, idempotencyKey: string | undefined): Holder {
-  const { endpoint } = body.data;
-  return { endpointId, idempotencyKey, version: typeof endpoint.version === 'number' ? endpoint.version : null, answer: body.data, serverRequestId: body.meta.requestId };
 }
 
 /** The envelope as --json prints it after delivery: no secret; where it went instead. */

@@ -5,10 +5,12 @@
 // rotations → the run (runner.ts) → summary → exit code.
 // A bundle of its own (dist/lazy/bulk.cjs): single-endpoint runs never load it.
 import type { Factory } from '../../app.js';
-import { setMaxListeners } from 'node:events';
 import { resolve } from 'node:path';
 import type { RotationMode } from '../../../api/spec.js';
-import { deliveryCutShort, type InDelivery } from '../../../secret/custody.js';
+import { deliveryCutShort, type CustodyRun, type InDelivery } from '../../../secret/custody.js';
+import { prepareRecoveryFolder, scopeKey } from '../../../secret/record.js';
+import { describeKeepFailure } from '../../../secret/deliver.js';
+import type { Context } from '../../../context.js';
 import { CliError, usageError, localError } from '../../../errors/cli-error.js';
 import { EXIT } from '../../../errors/exit-codes.js';
 import { reportError } from '../../../errors/report.js';
@@ -67,7 +69,6 @@ export async function runRotateFrom(opts: FromOptions, f: Factory): Promise<void
     specs,
     settings: { cwd: ctx.cwd, env: ctx.env, json, stdoutIsTTY: ctx.io.stdout.isTTY, stdoutDiscards: ctx.io.stdout.discards, force: Boolean(opts.force) },
     deliverDeps: { cwd: ctx.cwd, env: ctx.env, stdout: ctx.io.stdout, stderr: ctx.io.stderr, redactor: ctx.io.redactor, captureExecOutput: json },
-    configDir: ctx.configDir,
   });
 
   // ---- the manifest and the journal
@@ -123,6 +124,8 @@ export async function runRotateFrom(opts: FromOptions, f: Factory): Promise<void
       return;
     }
     source.checkUnchanged();
+    // recovered/ holds each item's record from before its request: a folder that cannot is found now, not after a change.
+    const custody = fleetCustody(ctx, scopeKey(conn.scope), journalPath);
 
     // ---- the run
     let writer: JournalWriter | undefined;
@@ -144,15 +147,19 @@ export async function runRotateFrom(opts: FromOptions, f: Factory): Promise<void
       for (const state of inDelivery.values()) code = reportError(deliveryCutShort(state), ctx.io, json, false);
       return code;
     };
-    // The one request engine, as a single rotate uses it: requests in flight
-    // are not aborted by Ctrl-C (they finish and deliver), and a re-run with
-    // the journal is how the key is re-sent.
-    // Every request in flight listens on it: Node would warn past 10.
-    const inFlight = new AbortController().signal;
-    setMaxListeners(0, inFlight);
+    // The one request engine, as a single rotate uses it: a request already
+    // sent is not abandoned on Ctrl-C (it finishes and delivers), and a
+    // re-run with the journal is how the key is re-sent.
+    let toldWaiting = false;
     const client = await f.client({
-      requestSignal: inFlight,
       agent,
+      waiting: (w) => {
+        if (!w || toldWaiting) return;
+        toldWaiting = true;
+        output.notice(
+          `${w.signal === 'SIGINT' ? 'interrupted' : `${w.signal} received`}: no new item starts; the requests already sent are waited for${w.graceMs === null ? '' : ` (up to ${w.graceMs / 1000} s)`}, so that their secrets are delivered (a second Ctrl-C abandons them: a re-run with the journal collects them)`,
+        );
+      },
       announce: false,
       rerun: () => (journalPath !== undefined ? `a re-run with --journal ${shellQuote(journalPath)} re-sends it` : 'keep a --journal so that a re-run re-sends it'),
     });
@@ -166,13 +173,12 @@ export async function runRotateFrom(opts: FromOptions, f: Factory): Promise<void
           rotate: (req, key, hooks) => client.rotate(req.endpointId, { expectedVersion: req.expectedVersion, mode: req.mode }, key, hooks),
           trace: inv.output.debug ? (item) => (line) => ctx.io.stderr.write(`[debug] ${escapeInline(item.endpointId)}: ${escapeInline(line)}\n`) : undefined,
           secrets,
-          custody: ctx,
+          custody,
           journal: writer ?? NO_JOURNAL,
           priors: journal.priors,
           newKey: ctx.randomUUID,
           emit: (r, item) => output.emit(r, item),
           notice: (t) => output.notice(t),
-          redactor: ctx.io.redactor,
           progress: (p) => output.progress(p),
           delivering: (item, state) => {
             if (state) inDelivery.set(item.endpointId, state);
@@ -223,4 +229,23 @@ function keepYoungGenerationSmall(): void {
   } catch {
     /* only memory is at stake */
   }
+}
+
+/** The run's custody: each item's record under recovered/ (checked now), and how a re-run delivers what it keeps. */
+function fleetCustody(ctx: Context, scope: string, journalPath: string | undefined): CustodyRun {
+  try {
+    prepareRecoveryFolder(ctx.configDir);
+  } catch (err) {
+    throw localError('config_error', `cannot keep the secrets' records before sending: ${describeKeepFailure(err, ctx.configDir)}`, { hint: 'nothing was sent' });
+  }
+  return {
+    configDir: ctx.configDir,
+    now: ctx.now,
+    scope,
+    redactor: ctx.io.redactor,
+    rerun: (key) =>
+      journalPath !== undefined
+        ? `re-run with --journal ${shellQuote(journalPath)}: it delivers the kept secret without rotating again`
+        : `re-run that endpoint alone with --idempotency-key ${shellQuote(key)}: it delivers the kept secret without rotating again`,
+  };
 }

@@ -3,7 +3,6 @@
 // adapter over the sink module (src/secret/), giving the runner what it
 // needs per item.
 import { usageError } from '../../../errors/cli-error.js';
-import { readKeptCopy } from '../../../secret/deliver.js';
 import { deliverAll, type DeliverDeps } from '../../../secret/deliver-all.js';
 import { sinkHolds } from '../../../secret/readback.js';
 import { hasIdPlaceholder, parseSinks, sinksFor, substituteId, type SinkSettings } from '../../../secret/sinks.js';
@@ -38,7 +37,6 @@ export interface PlanInput {
   specs: readonly string[];
   settings: Omit<SinkSettings, 'idPlaceholder'>;
   deliverDeps: Omit<DeliverDeps, 'idPlaceholder'>;
-  configDir: string;
 }
 
 export function planItemSecrets(input: PlanInput): ItemSecrets {
@@ -100,6 +98,5 @@ export function planItemSecrets(input: PlanInput): ItemSecrets {
     },
     deliver: (item, secret, opts) => deliverAll(sinks, { endpointId: item.endpointId, secret }, { ...deps, skipHeld: opts?.skipHeld }),
     holds: (item, fp) => sinks.every((given) => sinkHolds(substituteId(given, item.endpointId), fp)),
-    readKept: (item, key, journaled) => readKeptCopy(input.configDir, item.endpointId, key, journaled),
   };
 }

@@ -6,7 +6,6 @@ import { describe, expect, it } from 'vitest';
 import type { Prior } from '../../../../src/commands/webhooks/rotate-from/journal.js';
 import type { ItemResult } from '../../../../src/commands/webhooks/rotate-from/runner.js';
 import { fp, harness } from './support/harness.js';
-import { keepSecret, keptCopyPath } from '../../../../src/secret/deliver.js';
 
 const okLines = (rs: ItemResult[]) => rs.filter((r): r is Extract<ItemResult, { ok: true }> => r.ok);
 const failLines = (rs: ItemResult[]) => rs.filter((r): r is Extract<ItemResult, { ok: false }> => !r.ok);
@@ -164,7 +163,7 @@ describe('runBulk: failures', () => {
     const line = failLines(results)[0]!;
     expect(line).toMatchObject({ endpointId: bad, exitCode: 13, error: { code: 'secret_not_delivered' } });
     expect(line.idempotencyKey).toMatch(/^key-/);
-    const kept = keptCopyPath(hx.configDir, bad, line.idempotencyKey!);
+    const kept = hx.keptPath(bad, line.idempotencyKey!);
     expect(line.error.message).toContain(kept);
     expect(line.error.details).toMatchObject({ endpointId: bad, version: 2, recoveredPath: kept, fingerprint: fp(hx.server.endpoint(bad).secret) });
     expect(hx.recovered(bad, line.idempotencyKey!)).toBe(hx.server.endpoint(bad).secret);
@@ -258,7 +257,7 @@ describe('runBulk: resuming from a journal', () => {
     const [a] = h.server.ids;
     const res = await h.vt.run(h.server.rotateOne({ endpointId: a!, expectedVersion: 1, mode: 'immediate' }, 'k-recorded'));
     const secret = (JSON.parse(res.body) as { data: { secret: string } }).data.secret;
-    keepSecret(h.configDir, a!, secret, new Date(0), { key: 'k-recorded' });
+    h.keep(a!, 'k-recorded', secret);
     const { summary, results } = await h.run(h.items(), { priors: new Map([[a!, prior({ state: 'sent', key: 'k-recorded' })]]) });
     expect(summary).toMatchObject({ ok: 1, failed: 0 });
     expect(h.delivered.get(a!)).toBe(secret);
@@ -330,8 +329,8 @@ describe('runBulk: resuming from a journal', () => {
   it('an item applied whose delivery was not confirmed is delivered again from its kept copy; one whose destinations all hold it is done, its copy removed', async () => {
     const h = harness({ endpoints: 2 });
     const [a, b] = h.server.ids;
-    keepSecret(h.configDir, a!, 'whsec_kept_for_a', new Date(0), { key: 'k-a' });
-    keepSecret(h.configDir, b!, 'whsec_kept_for_b', new Date(0), { key: 'k-b' });
+    h.keep(a!, 'k-a', 'whsec_kept_for_a');
+    h.keep(b!, 'k-b', 'whsec_kept_for_b');
     h.delivered.set(b!, 'whsec_kept_for_b');
     const priors = new Map([
       [a!, prior({ state: 'applied', key: 'k-a', version: 2, fp: fp('whsec_kept_for_a') })],
@@ -355,8 +354,8 @@ describe('runBulk: resuming from a journal', () => {
   it('a done item whose copy a run killed just after its "ok" record left behind: skipped, and that copy (its fingerprint) removed; another secret under its name is left alone', async () => {
     const h = harness({ endpoints: 2 });
     const [a, b] = h.server.ids;
-    keepSecret(h.configDir, a!, 'whsec_done_a', new Date(0), { key: 'k-a' });
-    keepSecret(h.configDir, b!, 'whsec_not_the_one', new Date(0), { key: 'k-b' });
+    h.keep(a!, 'k-a', 'whsec_done_a');
+    h.keep(b!, 'k-b', 'whsec_not_the_one');
     const priors = new Map([
       [a!, prior({ state: 'ok', key: 'k-a', version: 2, fp: fp('whsec_done_a'), delivery: [] })],
       [b!, prior({ state: 'ok', key: 'k-b', version: 2, fp: fp('whsec_done_b'), delivery: [] })],
@@ -403,9 +402,15 @@ describe('runBulk: resuming from a journal', () => {
       for (const id of h.server.ids) expect(h.server.endpoint(id).version).toBe(2);
       const { summary, results } = second;
       expect(summary.ok + summary.skipped + summary.failed).toBe(60);
-      // Every item done, now or by the killed run: a secret the killed run
-      // held is delivered from the copy it kept; none is reported lost.
-      expect(failLines(results)).toEqual([]);
+      // Every item done, now or by the killed run: a secret whose answer
+      // reached the killed run is delivered from its record; only an answer
+      // the server sent after the kill (still in the kernel) is reported
+      // lost, exit 13, naming its key.
+      for (const f of failLines(results)) {
+        expect(h.lostInFlight.has(f.endpointId), f.error.message).toBe(true);
+        expect(f).toMatchObject({ exitCode: 13, error: { code: 'secret_not_delivered' } });
+        expect(f.idempotencyKey).toMatch(/^key-/);
+      }
       for (const r of okLines(results)) {
         // The destination holds the server's secret.
         expect(h.delivered.get(r.endpointId)).toBe(h.server.endpoint(r.endpointId).secret);
@@ -437,10 +442,9 @@ describe('runBulk: what the journal holds', () => {
           secrets: {
             deliver: async (_item, s) => ({ delivered: [{ to: 'file:/x', fingerprint: fp(s) }], failures: [] }),
             holds: () => false,
-            readKept: () => undefined,
             targetsFor: () => ['file:/x'],
           },
-          custody: { configDir, now: () => 0 },
+          custody: { configDir, now: () => 0, scope: 'o/a/e', rerun: () => 're-run' },
           journal: { append: async (r) => void records.push(r) },
           priors: new Map(),
           newKey: () => 'k-1',

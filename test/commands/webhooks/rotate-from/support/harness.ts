@@ -7,8 +7,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createWebhooksClient } from '../../../../../src/api/client.js';
-import { keptCopyPath, readKeptCopy } from '../../../../../src/secret/deliver.js';
-import { readRegularFile } from '../../../../../src/fs/read.js';
+import { findLeft, prepareRecoveryFolder, recordPaths, scopeKey } from '../../../../../src/secret/record.js';
+import { writeFileAtomic } from '../../../../../src/fs/atomic.js';
 import type { Transport } from '../../../../../src/http/transport.js';
 import { foldRecord, type JournalRecord, type Prior } from '../../../../../src/commands/webhooks/rotate-from/journal.js';
 import type { ManifestItem } from '../../../../../src/commands/webhooks/rotate-from/manifest.js';
@@ -38,9 +38,30 @@ export function harness(opts: HarnessOptions) {
   const journal: JournalRecord[] = [];
   const delivered = new Map<string, string>();
   const configDir = mkdtempSync(join(tmpdir(), 'chatctl-runner-'));
-  /** What recovered/ holds for an endpoint's request with this key. */
-  const recovered = (id: string, key: string) => readRegularFile(keptCopyPath(configDir, id, key))?.toString('utf8');
+  const scope = scopeKey(server.state.scope);
+  /** The secret recovered/ holds for an endpoint's request with this key: kept alone, or in the answer its record holds ('' for a record without one). */
+  const recovered = (id: string, key: string): string | undefined => {
+    const left = findLeft(configDir, { op: 'rotate', scope, endpointId: id, idempotencyKey: key });
+    if (!left) return undefined;
+    if (left.kind === 'secret') return left.secret.toString('utf8');
+    if (left.kind === 'answer') return left.answer.toString('utf8');
+    try {
+      return (JSON.parse(left.record.answer?.body.toString('utf8') ?? '') as { data: { secret: string } }).data.secret;
+    } catch {
+      return '';
+    }
+  };
   const notices: string[] = [];
+  /** Endpoints the server rotated while the killed run waited for the answer: their secrets never reached it. */
+  const lostInFlight = new Set<string>();
+  /** What a run that failed to deliver this request's secret leaves: the secret kept alone. Its path. */
+  const keep = (id: string, key: string, secret: string) => {
+    prepareRecoveryFolder(configDir);
+    const path = recordPaths(configDir, { op: 'rotate', scope, endpointId: id, idempotencyKey: key }).secret;
+    writeFileAtomic(path, secret);
+    return path;
+  };
+  const keptPath = (id: string, key: string) => recordPaths(configDir, { op: 'rotate', scope, endpointId: id, idempotencyKey: key }).secret;
   let keys = 0;
 
   const holds = (id: string, f: string) => delivered.has(id) && fp(delivered.get(id)!) === f;
@@ -55,7 +76,6 @@ export function harness(opts: HarnessOptions) {
       return { delivered: [{ to, fingerprint: fp(secret) }], failures: [] };
     },
     holds: (item, f) => !opts.unreadable && holds(item.endpointId, f),
-    readKept: (item, key, journaled) => readKeptCopy(configDir, item.endpointId, key, journaled),
   };
 
   const items = (ids = server.ids, ev = 1): ManifestItem[] => ids.map((endpointId, i) => ({ line: i + 1, endpointId, expectedVersion: ev, mode: 'immediate' }));
@@ -83,10 +103,23 @@ export function harness(opts: HarnessOptions) {
       ...(opts.rate ? { rate: opts.rate } : {}),
     };
     let requestIds = 0;
-    const transport: Transport = (req) => {
+    // As the real transport: the request counts as sent, and the answer's bytes reach the record's tap before it resolves.
+    const transport: Transport = (req, o) => {
       const m = /webhook-endpoints\/([^/]+)\/secret\/rotate$/.exec(req.url)!;
       const body = JSON.parse(req.body) as { expectedVersion: number; mode: 'overlap' | 'immediate' };
-      return alive(() => server.rotateOne({ endpointId: decodeURIComponent(m[1]!), ...body }, req.headers['Idempotency-Key']!));
+      o.onSent?.();
+      return alive(async () => {
+        const id = decodeURIComponent(m[1]!);
+        const res = await server.rotateOne({ endpointId: id, ...body }, req.headers['Idempotency-Key']!);
+        // The answer came after the kill: its bytes died in the kernel, and no program can keep them.
+        if (dead) {
+          if (res.status < 300) lostInFlight.add(id);
+          return never;
+        }
+        o.tap?.head(res.status, res.headers);
+        o.tap?.chunk(Buffer.from(res.body, 'utf8'));
+        return res;
+      });
     };
     const client = createWebhooksClient({
       baseUrl: 'https://sim.example',
@@ -105,7 +138,7 @@ export function harness(opts: HarnessOptions) {
       {
         clock: vt,
         rotate: (req, key, hooks) => client.rotate(req.endpointId, { expectedVersion: req.expectedVersion, mode: req.mode }, key, hooks),
-        custody: { configDir, now: vt.now },
+        custody: { configDir, now: vt.now, scope, rerun: () => 'a re-run with --journal delivers it' },
         secrets: { ...secrets, deliver: (item, secret, o) => alive(() => secrets.deliver(item, secret, o)) },
         journal: {
           append: (r) =>
@@ -144,5 +177,5 @@ export function harness(opts: HarnessOptions) {
     return map;
   };
 
-  return { vt, server, journal, delivered, recovered, configDir, notices, items, run, priors };
+  return { vt, server, journal, delivered, recovered, keep, keptPath, configDir, scope, notices, lostInFlight, items, run, priors };
 }

@@ -1,0 +1,308 @@
+// One item of a `--from` run, from its journal records to its result line,
+// through the secret's custody (secret/custody.ts), the same lifecycle a
+// single rotate goes through:
+//   1. "send" in the journal and the item's record in recovered/, both
+//      before the request (custody's start: what an earlier run left of the
+//      same key is delivered instead, or refused as superseded);
+//   2. its request, through the engine, the record's tap keeping the answer;
+//   3. the answer settled: "applied" in the journal before any destination,
+//      then every destination, then "ok" (or "fail" with exit 13, the
+//      secret kept);
+//   4. its result line, once its outcome is on disk.
+import type { SecretAnswer } from '../../../api/schemas.js';
+import { holdsNoSecret, recordedSecretAnswer } from '../../../api/client.js';
+import { CliError, isCliError, localError } from '../../../errors/cli-error.js';
+import { EXIT } from '../../../errors/exit-codes.js';
+import { NotSent, type CallHooks } from '../../../http/client.js';
+import { knownNotApplied, sendFailed, settle, startCustody, type CustodyRun, type Got, type InDelivery, type Start } from '../../../secret/custody.js';
+import { exit13Details, newSecretHint } from '../../../secret/new-secret-hint.js';
+import { findLeft, removeLeft, type RecordedRequest } from '../../../secret/record.js';
+import { lastRotation } from '../../../secret/superseded.js';
+import { fingerprint } from '../../../secret/fingerprint.js';
+import type { DeliveryResult } from '../../../secret/custody.js';
+import type { DeliveryRecord, JournalRecord, Prior } from './journal.js';
+import type { ManifestItem } from './manifest.js';
+
+export interface ItemRequest {
+  endpointId: string;
+  expectedVersion: number;
+  mode: ManifestItem['mode'];
+}
+
+/**
+ * The item's request through the one request engine (http/client.ts): its
+ * retries, Retry-After, --deadline, "may have been applied" and --debug
+ * trace, with the run's shared rate as the hooks' pace. Resolves with the
+ * 2xx answer; rejects with a CliError (NotSent when nothing went out).
+ */
+export type RotateItem = (request: ItemRequest, idempotencyKey: string, hooks: CallHooks) => Promise<SecretAnswer>;
+
+export interface ItemSecretsPort {
+  /** Every destination of this item in turn; `skipHeld`: a file that already holds exactly this secret counts as delivered. */
+  deliver(item: ManifestItem, secret: string, opts?: { skipHeld?: boolean }): Promise<DeliveryResult>;
+  /** Does every destination of this item already hold the secret with this fingerprint (read back, never blocking)? */
+  holds(item: ManifestItem, fp: string): boolean;
+  /** The destinations of this item, as its result line names them. */
+  targetsFor(item: ManifestItem): string[];
+}
+
+export type ItemResult =
+  | {
+      endpointId: string;
+      ok: true;
+      /** Done by an earlier run (journal): nothing was sent this time. */
+      skipped?: true;
+      version?: number;
+      fingerprint: string;
+      delivery: DeliveryRecord[];
+      requestId: string | null;
+    }
+  | {
+      endpointId: string;
+      ok: false;
+      error: { code: string; message: string; requestId: string | null; status: number | null; details: unknown };
+      exitCode: number;
+      /** When the change may have been applied: the key a later run must reuse. */
+      idempotencyKey?: string;
+    };
+
+/** What an item needs of its run. */
+export interface ItemRun {
+  rotate: RotateItem;
+  secrets: ItemSecretsPort;
+  custody: CustodyRun;
+  /** Appends a journal record; false when it could not be written (the run then stops). */
+  record(r: JournalRecord): Promise<boolean>;
+  succeed(item: ManifestItem, result: Extract<ItemResult, { ok: true }>): void;
+  fail(item: ManifestItem, err: CliError, key?: string): void;
+  /** Result lines waiting for their "ok" record: the run awaits them before it ends. */
+  pending(line: Promise<void>): void;
+  notice?(text: string): void;
+  /** Told when an item's delivery starts and ends: what a forced exit must name. */
+  delivering?(item: ManifestItem, state: InDelivery | undefined): void;
+  now(): number;
+}
+
+export const requestOf = (run: ItemRun, item: ManifestItem, key: string): RecordedRequest => ({
+  op: 'rotate',
+  scope: run.custody.scope,
+  endpointId: item.endpointId,
+  idempotencyKey: key,
+  mode: item.mode,
+  expectedVersion: item.expectedVersion,
+});
+
+const errorJson = (e: CliError) => ({ code: e.code, message: e.message, requestId: e.requestId, status: e.status, details: e.details });
+export const asCliError = (err: unknown) => (isCliError(err) ? err : new CliError('internal_error', `unexpected error: ${String(err)}`, EXIT.unexpected));
+
+/** The result line of an item that failed. */
+export function failedResult(item: ManifestItem, err: CliError, key?: string): ItemResult {
+  const result: ItemResult = { endpointId: item.endpointId, ok: false, error: errorJson(err), exitCode: err.exitCode };
+  if (key !== undefined) result.idempotencyKey = key;
+  return result;
+}
+
+export const skippedResult = (item: ManifestItem, prior: Prior, delivery: DeliveryRecord[]): Extract<ItemResult, { ok: true }> => ({
+  endpointId: item.endpointId,
+  ok: true,
+  skipped: true,
+  ...(prior.version !== null ? { version: prior.version } : {}),
+  fingerprint: prior.fp ?? '',
+  delivery,
+  requestId: prior.requestId,
+});
+
+/** An item ready to be sent: its record written, its "send" on its way to the disk. */
+export interface Outgoing {
+  item: ManifestItem;
+  key: string;
+  req: RecordedRequest;
+  start: Extract<Start, { kind: 'send' }>;
+  /** Its "send" record, on its way to the disk; false if the journal failed. */
+  journaled: Promise<boolean>;
+}
+
+/**
+ * Before an item's request: its record, and its "send" on its way to the
+ * disk. What an earlier run left of the same key (an answer, a kept secret)
+ * is delivered now instead, and one superseded since ends 13: then there is
+ * nothing to send (undefined).
+ */
+export async function prepare(run: ItemRun, item: ManifestItem, key: string, resent: boolean): Promise<Outgoing | undefined> {
+  const req = requestOf(run, item, key);
+  const start = await startCustody(run.custody, req, recordedSecretAnswer(item.endpointId));
+  if (start.kind === 'superseded') {
+    run.fail(item, start.error, key);
+    return undefined;
+  }
+  if (start.kind === 'deliver') {
+    run.notice?.(`${item.endpointId}: an earlier run kept the answer to its request (Idempotency-Key ${key}); delivering its secret without sending again`);
+    await settleItem(run, item, req, start, start.got, true);
+    return undefined;
+  }
+  if (resent) run.notice?.(`${item.endpointId}: re-sending the earlier run's request (expected version ${item.expectedVersion}, mode ${item.mode}) with its Idempotency-Key ${key}`);
+  const journaled = run.record({ t: 'send', id: item.endpointId, key, ev: item.expectedVersion, mode: item.mode });
+  return { item, key, req, start: { ...start, resent: start.resent || resent }, journaled };
+}
+
+/** The request of a prepared item, and its outcome. `onSent` is called once its first attempt is on its way. */
+export async function sendItem(run: ItemRun, out: Outgoing, hooks: CallHooks): Promise<void> {
+  const { item, key, start } = out;
+  let answer: SecretAnswer;
+  try {
+    answer = await run.rotate({ endpointId: item.endpointId, expectedVersion: item.expectedVersion, mode: item.mode }, key, { ...hooks, tap: start.held.tap, mayHaveApplied: start.resent });
+  } catch (err) {
+    sendFailed(start.held, err, start.resent, holdsNoSecret.has(err as object));
+    // Ctrl-C before it was sent: not started (a re-run sends its recorded key, harmlessly).
+    if (err instanceof NotSent) return;
+    const e = asCliError(err);
+    // A refusal (a 4xx other than 429) is the server's answer to this very
+    // key: had an earlier request with it been applied, the server would
+    // have replayed that answer. So the outcome is known, and the journal
+    // says so; otherwise next month's manifest would stay refused. A re-sent
+    // key answered 401, 403 or 404 stays pending (those come before the key is looked up).
+    const notApplied = knownNotApplied(e, start.resent);
+    await run.record({ t: 'fail', id: item.endpointId, key, applied: notApplied ? false : null, exitCode: e.exitCode, code: e.code });
+    run.fail(item, e, notApplied ? undefined : key);
+    return;
+  }
+  await settleItem(run, item, out.req, start, { answer }, start.resent);
+}
+
+/** The answer (or what an earlier run kept) settled: journaled, delivered, its line once "ok" is on disk. */
+async function settleItem(run: ItemRun, item: ManifestItem, req: RecordedRequest, start: Exclude<Start, { kind: 'superseded' }>, got: Got, resent: boolean, prior?: Prior): Promise<void> {
+  const key = req.idempotencyKey;
+  const outcome = await settle(
+    run.custody,
+    req,
+    start.held,
+    got,
+    { endpointId: item.endpointId, resent, version: prior?.version, serverRequestId: prior?.requestId },
+    (secret) => run.secrets.deliver(item, secret, { skipHeld: resent }),
+    {
+      // Before delivery, durable: a run killed while delivering leaves the
+      // fingerprint behind, so the next run delivers from the record rather
+      // than guess. If it cannot be written, nothing is delivered.
+      beforeDelivery: async (held, fp) => {
+        const version = 'answer' in got && got.answer.ok ? got.answer.body.data.endpoint.version : (prior?.version ?? null);
+        if (!(await run.record({ t: 'applied', id: item.endpointId, key, version: typeof version === 'number' ? version : null, fp: fp(), recovered: held })))
+          throw new Error('the journal could not record it (the run stops)');
+      },
+      delivering: (state) => run.delivering?.(item, state),
+      // Retired once "ok" is on disk (below): killed before, the re-run delivers from it.
+      retireWhenRecorded: true,
+    },
+  );
+  // Its patterns are dropped (thousands of items keep the set small); it is still never shown as it is.
+  const held = secretOf(got);
+  if (held) run.custody.redactor?.forgetSecret?.(held);
+  if (!outcome.ok) {
+    await run.record({
+      t: 'fail',
+      id: item.endpointId,
+      key,
+      applied: true,
+      exitCode: EXIT.secretNotDelivered,
+      code: 'secret_not_delivered',
+      recovered: outcome.kept,
+      ...(outcome.fp === null && outcome.kept ? { whole: true } : {}),
+    });
+    if (outcome.kept)
+      run.notice?.(`${item.endpointId}: ${outcome.fp ? `the signing secret (${outcome.fp})` : 'the whole answer that carries its signing secret'} was kept in ${outcome.kept} (mode 0600)`);
+    run.fail(item, outcome.error, key);
+    // Custody left the item's state in place after the failure: a second signal while "fail" was written still named its record.
+    run.delivering?.(item, undefined);
+    return;
+  }
+  const version = typeof outcome.holder.version === 'number' ? outcome.holder.version : null;
+  // The server's request id goes into the journal: one that echoes a secret is blanked first.
+  const rawId = outcome.holder.serverRequestId ?? null;
+  const secret = secretOf(got);
+  const clean = rawId === null ? null : scrubbed(run, rawId);
+  const requestId = clean !== null && secret && clean.includes(secret) ? null : clean;
+  const line: ItemResult = { endpointId: item.endpointId, ok: true, ...(version !== null ? { version } : {}), fingerprint: outcome.fp, delivery: outcome.delivered, requestId };
+  // The worker moves on at once; the line follows when "ok" is on disk, so a
+  // line on stdout always means "done, and known to be done by a re-run".
+  const written = run.record({ t: 'ok', id: item.endpointId, key, version, fp: outcome.fp, delivery: outcome.delivered, requestId: requestId ?? '' }).then((recorded) => {
+    // (If "ok" cannot be written the run stops, and the record stays: a re-run delivers it again.)
+    if (recorded) outcome.retire();
+    run.succeed(item, line);
+  });
+  run.pending(written);
+}
+
+const secretOf = (got: Got) => ('kept' in got ? got.kept : got.answer.ok && typeof got.answer.body.data.secret === 'string' ? got.answer.body.data.secret : undefined);
+
+/** A server string as it may be stored or printed: every secret and the token blanked. */
+const scrubbed = (run: ItemRun, text: string) => (run.custody.redactor?.scrubAll ? run.custody.redactor.scrubAll(text) : text);
+
+/**
+ * An item an earlier run rotated whose delivery it did not confirm: never
+ * sent again. What it left in recovered/ (its record, or the secret kept
+ * after a failure) is delivered (a file that already holds exactly that
+ * secret counts as delivered); with nothing left, done if every destination
+ * holds the secret, else 13 with the fingerprint to compare, or "superseded"
+ * when a later rotation of the endpoint went through here.
+ */
+/**
+ * A done item (journal "ok"): a run killed between that record and retiring
+ * the record left it behind; removed when it holds that very secret (its
+ * fingerprint), left alone otherwise.
+ */
+export function tidyDone(run: ItemRun, item: ManifestItem, prior: Prior): void {
+  if (!prior.fp) return;
+  const req = requestOf(run, item, prior.key);
+  const left = findLeft(run.custody.configDir, req);
+  if (!left) return;
+  const secret = left.kind === 'secret' ? left.secret.toString('utf8') : left.kind === 'record' ? recordedSecret(left.record.answer?.body) : undefined;
+  if (secret !== undefined && fingerprint(secret) === prior.fp) removeLeft(run.custody.configDir, req);
+}
+
+/** The secret a recorded answer's body holds, read plainly (a record left after "ok" holds the answer that was delivered). */
+function recordedSecret(body: Buffer | undefined): string | undefined {
+  try {
+    const secret = (JSON.parse(body?.toString('utf8') ?? '') as { data?: { secret?: unknown } }).data?.secret;
+    return typeof secret === 'string' ? secret : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function redeliver(run: ItemRun, item: ManifestItem, prior: Prior): Promise<void> {
+  const req = requestOf(run, item, prior.key);
+  if (prior.fp && run.secrets.holds(item, prior.fp)) {
+    // Every destination holds it already (the killed run got that far): done.
+    const delivery = run.secrets.targetsFor(item).map((to) => ({ to, fingerprint: prior.fp! }));
+    if (await run.record({ t: 'ok', id: item.endpointId, key: prior.key, version: prior.version, fp: prior.fp, delivery, requestId: prior.requestId ?? '' })) removeLeft(run.custody.configDir, req);
+    run.succeed(item, skippedResult(item, prior, delivery));
+    return;
+  }
+  if (findLeft(run.custody.configDir, req)) {
+    const start = await startCustody(run.custody, req, recordedSecretAnswer(item.endpointId));
+    if (start.kind === 'superseded') return run.fail(item, start.error, prior.key);
+    if (start.kind === 'deliver') {
+      run.notice?.(`${item.endpointId}: delivering again the secret an earlier run kept (${prior.fp ?? `Idempotency-Key ${prior.key}`})`);
+      return settleItem(run, item, req, start, start.got, true, prior);
+    }
+    // A record without a usable answer: nothing to deliver from it.
+    start.held.close();
+  }
+  run.fail(item, notConfirmed(run, item, prior), prior.key);
+}
+
+/** Nothing is left to deliver: superseded by a later rotation, or lost. */
+function notConfirmed(run: ItemRun, item: ManifestItem, prior: Prior): CliError {
+  const what = `rotated by an earlier run (Idempotency-Key ${prior.key}, version ${prior.version ?? '?'}, fingerprint ${prior.fp ?? 'unknown'})`;
+  const last = lastRotation(run.custody.configDir, run.custody.scope, item.endpointId);
+  const details = exit13Details({ endpointId: item.endpointId, version: prior.version, fingerprint: prior.fp, recoveredPath: null });
+  if (last && last.idempotencyKey !== prior.key && (prior.version === null || last.version > prior.version)) {
+    return localError('secret_not_delivered', `${what}: superseded by the rotation to version ${last.version} at ${last.at}; not delivered, and the destinations were left as they are`, {
+      details: { ...details, supersededBy: { version: last.version, at: last.at, idempotencyKey: last.idempotencyKey } },
+      hint: `the destinations hold what the rotation to version ${last.version} put there; the next rotation takes "expectedVersion":${last.version}`,
+    });
+  }
+  return localError('secret_not_delivered', `${what}: delivery not confirmed, and no kept copy of its secret is left to deliver again`, {
+    details,
+    hint: `compare each destination with the fingerprint (chatctl webhooks fingerprint FILE); or, ${newSecretHint({ endpointId: item.endpointId, version: prior.version, now: run.now() })}`,
+  });
+}

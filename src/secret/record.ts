@@ -1,0 +1,351 @@
+// The record: what chatctl keeps under <config>/recovered/ of one create or
+// rotate request, written ahead of it (docs/secrets.md, "The record").
+//
+//   before the request is sent  the record exists (0600): a header line
+//                               naming the request (endpoint, Idempotency-Key,
+//                               mode, expected version, start time)
+//   as the answer arrives       its status line and its bytes are appended,
+//                               before anything parses or checks them
+//   every destination holds it  the record is removed
+//   a destination failed        the secret alone is kept beside it
+//                               (`.secret`, what messages name) and the
+//                               record removed
+//   not applied                 (refused, never sent) the record is removed
+//
+// So a process killed at any instant after the answer reached it leaves the
+// answer on disk, and a re-run with the same key (or the journal) delivers
+// its secret. A record's name is derived from its scope, endpoint and whole
+// key (SHA-256), so two keys that differ only in characters a file name
+// cannot hold never share one; its header is checked again when it is read.
+import { closeSync, constants, fchmodSync, ftruncateSync, lstatSync, openSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AnswerTap } from '../http/transport.js';
+import { makeFolders } from '../config/make-folders.js';
+import { kindOf, syncPath, writeFileAtomic } from '../fs/atomic.js';
+import { readRegularFile } from '../fs/read.js';
+
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+
+export type { AnswerTap };
+
+/** Which request a record is of: its identity (scope, endpoint, key) and what was asked. */
+export interface RecordedRequest {
+  op: 'create' | 'rotate';
+  /** "org/app/env": the same endpoint id in two environments is two endpoints. */
+  scope: string;
+  /** The endpoint rotated; null for a create (the server names it in its answer). */
+  endpointId: string | null;
+  idempotencyKey: string;
+  mode?: string | undefined;
+  expectedVersion?: number | undefined;
+}
+
+export interface RecordHeader extends RecordedRequest {
+  record: 1;
+  /** When the request was first sent (ISO 8601). */
+  startedAt: string;
+}
+
+/** What a record holds of the answer: its status, coding and bytes as they arrived (not decoded). */
+export interface RecordedAnswer {
+  status: number;
+  contentEncoding: string | null;
+  /** The Content-Length the server declared, when it did: tells a whole body from a cut one. */
+  contentLength: number | null;
+  body: Buffer;
+}
+
+/** The scope as a record's identity names it: "org/app/env". */
+export const scopeKey = (s: { organizationId: string; applicationId: string; environmentKey: string }) => `${s.organizationId}/${s.applicationId}/${s.environmentKey}`;
+
+/** The folder records go to. */
+export function recoveryFolder(configDir: string): string {
+  return join(configDir, 'recovered');
+}
+
+const sha256 = (text: string) => process.getBuiltinModule('node:crypto').createHash('sha256').update(text).digest('hex');
+
+/** Readable and safe in a file name: a hint for people, never the identity. */
+const label = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40) || 'endpoint';
+
+/** The part of every file name that is one endpoint's (its records, its kept secrets). */
+export function endpointStem(scope: string, endpointId: string): string {
+  return `${label(endpointId)}-${sha256(`endpoint\0${scope}\0${endpointId}`).slice(0, 16)}`;
+}
+
+/** The name (without extension) of the files of one request: its endpoint's stem and a hash of the whole identity. */
+export function recordStem(req: RecordedRequest): string {
+  const endpoint = req.endpointId === null ? `new-${sha256(`create\0${req.scope}`).slice(0, 16)}` : endpointStem(req.scope, req.endpointId);
+  return `${endpoint}-${sha256(`${req.op}\0${req.scope}\0${req.endpointId ?? ''}\0${req.idempotencyKey}`).slice(0, 32)}`;
+}
+
+/** Where the record of this request is, and where its secret (or an odd answer) is kept after a failed delivery. */
+export function recordPaths(configDir: string, req: RecordedRequest): { record: string; secret: string; answer: string } {
+  const base = join(recoveryFolder(configDir), recordStem(req));
+  return { record: `${base}.record`, secret: `${base}.secret`, answer: `${base}.answer` };
+}
+
+/**
+ * recovered/ is trusted as the config folder is: a folder (not a link to
+ * one) of this user's that group and others cannot write, else refused (the
+ * error's message says why); read or search permission for group or others
+ * is taken away (chmod 700). Made (0700) when missing. Checked before any
+ * request is sent, so a folder that cannot hold a secret is found then, not
+ * after the server applied a change.
+ */
+export function prepareRecoveryFolder(configDir: string): { dir: string; made: string | undefined } {
+  const dir = recoveryFolder(configDir);
+  const made = makeFolders(dir, 0o700);
+  const refuse = (why: string) => Object.assign(new Error(why), { code: 'EUNSAFE' });
+  const st = lstatSync(dir);
+  if (st.isSymbolicLink()) throw refuse('is a symbolic link; secrets are kept only in a folder of its own (remove the link)');
+  if (!st.isDirectory()) throw refuse(`is ${kindOf(st)}, not a folder`);
+  const uid = typeof process.geteuid === 'function' ? process.geteuid() : undefined;
+  if (uid === undefined) return { dir, made }; // Windows: no owner to check
+  const mode = (st.mode & 0o777).toString(8).padStart(3, '0');
+  if (st.uid !== uid) throw refuse(`belongs to another user (uid ${st.uid}), not to you (uid ${uid})`);
+  if ((st.mode & 0o022) !== 0) throw refuse(`can be written by group or others (mode ${mode}); check its contents, then chmod 700 it`);
+  if ((st.mode & 0o077) !== 0) {
+    const { chmodSync } = process.getBuiltinModule('node:fs');
+    chmodSync(dir, 0o700);
+  }
+  return { dir, made };
+}
+
+/**
+ * A record being written: created (or, for a re-sent key, reopened) before
+ * the request goes out; the transport appends each answer through `tap`.
+ * Appends are not fsync'd: the kernel keeps what a killed process wrote, and
+ * an fsync on every rotation costs milliseconds (keep() makes the kept
+ * secret durable when it is the one place left).
+ */
+export class WriteAheadRecord {
+  private fd: number | undefined;
+  private size: number;
+  /** Why an append failed (a full disk): then the record may not hold the whole answer. */
+  private damaged: unknown;
+  /** Whether the answer appended so far is the first of its attempt (nothing after the header yet). */
+  readonly tap: AnswerTap;
+
+  private constructor(
+    readonly path: string,
+    readonly paths: { record: string; secret: string; answer: string },
+    readonly header: RecordHeader,
+    fd: number,
+    private readonly headerBytes: number,
+    size: number,
+  ) {
+    this.fd = fd;
+    this.size = size;
+    this.tap = {
+      head: (status, headers) => {
+        const encoding = headers['content-encoding'];
+        const length = Number(headers['content-length']);
+        const line = JSON.stringify({ status, contentEncoding: encoding === undefined ? null : String(encoding), contentLength: Number.isSafeInteger(length) ? length : null });
+        // An earlier attempt's answer (a 429, a 503) is no part of this one.
+        if (this.size > this.headerBytes) this.truncate(this.headerBytes);
+        this.append(Buffer.from(`${line}\n`, 'utf8'));
+      },
+      chunk: (bytes) => this.append(bytes),
+    };
+  }
+
+  /**
+   * The record of a request about to be sent: a new file (0600) holding its
+   * header, or the existing one of the same request (a re-sent key), kept
+   * with what it holds. Throws what the file system said (recovered/ unsafe,
+   * a full disk): nothing may be sent then.
+   */
+  static open(configDir: string, req: RecordedRequest, startedAt: Date): WriteAheadRecord {
+    prepareRecoveryFolder(configDir);
+    const paths = recordPaths(configDir, req);
+    const header: RecordHeader = { record: 1, ...req, startedAt: startedAt.toISOString() };
+    const bytes = Buffer.from(`${JSON.stringify(header)}\n`, 'utf8');
+    let fd: number;
+    try {
+      fd = openSync(paths.record, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o600);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const found = readRecord(paths.record);
+      if (!found || !sameRequest(found.header, req)) throw Object.assign(new Error(`${paths.record} is not a record of this request`), { code: 'EEXIST' });
+      const size = lstatSync(paths.record).size;
+      fd = openSync(paths.record, constants.O_WRONLY | NOFOLLOW);
+      return new WriteAheadRecord(paths.record, paths, found.header, fd, found.headerBytes, size);
+    }
+    try {
+      fchmodSync(fd, 0o600);
+      writeAll(fd, bytes, 0);
+    } catch (err) {
+      closeSync(fd);
+      removeFile(paths.record);
+      throw err;
+    }
+    return new WriteAheadRecord(paths.record, paths, header, fd, bytes.length, bytes.length);
+  }
+
+  /** What this record holds of the answer so far (a re-sent key's record may hold an earlier run's). */
+  answer(): RecordedAnswer | undefined {
+    return readRecord(this.path)?.answer;
+  }
+
+  /** Closes the file; the record stays (its request's outcome is not known, or its secret not delivered). */
+  close(): void {
+    if (this.fd === undefined) return;
+    const fd = this.fd;
+    this.fd = undefined;
+    try {
+      closeSync(fd);
+    } catch {
+      /* written already */
+    }
+  }
+
+  /** Every destination holds the secret, or the request is known not applied: the record goes (and the secret it kept, if it did). */
+  retire(): void {
+    this.close();
+    removeFile(this.path);
+    if (this.keptAlone) removeFile(this.keptAlone);
+  }
+
+  /** Where keep() put the secret alone, once it did. */
+  private keptAlone: string | undefined;
+
+  /**
+   * The secret (or an odd answer that carries it) kept on its own beside the
+   * record, durable, before the record goes: what an exit 13 names, and what
+   * a re-run delivers. If it cannot be written, the record stays if it holds
+   * the whole answer, and is what is named; else nothing holds it (the
+   * error says why).
+   */
+  keep(secret: string | Buffer, whole = false): { path: string } | { error: unknown } {
+    const target = whole ? this.paths.answer : this.paths.secret;
+    try {
+      writeFileAtomic(target, secret, { how: 'replace', durable: true });
+    } catch (err) {
+      this.close();
+      if (this.damaged !== undefined) return { error: err };
+      syncPath(this.path);
+      syncPath(recoveryFolderOf(this.path));
+      return { path: this.path };
+    }
+    this.close();
+    removeFile(this.path);
+    this.keptAlone = target;
+    syncPath(recoveryFolderOf(this.path));
+    return { path: target };
+  }
+
+  private append(bytes: Uint8Array): void {
+    if (this.fd === undefined) return;
+    // A record that cannot grow (a full disk) keeps what it has; the answer is
+    // still read and delivered, and the kept copy tried again if need be.
+    try {
+      writeAll(this.fd, bytes, this.size);
+      this.size += bytes.length;
+    } catch (err) {
+      this.damaged ??= err; // the answer goes on; keep() tries again after a failure
+    }
+  }
+
+  private truncate(to: number): void {
+    if (this.fd === undefined) return;
+    try {
+      ftruncateSync(this.fd, to);
+      this.size = to;
+    } catch {
+      /* an older answer stays in front: readRecord takes the last */
+    }
+  }
+}
+
+function writeAll(fd: number, bytes: Uint8Array, at: number): void {
+  for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done, at + done);
+}
+
+const recoveryFolderOf = (path: string) => path.slice(0, path.lastIndexOf('/'));
+
+function removeFile(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+}
+
+/** Whether a record's header is of this very request (identity and what was asked). */
+export function sameRequest(h: RecordedRequest, req: RecordedRequest): boolean {
+  return h.op === req.op && h.scope === req.scope && h.endpointId === req.endpointId && h.idempotencyKey === req.idempotencyKey;
+}
+
+/** A record as read back: its header, and the answer it holds (if one began). */
+export interface ReadRecord {
+  header: RecordHeader;
+  headerBytes: number;
+  answer: RecordedAnswer | undefined;
+}
+
+/** Records hold an answer of at most the transport's body limit, plus their header. */
+const MAX_RECORD_BYTES = 2 * 1024 * 1024;
+
+/** Reads a record file; undefined if it is absent, not a regular file, or not a record. */
+export function readRecord(path: string): ReadRecord | undefined {
+  const bytes = readRegularFile(path, MAX_RECORD_BYTES);
+  if (!bytes) return undefined;
+  const end = bytes.indexOf(0x0a);
+  if (end < 0) return undefined;
+  let header: RecordHeader;
+  try {
+    header = JSON.parse(bytes.subarray(0, end).toString('utf8')) as RecordHeader;
+  } catch {
+    return undefined;
+  }
+  if (header?.record !== 1 || typeof header.idempotencyKey !== 'string') return undefined;
+  const headerBytes = end + 1;
+  const headEnd = bytes.indexOf(0x0a, headerBytes);
+  if (headEnd < 0) return { header, headerBytes, answer: undefined };
+  try {
+    const head = JSON.parse(bytes.subarray(headerBytes, headEnd).toString('utf8')) as Omit<RecordedAnswer, 'body'>;
+    return { header, headerBytes, answer: { status: head.status, contentEncoding: head.contentEncoding, contentLength: head.contentLength, body: bytes.subarray(headEnd + 1) } };
+  } catch {
+    return { header, headerBytes, answer: undefined };
+  }
+}
+
+/** Whether the recorded body is whole, as far as the answer says (its Content-Length). */
+export const wholeBody = (a: RecordedAnswer) => a.contentLength === null || a.body.length === a.contentLength;
+
+/** What an earlier run left of one request: its record, or its secret (or odd answer) kept after a failed delivery. */
+export type Left = { kind: 'record'; path: string; record: ReadRecord } | { kind: 'secret'; path: string; secret: Buffer } | { kind: 'answer'; path: string; answer: Buffer };
+
+/** Finds what an earlier run left of this request (same scope, endpoint and whole key), if anything. */
+export function findLeft(configDir: string, req: RecordedRequest): Left | undefined {
+  const paths = recordPaths(configDir, req);
+  const secret = readRegularFile(paths.secret);
+  if (secret && secret.length > 0) return { kind: 'secret', path: paths.secret, secret };
+  const answer = readRegularFile(paths.answer);
+  if (answer && answer.length > 0) return { kind: 'answer', path: paths.answer, answer };
+  const record = readRecord(paths.record);
+  if (record && sameRequest(record.header, req)) return { kind: 'record', path: paths.record, record };
+  return undefined;
+}
+
+/** Removes what is left of a request (record, kept secret or answer): its secret is where it belongs, or it was superseded. */
+export function removeLeft(configDir: string, req: RecordedRequest): void {
+  const paths = recordPaths(configDir, req);
+  for (const p of [paths.record, paths.secret, paths.answer]) removeFile(p);
+}
+
+/**
+ * The files other requests of this endpoint left in recovered/ (records and
+ * kept secrets), by name: what a newer rotation of it supersedes.
+ */
+export function filesOfEndpoint(configDir: string, scope: string, endpointId: string): string[] {
+  const stem = `${endpointStem(scope, endpointId)}-`;
+  let names: string[];
+  try {
+    names = readdirSync(recoveryFolder(configDir));
+  } catch {
+    return [];
+  }
+  return names.filter((n) => n.startsWith(stem) && /\.(record|secret|answer)$/.test(n)).map((n) => join(recoveryFolder(configDir), n));
+}

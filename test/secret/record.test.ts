@@ -1,0 +1,153 @@
+// The record (src/secret/record.ts): written before the request, the answer
+// appended as it arrives, found by the whole identity, kept or retired.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { findLeft, readRecord, recordPaths, removeLeft, WriteAheadRecord, type RecordedRequest } from '../../src/secret/record.js';
+import { lastRotation, noteRotation, removeSuperseded, supersededBy } from '../../src/secret/superseded.js';
+
+let cfg: string;
+beforeEach(() => {
+  cfg = mkdtempSync(join(tmpdir(), 'chatctl-record-'));
+});
+afterEach(() => rmSync(cfg, { recursive: true, force: true }));
+
+const req = (key: string, over: Partial<RecordedRequest> = {}): RecordedRequest => ({
+  op: 'rotate',
+  scope: 'org_1/app_1/env_1',
+  endpointId: 'we_1',
+  idempotencyKey: key,
+  mode: 'overlap',
+  expectedVersion: 3,
+  ...over,
+});
+const ANSWER = JSON.stringify({ data: { endpoint: { id: 'we_1', version: 4 }, secret: 'whsec_abc', secretAvailable: true }, meta: { requestId: 'r' } });
+
+describe('identity', () => {
+  it('keys that differ only in a character a file name cannot hold, or after their first 64 characters, never share a record', () => {
+    const names = new Set(['job:42', 'job_42', 'job/42', `${'k'.repeat(64)}-a`, `${'k'.repeat(64)}-b`].map((k) => recordPaths(cfg, req(k)).record));
+    expect(names.size).toBe(5);
+  });
+
+  it('the same key on another endpoint, in another scope, or for a create is another record', () => {
+    const paths = [req('k'), req('k', { endpointId: 'we_2' }), req('k', { scope: 'org_2/app_1/env_1' }), req('k', { op: 'create', endpointId: null })].map((r) => recordPaths(cfg, r).record);
+    expect(new Set(paths).size).toBe(4);
+  });
+
+  it('a name is readable (the endpoint first) and safe, whatever the id holds', () => {
+    const p = recordPaths(cfg, req('k', { endpointId: '../../we 1' })).record;
+    expect(p.startsWith(join(cfg, 'recovered') + '/')).toBe(true);
+    expect(p.slice(join(cfg, 'recovered').length + 1)).toMatch(/^\.\._\.\._we_1-[0-9a-f]{16}-[0-9a-f]{32}\.record$/);
+  });
+});
+
+describe('write-ahead', () => {
+  it('exists (0600 in a 0700 folder) with its request before anything is sent; the answer is appended as it arrives', () => {
+    const rec = WriteAheadRecord.open(cfg, req('k-1'), new Date(0));
+    expect(statSync(rec.path).mode & 0o777).toBe(0o600);
+    expect(statSync(join(cfg, 'recovered')).mode & 0o777).toBe(0o700);
+    expect(readRecord(rec.path)).toMatchObject({
+      header: { record: 1, op: 'rotate', endpointId: 'we_1', idempotencyKey: 'k-1', mode: 'overlap', expectedVersion: 3, startedAt: '1970-01-01T00:00:00.000Z' },
+      answer: undefined,
+    });
+    rec.tap.head(200, { 'content-length': String(ANSWER.length) });
+    rec.tap.chunk(Buffer.from(ANSWER.slice(0, 10)));
+    // A kill now leaves what arrived: the status and the first bytes.
+    expect(readRecord(rec.path)!.answer).toMatchObject({ status: 200, contentLength: ANSWER.length });
+    expect(readRecord(rec.path)!.answer!.body.toString()).toBe(ANSWER.slice(0, 10));
+    rec.tap.chunk(Buffer.from(ANSWER.slice(10)));
+    expect(readRecord(rec.path)!.answer!.body.toString()).toBe(ANSWER);
+    expect(readFileSync(rec.path, 'utf8')).toContain('whsec_abc');
+  });
+
+  it("an attempt's answer replaces the one before it (a 503 is no part of the 200 after it)", () => {
+    const rec = WriteAheadRecord.open(cfg, req('k-1'), new Date(0));
+    rec.tap.head(503, {});
+    rec.tap.chunk(Buffer.from('{"error":{"code":"service_unavailable"}} and more bytes than the next answer'));
+    rec.tap.head(200, { 'content-encoding': 'gzip' });
+    rec.tap.chunk(Buffer.from('xy'));
+    expect(readRecord(rec.path)!.answer).toMatchObject({ status: 200, contentEncoding: 'gzip', contentLength: null });
+    expect(readRecord(rec.path)!.answer!.body.toString()).toBe('xy');
+  });
+
+  it('re-opened for the same request (a re-sent key), it keeps what it holds; another request under its name is refused', () => {
+    const first = WriteAheadRecord.open(cfg, req('k-1'), new Date(0));
+    first.tap.head(200, {});
+    first.close();
+    const again = WriteAheadRecord.open(cfg, req('k-1'), new Date(5000));
+    expect(again.path).toBe(first.path);
+    expect(again.answer()).toMatchObject({ status: 200 });
+    expect(again.header.startedAt).toBe('1970-01-01T00:00:00.000Z');
+    again.close();
+    writeFileSync(first.path, `${JSON.stringify({ record: 1, ...req('other') })}\n`);
+    expect(() => WriteAheadRecord.open(cfg, req('k-1'), new Date(0))).toThrow(/not a record of this request/);
+  });
+
+  it('retire removes it; keep leaves the secret alone (0600, durable) in its place', () => {
+    const a = WriteAheadRecord.open(cfg, req('k-1'), new Date(0));
+    a.retire();
+    expect(existsSync(a.path)).toBe(false);
+    const b = WriteAheadRecord.open(cfg, req('k-2'), new Date(0));
+    b.tap.head(200, {});
+    b.tap.chunk(Buffer.from(ANSWER));
+    const kept = b.keep('whsec_abc');
+    expect(kept).toEqual({ path: recordPaths(cfg, req('k-2')).secret });
+    expect(readFileSync((kept as { path: string }).path, 'utf8')).toBe('whsec_abc');
+    expect(statSync((kept as { path: string }).path).mode & 0o777).toBe(0o600);
+    expect(existsSync(b.path)).toBe(false);
+    expect(findLeft(cfg, req('k-2'))).toMatchObject({ kind: 'secret' });
+    removeLeft(cfg, req('k-2'));
+    expect(readdirSync(join(cfg, 'recovered'))).toEqual([]);
+  });
+
+  it('when the secret cannot be kept alone, the record that holds the whole answer is where it stays', () => {
+    const b = WriteAheadRecord.open(cfg, req('k-3'), new Date(0));
+    b.tap.head(200, {});
+    b.tap.chunk(Buffer.from(ANSWER));
+    chmodSync(join(cfg, 'recovered'), 0o500);
+    try {
+      const kept = b.keep('whsec_abc');
+      // Root writes anyway: then the secret was kept alone.
+      if (process.geteuid?.() === 0) expect(kept).toEqual({ path: recordPaths(cfg, req('k-3')).secret });
+      else expect(kept).toEqual({ path: b.path });
+    } finally {
+      chmodSync(join(cfg, 'recovered'), 0o700);
+    }
+  });
+});
+
+describe('supersession', () => {
+  it('a later rotation of the endpoint with another key supersedes a record of a lower version; its own key never does', () => {
+    const left = WriteAheadRecord.open(cfg, req('k-old'), new Date(0));
+    left.close();
+    const found = findLeft(cfg, req('k-old'))!;
+    expect(supersededBy(cfg, req('k-old'), found, 4)).toBeUndefined();
+    noteRotation(cfg, 'org_1/app_1/env_1', { endpointId: 'we_1', version: 5, at: '2026-11-27T00:00:00.000Z', idempotencyKey: 'k-new' });
+    expect(supersededBy(cfg, req('k-old'), found, 4)).toMatchObject({ version: 5, idempotencyKey: 'k-new' });
+    expect(supersededBy(cfg, req('k-old'), found, 5)).toBeUndefined();
+    expect(supersededBy(cfg, req('k-new'), found, 4)).toBeUndefined();
+    // Another endpoint, or another scope, is not touched by it.
+    expect(lastRotation(cfg, 'org_1/app_1/env_1', 'we_2')).toBeUndefined();
+    expect(lastRotation(cfg, 'org_2/app_1/env_1', 'we_1')).toBeUndefined();
+  });
+
+  it('without a version to compare, a note written after the record supersedes it', () => {
+    const left = WriteAheadRecord.open(cfg, req('k-old'), new Date(0));
+    left.close();
+    const found = findLeft(cfg, req('k-old'))!;
+    noteRotation(cfg, 'org_1/app_1/env_1', { endpointId: 'we_1', version: 5, at: 'T', idempotencyKey: 'k-new' });
+    expect(supersededBy(cfg, req('k-old'), found, null)).toMatchObject({ version: 5 });
+  });
+
+  it('the newer secret delivered: the older files of the endpoint go, the newer request and other endpoints stay', () => {
+    WriteAheadRecord.open(cfg, req('k-old'), new Date(0)).keep('whsec_old');
+    WriteAheadRecord.open(cfg, req('k-x', { endpointId: 'we_2' }), new Date(0)).close();
+    const newer = WriteAheadRecord.open(cfg, req('k-new'), new Date(0));
+    noteRotation(cfg, 'org_1/app_1/env_1', { endpointId: 'we_1', version: 5, at: 'T', idempotencyKey: 'k-new' });
+    removeSuperseded(cfg, 'org_1/app_1/env_1', 'we_1', Object.values(recordPaths(cfg, req('k-new'))));
+    expect(findLeft(cfg, req('k-old'))).toBeUndefined();
+    expect(existsSync(newer.path)).toBe(true);
+    expect(findLeft(cfg, req('k-x', { endpointId: 'we_2' }))).toBeDefined();
+  });
+});
