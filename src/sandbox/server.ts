@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { handleApiRequest, type Outcome, type SandboxRequest } from './api.js';
 import { MAX_BODY_BYTES, type RawBody } from './body.js';
 import { handleControlRequest, isControlPath } from './control.js';
-import type { DeliveryReport } from './deliver.js';
+import type { DeliveryReport } from './deliverer.js';
 import { ApiFailure, errorAnswer, successAnswer, type Answer } from './envelopes.js';
 import { applyFaultPatch, checkFaultPatch, NO_FAULTS, type FaultPatch } from './faults.js';
 import { newRequestId, newToken, type RandomBytes } from './ids.js';

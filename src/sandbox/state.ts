@@ -1,6 +1,6 @@
 // Everything one running sandbox remembers, in memory, behind one clock.
 import type { Scope } from '../api/spec.js';
-import { Deliverer, type DeliveryReport } from './deliver.js';
+import { Deliverer, type DeliveryReport } from './deliverer.js';
 import { EndpointStore } from './endpoints.js';
 import { Faults, type FaultSettings } from './faults.js';
 import { IdempotencyStore } from './idempotency.js';

@@ -18,27 +18,17 @@ import { EXIT, type ExitCode } from '../../errors/exit-codes.js';
 import { checkConfigFolder, currentUid, parseConfigBytes, readConfigBytes } from '../../config/files.js';
 import { configFile } from '../../config/paths.js';
 import type { ConfigData } from '../../config/schema.js';
-import { globalFlags } from '../../app/invocation.js';
-import {
-  checkBaseUrl,
-  describeScope,
-  isHeaderSafe,
-  resolveConnection,
-  resolveRequestSettings,
-  selectProfile,
-  storedTokenSource,
-  tokenSourceOf,
-  SCOPE_INPUTS,
-  type GlobalFlags,
-  type ProfileSource,
-  type ScopeDescription,
-  type SelectedProfile,
-} from '../../scope/resolve.js';
-import { helperLabel } from '../../credentials/token.js';
+import { globalFlags, type GlobalFlags } from '../../run/invocation.js';
+import { checkBaseUrl, isHeaderSafe } from '../../http/wire-checks.js';
+import { describeScope, SCOPE_INPUTS, type ScopeDescription } from '../../scope/describe.js';
+import { resolveConnection } from '../../scope/connection.js';
+import { resolveRequestSettings } from '../../http/settings.js';
+import { selectProfile, type ProfileSource, type SelectedProfile } from '../../config/profile.js';
+import { helperLabel, storedTokenSource, tokenSourceOf } from '../../credentials/source.js';
 import { proxyFor, type ProxyChoice } from '../../http/select-transport.js';
 import { isTransportError, MAX_BODY_BYTES } from '../../http/transport.js';
 import { headerValue } from '../../http/classify.js';
-import { userAgent } from '../../app/webhooks-client.js';
+import { userAgent } from '../../run/webhooks-client.js';
 import { escapeInline, shellWord } from '../../output/sanitize.js';
 import { writeJson } from '../../output/io.js';
 import type { Probes } from './probes.js';

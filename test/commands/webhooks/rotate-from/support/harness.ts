@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createWebhooksClient } from '../../../../../src/api/client.js';
+import { createWebhooksClient } from '../../../../../src/http/api-client.js';
 import { keptCopyPath, readKeptCopy } from '../../../../../src/secret/deliver.js';
 import { readRegularFile } from '../../../../../src/fs/read.js';
 import type { Transport } from '../../../../../src/http/transport.js';

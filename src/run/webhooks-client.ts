@@ -1,13 +1,13 @@
 // The webhooks client of this run, built from the invocation: the scope,
 // the token, the retry settings and the transport (or the dry-run one).
 import type { Context } from '../context.js';
-import { createWebhooksClient, dryRunTransport, type ClientConfig, type WebhooksClient } from '../api/client.js';
+import { createWebhooksClient, dryRunTransport, type ClientConfig, type WebhooksClient } from '../http/api-client.js';
 import { deadlineFrom } from '../http/client.js';
 import { redactHeaders } from '../output/redact.js';
 import { escapeInline } from '../output/sanitize.js';
 import type { WireRequest } from '../http/transport.js';
 import type { Invocation } from './invocation.js';
-import type { RequestSettings } from '../scope/resolve.js';
+import type { RequestSettings } from '../http/settings.js';
 import type { RetrySettings } from '../http/client.js';
 
 export function userAgent(ctx: Pick<Context, 'version'>): string {
