@@ -4,7 +4,7 @@
 // only place that hands in the real process.
 import type { IO } from './output/io.js';
 import type { Transport } from './http/transport.js';
-import type { Clock } from './clock.js';
+import type { Clock } from './system/clock.js';
 
 export type Env = Record<string, string | undefined>;
 

@@ -14,7 +14,7 @@ import type { Transport } from '../http/transport.js';
 import { createIO, type RawStreams } from '../output/io.js';
 import { loadPalettes } from '../output/colors.js';
 import { configDir } from '../config/paths.js';
-import { randomUUID } from '../random.js';
+import { randomUUID } from '../system/random.js';
 import { reportError, toCliError } from '../errors/report.js';
 import { CliError } from '../errors/cli-error.js';
 import { EXIT, type ExitCode } from '../errors/exit-codes.js';
@@ -22,6 +22,7 @@ import { configuredProgram, focusOf } from './cli.js';
 import { runCli } from './help-routing.js';
 import { outputMode, type InvocationSlot } from '../run/invocation.js';
 import { explainCredential } from '../credentials/origin.js';
+import type { Clock } from '../system/clock.js';
 
 declare const __CHATCTL_VERSION__: string;
 export const VERSION = typeof __CHATCTL_VERSION__ === 'string' ? __CHATCTL_VERSION__ : '0.0.0-dev';
@@ -37,10 +38,10 @@ export interface ExecuteContext {
   cwd: string;
   /** Aborting it is a signal: reason 'SIGTERM' exits 143, 'SIGHUP' 129, anything else 130. */
   signal?: AbortSignal;
-  now?: () => number;
+  now?: Clock['now'];
   random?: () => number;
   randomUUID?: () => string;
-  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  sleep?: Clock['sleep'];
   transport?: Transport;
   /** The user's home folder (for the default config folder); defaults to $HOME, else the OS's. */
   home?: string;

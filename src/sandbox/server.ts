@@ -13,6 +13,7 @@ import { newRequestId, newToken, type RandomBytes } from './ids.js';
 import { isLoopbackHost } from './ip.js';
 import type { RecordedRequest } from './request-log.js';
 import { SandboxState } from './state.js';
+import type { Clock } from '../system/clock.js';
 
 export interface SandboxOptions {
   host?: string;
@@ -26,7 +27,7 @@ export interface SandboxOptions {
   /** Faults in force from the start (same fields as POST /_sandbox/faults). */
   faults?: FaultPatch;
   /** ms since the epoch; injectable. */
-  now?: () => number;
+  now?: Clock['now'];
   randomBytes?: (n: number) => Buffer;
   /** Called after each API request is answered (the CLI logs it). */
   onRequest?: (entry: RecordedRequest) => void;

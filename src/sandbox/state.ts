@@ -7,6 +7,7 @@ import { IdempotencyStore } from './idempotency.js';
 import type { RandomBytes } from './ids.js';
 import { RequestLog } from './request-log.js';
 import { Stats } from './stats.js';
+import type { Clock } from '../system/clock.js';
 
 export const SANDBOX_SCOPE: Readonly<Scope> = Object.freeze({
   organizationId: 'org_sandbox',
@@ -18,7 +19,7 @@ export interface StateOptions {
   token: string;
   endpointLimit: number;
   faults: FaultSettings;
-  now: () => number;
+  now: Clock['now'];
   randomBytes: RandomBytes;
   onDelivery?: ((report: DeliveryReport, at: string) => void) | undefined;
 }

@@ -21,6 +21,7 @@ import { oddSecretHint, oddSecretText, type OddSecretAnswer } from '../api/schem
 import { describeKeepFailure, keepSecret, type KeptSecret } from './deliver.js';
 import type { Delivered, DeliveryFailure } from './deliver-all.js';
 import { fingerprint } from './fingerprint.js';
+import type { Clock } from '../system/clock.js';
 
 /** Whose secret it is: what every message and hint names. */
 export interface Holder {
@@ -35,9 +36,8 @@ export interface Holder {
   serverRequestId?: string | null | undefined;
 }
 
-export interface CustodyDeps {
+export interface CustodyDeps extends Pick<Clock, 'now'> {
   configDir: string;
-  now(): number;
 }
 
 export interface DeliveryResult {

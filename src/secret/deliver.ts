@@ -7,7 +7,7 @@ import { chmodSync, closeSync, constants, fstatSync, ftruncateSync, lstatSync, o
 import { dirname, join } from 'node:path';
 import { makeFolders } from '../config/make-folders.js';
 import { kindOf, syncPath, writeFileAtomic } from '../fs/atomic.js';
-import { randomBytes } from '../random.js';
+import { randomBytes } from '../system/random.js';
 import { dotenvProblem, setDotenvValue } from './dotenv.js';
 import { readRegularFile } from '../fs/read.js';
 import { envFileProblem } from './sinks.js';
