@@ -106,7 +106,7 @@ const metafiles = [];
 // second garbage collection. Names are kept (no
 // identifier mangling): a --debug stack trace still names its functions.
 // The lazy bundles stay as they are: few runs load them.
-metafiles.push((await build({ ...common, entryPoints: ['src/main.ts'], outfile: `${out}/main.cjs`, plugins: [lazyParts, noChildProcess], minifyWhitespace: true, minifySyntax: true })).metafile);
+metafiles.push((await build({ ...common, entryPoints: ['src/app/main.ts'], outfile: `${out}/main.cjs`, plugins: [lazyParts, noChildProcess], minifyWhitespace: true, minifySyntax: true })).metafile);
 const { proxy: proxyEntry, ...otherLazy } = LAZY;
 metafiles.push((await build({ ...common, entryPoints: otherLazy, outdir: `${out}/lazy`, outExtension: { '.js': '.cjs' } })).metafile);
 // undici from its package entry: its index also brings fetch, WebSocket,

@@ -4,12 +4,17 @@
 // only place that hands in the real process.
 import type { IO } from './output/io.js';
 import type { Transport } from './http/transport.js';
-import type { Invocation } from './app/invocation.js';
-import type { CredentialLimits } from './credentials/token.js';
+import type { Clock } from './system/clock.js';
 
 export type Env = Record<string, string | undefined>;
 
-export interface Context {
+/** The limits of the keyring and the token command, shortened by tests; the defaults are 3 s and 10 s. */
+export interface CredentialLimits {
+  keyringMs?: number | undefined;
+  helperMs?: number | undefined;
+}
+
+export interface Context extends Clock {
   io: IO;
   /** The environment variables of this run: a plain object, never process.env itself. */
   env: Env;
@@ -17,8 +22,6 @@ export interface Context {
   cwd: string;
   configDir: string;
   version: string;
-  now(): number;
-  sleep(ms: number, signal: AbortSignal): Promise<void>;
   randomUUID(): string;
   random(): number;
   /** Aborted on SIGINT/SIGTERM/SIGHUP (the reason names the signal). */
@@ -34,8 +37,6 @@ export interface Context {
   transport(): Promise<Transport>;
   /** Shorter limits for the keyring and token commands (tests); the defaults are 3 s and 10 s. */
   credentialLimits?: CredentialLimits | undefined;
-  /** The parsed global options and what follows from them, resolved once (set before a command's action runs). */
-  invocation?: Invocation;
 }
 
 /** The options every API command takes (docs/configuration.md), as commander parses them. */

@@ -3,25 +3,26 @@
 // streams, working folder, and optionally the clock, the random source and
 // the transport — and resolves with the exit status. It never reads
 // process.env, process.argv or the process's streams and never exits the
-// process: src/main.ts is the only adapter from a real process to this, and
+// process: src/app/main.ts is the only adapter from a real process to this, and
 // tests call it in-process with their own streams.
 import './esm-require.js';
 import { setMaxListeners } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import { homedir } from 'node:os';
-import type { Context, Env } from '../context.js';
+import type { Context, CredentialLimits, Env, GlobalOptions } from '../context.js';
 import type { Transport } from '../http/transport.js';
-import type { CredentialLimits } from '../credentials/token.js';
 import { createIO, type RawStreams } from '../output/io.js';
 import { loadPalettes } from '../output/colors.js';
 import { configDir } from '../config/paths.js';
-import { randomUUID } from '../random.js';
+import { randomUUID } from '../system/random.js';
 import { reportError, toCliError } from '../errors/report.js';
 import { CliError } from '../errors/cli-error.js';
 import { EXIT, type ExitCode } from '../errors/exit-codes.js';
-import { configuredProgram, focusOf, runCli } from '../cli.js';
-import { outputMode } from './invocation.js';
-import type { GlobalOptions } from '../context.js';
+import { configuredProgram, focusOf } from './cli.js';
+import { runCli } from './help-routing.js';
+import { outputMode, type InvocationSlot } from '../run/invocation.js';
+import { explainCredential } from '../credentials/origin.js';
+import type { Clock } from '../system/clock.js';
 
 declare const __CHATCTL_VERSION__: string;
 export const VERSION = typeof __CHATCTL_VERSION__ === 'string' ? __CHATCTL_VERSION__ : '0.0.0-dev';
@@ -37,10 +38,10 @@ export interface ExecuteContext {
   cwd: string;
   /** Aborting it is a signal: reason 'SIGTERM' exits 143, 'SIGHUP' 129, anything else 130. */
   signal?: AbortSignal;
-  now?: () => number;
+  now?: Clock['now'];
   random?: () => number;
   randomUUID?: () => string;
-  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  sleep?: Clock['sleep'];
   transport?: Transport;
   /** The user's home folder (for the default config folder); defaults to $HOME, else the OS's. */
   home?: string;
@@ -75,20 +76,23 @@ export async function execute(argv: string[], given: ExecuteContext): Promise<nu
     credentialLimits: given.credentialLimits,
     transport: given.transport ? async () => given.transport! : async () => (await import('../http/select-transport.js')).selectTransport(env),
   };
-  const program = configuredProgram(ctx, focusOf(argv));
+  const focus = focusOf(argv);
+  const run: InvocationSlot = {};
+  const program = configuredProgram(ctx, focus, run);
   try {
-    await runCli(program, argv);
+    await runCli(program, argv, focus);
     return EXIT.ok;
   } catch (err) {
     // Parsing may have failed part-way: report in the mode the flags asked
     // for, as far as commander got with them.
-    const mode = ctx.invocation?.output ?? outputMode(program.opts<GlobalOptions>());
-    if (!ctx.invocation) {
+    const mode = run.invocation?.output ?? outputMode(program.opts<GlobalOptions>());
+    if (!run.invocation) {
       io.setOutputMode(mode);
       io.paint = await loadPalettes(io.color);
     }
     const e = toCliError(err);
-    if (e.exitCode === EXIT.auth) e.credential ??= ctx.invocation?.tokenOrigin();
+    const origin = e.exitCode === EXIT.auth ? run.invocation?.tokenOrigin() : undefined;
+    if (origin) e.explanation ??= explainCredential(origin);
     const bySignal = signal.aborted ? SIGNAL_EXIT[String(signal.reason)] : undefined;
     const final =
       e.exitCode === EXIT.interrupted && bySignal !== undefined && bySignal !== EXIT.interrupted

@@ -2,12 +2,12 @@
 // when first asked for (help and completion never read the config or build
 // a client). Each command group registers itself with it in its own
 // register.ts, and every action hands it to its command's run function;
-// src/cli.ts makes it and only lists the groups.
+// src/app/cli.ts makes it and only lists the groups.
 import type { Command } from 'commander';
 import type { Context, GlobalOptions } from '../context.js';
 import type { Prompter } from '../prompts/prompter.js';
-import type { Invocation } from '../app/invocation.js';
-import type { ClientExtras, RunClient } from '../app/webhooks-client.js';
+import type { Invocation } from '../run/invocation.js';
+import type { ClientExtras, RunClient } from '../run/webhooks-client.js';
 import { usageError } from '../errors/cli-error.js';
 import { didYouMean } from '../input/suggest.js';
 

@@ -14,9 +14,9 @@ import { spawn } from 'node:child_process';
 import type { Env } from '../context.js';
 import { configError, interrupted } from '../errors/cli-error.js';
 import { escapeInline } from '../output/sanitize.js';
-import { isHeaderSafe } from '../scope/resolve.js';
+import { isHeaderSafe } from '../http/wire-checks.js';
 import { formatSeconds } from './keyring.js';
-import { helperLabel } from './token.js';
+import { helperLabel } from './source.js';
 
 /** How long a helper has to print the token. */
 export const HELPER_LIMIT_MS = 10_000;

@@ -4,22 +4,18 @@
 // loads the keyring code nor starts its process, so a broken or hanging
 // keyring cannot slow it. The helper and the keyring are loaded only by the
 // runs that use them.
-import type { Env } from '../context.js';
+import type { CredentialLimits, Env } from '../context.js';
 import { configError } from '../errors/cli-error.js';
 import { escapeInline } from '../output/sanitize.js';
-import { isHeaderSafe, tokenSourceOf, type SelectedProfile, type TokenSource } from '../scope/resolve.js';
+import { isHeaderSafe } from '../http/wire-checks.js';
+import { tokenSourceOf, type TokenSource } from './source.js';
+import type { SelectedProfile } from '../config/profile.js';
 
 export interface ObtainedToken {
   token: string;
   source: TokenSource;
   /** The profile it belongs to (for messages; CHATCTL_TOKEN belongs to none). */
   profile: string;
-}
-
-/** The limits of the keyring and the helper, shortened by tests. */
-export interface CredentialLimits {
-  keyringMs?: number | undefined;
-  helperMs?: number | undefined;
 }
 
 export interface ObtainDeps {

@@ -1,9 +1,20 @@
 // One error family. Commands throw these; one handler at the top (main.ts)
 // prints them once and turns them into the exit status.
 import { EXIT_FOR_LOCAL_CODE, type ExitCode, type LocalErrorCode } from './exit-codes.js';
-import type { RerunContext, TokenOrigin } from './explain.js';
 
 export type { LocalErrorCode };
+
+/** The command that failed, as the command itself knows it (set by rotate and reactivate). */
+export interface RerunContext {
+  /** The command words and the endpoint id: ['webhooks', 'rotate', 'we_1']. */
+  words: [string, string, string];
+  /** The version the command sent. */
+  expectedVersion: number;
+  /** Flags to repeat after --expected-version, in order: [['--mode', 'overlap'], ['--yes']]. */
+  flags: string[][];
+  /** The clock when the error was caught, for "in 3 h". */
+  now?: number | undefined;
+}
 
 export interface ErrorFields {
   /** What to do about it, printed under the message in human mode. */
@@ -31,8 +42,13 @@ export class CliError extends Error {
   readonly idempotencyKey: string | undefined;
   /** The command that failed, set by the command that caught it, for the re-run line (errors/explain.ts). */
   rerun: RerunContext | undefined;
-  /** On an authentication failure (exit 4): where the token that was sent came from, for the next step (errors/explain.ts). */
-  credential: TokenOrigin | undefined;
+  /**
+   * What the error means next, in lines printed under the message (human
+   * mode), attached by the code that knows more than the thrower: on an
+   * authentication failure (exit 4), where the token that was sent came from
+   * (src/credentials/origin.ts). Before the lines errors/explain.ts works out.
+   */
+  explanation: string[] | undefined;
 
   constructor(
     readonly code: string,

@@ -4,33 +4,9 @@
 // `details` come from the server and may have any shape: every read here is
 // defensive, and nothing from them reaches the output but a whole number or
 // a parsed date.
-import type { CliError } from './cli-error.js';
+import type { CliError, RerunContext } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
 import { shellQuote, shellWord } from '../output/sanitize.js';
-import type { TokenSource } from '../scope/resolve.js';
-import { helperLabel } from '../credentials/token.js';
-
-/** Where the token of a run came from, and whether its profile keeps one of its own (which CHATCTL_TOKEN hides). */
-export interface TokenOrigin {
-  source: TokenSource;
-  profile: string;
-  /** The profile's own source, when CHATCTL_TOKEN overrides it. */
-  shadowed?: Exclude<TokenSource, 'env'> | undefined;
-  /** The profile's token command, for the message. */
-  command?: string | undefined;
-}
-
-/** The command that failed, as the command itself knows it (set by rotate and reactivate). */
-export interface RerunContext {
-  /** The command words and the endpoint id: ['webhooks', 'rotate', 'we_1']. */
-  words: [string, string, string];
-  /** The version the command sent. */
-  expectedVersion: number;
-  /** Flags to repeat after --expected-version, in order: [['--mode', 'overlap'], ['--yes']]. */
-  flags: string[][];
-  /** The clock when the error was caught, for "in 3 h". */
-  now?: number | undefined;
-}
 
 /** The re-run command line; the endpoint id is always quoted, as ids are the user's to paste. */
 export function rerunCommand(ctx: RerunContext, expectedVersion: number | string, flags = ctx.flags): string {
@@ -83,34 +59,9 @@ function fromNow(when: number, now: number | undefined): string | undefined {
   return m % 60 ? `in ${h} h ${m % 60} min` : `in ${h} h`;
 }
 
-const STORED_WORDS = { command: 'token command', keyring: 'keyring entry', file: 'file token' } as const;
-
-/** Exit 4: where the token that was refused came from, and what to do next. */
-export function explainCredential(o: TokenOrigin): string[] {
-  const p = `profile "${o.profile}"`;
-  switch (o.source) {
-    case 'env':
-      return [
-        'the token came from CHATCTL_TOKEN (the environment), which overrides any stored token',
-        o.shadowed
-          ? `next: unset CHATCTL_TOKEN to use ${p}'s ${STORED_WORDS[o.shadowed]}, or set it to a valid token`
-          : `next: set CHATCTL_TOKEN to a valid token, or unset it and run: chatctl auth login --profile ${o.profile}`,
-      ];
-    case 'command':
-      return [
-        `the token came from the token command of ${p}${o.command ? ` (${helperLabel(o.command)})` : ''}`,
-        `next: renew the token where the command gets it, or change it: chatctl profile set ${o.profile} --token-command 'CMD'`,
-      ];
-    case 'keyring':
-      return [`the token came from ${p}'s entry in the system keyring`, `next: chatctl auth login --profile ${o.profile}`];
-    case 'file':
-      return [`the token came from ${p}'s file token (config.json)`, `next: chatctl auth login --profile ${o.profile}`];
-  }
-}
-
 /** The lines to print under the error's message (human mode). None for most errors. */
 export function explainError(e: CliError): string[] {
-  if (e.exitCode === EXIT.auth && e.credential) return explainCredential(e.credential);
+  if (e.explanation) return e.explanation;
   const ctx = e.rerun;
   if (e.exitCode === EXIT.versionConflict) {
     const current = currentVersionOf(e.details);

@@ -13,7 +13,7 @@
 // failure the temporary file is removed and the target is left as it was.
 import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, linkSync, lstatSync, openSync, renameSync, unlinkSync, writeSync, type Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { randomBytes } from '../random.js';
+import { randomBytes } from '../system/random.js';
 
 export interface WriteOptions {
   /** The file's mode; 0600 unless said. */

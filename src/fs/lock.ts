@@ -27,9 +27,9 @@ import { closeSync, constants, linkSync, lstatSync, openSync, readdirSync, readl
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { type CliError, configError, interrupted } from '../errors/cli-error.js';
-import { randomBytes } from '../random.js';
-import type { Context } from '../context.js';
+import { randomBytes } from '../system/random.js';
 import { isTempOf, writeFileAtomic } from './atomic.js';
+import type { Clock } from '../system/clock.js';
 
 export const LOCK_WAIT_MS = 10_000;
 export const WAIT_NOTICE_MS = 1_000;
@@ -42,7 +42,7 @@ export const LEFTOVER_MS = 60_000;
 const MAX_TOKENS = 64;
 
 /** What the lock needs from the machine; tests hand in fakes. */
-export interface LockHost {
+export interface LockHost extends Clock {
   readonly pid: number;
   readonly hostname: string;
   /** The process's start time as the OS reports it; undefined where unknown. */
@@ -52,8 +52,6 @@ export interface LockHost {
   /** This process's pid namespace; undefined where unknown. */
   pidNamespace(): string | undefined;
   isAlive(pid: number): boolean;
-  now(): number;
-  sleep(ms: number, signal: AbortSignal): Promise<void>;
   random(): number;
   nonce(): string;
 }
@@ -405,7 +403,7 @@ export function procStartTime(statText: string): string | undefined {
   return v !== undefined && /^\d+$/.test(v) ? v : undefined;
 }
 
-export function systemLockHost(ctx: Pick<Context, 'now' | 'sleep' | 'random'>): LockHost {
+export function systemLockHost(ctx: Clock & { random(): number }): LockHost {
   const linux = process.platform === 'linux';
   let boot: string | undefined | null = null;
   let ns: string | undefined | null = null;

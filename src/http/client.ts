@@ -15,11 +15,10 @@ import { blankSecretsInBody, redactHeaders } from '../output/redact.js';
 import { errorFromResponse, headerValue, parseJson } from './classify.js';
 import { RETRY_STATUSES, decideRetry, parseRetryAfter } from './retry.js';
 import { MAX_BODY_BYTES, isTransportError, type AnswerTap, type Transport, type TransportError, type WireRequest, type WireResponse } from './transport.js';
+import type { Clock } from '../system/clock.js';
 
-export interface HttpDeps {
+export interface HttpDeps extends Clock {
   transport: Transport;
-  now(): number;
-  sleep(ms: number, signal: AbortSignal): Promise<void>;
   randomUUID(): string;
   random(): number;
   signal: AbortSignal;

@@ -8,7 +8,7 @@
 // `chatctl doctor` reports what proxyFor() answers, so it names exactly the
 // proxy a request uses.
 import { configError } from '../errors/cli-error.js';
-import { isLoopbackHost } from '../scope/resolve.js';
+import { isLoopbackHost } from './wire-checks.js';
 import { PROXY_VARIABLES, nodeTransport, type Transport } from './transport.js';
 
 export type ProxyVariable = (typeof PROXY_VARIABLES)[number];

@@ -3,7 +3,7 @@
 // connecting to the last byte of the body. Behind a proxy, proxy.ts supplies
 // one built on undici's ProxyAgent, for the proxy select-transport.ts chose.
 import { isUtf8 } from 'node:buffer';
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 
 export interface WireRequest {
   /** GET only for doctor's round trip, which sends no token. */
@@ -188,72 +188,31 @@ export const nodeTransport: Transport = async (req, opts) => {
       () => sent,
       (err) => fail(err),
     );
-    const fail = (err: TransportError) => {
-      if (settled) return;
+    const settle = () => {
       settled = true;
       timer.clear();
       opts.signal.removeEventListener('abort', onAbort);
+    };
+    const fail = (err: TransportError) => {
+      if (settled) return;
+      settle();
       request.destroy();
       reject(err);
     };
     const onAbort = () => fail(new TransportError('aborted', 'interrupted'));
     opts.signal.addEventListener('abort', onAbort, { once: true });
 
-    const request = http.request(
-      {
-        protocol: url.protocol,
-        hostname: url.hostname.replace(/^\[|\]$/g, ''),
-        port: url.port || undefined,
-        // The path exactly as built (segments already percent-encoded):
-        // never normalised, so an encoded "%2F" stays one segment.
-        path: req.url.slice(url.origin.length) || '/',
-        method: req.method,
-        headers: { ...req.headers, 'Content-Length': String(Buffer.byteLength(req.body)) },
-        agent: opts.agent ?? false,
-      },
-      (res) => {
-        status = res.statusCode ?? 0;
-        opts.tap?.head(status, res.headers);
-        timer.answerBegan();
-        const declared = Number(res.headers['content-length']);
-        if (Number.isFinite(declared) && declared > opts.maxBodyBytes) {
-          fail(new TransportError('too_large', `response body of ${declared} bytes exceeds the ${opts.maxBodyBytes}-byte limit`, status));
-          return;
-        }
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          // On disk first: a kill from here on leaves these bytes in the record.
-          opts.tap?.chunk(chunk);
-          timer.progress();
-          size += chunk.length;
-          if (size > opts.maxBodyBytes) {
-            fail(new TransportError('too_large', `response body exceeds the ${opts.maxBodyBytes}-byte limit`, status));
-            return;
-          }
-          chunks.push(chunk);
-        });
-        res.on('aborted', () => fail(new TransportError('truncated', 'the connection closed before the response was complete', status)));
-        res.on('error', (err: NodeJS.ErrnoException) =>
-          fail(
-            typeof err.code === 'string' && err.code.startsWith('HPE_')
-              ? new TransportError('malformed', malformedMessage(err.code), status)
-              : new TransportError('truncated', 'the connection closed before the response was complete', status),
-          ),
-        );
-        res.on('end', () => {
-          if (settled) return;
-          if (!res.complete) {
-            fail(new TransportError('truncated', 'the connection closed before the response was complete', status));
-            return;
-          }
-          settled = true;
-          timer.clear();
-          opts.signal.removeEventListener('abort', onAbort);
-          decodeBody(Buffer.concat(chunks), res.headers['content-encoding'], opts.maxBodyBytes, status!).then((decoded) => resolve({ status: status!, headers: res.headers, ...decoded }), reject);
-        });
-      },
-    );
+    const request = http.request(requestOptions(req, url, opts), (res) => {
+      const answered = res.statusCode ?? 0;
+      status = answered;
+      opts.tap?.head(answered, res.headers);
+      timer.answerBegan();
+      collectBody(res, answered, opts, timer, fail, (raw) => {
+        if (settled) return;
+        settle();
+        decodeBody(raw, res.headers['content-encoding'], opts.maxBodyBytes, answered).then((decoded) => resolve({ status: answered, headers: res.headers, ...decoded }), reject);
+      });
+    });
     request.on('finish', () => {
       sent = true;
       opts.onSent?.();
@@ -267,6 +226,55 @@ export const nodeTransport: Transport = async (req, opts) => {
     request.end(req.body);
   });
 };
+
+function requestOptions(req: WireRequest, url: URL, opts: AttemptOptions): import('node:http').RequestOptions {
+  return {
+    protocol: url.protocol,
+    hostname: url.hostname.replace(/^\[|\]$/g, ''),
+    port: url.port || undefined,
+    // The path exactly as built (segments already percent-encoded):
+    // never normalised, so an encoded "%2F" stays one segment.
+    path: req.url.slice(url.origin.length) || '/',
+    method: req.method,
+    headers: { ...req.headers, 'Content-Length': String(Buffer.byteLength(req.body)) },
+    agent: opts.agent ?? false,
+  };
+}
+
+/** The response's body, whole and within the limit, each chunk told to the tap as it comes; or the failure that cut it short. */
+function collectBody(
+  res: IncomingMessage,
+  status: number,
+  opts: AttemptOptions,
+  timer: Pick<ReturnType<typeof attemptTimer>, 'progress'>,
+  fail: (err: TransportError) => void,
+  done: (raw: Buffer) => void,
+): void {
+  const truncated = () => new TransportError('truncated', 'the connection closed before the response was complete', status);
+  const declared = Number(res.headers['content-length']);
+  if (Number.isFinite(declared) && declared > opts.maxBodyBytes) {
+    fail(new TransportError('too_large', `response body of ${declared} bytes exceeds the ${opts.maxBodyBytes}-byte limit`, status));
+    return;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  res.on('data', (chunk: Buffer) => {
+    // On disk first: a kill from here on leaves these bytes in the record.
+    opts.tap?.chunk(chunk);
+    timer.progress();
+    size += chunk.length;
+    if (size > opts.maxBodyBytes) {
+      fail(new TransportError('too_large', `response body exceeds the ${opts.maxBodyBytes}-byte limit`, status));
+      return;
+    }
+    chunks.push(chunk);
+  });
+  res.on('aborted', () => fail(truncated()));
+  res.on('error', (err: NodeJS.ErrnoException) =>
+    fail(typeof err.code === 'string' && err.code.startsWith('HPE_') ? new TransportError('malformed', malformedMessage(err.code), status) : truncated()),
+  );
+  res.on('end', () => (res.complete ? done(Buffer.concat(chunks)) : fail(truncated())));
+}
 
 /**
  * An attempt's time limits. Without answerWaitMs: one timer for the whole

@@ -2,6 +2,7 @@
 // commander renders it (usage, description, options, examples), taken from
 // the program itself, so the reference, `--help` and the pages never differ.
 import type { Command } from 'commander';
+import { shownSubcommands } from './tree.js';
 
 /** The help of `chatctl help help`. */
 export const HELP_HELP = `Usage: chatctl help [command...]
@@ -29,14 +30,12 @@ export interface CommandHelp {
   after: string;
 }
 
-const hidden = (c: Command) => Boolean((c as unknown as { _hidden?: boolean })._hidden);
-
 /** Every visible command, the program first, each followed by its subcommands. */
 export function visibleCommands(program: Command): { path: string[]; command: Command }[] {
   const out: { path: string[]; command: Command }[] = [];
   const walk = (cmd: Command, path: string[]) => {
     out.push({ path, command: cmd });
-    for (const sub of cmd.commands) if (!hidden(sub) && sub.name() !== 'help') walk(sub, [...path, sub.name()]);
+    for (const sub of shownSubcommands(cmd)) walk(sub, [...path, sub.name()]);
   };
   walk(program, []);
   return out;

@@ -69,6 +69,14 @@ export function describeCommand(cmd: Command, parent = ''): CommandNode {
     description: cmd.description(),
     options,
     arguments: cmd.registeredArguments.map((a) => argumentNode(a, parent)),
-    commands: cmd.commands.filter((c) => !(c as unknown as { _hidden?: boolean })._hidden && c.name() !== 'help').map((c) => describeCommand(c, cmd.name())),
+    commands: shownSubcommands(cmd).map((c) => describeCommand(c, cmd.name())),
   };
+}
+
+/** The subcommands help lists (not the hidden ones, nor `help` itself), asked of commander's Help. */
+export function shownSubcommands(cmd: Command): Command[] {
+  return cmd
+    .createHelp()
+    .visibleCommands(cmd)
+    .filter((c) => c.name() !== 'help');
 }

@@ -30,92 +30,120 @@ type Frame =
  */
 export function stringifyJson(value: unknown, indent?: number | string): string {
   const gap = typeof indent === 'number' ? ' '.repeat(Math.min(10, Math.max(0, indent))) : (indent ?? '').slice(0, 10);
-  const out: string[] = [];
-  const stack: Frame[] = [];
-  const inProgress = new Set<object>();
-  const nl = (depth: number) => (gap ? '\n' + gap.repeat(depth) : '');
+  const writer = new JsonWriter(gap);
+  if (!writer.emit(value, '', 0)) return 'null';
+  writer.run();
+  return escapeUnsafeJson(writer.text());
+}
+
+/** The text of one stringifyJson call, written with an explicit stack of open containers rather than recursion. */
+class JsonWriter {
+  private readonly out: string[] = [];
+  private readonly stack: Frame[] = [];
+  private readonly inProgress = new Set<object>();
+
+  constructor(private readonly gap: string) {}
+
+  text(): string {
+    return this.out.join('');
+  }
+
+  private nl(depth: number): string {
+    return this.gap ? '\n' + this.gap.repeat(depth) : '';
+  }
 
   /** Writes a primitive, or opens a container (pushing its frame). Returns false for "omit" (undefined, functions). */
-  const emit = (v: unknown, key: string, depth: number): boolean => {
+  emit(v: unknown, key: string, depth: number): boolean {
     if (v !== null && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON === 'function') {
       v = (v as { toJSON(k: string): unknown }).toJSON(key);
     }
-    switch (typeof v) {
-      case 'string':
-        out.push(JSON.stringify(v));
-        return true;
-      case 'number':
-        out.push(Number.isFinite(v) ? String(v) : 'null');
-        return true;
-      case 'boolean':
-        out.push(String(v));
-        return true;
-      case 'bigint':
-        out.push(String(v));
-        return true;
-      case 'object':
-        break;
-      default:
-        return false; // undefined, function, symbol
-    }
-    if (v === null) {
-      out.push('null');
+    const primitive = primitiveJson(v);
+    if (primitive === undefined) return false; // undefined, function, symbol
+    if (primitive !== null) {
+      this.out.push(primitive);
       return true;
     }
-    if (inProgress.has(v)) {
-      out.push('"[Circular]"');
-      return true;
-    }
-    if (Array.isArray(v)) {
-      if (v.length === 0) {
-        out.push('[]');
-        return true;
-      }
-      out.push('[');
-      inProgress.add(v);
-      stack.push({ kind: 'array', items: v, i: 0, depth: depth + 1, owner: v });
-      return true;
-    }
-    const obj = v as Record<string, unknown>;
-    out.push('{');
-    inProgress.add(obj);
-    stack.push({ kind: 'object', keys: Object.keys(obj), obj, i: 0, depth: depth + 1, wrote: false, owner: obj });
+    this.open(v as object, depth);
     return true;
-  };
-
-  if (!emit(value, '', 0)) return 'null';
-  while (stack.length > 0) {
-    const f = stack[stack.length - 1]!;
-    if (f.kind === 'array') {
-      if (f.i < f.items.length) {
-        out.push((f.i > 0 ? ',' : '') + nl(f.depth));
-        const at = f.i++;
-        if (!emit(f.items[at], String(at), f.depth)) out.push('null');
-        continue;
-      }
-      out.push(nl(f.depth - 1) + ']');
-    } else {
-      let opened = false;
-      while (f.i < f.keys.length) {
-        const key = f.keys[f.i++]!;
-        const v = f.obj[key];
-        if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue;
-        const mark = out.length;
-        out.push((f.wrote ? ',' : '') + nl(f.depth) + JSON.stringify(key) + (gap ? ': ' : ':'));
-        if (emit(v, key, f.depth)) {
-          f.wrote = true;
-          opened = true;
-          break;
-        }
-        out.length = mark; // a toJSON that returned undefined: the key goes too
-      }
-      if (opened) continue;
-      out.push((f.wrote ? nl(f.depth - 1) : '') + '}');
-    }
-    inProgress.delete(f.owner);
-    stack.pop();
   }
-  return escapeUnsafeJson(out.join(''));
+
+  private open(v: object, depth: number): void {
+    if (this.inProgress.has(v)) {
+      this.out.push('"[Circular]"');
+      return;
+    }
+    if (Array.isArray(v) && v.length === 0) {
+      this.out.push('[]');
+      return;
+    }
+    this.inProgress.add(v);
+    if (Array.isArray(v)) {
+      this.out.push('[');
+      this.stack.push({ kind: 'array', items: v, i: 0, depth: depth + 1, owner: v });
+    } else {
+      const obj = v as Record<string, unknown>;
+      this.out.push('{');
+      this.stack.push({ kind: 'object', keys: Object.keys(obj), obj, i: 0, depth: depth + 1, wrote: false, owner: obj });
+    }
+  }
+
+  /** Writes every open container to its end. */
+  run(): void {
+    while (this.stack.length > 0) {
+      const f = this.stack[this.stack.length - 1]!;
+      const opened = f.kind === 'array' ? this.nextItem(f) : this.nextMember(f);
+      if (opened) continue;
+      this.inProgress.delete(f.owner);
+      this.stack.pop();
+    }
+  }
+
+  /** The array's next item, or its end (then false). */
+  private nextItem(f: Extract<Frame, { kind: 'array' }>): boolean {
+    if (f.i >= f.items.length) {
+      this.out.push(this.nl(f.depth - 1) + ']');
+      return false;
+    }
+    this.out.push((f.i > 0 ? ',' : '') + this.nl(f.depth));
+    const at = f.i++;
+    if (!this.emit(f.items[at], String(at), f.depth)) this.out.push('null');
+    return true;
+  }
+
+  /** The object's next member that has a value, or its end (then false). */
+  private nextMember(f: Extract<Frame, { kind: 'object' }>): boolean {
+    while (f.i < f.keys.length) {
+      const key = f.keys[f.i++]!;
+      const v = f.obj[key];
+      if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue;
+      const mark = this.out.length;
+      this.out.push((f.wrote ? ',' : '') + this.nl(f.depth) + JSON.stringify(key) + (this.gap ? ': ' : ':'));
+      if (this.emit(v, key, f.depth)) {
+        f.wrote = true;
+        return true;
+      }
+      this.out.length = mark; // a toJSON that returned undefined: the key goes too
+    }
+    this.out.push((f.wrote ? this.nl(f.depth - 1) : '') + '}');
+    return false;
+  }
+}
+
+/** The JSON of a primitive; null for an object or array (or null itself, written as such); undefined for what JSON omits. */
+function primitiveJson(v: unknown): string | null | undefined {
+  switch (typeof v) {
+    case 'string':
+      return JSON.stringify(v);
+    case 'number':
+      return Number.isFinite(v) ? String(v) : 'null';
+    case 'boolean':
+    case 'bigint':
+      return String(v);
+    case 'object':
+      return v === null ? 'null' : null;
+    default:
+      return undefined;
+  }
 }
 
 /** At most `max` characters of the JSON of `value`, for one-line displays. */

@@ -4,7 +4,7 @@
 // receiver on this machine, and no user name or password in the URL. A
 // refused answer is asked again at the prompt instead of costing a request.
 import { destinationUrlSchema, nameSchema } from '../api/schemas.js';
-import { isLoopbackHost } from '../scope/resolve.js';
+import { isLoopbackHost } from '../http/wire-checks.js';
 
 const firstIssue = (r: { success: boolean; error?: { issues: { message: string }[] } }) => (r.success ? true : (r.error?.issues[0]?.message ?? 'invalid'));
 

@@ -5,7 +5,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { checkBearer, checkBrowserHeaders, headerValue } from './auth.js';
 import { parseJsonBody, type RawBody } from './body.js';
 import { ApiFailure, type Reply } from './envelopes.js';
-import { runOperation, validationFailure } from './operations.js';
+import { runOperation } from './operations.js';
+import { validationFailure } from './validation.js';
 import { matchApiRoute } from './routes.js';
 import type { SandboxState } from './state.js';
 

@@ -5,33 +5,14 @@
 // retried. The request is plain node:http(s), straight to the destination
 // (no proxy), one connection per delivery, so nothing stays open once it is
 // answered; it runs beside the API, which keeps answering meanwhile.
-import http from 'node:http';
-import https from 'node:https';
 import { EVENT_TYPES } from '../api/spec.js';
 import { fingerprint } from '../secret/fingerprint.js';
 import { parseSecret, signedHeaders } from '../signing/standard-webhooks.js';
 import { ApiFailure } from './envelopes.js';
 import { newMessageId } from './ids.js';
-import { validationFailure } from './operations.js';
 import type { SandboxState } from './state.js';
-import type { FieldProblem } from './validation.js';
-
-/** How long a receiver has to answer. */
-export const DELIVERY_TIMEOUT_MS = 10_000;
-/** How much of the receiver's answer the report keeps. */
-const MAX_ANSWER_CHARS = 1024;
-
-export interface ReceiverAnswer {
-  /** Its HTTP status, or null when it could not be reached or did not answer in time. */
-  status: number | null;
-  /** A 2xx status. */
-  ok: boolean;
-  durationMs: number;
-  /** The start of its body (at most 1024 characters), or null. */
-  body: string | null;
-  /** Why there is no status. */
-  error: string | null;
-}
+import { validationFailure, type FieldProblem } from './validation.js';
+import type { DeliveryReport } from './deliverer.js';
 
 export interface DeliverInput {
   eventType: string;
@@ -53,7 +34,7 @@ function checkDeliverBody(body: unknown): DeliverInput {
 }
 
 /** POST /_sandbox/endpoints/{id}/deliver: sends one signed event and reports what the receiver answered. */
-export async function deliverEvent(state: SandboxState, endpointId: string, body: unknown) {
+export async function deliverEvent(state: SandboxState, endpointId: string, body: unknown): Promise<DeliveryReport> {
   const input = checkDeliverBody(body);
   const target = state.endpoints.deliveryTarget(endpointId);
   const { endpoint } = target;
@@ -74,7 +55,7 @@ export async function deliverEvent(state: SandboxState, endpointId: string, body
   });
   const headers = signedHeaders(keys, webhookId, timestamp, payload);
   const receiver = await state.deliverer.send(endpoint.destinationUrl, { ...headers, 'content-type': 'application/json', 'user-agent': 'chatctl-sandbox' }, payload);
-  const report = {
+  const report: DeliveryReport = {
     delivery: {
       endpointId,
       eventType: input.eventType,
@@ -89,55 +70,4 @@ export async function deliverEvent(state: SandboxState, endpointId: string, body
   };
   state.onDelivery?.(report, new Date(state.now()).toISOString());
   return report;
-}
-
-export type DeliveryReport = Awaited<ReturnType<typeof deliverEvent>>;
-
-/** Sends deliveries and ends the ones in flight when the sandbox stops. */
-export class Deliverer {
-  private readonly inFlight = new Set<http.ClientRequest>();
-
-  constructor(private readonly timeoutMs = DELIVERY_TIMEOUT_MS) {}
-
-  send(url: string, headers: Record<string, string>, body: string): Promise<ReceiverAnswer> {
-    const started = performance.now();
-    const elapsed = () => Math.round(performance.now() - started);
-    return new Promise<ReceiverAnswer>((resolve) => {
-      const failed = (error: string) => resolve({ status: null, ok: false, durationMs: elapsed(), body: null, error });
-      const target = new URL(url);
-      const client = target.protocol === 'https:' ? https : http;
-      const req = client.request(target, {
-        method: 'POST',
-        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-        agent: false,
-        timeout: this.timeoutMs,
-      });
-      this.inFlight.add(req);
-      req.on('close', () => this.inFlight.delete(req));
-      req.on('timeout', () => req.destroy(new Error(`no answer within ${this.timeoutMs / 1000} s`)));
-      req.on('error', (err: NodeJS.ErrnoException) => failed(err.code ? `${err.code}: ${err.message}` : err.message));
-      req.on('response', (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          if (text.length < MAX_ANSWER_CHARS) text += chunk;
-        });
-        const done = () => {
-          const status = res.statusCode ?? null;
-          resolve({ status, ok: status !== null && status >= 200 && status < 300, durationMs: elapsed(), body: text.slice(0, MAX_ANSWER_CHARS), error: null });
-        };
-        res.on('end', done);
-        // A receiver that answers and then drops the connection still answered.
-        res.on('aborted', done);
-        res.on('error', done);
-      });
-      req.end(body);
-    });
-  }
-
-  /** Ends every delivery still waiting for its receiver. */
-  close(): void {
-    for (const req of this.inFlight) req.destroy(new Error('the sandbox stopped'));
-    this.inFlight.clear();
-  }
 }

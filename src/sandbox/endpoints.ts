@@ -4,6 +4,7 @@ import type { EventType, RotationMode } from '../api/spec.js';
 import { ApiFailure } from './envelopes.js';
 import { newEndpointId, newSecret, type RandomBytes } from './ids.js';
 import type { CreateInput } from './validation.js';
+import type { Clock } from '../system/clock.js';
 
 export const OVERLAP_MS = 24 * 60 * 60 * 1000;
 
@@ -53,7 +54,7 @@ export interface StatusResult {
 }
 
 export interface EndpointStoreDeps {
-  now: () => number;
+  now: Clock['now'];
   randomBytes: RandomBytes;
   limit: number;
 }

@@ -3,6 +3,7 @@
 // their connections, slow every answer, cap requests per second per token.
 import { ERROR_CODES, type ApiErrorCode } from '../api/spec.js';
 import type { Checked, FieldProblem } from './validation.js';
+import type { Clock } from '../system/clock.js';
 
 export interface FaultSettings {
   /** How many of the next API requests fail. */
@@ -108,7 +109,7 @@ export class Faults {
 
   constructor(
     private readonly initial: FaultSettings,
-    private readonly now: () => number,
+    private readonly now: Clock['now'],
   ) {
     this.settings = { ...initial };
   }

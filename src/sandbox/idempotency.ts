@@ -1,6 +1,7 @@
 // Idempotency keys: one stored result per (token, route, key), with a
 // fingerprint of the body it answered, kept for 24 hours by the injected clock.
 import { createHash } from 'node:crypto';
+import type { Clock } from '../system/clock.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
@@ -42,7 +43,7 @@ export class IdempotencyStore {
   private readonly entries = new Map<string, Entry>();
 
   constructor(
-    private readonly now: () => number,
+    private readonly now: Clock['now'],
     private readonly ttlMs = IDEMPOTENCY_TTL_MS,
   ) {}
 

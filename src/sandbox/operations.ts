@@ -7,12 +7,7 @@ import { ApiFailure, type Reply } from './envelopes.js';
 import { fingerprint, type KeyScope } from './idempotency.js';
 import type { ApiRoute } from './routes.js';
 import type { SandboxState } from './state.js';
-import { checkCreateBody, checkExpectedVersionBody, checkIdempotencyKey, checkRotateBody, type Checked, type FieldProblem } from './validation.js';
-
-export function validationFailure(problems: FieldProblem[]): ApiFailure {
-  const names = problems.map((p) => p.field).join(', ');
-  return new ApiFailure(400, 'validation_failed', `the request is not valid: ${names}`, { fields: problems });
-}
+import { checkCreateBody, checkExpectedVersionBody, checkIdempotencyKey, checkRotateBody, validationFailure, type Checked, type FieldProblem } from './validation.js';
 
 function valid<T>(checked: Checked<T>, extra: FieldProblem | null = null): T {
   if (checked.ok && !extra) return checked.value;

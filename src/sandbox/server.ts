@@ -6,13 +6,14 @@ import type { AddressInfo } from 'node:net';
 import { handleApiRequest, type Outcome, type SandboxRequest } from './api.js';
 import { MAX_BODY_BYTES, type RawBody } from './body.js';
 import { handleControlRequest, isControlPath } from './control.js';
-import type { DeliveryReport } from './deliver.js';
+import type { DeliveryReport } from './deliverer.js';
 import { ApiFailure, errorAnswer, successAnswer, type Answer } from './envelopes.js';
 import { applyFaultPatch, checkFaultPatch, NO_FAULTS, type FaultPatch } from './faults.js';
 import { newRequestId, newToken, type RandomBytes } from './ids.js';
 import { isLoopbackHost } from './ip.js';
 import type { RecordedRequest } from './request-log.js';
 import { SandboxState } from './state.js';
+import type { Clock } from '../system/clock.js';
 
 export interface SandboxOptions {
   host?: string;
@@ -26,7 +27,7 @@ export interface SandboxOptions {
   /** Faults in force from the start (same fields as POST /_sandbox/faults). */
   faults?: FaultPatch;
   /** ms since the epoch; injectable. */
-  now?: () => number;
+  now?: Clock['now'];
   randomBytes?: (n: number) => Buffer;
   /** Called after each API request is answered (the CLI logs it). */
   onRequest?: (entry: RecordedRequest) => void;
@@ -103,78 +104,71 @@ function toAnswer(outcome: Exclude<Outcome, 'drop'>, requestId: string): Answer 
   return outcome instanceof ApiFailure ? errorAnswer(outcome, requestId) : successAnswer(outcome, requestId);
 }
 
-export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSandbox> {
-  const random = opts.randomBytes ?? cryptoRandomBytes;
-  const { host, port, token, endpointLimit, faults } = checkOptions(opts, random);
-  const state = new SandboxState({ token, endpointLimit, faults, now: opts.now ?? Date.now, randomBytes: random, onDelivery: opts.onDelivery });
-  const pendingDelays = new Set<() => void>();
-  let closing: Promise<void> | null = null;
+/** Waits that a stopping sandbox ends at once (the `delayMs` fault), so close() never waits for them. */
+class Delays {
+  private readonly pending = new Set<() => void>();
 
-  const delay = (ms: number) =>
-    new Promise<void>((resolve) => {
+  wait(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(timer);
-        pendingDelays.delete(done);
+        this.pending.delete(done);
         resolve();
       };
       const timer = setTimeout(done, ms);
-      pendingDelays.add(done);
+      this.pending.add(done);
     });
-
-  async function serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const requestId = requestIdFor(req, random);
-    const target = req.url ?? '/';
-    const pathname = pathOf(target);
-    const control = isControlPath(pathname);
-    const body = await readBody(req);
-    const request: SandboxRequest = {
-      method: req.method ?? 'GET',
-      pathname,
-      headers: req.headers,
-      body,
-      remoteAddress: req.socket.remoteAddress,
-    };
-    let outcome: Outcome;
-    try {
-      outcome = control ? await handleControlRequest(state, request) : handleApiRequest(state, request);
-    } catch (error) {
-      outcome = new ApiFailure(500, 'internal_error', 'the sandbox failed unexpectedly', { reason: String(error) });
-    }
-    const answer = outcome === 'drop' ? null : toAnswer(outcome, requestId);
-    if (!control) {
-      const entry: RecordedRequest = {
-        at: new Date(state.now()).toISOString(),
-        requestId,
-        method: request.method,
-        path: target,
-        headers: { ...req.headers },
-        body: body.bytes.toString('utf8'),
-        status: answer?.status ?? null,
-      };
-      state.requests.add(entry);
-      state.stats.answered(entry.status);
-      opts.onRequest?.(entry);
-      const { delayMs } = state.faults.current;
-      if (delayMs > 0) await delay(delayMs);
-    }
-    if (!answer || closing) {
-      req.socket.destroy();
-      return;
-    }
-    const text = JSON.stringify(answer.body);
-    res.writeHead(answer.status, {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': String(Buffer.byteLength(text)),
-      'cache-control': 'no-store',
-      'x-request-id': requestId,
-      ...answer.headers,
-    });
-    res.end(text);
   }
 
-  const server = http.createServer((req, res) => {
-    serve(req, res).catch(() => req.socket.destroy());
+  releaseAll(): void {
+    for (const release of [...this.pending]) release();
+  }
+}
+
+/** The request as the handlers take it. */
+async function sandboxRequest(req: http.IncomingMessage, pathname: string): Promise<SandboxRequest> {
+  return { method: req.method ?? 'GET', pathname, headers: req.headers, body: await readBody(req), remoteAddress: req.socket.remoteAddress };
+}
+
+/** What the handlers make of a request; a handler that throws is a 500, never a dropped server. */
+async function outcomeOf(state: SandboxState, request: SandboxRequest, control: boolean): Promise<Outcome> {
+  try {
+    return control ? await handleControlRequest(state, request) : handleApiRequest(state, request);
+  } catch (error) {
+    return new ApiFailure(500, 'internal_error', 'the sandbox failed unexpectedly', { reason: String(error) });
+  }
+}
+
+/** An API request in the log and the counts (control requests are not logged). */
+function recordRequest(state: SandboxState, opts: SandboxOptions, request: SandboxRequest, target: string, requestId: string, answer: Answer | null): void {
+  const entry: RecordedRequest = {
+    at: new Date(state.now()).toISOString(),
+    requestId,
+    method: request.method,
+    path: target,
+    headers: { ...request.headers },
+    body: request.body.bytes.toString('utf8'),
+    status: answer?.status ?? null,
+  };
+  state.requests.add(entry);
+  state.stats.answered(entry.status);
+  opts.onRequest?.(entry);
+}
+
+function writeAnswer(res: http.ServerResponse, answer: Answer, requestId: string): void {
+  const text = JSON.stringify(answer.body);
+  res.writeHead(answer.status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(text)),
+    'cache-control': 'no-store',
+    'x-request-id': requestId,
+    ...answer.headers,
   });
+  res.end(text);
+}
+
+/** Listens on host:port; resolves with the URL it answers on. */
+async function listen(server: http.Server, host: string, port: number): Promise<string> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen({ host, port }, () => {
@@ -184,16 +178,45 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
   });
   const address = server.address() as AddressInfo;
   const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `http://${urlHost}:${address.port}`;
+}
 
+export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSandbox> {
+  const random = opts.randomBytes ?? cryptoRandomBytes;
+  const { host, port, token, endpointLimit, faults } = checkOptions(opts, random);
+  const state = new SandboxState({ token, endpointLimit, faults, now: opts.now ?? Date.now, randomBytes: random, onDelivery: opts.onDelivery });
+  const delays = new Delays();
+  let closing: Promise<void> | null = null;
+
+  async function serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const requestId = requestIdFor(req, random);
+    const target = req.url ?? '/';
+    const pathname = pathOf(target);
+    const control = isControlPath(pathname);
+    const request = await sandboxRequest(req, pathname);
+    const outcome = await outcomeOf(state, request, control);
+    const answer = outcome === 'drop' ? null : toAnswer(outcome, requestId);
+    if (!control) {
+      recordRequest(state, opts, request, target, requestId, answer);
+      const { delayMs } = state.faults.current;
+      if (delayMs > 0) await delays.wait(delayMs);
+    }
+    if (!answer || closing) req.socket.destroy();
+    else writeAnswer(res, answer, requestId);
+  }
+
+  const server = http.createServer((req, res) => {
+    serve(req, res).catch(() => req.socket.destroy());
+  });
   return {
-    baseUrl: `http://${urlHost}:${address.port}`,
+    baseUrl: await listen(server, host, port),
     token,
     ...state.scope,
     close() {
       closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
         state.deliverer.close();
-        for (const release of [...pendingDelays]) release();
+        delays.releaseAll();
         server.closeAllConnections();
       });
       return closing;

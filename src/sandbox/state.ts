@@ -1,12 +1,13 @@
 // Everything one running sandbox remembers, in memory, behind one clock.
 import type { Scope } from '../api/spec.js';
-import { Deliverer, type DeliveryReport } from './deliver.js';
+import { Deliverer, type DeliveryReport } from './deliverer.js';
 import { EndpointStore } from './endpoints.js';
 import { Faults, type FaultSettings } from './faults.js';
 import { IdempotencyStore } from './idempotency.js';
 import type { RandomBytes } from './ids.js';
 import { RequestLog } from './request-log.js';
 import { Stats } from './stats.js';
+import type { Clock } from '../system/clock.js';
 
 export const SANDBOX_SCOPE: Readonly<Scope> = Object.freeze({
   organizationId: 'org_sandbox',
@@ -18,7 +19,7 @@ export interface StateOptions {
   token: string;
   endpointLimit: number;
   faults: FaultSettings;
-  now: () => number;
+  now: Clock['now'];
   randomBytes: RandomBytes;
   onDelivery?: ((report: DeliveryReport, at: string) => void) | undefined;
 }

@@ -2,6 +2,7 @@
 // an unknown field is an error, as on a server that forbids non-whitelisted
 // properties. Every problem is collected so that `details` names each field.
 import { EVENT_TYPES, LIMITS, ROTATION_MODES, type EventType, type RotationMode } from '../api/spec.js';
+import { ApiFailure } from './envelopes.js';
 
 export interface FieldProblem {
   field: string;
@@ -82,4 +83,10 @@ export function checkIdempotencyKey(value: string | undefined): FieldProblem | n
   if (value === undefined || value === '') return { field: 'Idempotency-Key', location: 'header', problem: 'is required' };
   if (!/^[\x21-\x7e]{1,255}$/.test(value)) return { field: 'Idempotency-Key', location: 'header', problem: 'must be 1 to 255 visible ASCII characters' };
   return null;
+}
+
+/** A 400 validation_failed naming each field that is wrong. */
+export function validationFailure(problems: FieldProblem[]): ApiFailure {
+  const names = problems.map((p) => p.field).join(', ');
+  return new ApiFailure(400, 'validation_failed', `the request is not valid: ${names}`, { fields: problems });
 }

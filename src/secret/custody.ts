@@ -26,6 +26,7 @@ import { fingerprint } from './fingerprint.js';
 import { describeKeepFailure } from './deliver.js';
 import { findLeft, removeLeft, recordPaths, WriteAheadRecord, type Left, type RecordedRequest } from './record.js';
 import { noteRotation, removeSuperseded, supersededBy, type Rotation } from './superseded.js';
+import type { Clock } from '../system/clock.js';
 
 /** Whose secret it is: what every message and hint names. */
 export interface Holder {
@@ -43,9 +44,8 @@ export interface Holder {
 }
 
 /** What custody needs of the run. */
-export interface CustodyDeps {
+export interface CustodyDeps extends Pick<Clock, 'now'> {
   configDir: string;
-  now(): number;
 }
 
 /** The run's custody: its config folder and scope, its clock, what must never be shown. */

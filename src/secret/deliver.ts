@@ -6,7 +6,7 @@
 import { closeSync, constants, fstatSync, ftruncateSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
 import { kindOf, writeFileAtomic } from '../fs/atomic.js';
 import { recoveryFolder } from './record.js';
-import { randomBytes } from '../random.js';
+import { randomBytes } from '../system/random.js';
 import { dotenvProblem, setDotenvValue } from './dotenv.js';
 import { envFileProblem } from './sinks.js';
 

@@ -4,7 +4,7 @@
 // is refused with exit 2, so a run that could not deliver the secret never
 // asks the server for one.
 import { usageError } from '../errors/cli-error.js';
-import { isTruthyEnv } from '../scope/resolve.js';
+import { isTruthyEnv } from '../input/values.js';
 import { hasIdPlaceholder, parseSinks, secretFileSpec, sinksFor, STDOUT_DISCARDS, type Sink, type SinkSettings } from './sinks.js';
 
 export interface SecretPlan {

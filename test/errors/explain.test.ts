@@ -3,8 +3,8 @@
 // the running overlap on a rotation conflict, and no crash on any details.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { CliError } from '../../src/errors/cli-error.js';
-import { currentVersionOf, explainError, overlapEndOf, rerunCommand, withRerun, type RerunContext } from '../../src/errors/explain.js';
+import { CliError, type RerunContext } from '../../src/errors/cli-error.js';
+import { currentVersionOf, explainError, overlapEndOf, rerunCommand, withRerun } from '../../src/errors/explain.js';
 import { reportError } from '../../src/errors/report.js';
 import { fakeIO } from '../support/fakes.js';
 

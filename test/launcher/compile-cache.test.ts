@@ -130,7 +130,7 @@ describe('compile cache', () => {
   });
 
   test("the launcher's lists are the program's: the global options that take a value, the commands with subcommands", async () => {
-    const { GLOBALS_WITH_VALUE } = await import('../../src/cli.js');
+    const { GLOBALS_WITH_VALUE } = await import('../../src/app/cli.js');
     const launcher = readFileSync(join(ROOT, 'bin', 'chatctl.js'), 'utf8');
     const list = (name: string) => {
       const listed = new RegExp(`const ${name} = \\[([^\\]]*)\\]`).exec(launcher)?.[1];

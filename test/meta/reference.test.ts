@@ -11,7 +11,7 @@ import { ROOT, PKG_VERSION } from '../support/fixtures.js';
 import { cleanupTempDirs, runCli, workspace } from '../support/run.js';
 import { parseErrorLine } from '../support/json.js';
 import { fakeContext, fakeIO } from '../support/fakes.js';
-import { configuredProgram } from '../../src/cli.js';
+import { configuredProgram } from '../../src/app/cli.js';
 import { helpOf, visibleCommands, HELP_HELP } from '../../src/meta/reference.js';
 import { manPageName, renderManPages } from '../../src/meta/man.js';
 // @ts-expect-error: a build script, plain JavaScript

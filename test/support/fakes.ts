@@ -7,7 +7,7 @@ import { Redactor } from '../../src/output/redact.js';
 import { PLAIN } from '../../src/output/colors.js';
 import type { IO } from '../../src/output/io.js';
 import type { Context, GlobalOptions } from '../../src/context.js';
-import { resolveInvocation } from '../../src/app/invocation.js';
+import { resolveInvocation, type Invocation } from '../../src/run/invocation.js';
 import type { AttemptOptions, Transport, WireRequest, WireResponse } from '../../src/http/transport.js';
 
 export interface FakeIO extends IO {
@@ -77,10 +77,10 @@ export function virtualClock(start = Date.UTC(2026, 10, 22, 12, 0, 0)) {
 let uuidCounter = 0;
 export const sequentialUUID = () => `00000000-0000-4000-8000-${String(++uuidCounter).padStart(12, '0')}`;
 
-/** A context as execute() makes it, with the invocation resolved from `globals` (default: none given). */
-export function fakeContext(overrides: Partial<Context> & { io: IO; transportImpl?: Transport; globals?: GlobalOptions }): Context {
+/** A context as execute() makes it. */
+export function fakeContext(overrides: Partial<Context> & { io: IO; transportImpl?: Transport }): Context {
   const clock = virtualClock();
-  const { transportImpl, globals, ...rest } = overrides;
+  const { transportImpl, ...rest } = overrides;
   const ctx: Context = {
     env: {},
     cwd: '/nonexistent-chatctl-test-cwd',
@@ -97,9 +97,11 @@ export function fakeContext(overrides: Partial<Context> & { io: IO; transportImp
     },
     ...rest,
   };
-  ctx.invocation ??= resolveInvocation(globals ?? {}, ctx);
   return ctx;
 }
+
+/** The invocation of each test context, as a run keeps one (the config read and the token obtained once). */
+const invocations = new WeakMap<Context, Invocation>();
 
 /**
  * The factory a command's action hands its run function, over a test's
@@ -107,13 +109,14 @@ export function fakeContext(overrides: Partial<Context> & { io: IO; transportImp
  * prompter, and the real client code over the context's transport.
  */
 export function fakeFactory(ctx: Context, prompter?: Prompter, globals?: GlobalOptions): Factory {
-  if (globals !== undefined) ctx.invocation = resolveInvocation(globals, ctx);
-  const inv = (ctx.invocation ??= resolveInvocation({}, ctx));
+  if (globals !== undefined) invocations.set(ctx, resolveInvocation(globals, ctx));
+  const inv = invocations.get(ctx) ?? resolveInvocation({}, ctx);
+  invocations.set(ctx, inv);
   return {
     ctx,
     globals: () => inv.globals,
     invocation: () => inv,
     prompter: async () => prompter,
-    client: async (extras) => (await import('../../src/app/webhooks-client.js')).webhooksClient(ctx, inv, extras),
+    client: async (extras) => (await import('../../src/run/webhooks-client.js')).webhooksClient(ctx, inv, extras),
   };
 }

@@ -19,7 +19,6 @@ export async function deliverAnswer(
   summary: string,
   opts: { endpointId?: string; idempotencyKey?: string; execTimeoutMs?: number } = {},
 ): Promise<void> {
-  ctx.invocation = undefined;
   const answered = (body as { data?: { endpoint?: { id?: unknown } } })?.data?.endpoint?.id;
   const f = fakeFactory(ctx, undefined, g);
   await runSecretRequest(

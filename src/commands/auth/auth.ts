@@ -4,7 +4,10 @@
 // "default"), which the notice names with the reason.
 import type { Factory } from '../app.js';
 import { configError, localError, usageError } from '../../errors/cli-error.js';
-import { isHeaderSafe, noTokenError, selectProfile, storedTokenSource, SCOPE_INPUTS, type ProfileSource, type ScopeDescription, type SourcedValue, type ValueSource } from '../../scope/resolve.js';
+import { isHeaderSafe } from '../../http/wire-checks.js';
+import { noTokenError, storedTokenSource } from '../../credentials/source.js';
+import { selectProfile, type ProfileSource } from '../../config/profile.js';
+import { SCOPE_INPUTS, type ScopeDescription, type SourcedValue, type ValueSource } from '../../scope/describe.js';
 import { checkProfileName } from '../profile/profile.js';
 import { configStoreFor as store } from '../../config/store.js';
 import { KEYRING_STORAGE, profileMap, profileOf, type ConfigData } from '../../config/schema.js';

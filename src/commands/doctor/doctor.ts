@@ -8,7 +8,8 @@
 // Each check asks the code a real run uses, so doctor cannot disagree with
 // it: the config folder and file through config/files.ts's checks (told to
 // report, not tighten, loose permissions), the profile and scope through
-// scope/resolve.ts, and the proxy through the transport's proxyFor().
+// config/profile.ts and scope/, the settings through http/settings.ts, and
+// the proxy through the transport's proxyFor().
 import type { Factory } from '../app.js';
 import { lstatSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
@@ -18,30 +19,20 @@ import { EXIT, type ExitCode } from '../../errors/exit-codes.js';
 import { checkConfigFolder, currentUid, parseConfigBytes, readConfigBytes } from '../../config/files.js';
 import { configFile } from '../../config/paths.js';
 import type { ConfigData } from '../../config/schema.js';
-import { globalFlags } from '../../app/invocation.js';
-import {
-  checkBaseUrl,
-  describeScope,
-  isHeaderSafe,
-  resolveConnection,
-  resolveRequestSettings,
-  selectProfile,
-  storedTokenSource,
-  tokenSourceOf,
-  SCOPE_INPUTS,
-  type GlobalFlags,
-  type ProfileSource,
-  type ScopeDescription,
-  type SelectedProfile,
-} from '../../scope/resolve.js';
-import { helperLabel } from '../../credentials/token.js';
+import { globalFlags, type GlobalFlags } from '../../run/invocation.js';
+import { checkBaseUrl, isHeaderSafe } from '../../http/wire-checks.js';
+import { describeScope, SCOPE_INPUTS, type ScopeDescription } from '../../scope/describe.js';
+import { resolveConnection } from '../../scope/connection.js';
+import { resolveRequestSettings } from '../../http/settings.js';
+import { selectProfile, type ProfileSource, type SelectedProfile } from '../../config/profile.js';
+import { helperLabel, storedTokenSource, tokenSourceOf } from '../../credentials/source.js';
 import { proxyFor, type ProxyChoice } from '../../http/select-transport.js';
-import { isTransportError, MAX_BODY_BYTES } from '../../http/transport.js';
+import { isTransportError, MAX_BODY_BYTES, type WireResponse } from '../../http/transport.js';
 import { headerValue } from '../../http/classify.js';
-import { userAgent } from '../../app/webhooks-client.js';
+import { userAgent } from '../../run/webhooks-client.js';
 import { escapeInline, shellWord } from '../../output/sanitize.js';
 import { writeJson } from '../../output/io.js';
-import type { Probes } from './probes.js';
+import type { Probes, TlsFacts } from './probes.js';
 
 export type CheckStatus = 'ok' | 'warning' | 'failure';
 /** What a failure means for the exit status: 3, 4 or 12. */
@@ -133,7 +124,7 @@ function checkConfig(dir: string, uid: number | undefined): ConfigResult {
 
 // ---------------------------------------------------------------- scope
 //
-// Where each value comes from: describeScope (scope/resolve.ts), the same
+// Where each value comes from: describeScope (scope/describe.ts), the same
 // rules every command resolves its scope by.
 
 type ScopeKey = 'baseUrl' | 'organizationId' | 'applicationId' | 'environmentKey';
@@ -206,89 +197,95 @@ function describeSkew(seconds: number): string {
 // ---------------------------------------------------------------- the checks
 
 export async function doctorChecks(g: GlobalOptions, ctx: Context, deps: DoctorDeps): Promise<Check[]> {
-  const checks: Check[] = [];
   const flags = globalFlags(g);
   const env = ctx.env;
 
   // 1. config folder and file
   const file = checkConfig(ctx.configDir, deps.uid);
-  checks.push(file.folder, file.file);
   const config = file.config ?? {};
 
   // 2. profile and scope
   const selected = selectProfile(flags, env, config);
-  const why = PROFILE_WHY[selected.source];
-  const names = Object.keys(config.profiles ?? {});
-  if (!file.config) checks.push(skipped('profile', `"${selected.name}" (${why}); the config file cannot be used`));
-  else if (selected.profile) checks.push(ok('profile', `"${selected.name}" (${why})`));
-  else if (selected.explicit) {
-    checks.push(
-      failure(
-        'profile',
-        'config',
-        `"${selected.name}" (${why}) does not exist${names.length ? `; profiles: ${names.join(', ')}` : ''}`,
-        `create it with: chatctl profile set ${selected.name} --base-url URL --org ID --app ID --env KEY`,
-      ),
-    );
-  } else if (names.length) {
-    checks.push(warning('profile', `"${selected.name}" (${why}) does not exist; profiles: ${names.join(', ')}`, `choose one with: chatctl profile use ${names[0]}`));
-  } else checks.push(ok('profile', `none stored; values come from flags and the environment`));
-
   const sources = sourcesOf(describeScope(flags, env, config));
-  const labels: Record<ScopeKey, string> = { baseUrl: 'base URL', organizationId: 'org', applicationId: 'app', environmentKey: 'env' };
-  const flagsFor: Record<ScopeKey, string> = {
-    baseUrl: '--base-url (CHATCTL_BASE_URL)',
-    organizationId: '--org (CHATCTL_ORG)',
-    applicationId: '--app (CHATCTL_APP)',
-    environmentKey: '--env (CHATCTL_ENV)',
-  };
-  const keys = Object.keys(labels) as ScopeKey[];
-  const described = keys.map((k) => (sources[k] ? `${labels[k]} ${escapeInline(sources[k]!.value)} (${sources[k]!.from})` : `${labels[k]} missing`)).join(', ');
-  const missing = keys.filter((k) => !sources[k]);
-  if (missing.length) {
-    checks.push(
-      failure(
-        'scope',
-        'config',
-        described,
-        `pass ${missing.map((k) => flagsFor[k]).join(', ')}, or store them with: chatctl profile set ${selected.name} ${missing.map((k) => flagsFor[k].split(' ')[0] + ' …').join(' ')}`,
-      ),
-    );
-  } else checks.push(scopeCheck(flags, env, selected, sources.baseUrl!.value, described));
+  const checks: Check[] = [file.folder, file.file, profileCheck(selected, file.config), scopeValuesCheck(flags, env, selected, sources)];
 
   // 3. token: where it comes from, never its value
   // (Synchronous unless the keyring is asked: nothing else waits before the network probes.)
   checks.push(tokenSourceOf(env, selected.profile) === 'keyring' ? await keyringTokenCheck(selected, ctx) : tokenCheck(selected, ctx));
-
-  let timeoutMs = 30_000;
-  try {
-    const settings = resolveRequestSettings(flags, env);
-    timeoutMs = settings.timeoutMs;
-    checks.push(ok('settings', `timeout ${settings.timeoutMs / 1000} s, retries ${settings.maxRetries}`));
-  } catch (err) {
-    checks.push(failure('settings', 'config', (err as Error).message, (err as CliError).hint));
-  }
+  const settings = settingsCheck(flags, env);
+  checks.push(settings.check);
 
   // 4. base URL: the https rule, the proxy in use, DNS, TCP, TLS
-  let url: URL | undefined;
-  if (!sources.baseUrl) checks.push(failure('base URL', 'config', 'missing', 'pass --base-url, set CHATCTL_BASE_URL, or store one with: chatctl profile set NAME --base-url URL'));
-  else {
-    try {
-      const base = checkBaseUrl(sources.baseUrl.value, (message, hint) => Object.assign(new Error(message), { hint }));
-      url = new URL(base.href);
-      checks.push(ok('base URL', `${base.href} (${url.protocol === 'https:' ? 'https' : 'http on loopback, allowed'})`));
-    } catch (err) {
-      checks.push(failure('base URL', 'config', (err as Error).message, (err as { hint?: string }).hint ?? `fix ${sources.baseUrl.from}`));
-    }
-  }
-  const network = await networkChecks(url, ctx, deps, timeoutMs);
-  checks.push(...network);
+  const base = baseUrlCheck(sources.baseUrl);
+  checks.push(base.check, ...(await networkChecks(base.url, ctx, deps, settings.timeoutMs)));
 
   // 5. Node.js
-  const [major = 0, minor = 0] = deps.nodeVersion.split('.').map(Number);
-  const recent = major > MIN_NODE[0] || (major === MIN_NODE[0] && minor >= MIN_NODE[1]);
-  checks.push(recent ? ok('Node.js', `v${deps.nodeVersion} (20.19 or newer needed)`) : failure('Node.js', 'config', `v${deps.nodeVersion} is older than 20.19`, 'install Node.js 20.19 or newer'));
+  checks.push(nodeCheck(deps.nodeVersion));
   return checks;
+}
+
+function profileCheck(selected: SelectedProfile, config: ConfigData | undefined): Check {
+  const why = PROFILE_WHY[selected.source];
+  const names = Object.keys(config?.profiles ?? {});
+  if (!config) return skipped('profile', `"${selected.name}" (${why}); the config file cannot be used`);
+  if (selected.profile) return ok('profile', `"${selected.name}" (${why})`);
+  if (selected.explicit) {
+    return failure(
+      'profile',
+      'config',
+      `"${selected.name}" (${why}) does not exist${names.length ? `; profiles: ${names.join(', ')}` : ''}`,
+      `create it with: chatctl profile set ${selected.name} --base-url URL --org ID --app ID --env KEY`,
+    );
+  }
+  if (names.length) return warning('profile', `"${selected.name}" (${why}) does not exist; profiles: ${names.join(', ')}`, `choose one with: chatctl profile use ${names[0]}`);
+  return ok('profile', `none stored; values come from flags and the environment`);
+}
+
+const SCOPE_LABELS: Record<ScopeKey, string> = { baseUrl: 'base URL', organizationId: 'org', applicationId: 'app', environmentKey: 'env' };
+const SCOPE_FLAGS: Record<ScopeKey, string> = {
+  baseUrl: '--base-url (CHATCTL_BASE_URL)',
+  organizationId: '--org (CHATCTL_ORG)',
+  applicationId: '--app (CHATCTL_APP)',
+  environmentKey: '--env (CHATCTL_ENV)',
+};
+
+/** Each value of the scope with where it comes from; a failure naming the flags of the missing ones. */
+function scopeValuesCheck(flags: GlobalFlags, env: NodeJS.ProcessEnv, selected: SelectedProfile, sources: Record<ScopeKey, Source>): Check {
+  const keys = Object.keys(SCOPE_LABELS) as ScopeKey[];
+  const described = keys.map((k) => (sources[k] ? `${SCOPE_LABELS[k]} ${escapeInline(sources[k]!.value)} (${sources[k]!.from})` : `${SCOPE_LABELS[k]} missing`)).join(', ');
+  const missing = keys.filter((k) => !sources[k]);
+  if (!missing.length) return scopeCheck(flags, env, selected, sources.baseUrl!.value, described);
+  const pass = missing.map((k) => SCOPE_FLAGS[k]).join(', ');
+  const store = missing.map((k) => `${SCOPE_FLAGS[k].split(' ')[0]} …`).join(' ');
+  return failure('scope', 'config', described, `pass ${pass}, or store them with: chatctl profile set ${selected.name} ${store}`);
+}
+
+/** The request settings, and the limit the round trip waits for (30 s when the settings are refused). */
+function settingsCheck(flags: GlobalFlags, env: NodeJS.ProcessEnv): { check: Check; timeoutMs: number } {
+  try {
+    const settings = resolveRequestSettings(flags, env);
+    return { check: ok('settings', `timeout ${settings.timeoutMs / 1000} s, retries ${settings.maxRetries}`), timeoutMs: settings.timeoutMs };
+  } catch (err) {
+    return { check: failure('settings', 'config', (err as Error).message, (err as CliError).hint), timeoutMs: 30_000 };
+  }
+}
+
+/** The base URL by the https rule, and the URL the network checks probe (none when it is missing or refused). */
+function baseUrlCheck(source: Source): { check: Check; url?: URL } {
+  if (!source) return { check: failure('base URL', 'config', 'missing', 'pass --base-url, set CHATCTL_BASE_URL, or store one with: chatctl profile set NAME --base-url URL') };
+  try {
+    const base = checkBaseUrl(source.value, (message, hint) => Object.assign(new Error(message), { hint }));
+    const url = new URL(base.href);
+    return { check: ok('base URL', `${base.href} (${url.protocol === 'https:' ? 'https' : 'http on loopback, allowed'})`), url };
+  } catch (err) {
+    return { check: failure('base URL', 'config', (err as Error).message, (err as { hint?: string }).hint ?? `fix ${source.from}`) };
+  }
+}
+
+function nodeCheck(version: string): Check {
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  const recent = major > MIN_NODE[0] || (major === MIN_NODE[0] && minor >= MIN_NODE[1]);
+  return recent ? ok('Node.js', `v${version} (20.19 or newer needed)`) : failure('Node.js', 'config', `v${version} is older than 20.19`, 'install Node.js 20.19 or newer');
 }
 
 /**
@@ -346,82 +343,114 @@ function rethrowIfInterrupted(ctx: Context): void {
   if (ctx.signal.aborted) throw localError('interrupted', 'interrupted');
 }
 
-async function networkChecks(url: URL | undefined, ctx: Context, deps: DoctorDeps, timeoutMs: number): Promise<Check[]> {
-  const names = ['proxy', 'DNS', 'TCP', 'TLS', 'round trip', 'clock'];
-  if (!url) return names.map((n) => skipped(n, 'no usable base URL'));
-  const out: Check[] = [];
-  const skipRest = (why: string) => {
-    for (const n of names.slice(out.length)) out.push(skipped(n, why));
-    return out;
-  };
+/** The network checks in order; when one fails, the ones after it are "not checked". */
+const NETWORK_CHECKS = ['proxy', 'DNS', 'TCP', 'TLS', 'round trip', 'clock'];
 
-  // The transport's own answer for this URL: the proxy a request goes through, or none.
+/** What one step of the network checks found, and, when it failed, why the rest cannot run. */
+interface Step {
+  checks: Check[];
+  stop?: string | undefined;
+}
+
+const passed = (...checks: Check[]): Step => ({ checks });
+const stopped = (check: Check, why: string): Step => ({ checks: [check], stop: why });
+
+/** Where a request to the base URL connects: the proxy the transport chose for it, or the server itself. */
+interface Route {
+  url: URL;
+  choice: ProxyChoice;
+  host: string;
+  port: number;
+  /** "the proxy " before a detail about the proxy, else nothing. */
+  via: string;
+}
+
+async function networkChecks(url: URL | undefined, ctx: Context, deps: DoctorDeps, timeoutMs: number): Promise<Check[]> {
+  if (!url) return NETWORK_CHECKS.map((n) => skipped(n, 'no usable base URL'));
+  const out: Check[] = [];
+  const went = ({ checks, stop }: Step): boolean => {
+    out.push(...checks);
+    if (stop !== undefined) for (const n of NETWORK_CHECKS.slice(out.length)) out.push(skipped(n, stop));
+    return stop === undefined;
+  };
+  const proxy = proxyStep(url, ctx);
+  if (!went(proxy) || !proxy.route) return out;
+  const route = proxy.route;
+  // Each step runs only when the one before it passed.
+  const steps = [() => dnsStep(route, ctx, deps), () => tcpStep(route, ctx, deps), () => tlsStep(route, ctx, deps), () => roundTripStep(url, ctx, timeoutMs)];
+  for (const step of steps) {
+    rethrowIfInterrupted(ctx);
+    if (!went(await step())) break;
+  }
+  return out;
+}
+
+/** The transport's own answer for this URL: the proxy a request goes through, or none. */
+function proxyStep(url: URL, ctx: Context): Step & { route?: Route } {
   let choice: ProxyChoice;
   try {
     choice = proxyFor(url, ctx.env);
   } catch (err) {
-    out.push(refused('proxy', err));
-    return skipRest('the proxy variable is not usable');
+    return stopped(refused('proxy', err), 'the proxy variable is not usable');
   }
-  out.push(ok('proxy', describeProxy(choice, url)));
-
   // DNS and TCP go to the proxy when there is one: that is where chatctl connects.
   const target = choice.proxy ?? url;
-  const host = bareHost(target);
-  const port = portOf(target);
-  const via = choice.proxy ? 'the proxy ' : '';
-  if (isIP(host)) out.push(ok('DNS', `${via}${host} is an address: nothing to look up`));
-  else {
-    try {
-      const addresses = await deps.probes.lookup(host, PROBE_TIMEOUT_MS, ctx.signal);
-      out.push(ok('DNS', `${via}${host} → ${addresses.slice(0, 4).join(', ')}${addresses.length > 4 ? ', …' : ''}`));
-    } catch (err) {
-      rethrowIfInterrupted(ctx);
-      out.push(failure('DNS', 'network', `${via}${(err as Error).message}`, choice.proxy ? 'check the proxy variable' : 'check the host name in the base URL, and your network or DNS settings'));
-      return skipRest('the host name does not resolve');
-    }
-  }
+  return { checks: [ok('proxy', describeProxy(choice, url))], route: { url, choice, host: bareHost(target), port: portOf(target), via: choice.proxy ? 'the proxy ' : '' } };
+}
+
+async function dnsStep(r: Route, ctx: Context, deps: DoctorDeps): Promise<Step> {
+  if (isIP(r.host)) return passed(ok('DNS', `${r.via}${r.host} is an address: nothing to look up`));
   try {
-    await deps.probes.connect(host, port, PROBE_TIMEOUT_MS, ctx.signal);
-    out.push(ok('TCP', `${via}${host}:${port} accepts connections`));
+    const addresses = await deps.probes.lookup(r.host, PROBE_TIMEOUT_MS, ctx.signal);
+    return passed(ok('DNS', `${r.via}${r.host} → ${addresses.slice(0, 4).join(', ')}${addresses.length > 4 ? ', …' : ''}`));
   } catch (err) {
     rethrowIfInterrupted(ctx);
-    out.push(
-      failure(
-        'TCP',
-        'network',
-        `${via}${(err as Error).message}`,
-        choice.proxy ? 'is the proxy running, and the variable right?' : 'is the server running, and the port in the base URL right? A firewall?',
-      ),
-    );
-    return skipRest('no TCP connection');
+    const fix = r.choice.proxy ? 'check the proxy variable' : 'check the host name in the base URL, and your network or DNS settings';
+    return stopped(failure('DNS', 'network', `${r.via}${(err as Error).message}`, fix), 'the host name does not resolve');
   }
+}
 
-  if (url.protocol !== 'https:') out.push(ok('TLS', 'not used: http on loopback'));
-  else if (choice.proxy) out.push(ok('TLS', 'through the proxy: the round trip below checks it'));
-  else {
-    try {
-      const facts = await deps.probes.tls(bareHost(url), portOf(url), PROBE_TIMEOUT_MS, ctx.signal);
-      const until = Date.parse(facts.validTo);
-      const days = Number.isFinite(until) ? Math.floor((until - ctx.now()) / 86_400_000) : undefined;
-      const detail = `${facts.protocol}, certificate valid${Number.isFinite(until) ? ` until ${new Date(until).toISOString().slice(0, 10)}` : ''}`;
-      out.push(
-        days !== undefined && days < CERT_WARN_DAYS ? warning('TLS', `${detail}: it expires in ${Math.max(days, 0)} day${days === 1 ? '' : 's'}`, "tell the server's operators") : ok('TLS', detail),
-      );
-    } catch (err) {
-      rethrowIfInterrupted(ctx);
-      const e = err as Error & { code?: string };
-      const privateCa = /CERT|SELF_SIGNED|UNABLE_TO/.test(e.code ?? '');
-      out.push(failure('TLS', 'network', e.message, privateCa ? 'a private certificate authority? point NODE_EXTRA_CA_CERTS at its PEM file' : 'check that the base URL points at an https server'));
-      return skipRest('no TLS connection');
-    }
+async function tcpStep(r: Route, ctx: Context, deps: DoctorDeps): Promise<Step> {
+  try {
+    await deps.probes.connect(r.host, r.port, PROBE_TIMEOUT_MS, ctx.signal);
+    return passed(ok('TCP', `${r.via}${r.host}:${r.port} accepts connections`));
+  } catch (err) {
+    rethrowIfInterrupted(ctx);
+    const fix = r.choice.proxy ? 'is the proxy running, and the variable right?' : 'is the server running, and the port in the base URL right? A firewall?';
+    return stopped(failure('TCP', 'network', `${r.via}${(err as Error).message}`, fix), 'no TCP connection');
   }
+}
 
-  // The round trip: a GET of the base URL without the token. Any HTTP
-  // answer shows the path works; its Date header gives the clock skew.
+async function tlsStep(r: Route, ctx: Context, deps: DoctorDeps): Promise<Step> {
+  if (r.url.protocol !== 'https:') return passed(ok('TLS', 'not used: http on loopback'));
+  if (r.choice.proxy) return passed(ok('TLS', 'through the proxy: the round trip below checks it'));
+  try {
+    return passed(certificateCheck(await deps.probes.tls(bareHost(r.url), portOf(r.url), PROBE_TIMEOUT_MS, ctx.signal), ctx.now()));
+  } catch (err) {
+    rethrowIfInterrupted(ctx);
+    const e = err as Error & { code?: string };
+    const privateCa = /CERT|SELF_SIGNED|UNABLE_TO/.test(e.code ?? '');
+    const fix = privateCa ? 'a private certificate authority? point NODE_EXTRA_CA_CERTS at its PEM file' : 'check that the base URL points at an https server';
+    return stopped(failure('TLS', 'network', e.message, fix), 'no TLS connection');
+  }
+}
+
+function certificateCheck(facts: TlsFacts, now: number): Check {
+  const until = Date.parse(facts.validTo);
+  const days = Number.isFinite(until) ? Math.floor((until - now) / 86_400_000) : undefined;
+  const detail = `${facts.protocol}, certificate valid${Number.isFinite(until) ? ` until ${new Date(until).toISOString().slice(0, 10)}` : ''}`;
+  if (days === undefined || days >= CERT_WARN_DAYS) return ok('TLS', detail);
+  return warning('TLS', `${detail}: it expires in ${Math.max(days, 0)} day${days === 1 ? '' : 's'}`, "tell the server's operators");
+}
+
+/**
+ * The round trip: a GET of the base URL without the token. Any HTTP
+ * answer shows the path works; its Date header gives the clock skew.
+ */
+async function roundTripStep(url: URL, ctx: Context, timeoutMs: number): Promise<Step> {
   const transport = await ctx.transport();
   const started = ctx.now();
-  let res;
+  let res: WireResponse;
   try {
     res = await transport(
       { method: 'GET', url: url.href, headers: { Accept: 'application/json', 'User-Agent': userAgent(ctx) }, body: '' },
@@ -430,23 +459,22 @@ async function networkChecks(url: URL | undefined, ctx: Context, deps: DoctorDep
   } catch (err) {
     rethrowIfInterrupted(ctx);
     if (isTransportError(err) && err.failure === 'aborted') throw localError('interrupted', 'interrupted');
-    out.push(failure('round trip', 'network', `GET ${url.href}: ${(err as Error).message}`, 'run again with --timeout 60; check the proxy and the server'));
-    return skipRest('no answer from the server');
+    return stopped(failure('round trip', 'network', `GET ${url.href}: ${(err as Error).message}`, 'run again with --timeout 60; check the proxy and the server'), 'no answer from the server');
   }
   const finished = ctx.now();
   const note = res.status >= 500 ? warning : (name: string, detail: string) => ok(name, detail);
-  out.push(note('round trip', `GET ${url.href} (without the token) answered HTTP ${res.status} in ${finished - started} ms`, 'the server or a proxy in between reports a failure: try again later'));
+  const trip = note('round trip', `GET ${url.href} (without the token) answered HTTP ${res.status} in ${finished - started} ms`, 'the server or a proxy in between reports a failure: try again later');
+  return passed(trip, clockCheck(res, (started + finished) / 2));
+}
 
+/** The skew between this clock, at the middle of the exchange, and the server's Date header (whole seconds). */
+function clockCheck(res: WireResponse, middle: number): Check {
   const date = headerValue(res, 'date');
   const serverMs = date ? Date.parse(date) : NaN;
-  if (!Number.isFinite(serverMs)) out.push(warning('clock', 'the server sent no Date header: skew not measured'));
-  else {
-    // The Date header has whole seconds: compare with the middle of the exchange.
-    const skew = Math.round((serverMs - (started + finished) / 2) / 1000);
-    const text = Math.abs(skew) <= 1 ? 'in step with the server (within 1 s)' : `your clock is ${describeSkew(skew)}`;
-    out.push(Math.abs(skew) > SKEW_WARN_S ? warning('clock', text, 'turn on time synchronisation (timedatectl set-ntp true, or your system settings)') : ok('clock', text));
-  }
-  return out;
+  if (!Number.isFinite(serverMs)) return warning('clock', 'the server sent no Date header: skew not measured');
+  const skew = Math.round((serverMs - middle) / 1000);
+  const text = Math.abs(skew) <= 1 ? 'in step with the server (within 1 s)' : `your clock is ${describeSkew(skew)}`;
+  return Math.abs(skew) > SKEW_WARN_S ? warning('clock', text, 'turn on time synchronisation (timedatectl set-ntp true, or your system settings)') : ok('clock', text);
 }
 
 // ---------------------------------------------------------------- output

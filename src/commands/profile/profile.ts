@@ -5,7 +5,9 @@ import { configStoreFor as store } from '../../config/store.js';
 import { nearest } from '../../input/suggest.js';
 import { KEYRING_STORAGE, PROFILE_FIELDS, PROFILE_NAME, profileMap, profileOf, type ConfigData, type Profile } from '../../config/schema.js';
 import { configError, usageError } from '../../errors/cli-error.js';
-import { checkBaseUrl, selectProfile, storedTokenSource } from '../../scope/resolve.js';
+import { checkBaseUrl } from '../../http/wire-checks.js';
+import { selectProfile } from '../../config/profile.js';
+import { storedTokenSource } from '../../credentials/source.js';
 import { escapeInline } from '../../output/sanitize.js';
 
 export function checkProfileName(name: string): string {

@@ -2,7 +2,7 @@
 // close. The CLI wiring parses flags and supplies `stopped` (SIGINT/SIGTERM).
 import { shellWord } from '../../output/sanitize.js';
 import { isLoopbackHost } from '../../sandbox/ip.js';
-import type { DeliveryReport } from '../../sandbox/deliver.js';
+import type { DeliveryReport } from '../../sandbox/deliverer.js';
 import type { RecordedRequest } from '../../sandbox/request-log.js';
 import { SandboxOptionError, startSandbox, type RunningSandbox } from '../../sandbox/server.js';
 

@@ -10,7 +10,7 @@ import type { SecretAnswer, SecretResponse } from '../../api/schemas.js';
 import type { CallHooks } from '../../http/client.js';
 import { deliveryCutShort, sendFailed, settle, startCustody, type CustodyRun, type Holder } from '../../secret/custody.js';
 import type { RecordedRequest } from '../../secret/record.js';
-import { holdsNoSecret, recordedSecretAnswer } from '../../api/client.js';
+import { holdsNoSecret, recordedSecretAnswer } from '../../http/api-client.js';
 import { CREDENTIAL_IN_SECRET, deliverAll, describeFailure, writeConfirmed, type Delivered } from '../../secret/deliver-all.js';
 import { fingerprint } from '../../secret/fingerprint.js';
 import { planSecret, type SecretPlan } from '../../secret/plan.js';

@@ -4,8 +4,8 @@
 // stops (exit 2) after one credential-free check.
 import type { Factory } from '../app.js';
 import { EVENT_TYPES } from '../../api/spec.js';
-import { requireSandbox, sandboxDeliver, type Delivery } from '../../api/sandbox-client.js';
-import { clientConfig } from '../../app/webhooks-client.js';
+import { requireSandbox, sandboxDeliver, type Delivery } from '../../http/sandbox-client.js';
+import { clientConfig } from '../../run/webhooks-client.js';
 import { localError, usageError } from '../../errors/cli-error.js';
 import { didYouMean } from '../../input/suggest.js';
 import { writeJson } from '../../output/io.js';

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { complete, formatCompletion } from '../../../src/completion/complete.js';
 import { describeCommand } from '../../../src/meta/tree.js';
-import { configuredProgram } from '../../../src/cli.js';
+import { configuredProgram } from '../../../src/app/cli.js';
 import { EVENT_TYPES } from '../../../src/api/spec.js';
 import { fakeContext, fakeIO } from '../../support/fakes.js';
 
@@ -66,7 +66,7 @@ describe('completion engine', () => {
 
 describe('focused command trees', () => {
   it('a run builds only the group its argv names; help is the same as from the full tree', async () => {
-    const { configuredProgram, focusOf } = await import('../../../src/cli.js');
+    const { configuredProgram, focusOf } = await import('../../../src/app/cli.js');
     expect(focusOf(['--profile', 'webhooks', 'profile', 'list'])).toBe('profile');
     expect(focusOf(['--json', 'webhook', 'rotate'])).toBe('webhooks');
     expect(focusOf(['help', 'webhooks'])).toBeUndefined();

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { buildMeta } from '../../../src/main.js';
+import { buildMeta } from '../../../src/app/main.js';
 import { COMPLETION_FILES, SHELLS, completionScript } from '../../../src/completion/scripts.js';
 import { BIN, ROOT } from '../../support/fixtures.js';
 import { runInProcess } from '../../support/in-process.js';

@@ -9,8 +9,9 @@ import { doctorChecks, doctorExitCode, runDoctor, type Check, type DoctorDeps } 
 import { ProbeError, type Probes } from '../../../src/commands/doctor/probes.js';
 import { CliError } from '../../../src/errors/cli-error.js';
 import { readConfigChecked } from '../../../src/config/files.js';
-import { globalFlags } from '../../../src/app/invocation.js';
-import { resolveConnection, selectProfile } from '../../../src/scope/resolve.js';
+import { globalFlags } from '../../../src/run/invocation.js';
+import { resolveConnection } from '../../../src/scope/connection.js';
+import { selectProfile } from '../../../src/config/profile.js';
 import type { GlobalOptions } from '../../../src/context.js';
 import { fakeContext, fakeFactory, fakeIO, scriptedTransport, type Answer } from '../../support/fakes.js';
 

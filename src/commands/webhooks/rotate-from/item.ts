@@ -10,7 +10,7 @@
 //      secret kept);
 //   4. its result line, once its outcome is on disk.
 import type { SecretAnswer } from '../../../api/schemas.js';
-import { holdsNoSecret, recordedSecretAnswer } from '../../../api/client.js';
+import { holdsNoSecret, recordedSecretAnswer } from '../../../http/api-client.js';
 import { CliError, isCliError, localError } from '../../../errors/cli-error.js';
 import { EXIT } from '../../../errors/exit-codes.js';
 import { NotSent, type CallHooks } from '../../../http/client.js';

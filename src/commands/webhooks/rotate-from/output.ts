@@ -9,6 +9,7 @@ import type { IO } from '../../../output/io.js';
 import { escapeInline } from '../../../output/sanitize.js';
 import type { ManifestItem } from './manifest.js';
 import type { ItemResult, Progress, RunSummary } from './runner.js';
+import type { Clock } from '../../../system/clock.js';
 
 export interface BulkOutput {
   emit(result: ItemResult, item: ManifestItem): void;
@@ -45,7 +46,7 @@ interface Failure {
   message: string;
 }
 
-export function humanOutput(io: IO, now: () => number, targets: readonly string[]): BulkOutput {
+export function humanOutput(io: IO, now: Clock['now'], targets: readonly string[]): BulkOutput {
   const live = io.stderr.isTTY && !io.quiet;
   const failures: Failure[] = [];
   let drawn = false;

@@ -16,10 +16,9 @@
 //   429; only the first of them (those sent after the last decrease) lowers
 //   the rate again, the others only extend the pause.
 import { BACKOFF_BASE_MS, BACKOFF_CAP_MS } from '../../../http/retry.js';
+import type { Clock } from '../../../system/clock.js';
 
-export interface RateClock {
-  now(): number;
-  sleep(ms: number, signal: AbortSignal): Promise<void>;
+export interface RateClock extends Clock {
   random(): number;
 }
 

@@ -100,7 +100,7 @@ interface Run {
  * Runs chatctl with the sandbox's scope. `killAfterLines`: SIGKILL once that
  * many lines are on stdout (a child process); `interruptAfterLines`: Ctrl-C
  * then, in-process: the seam's signal aborted with reason SIGINT, as
- * src/main.ts turns a real SIGINT into (`spawn`: a real SIGINT to a child).
+ * src/app/main.ts turns a real SIGINT into (`spawn`: a real SIGINT to a child).
  */
 async function chatctl(
   args: string[],

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createWebhooksClient } from '../../../../../src/api/client.js';
+import { createWebhooksClient } from '../../../../../src/http/api-client.js';
 import { findLeft, prepareRecoveryFolder, recordPaths, scopeKey } from '../../../../../src/secret/record.js';
 import { writeFileAtomic } from '../../../../../src/fs/atomic.js';
 import type { Transport } from '../../../../../src/http/transport.js';

@@ -1,7 +1,7 @@
 // The webhooks client of this run, built from the invocation: the scope,
 // the token, the retry settings and the transport (or the dry-run one).
 import type { Context } from '../context.js';
-import { createWebhooksClient, dryRunTransport, type ClientConfig, type WebhooksClient } from '../api/client.js';
+import { createWebhooksClient, dryRunTransport, type ClientConfig, type WebhooksClient } from '../http/api-client.js';
 import { deadlineFrom, type HttpDeps, type WaitingForAnswer } from '../http/client.js';
 import { redactHeaders } from '../output/redact.js';
 import { escapeInline, shellQuote } from '../output/sanitize.js';
@@ -12,7 +12,7 @@ const SIGNAL_EXIT: Record<string, ExitCode> = { SIGINT: EXIT.interrupted, SIGTER
 import { reportError } from '../errors/report.js';
 import type { WireRequest } from '../http/transport.js';
 import type { Invocation } from './invocation.js';
-import type { RequestSettings } from '../scope/resolve.js';
+import type { RequestSettings } from '../http/settings.js';
 import type { RetrySettings } from '../http/client.js';
 
 export function userAgent(ctx: Pick<Context, 'version'>): string {

@@ -4,19 +4,19 @@
 // Nothing else in src/ touches process.env, argv, the standard streams or
 // process.exit.
 import { fstatSync, statSync } from 'node:fs';
-import { execute, VERSION } from './app/execute.js';
-import { FullWriteStream } from './output/full-writes.js';
-import { createIO } from './output/io.js';
-import type { Context } from './context.js';
+import { execute, VERSION } from './execute.js';
+import { FullWriteStream } from '../output/full-writes.js';
+import { createIO } from '../output/io.js';
+import type { Context } from '../context.js';
 import { configuredProgram } from './cli.js';
-import { describeCommand, type CommandNode } from './meta/tree.js';
-import { renderAllHelp } from './meta/help.js';
-import { renderManPages } from './meta/man.js';
-import { HELP_HELP } from './meta/reference.js';
+import { describeCommand, type CommandNode } from '../meta/tree.js';
+import { renderAllHelp } from '../meta/help.js';
+import { renderManPages } from '../meta/man.js';
+import { HELP_HELP } from '../meta/reference.js';
 
 export { VERSION };
 /** For bin/chatctl.js, which writes its code cache with it. */
-export { writeFileAtomic } from './fs/atomic.js';
+export { writeFileAtomic } from '../fs/atomic.js';
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 const EXIT_FOR_SIGNAL = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;

@@ -6,24 +6,18 @@ import type { Context, Env, GlobalOptions } from '../context.js';
 import type { ConfigData } from '../config/schema.js';
 import type { OutputMode } from '../output/io.js';
 import { configStoreFor } from '../config/store.js';
-import {
-  checkHeaderValue,
-  describeScope,
-  noInput,
-  noTokenError,
-  resolveConnection,
-  resolveRequestSettings,
-  resolveToken,
-  selectProfile,
-  storedTokenSource,
-  type Connection,
-  type GlobalFlags,
-  type RequestSettings,
-  type ScopeDescription,
-  type SelectedProfile,
-} from '../scope/resolve.js';
+import { checkHeaderValue } from '../http/wire-checks.js';
+import { describeScope, type ScopeDescription } from '../scope/describe.js';
+import { noInput } from '../input/values.js';
+import { noTokenError, resolveToken, storedTokenSource } from '../credentials/source.js';
+import { resolveConnection, type Connection, type ScopeFlags } from '../scope/connection.js';
+import { resolveRequestSettings, type RequestFlags, type RequestSettings } from '../http/settings.js';
+import { selectProfile, type ProfileFlags, type SelectedProfile } from '../config/profile.js';
 import { obtainToken, type ObtainedToken } from '../credentials/token.js';
-import type { TokenOrigin } from '../errors/explain.js';
+import type { TokenOrigin } from '../credentials/origin.js';
+
+/** The global options as the modules that read them take them: strings as given, --no-input as a switch. */
+export type GlobalFlags = ProfileFlags & ScopeFlags & RequestFlags & { noInput?: boolean | undefined };
 
 export interface Invocation {
   readonly globals: GlobalOptions;
@@ -122,8 +116,17 @@ export function resolveInvocation(g: GlobalOptions, ctx: Context): Invocation {
   };
 }
 
+/**
+ * Where a run keeps its invocation once commander has parsed the flags (the
+ * preAction hook in src/app/cli.ts sets it); src/app/execute.ts reads it to
+ * report an error in the mode the flags asked for.
+ */
+export interface InvocationSlot {
+  invocation?: Invocation | undefined;
+}
+
 /** The invocation, which commander's preAction hook has set before any action runs. */
-export function invocationOf(ctx: Pick<Context, 'invocation'>): Invocation {
-  if (!ctx.invocation) throw new Error('no invocation: a command ran before its flags were parsed');
-  return ctx.invocation;
+export function invocationOf(slot: InvocationSlot): Invocation {
+  if (!slot.invocation) throw new Error('no invocation: a command ran before its flags were parsed');
+  return slot.invocation;
 }

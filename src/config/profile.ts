@@ -1,0 +1,43 @@
+// Which profile a run uses: --profile, CHATCTL_PROFILE, the current profile
+// (`profile use`), or "default". Pure: the caller hands in the flag, the
+// environment and the config it read.
+import type { ConfigData, Profile } from './schema.js';
+import { configError } from '../errors/cli-error.js';
+import { nonEmpty } from '../input/values.js';
+
+/** The global option profile selection reads. */
+export interface ProfileFlags {
+  profile?: string | undefined;
+}
+
+/** Why this profile is the one in effect: --profile, CHATCTL_PROFILE, `profile use`, or the fallback. */
+export type ProfileSource = 'flag' | 'env' | 'current' | 'default';
+
+export interface SelectedProfile {
+  name: string;
+  /** Named by --profile or CHATCTL_PROFILE (so it must exist), not a fallback. */
+  explicit: boolean;
+  source: ProfileSource;
+  profile: Profile | undefined;
+}
+
+export const DEFAULT_PROFILE = 'default';
+
+export function selectProfile(flags: ProfileFlags, env: NodeJS.ProcessEnv, config: ConfigData): SelectedProfile {
+  const fromFlag = nonEmpty(flags.profile);
+  const fromEnv = nonEmpty(env.CHATCTL_PROFILE);
+  const current = nonEmpty(config.currentProfile);
+  const [name, source]: [string, ProfileSource] =
+    fromFlag !== undefined ? [fromFlag, 'flag'] : fromEnv !== undefined ? [fromEnv, 'env'] : current !== undefined ? [current, 'current'] : [DEFAULT_PROFILE, 'default'];
+  // Profile names are plain keys: "constructor" or "__proto__" are absent unless stored.
+  const profiles = config.profiles;
+  const profile = profiles !== undefined && Object.hasOwn(profiles, name) ? profiles[name] : undefined;
+  return { name, explicit: source === 'flag' || source === 'env', source, profile };
+}
+
+/** The profile must exist when it was asked for by name. */
+export function requireSelected(sel: SelectedProfile): void {
+  if (sel.explicit && !sel.profile) {
+    throw configError(`profile "${sel.name}" does not exist`, 'list profiles with: chatctl profile list');
+  }
+}

@@ -1,0 +1,205 @@
+// The shape of src/, read from the sources with TypeScript's parser (no
+// build): no circle of imports between files or between folders, no import
+// from a folder to one in a layer above it, no function over the length
+// limit, and no private member of a library touched. Every kind of import
+// counts: `import`, `import type`, `export … from`, `import()` and
+// `import('…')` in a type. CONTRIBUTING ("Layout") says why the layers are
+// what they are.
+import { describe, expect, test } from 'vitest';
+import { readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import ts from 'typescript';
+import { ROOT } from '../support/fixtures.js';
+
+const SRC = join(ROOT, 'src');
+
+/**
+ * The folders of src/, top layer first. A folder may import from its own
+ * layer and the layers below it, never from one above. `.` is src/ itself
+ * (the Context type); `system` the clock and random ids; `commands/*` is
+ * every command group.
+ */
+const LAYERS: readonly (readonly string[])[] = [
+  ['app'],
+  ['commands/*'],
+  ['commands'],
+  ['run', 'completion', 'sandbox'],
+  ['scope', 'secret', 'prompts'],
+  ['credentials'],
+  ['config'],
+  ['.'],
+  ['http'],
+  ['input'],
+  ['fs', 'errors'],
+  ['api', 'output', 'signing', 'meta'],
+  ['system'],
+];
+
+/** Functions (declarations, methods, arrows, function expressions) longer than this many lines fail. */
+const MAX_FUNCTION_LINES = 120;
+/** Each may stay over the limit until it is split, and no longer than it is now. */
+const LONG_FUNCTIONS: Record<string, number> = {
+  'src/commands/webhooks/register.ts registerWebhooks': 175,
+  'src/commands/webhooks/rotate-from/command.ts runRotateFrom': 167,
+};
+/** Files that still touch a library's private member (a name starting with one underscore). */
+const PRIVATE_MEMBER_FILES = new Set(['src/config/conf-writer.ts']);
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = join(dir, e.name);
+    return e.isDirectory() ? sourceFiles(p) : e.name.endsWith('.ts') ? [p] : [];
+  });
+}
+
+const files = new Map(sourceFiles(SRC).map((f) => [relative(ROOT, f), ts.createSourceFile(f, readFileSync(f, 'utf8'), ts.ScriptTarget.Latest, true)]));
+
+/** Every relative import of a file, as repository paths of .ts files. */
+function importsOf(file: string, source: ts.SourceFile): string[] {
+  const found: string[] = [];
+  const add = (spec: string) => {
+    if (spec.startsWith('.')) found.push(join(dirname(file), spec).replace(/\.js$/, '.ts'));
+  };
+  const visit = (node: ts.Node): void => {
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) add(node.moduleSpecifier.text);
+    else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) add(node.arguments[0].text);
+    else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) add(node.argument.literal.text);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found.filter((f) => files.has(f));
+}
+
+const graph = new Map([...files].map(([file, source]) => [file, importsOf(file, source)]));
+
+/** The circles of a graph: its strongly connected components of more than one node (Tarjan). */
+function circles(edges: Map<string, Iterable<string>>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const out: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    for (const w of edges.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (stack.includes(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1) out.push(component.sort());
+  };
+  for (const v of edges.keys()) if (!index.has(v)) visit(v);
+  return out;
+}
+
+/** The folder a file belongs to for the layers: `commands/*` for every command group. */
+function folderOf(file: string): string {
+  const folder = relative('src', dirname(file)) || '.';
+  return folder.startsWith('commands/') ? 'commands/*' : folder;
+}
+
+const layerOf = (folder: string) => LAYERS.findIndex((layer) => layer.includes(folder));
+
+describe('imports', () => {
+  test('the parser sees every kind of import (a control)', () => {
+    expect(graph.get('src/app/execute.ts')).toEqual(expect.arrayContaining(['src/app/cli.ts', 'src/context.ts']));
+    expect(graph.get('src/credentials/token.ts')).toEqual(expect.arrayContaining(['src/credentials/helper.ts', 'src/config/profile.ts']));
+    expect(graph.get('src/app/execute.ts')).toContain('src/http/select-transport.ts'); // import()
+    expect(
+      circles(
+        new Map([
+          ['a', ['b']],
+          ['b', ['c']],
+          ['c', ['a']],
+          ['d', ['a']],
+        ]),
+      ),
+    ).toEqual([['a', 'b', 'c']]);
+  });
+
+  test('no circle of imports between files', () => {
+    expect(circles(graph)).toEqual([]);
+  });
+
+  test('no circle of imports between folders', () => {
+    const folders = new Map<string, Set<string>>();
+    for (const [file, targets] of graph) {
+      const from = relative('src', dirname(file)) || '.';
+      const set = folders.get(from) ?? folders.set(from, new Set()).get(from)!;
+      for (const t of targets) if ((relative('src', dirname(t)) || '.') !== from) set.add(relative('src', dirname(t)) || '.');
+    }
+    expect(circles(folders)).toEqual([]);
+  });
+
+  test('every folder has its layer, and no import runs up to a layer above', () => {
+    const unplaced = [...new Set([...graph.keys()].map(folderOf))].filter((f) => layerOf(f) < 0);
+    expect(unplaced, 'add each folder to LAYERS').toEqual([]);
+    const upward = [...graph].flatMap(([file, targets]) => targets.filter((t) => layerOf(folderOf(t)) < layerOf(folderOf(file))).map((t) => `${file} -> ${t}`));
+    expect(upward).toEqual([]);
+  });
+});
+
+/** Every function of src/ with its length in lines, named as in its file. */
+function functionLengths(): { key: string; lines: number }[] {
+  const out: { key: string; lines: number }[] = [];
+  for (const [file, source] of files) {
+    const visit = (node: ts.Node): void => {
+      if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+        const first = source.getLineAndCharacterOfPosition(node.getStart(source)).line;
+        const last = source.getLineAndCharacterOfPosition(node.end).line;
+        out.push({ key: `${file} ${functionName(node, source)}`, lines: last - first + 1 });
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  return out;
+}
+
+function functionName(node: ts.Node, source: ts.SourceFile): string {
+  const named = (node as { name?: ts.Node }).name;
+  if (named) return named.getText(source);
+  const parent = node.parent;
+  if (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent)) return parent.name.getText(source);
+  return `<anonymous at line ${source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1}>`;
+}
+
+describe('functions', () => {
+  test(`none is longer than ${MAX_FUNCTION_LINES} lines, and the listed long ones do not grow`, () => {
+    const lengths = functionLengths();
+    expect(lengths.find((f) => f.key === 'src/app/execute.ts execute')?.lines).toBeGreaterThan(10); // a control: functions are found
+    const tooLong = lengths.filter((f) => f.lines > (LONG_FUNCTIONS[f.key] ?? MAX_FUNCTION_LINES)).map((f) => `${f.key}: ${f.lines} lines`);
+    expect(tooLong).toEqual([]);
+    const stale = Object.keys(LONG_FUNCTIONS).filter((key) => (lengths.find((f) => f.key === key)?.lines ?? 0) <= MAX_FUNCTION_LINES);
+    expect(stale, 'within the limit now: remove from LONG_FUNCTIONS').toEqual([]);
+  });
+});
+
+describe('libraries', () => {
+  test("no library's private member (a name starting with one underscore) is read or written", () => {
+    const touched = new Set<string>();
+    for (const [file, source] of files) {
+      const visit = (node: ts.Node): void => {
+        const name = ts.isPropertyAccessExpression(node) ? node.name.text : ts.isPropertyAssignment(node) && ts.isIdentifier(node.name) ? node.name.text : undefined;
+        if (name !== undefined && /^_[^_]/.test(name)) touched.add(file);
+        ts.forEachChild(node, visit);
+      };
+      visit(source);
+    }
+    expect([...touched].filter((f) => !PRIVATE_MEMBER_FILES.has(f))).toEqual([]);
+    expect(
+      [...PRIVATE_MEMBER_FILES].filter((f) => !touched.has(f)),
+      'no longer touches one: remove from PRIVATE_MEMBER_FILES',
+    ).toEqual([]);
+  });
+});
