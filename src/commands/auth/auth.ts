@@ -57,7 +57,7 @@ export async function runAuthLogin(opts: LoginOptions, f: Factory): Promise<void
   if (/\s/.test(token) || !isHeaderSafe(token)) {
     throw usageError('the token contains whitespace or characters that cannot be sent in an HTTP header');
   }
-  ctx.io.redactor.addToken(token);
+  ctx.io.scrubber.addToken(token);
 
   const limits = { env: ctx.env, signal: ctx.signal, limitMs: ctx.credentialLimits?.keyringMs };
   let fallback: string | undefined;
@@ -182,7 +182,7 @@ export async function runAuthToken(opts: { yes?: boolean }, f: Factory): Promise
   }
   // Masked (in GitHub Actions) before it is printed.
   ctx.io.stdoutIsData();
-  ctx.io.redactor.announceValue(t.token);
+  ctx.io.scrubber.announceValue(t.token);
   if (g.json) ctx.io.stdout.write(JSON.stringify({ token: t.token, source: t.source, profile: t.source === 'env' ? null : t.profile }) + '\n');
   else ctx.io.stdout.write(t.token + '\n');
 }

@@ -24,7 +24,7 @@ import { reportError } from '../../errors/report.js';
 export function checkSecretAnswer(ctx: Context, answer: SecretAnswer, what: { endpointId?: string | undefined; idempotencyKey: string }): SecretResponse {
   if (answer.ok) return answer.body;
   const { odd } = answer;
-  if (odd.read !== undefined) ctx.io.redactor.addSecret(odd.read);
+  if (odd.read !== undefined) ctx.io.scrubber.addSecret(odd.read);
   // (An answer naming another endpoint is kept under the one asked for.)
   const endpointId = (odd.whole === 'endpoint' ? what.endpointId : undefined) ?? odd.endpointId ?? what.endpointId ?? 'endpoint';
   throw keepOddAnswer(odd, { endpointId, idempotencyKey: what.idempotencyKey }, ctx);
@@ -63,7 +63,7 @@ export async function deliverSecretResult(ctx: Context, g: GlobalOptions, plan: 
   const holder = holderOf(body, rawId ?? 'endpoint', opts.idempotencyKey);
   body = withKeptCopy(ctx, body, holder);
   const { secret, secretAvailable } = body.data;
-  if (typeof secret === 'string') ctx.io.redactor.addSecret(secret);
+  if (typeof secret === 'string') ctx.io.scrubber.addSecret(secret);
 
   if (typeof secret !== 'string' || secret === '' || secretAvailable === false) {
     await renderAfter(ctx, g, plan, plan.sinks.length > 0 || plan.fallback !== 'json' ? withoutSecret(body, plan, []) : body, summary);
@@ -83,7 +83,7 @@ export async function deliverSecretResult(ctx: Context, g: GlobalOptions, plan: 
             env: ctx.env,
             stdout: ctx.io.stdout,
             stderr: ctx.io.stderr,
-            redactor: ctx.io.redactor,
+            scrubber: ctx.io.scrubber,
             signal: ctx.signal,
             execTimeoutMs: opts.execTimeoutMs,
             // --json: stderr holds JSON lines only; a failing command's output goes into its failure.
@@ -93,7 +93,7 @@ export async function deliverSecretResult(ctx: Context, g: GlobalOptions, plan: 
       }
       // The fallback destinations: the JSON document or the terminal, written as one confirmed write.
       try {
-        if (ctx.io.redactor.holdsCredential(secret)) throw new Error(CREDENTIAL_IN_SECRET);
+        if (ctx.io.scrubber.holdsCredential(secret)) throw new Error(CREDENTIAL_IN_SECRET);
         let text: string;
         if (plan.fallback === 'json') text = jsonDocument(ctx.io.stdout, body);
         else {
@@ -181,7 +181,7 @@ const loadRender = (): Promise<Render> => import('../../output/render.js');
 async function renderAfter(ctx: Context, g: GlobalOptions, plan: SecretPlan, body: SecretResponse, summary: string, fp?: string, delivered: Delivered[] = []): Promise<void> {
   // When the secret went to sinks, stdout is not one of its places: a copy the
   // server put in another field (a record echoing it) is scrubbed there too.
-  const clean = (text: string) => (plan.sinks.length > 0 ? ctx.io.redactor.scrubAll(text) : text);
+  const clean = (text: string) => (plan.sinks.length > 0 ? ctx.io.scrubber.scrub(text) : text);
   try {
     if (g.json) {
       ctx.io.stdout.write(clean(jsonDocument(ctx.io.stdout, body)));

@@ -66,7 +66,7 @@ export async function runRotateFrom(opts: FromOptions, f: Factory): Promise<void
   const secrets = planItemSecrets({
     specs,
     settings: { cwd: ctx.cwd, env: ctx.env, json, stdoutIsTTY: ctx.io.stdout.isTTY, stdoutDiscards: ctx.io.stdout.discards, force: Boolean(opts.force) },
-    deliverDeps: { cwd: ctx.cwd, env: ctx.env, stdout: ctx.io.stdout, stderr: ctx.io.stderr, redactor: ctx.io.redactor, captureExecOutput: json },
+    deliverDeps: { cwd: ctx.cwd, env: ctx.env, stdout: ctx.io.stdout, stderr: ctx.io.stderr, scrubber: ctx.io.scrubber, captureExecOutput: json },
     configDir: ctx.configDir,
   });
 
@@ -172,7 +172,7 @@ export async function runRotateFrom(opts: FromOptions, f: Factory): Promise<void
           newKey: ctx.randomUUID,
           emit: (r, item) => output.emit(r, item),
           notice: (t) => output.notice(t),
-          redactor: ctx.io.redactor,
+          scrubber: ctx.io.scrubber,
           progress: (p) => output.progress(p),
           delivering: (item, state) => {
             if (state) inDelivery.set(item.endpointId, state);

@@ -90,7 +90,7 @@ export interface RunnerDeps {
   /** Human-mode messages (a secret kept in recovered/, a re-sent request). */
   notice?(text: string): void;
   /** Told of every secret in hand, and when it is no longer needed. */
-  redactor?: { addSecret(value: string): void; forgetSecret?(value: string): void };
+  scrubber?: { addSecret(value: string): void; retireSecret?(value: string): void };
   progress?(p: Progress): void;
   /** Told when an item's delivery starts (where its copy is kept, if anywhere) and ends: what a forced exit must name. */
   delivering?(item: ManifestItem, state: InDelivery | undefined): void;
@@ -217,7 +217,7 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
     // The server's request id goes into the journal: one that echoes the secret is not kept.
     const requestId = answeredId?.includes(secret) ? null : answeredId;
     const version = holder.version ?? null;
-    deps.redactor?.addSecret(secret);
+    deps.scrubber?.addSecret(secret);
     const outcome = await deliverInCustody(secret, holder, () => deps.secrets.deliver(item, secret, opts), deps.custody, {
       // Before delivery, durable: a run killed while delivering leaves the
       // fingerprint and the copy's place behind, so the next run delivers
@@ -231,7 +231,7 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
       keepCopyUntilRecorded: true,
     });
     // Its patterns are dropped (thousands of items keep the set small); it is still never shown as it is.
-    deps.redactor?.forgetSecret?.(secret);
+    deps.scrubber?.retireSecret?.(secret);
     if (!outcome.ok) {
       await record({ t: 'fail', id: item.endpointId, key, applied: true, exitCode: EXIT.secretNotDelivered, code: 'secret_not_delivered', recovered: outcome.kept });
       if (outcome.kept) deps.notice?.(`${item.endpointId}: the signing secret (${outcome.fp}) was kept in ${outcome.kept} (mode 0600)`);
@@ -302,7 +302,7 @@ export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions
       // Not the expected shape, but a secret in it means the change was
       // applied: it is kept, as a single rotate keeps it (exit 13), never dropped.
       const { odd } = answer;
-      if (odd.read !== undefined) deps.redactor?.addSecret(odd.read);
+      if (odd.read !== undefined) deps.scrubber?.addSecret(odd.read);
       const error = keepOddAnswer(odd, { endpointId: item.endpointId, idempotencyKey: key }, deps.custody);
       const kept = (error.details as { recoveredPath?: string | null }).recoveredPath ?? null;
       if (kept) deps.notice?.(`${item.endpointId}: the whole answer that carries its signing secret was kept in ${kept} (mode 0600)`);
