@@ -13,7 +13,6 @@ import {
   noTokenError,
   resolveConnection,
   resolveRequestSettings,
-  resolveToken,
   selectProfile,
   storedTokenSource,
   type Connection,
@@ -22,7 +21,7 @@ import {
   type ScopeDescription,
   type SelectedProfile,
 } from '../scope/resolve.js';
-import { obtainToken, type ObtainedToken } from '../credentials/token.js';
+import { obtainToken, presetToken, type ObtainedToken } from '../credentials/token.js';
 import type { TokenOrigin } from '../errors/explain.js';
 
 export interface Invocation {
@@ -99,7 +98,7 @@ export function resolveInvocation(g: GlobalOptions, ctx: Context): Invocation {
     config,
     profile,
     connection: once(() => resolveConnection(flags, env, profile())),
-    presetToken: () => resolveToken(env, profile())?.token,
+    presetToken: () => presetToken(env, profile()),
     token,
     requireToken: once(async () => {
       const t = await token();

@@ -9,6 +9,7 @@ import { checkProfileName } from '../profile/profile.js';
 import { configStoreFor as store } from '../../config/store.js';
 import { KEYRING_STORAGE, profileMap, profileOf, type ConfigData } from '../../config/schema.js';
 import { sourceWords } from '../../credentials/token.js';
+import { checkTokenSize } from '../../credentials/bound.js';
 import { escapeInline } from '../../output/sanitize.js';
 
 /** Why this profile: words for a notice. */
@@ -54,6 +55,7 @@ export async function runAuthLogin(opts: LoginOptions, f: Factory): Promise<void
     throw usageError('no terminal to ask for the token on', 'pipe it in instead: chatctl auth login --with-token < token.txt');
   }
   if (token === '') throw usageError('the token is empty');
+  checkTokenSize(token, 'the token', usageError);
   if (/\s/.test(token) || !isHeaderSafe(token)) {
     throw usageError('the token contains whitespace or characters that cannot be sent in an HTTP header');
   }
