@@ -17,11 +17,12 @@ import { escapeInline } from '../output/sanitize.js';
 import { isHeaderSafe } from '../http/wire-checks.js';
 import { formatSeconds } from './keyring.js';
 import { helperLabel } from './source.js';
+import { MAX_TOKEN_BYTES } from './bound.js';
 
 /** How long a helper has to print the token. */
 export const HELPER_LIMIT_MS = 10_000;
-/** More than any bearer token: a helper that prints more is printing something else. */
-const MAX_OUTPUT_BYTES = 64 * 1024;
+/** The largest token and some whitespace around it: a helper that prints more is printing something else. */
+const MAX_OUTPUT_BYTES = MAX_TOKEN_BYTES + 1024;
 /**
  * Once the shell has exited, how long the end of its output is awaited:
  * what it printed is in the pipe already, and a process it left in the
@@ -103,7 +104,7 @@ export async function runTokenCommand(profile: string, command: string, opts: He
     throw fail(`could not be started (${(outcome as NodeJS.ErrnoException).code ?? outcome.message})`);
   }
   if (outcome === 'timeout') throw fail(`printed no token within ${formatSeconds(limitMs)}`);
-  if (outcome === 'too-long') throw fail(`printed more than ${MAX_OUTPUT_BYTES / 1024} KiB; a token was expected`);
+  if (outcome === 'too-long') throw fail(`printed more than ${MAX_OUTPUT_BYTES} bytes; a token over 64 KiB (${MAX_TOKEN_BYTES} bytes) is refused`);
   if (outcome.signal) throw fail(`was ended by ${outcome.signal}`);
   if (outcome.code !== 0) throw fail(`failed (exit status ${outcome.code})`);
   const token = outcome.out.toString('utf8').trim();

@@ -8,8 +8,9 @@ import type { CredentialLimits, Env } from '../context.js';
 import { configError } from '../errors/cli-error.js';
 import { escapeInline } from '../output/sanitize.js';
 import { isHeaderSafe } from '../http/wire-checks.js';
-import { tokenSourceOf, type TokenSource } from './source.js';
+import { resolveToken, tokenSourceOf, type TokenSource } from './source.js';
 import type { SelectedProfile } from '../config/profile.js';
+import { checkTokenSize } from './bound.js';
 
 export interface ObtainedToken {
   token: string;
@@ -45,8 +46,31 @@ export function sourceWords(source: TokenSource, profile: string): string {
   }
 }
 
-/** The token in effect, or undefined when there is none. A helper or keyring that fails is a configuration error (exit 3). */
+/** The token in effect, or undefined when there is none. A helper or keyring that fails, or a token over 64 KiB, is a configuration error (exit 3). */
 export async function obtainToken(sel: SelectedProfile, deps: ObtainDeps): Promise<ObtainedToken | undefined> {
+  const got = await fromSource(sel, deps);
+  if (got) checkBound(got.token, got.source, got.profile);
+  return got;
+}
+
+/** The token at hand without running a helper or asking the keyring (CHATCTL_TOKEN, the file token), for --dry-run; bounded as obtainToken's. */
+export function presetToken(env: Env, sel: SelectedProfile): string | undefined {
+  const t = resolveToken(env, sel);
+  if (t) checkBound(t.token, t.source, sel.name);
+  return t?.token;
+}
+
+function checkBound(token: string, source: TokenSource, profile: string): void {
+  const next =
+    source === 'env'
+      ? 'set CHATCTL_TOKEN to the token alone'
+      : source === 'command'
+        ? 'run the token command yourself to see what it prints'
+        : `store the token again: chatctl auth login --profile ${profile}`;
+  checkTokenSize(token, `the token from ${sourceWords(source, profile)}`, configError, next);
+}
+
+async function fromSource(sel: SelectedProfile, deps: ObtainDeps): Promise<ObtainedToken | undefined> {
   const source = tokenSourceOf(deps.env, sel.profile);
   const profile = sel.name;
   switch (source) {

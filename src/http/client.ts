@@ -11,7 +11,7 @@
 import { shellQuote } from '../output/sanitize.js';
 import { CliError, localError } from '../errors/cli-error.js';
 import { EXIT } from '../errors/exit-codes.js';
-import { blankSecretsInBody, redactHeaders } from '../output/redact.js';
+import { redactSecretsInBody, redactHeaders } from '../output/redact.js';
 import { errorFromResponse, headerValue, parseJson } from './classify.js';
 import { RETRY_STATUSES, decideRetry, parseRetryAfter } from './retry.js';
 import { MAX_BODY_BYTES, isTransportError, type AnswerTap, type Transport, type TransportError, type WireRequest, type WireResponse } from './transport.js';
@@ -414,9 +414,9 @@ function traceResponse(trace: Trace, res: WireResponse, ms: number): void {
   // A header may echo the secret the body carries: blanked with the body's
   // values. Node reads header values byte by byte (latin1), so a secret
   // beyond ASCII shows there in that form: the body is read that way too.
-  const blanked = blankSecretsInBody(res.body);
+  const blanked = redactSecretsInBody(res.body);
   const bytes = res.notUtf8 ?? (/[^\x00-\x7f]/.test(res.body) ? Buffer.from(res.body, 'utf8') : undefined);
-  const asBytes = bytes ? blankSecretsInBody(bytes.toString('latin1')).scrub : (text: string) => text;
+  const asBytes = bytes ? redactSecretsInBody(bytes.toString('latin1')).scrub : (text: string) => text;
   for (const [k, v] of Object.entries(redactHeaders(flat))) trace(`< ${k}: ${asBytes(blanked.scrub(v))}`);
   if (!res.body) return;
   // A body that is not JSON has no secret key to blank, yet one that names a

@@ -1,7 +1,7 @@
 // The streams a command writes to, with the facts it needs about them. The
 // streams are handed in (execute's ctx.io): main.ts passes the process's,
 // tests pass their own, each with its own TTY flag.
-import { Redactor } from './redact.js';
+import { Scrubber } from './scrub/scrubber.js';
 import { PLAIN, type Palette } from './colors.js';
 import { inGitHubActions, maskCommands } from './actions-mask.js';
 
@@ -52,7 +52,7 @@ export interface IO {
   raw: RawStreams;
   /** Terminal width for tables (ctx.io.columns, else the stream's, else 100). */
   columns: number;
-  redactor: Redactor;
+  scrubber: Scrubber;
   /** Colour allowed on this stream (TTY, no NO_COLOR, no --no-color; FORCE_COLOR forces). */
   color: { stdout: boolean; stderr: boolean };
   /** chalk for the streams in colour, plain functions for the others. */
@@ -166,11 +166,11 @@ export function createIO(raw: RawStreams, settings: IOSettings): IO & { setOutpu
         }
       }
     : undefined;
-  const redactor = new Redactor(announce);
-  const stderr = wrapOutStream(raw.stderr, (s) => redactor.scrubAll(s));
+  const scrubber = new Scrubber(announce);
+  const stderr = wrapOutStream(raw.stderr, (s) => scrubber.scrub(s));
   let quiet = false;
   const io = {
-    stdout: wrapOutStream(raw.stdout, (s) => redactor.scrubCredentials(s)),
+    stdout: wrapOutStream(raw.stdout, (s) => scrubber.scrubCredentials(s)),
     stderr,
     stdin: wrapInStream(raw),
     raw,
@@ -181,7 +181,7 @@ export function createIO(raw: RawStreams, settings: IOSettings): IO & { setOutpu
     get quiet() {
       return quiet;
     },
-    redactor,
+    scrubber,
     color: {
       stdout: colorEnabled(Boolean(raw.stdout.isTTY), { noColorFlag: false, env: settings.env }),
       stderr: colorEnabled(Boolean(raw.stderr.isTTY), { noColorFlag: false, env: settings.env }),

@@ -13,7 +13,7 @@ import { noTokenError, resolveToken, storedTokenSource } from '../credentials/so
 import { resolveConnection, type Connection, type ScopeFlags } from '../scope/connection.js';
 import { resolveRequestSettings, type RequestFlags, type RequestSettings } from '../http/settings.js';
 import { selectProfile, type ProfileFlags, type SelectedProfile } from '../config/profile.js';
-import { obtainToken, type ObtainedToken } from '../credentials/token.js';
+import { obtainToken, presetToken, type ObtainedToken } from '../credentials/token.js';
 import type { TokenOrigin } from '../credentials/origin.js';
 
 /** The global options as the modules that read them take them: strings as given, --no-input as a switch. */
@@ -93,7 +93,7 @@ export function resolveInvocation(g: GlobalOptions, ctx: Context): Invocation {
     config,
     profile,
     connection: once(() => resolveConnection(flags, env, profile())),
-    presetToken: () => resolveToken(env, profile())?.token,
+    presetToken: () => presetToken(env, profile()),
     token,
     requireToken: once(async () => {
       const t = await token();

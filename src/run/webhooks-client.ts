@@ -46,8 +46,8 @@ export async function clientConfig(ctx: Context, inv: Invocation, extras: Client
   const conn = inv.connection();
   // A dry run shows the request with the token redacted, so it needs none.
   const token = inv.dryRun ? (inv.presetToken() ?? '') : await inv.requireToken();
-  ctx.io.redactor.addToken(token);
-  ctx.io.redactor.addCredential(conn.csrfToken);
+  ctx.io.scrubber.addToken(token);
+  ctx.io.scrubber.addCredential(conn.csrfToken);
   const transport = inv.dryRun ? dryRunTransport((req) => printDryRun(ctx, inv, req)) : await ctx.transport();
   return {
     rerun: extras.rerun,

@@ -52,7 +52,7 @@ export interface CustodyDeps extends Pick<Clock, 'now'> {
 export interface CustodyRun extends CustodyDeps {
   /** "org/app/env": part of every record's identity. */
   scope: string;
-  redactor?: { addSecret(value: string): void; forgetSecret?(value: string): void; scrubAll?(text: string): string } | undefined;
+  scrubber?: { addSecret(value: string): void; retireSecret?(value: string): void; scrub?(text: string): string } | undefined;
   /** How a re-run delivers the record of the request with this key (hint and message). */
   rerun(idempotencyKey: string): string;
 }
@@ -221,7 +221,7 @@ export async function settle(
   if ('kept' in got) return inCustody(run, req, held, got.kept, base, undefined, deliver, hooks);
   const { answer } = got;
   if (!answer.ok) {
-    if (answer.odd.read !== undefined) run.redactor?.addSecret(answer.odd.read);
+    if (answer.odd.read !== undefined) run.scrubber?.addSecret(answer.odd.read);
     const endpointId = (answer.odd.whole === 'endpoint' ? req.endpointId : undefined) ?? answer.odd.endpointId ?? req.endpointId ?? 'endpoint';
     const error = keepOddAnswer(answer.odd, { ...base, endpointId }, held, run);
     const kept = (error.details as { recoveredPath?: string | null }).recoveredPath ?? null;
@@ -267,7 +267,7 @@ async function inCustody(
   deliver: (secret: string, holder: Holder) => Promise<DeliveryResult>,
   hooks: SettleHooks,
 ): Promise<Settled> {
-  run.redactor?.addSecret(secret);
+  run.scrubber?.addSecret(secret);
   // Computed when first needed (node:crypto costs a few ms to load): a --json run that succeeds never needs it.
   let fpMemo: string | undefined;
   const fpOf = () => (fpMemo ??= fingerprint(secret));

@@ -6,7 +6,7 @@
 //
 // Used by create and rotate once, and by `rotate --from` once per item.
 import type { OutStream } from '../output/io.js';
-import type { Redactor } from '../output/redact.js';
+import type { Scrubber } from '../output/scrub/scrubber.js';
 import { appendGitHubValue, writeEnvFile, writeSecretFile } from './deliver.js';
 import { fingerprint } from './fingerprint.js';
 import { sinkHolds } from './readback.js';
@@ -25,7 +25,7 @@ export interface DeliverDeps {
   stdout: OutStream;
   /** Where an exec: command's output goes, scrubbed of every known secret. */
   stderr: OutStream;
-  redactor: Redactor;
+  scrubber: Scrubber;
   /** Aborted on a signal: a running exec: command is stopped, the rest skipped. */
   signal?: AbortSignal | undefined;
   /** The limit for one exec: command; 60 s unless a test says otherwise. */
@@ -102,7 +102,7 @@ export function describeFailure(err: unknown): string {
 
 /** Every sink in order; a failure of one does not stop the others. */
 export async function deliverAll(sinks: readonly Sink[], item: { endpointId: string; secret: string }, deps: DeliverDeps): Promise<DeliveryOutcome> {
-  deps.redactor.addSecret(item.secret);
+  deps.scrubber.addSecret(item.secret);
   const fp = fingerprint(item.secret);
   const outcome: DeliveryOutcome = { fingerprint: fp, delivered: [], failures: [] };
   for (const given of sinks) {
@@ -129,11 +129,11 @@ async function deliverOne(sink: Sink, item: { endpointId: string; secret: string
     case 'github':
       return appendGitHubValue(sink.path, sink.name, item.secret);
     case 'stdout':
-      if (deps.redactor.holdsCredential(item.secret)) throw new Error(CREDENTIAL_IN_SECRET);
+      if (deps.scrubber.holdsCredential(item.secret)) throw new Error(CREDENTIAL_IN_SECRET);
       return writeConfirmed(deps.stdout, `${item.secret}\n`, deps.signal);
     case 'exec': {
       const { runExecSink } = await import('./exec.js');
-      const scrubber = deps.redactor.stream();
+      const scrubber = deps.scrubber.stream();
       // --json: kept, not shown; the last EXEC_OUTPUT_TAIL_BYTES of it (in
       // UTF-16 units at most that many, each at least a byte) once scrubbed.
       let kept = '';

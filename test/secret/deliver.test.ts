@@ -14,7 +14,7 @@ import { fingerprint } from '../../src/secret/fingerprint.js';
 import { deliverAnswer as deliverSecretResult, sent } from '../support/secret-answer.js';
 import { prepareRecoveryFolder, recordPaths } from '../../src/secret/record.js';
 import { keepOddAnswer } from '../../src/secret/custody.js';
-import { Redactor } from '../../src/output/redact.js';
+import { Scrubber } from '../../src/output/scrub/scrubber.js';
 import { wrapOutStream, type OutStream } from '../../src/output/io.js';
 import { Writable } from 'node:stream';
 import type { CliError } from '../../src/errors/cli-error.js';
@@ -31,9 +31,9 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 /** A stream that records what it accepted, or refuses confirmed writes with `fail`. */
-function stream(opts: { isTTY?: boolean; fail?: string; redactor?: Redactor } = {}): OutStream & { text: () => string } {
+function stream(opts: { isTTY?: boolean; fail?: string; scrubber?: Scrubber } = {}): OutStream & { text: () => string } {
   let text = '';
-  const scrub = (s: string) => (opts.redactor ? opts.redactor.scrubAll(s) : s);
+  const scrub = (s: string) => (opts.scrubber ? opts.scrubber.scrub(s) : s);
   return {
     isTTY: Boolean(opts.isTTY),
     write: (s) => void (text += scrub(s)),
@@ -46,15 +46,15 @@ function stream(opts: { isTTY?: boolean; fail?: string; redactor?: Redactor } = 
 }
 
 function deps(over: Partial<DeliverDeps> = {}): DeliverDeps & { out: ReturnType<typeof stream>; err: ReturnType<typeof stream> } {
-  const redactor = new Redactor();
+  const scrubber = new Scrubber();
   const out = stream();
-  const err = stream({ redactor });
+  const err = stream({ scrubber });
   return {
     cwd: dir,
     env: { PATH: process.env.PATH, CHATCTL_TOKEN: 'tok_must_not_reach_the_sink', CHATCTL_CSRF_TOKEN: 'csrf_must_not_reach_the_sink' },
     stdout: out,
     stderr: err,
-    redactor,
+    scrubber,
     execTimeoutMs: 5_000,
     out,
     err,

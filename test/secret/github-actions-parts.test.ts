@@ -1,13 +1,13 @@
 // The pieces of GitHub Actions support, each alone: the ::add-mask:: lines
 // for a value (escaped as the runner reads workflow-command data), the
-// Redactor's announcement of each value once, `{id}` in a github-output:
+// Scrubber's announcement of each value once, `{id}` in a github-output:
 // name, the heredoc append and the tail of an exec: command's output.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { maskCommands } from '../../src/output/actions-mask.js';
-import { Redactor } from '../../src/output/redact.js';
+import { Scrubber } from '../../src/output/scrub/scrubber.js';
 import { parseSinks, sinksFor } from '../../src/secret/sinks.js';
 import { appendGitHubValue } from '../../src/secret/deliver.js';
 import { lastBytes } from '../../src/secret/deliver-all.js';
@@ -43,20 +43,20 @@ describe('maskCommands', () => {
   });
 });
 
-describe('Redactor announcements', () => {
+describe('Scrubber announcements', () => {
   test('each secret and the token once, before they are scrubbed; credentials that are not the token are not announced', () => {
     const told: string[] = [];
-    const r = new Redactor((v) => told.push(v));
+    const r = new Scrubber((v) => told.push(v));
     r.addToken('tok_0123456789');
     r.addToken('tok_0123456789');
     r.addCredential('csrf-value-long');
     r.addSecret('whsec_one_secret');
     r.addSecret('whsec_one_secret');
-    r.forgetSecret('whsec_one_secret');
+    r.retireSecret('whsec_one_secret');
     r.addSecret('whsec_one_secret');
     r.addSecret('e'); // short: not scrubbed from free text, but still masked
     expect(told).toEqual(['tok_0123456789', 'whsec_one_secret', 'e']);
-    expect(r.scrubAll('tok_0123456789 whsec_one_secret')).toBe('[REDACTED] [REDACTED]');
+    expect(r.scrub('tok_0123456789 whsec_one_secret')).toBe('[REDACTED] [REDACTED]');
   });
 });
 

@@ -31,7 +31,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['http'],
   ['input'],
   ['fs', 'errors'],
-  ['api', 'output', 'signing', 'meta'],
+  ['api', 'output', 'output/scrub', 'signing', 'meta'],
   ['system'],
 ];
 

@@ -3,7 +3,7 @@
 // that answers from a script and records what it was sent.
 import type { Factory } from '../../src/commands/app.js';
 import type { Prompter } from '../../src/prompts/prompter.js';
-import { Redactor } from '../../src/output/redact.js';
+import { Scrubber } from '../../src/output/scrub/scrubber.js';
 import { PLAIN } from '../../src/output/colors.js';
 import type { IO } from '../../src/output/io.js';
 import type { Context, GlobalOptions } from '../../src/context.js';
@@ -16,19 +16,19 @@ export interface FakeIO extends IO {
 }
 
 export function fakeIO(tty: { stdin?: boolean; stdout?: boolean; stderr?: boolean } = {}, stdinText = ''): FakeIO {
-  const redactor = new Redactor();
+  const scrubber = new Scrubber();
   let out = '';
   let err = '';
   return {
-    redactor,
-    stdout: { isTTY: Boolean(tty.stdout), write: (s) => void (out += redactor.scrubCredentials(s)) },
-    stderr: { isTTY: Boolean(tty.stderr), write: (s) => void (err += redactor.scrubAll(s)) },
+    scrubber,
+    stdout: { isTTY: Boolean(tty.stdout), write: (s) => void (out += scrubber.scrubCredentials(s)) },
+    stderr: { isTTY: Boolean(tty.stderr), write: (s) => void (err += scrubber.scrub(s)) },
     stdin: { isTTY: Boolean(tty.stdin), readAll: async () => stdinText, readBytes: async () => Buffer.from(stdinText) },
     raw: { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
     columns: 100,
     color: { stdout: false, stderr: false },
     paint: { stdout: PLAIN, stderr: PLAIN },
-    notice: (s) => void (err += redactor.scrubAll(`chatctl: ${s}\n`)),
+    notice: (s) => void (err += scrubber.scrub(`chatctl: ${s}\n`)),
     quiet: false,
     stdoutIsData: () => {},
     out: () => out,

@@ -12,6 +12,7 @@ import { checkProfileName } from '../profile/profile.js';
 import { configStoreFor as store } from '../../config/store.js';
 import { KEYRING_STORAGE, profileMap, profileOf, type ConfigData } from '../../config/schema.js';
 import { sourceWords } from '../../credentials/token.js';
+import { checkTokenSize } from '../../credentials/bound.js';
 import { escapeInline } from '../../output/sanitize.js';
 
 /** Why this profile: words for a notice. */
@@ -57,10 +58,11 @@ export async function runAuthLogin(opts: LoginOptions, f: Factory): Promise<void
     throw usageError('no terminal to ask for the token on', 'pipe it in instead: chatctl auth login --with-token < token.txt');
   }
   if (token === '') throw usageError('the token is empty');
+  checkTokenSize(token, 'the token', usageError);
   if (/\s/.test(token) || !isHeaderSafe(token)) {
     throw usageError('the token contains whitespace or characters that cannot be sent in an HTTP header');
   }
-  ctx.io.redactor.addToken(token);
+  ctx.io.scrubber.addToken(token);
 
   const limits = { env: ctx.env, signal: ctx.signal, limitMs: ctx.credentialLimits?.keyringMs };
   let fallback: string | undefined;
@@ -185,7 +187,7 @@ export async function runAuthToken(opts: { yes?: boolean }, f: Factory): Promise
   }
   // Masked (in GitHub Actions) before it is printed.
   ctx.io.stdoutIsData();
-  ctx.io.redactor.announceValue(t.token);
+  ctx.io.scrubber.announceValue(t.token);
   if (g.json) ctx.io.stdout.write(JSON.stringify({ token: t.token, source: t.source, profile: t.source === 'env' ? null : t.profile }) + '\n');
   else ctx.io.stdout.write(t.token + '\n');
 }

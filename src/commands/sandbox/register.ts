@@ -32,7 +32,7 @@ export async function runSandbox(flags: SandboxFlags, f: Factory): Promise<void>
       latencyMs: wholeNumber(flags.latency, '--latency', 600_000),
       json: Boolean(g.json),
     },
-    { stdout: (s) => ctx.io.stdout.write(s), stderr: (s) => ctx.io.stderr.write(s), secret: (v) => ctx.io.redactor.announceValue(v) },
+    { stdout: (s) => ctx.io.stdout.write(s), stderr: (s) => ctx.io.stderr.write(s), secret: (v) => ctx.io.scrubber.announceValue(v) },
     stopped,
   );
   // runSandboxCommand has already printed why; only the exit status is left.

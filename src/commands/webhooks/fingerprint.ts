@@ -28,7 +28,7 @@ export async function runFingerprint(file: string | undefined, f: Factory): Prom
   }
   const secret = text.trim();
   if (secret === '') throw usageError(`${file === undefined || file === '-' ? 'standard input' : file} holds no secret (it is empty or only whitespace)`);
-  ctx.io.redactor.addSecret(secret);
+  ctx.io.scrubber.addSecret(secret);
   const fp = fingerprint(secret);
   if (g.json) writeJson(ctx.io, { fingerprint: fp });
   else ctx.io.stdout.write(`${fp}\n`);

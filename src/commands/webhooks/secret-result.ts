@@ -26,7 +26,7 @@ export function commandCustody(ctx: Context, scope: string): CustodyRun {
     configDir: ctx.configDir,
     now: ctx.now,
     scope,
-    redactor: ctx.io.redactor,
+    scrubber: ctx.io.scrubber,
     rerun: (key) => `re-run the same command with --idempotency-key ${shellQuote(key)}: it delivers the kept secret without rotating again`,
   };
 }
@@ -109,7 +109,7 @@ async function deliverTo(
         env: ctx.env,
         stdout: ctx.io.stdout,
         stderr: ctx.io.stderr,
-        redactor: ctx.io.redactor,
+        scrubber: ctx.io.scrubber,
         // A first Ctrl-C while the answer was awaited is spent: the secret is in hand and goes where it was asked.
         signal: ctx.signal.aborted ? new AbortController().signal : ctx.signal,
         execTimeoutMs: opts.execTimeoutMs,
@@ -119,7 +119,7 @@ async function deliverTo(
     );
   }
   try {
-    if (ctx.io.redactor.holdsCredential(secret)) throw new Error(CREDENTIAL_IN_SECRET);
+    if (ctx.io.scrubber.holdsCredential(secret)) throw new Error(CREDENTIAL_IN_SECRET);
     const body = bodyWith(got, holder, secret);
     let text: string;
     if (plan.fallback === 'json') text = jsonDocument(ctx.io.stdout, body);
@@ -204,7 +204,7 @@ const loadRender = (): Promise<Render> => import('../../output/render.js');
 async function renderAfter(ctx: Context, g: GlobalOptions, plan: SecretPlan, body: SecretResponse, summary: string, fp?: string, delivered: Delivered[] = []): Promise<void> {
   // When the secret went to sinks, stdout is not one of its places: a copy the
   // server put in another field (a record echoing it) is scrubbed there too.
-  const clean = (text: string) => (plan.sinks.length > 0 ? ctx.io.redactor.scrubAll(text) : text);
+  const clean = (text: string) => (plan.sinks.length > 0 ? ctx.io.scrubber.scrub(text) : text);
   try {
     if (g.json) {
       ctx.io.stdout.write(clean(jsonDocument(ctx.io.stdout, body)));

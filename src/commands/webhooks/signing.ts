@@ -1,6 +1,6 @@
 // chatctl webhooks sign | verify: produce and check the Standard Webhooks
 // headers of a delivery body with a secret held in a file. The secret is
-// registered with the redactor at once and never printed.
+// registered with the scrubber at once and never printed.
 import type { Factory } from '../app.js';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -111,7 +111,7 @@ async function readKey(secretFile: string | undefined, bodyFile: string | undefi
     if (bodyFile === undefined || bodyFile === '-') throw usageError('--secret-file - and the body cannot both come from standard input', 'give the body as BODY_FILE');
     text = await ctx.io.stdin.readAll();
   } else text = readSmallFile(resolve(ctx.cwd, secretFile), secretFile);
-  ctx.io.redactor.addSecret(text.trim());
+  ctx.io.scrubber.addSecret(text.trim());
   const key = parseSecret(text);
   if (!key.ok)
     throw usageError(`${secretFile === '-' ? 'standard input' : escapeInline(secretFile)} does not hold a signing secret: ${key.problem}`, 'a signing secret reads whsec_ followed by base64');

@@ -68,7 +68,7 @@ export async function runRotateFrom(opts: FromOptions, f: Factory): Promise<void
   const secrets = planItemSecrets({
     specs,
     settings: { cwd: ctx.cwd, env: ctx.env, json, stdoutIsTTY: ctx.io.stdout.isTTY, stdoutDiscards: ctx.io.stdout.discards, force: Boolean(opts.force) },
-    deliverDeps: { cwd: ctx.cwd, env: ctx.env, stdout: ctx.io.stdout, stderr: ctx.io.stderr, redactor: ctx.io.redactor, captureExecOutput: json },
+    deliverDeps: { cwd: ctx.cwd, env: ctx.env, stdout: ctx.io.stdout, stderr: ctx.io.stderr, scrubber: ctx.io.scrubber, captureExecOutput: json },
   });
 
   // ---- the manifest and the journal
@@ -242,7 +242,7 @@ function fleetCustody(ctx: Context, scope: string, journalPath: string | undefin
     configDir: ctx.configDir,
     now: ctx.now,
     scope,
-    redactor: ctx.io.redactor,
+    scrubber: ctx.io.scrubber,
     rerun: (key) =>
       journalPath !== undefined
         ? `re-run with --journal ${shellQuote(journalPath)}: it delivers the kept secret without rotating again`

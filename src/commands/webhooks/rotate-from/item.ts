@@ -162,7 +162,8 @@ export async function sendItem(run: ItemRun, out: Outgoing, hooks: CallHooks): P
     // says so; otherwise next month's manifest would stay refused. A re-sent
     // key answered 401, 403 or 404 stays pending (those come before the key is looked up).
     const notApplied = knownNotApplied(e, start.resent);
-    await run.record({ t: 'fail', id: item.endpointId, key, applied: notApplied ? false : null, exitCode: e.exitCode, code: e.code });
+    // The code may be the server's: scrubbed before it is stored, as every server string is.
+    await run.record({ t: 'fail', id: item.endpointId, key, applied: notApplied ? false : null, exitCode: e.exitCode, code: scrubbed(run, e.code) });
     run.fail(item, e, notApplied ? undefined : key);
     return;
   }
@@ -195,7 +196,7 @@ async function settleItem(run: ItemRun, item: ManifestItem, req: RecordedRequest
   );
   // Its patterns are dropped (thousands of items keep the set small); it is still never shown as it is.
   const held = secretOf(got);
-  if (held) run.custody.redactor?.forgetSecret?.(held);
+  if (held) run.custody.scrubber?.retireSecret?.(held);
   if (!outcome.ok) {
     await run.record({
       t: 'fail',
@@ -234,7 +235,7 @@ async function settleItem(run: ItemRun, item: ManifestItem, req: RecordedRequest
 const secretOf = (got: Got) => ('kept' in got ? got.kept : got.answer.ok && typeof got.answer.body.data.secret === 'string' ? got.answer.body.data.secret : undefined);
 
 /** A server string as it may be stored or printed: every secret and the token blanked. */
-const scrubbed = (run: ItemRun, text: string) => (run.custody.redactor?.scrubAll ? run.custody.redactor.scrubAll(text) : text);
+const scrubbed = (run: ItemRun, text: string) => (run.custody.scrubber?.scrub ? run.custody.scrubber.scrub(text) : text);
 
 /**
  * An item an earlier run rotated whose delivery it did not confirm: never

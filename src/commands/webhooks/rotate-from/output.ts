@@ -27,7 +27,7 @@ export function jsonOutput(io: IO): BulkOutput {
   return {
     // A server message may echo any secret of the run (an earlier item's, in
     // any escaping): stdout here carries no secret, so it is scrubbed of all.
-    emit: (result) => io.stdout.write(io.redactor.scrubAll(JSON.stringify(result)) + '\n'),
+    emit: (result) => io.stdout.write(io.scrubber.scrub(JSON.stringify(result)) + '\n'),
     notice: () => {},
     progress: () => {},
     async finish(summary) {
@@ -73,7 +73,7 @@ export function humanOutput(io: IO, now: Clock['now'], targets: readonly string[
       if (result.ok || failures.length >= SHOWN_FAILURES) return;
       // Scrubbed as it is now, in one line: a finished item's secret is found
       // as it is (or JSON-escaped) but not once the table wraps it.
-      failures.push({ endpointId: result.endpointId, line: item.line, exitCode: result.exitCode, message: io.redactor.scrubAll(result.error.message) });
+      failures.push({ endpointId: result.endpointId, line: item.line, exitCode: result.exitCode, message: io.scrubber.scrub(result.error.message) });
     },
     notice(text) {
       clear();
@@ -103,7 +103,7 @@ export function humanOutput(io: IO, now: Clock['now'], targets: readonly string[
       if (s.throttled > 0) lines.push(`The server asked to slow down ${s.throttled} time${s.throttled === 1 ? '' : 's'}; ${s.requests} requests in all.`);
       // Failure messages came from the server and may echo any secret of the
       // run; with --secret-to stdout, stdout's secrets are already written.
-      const write = (text: string) => out.write(io.redactor.scrubAll(text));
+      const write = (text: string) => out.write(io.scrubber.scrub(text));
       write(lines.join('\n') + '\n');
       if (failures.length === 0) return;
       write('\nFailed:\n');

@@ -84,8 +84,8 @@ describe('human output', () => {
     const secret = 'whsec_' + 'Q2hhdGN0bFNlY3JldEZvckFXcmFwcGVkVGFibGVDZWxs';
     const io = fakeIO({ stdout: true, stderr: true });
     io.columns = 80; // the error column is 30 wide: the secret does not fit one line
-    io.redactor.addSecret(secret);
-    io.redactor.forgetSecret(secret); // its item finished before the summary
+    io.scrubber.addSecret(secret);
+    io.scrubber.retireSecret(secret); // its item finished before the summary
     const out = humanOutput(io, () => 0, ['file:/s/{id}.whsec']);
     out.emit(failed(2, `the endpoint changed; its current secret is ${secret} (version 3)`), item(2));
     await out.finish(summary({ failed: 1 }), 1);
