@@ -64,8 +64,20 @@ describe('the published test vectors', () => {
 
   it('refuses a stale or a future timestamp, one second beyond the tolerance, saying which', () => {
     const k = key(VECTOR.secret);
-    expect(verifySignature(k, vectorHeaders(), VECTOR.payload, VECTOR.timestamp + 301)).toEqual({ ok: false, reason: 'timestamp_too_old', signatureMatched: true, matches: [{ key: 0, signature: 1 }], skewSeconds: 301 });
-    expect(verifySignature(k, vectorHeaders(), VECTOR.payload, VECTOR.timestamp - 301)).toEqual({ ok: false, reason: 'timestamp_too_new', signatureMatched: true, matches: [{ key: 0, signature: 1 }], skewSeconds: -301 });
+    expect(verifySignature(k, vectorHeaders(), VECTOR.payload, VECTOR.timestamp + 301)).toEqual({
+      ok: false,
+      reason: 'timestamp_too_old',
+      signatureMatched: true,
+      matches: [{ key: 0, signature: 1 }],
+      skewSeconds: 301,
+    });
+    expect(verifySignature(k, vectorHeaders(), VECTOR.payload, VECTOR.timestamp - 301)).toEqual({
+      ok: false,
+      reason: 'timestamp_too_new',
+      signatureMatched: true,
+      matches: [{ key: 0, signature: 1 }],
+      skewSeconds: -301,
+    });
     expect(verifySignature(k, vectorHeaders(), VECTOR.payload, VECTOR.timestamp + 3600, 3600)).toMatchObject({ ok: true });
   });
 

@@ -130,7 +130,10 @@ async function readKey(secretFile: string | undefined, bodyFile: string | undefi
 /** verify's secrets, in the order given: files, and at most one from standard input (`-`). */
 async function readSecrets(given: readonly string[], bodyFile: string | undefined, ctx: Context): Promise<HeldSecret[]> {
   if (given.length === 0)
-    throw usageError('--secret-file is required', "the file holding the endpoint's whsec_ secret (repeat it for each secret you hold), e.g. chatctl webhooks verify --secret-file ./billing.whsec … body.json");
+    throw usageError(
+      '--secret-file is required',
+      "the file holding the endpoint's whsec_ secret (repeat it for each secret you hold), e.g. chatctl webhooks verify --secret-file ./billing.whsec … body.json",
+    );
   if (given.filter((g) => g === '-').length > 1) throw usageError('--secret-file - is given more than once', 'standard input holds one secret; give the others as files');
   const stdin = given.includes('-') ? await readStdinSecret(bodyFile, ctx) : undefined;
   const files = SecretFiles.load(

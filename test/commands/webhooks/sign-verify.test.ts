@@ -135,9 +135,7 @@ describe('webhooks verify', () => {
     const overlap = headerArgs({ ...h, sig: `${sig(Buffer.alloc(32, 7), 'msg_1', T, BODY)} ${h.sig}` });
     const both = await run(['webhooks', 'verify', '--secret-file', 'secret', '--secret-file', 'other', ...overlap, 'body.json']);
     expect(both.exitCode).toBe(0);
-    expect(both.stdout).toBe(
-      `verified: signature 2 of 2 matches secret (${fp(SECRET)}); signature 1 of 2 matches other (${fp(OTHER)}); webhook-id msg_1, timestamp 0 s old (tolerance 300 s)\n`,
-    );
+    expect(both.stdout).toBe(`verified: signature 2 of 2 matches secret (${fp(SECRET)}); signature 1 of 2 matches other (${fp(OTHER)}); webhook-id msg_1, timestamp 0 s old (tolerance 300 s)\n`);
     const json = await run(['webhooks', 'verify', '--secret-file', 'other', '--secret-file', 'secret', '--json', ...headerArgs(h), 'body.json']);
     expect(JSON.parse(json.stdout)).toMatchObject({ verified: true, matched: 1, matchedBy: [{ file: 'secret', fingerprint: fp(SECRET), signature: 1 }] });
     // Standard input as one of them.

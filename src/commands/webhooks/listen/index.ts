@@ -62,7 +62,8 @@ function untilStopped(signal: AbortSignal, stdout: NodeJS.WritableStream): Promi
 }
 
 function secretFileList(given: string[] | undefined): string[] {
-  if (!given?.length) throw usageError('--secret-file is required', 'a file holding a secret of the endpoint; repeat it for each secret the receiver holds, e.g. --secret-file old.whsec --secret-file new.whsec');
+  if (!given?.length)
+    throw usageError('--secret-file is required', 'a file holding a secret of the endpoint; repeat it for each secret the receiver holds, e.g. --secret-file old.whsec --secret-file new.whsec');
   if (given.includes('-')) throw usageError('--secret-file - is not possible here: listen reads each file again before every delivery', 'give a file, e.g. --secret-file ./hook.whsec');
   return given;
 }
@@ -83,7 +84,10 @@ function forwardTarget(raw: string): URL {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw usageError(`invalid --forward-to "${escapeInline(raw)}": http:// or https:// only`);
   if (!isLoopbackHost(url.hostname.replace(/^\[|\]$/g, '')))
-    throw usageError(`invalid --forward-to "${escapeInline(raw)}": the target must be on this machine (localhost, 127.0.0.0/8 or [::1])`, 'forward to your local app, e.g. --forward-to http://127.0.0.1:3000/webhooks');
+    throw usageError(
+      `invalid --forward-to "${escapeInline(raw)}": the target must be on this machine (localhost, 127.0.0.0/8 or [::1])`,
+      'forward to your local app, e.g. --forward-to http://127.0.0.1:3000/webhooks',
+    );
   if (url.username || url.password) throw usageError('--forward-to must not contain credentials');
   return url;
 }

@@ -68,7 +68,9 @@ export function describeDelivery(r: DeliveryRecord): string {
     : `refused (${r.reason}): ${escapeInline(r.message ?? '')}`;
   const extra = [
     ...(r.skewSeconds === null ? [] : [skew(r.skewSeconds)]),
-    ...(r.forward ? [r.forward.status === null ? `forward to ${escapeInline(r.forward.url)} failed: ${escapeInline(r.forward.error ?? '')}` : `forwarded to ${escapeInline(r.forward.url)}: ${r.forward.status}`] : []),
+    ...(r.forward
+      ? [r.forward.status === null ? `forward to ${escapeInline(r.forward.url)} failed: ${escapeInline(r.forward.error ?? '')}` : `forwarded to ${escapeInline(r.forward.url)}: ${r.forward.status}`]
+      : []),
     ...r.reloaded.map((f) => `${escapeInline(f.file)} changed: now ${f.fingerprint}`),
     ...r.skipped.map((f) => `${escapeInline(f.file)} skipped: ${escapeInline(f.reason)}`),
   ];

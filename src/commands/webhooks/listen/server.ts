@@ -66,7 +66,9 @@ export async function startListener(host: string, port: number, deps: ListenerDe
   server.maxHeadersCount = limits.maxHeaderCount;
   server.maxConnections = limits.maxConnections;
   // A connection that never sends a byte: no request timer runs for it yet.
-  server.setTimeout(limits.requestTimeoutMs);
+  // Longer than the request timeout, which must answer a slow request first
+  // (408), and than a forward, during which the connection is quiet.
+  server.setTimeout(2 * Math.max(limits.requestTimeoutMs, limits.forwardTimeoutMs));
   let dropped = 0;
   server.on('drop', () => dropped++);
   const refused = (req: { method?: string | undefined; url?: string | undefined } | undefined, status: number, reason: RefusalReason, message: string): DeliveryRecord => ({
@@ -115,11 +117,11 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, deps:
   const { limits } = deps;
   if (req.method !== 'POST') {
     deps.onRecord(refused(req, 405, 'method_not_allowed', 'a delivery is a POST'));
-    return answer(res, 405, 'a delivery is a POST\n', { allow: 'POST', connection: 'close' });
+    return answer(res, 405, 'a delivery is a POST', { allow: 'POST', connection: 'close' });
   }
   const tooLarge = () => {
     deps.onRecord(refused(req, 413, 'body_too_large', `its body is larger than ${limits.maxBodyBytes} bytes`));
-    answer(res, 413, `a delivery body is at most ${limits.maxBodyBytes} bytes\n`, { connection: 'close' });
+    answer(res, 413, `a delivery body is at most ${limits.maxBodyBytes} bytes`, { connection: 'close' });
   };
   if (Number(req.headers['content-length']) > limits.maxBodyBytes) return tooLarge();
   const body = await readBody(req, limits.maxBodyBytes);
@@ -132,7 +134,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, deps:
   const record: DeliveryRecord = { ...judged, time: new Date(received).toISOString(), method: req.method, path: req.url ?? null, skipped: secrets.skipped, reloaded: secrets.reloaded, forward: null };
   if (!judged.verified) {
     deps.onRecord(record);
-    return answer(res, judged.status, `${judged.status === 400 ? 'malformed delivery' : 'signature not verified'}: ${judged.reason}\n`);
+    return answer(res, judged.status, `${judged.status === 400 ? 'malformed delivery' : 'signature not verified'}: ${judged.reason}`);
   }
   if (!forwarder) {
     deps.onRecord(record);
@@ -142,7 +144,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, deps:
   const url = forwarder.target.href;
   if ('error' in got) {
     deps.onRecord({ ...record, status: 502, forward: { url, status: null, error: got.error } });
-    return answer(res, 502, 'verified, but the --forward-to target could not be reached\n');
+    return answer(res, 502, 'verified, but the --forward-to target could not be reached');
   }
   deps.onRecord({ ...record, status: got.status, forward: { url, status: got.status, error: null } });
   res.writeHead(got.status, got.contentType ? { 'content-type': got.contentType } : {}).end(got.body);

@@ -22,7 +22,7 @@ export function registerListen(parent: Command, f: Factory): void {
       examples(
         'chatctl webhooks listen --secret-file ./hook.whsec --port 8080',
         'chatctl webhooks listen --secret-file ./old.whsec --secret-file ./new.whsec --port 8080 --forward-to http://127.0.0.1:3000/webhooks',
-        'chatctl webhooks listen --secret-file ./hook.whsec --port 0 --json | jq -c \'select(.verified == false)\'',
+        "chatctl webhooks listen --secret-file ./hook.whsec --port 0 --json | jq -c 'select(.verified == false)'",
       ) +
         `
 Point an endpoint's destination at it (the sandbox accepts http:// on

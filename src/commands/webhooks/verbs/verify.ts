@@ -10,7 +10,10 @@ export function registerVerify(parent: Command, f: Factory): void {
     .description('check the Standard Webhooks signature of a delivery body with the secrets you hold: exit 0 if one signature matches, 9 if none does or the timestamp is too far from now')
     .argument('[body-file]', 'the body as received, byte for byte; - or nothing for standard input')
     .addOption(
-      new Option('--secret-file <path>', "a file holding one of the endpoint's whsec_ secrets (- for standard input, with BODY_FILE); repeat it for each secret you hold, as during an overlap rotation").argParser(collect),
+      new Option(
+        '--secret-file <path>',
+        "a file holding one of the endpoint's whsec_ secrets (- for standard input, with BODY_FILE); repeat it for each secret you hold, as during an overlap rotation",
+      ).argParser(collect),
     )
     .addOption(new Option('--header <line>', "a received header as 'NAME: VALUE'; repeat it for webhook-id, webhook-timestamp and webhook-signature").argParser(collect))
     .option('--tolerance <seconds>', 'how far the timestamp may be from now, in seconds (default 300)')
