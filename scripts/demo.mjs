@@ -227,7 +227,8 @@ async function listenStep(title, files, port, env, cwd) {
 
 async function demo(tmp) {
   const sandbox = await startSandbox();
-  let listener;
+  // The listener running now, if any, for the end to stop.
+  const running = { listener: undefined };
   try {
     const { info } = sandbox;
     const env = cliEnv(info, join(tmp, 'config'));
@@ -241,105 +242,118 @@ async function demo(tmp) {
     // The commands run in a folder of their own, where the secret files go.
     const work = join(tmp, 'work');
     mkdirSync(work, { mode: 0o700 });
-    const oldFile = 'old.whsec';
-    const newFile = 'new.whsec';
-    const inWork = { cwd: work };
     say(`The receiver will be \`chatctl webhooks listen\` on ${url}: it verifies each delivery with the secret files it holds and says which matched.`);
 
     const created = await step(
       "Create a signed webhook endpoint pointing at the receiver; --json prints the server's answer, the one-time secret goes to a file (mode 0600)",
-      ['webhooks', 'create', '--name', 'demo', '--url', url, '--event', 'chat.message.created.v1', '--secret-file', oldFile, '--json'],
+      ['webhooks', 'create', '--name', 'demo', '--url', url, '--event', 'chat.message.created.v1', '--secret-file', 'old.whsec', '--json'],
       env,
-      { captureStdout: true, ...inWork },
+      { captureStdout: true, cwd: work },
     );
     if (created.code !== 0) return created.code;
     const endpoint = JSON.parse(created.stdout).data.endpoint;
-    const failed = () => (stop.signal.aborted ? exitCode : 1);
-    /** A delivery, then the listener's line about it. */
-    const trigger = async (title, expectExit = 0) => {
-      const r = await step(title, ['webhooks', 'trigger', endpoint.id, '--event', 'chat.message.created.v1'], env, { expectExit, ...inWork });
-      return r.code === 0 && (await listener.show()) ? 0 : r.code || failed();
-    };
-
-    listener = await listenStep('The receiver starts, holding the secret it was given', [oldFile], port, env, work);
-    if (!listener) return failed();
-    let code = await trigger('Before the rotation: the sandbox delivers a signed event, and one secret matches');
-    if (code !== 0) return code;
-
-    const rotated = await step(
-      'Rotate its secret with overlap: the old secret stays valid for 24 hours; the new one goes to another file',
-      ['webhooks', 'rotate', endpoint.id, '--expected-version', String(endpoint.version), '--mode', 'overlap', '--secret-file', newFile],
-      env,
-      inWork,
-    );
-    if (rotated.code !== 0) return rotated.code;
-    code = await trigger('During the overlap deliveries carry two signatures (new, then old): the receiver, still on the old file alone, accepts');
-    if (code !== 0) return code;
-
-    say();
-    say('# The receiver switches: stopped (Ctrl-C) and started again holding both files');
-    if ((await listener.stop()) !== 0) return failed();
-    listener = await listenStep('Now holding the old and the new file', [oldFile, newFile], port, env, work);
-    if (!listener) return failed();
-    code = await trigger('During the overlap both the old and the new file match, each by its own signature');
-    if (code !== 0) return code;
-
-    const immediate = await step(
-      'Rotate immediately: the old secrets stop working now; the newest goes into the new file, which the receiver reads again at the next delivery',
-      ['webhooks', 'rotate', endpoint.id, '--expected-version', String(endpoint.version + 1), '--mode', 'immediate', '--yes', '--secret-file', newFile, '--force'],
-      env,
-      inWork,
-    );
-    if (immediate.code !== 0) return immediate.code;
-    code = await trigger('After the immediate rotation deliveries carry the newest signature only: the new file matches, the old one does not');
-    if (code !== 0) return code;
-
-    say();
-    say('# Without the new file, the receiver holds the old file alone');
-    say(`$ rm ${newFile}`);
-    rmSync(join(work, newFile));
-    code = await trigger('The old file alone is refused (401): the receiver says the new file is missing, and chatctl exits 9', 9);
-    if (code !== 0) return code;
-    say();
-    say('# Stop the receiver (Ctrl-C): its summary, exit 0');
-    if ((await listener.stop()) !== 0) return failed();
-    listener = undefined;
-    say();
-    say('demo: the rotation rehearsal went as planned: one secret before, both files during the overlap, the old file alone refused after the immediate rotation');
-
-    // chatctl has no deactivate command; the sandbox serves one as an extension.
-    const path = ['v1', 'organizations', info.organizationId, 'applications', info.applicationId, 'environments', info.environmentKey, 'webhook-endpoints', endpoint.id, 'deactivate']
-      .map(encodeURIComponent)
-      .join('/');
-    const body = { expectedVersion: endpoint.version + 2 };
-    say();
-    say("# Deactivate it through the sandbox's extension route (chatctl has no deactivate command)");
-    say(`POST ${info.baseUrl}/${path} ${JSON.stringify(body)}`);
-    if (stop.signal.aborted) return exitCode;
-    const res = await fetch(`${info.baseUrl}/${path}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${info.token}`, origin: info.baseUrl, 'x-service-csrf': '1', 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-      signal: stop.signal,
-    });
-    const answer = await res.json();
-    say(`-> ${res.status} ${JSON.stringify(answer)}`);
-    if (!res.ok) return 1;
-    const inactive = answer.data.endpoint;
-
-    const reactivated = await step(
-      `Reactivate it: it is ${inactive.status}, so this changes it (version ${inactive.version} -> ${inactive.version + 1})`,
-      ['webhooks', 'reactivate', endpoint.id, '--expected-version', String(inactive.version)],
-      env,
-    );
-    if (reactivated.code !== 0) return reactivated.code;
-    say();
-    say('demo: create, rotate, deactivate and reactivate all succeeded');
-    return 0;
+    const rehearsed = await rehearse({ env, work, port, endpoint, running });
+    if (rehearsed !== 0) return rehearsed;
+    return await deactivateThenReactivate(info, env, endpoint);
   } finally {
-    await listener?.stop();
+    await running.listener?.stop();
     await sandbox.close();
   }
+}
+
+/**
+ * The rotation rehearsed with `webhooks listen` as the receiver: one secret
+ * before, the old file alone during the overlap, both files once held, the
+ * new file after an immediate rotation, and the old file alone refused.
+ */
+async function rehearse({ env, work, port, endpoint, running }) {
+  const [oldFile, newFile] = ['old.whsec', 'new.whsec'];
+  const inWork = { cwd: work };
+  const failed = () => (stop.signal.aborted ? exitCode : 1);
+  /** A delivery, then the listener's line about it. */
+  const trigger = async (title, expectExit = 0) => {
+    const r = await step(title, ['webhooks', 'trigger', endpoint.id, '--event', 'chat.message.created.v1'], env, { expectExit, ...inWork });
+    return r.code === 0 && (await running.listener.show()) ? 0 : r.code || failed();
+  };
+  const listen = async (title, files) => (running.listener = await listenStep(title, files, port, env, work));
+
+  if (!(await listen('The receiver starts, holding the secret it was given', [oldFile]))) return failed();
+  let code = await trigger('Before the rotation: the sandbox delivers a signed event, and one secret matches');
+  if (code !== 0) return code;
+  const rotated = await step(
+    'Rotate its secret with overlap: the old secret stays valid for 24 hours; the new one goes to another file',
+    ['webhooks', 'rotate', endpoint.id, '--expected-version', String(endpoint.version), '--mode', 'overlap', '--secret-file', newFile],
+    env,
+    inWork,
+  );
+  if (rotated.code !== 0) return rotated.code;
+  code = await trigger('During the overlap deliveries carry two signatures (new, then old): the receiver, still on the old file alone, accepts');
+  if (code !== 0) return code;
+
+  say();
+  say('# The receiver switches: stopped (Ctrl-C) and started again holding both files');
+  if ((await running.listener.stop()) !== 0) return failed();
+  if (!(await listen('Now holding the old and the new file', [oldFile, newFile]))) return failed();
+  code = await trigger('During the overlap both the old and the new file match, each by its own signature');
+  if (code !== 0) return code;
+
+  const immediate = await step(
+    'Rotate immediately: the old secrets stop working now; the newest goes into the new file, which the receiver reads again at the next delivery',
+    ['webhooks', 'rotate', endpoint.id, '--expected-version', String(endpoint.version + 1), '--mode', 'immediate', '--yes', '--secret-file', newFile, '--force'],
+    env,
+    inWork,
+  );
+  if (immediate.code !== 0) return immediate.code;
+  code = await trigger('After the immediate rotation deliveries carry the newest signature only: the new file matches, the old one does not');
+  if (code !== 0) return code;
+
+  say();
+  say('# Without the new file, the receiver holds the old file alone');
+  say(`$ rm ${newFile}`);
+  rmSync(join(work, newFile));
+  code = await trigger('The old file alone is refused (401): the receiver says the new file is missing, and chatctl exits 9', 9);
+  if (code !== 0) return code;
+  say();
+  say('# Stop the receiver (Ctrl-C): its summary, exit 0');
+  const stopped = await running.listener.stop();
+  running.listener = undefined;
+  if (stopped !== 0) return failed();
+  say();
+  say('demo: the rotation rehearsal went as planned: one secret before, both files during the overlap, the old file alone refused after the immediate rotation');
+  return 0;
+}
+
+/** Deactivates the endpoint (the sandbox's extension route: chatctl has no deactivate command), then reactivates it with chatctl. */
+async function deactivateThenReactivate(info, env, endpoint) {
+  // chatctl has no deactivate command; the sandbox serves one as an extension.
+  const path = ['v1', 'organizations', info.organizationId, 'applications', info.applicationId, 'environments', info.environmentKey, 'webhook-endpoints', endpoint.id, 'deactivate']
+    .map(encodeURIComponent)
+    .join('/');
+  const body = { expectedVersion: endpoint.version + 2 };
+  say();
+  say("# Deactivate it through the sandbox's extension route (chatctl has no deactivate command)");
+  say(`POST ${info.baseUrl}/${path} ${JSON.stringify(body)}`);
+  if (stop.signal.aborted) return exitCode;
+  const res = await fetch(`${info.baseUrl}/${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${info.token}`, origin: info.baseUrl, 'x-service-csrf': '1', 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    signal: stop.signal,
+  });
+  const answer = await res.json();
+  say(`-> ${res.status} ${JSON.stringify(answer)}`);
+  if (!res.ok) return 1;
+  const inactive = answer.data.endpoint;
+
+  const reactivated = await step(
+    `Reactivate it: it is ${inactive.status}, so this changes it (version ${inactive.version} -> ${inactive.version + 1})`,
+    ['webhooks', 'reactivate', endpoint.id, '--expected-version', String(inactive.version)],
+    env,
+  );
+  if (reactivated.code !== 0) return reactivated.code;
+  say();
+  say('demo: create, rotate, deactivate and reactivate all succeeded');
+  return 0;
 }
 
 async function main() {
