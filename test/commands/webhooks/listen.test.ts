@@ -95,7 +95,7 @@ async function listen(args: string[], files: Record<string, string>, now = () =>
     lines: () => stdout.split('\n').slice(1, -1),
     lastLine: () => stdout.split('\n').at(-2)!,
     send: (headers: Record<string, string>, body?: string | Buffer, method?: string) => post(port, headers, body, method),
-    stop: async (reason: 'SIGINT' | 'SIGTERM' = 'SIGINT'): Promise<InProcessResult> => {
+    stop: async (reason: 'SIGINT' | 'SIGTERM' | 'SIGHUP' = 'SIGINT'): Promise<InProcessResult> => {
       controller.abort(reason);
       return result;
     },
@@ -342,5 +342,31 @@ describe('webhooks listen', () => {
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toContain('Examples:\n  $ chatctl webhooks listen --secret-file ./hook.whsec --port 8080');
     expect(r.stdout).toContain('413 a body over 1 MiB');
+  });
+});
+
+describe('webhooks listen: how it ends', () => {
+  it('SIGHUP (the terminal closed) still prints the summary, but exits 129 as every command does', async () => {
+    const S = newSecret();
+    const l = await listen(['--secret-file', 's.whsec'], { 's.whsec': S });
+    const r = await l.stop('SIGHUP');
+    expect(r.exitCode).toBe(129);
+    expect(r.stderr).toMatch(/^chatctl webhooks listen stopped: 0 received, 0 verified, 0 refused\n/);
+  });
+
+  it('in GitHub Actions the secrets are masked on stderr, so the first line on stdout is still where it listens', async () => {
+    const S = newSecret();
+    const ws = workspace();
+    writeFileSync(join(ws.cwd, 's.whsec'), S);
+    const controller = new AbortController();
+    const r = await runInProcess(['webhooks', 'listen', '--secret-file', 's.whsec', '--port', '0'], {
+      env: { ...baseEnv(ws), GITHUB_ACTIONS: 'true' },
+      cwd: ws.cwd,
+      signal: controller.signal,
+      onStdout: (text) => text.includes('\n') && controller.abort('SIGINT'),
+    });
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toMatch(/^listening on http:\/\/127\.0\.0\.1:\d+\//);
+    expect(r.stderr).toContain(`::add-mask::${S}\n`);
   });
 });

@@ -3,11 +3,11 @@
 // Standard Webhooks delivery against each --secret-file, looked at again
 // before every delivery, answers as a receiver would, forwards what it
 // verified when asked, prints one line per delivery, and stops on Ctrl-C or
-// SIGTERM with a summary and exit 0. A bundle of its own
+// SIGTERM with a summary and exit 0 (SIGHUP: 129). A bundle of its own
 // (dist/lazy/listen.cjs): no other command loads it. docs/signing.md is the
 // user's description.
 import type { Factory } from '../../app.js';
-import { usageError } from '../../../errors/cli-error.js';
+import { interrupted, usageError } from '../../../errors/cli-error.js';
 import { escapeInline } from '../../../output/sanitize.js';
 import { isLoopbackHost } from '../../../sandbox/ip.js';
 import { SecretFiles } from '../secret-files.js';
@@ -32,9 +32,10 @@ export async function runListen(flags: ListenFlags, f: Factory, limits: ListenLi
   const host = flags.host ?? '127.0.0.1';
   const forwardTo = flags.forwardTo === undefined ? undefined : forwardTarget(flags.forwardTo);
   const toleranceSeconds = parseTolerance(flags.tolerance);
-  const secrets = SecretFiles.load(files, ctx.cwd, (s) => ctx.io.redactor.addSecret(s));
-  // The lines are data (`--json | jq`): GitHub Actions' mask lines go to stderr.
+  // The lines are data (`--json | jq`), the first saying where it listens:
+  // GitHub Actions' mask lines, written as each secret is read, go to stderr.
   ctx.io.stdoutIsData();
+  const secrets = SecretFiles.load(files, ctx.cwd, (s) => ctx.io.redactor.addSecret(s));
   const out = new ListenOutput(ctx.io, Boolean(g.json));
   let listener: RunningListener;
   try {
@@ -50,6 +51,8 @@ export async function runListen(flags: ListenFlags, f: Factory, limits: ListenLi
   await untilStopped(ctx.signal, ctx.io.raw.stdout);
   await listener.close();
   out.stopped(listener.dropped());
+  // Stopping it is its normal end (exit 0); a terminal that closed is not (129, as for every command).
+  if (ctx.signal.aborted && ctx.signal.reason === 'SIGHUP') throw interrupted();
 }
 
 /** Ctrl-C, SIGTERM or SIGHUP (the run's signal), or nobody reading stdout any more (`| head`). */
