@@ -6,13 +6,13 @@
 // the sandbox's answers, the receiver's verdicts.
 // Needs nothing but a built checkout (`npm install`).
 //
-// The rehearsal: a small receiver on loopback (below, as yours would be)
-// verifies each delivery with the secrets it holds. The sandbox signs with
-// both secrets during the overlap, so the receiver accepts deliveries whether
-// it holds the old or the new one; it switches to the new one; the overlap is
-// ended with the sandbox's clock; then a delivery is signed with the new
-// secret only: accepted by the receiver that switched, refused by one that
-// still holds the old secret.
+// The rehearsal: `chatctl webhooks listen` is the receiver, on loopback,
+// verifying each delivery with the secret files it holds and saying which
+// matched. Before the rotation one secret matches; during the overlap (the
+// sandbox signs with both secrets) the old file alone still matches, and a
+// listener holding both files finds both; an immediate rotation rewrites the
+// new file, which the listener reads again at the next delivery; with that
+// file gone, the old file alone is refused.
 //
 // It leaves nothing behind on any exit: the sandbox runs inside this process
 // (the same code `chatctl sandbox` runs), so no server outlives it; the
@@ -20,10 +20,9 @@
 // secret files) is removed, whether the demo ends, fails, is interrupted,
 // or its reader goes away (`npm run demo | head -3`).
 import { spawn } from 'node:child_process';
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import http from 'node:http';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -70,11 +69,11 @@ const say = (line = '') => {
 const quote = (arg) => (/^[\w./:=@%+,-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`);
 
 /** Runs a child to its end; resolves with its exit code and captured stdout (when piped). */
-function run(args, { env, captureStdout = false } = {}) {
+function run(args, { env, cwd = root, captureStdout = false } = {}) {
   return new Promise((resolve) => {
     if (stop.signal.aborted) return resolve({ code: exitCode, stdout: '' });
     const child = spawn(process.execPath, args, {
-      cwd: root,
+      cwd,
       env,
       stdio: ['ignore', captureStdout ? 'pipe' : 'inherit', 'inherit'],
       timeout: STEP_TIMEOUT_MS,
@@ -127,42 +126,62 @@ async function startSandbox() {
   };
 }
 
-/**
- * A webhook receiver on loopback that verifies each delivery (Standard
- * Webhooks: HMAC-SHA256 of "{id}.{timestamp}.{body}", any one signature in
- * the header may match, timestamp within 5 minutes) with the secrets it
- * holds, named so its verdicts can say which matched. `hold` replaces them.
- */
-async function startReceiver() {
-  let held = [];
-  const verify = (headers, body) => {
-    const id = headers['webhook-id'];
-    const ts = headers['webhook-timestamp'];
-    if (!/^\d+$/.test(ts ?? '') || Math.abs(Date.now() / 1000 - Number(ts)) > 300) return 'the timestamp is too far from now';
-    const signatures = String(headers['webhook-signature'] ?? '').split(' ');
-    for (const { name, secret } of held) {
-      const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
-      const expected = Buffer.from('v1,' + createHmac('sha256', key).update(`${id}.${ts}.`).update(body).digest('base64'));
-      const at = signatures.findIndex((s) => s.length === expected.length && timingSafeEqual(Buffer.from(s), expected));
-      if (at >= 0) return { name, at: at + 1, of: signatures.length };
-    }
-    return `none of the ${signatures.length} signatures matches the ${held.map((h) => h.name).join(' or ')} secret`;
-  };
-  const server = http.createServer((req, res) => {
-    const chunks = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      const v = verify(req.headers, Buffer.concat(chunks));
-      const ok = typeof v === 'object';
-      say(ok ? `receiver: accepted ${req.headers['webhook-id']}: signature ${v.at} of ${v.of} matches the ${v.name} secret` : `receiver: refused ${req.headers['webhook-id']}: ${v}`);
-      res.writeHead(ok ? 204 : 401, { 'content-type': 'text/plain' }).end(ok ? '' : 'no signature matches');
+/** A port free now, for the endpoint's destination and the listener that will serve it. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
     });
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+}
+
+/**
+ * `chatctl webhooks listen …` in the background, its lines shown as
+ * "listener | …" when the demo asks for them, so they come in a fixed place
+ * (after the trigger that caused them). Stopped with Ctrl-C's signal, as a
+ * user stops it; its summary is shown too.
+ */
+function startListener(args, env, cwd) {
+  const child = spawn(process.execPath, [bin, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  held.children.add(child);
+  const lines = [];
+  const waiting = [];
+  let stderr = '';
+  let partial = '';
+  const closed = new Promise((resolve) =>
+    child.on('close', (code) => {
+      held.children.delete(child);
+      for (const w of waiting.splice(0)) w(undefined);
+      resolve(code);
+    }),
+  );
+  child.stdout.setEncoding('utf8').on('data', (chunk) => {
+    const parts = (partial + chunk).split('\n');
+    partial = parts.pop();
+    for (const line of parts) {
+      const w = waiting.shift();
+      if (w) w(line);
+      else lines.push(line);
+    }
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk));
+  const next = () => (lines.length ? Promise.resolve(lines.shift()) : child.exitCode !== null ? Promise.resolve(undefined) : new Promise((resolve) => waiting.push(resolve)));
   return {
-    url: `http://127.0.0.1:${server.address().port}/hooks`,
-    hold: (...secrets) => (held = secrets),
-    close: () => new Promise((resolve) => (server.closeAllConnections(), server.close(resolve))),
+    /** Shows its next line (waiting for it); false if it ended instead. */
+    show: async () => {
+      const line = await next();
+      if (line !== undefined) say(`listener | ${line}`);
+      return line !== undefined;
+    },
+    stop: async () => {
+      child.kill('SIGINT');
+      const code = await closed;
+      for (const line of stderr.split('\n').filter(Boolean)) say(`listener | ${line}`);
+      return code;
+    },
   };
 }
 
@@ -196,19 +215,20 @@ async function step(title, args, env, options = {}) {
   return { ...result, code: result.code === expected ? 0 : result.code || 1 };
 }
 
-/** A control route of the sandbox, shown as sent with the sandbox's answer. */
-async function sandboxControl(info, method, path, body) {
-  say(`${method} ${info.baseUrl}${path} ${JSON.stringify(body)}`);
-  if (stop.signal.aborted) return undefined;
-  const res = await fetch(`${info.baseUrl}${path}`, { method, headers: { authorization: `Bearer ${info.token}` }, body: JSON.stringify(body), signal: stop.signal });
-  const answer = await res.json();
-  say(`-> ${res.status} ${JSON.stringify(answer)}`);
-  return res.ok ? answer : undefined;
+/** Starts a listener as a step: the command shown, then its first line (where it listens). */
+async function listenStep(title, files, port, env, cwd) {
+  say();
+  say(`# ${title}`);
+  const args = ['webhooks', 'listen', ...files.flatMap((f) => ['--secret-file', f]), '--port', String(port)];
+  say(`$ chatctl ${args.map(quote).join(' ')} &`);
+  const listener = startListener(args, env, cwd);
+  return (await listener.show()) ? listener : undefined;
 }
 
 async function demo(tmp) {
   const sandbox = await startSandbox();
-  const receiver = await startReceiver();
+  // The listener running now, if any, for the end to stop.
+  const running = { listener: undefined };
   try {
     const { info } = sandbox;
     const env = cliEnv(info, join(tmp, 'config'));
@@ -217,83 +237,123 @@ async function demo(tmp) {
     say(
       `chatctl reads its scope from the environment: CHATCTL_BASE_URL=${info.baseUrl} CHATCTL_ORG=${info.organizationId} CHATCTL_APP=${info.applicationId} CHATCTL_ENV=${info.environmentKey}, and CHATCTL_TOKEN (the sandbox's token)`,
     );
-
-    say(`A receiver listens on ${receiver.url} and verifies each delivery with the secrets it holds.`);
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}/hooks`;
+    // The commands run in a folder of their own, where the secret files go.
+    const work = join(tmp, 'work');
+    mkdirSync(work, { mode: 0o700 });
+    say(`The receiver will be \`chatctl webhooks listen\` on ${url}: it verifies each delivery with the secret files it holds and says which matched.`);
 
     const created = await step(
       "Create a signed webhook endpoint pointing at the receiver; --json prints the server's answer, the one-time secret goes to a file (mode 0600)",
-      ['webhooks', 'create', '--name', 'demo', '--url', receiver.url, '--event', 'chat.message.created.v1', '--secret-file', join(tmp, 'secret'), '--json'],
+      ['webhooks', 'create', '--name', 'demo', '--url', url, '--event', 'chat.message.created.v1', '--secret-file', 'old.whsec', '--json'],
       env,
-      { captureStdout: true },
+      { captureStdout: true, cwd: work },
     );
     if (created.code !== 0) return created.code;
     const endpoint = JSON.parse(created.stdout).data.endpoint;
-    const oldSecret = { name: 'old', secret: readFileSync(join(tmp, 'secret'), 'utf8') };
-    receiver.hold(oldSecret);
-    const trigger = (title, expectExit = 0) => step(title, ['webhooks', 'trigger', endpoint.id, '--event', 'chat.message.created.v1'], env, { expectExit });
-
-    let r = await trigger('The sandbox delivers a signed event; the receiver holds the secret it was given');
-    if (r.code !== 0) return r.code;
-
-    const rotated = await step(
-      'Rotate its secret with overlap: the old secret stays valid for 24 hours',
-      ['webhooks', 'rotate', endpoint.id, '--expected-version', String(endpoint.version), '--mode', 'overlap', '--secret-file', join(tmp, 'secret2')],
-      env,
-    );
-    if (rotated.code !== 0) return rotated.code;
-    const newSecret = { name: 'new', secret: readFileSync(join(tmp, 'secret2'), 'utf8') };
-
-    r = await trigger('During the overlap deliveries carry two signatures (new, then old): the receiver, still on the old secret, accepts');
-    if (r.code !== 0) return r.code;
-    receiver.hold(newSecret);
-    r = await trigger('The receiver switches to the new secret: it accepts too');
-    if (r.code !== 0) return r.code;
-
-    say();
-    say("# End the overlap now with the sandbox's clock (24 hours forward) instead of waiting");
-    if (!(await sandboxControl(info, 'POST', '/_sandbox/clock', { advanceMs: 24 * 60 * 60 * 1000 }))) return stop.signal.aborted ? exitCode : 1;
-
-    r = await trigger('After the overlap deliveries are signed with the new secret only: the receiver that switched accepts');
-    if (r.code !== 0) return r.code;
-    receiver.hold(oldSecret);
-    r = await trigger('A receiver still on the old secret refuses such a delivery (chatctl exits 9)', 9);
-    if (r.code !== 0) return r.code;
-    say();
-    say('demo: the rotation rehearsal went as planned: accepted with either secret during the overlap, the new one only after it');
-
-    // chatctl has no deactivate command; the sandbox serves one as an extension.
-    const path = ['v1', 'organizations', info.organizationId, 'applications', info.applicationId, 'environments', info.environmentKey, 'webhook-endpoints', endpoint.id, 'deactivate']
-      .map(encodeURIComponent)
-      .join('/');
-    const body = { expectedVersion: endpoint.version + 1 };
-    say();
-    say("# Deactivate it through the sandbox's extension route (chatctl has no deactivate command)");
-    say(`POST ${info.baseUrl}/${path} ${JSON.stringify(body)}`);
-    if (stop.signal.aborted) return exitCode;
-    const res = await fetch(`${info.baseUrl}/${path}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${info.token}`, origin: info.baseUrl, 'x-service-csrf': '1', 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-      signal: stop.signal,
-    });
-    const answer = await res.json();
-    say(`-> ${res.status} ${JSON.stringify(answer)}`);
-    if (!res.ok) return 1;
-    const inactive = answer.data.endpoint;
-
-    const reactivated = await step(
-      `Reactivate it: it is ${inactive.status}, so this changes it (version ${inactive.version} -> ${inactive.version + 1})`,
-      ['webhooks', 'reactivate', endpoint.id, '--expected-version', String(inactive.version)],
-      env,
-    );
-    if (reactivated.code !== 0) return reactivated.code;
-    say();
-    say('demo: create, rotate, deactivate and reactivate all succeeded');
-    return 0;
+    const rehearsed = await rehearse({ env, work, port, endpoint, running });
+    if (rehearsed !== 0) return rehearsed;
+    return await deactivateThenReactivate(info, env, endpoint);
   } finally {
-    await receiver.close();
+    await running.listener?.stop();
     await sandbox.close();
   }
+}
+
+/**
+ * The rotation rehearsed with `webhooks listen` as the receiver: one secret
+ * before, the old file alone during the overlap, both files once held, the
+ * new file after an immediate rotation, and the old file alone refused.
+ */
+async function rehearse({ env, work, port, endpoint, running }) {
+  const [oldFile, newFile] = ['old.whsec', 'new.whsec'];
+  const inWork = { cwd: work };
+  const failed = () => (stop.signal.aborted ? exitCode : 1);
+  /** A delivery, then the listener's line about it. */
+  const trigger = async (title, expectExit = 0) => {
+    const r = await step(title, ['webhooks', 'trigger', endpoint.id, '--event', 'chat.message.created.v1'], env, { expectExit, ...inWork });
+    return r.code === 0 && (await running.listener.show()) ? 0 : r.code || failed();
+  };
+  const listen = async (title, files) => (running.listener = await listenStep(title, files, port, env, work));
+
+  if (!(await listen('The receiver starts, holding the secret it was given', [oldFile]))) return failed();
+  let code = await trigger('Before the rotation: the sandbox delivers a signed event, and one secret matches');
+  if (code !== 0) return code;
+  const rotated = await step(
+    'Rotate its secret with overlap: the old secret stays valid for 24 hours; the new one goes to another file',
+    ['webhooks', 'rotate', endpoint.id, '--expected-version', String(endpoint.version), '--mode', 'overlap', '--secret-file', newFile],
+    env,
+    inWork,
+  );
+  if (rotated.code !== 0) return rotated.code;
+  code = await trigger('During the overlap deliveries carry two signatures (new, then old): the receiver, still on the old file alone, accepts');
+  if (code !== 0) return code;
+
+  say();
+  say('# The receiver switches: stopped (Ctrl-C) and started again holding both files');
+  if ((await running.listener.stop()) !== 0) return failed();
+  if (!(await listen('Now holding the old and the new file', [oldFile, newFile]))) return failed();
+  code = await trigger('During the overlap both the old and the new file match, each by its own signature');
+  if (code !== 0) return code;
+
+  const immediate = await step(
+    'Rotate immediately: the old secrets stop working now; the newest goes into the new file, which the receiver reads again at the next delivery',
+    ['webhooks', 'rotate', endpoint.id, '--expected-version', String(endpoint.version + 1), '--mode', 'immediate', '--yes', '--secret-file', newFile, '--force'],
+    env,
+    inWork,
+  );
+  if (immediate.code !== 0) return immediate.code;
+  code = await trigger('After the immediate rotation deliveries carry the newest signature only: the new file matches, the old one does not');
+  if (code !== 0) return code;
+
+  say();
+  say('# Without the new file, the receiver holds the old file alone');
+  say(`$ rm ${newFile}`);
+  rmSync(join(work, newFile));
+  code = await trigger('The old file alone is refused (401): the receiver says the new file is missing, and chatctl exits 9', 9);
+  if (code !== 0) return code;
+  say();
+  say('# Stop the receiver (Ctrl-C): its summary, exit 0');
+  const stopped = await running.listener.stop();
+  running.listener = undefined;
+  if (stopped !== 0) return failed();
+  say();
+  say('demo: the rotation rehearsal went as planned: one secret before, both files during the overlap, the old file alone refused after the immediate rotation');
+  return 0;
+}
+
+/** Deactivates the endpoint (the sandbox's extension route: chatctl has no deactivate command), then reactivates it with chatctl. */
+async function deactivateThenReactivate(info, env, endpoint) {
+  // chatctl has no deactivate command; the sandbox serves one as an extension.
+  const path = ['v1', 'organizations', info.organizationId, 'applications', info.applicationId, 'environments', info.environmentKey, 'webhook-endpoints', endpoint.id, 'deactivate']
+    .map(encodeURIComponent)
+    .join('/');
+  const body = { expectedVersion: endpoint.version + 2 };
+  say();
+  say("# Deactivate it through the sandbox's extension route (chatctl has no deactivate command)");
+  say(`POST ${info.baseUrl}/${path} ${JSON.stringify(body)}`);
+  if (stop.signal.aborted) return exitCode;
+  const res = await fetch(`${info.baseUrl}/${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${info.token}`, origin: info.baseUrl, 'x-service-csrf': '1', 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    signal: stop.signal,
+  });
+  const answer = await res.json();
+  say(`-> ${res.status} ${JSON.stringify(answer)}`);
+  if (!res.ok) return 1;
+  const inactive = answer.data.endpoint;
+
+  const reactivated = await step(
+    `Reactivate it: it is ${inactive.status}, so this changes it (version ${inactive.version} -> ${inactive.version + 1})`,
+    ['webhooks', 'reactivate', endpoint.id, '--expected-version', String(inactive.version)],
+    env,
+  );
+  if (reactivated.code !== 0) return reactivated.code;
+  say();
+  say('demo: create, rotate, deactivate and reactivate all succeeded');
+  return 0;
 }
 
 async function main() {

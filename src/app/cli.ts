@@ -7,7 +7,7 @@ import { Command, Help } from 'commander';
 import type { Context, GlobalOptions } from '../context.js';
 import type { Prompter } from '../prompts/prompter.js';
 import { examples, type Factory, type Register } from '../commands/app.js';
-import { registerWebhooks } from '../commands/webhooks/register.js';
+import { registerWebhooks } from '../commands/webhooks/verbs/register.js';
 import { registerProfile } from '../commands/profile/register.js';
 import { registerAuth } from '../commands/auth/register.js';
 import { registerExitCodes } from '../commands/exit-codes/register.js';

@@ -9,9 +9,11 @@
 //   webhook-signature: v1,<base64 HMAC-SHA256> [v1,<…> …]   (space-separated)
 //
 // The HMAC is over the bytes `{id}.{timestamp}.{body}`, keyed with the
-// base64-decoded part of the secret after `whsec_`. Pure: no clock of its
-// own (callers pass the time) and node:crypto is loaded on first use, not
-// when the program starts.
+// base64-decoded part of the secret after `whsec_`, the timestamp exactly as
+// the header carries it (a receiver signs the raw header, not a number read
+// from it, so `0<ts>` is not `<ts>`). Pure: no clock of its own (callers
+// pass the time) and node:crypto is loaded on first use, not when the
+// program starts. docs/signing.md describes it for users.
 
 export const SECRET_PREFIX = 'whsec_';
 export const SIGNATURE_VERSION = 'v1';
@@ -46,15 +48,18 @@ export function checkWebhookId(id: string): string | null {
   return HEADER_TOKEN.test(id) ? null : 'must be 1 to 256 visible ASCII characters, no spaces';
 }
 
-/** Unix seconds as a header carries them: digits only, a safe integer. */
+/**
+ * Unix seconds as a header carries them: a plain decimal integer (digits
+ * only, no sign, no leading zero), a safe integer.
+ */
 export function parseTimestamp(text: string): Checked<number> {
-  const t = text.trim();
-  if (!/^\d{1,16}$/.test(t) || !Number.isSafeInteger(Number(t))) return { ok: false, problem: 'must be Unix seconds (digits only)' };
+  const t = text;
+  if (!/^(0|[1-9]\d{0,15})$/.test(t) || !Number.isSafeInteger(Number(t))) return { ok: false, problem: 'must be Unix seconds: a plain decimal integer (digits only, no sign, no leading zero)' };
   return { ok: true, value: Number(t) };
 }
 
-/** The base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` (without the `v1,`). */
-export function signatureOf(key: Buffer, id: string, timestamp: number, body: Buffer | string): string {
+/** The base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` (without the `v1,`); a string timestamp is signed as it is. */
+export function signatureOf(key: Buffer, id: string, timestamp: number | string, body: Buffer | string): string {
   return crypto()
     .createHmac('sha256', key)
     .update(`${id}.${timestamp}.`, 'utf8')
@@ -74,6 +79,8 @@ export function signedHeaders(keys: readonly Buffer[], id: string, timestamp: nu
 export interface ParsedHeaders {
   id: string;
   timestamp: number;
+  /** The webhook-timestamp header as received (what was signed). */
+  timestampText: string;
   /** Every entry of webhook-signature in order, whatever its version. */
   signatures: { version: string; value: string }[];
 }
@@ -83,20 +90,22 @@ export interface ParsedHeaders {
  * timestamp a header can hold, and a signature list of `version,value`
  * entries. Names are case-insensitive; other headers are ignored.
  */
-export function parseHeaders(headers: ReadonlyArray<readonly [string, string]>): Checked<ParsedHeaders> {
+export function parseHeaders(headers: ReadonlyArray<readonly [string, string]>): Checked<ParsedHeaders> & { missing?: HeaderName[] } {
   const found = new Map<HeaderName, string>();
   for (const [rawName, value] of headers) {
     const name = rawName.trim().toLowerCase() as HeaderName;
     if (!(HEADER_NAMES as readonly string[]).includes(name)) continue;
     if (found.has(name)) return { ok: false, problem: `${name} is given more than once` };
-    found.set(name, value.trim());
+    // HTTP's optional whitespace around a value is not part of it.
+    found.set(name, value.replace(/^[ \t]+|[ \t]+$/g, ''));
   }
   const missing = HEADER_NAMES.filter((n) => !found.has(n));
-  if (missing.length) return { ok: false, problem: `missing header${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}` };
+  if (missing.length) return { ok: false, problem: `missing header${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}`, missing };
   const id = found.get('webhook-id')!;
   const idProblem = checkWebhookId(id);
   if (idProblem) return { ok: false, problem: `webhook-id ${idProblem}` };
-  const timestamp = parseTimestamp(found.get('webhook-timestamp')!);
+  const timestampText = found.get('webhook-timestamp')!;
+  const timestamp = parseTimestamp(timestampText);
   if (!timestamp.ok) return { ok: false, problem: `webhook-timestamp ${timestamp.problem}` };
   const entries = found
     .get('webhook-signature')!
@@ -109,33 +118,45 @@ export function parseHeaders(headers: ReadonlyArray<readonly [string, string]>):
     if (comma <= 0 || comma === entry.length - 1) return { ok: false, problem: `webhook-signature entry ${i + 1} is not of the form v1,<base64>` };
     signatures.push({ version: entry.slice(0, comma), value: entry.slice(comma + 1) });
   }
-  return { ok: true, value: { id, timestamp: timestamp.value, signatures } };
+  return { ok: true, value: { id, timestamp: timestamp.value, timestampText, signatures } };
+}
+
+/** One secret that verifies a delivery: its index among the keys given, and the 1-based place of its signature. */
+export interface KeyMatch {
+  key: number;
+  signature: number;
 }
 
 export type Verdict =
-  | { ok: true; matched: number; skewSeconds: number }
-  | { ok: false; reason: 'no_matching_signature' | 'timestamp_too_old' | 'timestamp_too_new'; signatureMatched: boolean; skewSeconds: number };
+  | { ok: true; matched: number; matches: KeyMatch[]; skewSeconds: number }
+  | { ok: false; reason: 'no_matching_signature' | 'timestamp_too_old' | 'timestamp_too_new'; signatureMatched: boolean; matches: KeyMatch[]; skewSeconds: number };
 
 /**
- * Whether one `v1` signature in the header is the HMAC of this body under
- * `key` (each compared in constant time, every entry looked at), and the
- * timestamp within `toleranceSeconds` of `nowSeconds`. `matched` is the
- * 1-based place of the matching entry. A failed signature is reported
- * before a timestamp out of tolerance.
+ * Whether a `v1` signature in the header is the HMAC of this body under one
+ * of `keys` (every entry looked at for every key, each compared in constant
+ * time), and the timestamp within `toleranceSeconds` of `nowSeconds`.
+ * `matches` lists every key that verifies it (during an overlap rotation a
+ * receiver holding both secrets finds both); `matched` is the place of the
+ * first one's signature. The signed content takes the timestamp header as
+ * received. A failed signature is reported before a timestamp out of
+ * tolerance.
  */
-export function verifySignature(key: Buffer, headers: ParsedHeaders, body: Buffer | string, nowSeconds: number, toleranceSeconds = DEFAULT_TOLERANCE_SECONDS): Verdict {
-  const expected = Buffer.from(signatureOf(key, headers.id, headers.timestamp, body), 'utf8');
+export function verifySignature(keys: Buffer | readonly Buffer[], headers: ParsedHeaders, body: Buffer | string, nowSeconds: number, toleranceSeconds = DEFAULT_TOLERANCE_SECONDS): Verdict {
   const { timingSafeEqual } = crypto();
-  let matched = 0;
-  headers.signatures.forEach((s, i) => {
-    if (s.version !== SIGNATURE_VERSION) return;
-    const given = Buffer.from(s.value, 'utf8');
-    // Lengths are public (every v1 signature is 44 characters); the bytes are compared in constant time.
-    if (given.length === expected.length && timingSafeEqual(given, expected) && matched === 0) matched = i + 1;
+  const given = headers.signatures.map((s) => (s.version === SIGNATURE_VERSION ? Buffer.from(s.value, 'utf8') : undefined));
+  const matches: KeyMatch[] = [];
+  (Buffer.isBuffer(keys) ? [keys] : keys).forEach((key, k) => {
+    const expected = Buffer.from(signatureOf(key, headers.id, headers.timestampText, body), 'utf8');
+    let place = 0;
+    given.forEach((g, i) => {
+      // Lengths are public (every v1 signature is 44 characters); the bytes are compared in constant time.
+      if (g !== undefined && g.length === expected.length && timingSafeEqual(g, expected) && place === 0) place = i + 1;
+    });
+    if (place > 0) matches.push({ key: k, signature: place });
   });
   const skewSeconds = nowSeconds - headers.timestamp;
-  if (matched === 0) return { ok: false, reason: 'no_matching_signature', signatureMatched: false, skewSeconds };
-  if (skewSeconds > toleranceSeconds) return { ok: false, reason: 'timestamp_too_old', signatureMatched: true, skewSeconds };
-  if (-skewSeconds > toleranceSeconds) return { ok: false, reason: 'timestamp_too_new', signatureMatched: true, skewSeconds };
-  return { ok: true, matched, skewSeconds };
+  if (matches.length === 0) return { ok: false, reason: 'no_matching_signature', signatureMatched: false, matches, skewSeconds };
+  if (skewSeconds > toleranceSeconds) return { ok: false, reason: 'timestamp_too_old', signatureMatched: true, matches, skewSeconds };
+  if (-skewSeconds > toleranceSeconds) return { ok: false, reason: 'timestamp_too_new', signatureMatched: true, matches, skewSeconds };
+  return { ok: true, matched: matches[0]!.signature, matches, skewSeconds };
 }

@@ -55,7 +55,7 @@ async function settled(expect: ExpectStatic, mark: string, tmp: string) {
 
 // Every run has its own TMPDIR and marker: they run side by side.
 describe.concurrent('npm run demo', () => {
-  it('prints what happened: the --json output as sent, the rotation rehearsed against a receiver, a real deactivation, then a reactivation that changes it', async ({ expect }) => {
+  it('prints what happened: the --json output as sent, the rotation rehearsed with `webhooks listen` as the receiver, a real deactivation, then a reactivation that changes it', async ({ expect }) => {
     const { tmp, mark, env } = isolated();
     const { stdout: out } = await execa(process.execPath, [join(ROOT, 'scripts', 'demo.mjs')], { cwd: ROOT, env, extendEnv: false, timeout: 120_000, stripFinalNewline: false });
     const lines = out.split('\n');
@@ -74,27 +74,41 @@ describe.concurrent('npm run demo', () => {
     expect(out).toContain(`$ chatctl webhooks rotate ${id} --expected-version 1 --mode overlap --secret-file `);
     expect(out).toContain(`Rotated the signing secret of ${id} (mode overlap).`);
 
-    // The rehearsal, in order: a receiver on loopback verifies every delivery with the secret(s) it holds.
+    // The rehearsal, in order: `webhooks listen` is the receiver, and each of its lines names the secret files that matched by fingerprint.
+    const oldFp = envelope.data.secretDelivery[0].fingerprint as string;
+    const [newFp, newestFp] = [...out.matchAll(/^Signing secret (sha256:[0-9a-f]{16}) delivered to:$/gm)].map((m) => m[1]!);
+    expect([oldFp, newFp, newestFp].every((f) => /^sha256:[0-9a-f]{16}$/.test(f ?? ''))).toBe(true);
+    const at = (x: string) => x.replace(/[.()]/g, '\\$&');
+    const delivery = (status: number, verdict: string) => new RegExp(`^listener \\| \\S+ ${status} msg_\\S+ chat\\.message\\.created\\.v1 ${verdict}`);
     const rehearsal = [
-      /^receiver: accepted msg_\S+: signature 1 of 1 matches the old secret$/,
+      new RegExp(`^listener \\| listening on http://127\\.0\\.0\\.1:\\d+/ \\(port \\d+\\), verifying with old\\.whsec \\(${oldFp}\\); Ctrl-C stops it$`),
+      // Before the rotation: one secret matches.
+      delivery(204, at(`verified: old.whsec (${oldFp}) signature 1 of 1; timestamp `)),
       new RegExp(`^Rotated the signing secret of ${id} \\(mode overlap\\)\\.$`),
-      // During the overlap: signed with both, the new secret first.
-      /^receiver: accepted msg_\S+: signature 2 of 2 matches the old secret$/,
-      /^receiver: accepted msg_\S+: signature 1 of 2 matches the new secret$/,
-      // The overlap ended with the sandbox's clock, then the new secret only.
-      /^POST http:\/\/127\.0\.0\.1:\d+\/_sandbox\/clock \{"advanceMs":86400000\}$/,
-      /^receiver: accepted msg_\S+: signature 1 of 1 matches the new secret$/,
-      /^receiver: refused msg_\S+: none of the 1 signatures matches the old secret$/,
+      // During the overlap: signed with both, the new secret first; the old file alone matches the second.
+      delivery(204, at(`verified: old.whsec (${oldFp}) signature 2 of 2; timestamp `)),
+      /^listener \| chatctl webhooks listen stopped: 2 received, 2 verified, 0 refused$/,
+      // Both files held: both match, each by its own signature.
+      delivery(204, at(`verified: old.whsec (${oldFp}) signature 2 of 2, new.whsec (${newFp}) signature 1 of 2; timestamp `)),
+      new RegExp(`^Rotated the signing secret of ${id} \\(mode immediate\\)\\.$`),
+      // The new file rewritten by the rotation is read again at the next delivery.
+      new RegExp(`${delivery(204, at(`verified: new.whsec (${newestFp}) signature 1 of 1; timestamp `)).source}\\d+ s old; new\\.whsec changed: now ${newestFp}$`),
+      /^\$ rm new\.whsec$/,
       /^Delivered chat\.message\.created\.v1 to http:\/\/127\.0\.0\.1:\d+\/hooks: the receiver answered 401 in \d+ ms\.$/,
       /^\(exit 9, as expected\)$/,
+      // The old file alone is refused, and the missing file is said.
+      new RegExp(
+        `${delivery(401, at(`refused (no_matching_signature): none of the 1 signatures matches old.whsec (${oldFp}); timestamp `)).source}\\d+ s old; new\\.whsec skipped: the file is missing$`,
+      ),
+      /^listener \| chatctl webhooks listen stopped: 3 received, 2 verified, 1 refused$/,
     ];
-    let at = -1;
+    let at0 = -1;
     for (const pattern of rehearsal) {
-      const next = lines.findIndex((l, i) => i > at && pattern.test(l));
-      expect(next, String(pattern)).toBeGreaterThan(at);
-      at = next;
+      const next = lines.findIndex((l, i) => i > at0 && pattern.test(l));
+      expect(next, String(pattern)).toBeGreaterThan(at0);
+      at0 = next;
     }
-    expect(lines.filter((l) => l.startsWith('receiver: '))).toHaveLength(5);
+    expect(lines.filter((l) => / msg_\S+ chat\.message\.created\.v1 /.test(l) && l.startsWith('listener | '))).toHaveLength(5);
     expect(out).not.toContain('demo: that step failed');
     expect(out).toContain('demo: the rotation rehearsal went as planned');
 
@@ -103,10 +117,10 @@ describe.concurrent('npm run demo', () => {
     const [, status, body] = /^-> (\d{3}) (.*)$/.exec(answerLine)!;
     expect(status).toBe('200');
     const deactivated = JSON.parse(body!);
-    expect(deactivated.data).toMatchObject({ changed: true, endpoint: { id, status: 'inactive', version: 3 } });
+    expect(deactivated.data).toMatchObject({ changed: true, endpoint: { id, status: 'inactive', version: 4 } });
 
-    expect(out).toContain(`$ chatctl webhooks reactivate ${id} --expected-version 3\nReactivated webhook endpoint ${id}.\n`);
-    expect(out).toMatch(/\nstatus +active\nversion +4\n/);
+    expect(out).toContain(`$ chatctl webhooks reactivate ${id} --expected-version 4\nReactivated webhook endpoint ${id}.\n`);
+    expect(out).toMatch(/\nstatus +active\nversion +5\n/);
     // Tables are plain when stdout is not a terminal.
     expect(out).not.toMatch(/[┌┐└┘│─┼]/);
     expect(lines.at(-2)).toBe('demo: create, rotate, deactivate and reactivate all succeeded');

@@ -26,6 +26,8 @@ const key = (secret: string) => {
   return k.value;
 };
 
+const PLAIN = 'must be Unix seconds: a plain decimal integer (digits only, no sign, no leading zero)';
+
 const headersOf = (h: Record<string, string>): ParsedHeaders => {
   const p = parseHeaders(Object.entries(h));
   if (!p.ok) throw new Error(p.problem);
@@ -45,7 +47,7 @@ describe('the published test vectors', () => {
   it('verifies it at its own time, and within the tolerance either side', () => {
     for (const skew of [0, 300, -300]) {
       const v = verifySignature(key(VECTOR.secret), vectorHeaders(), VECTOR.payload, VECTOR.timestamp + skew);
-      expect(v).toEqual({ ok: true, matched: 1, skewSeconds: skew });
+      expect(v).toEqual({ ok: true, matched: 1, matches: [{ key: 0, signature: 1 }], skewSeconds: skew });
     }
   });
 
@@ -62,8 +64,20 @@ describe('the published test vectors', () => {
 
   it('refuses a stale or a future timestamp, one second beyond the tolerance, saying which', () => {
     const k = key(VECTOR.secret);
-    expect(verifySignature(k, vectorHeaders(), VECTOR.payload, VECTOR.timestamp + 301)).toEqual({ ok: false, reason: 'timestamp_too_old', signatureMatched: true, skewSeconds: 301 });
-    expect(verifySignature(k, vectorHeaders(), VECTOR.payload, VECTOR.timestamp - 301)).toEqual({ ok: false, reason: 'timestamp_too_new', signatureMatched: true, skewSeconds: -301 });
+    expect(verifySignature(k, vectorHeaders(), VECTOR.payload, VECTOR.timestamp + 301)).toEqual({
+      ok: false,
+      reason: 'timestamp_too_old',
+      signatureMatched: true,
+      matches: [{ key: 0, signature: 1 }],
+      skewSeconds: 301,
+    });
+    expect(verifySignature(k, vectorHeaders(), VECTOR.payload, VECTOR.timestamp - 301)).toEqual({
+      ok: false,
+      reason: 'timestamp_too_new',
+      signatureMatched: true,
+      matches: [{ key: 0, signature: 1 }],
+      skewSeconds: -301,
+    });
     expect(verifySignature(k, vectorHeaders(), VECTOR.payload, VECTOR.timestamp + 3600, 3600)).toMatchObject({ ok: true });
   });
 
@@ -89,14 +103,58 @@ describe('the published test vectors', () => {
   it.each([
     [{ 'webhook-timestamp': '1', 'webhook-signature': 'v1,a' }, 'missing header: webhook-id'],
     [{ 'webhook-id': 'm' }, 'missing headers: webhook-timestamp, webhook-signature'],
-    [{ 'webhook-id': 'm', 'webhook-timestamp': 'hello', 'webhook-signature': 'v1,a' }, 'webhook-timestamp must be Unix seconds (digits only)'],
-    [{ 'webhook-id': 'm', 'webhook-timestamp': '-5', 'webhook-signature': 'v1,a' }, 'webhook-timestamp must be Unix seconds (digits only)'],
+    [{ 'webhook-id': 'm', 'webhook-timestamp': 'hello', 'webhook-signature': 'v1,a' }, `webhook-timestamp ${PLAIN}`],
+    [{ 'webhook-id': 'm', 'webhook-timestamp': '-5', 'webhook-signature': 'v1,a' }, `webhook-timestamp ${PLAIN}`],
+    [{ 'webhook-id': 'm', 'webhook-timestamp': '+5', 'webhook-signature': 'v1,a' }, `webhook-timestamp ${PLAIN}`],
+    [{ 'webhook-id': 'm', 'webhook-timestamp': '05', 'webhook-signature': 'v1,a' }, `webhook-timestamp ${PLAIN}`],
+    [{ 'webhook-id': 'm', 'webhook-timestamp': '5.0', 'webhook-signature': 'v1,a' }, `webhook-timestamp ${PLAIN}`],
+    [{ 'webhook-id': 'm', 'webhook-timestamp': '1e3', 'webhook-signature': 'v1,a' }, `webhook-timestamp ${PLAIN}`],
+    [{ 'webhook-id': 'm', 'webhook-timestamp': '5\u000b', 'webhook-signature': 'v1,a' }, `webhook-timestamp ${PLAIN}`],
     [{ 'webhook-id': 'm', 'webhook-timestamp': '1', 'webhook-signature': '' }, 'webhook-signature is empty'],
     [{ 'webhook-id': 'm', 'webhook-timestamp': '1', 'webhook-signature': 'v1,' }, 'webhook-signature entry 1 is not of the form v1,<base64>'],
     [{ 'webhook-id': 'm', 'webhook-timestamp': '1', 'webhook-signature': 'v1,a nocomma' }, 'webhook-signature entry 2 is not of the form v1,<base64>'],
     [{ 'webhook-id': 'a b', 'webhook-timestamp': '1', 'webhook-signature': 'v1,a' }, 'webhook-id must be 1 to 256 visible ASCII characters, no spaces'],
   ])('malformed headers %j: %s', (h, problem) => {
-    expect(parseHeaders(Object.entries(h))).toEqual({ ok: false, problem });
+    expect(parseHeaders(Object.entries(h))).toMatchObject({ ok: false, problem });
+  });
+
+  it('tells missing headers apart from malformed ones (a receiver answers 400 to the first, 401 to the rest)', () => {
+    expect(parseHeaders([['webhook-id', 'm']])).toEqual({ ok: false, problem: 'missing headers: webhook-timestamp, webhook-signature', missing: ['webhook-timestamp', 'webhook-signature'] });
+    expect(parseHeaders(Object.entries({ 'webhook-id': 'm', 'webhook-timestamp': '05', 'webhook-signature': 'v1,a' }))).not.toHaveProperty('missing');
+  });
+
+  it('signs over the timestamp header as received: a signature made for 0<ts> is not one for <ts>, and the reverse', () => {
+    const k = key(VECTOR.secret);
+    // What the timestamp header says is what was signed, character for character.
+    const raw = (ts: string, signature: string) => ({ ...vectorHeaders(signature), timestampText: ts });
+    expect(verifySignature(k, raw('01614265330', VECTOR.signature), VECTOR.payload, VECTOR.timestamp)).toMatchObject({ ok: false, reason: 'no_matching_signature' });
+    const padded = `v1,${signatureOf(k, VECTOR.id, '01614265330', VECTOR.payload)}`;
+    expect(verifySignature(k, raw('01614265330', padded), VECTOR.payload, VECTOR.timestamp)).toMatchObject({ ok: true });
+    expect(verifySignature(k, vectorHeaders(padded), VECTOR.payload, VECTOR.timestamp)).toMatchObject({ ok: false, reason: 'no_matching_signature' });
+    // And the header parser refuses 0<ts> outright: it is not a plain decimal integer.
+    expect(parseHeaders(Object.entries({ 'webhook-id': VECTOR.id, 'webhook-timestamp': '01614265330', 'webhook-signature': padded }))).toMatchObject({ ok: false });
+  });
+
+  it('checks every key: during an overlap both the old and the new secret verify, each by its own signature', () => {
+    const oldKey = key(VECTOR.secret);
+    const newKey = Buffer.alloc(32, 9);
+    const stranger = Buffer.alloc(32, 3);
+    const both = signedHeaders([newKey, oldKey], VECTOR.id, VECTOR.timestamp, VECTOR.payload)['webhook-signature'];
+    const h = vectorHeaders(both);
+    expect(verifySignature([oldKey, newKey], h, VECTOR.payload, VECTOR.timestamp)).toEqual({
+      ok: true,
+      matched: 2,
+      matches: [
+        { key: 0, signature: 2 },
+        { key: 1, signature: 1 },
+      ],
+      skewSeconds: 0,
+    });
+    expect(verifySignature([stranger, oldKey], h, VECTOR.payload, VECTOR.timestamp)).toMatchObject({ ok: true, matches: [{ key: 1, signature: 2 }] });
+    expect(verifySignature([stranger], h, VECTOR.payload, VECTOR.timestamp)).toMatchObject({ ok: false, matches: [] });
+    // After the overlap: the new secret's signature only; the old key alone is refused.
+    const single = vectorHeaders(signedHeaders([newKey], VECTOR.id, VECTOR.timestamp, VECTOR.payload)['webhook-signature']);
+    expect(verifySignature([oldKey], single, VECTOR.payload, VECTOR.timestamp)).toMatchObject({ ok: false, reason: 'no_matching_signature' });
   });
 
   it('reads header names in any case, ignores other headers and refuses a repeated one', () => {
@@ -111,6 +169,7 @@ describe('the published test vectors', () => {
       value: {
         id: 'm',
         timestamp: 5,
+        timestampText: '5',
         signatures: [
           { version: 'v1', value: 'a' },
           { version: 'v1', value: 'b' },

@@ -39,7 +39,6 @@ const LAYERS: readonly (readonly string[])[] = [
 const MAX_FUNCTION_LINES = 120;
 /** Each may stay over the limit until it is split, and no longer than it is now. */
 const LONG_FUNCTIONS: Record<string, number> = {
-  'src/commands/webhooks/register.ts registerWebhooks': 175,
   'src/commands/webhooks/rotate-from/command.ts runRotateFrom': 167,
 };
 /** Files that still touch a library's private member (a name starting with one underscore). */

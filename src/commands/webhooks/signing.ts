@@ -8,8 +8,9 @@ import type { Context } from '../../context.js';
 import { localError, usageError } from '../../errors/cli-error.js';
 import { writeJson } from '../../output/io.js';
 import { escapeInline } from '../../output/sanitize.js';
-import { DEFAULT_TOLERANCE_SECONDS, checkWebhookId, parseHeaders, parseSecret, parseTimestamp, signedHeaders, verifySignature } from '../../signing/standard-webhooks.js';
-import { readSmallFile } from './fingerprint.js';
+import { fingerprint } from '../../secret/fingerprint.js';
+import { DEFAULT_TOLERANCE_SECONDS, checkWebhookId, parseHeaders, parseSecret, parseTimestamp, signedHeaders, verifySignature, type Verdict } from '../../signing/standard-webhooks.js';
+import { SecretFiles, type HeldSecret } from './secret-files.js';
 
 /** A delivery body beyond this is not one: refused before it is read whole. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -21,7 +22,7 @@ export interface SignFlags {
 }
 
 export interface VerifyFlags {
-  secretFile?: string;
+  secretFile?: string[];
   header?: string[];
   tolerance?: string;
 }
@@ -57,40 +58,56 @@ export async function runSign(bodyFile: string | undefined, flags: SignFlags, f:
 export async function runVerify(bodyFile: string | undefined, flags: VerifyFlags, f: Factory): Promise<void> {
   const { ctx } = f;
   const g = f.globals();
-  const key = await readKey(flags.secretFile, bodyFile, ctx, 'verify');
-  let tolerance = DEFAULT_TOLERANCE_SECONDS;
-  if (flags.tolerance !== undefined) {
-    if (!/^\d{1,12}$/.test(flags.tolerance)) throw usageError(`invalid --tolerance "${escapeInline(flags.tolerance)}": a whole number of seconds`);
-    tolerance = Number(flags.tolerance);
-  }
+  const secrets = await readSecrets(flags.secretFile ?? [], bodyFile, ctx);
+  const tolerance = parseTolerance(flags.tolerance);
   const lines = (flags.header ?? []).map(headerLine);
   const parsed = parseHeaders(lines);
   if (!parsed.ok) throw usageError(`malformed headers: ${parsed.problem}`, "give each as --header 'NAME: VALUE': webhook-id, webhook-timestamp and webhook-signature");
   const headers = parsed.value;
   const body = await readBody(bodyFile, ctx, 'verify');
-  const nowSeconds = Math.floor(ctx.now() / 1000);
-  const verdict = verifySignature(key, headers, body, nowSeconds, tolerance);
+  const verdict = verifySignature(
+    secrets.map((s) => s.key),
+    headers,
+    body,
+    Math.floor(ctx.now() / 1000),
+    tolerance,
+  );
   const count = headers.signatures.length;
-  const details = { webhookId: headers.id, timestamp: headers.timestamp, skewSeconds: verdict.skewSeconds, toleranceSeconds: tolerance, signatures: count };
-  if (!verdict.ok) {
-    const age = describeSkew(verdict.skewSeconds);
-    if (verdict.reason === 'no_matching_signature') {
-      const late = Math.abs(verdict.skewSeconds) > tolerance ? `; the timestamp is also ${age}, beyond the tolerance of ${tolerance} s` : '';
-      throw localError('signature_mismatch', `no signature matches: none of the ${count} in webhook-signature is this body's, signed with this secret${late}`, {
-        hint: "check that the body is byte for byte what was delivered (a final newline counts) and that the secret is the endpoint's (chatctl webhooks fingerprint FILE)",
-        details: { reason: verdict.reason, ...details },
-      });
-    }
-    throw localError('timestamp_out_of_tolerance', `the signature matches, but the timestamp is ${age}, beyond the tolerance of ${tolerance} s`, {
-      hint: 'a replayed or delayed delivery, or a clock that is off; --tolerance SECONDS allows more',
-      details: { reason: verdict.reason, ...details },
-    });
-  }
+  const matchedBy = verdict.matches.map((m) => ({ file: secrets[m.key]!.file, fingerprint: secrets[m.key]!.fingerprint, signature: m.signature }));
+  const details = { webhookId: headers.id, timestamp: headers.timestamp, skewSeconds: verdict.skewSeconds, toleranceSeconds: tolerance, signatures: count, matchedBy };
+  if (!verdict.ok) throw verifyFailure(verdict, secrets, details);
   if (g.json) writeJson(ctx.io, { verified: true, matched: verdict.matched, ...details });
   else
     ctx.io.stdout.write(
-      `verified: signature ${verdict.matched} of ${count} matches; webhook-id ${escapeInline(headers.id)}, timestamp ${describeSkew(verdict.skewSeconds)} (tolerance ${tolerance} s)\n`,
+      `verified: ${matchedBy.map((m) => `signature ${m.signature} of ${count} matches ${describeSecret(m)}`).join('; ')}; webhook-id ${escapeInline(headers.id)}, timestamp ${describeSkew(verdict.skewSeconds)} (tolerance ${tolerance} s)\n`,
     );
+}
+
+function verifyFailure(verdict: Verdict & { ok: false }, secrets: readonly HeldSecret[], details: { signatures: number; toleranceSeconds: number }) {
+  const { signatures: count, toleranceSeconds: tolerance } = details;
+  const age = describeSkew(verdict.skewSeconds);
+  if (verdict.reason === 'no_matching_signature') {
+    const late = Math.abs(verdict.skewSeconds) > tolerance ? `; the timestamp is also ${age}, beyond the tolerance of ${tolerance} s` : '';
+    const which = secrets.length === 1 ? `signed with ${describeSecret(secrets[0]!)}` : `signed with any of the ${secrets.length} secrets (${secrets.map(describeSecret).join(', ')})`;
+    return localError('signature_mismatch', `no signature matches: none of the ${count} in webhook-signature is this body's, ${which}${late}`, {
+      hint: "check that the body is byte for byte what was delivered (a final newline counts) and that the secret is the endpoint's (chatctl webhooks fingerprint FILE)",
+      details: { reason: verdict.reason, ...details },
+    });
+  }
+  return localError('timestamp_out_of_tolerance', `the signature matches, but the timestamp is ${age}, beyond the tolerance of ${tolerance} s`, {
+    hint: 'a replayed or delayed delivery, or a clock that is off; --tolerance SECONDS allows more',
+    details: { reason: verdict.reason, ...details },
+  });
+}
+
+/** A secret as output names it: its file and fingerprint, never its value. */
+export const describeSecret = (s: { file: string; fingerprint: string }) => `${s.file === '-' ? 'standard input' : escapeInline(s.file)} (${s.fingerprint})`;
+
+/** --tolerance SECONDS, a whole number (default 300). */
+export function parseTolerance(raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_TOLERANCE_SECONDS;
+  if (!/^\d{1,12}$/.test(raw)) throw usageError(`invalid --tolerance "${escapeInline(raw)}": a whole number of seconds`);
+  return Number(raw);
 }
 
 const describeSkew = (skew: number) => (skew >= 0 ? `${skew} s old` : `${-skew} s in the future`);
@@ -106,16 +123,34 @@ function headerLine(line: string): [string, string] {
 async function readKey(secretFile: string | undefined, bodyFile: string | undefined, ctx: Context, command: string): Promise<Buffer> {
   if (secretFile === undefined)
     throw usageError('--secret-file is required', `the file holding the endpoint's whsec_ secret, e.g. chatctl webhooks ${command} --secret-file ./billing.whsec body.json`);
-  let text: string;
-  if (secretFile === '-') {
-    if (bodyFile === undefined || bodyFile === '-') throw usageError('--secret-file - and the body cannot both come from standard input', 'give the body as BODY_FILE');
-    text = await ctx.io.stdin.readAll();
-  } else text = readSmallFile(resolve(ctx.cwd, secretFile), secretFile);
+  if (secretFile === '-') return (await readStdinSecret(bodyFile, ctx)).key;
+  return SecretFiles.load([secretFile], ctx.cwd, (s) => ctx.io.scrubber.addSecret(s)).held[0]!.key;
+}
+
+/** verify's secrets, in the order given: files, and at most one from standard input (`-`). */
+async function readSecrets(given: readonly string[], bodyFile: string | undefined, ctx: Context): Promise<HeldSecret[]> {
+  if (given.length === 0)
+    throw usageError(
+      '--secret-file is required',
+      "the file holding the endpoint's whsec_ secret (repeat it for each secret you hold), e.g. chatctl webhooks verify --secret-file ./billing.whsec … body.json",
+    );
+  if (given.filter((g) => g === '-').length > 1) throw usageError('--secret-file - is given more than once', 'standard input holds one secret; give the others as files');
+  const stdin = given.includes('-') ? await readStdinSecret(bodyFile, ctx) : undefined;
+  const files = SecretFiles.load(
+    given.filter((g) => g !== '-'),
+    ctx.cwd,
+    (s) => ctx.io.scrubber.addSecret(s),
+  ).held;
+  return given.map((g) => (g === '-' ? stdin! : files.shift()!));
+}
+
+async function readStdinSecret(bodyFile: string | undefined, ctx: Context): Promise<HeldSecret> {
+  if (bodyFile === undefined || bodyFile === '-') throw usageError('--secret-file - and the body cannot both come from standard input', 'give the body as BODY_FILE');
+  const text = await ctx.io.stdin.readAll();
   ctx.io.scrubber.addSecret(text.trim());
   const key = parseSecret(text);
-  if (!key.ok)
-    throw usageError(`${secretFile === '-' ? 'standard input' : escapeInline(secretFile)} does not hold a signing secret: ${key.problem}`, 'a signing secret reads whsec_ followed by base64');
-  return key.value;
+  if (!key.ok) throw usageError(`standard input does not hold a signing secret: ${key.problem}`, 'a signing secret reads whsec_ followed by base64');
+  return { file: '-', fingerprint: fingerprint(text.trim()), key: key.value };
 }
 
 async function readBody(file: string | undefined, ctx: Context, command: string): Promise<Buffer> {

@@ -52,10 +52,13 @@ describe('completion engine', () => {
     expect(values(['webhooks'], 's')).toEqual(['sign']);
     expect(values(['webhooks', 'verify'], '--')).toEqual(expect.arrayContaining(['--secret-file', '--header', '--tolerance']));
     expect(values(['webhooks', 'sign'], '--')).toEqual(expect.arrayContaining(['--secret-file', '--id', '--timestamp']));
-    for (const cmd of ['sign', 'verify']) {
-      expect(complete(tree, ['webhooks', cmd, '--secret-file', 's'], '', () => []).files).toBe(true);
-      expect(complete(tree, ['webhooks', cmd, '--secret-file'], '', () => []).files).toBe(true);
-    }
+    expect(values(['webhooks'], 'l')).toEqual(['listen']);
+    expect(values(['webhooks', 'listen'], '--')).toEqual(expect.arrayContaining(['--secret-file', '--port', '--host', '--forward-to', '--tolerance']));
+    // listen and verify take --secret-file more than once: the second asks for a file too.
+    expect(complete(tree, ['webhooks', 'listen', '--secret-file', 'old.whsec', '--secret-file'], '', () => []).files).toBe(true);
+    expect(complete(tree, ['webhooks', 'listen', '--port'], '', () => []).files).toBe(false);
+    for (const cmd of ['sign', 'verify']) expect(complete(tree, ['webhooks', cmd, '--secret-file', 's'], '', () => []).files).toBe(true);
+    for (const cmd of ['sign', 'verify', 'listen']) expect(complete(tree, ['webhooks', cmd, '--secret-file'], '', () => []).files).toBe(true);
     expect(values(['webhooks', 'trigger', 'we_1', '--event'], 'chat.message.c')).toEqual(['chat.message.created.v1']);
   });
   it('offers nothing for free-form values', () => {

@@ -2,7 +2,7 @@
 // injected clock and id source. Signatures are computed here with
 // node:crypto, independently of src/signing/.
 import { afterAll, describe, expect, it } from 'vitest';
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { baseEnv, cleanupTempDirs, runInProcess, workspace } from '../../support/run.js';
@@ -15,11 +15,13 @@ const SECRET = `whsec_${KEY.toString('base64')}`;
 const OTHER = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
 const NOW = Date.parse('2030-01-01T00:00:00Z');
 const T = NOW / 1000;
+/** The fingerprint as the docs define it: sha256: and the first 16 hex digits of the SHA-256 of the secret. */
+const fp = (secret: string) => `sha256:${createHash('sha256').update(secret).digest('hex').slice(0, 16)}`;
 const UUID = '0b6f3c1e-5d2a-4c8e-9f01-23456789abcd';
 const BODY = '{"type":"chat.message.created.v1","data":{"text":"héllo"}}\n';
 
 /** The reference computation: HMAC-SHA256 over id.timestamp.body, base64. */
-const sig = (key: Buffer, id: string, ts: number, body: string | Buffer) =>
+const sig = (key: Buffer, id: string, ts: number | string, body: string | Buffer) =>
   'v1,' +
   createHmac('sha256', key)
     .update(Buffer.concat([Buffer.from(`${id}.${ts}.`), Buffer.from(body)]))
@@ -103,7 +105,7 @@ describe('webhooks verify', () => {
       .flatMap((l) => ['--header', l]);
     const r = await run(['webhooks', 'verify', '--secret-file', 'secret', ...headers, 'body.json']);
     expect(r.exitCode).toBe(0);
-    expect(r.stdout).toMatch(/^verified: signature 1 of 1 matches; webhook-id msg_0b6f3c1e5d2a4c8e9f0123456789abcd, timestamp 0 s old \(tolerance 300 s\)\n$/);
+    expect(r.stdout).toBe(`verified: signature 1 of 1 matches secret (${fp(SECRET)}); webhook-id msg_0b6f3c1e5d2a4c8e9f0123456789abcd, timestamp 0 s old (tolerance 300 s)\n`);
   });
 
   it('accepts a matching signature that comes second (an overlap: the old secret signs second)', async () => {
@@ -111,10 +113,59 @@ describe('webhooks verify', () => {
     const h = good();
     const r = await run(['webhooks', 'verify', '--secret-file', 'secret', '--json', ...headerArgs({ ...h, sig: `${sig(Buffer.alloc(32, 7), 'msg_1', T, BODY)} ${h.sig}` }), 'body.json']);
     expect(r.exitCode).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ verified: true, matched: 2, webhookId: 'msg_1', timestamp: T, skewSeconds: 0, toleranceSeconds: 300, signatures: 2 });
+    expect(JSON.parse(r.stdout)).toEqual({
+      verified: true,
+      matched: 2,
+      webhookId: 'msg_1',
+      timestamp: T,
+      skewSeconds: 0,
+      toleranceSeconds: 300,
+      signatures: 2,
+      matchedBy: [{ file: 'secret', fingerprint: fp(SECRET), signature: 2 }],
+    });
     // And the other secret matches the first.
     const o = await run(['webhooks', 'verify', '--secret-file', 'other', '--json', ...headerArgs({ ...h, sig: `${sig(Buffer.alloc(32, 7), 'msg_1', T, BODY)} ${h.sig}` }), 'body.json']);
     expect(JSON.parse(o.stdout)).toMatchObject({ verified: true, matched: 1 });
+  });
+
+  it('--secret-file more than once: every secret is tried, and each that matches is named by file and fingerprint', async () => {
+    const { run } = setup();
+    const h = good();
+    // An overlap: the new secret (OTHER) signs first, the old (SECRET) second.
+    const overlap = headerArgs({ ...h, sig: `${sig(Buffer.alloc(32, 7), 'msg_1', T, BODY)} ${h.sig}` });
+    const both = await run(['webhooks', 'verify', '--secret-file', 'secret', '--secret-file', 'other', ...overlap, 'body.json']);
+    expect(both.exitCode).toBe(0);
+    expect(both.stdout).toBe(`verified: signature 2 of 2 matches secret (${fp(SECRET)}); signature 1 of 2 matches other (${fp(OTHER)}); webhook-id msg_1, timestamp 0 s old (tolerance 300 s)\n`);
+    const json = await run(['webhooks', 'verify', '--secret-file', 'other', '--secret-file', 'secret', '--json', ...headerArgs(h), 'body.json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ verified: true, matched: 1, matchedBy: [{ file: 'secret', fingerprint: fp(SECRET), signature: 1 }] });
+    // Standard input as one of them.
+    const stdin = await run(['webhooks', 'verify', '--secret-file', 'other', '--secret-file', '-', '--json', ...headerArgs(h), 'body.json'], { input: SECRET });
+    expect(JSON.parse(stdin.stdout).matchedBy).toEqual([{ file: '-', fingerprint: fp(SECRET), signature: 1 }]);
+    // Neither matches: exit 9 naming both by file and fingerprint.
+    const none = await run(['webhooks', 'verify', '--secret-file', 'other', '--secret-file', 'other', '--json', ...headerArgs(h), 'body.json']);
+    expect(none.exitCode).toBe(9);
+    expect(parseErrorLine(none.stderr).error).toMatchObject({
+      code: 'signature_mismatch',
+      message: expect.stringContaining(`signed with any of the 2 secrets (other (${fp(OTHER)}), other (${fp(OTHER)}))`),
+      details: { matchedBy: [] },
+    });
+    const twice = await run(['webhooks', 'verify', '--secret-file', '-', '--secret-file', '-', ...headerArgs(h), 'body.json'], { input: SECRET });
+    expect([twice.exitCode, twice.stderr]).toEqual([2, expect.stringContaining('--secret-file - is given more than once')]);
+  });
+
+  it('signs over the timestamp header as received: webhook-timestamp 0<ts> does not pass with the signature of <ts>, and is refused as not a plain integer', async () => {
+    const { run } = setup();
+    const h = good();
+    const padded = await run(['webhooks', 'verify', '--secret-file', 'secret', ...headerArgs({ ...h, ts: `0${T}` }), 'body.json']);
+    expect(padded.exitCode).toBe(2);
+    expect(padded.stderr).toContain('webhook-timestamp must be Unix seconds: a plain decimal integer (digits only, no sign, no leading zero)');
+    // Even signed over the padded text, it is not a timestamp a sender makes.
+    const signedPadded = await run(['webhooks', 'verify', '--secret-file', 'secret', ...headerArgs({ ...h, ts: `0${T}`, sig: sig(KEY, 'msg_1', `0${T}`, BODY) }), 'body.json']);
+    expect(signedPadded.exitCode).toBe(2);
+    for (const ts of [`+${T}`, `${T}.0`, ` ${T}x`]) {
+      const r = await run(['webhooks', 'verify', '--secret-file', 'secret', ...headerArgs({ ...h, ts }), 'body.json']);
+      expect(r.exitCode, ts).toBe(2);
+    }
   });
 
   it('a tampered body, another secret, a changed id: exit 9, signature_mismatch', async () => {
@@ -167,6 +218,7 @@ describe('webhooks verify', () => {
     ['no webhook-id', ['--header', `webhook-timestamp: ${T}`, '--header', 'webhook-signature: v1,abc'], /malformed headers: missing header: webhook-id/],
     ['no headers at all', [], /missing headers: webhook-id, webhook-timestamp, webhook-signature/],
     ['a timestamp that is not seconds', headerArgs({ id: 'm', ts: '2030-01-01', sig: 'v1,abc' }), /webhook-timestamp must be Unix seconds/],
+    ['a timestamp with a leading zero', headerArgs({ id: 'm', ts: `0${T}`, sig: 'v1,abc' }), /webhook-timestamp must be Unix seconds/],
     ['an empty signature value', headerArgs({ id: 'm', ts: T, sig: 'v1,' }), /entry 1 is not of the form v1,<base64>/],
     ['a line without a colon', ['--header', 'webhook-id msg_1'], /malformed --header "webhook-id msg_1": expected NAME: VALUE/],
     ['a repeated header', [...headerArgs({ id: 'm', ts: T, sig: 'v1,abc' }), '--header', 'Webhook-Id: n'], /webhook-id is given more than once/],

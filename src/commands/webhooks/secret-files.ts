@@ -1,0 +1,116 @@
+// The signing secrets a receiver holds, one file each (`--secret-file`,
+// repeatable), for `webhooks verify` and `webhooks listen`. Each is named by
+// the path as given and by its fingerprint, never by its value, and every
+// value read is handed to the scrubber before anything can print it.
+//
+// `refresh()` looks at every file again (stat, then a re-read of its few
+// bytes) before each delivery, so a rotation that rewrites a file, in place
+// or by a rename over it, is in effect at the next delivery. The content is
+// compared rather than the stat alone: two writes within one tick of the
+// file system's clock, of the same size, leave the stat unchanged.
+// docs/signing.md says what a receiver sees.
+import { readFileSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { usageError } from '../../errors/cli-error.js';
+import { escapeInline } from '../../output/sanitize.js';
+import { fingerprint } from '../../secret/fingerprint.js';
+import { parseSecret } from '../../signing/standard-webhooks.js';
+import { readSmallFile } from './fingerprint.js';
+
+/** A secret held now: its file (as given), its fingerprint and its HMAC key. */
+export interface HeldSecret {
+  file: string;
+  fingerprint: string;
+  key: Buffer;
+}
+
+/** What one look at the files found. */
+export interface SecretsNow {
+  /** The files that hold a secret now, in the order given. */
+  held: HeldSecret[];
+  /** The files left out this time, and why (missing, not a secret any more, unreadable). */
+  skipped: { file: string; reason: string }[];
+  /** The files whose secret changed since the last look, with the new fingerprint. */
+  reloaded: { file: string; fingerprint: string }[];
+}
+
+/** Far beyond any signing secret; a bigger file is the wrong one. */
+const MAX_SECRET_FILE_BYTES = 64 * 1024;
+
+interface Entry {
+  file: string;
+  path: string;
+  text: string;
+  held: HeldSecret | undefined;
+}
+
+export class SecretFiles {
+  private constructor(
+    private readonly entries: Entry[],
+    private readonly onSecret: (secret: string) => void,
+  ) {}
+
+  /**
+   * Every file must exist and hold a secret now, else a usage error (exit 2)
+   * naming it. `onSecret` is told each value (the scrubber).
+   */
+  static load(files: readonly string[], cwd: string, onSecret: (secret: string) => void): SecretFiles {
+    const entries = files.map((file) => {
+      const text = readSmallFile(resolve(cwd, file), escapeInline(file));
+      onSecret(text.trim());
+      return { file, path: resolve(cwd, file), text, held: heldSecret(file, text) };
+    });
+    return new SecretFiles(entries, onSecret);
+  }
+
+  /** The secrets as loaded, without looking at the files again. */
+  get held(): HeldSecret[] {
+    return this.entries.flatMap((e) => (e.held ? [e.held] : []));
+  }
+
+  /** Looks at every file again (see the top of this file). */
+  refresh(): SecretsNow {
+    const now: SecretsNow = { held: [], skipped: [], reloaded: [] };
+    for (const e of this.entries) {
+      const read = readSecretFile(e.path);
+      if ('reason' in read) {
+        now.skipped.push({ file: e.file, reason: read.reason });
+        continue;
+      }
+      if (read.text !== e.text) {
+        this.onSecret(read.text.trim());
+        e.text = read.text;
+        const key = parseSecret(read.text);
+        e.held = key.ok ? { file: e.file, fingerprint: fingerprint(read.text.trim()), key: key.value } : undefined;
+        if (e.held) now.reloaded.push({ file: e.file, fingerprint: e.held.fingerprint });
+      }
+      if (e.held) now.held.push(e.held);
+      else now.skipped.push({ file: e.file, reason: `it does not hold a signing secret (${parseProblem(e.text)})` });
+    }
+    return now;
+  }
+}
+
+/** A file's secret, or a usage error that names the file (never the value). */
+function heldSecret(file: string, text: string): HeldSecret {
+  const key = parseSecret(text);
+  if (!key.ok) throw usageError(`${escapeInline(file)} does not hold a signing secret: ${key.problem}`, 'a signing secret reads whsec_ followed by base64');
+  return { file, fingerprint: fingerprint(text.trim()), key: key.value };
+}
+
+const parseProblem = (text: string) => {
+  const key = parseSecret(text);
+  return key.ok ? 'no problem' : key.problem;
+};
+
+function readSecretFile(path: string): { text: string } | { reason: string } {
+  try {
+    const st = statSync(path);
+    if (!st.isFile()) return { reason: 'it is not a regular file any more' };
+    if (st.size > MAX_SECRET_FILE_BYTES) return { reason: `it holds more than ${MAX_SECRET_FILE_BYTES} bytes` };
+    return { text: readFileSync(path, 'utf8') };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return { reason: code === 'ENOENT' ? 'the file is missing' : `it cannot be read (${code ?? 'error'})` };
+  }
+}

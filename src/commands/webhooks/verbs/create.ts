@@ -1,0 +1,33 @@
+// chatctl webhooks create: its options, help and examples. The action loads
+// the command's module when it runs.
+import { Option, type Command } from 'commander';
+import { collect, examples, type Factory } from '../../app.js';
+import { EVENT_TYPES } from '../../../api/spec.js';
+import { SECRET_TO_HELP, SECRET_TO_MORE } from './help-text.js';
+
+export function registerCreate(parent: Command, f: Factory): void {
+  parent
+    .command('create')
+    .description('create a signed webhook endpoint and receive its signing secret (shown once)')
+    .option('--name <name>', 'display name, 1 to 80 characters')
+    .option('--url <url>', 'destination URL: an absolute http:// or https:// URL, at most 2048 characters')
+    .addOption(new Option('--event <type>', 'event type to subscribe to; repeat it or give a comma-separated list').argParser(collect))
+    .option('--idempotency-key <key>', 'reuse the key of an earlier run that may have been applied (default: a new UUID)')
+    .addOption(new Option('--secret-to <sink>', SECRET_TO_HELP).argParser(collect))
+    .option('--secret-file <path>', 'the same as --secret-to file:PATH')
+    .option('--force', 'with a file: destination: replace an existing regular file')
+    .addHelpText(
+      'after',
+      examples(
+        'chatctl webhooks create --name billing --url https://hooks.example.com/chat --event chat.message.created.v1,chat.message.updated.v1 --secret-to file:./billing.whsec',
+        'chatctl webhooks create --name audit --url https://audit.example.com/in --event chat.message.deleted.v1 --secret-to "exec:gh secret set AUDIT_WEBHOOK_SECRET --repo acme/audit"',
+        'chatctl webhooks create --name ci --url https://ci.example.com/in --event chat.message.created.v1 --secret-to env-file:.env#WEBHOOK_SECRET --json > endpoint.json',
+      ) +
+        SECRET_TO_MORE +
+        `\nEvent types:\n${EVENT_TYPES.map((e) => `  ${e}`).join('\n')}\n`,
+    )
+    .action(async (opts) => {
+      const { runCreate } = await import('../create.js');
+      await runCreate(opts, f);
+    });
+}
