@@ -129,8 +129,9 @@ describe.runIf(missing.length === 0)('against gnome-keyring in a D-Bus session o
     expect(readFileSync(join(ws.configDir, 'config.json'), 'utf8')).not.toContain(KEYRING_TOKEN);
 
     const status = await run(['auth', 'status', '--json'], ws);
-    expect(parseStdoutJson(status.stdout)).toMatchObject({ tokenSource: 'keyring', tokenStored: true, profiles: [{ name, tokenSource: 'keyring' }] });
-    expect((await run(['auth', 'status'], ws)).stdout).toContain(`token:        in the system keyring, profile "${name}"`);
+    expect(status.exitCode, status.stderr).toBe(0);
+    expect(parseStdoutJson(status.stdout)).toMatchObject({ tokenSource: 'keyring', tokenStored: true, tokenReadable: true, profiles: [{ name, tokenSource: 'keyring' }] });
+    expect((await run(['auth', 'status'], ws)).stdout).toContain(`token:        in the system keyring, profile "${name}"; read just now\n`);
     expect(status.stdout).not.toContain(KEYRING_TOKEN);
 
     const reactivate = await run(REACTIVATE, ws);
@@ -222,6 +223,10 @@ describe.runIf(missing.length === 0)('against gnome-keyring in a D-Bus session o
     expect(r.stderr).toContain(`profile "${name}" keeps its token in the system keyring, but there is no entry`);
     expect(r.stderr).toContain(`chatctl auth login --profile ${name}`);
     expect(server.requests).toHaveLength(0);
+    // auth status reads the entry too, so `auth status >/dev/null || chatctl auth login` logs in.
+    const status = await run(['auth', 'status'], ws);
+    expect(status.exitCode).toBe(3);
+    expect(status.stderr).toContain(`profile "${name}" keeps its token in the system keyring, but there is no entry`);
   });
 
   test('CHATCTL_TOKEN comes before the keyring entry', async () => {
