@@ -20,6 +20,7 @@ import { reportError, toCliError } from '../errors/report.js';
 import { CliError } from '../errors/cli-error.js';
 import { EXIT, type ExitCode } from '../errors/exit-codes.js';
 import { configuredProgram, focusOf, runCli } from '../cli.js';
+import { scopeOriginOf } from '../errors/hints.js';
 import { outputMode } from './invocation.js';
 import type { GlobalOptions } from '../context.js';
 
@@ -89,6 +90,7 @@ export async function execute(argv: string[], given: ExecuteContext): Promise<nu
     }
     const e = toCliError(err);
     if (e.exitCode === EXIT.auth) e.credential ??= ctx.invocation?.tokenOrigin();
+    if (e.status !== null && (e.exitCode === EXIT.permission || e.exitCode === EXIT.notFound)) e.scope ??= scopeOriginOf(ctx.invocation?.describe);
     const bySignal = signal.aborted ? SIGNAL_EXIT[String(signal.reason)] : undefined;
     const final =
       e.exitCode === EXIT.interrupted && bySignal !== undefined && bySignal !== EXIT.interrupted

@@ -2,6 +2,7 @@
 // prints them once and turns them into the exit status.
 import { EXIT_FOR_LOCAL_CODE, type ExitCode, type LocalErrorCode } from './exit-codes.js';
 import type { RerunContext, TokenOrigin } from './explain.js';
+import type { ScopeOrigin } from './hints.js';
 
 export type { LocalErrorCode };
 
@@ -33,6 +34,8 @@ export class CliError extends Error {
   rerun: RerunContext | undefined;
   /** On an authentication failure (exit 4): where the token that was sent came from, for the next step (errors/explain.ts). */
   credential: TokenOrigin | undefined;
+  /** On a refusal for permission or an unknown resource (exit 5, 6): the scope the request was for, for the next step (errors/hints.ts). */
+  scope: ScopeOrigin | undefined;
 
   constructor(
     readonly code: string,

@@ -9,6 +9,7 @@ import { EXIT } from './exit-codes.js';
 import { shellQuote, shellWord } from '../output/sanitize.js';
 import type { TokenSource } from '../scope/resolve.js';
 import { helperLabel } from '../credentials/token.js';
+import { duplicateHint, notFoundHint, permissionHint } from './hints.js';
 
 /** Where the token of a run came from, and whether its profile keeps one of its own (which CHATCTL_TOKEN hides). */
 export interface TokenOrigin {
@@ -20,23 +21,38 @@ export interface TokenOrigin {
   command?: string | undefined;
 }
 
-/** The command that failed, as the command itself knows it (set by rotate and reactivate). */
+/** The command that failed, as the command itself knows it (set by create, rotate and reactivate). */
 export interface RerunContext {
-  /** The command words and the endpoint id: ['webhooks', 'rotate', 'we_1']. */
-  words: [string, string, string];
-  /** The version the command sent. */
-  expectedVersion: number;
+  /** The command words and the endpoint id: ['webhooks', 'rotate', 'we_1'] (create has none: ['webhooks', 'create']). */
+  words: [string, string] | [string, string, string];
+  /** The version the command sent (create sends none). */
+  expectedVersion?: number | undefined;
   /** Flags to repeat after --expected-version, in order: [['--mode', 'overlap'], ['--yes']]. */
   flags: string[][];
+  /** The Idempotency-Key the request carried (create, rotate): a re-run of the same request repeats it. */
+  idempotencyKey?: string | undefined;
   /** The clock when the error was caught, for "in 3 h". */
   now?: number | undefined;
 }
 
 /** The re-run command line; the endpoint id is always quoted, as ids are the user's to paste. */
-export function rerunCommand(ctx: RerunContext, expectedVersion: number | string, flags = ctx.flags): string {
+export function rerunCommand(ctx: RerunContext, expectedVersion: number | string | undefined, flags = ctx.flags): string {
   const [group, verb, id] = ctx.words;
-  return ['chatctl', group, verb, shellQuote(id), '--expected-version', String(expectedVersion), ...flags.flat().map(shellWord)].join(' ');
+  const version = expectedVersion === undefined ? [] : ['--expected-version', String(expectedVersion)];
+  return ['chatctl', group, verb, ...(id === undefined ? [] : [shellQuote(id)]), ...version, ...flags.flat().map(shellWord)].join(' ');
 }
+
+/**
+ * The same request again, with its Idempotency-Key when it had one: the one
+ * command that both the message of exhausted retries (the HTTP client's
+ * `rerun`) and its `next:` line give, so a re-run cannot apply it twice.
+ */
+export function sameRequestCommand(ctx: RerunContext, idempotencyKey = ctx.idempotencyKey): string {
+  return rerunCommand(ctx, ctx.expectedVersion, idempotencyKey === undefined ? ctx.flags : [...ctx.flags, ['--idempotency-key', idempotencyKey]]);
+}
+
+/** The HTTP client's words for a re-run of a keyed request (`rerun` of its extras), naming the command. */
+export const rerunWords = (ctx: RerunContext) => (idempotencyKey: string) => `re-run ${sameRequestCommand(ctx, idempotencyKey)} so the change cannot be applied twice`;
 
 const asRecord = (v: unknown): Record<string, unknown> | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
 
@@ -111,7 +127,8 @@ export function explainCredential(o: TokenOrigin): string[] {
 /** The lines to print under the error's message (human mode). None for most errors. */
 export function explainError(e: CliError): string[] {
   if (e.exitCode === EXIT.auth && e.credential) return explainCredential(e.credential);
-  const ctx = e.rerun;
+  // A re-run with another version is for the commands that send one (not create).
+  const ctx = e.rerun?.expectedVersion !== undefined ? e.rerun : undefined;
   if (e.exitCode === EXIT.versionConflict) {
     const current = currentVersionOf(e.details);
     if (current === undefined) {
@@ -140,6 +157,10 @@ export function explainError(e: CliError): string[] {
     // The server refused the token: which one was sent is the first question.
     return ['next: chatctl auth status shows which token is used and where it comes from (CHATCTL_TOKEN wins over a stored one); store another with chatctl auth login'];
   }
+  // The server's refusals (a status): the scope and the token are the first things to check.
+  if (e.status !== null && e.exitCode === EXIT.permission) return permissionHint(e);
+  if (e.status !== null && e.exitCode === EXIT.notFound) return notFoundHint(e);
+  if (e.code === 'webhook_endpoint_conflict') return duplicateHint(e);
   if (e.exitCode === EXIT.limit) {
     return e.code === 'webhook_endpoint_limit_reached'
       ? [
@@ -167,8 +188,7 @@ export function explainError(e: CliError): string[] {
 function sameAgain(e: CliError): string {
   const ctx = e.rerun;
   if (!ctx) return e.idempotencyKey ? ` the same command with --idempotency-key ${shellWord(e.idempotencyKey)}` : ' the same command';
-  const flags = e.idempotencyKey ? [...ctx.flags, ['--idempotency-key', e.idempotencyKey]] : ctx.flags;
-  return `: ${rerunCommand(ctx, ctx.expectedVersion, flags)}`;
+  return `: ${sameRequestCommand(ctx, e.idempotencyKey ?? ctx.idempotencyKey)}`;
 }
 
 /** Attaches the re-run context to a CliError passing through (anything else passes unchanged). */

@@ -4,6 +4,7 @@
 import { KEYRING_STORAGE, type ConfigData, type Profile } from '../config/schema.js';
 import type { Scope } from '../api/spec.js';
 import { configError, usageError } from '../errors/cli-error.js';
+import { unknownProfileError } from '../errors/hints.js';
 
 export interface GlobalFlags {
   profile?: string | undefined;
@@ -26,6 +27,8 @@ export interface SelectedProfile {
   explicit: boolean;
   source: ProfileSource;
   profile: Profile | undefined;
+  /** The names of the stored profiles, for a suggestion when the one asked for is not among them. */
+  stored?: readonly string[];
 }
 
 export interface Connection {
@@ -56,13 +59,13 @@ export function selectProfile(flags: GlobalFlags, env: NodeJS.ProcessEnv, config
   // Profile names are plain keys: "constructor" or "__proto__" are absent unless stored.
   const profiles = config.profiles;
   const profile = profiles !== undefined && Object.hasOwn(profiles, name) ? profiles[name] : undefined;
-  return { name, explicit: source === 'flag' || source === 'env', source, profile };
+  return { name, explicit: source === 'flag' || source === 'env', source, profile, stored: Object.keys(profiles ?? {}) };
 }
 
 /** The profile must exist when it was asked for by name. */
 export function requireSelected(sel: SelectedProfile): void {
   if (sel.explicit && !sel.profile) {
-    throw configError(`profile "${sel.name}" does not exist`, 'list profiles with: chatctl profile list');
+    throw unknownProfileError(sel.name, sel.stored ?? [], sel.source);
   }
 }
 

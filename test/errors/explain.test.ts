@@ -173,7 +173,7 @@ describe('authentication refused (exit 4)', () => {
   });
 
   it('adds nothing to a 4 that is not a refused token, nor under --json', () => {
-    expect(explainError(new CliError('permission_denied', 'not allowed', 5, { status: 403 }))).toEqual([]);
+    expect(explainError(new CliError('authentication_required', 'no token sent', 4))).toEqual([]);
     const e = new CliError('authentication_failed', 'the bearer token is not valid', 4, { status: 401, requestId: 'req_3', details: {} });
     expect(reported(e, true)).not.toContain('auth status');
   });

@@ -7,7 +7,7 @@ import { namingTheKey } from './interrupted.js';
 import { endpointLabel } from '../../output/label.js';
 import { escapeInline } from '../../output/sanitize.js';
 import { missing } from './create.js';
-import { withRerun } from '../../errors/explain.js';
+import { rerunWords, withRerun, type RerunContext } from '../../errors/explain.js';
 
 export interface RotateOptions {
   expectedVersion?: string;
@@ -41,19 +41,20 @@ export async function runRotate(endpointId: string, opts: RotateOptions, f: Fact
       throw localError('interrupted', message, { reported: !g.json });
     }
   }
-  const client = await f.client();
+  // On a conflict or exhausted retries, the report gives the command to re-run (errors/explain.ts).
+  const flags = [
+    ['--mode', body.mode],
+    ...(opts.secretFile !== undefined ? [['--secret-file', opts.secretFile]] : []),
+    ...(opts.secretTo ?? []).map((to) => ['--secret-to', to]),
+    ...(opts.force ? [['--force']] : []),
+    ...(opts.yes ? [['--yes']] : []),
+  ];
+  if (g.profile) flags.push(['--profile', g.profile]);
+  const rerun: RerunContext = { words: ['webhooks', 'rotate', id], expectedVersion: body.expectedVersion, flags, idempotencyKey, now: ctx.now() };
+  const client = await f.client({ rerun: rerunWords(rerun) });
   const answer = await namingTheKey(
     client.rotate(id, body, idempotencyKey).catch((err: unknown) => {
-      // On a conflict, the report gives the command to re-run (errors/explain.ts).
-      const flags = [
-        ['--mode', body.mode],
-        ...(opts.secretFile !== undefined ? [['--secret-file', opts.secretFile]] : []),
-        ...(opts.secretTo ?? []).map((to) => ['--secret-to', to]),
-        ...(opts.force ? [['--force']] : []),
-        ...(opts.yes ? [['--yes']] : []),
-      ];
-      if (g.profile) flags.push(['--profile', g.profile]);
-      throw withRerun(err, { words: ['webhooks', 'rotate', id], expectedVersion: body.expectedVersion, flags, now: ctx.now() });
+      throw withRerun(err, { ...rerun, now: ctx.now() });
     }),
     { endpointId: id },
   );
