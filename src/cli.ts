@@ -96,7 +96,9 @@ export function buildProgram(ctx: Context, focus?: string): Command {
         'chatctl auth login --with-token < token.txt',
         'chatctl webhooks create --name billing --url https://hooks.example.com/chat --event chat.message.created.v1 --secret-file ./whsec',
         'chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --json',
-      ) + '\nEvery command has --help with examples; all of them at once: chatctl help reference\nExit codes: chatctl help exit-codes\nEnvironment variables: chatctl help environment\n',
+      ) +
+        '\nRun with no arguments, chatctl prints this help and exits 0.\n' +
+        'Every command has --help with examples; all of them at once: chatctl help reference\nExit codes: chatctl help exit-codes\nEnvironment variables: chatctl help environment\n',
     )
     // The flags are parsed once, by commander; what follows from them is
     // worked out here, once, before any command runs.
@@ -180,6 +182,8 @@ export function focusOf(argv: readonly string[]): string | undefined {
  */
 export async function runCli(program: Command, argv: string[]): Promise<void> {
   let args: string[];
+  // Bare `chatctl`: its help on stdout and exit 0, as gh does (README, Commands).
+  if (argv.length === 0) return void program.outputHelp();
   try {
     if (isHelpHelp(argv)) {
       program.parseOptions(argv);
