@@ -9,7 +9,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { BIN, NODE, REACTIVATE, ROTATE, errorBody, mutationBody, rotatePath, secretBody } from '../../support/fixtures.js';
+import { BIN, NODE, REACTIVATE, ROOT, ROTATE, errorBody, mutationBody, rotatePath, secretBody } from '../../support/fixtures.js';
 import { parseErrorLine, parseStdoutJson } from '../../support/json.js';
 import { buildEnv, cleanupTempDirs, runCli, tempDir, waitFor, workspace, type Workspace, type RunOptions } from '../../support/run.js';
 import { execa } from 'execa';
@@ -168,6 +168,9 @@ describe('no keyring: the file, and the user is told', () => {
         'Use --insecure-storage to choose the file without trying the keyring, or start a Secret Service first (on a server: dbus-run-session with gnome-keyring-daemon --unlock, see docs/credentials.md).',
     );
     expect(r.stderr).not.toMatch(/X11|autolaunch|DBus error|Platform failure/i);
+    // docs/credentials.md shows this very warning (for its example path).
+    const doc = readFileSync(join(ROOT, 'docs', 'credentials.md'), 'utf8');
+    expect(doc).toContain(`\n  ${warning!.replace(join(ws.configDir, 'config.json'), '/home/me/.config/chatctl/config.json')}\n`);
     expect(configOf(ws).profiles.prod).toMatchObject({ token: FILE_TOKEN });
     expect(configOf(ws).profiles.prod!.tokenStorage).toBeUndefined();
     expect(r.stderr).not.toContain(FILE_TOKEN);
