@@ -28,7 +28,9 @@ export function registerAuth(auth: Command, f: Factory): void {
     .action(async () => (await import('./logout.js')).runAuthLogout(f));
   auth
     .command('status')
-    .description('show which profile and token would be used, and where each profile keeps its token (env, command, keyring, file), never a value (exit 3 when there is no token)')
+    .description(
+      'show which profile and token would be used, and where each profile keeps its token (env, command, keyring, file), never a value; the token is read as a command would read it (exit 3, with the cause, when there is none or it cannot be read)',
+    )
     .addHelpText('after', examples('chatctl auth status', 'chatctl auth status --json'))
     .action(async () => (await import('./status.js')).runAuthStatus(f));
   auth
