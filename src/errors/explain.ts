@@ -48,7 +48,8 @@ export function rerunCommand(ctx: RerunContext, expectedVersion: number | string
  * `rerun`) and its `next:` line give, so a re-run cannot apply it twice.
  */
 export function sameRequestCommand(ctx: RerunContext, idempotencyKey = ctx.idempotencyKey): string {
-  return rerunCommand(ctx, ctx.expectedVersion, idempotencyKey === undefined ? ctx.flags : [...ctx.flags, ['--idempotency-key', idempotencyKey]]);
+  const command = rerunCommand(ctx, ctx.expectedVersion);
+  return idempotencyKey === undefined ? command : `${command} --idempotency-key ${shellQuote(idempotencyKey)}`;
 }
 
 /** The HTTP client's words for a re-run of a keyed request (`rerun` of its extras), naming the command. */

@@ -85,7 +85,7 @@ describe.concurrent('npm run demo', () => {
       /^POST http:\/\/127\.0\.0\.1:\d+\/_sandbox\/clock \{"advanceMs":86400000\}$/,
       /^receiver: accepted msg_\S+: signature 1 of 1 matches the new secret$/,
       /^receiver: refused msg_\S+: none of the 1 signatures matches the old secret$/,
-      /^Delivered chat\.message\.created\.v1 to http:\/\/127\.0\.0\.1:\d+\/hooks: the receiver answered 401 in \d+ ms\.$/,
+      /^Not accepted: chat\.message\.created\.v1 was sent to http:\/\/127\.0\.0\.1:\d+\/hooks, and the receiver answered 401 in \d+ ms\.$/,
       /^\(exit 9, as expected\)$/,
     ];
     let at = -1;

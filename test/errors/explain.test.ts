@@ -136,7 +136,7 @@ describe('limit, rate limit, unavailable (exits 10, 11, 12) end with a next step
   it('11: wait and re-run the same request, with its key when it may have been applied; how to wait longer', () => {
     const e = withRerun(new CliError('rate_limit_exceeded', 'too many requests', 11, { status: 429, idempotencyKey: 'k-1' }), rotateCtx()) as CliError;
     expect(explainError(e)).toEqual([
-      "next: wait a minute, then re-run: chatctl webhooks rotate 'we_1' --expected-version 3 --mode overlap --idempotency-key k-1",
+      "next: wait a minute, then re-run: chatctl webhooks rotate 'we_1' --expected-version 3 --mode overlap --idempotency-key 'k-1'",
       'to wait through more refusals in one run: --max-retries N (default 4); for rotate --from: a lower --concurrency',
     ]);
     expect(explainError(new CliError('rate_limit_exceeded', 'x', 11))[0]).toBe('next: wait a minute, then re-run the same command');

@@ -76,7 +76,7 @@ describe('what to do next', () => {
     const inNext = /next: wait a minute, then re-run: (chatctl webhooks .*)\n/.exec(r.stderr)?.[1];
     expect(inMessage).toBeDefined();
     expect(inNext).toBe(inMessage);
-    expect(inNext).toContain('--idempotency-key key-1');
+    expect(inNext).toContain("--idempotency-key 'key-1'");
     // The command works once the server lets it through: the same key, applied once.
     const again = await run(
       inNext!
