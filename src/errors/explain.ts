@@ -172,7 +172,8 @@ export function explainError(e: CliError): string[] {
   if (e.exitCode === EXIT.rateLimited) {
     return [`next: wait a minute, then re-run${sameAgain(e)}`, 'to wait through more refusals in one run: --max-retries N (default 4); for rotate --from: a lower --concurrency'];
   }
-  if (e.exitCode === EXIT.unavailable) {
+  // (A delivery the sandbox made to a receiver that was down: the service answered; its hint says what to do.)
+  if (e.exitCode === EXIT.unavailable && e.code !== 'delivery_failed') {
     const lines = e.code === 'network_error' ? ['next: check the base URL, proxy and network with: chatctl doctor'] : [];
     lines.push(`${lines.length ? 'then' : 'next: once the service answers again,'} re-run${sameAgain(e)}`);
     if (e.code === 'timeout') lines.push('a slow service: allow more time with --timeout SECONDS (one attempt) or --deadline SECONDS (the whole command)');
