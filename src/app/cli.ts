@@ -95,7 +95,9 @@ export function buildProgram(ctx: Context, focus?: string, run: InvocationSlot =
         'chatctl auth login --with-token < token.txt',
         'chatctl webhooks create --name billing --url https://hooks.example.com/chat --event chat.message.created.v1 --secret-file ./whsec',
         'chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --json',
-      ) + '\nEvery command has --help with examples; all of them at once: chatctl help reference\nExit codes: chatctl help exit-codes\nEnvironment variables: chatctl help environment\n',
+      ) +
+        '\nRun with no arguments, chatctl prints this help and exits 0.\n' +
+        'Every command has --help with examples; all of them at once: chatctl help reference\nExit codes: chatctl help exit-codes\nEnvironment variables: chatctl help environment\n',
     )
     // The flags are parsed once, by commander; what follows from them is
     // worked out here, once, before any command runs.

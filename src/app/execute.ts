@@ -23,6 +23,7 @@ import { runCli } from './help-routing.js';
 import { outputMode, type InvocationSlot } from '../run/invocation.js';
 import { explainCredential } from '../credentials/origin.js';
 import type { Clock } from '../system/clock.js';
+import { scopeOriginOf } from '../errors/hints.js';
 
 declare const __CHATCTL_VERSION__: string;
 export const VERSION = typeof __CHATCTL_VERSION__ === 'string' ? __CHATCTL_VERSION__ : '0.0.0-dev';
@@ -93,6 +94,7 @@ export async function execute(argv: string[], given: ExecuteContext): Promise<nu
     const e = toCliError(err);
     const origin = e.exitCode === EXIT.auth ? run.invocation?.tokenOrigin() : undefined;
     if (origin) e.explanation ??= explainCredential(origin);
+    if (e.status !== null && (e.exitCode === EXIT.permission || e.exitCode === EXIT.notFound)) e.scope ??= scopeOriginOf(run.invocation?.describe);
     const bySignal = signal.aborted ? SIGNAL_EXIT[String(signal.reason)] : undefined;
     const final =
       e.exitCode === EXIT.interrupted && bySignal !== undefined && bySignal !== EXIT.interrupted

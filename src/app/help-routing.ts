@@ -8,7 +8,7 @@
 import { type Command, CommanderError } from 'commander';
 import type { Context, GlobalOptions } from '../context.js';
 import { localError, usageError } from '../errors/cli-error.js';
-import { didYouMean, nearest } from '../input/suggest.js';
+import { didYouMean, nearest } from '../errors/suggest.js';
 import { HELP_HELP } from '../meta/reference.js';
 import { shownSubcommands } from '../meta/tree.js';
 
@@ -37,6 +37,8 @@ function topLevelWords(program: Command): string[] {
  * argv names (undefined for help or anything unclear).
  */
 export async function runCli(program: Command, argv: string[], focus: string | undefined): Promise<void> {
+  // Bare `chatctl`: its help on stdout and exit 0, as gh does (README, Commands).
+  if (argv.length === 0) return void program.outputHelp();
   const args = routeHelp(program, argv);
   if (args === undefined) return;
   try {

@@ -2,7 +2,7 @@
 // (`profile use`), or "default". Pure: the caller hands in the flag, the
 // environment and the config it read.
 import type { ConfigData, Profile } from './schema.js';
-import { configError } from '../errors/cli-error.js';
+import { unknownProfileError } from '../errors/hints.js';
 import { nonEmpty } from '../input/values.js';
 
 /** The global option profile selection reads. */
@@ -19,6 +19,8 @@ export interface SelectedProfile {
   explicit: boolean;
   source: ProfileSource;
   profile: Profile | undefined;
+  /** The names of the stored profiles, for a suggestion when the one asked for is not among them. */
+  stored?: readonly string[];
 }
 
 export const DEFAULT_PROFILE = 'default';
@@ -32,12 +34,12 @@ export function selectProfile(flags: ProfileFlags, env: NodeJS.ProcessEnv, confi
   // Profile names are plain keys: "constructor" or "__proto__" are absent unless stored.
   const profiles = config.profiles;
   const profile = profiles !== undefined && Object.hasOwn(profiles, name) ? profiles[name] : undefined;
-  return { name, explicit: source === 'flag' || source === 'env', source, profile };
+  return { name, explicit: source === 'flag' || source === 'env', source, profile, stored: Object.keys(profiles ?? {}) };
 }
 
 /** The profile must exist when it was asked for by name. */
 export function requireSelected(sel: SelectedProfile): void {
   if (sel.explicit && !sel.profile) {
-    throw configError(`profile "${sel.name}" does not exist`, 'list profiles with: chatctl profile list');
+    throw unknownProfileError(sel.name, sel.stored ?? [], sel.source);
   }
 }

@@ -105,7 +105,7 @@ export function keyringCall(op: KeyringOp, account: string, opts: KeyringOptions
     child.on('close', (code, signal) => {
       try {
         const r = JSON.parse(out) as KeyringResult;
-        if (r && typeof r === 'object' && typeof r.ok === 'boolean') return finish(r);
+        if (r && typeof r === 'object' && typeof r.ok === 'boolean') return finish(r.ok ? r : { ...r, reason: plainReason(r.reason, opts.env) });
       } catch {
         /* below */
       }
@@ -117,6 +117,32 @@ export function keyringCall(op: KeyringOp, account: string, opts: KeyringOptions
       child.stdin!.end(password ?? '');
     }
   });
+}
+
+/** The options of a run's keyring calls: its environment, its Ctrl-C, and the limit (shortened by tests). */
+export function keyringOptions(ctx: { env: Env; signal?: AbortSignal | undefined; credentialLimits?: { keyringMs?: number | undefined } | undefined }): KeyringOptions {
+  return { env: ctx.env, signal: ctx.signal, limitMs: ctx.credentialLimits?.keyringMs };
+}
+
+/**
+ * The binding's failure in plain words (docs/credentials.md): its own text
+ * is D-Bus's ("Using X11 for dbus-daemon autolaunch was disabled at compile
+ * time…"), which says nothing to someone who only wanted a token stored.
+ */
+export function plainReason(raw: string, env: Env): string {
+  if (/autolaunch|DBUS_SESSION_BUS_ADDRESS/i.test(raw) || (process.platform === 'linux' && !env.DBUS_SESSION_BUS_ADDRESS && /dbus/i.test(raw))) {
+    return 'no D-Bus session: DBUS_SESSION_BUS_ADDRESS is not set';
+  }
+  if (/failed to connect|no such file|connection refused|could not connect|broken pipe|connection reset/i.test(raw)) {
+    return 'the D-Bus session named by DBUS_SESSION_BUS_ADDRESS cannot be reached';
+  }
+  if (/ServiceUnknown|NameHasNoOwner|org\.freedesktop\.secrets|not provided by any/i.test(raw)) {
+    return 'no Secret Service (gnome-keyring, KWallet, KeePassXC) runs on the D-Bus session';
+  }
+  if (/no result found|locked|prompt|dismissed|NoDefault|no default collection/i.test(raw)) {
+    return 'the Secret Service has no unlocked keyring';
+  }
+  return raw.replace(/^(Platform failure|Couldn't access platform storage): */i, '').replace(/DBus error: */gi, '');
 }
 
 export function formatSeconds(ms: number): string {

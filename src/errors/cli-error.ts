@@ -5,13 +5,29 @@ import { EXIT_FOR_LOCAL_CODE, type ExitCode, type LocalErrorCode } from './exit-
 export type { LocalErrorCode };
 
 /** The command that failed, as the command itself knows it (set by rotate and reactivate). */
+/** A scope value and where it came from, as `auth status` describes it. */
+export interface ScopeValue {
+  value: string | null;
+  source: string;
+}
+
+/** The scope a refused request was sent to, for the hints of 5 and 6 (set by execute). */
+export interface ScopeOrigin {
+  profile: string;
+  organizationId: ScopeValue;
+  applicationId: ScopeValue;
+  environmentKey: ScopeValue;
+}
+
 export interface RerunContext {
-  /** The command words and the endpoint id: ['webhooks', 'rotate', 'we_1']. */
-  words: [string, string, string];
-  /** The version the command sent. */
-  expectedVersion: number;
+  /** The command words and the endpoint id: ['webhooks', 'rotate', 'we_1'] (create has none: ['webhooks', 'create']). */
+  words: [string, string] | [string, string, string];
+  /** The version the command sent (create sends none). */
+  expectedVersion?: number | undefined;
   /** Flags to repeat after --expected-version, in order: [['--mode', 'overlap'], ['--yes']]. */
   flags: string[][];
+  /** The Idempotency-Key the request carried (create, rotate): a re-run of the same request repeats it. */
+  idempotencyKey?: string | undefined;
   /** The clock when the error was caught, for "in 3 h". */
   now?: number | undefined;
 }
@@ -49,6 +65,8 @@ export class CliError extends Error {
    * (src/credentials/origin.ts). Before the lines errors/explain.ts works out.
    */
   explanation: string[] | undefined;
+  /** On a refusal for permission or an unknown resource (exit 5, 6): the scope the request was for, for the next step (errors/hints.ts). */
+  scope: ScopeOrigin | undefined;
 
   constructor(
     readonly code: string,

@@ -7,12 +7,27 @@
 import type { CliError, RerunContext } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
 import { shellQuote, shellWord } from '../output/sanitize.js';
+import { duplicateHint, notFoundHint, permissionHint } from './hints.js';
 
 /** The re-run command line; the endpoint id is always quoted, as ids are the user's to paste. */
-export function rerunCommand(ctx: RerunContext, expectedVersion: number | string, flags = ctx.flags): string {
+export function rerunCommand(ctx: RerunContext, expectedVersion: number | string | undefined, flags = ctx.flags): string {
   const [group, verb, id] = ctx.words;
-  return ['chatctl', group, verb, shellQuote(id), '--expected-version', String(expectedVersion), ...flags.flat().map(shellWord)].join(' ');
+  const version = expectedVersion === undefined ? [] : ['--expected-version', String(expectedVersion)];
+  return ['chatctl', group, verb, ...(id === undefined ? [] : [shellQuote(id)]), ...version, ...flags.flat().map(shellWord)].join(' ');
 }
+
+/**
+ * The same request again, with its Idempotency-Key when it had one: the one
+ * command that both the message of exhausted retries (the HTTP client's
+ * `rerun`) and its `next:` line give, so a re-run cannot apply it twice.
+ */
+export function sameRequestCommand(ctx: RerunContext, idempotencyKey = ctx.idempotencyKey): string {
+  const command = rerunCommand(ctx, ctx.expectedVersion);
+  return idempotencyKey === undefined ? command : `${command} --idempotency-key ${shellQuote(idempotencyKey)}`;
+}
+
+/** The HTTP client's words for a re-run of a keyed request (`rerun` of its extras), naming the command. */
+export const rerunWords = (ctx: RerunContext) => (idempotencyKey: string) => `re-run ${sameRequestCommand(ctx, idempotencyKey)} so the change cannot be applied twice`;
 
 const asRecord = (v: unknown): Record<string, unknown> | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
 
@@ -62,7 +77,8 @@ function fromNow(when: number, now: number | undefined): string | undefined {
 /** The lines to print under the error's message (human mode). None for most errors. */
 export function explainError(e: CliError): string[] {
   if (e.explanation) return e.explanation;
-  const ctx = e.rerun;
+  // A re-run with another version is for the commands that send one (not create).
+  const ctx = e.rerun?.expectedVersion !== undefined ? e.rerun : undefined;
   if (e.exitCode === EXIT.versionConflict) {
     const current = currentVersionOf(e.details);
     if (current === undefined) {
@@ -91,6 +107,10 @@ export function explainError(e: CliError): string[] {
     // The server refused the token: which one was sent is the first question.
     return ['next: chatctl auth status shows which token is used and where it comes from (CHATCTL_TOKEN wins over a stored one); store another with chatctl auth login'];
   }
+  // The server's refusals (a status): the scope and the token are the first things to check.
+  if (e.status !== null && e.exitCode === EXIT.permission) return permissionHint(e);
+  if (e.status !== null && e.exitCode === EXIT.notFound) return notFoundHint(e);
+  if (e.code === 'webhook_endpoint_conflict') return duplicateHint(e);
   if (e.exitCode === EXIT.limit) {
     return e.code === 'webhook_endpoint_limit_reached'
       ? [
@@ -101,7 +121,8 @@ export function explainError(e: CliError): string[] {
   if (e.exitCode === EXIT.rateLimited) {
     return [`next: wait a minute, then re-run${sameAgain(e)}`, 'to wait through more refusals in one run: --max-retries N (default 4); for rotate --from: a lower --concurrency'];
   }
-  if (e.exitCode === EXIT.unavailable) {
+  // (A delivery the sandbox made to a receiver that was down: the service answered; its hint says what to do.)
+  if (e.exitCode === EXIT.unavailable && e.code !== 'delivery_failed') {
     const lines = e.code === 'network_error' ? ['next: check the base URL, proxy and network with: chatctl doctor'] : [];
     lines.push(`${lines.length ? 'then' : 'next: once the service answers again,'} re-run${sameAgain(e)}`);
     if (e.code === 'timeout') lines.push('a slow service: allow more time with --timeout SECONDS (one attempt) or --deadline SECONDS (the whole command)');
@@ -118,8 +139,7 @@ export function explainError(e: CliError): string[] {
 function sameAgain(e: CliError): string {
   const ctx = e.rerun;
   if (!ctx) return e.idempotencyKey ? ` the same command with --idempotency-key ${shellWord(e.idempotencyKey)}` : ' the same command';
-  const flags = e.idempotencyKey ? [...ctx.flags, ['--idempotency-key', e.idempotencyKey]] : ctx.flags;
-  return `: ${rerunCommand(ctx, ctx.expectedVersion, flags)}`;
+  return `: ${sameRequestCommand(ctx, e.idempotencyKey ?? ctx.idempotencyKey)}`;
 }
 
 /** Attaches the re-run context to a CliError passing through (anything else passes unchanged). */

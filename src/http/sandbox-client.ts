@@ -53,11 +53,19 @@ export async function requireSandbox(cfg: ClientConfig): Promise<void> {
   if (marker !== '1') throw notSandbox(`its answer to GET /_sandbox has no ${SANDBOX_MARKER_HEADER} header`);
 }
 
+/**
+ * Longer than the sandbox gives a receiver (10 s, src/sandbox/deliver.ts):
+ * the sandbox always answers first, with the receiver's fate, so a slow
+ * receiver is reported as such and never makes chatctl time out and send
+ * the delivery again.
+ */
+const DELIVER_ATTEMPT_MS = 15_000;
+
 /** POST /_sandbox/endpoints/{id}/deliver: the sandbox's report of one delivery. */
 export async function sandboxDeliver(cfg: ClientConfig, endpointId: string, body: { eventType: string }): Promise<DeliveryEnvelope> {
   const res = await sendWithRetries(
     { method: 'POST', url: `${cfg.baseUrl}/_sandbox/endpoints/${encodeURIComponent(endpointId)}/deliver`, headers: requestHeaders(cfg), body: JSON.stringify(body) },
-    cfg.settings,
+    { ...cfg.settings, timeoutMs: Math.max(cfg.settings.timeoutMs, DELIVER_ATTEMPT_MS) },
     cfg.deps,
   );
   const json = parseJson(res.body) as DeliveryEnvelope | undefined;

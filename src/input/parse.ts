@@ -5,7 +5,7 @@ import type * as z from 'zod/mini';
 import { usageError } from '../errors/cli-error.js';
 import { createRequestSchema, expectedVersionRequestSchema, rotateRequestSchema, type CreateRequest, type ExpectedVersionRequest, type RotateRequest } from '../api/schemas.js';
 import { EVENT_TYPES, LIMITS } from '../api/spec.js';
-import { didYouMean } from './suggest.js';
+import { didYouMean } from '../errors/suggest.js';
 
 const FLAG_FOR_FIELD: Record<string, string> = {
   name: '--name',

@@ -9,7 +9,7 @@ import { configStoreFor } from '../config/store.js';
 import { checkHeaderValue } from '../http/wire-checks.js';
 import { describeScope, type ScopeDescription } from '../scope/describe.js';
 import { noInput } from '../input/values.js';
-import { noTokenError, resolveToken, storedTokenSource } from '../credentials/source.js';
+import { noTokenError, storedTokenSource } from '../credentials/source.js';
 import { resolveConnection, type Connection, type ScopeFlags } from '../scope/connection.js';
 import { resolveRequestSettings, type RequestFlags, type RequestSettings } from '../http/settings.js';
 import { selectProfile, type ProfileFlags, type SelectedProfile } from '../config/profile.js';

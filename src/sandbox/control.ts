@@ -39,6 +39,11 @@ const ROUTES: Record<string, ControlRoute> = {
     if (!patch.ok) throw validationFailure(patch.problems);
     return ok({ faults: state.faults.update(patch.value) });
   },
+  // Back to the start-up settings (--rate-limit, --latency, the faults option): nothing injected.
+  'DELETE /_sandbox/faults': (state) => {
+    state.faults.reset();
+    return ok({ faults: state.faults.current });
+  },
   'GET /_sandbox/requests': (state) => ok({ requests: state.requests.list() }),
   'DELETE /_sandbox/requests': (state) => ok({ cleared: state.requests.clear() }),
   'GET /_sandbox/endpoints': (state) => ok({ endpoints: state.endpoints.inspect() }),
@@ -62,6 +67,9 @@ const ROUTES: Record<string, ControlRoute> = {
     return ok({ reset: true });
   },
 };
+
+/** Every control route, as docs/sandbox.md lists them (a test compares the two). */
+export const CONTROL_ROUTES = [`GET ${CONTROL_PREFIX}`, ...Object.keys(ROUTES), `POST ${CONTROL_PREFIX}/endpoints/{id}/deliver`];
 
 /** Routes with an endpoint id in their path. */
 const DELIVER = /^\/_sandbox\/endpoints\/([^/]+)\/deliver$/;

@@ -94,7 +94,7 @@ describe.concurrent('npm run demo', () => {
       // The new file rewritten by the rotation is read again at the next delivery.
       new RegExp(`${delivery(204, at(`verified: new.whsec (${newestFp}) signature 1 of 1; timestamp `)).source}\\d+ s old; new\\.whsec changed: now ${newestFp}$`),
       /^\$ rm new\.whsec$/,
-      /^Delivered chat\.message\.created\.v1 to http:\/\/127\.0\.0\.1:\d+\/hooks: the receiver answered 401 in \d+ ms\.$/,
+      /^Not accepted: chat\.message\.created\.v1 was sent to http:\/\/127\.0\.0\.1:\d+\/hooks, and the receiver answered 401 in \d+ ms\.$/,
       /^\(exit 9, as expected\)$/,
       // The old file alone is refused, and the missing file is said.
       new RegExp(

@@ -136,7 +136,7 @@ describe('limit, rate limit, unavailable (exits 10, 11, 12) end with a next step
   it('11: wait and re-run the same request, with its key when it may have been applied; how to wait longer', () => {
     const e = withRerun(new CliError('rate_limit_exceeded', 'too many requests', 11, { status: 429, idempotencyKey: 'k-1' }), rotateCtx()) as CliError;
     expect(explainError(e)).toEqual([
-      "next: wait a minute, then re-run: chatctl webhooks rotate 'we_1' --expected-version 3 --mode overlap --idempotency-key k-1",
+      "next: wait a minute, then re-run: chatctl webhooks rotate 'we_1' --expected-version 3 --mode overlap --idempotency-key 'k-1'",
       'to wait through more refusals in one run: --max-retries N (default 4); for rotate --from: a lower --concurrency',
     ]);
     expect(explainError(new CliError('rate_limit_exceeded', 'x', 11))[0]).toBe('next: wait a minute, then re-run the same command');
@@ -173,7 +173,7 @@ describe('authentication refused (exit 4)', () => {
   });
 
   it('adds nothing to a 4 that is not a refused token, nor under --json', () => {
-    expect(explainError(new CliError('permission_denied', 'not allowed', 5, { status: 403 }))).toEqual([]);
+    expect(explainError(new CliError('authentication_required', 'no token sent', 4))).toEqual([]);
     const e = new CliError('authentication_failed', 'the bearer token is not valid', 4, { status: 401, requestId: 'req_3', details: {} });
     expect(reported(e, true)).not.toContain('auth status');
   });

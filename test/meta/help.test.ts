@@ -101,6 +101,21 @@ describe('subcommand help', () => {
   });
 });
 
+describe('bare chatctl', () => {
+  it('prints the help on stdout and exits 0, as gh does; the help says so; a group without its command stays a usage error', async () => {
+    const [live, spawned] = await Promise.all([runCli([]), runCli([], { spawn: true })]);
+    for (const r of [live, spawned]) {
+      expect(r.exitCode).toBe(0);
+      expect(r.stdout).toBe(fast.help['']);
+      expect(r.stderr).toBe('');
+    }
+    expect(fast.help['']).toContain('Run with no arguments, chatctl prints this help and exits 0.');
+    const group = await runCli(['auth']);
+    expect(group.exitCode).toBe(2);
+    expect(group.stderr).toContain('chatctl: error: a subcommand is required');
+  });
+});
+
 describe('hints and did-you-mean', () => {
   const cases: [string[], RegExp, string][] = [
     [['webhoks'], /unknown command 'webhoks'/, 'did you mean webhooks?  (see: chatctl --help)'],

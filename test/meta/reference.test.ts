@@ -5,7 +5,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import type { Command } from 'commander';
 import { ROOT, PKG_VERSION } from '../support/fixtures.js';
 import { cleanupTempDirs, runCli, workspace } from '../support/run.js';
@@ -14,6 +14,8 @@ import { fakeContext, fakeIO } from '../support/fakes.js';
 import { configuredProgram } from '../../src/app/cli.js';
 import { helpOf, visibleCommands, HELP_HELP } from '../../src/meta/reference.js';
 import { manPageName, renderManPages } from '../../src/meta/man.js';
+import { EXIT_STATUS_BY_COMMAND, exitStatusOf } from '../../src/meta/exit-status.js';
+import { EXIT_CODE_ROWS } from '../../src/errors/exit-codes.js';
 // @ts-expect-error: a build script, plain JavaScript
 import { buildCommit } from '../../scripts/build-stamp.mjs';
 
@@ -111,6 +113,33 @@ describe('manual pages', () => {
       // And the live --help carries the same words.
       for (const text of expected) expect(collapse(fast.help[path.join(' ')]!), path.join(' ')).toContain(collapse(text));
     }
+  });
+
+  it('rendered by man -l without a warning, each has EXIT STATUS and ENVIRONMENT and no sentence running into the next', () => {
+    const known = new Set(visibleCommands(program()).map((c) => c.path.join(' ')));
+    for (const path of Object.keys(EXIT_STATUS_BY_COMMAND)) expect(known, `EXIT_STATUS_BY_COMMAND names "${path}"`).toContain(path);
+    for (const { path } of visibleCommands(program())) {
+      const file = join(ROOT, 'man', manPageName(path));
+      const r = spawnSync('man', ['--warnings', '-l', '-P', 'cat', file], { env: { ...process.env, MANWIDTH: '100', LANG: 'C.UTF-8', MAN_KEEP_FORMATTING: '' }, encoding: 'utf8' });
+      expect(r.status, file).toBe(0);
+      expect(r.stderr, file).toBe('');
+      const text = r.stdout.replace(/.\x08/g, '');
+      const sectionOf = (name: string) => {
+        const at = text.indexOf(`\n${name}\n`);
+        expect(at, `${file}: ${name}`).toBeGreaterThan(0);
+        const body = text.slice(at + name.length + 1);
+        return body.slice(0, body.search(/\n[A-Z][A-Z ]+\n/));
+      };
+      // Each code the command can end with (all of the table for the program and the groups), with its meaning.
+      const codes = [...sectionOf('EXIT STATUS').matchAll(/^ {7}(\d+) +(\S.*)$/gm)].map((m) => Number(m[1]));
+      expect(codes, file).toEqual(exitStatusOf(path) ?? EXIT_CODE_ROWS.map(([c]) => c));
+      const env = sectionOf('ENVIRONMENT');
+      for (const name of ['CHATCTL_PROFILE', 'CHATCTL_BASE_URL', 'CHATCTL_TOKEN', 'CHATCTL_NO_INPUT', 'NO_COLOR']) expect(env, `${file}: ${name}`).toContain(`\n       ${name}\n`);
+      if (path.length === 0) for (const name of ['CHATCTL_CONFIG_DIR', 'DBUS_SESSION_BUS_ADDRESS', 'GITHUB_ACTIONS']) expect(env, name).toContain(name);
+      // A description ends its sentence before "See …" starts the next.
+      expect(collapse(text), file).not.toMatch(/[a-z0-9)] See chatctl/);
+    }
+    expect(collapse(readFileSync(join(ROOT, 'man', 'chatctl.1'), 'utf8'))).toContain('(base URL and scope).\n.br\nSee chatctl\\-profile(1).'.replace(/\n/g, ' '));
   });
 
   it('the package ships them, and names each in "man" so that a global install puts them on the MANPATH', () => {

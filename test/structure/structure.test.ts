@@ -29,9 +29,9 @@ const LAYERS: readonly (readonly string[])[] = [
   ['config'],
   ['.'],
   ['http'],
-  ['input'],
+  ['input', 'meta'],
   ['fs', 'errors'],
-  ['api', 'output', 'output/scrub', 'signing', 'meta'],
+  ['api', 'output', 'output/scrub', 'signing'],
   ['system'],
 ];
 

@@ -17,19 +17,18 @@ value such as --env '' clears the field):
 `;
 
 export function registerProfile(profile: Command, f: Factory): void {
-  const run = () => import('./profile.js');
   profile.addHelpText('after', examples('chatctl profile set prod --base-url https://api.example.com --org org_1 --app app_1 --env production', 'chatctl profile use prod', 'chatctl profile list'));
   profile
     .command('list')
     .description('list profiles; * marks the one in use')
     .addHelpText('after', examples('chatctl profile list', 'chatctl profile list --json'))
-    .action(async () => (await run()).runProfileList(f));
+    .action(async () => (await import('./list.js')).runProfileList(f));
   profile
     .command('show')
     .description('show a profile (the one in use by default); tokens are never shown')
     .argument('[name]', 'profile name')
     .addHelpText('after', examples('chatctl profile show', 'chatctl profile show prod --json'))
-    .action(async (name: string | undefined) => (await run()).runProfileShow(name, f));
+    .action(async (name: string | undefined) => (await import('./show.js')).runProfileShow(name, f));
   profile
     .command('set')
     .description('create or update a profile from --base-url, --org, --app, --env, --origin, --csrf-token and --token-command (an empty value clears a field)')
@@ -48,17 +47,17 @@ export function registerProfile(profile: Command, f: Factory): void {
           "chatctl profile set prod --token-command ''   # back to the stored token",
         ),
     )
-    .action(async (name: string, opts) => (await run()).runProfileSet(name, opts, f));
+    .action(async (name: string, opts) => (await import('./set.js')).runProfileSet(name, opts, f));
   profile
     .command('use')
     .description('make a profile the one in use')
     .argument('<name>', 'profile name')
     .addHelpText('after', examples('chatctl profile use prod'))
-    .action(async (name: string) => (await run()).runProfileUse(name, f));
+    .action(async (name: string) => (await import('./use.js')).runProfileUse(name, f));
   profile
     .command('remove')
     .description('remove a profile and its stored token')
     .argument('<name>', 'profile name')
     .addHelpText('after', examples('chatctl profile remove staging'))
-    .action(async (name: string) => (await run()).runProfileRemove(name, f));
+    .action(async (name: string) => (await import('./remove.js')).runProfileRemove(name, f));
 }

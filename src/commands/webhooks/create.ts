@@ -1,7 +1,9 @@
 // chatctl webhooks create
 import type { Factory } from '../app.js';
 import { checkIdempotencyKey, parseCreate } from '../../input/parse.js';
-import { usageError } from '../../errors/cli-error.js';
+import { missingFlagError } from '../../errors/hints.js';
+import { rerunWords, withRerun } from '../../errors/explain.js';
+import type { RerunContext } from '../../errors/cli-error.js';
 import { runSecretRequest, secretPlanOf } from './secret-result.js';
 import { scopeKey } from '../../secret/record.js';
 import { namingTheKey } from './interrupted.js';
@@ -26,14 +28,35 @@ export async function runCreate(opts: CreateOptions, f: Factory): Promise<void> 
   const body = parseCreate({ name, url, events });
   const idempotencyKey = opts.idempotencyKey !== undefined ? checkIdempotencyKey(opts.idempotencyKey) : ctx.randomUUID();
   const plan = secretPlanOf(f, opts);
-  const client = await f.client();
+  // On exhausted retries, the report gives the command to re-run, with the key (errors/explain.ts).
+  const rerun: RerunContext = { words: ['webhooks', 'create'], flags: createFlags(opts, name, url, events, f.globals().profile), idempotencyKey };
+  const client = await f.client({ rerun: rerunWords(rerun) });
   await runSecretRequest(f, plan, {
     req: { op: 'create', scope: scopeKey(f.invocation().connection().scope), endpointId: null, idempotencyKey },
-    send: (hooks) => namingTheKey(client.create(body, idempotencyKey, hooks), {}),
+    send: (hooks) =>
+      namingTheKey(
+        client.create(body, idempotencyKey, hooks).catch((err: unknown) => {
+          throw withRerun(err, rerun);
+        }),
+        {},
+      ),
     summary: (res) => `Created webhook endpoint ${endpointLabel(res.data.endpoint)}.`,
   });
 }
 
+/** The flags that repeat this create. */
+function createFlags(opts: CreateOptions, name: string, url: string, events: string[], profile: string | undefined): string[][] {
+  return [
+    ['--name', name],
+    ['--url', url],
+    ...events.map((e) => ['--event', e]),
+    ...(opts.secretFile !== undefined ? [['--secret-file', opts.secretFile]] : []),
+    ...(opts.secretTo ?? []).map((to) => ['--secret-to', to]),
+    ...(opts.force ? [['--force']] : []),
+    ...(profile ? [['--profile', profile]] : []),
+  ];
+}
+
 export function missing(flag: string): never {
-  throw usageError(`missing ${flag}`, 'pass it as a flag (prompts are only offered when stdin and stdout are a terminal)');
+  throw missingFlagError(flag);
 }

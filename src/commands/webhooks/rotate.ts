@@ -8,7 +8,8 @@ import { namingTheKey } from './interrupted.js';
 import { endpointLabel } from '../../output/label.js';
 import { escapeInline } from '../../output/sanitize.js';
 import { missing } from './create.js';
-import { withRerun } from '../../errors/explain.js';
+import { rerunWords, withRerun } from '../../errors/explain.js';
+import type { RerunContext } from '../../errors/cli-error.js';
 
 export interface RotateOptions {
   expectedVersion?: string;
@@ -42,25 +43,23 @@ export async function runRotate(endpointId: string, opts: RotateOptions, f: Fact
       throw localError('interrupted', message, { reported: !g.json });
     }
   }
-  const client = await f.client();
-  const rerun = (err: unknown) => {
-    // On a conflict, the report gives the command to re-run (errors/explain.ts).
-    const flags = [
-      ['--mode', body.mode],
-      ...(opts.secretFile !== undefined ? [['--secret-file', opts.secretFile]] : []),
-      ...(opts.secretTo ?? []).map((to) => ['--secret-to', to]),
-      ...(opts.force ? [['--force']] : []),
-      ...(opts.yes ? [['--yes']] : []),
-    ];
-    if (g.profile) flags.push(['--profile', g.profile]);
-    return withRerun(err, { words: ['webhooks', 'rotate', id], expectedVersion: body.expectedVersion, flags, now: ctx.now() });
-  };
+  // On a conflict or exhausted retries, the report gives the command to re-run (errors/explain.ts).
+  const flags = [
+    ['--mode', body.mode],
+    ...(opts.secretFile !== undefined ? [['--secret-file', opts.secretFile]] : []),
+    ...(opts.secretTo ?? []).map((to) => ['--secret-to', to]),
+    ...(opts.force ? [['--force']] : []),
+    ...(opts.yes ? [['--yes']] : []),
+  ];
+  if (g.profile) flags.push(['--profile', g.profile]);
+  const rerun: RerunContext = { words: ['webhooks', 'rotate', id], expectedVersion: body.expectedVersion, flags, idempotencyKey, now: ctx.now() };
+  const client = await f.client({ rerun: rerunWords(rerun) });
   await runSecretRequest(f, plan, {
     req: { op: 'rotate', scope: scopeKey(f.invocation().connection().scope), endpointId: id, idempotencyKey, mode: body.mode, expectedVersion: body.expectedVersion },
     send: (hooks) =>
       namingTheKey(
         client.rotate(id, body, idempotencyKey, hooks).catch((err: unknown) => {
-          throw rerun(err);
+          throw withRerun(err, { ...rerun, now: ctx.now() });
         }),
         { endpointId: id },
       ),

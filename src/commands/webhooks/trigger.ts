@@ -7,7 +7,7 @@ import { EVENT_TYPES } from '../../api/spec.js';
 import { requireSandbox, sandboxDeliver, type Delivery } from '../../http/sandbox-client.js';
 import { clientConfig } from '../../run/webhooks-client.js';
 import { localError, usageError } from '../../errors/cli-error.js';
-import { didYouMean } from '../../input/suggest.js';
+import { didYouMean } from '../../errors/suggest.js';
 import { writeJson } from '../../output/io.js';
 import { escapeInline } from '../../output/sanitize.js';
 
@@ -33,32 +33,42 @@ export async function runTrigger(endpointId: string, flags: TriggerFlags, f: Fac
   const d = envelope.data.delivery;
   if (g.json) writeJson(ctx.io, envelope);
   else ctx.io.stdout.write(describe(d));
+  const failure = deliveryFailure(d);
+  if (failure) throw failure;
+}
+
+/**
+ * What happened, in one line first: delivered (the receiver answered 2xx),
+ * sent but refused (another status), or not delivered and why (no answer).
+ */
+function describe(d: Delivery): string {
   const r = d.receiver;
-  if (r.ok) return;
-  const details = { endpointId: d.endpointId, webhookId: d.webhookId, receiverStatus: r.status, receiverBody: r.body, receiverError: r.error };
-  if (r.status === null)
-    throw localError('delivery_failed', `the receiver at ${d.destinationUrl} could not be reached: ${r.error ?? 'no answer'}`, {
-      hint: "is the receiver running, and is the endpoint's destinationUrl right?",
+  const event = escapeInline(d.eventType);
+  const to = escapeInline(d.destinationUrl);
+  const took = r.durationMs !== undefined ? ` in ${r.durationMs} ms` : '';
+  const outcome =
+    r.status === null
+      ? `Not delivered: ${event} could not be sent to ${to}: the receiver could not be reached (${escapeInline(r.error ?? 'no answer')}).`
+      : r.ok
+        ? `Delivered ${event} to ${to}: the receiver answered ${r.status}${took}.`
+        : `Not accepted: ${event} was sent to ${to}, and the receiver answered ${r.status}${took}.`;
+  const signed = d.signedWith.map((s) => `${escapeInline(s.fingerprint)} (${escapeInline(s.secret)}${s.expiresAt ? `, valid until ${escapeInline(s.expiresAt)}` : ''})`).join(', ');
+  return [outcome, `webhook-id   ${escapeInline(d.webhookId)}`, `signed with  ${signed}`, ...(r.body ? [`answer       ${escapeInline(r.body.slice(0, 200))}`] : []), ''].join('\n');
+}
+
+/** The error a delivery that the receiver did not accept ends with: 12 when it was not reached, 9 when it refused. */
+function deliveryFailure(d: Delivery) {
+  const r = d.receiver;
+  if (r.ok) return undefined;
+  const details = { endpointId: d.endpointId, webhookId: d.webhookId, delivered: false, receiverStatus: r.status, receiverBody: r.body, receiverError: r.error };
+  if (r.status === null) {
+    return localError('delivery_failed', `not delivered: the receiver at ${d.destinationUrl} could not be reached: ${r.error ?? 'no answer'}`, {
+      hint: "start the receiver (or check that it listens where the endpoint's destinationUrl points), then trigger again",
       details,
     });
-  throw localError('delivery_refused', `the receiver answered ${r.status}${r.body ? `: ${r.body.slice(0, 200)}` : ''}`, {
+  }
+  return localError('delivery_refused', `the receiver answered ${r.status}${r.body ? `: ${r.body.slice(0, 200)}` : ''}`, {
     hint: 'a signature refused? check it with chatctl webhooks verify, and the secrets the receiver holds with chatctl webhooks fingerprint',
     details,
   });
-}
-
-function describe(d: Delivery): string {
-  const r = d.receiver;
-  const answered =
-    r.status === null
-      ? `the receiver could not be reached (${escapeInline(r.error ?? 'no answer')})`
-      : `the receiver answered ${r.status}${r.durationMs !== undefined ? ` in ${r.durationMs} ms` : ''}`;
-  const signed = d.signedWith.map((s) => `${escapeInline(s.fingerprint)} (${escapeInline(s.secret)}${s.expiresAt ? `, valid until ${escapeInline(s.expiresAt)}` : ''})`).join(', ');
-  return [
-    `Delivered ${escapeInline(d.eventType)} to ${escapeInline(d.destinationUrl)}: ${answered}.`,
-    `webhook-id   ${escapeInline(d.webhookId)}`,
-    `signed with  ${signed}`,
-    ...(r.body ? [`answer       ${escapeInline(r.body.slice(0, 200))}`] : []),
-    '',
-  ].join('\n');
 }

@@ -9,8 +9,8 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { BIN, NODE, REACTIVATE, ROTATE, errorBody, mutationBody, rotatePath, secretBody } from '../../support/fixtures.js';
-import { parseStdoutJson } from '../../support/json.js';
+import { BIN, NODE, REACTIVATE, ROOT, ROTATE, errorBody, mutationBody, rotatePath, secretBody } from '../../support/fixtures.js';
+import { parseErrorLine, parseStdoutJson } from '../../support/json.js';
 import { buildEnv, cleanupTempDirs, runCli, tempDir, waitFor, workspace, type Workspace, type RunOptions } from '../../support/run.js';
 import { execa } from 'execa';
 import { type RecordingServer, startServer } from '../../support/server.js';
@@ -161,7 +161,16 @@ describe('no keyring: the file, and the user is told', () => {
     const r = await run(['auth', 'login', '--with-token'], ws, { input: `${FILE_TOKEN}\n` });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stderr).toContain('token stored in profile "prod" (the current profile) in ');
-    expect(r.stderr).toMatch(/warning: no system keyring answered \(.+\): the token is stored in plain text in .*config\.json; use --insecure-storage/);
+    // Plain words only: what there is not, where the token went, --insecure-storage, and how to start a keyring.
+    const warning = r.stderr.split('\n').find((l) => l.startsWith('chatctl: warning:'));
+    expect(warning).toBe(
+      `chatctl: warning: no system keyring answered (no D-Bus session: DBUS_SESSION_BUS_ADDRESS is not set), so the token is stored in plain text in ${join(ws.configDir, 'config.json')} (mode 0600). ` +
+        'Use --insecure-storage to choose the file without trying the keyring, or start a Secret Service first (on a server: dbus-run-session with gnome-keyring-daemon --unlock, see docs/credentials.md).',
+    );
+    expect(r.stderr).not.toMatch(/X11|autolaunch|DBus error|Platform failure/i);
+    // docs/credentials.md shows this very warning (for its example path).
+    const doc = readFileSync(join(ROOT, 'docs', 'credentials.md'), 'utf8');
+    expect(doc).toContain(`\n  ${warning!.replace(join(ws.configDir, 'config.json'), '/home/me/.config/chatctl/config.json')}\n`);
     expect(configOf(ws).profiles.prod).toMatchObject({ token: FILE_TOKEN });
     expect(configOf(ws).profiles.prod!.tokenStorage).toBeUndefined();
     expect(r.stderr).not.toContain(FILE_TOKEN);
@@ -389,6 +398,46 @@ describe('auth status: each profile and where its token comes from, never a valu
     expect(json.stdout + human.stdout).not.toContain(FILE_TOKEN);
     expect((await run(['auth', 'status', '--json', '--profile', 'kr'], ws)).stdout).toContain('"tokenSource":"keyring"');
     expect(parseStdoutJson((await run(['auth', 'status', '--json'], ws, { env: { CHATCTL_TOKEN: ENV_TOKEN } })).stdout)).toMatchObject({ tokenSource: 'env' });
+  });
+
+  test('it reads the token it reports: a keyring that does not answer is exit 3 with the cause, and --json says the token is not readable', async () => {
+    const ws = configured({ tokenStorage: 'keyring' });
+    const env = { DBUS_SESSION_BUS_ADDRESS: hangingBus.address };
+    const human = await run(['auth', 'status'], ws, { env, inject: SHORT });
+    expect(human.exitCode).toBe(3);
+    expect(human.stdout).toContain('token:        in the system keyring, profile "prod"; cannot be read (see the error below)\n');
+    expect(human.stderr).toBe(
+      'chatctl: error: cannot read the token of profile "prod" from the system keyring: the keyring did not answer within 0.4 s\n  hint: run: chatctl auth login --profile prod (or set CHATCTL_TOKEN)\n',
+    );
+    const json = await run(['auth', 'status', '--json'], ws, { env, inject: SHORT });
+    expect(json.exitCode).toBe(3);
+    expect(parseStdoutJson(json.stdout)).toMatchObject({
+      tokenSource: 'keyring',
+      tokenStored: true,
+      tokenReadable: false,
+      token: { source: 'keyring', stored: true, readable: false, error: { code: 'config_error', exitCode: 3, message: expect.stringContaining('did not answer within 0.4 s') } },
+    });
+    expect(parseErrorLine(json.stderr)).toMatchObject({ error: { code: 'config_error' }, exitCode: 3 });
+  });
+
+  test('no D-Bus at all: exit 3 in plain words; a token command that fails: exit 3 naming it; a file token or CHATCTL_TOKEN: read, exit 0', async () => {
+    const noBus = await run(['auth', 'status'], configured({ tokenStorage: 'keyring' }));
+    expect(noBus.exitCode).toBe(3);
+    expect(noBus.stderr).toContain('cannot read the token of profile "prod" from the system keyring: no D-Bus session: DBUS_SESSION_BUS_ADDRESS is not set');
+    expect(noBus.stderr).not.toMatch(/X11|autolaunch|DBus error/);
+    const helper = await run(['auth', 'status', '--json'], configured({ tokenCommand: 'exit 4' }));
+    expect(helper.exitCode).toBe(3);
+    expect(parseStdoutJson(helper.stdout)).toMatchObject({ tokenSource: 'command', tokenReadable: false });
+    expect(parseErrorLine(helper.stderr).error.message).toContain('the token command of profile "prod" (exit 4) failed (exit status 4)');
+    const file = await run(['auth', 'status', '--json'], configured({ token: FILE_TOKEN }));
+    expect(file.exitCode, file.stderr).toBe(0);
+    expect(parseStdoutJson(file.stdout)).toMatchObject({ tokenSource: 'file', tokenReadable: true, token: { readable: true, error: null } });
+    const fromEnv = await run(['auth', 'status'], configured(), { env: { CHATCTL_TOKEN: ENV_TOKEN } });
+    expect(fromEnv.exitCode, fromEnv.stderr).toBe(0);
+    expect(fromEnv.stdout).toContain('token:        from CHATCTL_TOKEN (environment); read just now\n');
+    const none = await run(['auth', 'status', '--json'], configured());
+    expect(none.exitCode).toBe(3);
+    expect(parseStdoutJson(none.stdout)).toMatchObject({ tokenSource: null, tokenReadable: null });
   });
 
   test('auth logout of a file token leaves the keyring alone (no D-Bus wait) and clears the file', async () => {

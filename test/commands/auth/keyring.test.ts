@@ -15,7 +15,9 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { REACTIVATE, errorBody, mutationBody } from '../../support/fixtures.js';
+import { BIN, NODE, REACTIVATE, ROOT, errorBody, mutationBody } from '../../support/fixtures.js';
+import { sandbox } from '../../support/sandbox.js';
+import { execa } from 'execa';
 import { parseStdoutJson } from '../../support/json.js';
 import { cleanupTempDirs, runCli, tempDir, waitFor, workspace, type RunOptions, type Workspace } from '../../support/run.js';
 import { type RecordingServer, startServer } from '../../support/server.js';
@@ -129,8 +131,9 @@ describe.runIf(missing.length === 0)('against gnome-keyring in a D-Bus session o
     expect(readFileSync(join(ws.configDir, 'config.json'), 'utf8')).not.toContain(KEYRING_TOKEN);
 
     const status = await run(['auth', 'status', '--json'], ws);
-    expect(parseStdoutJson(status.stdout)).toMatchObject({ tokenSource: 'keyring', tokenStored: true, profiles: [{ name, tokenSource: 'keyring' }] });
-    expect((await run(['auth', 'status'], ws)).stdout).toContain(`token:        in the system keyring, profile "${name}"`);
+    expect(status.exitCode, status.stderr).toBe(0);
+    expect(parseStdoutJson(status.stdout)).toMatchObject({ tokenSource: 'keyring', tokenStored: true, tokenReadable: true, profiles: [{ name, tokenSource: 'keyring' }] });
+    expect((await run(['auth', 'status'], ws)).stdout).toContain(`token:        in the system keyring, profile "${name}"; read just now\n`);
     expect(status.stdout).not.toContain(KEYRING_TOKEN);
 
     const reactivate = await run(REACTIVATE, ws);
@@ -222,6 +225,10 @@ describe.runIf(missing.length === 0)('against gnome-keyring in a D-Bus session o
     expect(r.stderr).toContain(`profile "${name}" keeps its token in the system keyring, but there is no entry`);
     expect(r.stderr).toContain(`chatctl auth login --profile ${name}`);
     expect(server.requests).toHaveLength(0);
+    // auth status reads the entry too, so `auth status >/dev/null || chatctl auth login` logs in.
+    const status = await run(['auth', 'status'], ws);
+    expect(status.exitCode).toBe(3);
+    expect(status.stderr).toContain(`profile "${name}" keeps its token in the system keyring, but there is no entry`);
   });
 
   test('CHATCTL_TOKEN comes before the keyring entry', async () => {
@@ -244,5 +251,48 @@ describe.runIf(missing.length === 0)('against gnome-keyring in a D-Bus session o
     expect(r.stderr).toContain(`the token came from profile "${name}"'s entry in the system keyring`);
     expect(r.stderr).toContain(`next: chatctl auth login --profile ${name}`);
     expect(r.stderr).not.toContain(KEYRING_TOKEN);
+  });
+});
+
+describe.runIf(missing.length === 0)('docs/credentials.md, a keyring on a headless server: its lines, as the page shows them', () => {
+  const page = readFileSync(join(ROOT, 'docs', 'credentials.md'), 'utf8');
+  const section = page.slice(page.indexOf('\n## A keyring on a headless server\n'), page.indexOf('\n## ', page.indexOf('\n## A keyring on a headless server\n') + 5));
+  const blocks = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
+
+  test('log in once in a D-Bus session of its own, then a later session reads the token and sends it', async () => {
+    expect(blocks).toHaveLength(3);
+    expect(blocks[0]).toBe('read -rs KEYRING_PASSWORD && export KEYRING_PASSWORD\n');
+    const sb = await sandbox();
+    const id = (await sb.create({ name: 'doc', destinationUrl: 'https://hooks.example.com/doc', eventTypes: ['chat.message.created.v1'] })).body.data.endpoint.id as string;
+    const home = tempDir('headless-home');
+    const runtime = join(home, 'run');
+    const bin = join(home, 'bin');
+    mkdirSync(runtime, { mode: 0o700 });
+    mkdirSync(bin);
+    // `chatctl` on PATH, as `npm install -g .` would put it.
+    writeFileSync(join(bin, 'chatctl'), `#!/bin/sh\nexec "${NODE}" "${BIN}" "$@"\n`, { mode: 0o755 });
+    writeFileSync(join(home, 'token.txt'), `${sb.sb.token}\n`);
+    // A server's login: HOME and XDG_RUNTIME_DIR, no D-Bus session; the password given as the first line would read it.
+    const env = { PATH: `${bin}:${PATH}`, LANG: 'C.UTF-8', HOME: home, XDG_RUNTIME_DIR: runtime, KEYRING_PASSWORD: 'doc-password' };
+    const sh = (script: string) => execa('bash', ['-c', script], { cwd: home, env, extendEnv: false, reject: false, timeout: 60_000 });
+    const set = await sh(`chatctl profile set prod --base-url ${sb.sb.baseUrl} --org ${sb.sb.organizationId} --app ${sb.sb.applicationId} --env ${sb.sb.environmentKey}`);
+    expect(set.exitCode, set.stderr).toBe(0);
+
+    const login = await sh(blocks[1]!);
+    expect(login.exitCode, login.stderr).toBe(0);
+    expect(login.stderr).toContain('token stored in profile "prod" (the current profile) in the system keyring');
+    expect(login.stderr).not.toContain('warning');
+    expect(login.stdout).toContain('token:        in the system keyring, profile "prod"; read just now\n');
+    const config = readFileSync(join(home, '.config', 'chatctl', 'config.json'), 'utf8');
+    expect(JSON.parse(config).profiles.prod.tokenStorage).toBe('keyring');
+    expect(config).not.toContain(sb.sb.token);
+
+    const later = await sh(blocks[2]!.replace('we_123', id));
+    expect(later.exitCode, later.stderr).toBe(0);
+    expect(later.stdout).toContain('was already active; nothing changed');
+    // Outside such a session there is no keyring to read: auth status says so, and the || branch runs.
+    const outside = await sh('chatctl auth status >/dev/null || echo "log in again"');
+    expect(outside.stdout).toBe('log in again');
+    expect((await sh('chatctl auth status')).stderr).toContain('no D-Bus session: DBUS_SESSION_BUS_ADDRESS is not set');
   });
 });

@@ -67,7 +67,7 @@ describe('webhooks trigger', () => {
     rx.answerWith(401, 'no signature matches');
     const human = await run(['webhooks', 'trigger', endpoint.id, '--event', E0]);
     expect(human.exitCode).toBe(9);
-    expect(human.stdout).toContain('the receiver answered 401');
+    expect(human.stdout.split('\n')[0]).toBe(`Not accepted: ${E0} was sent to ${rx.url}, and the receiver answered 401 in ${/in (\d+) ms/.exec(human.stdout)?.[1]} ms.`);
     expect(human.stderr).toContain('chatctl: error: the receiver answered 401: no signature matches');
     const json = await run(['webhooks', 'trigger', endpoint.id, '--event', E0, '--json']);
     expect(json.exitCode).toBe(9);
@@ -75,12 +75,24 @@ describe('webhooks trigger', () => {
     expect(parseErrorLine(json.stderr)).toMatchObject({ error: { code: 'delivery_refused', details: { receiverStatus: 401 } }, exitCode: 9 });
   });
 
-  it('a receiver that cannot be reached: exit 12 delivery_failed', async () => {
+  it('a receiver that cannot be reached: exit 12 delivery_failed, and nothing claims it was delivered', async () => {
     const { create, run } = await setup();
     const gone = await create({ name: 'gone', destinationUrl: 'http://127.0.0.1:9/none', eventTypes: [E0] });
-    const r = await run(['webhooks', 'trigger', gone.body.data.endpoint.id, '--event', E0, '--json']);
+    const id = gone.body.data.endpoint.id as string;
+    const r = await run(['webhooks', 'trigger', id, '--event', E0, '--json']);
     expect(r.exitCode).toBe(12);
-    expect(parseErrorLine(r.stderr).error.code).toBe('delivery_failed');
+    expect(parseErrorLine(r.stderr)).toMatchObject({ error: { code: 'delivery_failed', details: { delivered: false, receiverStatus: null } }, exitCode: 12 });
+    expect(JSON.parse(r.stdout).data.delivery.receiver).toMatchObject({ status: null, ok: false });
+    const human = await run(['webhooks', 'trigger', id, '--event', E0]);
+    expect(human.exitCode).toBe(12);
+    expect(human.stdout.split('\n')[0]).toMatch(
+      /^Not delivered: chat\.message\.created\.v1 could not be sent to http:\/\/127\.0\.0\.1:9\/none: the receiver could not be reached \(ECONNREFUSED.*\)\.$/,
+    );
+    expect(human.stdout).not.toMatch(/^Delivered/m);
+    expect(human.stderr).toMatch(/^chatctl: error: not delivered: the receiver at http:\/\/127\.0\.0\.1:9\/none could not be reached/);
+    expect(human.stderr).toContain("hint: start the receiver (or check that it listens where the endpoint's destinationUrl points), then trigger again");
+    // The sandbox answered: nothing says to wait for the service.
+    expect(human.stderr).not.toContain('once the service answers again');
   });
 
   it("the sandbox's refusals are reported as for any request: unknown endpoint 6, unsubscribed event 9", async () => {

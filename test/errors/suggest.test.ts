@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { didYouMean, editDistance, isOpposite, nearest } from '../../src/input/suggest.js';
+import { didYouMean, editDistance, isOpposite, nearest } from '../../src/errors/suggest.js';
 import { EVENT_TYPES } from '../../src/api/spec.js';
 
 describe('did you mean', () => {

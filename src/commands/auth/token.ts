@@ -1,0 +1,26 @@
+// chatctl auth token: the token in effect on stdout, for `$(…)` in scripts.
+import type { Factory } from '../app.js';
+import { localError, usageError } from '../../errors/cli-error.js';
+import { noTokenError } from '../../credentials/source.js';
+import { sourceWords } from '../../credentials/token.js';
+
+/**
+ * On a terminal it asks first (unless --yes), since the token would stay on
+ * the screen and in the scrollback.
+ */
+export async function runAuthToken(opts: { yes?: boolean }, f: Factory): Promise<void> {
+  const { ctx } = f;
+  const prompter = await f.prompter();
+  const inv = f.invocation();
+  const t = await inv.token();
+  if (!t) throw noTokenError(inv.profile().name);
+  if (ctx.io.stdout.isTTY && !opts.yes) {
+    if (!prompter) throw usageError('--yes is required to print the token on a terminal when not running interactively');
+    if (!(await prompter.confirmShowToken(sourceWords(t.source, t.profile)))) throw localError('interrupted', 'not confirmed: the token was not printed');
+  }
+  // Masked (in GitHub Actions) before it is printed.
+  ctx.io.stdoutIsData();
+  ctx.io.scrubber.announceValue(t.token);
+  if (f.globals().json) ctx.io.stdout.write(JSON.stringify({ token: t.token, source: t.source, profile: t.source === 'env' ? null : t.profile }) + '\n');
+  else ctx.io.stdout.write(t.token + '\n');
+}
