@@ -118,23 +118,24 @@ export function humanOutput(io: IO, now: () => number, targets: readonly string[
       }
       if (failures.length === 0) return;
       write('\nFailed:\n');
-      if (out.isTTY) {
-        const { default: Table } = await import('cli-table3');
-        const columns = io.columns;
-        const table = new Table({
-          head: ['endpoint', 'line', 'exit', 'error'],
-          style: { head: [], border: color ? ['grey'] : [] },
-          colWidths: [26, 7, 6, Math.max(30, columns - 26 - 7 - 6 - 5)],
-          wordWrap: true,
-        });
-        for (const f of failures) table.push([escapeInline(f.endpointId), String(f.line), String(f.exitCode), escapeInline(f.message)]);
-        write(table.toString() + '\n');
-      } else {
-        for (const f of failures) write(`${escapeInline(f.endpointId)}\tline ${f.line}\texit ${f.exitCode}\t${escapeInline(f.message)}\n`);
-      }
+      write(await failureTable(failures, out.isTTY, color, io.columns));
       if (s.failed > failures.length) write(`… and ${s.failed - failures.length} more (--json lists every item)\n`);
     },
   };
+}
+
+/** The failed items: a table on a terminal (cli-table3, loaded only then), else one tab-separated line each. */
+async function failureTable(failures: readonly Failure[], tty: boolean, color: boolean, columns: number): Promise<string> {
+  if (!tty) return failures.map((f) => `${escapeInline(f.endpointId)}\tline ${f.line}\texit ${f.exitCode}\t${escapeInline(f.message)}\n`).join('');
+  const { default: Table } = await import('cli-table3');
+  const table = new Table({
+    head: ['endpoint', 'line', 'exit', 'error'],
+    style: { head: [], border: color ? ['grey'] : [] },
+    colWidths: [26, 7, 6, Math.max(30, columns - 26 - 7 - 6 - 5)],
+    wordWrap: true,
+  });
+  for (const f of failures) table.push([escapeInline(f.endpointId), String(f.line), String(f.exitCode), escapeInline(f.message)]);
+  return table.toString() + '\n';
 }
 
 /** "  we_1  version 4, rotated by the run of 2026-01-01T04:00:00.000Z" */
