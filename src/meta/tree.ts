@@ -35,6 +35,7 @@ const OPTION_VALUE_KINDS: Record<string, ValueKind> = {
   '--profile': 'profiles',
   '--event': 'events',
   '--secret-file': 'file',
+  '--next-manifest': 'file',
 };
 const ARGUMENT_VALUE_KINDS: Record<string, ValueKind> = {
   name: 'profiles',

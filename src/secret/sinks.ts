@@ -200,7 +200,8 @@ function checkFolder(path: string, what: string): void {
   }
 }
 
-function checkFileTarget(path: string, force: boolean, what: string): void {
+/** A file chatctl will create or, with `force`, replace: a regular file or absent, in a folder this user can write. */
+export function checkFileTarget(path: string, force: boolean, what: string): void {
   const st = lstatOrUndefined(path, what);
   if (st) {
     if (!st.isFile()) throw usageError(`${what}: ${path} is ${kindOf(st)}; only a regular file is replaced, even with --force`);

@@ -38,9 +38,7 @@ const LAYERS: readonly (readonly string[])[] = [
 /** Functions (declarations, methods, arrows, function expressions) longer than this many lines fail. */
 const MAX_FUNCTION_LINES = 120;
 /** Each may stay over the limit until it is split, and no longer than it is now. */
-const LONG_FUNCTIONS: Record<string, number> = {
-  'src/commands/webhooks/rotate-from/command.ts runRotateFrom': 167,
-};
+const LONG_FUNCTIONS: Record<string, number> = {};
 /** Files that still touch a library's private member (a name starting with one underscore). */
 const PRIVATE_MEMBER_FILES = new Set(['src/config/conf-writer.ts']);
 

@@ -47,6 +47,9 @@ describe('completion engine', () => {
     const c = complete(tree, ['webhooks', 'create', '--secret-file'], '', () => []);
     expect(c.files).toBe(true);
     expect(formatCompletion(c, true)).toBe(':file\n');
+    // rotate --from's next manifest: the flag, then a file name.
+    expect(values(['webhooks', 'rotate', '--from', 'fleet.ndjson'], '--next')).toEqual(['--next-manifest']);
+    expect(complete(tree, ['webhooks', 'rotate', '--from', 'fleet.ndjson', '--next-manifest'], '', () => []).files).toBe(true);
   });
   it('completes the signing commands: their flags, a file for the body, event types for trigger', () => {
     expect(values(['webhooks'], 's')).toEqual(['sign']);

@@ -1,8 +1,10 @@
 // chatctl webhooks rotate --from FILE|- (docs/fleet.md): the steps in
 // order, everything that can be refused refused before anything is sent:
-// flags → scope and token → sinks → journal (locked, read) → every manifest
-// line checked (and each item's destinations) → confirmation of immediate
-// rotations → the run (runner.ts) → summary → exit code.
+// flags → scope and token → sinks and the next manifest's file → journal
+// (locked, read) → every manifest line checked (and each item's
+// destinations) → confirmation of immediate rotations: the plan; then the
+// run (runner.ts); then the next manifest (next-manifest.ts), the summary and
+// the exit code.
 // A bundle of its own (dist/lazy/bulk.cjs): single-endpoint runs never load it.
 import type { Factory } from '../../app.js';
 import { resolve } from 'node:path';
@@ -11,15 +13,17 @@ import { deliveryCutShort, type CustodyRun, type InDelivery } from '../../../sec
 import { prepareRecoveryFolder, scopeKey } from '../../../secret/record.js';
 import { describeKeepFailure } from '../../../secret/deliver.js';
 import type { Context } from '../../../context.js';
-import { CliError, usageError, localError } from '../../../errors/cli-error.js';
+import { CliError, isCliError, usageError, localError } from '../../../errors/cli-error.js';
 import { EXIT } from '../../../errors/exit-codes.js';
 import { reportError } from '../../../errors/report.js';
 import { escapeInline, shellQuote } from '../../../output/sanitize.js';
-import { JournalWriter, NO_JOURNAL, loadJournal, lockJournal, actFor, sameScope, type JournalScope, type LoadedJournal } from './journal.js';
-import { bufferSource, checkManifest, fileSource, manifestItems, type ManifestSource } from './manifest.js';
-import { humanOutput, jsonOutput } from './output.js';
-import { runBulk } from './runner.js';
-import { planItemSecrets } from './secrets.js';
+import { JournalWriter, NO_JOURNAL, loadJournal, lockJournal, actFor, sameScope, type ItemAct, type JournalScope, type LoadedJournal } from './journal.js';
+import { bufferSource, checkManifest, fileSource, manifestItems, type ManifestCheck, type ManifestItem, type ManifestSource } from './manifest.js';
+import { NextManifest } from './next-manifest.js';
+import { humanOutput, jsonOutput, type BulkOutput } from './output.js';
+import { runBulk, type RunSummary } from './runner.js';
+import { planItemSecrets, type ItemSecrets } from './secrets.js';
+import { refuseStale, withDoneAt } from './stale.js';
 
 export interface FromOptions {
   from: string;
@@ -32,6 +36,7 @@ export interface FromOptions {
   yes?: boolean;
   expectedVersion?: string;
   idempotencyKey?: string;
+  nextManifest?: string;
 }
 
 export const DEFAULT_CONCURRENCY = 4;
@@ -45,172 +50,248 @@ export function parseConcurrency(raw: string | undefined): number {
 
 const scopeLabel = (s: JournalScope) => `${s.baseUrl} (${s.organizationId}/${s.applicationId}/${s.environmentKey})`;
 
+/** What the run will do, worked out and checked before anything is sent. */
+interface Plan {
+  json: boolean;
+  concurrency: number;
+  defaultMode: RotationMode | undefined;
+  scope: JournalScope;
+  secrets: ItemSecrets;
+  source: ManifestSource;
+  journalPath: string | undefined;
+  journal: LoadedJournal;
+  check: ManifestCheck;
+  acts: Record<ItemAct['act'], number>;
+  next: NextManifest | undefined;
+}
+
+/** The journal's lock while it is held; the journal's writer takes it over for the run. */
+interface Held {
+  release?: (() => void) | undefined;
+}
+
 export async function runRotateFrom(opts: FromOptions, f: Factory): Promise<void> {
+  const setup = await prepare(opts, f);
+  const source = await openManifest(opts.from, f.ctx);
+  const held: Held = {};
+  try {
+    const plan = await planItems(setup, source, held, f);
+    if (f.invocation().dryRun) return reportDryRun(plan, f.ctx);
+    source.checkUnchanged();
+    const { summary, output } = await runPlan(plan, held, f);
+    // Written once the run is over, whatever its outcome; before the summary, which a closed stdout may cut short.
+    const unwritten = writeNext(plan.next);
+    await output.finish(summary, plan.check.count);
+    finish(summary, unwritten, plan, f.ctx);
+  } finally {
+    held.release?.();
+    source.close();
+  }
+}
+
+type Setup = Pick<Plan, 'json' | 'concurrency' | 'defaultMode' | 'scope' | 'secrets' | 'journalPath' | 'next'> & { yes: boolean };
+
+/** Flags, scope and token (exit 3 before anything is read), destinations: everything that needs no manifest. */
+async function prepare(opts: FromOptions, f: Factory): Promise<Setup> {
   const { ctx } = f;
-  const g = f.globals();
-  const prompter = await f.prompter();
-  // ---- flags
   if (opts.expectedVersion !== undefined) throw usageError('--expected-version cannot be used with --from', 'each manifest line gives its own "expectedVersion"');
   if (opts.idempotencyKey !== undefined) throw usageError('--idempotency-key cannot be used with --from', 'each item gets its own key; --journal keeps them, so a re-run reuses them');
   if (opts.from === '') throw usageError('--from needs a file, or - for standard input');
   const concurrency = parseConcurrency(opts.concurrency);
-  const defaultMode = opts.mode as RotationMode | undefined;
-  const json = Boolean(g.json);
-
-  // ---- scope and token (exit 3 before anything is read or sent)
   const inv = f.invocation();
+  const json = inv.output.json;
+
   const conn = inv.connection();
   if (!inv.dryRun) await inv.requireToken();
   const scope: JournalScope = { baseUrl: conn.baseUrl, ...conn.scope };
 
-  // ---- where the secrets go
   const specs = [...(opts.secretFile !== undefined ? [`file:${opts.secretFile}`] : []), ...(opts.secretTo ?? [])];
   const secrets = planItemSecrets({
     specs,
     settings: { cwd: ctx.cwd, env: ctx.env, json, stdoutIsTTY: ctx.io.stdout.isTTY, stdoutDiscards: ctx.io.stdout.discards, force: Boolean(opts.force) },
     deliverDeps: { cwd: ctx.cwd, env: ctx.env, stdout: ctx.io.stdout, stderr: ctx.io.stderr, scrubber: ctx.io.scrubber, captureExecOutput: json },
   });
-
-  // ---- the manifest and the journal
-  let source: ManifestSource;
-  if (opts.from === '-') {
-    if (ctx.io.stdin.isTTY) throw usageError('--from - reads the manifest from standard input, which is a terminal', 'pipe it in, or give the file: --from manifest.ndjson');
-    source = bufferSource('standard input', await ctx.io.stdin.readBytes());
-  } else {
-    source = fileSource(resolve(ctx.cwd, opts.from));
-  }
   const journalPath = opts.journal !== undefined ? resolve(ctx.cwd, opts.journal) : undefined;
-  let release: (() => void) | undefined;
-  try {
-    if (journalPath !== undefined && !g.dryRun) release = await lockJournal(journalPath, ctx);
-    const journal: LoadedJournal = journalPath !== undefined ? loadJournal(journalPath) : { scope: null, priors: new Map(), unreadable: 0 };
-    if (journal.scope && !sameScope(journal.scope, scope))
-      throw usageError(`the journal ${journalPath} belongs to a run against ${scopeLabel(journal.scope)}, not ${scopeLabel(scope)}`, 'keep one journal per environment (and per manifest)');
-    if (journal.unreadable > 0) ctx.io.notice(`the journal ${journalPath} has ${journal.unreadable} unreadable line(s), from a write cut short; they are ignored`);
+  if (opts.nextManifest === '') throw usageError('--next-manifest needs a file');
+  const next = opts.nextManifest !== undefined ? NextManifest.plan(resolve(ctx.cwd, opts.nextManifest), journalPath) : undefined;
+  return { json, concurrency, defaultMode: opts.mode as RotationMode | undefined, scope, secrets, journalPath, next, yes: Boolean(opts.yes) };
+}
 
-    // ---- every line checked, and every destination of an item that will be sent
-    // (The journal's rules refuse, before anything is sent, an item that cannot go on: journal.ts actFor.)
-    const acts = { send: 0, resend: 0, skip: 0, redeliver: 0 };
-    const check = checkManifest(source, defaultMode, (item) => {
-      const planned = actFor(journal.priors, item);
-      acts[planned.act] += 1;
-      secrets.claim(item);
-      // Done earlier: its secret is kept nowhere now, so every destination named now must hold it already.
-      if (planned.act === 'skip') secrets.checkDone(item, planned.prior);
-      // A delivery resumed from a kept copy may find its own file there already (it then counts as delivered).
-      if (planned.act === 'send' || planned.act === 'resend') secrets.check(item);
-    });
-    secrets.checkShared(check.count);
+async function openManifest(from: string, ctx: Factory['ctx']): Promise<ManifestSource> {
+  if (from !== '-') return fileSource(resolve(ctx.cwd, from));
+  if (ctx.io.stdin.isTTY) throw usageError('--from - reads the manifest from standard input, which is a terminal', 'pipe it in, or give the file: --from manifest.ndjson');
+  return bufferSource('standard input', await ctx.io.stdin.readBytes());
+}
 
-    if (check.immediate > 0 && !opts.yes && !g.dryRun) {
-      const what = `${check.immediate} endpoint${check.immediate === 1 ? '' : 's'}`;
-      if (!prompter) throw usageError('--yes is required when not running interactively', `the manifest rotates ${what} with mode immediate: their current secrets stop working at once`);
-      if (!(await prompter.confirmImmediate(what))) {
-        // Declining is an answer, not a failure: a plain notice, and still 130.
-        const message = 'immediate rotation declined; nothing was sent';
-        if (!json) ctx.io.notice(message);
-        throw localError('interrupted', message, { reported: !json });
-      }
-    }
+/**
+ * The journal locked and read, every line and every item's destinations
+ * checked (the journal's rules refuse what cannot go on: journal.ts actFor,
+ * stale.ts), and immediate rotations confirmed.
+ */
+async function planItems(setup: Setup, source: ManifestSource, held: Held, f: Factory): Promise<Plan> {
+  const { ctx } = f;
+  const { journalPath, secrets, next } = setup;
+  const dryRun = f.invocation().dryRun;
+  if (journalPath !== undefined && !dryRun) held.release = await lockJournal(journalPath, ctx);
+  const journal: LoadedJournal = journalPath !== undefined ? loadJournal(journalPath) : { scope: null, priors: new Map(), unreadable: 0 };
+  if (journal.scope && !sameScope(journal.scope, setup.scope))
+    throw usageError(`the journal ${journalPath} belongs to a run against ${scopeLabel(journal.scope)}, not ${scopeLabel(setup.scope)}`, 'keep one journal per environment (and per manifest)');
+  if (journal.unreadable > 0) ctx.io.notice(`the journal ${journalPath} has ${journal.unreadable} unreadable line(s), from a write cut short; they are ignored`);
 
-    if (g.dryRun) {
-      const line = { dryRun: true, items: check.count, ...acts };
-      if (json) ctx.io.stdout.write(JSON.stringify(line) + '\n');
-      else
-        ctx.io.stdout.write(
-          `Would rotate ${acts.send + acts.resend} of ${check.count} endpoints (${acts.resend} re-sent from the journal with their recorded keys), skip ${acts.skip} done earlier, and deliver again ${acts.redeliver} whose delivery an earlier run did not confirm.\n`,
-        );
-      ctx.io.notice('dry run: nothing was sent');
-      return;
-    }
-    source.checkUnchanged();
-    // recovered/ holds each item's record from before its request: a folder that cannot is found now, not after a change.
-    const custody = fleetCustody(ctx, scopeKey(conn.scope), journalPath);
+  const acts = { send: 0, resend: 0, skip: 0, redeliver: 0 };
+  const check = checkManifest(source, setup.defaultMode, (item) => {
+    const planned = actFor(journal.priors, item);
+    if (planned.act === 'send') refuseStale(journal.priors.get(item.endpointId), item);
+    acts[planned.act] += 1;
+    secrets.claim(item);
+    next?.add(item);
+    // Done earlier: its secret is kept nowhere now, so every destination named now must hold it already.
+    if (planned.act === 'skip') secrets.checkDone(item, planned.prior);
+    // A delivery resumed from a kept copy may find its own file there already (it then counts as delivered).
+    if (planned.act === 'send' || planned.act === 'resend') secrets.check(item);
+  });
+  secrets.checkShared(check.count);
+  if (check.immediate > 0 && !setup.yes && !dryRun) await confirmImmediate(check.immediate, setup.json, f);
+  return { ...setup, source, journal, check, acts };
+}
 
-    // ---- the run
-    let writer: JournalWriter | undefined;
-    if (journalPath !== undefined) {
-      writer = await JournalWriter.open(journalPath, release!);
-      release = undefined; // the writer releases it on close
-      await writer.append({ t: 'run', v: 1, at: new Date(ctx.now()).toISOString(), scope });
-    }
-    keepYoungGenerationSmall();
-    const output = json ? jsonOutput(ctx.io) : humanOutput(ctx.io, ctx.now, secrets.targets);
-    // One pool of connections for the whole run, as many as there are workers.
-    const { Agent } = conn.baseUrl.startsWith('https:') ? await import('node:https') : await import('node:http');
-    const agent = new Agent({ keepAlive: true, maxSockets: concurrency, maxFreeSockets: concurrency });
-    // Items whose secret is being delivered: a second signal ends the process
-    // at once, and must still say where each of their secrets is.
-    const inDelivery = new Map<string, InDelivery>();
-    const lastWords = () => {
-      let code: number = EXIT.secretNotDelivered;
-      for (const state of inDelivery.values()) code = reportError(deliveryCutShort(state), ctx.io, json, false);
-      return code;
-    };
-    // The one request engine, as a single rotate uses it: a request already
-    // sent is not abandoned on Ctrl-C (it finishes and delivers), and a
-    // re-run with the journal is how the key is re-sent.
-    let toldWaiting = false;
-    const client = await f.client({
-      agent,
-      waiting: (w) => {
-        if (!w || toldWaiting) return;
-        toldWaiting = true;
-        output.notice(
-          `${w.signal === 'SIGINT' ? 'interrupted' : `${w.signal} received`}: no new item starts; the requests already sent are waited for${w.graceMs === null ? '' : ` (up to ${w.graceMs / 1000} s)`}, so that their secrets are delivered (a second Ctrl-C abandons them: a re-run with the journal collects them)`,
-        );
-      },
-      announce: false,
-      rerun: () => (journalPath !== undefined ? `a re-run with --journal ${shellQuote(journalPath)} re-sends it` : 'keep a --journal so that a re-run re-sends it'),
-    });
-    let summary;
-    try {
-      summary = await runBulk(
-        manifestItems(source, defaultMode),
-        { concurrency, total: check.count, signal: ctx.signal, deadlineAt: client.deadlineAt },
-        {
-          clock: { now: ctx.now, sleep: ctx.sleep, random: ctx.random },
-          rotate: (req, key, hooks) => client.rotate(req.endpointId, { expectedVersion: req.expectedVersion, mode: req.mode }, key, hooks),
-          trace: inv.output.debug ? (item) => (line) => ctx.io.stderr.write(`[debug] ${escapeInline(item.endpointId)}: ${escapeInline(line)}\n`) : undefined,
-          secrets,
-          custody,
-          journal: writer ?? NO_JOURNAL,
-          priors: journal.priors,
-          newKey: ctx.randomUUID,
-          emit: (r, item) => output.emit(r, item),
-          notice: (t) => output.notice(t),
-          progress: (p) => output.progress(p),
-          delivering: (item, state) => {
-            if (state) inDelivery.set(item.endpointId, state);
-            else inDelivery.delete(item.endpointId);
-            ctx.setLastWords?.(inDelivery.size > 0 ? lastWords : undefined);
-          },
-        },
-      );
-    } finally {
-      agent.destroy();
-      await writer?.close();
-    }
-    await output.finish(summary, check.count);
+async function confirmImmediate(count: number, json: boolean, f: Factory): Promise<void> {
+  const prompter = await f.prompter();
+  const what = `${count} endpoint${count === 1 ? '' : 's'}`;
+  if (!prompter) throw usageError('--yes is required when not running interactively', `the manifest rotates ${what} with mode immediate: their current secrets stop working at once`);
+  if (await prompter.confirmImmediate(what)) return;
+  // Declining is an answer, not a failure: a plain notice, and still 130.
+  const message = 'immediate rotation declined; nothing was sent';
+  if (!json) f.ctx.io.notice(message);
+  throw localError('interrupted', message, { reported: !json });
+}
 
-    // ---- the exit code
-    if (summary.interrupted) {
-      const hint = journalPath !== undefined ? `re-run with --journal ${journalPath} to continue` : 'with --journal FILE a re-run continues where a run stopped';
-      throw localError('interrupted', `interrupted: ${summary.ok + summary.failed + summary.skipped} of ${check.count} items finished, ${summary.notStarted} not started`, { hint });
-    }
-    if (summary.stopped) {
-      const e = summary.stopped;
-      throw new CliError(e.code, `stopped: ${e.message}; ${summary.notStarted} item(s) not started`, EXIT.partial, { status: e.status, requestId: e.requestId, details: e.details });
-    }
-    if (summary.failed > 0) {
-      // Every failure is in its result line (--json) or the table above.
-      if (!json) ctx.io.notice(`${summary.failed} of ${check.count} items failed`);
-      throw localError('partial_failure', `${summary.failed} of ${check.count} items failed`, { reported: true });
-    }
-  } finally {
-    release?.();
-    source.close();
+function reportDryRun({ json, check, acts }: Plan, ctx: Factory['ctx']): void {
+  const line = { dryRun: true, items: check.count, ...acts };
+  if (json) ctx.io.stdout.write(JSON.stringify(line) + '\n');
+  else
+    ctx.io.stdout.write(
+      `Would rotate ${acts.send + acts.resend} of ${check.count} endpoints (${acts.resend} re-sent from the journal with their recorded keys), skip ${acts.skip} done earlier, and deliver again ${acts.redeliver} whose delivery an earlier run did not confirm.\n`,
+    );
+  ctx.io.notice('dry run: nothing was sent');
+}
+
+/** The run itself (runner.ts), on one pool of connections; the journal written throughout. */
+async function runPlan(plan: Plan, held: Held, f: Factory): Promise<{ summary: RunSummary; output: BulkOutput }> {
+  const { ctx } = f;
+  const { journalPath, secrets, next, journal } = plan;
+  // recovered/ holds each item's record from before its request: a folder that cannot is found now, not after a change.
+  const custody = fleetCustody(ctx, scopeKey(f.invocation().connection().scope), journalPath);
+  let writer: JournalWriter | undefined;
+  if (journalPath !== undefined) {
+    writer = await JournalWriter.open(journalPath, held.release!);
+    held.release = undefined; // the writer releases it on close
+    await writer.append({ t: 'run', v: 1, at: new Date(ctx.now()).toISOString(), scope: plan.scope });
   }
+  keepYoungGenerationSmall();
+  const output = plan.json ? jsonOutput(ctx.io) : humanOutput(ctx.io, ctx.now, secrets.targets);
+  const { client, agent, delivering } = await runClient(plan, f, output);
+  try {
+    const summary = await runBulk(
+      manifestItems(plan.source, plan.defaultMode),
+      { concurrency: plan.concurrency, total: plan.check.count, signal: ctx.signal, deadlineAt: client.deadlineAt },
+      {
+        clock: { now: ctx.now, sleep: ctx.sleep, random: ctx.random },
+        rotate: (req, key, hooks) => client.rotate(req.endpointId, { expectedVersion: req.expectedVersion, mode: req.mode }, key, hooks),
+        trace: f.invocation().output.debug ? (item) => (line) => ctx.io.stderr.write(`[debug] ${escapeInline(item.endpointId)}: ${escapeInline(line)}\n`) : undefined,
+        secrets,
+        custody,
+        journal: writer ?? NO_JOURNAL,
+        priors: journal.priors,
+        newKey: ctx.randomUUID,
+        emit: (r, item) => {
+          next?.settle(r);
+          output.emit(withDoneAt(r, journal.priors), item);
+        },
+        notice: (t) => output.notice(t),
+        progress: (p) => output.progress(p),
+        delivering,
+      },
+    );
+    return { summary, output };
+  } finally {
+    agent.destroy();
+    await writer?.close();
+  }
+}
+
+/**
+ * The one request engine, as a single rotate uses it, with one keep-alive
+ * connection per worker. A request already sent is not abandoned on Ctrl-C
+ * (it finishes and delivers), and a re-run with the journal is how a key is
+ * re-sent.
+ */
+async function runClient(plan: Plan, f: Factory, output: BulkOutput) {
+  const { ctx } = f;
+  const { baseUrl } = f.invocation().connection();
+  const { Agent } = baseUrl.startsWith('https:') ? await import('node:https') : await import('node:http');
+  const agent = new Agent({ keepAlive: true, maxSockets: plan.concurrency, maxFreeSockets: plan.concurrency });
+  // Items whose secret is being delivered: a second signal ends the process
+  // at once, and must still say where each of their secrets is.
+  const inDelivery = new Map<string, InDelivery>();
+  const lastWords = () => {
+    let code: number = EXIT.secretNotDelivered;
+    for (const state of inDelivery.values()) code = reportError(deliveryCutShort(state), ctx.io, plan.json, false);
+    return code;
+  };
+  const delivering = (item: ManifestItem, state: InDelivery | undefined) => {
+    if (state) inDelivery.set(item.endpointId, state);
+    else inDelivery.delete(item.endpointId);
+    ctx.setLastWords?.(inDelivery.size > 0 ? lastWords : undefined);
+  };
+  const { journalPath } = plan;
+  let toldWaiting = false;
+  const client = await f.client({
+    agent,
+    waiting: (w) => {
+      if (!w || toldWaiting) return;
+      toldWaiting = true;
+      output.notice(
+        `${w.signal === 'SIGINT' ? 'interrupted' : `${w.signal} received`}: no new item starts; the requests already sent are waited for${w.graceMs === null ? '' : ` (up to ${w.graceMs / 1000} s)`}, so that their secrets are delivered (a second Ctrl-C abandons them: a re-run with the journal collects them)`,
+      );
+    },
+    announce: false,
+    rerun: () => (journalPath !== undefined ? `a re-run with --journal ${shellQuote(journalPath)} re-sends it` : 'keep a --journal so that a re-run re-sends it'),
+  });
+  return { client, agent, delivering };
+}
+
+/** The next manifest written; a failure to write it, to report once the run's own outcome is known. */
+function writeNext(next: NextManifest | undefined): CliError | undefined {
+  try {
+    next?.write();
+    return undefined;
+  } catch (err) {
+    if (isCliError(err)) return err;
+    throw err;
+  }
+}
+
+/** The exit code: 130 on Ctrl-C, 14 when the run stopped or any item failed, 1 when only the next manifest could not be written. */
+function finish(summary: RunSummary, unwritten: CliError | undefined, plan: Plan, ctx: Factory['ctx']): void {
+  const { json, check, journalPath, next } = plan;
+  const failing = summary.interrupted || summary.stopped !== null || summary.failed > 0;
+  if (unwritten && failing) reportError(unwritten, ctx.io, json, false);
+  else if (next && !unwritten) ctx.io.notice(`the next rotation's manifest (${next.size} item${next.size === 1 ? '' : 's'}) is in ${next.path}`);
+  if (summary.interrupted) {
+    const hint = journalPath !== undefined ? `re-run with --journal ${journalPath} to continue` : 'with --journal FILE a re-run continues where a run stopped';
+    throw localError('interrupted', `interrupted: ${summary.ok + summary.failed + summary.skipped} of ${check.count} items finished, ${summary.notStarted} not started`, { hint });
+  }
+  if (summary.stopped) {
+    const e = summary.stopped;
+    throw new CliError(e.code, `stopped: ${e.message}; ${summary.notStarted} item(s) not started`, EXIT.partial, { status: e.status, requestId: e.requestId, details: e.details });
+  }
+  if (summary.failed > 0) {
+    // Every failure is in its result line (--json) or the table above.
+    if (!json) ctx.io.notice(`${summary.failed} of ${check.count} items failed`);
+    throw localError('partial_failure', `${summary.failed} of ${check.count} items failed`, { reported: true });
+  }
+  if (unwritten) throw unwritten;
 }
 
 /**

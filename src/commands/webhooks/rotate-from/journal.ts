@@ -67,6 +67,8 @@ export interface Prior {
   recovered: string | null;
   /** That copy is the server's whole odd answer, not a secret to deliver. */
   whole: boolean;
+  /** When the run that wrote the latest of these records started (its "run" line), when known. */
+  at?: string;
 }
 
 export interface LoadedJournal {
@@ -76,15 +78,20 @@ export interface LoadedJournal {
   unreadable: number;
 }
 
-/** Folds one record into the map; records for another key than the one last sent are ignored. */
-export function foldRecord(priors: Map<string, Prior>, r: JournalRecord): void {
+/**
+ * Folds one record into the map; records for another key than the one last
+ * sent are ignored. `runAt`: the start of the run that wrote it.
+ */
+export function foldRecord(priors: Map<string, Prior>, r: JournalRecord, runAt?: string): void {
   if (r.t === 'run') return;
+  const at = runAt !== undefined ? { at: runAt } : {};
   if (r.t === 'send') {
-    priors.set(r.id, { state: 'sent', key: r.key, ev: r.ev, mode: r.mode, version: null, fp: null, delivery: null, requestId: null, recovered: null, whole: false });
+    priors.set(r.id, { state: 'sent', key: r.key, ev: r.ev, mode: r.mode, version: null, fp: null, delivery: null, requestId: null, recovered: null, whole: false, ...at });
     return;
   }
   const p = priors.get(r.id);
   if (!p || p.key !== r.key) return;
+  Object.assign(p, at);
   if (r.t === 'applied') {
     p.state = 'applied';
     p.version = r.version;
@@ -165,6 +172,7 @@ export function loadJournal(path: string): LoadedJournal {
   const priors = new Map<string, Prior>();
   let scope: JournalScope | null = null;
   let unreadable = 0;
+  let runAt: string | undefined;
   let fd: number;
   try {
     fd = openSync(path, 'r');
@@ -193,8 +201,11 @@ export function loadJournal(path: string): LoadedJournal {
         unreadable += 1;
         continue;
       }
-      if (value.t === 'run') scope ??= value.scope;
-      foldRecord(priors, value);
+      if (value.t === 'run') {
+        scope ??= value.scope;
+        runAt = typeof value.at === 'string' ? value.at : undefined;
+      }
+      foldRecord(priors, value, runAt);
     }
   } finally {
     closeSync(fd);

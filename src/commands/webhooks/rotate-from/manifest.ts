@@ -16,6 +16,8 @@ export interface ManifestItem {
   endpointId: string;
   expectedVersion: number;
   mode: RotationMode;
+  /** The mode the line itself gave (absent when it came from --mode): the next manifest keeps it (next-manifest.ts). */
+  lineMode?: RotationMode;
 }
 
 /** Lines longer than this are refused: a manifest line is about 80 bytes. */
@@ -52,7 +54,7 @@ export function parseManifestLine(text: string, line: number, defaultMode: Rotat
   const m = o.mode ?? defaultMode;
   if (m === undefined) throw lineError(line, 'no "mode", and no --mode to default to');
   if (m !== 'overlap' && m !== 'immediate') throw lineError(line, `"mode" must be "overlap" or "immediate"`);
-  return { line, endpointId: id, expectedVersion: v, mode: m };
+  return { line, endpointId: id, expectedVersion: v, mode: m, ...(o.mode !== undefined ? { lineMode: m } : {}) };
 }
 
 /** Raw lines of a manifest, readable as many times as needed. */

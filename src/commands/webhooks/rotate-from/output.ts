@@ -1,18 +1,20 @@
 // What a `--from` run shows (docs/fleet.md).
 // - --json: one line per item on stdout as it finishes, then the summary line.
 // - Human: a progress line on stderr when it is a terminal, redrawn at most
-//   ten times a second; at the end a summary on stdout, with a table of the
-//   items that failed (cli-table3 on a terminal, plain lines otherwise).
-// Nothing is kept per item but the first failures, so output costs the same
-// for 50 items or 50,000.
+//   ten times a second; at the end a summary on stdout, naming the items
+//   skipped as done by an earlier run and when that run was, with a table of
+//   the items that failed (cli-table3 on a terminal, plain lines otherwise).
+// Nothing is kept per item but the first skipped items and failures, so
+// output costs the same for 50 items or 50,000.
 import type { IO } from '../../../output/io.js';
 import { escapeInline } from '../../../output/sanitize.js';
 import type { ManifestItem } from './manifest.js';
-import type { ItemResult, Progress, RunSummary } from './runner.js';
+import type { Progress, RunSummary } from './runner.js';
+import type { ItemLine } from './stale.js';
 import type { Clock } from '../../../system/clock.js';
 
 export interface BulkOutput {
-  emit(result: ItemResult, item: ManifestItem): void;
+  emit(result: ItemLine, item: ManifestItem): void;
   notice(text: string): void;
   progress(p: Progress): void;
   /** After the run: the summary line or table. */
@@ -37,6 +39,7 @@ export function jsonOutput(io: IO): BulkOutput {
 }
 
 const SHOWN_FAILURES = 50;
+const SHOWN_SKIPPED = 50;
 const REDRAW_MS = 100;
 
 interface Failure {
@@ -49,6 +52,7 @@ interface Failure {
 export function humanOutput(io: IO, now: Clock['now'], targets: readonly string[]): BulkOutput {
   const live = io.stderr.isTTY && !io.quiet;
   const failures: Failure[] = [];
+  const skipped: string[] = [];
   let drawn = false;
   let lastDraw = Number.NEGATIVE_INFINITY;
   let last: Progress | undefined;
@@ -70,7 +74,11 @@ export function humanOutput(io: IO, now: Clock['now'], targets: readonly string[
 
   return {
     emit(result, item) {
-      if (result.ok || failures.length >= SHOWN_FAILURES) return;
+      if (result.ok) {
+        if (result.skipped && skipped.length < SHOWN_SKIPPED) skipped.push(skippedLine(result));
+        return;
+      }
+      if (failures.length >= SHOWN_FAILURES) return;
       // Scrubbed as it is now, in one line: a finished item's secret is found
       // as it is (or JSON-escaped) but not once the table wraps it.
       failures.push({ endpointId: result.endpointId, line: item.line, exitCode: result.exitCode, message: io.scrubber.scrub(result.error.message) });
@@ -105,23 +113,35 @@ export function humanOutput(io: IO, now: Clock['now'], targets: readonly string[
       // run; with --secret-to stdout, stdout's secrets are already written.
       const write = (text: string) => out.write(io.scrubber.scrub(text));
       write(lines.join('\n') + '\n');
+      if (skipped.length > 0) {
+        write(`\nSkipped, done by an earlier run (a line left at its old version, or a re-run):\n${skipped.join('')}`);
+        if (s.skipped > skipped.length) write(`… and ${s.skipped - skipped.length} more (--json lists every item)\n`);
+      }
       if (failures.length === 0) return;
       write('\nFailed:\n');
-      if (out.isTTY) {
-        const { default: Table } = await import('cli-table3');
-        const columns = io.columns;
-        const table = new Table({
-          head: ['endpoint', 'line', 'exit', 'error'],
-          style: { head: [], border: color ? ['grey'] : [] },
-          colWidths: [26, 7, 6, Math.max(30, columns - 26 - 7 - 6 - 5)],
-          wordWrap: true,
-        });
-        for (const f of failures) table.push([escapeInline(f.endpointId), String(f.line), String(f.exitCode), escapeInline(f.message)]);
-        write(table.toString() + '\n');
-      } else {
-        for (const f of failures) write(`${escapeInline(f.endpointId)}\tline ${f.line}\texit ${f.exitCode}\t${escapeInline(f.message)}\n`);
-      }
+      write(await failureTable(failures, out.isTTY, color, io.columns));
       if (s.failed > failures.length) write(`… and ${s.failed - failures.length} more (--json lists every item)\n`);
     },
   };
+}
+
+/** The failed items: a table on a terminal (cli-table3, loaded only then), else one tab-separated line each. */
+async function failureTable(failures: readonly Failure[], tty: boolean, color: boolean, columns: number): Promise<string> {
+  if (!tty) return failures.map((f) => `${escapeInline(f.endpointId)}\tline ${f.line}\texit ${f.exitCode}\t${escapeInline(f.message)}\n`).join('');
+  const { default: Table } = await import('cli-table3');
+  const table = new Table({
+    head: ['endpoint', 'line', 'exit', 'error'],
+    style: { head: [], border: color ? ['grey'] : [] },
+    colWidths: [26, 7, 6, Math.max(30, columns - 26 - 7 - 6 - 5)],
+    wordWrap: true,
+  });
+  for (const f of failures) table.push([escapeInline(f.endpointId), String(f.line), String(f.exitCode), escapeInline(f.message)]);
+  return table.toString() + '\n';
+}
+
+/** "  we_1  version 4, rotated by the run of 2026-01-01T04:00:00.000Z" */
+function skippedLine(r: Extract<ItemLine, { ok: true }>): string {
+  const version = r.version !== undefined ? `version ${r.version}, ` : '';
+  const when = 'doneAt' in r && r.doneAt !== undefined ? `by the run of ${escapeInline(r.doneAt)}` : 'by an earlier run';
+  return `  ${escapeInline(r.endpointId)}  ${version}rotated ${when}\n`;
 }

@@ -24,6 +24,7 @@ export function registerRotate(parent: Command, f: Factory): void {
     .option('--from <file>', 'rotate every endpoint listed in FILE (- for stdin), one JSON object a line: {"endpointId","expectedVersion","mode"?}')
     .option('--concurrency <n>', 'with --from: requests at a time (default 4)')
     .option('--journal <file>', 'with --from: record each item before and after its request; a re-run with it skips what was done')
+    .option('--next-manifest <file>', "with --from: write the next run's manifest there")
     .addHelpText(
       'after',
       examples(
@@ -31,7 +32,7 @@ export function registerRotate(parent: Command, f: Factory): void {
         'chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --secret-to "exec:gh secret set WEBHOOK_SECRET --repo acme/app"',
         'SECRET="$(chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --secret-to stdout)"',
         'chatctl webhooks rotate we_123 --expected-version 3 --mode immediate --yes --json',
-        'chatctl webhooks rotate --from fleet.ndjson --mode overlap --journal fleet.journal --secret-to "file:secrets/{id}.whsec" --json',
+        'chatctl webhooks rotate --from fleet.ndjson --mode overlap --journal fleet.journal --next-manifest fleet.ndjson --secret-to "env-file:secrets/{id}.env#WEBHOOK_SECRET" --json',
         "chatctl webhooks rotate --from - --mode overlap --secret-to 'exec:vault kv put secret/webhooks/$CHATCTL_ENDPOINT_ID value=-' < fleet.ndjson",
       ) + SECRET_TO_MORE,
     )
@@ -46,6 +47,7 @@ export function registerRotate(parent: Command, f: Factory): void {
       for (const [flag, value] of [
         ['--concurrency', opts.concurrency],
         ['--journal', opts.journal],
+        ['--next-manifest', opts.nextManifest],
       ] as const)
         if (value !== undefined) throw usageError(`${flag} goes with --from`);
       const { runRotate } = await import('../rotate.js');

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { humanOutput, jsonOutput } from '../../../../src/commands/webhooks/rotate-from/output.js';
 import type { ManifestItem } from '../../../../src/commands/webhooks/rotate-from/manifest.js';
 import type { ItemResult, RunSummary } from '../../../../src/commands/webhooks/rotate-from/runner.js';
+import type { ItemLine } from '../../../../src/commands/webhooks/rotate-from/stale.js';
 import { fakeIO } from '../../../support/fakes.js';
 
 const item = (n: number): ManifestItem => ({ line: n, endpointId: `we_${n}`, expectedVersion: 1, mode: 'overlap' });
@@ -42,7 +43,7 @@ describe('--json output', () => {
 });
 
 describe('human output', () => {
-  const run = async (tty: boolean, results: Array<[ItemResult, ManifestItem]>, s: RunSummary) => {
+  const run = async (tty: boolean, results: Array<[ItemLine, ManifestItem]>, s: RunSummary) => {
     const io = fakeIO({ stdout: tty, stderr: tty });
     let t = 0;
     const out = humanOutput(io, () => (t += 50), ['file:/s/{id}.whsec']);
@@ -103,5 +104,38 @@ describe('human output', () => {
         .filter((l) => l.startsWith('we_')),
     ).toHaveLength(50);
     expect(io.out()).toContain('… and 10 more (--json lists every item)');
+  });
+
+  it("names each item skipped as done by an earlier run, with its version and that run's time; the first 50, then a count", async () => {
+    const skipped = (n: number, doneAt?: string): ItemLine => ({ ...(ok(n) as Extract<ItemResult, { ok: true }>), skipped: true, ...(doneAt ? { doneAt } : {}) });
+    const io = await run(
+      false,
+      [
+        [ok(1), item(1)],
+        [skipped(2, '2030-01-01T04:00:00.000Z'), item(2)],
+        [skipped(3), item(3)],
+      ],
+      summary({ ok: 1, skipped: 2 }),
+    );
+    expect(io.out()).toContain('Rotated 1 of 3 endpoints in 4.2 s: 0 failed, 2 skipped (done by an earlier run).');
+    expect(io.out()).toContain(
+      '\nSkipped, done by an earlier run (a line left at its old version, or a re-run):\n  we_2  version 2, rotated by the run of 2030-01-01T04:00:00.000Z\n  we_3  version 2, rotated by an earlier run\n',
+    );
+    const many = await run(
+      false,
+      Array.from({ length: 55 }, (_, i): [ItemLine, ManifestItem] => [skipped(i + 1, '2030-01-01T04:00:00.000Z'), item(i + 1)]),
+      summary({ skipped: 55 }),
+    );
+    expect(
+      many
+        .out()
+        .split('\n')
+        .filter((l) => l.startsWith('  we_')),
+    ).toHaveLength(50);
+    expect(many.out()).toContain('… and 5 more (--json lists every item)');
+    // The JSON line carries it as given.
+    const io2 = fakeIO();
+    jsonOutput(io2).emit(skipped(2, '2030-01-01T04:00:00.000Z'), item(2));
+    expect(JSON.parse(io2.out())).toMatchObject({ endpointId: 'we_2', skipped: true, doneAt: '2030-01-01T04:00:00.000Z' });
   });
 });

@@ -1,0 +1,81 @@
+// `rotate --from FILE --next-manifest OUT` (docs/fleet.md, "The next
+// manifest"): once the run ends, the manifest of the next rotation, so that a
+// monthly job runs the same command on what it wrote last time. One line per
+// item of FILE, in FILE's order, with the endpoint's version after this run:
+// the new one for a rotated item (also one that ended 13: the server applied
+// it), the current one a 7 named, the one an earlier run recorded for an item
+// skipped as done, else the one FILE gave. The item's mode is kept only when
+// its line gave one. Comments and blank lines are not kept.
+//
+// Only the endpoint id, a version and a mode are held per item, in a Map
+// (which keeps FILE's order), not the items themselves.
+import { lstatSync } from 'node:fs';
+import type { RotationMode } from '../../../api/spec.js';
+import { CliError, usageError } from '../../../errors/cli-error.js';
+import { EXIT } from '../../../errors/exit-codes.js';
+import { currentVersionOf } from '../../../errors/explain.js';
+import { writeFileAtomic } from '../../../fs/atomic.js';
+import { checkFileTarget } from '../../../secret/sinks.js';
+import type { ManifestItem } from './manifest.js';
+import type { ItemResult } from './runner.js';
+
+/** The endpoint's version after this run, as a result line tells it; undefined when it does not. */
+export function versionAfter(result: ItemResult): number | undefined {
+  if (result.ok) return result.version;
+  // A 7 names the current version; a 13 the version the applied change made.
+  if (result.exitCode === EXIT.versionConflict || result.exitCode === EXIT.secretNotDelivered) return currentVersionOf(result.error.details);
+  return undefined;
+}
+
+export class NextManifest {
+  private readonly lines = new Map<string, { version: number; mode?: RotationMode }>();
+
+  private constructor(readonly path: string) {}
+
+  /**
+   * Checked before anything is sent: OUT is a regular file (replaced whole)
+   * or absent, in a folder this user can write, and not the journal.
+   */
+  static plan(path: string, journalPath: string | undefined): NextManifest {
+    const what = `--next-manifest ${path}`;
+    if (journalPath !== undefined && (path === journalPath || path === `${journalPath}.lock`))
+      throw usageError(`${what}: that is the journal`, 'give the next manifest a file of its own, e.g. the manifest itself');
+    checkFileTarget(path, true, what);
+    return new NextManifest(path);
+  }
+
+  /** Every item of the manifest, in its order (the first pass): its version so far. */
+  add(item: ManifestItem): void {
+    this.lines.set(item.endpointId, { version: item.expectedVersion, ...(item.lineMode !== undefined ? { mode: item.lineMode } : {}) });
+  }
+
+  /** An item's result: its version after the run, when the result says. */
+  settle(result: ItemResult): void {
+    const line = this.lines.get(result.endpointId);
+    const version = versionAfter(result);
+    if (line && version !== undefined) line.version = version;
+  }
+
+  text(): string {
+    let out = '';
+    for (const [endpointId, { version, mode }] of this.lines) out += JSON.stringify({ endpointId, expectedVersion: version, ...(mode !== undefined ? { mode } : {}) }) + '\n';
+    return out;
+  }
+
+  /** Written whole or not at all, with the mode of the file it replaces (0600 when new). Throws a CliError (exit 1). */
+  write(): void {
+    try {
+      const st = lstatSync(this.path, { throwIfNoEntry: false });
+      writeFileAtomic(this.path, this.text(), { mode: st?.isFile() ? st.mode & 0o777 : 0o600 });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? String(err);
+      throw new CliError('internal_error', `cannot write the next manifest ${this.path}: ${code}`, EXIT.unexpected, {
+        hint: 'the run itself is over (its results say what it did): make room or fix the folder, then write the next manifest by hand from the results',
+      });
+    }
+  }
+
+  get size(): number {
+    return this.lines.size;
+  }
+}
