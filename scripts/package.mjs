@@ -39,10 +39,10 @@ const FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 
 async function packageExecutable(argv) {
   const out = resolve(option(argv, '--out') ?? join(dist, 'bin', `chatctl-${process.platform}-${process.arch}${process.platform === 'win32' ? '.exe' : ''}`));
-  const { distIsCurrent } = await import('./build-stamp.mjs');
+  const { distIsCurrent, inputsStamp } = await import('./build-stamp.mjs');
   if (!distIsCurrent()) await import('./build.mjs');
   const addon = keyringAddon();
-  const stamp = inputsHash(addon);
+  const stamp = inputsHash(inputsStamp(), addon);
   if (!argv.includes('--force') && existsSync(out) && readText(`${out}.stamp`) === stamp) {
     say(`${out} is current (${megabytes(out)}); --force builds it again`);
     return;
@@ -103,9 +103,10 @@ function keyringAddon() {
   }
 }
 
-function inputsHash(addon) {
+/** What the executable is made from: the sources of dist/ (scripts/build-stamp.mjs), this script, the Node binary, the addon. */
+function inputsHash(sources, addon) {
   const hash = createHash('sha256');
-  hash.update(readFileSync(join(dist, 'build-stamp.json'))).update('\0');
+  hash.update(sources).update('\0');
   hash.update(readFileSync(fileURLToPath(import.meta.url))).update('\0');
   hash.update(`${process.execPath}\0${process.version}\0${process.arch}\0${statSync(process.execPath).mtimeMs}\0${addon?.sha256 ?? 'no addon'}`);
   return hash.digest('hex');

@@ -151,8 +151,9 @@ function loadKeyringAddon(): unknown {
   if (hash === null) throw new Error(`no prebuilt keyring binary for ${process.platform}-${process.arch} in this executable`);
   const cache = cacheFolder(process.env);
   const dir = join(cache, 'native');
-  makeFolders(dir, 0o700);
+  makeFolders(cache, 0o700);
   checkPrivate(cache, statSync(cache), 'the cache folder');
+  makeFolders(dir, 0o700);
   checkPrivate(dir, lstatSync(dir), 'its native/ folder');
   const file = join(dir, `keyring-${hash.slice(0, 16)}.node`);
   if (!holds(file, hash)) {
