@@ -15,10 +15,11 @@
 // itself; before, `--experimental-sea-config` writes the blob and postject
 // puts it into the copy. A build whose inputs (dist/, this script, the
 // addon, the Node binary) are those of the executable already there is
-// skipped (its stamp, beside it); `--out FILE` writes elsewhere (the test
-// keeps its copy in a cache folder of its own).
+// skipped (its stamp, beside it); `--out FILE` writes elsewhere, and
+// `--cached` to node_modules/.cache/chatctl/sea/<Node version>/, printing
+// the path: the test and the benchmark share that copy.
 //
-//   node scripts/package.mjs [--out FILE] [--force] [--no-strip]
+//   node scripts/package.mjs [--out FILE | --cached] [--force] [--no-strip]
 //   node scripts/package.mjs --code-caches DIR   (internal: run by the packaging in a clean Node)
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -38,7 +39,15 @@ const DATA = ['fast.json', 'tree.json', 'keyring-child.cjs'];
 const FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 
 async function packageExecutable(argv) {
-  const out = resolve(option(argv, '--out') ?? join(dist, 'bin', `chatctl-${process.platform}-${process.arch}${process.platform === 'win32' ? '.exe' : ''}`));
+  const name = `chatctl-${process.platform}-${process.arch}${process.platform === 'win32' ? '.exe' : ''}`;
+  const cached = argv.includes('--cached') ? join(root, 'node_modules', '.cache', 'chatctl', 'sea', process.version, name) : undefined;
+  const out = resolve(option(argv, '--out') ?? cached ?? join(dist, 'bin', name));
+  await build(argv, out);
+  // --cached: the path on stdout, for the test and the benchmark that share this copy.
+  if (cached) process.stdout.write(`${out}\n`);
+}
+
+async function build(argv, out) {
   const { distIsCurrent, inputsStamp } = await import('./build-stamp.mjs');
   if (!distIsCurrent()) await import('./build.mjs');
   const addon = keyringAddon();

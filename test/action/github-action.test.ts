@@ -164,6 +164,19 @@ describe('action.yml', () => {
     expect(tokenUses).toEqual([['CHATCTL_TOKEN', '${{ inputs.token }}']]);
   });
 
+  test("docs/ci-systems.md's `uses:` example gives only inputs the action has, every required one, and the token from a secret", () => {
+    const doc = readFileSync(join(ROOT, 'docs', 'ci-systems.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('\n## GitHub Actions: the chatctl action\n'), doc.indexOf('\n## GitLab CI'));
+    const workflow = parseYaml(/```yaml\n([\s\S]*?)```/.exec(section)![1]!) as { jobs: Record<string, { steps: { uses?: string; with?: Record<string, string> }[] }> };
+    const step = Object.values(workflow.jobs)
+      .flatMap((j) => j.steps)
+      .find((s) => /\/chatctl@/.test(s.uses ?? ''))!;
+    const given = Object.keys(step.with!);
+    expect(given.filter((k) => !(k in ACTION.inputs))).toEqual([]);
+    expect(Object.entries(ACTION.inputs).flatMap(([k, spec]) => (spec.required === 'true' && !given.includes(k) ? [k] : []))).toEqual([]);
+    expect(step.with!.token).toMatch(/^\$\{\{ secrets\.\w+ \}\}$/);
+  });
+
   test('one endpoint: rotated with overlap; the secret in GITHUB_ENV and a file, the outputs are the new version and its fingerprint; secret and token only masked', async () => {
     const id = await newEndpoint();
     const file = join(tempDir('gha-secret'), 'webhook.secret');

@@ -10,7 +10,8 @@
 //
 // Real processes: the executable is the thing under test. It is built once
 // per set of inputs (the sources of dist/, the packaging script, this Node)
-// into node_modules/.cache/chatctl/sea/, where later runs find it current
+// into node_modules/.cache/chatctl/sea/<Node version>/ (`package.mjs
+// --cached`, which `npm run bench` uses too), where later runs find it current
 // (a few seconds in a fresh clone, nothing after); .ci/run runs it on Node 20
 // and again on Node 24.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -21,8 +22,6 @@ import { NODE, PKG_VERSION, ROOT } from '../support/fixtures.js';
 import { keyringLookup, keyringTestsRequired, missingKeyringTools, startKeyringSession, warnIfKeyringSkipped, type KeyringSession } from '../support/keyring-session.js';
 import { cleanupTempDirs, tempDir, waitFor } from '../support/run.js';
 
-const NAME = `chatctl-${process.platform}-${process.arch}`;
-const BUILT = join(ROOT, 'node_modules', '.cache', 'chatctl', 'sea', NAME);
 const missing = missingKeyringTools();
 warnIfKeyringSkipped('test/sea/single-executable.test.ts', missing);
 
@@ -33,14 +32,14 @@ let home: string;
 let path: string;
 
 beforeAll(() => {
-  execFileSync(NODE, [join(ROOT, 'scripts', 'package.mjs'), '--out', BUILT], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], timeout: 240_000 });
+  const built = execFileSync(NODE, [join(ROOT, 'scripts', 'package.mjs'), '--cached'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 240_000 }).trim();
   const root = tempDir('sea');
   folder = join(root, 'empty');
   home = join(root, 'home');
   const bin = join(root, 'bin');
   for (const d of [folder, home, bin]) mkdirSync(d);
   exe = join(root, 'chatctl');
-  copyFileSync(BUILT, exe);
+  copyFileSync(built, exe);
   chmodSync(exe, 0o755);
   for (const tool of ['sh', 'cat']) execFileSync('ln', ['-s', execFileSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).trim(), join(bin, tool)]);
   path = bin;
