@@ -12,6 +12,9 @@
 // against the same rotate given CHATCTL_TOKEN; not run without
 // dbus-run-session and gnome-keyring-daemon.
 //
+// Scenario 8 is the single executable (`npm run package`; built first when
+// its inputs changed) against the npm package: `--version` from each.
+//
 // Scenario 7 is what writing config.json costs: `profile set` loads conf
 // (dist/lazy/conf.cjs) and the lock, reads, and writes the file; against
 // `node -e 0`. Reported for the README's dependency table.
@@ -93,7 +96,7 @@ function parseArgs(argv) {
           .map((s) => count(s, 1)),
       );
     } else if (a === '--help' || a === '-h') {
-      process.stdout.write('usage: node bench/startup.mjs [--runs N (30)] [--warmup N (5)] [--quick (runs 5, warm-up 1)] [--only 1,2,3,4,5,6]\n');
+      process.stdout.write('usage: node bench/startup.mjs [--runs N (30)] [--warmup N (5)] [--quick (runs 5, warm-up 1)] [--only 1,2,3,4,5,6,7,8]\n');
       process.exit(0);
     } else usage(`unknown argument ${a}`);
   }
@@ -107,15 +110,19 @@ function usage(msg) {
 
 // ---------------------------------------------------------------- running one child
 
-/** Runs `node ...args`; resolves with wall ms (spawn → exit), exit code, output and peak RSS in KiB. */
-function runNode(args, env) {
+/** Runs `node ...args` (or `exe ...args`: the single executable); resolves with wall ms (spawn → exit), exit code, output and peak RSS in KiB. */
+function runNode(args, env, exe) {
   return new Promise((resolve, reject) => {
-    let cmd = process.execPath;
+    let cmd = exe ?? process.execPath;
     let argv = args;
     const stdio = ['ignore', 'pipe', 'pipe'];
     if (TIME) {
       cmd = TIME;
-      argv = ['-f', `${RSS_MARK}%M`, process.execPath, ...args];
+      argv = ['-f', `${RSS_MARK}%M`, exe ?? process.execPath, ...args];
+    } else if (exe) {
+      // The executable passes its whole argv to chatctl; Node's options reach it through NODE_OPTIONS.
+      env = { ...env, NODE_OPTIONS: `--import=${RSS_PROBE}` };
+      stdio.push('pipe');
     } else {
       argv = ['--import', RSS_PROBE, ...args];
       stdio.push('pipe');
@@ -155,13 +162,13 @@ function runNode(args, env) {
   });
 }
 
-function describe(args) {
-  return ['node', ...args.map((a) => (a.startsWith(ROOT) ? a.slice(ROOT.length) : a))].map((a) => (/^[\w./:=@-]+$/.test(a) ? a : JSON.stringify(a))).join(' ');
+function describe(args, exe) {
+  return [exe ?? 'node', ...args.map((a) => (a.startsWith(ROOT) ? a.slice(ROOT.length) : a))].map((a) => (/^[\w./:=@-]+$/.test(a) ? a : JSON.stringify(a))).join(' ');
 }
 
 /** Runs one side of a pair; throws a BenchError when it failed. */
 async function runSide(label, side) {
-  const r = await runNode(side.args, side.env);
+  const r = await runNode(side.args, side.env, side.exe);
   let problem;
   if (r.code !== 0) {
     problem = r.signal ? `was killed by ${r.signal}` : `exited ${r.code}`;
@@ -175,10 +182,10 @@ async function runSide(label, side) {
   if (problem) {
     const tail = (s) => s.trim().split('\n').slice(-5).join('\n    ');
     throw new BenchError(
-      `${label}: \`${describe(side.args)}\` ${problem}` + (r.stderr.trim() ? `\n  stderr:\n    ${tail(r.stderr)}` : '') + (r.stdout.trim() ? `\n  stdout:\n    ${tail(r.stdout)}` : ''),
+      `${label}: \`${describe(side.args, side.exe)}\` ${problem}` + (r.stderr.trim() ? `\n  stderr:\n    ${tail(r.stderr)}` : '') + (r.stdout.trim() ? `\n  stdout:\n    ${tail(r.stdout)}` : ''),
     );
   }
-  if (r.rssKb === undefined) throw new BenchError(`${label}: could not read the peak RSS of \`${describe(side.args)}\``);
+  if (r.rssKb === undefined) throw new BenchError(`${label}: could not read the peak RSS of \`${describe(side.args, side.exe)}\``);
   return r;
 }
 
@@ -397,7 +404,7 @@ async function twoFreshEndpoints(sb) {
   return [await freshEndpoint(sb), await freshEndpoint(sb)];
 }
 
-function makeScenarios(env, getSandbox, getFront, getKeyring) {
+function makeScenarios(env, getSandbox, getFront, getKeyring, getExecutable) {
   const nodeFloor = { args: ['-e', '0'], env };
   const expect = (cond, what) => {
     if (!cond) throw new Error(what);
@@ -553,6 +560,17 @@ function makeScenarios(env, getSandbox, getFront, getKeyring) {
         b: nodeFloor,
       }),
     },
+    {
+      id: 8,
+      name: 'the single executable --version vs node bin/chatctl.js --version',
+      // npm run package: the same answer from the executable's assets.
+      target: 1.1,
+      needsExecutable: true,
+      pair: async () => ({
+        a: { exe: getExecutable(), args: ['--version'], env, check: (out) => expect(out.trim() === VERSION, `expected ${VERSION}`) },
+        b: { args: [BIN, '--version'], env, check: (out) => expect(out.trim() === VERSION, `expected ${VERSION}`) },
+      }),
+    },
   ];
 }
 
@@ -650,8 +668,8 @@ function summarise(sc, samples, a, b) {
   return {
     id: sc.id,
     name: sc.name,
-    a: describe(a.args),
-    b: describe(b.args),
+    a: describe(a.args, a.exe),
+    b: describe(b.args, b.exe),
     target: sc.target,
     rssTarget: RSS_TARGET,
     pairs: samples.length,
@@ -699,6 +717,7 @@ async function main() {
   let sandbox;
   let front;
   let keyring;
+  let executable;
   const cleanup = async () => {
     await keyring?.stop().catch(() => {});
     await front?.stop().catch(() => {});
@@ -723,8 +742,9 @@ async function main() {
       () => sandbox,
       () => front,
       () => keyring,
+      () => executable,
     ).filter((s) => !opts.only || opts.only.has(s.id));
-    if (scenarios.length === 0) usage('--only selects no scenario (1–7)');
+    if (scenarios.length === 0) usage('--only selects no scenario (1–8)');
     if (scenarios.some((s) => s.needsKeyring) && !haveKeyringTools()) {
       process.stdout.write(`scenario 6 not run: it needs ${KEYRING_TOOLS.join(' and ')} (packages dbus and gnome-keyring)\n`);
       scenarios = scenarios.filter((s) => !s.needsKeyring);
@@ -732,6 +752,10 @@ async function main() {
     if (scenarios.some((s) => s.needsSandbox)) sandbox = await startSandbox(env);
     if (scenarios.some((s) => s.needsFront)) front = await startTlsFront(sandbox, tmp);
     if (scenarios.some((s) => s.needsKeyring)) keyring = await startKeyring(sandbox, tmp);
+    // Scenario 8: the executable `npm run package` builds, in the copy the test shares (built when its inputs changed).
+    if (scenarios.some((s) => s.needsExecutable)) {
+      executable = execFileSync(process.execPath, [join(ROOT, 'scripts', 'package.mjs'), '--cached'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+    }
 
     process.stdout.write(
       `chatctl ${VERSION} start-up benchmark: node ${process.version}, ${cpus().length}× ${cpus()[0]?.model ?? 'cpu'}, ` +

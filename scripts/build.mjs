@@ -184,7 +184,8 @@ for (const rel of fresh) {
   mkdirSync(dirname(join(distDir, rel)), { recursive: true });
   renameSync(join(buildDir, rel), join(distDir, rel));
 }
-for (const rel of listFiles(distDir)) if (!fresh.has(rel)) rmSync(join(distDir, rel), { force: true });
+// dist/bin/ is not the build's: it holds what `npm run package` made (scripts/package.mjs).
+for (const rel of listFiles(distDir)) if (!fresh.has(rel) && !rel.startsWith(`bin${sep}`)) rmSync(join(distDir, rel), { force: true });
 rmSync(buildDir, { recursive: true, force: true });
 // Last, once every file is in place: what this build was made from.
 writeFileSync(join(distDir, 'build-stamp.json.tmp'), stampText(inputs, fresh, pages));

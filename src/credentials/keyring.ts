@@ -22,6 +22,7 @@
 // otherwise fall back silently on the kernel's keyutils, which forgets
 // everything at reboot.
 import { withoutCredentials } from './variables.js';
+import { singleExecutable } from '../app/packaging.js';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -63,8 +64,11 @@ const CHILD_FILE = 'keyring-child.cjs';
 
 /** One keyring call for `account` (the profile's name), bounded by the limit; never throws but on Ctrl-C. */
 export function keyringCall(op: KeyringOp, account: string, opts: KeyringOptions, password?: string): Promise<KeyringResult> {
-  const childPath = keyringChildPath();
-  if (childPath === undefined) return Promise.resolve({ ok: false, kind: 'unavailable', reason: `${CHILD_FILE} is missing from the installation` });
+  // The single executable is its own child: it runs the child program when asked (src/sea/launcher.ts).
+  const sea = singleExecutable();
+  const childPath = sea ? undefined : keyringChildPath();
+  if (!sea && childPath === undefined) return Promise.resolve({ ok: false, kind: 'unavailable', reason: `${CHILD_FILE} is missing from the installation` });
+  const childArgs = [...(sea ? sea.keyringChildArgs : [childPath!]), op, KEYRING_SERVICE, account];
   const limitMs = opts.limitMs ?? KEYRING_LIMIT_MS;
   // The run's environment (D-Bus address, HOME…), without the token of the
   // environment, and without NODE_OPTIONS: what it preloads or turns on is
@@ -72,7 +76,7 @@ export function keyringCall(op: KeyringOp, account: string, opts: KeyringOptions
   const env: Env = withoutCredentials(opts.env);
   delete env.NODE_OPTIONS;
   return new Promise<KeyringResult>((resolve, reject) => {
-    const child = spawn(process.execPath, [childPath, op, KEYRING_SERVICE, account], {
+    const child = spawn(process.execPath, childArgs, {
       env: env as NodeJS.ProcessEnv,
       stdio: [op === 'set' ? 'pipe' : 'ignore', 'pipe', 'ignore'],
       windowsHide: true,

@@ -89,7 +89,7 @@ export const ENVIRONMENT: ReadonlyArray<readonly [string, ReadonlyArray<readonly
       ['ZDOTDIR', 'the folder of your .zshrc, for "completion install"', '$HOME'],
       ['PATH', 'where programs are found: "completion install" checks that chatctl is on it', 'as set'],
       ['XDG_CACHE_HOME', 'base of the compiled-code cache folder', '~/.cache'],
-      ['CHATCTL_CACHE_DIR', 'the compiled-code cache folder (start-up speed only)', '$XDG_CACHE_HOME/chatctl'],
+      ['CHATCTL_CACHE_DIR', "the cache folder: compiled code (start-up speed only), the single executable's keyring addon", '$XDG_CACHE_HOME/chatctl'],
       ['CHATCTL_COMPILE_CACHE', '0: no compiled-code cache', 'on'],
       ['CHATCTL_BIN', 'the program the completion scripts run on each TAB', 'chatctl on PATH'],
       ['APPDATA, LOCALAPPDATA', 'Windows: base of the config and cache folders', "the account's"],

@@ -26,7 +26,8 @@ describe('the seam', () => {
     const offenders: string[] = [];
     for (const file of sources(join(ROOT, 'src'))) {
       const rel = relative(ROOT, file);
-      if (rel === join('src', 'app', 'main.ts')) continue;
+      // main.ts is the adapter; src/sea/launcher.ts is the single executable's launcher, what bin/chatctl.js is to the npm package.
+      if (rel === join('src', 'app', 'main.ts') || rel === join('src', 'sea', 'launcher.ts')) continue;
       readFileSync(file, 'utf8')
         .replace(/\/\*[\s\S]*?\*\//g, (c) => c.replace(/[^\n]/g, ' '))
         .split('\n')

@@ -10,11 +10,11 @@
 // Each step's stdout and stderr go to one file, in the order written, as the
 // runner's log has them.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { BIN, NODE, ROOT } from '../support/fixtures.js';
-import { parseRunnerFile } from '../support/github-runner.js';
+import { parseRunnerFile, runStep } from '../support/github-runner.js';
 import { cleanupTempDirs, runInProcess, shellQuote, tempDir, workspace, baseEnv } from '../support/run.js';
 import { control, startSandbox, type Sandbox } from '../support/sandbox.js';
 import { parseYaml, type Yaml } from '../support/yaml-subset.js';
@@ -88,21 +88,6 @@ async function endpoint(id: string) {
   const found = (await control(sandbox.info).endpoints()).find((e) => e.id === id);
   expect(found?.id, `the sandbox has endpoint ${id}`).toBe(id);
   return found!;
-}
-
-/** Runs a shell script as a runner does: bash, -e and pipefail, stdout and stderr into one log. */
-function runStep(script: string, env: Record<string, string>, cwd: string): { status: number | null; log: string } {
-  const dir = tempDir('step');
-  const file = join(dir, 'step.sh');
-  writeFileSync(file, script);
-  const logFile = join(dir, 'log');
-  const fd = openSync(logFile, 'w');
-  try {
-    const r = spawnSync('bash', ['--noprofile', '--norc', '-eo', 'pipefail', file], { cwd, env, stdio: ['ignore', fd, fd], timeout: 30_000 });
-    return { status: r.status, log: readFileSync(logFile, 'utf8') };
-  } finally {
-    closeSync(fd);
-  }
 }
 
 const runnerPath = () => `${bin}:${join(NODE, '..')}:/usr/local/bin:/usr/bin:/bin`;

@@ -282,27 +282,42 @@ function npmEnv(dir: string): Record<string, string> {
   };
 }
 
-// One fresh copy, and one global install: `npm install -g .` alone first
-// (prepare installs the build tools into the copy), then the quick start's
-// other lines in that same copy. Each install unpacks about 150 packages, a
-// fifth of the suite's CPU when it was done twice; the quick start's own
-// `npm install` on a fresh clone is what `.ci/run` does first (`npm ci`,
-// then this suite), so it is proved on every CI run.
+// One fresh copy: the quick start's lines in order (`npm install`, which
+// builds; `npm install -g .`, which then only links the built folder; the
+// sandbox and the commands), then the packed tarball as docs/ci.md installs
+// it. `npm test`, the quick start's second line, is this suite: the test
+// checks that it is the command .ci/run runs rather than run it again.
 describe('installed from a fresh copy', () => {
-  it('npm install -g . works alone (prepare installs the build tools it needs); then the quick start works pasted line by line: build, install on PATH, sandbox, doctor, create, rotate, reactivate', async ({
+  it('the quick start works pasted line by line: npm install (which builds), npm install -g ., sandbox, doctor, create, rotate, reactivate; and the packed tarball installs as docs/ci.md says', async ({
     expect,
   }) => {
     const dir = freshCopy();
-    const env = npmEnv(dir);
-    await execa('npm', ['install', '-g', '.'], { cwd: join(dir, 'repo'), env, extendEnv: false, timeout: 300_000 });
-    const version = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version as string;
-    expect((await execa('chatctl', ['--version'], { env, extendEnv: false, stripFinalNewline: false })).stdout).toBe(`${version}\n`);
-    expect((await execa('chatctl', ['exit-codes'], { env, extendEnv: false })).stdout).toMatch(/^CODE {2}MEANING\n/);
-    // The manual pages the build wrote are where `man` looks after a global install.
-    expect(readFileSync(join(dir, 'prefix', 'share', 'man', 'man1', 'chatctl-webhooks-rotate.1'), 'utf8')).toMatch(/^\.TH "CHATCTL\\-WEBHOOKS\\-ROTATE" "1"/);
     await quickStart(expect, dir);
+    await packedTarball(expect, dir);
   }, 600_000);
 });
+
+/**
+ * `npm pack` in the copy, then docs/ci.md's install of the tarball into a
+ * prefix of its own, offline: chatctl and the keyring's two packages from
+ * npm's cache, no install-scripts advisory, and a chatctl that runs.
+ */
+async function packedTarball(expect: ExpectStatic, dir: string): Promise<void> {
+  const doc = read('docs/ci.md');
+  expect(doc.slice(doc.indexOf('\n## Installing the packed tarball\n'))).toContain('`npm install -g --ignore-scripts ./chatctl-VERSION.tgz`');
+  const repo = join(dir, 'repo');
+  const env = { ...npmEnv(dir), npm_config_prefix: join(dir, 'tarball-prefix') };
+  const packed = JSON.parse((await execa('npm', ['pack', '--json', '--pack-destination', dir], { cwd: repo, env, extendEnv: false })).stdout) as { filename: string; files: { path: string }[] }[];
+  expect(packed[0]!.files.filter((f) => f.path.startsWith('dist/bin/'))).toEqual([]);
+  const tarball = join(dir, packed[0]!.filename);
+  const r = await execa('npm', ['install', '-g', '--ignore-scripts', tarball], { cwd: dir, env, extendEnv: false, all: true });
+  expect(r.all).not.toMatch(/install-scripts|allowScripts/);
+  expect(r.all).toMatch(/added 3 packages/);
+  const installed = join(dir, 'tarball-prefix', 'lib', 'node_modules', 'chatctl');
+  expect(readdirSync(join(installed, 'node_modules', '@napi-rs')).sort()).toEqual(['keyring', expect.stringMatching(new RegExp(`^keyring-${process.platform}-${process.arch}`))]);
+  const version = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version as string;
+  expect((await execa(join(dir, 'tarball-prefix', 'bin', 'chatctl'), ['--version'], { env, extendEnv: false })).stdout).toBe(version);
+}
 
 describe('the CI recipe', () => {
   it('runs as written against the sandbox (its placeholders filled in): 0 and the new version; 7 and the current version on a stale one', async () => {
@@ -375,8 +390,8 @@ describe("docs/sandbox.md's fault commands", () => {
 async function quickStart(expect: ExpectStatic, dir: string): Promise<void> {
   {
     const blocks = codeBlocks(section('Quick start'));
-    expect(blocks.map((b) => b.lang)).toEqual(['sh', 'sh', 'sh', 'sh']);
-    const [install, demo, sandboxBlock, use] = blocks.map((b) => b.body) as [string, string, string, string];
+    expect(blocks.map((b) => b.lang)).toEqual(['sh', 'sh', 'sh', 'sh', 'sh']);
+    const [setup, onPath, demo, sandboxBlock, use] = blocks.map((b) => b.body) as [string, string, string, string, string];
     // `npm run demo` has a test of its own (test/docs/demo.test.ts); here, that the README shows exactly it.
     expect(demo).toBe('npm run demo\n');
     const port = String(await freePort());
@@ -384,13 +399,20 @@ async function quickStart(expect: ExpectStatic, dir: string): Promise<void> {
     const env = npmEnv(dir);
     const sh = async (script: string) => (await execa('bash', ['-e', '-c', script], { cwd: repo, env, extendEnv: false, timeout: 300_000, stripFinalNewline: false })).stdout;
 
-    // 1. npm install; npm install -g .; chatctl --version. The global install
-    // of this copy was run just before, alone; a second would unpack the
-    // same packages again to prove nothing more.
+    // 1. npm install (which builds); npm test, which is what CI runs.
+    expect(setup).toBe('npm install\nnpm test\n');
+    expect(read('.ci/run')).toMatch(/^npm test -- --coverage$/m);
+    await sh('npm install');
     const version = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version as string;
-    expect(install.split('\n')).toEqual(['npm install', 'npm install -g .', 'chatctl --version', '']);
-    expect((await sh(install.replace('npm install -g .\n', ''))).trim().split('\n').at(-1)).toBe(version);
+    expect((await sh('./bin/chatctl.js --version')).trim()).toBe(version);
+
+    // Then on PATH: npm install -g . links the built folder; chatctl --version.
+    expect(onPath).toBe('npm install -g .\nchatctl --version\n');
+    expect((await sh(onPath)).trim().split('\n').at(-1)).toBe(version);
     expect((await execa('bash', ['-c', 'command -v chatctl'], { env, extendEnv: false })).stdout.trim()).toBe(join(dir, 'prefix', 'bin', 'chatctl'));
+    expect((await execa('chatctl', ['exit-codes'], { env, extendEnv: false })).stdout).toMatch(/^CODE {2}MEANING\n/);
+    // The manual pages the build wrote are where `man` looks after a global install.
+    expect(readFileSync(join(dir, 'prefix', 'share', 'man', 'man1', 'chatctl-webhooks-rotate.1'), 'utf8')).toMatch(/^\.TH "CHATCTL\\-WEBHOOKS\\-ROTATE" "1"/);
 
     // 2. The sandbox, in "a second terminal".
     const line = sandboxBlock.trim().replaceAll('8484', port);

@@ -1,9 +1,15 @@
-// The GitHub Actions runner's reading of $GITHUB_OUTPUT and $GITHUB_ENV,
+// What the GitHub Actions runner does with a shell step: runStep runs it as
+// the runner runs `shell: bash`. And the runner's reading of $GITHUB_OUTPUT and $GITHUB_ENV,
 // written from its documented format, for tests to read back what chatctl
 // appended: one `NAME=VALUE` per line, or a multi-line value
 // `NAME<<DELIMITER`, its lines, then a line that is exactly DELIMITER. A
 // line with both takes the form whose marker comes first; a heredoc that
 // never ends, or a line that is neither, makes the whole file invalid.
+import { spawnSync } from 'node:child_process';
+import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tempDir } from './run.js';
+
 export function parseRunnerFile(text: string): Map<string, string> {
   const values = new Map<string, string>();
   const lines = text.split('\n');
@@ -31,4 +37,19 @@ export function parseRunnerFile(text: string): Map<string, string> {
     i = j;
   }
   return values;
+}
+
+/** Runs a shell script as a runner does for `shell: bash` (bash --noprofile --norc -eo pipefail FILE), stdout and stderr into one log in the order written. */
+export function runStep(script: string, env: Record<string, string>, cwd: string): { status: number | null; log: string } {
+  const dir = tempDir('step');
+  const file = join(dir, 'step.sh');
+  writeFileSync(file, script);
+  const logFile = join(dir, 'log');
+  const fd = openSync(logFile, 'w');
+  try {
+    const r = spawnSync('bash', ['--noprofile', '--norc', '-eo', 'pipefail', file], { cwd, env, stdio: ['ignore', fd, fd], timeout: 120_000 });
+    return { status: r.status, log: readFileSync(logFile, 'utf8') };
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -4,6 +4,7 @@
 import type { Command } from 'commander';
 import { examples, type Factory } from '../app.js';
 import { writeJson } from '../../output/io.js';
+import { packaging, type Packaging } from '../../app/packaging.js';
 
 declare const __CHATCTL_COMMIT__: string | null;
 export const COMMIT: string | null = typeof __CHATCTL_COMMIT__ === 'string' ? __CHATCTL_COMMIT__ : null;
@@ -13,10 +14,12 @@ export interface VersionInfo {
   commit: string | null;
   node: string;
   platform: string;
+  /** "npm", or "single-executable" for the executable `npm run package` builds. */
+  packaging: Packaging;
 }
 
 export function versionInfo(version: string): VersionInfo {
-  return { version, commit: COMMIT, node: process.version, platform: `${process.platform}-${process.arch}` };
+  return { version, commit: COMMIT, node: process.version, platform: `${process.platform}-${process.arch}`, packaging: packaging() };
 }
 
 /** One line: the version first, as `--version` prints it, then the build. */

@@ -11,7 +11,7 @@
 // missing the tests are skipped with a warning, unless
 // CHATCTL_REQUIRE_KEYRING_TESTS is set (as .ci/run sets it): then their
 // absence fails the suite.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
@@ -19,20 +19,13 @@ import { BIN, NODE, REACTIVATE, ROOT, errorBody, mutationBody } from '../../supp
 import { sandbox } from '../../support/sandbox.js';
 import { execa } from 'execa';
 import { parseStdoutJson } from '../../support/json.js';
-import { cleanupTempDirs, runCli, tempDir, waitFor, workspace, type RunOptions, type Workspace } from '../../support/run.js';
+import { keyringLookup, keyringTestsRequired, KEYRING_PATH as PATH, missingKeyringTools, startKeyringSession, warnIfKeyringSkipped, type KeyringSession } from '../../support/keyring-session.js';
+import { cleanupTempDirs, runCli, tempDir, workspace, type RunOptions, type Workspace } from '../../support/run.js';
 import { type RecordingServer, startServer } from '../../support/server.js';
 
-const TOOLS = ['dbus-run-session', 'gnome-keyring-daemon', 'secret-tool'];
-const PATH = '/usr/local/bin:/usr/bin:/bin';
-const missing = TOOLS.filter((t) => spawnSync('sh', ['-c', `command -v ${t}`], { env: { PATH } }).status !== 0);
-const required = Boolean(process.env.CHATCTL_REQUIRE_KEYRING_TESTS);
-
-if (missing.length > 0 && !required) {
-  process.stderr.write(
-    `\n*** test/commands/auth/keyring.test.ts: SKIPPED, the tests against a real Secret Service did not run: ${missing.join(', ')} not found. ` +
-      'Install dbus, gnome-keyring and libsecret-tools (as .ci/run does) to run them. ***\n\n',
-  );
-}
+const missing = missingKeyringTools();
+const required = keyringTestsRequired;
+warnIfKeyringSkipped('test/commands/auth/keyring.test.ts', missing);
 
 test('where CHATCTL_REQUIRE_KEYRING_TESTS is set (CI), dbus-run-session, gnome-keyring-daemon and secret-tool are there', () => {
   expect(required ? missing : []).toEqual([]);
@@ -40,50 +33,19 @@ test('where CHATCTL_REQUIRE_KEYRING_TESTS is set (CI), dbus-run-session, gnome-k
 
 describe.runIf(missing.length === 0)('against gnome-keyring in a D-Bus session of its own', () => {
   let server: RecordingServer;
-  let session: ChildProcess;
+  let session: KeyringSession;
   /** The session's variables: what chatctl and secret-tool need to find the keyring. */
   let busEnv: Record<string, string>;
 
   beforeAll(async () => {
     server = await startServer();
-    const home = tempDir('keyring-home');
-    const runtime = join(home, 'run');
-    mkdirSync(runtime, { mode: 0o700 });
-    const env = { PATH, LANG: 'C.UTF-8', HOME: home, XDG_RUNTIME_DIR: runtime, XDG_DATA_HOME: join(home, 'data'), XDG_CONFIG_HOME: join(home, 'config'), XDG_CACHE_HOME: join(home, 'cache') };
-    // The daemon is unlocked with a test password and asked nothing after.
-    const script = 'echo -n test-password | gnome-keyring-daemon --unlock --components=secrets >/dev/null 2>&1; echo "BUS=$DBUS_SESSION_BUS_ADDRESS"; exec sleep 3600';
-    session = spawn('dbus-run-session', ['--', 'sh', '-c', script], { env, detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
-    const address = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      session.stdout!.on('data', (c: Buffer) => {
-        out += String(c);
-        const m = /BUS=(\S+)\n/.exec(out);
-        if (m) resolve(m[1]!);
-      });
-      session.on('exit', (code) => reject(new Error(`dbus-run-session ended (${code}) before giving its bus address`)));
-    });
-    busEnv = { DBUS_SESSION_BUS_ADDRESS: address, XDG_RUNTIME_DIR: runtime };
-    // Ready when the Secret Service answers (a lookup of nothing: exit 1, not an error).
-    await waitFor(
-      () => {
-        const r = spawnSync('secret-tool', ['lookup', 'service', 'chatctl-readiness', 'username', 'none'], { env: { PATH, ...busEnv }, encoding: 'utf8' });
-        return r.status === 1 && r.stderr === '';
-      },
-      10_000,
-      'the Secret Service to answer',
-    );
+    session = await startKeyringSession();
+    busEnv = session.busEnv;
   });
 
   afterAll(async () => {
     await server?.close();
-    // The whole session: dbus-daemon, the shell; gnome-keyring-daemon leaves with its bus.
-    if (session?.pid !== undefined) {
-      try {
-        process.kill(-session.pid, 'SIGTERM');
-      } catch {
-        /* already gone */
-      }
-    }
+    session?.stop();
     cleanupTempDirs();
   });
 
@@ -102,7 +64,7 @@ describe.runIf(missing.length === 0)('against gnome-keyring in a D-Bus session o
   const configOf = (ws: Workspace) => JSON.parse(readFileSync(join(ws.configDir, 'config.json'), 'utf8')) as { profiles: Record<string, Record<string, string>> };
   /** What the Secret Service holds for the profile, as its own tool reads it (undefined: no entry). */
   const lookup = (profile: string): string | undefined => {
-    const r = spawnSync('secret-tool', ['lookup', 'service', 'chatctl', 'username', profile], { env: { PATH, ...busEnv }, encoding: 'utf8' });
+    const r = keyringLookup(session, profile);
     if (r.status === 0) return r.stdout;
     expect(r.stderr).toBe(''); // exit 1 with nothing said: no such entry
     return undefined;

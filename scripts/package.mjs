@@ -1,0 +1,217 @@
+// `npm run package`: chatctl as one executable for the machine it runs on,
+// dist/bin/chatctl-<platform>-<arch>, made with Node's single executable
+// applications from the Node that runs this script (docs/distribution.md).
+//
+// The executable is a copy of that Node with a blob in it: the launcher
+// (src/sea/launcher.ts, bundled here, compiled into the blob's code cache)
+// as its main script, and as assets the very files of the npm build in
+// dist/ (main.cjs, lazy/*.cjs, complete.cjs, fast.json, tree.json,
+// keyring-child.cjs), a V8 code cache for each bundle made by this Node,
+// and the keyring's native addon for this platform (from the
+// @napi-rs/keyring-<platform> package npm installed), which the launcher
+// unpacks into a private folder when the keyring is used.
+//
+// On Node with `--build-sea` (25.5 and later) Node writes the executable
+// itself; before, `--experimental-sea-config` writes the blob and postject
+// puts it into the copy. A build whose inputs (dist/, this script, the
+// addon, the Node binary) are those of the executable already there is
+// skipped (its stamp, beside it); `--out FILE` writes elsewhere, and
+// `--cached` to node_modules/.cache/chatctl/sea/<Node version>/, printing
+// the path: the test and the benchmark share that copy.
+//
+//   node scripts/package.mjs [--out FILE | --cached] [--force] [--no-strip]
+//   node scripts/package.mjs --code-caches DIR   (internal: run by the packaging in a clean Node)
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import Module, { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Script } from 'node:vm';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const dist = join(root, 'dist');
+/** The files of the npm build that the executable carries, as asset names (paths under dist/). */
+// Every lazy bundle the build wrote: a new one (a command's own bundle) is carried without an edit here.
+const bundles = () => ['main.cjs', 'complete.cjs', ...readdirSync(join(dist, 'lazy')).filter((n) => n.endsWith('.cjs')).map((n) => `lazy/${n}`)];
+const DATA = ['fast.json', 'tree.json', 'keyring-child.cjs'];
+/** postject's name for Node's fuse (the same on every Node with single executable applications). */
+const FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+
+async function packageExecutable(argv) {
+  const name = `chatctl-${process.platform}-${process.arch}${process.platform === 'win32' ? '.exe' : ''}`;
+  const cached = argv.includes('--cached') ? join(root, 'node_modules', '.cache', 'chatctl', 'sea', process.version, name) : undefined;
+  const out = resolve(option(argv, '--out') ?? cached ?? join(dist, 'bin', name));
+  await build(argv, out);
+  // --cached: the path on stdout, for the test and the benchmark that share this copy.
+  if (cached) process.stdout.write(`${out}\n`);
+}
+
+async function build(argv, out) {
+  const { distIsCurrent, inputsStamp } = await import('./build-stamp.mjs');
+  if (!distIsCurrent()) await import('./build.mjs');
+  const addon = keyringAddon();
+  const stamp = inputsHash(inputsStamp(), addon);
+  if (!argv.includes('--force') && existsSync(out) && readText(`${out}.stamp`) === stamp) {
+    say(`${out} is current (${megabytes(out)}); --force builds it again`);
+    return;
+  }
+  const work = mkdtempSync(join(tmpdir(), 'chatctl-package-'));
+  try {
+    const launcher = await bundleLauncher(work, addon);
+    makeCodeCaches(work);
+    const assets = Object.fromEntries([...bundles(), ...DATA].map((name) => [name, join(dist, name)]));
+    for (const name of bundles()) assets[`${name}.v8`] = join(work, 'cache', `${name}.v8`);
+    if (addon) assets['keyring.node'] = addon.file;
+    const made = join(work, 'chatctl');
+    inject(work, { main: launcher, assets }, made, !argv.includes('--no-strip'));
+    mkdirSync(dirname(out), { recursive: true });
+    rmSync(`${out}.stamp`, { force: true });
+    renameOrCopy(made, out);
+    writeFileSync(`${out}.stamp`, stamp);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  say(`${out}: ${megabytes(out)} (Node ${process.version}; keyring addon: ${addon ? addon.name : 'none for this platform'})`);
+}
+
+function option(argv, name) {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : undefined;
+}
+
+const say = (line) => process.stderr.write(`package: ${line}\n`);
+const megabytes = (file) => `${(statSync(file).size / 1e6).toFixed(1)} MB`;
+const sha256 = (data) => createHash('sha256').update(data).digest('hex');
+
+function readText(file) {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The keyring's addon for this platform, from the package npm installed
+ * beside @napi-rs/keyring (its name as @napi-rs/keyring's index.js picks it),
+ * or undefined when there is none: the executable then reports the keyring
+ * as absent, as the npm package does.
+ */
+function keyringAddon() {
+  const abi = process.platform === 'linux' ? (process.report?.getReport().header.glibcVersionRuntime ? '-gnu' : '-musl') : process.platform === 'win32' ? '-msvc' : '';
+  const name = `@napi-rs/keyring-${process.platform}-${process.arch}${abi}`;
+  try {
+    const require = createRequire(join(root, 'node_modules', '@napi-rs', 'keyring', 'index.js'));
+    const pkgFile = require.resolve(`${name}/package.json`);
+    const file = join(dirname(pkgFile), JSON.parse(readFileSync(pkgFile, 'utf8')).main);
+    return { name, file, sha256: sha256(readFileSync(file)) };
+  } catch {
+    say(`no ${name} installed: the executable will have no keyring`);
+    return undefined;
+  }
+}
+
+/** What the executable is made from: the sources of dist/ (scripts/build-stamp.mjs), this script, the Node binary, the addon. */
+function inputsHash(sources, addon) {
+  const hash = createHash('sha256');
+  hash.update(sources).update('\0');
+  hash.update(readFileSync(fileURLToPath(import.meta.url))).update('\0');
+  hash.update(`${process.execPath}\0${process.version}\0${process.arch}\0${statSync(process.execPath).mtimeMs}\0${addon?.sha256 ?? 'no addon'}`);
+  return hash.digest('hex');
+}
+
+/** The launcher as one CommonJS script (no top-level await), the addon's hash built in. */
+async function bundleLauncher(work, addon) {
+  const { build } = await import('esbuild');
+  const outfile = join(work, 'launcher.cjs');
+  await build({
+    entryPoints: [join(root, 'src', 'sea', 'launcher.ts')],
+    outfile,
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20.19',
+    logLevel: 'warning',
+    minifyWhitespace: true,
+    define: { __CHATCTL_KEYRING_SHA256__: JSON.stringify(addon?.sha256 ?? null) },
+  });
+  return outfile;
+}
+
+/** The bundles' code caches, made by this Node in a child with no flags, as the executable runs them. */
+function makeCodeCaches(work) {
+  const env = { ...process.env };
+  delete env.NODE_OPTIONS;
+  const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--code-caches', join(work, 'cache')], { env, stdio: ['ignore', 'inherit', 'inherit'] });
+  if (r.status !== 0) throw new Error(`making the code caches failed (${r.status ?? r.signal})`);
+}
+
+/**
+ * Compiles and runs each bundle as the launcher does (src/sea/launcher.ts),
+ * main.cjs then renders every help page and the command tree (buildMeta),
+ * so its cache holds the commander code a run compiles, and writes V8's
+ * cached data for each. A cache that does not fit the executable's V8 is
+ * refused by V8 and costs only speed.
+ */
+async function writeCodeCaches(dir) {
+  const require = createRequire(import.meta.url);
+  for (const name of bundles()) {
+    const file = join(dist, name);
+    const script = new Script(Module.wrap(readFileSync(file, 'utf8')), { filename: file });
+    const module = { exports: {} };
+    script.runInThisContext().call(module.exports, module.exports, require, module, file, dirname(file));
+    if (name === 'main.cjs') await module.exports.buildMeta();
+    mkdirSync(dirname(join(dir, name)), { recursive: true });
+    writeFileSync(join(dir, `${name}.v8`), script.createCachedData());
+  }
+}
+
+function run(command, argv, what) {
+  const r = spawnSync(command, argv, { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`${what} failed (${r.status ?? r.signal}):\n${r.stdout}${r.stderr}`);
+}
+
+/** Writes the executable: Node's --build-sea where it has it, else the blob and postject. */
+function inject(work, { main, assets }, out, strip) {
+  const config = { main, output: out, disableExperimentalSEAWarning: true, useCodeCache: true, assets };
+  const configFile = join(work, 'sea-config.json');
+  if (spawnSync(process.execPath, ['--help'], { encoding: 'utf8' }).stdout.includes('--build-sea')) {
+    writeFileSync(configFile, JSON.stringify(config));
+    run(process.execPath, ['--build-sea', configFile], 'node --build-sea');
+    return;
+  }
+  const blob = join(work, 'sea.blob');
+  writeFileSync(configFile, JSON.stringify({ ...config, output: blob }));
+  run(process.execPath, ['--experimental-sea-config', configFile], 'node --experimental-sea-config');
+  copyFileSync(process.execPath, out);
+  chmodSync(out, 0o755);
+  // Node's Linux binaries carry their symbol table and debug information
+  // (about 13 MB of the 99 MB of Node 20); the dynamic symbols that native
+  // addons (the keyring's) link against stay.
+  if (process.platform === 'linux' && strip && spawnSync('strip', ['--version'], { stdio: 'ignore' }).status === 0) run('strip', ['--strip-all', out], 'strip');
+  const mac = process.platform === 'darwin';
+  if (mac) run('codesign', ['--remove-signature', out], 'codesign --remove-signature');
+  const postject = createRequire(import.meta.url).resolve('postject/dist/cli.js');
+  run(process.execPath, [postject, out, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', FUSE, ...(mac ? ['--macho-segment-name', 'NODE_SEA'] : [])], 'postject');
+  if (mac) run('codesign', ['--sign', '-', out], 'codesign --sign -');
+}
+
+/** Into place by a rename (a running copy keeps its file), or a copy across file systems. */
+function renameOrCopy(from, to) {
+  try {
+    renameSync(from, to);
+  } catch (err) {
+    if (err.code !== 'EXDEV') throw err;
+    const temp = `${to}.${process.pid}.tmp`;
+    copyFileSync(from, temp);
+    chmodSync(temp, 0o755);
+    renameSync(temp, to);
+  }
+}
+
+// Last: the helpers above are defined by now.
+const args = process.argv.slice(2);
+if (args[0] === '--code-caches') await writeCodeCaches(args[1]);
+else await packageExecutable(args);

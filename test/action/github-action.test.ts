@@ -1,0 +1,236 @@
+// action.yml, run as the GitHub Actions runner runs a composite action: the
+// file is read (test/support/yaml-subset.ts), its inputs filled from `with:`
+// and their defaults, `${{ inputs.* }}`, `${{ github.action_path }}` and
+// `${{ steps.*.outputs.* }}` filled in where the runner fills them (env:
+// values, output values), each `run:` step run with `shell: bash`'s
+// command line and a fresh GITHUB_OUTPUT, GITHUB_ENV and GITHUB_PATH file,
+// which are read back after it as the runner reads them (outputs to the
+// steps context, variables and PATH entries to later steps). The action's
+// folder is this clone, as the runner's copy of the repository at the ref a
+// workflow names; its install step finds it installed and built. Against
+// `chatctl sandbox` (a real process); chatctl's own processes are real.
+//
+// What is checked: the outputs (new version, fingerprint), where the secret
+// went, that the secret and the token appear in the log only on their
+// ::add-mask:: line (which the runner turns into masks) and in no output,
+// that no `run:` script has an expression in its text (so no input can
+// become part of a command line), and the refusals made before anything is
+// sent.
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { NODE, ROOT } from '../support/fixtures.js';
+import { parseRunnerFile, runStep } from '../support/github-runner.js';
+import { cleanupTempDirs, runInProcess, baseEnv, tempDir, workspace } from '../support/run.js';
+import { control, startSandbox, type Sandbox } from '../support/sandbox.js';
+import { parseYaml } from '../support/yaml-subset.js';
+
+interface Step {
+  name: string;
+  id?: string;
+  shell?: string;
+  env?: Record<string, string>;
+  run?: string;
+  uses?: string;
+}
+interface Action {
+  name: string;
+  inputs: Record<string, { description: string; required: string; default?: string }>;
+  outputs: Record<string, { description: string; value: string }>;
+  runs: { using: string; steps: Step[] };
+}
+const ACTION = parseYaml(readFileSync(join(ROOT, 'action.yml'), 'utf8')) as unknown as Action;
+
+let sandbox: Sandbox;
+const ws = workspace();
+beforeAll(async () => {
+  sandbox = await startSandbox(['--port', '0', '--json'], ws.home, ws.configDir);
+}, 30_000);
+afterAll(async () => {
+  await sandbox?.stop();
+  cleanupTempDirs();
+});
+
+const scope = () => ({ CHATCTL_BASE_URL: sandbox.info.baseUrl, CHATCTL_ORG: sandbox.info.organizationId, CHATCTL_APP: sandbox.info.applicationId, CHATCTL_ENV: sandbox.info.environmentKey });
+const scopeInputs = () => ({ 'base-url': sandbox.info.baseUrl, organization: sandbox.info.organizationId, application: sandbox.info.applicationId, environment: sandbox.info.environmentKey });
+
+let serial = 0;
+/** A new endpoint in the sandbox, at version 1. */
+async function newEndpoint(): Promise<string> {
+  const n = ++serial;
+  const r = await runInProcess(['webhooks', 'create', '--name', `action ${n}`, '--url', `https://receiver.example.com/action/${n}`, '--event', 'chat.message.created.v1', '--json'], {
+    env: { ...baseEnv(ws), ...scope(), CHATCTL_TOKEN: sandbox.info.token },
+    cwd: ws.cwd,
+  });
+  expect(r.exitCode, r.stderr).toBe(0);
+  return (JSON.parse(r.stdout) as { data: { endpoint: { id: string } } }).data.endpoint.id;
+}
+
+async function currentSecret(id: string): Promise<{ version: number; secret: string }> {
+  const found = (await control(sandbox.info).endpoints()).find((e) => e.id === id)!;
+  return { version: found.version, secret: found.validSecrets[0]! };
+}
+
+const fingerprintOf = (secret: string) => `sha256:${createHash('sha256').update(secret, 'utf8').digest('hex').slice(0, 16)}`;
+
+interface ActionRun {
+  /** The action's outcome: 0, or the status of the step that failed. */
+  status: number | null;
+  log: string;
+  outputs: Record<string, string>;
+  /** What the steps set with GITHUB_ENV, as later steps of the job see it. */
+  env: Record<string, string>;
+  workspace: string;
+  /** The folders the steps added to PATH (GITHUB_PATH), first first. */
+  path: string[];
+}
+
+/** Runs action.yml's steps as the runner does, with `with` as the inputs and `jobEnv` as the job's environment. */
+function runAction(given: Record<string, string>, jobEnv: Record<string, string> = {}): ActionRun {
+  const workspaceDir = tempDir('gha-workspace');
+  const runnerTemp = tempDir('gha-runner-temp');
+  const inputs = Object.fromEntries(Object.entries(ACTION.inputs).map(([name, spec]) => [name, given[name] ?? spec.default ?? '']));
+  const context: Record<string, Record<string, unknown>> = { inputs, github: { action_path: ROOT }, steps: {} };
+  const fill = (text: string): string =>
+    text.replace(/\$\{\{\s*([\w.-]+)\s*\}\}/g, (_m, path: string) => {
+      const found = path.split('.').reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key], context);
+      if (found === undefined) return ''; // as the runner: an unset output is empty
+      if (typeof found !== 'string') throw new Error(`\${{ ${path} }} is not a value this simulation knows`);
+      return found;
+    });
+  const fromEnvFiles: Record<string, string> = {};
+  const pathEntries: string[] = [];
+  let log = '';
+  let status: number | null = 0;
+  for (const step of ACTION.runs.steps) {
+    const files = tempDir('gha-files');
+    const [GITHUB_OUTPUT, GITHUB_ENV, GITHUB_PATH] = ['output', 'env', 'path'].map((f) => join(files, f)) as [string, string, string];
+    for (const f of [GITHUB_OUTPUT, GITHUB_ENV, GITHUB_PATH]) writeFileSync(f, '');
+    const env: Record<string, string> = {
+      PATH: [...pathEntries, dirname(NODE), '/usr/local/bin', '/usr/bin', '/bin'].join(':'),
+      HOME: ws.home,
+      CI: 'true',
+      GITHUB_ACTIONS: 'true',
+      GITHUB_WORKSPACE: workspaceDir,
+      GITHUB_ACTION_PATH: ROOT,
+      RUNNER_TEMP: runnerTemp,
+      GITHUB_OUTPUT,
+      GITHUB_ENV,
+      GITHUB_PATH,
+      CHATCTL_CONFIG_DIR: join(ws.home, 'runner-config'),
+      ...jobEnv,
+      ...fromEnvFiles,
+      ...Object.fromEntries(Object.entries(step.env ?? {}).map(([k, v]) => [k, fill(String(v))])),
+    };
+    const r = runStep(step.run!, env, workspaceDir);
+    log += r.log;
+    if (step.id) context.steps![step.id] = { outputs: Object.fromEntries(parseRunnerFile(readFileSync(GITHUB_OUTPUT, 'utf8'))) };
+    Object.assign(fromEnvFiles, Object.fromEntries(parseRunnerFile(readFileSync(GITHUB_ENV, 'utf8'))));
+    pathEntries.unshift(...readFileSync(GITHUB_PATH, 'utf8').split('\n').filter(Boolean).reverse());
+    if (r.status !== 0) {
+      status = r.status;
+      break;
+    }
+  }
+  const outputs = Object.fromEntries(Object.entries(ACTION.outputs).map(([name, o]) => [name, fill(o.value)]));
+  return { status, log, outputs, env: fromEnvFiles, workspace: workspaceDir, path: pathEntries };
+}
+
+/** The secret and the token appear in the log only on their own ::add-mask:: line, which comes before any other line holding them; and in no output. */
+function expectMasked(run: ActionRun, values: string[]): void {
+  const lines = run.log.split('\n');
+  for (const value of values) {
+    const holding = lines.flatMap((l, i) => (l.includes(value) ? [i] : []));
+    expect(holding.length, `a mask line for ${value.slice(0, 6)}… in:\n${run.log}`).toBeGreaterThan(0);
+    for (const i of holding) expect(lines[i]).toBe(`::add-mask::${value}`);
+    for (const [name, out] of Object.entries(run.outputs)) expect(out, `output ${name}`).not.toContain(value);
+  }
+}
+
+describe('action.yml', () => {
+  test('is a composite action whose inputs and outputs are the documented ones; no run: script has an expression in its text, and the token reaches chatctl only through env:', () => {
+    expect(ACTION.runs.using).toBe('composite');
+    expect(Object.keys(ACTION.inputs).sort()).toEqual(
+      ['endpoint-id', 'expected-version', 'mode', 'manifest', 'journal', 'next-manifest', 'secret-to', 'token', 'base-url', 'organization', 'application', 'environment'].sort(),
+    );
+    expect(Object.keys(ACTION.outputs).sort()).toEqual(['fingerprint', 'version']);
+    for (const step of ACTION.runs.steps) {
+      expect(step.uses, step.name).toBeUndefined(); // nothing fetched at run time but what npm ci takes from the registry
+      expect(step.shell, step.name).toBe('bash');
+      expect(step.run, step.name).not.toContain('${{');
+    }
+    const tokenUses = ACTION.runs.steps.flatMap((s) => Object.entries(s.env ?? {}).filter(([, v]) => String(v).includes('inputs.token')));
+    expect(tokenUses).toEqual([['CHATCTL_TOKEN', '${{ inputs.token }}']]);
+  });
+
+  test("docs/ci-systems.md's `uses:` example gives only inputs the action has, every required one, and the token from a secret", () => {
+    const doc = readFileSync(join(ROOT, 'docs', 'ci-systems.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('\n## GitHub Actions: the chatctl action\n'), doc.indexOf('\n## GitLab CI'));
+    const workflow = parseYaml(/```yaml\n([\s\S]*?)```/.exec(section)![1]!) as { jobs: Record<string, { steps: { uses?: string; with?: Record<string, string> }[] }> };
+    const step = Object.values(workflow.jobs)
+      .flatMap((j) => j.steps)
+      .find((s) => /\/chatctl@/.test(s.uses ?? ''))!;
+    const given = Object.keys(step.with!);
+    expect(given.filter((k) => !(k in ACTION.inputs))).toEqual([]);
+    expect(Object.entries(ACTION.inputs).flatMap(([k, spec]) => (spec.required === 'true' && !given.includes(k) ? [k] : []))).toEqual([]);
+    expect(step.with!.token).toMatch(/^\$\{\{ secrets\.\w+ \}\}$/);
+  });
+
+  test('one endpoint: rotated with overlap; the secret in GITHUB_ENV and a file, the outputs are the new version and its fingerprint; secret and token only masked', async () => {
+    const id = await newEndpoint();
+    const file = join(tempDir('gha-secret'), 'webhook.secret');
+    const run = runAction({ 'endpoint-id': id, 'expected-version': '1', mode: 'overlap', 'secret-to': `github-env:WEBHOOK_SECRET\n  file:${file}  \n\n`, token: sandbox.info.token, ...scopeInputs() });
+    expect(run.status, run.log).toBe(0);
+    const { version, secret } = await currentSecret(id);
+    expect(version).toBe(2);
+    expect(run.outputs).toEqual({ version: '2', fingerprint: fingerprintOf(secret) });
+    expect(run.env.WEBHOOK_SECRET).toBe(secret);
+    expect(readFileSync(file, 'utf8')).toBe(secret);
+    // chatctl is on PATH for the job's later steps.
+    expect(run.path.some((d) => existsSync(join(d, 'chatctl')))).toBe(true);
+    expectMasked(run, [secret, sandbox.info.token]);
+  }, 120_000);
+
+  test("a manifest (--from) with a journal, the scope from the job's CHATCTL_* variables: every item rotated; the outputs map each endpoint to its version and fingerprint", async () => {
+    const ids = [await newEndpoint(), await newEndpoint()];
+    const dir = tempDir('gha-fleet');
+    const manifest = join(dir, 'fleet.ndjson');
+    writeFileSync(manifest, ids.map((id) => JSON.stringify({ endpointId: id, expectedVersion: 1 })).join('\n') + '\n');
+    mkdirSync(join(dir, 'secrets'));
+    const run = runAction(
+      { manifest, journal: join(dir, 'rotation.journal'), mode: 'overlap', 'secret-to': `file:${dir}/secrets/{id}.whsec\ngithub-env:SECRET_{id}`, token: sandbox.info.token },
+      scope(),
+    );
+    expect(run.status, run.log).toBe(0);
+    const after = await Promise.all(ids.map(currentSecret));
+    expect(JSON.parse(run.outputs.version!)).toEqual(Object.fromEntries(ids.map((id) => [id, 2])));
+    expect(JSON.parse(run.outputs.fingerprint!)).toEqual(Object.fromEntries(ids.map((id, i) => [id, fingerprintOf(after[i]!.secret)])));
+    ids.forEach((id, i) => {
+      expect(readFileSync(join(dir, 'secrets', `${id}.whsec`), 'utf8')).toBe(after[i]!.secret);
+      expect(run.env[`SECRET_${id}`]).toBe(after[i]!.secret);
+    });
+    expect(readFileSync(join(dir, 'rotation.journal'), 'utf8')).not.toContain(after[0]!.secret);
+    expectMasked(run, [...after.map((a) => a.secret), sandbox.info.token]);
+  }, 120_000);
+
+  test.each([
+    ['no destination', { 'secret-to': '\n  \n' }, 'secret-to names no destination'],
+    ['github-output:, which cannot leave the action', { 'secret-to': 'github-output:S' }, 'a step output set inside this action does not reach the workflow'],
+    ['both an endpoint and a manifest', { 'secret-to': 'github-env:S', manifest: 'fleet.ndjson' }, 'give either manifest, or endpoint-id and expected-version, not both'],
+    ['no expected version', { 'secret-to': 'github-env:S', 'expected-version': '' }, 'give endpoint-id and expected-version'],
+  ])(
+    'refused before anything is sent: %s (exit 2, an ::error:: line, no output)',
+    async (_what, inputs, message) => {
+      const id = await newEndpoint();
+      await control(sandbox.info).clearRequests();
+      const run = runAction({ 'endpoint-id': id, 'expected-version': '1', token: sandbox.info.token, ...scopeInputs(), ...inputs });
+      expect(run.status).toBe(2);
+      expect(run.log.split('\n').filter((l) => l.startsWith('::error title=chatctl::') && l.includes(message))).toHaveLength(1);
+      expect(run.outputs).toEqual({ version: '', fingerprint: '' });
+      expect(await control(sandbox.info).requests()).toEqual([]);
+      expect(run.log).not.toContain(sandbox.info.token);
+    },
+    120_000,
+  );
+});
