@@ -114,7 +114,7 @@ describe('config store', () => {
     }
     writeFileSync(stop, '');
     await exited;
-    expect(seen.size).toBe(50); // the reads came between the swapper's replacements
+    expect(seen.size).toBeGreaterThanOrEqual(50); // the reads came between the swapper's replacements
     expect(failures.slice(0, 3)).toEqual([]);
   });
 
