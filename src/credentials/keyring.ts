@@ -22,7 +22,7 @@
 // otherwise fall back silently on the kernel's keyutils, which forgets
 // everything at reboot.
 import { withoutCredentials } from './variables.js';
-import { singleExecutable } from '../app/packaging.js';
+import { singleExecutable } from '../system/packaging.js';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';

@@ -21,7 +21,7 @@ import { basename, dirname, join, relative, sep } from 'node:path';
 import { getAsset } from 'node:sea';
 import { setFlagsFromString } from 'node:v8';
 import { Script } from 'node:vm';
-import { registerSingleExecutable } from '../app/packaging.js';
+import { registerSingleExecutable } from '../system/packaging.js';
 import { makeFolders } from '../config/make-folders.js';
 
 /** The SHA-256 (hex) of the keyring's addon among the assets, or null when the packaging had none for this platform. */

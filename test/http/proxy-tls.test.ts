@@ -89,7 +89,9 @@ beforeEach(() => {
 async function create(baseUrl: string, env: Record<string, string | undefined>, flags: string[] = [], opts: { spawn?: boolean } = {}): Promise<RunResult & { secretFile: string }> {
   const ws = workspace();
   const secretFile = join(ws.cwd, 'new.whsec');
-  const r = await runCli([...CREATE, '--json', '--secret-file', secretFile, '--max-retries', '0', '--timeout', '2', ...flags], {
+  // A generous limit: a TLS handshake through a proxy on a loaded machine
+  // must not become a timeout where the timeout is not the subject.
+  const r = await runCli([...CREATE, '--json', '--secret-file', secretFile, '--max-retries', '0', '--timeout', '30', ...flags], {
     ws,
     env: csrfScopeEnv(baseUrl, env),
     // In-process runs trust the run's CA (see beforeAll); a test of the
@@ -326,7 +328,8 @@ describe('the fault contract holds through the proxy transport too', () => {
     expect(proxy.records.filter((p) => p.target.includes(String(other.port)))).toHaveLength(0);
   });
 
-  test('a 2xx body over 1 MiB through the proxy → 1 invalid_response, promptly, with the key', async () => {
+  // Never finished: a CLI that waited for the whole body would end at --timeout with 12 timeout.
+  test('a 2xx body over 1 MiB through the proxy → 1 invalid_response without waiting for it, with the key', async () => {
     tlsServer.reset((_q, res) => {
       res.writeHead(201, { 'Content-Type': 'application/json' });
       res.write('{"data":{"endpoint":{"pad":"');
@@ -342,7 +345,7 @@ describe('the fault contract holds through the proxy transport too', () => {
     const line = parseErrorLine(r.stderr);
     expect({ exit: r.exitCode, code: line.error.code }).toEqual({ exit: 1, code: 'invalid_response' });
     expect(line.idempotencyKey).toBe(tlsServer.requests[0]!.headers['idempotency-key']);
-    expect(r.durationMs).toBeLessThan(5000);
+    expect(line.error.message).toMatch(/1048576-byte limit/);
   });
 
   test('a body that stalls through the proxy → 12 timeout at --timeout', async () => {
@@ -354,7 +357,7 @@ describe('the fault contract holds through the proxy transport too', () => {
     expectClean(r);
     const line = parseErrorLine(r.stderr);
     expect({ exit: r.exitCode, code: line.error.code }).toEqual({ exit: 12, code: 'timeout' });
-    expect(r.durationMs).toBeLessThan(4000);
+    expect(line.error.message).toContain('the answer stalled for 0.3 s');
     expect(existsSync(r.secretFile)).toBe(false);
   });
 
@@ -388,7 +391,7 @@ describe('the fault contract holds through the proxy transport too', () => {
   });
 
   test('reactivate through the proxy (human mode) → exit 0', async () => {
-    const r = await runCli([...REACTIVATE, '--max-retries', '0', '--timeout', '2'], {
+    const r = await runCli([...REACTIVATE, '--max-retries', '0', '--timeout', '30'], {
       env: csrfScopeEnv(viaAlias(tlsServer.port), { https_proxy: proxy.url, NODE_EXTRA_CA_CERTS: certPath }),
     });
     expectClean(r);

@@ -5,7 +5,9 @@ import { describe, expect, test } from 'vitest';
 import { EVENT_TYPES } from '../../src/api/spec.js';
 import { BIN, CREATE_PATH, CSRF, NODE, TOKEN, endpointRecord, errorBody, headerOf, mutationBody, reactivatePath, rotatePath, scopeEnv, secretBody } from '../support/fixtures.js';
 import { parseErrorLine, parseStdoutJson } from '../support/json.js';
-import { buildEnv, runCli, workspace } from '../support/run.js';
+import { buildEnv, runCli, waitFor, workspace } from '../support/run.js';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { useRecordingServer } from '../support/server.js';
 
 const server = useRecordingServer();
@@ -298,10 +300,16 @@ describe('closed pipe', () => {
   // Issue 10 changed this: stdout was the secret's only destination, so a
   // closed pipe is a failed delivery (exit 13, the secret kept), not a quiet end.
   test('--json success into a closed pipe: the secret was not delivered, so it is kept and named (exit 13)', async () => {
-    server.enqueue({ status: 200, body: secretBody(), delayMs: 300 });
     const ws = workspace();
+    // The answer comes once the pipe's only reader has closed its end (and
+    // marked it), not after a guess at how long that takes.
+    const readerGone = join(ws.root, 'reader-gone');
+    server.enqueue(async () => {
+      await waitFor(() => existsSync(readerGone), 20_000, 'the pipe reader to close');
+      return { status: 200, body: secretBody() };
+    });
     const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-    const cmd = `${q(NODE)} ${q(BIN)} ${ROTATE.map(q).join(' ')} --json 2>${q(ws.cwd + '/err')} | true; cat ${q(ws.cwd + '/err')}`;
+    const cmd = `${q(NODE)} ${q(BIN)} ${ROTATE.map(q).join(' ')} --json 2>${q(ws.cwd + '/err')} | { exec 0<&-; : > ${q(readerGone)}; }; cat ${q(ws.cwd + '/err')}`;
     const r = await execa('/bin/sh', ['-c', cmd], {
       env: buildEnv(ws, scopeEnv(server.url)),
       extendEnv: false,

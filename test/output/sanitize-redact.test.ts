@@ -2,6 +2,28 @@ import { describe, expect, it } from 'vitest';
 import { escapeControl, escapeInline } from '../../src/output/sanitize.js';
 import { redactHeaders, redactSecretFields, redactSecretsInBody } from '../../src/output/redact.js';
 
+/** How many RegExp objects `fn` builds with the constructor (literals are not counted). */
+function countRegExps(fn: () => void): number {
+  const Original = globalThis.RegExp;
+  let built = 0;
+  globalThis.RegExp = new Proxy(Original, {
+    construct(target, args, newTarget) {
+      built++;
+      return Reflect.construct(target, args, newTarget === globalThis.RegExp ? target : newTarget);
+    },
+    apply(target, self, args) {
+      built++;
+      return Reflect.apply(target, self, args);
+    },
+  });
+  try {
+    fn();
+  } finally {
+    globalThis.RegExp = Original;
+  }
+  return built;
+}
+
 describe('escapeControl', () => {
   it('makes ESC, other C0, DEL and C1 visible and keeps text', () => {
     expect(escapeControl('\u001b[31mred\u001b[0m')).toBe('\\e[31mred\\e[0m');

@@ -195,26 +195,38 @@ describe('deliverAll', () => {
     expect(outcome.delivered.map((x) => x.to)).toEqual(['exec:cat >/dev/null', `file:${join(dir, 'd.whsec')}`]);
   });
 
+  // Not timed: the commands sleep an hour, so only the limit can end the
+  // first, and a delivery that waited for the second's leftover would never
+  // end. The limit is short, but long enough for a loaded machine to start
+  // the shell and its background sleep.
   it('an exec: command past its time limit is ended, with whatever it started, and is a failure', async () => {
-    const d = deps({ execTimeoutMs: 300 });
+    const d = deps({ execTimeoutMs: 1_000 });
     const pidFile = join(dir, 'bg.pid');
-    const started = Date.now();
-    const outcome = await deliverAll(sinks(`exec:sleep 30 & echo $! > ${pidFile}; sleep 30`), { endpointId: 'we_1', secret: SECRET }, d);
-    expect(Date.now() - started).toBeLessThan(4_000);
-    expect(outcome.failures).toEqual([{ to: expect.any(String), reason: 'did not finish within 0.3 s' }]);
+    const outcome = await deliverAll(sinks(`exec:sleep 3600 & echo $! > ${pidFile}; sleep 3600`), { endpointId: 'we_1', secret: SECRET }, d);
+    expect(outcome.failures).toEqual([{ to: expect.any(String), reason: 'did not finish within 1 s' }]);
     const bg = Number(readFileSync(pidFile, 'utf8'));
-    // The background sleep was in its process group: it ends at once (a
-    // zombie until reaped), not when its 30 s are up.
-    await waitFor(() => !running(bg), 5_000, 'the background sleep to be ended');
+    try {
+      // The background sleep was in its process group: it ends too (a
+      // zombie until reaped), not in an hour.
+      await waitFor(() => !running(bg), 20_000, 'the background sleep to be ended');
+    } finally {
+      if (running(bg)) process.kill(bg, 'SIGKILL');
+    }
   });
 
   it('a command that exits 0 but leaves a process holding its output does not hang delivery', async () => {
     const d = deps();
-    const started = Date.now();
-    const outcome = await deliverAll(sinks('exec:cat >/dev/null; (sleep 20 &); echo ok'), { endpointId: 'we_1', secret: SECRET }, d);
-    expect(outcome.failures).toEqual([]);
-    expect(Date.now() - started).toBeLessThan(3_000);
-    expect(d.err.text()).toContain('ok');
+    const pidFile = join(dir, 'holder.pid');
+    const outcome = await deliverAll(sinks(`exec:cat >/dev/null; (sleep 3600 & echo $! > ${pidFile}); echo ok`), { endpointId: 'we_1', secret: SECRET }, d);
+    const holder = Number(readFileSync(pidFile, 'utf8'));
+    try {
+      expect(outcome.failures).toEqual([]);
+      expect(d.err.text()).toContain('ok');
+      // Delivery ended while the process holding the command's output still runs.
+      expect(running(holder)).toBe(true);
+    } finally {
+      process.kill(holder, 'SIGKILL');
+    }
   });
 
   it('an abort (Ctrl-C) stops a running command and skips the rest', async () => {

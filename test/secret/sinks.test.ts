@@ -1,7 +1,7 @@
 // The pure and file-system pieces of `--secret-to` (docs/secrets.md):
 // sink parsing and checks, the dotenv rewrite, fingerprints, the writers.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -242,13 +242,16 @@ describe('writers', () => {
   it('env-file: a FIFO that appeared since the check is refused at once, not opened and waited on', async () => {
     const fifo = join(dir, '.env');
     execFileSync('mkfifo', [fifo]);
-    // Only a writer would end a blocking open: one comes after 1.5 s, so a hang is bounded.
-    const writer = spawn('/bin/sh', ['-c', 'sleep 1.5; exec 3>"$1"; sleep 0.2', 'unblock', fifo], { stdio: 'ignore' });
+    // Only a writer would end a blocking open, so one comes, late enough
+    // (20 s) that the check below cannot mistake it for none, soon enough
+    // that a hang ends within the test. It leaves a mark just before it
+    // opens: an open that waited for it returns after the mark is made.
+    const marked = join(dir, 'writer-came');
+    const writer = spawn('/bin/sh', ['-c', 'sleep 20; : > "$2"; exec 3>"$1"; sleep 0.2', 'unblock', fifo, marked], { stdio: 'ignore' });
     const exited = new Promise((r) => writer.once('exit', r));
     try {
-      const started = Date.now();
       expect(() => writeEnvFile(fifo, 'S', 'whsec_x')).toThrow(/FIFO/);
-      expect(Date.now() - started).toBeLessThan(1000);
+      expect(existsSync(marked)).toBe(false);
     } finally {
       writer.kill('SIGKILL');
       await exited;

@@ -20,7 +20,7 @@ const SRC = join(ROOT, 'src');
  * every command group.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  ['app'],
+  ['app', 'sea'],
   ['commands/*'],
   ['commands'],
   ['run', 'completion', 'sandbox'],

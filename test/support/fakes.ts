@@ -8,7 +8,7 @@ import { PLAIN } from '../../src/output/colors.js';
 import type { IO } from '../../src/output/io.js';
 import type { Context, GlobalOptions } from '../../src/context.js';
 import { resolveInvocation, type Invocation } from '../../src/run/invocation.js';
-import type { AttemptOptions, Transport, WireRequest, WireResponse } from '../../src/http/transport.js';
+import { nodeTransport, type AttemptOptions, type Transport, type WireRequest, type WireResponse } from '../../src/http/transport.js';
 
 export interface FakeIO extends IO {
   out(): string;
@@ -53,6 +53,21 @@ export function scriptedTransport(answers: Answer[]): Transport & { sent: WireRe
   t.sent = sent;
   t.options = options;
   return t;
+}
+
+/**
+ * The real node:http transport, recording the time limit chatctl gave each
+ * attempt: a test asserts the limit, not how long the run took. That the
+ * transport's timer fires at exactly that limit is shown once, on virtual
+ * timers (test/http/network-faults.test.ts).
+ */
+export function limitRecordingTransport(): { transport: Transport; limits: number[] } {
+  const limits: number[] = [];
+  const transport: Transport = (req, opts) => {
+    limits.push(opts.timeoutMs);
+    return nodeTransport(req, opts);
+  };
+  return { transport, limits };
 }
 
 /** A virtual clock: sleep() advances it and records the wait, never really waits. */

@@ -24,7 +24,12 @@ export async function receiver() {
   let status = 204;
   let answer = '';
   let hold: Promise<void> | undefined;
+  const hungUp: (() => void)[] = [];
   const server = http.createServer((req, res) => {
+    // The sender closed the connection before this receiver answered.
+    res.on('close', () => {
+      if (!res.writableFinished) for (const tell of hungUp.splice(0)) tell();
+    });
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
@@ -42,6 +47,10 @@ export async function receiver() {
     answerWith(s: number, text = '') {
       status = s;
       answer = text;
+    },
+    /** Resolves when the sender next closes a connection whose answer was still held. */
+    nextHangUp(): Promise<void> {
+      return new Promise<void>((r) => hungUp.push(r));
     },
     /** Holds every answer until the returned function is called. */
     holdAnswers(): () => void {

@@ -21,8 +21,6 @@ export interface RecordedRequest {
   rawHeaders: string[];
   /** The body as text (utf8). */
   body: string;
-  /** Date.now() when the request head arrived. */
-  receivedAt: number;
   /** Which listener received it (127.0.0.1 or ::1). */
   localAddress: string;
 }
@@ -161,7 +159,6 @@ export class RecordingServer {
 
   private makeServer(): http.Server {
     const onRequest = (req: http.IncomingMessage, res: http.ServerResponse) => {
-      const receivedAt = Date.now();
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
@@ -171,7 +168,6 @@ export class RecordingServer {
           headers: req.headers,
           rawHeaders: req.rawHeaders,
           body: Buffer.concat(chunks).toString('utf8'),
-          receivedAt,
           localAddress: req.socket.localAddress ?? '',
         };
         const index = this.requests.length;

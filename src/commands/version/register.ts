@@ -4,7 +4,7 @@
 import type { Command } from 'commander';
 import { examples, type Factory } from '../app.js';
 import { writeJson } from '../../output/io.js';
-import { packaging, type Packaging } from '../../app/packaging.js';
+import { packaging, type Packaging } from '../../system/packaging.js';
 
 declare const __CHATCTL_COMMIT__: string | null;
 export const COMMIT: string | null = typeof __CHATCTL_COMMIT__ === 'string' ? __CHATCTL_COMMIT__ : null;

@@ -54,8 +54,8 @@ describe('runBulk: the happy path', () => {
 });
 
 describe('runBulk: shared rate control against a limit of 100 per second', () => {
-  // The issue's targets: wall time at most 1.15x the ideal (500 / 100 = 5 s),
-  // 429s at most 5% of requests, no failures. The sandbox's bucket also
+  // The issue's targets: time at most 1.15x the ideal (500 / 100 = 5 s, on
+  // the harness's virtual clock), 429s at most 5% of requests, no failures. The sandbox's bucket also
   // allows a burst of 100, so a run can beat the ideal.
   for (const [concurrency, retryAfterMs] of [
     [4, true],
@@ -74,11 +74,14 @@ describe('runBulk: shared rate control against a limit of 100 per second', () =>
     });
   }
 
-  it('5,000 items at a limit of 100: about 50 s, well under 1% 429s', async () => {
-    const h = harness({ endpoints: 5000, rateLimit: 100, latencyMs: 20, concurrency: 16, fsyncMs: 5 });
+  // Long enough for the pace to settle (20 s of virtual time, twenty times
+  // the bucket's burst), small enough to run in a few seconds of CPU on a
+  // loaded machine; 5,000 real items are measured by `npm run bench -- --fleet`.
+  it('2,000 items at a limit of 100: about 20 s, under 1% 429s', async () => {
+    const h = harness({ endpoints: 2000, rateLimit: 100, latencyMs: 20, concurrency: 16, fsyncMs: 5 });
     const { summary } = await h.run(h.items());
-    expect(summary.ok).toBe(5000);
-    expect(summary.elapsedMs).toBeLessThanOrEqual(50_000 * 1.15);
+    expect(summary.ok).toBe(2000);
+    expect(summary.elapsedMs).toBeLessThanOrEqual(20_000 * 1.15);
     expect(h.server.stats().limited).toBeLessThanOrEqual(0.01 * summary.requests);
   });
 
