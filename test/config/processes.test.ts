@@ -194,7 +194,6 @@ function seededWs(): Workspace {
 
 const staleLocks: [string, (ws: Workspace) => void][] = [
   ['a chatctl lock whose owner was killed', (ws) => writeFileSync(lockPath(ws), JSON.stringify({ pid: deadPid(), start: '1', host: hostname(), nonce: 'killed00writer' }) + '\n', { mode: 0o600 })],
-  ['a chatctl 0.1 lock (a bare pid) of a dead process', (ws) => writeFileSync(lockPath(ws), String(deadPid()), { mode: 0o600 })],
   [
     'a lock whose pid now belongs to another process (start time differs)',
     (ws) => writeFileSync(lockPath(ws), JSON.stringify({ pid: process.pid, start: '1', host: hostname(), nonce: 'reused00pid' }), { mode: 0o600 }),
@@ -286,9 +285,7 @@ describe.concurrent('Ctrl-C during a lock wait', () => {
       child.kill(signal);
       const r = await child;
       expect(r.exitCode, String(r.stderr)).toBe(code);
-      // chatctl's own ending, although conf (loaded before the wait) brings
-      // atomically's exit hook, which listens for these signals too and
-      // raises them again.
+      // chatctl's own ending, with the write path loaded before the wait.
       expect(String(r.stderr)).toContain(signal === 'SIGINT' ? 'chatctl: error: interrupted\n' : 'chatctl: error: terminated (SIGTERM)\n');
       expect(Date.now() - sent).toBeLessThan(2_000);
       expect(stackTrace(String(r.stderr))).toBeUndefined();
