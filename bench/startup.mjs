@@ -16,6 +16,12 @@
 // write path (dist/lazy/config-write.cjs: the lock and the atomic write),
 // reads, and writes the file; against `node -e 0`. Reported for the README's dependency table.
 //
+// Scenarios 8 and 9 measure what the launcher's V8 code cache buys: the
+// same rotate as scenario 4, with the cache (A) against without it
+// (CHATCTL_COMPILE_CACHE=0, B), and against Node's own compile cache
+// (bench/node-compile-cache.cjs: module.enableCompileCache, then the program
+// required as is; B). Scenario 9 is not run on a Node without it (before 22.1).
+//
 // Scenario 5 compares chatctl with chatctl: the same rotate through a proxy
 // (HTTPS_PROXY, a CONNECT tunnel) and direct. chatctl never proxies loopback,
 // so both go to an HTTPS front on 127.0.0.1 (a self-signed certificate made
@@ -49,6 +55,9 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'chatctl.js');
 const BARE_POST = join(ROOT, 'bench', 'bare-post.mjs');
+const NODE_COMPILE_CACHE = join(ROOT, 'bench', 'node-compile-cache.cjs');
+/** module.enableCompileCache: Node 22.1 and later. */
+const NODE_HAS_COMPILE_CACHE = typeof (await import('node:module')).enableCompileCache === 'function';
 const RSS_PROBE = join(ROOT, 'bench', 'rss-probe.mjs');
 const RESULTS = join(ROOT, 'bench', 'results', 'latest.json');
 const DIST = join(ROOT, 'dist');
@@ -93,7 +102,7 @@ function parseArgs(argv) {
           .map((s) => count(s, 1)),
       );
     } else if (a === '--help' || a === '-h') {
-      process.stdout.write('usage: node bench/startup.mjs [--runs N (30)] [--warmup N (5)] [--quick (runs 5, warm-up 1)] [--only 1,2,3,4,5,6]\n');
+      process.stdout.write('usage: node bench/startup.mjs [--runs N (30)] [--warmup N (5)] [--quick (runs 5, warm-up 1)] [--only 1,2,3,4,5,6,7,8,9]\n');
       process.exit(0);
     } else usage(`unknown argument ${a}`);
   }
@@ -398,6 +407,14 @@ async function twoFreshEndpoints(sb) {
 }
 
 function makeScenarios(env, getSandbox, getFront, getKeyring) {
+  const sandboxEnv = (sb) => ({
+    ...env,
+    CHATCTL_BASE_URL: sb.baseUrl,
+    CHATCTL_TOKEN: sb.token,
+    CHATCTL_ORG: sb.organizationId,
+    CHATCTL_APP: sb.applicationId,
+    CHATCTL_ENV: sb.environmentKey,
+  });
   const nodeFloor = { args: ['-e', '0'], env };
   const expect = (cond, what) => {
     if (!cond) throw new Error(what);
@@ -448,14 +465,7 @@ function makeScenarios(env, getSandbox, getFront, getKeyring) {
       pair: async () => {
         const sb = getSandbox();
         const [ea, eb] = await twoFreshEndpoints(sb);
-        const sbEnv = {
-          ...env,
-          CHATCTL_BASE_URL: sb.baseUrl,
-          CHATCTL_TOKEN: sb.token,
-          CHATCTL_ORG: sb.organizationId,
-          CHATCTL_APP: sb.applicationId,
-          CHATCTL_ENV: sb.environmentKey,
-        };
+        const sbEnv = sandboxEnv(sb);
         const rotated = (ep) => (out) => {
           const r = JSON.parse(out);
           expect(r.data?.endpoint?.id === ep.id && r.data.endpoint.version === ep.version + 1, `expected ${ep.id} at version ${ep.version + 1}`);
@@ -553,7 +563,38 @@ function makeScenarios(env, getSandbox, getFront, getKeyring) {
         b: nodeFloor,
       }),
     },
+    {
+      id: 8,
+      name: 'webhooks rotate --json (sandbox), code cache vs none',
+      target: 1,
+      needsSandbox: true,
+      pair: async () => cachePair(getSandbox(), sandboxEnv, (sbEnv) => ({ args: [BIN], env: { ...sbEnv, CHATCTL_COMPILE_CACHE: '0' } })),
+    },
+    {
+      id: 9,
+      name: "webhooks rotate --json (sandbox), code cache vs Node's",
+      target: 1,
+      needsSandbox: true,
+      needsNodeCompileCache: true,
+      pair: async () => cachePair(getSandbox(), sandboxEnv, (sbEnv) => ({ args: [NODE_COMPILE_CACHE], env: sbEnv })),
+    },
   ];
+}
+
+/** Scenarios 8 and 9: the same rotate, A through bin/chatctl.js, B as `other` says. */
+async function cachePair(sb, sandboxEnv, other) {
+  const [ea, eb] = await twoFreshEndpoints(sb);
+  const sbEnv = sandboxEnv(sb);
+  const rotate = (ep) => ['webhooks', 'rotate', ep.id, '--expected-version', String(ep.version), '--mode', 'overlap', '--json'];
+  const rotated = (ep) => (out) => {
+    const r = JSON.parse(out);
+    if (!(r.data?.endpoint?.id === ep.id && r.data.endpoint.version === ep.version + 1)) throw new Error(`expected ${ep.id} at version ${ep.version + 1}`);
+  };
+  const b = other(sbEnv);
+  return {
+    a: { args: [BIN, ...rotate(ea)], env: sbEnv, check: rotated(ea) },
+    b: { args: [...b.args, ...rotate(eb)], env: b.env, check: rotated(eb) },
+  };
 }
 
 const PROFILES = ['default', 'staging', 'production', 'ci-bot', 'local'];
@@ -724,7 +765,11 @@ async function main() {
       () => front,
       () => keyring,
     ).filter((s) => !opts.only || opts.only.has(s.id));
-    if (scenarios.length === 0) usage('--only selects no scenario (1–7)');
+    if (scenarios.length === 0) usage('--only selects no scenario (1–9)');
+    if (scenarios.some((s) => s.needsNodeCompileCache) && !NODE_HAS_COMPILE_CACHE) {
+      process.stdout.write(`scenario 9 not run: Node ${process.version} has no module.enableCompileCache (22.1 and later)\n`);
+      scenarios = scenarios.filter((s) => !s.needsNodeCompileCache);
+    }
     if (scenarios.some((s) => s.needsKeyring) && !haveKeyringTools()) {
       process.stdout.write(`scenario 6 not run: it needs ${KEYRING_TOOLS.join(' and ')} (packages dbus and gnome-keyring)\n`);
       scenarios = scenarios.filter((s) => !s.needsKeyring);
