@@ -29,7 +29,7 @@
 // sandbox: A names it https://sandbox.chatctl.test:PORT, a reserved name that
 // only the bench's proxy resolves (to 127.0.0.1), and B names it
 // https://127.0.0.1:PORT. Both pay the same TLS; the ratio is the proxy's
-// cost (the tunnel's code and its round trip). Each side's check proves which path it
+// cost (undici's bundle, the tunnel). Each side's check proves which path it
 // took (the proxy's tunnel count).
 //
 // It is not a test: the targets are reported, never enforced. It exits 1 only
@@ -496,7 +496,7 @@ function makeScenarios(env, getSandbox, getFront, getKeyring) {
     {
       id: 5,
       name: 'webhooks rotate --json via HTTPS_PROXY (CONNECT) vs direct, both https',
-      target: 1.3,
+      target: 1.5,
       needsSandbox: true,
       needsFront: true,
       pair: async () => {

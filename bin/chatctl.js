@@ -17,6 +17,17 @@ const argv = process.argv.slice(2);
 /** main.cjs's exports once it is loaded: the code caches are written with its writeFileAtomic (src/fs/atomic.ts). */
 let program;
 const dist = path.join(__dirname, '..', 'dist');
+// The V8 flag a proxied run sets (codeCache names its cache files after it).
+// Behind a proxy, undici parses HTTP with llhttp compiled to WebAssembly;
+// Node 20's V8 then also compiles it with its optimising compiler in the
+// background, and the process cannot exit (process.exit neither) until that
+// ends, about 200 ms. Liftoff, the baseline compiler, is plenty for one
+// response; Node 22 and later do not wait. Runs with no proxy variable never
+// load undici. The flag is set once the proxy bundle has run (see
+// liftoffFromNow), not at start-up.
+const V8_FLAGS = Number(process.versions.node.split('.')[0]) < 22 && ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'].some((name) => process.env[name]) ? '--liftoff-only' : '';
+/** Code caches not written yet: at exit, or before the flag is set (liftoffFromNow). */
+const unwritten = [];
 
 if (argv[0] === '__complete') {
   const { runComplete } = require(path.join(dist, 'complete.cjs'));
@@ -26,8 +37,8 @@ if (argv[0] === '__complete') {
   const text = fastAnswer(argv);
   if (text !== undefined) writeOut(text);
   else {
-    // The program's lazily loaded parts (dist/lazy/*.cjs: the prompts, the
-    // sandbox, the config file's write path …) come through this loader too.
+    // The program's lazily loaded parts (dist/lazy/*.cjs: undici behind a
+    // proxy, the prompts, the sandbox) come through this loader too.
     globalThis[Symbol.for('chatctl.loadBundle')] = loadProgram;
     program = loadProgram(path.join(dist, 'main.cjs'));
     program.run(argv).then((code) => {
@@ -113,13 +124,36 @@ function loadProgram(file) {
   const module = { exports: {} };
   script.runInThisContext().call(module.exports, module.exports, createRequire(file), module, file, path.dirname(file));
   if (cache && (!cached || script.cachedDataRejected || cache.note)) {
-    const fresh = !cached || script.cachedDataRejected ? script : undefined;
+    const pending = { cache, script: !cached || script.cachedDataRejected ? script : undefined, written: false };
+    unwritten.push(pending);
     // Only a run that succeeded writes the code: a failing one (a usage
     // error) went a short way down its command's path, and its cache would
     // leave every later run to compile the rest.
-    process.once('exit', (code) => writeCache(cache, code === 0 ? fresh : undefined));
+    process.once('exit', (code) => {
+      if (!pending.written) writeCache(cache, code === 0 ? pending.script : undefined);
+    });
   }
+  if (V8_FLAGS && path.basename(file) === 'proxy.cjs') liftoffFromNow();
   return module.exports;
+}
+
+/**
+ * Sets V8_FLAGS once undici is loaded, before its first connection compiles
+ * llhttp. Any V8 flag changes the hash that cached code is checked against,
+ * so whatever is compiled after it is compiled anew, Node's own modules
+ * included (the node binary carries their compiled code): set at start-up,
+ * it made every Node module a proxied run loads cost two to three times as
+ * much (node:http2 5 ms → 15 ms; what undici's index loads, 20 ms more). The
+ * bundles that ran before it (main.cjs, proxy.cjs) are cached now, under the
+ * flags they were compiled with, so the next proxied run can use them; a run
+ * that got this far has gone its command's way.
+ */
+function liftoffFromNow() {
+  for (const pending of unwritten.splice(0)) {
+    pending.written = true;
+    writeCache(pending.cache, pending.script);
+  }
+  require('node:v8').setFlagsFromString(V8_FLAGS);
 }
 
 function cacheDir() {
@@ -178,8 +212,8 @@ function codeCache(file, source) {
     hash = require('node:crypto').createHash('sha256').update(source).digest('hex');
     if (Date.now() - Number(st.ctimeNs / 1000000n) > 2000) note = `${stamp}\n${hash}\n`;
   }
-  const flags = fnv([...process.execArgv, process.env.NODE_OPTIONS || ''].join('\0'));
-  const prefix = `${path.basename(file, '.cjs')}-`; // main-, prompts-, sandbox-, …
+  const flags = fnv([...process.execArgv, process.env.NODE_OPTIONS || '', V8_FLAGS].join('\0'));
+  const prefix = `${path.basename(file, '.cjs')}-`; // main-, proxy-, prompts-, sandbox-
   return {
     dir,
     trusted: state === 'ok',

@@ -5,10 +5,9 @@
 // The program is one CommonJS bundle, not ESM chunks: on Node 20 only
 // scripts (not ES modules) can reuse V8's compiled code between runs, and
 // CommonJS skips the ESM loader's per-module resolution and the facades it
-// builds for every built-in module. Parts imported with import() that are
-// not bundles of their own (LAZY, below), such as the proxy tunnel, stay in
-// it behind esbuild's lazy initialisers, so they cost nothing until a
-// command uses them.
+// builds for every built-in module. Lazily imported parts (prompts, undici,
+// the sandbox) stay in the bundle behind esbuild's lazy initialisers, so
+// they cost nothing until a command uses them.
 import { build } from 'esbuild';
 import { createRequire } from 'node:module';
 import { copyFileSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -32,8 +31,8 @@ const common = {
   target: 'node20.19',
   logLevel: 'warning',
   // Kept: besides THIRD-PARTY-NOTICES.txt (below, one licence per bundled
-  // package), it keeps notices of code that a package carries inside itself,
-  // which no package.json names.
+  // package), it keeps notices of code that a package carries inside itself
+  // (undici's copy of formdata-polyfill), which no package.json names.
   legalComments: 'external',
   // Every input file, so the build can list the packages it bundled.
   metafile: true,
@@ -47,11 +46,12 @@ const common = {
 };
 
 // Parts that few runs need are bundles of their own, required only when
-// used: the prompts (on a terminal), the sandbox, the config file's write path,
+// used: undici (behind a proxy), the prompts (on a terminal), the sandbox,
 // execa (for an exec: secret destination), rotate --from, webhooks sign, verify and trigger.
 // Keeping them out of main.cjs keeps every other run's read, code-cache
 // load and memory small.
 const LAZY = {
+  proxy: 'src/http/proxy.ts',
   prompts: 'src/prompts/inquirer.ts',
   sandbox: 'src/commands/sandbox/run.ts',
   'config-write': 'src/config/write.ts',
@@ -107,7 +107,16 @@ const metafiles = [];
 // identifier mangling): a --debug stack trace still names its functions.
 // The lazy bundles stay as they are: few runs load them.
 metafiles.push((await build({ ...common, entryPoints: ['src/main.ts'], outfile: `${out}/main.cjs`, plugins: [lazyParts, noChildProcess], minifyWhitespace: true, minifySyntax: true })).metafile);
-metafiles.push((await build({ ...common, entryPoints: LAZY, outdir: `${out}/lazy`, outExtension: { '.js': '.cjs' } })).metafile);
+const { proxy: proxyEntry, ...otherLazy } = LAZY;
+metafiles.push((await build({ ...common, entryPoints: otherLazy, outdir: `${out}/lazy`, outExtension: { '.js': '.cjs' } })).metafile);
+// undici from its package entry: its index also brings fetch, WebSocket,
+// the cache stores and the mocks (esbuild cannot leave out parts of a
+// CommonJS package), 1.09 MB as written. Like main.cjs, the proxy bundle is
+// written without indentation and comments (0.74 MB: less to read on each
+// proxied run, and one of undici's comments that follows code on its line
+// is not ASCII). Names are kept, so a --debug stack trace still names its
+// functions.
+metafiles.push((await build({ ...common, entryPoints: { proxy: proxyEntry }, outdir: `${out}/lazy`, outExtension: { '.js': '.cjs' }, minifyWhitespace: true, minifySyntax: true })).metafile);
 // The keyring's child program is not bundled: it is a script of its own,
 // started with Node for each keyring call (src/credentials/keyring.ts), that
 // requires the native addon from node_modules.

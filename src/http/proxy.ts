@@ -1,66 +1,97 @@
-// Behind a proxy: https tunnelled through the proxy with CONNECT, on Node's
-// own http, https and tls (CONTRIBUTING, Dependencies, says why not a
-// library). select-transport.ts chose the proxy, sends loopback direct and
+// The transport for a request that select-transport.ts's proxyFor() sends
+// through a proxy: undici's ProxyAgent for that proxy, tunnelling https
+// through CONNECT (select-transport.ts sends loopback targets direct and
 // never hands this an http: URL, so the bearer token never reaches a proxy
-// in clear text. The tunnel is made in the agent's createConnection (the
-// hook http.Agent documents for this); the request itself is nodeTransport's,
-// so redirects, the attempt's one timer, the body limit and parse errors
-// behave exactly as on a direct connection.
-import * as http from 'node:http';
-import * as https from 'node:https';
-import type { Duplex } from 'node:stream';
-import * as tls from 'node:tls';
-import { PROXY_TUNNEL, nodeTransport, type Transport } from './transport.js';
+// in clear text). Same contract as nodeTransport: no redirects followed, one
+// timer for the whole attempt, a body limit enforced while reading, parse
+// errors reported as 'malformed'.
+//
+// Start-up: this is a bundle of its own (dist/lazy/proxy.cjs), loaded with
+// V8's cached data like main.cjs, and only behind a proxy.
+import { ProxyAgent } from 'undici';
+import { TransportError, decodeBody, malformedMessage, type Transport } from './transport.js';
 
-/** `host:port` for CONNECT's request target, an IPv6 address in brackets. */
-const authority = (host: string, port: number | string) => `${host.includes(':') ? `[${host}]` : host}:${port}`;
+// undici parses HTTP with llhttp compiled to WebAssembly; on Node 20 the
+// exit would wait for V8's optimising compile of it. bin/chatctl.js sets
+// --liftoff-only once this bundle has run, before the first connection.
 
-/** Proxy-Authorization for credentials in the proxy's URL (percent-decoded, as curl reads them). */
-function proxyAuthorization(proxy: URL): string | undefined {
-  if (!proxy.username && !proxy.password) return undefined;
-  return `Basic ${Buffer.from(`${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`).toString('base64')}`;
-}
-
-type ConnectOptions = tls.ConnectionOptions & { host: string; port: number | string };
-
-/** An https.Agent whose connections are TLS inside a CONNECT tunnel through `proxy`; idle ones are kept for the next request. */
-class TunnelAgent extends https.Agent {
-  constructor(private readonly proxy: URL) {
-    super({ keepAlive: true });
-  }
-
-  override createConnection(options: ConnectOptions, done: (err: Error | null, socket?: Duplex) => void): undefined {
-    const target = authority(options.host, options.port);
-    const auth = proxyAuthorization(this.proxy);
-    const connect = (this.proxy.protocol === 'https:' ? https : http).request({
-      host: this.proxy.hostname.replace(/^\[|\]$/g, ''),
-      port: this.proxy.port || (this.proxy.protocol === 'https:' ? 443 : 80),
-      method: 'CONNECT',
-      path: target,
-      headers: { host: target, ...(auth ? { 'proxy-authorization': auth } : {}) },
-      agent: false,
-    });
-    const failed = (message: string) => done(Object.assign(new Error(message), { code: PROXY_TUNNEL }));
-    // The attempt's own timer keeps the process alive while it waits; a
-    // tunnel still opening when that attempt has ended must not.
-    connect.once('socket', (socket) => socket.unref());
-    connect.once('connect', (res, socket, head) => {
-      if (res.statusCode !== 200) {
-        socket.destroy();
-        failed(`the proxy refused to connect to ${target} (it answered ${res.statusCode})`);
-        return;
-      }
-      if (head.length > 0) socket.unshift(head);
-      done(null, tls.connect({ ...options, socket }));
-    });
-    connect.once('error', (err: NodeJS.ErrnoException) => failed(`cannot connect to ${target} through the proxy: ${err.code ?? err.message}`));
-    connect.end();
-    return undefined;
-  }
-}
+/** Failures before the request could reach the server: the proxy or the tunnel's TLS failed. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+const notSent = (code: string) => NOT_SENT.has(code) || /CERT|SELF_SIGNED|ERR_TLS|ERR_SSL/.test(code);
 
 /** Requests through the proxy at `proxyUrl` (credentials in it are sent as Proxy-Authorization). */
 export function proxyTransport(proxyUrl: string): Transport {
-  const agent = new TunnelAgent(new URL(proxyUrl));
-  return (req, opts) => nodeTransport(req, { ...opts, agent });
+  const dispatcher = new ProxyAgent(proxyUrl);
+  return async (req, opts) => {
+    const url = new URL(req.url);
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, opts.timeoutMs);
+    const onAbort = () => controller.abort();
+    opts.signal.addEventListener('abort', onAbort, { once: true });
+    let status: number | undefined;
+    try {
+      const res = await dispatcher.request({
+        origin: url.origin,
+        // The path exactly as built: segments already percent-encoded.
+        path: req.url.slice(url.origin.length) || '/',
+        method: req.method,
+        headers: req.headers,
+        body: req.body,
+        signal: controller.signal,
+        headersTimeout: 0,
+        bodyTimeout: 0,
+      });
+      status = res.statusCode;
+      const declared = Number(res.headers['content-length']);
+      if (Number.isFinite(declared) && declared > opts.maxBodyBytes) {
+        controller.abort();
+        throw new TransportError('too_large', `response body of ${declared} bytes exceeds the ${opts.maxBodyBytes}-byte limit`, status);
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of res.body) {
+        size += (chunk as Buffer).length;
+        if (size > opts.maxBodyBytes) {
+          controller.abort();
+          throw new TransportError('too_large', `response body exceeds the ${opts.maxBodyBytes}-byte limit`, status);
+        }
+        chunks.push(chunk as Buffer);
+      }
+      const headers: Record<string, string | string[] | undefined> = {};
+      for (const [k, v] of Object.entries(res.headers)) headers[k.toLowerCase()] = v;
+      return { status: res.statusCode, headers, ...(await decodeBody(Buffer.concat(chunks), headers['content-encoding'], opts.maxBodyBytes, res.statusCode)) };
+    } catch (err) {
+      if (err instanceof TransportError) throw err;
+      if (opts.signal.aborted) throw new TransportError('aborted', 'interrupted');
+      if (timedOut) throw new TransportError('timeout', `no complete response within ${opts.timeoutMs / 1000} s`, status);
+      const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
+      const parse = parseErrorCode(e);
+      if (parse) throw new TransportError('malformed', malformedMessage(parse), status);
+      // undici: "Proxy response (403) !== 200 when HTTP Tunneling".
+      const refused = /^Proxy response \((\d+)\)/.exec(e.message);
+      if (refused) throw new TransportError('connect', `the proxy refused to connect to ${url.host} (it answered ${refused[1]})`, undefined, false);
+      const code = e.cause?.code ?? e.code ?? e.message;
+      if (status !== undefined) throw new TransportError('truncated', `the connection failed during the response (${code})`, status);
+      throw new TransportError('connect', `cannot connect to ${url.host} through the proxy: ${code}`, undefined, !notSent(code));
+    } finally {
+      clearTimeout(timer);
+      opts.signal.removeEventListener('abort', onAbort);
+    }
+  };
+}
+
+/** undici's parse failures: HeadersOverflowError, HTTPParserError ("… (Expected HTTP/ …)"). */
+function parseErrorCode(e: Error & { code?: string }): string | undefined {
+  if (e.code === 'UND_ERR_HEADERS_OVERFLOW' || e.name === 'HeadersOverflowError') return 'UND_ERR_HEADERS_OVERFLOW';
+  if (e.name === 'HTTPParserError') {
+    if (typeof e.code === 'string' && e.code.startsWith('HPE_')) return e.code;
+    if (/Expected HTTP\//.test(e.message)) return 'HPE_INVALID_CONSTANT';
+    const detail = /\(([^()]+)\)\s*$/.exec(e.message)?.[1];
+    return detail ? `llhttp: ${detail}` : 'HPE_UNKNOWN';
+  }
+  return undefined;
 }

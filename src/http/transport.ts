@@ -1,8 +1,7 @@
 // One HTTP attempt. The default transport is node:http/https: it never
 // follows redirects, and the attempt timeout covers the whole exchange, from
-// connecting to the last byte of the body. Behind a proxy, proxy.ts hands it
-// an agent whose connections are tunnelled through the proxy
-// select-transport.ts chose.
+// connecting to the last byte of the body. Behind a proxy, proxy.ts supplies
+// one built on undici's ProxyAgent, for the proxy select-transport.ts chose.
 import { isUtf8 } from 'node:buffer';
 import type { IncomingHttpHeaders } from 'node:http';
 
@@ -33,8 +32,8 @@ export interface AttemptOptions {
   /**
    * Connections kept open between attempts (rotate --from sends hundreds: one
    * TLS handshake, not one each). An https.Agent for https: URLs. Without
-   * it, each attempt has a connection of its own. The proxy transport
-   * passes its own (connections through the tunnel, kept alive).
+   * it, each attempt has a connection of its own. The proxy transport pools
+   * its own and ignores this.
    */
   agent?: import('node:http').Agent | undefined;
 }
@@ -93,16 +92,13 @@ export function describeParseError(code: string): string {
 export const malformedMessage = (code: string) => `the server's response could not be read: ${describeParseError(code)}`;
 
 /**
- * Recognises a TransportError by its shape, not its class: a bundle of its
- * own (dist/lazy/*.cjs) may carry its own copy of the class, so instanceof
- * could miss its errors.
+ * Recognises a TransportError by its shape, not its class: the proxy
+ * transport is a bundle of its own (dist/lazy/proxy.cjs) with its own copy
+ * of the class, so instanceof would miss its errors.
  */
 export function isTransportError(err: unknown): err is TransportError {
   return err instanceof Error && err.name === 'TransportError' && typeof (err as TransportError).failure === 'string';
 }
-
-/** The code of an error in opening a tunnel through a proxy (proxy.ts); its message says what happened. */
-export const PROXY_TUNNEL = 'ERR_PROXY_TUNNEL';
 
 /** The variables that send requests through a proxy (proxyFor in select-transport.ts); NO_PROXY only exempts. */
 export const PROXY_VARIABLES = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'] as const;
@@ -243,8 +239,6 @@ export const nodeTransport: Transport = async (req, opts) => {
 function describeConnectError(err: NodeJS.ErrnoException, url: URL): string {
   const where = url.host;
   switch (err.code) {
-    case PROXY_TUNNEL:
-      return err.message;
     case 'ECONNREFUSED':
       return `connection refused by ${where}`;
     case 'ECONNRESET':

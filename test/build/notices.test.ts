@@ -57,7 +57,7 @@ describe('third-party notices', () => {
     const seen = bundledPackages();
     const listed = notices();
     const names = [...seen].map((p) => p.replace(/(.)@.*$/, '$1'));
-    for (const name of ['commander', 'zod', 'chalk', 'cli-table3', 'execa']) expect(names, name).toContain(name);
+    for (const name of ['commander', 'zod', 'chalk', 'cli-table3', 'execa', 'undici']) expect(names, name).toContain(name);
     expect(names.some((n) => n.startsWith('@inquirer/'))).toBe(true);
     for (const p of seen) expect([...listed.keys()], p).toContain(p);
     for (const p of seen) {
@@ -66,7 +66,7 @@ describe('third-party notices', () => {
       if (/^(MIT|ISC)$/.test(license)) expect(text, p).toContain('Permission');
     }
     // The ones named above are MIT or ISC, with their full licence text.
-    for (const p of [...seen].filter((s) => /^(commander|zod|chalk|cli-table3|execa|@inquirer\/[^@]+)@/.test(s))) {
+    for (const p of [...seen].filter((s) => /^(commander|zod|chalk|cli-table3|conf|execa|undici|@inquirer\/[^@]+)@/.test(s))) {
       expect(listed.get(p)!.license, p).toMatch(/^(MIT|ISC)$/);
       expect(listed.get(p)!.text, p).toMatch(/Permission (is hereby granted|to use, copy, modify)/);
     }

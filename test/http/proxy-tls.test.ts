@@ -7,7 +7,7 @@
 // answers, which the test proxy alone maps to 127.0.0.1. A request that went
 // direct by mistake fails to resolve instead of quietly succeeding.
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, test } from 'vitest';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import tls from 'node:tls';
@@ -15,7 +15,7 @@ import http from 'node:http';
 import type net from 'node:net';
 import { CREATE, CSRF, REACTIVATE, SECRET, TOKEN, mutationBody, csrfScopeEnv, secretBody } from '../support/fixtures.js';
 import { leaks, parseErrorLine, stackTrace } from '../support/json.js';
-import { cleanupTempDirs, runCli, workspace, type RunResult } from '../support/run.js';
+import { cleanupTempDirs, runCli, tempDir, workspace, type RunResult } from '../support/run.js';
 import { ConnectProxy, RecordingServer, closedPort, json } from '../support/server.js';
 import { PROXY_ALIAS } from '../support/global-setup.js';
 
@@ -161,39 +161,7 @@ describe('proxies', () => {
     expect(line.idempotencyKey).toBeUndefined();
   });
 
-  test('credentials in the proxy URL go to the proxy as Proxy-Authorization, percent-decoded, and never to the server', async () => {
-    const url = new URL(proxy.url);
-    url.username = 'ci%20bot';
-    url.password = 'p%40ss';
-    const r = await create(viaAlias(tlsServer.port), { HTTPS_PROXY: url.href, NODE_EXTRA_CA_CERTS: certPath });
-    expectDelivered(r);
-    const tunnels = tunnelsTo(tlsServer.port);
-    expect(tunnels).toHaveLength(1);
-    expect(tunnels[0]!.headers['proxy-authorization']).toBe(`Basic ${Buffer.from('ci bot:p@ss').toString('base64')}`);
-    expect(tlsServer.requests[0]!.headers['proxy-authorization']).toBeUndefined();
-  });
-
-  test('a retry goes through the tunnel already open: two attempts, one CONNECT', async () => {
-    // A server that announces it keeps connections for 5 s (the suite's
-    // servers say 0, with which no client may reuse one).
-    const trusted = inject('trustedTls');
-    const server = await new RecordingServer({ tls: { key: readFileSync(trusted.key), cert: readFileSync(trusted.cert) }, keepAliveTimeoutMs: 5_000 }).start();
-    try {
-      let attempts = 0;
-      server.reset((_q, res) => {
-        if (++attempts === 1) res.writeHead(503, { 'Retry-After-Ms': '0', 'Content-Type': 'application/json' }).end('{}');
-        else json(res, 201, secretBody());
-      });
-      const r = await create(viaAlias(server.port), { HTTPS_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: certPath }, ['--max-retries', '1']);
-      expectDelivered(r);
-      expect(server.hits).toBe(2);
-      expect(tunnelsTo(server.port)).toHaveLength(1);
-    } finally {
-      await server.close();
-    }
-  });
-
-  test('HTTP_PROXY alone also carries https (as curl does)', async () => {
+  test('HTTP_PROXY alone also carries https (as undici does)', async () => {
     const r = await create(viaAlias(tlsServer.port), { HTTP_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: certPath });
     expectDelivered(r);
     expect(tunnelsTo(tlsServer.port)).toHaveLength(1);
@@ -251,8 +219,34 @@ describe('proxies', () => {
   });
 });
 
+describe('the proxy bundle is code-cached like the program', () => {
+  test('a proxied run leaves a cache file for dist/lazy/proxy.cjs, and the next proxied run reuses it as is', async () => {
+    const cacheDir = tempDir('cache');
+    const env = { HTTPS_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: certPath, CHATCTL_CACHE_DIR: cacheDir };
+    expectDelivered(await create(viaAlias(tlsServer.port), env, [], { spawn: true }));
+    const files = () => readdirSync(cacheDir).sort();
+    const first = files();
+    // On Node 20 both carry the V8 flag the proxy path sets (Liftoff only).
+    expect(
+      first.filter((f) => /^proxy(\+liftoff)?-.*\.v8$/.test(f)),
+      first.join(', '),
+    ).toHaveLength(1);
+    expect(
+      first.filter((f) => /^main(\+liftoff)?-.*\.v8$/.test(f)),
+      first.join(', '),
+    ).toHaveLength(1);
+    const stamp = () => first.map((f) => `${f} ${statSync(join(cacheDir, f)).mtimeMs}`);
+    const before = stamp();
+    expectDelivered(await create(viaAlias(tlsServer.port), env, [], { spawn: true }));
+    // Rewritten only when V8 rejects the cached data: the launcher writes these two before it
+    // sets the proxy path's V8 flag, under the flags they were compiled with.
+    expect(files()).toEqual(first);
+    expect(stamp()).toEqual(before);
+  });
+});
+
 describe('loopback is never proxied, whatever NO_PROXY says: the token never reaches a proxy in clear text', () => {
-  // One of the four as a real process.
+  // One of the four as a real process: the launcher reads the proxy variables too (a V8 flag on Node 20).
   test.each([
     ['HTTP_PROXY', false],
     ['http_proxy', false],
