@@ -12,9 +12,9 @@
 // against the same rotate given CHATCTL_TOKEN; not run without
 // dbus-run-session and gnome-keyring-daemon.
 //
-// Scenario 7 is what writing config.json costs: `profile set` loads its
-// write path (dist/lazy/config-write.cjs: the lock and the atomic write),
-// reads, and writes the file; against `node -e 0`. Reported for the README's dependency table.
+// Scenario 7 is what writing config.json costs: `profile set` loads conf
+// (dist/lazy/conf.cjs) and the lock, reads, and writes the file; against
+// `node -e 0`. Reported for the README's dependency table.
 //
 // Scenarios 8 and 9 measure what the launcher's V8 code cache buys: the
 // same rotate as scenario 4, with the cache (A) against without it
@@ -548,8 +548,8 @@ function makeScenarios(env, getSandbox, getFront, getKeyring) {
     },
     {
       id: 7,
-      name: 'profile set (writes config.json)',
-      // A write command: the program, the lock and the write itself.
+      name: 'profile set (conf writes config.json)',
+      // A write command: the program, conf, the lock and the write itself.
       target: 2.5,
       pair: async () => ({
         a: {

@@ -54,7 +54,7 @@ const LAZY = {
   proxy: 'src/http/proxy.ts',
   prompts: 'src/prompts/inquirer.ts',
   sandbox: 'src/commands/sandbox/run.ts',
-  'config-write': 'src/config/write.ts',
+  conf: 'src/config/conf-writer.ts',
   exec: 'src/secret/exec.ts',
   bulk: 'src/commands/webhooks/rotate-from/command.ts',
   signing: 'src/commands/webhooks/signed-deliveries.ts',

@@ -1,11 +1,11 @@
 // config.json: profiles, the current profile and stored tokens.
 // - Reads are a direct read, checked (config/files.ts: owner, modes, regular
-//   file, UTF-8, JSON, the shape): no command on the request path loads the
-//   lock.
+//   file, UTF-8, JSON, the zod shape): no command on the request path loads
+//   conf or the lock.
 // - Writes (profile set/use/remove, auth login/logout) load the write path
-//   (config/write.ts) when they run: the lock (fs/lock.ts), a checked read
-//   under it, the change, and the one atomic write (0600, temporary file and
-//   rename).
+//   (config/conf-writer.ts) when they run: the lock (fs/lock.ts), a
+//   checked read under it, the change, and conf writing the result (0600,
+//   temporary file and rename).
 // - A corrupt or unreadable file is a configuration error naming the file,
 //   and is never overwritten.
 import type { Context } from '../context.js';
@@ -13,6 +13,7 @@ import { ensureConfigFolder, readConfigChecked, currentUid, type Warn } from './
 import { configFile } from './paths.js';
 import { canonicalConfig, type ConfigData } from './schema.js';
 import type { LockHost } from '../fs/lock.js';
+import type { ConfigWriter } from './conf-writer.js';
 
 export interface ConfigStore {
   readonly path: string;
@@ -29,6 +30,8 @@ export interface StoreOptions {
   clock?: Pick<Context, 'now' | 'sleep' | 'random'>;
   lockHost?: LockHost;
   lockWaitMs?: number;
+  /** Who writes the file (conf unless a test hands in another). */
+  write?: ConfigWriter;
   uid?: number | undefined;
 }
 
@@ -52,7 +55,7 @@ export function openConfigStore(dir: string, opts: StoreOptions = {}): ConfigSto
     async update(change) {
       ensureConfigFolder(dir, warn, uid);
       readConfigChecked(dir, path, warn, uid); // a bad file is refused before the write path loads
-      const { lockedUpdate } = await import('./write.js');
+      const { lockedUpdate } = await import('./conf-writer.js');
       return lockedUpdate(
         {
           dir,
@@ -61,6 +64,7 @@ export function openConfigStore(dir: string, opts: StoreOptions = {}): ConfigSto
           lockHost: opts.lockHost,
           lockWaitMs: opts.lockWaitMs,
           notice: opts.notice,
+          write: opts.write,
         },
         () => {
           const data = readConfigChecked(dir, path, warn, uid);

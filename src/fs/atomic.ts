@@ -1,5 +1,5 @@
 // Writing a file whole or not at all: the one way chatctl puts a file on disk
-// (secret and dotenv destinations, recovery copies, config.json,
+// (secret and dotenv destinations, recovery copies, config.json through conf,
 // lock records, the completion script, the launcher's code cache).
 //
 // The data goes to a temporary file beside the target, `.NAME.<random>.tmp`,

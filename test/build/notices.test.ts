@@ -57,7 +57,7 @@ describe('third-party notices', () => {
     const seen = bundledPackages();
     const listed = notices();
     const names = [...seen].map((p) => p.replace(/(.)@.*$/, '$1'));
-    for (const name of ['commander', 'zod', 'chalk', 'cli-table3', 'execa', 'undici']) expect(names, name).toContain(name);
+    for (const name of ['commander', 'zod', 'chalk', 'cli-table3', 'conf', 'execa', 'undici']) expect(names, name).toContain(name);
     expect(names.some((n) => n.startsWith('@inquirer/'))).toBe(true);
     for (const p of seen) expect([...listed.keys()], p).toContain(p);
     for (const p of seen) {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { openConfigStore } from '../../src/config/store.js';
-import { writeConfig } from '../../src/config/write.js';
+import { writeWithConf } from '../../src/config/conf-writer.js';
 import { parseConfigData, profileOf } from '../../src/config/schema.js';
 import { execFileSync } from 'node:child_process';
 import { symlinkSync } from 'node:fs';
@@ -267,13 +267,13 @@ describe('file format: chatctl 0.1 and this version read and write the same byte
     expect(readFileSync(join(dir, 'config.json')).equals(bytes)).toBe(true);
   });
 
-  it('the write puts the canonical document with mode 0600, replacing a 0644 file (never 0666 under umask 0)', () => {
+  it('conf writes the canonical document with mode 0600, replacing a 0644 file (never 0666 under umask 0)', () => {
     const file = join(dir, 'config.json');
     writeFileSync(file, '{}', { mode: 0o644 });
     chmodSync(file, 0o644);
     const old = process.umask(0);
     try {
-      writeConfig(dir, { version: 1, profiles: { a: { baseUrl: 'https://a' } } });
+      writeWithConf(dir, { version: 1, profiles: { a: { baseUrl: 'https://a' } } });
     } finally {
       process.umask(old);
     }
@@ -282,16 +282,16 @@ describe('file format: chatctl 0.1 and this version read and write the same byte
     expect(readdirSync(dir)).toEqual(['config.json']);
   });
 
-  // conf's write (atomically) resolves a link and writes its target, the
-  // reason conf is not used; chatctl's atomic write replaces a regular file only.
-  it('a symbolic link put where config.json was is refused, its target untouched', () => {
+  // conf's own write (atomically) resolves a link and writes its target; the
+  // write is chatctl's atomic one, which replaces a regular file only.
+  it('conf writes through the atomic write: a symbolic link put where config.json was is refused, its target untouched', () => {
     const target = join(dir, 'elsewhere.json');
     writeFileSync(target, '{}', { mode: 0o600 });
     mkdirSync(join(dir, 'c'), { mode: 0o700 });
     symlinkSync(target, join(dir, 'c', 'config.json'));
     let caught: unknown;
     try {
-      writeConfig(join(dir, 'c'), { version: 1 });
+      writeWithConf(join(dir, 'c'), { version: 1 });
     } catch (err) {
       caught = err;
     }
@@ -302,7 +302,7 @@ describe('file format: chatctl 0.1 and this version read and write the same byte
     expect(readdirSync(join(dir, 'c'))).toEqual(['config.json']);
   });
 
-  it('chatctl run with SNAP set (Node.js from the Snap Store), with which conf writes in place, still replaces config.json whole', async () => {
+  it('chatctl run with SNAP set (Node.js from the Snap Store), with which conf alone writes in place, still replaces config.json whole', async () => {
     const cfg = join(dir, 'cfg');
     mkdirSync(cfg, { mode: 0o700 });
     const file = join(cfg, 'config.json');

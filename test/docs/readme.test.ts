@@ -140,6 +140,7 @@ describe('the README and the docs are self-contained', () => {
     }
     // The libraries the table says the program loads are imported by src/ (and only lazily where it says so).
     const src = (f: string) => readFileSync(join(ROOT, 'src', f), 'utf8');
+    expect(src('config/conf-writer.ts')).toMatch(/from 'conf'/);
     expect(src('secret/exec.ts')).toMatch(/from 'execa'/);
     expect(src('http/proxy.ts')).toMatch(/from 'undici';/);
     expect(src('prompts/inquirer.ts')).toMatch(/from '@inquirer\/prompts'/);

@@ -579,15 +579,15 @@ describe('config.json written by chatctl 0.1', () => {
   });
 });
 
-describe('the write path is loaded only by the commands that write config.json', () => {
-  test('without dist/lazy/config-write.cjs, every reading command works; a writing one does not', async () => {
+describe('conf is loaded only by the commands that write config.json', () => {
+  test('without dist/lazy/conf.cjs, every reading command works; a writing one does not', async () => {
     const pkg = tempDir('pkg');
     for (const part of ['bin', 'dist', 'package.json']) cpSync(join(ROOT, part), join(pkg, part), { recursive: true });
     const ws = workspace();
     const run = (args: string[], env: Record<string, string> = {}) =>
       execa(NODE, [join(pkg, 'bin', 'chatctl.js'), ...args], { env: buildEnv(ws, env), extendEnv: false, reject: false, input: '', timeout: 20_000 });
     expect((await run(['profile', 'set', 'prod', '--base-url', server.url, '--org', 'o', '--app', 'a', '--env', 'e'])).exitCode).toBe(0);
-    rmSync(join(pkg, 'dist', 'lazy', 'config-write.cjs'));
+    rmSync(join(pkg, 'dist', 'lazy', 'conf.cjs'));
     for (const args of [['profile', 'list', '--json'], ['profile', 'show'], ['auth', 'status', '--json'], [...REACTIVATE], [...REACTIVATE, '--dry-run'], ['exit-codes']]) {
       const r = await run(args, { CHATCTL_TOKEN: TOKEN });
       expect(r.exitCode, `${args.join(' ')}: ${r.stderr}`).toBe(0);
