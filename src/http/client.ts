@@ -14,7 +14,7 @@ import { EXIT } from '../errors/exit-codes.js';
 import { blankSecretsInBody, redactHeaders } from '../output/redact.js';
 import { errorFromResponse, headerValue, parseJson } from './classify.js';
 import { RETRY_STATUSES, decideRetry, parseRetryAfter } from './retry.js';
-import { MAX_BODY_BYTES, isTransportError, type Transport, type TransportError, type WireRequest, type WireResponse } from './transport.js';
+import { MAX_BODY_BYTES, isTransportError, type AnswerTap, type Transport, type TransportError, type WireRequest, type WireResponse } from './transport.js';
 
 export interface HttpDeps {
   transport: Transport;
@@ -35,6 +35,19 @@ export interface HttpDeps {
   requestSignal?: AbortSignal | undefined;
   /** Connections kept open between attempts (a `--from` run's pool). */
   agent?: import('node:http').Agent | undefined;
+  /**
+   * A signal came while a sent create or rotate waits for its answer (with
+   * the grace SIGTERM gives, or null: until --deadline), and undefined once
+   * that wait is over: what the command tells the user, and what a second
+   * signal must say.
+   */
+  waiting?: ((state: WaitingForAnswer | undefined) => void) | undefined;
+}
+
+export interface WaitingForAnswer {
+  idempotencyKey: string;
+  signal: string;
+  graceMs: number | null;
 }
 
 /**
@@ -62,6 +75,8 @@ export interface CallHooks {
   onAttempt?: ((attempt: number) => void) | undefined;
   /** The outcome of an earlier request with this key is unknown (a resumed journal item). */
   mayHaveApplied?: boolean | undefined;
+  /** Told of each answer as it arrives, before it is parsed: the request's record (secret/record.ts). */
+  tap?: AnswerTap | undefined;
 }
 
 /**
@@ -101,151 +116,243 @@ export function deadlineFrom(now: number, deadlineMs: number): Deadline {
   return { at: now + deadlineMs, ms: deadlineMs };
 }
 
+/** How long SIGTERM lets a sent create or rotate wait for its answer before it is abandoned. */
+export const TERM_GRACE_MS = 5000;
+
+/** One attempt's outcome, as the loop below decides on it. */
+type Attempt = { kind: 'answered'; res: WireResponse } | { kind: 'failed'; err: TransportError; requestId: string; timeoutMs: number };
+
 export async function sendWithRetries(req: ApiRequest, settings: RetrySettings, deps: HttpDeps, hooks: CallHooks = {}): Promise<WireResponse> {
   const attempts = settings.maxRetries + 1;
-  const key = req.idempotencyKey;
-  const rerun = key ? (req.rerun ?? `re-run with --idempotency-key ${shellQuote(key)} so the change cannot be applied twice`) : '';
-  const keyNote = key ? `; Idempotency-Key ${key}: ${rerun}` : '';
-  const deadline = settings.deadline;
-  const { pace } = hooks;
-  const trace = hooks.trace ?? deps.trace;
-  // Whether some attempt may have been applied by the server: then the key
-  // travels with the error (and in the --json error line).
-  let mayHaveApplied = Boolean(hooks.mayHaveApplied);
+  const run = new Send(req, settings, deps, hooks);
+  for (let attempt = 1; ; attempt++) {
+    const timeoutMs = await run.turn(attempt);
+    const outcome = await run.attempt(attempt, timeoutMs);
+    if (outcome.kind === 'failed') {
+      await run.afterFailure(outcome, attempt);
+      continue;
+    }
+    const { res } = outcome;
+    if (res.status >= 200 && res.status < 300) {
+      hooks.pace?.succeeded();
+      return res;
+    }
+    await run.afterRefusal(res, attempt, attempts);
+  }
+}
+
+/** One request's state across its attempts: the key, whether it may have been applied, what the last attempt got. */
+class Send {
+  readonly attempts: number;
+  readonly key: string | undefined;
+  readonly rerun: string;
+  readonly keyNote: string;
+  readonly trace: Trace;
+  /** Whether some attempt may have been applied by the server: then the key travels with the error (and in the --json error line). */
+  mayHaveApplied: boolean;
   /** What the last attempt got, for the deadline's message. */
-  let last = '';
-  const keyed = (e: CliError) => (key && mayHaveApplied ? withKey(e, key) : e);
-  const interrupted = () =>
-    key && mayHaveApplied
-      ? withKey(
-          localError('interrupted', `interrupted: the request had been sent (Idempotency-Key ${key})`, {
-            hint: rerun,
-          }),
-          key,
-        )
-      : localError('interrupted', 'interrupted');
-  const deadlineReached = (what: string) =>
-    keyed(
-      localError('timeout', `${what}${last ? ` (the last attempt ${last})` : ''}${keyNote}`, {
+  last = '';
+  sentAt = 0;
+
+  constructor(
+    readonly req: ApiRequest,
+    readonly settings: RetrySettings,
+    readonly deps: HttpDeps,
+    readonly hooks: CallHooks,
+  ) {
+    this.attempts = settings.maxRetries + 1;
+    this.key = req.idempotencyKey;
+    this.rerun = this.key ? (req.rerun ?? `re-run with --idempotency-key ${shellQuote(this.key)} so the change cannot be applied twice`) : '';
+    this.keyNote = this.key ? `; Idempotency-Key ${this.key}: ${this.rerun}` : '';
+    this.trace = hooks.trace ?? deps.trace;
+    this.mayHaveApplied = Boolean(hooks.mayHaveApplied);
+  }
+
+  keyed(e: CliError): CliError {
+    return this.key && this.mayHaveApplied ? withKey(e, this.key) : e;
+  }
+
+  interrupted(): CliError {
+    if (!this.key || !this.mayHaveApplied) return localError('interrupted', 'interrupted');
+    return withKey(localError('interrupted', `interrupted: the request had been sent (Idempotency-Key ${this.key})`, { hint: this.rerun }), this.key);
+  }
+
+  get deadlineText(): string {
+    const d = this.settings.deadline;
+    return d ? `the command's deadline of ${Number((d.ms / 1000).toFixed(3))} s` : '';
+  }
+
+  deadlineReached(what: string): CliError {
+    return this.keyed(
+      localError('timeout', `${what}${this.last ? ` (the last attempt ${this.last})` : ''}${this.keyNote}`, {
         hint: 'allow more time with --deadline SECONDS (or CHATCTL_DEADLINE)',
       }),
     );
-  const deadlineText = deadline ? `the command's deadline of ${Number((deadline.ms / 1000).toFixed(3))} s` : '';
+  }
 
-  for (let attempt = 1; ; attempt++) {
-    if (deps.signal.aborted) throw attempt === 1 ? new NotSent('interrupted before the request was sent') : interrupted();
-    if (deadline && deadline.at - deps.now() <= 0) throw deadlineReached(`${deadlineText} was reached after ${plural(attempt - 1, 'attempt')}`);
-    let sentAt = deps.now();
-    if (pace) {
+  /** Waits for the attempt's turn (the shared pace); its timeout, or throws when it may not go out. */
+  async turn(attempt: number): Promise<number> {
+    const { deps, settings } = this;
+    const deadline = settings.deadline;
+    const notSent = () => (attempt === 1 ? new NotSent('interrupted before the request was sent') : this.interrupted());
+    if (deps.signal.aborted) throw notSent();
+    if (deadline && deadline.at - deps.now() <= 0) throw this.deadlineReached(`${this.deadlineText} was reached after ${plural(attempt - 1, 'attempt')}`);
+    this.sentAt = deps.now();
+    if (this.hooks.pace) {
       try {
-        sentAt = await pace.acquire(deps.signal);
+        this.sentAt = await this.hooks.pace.acquire(deps.signal);
       } catch {
-        throw attempt === 1 ? new NotSent('interrupted before the request was sent') : interrupted();
+        throw notSent();
       }
     }
     const remaining = deadline ? deadline.at - deps.now() : Infinity;
     if (remaining <= 0) {
       // Waiting for its turn took it past the deadline: nothing went out.
-      if (attempt === 1) throw new NotSent(`${deadlineText} was reached before the request was sent`, 'timeout', 'allow more time with --deadline SECONDS (or CHATCTL_DEADLINE)');
-      throw deadlineReached(`${deadlineText} was reached after ${plural(attempt - 1, 'attempt')}`);
+      if (attempt === 1) throw new NotSent(`${this.deadlineText} was reached before the request was sent`, 'timeout', 'allow more time with --deadline SECONDS (or CHATCTL_DEADLINE)');
+      throw this.deadlineReached(`${this.deadlineText} was reached after ${plural(attempt - 1, 'attempt')}`);
     }
-    const timeoutMs = Math.min(settings.timeoutMs, remaining);
+    return Math.min(settings.timeoutMs, remaining);
+  }
+
+  /**
+   * One attempt. A keyed request (create, rotate) is patient once sent: a
+   * signal does not abort it (docs/configuration.md, "Interrupting"): the
+   * first SIGINT is announced and the answer awaited until --deadline (a
+   * second signal ends the process, naming the key); SIGTERM or SIGHUP wait
+   * up to TERM_GRACE_MS more. Before it is sent, a signal aborts it.
+   */
+  async attempt(attempt: number, timeoutMs: number): Promise<Attempt> {
+    const { deps, req, hooks } = this;
     const requestId = deps.randomUUID();
     const headers = { ...req.headers, 'x-request-id': requestId };
-    traceRequest(trace, req, headers, attempt, attempts);
+    traceRequest(this.trace, req, headers, attempt, this.attempts);
     const started = deps.now();
-    let res: WireResponse;
+    const patient = this.key !== undefined;
+    const deadline = this.settings.deadline;
+    const ctl = new AbortController();
+    const grace = new AbortController();
+    let sent = false;
+    // A `rotate --from` run's requests listen to their own signal (never aborted: they finish).
+    const listenTo = deps.requestSignal ?? deps.signal;
+    const onAbort = () => {
+      if (!patient || !sent) return ctl.abort();
+      const reason = String(listenTo.reason ?? 'SIGINT');
+      deps.waiting?.({ idempotencyKey: this.key!, signal: reason, graceMs: reason === 'SIGINT' ? null : TERM_GRACE_MS });
+      if (reason !== 'SIGINT')
+        deps.sleep(TERM_GRACE_MS, grace.signal).then(
+          () => ctl.abort(),
+          () => {},
+        );
+    };
+    listenTo.addEventListener('abort', onAbort, { once: true });
     try {
       const answer = deps.transport(
         { method: req.method, url: req.url, headers, body: req.body },
-        { timeoutMs, maxBodyBytes: MAX_BODY_BYTES, signal: deps.requestSignal ?? deps.signal, agent: deps.agent },
+        {
+          timeoutMs,
+          maxBodyBytes: MAX_BODY_BYTES,
+          signal: ctl.signal,
+          agent: deps.agent,
+          tap: hooks.tap,
+          onSent: () => {
+            sent = true;
+          },
+          answerWaitMs: patient ? (deadline ? Math.max(0, deadline.at - deps.now()) : 2 ** 31 - 1) : undefined,
+        },
       );
       hooks.onAttempt?.(attempt);
-      res = await answer;
+      const res = await answer;
+      traceResponse(this.trace, res, deps.now() - started);
+      return { kind: 'answered', res };
     } catch (err) {
       if (!isTransportError(err)) throw err;
-      trace?.(`< attempt ${attempt} failed after ${deps.now() - started} ms: ${err.message}`);
-      if (err.failure !== 'aborted' && err.sent !== false) mayHaveApplied = true;
-      if (err.failure === 'aborted') {
-        // Interrupted in flight: the request may have reached the server.
-        mayHaveApplied = true;
-        throw interrupted();
-      }
-      if (err.failure === 'truncated' || err.failure === 'too_large' || err.failure === 'malformed') {
-        throw keyed(localError('invalid_response', `${err.message}${keyNote}`, { status: err.status ?? null }));
-      }
-      // The server answered (a status line came) but the body did not finish
-      // in time: the change may be applied, so this is reported, not retried.
-      if (err.failure === 'timeout' && err.status !== undefined) {
-        throw keyed(localError('timeout', `the server answered ${err.status} but ${err.message}${keyNote}`, { status: err.status }));
-      }
-      last = `${err.failure === 'timeout' ? 'timed out' : `failed: ${err.message}`} (request id ${requestId})`;
-      if (err.failure === 'timeout' && timeoutMs < settings.timeoutMs) {
-        throw deadlineReached(`${deadlineText} was reached during attempt ${attempt} of ${attempts}`);
-      }
-      const failure = err.failure === 'timeout' ? 'timeout' : 'network';
-      const decision = decideRetry({ attempt, maxRetries: settings.maxRetries, failure, random: deps.random });
-      if (decision.kind === 'stop') {
-        const gaveUp = attempt > 1 ? `; gave up after ${attempt} attempts` : '';
-        throw keyed(new CliError(failure === 'timeout' ? 'timeout' : 'network_error', `${err.message}${gaveUp}${keyNote}`, EXIT.unavailable));
-      }
-      await wait(decision.delayMs, `attempt ${attempt} of ${attempts} ${attemptFailure(err, timeoutMs)} (request id ${requestId})`);
-      continue;
+      this.trace?.(`< attempt ${attempt} failed after ${deps.now() - started} ms: ${err.message}`);
+      // Interrupted before the whole request went out: the server cannot have applied it.
+      if (err.failure === 'aborted' && !sent) throw attempt === 1 ? new NotSent('interrupted before the request was sent') : this.interrupted();
+      return { kind: 'failed', err, requestId, timeoutMs };
+    } finally {
+      listenTo.removeEventListener('abort', onAbort);
+      grace.abort();
+      if (listenTo.aborted && sent) deps.waiting?.(undefined);
     }
-    traceResponse(trace, res, deps.now() - started);
-    if (res.status >= 200 && res.status < 300) {
-      pace?.succeeded();
-      return res;
-    }
-    // A 503 may come from a gateway after the service acted on the request.
-    if (res.status === 503) mayHaveApplied = true;
-    const serverId = serverRequestId(res) ?? requestId;
-    last = `got ${res.status}${statusText(res.status)} (request id ${serverId})`;
+  }
 
+  /** A transport failure: reported, or the next attempt after a wait. */
+  async afterFailure({ err, requestId, timeoutMs }: Extract<Attempt, { kind: 'failed' }>, attempt: number): Promise<void> {
+    if (err.failure !== 'aborted' && err.sent !== false) this.mayHaveApplied = true;
+    if (err.failure === 'aborted') {
+      // Interrupted in flight: the request may have reached the server.
+      this.mayHaveApplied = true;
+      throw this.interrupted();
+    }
+    if (err.failure === 'truncated' || err.failure === 'too_large' || err.failure === 'malformed') {
+      throw this.keyed(localError('invalid_response', `${err.message}${this.keyNote}`, { status: err.status ?? null }));
+    }
+    if (err.failure === 'timeout' && err.waited) {
+      throw this.deadlineReached(`${this.deadlineText} was reached during attempt ${attempt} of ${this.attempts}, waiting for its answer (request id ${requestId})`);
+    }
+    // The server answered (a status line came) but the body did not finish
+    // in time: the change may be applied, so this is reported, not retried.
+    if (err.failure === 'timeout' && err.status !== undefined) {
+      throw this.keyed(localError('timeout', `the server answered ${err.status} but ${err.message}${this.keyNote}`, { status: err.status }));
+    }
+    this.last = `${err.failure === 'timeout' ? 'timed out' : `failed: ${err.message}`} (request id ${requestId})`;
+    if (err.failure === 'timeout' && timeoutMs < this.settings.timeoutMs) {
+      throw this.deadlineReached(`${this.deadlineText} was reached during attempt ${attempt} of ${this.attempts}`);
+    }
+    const failure = err.failure === 'timeout' ? 'timeout' : 'network';
+    const decision = decideRetry({ attempt, maxRetries: this.settings.maxRetries, failure, random: this.deps.random });
+    if (decision.kind === 'stop') {
+      const gaveUp = attempt > 1 ? `; gave up after ${attempt} attempts` : '';
+      throw this.keyed(new CliError(failure === 'timeout' ? 'timeout' : 'network_error', `${err.message}${gaveUp}${this.keyNote}`, EXIT.unavailable));
+    }
+    await this.wait(decision.delayMs, `attempt ${attempt} of ${this.attempts} ${attemptFailure(err, timeoutMs)} (request id ${requestId})`);
+  }
+
+  /** A status other than 2xx: reported, or the next attempt after the server's (or the backoff's) wait. */
+  async afterRefusal(res: WireResponse, attempt: number, attempts: number): Promise<void> {
+    const { deps, hooks } = this;
+    const pace = hooks.pace;
+    // A 503 may come from a gateway after the service acted on the request.
+    if (res.status === 503) this.mayHaveApplied = true;
+    this.last = `got ${res.status}${statusText(res.status)} (request id ${serverRequestId(res) ?? '?'})`;
     // The server's own wait, read once: for this decision and for the shared pace.
     const asked = serverWait(res, deps.now());
-    const decision = decideRetry({
-      attempt,
-      maxRetries: settings.maxRetries,
-      failure: res.status,
-      serverWaitMs: asked,
-      random: deps.random,
-    });
+    const decision = decideRetry({ attempt, maxRetries: this.settings.maxRetries, failure: res.status, serverWaitMs: asked, random: deps.random });
     if (decision.kind === 'retry' && pace) {
       // The shared pace waits for every worker; this request takes its next turn.
-      pace.refused(sentAt, asked);
-      if (deadline && pace.resumesAt() >= deadline.at) throw deadlineReached(`${deadlineText} would pass before the next attempt (in ${seconds(pace.resumesAt() - deps.now())}), so chatctl stopped`);
-      trace?.(`  waiting for the shared rate (${last})`);
-      continue;
+      pace.refused(this.sentAt, asked);
+      const deadline = this.settings.deadline;
+      if (deadline && pace.resumesAt() >= deadline.at)
+        throw this.deadlineReached(`${this.deadlineText} would pass before the next attempt (in ${seconds(pace.resumesAt() - deps.now())}), so chatctl stopped`);
+      this.trace?.(`  waiting for the shared rate (${this.last})`);
+      return;
     }
-    if (decision.kind === 'retry') {
-      await wait(decision.delayMs, `attempt ${attempt} of ${attempts} ${last}`);
-      continue;
-    }
+    if (decision.kind === 'retry') return this.wait(decision.delayMs, `attempt ${attempt} of ${attempts} ${this.last}`);
     if (decision.reason === 'retry-after-too-long') {
-      const err = keyed(errorFromResponse(res, `; the server asked to retry after ${Math.round(decision.retryAfterMs! / 1000)} s, longer than chatctl waits (60 s)${keyNote}`));
+      const err = this.keyed(errorFromResponse(res, `; the server asked to retry after ${Math.round(decision.retryAfterMs! / 1000)} s, longer than chatctl waits (60 s)${this.keyNote}`));
       pace?.tooLong?.(err);
       throw err;
     }
-    if (RETRY_STATUSES.has(res.status)) pace?.refused(sentAt, asked);
+    if (RETRY_STATUSES.has(res.status)) pace?.refused(this.sentAt, asked);
     else pace?.succeeded();
-    if (decision.reason === 'exhausted') {
-      throw keyed(errorFromResponse(res, `${attempt > 1 ? `; gave up after ${attempt} attempts` : ''}${keyNote}`));
-    }
-    throw keyed(errorFromResponse(res));
+    if (decision.reason === 'exhausted') throw this.keyed(errorFromResponse(res, `${attempt > 1 ? `; gave up after ${attempt} attempts` : ''}${this.keyNote}`));
+    throw this.keyed(errorFromResponse(res));
   }
 
   /** Announces the wait and sleeps, or stops at once when it would pass the deadline. */
-  async function wait(ms: number, what: string): Promise<void> {
+  async wait(ms: number, what: string): Promise<void> {
+    const { deps } = this;
+    const deadline = this.settings.deadline;
     if (deadline && deps.now() + ms >= deadline.at) {
-      throw deadlineReached(`${deadlineText} would pass before the next attempt (in ${seconds(ms)}), so chatctl stopped`);
+      throw this.deadlineReached(`${this.deadlineText} would pass before the next attempt (in ${seconds(ms)}), so chatctl stopped`);
     }
     deps.announce?.(`${what}; retrying in ${seconds(ms)}`);
-    trace?.(`  waiting ${ms} ms`);
+    this.trace?.(`  waiting ${ms} ms`);
     try {
       await deps.sleep(ms, deps.signal);
     } catch {
-      throw interrupted();
+      throw this.interrupted();
     }
   }
 }

@@ -9,7 +9,7 @@
 // Start-up: this is a bundle of its own (dist/lazy/proxy.cjs), loaded with
 // V8's cached data like main.cjs, and only behind a proxy.
 import { ProxyAgent } from 'undici';
-import { TransportError, decodeBody, malformedMessage, type Transport } from './transport.js';
+import { TransportError, attemptTimer, decodeBody, malformedMessage, type Transport } from './transport.js';
 
 // undici parses HTTP with llhttp compiled to WebAssembly; on Node 20 the
 // exit would wait for V8's optimising compile of it. bin/chatctl.js sets
@@ -26,13 +26,21 @@ export function proxyTransport(proxyUrl: string): Transport {
     const url = new URL(req.url);
     const controller = new AbortController();
     let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, opts.timeoutMs);
+    let status: number | undefined;
+    const timer = attemptTimer(
+      opts,
+      () => status,
+      () => true,
+      () => {
+        timedOut = true;
+        controller.abort();
+      },
+    );
+    // Through a proxy, when the request reaches the server cannot be seen: it may have from the start.
+    opts.onSent?.();
+    timer.sent();
     const onAbort = () => controller.abort();
     opts.signal.addEventListener('abort', onAbort, { once: true });
-    let status: number | undefined;
     try {
       const res = await dispatcher.request({
         origin: url.origin,
@@ -46,6 +54,8 @@ export function proxyTransport(proxyUrl: string): Transport {
         bodyTimeout: 0,
       });
       status = res.statusCode;
+      opts.tap?.head(status, res.headers);
+      timer.answerBegan();
       const declared = Number(res.headers['content-length']);
       if (Number.isFinite(declared) && declared > opts.maxBodyBytes) {
         controller.abort();
@@ -54,6 +64,8 @@ export function proxyTransport(proxyUrl: string): Transport {
       const chunks: Buffer[] = [];
       let size = 0;
       for await (const chunk of res.body) {
+        opts.tap?.chunk(chunk as Buffer);
+        timer.progress();
         size += (chunk as Buffer).length;
         if (size > opts.maxBodyBytes) {
           controller.abort();
@@ -67,7 +79,7 @@ export function proxyTransport(proxyUrl: string): Transport {
     } catch (err) {
       if (err instanceof TransportError) throw err;
       if (opts.signal.aborted) throw new TransportError('aborted', 'interrupted');
-      if (timedOut) throw new TransportError('timeout', `no complete response within ${opts.timeoutMs / 1000} s`, status);
+      if (timedOut) throw timer.error ?? new TransportError('timeout', `no complete response within ${opts.timeoutMs / 1000} s`, status);
       const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
       const parse = parseErrorCode(e);
       if (parse) throw new TransportError('malformed', malformedMessage(parse), status);
@@ -78,7 +90,7 @@ export function proxyTransport(proxyUrl: string): Transport {
       if (status !== undefined) throw new TransportError('truncated', `the connection failed during the response (${code})`, status);
       throw new TransportError('connect', `cannot connect to ${url.host} through the proxy: ${code}`, undefined, !notSent(code));
     } finally {
-      clearTimeout(timer);
+      timer.clear();
       opts.signal.removeEventListener('abort', onAbort);
     }
   };

@@ -36,6 +36,24 @@ export interface AttemptOptions {
    * its own and ignores this.
    */
   agent?: import('node:http').Agent | undefined;
+  /** Told of the answer as it arrives, before anything parses it: a create's or rotate's record (secret/record.ts). */
+  tap?: AnswerTap | undefined;
+  /** Called once the request may have reached the server (handed whole to the OS; behind a proxy, as it starts). */
+  onSent?: (() => void) | undefined;
+  /**
+   * A sent create or rotate is not abandoned (docs/configuration.md,
+   * "Timeouts"): `timeoutMs` bounds connecting and sending, and each stall of
+   * an answer once its status line came; the wait for that status line is
+   * bounded by this instead (what is left of --deadline). Without it,
+   * `timeoutMs` bounds the whole exchange.
+   */
+  answerWaitMs?: number | undefined;
+}
+
+/** What a record is told of an answer (secret/record.ts). */
+export interface AnswerTap {
+  head(status: number, headers: IncomingHttpHeaders): void;
+  chunk(bytes: Uint8Array): void;
 }
 
 export type Transport = (req: WireRequest, opts: AttemptOptions) => Promise<WireResponse>;
@@ -68,6 +86,8 @@ export class TransportError extends Error {
      * did not, e.g. connection refused). Unknown counts as sent.
      */
     readonly sent: boolean = true,
+    /** A 'timeout' that came while waiting for the answer to a sent request (answerWaitMs ran out): the deadline, not --timeout. */
+    readonly waited: boolean = false,
   ) {
     super(message);
     this.name = 'TransportError';
@@ -162,15 +182,20 @@ export const nodeTransport: Transport = async (req, opts) => {
     let status: number | undefined;
     // The whole request was handed to the OS: from here it may be applied.
     let sent = false;
+    const timer = attemptTimer(
+      opts,
+      () => status,
+      () => sent,
+      (err) => fail(err),
+    );
     const fail = (err: TransportError) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      timer.clear();
       opts.signal.removeEventListener('abort', onAbort);
       request.destroy();
       reject(err);
     };
-    const timer = setTimeout(() => fail(new TransportError('timeout', `no complete response within ${opts.timeoutMs / 1000} s`, status, sent)), opts.timeoutMs);
     const onAbort = () => fail(new TransportError('aborted', 'interrupted'));
     opts.signal.addEventListener('abort', onAbort, { once: true });
 
@@ -188,6 +213,8 @@ export const nodeTransport: Transport = async (req, opts) => {
       },
       (res) => {
         status = res.statusCode ?? 0;
+        opts.tap?.head(status, res.headers);
+        timer.answerBegan();
         const declared = Number(res.headers['content-length']);
         if (Number.isFinite(declared) && declared > opts.maxBodyBytes) {
           fail(new TransportError('too_large', `response body of ${declared} bytes exceeds the ${opts.maxBodyBytes}-byte limit`, status));
@@ -196,6 +223,9 @@ export const nodeTransport: Transport = async (req, opts) => {
         const chunks: Buffer[] = [];
         let size = 0;
         res.on('data', (chunk: Buffer) => {
+          // On disk first: a kill from here on leaves these bytes in the record.
+          opts.tap?.chunk(chunk);
+          timer.progress();
           size += chunk.length;
           if (size > opts.maxBodyBytes) {
             fail(new TransportError('too_large', `response body exceeds the ${opts.maxBodyBytes}-byte limit`, status));
@@ -218,7 +248,7 @@ export const nodeTransport: Transport = async (req, opts) => {
             return;
           }
           settled = true;
-          clearTimeout(timer);
+          timer.clear();
           opts.signal.removeEventListener('abort', onAbort);
           decodeBody(Buffer.concat(chunks), res.headers['content-encoding'], opts.maxBodyBytes, status!).then((decoded) => resolve({ status: status!, headers: res.headers, ...decoded }), reject);
         });
@@ -226,6 +256,8 @@ export const nodeTransport: Transport = async (req, opts) => {
     );
     request.on('finish', () => {
       sent = true;
+      opts.onSent?.();
+      timer.sent();
     });
     request.on('error', (err: NodeJS.ErrnoException) => {
       if (typeof err.code === 'string' && err.code.startsWith('HPE_')) fail(new TransportError('malformed', malformedMessage(err.code), status));
@@ -235,6 +267,49 @@ export const nodeTransport: Transport = async (req, opts) => {
     request.end(req.body);
   });
 };
+
+/**
+ * An attempt's time limits. Without answerWaitMs: one timer for the whole
+ * exchange. With it (a create or rotate): --timeout for connecting and
+ * sending, and for each stall of the answer once its status line came
+ * (restarted by every chunk); from the moment it is sent, answerWaitMs
+ * (what is left of --deadline) for the whole answer.
+ */
+export function attemptTimer(opts: Pick<AttemptOptions, 'timeoutMs' | 'answerWaitMs'>, status: () => number | undefined, sent: () => boolean, fail: (err: TransportError) => void) {
+  const patient = opts.answerWaitMs !== undefined;
+  let phase: ReturnType<typeof setTimeout> | undefined;
+  let whole: ReturnType<typeof setTimeout> | undefined;
+  const self = {
+    /** The error the timer ended the attempt with, once it did. */
+    error: undefined as TransportError | undefined,
+    sent() {
+      if (!patient) return;
+      clearTimeout(phase);
+      whole = setTimeout(() => fail((self.error = new TransportError('timeout', 'no complete answer came before the deadline', status(), true, true))), opts.answerWaitMs);
+    },
+    answerBegan() {
+      if (patient) stalls();
+    },
+    progress() {
+      if (patient) stalls();
+    },
+    clear() {
+      clearTimeout(phase);
+      clearTimeout(whole);
+    },
+  };
+  const startPhase = (err: () => TransportError) => {
+    clearTimeout(phase);
+    phase = setTimeout(() => fail((self.error = err())), opts.timeoutMs);
+  };
+  const stalls = () => startPhase(() => new TransportError('timeout', `the answer stalled for ${opts.timeoutMs / 1000} s`, status(), true));
+  startPhase(
+    patient
+      ? () => new TransportError('timeout', `could not connect and send within ${opts.timeoutMs / 1000} s`, undefined, sent())
+      : () => new TransportError('timeout', `no complete response within ${opts.timeoutMs / 1000} s`, status(), sent()),
+  );
+  return self;
+}
 
 function describeConnectError(err: NodeJS.ErrnoException, url: URL): string {
   const where = url.host;

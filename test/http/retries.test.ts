@@ -494,7 +494,7 @@ describe('"idempotencyKey" beside "exitCode" in --json error lines when the chan
   test('create: an attempt that timed out after sending → the key (--idempotency-key as given)', async () => {
     server.setHandler(() => ({ hang: true }));
     const key = 'ci-run-42-create';
-    const r = await runCli([...CREATE, '--json', '--timeout', '0.3', '--max-retries', '0', '--idempotency-key', key], { env: scopeEnv(server.url) });
+    const r = await runCli([...CREATE, '--json', '--timeout', '0.3', '--deadline', '0.6', '--max-retries', '0', '--idempotency-key', key], { env: scopeEnv(server.url) });
     expect(r.exitCode).toBe(12);
     expect(parseErrorLine(r.stderr)).toMatchObject({ exitCode: 12, idempotencyKey: key, error: { code: 'timeout' } });
   });
