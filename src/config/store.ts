@@ -5,7 +5,8 @@
 // - Writes (profile set/use/remove, auth login/logout) load the write path
 //   (config/conf-writer.ts) when they run: the lock (fs/lock.ts), a
 //   checked read under it, the change, and conf writing the result (0600,
-//   temporary file and rename).
+//   temporary file and rename; a link or other non-regular file in its place
+//   refused).
 // - A corrupt or unreadable file is a configuration error naming the file,
 //   and is never overwritten.
 import type { Context } from '../context.js';
@@ -13,7 +14,6 @@ import { ensureConfigFolder, readConfigChecked, currentUid, type Warn } from './
 import { configFile } from './paths.js';
 import { canonicalConfig, type ConfigData } from './schema.js';
 import type { LockHost } from '../fs/lock.js';
-import type { ConfigWriter } from './conf-writer.js';
 
 export interface ConfigStore {
   readonly path: string;
@@ -30,8 +30,6 @@ export interface StoreOptions {
   clock?: Pick<Context, 'now' | 'sleep' | 'random'>;
   lockHost?: LockHost;
   lockWaitMs?: number;
-  /** Who writes the file (conf unless a test hands in another). */
-  write?: ConfigWriter;
   uid?: number | undefined;
 }
 
@@ -64,7 +62,6 @@ export function openConfigStore(dir: string, opts: StoreOptions = {}): ConfigSto
           lockHost: opts.lockHost,
           lockWaitMs: opts.lockWaitMs,
           notice: opts.notice,
-          write: opts.write,
         },
         () => {
           const data = readConfigChecked(dir, path, warn, uid);

@@ -89,6 +89,8 @@ export interface LockOptions {
   onWait?: (holder: string) => void;
   /** The config file unless said. */
   subject?: LockSubject;
+  /** Names of another writer's temporary files for the locked file (swept like fs/atomic.ts's). */
+  leftover?: ((name: string) => boolean) | undefined;
 }
 
 export interface HeldLock {
@@ -133,7 +135,7 @@ export async function acquireLock(lockPath: string, opts: LockOptions): Promise<
     const ino = publish(lockPath, text, subject);
     if (ino !== undefined) {
       const owned = { ino, text };
-      sweep(lockPath, host, nonce);
+      sweep(lockPath, host, nonce, opts.leftover);
       return {
         stillHeld: () => isOurs(lockPath, owned),
         release: () => {
@@ -349,10 +351,10 @@ export function breakStale(lockPath: string, seen: Seen, myText: string, host: L
 /**
  * Holding the lock, removes what killed lockers and writers left: tokens of
  * locks that are gone (the lock is ours now), and temporary files older than
- * a minute (fs/atomic.ts's, of the lock and of the locked file) and
- * stale locks a killed breaker had moved aside.
+ * a minute (fs/atomic.ts's, of the lock and of the locked file, and those
+ * `leftover` names) and stale locks a killed breaker had moved aside.
  */
-function sweep(lockPath: string, host: LockHost, ownNonce: string): void {
+function sweep(lockPath: string, host: LockHost, ownNonce: string, leftover?: (name: string) => boolean): void {
   const dir = dirname(lockPath);
   const lockName = basename(lockPath);
   const fileName = lockName.replace(/\.lock$/, '');
@@ -369,7 +371,8 @@ function sweep(lockPath: string, host: LockHost, ownNonce: string): void {
         if (!name.startsWith(`${lockName}.break-${ownNonce}.`)) rmSync(p, { force: true });
       } else if (
         isTempOf(name, fileName) || // the locked file's and the lock's own
-        name.startsWith(`${lockName}.stale-`)
+        name.startsWith(`${lockName}.stale-`) ||
+        leftover?.(name)
       ) {
         if (host.now() - lstatSync(p).mtimeMs > LEFTOVER_MS) rmSync(p, { force: true });
       }

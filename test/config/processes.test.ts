@@ -285,7 +285,9 @@ describe.concurrent('Ctrl-C during a lock wait', () => {
       child.kill(signal);
       const r = await child;
       expect(r.exitCode, String(r.stderr)).toBe(code);
-      // chatctl's own ending, with the write path loaded before the wait.
+      // chatctl's own ending, although conf (loaded before the wait) brings
+      // atomically's exit hook, which listens for these signals too and
+      // raises them again.
       expect(String(r.stderr)).toContain(signal === 'SIGINT' ? 'chatctl: error: interrupted\n' : 'chatctl: error: terminated (SIGTERM)\n');
       expect(Date.now() - sent).toBeLessThan(2_000);
       expect(stackTrace(String(r.stderr))).toBeUndefined();
