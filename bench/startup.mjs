@@ -496,7 +496,7 @@ function makeScenarios(env, getSandbox, getFront, getKeyring) {
     {
       id: 5,
       name: 'webhooks rotate --json via HTTPS_PROXY (CONNECT) vs direct, both https',
-      target: 1.5,
+      target: 1.3,
       needsSandbox: true,
       needsFront: true,
       pair: async () => {

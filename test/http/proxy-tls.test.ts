@@ -161,6 +161,38 @@ describe('proxies', () => {
     expect(line.idempotencyKey).toBeUndefined();
   });
 
+  test('credentials in the proxy URL go to the proxy as Proxy-Authorization, percent-decoded, and never to the server', async () => {
+    const url = new URL(proxy.url);
+    url.username = 'ci%20bot';
+    url.password = 'p%40ss';
+    const r = await create(viaAlias(tlsServer.port), { HTTPS_PROXY: url.href, NODE_EXTRA_CA_CERTS: certPath });
+    expectDelivered(r);
+    const tunnels = tunnelsTo(tlsServer.port);
+    expect(tunnels).toHaveLength(1);
+    expect(tunnels[0]!.headers['proxy-authorization']).toBe(`Basic ${Buffer.from('ci bot:p@ss').toString('base64')}`);
+    expect(tlsServer.requests[0]!.headers['proxy-authorization']).toBeUndefined();
+  });
+
+  test('a retry goes through the tunnel already open: two attempts, one CONNECT', async () => {
+    // A server that announces it keeps connections for 5 s (the suite's
+    // servers say 0, with which no client may reuse one).
+    const trusted = inject('trustedTls');
+    const server = await new RecordingServer({ tls: { key: readFileSync(trusted.key), cert: readFileSync(trusted.cert) }, keepAliveTimeoutMs: 5_000 }).start();
+    try {
+      let attempts = 0;
+      server.reset((_q, res) => {
+        if (++attempts === 1) res.writeHead(503, { 'Retry-After-Ms': '0', 'Content-Type': 'application/json' }).end('{}');
+        else json(res, 201, secretBody());
+      });
+      const r = await create(viaAlias(server.port), { HTTPS_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: certPath }, ['--max-retries', '1']);
+      expectDelivered(r);
+      expect(server.hits).toBe(2);
+      expect(tunnelsTo(server.port)).toHaveLength(1);
+    } finally {
+      await server.close();
+    }
+  });
+
   test('HTTP_PROXY alone also carries https (as undici does)', async () => {
     const r = await create(viaAlias(tlsServer.port), { HTTP_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: certPath });
     expectDelivered(r);
