@@ -33,13 +33,16 @@ export const isConfTemp = (name: string) => /^config\.json\.tmp-[0-9a-f]{16}$/.t
 /** config.json as chatctl writes it: two-space JSON and a final newline. */
 export const serialize = (value: unknown) => JSON.stringify(value, null, 2) + '\n';
 
-/** Replaces config.json in `dir` with `data` (call it holding the lock); a configuration error names the file. */
-export function writeWithConf(dir: string, data: Record<string, unknown>): void {
+/**
+ * Replaces config.json in `dir` with `data` (call it holding the lock); a
+ * configuration error names the file. `snap`: the run has SNAP set, with
+ * which conf would write in place.
+ */
+export function writeWithConf(dir: string, data: Record<string, unknown>, snap: boolean): void {
   const path = configFile(dir);
   try {
     refuseNonRegular(path);
-    // conf reads the process's own environment, so this does too.
-    if (process.env.SNAP) {
+    if (snap) {
       writeFileAtomic(path, serialize(data));
       return;
     }
@@ -60,6 +63,8 @@ export interface LockedUpdateOptions {
   lockHost?: LockHost | undefined;
   lockWaitMs?: number | undefined;
   notice?: ((message: string) => void) | undefined;
+  /** SNAP is set: chatctl's atomic write, not conf's in-place one. */
+  snap: boolean;
 }
 
 /**
@@ -81,7 +86,7 @@ export async function lockedUpdate<T>(o: LockedUpdateOptions, prepare: () => { r
     (lock) => {
       const { result, document } = prepare();
       if (!lock.stillHeld()) throw configError(`lost the lock on ${path} before writing; nothing was written`, 'run the command again');
-      writeWithConf(o.dir, document);
+      writeWithConf(o.dir, document, o.snap);
       return result;
     },
   );

@@ -30,16 +30,19 @@ export interface StoreOptions {
   clock?: Pick<Context, 'now' | 'sleep' | 'random'>;
   lockHost?: LockHost;
   lockWaitMs?: number;
+  /** SNAP is set in the run's environment (Node.js from the Snap Store): conf would write in place (config/conf-writer.ts). */
+  snap?: boolean;
   uid?: number | undefined;
 }
 
 /** The store a command uses: its warnings are notices (muted with --json). */
-export function configStoreFor(ctx: Pick<Context, 'configDir' | 'io' | 'signal' | 'now' | 'sleep' | 'random'>): ConfigStore {
+export function configStoreFor(ctx: Pick<Context, 'configDir' | 'env' | 'io' | 'signal' | 'now' | 'sleep' | 'random'>): ConfigStore {
   return openConfigStore(ctx.configDir, {
     warn: (m) => ctx.io.notice(`warning: ${m}`),
     notice: (m) => ctx.io.notice(m),
     signal: ctx.signal,
     clock: ctx,
+    snap: Boolean(ctx.env.SNAP),
   });
 }
 
@@ -62,6 +65,7 @@ export function openConfigStore(dir: string, opts: StoreOptions = {}): ConfigSto
           lockHost: opts.lockHost,
           lockWaitMs: opts.lockWaitMs,
           notice: opts.notice,
+          snap: opts.snap ?? false,
         },
         () => {
           const data = readConfigChecked(dir, path, warn, uid);

@@ -273,7 +273,7 @@ describe('file format: chatctl 0.1 and this version read and write the same byte
     chmodSync(file, 0o644);
     const old = process.umask(0);
     try {
-      writeWithConf(dir, { version: 1, profiles: { a: { baseUrl: 'https://a' } } });
+      writeWithConf(dir, { version: 1, profiles: { a: { baseUrl: 'https://a' } } }, false);
     } finally {
       process.umask(old);
     }
@@ -291,7 +291,7 @@ describe('file format: chatctl 0.1 and this version read and write the same byte
     symlinkSync(target, join(dir, 'c', 'config.json'));
     let caught: unknown;
     try {
-      writeWithConf(join(dir, 'c'), { version: 1 });
+      writeWithConf(join(dir, 'c'), { version: 1 }, false);
     } catch (err) {
       caught = err;
     }
