@@ -19,6 +19,12 @@
 // (dist/lazy/conf.cjs) and the lock, reads, and writes the file; against
 // `node -e 0`. Reported for the README's dependency table.
 //
+// Scenarios 8 and 9 measure what the launcher's V8 code cache buys: the
+// same rotate as scenario 4, with the cache (A) against without it
+// (CHATCTL_COMPILE_CACHE=0, B), and against Node's own compile cache
+// (bench/node-compile-cache.cjs: module.enableCompileCache, then the program
+// required as is; B). Scenario 9 is not run on a Node without it (before 22.1).
+//
 // Scenario 5 compares chatctl with chatctl: the same rotate through a proxy
 // (HTTPS_PROXY, a CONNECT tunnel) and direct. chatctl never proxies loopback,
 // so both go to an HTTPS front on 127.0.0.1 (a self-signed certificate made
@@ -52,6 +58,9 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'chatctl.js');
 const BARE_POST = join(ROOT, 'bench', 'bare-post.mjs');
+const NODE_COMPILE_CACHE = join(ROOT, 'bench', 'node-compile-cache.cjs');
+/** module.enableCompileCache: Node 22.1 and later. */
+const NODE_HAS_COMPILE_CACHE = typeof (await import('node:module')).enableCompileCache === 'function';
 const RSS_PROBE = join(ROOT, 'bench', 'rss-probe.mjs');
 const RESULTS = join(ROOT, 'bench', 'results', 'latest.json');
 const DIST = join(ROOT, 'dist');
@@ -96,7 +105,7 @@ function parseArgs(argv) {
           .map((s) => count(s, 1)),
       );
     } else if (a === '--help' || a === '-h') {
-      process.stdout.write('usage: node bench/startup.mjs [--runs N (30)] [--warmup N (5)] [--quick (runs 5, warm-up 1)] [--only 1,2,3,4,5,6,7,8]\n');
+      process.stdout.write('usage: node bench/startup.mjs [--runs N (30)] [--warmup N (5)] [--quick (runs 5, warm-up 1)] [--only 1,2,3,4,5,6,7,8,9,10]\n');
       process.exit(0);
     } else usage(`unknown argument ${a}`);
   }
@@ -405,6 +414,14 @@ async function twoFreshEndpoints(sb) {
 }
 
 function makeScenarios(env, getSandbox, getFront, getKeyring, getExecutable) {
+  const sandboxEnv = (sb) => ({
+    ...env,
+    CHATCTL_BASE_URL: sb.baseUrl,
+    CHATCTL_TOKEN: sb.token,
+    CHATCTL_ORG: sb.organizationId,
+    CHATCTL_APP: sb.applicationId,
+    CHATCTL_ENV: sb.environmentKey,
+  });
   const nodeFloor = { args: ['-e', '0'], env };
   const expect = (cond, what) => {
     if (!cond) throw new Error(what);
@@ -455,14 +472,7 @@ function makeScenarios(env, getSandbox, getFront, getKeyring, getExecutable) {
       pair: async () => {
         const sb = getSandbox();
         const [ea, eb] = await twoFreshEndpoints(sb);
-        const sbEnv = {
-          ...env,
-          CHATCTL_BASE_URL: sb.baseUrl,
-          CHATCTL_TOKEN: sb.token,
-          CHATCTL_ORG: sb.organizationId,
-          CHATCTL_APP: sb.applicationId,
-          CHATCTL_ENV: sb.environmentKey,
-        };
+        const sbEnv = sandboxEnv(sb);
         const rotated = (ep) => (out) => {
           const r = JSON.parse(out);
           expect(r.data?.endpoint?.id === ep.id && r.data.endpoint.version === ep.version + 1, `expected ${ep.id} at version ${ep.version + 1}`);
@@ -493,7 +503,7 @@ function makeScenarios(env, getSandbox, getFront, getKeyring, getExecutable) {
     {
       id: 5,
       name: 'webhooks rotate --json via HTTPS_PROXY (CONNECT) vs direct, both https',
-      target: 1.5,
+      target: 1.3,
       needsSandbox: true,
       needsFront: true,
       pair: async () => {
@@ -562,6 +572,21 @@ function makeScenarios(env, getSandbox, getFront, getKeyring, getExecutable) {
     },
     {
       id: 8,
+      name: 'webhooks rotate --json (sandbox), code cache vs none',
+      target: 1,
+      needsSandbox: true,
+      pair: async () => cachePair(getSandbox(), sandboxEnv, (sbEnv) => ({ args: [BIN], env: { ...sbEnv, CHATCTL_COMPILE_CACHE: '0' } })),
+    },
+    {
+      id: 9,
+      name: "webhooks rotate --json (sandbox), code cache vs Node's",
+      target: 1,
+      needsSandbox: true,
+      needsNodeCompileCache: true,
+      pair: async () => cachePair(getSandbox(), sandboxEnv, (sbEnv) => ({ args: [NODE_COMPILE_CACHE], env: sbEnv })),
+    },
+    {
+      id: 10,
       name: 'the single executable --version vs node bin/chatctl.js --version',
       // npm run package: the same answer from the executable's assets.
       target: 1.1,
@@ -572,6 +597,22 @@ function makeScenarios(env, getSandbox, getFront, getKeyring, getExecutable) {
       }),
     },
   ];
+}
+
+/** Scenarios 8 and 9: the same rotate, A through bin/chatctl.js, B as `other` says. */
+async function cachePair(sb, sandboxEnv, other) {
+  const [ea, eb] = await twoFreshEndpoints(sb);
+  const sbEnv = sandboxEnv(sb);
+  const rotate = (ep) => ['webhooks', 'rotate', ep.id, '--expected-version', String(ep.version), '--mode', 'overlap', '--json'];
+  const rotated = (ep) => (out) => {
+    const r = JSON.parse(out);
+    if (!(r.data?.endpoint?.id === ep.id && r.data.endpoint.version === ep.version + 1)) throw new Error(`expected ${ep.id} at version ${ep.version + 1}`);
+  };
+  const b = other(sbEnv);
+  return {
+    a: { args: [BIN, ...rotate(ea)], env: sbEnv, check: rotated(ea) },
+    b: { args: [...b.args, ...rotate(eb)], env: b.env, check: rotated(eb) },
+  };
 }
 
 const PROFILES = ['default', 'staging', 'production', 'ci-bot', 'local'];
@@ -744,7 +785,11 @@ async function main() {
       () => keyring,
       () => executable,
     ).filter((s) => !opts.only || opts.only.has(s.id));
-    if (scenarios.length === 0) usage('--only selects no scenario (1–8)');
+    if (scenarios.length === 0) usage('--only selects no scenario (1–10)');
+    if (scenarios.some((s) => s.needsNodeCompileCache) && !NODE_HAS_COMPILE_CACHE) {
+      process.stdout.write(`scenario 9 not run: Node ${process.version} has no module.enableCompileCache (22.1 and later)\n`);
+      scenarios = scenarios.filter((s) => !s.needsNodeCompileCache);
+    }
     if (scenarios.some((s) => s.needsKeyring) && !haveKeyringTools()) {
       process.stdout.write(`scenario 6 not run: it needs ${KEYRING_TOOLS.join(' and ')} (packages dbus and gnome-keyring)\n`);
       scenarios = scenarios.filter((s) => !s.needsKeyring);
@@ -752,7 +797,7 @@ async function main() {
     if (scenarios.some((s) => s.needsSandbox)) sandbox = await startSandbox(env);
     if (scenarios.some((s) => s.needsFront)) front = await startTlsFront(sandbox, tmp);
     if (scenarios.some((s) => s.needsKeyring)) keyring = await startKeyring(sandbox, tmp);
-    // Scenario 8: the executable `npm run package` builds, in the copy the test shares (built when its inputs changed).
+    // Scenario 10: the executable `npm run package` builds, in the copy the test shares (built when its inputs changed).
     if (scenarios.some((s) => s.needsExecutable)) {
       executable = execFileSync(process.execPath, [join(ROOT, 'scripts', 'package.mjs'), '--cached'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
     }

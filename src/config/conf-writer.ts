@@ -3,53 +3,57 @@
 // under it, the change, and conf to write the result. A bundle of its own
 // (dist/lazy/conf.cjs): commands that only read never load it.
 //
-// conf is used as published, through its options (conf 15):
-// - `cwd` is the config folder and the file is `config.json`: no
-//   env-paths, no `-nodejs` suffix;
-// - `serialize` gives chatctl 0.1's format (two-space JSON and a final
-//   newline); the store hands in the canonical object, so nothing moves;
-// - `accessPropertiesByDotNotation: false`, no schema, no defaults, no
-//   migrations, no watch, `clearInvalidConfig: false` (the file has been
-//   checked already; conf must never replace a file it cannot parse);
-// - one adapter: the file itself is written by chatctl's one atomic write
-//   (fs/atomic.ts: 0600, exclusive temporary file, fsync, rename, folder
-//   fsync), not by conf's: its write (`_write`) is replaced on the instance.
-//   Its own (atomically) writes through a symbolic link put where
-//   config.json was, opens its temporary file without O_EXCL, and writes
-//   the file in place when the process has SNAP set (as Node.js from the
-//   Snap Store has for every program); test/config/store.test.ts shows
-//   the link refused and SNAP without effect. atomically is bundled, unused.
+// conf (v15) is used through its public options and `store` alone:
+// - `cwd` is the config folder, the file `config.json` (`configName`,
+//   `fileExtension`): no env-paths folder, no `-nodejs` suffix;
+// - `configFileMode` 0600: its temporary file and the file are 0600 whatever
+//   the umask; `serialize` gives chatctl 0.1's format (two-space JSON and a
+//   final newline), and the store hands in the canonical object;
+// - no schema, defaults, migrations or watching; `clearInvalidConfig: false`:
+//   conf never replaces a file it cannot parse (ours is checked already).
+// chatctl's rules around it (CONTRIBUTING, Dependencies): the lock over the
+// read, change and write; the folder made 0700 and checked, so only its
+// owner can put a name in it; the file read by chatctl's checked reader,
+// never conf's; and, under the lock, right before conf writes, config.json
+// must be a regular file or absent (refuseNonRegular: conf's write would
+// resolve a link and write its target). One case conf's options cannot
+// cover: with SNAP set (Node.js from the Snap Store) conf writes the file
+// in place, so a crash or a reader (readers take no lock) could meet half a
+// file; there chatctl's own atomic write writes the same bytes.
 import Conf from 'conf';
 import type { Context } from '../context.js';
 import { configError } from '../errors/cli-error.js';
-import { writeFileAtomic } from '../fs/atomic.js';
+import { refuseNonRegular, syncPath, writeFileAtomic } from '../fs/atomic.js';
 import { systemLockHost, withLock, type LockHost } from '../fs/lock.js';
 import { configFile } from './paths.js';
 
-export type ConfigWriter = (dir: string, data: Record<string, unknown>) => void;
+/** conf's temporary files for config.json (its atomically's `NAME.tmp-` and 16 characters), which a killed write leaves. */
+export const isConfTemp = (name: string) => /^config\.json\.tmp-[0-9a-f]{16}$/.test(name);
 
+/** config.json as chatctl writes it: two-space JSON and a final newline. */
 export const serialize = (value: unknown) => JSON.stringify(value, null, 2) + '\n';
 
-export const writeWithConf: ConfigWriter = (dir, data) => {
+/**
+ * Replaces config.json in `dir` with `data` (call it holding the lock); a
+ * configuration error names the file. `snap`: the run has SNAP set, with
+ * which conf would write in place.
+ */
+export function writeWithConf(dir: string, data: Record<string, unknown>, snap: boolean): void {
+  const path = configFile(dir);
   try {
-    const conf = new Conf<Record<string, unknown>>({
-      cwd: dir,
-      configName: 'config',
-      fileExtension: 'json',
-      projectSuffix: '',
-      accessPropertiesByDotNotation: false,
-      clearInvalidConfig: false,
-      watch: false,
-      serialize,
-      deserialize: (text: string) => JSON.parse(text) as Record<string, unknown>,
-    });
-    if (typeof (conf as unknown as Record<string, unknown>)._write !== 'function') throw new Error('conf no longer writes through _write: review src/config/conf-writer.ts');
-    Object.assign(conf, { _write: (value: unknown) => writeFileAtomic(conf.path, serialize(value)) });
+    refuseNonRegular(path);
+    if (snap) {
+      writeFileAtomic(path, serialize(data));
+      return;
+    }
+    const conf = new Conf<Record<string, unknown>>({ cwd: dir, configName: 'config', fileExtension: 'json', configFileMode: 0o600, clearInvalidConfig: false, serialize });
     conf.store = data;
+    // conf fsyncs the file, not the folder that now names it.
+    syncPath(dir);
   } catch (err) {
-    throw configError(`cannot write config file ${configFile(dir)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw configError(`cannot write config file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
-};
+}
 
 export interface LockedUpdateOptions {
   dir: string;
@@ -59,7 +63,8 @@ export interface LockedUpdateOptions {
   lockHost?: LockHost | undefined;
   lockWaitMs?: number | undefined;
   notice?: ((message: string) => void) | undefined;
-  write?: ConfigWriter | undefined;
+  /** SNAP is set: chatctl's atomic write, not conf's in-place one. */
+  snap: boolean;
 }
 
 /**
@@ -69,7 +74,6 @@ export interface LockedUpdateOptions {
  */
 export async function lockedUpdate<T>(o: LockedUpdateOptions, prepare: () => { result: T; document: Record<string, unknown> }): Promise<T> {
   const path = configFile(o.dir);
-  const write = o.write ?? writeWithConf;
   return withLock(
     `${path}.lock`,
     {
@@ -77,11 +81,12 @@ export async function lockedUpdate<T>(o: LockedUpdateOptions, prepare: () => { r
       signal: o.signal,
       waitMs: o.lockWaitMs,
       onWait: (holder) => o.notice?.(`waiting for ${holder} to finish writing ${path}`),
+      leftover: isConfTemp,
     },
     (lock) => {
       const { result, document } = prepare();
       if (!lock.stillHeld()) throw configError(`lost the lock on ${path} before writing; nothing was written`, 'run the command again');
-      write(o.dir, document);
+      writeWithConf(o.dir, document, o.snap);
       return result;
     },
   );

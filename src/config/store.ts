@@ -5,7 +5,8 @@
 // - Writes (profile set/use/remove, auth login/logout) load the write path
 //   (config/conf-writer.ts) when they run: the lock (fs/lock.ts), a
 //   checked read under it, the change, and conf writing the result (0600,
-//   temporary file and rename).
+//   temporary file and rename; a link or other non-regular file in its place
+//   refused).
 // - A corrupt or unreadable file is a configuration error naming the file,
 //   and is never overwritten.
 import type { Context } from '../context.js';
@@ -13,7 +14,6 @@ import { ensureConfigFolder, readConfigChecked, currentUid, type Warn } from './
 import { configFile } from './paths.js';
 import { canonicalConfig, type ConfigData } from './schema.js';
 import type { LockHost } from '../fs/lock.js';
-import type { ConfigWriter } from './conf-writer.js';
 
 export interface ConfigStore {
   readonly path: string;
@@ -30,18 +30,19 @@ export interface StoreOptions {
   clock?: Pick<Context, 'now' | 'sleep' | 'random'>;
   lockHost?: LockHost;
   lockWaitMs?: number;
-  /** Who writes the file (conf unless a test hands in another). */
-  write?: ConfigWriter;
+  /** SNAP is set in the run's environment (Node.js from the Snap Store): conf would write in place (config/conf-writer.ts). */
+  snap?: boolean;
   uid?: number | undefined;
 }
 
 /** The store a command uses: its warnings are notices (muted with --json). */
-export function configStoreFor(ctx: Pick<Context, 'configDir' | 'io' | 'signal' | 'now' | 'sleep' | 'random'>): ConfigStore {
+export function configStoreFor(ctx: Pick<Context, 'configDir' | 'env' | 'io' | 'signal' | 'now' | 'sleep' | 'random'>): ConfigStore {
   return openConfigStore(ctx.configDir, {
     warn: (m) => ctx.io.notice(`warning: ${m}`),
     notice: (m) => ctx.io.notice(m),
     signal: ctx.signal,
     clock: ctx,
+    snap: Boolean(ctx.env.SNAP),
   });
 }
 
@@ -64,7 +65,7 @@ export function openConfigStore(dir: string, opts: StoreOptions = {}): ConfigSto
           lockHost: opts.lockHost,
           lockWaitMs: opts.lockWaitMs,
           notice: opts.notice,
-          write: opts.write,
+          snap: opts.snap ?? false,
         },
         () => {
           const data = readConfigChecked(dir, path, warn, uid);

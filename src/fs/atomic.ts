@@ -1,6 +1,7 @@
-// Writing a file whole or not at all: the one way chatctl puts a file on disk
-// (secret and dotenv destinations, recovery copies, config.json through conf,
-// lock records, the completion script, the launcher's code cache).
+// Writing a file whole or not at all: the one way chatctl itself puts a file
+// on disk (secret and dotenv destinations, recovery copies, lock records, the
+// completion script, the launcher's code cache, and config.json where conf,
+// which writes it otherwise, would write in place: config/conf-writer.ts).
 //
 // The data goes to a temporary file beside the target, `.NAME.<random>.tmp`,
 // created exclusively (never through a link) with the mode whatever the
@@ -47,8 +48,7 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, opts: W
         return createInPlace(path, bytes, mode, durable);
       }
     } else {
-      const st = lstatSync(path, { throwIfNoEntry: false });
-      if (st && !st.isFile()) throw Object.assign(new Error(`${path} is now ${kindOf(st)}`), { code: 'ENOTREG' });
+      refuseNonRegular(path);
       renameSync(tmp, path);
       renamed = true;
       if (durable) syncPath(folder);
@@ -57,6 +57,15 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, opts: W
   } finally {
     if (!renamed) remove(tmp);
   }
+}
+
+/**
+ * Throws (code ENOTREG) when `path` is there but is not a regular file: a
+ * link, folder, FIFO, device or socket is never replaced nor followed.
+ */
+export function refuseNonRegular(path: string): void {
+  const st = lstatSync(path, { throwIfNoEntry: false });
+  if (st && !st.isFile()) throw Object.assign(new Error(`${path} is now ${kindOf(st)}`), { code: 'ENOTREG' });
 }
 
 /** A new file holding `bytes`, created exclusively; removed again if it cannot be written whole. Its inode. */

@@ -8,9 +8,8 @@
 // - Stale: only when its owner is dead: the pid is gone, or it now belongs to
 //   another process (its start time differs; Linux: /proc/<pid>/stat field
 //   22), or the machine has rebooted since. A lock from another host or pid
-//   namespace cannot be judged and counts as held. A bare pid (chatctl 0.1)
-//   is stale when that pid is gone (a config lock also after 30 s: it was
-//   held for milliseconds); a lock with no readable record after 2 s.
+//   namespace cannot be judged and counts as held. A lock with no readable
+//   record is stale after 2 s.
 // - Breaking it is itself exclusive: a breaker first takes a token named
 //   after that lock (`NAME.lock.break-<nonce>.<n>`, created the same way),
 //   checks that the lock is still the one judged stale, renames it to a
@@ -33,8 +32,6 @@ import type { Clock } from '../system/clock.js';
 
 export const LOCK_WAIT_MS = 10_000;
 export const WAIT_NOTICE_MS = 1_000;
-/** chatctl 0.1 wrote a bare pid and held the config lock for milliseconds. */
-export const LEGACY_STALE_MS = 30_000;
 /** A lock with no record: a crash between creating and writing it (only where link() is unsupported). */
 export const UNREADABLE_STALE_MS = 2_000;
 /** Temporary files of a killed writer (they live for microseconds otherwise). */
@@ -63,8 +60,6 @@ export interface LockRecord {
   ns?: string | undefined;
   host?: string | undefined;
   nonce?: string | undefined;
-  /** chatctl 0.1's lock: the pid alone. */
-  legacy?: boolean;
 }
 
 /** What is locked, for messages, and how a failure to lock it ends. */
@@ -75,15 +70,12 @@ export interface LockSubject {
   error: (message: string, hint?: string) => CliError;
   /** The error when a live owner holds it past the wait. */
   busy: (verdict: Verdict, lockPath: string) => CliError;
-  /** A bare-pid lock of chatctl 0.1 is stale after this long, even if that pid is alive. */
-  legacyStaleMs: number;
 }
 
 export const CONFIG_FILE: LockSubject = {
   name: 'the config file',
   error: configError,
   busy: (v, lockPath) => configError(`the config file is locked by ${v.holder} (${lockPath})`, 'wait for it to finish; if no chatctl is running, remove the lock file'),
-  legacyStaleMs: LEGACY_STALE_MS,
 };
 
 export interface LockOptions {
@@ -95,6 +87,8 @@ export interface LockOptions {
   onWait?: (holder: string) => void;
   /** The config file unless said. */
   subject?: LockSubject;
+  /** Names of another writer's temporary files for the locked file (swept like fs/atomic.ts's). */
+  leftover?: ((name: string) => boolean) | undefined;
 }
 
 export interface HeldLock {
@@ -139,7 +133,7 @@ export async function acquireLock(lockPath: string, opts: LockOptions): Promise<
     const ino = publish(lockPath, text, subject);
     if (ino !== undefined) {
       const owned = { ino, text };
-      sweep(lockPath, host, nonce);
+      sweep(lockPath, host, nonce, opts.leftover);
       return {
         stillHeld: () => isOurs(lockPath, owned),
         release: () => {
@@ -149,7 +143,7 @@ export async function acquireLock(lockPath: string, opts: LockOptions): Promise<
     }
     const seen = inspectLock(lockPath, subject);
     if (seen !== undefined) {
-      const verdict = judge(seen, host, subject.legacyStaleMs);
+      const verdict = judge(seen, host);
       if (!(verdict.stale && breakStale(lockPath, seen, text, host, subject)) || ++spins > 100) {
         spins = 0;
         const waited = host.now() - started;
@@ -237,18 +231,13 @@ function isOurs(lockPath: string, owned: { ino: number; text: string }): boolean
 // ------------------------------------------------------------------ judging
 
 export function parseRecord(text: string): LockRecord | undefined {
-  const t = text.trim();
-  if (/^\d{1,10}$/.test(t)) {
-    const pid = Number(t);
-    return pid > 0 ? { pid, legacy: true } : undefined;
-  }
   let json: unknown;
   try {
-    json = JSON.parse(t);
+    json = JSON.parse(text);
   } catch {
     return undefined;
   }
-  if (typeof json !== 'object' || json === null) return undefined;
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) return undefined;
   const r = json as Record<string, unknown>;
   if (typeof r.pid !== 'number' || !Number.isSafeInteger(r.pid) || r.pid <= 0) return undefined;
   const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
@@ -264,14 +253,13 @@ export interface Verdict {
 }
 
 /** Whether a lock (or a breaker's token) was left by a process that no longer runs. */
-export function judge(seen: Pick<Seen, 'text' | 'mtimeMs'>, host: LockHost, legacyStaleMs = LEGACY_STALE_MS): Verdict {
+export function judge(seen: Pick<Seen, 'text' | 'mtimeMs'>, host: LockHost): Verdict {
   const rec = parseRecord(seen.text);
   const age = host.now() - seen.mtimeMs;
   if (rec === undefined) return { stale: age > UNREADABLE_STALE_MS, holder: 'an unknown process' };
   const elsewhere = rec.host !== undefined && rec.host !== host.hostname;
   const owner = `pid ${rec.pid}${elsewhere ? ` on ${rec.host}` : ''}`;
   const held = (stale: boolean): Verdict => ({ stale, holder: `chatctl (${owner})`, owner });
-  if (rec.legacy) return held(!host.isAlive(rec.pid) || age > legacyStaleMs);
   if (elsewhere) return held(false);
   const boot = host.bootId();
   if (rec.boot !== undefined && boot !== undefined && rec.boot !== boot) return held(true);
@@ -361,10 +349,10 @@ export function breakStale(lockPath: string, seen: Seen, myText: string, host: L
 /**
  * Holding the lock, removes what killed lockers and writers left: tokens of
  * locks that are gone (the lock is ours now), and temporary files older than
- * a minute (of the lock and of the locked file: fs/atomic.ts's; those of
- * earlier versions, and of conf's atomically).
+ * a minute (fs/atomic.ts's, of the lock and of the locked file, and those
+ * `leftover` names) and stale locks a killed breaker had moved aside.
  */
-function sweep(lockPath: string, host: LockHost, ownNonce: string): void {
+function sweep(lockPath: string, host: LockHost, ownNonce: string, leftover?: (name: string) => boolean): void {
   const dir = dirname(lockPath);
   const lockName = basename(lockPath);
   const fileName = lockName.replace(/\.lock$/, '');
@@ -381,8 +369,8 @@ function sweep(lockPath: string, host: LockHost, ownNonce: string): void {
         if (!name.startsWith(`${lockName}.break-${ownNonce}.`)) rmSync(p, { force: true });
       } else if (
         isTempOf(name, fileName) || // the locked file's and the lock's own
-        (name.startsWith(`${lockName}.`) && (name.endsWith('.tmp') || name.startsWith(`${lockName}.stale-`))) ||
-        name.startsWith(`${fileName}.tmp-`)
+        name.startsWith(`${lockName}.stale-`) ||
+        leftover?.(name)
       ) {
         if (host.now() - lstatSync(p).mtimeMs > LEFTOVER_MS) rmSync(p, { force: true });
       }

@@ -11,9 +11,10 @@
 import { ProxyAgent } from 'undici';
 import { TransportError, attemptTimer, decodeBody, malformedMessage, type Transport } from './transport.js';
 
-// undici parses HTTP with llhttp compiled to WebAssembly; on Node 20 the
-// exit would wait for V8's optimising compile of it. bin/chatctl.js sets
-// --liftoff-only once this bundle has run, before the first connection.
+// undici parses HTTP with llhttp compiled to WebAssembly; V8's optimising
+// compile of it would hold the exit (Node 20) or take a core (Node 24).
+// bin/chatctl.js sets --liftoff-only once this bundle has run, before the
+// first connection.
 
 /** Failures before the request could reach the server: the proxy or the tunnel's TLS failed. */
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);

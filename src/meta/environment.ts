@@ -93,6 +93,11 @@ export const ENVIRONMENT: ReadonlyArray<readonly [string, ReadonlyArray<readonly
       ['CHATCTL_COMPILE_CACHE', '0: no compiled-code cache', 'on'],
       ['CHATCTL_BIN', 'the program the completion scripts run on each TAB', 'chatctl on PATH'],
       ['APPDATA, LOCALAPPDATA', 'Windows: base of the config and cache folders', "the account's"],
+      [
+        'SNAP',
+        'set by snapd for a program from the Snap Store (Node.js installed with snap); config.json is still replaced whole, by chatctl itself rather than by the conf library, which would then rewrite it in place',
+        'unset',
+      ],
     ],
   ],
 ];

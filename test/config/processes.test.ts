@@ -194,7 +194,6 @@ function seededWs(): Workspace {
 
 const staleLocks: [string, (ws: Workspace) => void][] = [
   ['a chatctl lock whose owner was killed', (ws) => writeFileSync(lockPath(ws), JSON.stringify({ pid: deadPid(), start: '1', host: hostname(), nonce: 'killed00writer' }) + '\n', { mode: 0o600 })],
-  ['a chatctl 0.1 lock (a bare pid) of a dead process', (ws) => writeFileSync(lockPath(ws), String(deadPid()), { mode: 0o600 })],
   [
     'a lock whose pid now belongs to another process (start time differs)',
     (ws) => writeFileSync(lockPath(ws), JSON.stringify({ pid: process.pid, start: '1', host: hostname(), nonce: 'reused00pid' }), { mode: 0o600 }),

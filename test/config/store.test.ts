@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, chmodSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, chmodSync, mkdirSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFile, spawn } from 'node:child_process';
@@ -277,7 +277,7 @@ describe('file format: chatctl 0.1 and this version read and write the same byte
     chmodSync(file, 0o644);
     const old = process.umask(0);
     try {
-      writeWithConf(dir, { version: 1, profiles: { a: { baseUrl: 'https://a' } } });
+      writeWithConf(dir, { version: 1, profiles: { a: { baseUrl: 'https://a' } } }, false);
     } finally {
       process.umask(old);
     }
@@ -286,16 +286,16 @@ describe('file format: chatctl 0.1 and this version read and write the same byte
     expect(readdirSync(dir)).toEqual(['config.json']);
   });
 
-  // conf's own write (atomically) resolves a link and writes its target; the
-  // write is chatctl's atomic one, which replaces a regular file only.
-  it('conf writes through the atomic write: a symbolic link put where config.json was is refused, its target untouched', () => {
+  // conf's write (atomically) would resolve a link and write its target:
+  // under the lock, right before it writes, config.json must be a regular file or absent.
+  it('a symbolic link put where config.json was is refused before conf writes, its target untouched', () => {
     const target = join(dir, 'elsewhere.json');
     writeFileSync(target, '{}', { mode: 0o600 });
     mkdirSync(join(dir, 'c'), { mode: 0o700 });
     symlinkSync(target, join(dir, 'c', 'config.json'));
     let caught: unknown;
     try {
-      writeWithConf(join(dir, 'c'), { version: 1 });
+      writeWithConf(join(dir, 'c'), { version: 1 }, false);
     } catch (err) {
       caught = err;
     }
@@ -306,7 +306,7 @@ describe('file format: chatctl 0.1 and this version read and write the same byte
     expect(readdirSync(join(dir, 'c'))).toEqual(['config.json']);
   });
 
-  it('chatctl run with SNAP set (Node.js from the Snap Store), with which conf alone writes in place, still replaces config.json whole', async () => {
+  it('chatctl run with SNAP set (Node.js from the Snap Store), with which conf writes in place, still replaces config.json whole', async () => {
     const cfg = join(dir, 'cfg');
     mkdirSync(cfg, { mode: 0o700 });
     const file = join(cfg, 'config.json');
@@ -316,6 +316,19 @@ describe('file format: chatctl 0.1 and this version read and write the same byte
     expect(r.exitCode, r.stderr).toBe(0);
     expect(statSync(file).ino).not.toBe(before);
     expect(JSON.parse(readFileSync(file, 'utf8')).profiles).toEqual({ a: { baseUrl: 'https://a.example' } });
+  });
+});
+
+describe("conf's leftovers", () => {
+  it('a temporary file a killed conf write left beside config.json is removed by the next write once a minute old; a fresh one is kept', async () => {
+    writeFileSync(join(dir, 'config.json'), '{"version":1}\n', { mode: 0o600 });
+    const old = join(dir, 'config.json.tmp-1764245687a1b2c3');
+    const fresh = join(dir, 'config.json.tmp-1764245699d4e5f6');
+    for (const f of [old, fresh]) writeFileSync(f, '{"version":1,"profiles":{"a":{"token":"tok_x"}}}', { mode: 0o600 });
+    const t = Date.now() / 1000 - 120;
+    utimesSync(old, t, t);
+    await openConfigStore(dir).update((d) => ({ ...d, currentProfile: 'a' }));
+    expect(readdirSync(dir).sort()).toEqual(['config.json', 'config.json.tmp-1764245699d4e5f6']);
   });
 });
 

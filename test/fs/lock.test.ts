@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { existsSync, linkSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LEGACY_STALE_MS, LEFTOVER_MS, LOCK_WAIT_MS, UNREADABLE_STALE_MS, breakStale, inspectLock, judge, parseRecord, procStartTime, withLock, type LockHost } from '../../src/fs/lock.js';
+import { LEFTOVER_MS, LOCK_WAIT_MS, UNREADABLE_STALE_MS, breakStale, inspectLock, judge, parseRecord, procStartTime, withLock, type LockHost } from '../../src/fs/lock.js';
 import { CliError } from '../../src/errors/cli-error.js';
 
 let dir: string;
@@ -179,21 +179,13 @@ describe('judging a lock', () => {
   });
 
   it.each([
-    ['dead pid', 201, 0, true],
-    ['live pid, fresh', 200, 0, false],
-    ['live pid, older than 30 s', 200, LEGACY_STALE_MS + 1, true],
-  ])('chatctl 0.1 lock (a bare pid): %s → stale: %s', (_label, pid, age, stale) => {
-    const host = fakeHost();
-    host.alive.set(200, undefined);
-    expect(verdict(host, `${pid}`, age)).toBe(stale);
-  });
-
-  it.each([
     ['empty', ''],
     ['garbage', 'x\u0000y'],
     ['JSON without a pid', '{"owner":"me"}'],
     ['pid 0 (would signal the process group)', '{"pid":0}'],
     ['negative pid', '-1'],
+    ['a bare pid, no record', '200'],
+    ['a JSON array', '[200]'],
   ])('no readable record (%s): live for 2 s, then stale', (_label, text) => {
     const host = fakeHost();
     expect(verdict(host, text, 0)).toBe(false);
@@ -277,14 +269,14 @@ describe('leftovers of killed writers', () => {
   it('holding the lock, removes tokens of gone locks and temporary files older than a minute; keeps fresh ones', async () => {
     const host = fakeHost();
     const old = (host.now() - LEFTOVER_MS - 1000) / 1000;
-    for (const name of ['config.json.lock.abc.tmp', 'config.json.lock.stale-abc', 'config.json.tmp-1234567890abcdef']) {
+    for (const name of ['.config.json.lock.0123456789abcdef.tmp', '.config.json.0123456789abcdef.tmp', 'config.json.lock.stale-abc']) {
       writeFileSync(join(dir, name), 'x');
       utimesSync(join(dir, name), old, old);
     }
-    writeFileSync(join(dir, 'config.json.lock.fresh.tmp'), 'x');
+    writeFileSync(join(dir, '.config.json.fedcba9876543210.tmp'), 'x');
     writeFileSync(join(dir, 'config.json.lock.break-gone1234.0'), record({ pid: 5 }));
     writeFileSync(join(dir, 'config.json'), '{}');
     await withLock(lockPath, { host, signal: signal() }, () => undefined);
-    expect(files()).toEqual(['config.json', 'config.json.lock.fresh.tmp']);
+    expect(files()).toEqual(['.config.json.fedcba9876543210.tmp', 'config.json']);
   });
 });

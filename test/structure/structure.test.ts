@@ -40,7 +40,7 @@ const MAX_FUNCTION_LINES = 120;
 /** Each may stay over the limit until it is split, and no longer than it is now. */
 const LONG_FUNCTIONS: Record<string, number> = {};
 /** Files that still touch a library's private member (a name starting with one underscore). */
-const PRIVATE_MEMBER_FILES = new Set(['src/config/conf-writer.ts']);
+const PRIVATE_MEMBER_FILES = new Set<string>([]);
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {

@@ -336,8 +336,6 @@ const JOURNAL: LockSubject = {
   error: usageError,
   busy: (v, lockPath) =>
     usageError(`the journal is in use by another chatctl run (${v.owner ? `${v.owner}; ` : ''}lock file ${lockPath})`, 'wait for it to finish, or remove the lock file if that process is not chatctl'),
-  // chatctl 0.1 held it for the whole run: its bare pid is stale only once that process is gone.
-  legacyStaleMs: Infinity,
 };
 
 /**

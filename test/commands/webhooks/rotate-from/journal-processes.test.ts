@@ -37,7 +37,6 @@ const ownRecord = (pid: number, start: string | undefined, nonce: string) => JSO
 const staleLocks: [string, () => string][] = [
   // As the lock writes it (this machine, boot and pid namespace), its owner killed.
   ['a lock record of a killed run', () => ownRecord(deadPid(), '12345', 'killed00run')],
-  ['a bare pid (chatctl 0.1) of a killed run', () => String(deadPid())],
   // The pid lives on in another process: the start time tells them apart.
   ['a lock record whose pid now belongs to another process', () => ownRecord(process.pid, '1', 'reused00pid')],
 ];

@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
@@ -208,7 +208,6 @@ describe('the journal lock (fs/lock.ts)', () => {
   it.each([
     // As the lock writes it (this machine, this boot, this namespace), but its pid is gone.
     ['a lock record of a dead run', (pid: number) => JSON.stringify({ pid, start: '1', boot: host.bootId(), ns: host.pidNamespace(), host: host.hostname, nonce: 'deadrun01' }) + '\n'],
-    ['a bare pid (chatctl 0.1) of a dead run', (pid: number) => String(pid)],
   ])('takes over %s, leaving nothing behind', async (_label, text) => {
     const path = fresh();
     writeFileSync(`${path}.lock`, text(deadPid()));
@@ -216,15 +215,5 @@ describe('the journal lock (fs/lock.ts)', () => {
     expect(parseRecord(readFileSync(`${path}.lock`, 'utf8'))).toMatchObject({ pid: process.pid });
     release();
     expect(readdirSync(dir).filter((n) => n.includes(path.split('/').pop()!))).toEqual([]);
-  });
-
-  it('a bare pid (chatctl 0.1) of a live run is refused however old: that version held the lock for its whole run', async () => {
-    const path = fresh();
-    writeFileSync(`${path}.lock`, String(process.pid));
-    const old = Date.now() / 1000 - 3600;
-    utimesSync(`${path}.lock`, old, old);
-    const caught = await failure(lock(path));
-    expect(isCliError(caught) && caught.exitCode === 2 && caught.message.includes(`pid ${process.pid}; lock file`)).toBe(true);
-    expect(readFileSync(`${path}.lock`, 'utf8')).toBe(String(process.pid));
   });
 });
