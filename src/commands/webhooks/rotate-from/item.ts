@@ -225,9 +225,26 @@ async function settleItem(run: ItemRun, item: ManifestItem, req: RecordedRequest
   // The worker moves on at once; the line follows when "ok" is on disk, so a
   // line on stdout always means "done, and known to be done by a re-run".
   const written = run.record({ t: 'ok', id: item.endpointId, key, version, fp: outcome.fp, delivery: outcome.delivered, requestId: requestId ?? '' }).then((recorded) => {
-    // (If "ok" cannot be written the run stops, and the record stays: a re-run delivers it again.)
-    if (recorded) outcome.retire();
-    run.succeed(item, line);
+    if (recorded) {
+      outcome.retire();
+      run.succeed(item, line);
+      return;
+    }
+    // "ok" could not be written (the run stops): the record stays, and the
+    // line says so rather than ok, since only a line whose outcome is on disk
+    // may say done; a re-run with the journal delivers it again from there.
+    run.fail(
+      item,
+      new CliError(
+        'journal_error',
+        `every destination holds the signing secret ${outcome.fp}, but the journal could not record it; the record stays in recovered/ and a re-run with the journal delivers it again`,
+        EXIT.unexpected,
+        {
+          details: { endpointId: item.endpointId, version, fingerprint: outcome.fp, delivery: outcome.delivered },
+        },
+      ),
+      key,
+    );
   });
   run.pending(written);
 }

@@ -3,6 +3,9 @@
 // pause every worker shares, retries, failures, the journal it writes, and
 // what a re-run does with that journal.
 import { describe, expect, it } from 'vitest';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Prior } from '../../../../src/commands/webhooks/rotate-from/journal.js';
 import type { ItemResult } from '../../../../src/commands/webhooks/rotate-from/runner.js';
 import { fp, harness } from './support/harness.js';
@@ -427,10 +430,52 @@ describe('runBulk: resuming from a journal', () => {
 });
 
 describe('runBulk: what the journal holds', () => {
+  it('an "ok" record that cannot reach the journal (a full disk): no ok line; the item says so, and its record stays for the re-run', async () => {
+    const { runBulk } = await import('../../../../src/commands/webhooks/rotate-from/runner.js');
+    const secret = 'whsec_DeliveredButNotJournaled0123456789';
+    const configDir = mkdtempSync(join(tmpdir(), 'chatctl-runner-full-'));
+    const lines: ItemResult[] = [];
+    try {
+      const summary = await runBulk(
+        [{ line: 1, endpointId: 'we_1', expectedVersion: 1, mode: 'overlap' }],
+        { concurrency: 1, total: 1, signal: new AbortController().signal },
+        {
+          clock: { now: () => 0, sleep: async () => {}, random: () => 0.5 },
+          rotate: async (_req, _key, hooks) => {
+            const body = JSON.stringify({ data: { endpoint: { id: 'we_1', version: 2 }, secret, secretAvailable: true }, meta: { requestId: 'r' } });
+            hooks.tap?.head(200, {});
+            hooks.tap?.chunk(Buffer.from(body));
+            return { ok: true, body: JSON.parse(body) } as never;
+          },
+          secrets: {
+            deliver: async (_item, s) => ({ delivered: [{ to: 'file:/x', fingerprint: fp(s) }], failures: [] }),
+            holds: () => false,
+            targetsFor: () => ['file:/x'],
+          },
+          custody: { configDir, now: () => 0, scope: 'o/a/e', rerun: () => 're-run' },
+          journal: {
+            append: async (r) => {
+              if (r.t === 'ok') throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+            },
+          },
+          priors: new Map(),
+          newKey: () => 'k-1',
+          emit: (r) => lines.push(r),
+        },
+      );
+      expect(summary.ok).toBe(0);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatchObject({ endpointId: 'we_1', ok: false, exitCode: 1, idempotencyKey: 'k-1', error: { code: 'journal_error' } });
+      // The record, with the answer that carries the secret, is still there for the re-run.
+      const left = readdirSync(join(configDir, 'recovered'));
+      expect(left).toHaveLength(1);
+      expect(readFileSync(join(configDir, 'recovered', left[0]!), 'utf8')).toContain(secret);
+    } finally {
+      rmSync(configDir, { recursive: true, force: true });
+    }
+  });
+
   it('never the secret, even when the server echoes it as its request id', async () => {
-    const { mkdtempSync, rmSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
     const { runBulk } = await import('../../../../src/commands/webhooks/rotate-from/runner.js');
     const secret = 'whsec_EchoedAsRequestId0123456789abcdef';
     const configDir = mkdtempSync(join(tmpdir(), 'chatctl-runner-echo-'));
