@@ -207,7 +207,12 @@ export async function settle(
   req: RecordedRequest,
   held: Held,
   got: Got,
-  who: { endpointId: string; resent: boolean /** What a journal knows of a kept secret's answer. */; version?: number | null; serverRequestId?: string | null },
+  who: {
+    endpointId: string /** true: a re-sent request; 'maybe': a key the user gave, with no record here. */;
+    resent: boolean | 'maybe' /** What a journal knows of a kept secret's answer. */;
+    version?: number | null;
+    serverRequestId?: string | null;
+  },
   deliver: (secret: string, holder: Holder) => Promise<DeliveryResult>,
   hooks: SettleHooks = {},
 ): Promise<Settled> {
@@ -435,11 +440,16 @@ export function keepOddAnswer(odd: OddSecretAnswer, holder: Holder, held: Held, 
 }
 
 /** The server applied the change but sent no usable secret: exit 13, with the way to a new one. */
-export function secretWithheld(holder: Holder, answer: { secret: unknown; secretAvailable: boolean }, now: number, replayed = false): CliError {
+export function secretWithheld(holder: Holder, answer: { secret: unknown; secretAvailable: boolean }, now: number, replayed: boolean | 'maybe' = false): CliError {
   const what = answer.secret === null || answer.secret === undefined ? 'secret: null' : answer.secret === '' ? 'an empty secret' : 'a secret';
-  const message = replayed
-    ? `the change was applied by an earlier run's request${keyText(holder)}, and the server does not return a secret twice (it answered ${what} and secretAvailable: ${String(answer.secretAvailable)})`
-    : `the change was applied, but the signing secret is not available (the server answered ${what} and secretAvailable: ${String(answer.secretAvailable)})`;
+  const said = `(it answered ${what} and secretAvailable: ${String(answer.secretAvailable)})`;
+  // 'maybe': a key the user gave, of which this machine keeps no record: an earlier run elsewhere, or one that lost the answer.
+  const message =
+    replayed === true
+      ? `the change was applied by an earlier run's request${keyText(holder)}, and the server does not return a secret twice ${said}`
+      : replayed === 'maybe'
+        ? `the change was applied, but the signing secret is not available ${said}: if an earlier run sent this Idempotency-Key (${holder.idempotencyKey}), the change is that run's, and the server does not return a secret twice; no record of it is kept here`
+        : `the change was applied, but the signing secret is not available (the server answered ${what} and secretAvailable: ${String(answer.secretAvailable)})`;
   return localError('secret_not_delivered', message, {
     details: baseDetails(holder, null, null),
     idempotencyKey: holder.idempotencyKey,

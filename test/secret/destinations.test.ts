@@ -244,6 +244,9 @@ describe('a run killed while it held the secret, re-run with its Idempotency-Key
     const e = parseErrorLine(r.stderr);
     expect(e.error.details).toMatchObject({ endpointId: 'we_1', recoveredPath: null });
     expect(e.error.message).toContain('not available');
+    // The key was given: the answer may be the replay of an earlier run's request, which this machine kept no record of.
+    expect(e.error.message).toContain('if an earlier run sent this Idempotency-Key (key-killed-2)');
+    expect(e.error.message).toContain('no record of it is kept here');
   });
 });
 

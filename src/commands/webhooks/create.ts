@@ -32,6 +32,7 @@ export async function runCreate(opts: CreateOptions, f: Factory): Promise<void> 
   const rerun: RerunContext = { words: ['webhooks', 'create'], flags: createFlags(opts, name, url, events, f.globals().profile), idempotencyKey };
   const client = await f.client({ rerun: rerunWords(rerun) });
   await runSecretRequest(f, plan, {
+    keyGiven: opts.idempotencyKey !== undefined,
     req: { op: 'create', scope: scopeKey(f.invocation().connection().scope), endpointId: null, idempotencyKey },
     send: (hooks) =>
       namingTheKey(

@@ -55,6 +55,7 @@ export async function runRotate(endpointId: string, opts: RotateOptions, f: Fact
   const rerun: RerunContext = { words: ['webhooks', 'rotate', id], expectedVersion: body.expectedVersion, flags, idempotencyKey, now: ctx.now() };
   const client = await f.client({ rerun: rerunWords(rerun) });
   await runSecretRequest(f, plan, {
+    keyGiven: opts.idempotencyKey !== undefined,
     req: { op: 'rotate', scope: scopeKey(f.invocation().connection().scope), endpointId: id, idempotencyKey, mode: body.mode, expectedVersion: body.expectedVersion },
     send: (hooks) =>
       namingTheKey(

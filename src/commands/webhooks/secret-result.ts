@@ -38,6 +38,8 @@ export interface SecretRequest {
   send(hooks: CallHooks): Promise<SecretAnswer>;
   /** The summary line of the result. */
   summary(body: SecretResponse): string;
+  /** The user gave the Idempotency-Key (--idempotency-key): a replay of an earlier run's request is possible. */
+  keyGiven?: boolean;
 }
 
 /**
@@ -70,7 +72,7 @@ export async function runSecretRequest(f: Factory, plan: SecretPlan, r: SecretRe
       throw err;
     }
   }
-  const resent = start.kind === 'deliver' || start.resent;
+  const resent = start.kind === 'deliver' || start.resent ? true : r.keyGiven ? ('maybe' as const) : false;
   const outcome = await settle(run, r.req, start.held, got, { endpointId: r.req.endpointId ?? 'endpoint', resent }, (secret, holder) => deliverTo(ctx, g, plan, secret, holder, got, r, opts), {
     // A second signal ends the process at once: it still names the record.
     delivering: (state) => ctx.setLastWords?.(state ? () => reportError(deliveryCutShort(state), ctx.io, Boolean(g.json), false) : undefined),
