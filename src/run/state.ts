@@ -1,0 +1,175 @@
+// The run-state: what this run's global options, environment and config
+// amount to, worked out once and read by every command: the output mode,
+// dry run, whether prompts are allowed, the profile, the scope, the token and
+// the retry settings, each with where it came from. Commands never read the
+// raw flags; the config is read at most once, and only by a command that
+// needs it (help and completion never read it).
+import type { Context, Env } from '../context.js';
+import type { ConfigData } from '../config/schema.js';
+import type { OutputMode } from '../output/io.js';
+import { configStoreFor } from '../config/store.js';
+import { checkHeaderValue } from '../http/wire-checks.js';
+import { describeScope, type ScopeDescription } from '../scope/describe.js';
+import { noInput } from '../input/values.js';
+import { noTokenError, storedTokenSource } from '../credentials/source.js';
+import { resolveConnection, type Connection, type ScopeFlags } from '../scope/connection.js';
+import { resolveRequestSettings, type RequestFlags, type RequestSettings } from '../http/settings.js';
+import { selectProfile, type ProfileFlags, type SelectedProfile } from '../config/profile.js';
+import { obtainToken, presetToken, type ObtainedToken } from '../credentials/token.js';
+import type { TokenOrigin } from '../credentials/origin.js';
+
+/** The options every API command takes (docs/configuration.md), as commander parses them: read by src/app/ alone. */
+export interface GlobalOptions {
+  profile?: string;
+  baseUrl?: string;
+  org?: string;
+  app?: string;
+  env?: string;
+  json?: boolean;
+  input?: boolean; // commander's --no-input
+  dryRun?: boolean;
+  debug?: boolean;
+  maxRetries?: string;
+  timeout?: string;
+  deadline?: string;
+  color?: boolean; // commander's --no-color
+  quiet?: boolean;
+}
+
+/** The global options as the modules that read them take them: strings as given, --no-input as a switch. */
+type GlobalFlags = ProfileFlags & ScopeFlags & RequestFlags & { noInput?: boolean | undefined };
+
+/** The profile and scope options as given on the command line, before the environment and the profile fill them in. */
+export interface GivenScope {
+  /** --profile: a re-run command repeats it. */
+  readonly profile: string | undefined;
+  /** --base-url, --org, --app, --env: what `profile set` stores. */
+  readonly baseUrl: string | undefined;
+  readonly org: string | undefined;
+  readonly app: string | undefined;
+  readonly env: string | undefined;
+}
+
+export interface RunState {
+  readonly given: GivenScope;
+  readonly output: OutputMode & { noColor: boolean };
+  readonly dryRun: boolean;
+  /** Prompts are allowed: stdin and stdout are terminals and nothing forbids them. */
+  readonly interactive: boolean;
+  config(): ConfigData;
+  profile(): SelectedProfile;
+  connection(): Connection;
+  /** The token at hand without running a helper or asking the keyring (CHATCTL_TOKEN, the file token), for --dry-run. */
+  presetToken(): string | undefined;
+  /** The token in effect, from the first of CHATCTL_TOKEN, token command, keyring, file; obtained at most once per run. */
+  token(): Promise<ObtainedToken | undefined>;
+  /** The token, or a configuration error (exit 3) naming the profile. */
+  requireToken(): Promise<string>;
+  /** Where the token obtained so far came from (none obtained: undefined), for the exit-4 message. */
+  tokenOrigin(): TokenOrigin | undefined;
+  settings(): RequestSettings;
+  /** Every value of the scope with where it came from (flag, environment, profile, default). */
+  describe(): ScopeDescription;
+  /**
+   * The same options and environment over another config: the one read
+   * under the config lock, or the one doctor read (which reports a bad file
+   * rather than refusing it).
+   */
+  withConfig(config: ConfigData): RunState;
+}
+
+const once = <T>(fn: () => T): (() => T) => {
+  let done = false;
+  let value: T;
+  return () => {
+    if (!done) {
+      value = fn();
+      done = true;
+    }
+    return value;
+  };
+};
+
+function globalFlags(g: GlobalOptions): GlobalFlags {
+  return {
+    profile: g.profile,
+    baseUrl: g.baseUrl,
+    org: g.org,
+    app: g.app,
+    env: g.env,
+    maxRetries: g.maxRetries,
+    timeout: g.timeout,
+    deadline: g.deadline,
+    noInput: g.input === false,
+  };
+}
+
+export function outputMode(g: GlobalOptions): OutputMode & { noColor: boolean } {
+  const json = Boolean(g.json);
+  return { json, quiet: Boolean(g.quiet) || json, debug: Boolean(g.debug), noColor: g.color === false };
+}
+
+export function resolveRunState(g: GlobalOptions, ctx: Context): RunState {
+  return runState(
+    g,
+    ctx,
+    once(() => configStoreFor(ctx).read()),
+  );
+}
+
+function runState(g: GlobalOptions, ctx: Context, config: () => ConfigData): RunState {
+  const flags = globalFlags(g);
+  const env: Env = ctx.env;
+  const profile = once(() => selectProfile(flags, env, config()));
+  let obtained: ObtainedToken | undefined;
+  const token = once(async () => {
+    obtained = await obtainToken(profile(), { env, signal: ctx.signal, limits: ctx.credentialLimits });
+    return obtained;
+  });
+  return {
+    given: { profile: g.profile, baseUrl: g.baseUrl, org: g.org, app: g.app, env: g.env },
+    output: outputMode(g),
+    dryRun: Boolean(g.dryRun),
+    // stdout first: a run whose output is not a terminal never builds stdin.
+    interactive: Boolean(ctx.io.stdout.isTTY && ctx.io.stdin.isTTY) && !noInput(flags, env),
+    config,
+    profile,
+    connection: once(() => resolveConnection(flags, env, profile())),
+    presetToken: () => presetToken(env, profile()),
+    token,
+    requireToken: once(async () => {
+      const t = await token();
+      if (!t) throw noTokenError(profile().name);
+      checkHeaderValue(t.token, 'token');
+      return t.token;
+    }),
+    tokenOrigin: () => {
+      if (!obtained) return undefined;
+      const p = profile().profile;
+      return {
+        source: obtained.source,
+        profile: obtained.profile,
+        shadowed: obtained.source === 'env' ? storedTokenSource(p) : undefined,
+        command: obtained.source === 'command' ? p?.tokenCommand : undefined,
+      };
+    },
+    settings: once(() => resolveRequestSettings(flags, env)),
+    describe: once(() => describeScope(flags, env, config())),
+    withConfig: (data) => runState(g, ctx, () => data),
+  };
+}
+
+/**
+ * Where a run keeps its state once commander has parsed the flags (the
+ * preAction hook in src/app/cli.ts sets it); src/app/execute.ts reads it to
+ * report an error in the mode the flags asked for.
+ */
+export interface RunStateSlot {
+  state?: RunState | undefined;
+}
+
+/** The run-state, which commander's preAction hook has set before any action runs. */
+export function stateOf(slot: RunStateSlot): RunState {
+  if (!slot.state) throw new Error('no run-state: a command ran before its flags were parsed');
+  return slot.state;
+}
