@@ -34,7 +34,13 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = join(root, 'dist');
 /** The files of the npm build that the executable carries, as asset names (paths under dist/). */
 // Every lazy bundle the build wrote: a new one (a command's own bundle) is carried without an edit here.
-const bundles = () => ['main.cjs', 'complete.cjs', ...readdirSync(join(dist, 'lazy')).filter((n) => n.endsWith('.cjs')).map((n) => `lazy/${n}`)];
+const bundles = () => [
+  'main.cjs',
+  'complete.cjs',
+  ...readdirSync(join(dist, 'lazy'))
+    .filter((n) => n.endsWith('.cjs'))
+    .map((n) => `lazy/${n}`),
+];
 const DATA = ['fast.json', 'tree.json', 'keyring-child.cjs'];
 /** postject's name for Node's fuse (the same on every Node with single executable applications). */
 const FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';

@@ -38,21 +38,3 @@ export interface Context extends Clock {
   /** Shorter limits for the keyring and token commands (tests); the defaults are 3 s and 10 s. */
   credentialLimits?: CredentialLimits | undefined;
 }
-
-/** The options every API command takes (docs/configuration.md), as commander parses them. */
-export interface GlobalOptions {
-  profile?: string;
-  baseUrl?: string;
-  org?: string;
-  app?: string;
-  env?: string;
-  json?: boolean;
-  input?: boolean; // commander's --no-input
-  dryRun?: boolean;
-  debug?: boolean;
-  maxRetries?: string;
-  timeout?: string;
-  deadline?: string;
-  color?: boolean; // commander's --no-color
-  quiet?: boolean;
-}

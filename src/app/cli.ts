@@ -4,7 +4,7 @@
 // run, so `--help` and the commands that do not send requests never load the
 // HTTP stack, zod's response schemas or prompts.
 import { Command, Help } from 'commander';
-import type { Context, GlobalOptions } from '../context.js';
+import type { Context } from '../context.js';
 import type { Prompter } from '../prompts/prompter.js';
 import { examples, type Factory, type Register } from '../commands/app.js';
 import { registerWebhooks } from '../commands/webhooks/verbs/register.js';
@@ -17,7 +17,7 @@ import { registerDoctor } from '../commands/doctor/register.js';
 import { registerVersion } from '../commands/version/register.js';
 import { environmentHelp } from '../meta/environment.js';
 import { referenceText } from '../meta/reference.js';
-import { invocationOf, resolveInvocation, type Invocation, type InvocationSlot } from '../run/invocation.js';
+import { resolveRunState, stateOf, type GlobalOptions, type RunState, type RunStateSlot } from '../run/state.js';
 import { applyOutput } from './help-routing.js';
 import { loadPalettes } from '../output/colors.js';
 
@@ -56,15 +56,13 @@ const GROUPS: Group[] = [
  * completion are rendered from the full tree (src/meta/), and a test
  * compares focused and full help for every command.
  */
-export function buildProgram(ctx: Context, focus?: string, run: InvocationSlot = {}): Command {
+export function buildProgram(ctx: Context, focus?: string, run: RunStateSlot = {}): Command {
   const program = new Command('chatctl');
-  const globals = () => program.opts<GlobalOptions>();
   const factory: Factory = {
     ctx,
-    globals,
-    invocation: () => invocationOf(run),
-    prompter: () => makePrompter(ctx, run.invocation),
-    client: async (extras) => (await import('../run/webhooks-client.js')).webhooksClient(ctx, invocationOf(run), extras),
+    state: () => stateOf(run),
+    prompter: () => makePrompter(ctx, run.state),
+    client: async (extras) => (await import('../run/webhooks-client.js')).webhooksClient(ctx, stateOf(run), extras),
   };
 
   program
@@ -102,10 +100,10 @@ export function buildProgram(ctx: Context, focus?: string, run: InvocationSlot =
     // The flags are parsed once, by commander; what follows from them is
     // worked out here, once, before any command runs.
     .hook('preAction', async (_program, action) => {
-      const inv = resolveInvocation(globals(), ctx);
-      run.invocation = inv;
+      const state = resolveRunState(program.opts<GlobalOptions>(), ctx);
+      run.state = state;
       const secretTo: unknown = action.opts().secretTo;
-      applyOutputMode(ctx, { ...inv.output, secretOnStdout: Array.isArray(secretTo) && secretTo.includes('stdout') });
+      applyOutputMode(ctx, { ...state.output, secretOnStdout: Array.isArray(secretTo) && secretTo.includes('stdout') });
       ctx.io.paint = await loadPalettes(ctx.io.color);
     });
 
@@ -130,20 +128,20 @@ export function buildProgram(ctx: Context, focus?: string, run: InvocationSlot =
   return program;
 }
 
-function applyOutputMode(ctx: Context, mode: ReturnType<typeof resolveInvocation>['output']): void {
+function applyOutputMode(ctx: Context, mode: RunState['output']): void {
   const io = ctx.io as Context['io'] & { setOutputMode?(m: typeof mode): void };
   io.setOutputMode?.(mode);
 }
 
-async function makePrompter(ctx: Context, inv: Invocation | undefined): Promise<Prompter | undefined> {
-  if (!inv?.interactive) return undefined;
+async function makePrompter(ctx: Context, state: RunState | undefined): Promise<Prompter | undefined> {
+  if (!state?.interactive) return undefined;
   const { createPrompter } = await import('../prompts/inquirer.js');
   // With --json, stdout is for the one JSON document: ask on stderr.
-  return inv.output.json ? createPrompter(ctx, ctx.io.raw.stderr, ctx.io.color.stderr) : createPrompter(ctx, ctx.io.raw.stdout, ctx.io.color.stdout);
+  return state.output.json ? createPrompter(ctx, ctx.io.raw.stderr, ctx.io.color.stderr) : createPrompter(ctx, ctx.io.raw.stdout, ctx.io.color.stdout);
 }
 
-/** The program with chatctl's output settings, ready to parse or describe; `run` receives the invocation once the flags are parsed. */
-export function configuredProgram(ctx: Context, focus?: string, run?: InvocationSlot): Command {
+/** The program with chatctl's output settings, ready to parse or describe; `run` receives the run-state once the flags are parsed. */
+export function configuredProgram(ctx: Context, focus?: string, run?: RunStateSlot): Command {
   const program = buildProgram(ctx, focus, run);
   applyOutput(program, ctx);
   return program;

@@ -9,7 +9,7 @@ import './esm-require.js';
 import { setMaxListeners } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import { homedir } from 'node:os';
-import type { Context, CredentialLimits, Env, GlobalOptions } from '../context.js';
+import type { Context, CredentialLimits, Env } from '../context.js';
 import type { Transport } from '../http/transport.js';
 import { createIO, type RawStreams } from '../output/io.js';
 import { loadPalettes } from '../output/colors.js';
@@ -20,7 +20,7 @@ import { CliError } from '../errors/cli-error.js';
 import { EXIT, type ExitCode } from '../errors/exit-codes.js';
 import { configuredProgram, focusOf } from './cli.js';
 import { runCli } from './help-routing.js';
-import { outputMode, type InvocationSlot } from '../run/invocation.js';
+import { outputMode, type GlobalOptions, type RunStateSlot } from '../run/state.js';
 import { explainCredential } from '../credentials/origin.js';
 import type { Clock } from '../system/clock.js';
 import { scopeOriginOf } from '../errors/hints.js';
@@ -78,7 +78,7 @@ export async function execute(argv: string[], given: ExecuteContext): Promise<nu
     transport: given.transport ? async () => given.transport! : async () => (await import('../http/select-transport.js')).selectTransport(env),
   };
   const focus = focusOf(argv);
-  const run: InvocationSlot = {};
+  const run: RunStateSlot = {};
   const program = configuredProgram(ctx, focus, run);
   try {
     await runCli(program, argv, focus);
@@ -86,15 +86,15 @@ export async function execute(argv: string[], given: ExecuteContext): Promise<nu
   } catch (err) {
     // Parsing may have failed part-way: report in the mode the flags asked
     // for, as far as commander got with them.
-    const mode = run.invocation?.output ?? outputMode(program.opts<GlobalOptions>());
-    if (!run.invocation) {
+    const mode = run.state?.output ?? outputMode(program.opts<GlobalOptions>());
+    if (!run.state) {
       io.setOutputMode(mode);
       io.paint = await loadPalettes(io.color);
     }
     const e = toCliError(err);
-    const origin = e.exitCode === EXIT.auth ? run.invocation?.tokenOrigin() : undefined;
+    const origin = e.exitCode === EXIT.auth ? run.state?.tokenOrigin() : undefined;
     if (origin) e.explanation ??= explainCredential(origin);
-    if (e.status !== null && (e.exitCode === EXIT.permission || e.exitCode === EXIT.notFound)) e.scope ??= scopeOriginOf(run.invocation?.describe);
+    if (e.status !== null && (e.exitCode === EXIT.permission || e.exitCode === EXIT.notFound)) e.scope ??= scopeOriginOf(run.state?.describe);
     const bySignal = signal.aborted ? SIGNAL_EXIT[String(signal.reason)] : undefined;
     const final =
       e.exitCode === EXIT.interrupted && bySignal !== undefined && bySignal !== EXIT.interrupted

@@ -6,7 +6,8 @@
 // through its public API only; what the tree is (its commands, which
 // options take a value) is read from the program itself.
 import { type Command, CommanderError } from 'commander';
-import type { Context, GlobalOptions } from '../context.js';
+import type { Context } from '../context.js';
+import type { GlobalOptions } from '../run/state.js';
 import { localError, usageError } from '../errors/cli-error.js';
 import { didYouMean, nearest } from '../errors/suggest.js';
 import { HELP_HELP } from '../meta/reference.js';

@@ -4,9 +4,9 @@
 // register.ts, and every action hands it to its command's run function;
 // src/app/cli.ts makes it and only lists the groups.
 import type { Command } from 'commander';
-import type { Context, GlobalOptions } from '../context.js';
+import type { Context } from '../context.js';
 import type { Prompter } from '../prompts/prompter.js';
-import type { Invocation } from '../run/invocation.js';
+import type { RunState } from '../run/state.js';
 import type { ClientExtras, RunClient } from '../run/webhooks-client.js';
 import { usageError } from '../errors/cli-error.js';
 import { didYouMean } from '../errors/suggest.js';
@@ -14,10 +14,8 @@ import { didYouMean } from '../errors/suggest.js';
 export interface Factory {
   /** The world of the run: environment, streams, folders, clock, random source, transport. */
   readonly ctx: Context;
-  /** The global options as commander parsed them. */
-  globals(): GlobalOptions;
-  /** What they amount to, worked out once: output mode, profile, scope, token, retry settings. */
-  invocation(): Invocation;
+  /** The run's settings, worked out once from the flags, the environment and the config: output mode, dry run, profile, scope, token, retry settings. */
+  state(): RunState;
   /** A prompter when prompts are allowed (both stdin and stdout terminals, no --no-input/CI), else undefined. */
   prompter(): Promise<Prompter | undefined>;
   /** The management API's client for this run: scope, token, retries, transport (or the dry run's). */

@@ -1,4 +1,4 @@
-// The webhooks client of this run, built from the invocation: the scope,
+// The webhooks client of this run, built from the run-state: the scope,
 // the token, the retry settings and the transport (or the dry-run one).
 import type { Context } from '../context.js';
 import { createWebhooksClient, dryRunTransport, type ClientConfig, type WebhooksClient } from '../http/api-client.js';
@@ -11,7 +11,7 @@ import { EXIT, type ExitCode } from '../errors/exit-codes.js';
 const SIGNAL_EXIT: Record<string, ExitCode> = { SIGINT: EXIT.interrupted, SIGTERM: EXIT.terminated, SIGHUP: EXIT.hangup };
 import { reportError } from '../errors/report.js';
 import type { WireRequest } from '../http/transport.js';
-import type { Invocation } from './invocation.js';
+import type { RunState } from './state.js';
 import type { RequestSettings } from '../http/settings.js';
 import type { RetrySettings } from '../http/client.js';
 
@@ -34,21 +34,21 @@ export interface ClientExtras {
 /** The client a command gets from its factory, with when its --deadline ends. */
 export type RunClient = WebhooksClient & { deadlineAt: number };
 
-export async function webhooksClient(ctx: Context, inv: Invocation, extras: ClientExtras = {}): Promise<RunClient> {
-  const cfg = await clientConfig(ctx, inv, extras);
+export async function webhooksClient(ctx: Context, state: RunState, extras: ClientExtras = {}): Promise<RunClient> {
+  const cfg = await clientConfig(ctx, state, extras);
   return Object.assign(createWebhooksClient(cfg), { deadlineAt: cfg.settings.deadline!.at });
 }
 
 /** Everything a request of this run needs: scope, credentials, retry settings, the transport (or the dry-run one). */
-export async function clientConfig(ctx: Context, inv: Invocation, extras: ClientExtras = {}): Promise<ClientConfig> {
+export async function clientConfig(ctx: Context, state: RunState, extras: ClientExtras = {}): Promise<ClientConfig> {
   // --deadline counts from here: the request, its retries and their waits.
   const startedAt = ctx.now();
-  const conn = inv.connection();
+  const conn = state.connection();
   // A dry run shows the request with the token redacted, so it needs none.
-  const token = inv.dryRun ? (inv.presetToken() ?? '') : await inv.requireToken();
+  const token = state.dryRun ? (state.presetToken() ?? '') : await state.requireToken();
   ctx.io.scrubber.addToken(token);
   ctx.io.scrubber.addCredential(conn.csrfToken);
-  const transport = inv.dryRun ? dryRunTransport((req) => printDryRun(ctx, inv, req)) : await ctx.transport();
+  const transport = state.dryRun ? dryRunTransport((req) => printDryRun(ctx, state, req)) : await ctx.transport();
   return {
     rerun: extras.rerun,
     baseUrl: conn.baseUrl,
@@ -57,18 +57,18 @@ export async function clientConfig(ctx: Context, inv: Invocation, extras: Client
     origin: conn.origin,
     csrfToken: conn.csrfToken,
     userAgent: userAgent(ctx),
-    settings: retrySettings(inv.settings(), startedAt),
+    settings: retrySettings(state.settings(), startedAt),
     deps: {
       requestSignal: extras.requestSignal,
       agent: extras.agent,
-      waiting: extras.waiting ?? ((w) => waitingForAnswer(ctx, inv, w)),
+      waiting: extras.waiting ?? ((w) => waitingForAnswer(ctx, state, w)),
       transport,
       now: ctx.now,
       sleep: ctx.sleep,
       randomUUID: ctx.randomUUID,
       random: ctx.random,
       signal: ctx.signal,
-      trace: inv.output.debug ? (line) => ctx.io.stderr.write(`[debug] ${escapeInline(line)}\n`) : undefined,
+      trace: state.output.debug ? (line) => ctx.io.stderr.write(`[debug] ${escapeInline(line)}\n`) : undefined,
       // Each wait, on a terminal or not (CI logs); io.notice is muted by --json and --quiet.
       announce: extras.announce === false ? undefined : (line) => ctx.io.notice(escapeInline(line)),
     },
@@ -79,11 +79,11 @@ function retrySettings(s: RequestSettings, startedAt: number): RetrySettings {
   return { maxRetries: s.maxRetries, timeoutMs: s.timeoutMs, deadline: deadlineFrom(startedAt, s.deadlineMs) };
 }
 
-function printDryRun(ctx: Context, inv: Invocation, req: WireRequest): void {
+function printDryRun(ctx: Context, state: RunState, req: WireRequest): void {
   const headers = redactHeaders({ ...req.headers });
   delete headers['x-request-id'];
   const body: unknown = JSON.parse(req.body);
-  if (inv.output.json) {
+  if (state.output.json) {
     ctx.io.stdout.write(JSON.stringify({ dryRun: true, request: { method: req.method, url: req.url, headers, body } }) + '\n');
   } else {
     const lines = [`${req.method} ${req.url}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), 'x-request-id: (a new UUID for each attempt)', '', JSON.stringify(body, null, 2), ''];
@@ -97,7 +97,7 @@ function printDryRun(ctx: Context, inv: Invocation, req: WireRequest): void {
  * once, and what a second signal says before the process ends (130 or the
  * signal's code, naming the key and the record a re-run delivers from).
  */
-function waitingForAnswer(ctx: Context, inv: Invocation, w: WaitingForAnswer | undefined): void {
+function waitingForAnswer(ctx: Context, state: RunState, w: WaitingForAnswer | undefined): void {
   if (!w) {
     ctx.setLastWords?.(undefined);
     return;
@@ -113,7 +113,7 @@ function waitingForAnswer(ctx: Context, inv: Invocation, w: WaitingForAnswer | u
         hint: `re-run the same command with --idempotency-key ${key}: the same key is never applied twice, and an answer that reached chatctl before it was abandoned is delivered from recovered/`,
       }),
       ctx.io,
-      inv.output.json,
+      state.output.json,
       false,
     ),
   );

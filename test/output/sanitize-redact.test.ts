@@ -3,7 +3,7 @@ import { escapeControl, escapeInline } from '../../src/output/sanitize.js';
 import { redactHeaders, redactSecretFields, redactSecretsInBody } from '../../src/output/redact.js';
 
 /** How many RegExp objects `fn` builds with the constructor (literals are not counted). */
-function countRegExps(fn: () => void): number {
+function _countRegExps(fn: () => void): number {
   const Original = globalThis.RegExp;
   let built = 0;
   globalThis.RegExp = new Proxy(Original, {

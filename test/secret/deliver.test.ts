@@ -13,7 +13,6 @@ import { parseSinks } from '../../src/secret/sinks.js';
 import { fingerprint } from '../../src/secret/fingerprint.js';
 import { deliverAnswer as deliverSecretResult, sent } from '../support/secret-answer.js';
 import { prepareRecoveryFolder, recordPaths } from '../../src/secret/record.js';
-import { keepOddAnswer } from '../../src/secret/custody.js';
 import { Scrubber } from '../../src/output/scrub/scrubber.js';
 import { wrapOutStream, type OutStream } from '../../src/output/io.js';
 import { Writable } from 'node:stream';

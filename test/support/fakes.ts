@@ -6,8 +6,8 @@ import type { Prompter } from '../../src/prompts/prompter.js';
 import { Scrubber } from '../../src/output/scrub/scrubber.js';
 import { PLAIN } from '../../src/output/colors.js';
 import type { IO } from '../../src/output/io.js';
-import type { Context, GlobalOptions } from '../../src/context.js';
-import { resolveInvocation, type Invocation } from '../../src/run/invocation.js';
+import type { Context } from '../../src/context.js';
+import { resolveRunState, type GlobalOptions, type RunState } from '../../src/run/state.js';
 import { nodeTransport, type AttemptOptions, type Transport, type WireRequest, type WireResponse } from '../../src/http/transport.js';
 
 export interface FakeIO extends IO {
@@ -115,8 +115,8 @@ export function fakeContext(overrides: Partial<Context> & { io: IO; transportImp
   return ctx;
 }
 
-/** The invocation of each test context, as a run keeps one (the config read and the token obtained once). */
-const invocations = new WeakMap<Context, Invocation>();
+/** The run-state of each test context, as a run keeps one (the config read and the token obtained once). */
+const states = new WeakMap<Context, RunState>();
 
 /**
  * The factory a command's action hands its run function, over a test's
@@ -124,14 +124,13 @@ const invocations = new WeakMap<Context, Invocation>();
  * prompter, and the real client code over the context's transport.
  */
 export function fakeFactory(ctx: Context, prompter?: Prompter, globals?: GlobalOptions): Factory {
-  if (globals !== undefined) invocations.set(ctx, resolveInvocation(globals, ctx));
-  const inv = invocations.get(ctx) ?? resolveInvocation({}, ctx);
-  invocations.set(ctx, inv);
+  if (globals !== undefined) states.set(ctx, resolveRunState(globals, ctx));
+  const state = states.get(ctx) ?? resolveRunState({}, ctx);
+  states.set(ctx, state);
   return {
     ctx,
-    globals: () => inv.globals,
-    invocation: () => inv,
+    state: () => state,
     prompter: async () => prompter,
-    client: async (extras) => (await import('../../src/run/webhooks-client.js')).webhooksClient(ctx, inv, extras),
+    client: async (extras) => (await import('../../src/run/webhooks-client.js')).webhooksClient(ctx, state, extras),
   };
 }

@@ -1,7 +1,8 @@
 // A create's or rotate's answer through the one lifecycle (secret-result.ts's
 // runSecretRequest), as if the server had just sent it: for tests of what
 // happens to the secret, without a server.
-import type { Context, GlobalOptions } from '../../src/context.js';
+import type { Context } from '../../src/context.js';
+import type { GlobalOptions } from '../../src/run/state.js';
 import { runSecretRequest } from '../../src/commands/webhooks/secret-result.js';
 import type { SecretPlan } from '../../src/secret/plan.js';
 import type { SecretResponse } from '../../src/api/schemas.js';

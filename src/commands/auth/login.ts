@@ -6,7 +6,7 @@
 import type { Factory } from '../app.js';
 import { configError, usageError } from '../../errors/cli-error.js';
 import { isHeaderSafe } from '../../http/wire-checks.js';
-import { selectProfile, type ProfileSource } from '../../config/profile.js';
+import type { ProfileSource } from '../../config/profile.js';
 import { checkProfileName } from '../profile/stored.js';
 import { configStoreFor as store, type ConfigStore } from '../../config/store.js';
 import { KEYRING_STORAGE, profileMap, profileOf } from '../../config/schema.js';
@@ -44,7 +44,7 @@ export async function runAuthLogin(opts: LoginOptions, f: Factory): Promise<void
   const { ctx } = f;
   const s = store(ctx);
   // Checked before asking for the token; chosen again under the lock.
-  const before = selectProfile({ profile: f.globals().profile }, ctx.env, s.read());
+  const before = f.state().withConfig(s.read()).profile();
   checkProfileName(before.name);
   const token = await readToken(opts, f);
   ctx.io.scrubber.addToken(token);
@@ -84,7 +84,7 @@ async function readToken(opts: LoginOptions, f: Factory): Promise<string> {
 async function storeInConfig(s: ConfigStore, f: Factory, token: string, chosen: string, inKeyring: boolean): Promise<Omit<Stored, 'fallback'>> {
   const out: Omit<Stored, 'fallback'> = { name: '', source: 'default', inKeyring, leftInKeyring: false, movedFromFile: false, hasCommand: false };
   await s.update((data) => {
-    const { name, source } = selectProfile({ profile: f.globals().profile }, f.ctx.env, data);
+    const { name, source } = f.state().withConfig(data).profile();
     Object.assign(out, { name, source });
     checkProfileName(name);
     // The profile in effect was chosen by the same flags and environment:
@@ -141,5 +141,5 @@ export function noKeyringWarning(reason: string, path: string): string {
 
 /** Said even with --quiet (where a token is kept is not chatter); not with --json, whose stderr holds JSON only. */
 function warn(f: Factory, text: string): void {
-  if (!f.invocation().output.json) f.ctx.io.stderr.write(`chatctl: warning: ${text}\n`);
+  if (!f.state().output.json) f.ctx.io.stderr.write(`chatctl: warning: ${text}\n`);
 }

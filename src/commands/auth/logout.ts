@@ -2,7 +2,6 @@
 // token and its keyring entry (docs/credentials.md).
 import type { Factory } from '../app.js';
 import { configError } from '../../errors/cli-error.js';
-import { selectProfile } from '../../config/profile.js';
 import { configStoreFor as store } from '../../config/store.js';
 import { KEYRING_STORAGE, profileMap, profileOf, type ConfigData } from '../../config/schema.js';
 import { escapeInline } from '../../output/sanitize.js';
@@ -13,7 +12,7 @@ export async function runAuthLogout(f: Factory): Promise<void> {
   let inKeyring = false;
   let name = '';
   await store(ctx).update((data): ConfigData => {
-    ({ name } = selectProfile({ profile: f.globals().profile }, ctx.env, data));
+    ({ name } = f.state().withConfig(data).profile());
     const p = profileOf(data, name);
     inKeyring = p?.tokenStorage === KEYRING_STORAGE;
     had = Boolean(p?.token) || inKeyring;

@@ -4,7 +4,7 @@
 // token that cannot be read ends the command with the error every other
 // command would end with (docs/credentials.md).
 import type { Factory } from '../app.js';
-import type { Invocation } from '../../run/invocation.js';
+import type { RunState } from '../../run/state.js';
 import { isCliError, type CliError } from '../../errors/cli-error.js';
 import { EXIT } from '../../errors/exit-codes.js';
 import { unknownProfileError } from '../../errors/hints.js';
@@ -74,10 +74,10 @@ export function statusDocument(d: ScopeDescription, data: ConfigData, read: Toke
 }
 
 /** Reads the token as a command would (the keyring asked, the token command run), keeping its failure to report. */
-async function readToken(inv: Invocation, d: ScopeDescription): Promise<TokenRead> {
+async function readToken(state: RunState, d: ScopeDescription): Promise<TokenRead> {
   if (d.token.source === 'none') return { readable: null, error: undefined };
   try {
-    await inv.requireToken();
+    await state.requireToken();
     return { readable: true, error: undefined };
   } catch (err) {
     if (isCliError(err) && (err.exitCode === EXIT.config || err.exitCode === EXIT.auth)) return { readable: false, error: err };
@@ -95,11 +95,11 @@ const TOKEN_LINE = {
 
 const PROFILE_SOURCE_WORDS = { command: 'token command', keyring: 'system keyring', file: 'config.json (file)' } as const;
 
-function statusText(inv: Invocation, d: ScopeDescription, data: ConfigData, read: TokenRead): string {
+function statusText(state: RunState, d: ScopeDescription, data: ConfigData, read: TokenRead): string {
   const name = d.profile.name;
   const line = (label: string, key: keyof typeof SCOPE_INPUTS, v: SourcedValue) => `${label.padEnd(14)}${v.value === null ? '-' : escapeInline(v.value)} (${sourceText(key, v.source, name)})`;
   const profileLine = `${escapeInline(name)} (${profileReason(d.profile.source)})${d.profile.exists ? '' : ' - not created yet'}`;
-  const shadowed = d.token.source === 'env' ? storedTokenSource(inv.profile().profile) : undefined;
+  const shadowed = d.token.source === 'env' ? storedTokenSource(state.profile().profile) : undefined;
   const readWords = read.readable === true ? '; read just now' : read.readable === false ? '; cannot be read (see the error below)' : '';
   const tokenLine = TOKEN_LINE[d.token.source](escapeInline(name)) + (shadowed ? `; it overrides the profile's ${PROFILE_SOURCE_WORDS[shadowed]}` : '') + readWords;
   const others = profileTokenSources(data).map((p) => `  ${escapeInline(p.name)}: ${p.tokenSource ? PROFILE_SOURCE_WORDS[p.tokenSource] : 'no token'}`);
@@ -119,13 +119,13 @@ function statusText(inv: Invocation, d: ScopeDescription, data: ConfigData, read
 
 export async function runAuthStatus(f: Factory): Promise<void> {
   const { ctx } = f;
-  const inv = f.invocation();
-  const d = inv.describe();
-  const data = inv.config();
+  const state = f.state();
+  const d = state.describe();
+  const data = state.config();
   const unknown = (d.profile.source === 'flag' || d.profile.source === 'env') && !d.profile.exists;
-  const read = unknown ? { readable: null, error: undefined } : await readToken(inv, d);
-  if (f.globals().json) ctx.io.stdout.write(JSON.stringify(statusDocument(d, data, read)) + '\n');
-  else ctx.io.stdout.write(statusText(inv, d, data, read));
+  const read = unknown ? { readable: null, error: undefined } : await readToken(state, d);
+  if (state.output.json) ctx.io.stdout.write(JSON.stringify(statusDocument(d, data, read)) + '\n');
+  else ctx.io.stdout.write(statusText(state, d, data, read));
   if (unknown) throw unknownProfileError(d.profile.name, Object.keys(data.profiles ?? {}), d.profile.source);
   if (d.token.source === 'none') throw noTokenError(d.profile.name);
   if (read.error) throw read.error;

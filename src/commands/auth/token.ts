@@ -11,9 +11,9 @@ import { sourceWords } from '../../credentials/token.js';
 export async function runAuthToken(opts: { yes?: boolean }, f: Factory): Promise<void> {
   const { ctx } = f;
   const prompter = await f.prompter();
-  const inv = f.invocation();
-  const t = await inv.token();
-  if (!t) throw noTokenError(inv.profile().name);
+  const state = f.state();
+  const t = await state.token();
+  if (!t) throw noTokenError(state.profile().name);
   if (ctx.io.stdout.isTTY && !opts.yes) {
     if (!prompter) throw usageError('--yes is required to print the token on a terminal when not running interactively');
     if (!(await prompter.confirmShowToken(sourceWords(t.source, t.profile)))) throw localError('interrupted', 'not confirmed: the token was not printed');
@@ -21,6 +21,6 @@ export async function runAuthToken(opts: { yes?: boolean }, f: Factory): Promise
   // Masked (in GitHub Actions) before it is printed.
   ctx.io.stdoutIsData();
   ctx.io.scrubber.announceValue(t.token);
-  if (f.globals().json) ctx.io.stdout.write(JSON.stringify({ token: t.token, source: t.source, profile: t.source === 'env' ? null : t.profile }) + '\n');
+  if (state.output.json) ctx.io.stdout.write(JSON.stringify({ token: t.token, source: t.source, profile: t.source === 'env' ? null : t.profile }) + '\n');
   else ctx.io.stdout.write(t.token + '\n');
 }

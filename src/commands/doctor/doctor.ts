@@ -13,18 +13,16 @@
 import type { Factory } from '../app.js';
 import { lstatSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
-import type { Context, GlobalOptions } from '../../context.js';
+import type { Context } from '../../context.js';
 import { CliError, configError, localError } from '../../errors/cli-error.js';
 import { EXIT, type ExitCode } from '../../errors/exit-codes.js';
 import { checkConfigFolder, currentUid, parseConfigBytes, readConfigBytes } from '../../config/files.js';
 import { configFile } from '../../config/paths.js';
 import type { ConfigData } from '../../config/schema.js';
-import { globalFlags, type GlobalFlags } from '../../run/invocation.js';
+import type { RunState } from '../../run/state.js';
 import { checkBaseUrl, isHeaderSafe } from '../../http/wire-checks.js';
-import { describeScope, SCOPE_INPUTS, type ScopeDescription } from '../../scope/describe.js';
-import { resolveConnection } from '../../scope/connection.js';
-import { resolveRequestSettings } from '../../http/settings.js';
-import { selectProfile, type ProfileSource, type SelectedProfile } from '../../config/profile.js';
+import { SCOPE_INPUTS, type ScopeDescription } from '../../scope/describe.js';
+import type { ProfileSource, SelectedProfile } from '../../config/profile.js';
 import { helperLabel, storedTokenSource, tokenSourceOf } from '../../credentials/source.js';
 import { proxyFor, type ProxyChoice } from '../../http/select-transport.js';
 import { isTransportError, MAX_BODY_BYTES, type WireResponse } from '../../http/transport.js';
@@ -154,9 +152,9 @@ const PROFILE_WHY: Record<ProfileSource, string> = {
  * CSRF value a header cannot carry. A named profile that does not exist and
  * a base URL that is refused have checks of their own.
  */
-function scopeCheck(flags: GlobalFlags, env: NodeJS.ProcessEnv, selected: SelectedProfile, baseUrl: string, described: string): Check {
+function scopeCheck(state: RunState, selected: SelectedProfile, baseUrl: string, described: string): Check {
   try {
-    resolveConnection(flags, env, selected);
+    state.connection();
   } catch (err) {
     if (!(err instanceof CliError)) throw err;
     let baseRefused = false;
@@ -196,23 +194,23 @@ function describeSkew(seconds: number): string {
 
 // ---------------------------------------------------------------- the checks
 
-export async function doctorChecks(g: GlobalOptions, ctx: Context, deps: DoctorDeps): Promise<Check[]> {
-  const flags = globalFlags(g);
+export async function doctorChecks(run: RunState, ctx: Context, deps: DoctorDeps): Promise<Check[]> {
   const env = ctx.env;
 
   // 1. config folder and file
   const file = checkConfig(ctx.configDir, deps.uid);
-  const config = file.config ?? {};
+  // The run's options over the config as read here: a bad file is reported, not refused.
+  const state = run.withConfig(file.config ?? {});
 
   // 2. profile and scope
-  const selected = selectProfile(flags, env, config);
-  const sources = sourcesOf(describeScope(flags, env, config));
-  const checks: Check[] = [file.folder, file.file, profileCheck(selected, file.config), scopeValuesCheck(flags, env, selected, sources)];
+  const selected = state.profile();
+  const sources = sourcesOf(state.describe());
+  const checks: Check[] = [file.folder, file.file, profileCheck(selected, file.config), scopeValuesCheck(state, selected, sources)];
 
   // 3. token: where it comes from, never its value
   // (Synchronous unless the keyring is asked: nothing else waits before the network probes.)
   checks.push(tokenSourceOf(env, selected.profile) === 'keyring' ? await keyringTokenCheck(selected, ctx) : tokenCheck(selected, ctx));
-  const settings = settingsCheck(flags, env);
+  const settings = settingsCheck(state);
   checks.push(settings.check);
 
   // 4. base URL: the https rule, the proxy in use, DNS, TCP, TLS
@@ -250,20 +248,20 @@ const SCOPE_FLAGS: Record<ScopeKey, string> = {
 };
 
 /** Each value of the scope with where it comes from; a failure naming the flags of the missing ones. */
-function scopeValuesCheck(flags: GlobalFlags, env: NodeJS.ProcessEnv, selected: SelectedProfile, sources: Record<ScopeKey, Source>): Check {
+function scopeValuesCheck(state: RunState, selected: SelectedProfile, sources: Record<ScopeKey, Source>): Check {
   const keys = Object.keys(SCOPE_LABELS) as ScopeKey[];
   const described = keys.map((k) => (sources[k] ? `${SCOPE_LABELS[k]} ${escapeInline(sources[k]!.value)} (${sources[k]!.from})` : `${SCOPE_LABELS[k]} missing`)).join(', ');
   const missing = keys.filter((k) => !sources[k]);
-  if (!missing.length) return scopeCheck(flags, env, selected, sources.baseUrl!.value, described);
+  if (!missing.length) return scopeCheck(state, selected, sources.baseUrl!.value, described);
   const pass = missing.map((k) => SCOPE_FLAGS[k]).join(', ');
   const store = missing.map((k) => `${SCOPE_FLAGS[k].split(' ')[0]} …`).join(' ');
   return failure('scope', 'config', described, `pass ${pass}, or store them with: chatctl profile set ${selected.name} ${store}`);
 }
 
 /** The request settings, and the limit the round trip waits for (30 s when the settings are refused). */
-function settingsCheck(flags: GlobalFlags, env: NodeJS.ProcessEnv): { check: Check; timeoutMs: number } {
+function settingsCheck(state: RunState): { check: Check; timeoutMs: number } {
   try {
-    const settings = resolveRequestSettings(flags, env);
+    const settings = state.settings();
     return { check: ok('settings', `timeout ${settings.timeoutMs / 1000} s, retries ${settings.maxRetries}`), timeoutMs: settings.timeoutMs };
   } catch (err) {
     return { check: failure('settings', 'config', (err as Error).message, (err as CliError).hint), timeoutMs: 30_000 };
@@ -500,10 +498,10 @@ function render(checks: readonly Check[], ctx: Context): string {
 
 export async function runDoctor(f: Factory, deps?: DoctorDeps): Promise<void> {
   const { ctx } = f;
-  const g = f.globals();
+  const state = f.state();
   const { realProbes } = await import('./probes.js');
-  const checks = await doctorChecks(g, ctx, deps ?? { probes: realProbes, uid: currentUid(), nodeVersion: process.versions.node });
-  if (g.json) writeJson(ctx.io, { checks: checks.map(({ name, status, detail, fix }) => ({ name, status, detail: fix ? `${detail}; fix: ${fix}` : detail })) });
+  const checks = await doctorChecks(state, ctx, deps ?? { probes: realProbes, uid: currentUid(), nodeVersion: process.versions.node });
+  if (state.output.json) writeJson(ctx.io, { checks: checks.map(({ name, status, detail, fix }) => ({ name, status, detail: fix ? `${detail}; fix: ${fix}` : detail })) });
   else ctx.io.stdout.write(render(checks, ctx));
   const code = doctorExitCode(checks);
   // The lines above are the report: the exit status is all that is left to give.

@@ -33,8 +33,8 @@ export function exitCodesJson(): { exitCodes: ExitCodeEntry[] } {
 }
 
 export function registerExitCodes(cmd: Command, f: Factory): void {
-  const { ctx, globals } = f;
+  const { ctx } = f;
   cmd
     .addHelpText('after', examples('chatctl exit-codes', "chatctl exit-codes --json | jq '.exitCodes[] | select(.code == 7)'") + '\n' + exitCodesText())
-    .action(() => (globals().json ? writeJson(ctx.io, exitCodesJson()) : ctx.io.stdout.write(exitCodesText())));
+    .action(() => (f.state().output.json ? writeJson(ctx.io, exitCodesJson()) : ctx.io.stdout.write(exitCodesText())));
 }

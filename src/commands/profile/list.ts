@@ -1,19 +1,17 @@
 // chatctl profile list: every stored profile, * marking the one in use.
 import type { Factory } from '../app.js';
-import { configStoreFor as store } from '../../config/store.js';
-import { selectProfile } from '../../config/profile.js';
 import { escapeInline } from '../../output/sanitize.js';
 import { publicProfile } from './stored.js';
 
 export async function runProfileList(f: Factory): Promise<void> {
   const { ctx } = f;
-  const g = f.globals();
-  const data = store(ctx).read();
-  const current = selectProfile({ profile: g.profile }, ctx.env, data).name;
+  const state = f.state();
+  const data = state.config();
+  const current = state.profile().name;
   const rows = Object.entries(data.profiles ?? {})
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([name, p]) => publicProfile(name, p, name === current));
-  if (g.json) {
+  if (state.output.json) {
     ctx.io.stdout.write(JSON.stringify({ current, profiles: rows }) + '\n');
     return;
   }

@@ -19,10 +19,17 @@ type Values = Partial<Record<(typeof PROFILE_FIELDS)[number], string | undefined
 
 export async function runProfileSet(name: string, opts: ProfileSetOptions, f: Factory): Promise<void> {
   const { ctx } = f;
-  const g = f.globals();
+  const state = f.state();
   checkProfileName(name);
   // --base-url, --org, --app and --env are the global options: here they say what to store.
-  const values: Values = { baseUrl: g.baseUrl, organizationId: g.org, applicationId: g.app, environmentKey: g.env, origin: opts.origin, csrfToken: opts.csrfToken };
+  const values: Values = {
+    baseUrl: state.given.baseUrl,
+    organizationId: state.given.org,
+    applicationId: state.given.app,
+    environmentKey: state.given.env,
+    origin: opts.origin,
+    csrfToken: opts.csrfToken,
+  };
   if (values.baseUrl) values.baseUrl = checkBaseUrl(values.baseUrl, usageError).href;
   if (values.origin) checkPrintable(values.origin, '--origin');
   if (values.csrfToken) checkPrintable(values.csrfToken, '--csrf-token');

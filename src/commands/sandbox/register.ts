@@ -19,7 +19,7 @@ const wholeNumber = (raw: string, flag: string, max: number) => {
 
 export async function runSandbox(flags: SandboxFlags, f: Factory): Promise<void> {
   const { ctx } = f;
-  const g = f.globals();
+  const state = f.state();
   const { runSandboxCommand } = await import('./run.js');
   const stopped = new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
   const code = await runSandboxCommand(
@@ -30,7 +30,7 @@ export async function runSandbox(flags: SandboxFlags, f: Factory): Promise<void>
       endpointLimit: wholeNumber(flags.endpointLimit, '--endpoint-limit', 1_000_000),
       rateLimit: wholeNumber(flags.rateLimit, '--rate-limit', 1_000_000),
       latencyMs: wholeNumber(flags.latency, '--latency', 600_000),
-      json: Boolean(g.json),
+      json: state.output.json,
     },
     { stdout: (s) => ctx.io.stdout.write(s), stderr: (s) => ctx.io.stderr.write(s), secret: (v) => ctx.io.scrubber.announceValue(v) },
     stopped,

@@ -28,10 +28,10 @@ export function versionText(info: VersionInfo): string {
 }
 
 export function registerVersion(cmd: Command, f: Factory): void {
-  const { ctx, globals } = f;
+  const { ctx } = f;
   cmd.addHelpText('after', examples('chatctl version', 'chatctl version --json', 'chatctl --version   # the version alone')).action(() => {
     const info = versionInfo(ctx.version);
-    if (globals().json) writeJson(ctx.io, info);
+    if (f.state().output.json) writeJson(ctx.io, info);
     else ctx.io.stdout.write(versionText(info));
   });
 }

@@ -29,11 +29,11 @@ export async function runCreate(opts: CreateOptions, f: Factory): Promise<void> 
   const idempotencyKey = opts.idempotencyKey !== undefined ? checkIdempotencyKey(opts.idempotencyKey) : ctx.randomUUID();
   const plan = secretPlanOf(f, opts);
   // On exhausted retries, the report gives the command to re-run, with the key (errors/explain.ts).
-  const rerun: RerunContext = { words: ['webhooks', 'create'], flags: createFlags(opts, name, url, events, f.globals().profile), idempotencyKey };
+  const rerun: RerunContext = { words: ['webhooks', 'create'], flags: createFlags(opts, name, url, events, f.state().given.profile), idempotencyKey };
   const client = await f.client({ rerun: rerunWords(rerun) });
   await runSecretRequest(f, plan, {
     keyGiven: opts.idempotencyKey !== undefined,
-    req: { op: 'create', scope: scopeKey(f.invocation().connection().scope), endpointId: null, idempotencyKey },
+    req: { op: 'create', scope: scopeKey(f.state().connection().scope), endpointId: null, idempotencyKey },
     send: (hooks) =>
       namingTheKey(
         client.create(body, idempotencyKey, hooks).catch((err: unknown) => {

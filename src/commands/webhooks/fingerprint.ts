@@ -13,7 +13,7 @@ const MAX_BYTES = 64 * 1024;
 
 export async function runFingerprint(file: string | undefined, f: Factory): Promise<void> {
   const { ctx } = f;
-  const g = f.globals();
+  const state = f.state();
   // The fingerprint is data (FP="$(…)"): a mask line with the secret must not join it.
   ctx.io.stdoutIsData();
   let text: string;
@@ -30,7 +30,7 @@ export async function runFingerprint(file: string | undefined, f: Factory): Prom
   if (secret === '') throw usageError(`${file === undefined || file === '-' ? 'standard input' : file} holds no secret (it is empty or only whitespace)`);
   ctx.io.scrubber.addSecret(secret);
   const fp = fingerprint(secret);
-  if (g.json) writeJson(ctx.io, { fingerprint: fp });
+  if (state.output.json) writeJson(ctx.io, { fingerprint: fp });
   else ctx.io.stdout.write(`${fp}\n`);
 }
 

@@ -12,16 +12,16 @@ export interface ReactivateOptions {
 
 export async function runReactivate(endpointId: string, opts: ReactivateOptions, f: Factory): Promise<void> {
   const { ctx } = f;
-  const g = f.globals();
+  const state = f.state();
   const prompter = await f.prompter();
   const id = checkEndpointId(endpointId);
   const expectedVersion = opts.expectedVersion ?? (await prompter?.expectedVersion()) ?? missing('--expected-version');
   const body = parseExpectedVersionBody({ expectedVersion });
   const res = await (await f.client()).reactivate(id, body).catch((err: unknown) => {
     // On a version conflict, the report gives the command to re-run (errors/explain.ts).
-    throw withRerun(err, { words: ['webhooks', 'reactivate', id], expectedVersion: body.expectedVersion, flags: g.profile ? [['--profile', g.profile]] : [], now: ctx.now() });
+    throw withRerun(err, { words: ['webhooks', 'reactivate', id], expectedVersion: body.expectedVersion, flags: state.given.profile ? [['--profile', state.given.profile]] : [], now: ctx.now() });
   });
-  if (g.json) {
+  if (state.output.json) {
     writeJson(ctx.io, res);
     return;
   }

@@ -23,7 +23,7 @@ export interface RotateOptions {
 
 export async function runRotate(endpointId: string, opts: RotateOptions, f: Factory): Promise<void> {
   const { ctx } = f;
-  const g = f.globals();
+  const state = f.state();
   const prompter = await f.prompter();
   const id = checkEndpointId(endpointId);
   const expectedVersion = opts.expectedVersion ?? (await prompter?.expectedVersion()) ?? missing('--expected-version');
@@ -31,7 +31,7 @@ export async function runRotate(endpointId: string, opts: RotateOptions, f: Fact
   const body = parseRotate({ expectedVersion, mode });
   const idempotencyKey = opts.idempotencyKey !== undefined ? checkIdempotencyKey(opts.idempotencyKey) : ctx.randomUUID();
   const plan = secretPlanOf(f, opts, id);
-  if (body.mode === 'immediate' && !opts.yes && !g.dryRun) {
+  if (body.mode === 'immediate' && !opts.yes && !state.dryRun) {
     if (!prompter) {
       throw usageError('--yes is required when not running interactively', '--mode immediate revokes the current secret at once; deliveries signed with it will fail verification');
     }
@@ -39,8 +39,8 @@ export async function runRotate(endpointId: string, opts: RotateOptions, f: Fact
     if (!ok) {
       // Declining is an answer, not a failure: a plain notice (no red "error:"), and still 130.
       const message = 'immediate rotation declined; nothing was sent';
-      if (!g.json) ctx.io.notice(message);
-      throw localError('interrupted', message, { reported: !g.json });
+      if (!state.output.json) ctx.io.notice(message);
+      throw localError('interrupted', message, { reported: !state.output.json });
     }
   }
   // On a conflict or exhausted retries, the report gives the command to re-run (errors/explain.ts).
@@ -51,12 +51,12 @@ export async function runRotate(endpointId: string, opts: RotateOptions, f: Fact
     ...(opts.force ? [['--force']] : []),
     ...(opts.yes ? [['--yes']] : []),
   ];
-  if (g.profile) flags.push(['--profile', g.profile]);
+  if (state.given.profile) flags.push(['--profile', state.given.profile]);
   const rerun: RerunContext = { words: ['webhooks', 'rotate', id], expectedVersion: body.expectedVersion, flags, idempotencyKey, now: ctx.now() };
   const client = await f.client({ rerun: rerunWords(rerun) });
   await runSecretRequest(f, plan, {
     keyGiven: opts.idempotencyKey !== undefined,
-    req: { op: 'rotate', scope: scopeKey(f.invocation().connection().scope), endpointId: id, idempotencyKey, mode: body.mode, expectedVersion: body.expectedVersion },
+    req: { op: 'rotate', scope: scopeKey(f.state().connection().scope), endpointId: id, idempotencyKey, mode: body.mode, expectedVersion: body.expectedVersion },
     send: (hooks) =>
       namingTheKey(
         client.rotate(id, body, idempotencyKey, hooks).catch((err: unknown) => {

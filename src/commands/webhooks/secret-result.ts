@@ -4,7 +4,7 @@
 // destination, then rendered, so no rendering failure can come before the
 // secret is safe. One path for every destination, stdout included: the
 // sinks, or the JSON document (--json), or the terminal.
-import type { Context, GlobalOptions } from '../../context.js';
+import type { Context } from '../../context.js';
 import type { Factory } from '../app.js';
 import type { SecretAnswer, SecretResponse } from '../../api/schemas.js';
 import type { CallHooks } from '../../http/client.js';
@@ -49,8 +49,8 @@ export interface SecretRequest {
  */
 export async function runSecretRequest(f: Factory, plan: SecretPlan, r: SecretRequest, opts: SecretResultOptions = {}): Promise<void> {
   const { ctx } = f;
-  const g = f.globals();
-  if (g.dryRun) {
+  const state = f.state();
+  if (state.dryRun) {
     await r.send({});
     return;
   }
@@ -73,16 +73,24 @@ export async function runSecretRequest(f: Factory, plan: SecretPlan, r: SecretRe
     }
   }
   const resent = start.kind === 'deliver' || start.resent ? true : r.keyGiven ? ('maybe' as const) : false;
-  const outcome = await settle(run, r.req, start.held, got, { endpointId: r.req.endpointId ?? 'endpoint', resent }, (secret, holder) => deliverTo(ctx, g, plan, secret, holder, got, r, opts), {
-    // A second signal ends the process at once: it still names the record.
-    delivering: (state) => ctx.setLastWords?.(state ? () => reportError(deliveryCutShort(state), ctx.io, Boolean(g.json), false) : undefined),
-  });
+  const outcome = await settle(
+    run,
+    r.req,
+    start.held,
+    got,
+    { endpointId: r.req.endpointId ?? 'endpoint', resent },
+    (secret, holder) => deliverTo(ctx, state.output.json, plan, secret, holder, got, r, opts),
+    {
+      // A second signal ends the process at once: it still names the record.
+      delivering: (cut) => ctx.setLastWords?.(cut ? () => reportError(deliveryCutShort(cut), ctx.io, state.output.json, false) : undefined),
+    },
+  );
   // A secret an earlier run kept comes without its answer: the result shows what is known of it.
   const body = outcome.body ?? ('kept' in got ? bodyWith(got, outcome.holder, '') : undefined);
   const withheld = !outcome.ok && outcome.fp === null;
   if (body && (plan.sinks.length > 0 || withheld)) {
     const shown = plan.sinks.length > 0 || plan.fallback !== 'json' ? withoutSecret(body, plan, outcome.delivered) : body;
-    await renderAfter(ctx, g, plan, shown, r.summary(body), outcome.fp ?? undefined, outcome.delivered);
+    await renderAfter(ctx, state.output.json, plan, shown, r.summary(body), outcome.fp ?? undefined, outcome.delivered);
   }
   if (!outcome.ok) {
     // Until now a second signal named the record (custody keeps the state after a failure); the error says it from here.
@@ -92,16 +100,7 @@ export async function runSecretRequest(f: Factory, plan: SecretPlan, r: SecretRe
 }
 
 /** Every destination of the plan, or the fallback (the JSON document or the terminal) as one confirmed write. */
-async function deliverTo(
-  ctx: Context,
-  g: GlobalOptions,
-  plan: SecretPlan,
-  secret: string,
-  holder: Holder,
-  got: { answer: SecretAnswer } | { kept: string },
-  r: SecretRequest,
-  opts: SecretResultOptions,
-) {
+async function deliverTo(ctx: Context, json: boolean, plan: SecretPlan, secret: string, holder: Holder, got: { answer: SecretAnswer } | { kept: string }, r: SecretRequest, opts: SecretResultOptions) {
   if (plan.sinks.length > 0) {
     return deliverAll(
       plan.sinks,
@@ -116,7 +115,7 @@ async function deliverTo(
         signal: ctx.signal.aborted ? new AbortController().signal : ctx.signal,
         execTimeoutMs: opts.execTimeoutMs,
         // --json: stderr holds JSON lines only; a failing command's output goes into its failure.
-        captureExecOutput: Boolean(g.json),
+        captureExecOutput: json,
       },
     );
   }
@@ -149,15 +148,15 @@ function bodyWith(got: { answer: SecretAnswer } | { kept: string }, holder: Hold
 /** Where a create's or rotate's secret goes, from its flags and the run, decided before anything is sent. */
 export function secretPlanOf(f: Factory, opts: { secretTo?: string[] | undefined; secretFile?: string | undefined; force?: boolean | undefined }, endpointId?: string): SecretPlan {
   const { ctx } = f;
-  const g = f.globals();
+  const state = f.state();
   return planSecret({
     secretTo: opts.secretTo,
     secretFile: opts.secretFile,
     force: Boolean(opts.force),
-    json: Boolean(g.json),
+    json: state.output.json,
     stdoutIsTTY: ctx.io.stdout.isTTY,
     stdoutDiscards: ctx.io.stdout.discards,
-    dryRun: Boolean(g.dryRun),
+    dryRun: state.dryRun,
     cwd: ctx.cwd,
     env: ctx.env,
     endpointId,
@@ -203,12 +202,12 @@ const loadRender = (): Promise<Render> => import('../../output/render.js');
  * table and where the secret went. Best effort: stdout may be closed, the
  * record odd; the secret is already safe, so nothing here may throw.
  */
-async function renderAfter(ctx: Context, g: GlobalOptions, plan: SecretPlan, body: SecretResponse, summary: string, fp?: string, delivered: Delivered[] = []): Promise<void> {
+async function renderAfter(ctx: Context, json: boolean, plan: SecretPlan, body: SecretResponse, summary: string, fp?: string, delivered: Delivered[] = []): Promise<void> {
   // When the secret went to sinks, stdout is not one of its places: a copy the
   // server put in another field (a record echoing it) is scrubbed there too.
   const clean = (text: string) => (plan.sinks.length > 0 ? ctx.io.scrubber.scrub(text) : text);
   try {
-    if (g.json) {
+    if (json) {
       ctx.io.stdout.write(clean(jsonDocument(ctx.io.stdout, body)));
       return;
     }

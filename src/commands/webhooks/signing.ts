@@ -29,7 +29,7 @@ export interface VerifyFlags {
 
 export async function runSign(bodyFile: string | undefined, flags: SignFlags, f: Factory): Promise<void> {
   const { ctx } = f;
-  const g = f.globals();
+  const state = f.state();
   // The headers are data (`> headers.txt`, `curl -H @headers.txt`): a mask line with the secret must not join them.
   ctx.io.stdoutIsData();
   const key = await readKey(flags.secretFile, bodyFile, ctx, 'sign');
@@ -46,7 +46,7 @@ export async function runSign(bodyFile: string | undefined, flags: SignFlags, f:
   const id = flags.id ?? `msg_${ctx.randomUUID().replaceAll('-', '')}`;
   const body = await readBody(bodyFile, ctx, 'sign');
   const headers = signedHeaders([key], id, timestamp, body);
-  if (g.json) writeJson(ctx.io, headers);
+  if (state.output.json) writeJson(ctx.io, headers);
   else
     ctx.io.stdout.write(
       Object.entries(headers)
@@ -57,7 +57,7 @@ export async function runSign(bodyFile: string | undefined, flags: SignFlags, f:
 
 export async function runVerify(bodyFile: string | undefined, flags: VerifyFlags, f: Factory): Promise<void> {
   const { ctx } = f;
-  const g = f.globals();
+  const state = f.state();
   const secrets = await readSecrets(flags.secretFile ?? [], bodyFile, ctx);
   const tolerance = parseTolerance(flags.tolerance);
   const lines = (flags.header ?? []).map(headerLine);
@@ -76,7 +76,7 @@ export async function runVerify(bodyFile: string | undefined, flags: VerifyFlags
   const matchedBy = verdict.matches.map((m) => ({ file: secrets[m.key]!.file, fingerprint: secrets[m.key]!.fingerprint, signature: m.signature }));
   const details = { webhookId: headers.id, timestamp: headers.timestamp, skewSeconds: verdict.skewSeconds, toleranceSeconds: tolerance, signatures: count, matchedBy };
   if (!verdict.ok) throw verifyFailure(verdict, secrets, details);
-  if (g.json) writeJson(ctx.io, { verified: true, matched: verdict.matched, ...details });
+  if (state.output.json) writeJson(ctx.io, { verified: true, matched: verdict.matched, ...details });
   else
     ctx.io.stdout.write(
       `verified: ${matchedBy.map((m) => `signature ${m.signature} of ${count} matches ${describeSecret(m)}`).join('; ')}; webhook-id ${escapeInline(headers.id)}, timestamp ${describeSkew(verdict.skewSeconds)} (tolerance ${tolerance} s)\n`,

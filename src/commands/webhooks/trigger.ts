@@ -17,7 +17,7 @@ export interface TriggerFlags {
 
 export async function runTrigger(endpointId: string, flags: TriggerFlags, f: Factory): Promise<void> {
   const { ctx } = f;
-  const g = f.globals();
+  const state = f.state();
   if (endpointId.trim() === '') throw usageError('ENDPOINT_ID is empty');
   const eventType = flags.event?.trim();
   if (eventType === undefined || eventType === '') throw usageError('--event is required', 'the event type to deliver, one the endpoint subscribes to, e.g. --event chat.message.created.v1');
@@ -26,12 +26,12 @@ export async function runTrigger(endpointId: string, flags: TriggerFlags, f: Fac
       `invalid --event "${escapeInline(eventType)}": not one of the ${EVENT_TYPES.length} event types`,
       didYouMean(eventType, EVENT_TYPES) ?? 'the event types are listed in: chatctl webhooks create --help',
     );
-  const cfg = await clientConfig(ctx, f.invocation());
+  const cfg = await clientConfig(ctx, f.state());
   // A dry run sends nothing, not even the check: it shows the delivery request.
-  if (!f.invocation().dryRun) await requireSandbox(cfg);
+  if (!f.state().dryRun) await requireSandbox(cfg);
   const envelope = await sandboxDeliver(cfg, endpointId, { eventType });
   const d = envelope.data.delivery;
-  if (g.json) writeJson(ctx.io, envelope);
+  if (state.output.json) writeJson(ctx.io, envelope);
   else ctx.io.stdout.write(describe(d));
   const failure = deliveryFailure(d);
   if (failure) throw failure;

@@ -9,10 +9,9 @@ import { doctorChecks, doctorExitCode, runDoctor, type Check, type DoctorDeps } 
 import { ProbeError, type Probes } from '../../../src/commands/doctor/probes.js';
 import { CliError } from '../../../src/errors/cli-error.js';
 import { readConfigChecked } from '../../../src/config/files.js';
-import { globalFlags } from '../../../src/run/invocation.js';
 import { resolveConnection } from '../../../src/scope/connection.js';
 import { selectProfile } from '../../../src/config/profile.js';
-import type { GlobalOptions } from '../../../src/context.js';
+import { resolveRunState, type GlobalOptions } from '../../../src/run/state.js';
 import { fakeContext, fakeFactory, fakeIO, scriptedTransport, type Answer } from '../../support/fakes.js';
 
 const TOKEN = 'tok_doctor_c2VjcmV0LXRva2Vu';
@@ -56,7 +55,7 @@ async function doctor(s: Setup = {}) {
   const transport = scriptedTransport(s.answers ?? [{ status: 404, headers: { date: new Date(NOW).toUTCString() }, body: '{}' }]);
   const ctx = fakeContext({ io, env: s.env ?? ENV, configDir: s.configDir ?? join(tmp(), 'cfg'), transportImpl: transport, now: () => NOW });
   const deps: DoctorDeps = { probes: s.probes ?? probes(), uid: s.uid ?? process.getuid!(), nodeVersion: s.node ?? '20.19.0' };
-  const checks = await doctorChecks(s.g ?? {}, ctx, deps);
+  const checks = await doctorChecks(resolveRunState(s.g ?? {}, ctx), ctx, deps);
   return { checks, io, ctx, deps, transport, byName: (n: string) => checks.find((c) => c.name === n)! };
 }
 
@@ -200,7 +199,7 @@ describe('each failure, its fix and its exit status', () => {
       { ...ENV, CHATCTL_ORIGIN: 'https://a\u0007b.example' },
     ]) {
       const { byName, checks } = await doctor({ env });
-      const flags = globalFlags({});
+      const flags = {};
       const refusal = (() => {
         try {
           resolveConnection(flags, env, selectProfile(flags, env, {}));
@@ -278,7 +277,7 @@ describe('Ctrl-C', () => {
     const hanging: Probes = probes({
       lookup: (_host, _t, signal) => new Promise((_ok, fail) => signal.addEventListener('abort', () => fail(new ProbeError('interrupted')))),
     });
-    const running = doctorChecks({}, ctx, { probes: hanging, uid: process.getuid!(), nodeVersion: '20.19.0' });
+    const running = doctorChecks(resolveRunState({}, ctx), ctx, { probes: hanging, uid: process.getuid!(), nodeVersion: '20.19.0' });
     controller.abort();
     await expect(running).rejects.toMatchObject({ code: 'interrupted', exitCode: 130 });
   });

@@ -26,7 +26,7 @@ export interface ListenFlags {
 
 export async function runListen(flags: ListenFlags, f: Factory, limits: ListenLimits = LISTEN_LIMITS): Promise<void> {
   const { ctx } = f;
-  const g = f.globals();
+  const state = f.state();
   const files = secretFileList(flags.secretFile);
   const port = parsePort(flags.port);
   const host = flags.host ?? '127.0.0.1';
@@ -36,7 +36,7 @@ export async function runListen(flags: ListenFlags, f: Factory, limits: ListenLi
   // GitHub Actions' mask lines, written as each secret is read, go to stderr.
   ctx.io.stdoutIsData();
   const secrets = SecretFiles.load(files, ctx.cwd, (s) => ctx.io.scrubber.addSecret(s));
-  const out = new ListenOutput(ctx.io, Boolean(g.json));
+  const out = new ListenOutput(ctx.io, state.output.json);
   let listener: RunningListener;
   try {
     listener = await startListener(host, port, { secrets: () => secrets.refresh(), now: ctx.now, toleranceSeconds, forwardTo, limits, onRecord: (r) => out.delivery(r) });

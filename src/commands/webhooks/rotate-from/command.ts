@@ -76,7 +76,7 @@ export async function runRotateFrom(opts: FromOptions, f: Factory): Promise<void
   const held: Held = {};
   try {
     const plan = await planItems(setup, source, held, f);
-    if (f.invocation().dryRun) return reportDryRun(plan, f.ctx);
+    if (f.state().dryRun) return reportDryRun(plan, f.ctx);
     source.checkUnchanged();
     const { summary, output } = await runPlan(plan, held, f);
     // Written once the run is over, whatever its outcome; before the summary, which a closed stdout may cut short.
@@ -98,11 +98,11 @@ async function prepare(opts: FromOptions, f: Factory): Promise<Setup> {
   if (opts.idempotencyKey !== undefined) throw usageError('--idempotency-key cannot be used with --from', 'each item gets its own key; --journal keeps them, so a re-run reuses them');
   if (opts.from === '') throw usageError('--from needs a file, or - for standard input');
   const concurrency = parseConcurrency(opts.concurrency);
-  const inv = f.invocation();
-  const json = inv.output.json;
+  const state = f.state();
+  const json = state.output.json;
 
-  const conn = inv.connection();
-  if (!inv.dryRun) await inv.requireToken();
+  const conn = state.connection();
+  if (!state.dryRun) await state.requireToken();
   const scope: JournalScope = { baseUrl: conn.baseUrl, ...conn.scope };
 
   const specs = [...(opts.secretFile !== undefined ? [`file:${opts.secretFile}`] : []), ...(opts.secretTo ?? [])];
@@ -131,7 +131,7 @@ async function openManifest(from: string, ctx: Factory['ctx']): Promise<Manifest
 async function planItems(setup: Setup, source: ManifestSource, held: Held, f: Factory): Promise<Plan> {
   const { ctx } = f;
   const { journalPath, secrets, next } = setup;
-  const dryRun = f.invocation().dryRun;
+  const dryRun = f.state().dryRun;
   if (journalPath !== undefined && !dryRun) held.release = await lockJournal(journalPath, ctx);
   const journal: LoadedJournal = journalPath !== undefined ? loadJournal(journalPath) : { scope: null, priors: new Map(), unreadable: 0 };
   if (journal.scope && !sameScope(journal.scope, setup.scope))
@@ -181,7 +181,7 @@ async function runPlan(plan: Plan, held: Held, f: Factory): Promise<{ summary: R
   const { ctx } = f;
   const { journalPath, secrets, next, journal } = plan;
   // recovered/ holds each item's record from before its request: a folder that cannot is found now, not after a change.
-  const custody = fleetCustody(ctx, scopeKey(f.invocation().connection().scope), journalPath);
+  const custody = fleetCustody(ctx, scopeKey(f.state().connection().scope), journalPath);
   let writer: JournalWriter | undefined;
   if (journalPath !== undefined) {
     writer = await JournalWriter.open(journalPath, held.release!);
@@ -198,7 +198,7 @@ async function runPlan(plan: Plan, held: Held, f: Factory): Promise<{ summary: R
       {
         clock: { now: ctx.now, sleep: ctx.sleep, random: ctx.random },
         rotate: (req, key, hooks) => client.rotate(req.endpointId, { expectedVersion: req.expectedVersion, mode: req.mode }, key, hooks),
-        trace: f.invocation().output.debug ? (item) => (line) => ctx.io.stderr.write(`[debug] ${escapeInline(item.endpointId)}: ${escapeInline(line)}\n`) : undefined,
+        trace: f.state().output.debug ? (item) => (line) => ctx.io.stderr.write(`[debug] ${escapeInline(item.endpointId)}: ${escapeInline(line)}\n`) : undefined,
         secrets,
         custody,
         journal: writer ?? NO_JOURNAL,
@@ -228,7 +228,7 @@ async function runPlan(plan: Plan, held: Held, f: Factory): Promise<{ summary: R
  */
 async function runClient(plan: Plan, f: Factory, output: BulkOutput) {
   const { ctx } = f;
-  const { baseUrl } = f.invocation().connection();
+  const { baseUrl } = f.state().connection();
   const { Agent } = baseUrl.startsWith('https:') ? await import('node:https') : await import('node:http');
   const agent = new Agent({ keepAlive: true, maxSockets: plan.concurrency, maxFreeSockets: plan.concurrency });
   // Items whose secret is being delivered: a second signal ends the process

@@ -1,8 +1,10 @@
-// What the global options amount to, worked out once per run and handed to
-// every command: the output mode, the profile, the scope, the token and the
-// retry settings, each with where it came from. Config is read at most once,
-// and only by a command that needs it (help and completion never read it).
-import type { Context, Env, GlobalOptions } from '../context.js';
+// The run-state: what this run's global options, environment and config
+// amount to, worked out once and read by every command: the output mode,
+// dry run, whether prompts are allowed, the profile, the scope, the token and
+// the retry settings, each with where it came from. Commands never read the
+// raw flags; the config is read at most once, and only by a command that
+// needs it (help and completion never read it).
+import type { Context, Env } from '../context.js';
 import type { ConfigData } from '../config/schema.js';
 import type { OutputMode } from '../output/io.js';
 import { configStoreFor } from '../config/store.js';
@@ -16,12 +18,40 @@ import { selectProfile, type ProfileFlags, type SelectedProfile } from '../confi
 import { obtainToken, presetToken, type ObtainedToken } from '../credentials/token.js';
 import type { TokenOrigin } from '../credentials/origin.js';
 
-/** The global options as the modules that read them take them: strings as given, --no-input as a switch. */
-export type GlobalFlags = ProfileFlags & ScopeFlags & RequestFlags & { noInput?: boolean | undefined };
+/** The options every API command takes (docs/configuration.md), as commander parses them: read by src/app/ alone. */
+export interface GlobalOptions {
+  profile?: string;
+  baseUrl?: string;
+  org?: string;
+  app?: string;
+  env?: string;
+  json?: boolean;
+  input?: boolean; // commander's --no-input
+  dryRun?: boolean;
+  debug?: boolean;
+  maxRetries?: string;
+  timeout?: string;
+  deadline?: string;
+  color?: boolean; // commander's --no-color
+  quiet?: boolean;
+}
 
-export interface Invocation {
-  readonly globals: GlobalOptions;
-  readonly flags: GlobalFlags;
+/** The global options as the modules that read them take them: strings as given, --no-input as a switch. */
+type GlobalFlags = ProfileFlags & ScopeFlags & RequestFlags & { noInput?: boolean | undefined };
+
+/** The profile and scope options as given on the command line, before the environment and the profile fill them in. */
+export interface GivenScope {
+  /** --profile: a re-run command repeats it. */
+  readonly profile: string | undefined;
+  /** --base-url, --org, --app, --env: what `profile set` stores. */
+  readonly baseUrl: string | undefined;
+  readonly org: string | undefined;
+  readonly app: string | undefined;
+  readonly env: string | undefined;
+}
+
+export interface RunState {
+  readonly given: GivenScope;
   readonly output: OutputMode & { noColor: boolean };
   readonly dryRun: boolean;
   /** Prompts are allowed: stdin and stdout are terminals and nothing forbids them. */
@@ -40,6 +70,12 @@ export interface Invocation {
   settings(): RequestSettings;
   /** Every value of the scope with where it came from (flag, environment, profile, default). */
   describe(): ScopeDescription;
+  /**
+   * The same options and environment over another config: the one read
+   * under the config lock, or the one doctor read (which reports a bad file
+   * rather than refusing it).
+   */
+  withConfig(config: ConfigData): RunState;
 }
 
 const once = <T>(fn: () => T): (() => T) => {
@@ -54,7 +90,7 @@ const once = <T>(fn: () => T): (() => T) => {
   };
 };
 
-export function globalFlags(g: GlobalOptions): GlobalFlags {
+function globalFlags(g: GlobalOptions): GlobalFlags {
   return {
     profile: g.profile,
     baseUrl: g.baseUrl,
@@ -73,10 +109,17 @@ export function outputMode(g: GlobalOptions): OutputMode & { noColor: boolean } 
   return { json, quiet: Boolean(g.quiet) || json, debug: Boolean(g.debug), noColor: g.color === false };
 }
 
-export function resolveInvocation(g: GlobalOptions, ctx: Context): Invocation {
+export function resolveRunState(g: GlobalOptions, ctx: Context): RunState {
+  return runState(
+    g,
+    ctx,
+    once(() => configStoreFor(ctx).read()),
+  );
+}
+
+function runState(g: GlobalOptions, ctx: Context, config: () => ConfigData): RunState {
   const flags = globalFlags(g);
   const env: Env = ctx.env;
-  const config = once(() => configStoreFor(ctx).read());
   const profile = once(() => selectProfile(flags, env, config()));
   let obtained: ObtainedToken | undefined;
   const token = once(async () => {
@@ -84,8 +127,7 @@ export function resolveInvocation(g: GlobalOptions, ctx: Context): Invocation {
     return obtained;
   });
   return {
-    globals: g,
-    flags,
+    given: { profile: g.profile, baseUrl: g.baseUrl, org: g.org, app: g.app, env: g.env },
     output: outputMode(g),
     dryRun: Boolean(g.dryRun),
     // stdout first: a run whose output is not a terminal never builds stdin.
@@ -113,20 +155,21 @@ export function resolveInvocation(g: GlobalOptions, ctx: Context): Invocation {
     },
     settings: once(() => resolveRequestSettings(flags, env)),
     describe: once(() => describeScope(flags, env, config())),
+    withConfig: (data) => runState(g, ctx, () => data),
   };
 }
 
 /**
- * Where a run keeps its invocation once commander has parsed the flags (the
+ * Where a run keeps its state once commander has parsed the flags (the
  * preAction hook in src/app/cli.ts sets it); src/app/execute.ts reads it to
  * report an error in the mode the flags asked for.
  */
-export interface InvocationSlot {
-  invocation?: Invocation | undefined;
+export interface RunStateSlot {
+  state?: RunState | undefined;
 }
 
-/** The invocation, which commander's preAction hook has set before any action runs. */
-export function invocationOf(slot: InvocationSlot): Invocation {
-  if (!slot.invocation) throw new Error('no invocation: a command ran before its flags were parsed');
-  return slot.invocation;
+/** The run-state, which commander's preAction hook has set before any action runs. */
+export function stateOf(slot: RunStateSlot): RunState {
+  if (!slot.state) throw new Error('no run-state: a command ran before its flags were parsed');
+  return slot.state;
 }
