@@ -12,7 +12,7 @@
 // against the same rotate given CHATCTL_TOKEN; not run without
 // dbus-run-session and gnome-keyring-daemon.
 //
-// Scenario 8 is the single executable (`npm run package`; built first when
+// Scenario 10 is the single executable (`npm run package`; built first when
 // its inputs changed) against the npm package: `--version` from each.
 //
 // Scenario 7 is what writing config.json costs: `profile set` loads conf

@@ -40,7 +40,7 @@ export interface HttpDeps extends Clock {
    * that wait is over: what the command tells the user, and what a second
    * signal must say.
    */
-  waiting?: ((state: WaitingForAnswer | undefined) => void) | undefined;
+  waiting?: ((state: WaitingForAnswer | undefined, done?: string) => void) | undefined;
 }
 
 export interface WaitingForAnswer {
@@ -272,7 +272,7 @@ class Send {
     } finally {
       listenTo.removeEventListener('abort', onAbort);
       grace.abort();
-      if (listenTo.aborted && sent) deps.waiting?.(undefined);
+      if (listenTo.aborted && sent) deps.waiting?.(undefined, this.key);
     }
   }
 

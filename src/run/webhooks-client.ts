@@ -104,7 +104,7 @@ function waitingForAnswer(ctx: Context, state: RunState, w: WaitingForAnswer | u
   }
   const key = shellQuote(w.idempotencyKey);
   const how = w.graceMs === null ? 'a second Ctrl-C abandons it' : `for up to ${w.graceMs / 1000} s (${w.signal})`;
-  ctx.io.notice(`waiting for the server's answer, which carries the new secret (Idempotency-Key ${w.idempotencyKey}); ${how}`);
+  sayWaiting(ctx, `waiting for the server's answer, which carries the new secret (Idempotency-Key ${w.idempotencyKey}); ${how}`);
   const code = SIGNAL_EXIT[w.signal] ?? EXIT.interrupted;
   ctx.setLastWords?.(() =>
     reportError(
@@ -117,4 +117,14 @@ function waitingForAnswer(ctx: Context, state: RunState, w: WaitingForAnswer | u
       false,
     ),
   );
+}
+
+/**
+ * What a signal during the wait for a sent request's answer says: a notice in
+ * human mode, and on a terminal whatever the mode (the person who pressed
+ * Ctrl-C reads it there); --json into a pipe keeps stderr to its one error line.
+ */
+export function sayWaiting(ctx: Context, text: string): void {
+  if (!ctx.io.quiet) ctx.io.notice(text);
+  else if (ctx.io.stderr.isTTY) ctx.io.stderr.write(`chatctl: ${text}\n`);
 }

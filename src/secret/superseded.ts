@@ -28,6 +28,10 @@ const markerPath = (configDir: string, scope: string, endpointId: string) => joi
  */
 export function noteRotation(configDir: string, scope: string, r: Rotation): void {
   const path = markerPath(configDir, scope, r.endpointId);
+  // Versions only go up: a replay of an older request (its key re-sent) names
+  // an older version, and must not make a newer record look superseded.
+  const known = lastRotation(configDir, scope, r.endpointId);
+  if (known && known.version >= r.version && known.idempotencyKey !== r.idempotencyKey) return;
   try {
     makeFolders(join(configDir, 'rotations'), 0o700);
     writeFileAtomic(path, `${JSON.stringify(r)}\n`, { durable: false });

@@ -196,12 +196,10 @@ describe('action.yml', () => {
     const ids = [await newEndpoint(), await newEndpoint()];
     const dir = tempDir('gha-fleet');
     const manifest = join(dir, 'fleet.ndjson');
-    writeFileSync(manifest, ids.map((id) => JSON.stringify({ endpointId: id, expectedVersion: 1 })).join('\n') + '\n');
+    // No mode input: a line without its own mode rotates with overlap; one that names immediate is confirmed by the workflow.
+    writeFileSync(manifest, [JSON.stringify({ endpointId: ids[0], expectedVersion: 1 }), JSON.stringify({ endpointId: ids[1], expectedVersion: 1, mode: 'immediate' })].join('\n') + '\n');
     mkdirSync(join(dir, 'secrets'));
-    const run = runAction(
-      { manifest, journal: join(dir, 'rotation.journal'), mode: 'overlap', 'secret-to': `file:${dir}/secrets/{id}.whsec\ngithub-env:SECRET_{id}`, token: sandbox.info.token },
-      scope(),
-    );
+    const run = runAction({ manifest, journal: join(dir, 'rotation.journal'), 'secret-to': `file:${dir}/secrets/{id}.whsec\ngithub-env:SECRET_{id}`, token: sandbox.info.token }, scope());
     expect(run.status, run.log).toBe(0);
     const after = await Promise.all(ids.map(currentSecret));
     expect(JSON.parse(run.outputs.version!)).toEqual(Object.fromEntries(ids.map((id) => [id, 2])));

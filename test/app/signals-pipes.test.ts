@@ -147,6 +147,8 @@ describe('signals', () => {
     const { child } = spawnCli([...CREATE, '--json', '--secret-file', join(ws.cwd, 's'), '--timeout', '30'], { ws, env: csrfScopeEnv(server.url) });
     await waitFor(() => server.hits >= 1);
     child.kill('SIGINT');
+    // Two signals still pending together are one to the process: the second comes once the first was taken.
+    await waitFor(() => !signalPending(child.pid!, 'SIGINT'), 10_000, 'chatctl to take the first SIGINT');
     child.kill('SIGINT');
     const r = await child;
     expect(r.exitCode).toBe(130);

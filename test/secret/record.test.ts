@@ -132,6 +132,15 @@ describe('supersession', () => {
     expect(lastRotation(cfg, 'org_2/app_1/env_1', 'we_1')).toBeUndefined();
   });
 
+  it("a replay of an older request (a lower version) never replaces the endpoint's note: a newer kept secret stays deliverable", () => {
+    const newer = WriteAheadRecord.open(cfg, req('k-new'), new Date(0));
+    noteRotation(cfg, 'org_1/app_1/env_1', { endpointId: 'we_1', version: 3, at: 'T3', idempotencyKey: 'k-new' });
+    newer.keep('whsec_new');
+    noteRotation(cfg, 'org_1/app_1/env_1', { endpointId: 'we_1', version: 2, at: 'T2', idempotencyKey: 'k-old' });
+    expect(lastRotation(cfg, 'org_1/app_1/env_1', 'we_1')).toMatchObject({ version: 3, idempotencyKey: 'k-new' });
+    expect(supersededBy(cfg, req('k-new'), findLeft(cfg, req('k-new'))!, null)).toBeUndefined();
+  });
+
   it('without a version to compare, a note written after the record supersedes it', () => {
     const left = WriteAheadRecord.open(cfg, req('k-old'), new Date(0));
     left.close();

@@ -13,6 +13,7 @@ import { deliveryCutShort, type CustodyRun, type InDelivery } from '../../../sec
 import { prepareRecoveryFolder, scopeKey } from '../../../secret/record.js';
 import { describeKeepFailure } from '../../../secret/deliver.js';
 import type { Context } from '../../../context.js';
+import { sayWaiting } from '../../../run/webhooks-client.js';
 import { CliError, isCliError, usageError, localError } from '../../../errors/cli-error.js';
 import { EXIT } from '../../../errors/exit-codes.js';
 import { reportError } from '../../../errors/report.js';
@@ -234,31 +235,63 @@ async function runClient(plan: Plan, f: Factory, output: BulkOutput) {
   // Items whose secret is being delivered: a second signal ends the process
   // at once, and must still say where each of their secrets is.
   const inDelivery = new Map<string, InDelivery>();
+  // Requests sent and awaited after a first signal: a second one abandons them, and says which keys.
+  const awaited = new Set<string>();
   const lastWords = () => {
     let code: number = EXIT.secretNotDelivered;
     for (const state of inDelivery.values()) code = reportError(deliveryCutShort(state), ctx.io, plan.json, false);
+    if (inDelivery.size === 0 && awaited.size > 0) code = reportError(abandoned(awaited, plan.journalPath, signalled), ctx.io, plan.json, false);
     return code;
   };
   const delivering = (item: ManifestItem, state: InDelivery | undefined) => {
     if (state) inDelivery.set(item.endpointId, state);
     else inDelivery.delete(item.endpointId);
-    ctx.setLastWords?.(inDelivery.size > 0 ? lastWords : undefined);
+    ctx.setLastWords?.(inDelivery.size > 0 || awaited.size > 0 ? lastWords : undefined);
   };
   const { journalPath } = plan;
-  let toldWaiting = false;
+  let signalled = 'SIGINT';
   const client = await f.client({
     agent,
-    waiting: (w) => {
-      if (!w || toldWaiting) return;
-      toldWaiting = true;
-      output.notice(
-        `${w.signal === 'SIGINT' ? 'interrupted' : `${w.signal} received`}: no new item starts; the requests already sent are waited for${w.graceMs === null ? '' : ` (up to ${w.graceMs / 1000} s)`}, so that their secrets are delivered (a second Ctrl-C abandons them: a re-run with the journal collects them)`,
-      );
+    waiting: (w, done) => {
+      if (!w) {
+        // That answer came: its item goes on to deliver.
+        if (done !== undefined) awaited.delete(done);
+        ctx.setLastWords?.(inDelivery.size > 0 || awaited.size > 0 ? lastWords : undefined);
+        return;
+      }
+      if (awaited.size === 0 && inDelivery.size === 0) {
+        const then = journalPath !== undefined ? `a re-run with --journal ${shellQuote(journalPath)} collects them` : 'without a --journal, a re-run of each with its --idempotency-key collects it';
+        sayWaiting(
+          ctx,
+          `${w.signal === 'SIGINT' ? 'interrupted' : `${w.signal} received`}: no new item starts; the requests already sent are waited for${w.graceMs === null ? '' : ` (up to ${w.graceMs / 1000} s)`}, so that their secrets are delivered (a second Ctrl-C abandons them: ${then})`,
+        );
+      }
+      signalled = w.signal;
+      awaited.add(w.idempotencyKey);
+      ctx.setLastWords?.(lastWords);
     },
     announce: false,
     rerun: () => (journalPath !== undefined ? `a re-run with --journal ${shellQuote(journalPath)} re-sends it` : 'keep a --journal so that a re-run re-sends it'),
   });
   return { client, agent, delivering };
+}
+
+/** What a second signal says when requests sent were still awaited: their keys, and how a re-run collects them. */
+function abandoned(keys: Set<string>, journalPath: string | undefined, signal: string): CliError {
+  const list = [...keys];
+  const code = signal === 'SIGTERM' ? EXIT.terminated : signal === 'SIGHUP' ? EXIT.hangup : EXIT.interrupted;
+  return new CliError(
+    'interrupted',
+    `interrupted: the answers to ${list.length} request(s) already sent were abandoned; the changes may have been applied (Idempotency-Keys ${list.join(', ')})`,
+    code,
+    {
+      details: { idempotencyKeys: list },
+      hint:
+        journalPath !== undefined
+          ? `re-run with --journal ${shellQuote(journalPath)}: it re-sends each with its key (never applied twice) and delivers what reached chatctl from recovered/`
+          : 'without a journal, re-run each endpoint alone with its --idempotency-key: the same key is never applied twice',
+    },
+  );
 }
 
 /** The next manifest written; a failure to write it, to report once the run's own outcome is known. */

@@ -60,7 +60,14 @@ export type ItemResult =
   | {
       endpointId: string;
       ok: false;
-      error: { code: string; message: string; requestId: string | null; status: number | null; details: unknown };
+      error: {
+        code: string;
+        message: string;
+        requestId: string | null;
+        status: number | null;
+        details: unknown /** The next step, when there is one (exit 13: the re-run that delivers the kept secret). */;
+        hint?: string;
+      };
       exitCode: number;
       /** When the change may have been applied: the key a later run must reuse. */
       idempotencyKey?: string;
@@ -92,7 +99,7 @@ export const requestOf = (run: ItemRun, item: ManifestItem, key: string): Record
   expectedVersion: item.expectedVersion,
 });
 
-const errorJson = (e: CliError) => ({ code: e.code, message: e.message, requestId: e.requestId, status: e.status, details: e.details });
+const errorJson = (e: CliError) => ({ code: e.code, message: e.message, requestId: e.requestId, status: e.status, details: e.details, ...(e.hint ? { hint: e.hint } : {}) });
 export const asCliError = (err: unknown) => (isCliError(err) ? err : new CliError('internal_error', `unexpected error: ${String(err)}`, EXIT.unexpected));
 
 /** The result line of an item that failed. */
@@ -315,7 +322,8 @@ function notConfirmed(run: ItemRun, item: ManifestItem, prior: Prior): CliError 
   const details = exit13Details({ endpointId: item.endpointId, version: prior.version, fingerprint: prior.fp, recoveredPath: null });
   if (last && last.idempotencyKey !== prior.key && (prior.version === null || last.version > prior.version)) {
     return localError('secret_not_delivered', `${what}: superseded by the rotation to version ${last.version} at ${last.at}; not delivered, and the destinations were left as they are`, {
-      details: { ...details, supersededBy: { version: last.version, at: last.at, idempotencyKey: last.idempotencyKey } },
+      // The endpoint's version now (the next expectedVersion), not the superseded one's.
+      details: { ...details, version: last.version, supersededBy: { version: last.version, at: last.at, idempotencyKey: last.idempotencyKey } },
       hint: `the destinations hold what the rotation to version ${last.version} put there; the next rotation takes "expectedVersion":${last.version}`,
     });
   }

@@ -81,7 +81,12 @@ export function humanOutput(io: IO, now: Clock['now'], targets: readonly string[
       if (failures.length >= SHOWN_FAILURES) return;
       // Scrubbed as it is now, in one line: a finished item's secret is found
       // as it is (or JSON-escaped) but not once the table wraps it.
-      failures.push({ endpointId: result.endpointId, line: item.line, exitCode: result.exitCode, message: io.scrubber.scrub(result.error.message) });
+      failures.push({
+        endpointId: result.endpointId,
+        line: item.line,
+        exitCode: result.exitCode,
+        message: io.scrubber.scrub(result.error.hint ? `${result.error.message}; next: ${result.error.hint}` : result.error.message),
+      });
     },
     notice(text) {
       clear();

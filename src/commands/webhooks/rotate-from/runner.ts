@@ -93,6 +93,8 @@ class Fleet implements ItemRun {
   readonly iterator: Iterator<ManifestItem>;
   readonly counts = { ok: 0, failed: 0, skipped: 0, requests: 0 };
   stopped: CliError | null = null;
+  /** Items whose request was abandoned on a signal. */
+  abandoned = 0;
   /** Result lines waiting for their "ok" record to reach the disk. */
   readonly lines = new Set<Promise<void>>();
   readonly rotate: RotateItem;
@@ -153,6 +155,8 @@ class Fleet implements ItemRun {
 
   fail = (item: ManifestItem, err: CliError, key?: string) => {
     this.counts.failed += 1;
+    // A request abandoned on a signal (SIGTERM's grace over): the run ends as interrupted, not as a failed item.
+    if (err.code === 'interrupted') this.abandoned += 1;
     this.deps.emit(failedResult(item, err, key), item);
     this.progress();
   };
@@ -264,7 +268,7 @@ class Fleet implements ItemRun {
       failed: counts.failed,
       skipped: counts.skipped,
       notStarted: Math.max(0, opts.total - done),
-      interrupted: opts.signal.aborted && done < opts.total,
+      interrupted: opts.signal.aborted && (done < opts.total || this.abandoned > 0),
       stopped: this.stopped,
       requests: counts.requests,
       throttled: this.rate.snapshot().throttles,
