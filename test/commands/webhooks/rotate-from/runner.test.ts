@@ -2,6 +2,8 @@
 // (support/sim.ts): throughput and 429s against a token-bucket limit, the
 // pause every worker shares, retries, failures, the journal it writes, and
 // what a re-run does with that journal.
+import { readdirSync, utimesSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Prior } from '../../../../src/commands/webhooks/rotate-from/journal.js';
 import type { ItemResult } from '../../../../src/commands/webhooks/rotate-from/runner.js';
@@ -281,6 +283,34 @@ describe('runBulk: resuming from a journal', () => {
     expect(again.summary.failed).toBe(0);
     for (const id of h.server.ids) expect(h.server.endpoint(id).version).toBe(2);
     expect(h.delivered.get(b!)).toBe(secretOfB);
+  });
+
+  it('killed while an item\'s "send" record was on its way to the disk: nothing was sent with that key, and no record of it is left in recovered/ once the re-run is done', async () => {
+    for (const after of ['ok', 'none'] as const) {
+      const h = harness({ endpoints: 3, fsyncMs: 2 });
+      const [, b] = h.server.ids;
+      const first = await h.run(h.items(), { killBefore: (r) => r.t === 'send' && r.id === b });
+      expect(first.killed).toBe(true);
+      // The re-run's "ok" of b reaches the disk, then it dies before tidying up: a third run skips b as done.
+      const second = await h.run(h.items(), { priors: h.priors(), ...(after === 'ok' ? { killAfterRecords: h.journal.length + 6 } : {}) });
+      if (after === 'ok') await h.run(h.items(), { priors: h.priors() });
+      expect(second.killed).toBe(after === 'ok');
+      for (const id of h.server.ids) expect(h.server.endpoint(id).version).toBe(2);
+      for (const id of h.server.ids) expect(h.delivered.get(id)).toBe(h.server.endpoint(id).secret);
+      expect(readdirSync(join(h.configDir, 'recovered'))).toEqual([]);
+    }
+  });
+
+  it('a done item: what older requests of its endpoint left (superseded by its rotation) is removed, as its run would have once "ok" was on disk', async () => {
+    const h = harness({ endpoints: 1 });
+    const [a] = h.server.ids;
+    expect((await h.run(h.items())).summary.ok).toBe(1);
+    // Left by a request of an earlier key, older than the done rotation (a run killed between its "ok" and tidying up).
+    const orphan = h.keep(a!, 'k-older', 'whsec_older');
+    utimesSync(orphan, new Date(0), new Date(0));
+    const again = await h.run(h.items(), { priors: h.priors() });
+    expect(again.summary).toMatchObject({ skipped: 1, requests: 0 });
+    expect(readdirSync(join(h.configDir, 'recovered'))).toEqual([]);
   });
 
   it('a journal reused with the next manifest (expected version + 1): every item is a new rotation, none skipped as done', async () => {
