@@ -260,11 +260,29 @@ async function settleItem(run: ItemRun, item: ManifestItem, req: RecordedRequest
   // The worker moves on at once; the line follows when "ok" is on disk, so a
   // line on stdout always means "done, and known to be done by a re-run".
   const written = run.record({ t: 'ok', id: item.endpointId, key, version, fp: outcome.fp, delivery: outcome.delivered, requestId: requestId ?? '' }).then((recorded) => {
-    // (If "ok" cannot be written the run stops, and the record stays: a re-run delivers it again.)
-    if (recorded) outcome.retire();
-    run.succeed(item, line);
+    if (recorded) {
+      outcome.retire();
+      run.succeed(item, line);
+      return;
+    }
+    // "ok" is not on disk (a full disk): the line may not say done. The run
+    // stops; the record stays, and a re-run with the journal delivers it again.
+    run.fail(item, okNotRecorded(item, { fp: outcome.fp, version, delivered: outcome.delivered, held: start.held.path }), key);
   });
   run.pending(written);
+}
+
+/** Every destination holds the secret, but the journal could not say so: not done as far as a re-run knows. */
+function okNotRecorded(item: ManifestItem, { fp, version, delivered, held }: { fp: string; version: number | null; delivered: DeliveryRecord[]; held: string }): CliError {
+  return new CliError(
+    'internal_error',
+    `the signing secret ${fp} of endpoint ${item.endpointId} reached ${delivered.map((d) => d.to).join(', ') || 'every destination'}, but the journal could not record it (the run stops)`,
+    EXIT.unexpected,
+    {
+      details: exit13Details({ endpointId: item.endpointId, version, fingerprint: fp, recoveredPath: held }, { delivered }),
+      hint: `free space for the journal, then re-run with the same --journal: it delivers the secret again from ${held}, without rotating`,
+    },
+  );
 }
 
 const secretOf = (got: Got) => ('kept' in got ? got.kept : got.answer.ok && typeof got.answer.body.data.secret === 'string' ? got.answer.body.data.secret : undefined);

@@ -177,6 +177,26 @@ describe('runBulk: failures', () => {
   });
 });
 
+describe('runBulk: a journal that cannot be written', () => {
+  it('an item whose "ok" record did not reach the disk prints no "ok": true line; its record stays, and a re-run with the journal delivers it again', async () => {
+    const h = harness({ endpoints: 3, concurrency: 1 });
+    const [, b] = h.server.ids;
+    const first = await h.run(h.items(), { failAppend: (r) => r.t === 'ok' && r.id === b });
+    const lineOfB = first.results.find((r) => r.endpointId === b)!;
+    expect(lineOfB).toMatchObject({ ok: false, exitCode: 1, error: { code: 'internal_error' } });
+    expect(lineOfB.ok === false && lineOfB.error.message).toContain('the journal could not record it');
+    for (const r of okLines(first.results)) expect(h.journal).toContainEqual(expect.objectContaining({ t: 'ok', id: r.endpointId }));
+    expect(first.summary.stopped?.message).toContain('ENOSPC');
+    const secretOfB = h.server.endpoint(b!).secret;
+    expect(h.recovered(b!, 'key-2')).toBe(secretOfB);
+    const again = await h.run(h.items(), { priors: h.priors() });
+    expect(again.summary.failed).toBe(0);
+    expect(h.delivered.get(b!)).toBe(secretOfB);
+    for (const id of h.server.ids) expect(h.server.endpoint(id).version).toBe(2);
+    expect(readdirSync(join(h.configDir, 'recovered'))).toEqual([]);
+  });
+});
+
 describe('runBulk: Ctrl-C', () => {
   it('starts nothing new, lets the requests in flight finish and deliver, and counts the rest as not started', async () => {
     const h = harness({ endpoints: 100, concurrency: 4, latencyMs: 20 });
