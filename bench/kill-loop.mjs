@@ -273,8 +273,24 @@ const add = (a, b) => {
 // ---------------------------------------------------------------- random kills
 
 function fromArgs() {
-  return ['webhooks', 'rotate', '--from', 'manifest.ndjson', '--mode', 'immediate', '--yes', '--journal', 'fleet.journal', '--concurrency', '4', '--json',
-    '--secret-to', 'file:files/{id}.whsec', '--secret-to', 'exec:cat > execs/$CHATCTL_ENDPOINT_ID.exec'];
+  return [
+    'webhooks',
+    'rotate',
+    '--from',
+    'manifest.ndjson',
+    '--mode',
+    'immediate',
+    '--yes',
+    '--journal',
+    'fleet.journal',
+    '--concurrency',
+    '4',
+    '--json',
+    '--secret-to',
+    'file:files/{id}.whsec',
+    '--secret-to',
+    'exec:cat > execs/$CHATCTL_ENDPOINT_ID.exec',
+  ];
 }
 
 function newRoundDir(work, name, ids) {
@@ -350,7 +366,20 @@ async function randomMode(sb, work, o, rnd) {
     const r = await randomRound(sb, work, configDir, o, rnd, round, fullMs);
     rounds.push(r);
     const landed = r.kills.filter((k) => k.landed).length;
-    add(total, { endpoints: r.endpoints, ok: r.ok, lost: r.lost, inKernel: r.inKernel, stale: r.stale, kept: r.kept, double: r.double, notRotated: r.notRotated, leftover: r.leftover, killsLanded: landed, lastNonZero: r.lastExit === 0 ? 0 : 1, lostIds: r.lostIds });
+    add(total, {
+      endpoints: r.endpoints,
+      ok: r.ok,
+      lost: r.lost,
+      inKernel: r.inKernel,
+      stale: r.stale,
+      kept: r.kept,
+      double: r.double,
+      notRotated: r.notRotated,
+      leftover: r.leftover,
+      killsLanded: landed,
+      lastNonZero: r.lastExit === 0 ? 0 : 1,
+      lostIds: r.lostIds,
+    });
     process.stdout.write(
       `  round ${String(round).padStart(2)}: kills at ${r.kills.map((k) => `${k.delay}${k.landed ? '' : '(after exit)'}`).join(', ')} ms; last resume exit ${r.lastExit}; ok ${r.ok}, lost ${r.lost}, in kernel ${r.inKernel}, stale ${r.stale}, kept ${r.kept}, double ${r.double}, not rotated ${r.notRotated}, leftover ${r.leftover}\n`,
     );
@@ -448,7 +477,16 @@ async function bytesSingle(sb, proxy, work, delayMs, trial) {
   // Through the proxy again (disarmed): the same command, against the same base URL.
   const resume = await startChatctl(args, chatctlEnv(sb.info, proxy.url, configDir, dir), dir).done;
   const figures = compare([id], await sb.state(), [{ dir, ext: '.whsec' }], history, configDir, 1);
-  return { kind: 'single', delayMs, landed: kill.landed, atKill: history.get(id)[0], resumeExit: resume.code, resumeStderr: resume.code === 0 ? '' : resume.stderr.slice(0, 1500), leftover: recoveredFiles(configDir).length, ...figures };
+  return {
+    kind: 'single',
+    delayMs,
+    landed: kill.landed,
+    atKill: history.get(id)[0],
+    resumeExit: resume.code,
+    resumeStderr: resume.code === 0 ? '' : resume.stderr.slice(0, 1500),
+    leftover: recoveredFiles(configDir).length,
+    ...figures,
+  };
 }
 
 async function bytesFrom(sb, proxy, work, delayMs, trial, n, rnd) {
@@ -463,7 +501,17 @@ async function bytesFrom(sb, proxy, work, delayMs, trial, n, rnd) {
   const figures = compare(ids, await sb.state(), destinations(dir), history, configDir, 1);
   // For each answer lost this way: how long it had been on chatctl's socket when the kill came.
   const unread = figures.lostIds.map((l) => ({ id: l.id, msOnSocket: kill.before.get(l.id) ?? null }));
-  return { kind: 'from', delayMs, nth, unread, landed: kill.landed, resumeExit: resume.code, resumeStderr: resume.code === 0 ? '' : resume.stderr.slice(0, 1500), leftover: recoveredFiles(configDir).length, ...figures };
+  return {
+    kind: 'from',
+    delayMs,
+    nth,
+    unread,
+    landed: kill.landed,
+    resumeExit: resume.code,
+    resumeStderr: resume.code === 0 ? '' : resume.stderr.slice(0, 1500),
+    leftover: recoveredFiles(configDir).length,
+    ...figures,
+  };
 }
 
 async function bytesMode(sb, work, o, rnd) {
@@ -482,13 +530,33 @@ async function bytesMode(sb, work, o, rnd) {
   const groups = {};
   for (const t of trials) {
     const g = (groups[`${t.kind} +${t.delayMs} ms`] ??= {});
-    add(g, { trials: 1, landed: t.landed ? 1 : 0, endpoints: t.endpoints, ok: t.ok, lost: t.lost, inKernel: t.inKernel, stale: t.stale, kept: t.kept, double: t.double, notRotated: t.notRotated, leftover: t.leftover, resumeNonZero: t.resumeExit === 0 ? 0 : 1 });
+    add(g, {
+      trials: 1,
+      landed: t.landed ? 1 : 0,
+      endpoints: t.endpoints,
+      ok: t.ok,
+      lost: t.lost,
+      inKernel: t.inKernel,
+      stale: t.stale,
+      kept: t.kept,
+      double: t.double,
+      notRotated: t.notRotated,
+      leftover: t.leftover,
+      resumeNonZero: t.resumeExit === 0 ? 0 : 1,
+    });
     if (t.kind === 'single') add(g, { [`atKill_${t.atKill}`]: 1 });
   }
-  for (const [name, g] of Object.entries(groups)) process.stdout.write(`  ${name.padEnd(13)} ${Object.entries(g).map(([k, v]) => `${k} ${v}`).join(', ')}\n`);
+  for (const [name, g] of Object.entries(groups))
+    process.stdout.write(
+      `  ${name.padEnd(13)} ${Object.entries(g)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}\n`,
+    );
   for (const t of trials.filter((x) => x.resumeExit !== 0)) process.stdout.write(`  ${t.kind} +${t.delayMs} ms resume exit ${t.resumeExit}: ${t.resumeStderr.split('\n')[0]}\n`);
   for (const t of trials.filter((x) => x.unread?.length))
-    process.stdout.write(`  from +${t.delayMs} ms (killed after answer ${t.nth}): answers unread at the kill, ms on chatctl's socket: ${t.unread.map((u) => u.msOnSocket ?? 'not yet sent').join(', ')}\n`);
+    process.stdout.write(
+      `  from +${t.delayMs} ms (killed after answer ${t.nth}): answers unread at the kill, ms on chatctl's socket: ${t.unread.map((u) => u.msOnSocket ?? 'not yet sent').join(', ')}\n`,
+    );
   return { groups, trials };
 }
 

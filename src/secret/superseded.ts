@@ -28,6 +28,9 @@ const markerPath = (configDir: string, scope: string, endpointId: string) => joi
  */
 export function noteRotation(configDir: string, scope: string, r: Rotation): void {
   const path = markerPath(configDir, scope, r.endpointId);
+  // A replay of an older request (its answer names its own, older version) never hides the newer rotation.
+  const last = lastRotation(configDir, scope, r.endpointId);
+  if (last && last.idempotencyKey !== r.idempotencyKey && last.version >= r.version) return;
   try {
     makeFolders(join(configDir, 'rotations'), 0o700);
     writeFileAtomic(path, `${JSON.stringify(r)}\n`, { durable: false });
