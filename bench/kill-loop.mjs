@@ -47,6 +47,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startSandboxChild } from './sandbox-child.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'chatctl.js');
@@ -100,40 +101,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // ---------------------------------------------------------------- the sandbox
 
 async function startSandbox(home, limit) {
-  const child = spawn(process.execPath, [BIN, 'sandbox', '--json', '--port', '0', '--host', '127.0.0.1', '--endpoint-limit', String(limit)], {
-    cwd: home,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, CHATCTL_CONFIG_DIR: join(home, 'sandbox-config'), NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  const info = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new LoopError('the sandbox did not start in 10 s')), 10_000);
-    child.stdout.on('data', (c) => {
-      out += c;
-      const nl = out.indexOf('\n');
-      if (nl >= 0) {
-        clearTimeout(timer);
-        resolve(JSON.parse(out.slice(0, nl)));
-      }
-    });
-    child.on('exit', (code) => reject(new LoopError(`the sandbox exited (${code}) before it started`)));
-  });
-  child.stderr.resume();
-  const call = async (method, path, body, key) => {
-    const res = await fetch(`${info.baseUrl}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${info.token}`,
-        origin: 'https://kill-loop.example',
-        'x-service-csrf': '1',
-        'content-type': 'application/json',
-        ...(key ? { 'idempotency-key': key } : {}),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : null };
-  };
+  const { info, call, stop } = await startSandboxChild(BIN, home, ['--port', '0', '--host', '127.0.0.1', '--endpoint-limit', String(limit)], (m) => new LoopError(m));
   const base = `/v1/organizations/${info.organizationId}/applications/${info.applicationId}/environments/${info.environmentKey}/webhook-endpoints`;
   let made = 0;
   return {
@@ -144,7 +112,7 @@ async function startSandbox(home, limit) {
       const ids = [];
       for (let i = 0; i < n; i++) {
         const k = made++;
-        const r = await call('POST', base, { name: `kill ${k}`, destinationUrl: `https://hooks.example.com/kill/${k}`, eventTypes: ['chat.message.created.v1'] }, `kill-loop-${k}`);
+        const r = await call('POST', base, { key: `kill-loop-${k}`, json: { name: `kill ${k}`, destinationUrl: `https://hooks.example.com/kill/${k}`, eventTypes: ['chat.message.created.v1'] } });
         if (r.status !== 201) throw new LoopError(`creating endpoint ${k} answered ${r.status}: ${JSON.stringify(r.body)}`);
         ids.push(r.body.data.endpoint.id);
       }
@@ -155,11 +123,7 @@ async function startSandbox(home, limit) {
       const r = await call('GET', '/_sandbox/endpoints');
       return new Map(r.body.data.endpoints.map((e) => [e.id, { version: e.version, current: e.validSecrets[0] }]));
     },
-    stop: () =>
-      new Promise((resolve) => {
-        child.once('exit', resolve);
-        child.kill('SIGTERM');
-      }),
+    stop,
   };
 }
 
@@ -212,8 +176,9 @@ function recoveredFiles(configDir) {
 
 /**
  * What recovered/ holds of this endpoint: 'none', 'header' (a record with no
- * answer bytes: sent, nothing read yet), 'answer' (a record holding answer
- * bytes), 'kept' (a kept secret or answer). Files are named after the
+ * answer bytes: sent, nothing read yet), 'status' (the answer's status line
+ * and headers, no body yet), 'answer' (a record holding body bytes), 'kept'
+ * (a kept secret or answer). Files are named after the
  * endpoint id (a readable label), then hashes.
  */
 function recoveredState(configDir, id) {
@@ -223,7 +188,8 @@ function recoveredState(configDir, id) {
   for (const n of mine) {
     const text = readFileSync(join(recoveredDir(configDir), n), 'utf8');
     const lines = text.split('\n');
-    if (lines.length > 2 || (lines.length === 2 && lines[1] !== '')) return 'answer';
+    if (lines.length > 2 && lines.slice(2).join('\n') !== '') return 'answer';
+    if (lines.length > 2) return 'status';
   }
   return 'header';
 }
