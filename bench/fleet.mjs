@@ -25,6 +25,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startSandboxChild } from './sandbox-child.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'chatctl.js');
@@ -94,50 +95,7 @@ function parseArgs(argv) {
 
 // ---------------------------------------------------------------- the sandbox
 
-async function startSandbox(home) {
-  const child = spawn(process.execPath, [BIN, 'sandbox', '--json', '--endpoint-limit', '1000000'], {
-    cwd: home,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, CHATCTL_CONFIG_DIR: join(home, 'config'), NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  const info = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new BenchError('the sandbox did not start in 10 s')), 10_000);
-    child.stdout.on('data', (c) => {
-      out += c;
-      const nl = out.indexOf('\n');
-      if (nl >= 0) {
-        clearTimeout(timer);
-        resolve(JSON.parse(out.slice(0, nl)));
-      }
-    });
-    child.on('exit', (code) => reject(new BenchError(`the sandbox exited (${code}) before it started`)));
-  });
-  const call = async (method, path, body) => {
-    const res = await fetch(`${info.baseUrl}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${info.token}`,
-        origin: 'https://bench.example',
-        'x-service-csrf': '1',
-        'content-type': 'application/json',
-        ...(body?.key ? { 'idempotency-key': body.key } : {}),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body.json ?? body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : null };
-  };
-  return {
-    info,
-    call,
-    stop: () =>
-      new Promise((resolve) => {
-        child.once('exit', resolve);
-        child.kill('SIGTERM');
-      }),
-  };
-}
+const startSandbox = (home) => startSandboxChild(BIN, home, ['--endpoint-limit', '1000000'], (m) => new BenchError(m));
 
 async function createEndpoints(sb, n, destination = 'https://hooks.example.com') {
   const { organizationId, applicationId, environmentKey } = sb.info;

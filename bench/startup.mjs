@@ -855,8 +855,10 @@ async function main() {
   }
 }
 
-// `npm run bench -- --fleet`: the rotate --from benchmark instead (bench/fleet.mjs).
+// `npm run bench -- --fleet`: the rotate --from benchmark instead (bench/fleet.mjs);
+// `npm run bench -- --kill-loop`: the random-kill loop (bench/kill-loop.mjs).
 if (process.argv.slice(2).includes('--fleet')) await import('./fleet.mjs');
+else if (process.argv.slice(2).includes('--kill-loop')) await import('./kill-loop.mjs');
 else
   main().then(
     () => process.exit(0),

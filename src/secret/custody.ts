@@ -25,7 +25,7 @@ import type { Delivered, DeliveryFailure } from './deliver-all.js';
 import { fingerprint } from './fingerprint.js';
 import { describeKeepFailure } from './deliver.js';
 import { findLeft, removeLeft, recordPaths, WriteAheadRecord, type Left, type RecordedRequest } from './record.js';
-import { noteRotation, removeSuperseded, supersededBy, type Rotation } from './superseded.js';
+import { lastRotation, noteRotation, removeSuperseded, supersededBy, type Rotation } from './superseded.js';
 import type { Clock } from '../system/clock.js';
 
 /** Whose secret it is: what every message and hint names. */
@@ -242,6 +242,8 @@ export async function settle(
     answer: body.data,
     serverRequestId: body.meta.requestId,
   };
+  // The last rotation of the endpoint this machine saw, before this answer is noted.
+  const before = req.op === 'rotate' && req.endpointId !== null ? lastRotation(run.configDir, req.scope, req.endpointId) : undefined;
   if (req.op === 'rotate' && req.endpointId !== null && typeof holder.version === 'number') {
     noteRotation(run.configDir, req.scope, { endpointId: req.endpointId, version: holder.version, at: new Date(run.now()).toISOString(), idempotencyKey: req.idempotencyKey });
   }
@@ -249,15 +251,8 @@ export async function settle(
     // Applied, but the secret is not in the answer (a replay of an earlier
     // request with this key, or withheld): nothing to keep.
     held.retire();
-    return {
-      ok: false,
-      error: secretWithheld({ ...holder, endpointId: rawId ?? req.endpointId ?? 'ENDPOINT_ID' }, { secret, secretAvailable }, run.now(), who.resent),
-      holder,
-      body,
-      fp: null,
-      delivered: [],
-      kept: null,
-    };
+    const error = withheld(run, req, { ...holder, endpointId: rawId ?? req.endpointId ?? 'ENDPOINT_ID' }, { secret, secretAvailable }, before, who.resent);
+    return { ok: false, error, holder, body, fp: null, delivered: [], kept: null };
   }
   return inCustody(run, req, held, secret, holder, body, deliver, hooks);
 }
@@ -324,18 +319,30 @@ async function inCustody(
   return { ok: false, error, holder, body, fp, delivered: result.delivered, kept: where ?? null };
 }
 
-/** A later rotation of the endpoint went through chatctl here: what an earlier run left is never delivered. */
-function superseded(run: CustodyRun, req: RecordedRequest, left: Left, newer: Rotation): CliError {
+/**
+ * The server replayed an applied request without its secret. Said as what
+ * this machine knows of it: superseded by a later rotation noted here (then
+ * the hint's version is that one's), or applied by an earlier run here.
+ */
+function withheld(run: CustodyRun, req: RecordedRequest, holder: Holder, answer: { secret: unknown; secretAvailable: boolean }, before: Rotation | undefined, resent: boolean | 'maybe'): CliError {
+  if (before && before.idempotencyKey !== req.idempotencyKey && typeof holder.version === 'number' && before.version > holder.version) return superseded(run, req, null, before);
+  const earlier = before?.idempotencyKey === req.idempotencyKey ? before : undefined;
+  return secretWithheld(holder, answer, run.now(), resent === true || earlier !== undefined ? true : resent, earlier?.at);
+}
+
+/** A later rotation of the endpoint went through chatctl here: what an earlier run left (or a replay of its request) is never delivered. */
+function superseded(run: CustodyRun, req: RecordedRequest, left: Left | null, newer: Rotation): CliError {
   const newerLeft = findLeft(run.configDir, { ...req, idempotencyKey: newer.idempotencyKey });
   // The newer secret was delivered or kept: this one can go.
   if (!newerLeft && req.endpointId !== null) removeSuperseded(run.configDir, req.scope, req.endpointId, []);
   const id = escapeInline(req.endpointId ?? '');
+  const what = left ? `the secret of endpoint ${id} that an earlier run kept` : `the rotation of endpoint ${id} that an earlier request applied`;
   return localError(
     'secret_not_delivered',
-    `the secret of endpoint ${id} that an earlier run kept (Idempotency-Key ${req.idempotencyKey}) is superseded by the rotation to version ${newer.version} at ${newer.at}; it was not delivered, and the destinations were left as they are`,
+    `${what} (Idempotency-Key ${req.idempotencyKey}) is superseded by the rotation to version ${newer.version} at ${newer.at}; it was not delivered, and the destinations were left as they are`,
     {
       details: exit13Details(
-        { endpointId: req.endpointId, version: newer.version, fingerprint: null, recoveredPath: newerLeft ? left.path : null },
+        { endpointId: req.endpointId, version: newer.version, fingerprint: null, recoveredPath: newerLeft && left ? left.path : null },
         { supersededBy: { version: newer.version, at: newer.at, idempotencyKey: newer.idempotencyKey } },
       ),
       idempotencyKey: req.idempotencyKey,
@@ -440,13 +447,14 @@ export function keepOddAnswer(odd: OddSecretAnswer, holder: Holder, held: Held, 
 }
 
 /** The server applied the change but sent no usable secret: exit 13, with the way to a new one. */
-export function secretWithheld(holder: Holder, answer: { secret: unknown; secretAvailable: boolean }, now: number, replayed: boolean | 'maybe' = false): CliError {
+export function secretWithheld(holder: Holder, answer: { secret: unknown; secretAvailable: boolean }, now: number, replayed: boolean | 'maybe' = false, appliedAt?: string): CliError {
   const what = answer.secret === null || answer.secret === undefined ? 'secret: null' : answer.secret === '' ? 'an empty secret' : 'a secret';
   const said = `(it answered ${what} and secretAvailable: ${String(answer.secretAvailable)})`;
+  const when = appliedAt ? ` at ${appliedAt}` : '';
   // 'maybe': a key the user gave, of which this machine keeps no record: an earlier run elsewhere, or one that lost the answer.
   const message =
     replayed === true
-      ? `the change was applied by an earlier run's request${keyText(holder)}, and the server does not return a secret twice ${said}`
+      ? `the change was applied by an earlier run's request${keyText(holder)}${when}, and the server does not return a secret twice ${said}`
       : replayed === 'maybe'
         ? `the change was applied, but the signing secret is not available ${said}: if an earlier run sent this Idempotency-Key (${holder.idempotencyKey}), the change is that run's, and the server does not return a secret twice; no record of it is kept here`
         : `the change was applied, but the signing secret is not available (the server answered ${what} and secretAvailable: ${String(answer.secretAvailable)})`;

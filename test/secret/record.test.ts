@@ -141,6 +141,14 @@ describe('supersession', () => {
     expect(supersededBy(cfg, req('k-new'), findLeft(cfg, req('k-new'))!, null)).toBeUndefined();
   });
 
+  it("a replay of an older request (its answer's older version) never replaces the note of the newer rotation", () => {
+    noteRotation(cfg, 'org_1/app_1/env_1', { endpointId: 'we_1', version: 5, at: 'T5', idempotencyKey: 'k-new' });
+    noteRotation(cfg, 'org_1/app_1/env_1', { endpointId: 'we_1', version: 4, at: 'T6', idempotencyKey: 'k-old' });
+    expect(lastRotation(cfg, 'org_1/app_1/env_1', 'we_1')).toMatchObject({ version: 5, idempotencyKey: 'k-new' });
+    noteRotation(cfg, 'org_1/app_1/env_1', { endpointId: 'we_1', version: 6, at: 'T7', idempotencyKey: 'k-next' });
+    expect(lastRotation(cfg, 'org_1/app_1/env_1', 'we_1')).toMatchObject({ version: 6, idempotencyKey: 'k-next' });
+  });
+
   it('without a version to compare, a note written after the record supersedes it', () => {
     const left = WriteAheadRecord.open(cfg, req('k-old'), new Date(0));
     left.close();

@@ -3,7 +3,9 @@
 // single rotate goes through:
 //   1. "send" in the journal and the item's record in recovered/, both
 //      before the request (custody's start: what an earlier run left of the
-//      same key is delivered instead, or refused as superseded);
+//      same key is delivered instead, or refused as superseded); a new key's
+//      record only once its "send" is on disk, so no record is ever left of
+//      a key no journal names;
 //   2. its request, through the engine, the record's tap keeping the answer;
 //   3. the answer settled: "applied" in the journal before any destination,
 //      then every destination, then "ok" (or "fail" with exit 13, the
@@ -16,8 +18,8 @@ import { EXIT } from '../../../errors/exit-codes.js';
 import { NotSent, type CallHooks } from '../../../http/client.js';
 import { knownNotApplied, sendFailed, settle, startCustody, type CustodyRun, type Got, type InDelivery, type Start } from '../../../secret/custody.js';
 import { exit13Details, newSecretHint } from '../../../secret/new-secret-hint.js';
-import { findLeft, removeLeft, type RecordedRequest } from '../../../secret/record.js';
-import { lastRotation } from '../../../secret/superseded.js';
+import { findLeft, recordPaths, removeLeft, type RecordedRequest } from '../../../secret/record.js';
+import { lastRotation, removeSuperseded } from '../../../secret/superseded.js';
 import { fingerprint } from '../../../secret/fingerprint.js';
 import type { DeliveryResult } from '../../../secret/custody.js';
 import type { DeliveryRecord, JournalRecord, Prior } from './journal.js';
@@ -119,42 +121,75 @@ export const skippedResult = (item: ManifestItem, prior: Prior, delivery: Delive
   requestId: prior.requestId,
 });
 
-/** An item ready to be sent: its record written, its "send" on its way to the disk. */
+/** An item ready to be sent: its "send" on its way to the disk, and (a re-sent key) its record. */
 export interface Outgoing {
   item: ManifestItem;
   key: string;
   req: RecordedRequest;
-  start: Extract<Start, { kind: 'send' }>;
+  /**
+   * Its custody, once its record is written: at once for a re-sent key
+   * (its "send" is on disk since an earlier run); for a new key only once
+   * its "send" is, so that a run killed before leaves no record of a key
+   * that no journal names and no request carried.
+   */
+  start: SendStart | undefined;
   /** Its "send" record, on its way to the disk; false if the journal failed. */
   journaled: Promise<boolean>;
 }
 
+type SendStart = Extract<Start, { kind: 'send' }>;
+
 /**
- * Before an item's request: its record, and its "send" on its way to the
- * disk. What an earlier run left of the same key (an answer, a kept secret)
- * is delivered now instead, and one superseded since ends 13: then there is
- * nothing to send (undefined).
+ * Before an item's request: its "send" on its way to the disk, and for a
+ * re-sent key its record. What an earlier run left of the same key (an
+ * answer, a kept secret) is delivered now instead, and one superseded since
+ * ends 13: then there is nothing to send (undefined).
  */
 export async function prepare(run: ItemRun, item: ManifestItem, key: string, resent: boolean): Promise<Outgoing | undefined> {
   const req = requestOf(run, item, key);
+  let start: SendStart | undefined;
+  if (resent) {
+    start = await begin(run, item, req);
+    if (!start) return undefined;
+    start = { ...start, resent: true };
+    run.notice?.(`${item.endpointId}: re-sending the earlier run's request (expected version ${item.expectedVersion}, mode ${item.mode}) with its Idempotency-Key ${key}`);
+  }
+  const journaled = run.record({ t: 'send', id: item.endpointId, key, ev: item.expectedVersion, mode: item.mode });
+  return { item, key, req, start, journaled };
+}
+
+/** Custody's start for an item: a superseded one fails, an earlier answer is delivered (then undefined: nothing to send); else its record is written. */
+async function begin(run: ItemRun, item: ManifestItem, req: RecordedRequest): Promise<SendStart | undefined> {
   const start = await startCustody(run.custody, req, recordedSecretAnswer(item.endpointId));
   if (start.kind === 'superseded') {
-    run.fail(item, start.error, key);
+    run.fail(item, start.error, req.idempotencyKey);
     return undefined;
   }
   if (start.kind === 'deliver') {
-    run.notice?.(`${item.endpointId}: an earlier run kept the answer to its request (Idempotency-Key ${key}); delivering its secret without sending again`);
+    run.notice?.(`${item.endpointId}: an earlier run kept the answer to its request (Idempotency-Key ${req.idempotencyKey}); delivering its secret without sending again`);
     await settleItem(run, item, req, start, start.got, true);
     return undefined;
   }
-  if (resent) run.notice?.(`${item.endpointId}: re-sending the earlier run's request (expected version ${item.expectedVersion}, mode ${item.mode}) with its Idempotency-Key ${key}`);
-  const journaled = run.record({ t: 'send', id: item.endpointId, key, ev: item.expectedVersion, mode: item.mode });
-  return { item, key, req, start: { ...start, resent: start.resent || resent }, journaled };
+  return start;
 }
 
-/** The request of a prepared item, and its outcome. `onSent` is called once its first attempt is on its way. */
+/** A new key's record, once its "send" is on disk; a record that cannot be written fails the item, nothing sent. */
+async function recordOf(run: ItemRun, out: Outgoing): Promise<SendStart | undefined> {
+  try {
+    return await begin(run, out.item, out.req);
+  } catch (err) {
+    const e = asCliError(err);
+    await run.record({ t: 'fail', id: out.item.endpointId, key: out.key, applied: false, exitCode: e.exitCode, code: e.code });
+    run.fail(out.item, e);
+    return undefined;
+  }
+}
+
+/** The request of a prepared item (its "send" on disk), and its outcome. */
 export async function sendItem(run: ItemRun, out: Outgoing, hooks: CallHooks): Promise<void> {
-  const { item, key, start } = out;
+  const { item, key } = out;
+  const start = out.start ?? (await recordOf(run, out));
+  if (!start) return;
   let answer: SecretAnswer;
   try {
     answer = await run.rotate({ endpointId: item.endpointId, expectedVersion: item.expectedVersion, mode: item.mode }, key, { ...hooks, tap: start.held.tap, mayHaveApplied: start.resent });
@@ -237,23 +272,24 @@ async function settleItem(run: ItemRun, item: ManifestItem, req: RecordedRequest
       run.succeed(item, line);
       return;
     }
-    // "ok" could not be written (the run stops): the record stays, and the
-    // line says so rather than ok, since only a line whose outcome is on disk
-    // may say done; a re-run with the journal delivers it again from there.
-    run.fail(
-      item,
-      new CliError(
-        'journal_error',
-        `every destination holds the signing secret ${outcome.fp}, but the journal could not record it; the record stays in recovered/ and a re-run with the journal delivers it again`,
-        EXIT.unexpected,
-        {
-          details: { endpointId: item.endpointId, version, fingerprint: outcome.fp, delivery: outcome.delivered },
-        },
-      ),
-      key,
-    );
+    // "ok" is not on disk (a full disk): the line may not say done. The run
+    // stops; the record stays, and a re-run with the journal delivers it again.
+    run.fail(item, okNotRecorded(item, { fp: outcome.fp, version, delivered: outcome.delivered, held: start.held.path }), key);
   });
   run.pending(written);
+}
+
+/** Every destination holds the secret, but the journal could not say so: not done as far as a re-run knows. */
+function okNotRecorded(item: ManifestItem, { fp, version, delivered, held }: { fp: string; version: number | null; delivered: DeliveryRecord[]; held: string }): CliError {
+  return new CliError(
+    'internal_error',
+    `the signing secret ${fp} of endpoint ${item.endpointId} reached ${delivered.map((d) => d.to).join(', ') || 'every destination'}, but the journal could not record it (the run stops)`,
+    EXIT.unexpected,
+    {
+      details: exit13Details({ endpointId: item.endpointId, version, fingerprint: fp, recoveredPath: held }, { delivered }),
+      hint: `free space for the journal, then re-run with the same --journal: it delivers the secret again from ${held}, without rotating`,
+    },
+  );
 }
 
 const secretOf = (got: Got) => ('kept' in got ? got.kept : got.answer.ok && typeof got.answer.body.data.secret === 'string' ? got.answer.body.data.secret : undefined);
@@ -276,11 +312,14 @@ const scrubbed = (run: ItemRun, text: string) => (run.custody.scrubber?.scrub ? 
  */
 export function tidyDone(run: ItemRun, item: ManifestItem, prior: Prior): void {
   if (!prior.fp) return;
+  const { configDir, scope } = run.custody;
   const req = requestOf(run, item, prior.key);
-  const left = findLeft(run.custody.configDir, req);
+  // What the killed run's retire() would have removed too: older files of the endpoint this rotation superseded.
+  if (lastRotation(configDir, scope, item.endpointId)?.idempotencyKey === prior.key) removeSuperseded(configDir, scope, item.endpointId, Object.values(recordPaths(configDir, req)));
+  const left = findLeft(configDir, req);
   if (!left) return;
   const secret = left.kind === 'secret' ? left.secret.toString('utf8') : left.kind === 'record' ? recordedSecret(left.record.answer?.body) : undefined;
-  if (secret !== undefined && fingerprint(secret) === prior.fp) removeLeft(run.custody.configDir, req);
+  if (secret !== undefined && fingerprint(secret) === prior.fp) removeLeft(configDir, req);
 }
 
 /** The secret a recorded answer's body holds, read plainly (a record left after "ok" holds the answer that was delivered). */

@@ -2,10 +2,10 @@
 // (support/sim.ts): throughput and 429s against a token-bucket limit, the
 // pause every worker shares, retries, failures, the journal it writes, and
 // what a re-run does with that journal.
-import { describe, expect, it } from 'vitest';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
 import type { Prior } from '../../../../src/commands/webhooks/rotate-from/journal.js';
 import type { ItemResult } from '../../../../src/commands/webhooks/rotate-from/runner.js';
 import { fp, harness } from './support/harness.js';
@@ -178,6 +178,26 @@ describe('runBulk: failures', () => {
   });
 });
 
+describe('runBulk: a journal that cannot be written', () => {
+  it('an item whose "ok" record did not reach the disk prints no "ok": true line; its record stays, and a re-run with the journal delivers it again', async () => {
+    const h = harness({ endpoints: 3, concurrency: 1 });
+    const [, b] = h.server.ids;
+    const first = await h.run(h.items(), { failAppend: (r) => r.t === 'ok' && r.id === b });
+    const lineOfB = first.results.find((r) => r.endpointId === b)!;
+    expect(lineOfB).toMatchObject({ ok: false, exitCode: 1, error: { code: 'internal_error' } });
+    expect(lineOfB.ok === false && lineOfB.error.message).toContain('the journal could not record it');
+    for (const r of okLines(first.results)) expect(h.journal).toContainEqual(expect.objectContaining({ t: 'ok', id: r.endpointId }));
+    expect(first.summary.stopped?.message).toContain('ENOSPC');
+    const secretOfB = h.server.endpoint(b!).secret;
+    expect(h.recovered(b!, 'key-2')).toBe(secretOfB);
+    const again = await h.run(h.items(), { priors: h.priors() });
+    expect(again.summary.failed).toBe(0);
+    expect(h.delivered.get(b!)).toBe(secretOfB);
+    for (const id of h.server.ids) expect(h.server.endpoint(id).version).toBe(2);
+    expect(readdirSync(join(h.configDir, 'recovered'))).toEqual([]);
+  });
+});
+
 describe('runBulk: Ctrl-C', () => {
   it('starts nothing new, lets the requests in flight finish and deliver, and counts the rest as not started', async () => {
     const h = harness({ endpoints: 100, concurrency: 4, latencyMs: 20 });
@@ -284,6 +304,34 @@ describe('runBulk: resuming from a journal', () => {
     expect(again.summary.failed).toBe(0);
     for (const id of h.server.ids) expect(h.server.endpoint(id).version).toBe(2);
     expect(h.delivered.get(b!)).toBe(secretOfB);
+  });
+
+  it('killed while an item\'s "send" record was on its way to the disk: nothing was sent with that key, and no record of it is left in recovered/ once the re-run is done', async () => {
+    for (const after of ['ok', 'none'] as const) {
+      const h = harness({ endpoints: 3, fsyncMs: 2 });
+      const [, b] = h.server.ids;
+      const first = await h.run(h.items(), { killBefore: (r) => r.t === 'send' && r.id === b });
+      expect(first.killed).toBe(true);
+      // The re-run's "ok" of b reaches the disk, then it dies before tidying up: a third run skips b as done.
+      const second = await h.run(h.items(), { priors: h.priors(), ...(after === 'ok' ? { killAfterRecords: h.journal.length + 6 } : {}) });
+      if (after === 'ok') await h.run(h.items(), { priors: h.priors() });
+      expect(second.killed).toBe(after === 'ok');
+      for (const id of h.server.ids) expect(h.server.endpoint(id).version).toBe(2);
+      for (const id of h.server.ids) expect(h.delivered.get(id)).toBe(h.server.endpoint(id).secret);
+      expect(readdirSync(join(h.configDir, 'recovered'))).toEqual([]);
+    }
+  });
+
+  it('a done item: what older requests of its endpoint left (superseded by its rotation) is removed, as its run would have once "ok" was on disk', async () => {
+    const h = harness({ endpoints: 1 });
+    const [a] = h.server.ids;
+    expect((await h.run(h.items())).summary.ok).toBe(1);
+    // Left by a request of an earlier key, older than the done rotation (a run killed between its "ok" and tidying up).
+    const orphan = h.keep(a!, 'k-older', 'whsec_older');
+    utimesSync(orphan, new Date(0), new Date(0));
+    const again = await h.run(h.items(), { priors: h.priors() });
+    expect(again.summary).toMatchObject({ skipped: 1, requests: 0 });
+    expect(readdirSync(join(h.configDir, 'recovered'))).toEqual([]);
   });
 
   it('a journal reused with the next manifest (expected version + 1): every item is a new rotation, none skipped as done', async () => {
@@ -465,7 +513,7 @@ describe('runBulk: what the journal holds', () => {
       );
       expect(summary.ok).toBe(0);
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatchObject({ endpointId: 'we_1', ok: false, exitCode: 1, idempotencyKey: 'k-1', error: { code: 'journal_error' } });
+      expect(lines[0]).toMatchObject({ endpointId: 'we_1', ok: false, exitCode: 1, idempotencyKey: 'k-1', error: { code: 'internal_error' } });
       // The record, with the answer that carries the secret, is still there for the re-run.
       const left = readdirSync(join(configDir, 'recovered'));
       expect(left).toHaveLength(1);

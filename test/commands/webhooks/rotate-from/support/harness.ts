@@ -88,7 +88,15 @@ export function harness(opts: HarnessOptions) {
    */
   async function run(
     list: ManifestItem[],
-    extra: { signal?: AbortSignal; priors?: Map<string, Prior>; onResult?: (r: ItemResult) => void; killAfterRecords?: number; killBefore?: (r: JournalRecord) => boolean } = {},
+    extra: {
+      signal?: AbortSignal;
+      priors?: Map<string, Prior>;
+      onResult?: (r: ItemResult) => void;
+      killAfterRecords?: number;
+      killBefore?: (r: JournalRecord) => boolean;
+      /** Records that cannot be written (a full disk): their append fails, as the journal's does. */
+      failAppend?: (r: JournalRecord) => boolean;
+    } = {},
   ): Promise<{ summary: RunSummary; results: ItemResult[]; killed: boolean }> {
     const results: ItemResult[] = [];
     let records = 0;
@@ -145,6 +153,7 @@ export function harness(opts: HarnessOptions) {
             alive(async () => {
               if (extra.killBefore?.(r)) dead = true; // killed as this record is being written: it never reaches the disk
               if (dead) return never;
+              if (extra.failAppend?.(r)) throw new Error('cannot write the journal: ENOSPC');
               if (opts.fsyncMs) await vt.sleep(opts.fsyncMs);
               if (dead) return never;
               journal.push(r);

@@ -1,0 +1,56 @@
+// docs/secrets.md, "Superseded records", for a single rotate: a key whose
+// rotation a later one superseded is never delivered, also once its record
+// is gone and the server only replays it; a replay of a rotation an earlier
+// run here applied says so. In-process, against the in-process sandbox.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { runCli, workspace } from '../support/run.js';
+import { endpointBody, sandbox } from '../support/sandbox.js';
+
+async function setUp() {
+  const sb = await sandbox();
+  const created = await sb.create(endpointBody(1));
+  const id = created.body.data.endpoint.id as string;
+  const env = { CHATCTL_BASE_URL: sb.sb.baseUrl, CHATCTL_TOKEN: sb.sb.token, CHATCTL_ORG: sb.sb.organizationId, CHATCTL_APP: sb.sb.applicationId, CHATCTL_ENV: sb.sb.environmentKey };
+  const ws = workspace();
+  const rotate = (ev: number, key: string, ...to: string[]) =>
+    runCli(['webhooks', 'rotate', id, '--expected-version', String(ev), '--mode', 'immediate', '--yes', '--idempotency-key', key, ...to], { env, ws });
+  const current = async () => {
+    const e = (await sb.control('endpoints')).body.data.endpoints.find((x: { id: string }) => x.id === id);
+    return { version: e.version as number, secret: e.validSecrets[0] as string };
+  };
+  return { id, ws, rotate, current };
+}
+
+describe('a single rotate whose key a later rotation superseded', () => {
+  test("'job:42' kept after a failed destination, 'job_42' rotates by hand, 'job:42' again: 13 superseded, the destination left as the newer rotation put it", async () => {
+    const { ws, rotate, current } = await setUp();
+    const file = join(ws.cwd, 'hook.whsec');
+    expect((await rotate(1, 'job:42', '--secret-to', 'exec:false')).exitCode).toBe(13);
+    const byHand = await rotate(2, 'job_42', '--secret-to', `file:${file}`);
+    expect(byHand.exitCode, byHand.stderr).toBe(0);
+    const now = await current();
+    expect(now.version).toBe(3);
+    expect(readFileSync(file, 'utf8')).toBe(now.secret);
+
+    const again = await rotate(1, 'job:42', '--secret-to', `file:${file}`, '--force');
+    expect(again.exitCode).toBe(13);
+    expect(again.stderr).toMatch(/superseded by the rotation to version 3 at \d{4}-\d\d-\d\dT/);
+    expect(again.stderr).toContain('the destinations were left as they are');
+    expect(again.stderr).toMatch(/hint: .*--expected-version 3/);
+    expect(again.stderr).not.toContain('--expected-version 2');
+    expect(readFileSync(file, 'utf8')).toBe(now.secret);
+    expect((await current()).version).toBe(3);
+  });
+
+  test('a key an earlier run here applied and delivered, sent again: 13 that says an earlier run applied it, and when', async () => {
+    const { ws, rotate } = await setUp();
+    const file = join(ws.cwd, 'hook.whsec');
+    expect((await rotate(1, 'nightly-7', '--secret-to', `file:${file}`)).exitCode).toBe(0);
+    const again = await rotate(1, 'nightly-7', '--secret-to', `file:${file}`, '--force');
+    expect(again.exitCode).toBe(13);
+    expect(again.stderr).toMatch(/applied by an earlier run's request \(Idempotency-Key nightly-7\) at \d{4}-/);
+    expect(again.stderr).toMatch(/hint: .*--expected-version 2/);
+  });
+});
