@@ -122,7 +122,6 @@ export const TERM_GRACE_MS = 5000;
 type Attempt = { kind: 'answered'; res: WireResponse } | { kind: 'failed'; err: TransportError; requestId: string; timeoutMs: number };
 
 export async function sendWithRetries(req: ApiRequest, settings: RetrySettings, deps: HttpDeps, hooks: CallHooks = {}): Promise<WireResponse> {
-  const attempts = settings.maxRetries + 1;
   const run = new Send(req, settings, deps, hooks);
   for (let attempt = 1; ; attempt++) {
     const timeoutMs = await run.turn(attempt);
@@ -136,7 +135,7 @@ export async function sendWithRetries(req: ApiRequest, settings: RetrySettings, 
       hooks.pace?.succeeded();
       return res;
     }
-    await run.afterRefusal(res, attempt, attempts);
+    await run.afterRefusal(res, attempt);
   }
 }
 
@@ -309,7 +308,7 @@ class Send {
   }
 
   /** A status other than 2xx: reported, or the next attempt after the server's (or the backoff's) wait. */
-  async afterRefusal(res: WireResponse, attempt: number, attempts: number): Promise<void> {
+  async afterRefusal(res: WireResponse, attempt: number): Promise<void> {
     const { deps, hooks } = this;
     const pace = hooks.pace;
     // A 503 may come from a gateway after the service acted on the request.
@@ -327,7 +326,7 @@ class Send {
       this.trace?.(`  waiting for the shared rate (${this.last})`);
       return;
     }
-    if (decision.kind === 'retry') return this.wait(decision.delayMs, `attempt ${attempt} of ${attempts} ${this.last}`);
+    if (decision.kind === 'retry') return this.wait(decision.delayMs, `attempt ${attempt} of ${this.attempts} ${this.last}`);
     if (decision.reason === 'retry-after-too-long') {
       const err = this.keyed(errorFromResponse(res, `; the server asked to retry after ${Math.round(decision.retryAfterMs! / 1000)} s, longer than chatctl waits (60 s)${this.keyNote}`));
       pace?.tooLong?.(err);

@@ -243,9 +243,10 @@ export async function settle(
     serverRequestId: body.meta.requestId,
   };
   // The last rotation of the endpoint this machine saw, before this answer is noted.
-  const before = req.op === 'rotate' && req.endpointId !== null ? lastRotation(run.configDir, req.scope, req.endpointId) : undefined;
-  if (req.op === 'rotate' && req.endpointId !== null && typeof holder.version === 'number') {
-    noteRotation(run.configDir, req.scope, { endpointId: req.endpointId, version: holder.version, at: new Date(run.now()).toISOString(), idempotencyKey: req.idempotencyKey });
+  const rotated = rotatedEndpoint(req);
+  const before = rotated !== undefined ? lastRotation(run.configDir, req.scope, rotated) : undefined;
+  if (rotated !== undefined && typeof holder.version === 'number') {
+    noteRotation(run.configDir, req.scope, { endpointId: rotated, version: holder.version, at: new Date(run.now()).toISOString(), idempotencyKey: req.idempotencyKey }, before);
   }
   if (typeof secret !== 'string' || secret === '' || secretAvailable === false) {
     // Applied, but the secret is not in the answer (a replay of an earlier
@@ -299,7 +300,7 @@ async function inCustody(
     const retire = () => {
       try {
         held.retire();
-        if (req.op === 'rotate' && req.endpointId !== null) removeSuperseded(run.configDir, req.scope, req.endpointId, Object.values(recordPaths(run.configDir, req)));
+        retireSuperseded(run, req);
       } catch {
         /* a record left in recovered/ is untidy, not a failure: every destination holds the secret */
       }
@@ -311,12 +312,21 @@ async function inCustody(
   const kept = held.keep(secret, false);
   const where = 'path' in kept ? kept.path : undefined;
   const keepFailure = 'error' in kept ? describeKeepFailure(kept.error, run.configDir) : undefined;
-  if (where !== undefined && req.op === 'rotate' && req.endpointId !== null) removeSuperseded(run.configDir, req.scope, req.endpointId, Object.values(recordPaths(run.configDir, req)));
+  if (where !== undefined) retireSuperseded(run, req);
   // What a second signal says until the caller has reported this outcome.
   state.kept = where ?? null;
   state.keepFailure = keepFailure;
   const error = notDelivered(holder, { fp, failures: result.failures, delivered: result.delivered, where, keepFailure, now: run.now() });
   return { ok: false, error, holder, body, fp, delivered: result.delivered, kept: where ?? null };
+}
+
+/** The endpoint a request rotates (a create rotates none, and supersedes nothing). */
+const rotatedEndpoint = (req: RecordedRequest) => (req.op === 'rotate' && req.endpointId !== null ? req.endpointId : undefined);
+
+/** This request's secret is delivered or kept: what older requests of its endpoint left goes. */
+function retireSuperseded(run: CustodyRun, req: RecordedRequest): void {
+  const endpointId = rotatedEndpoint(req);
+  if (endpointId !== undefined) removeSuperseded(run.configDir, req.scope, endpointId, Object.values(recordPaths(run.configDir, req)));
 }
 
 /**

@@ -17,8 +17,8 @@
 // its secret. A record's name is derived from its scope, endpoint and whole
 // key (SHA-256), so two keys that differ only in characters a file name
 // cannot hold never share one; its header is checked again when it is read.
-import { closeSync, constants, fchmodSync, ftruncateSync, lstatSync, openSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, closeSync, constants, fchmodSync, ftruncateSync, lstatSync, openSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { AnswerTap } from '../http/transport.js';
 import { makeFolders } from '../config/make-folders.js';
 import { kindOf, syncPath, writeFileAtomic } from '../fs/atomic.js';
@@ -105,10 +105,7 @@ export function prepareRecoveryFolder(configDir: string): { dir: string; made: s
   const mode = (st.mode & 0o777).toString(8).padStart(3, '0');
   if (st.uid !== uid) throw refuse(`belongs to another user (uid ${st.uid}), not to you (uid ${uid})`);
   if ((st.mode & 0o022) !== 0) throw refuse(`can be written by group or others (mode ${mode}); check its contents, then chmod 700 it`);
-  if ((st.mode & 0o077) !== 0) {
-    const { chmodSync } = process.getBuiltinModule('node:fs');
-    chmodSync(dir, 0o700);
-  }
+  if ((st.mode & 0o077) !== 0) chmodSync(dir, 0o700);
   return { dir, made };
 }
 
@@ -225,13 +222,13 @@ export class WriteAheadRecord {
       this.close();
       if (this.damaged !== undefined) return { error: err };
       syncPath(this.path);
-      syncPath(recoveryFolderOf(this.path));
+      syncPath(dirname(this.path));
       return { path: this.path };
     }
     this.close();
     removeFile(this.path);
     this.keptAlone = target;
-    syncPath(recoveryFolderOf(this.path));
+    syncPath(dirname(this.path));
     return { path: target };
   }
 
@@ -261,8 +258,6 @@ export class WriteAheadRecord {
 function writeAll(fd: number, bytes: Uint8Array, at: number): void {
   for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done, at + done);
 }
-
-const recoveryFolderOf = (path: string) => path.slice(0, path.lastIndexOf('/'));
 
 function removeFile(path: string): void {
   try {

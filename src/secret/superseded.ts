@@ -4,7 +4,7 @@
 // records"). One small file per endpoint under <config>/rotations/, written
 // when a rotation's 2xx with a new version arrives, before its secret goes
 // anywhere; a rotation made elsewhere cannot be seen (the API has no read).
-import { lstatSync, readFileSync } from 'node:fs';
+import { lstatSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeFolders } from '../config/make-folders.js';
 import { writeFileAtomic } from '../fs/atomic.js';
@@ -26,11 +26,10 @@ const markerPath = (configDir: string, scope: string, endpointId: string) => joi
  * rotation goes on (its secret matters more), and only the protection of an
  * older record against a later re-run is lost.
  */
-export function noteRotation(configDir: string, scope: string, r: Rotation): void {
+export function noteRotation(configDir: string, scope: string, r: Rotation, known = lastRotation(configDir, scope, r.endpointId)): void {
   const path = markerPath(configDir, scope, r.endpointId);
   // Versions only go up: a replay of an older request (its key re-sent) names
   // an older version, and must not make a newer record look superseded.
-  const known = lastRotation(configDir, scope, r.endpointId);
   if (known && known.version >= r.version && known.idempotencyKey !== r.idempotencyKey) return;
   try {
     makeFolders(join(configDir, 'rotations'), 0o700);
@@ -82,11 +81,12 @@ export function supersededBy(configDir: string, req: RecordedRequest, left: Left
  * (another process) keeps its record.
  */
 export function removeSuperseded(configDir: string, scope: string, endpointId: string, keep: string[]): void {
+  // Most rotations leave nothing of older requests: then the note need not be read.
+  const others = filesOfEndpoint(configDir, scope, endpointId).filter((path) => !keep.includes(path));
+  if (others.length === 0) return;
   const last = lastRotation(configDir, scope, endpointId);
   if (!last) return;
-  const { unlinkSync } = process.getBuiltinModule('node:fs');
-  for (const path of filesOfEndpoint(configDir, scope, endpointId)) {
-    if (keep.includes(path)) continue;
+  for (const path of others) {
     try {
       if (lstatSync(path).mtimeMs > last.writtenMs) continue;
       unlinkSync(path);

@@ -18,7 +18,7 @@ import { EXIT } from '../../../errors/exit-codes.js';
 import { NotSent, type CallHooks } from '../../../http/client.js';
 import { knownNotApplied, sendFailed, settle, startCustody, type CustodyRun, type Got, type InDelivery, type Start } from '../../../secret/custody.js';
 import { exit13Details, newSecretHint } from '../../../secret/new-secret-hint.js';
-import { findLeft, recordPaths, removeLeft, type RecordedRequest } from '../../../secret/record.js';
+import { findLeft, recordPaths, removeLeft, type RecordedAnswer, type RecordedRequest } from '../../../secret/record.js';
 import { lastRotation, removeSuperseded } from '../../../secret/superseded.js';
 import { fingerprint } from '../../../secret/fingerprint.js';
 import type { DeliveryResult } from '../../../secret/custody.js';
@@ -310,7 +310,7 @@ const scrubbed = (run: ItemRun, text: string) => (run.custody.scrubber?.scrub ? 
  * the record left it behind; removed when it holds that very secret (its
  * fingerprint), left alone otherwise.
  */
-export function tidyDone(run: ItemRun, item: ManifestItem, prior: Prior): void {
+export async function tidyDone(run: ItemRun, item: ManifestItem, prior: Prior): Promise<void> {
   if (!prior.fp) return;
   const { configDir, scope } = run.custody;
   const req = requestOf(run, item, prior.key);
@@ -318,19 +318,13 @@ export function tidyDone(run: ItemRun, item: ManifestItem, prior: Prior): void {
   if (lastRotation(configDir, scope, item.endpointId)?.idempotencyKey === prior.key) removeSuperseded(configDir, scope, item.endpointId, Object.values(recordPaths(configDir, req)));
   const left = findLeft(configDir, req);
   if (!left) return;
-  const secret = left.kind === 'secret' ? left.secret.toString('utf8') : left.kind === 'record' ? recordedSecret(left.record.answer?.body) : undefined;
+  // A record left after "ok" holds the answer that was delivered, read as any recorded answer is.
+  const answer = left.kind === 'record' && left.record.answer ? await readRecorded(item, left.record.answer) : undefined;
+  const secret = left.kind === 'secret' ? left.secret.toString('utf8') : answer?.ok && typeof answer.body.data.secret === 'string' ? answer.body.data.secret : undefined;
   if (secret !== undefined && fingerprint(secret) === prior.fp) removeLeft(configDir, req);
 }
 
-/** The secret a recorded answer's body holds, read plainly (a record left after "ok" holds the answer that was delivered). */
-function recordedSecret(body: Buffer | undefined): string | undefined {
-  try {
-    const secret = (JSON.parse(body?.toString('utf8') ?? '') as { data?: { secret?: unknown } }).data?.secret;
-    return typeof secret === 'string' ? secret : undefined;
-  } catch {
-    return undefined;
-  }
-}
+const readRecorded = (item: ManifestItem, a: RecordedAnswer) => recordedSecretAnswer(item.endpointId)(a.status, a.contentEncoding, a.body).catch(() => undefined);
 
 export async function redeliver(run: ItemRun, item: ManifestItem, prior: Prior): Promise<void> {
   const req = requestOf(run, item, prior.key);

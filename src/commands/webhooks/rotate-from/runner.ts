@@ -191,7 +191,7 @@ class Fleet implements ItemRun {
         // the run started.
         const act = actFor(this.deps.priors, item);
         if (act.act === 'skip') {
-          tidyDone(this, item, act.prior);
+          await tidyDone(this, item, act.prior);
           this.succeed(item, skippedResult(item, act.prior, act.prior.delivery ?? []));
           continue;
         }
