@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Prior } from '../../../../src/commands/webhooks/rotate-from/journal.js';
-import type { ItemResult } from '../../../../src/commands/webhooks/rotate-from/runner.js';
+import { runBulk, type ItemResult, type RunnerDeps, type RunSummary } from '../../../../src/commands/webhooks/rotate-from/runner.js';
 import { fp, harness } from './support/harness.js';
 
 const okLines = (rs: ItemResult[]) => rs.filter((r): r is Extract<ItemResult, { ok: true }> => r.ok);
@@ -477,40 +477,56 @@ describe('runBulk: resuming from a journal', () => {
   });
 });
 
+/**
+ * One item through runBulk with the given answer and journal, real records in
+ * a temporary config folder (its recovered/ read by `check`), no clock or
+ * destination to speak of.
+ */
+async function oneItem(
+  answer: { secret: string; requestId: string },
+  journal: RunnerDeps['journal'],
+  check: (out: { summary: RunSummary; lines: ItemResult[]; configDir: string }) => void,
+): Promise<void> {
+  const configDir = mkdtempSync(join(tmpdir(), 'chatctl-runner-one-'));
+  const lines: ItemResult[] = [];
+  try {
+    const summary = await runBulk(
+      [{ line: 1, endpointId: 'we_1', expectedVersion: 1, mode: 'overlap' }],
+      { concurrency: 1, total: 1, signal: new AbortController().signal },
+      {
+        clock: { now: () => 0, sleep: async () => {}, random: () => 0.5 },
+        // As the transport does: the answer's bytes reach the record before anything parses them.
+        rotate: async (_req, _key, hooks) => {
+          const body = JSON.stringify({ data: { endpoint: { id: 'we_1', version: 2 }, secret: answer.secret, secretAvailable: true }, meta: { requestId: answer.requestId } });
+          hooks.tap?.head(200, {});
+          hooks.tap?.chunk(Buffer.from(body));
+          return { ok: true, body: JSON.parse(body) } as never;
+        },
+        secrets: {
+          deliver: async (_item, s) => ({ delivered: [{ to: 'file:/x', fingerprint: fp(s) }], failures: [] }),
+          holds: () => false,
+          targetsFor: () => ['file:/x'],
+        },
+        custody: { configDir, now: () => 0, scope: 'o/a/e', rerun: () => 're-run' },
+        journal,
+        priors: new Map(),
+        newKey: () => 'k-1',
+        emit: (r) => lines.push(r),
+      },
+    );
+    check({ summary, lines, configDir });
+  } finally {
+    rmSync(configDir, { recursive: true, force: true });
+  }
+}
+
 describe('runBulk: what the journal holds', () => {
   it('an "ok" record that cannot reach the journal (a full disk): no ok line; the item says so, and its record stays for the re-run', async () => {
-    const { runBulk } = await import('../../../../src/commands/webhooks/rotate-from/runner.js');
     const secret = 'whsec_DeliveredButNotJournaled0123456789';
-    const configDir = mkdtempSync(join(tmpdir(), 'chatctl-runner-full-'));
-    const lines: ItemResult[] = [];
-    try {
-      const summary = await runBulk(
-        [{ line: 1, endpointId: 'we_1', expectedVersion: 1, mode: 'overlap' }],
-        { concurrency: 1, total: 1, signal: new AbortController().signal },
-        {
-          clock: { now: () => 0, sleep: async () => {}, random: () => 0.5 },
-          rotate: async (_req, _key, hooks) => {
-            const body = JSON.stringify({ data: { endpoint: { id: 'we_1', version: 2 }, secret, secretAvailable: true }, meta: { requestId: 'r' } });
-            hooks.tap?.head(200, {});
-            hooks.tap?.chunk(Buffer.from(body));
-            return { ok: true, body: JSON.parse(body) } as never;
-          },
-          secrets: {
-            deliver: async (_item, s) => ({ delivered: [{ to: 'file:/x', fingerprint: fp(s) }], failures: [] }),
-            holds: () => false,
-            targetsFor: () => ['file:/x'],
-          },
-          custody: { configDir, now: () => 0, scope: 'o/a/e', rerun: () => 're-run' },
-          journal: {
-            append: async (r) => {
-              if (r.t === 'ok') throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
-            },
-          },
-          priors: new Map(),
-          newKey: () => 'k-1',
-          emit: (r) => lines.push(r),
-        },
-      );
+    const full = async (r: { t: string }) => {
+      if (r.t === 'ok') throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+    };
+    await oneItem({ secret, requestId: 'r' }, { append: full }, ({ summary, lines, configDir }) => {
       expect(summary.ok).toBe(0);
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatchObject({ endpointId: 'we_1', ok: false, exitCode: 1, idempotencyKey: 'k-1', error: { code: 'internal_error' } });
@@ -518,40 +534,16 @@ describe('runBulk: what the journal holds', () => {
       const left = readdirSync(join(configDir, 'recovered'));
       expect(left).toHaveLength(1);
       expect(readFileSync(join(configDir, 'recovered', left[0]!), 'utf8')).toContain(secret);
-    } finally {
-      rmSync(configDir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('never the secret, even when the server echoes it as its request id', async () => {
-    const { runBulk } = await import('../../../../src/commands/webhooks/rotate-from/runner.js');
     const secret = 'whsec_EchoedAsRequestId0123456789abcdef';
-    const configDir = mkdtempSync(join(tmpdir(), 'chatctl-runner-echo-'));
     const records: unknown[] = [];
-    try {
-      const summary = await runBulk(
-        [{ line: 1, endpointId: 'we_1', expectedVersion: 1, mode: 'overlap' }],
-        { concurrency: 1, total: 1, signal: new AbortController().signal },
-        {
-          clock: { now: () => 0, sleep: async () => {}, random: () => 0.5 },
-          rotate: async () => ({ ok: true, body: { data: { endpoint: { id: 'we_1', version: 2 }, secret, secretAvailable: true }, meta: { requestId: `req ${secret}` } } }) as never,
-          secrets: {
-            deliver: async (_item, s) => ({ delivered: [{ to: 'file:/x', fingerprint: fp(s) }], failures: [] }),
-            holds: () => false,
-            targetsFor: () => ['file:/x'],
-          },
-          custody: { configDir, now: () => 0, scope: 'o/a/e', rerun: () => 're-run' },
-          journal: { append: async (r) => void records.push(r) },
-          priors: new Map(),
-          newKey: () => 'k-1',
-          emit: () => {},
-        },
-      );
+    await oneItem({ secret, requestId: `req ${secret}` }, { append: async (r) => void records.push(r) }, ({ summary }) => {
       expect(summary.ok).toBe(1);
       expect(records.map((r) => (r as { t: string }).t)).toContain('ok');
       expect(JSON.stringify(records)).not.toContain(secret);
-    } finally {
-      rmSync(configDir, { recursive: true, force: true });
-    }
+    });
   });
 });
