@@ -24,8 +24,8 @@ import { oddSecretHint, oddSecretText, type OddSecretAnswer, type SecretAnswer, 
 import type { Delivered, DeliveryFailure } from './deliver-all.js';
 import { fingerprint } from './fingerprint.js';
 import { describeKeepFailure } from './deliver.js';
-import { findLeft, removeLeft, recordPaths, WriteAheadRecord, type Left, type RecordedRequest } from './record.js';
-import { lastRotation, noteRotation, removeSuperseded, supersededBy, type Rotation } from './superseded.js';
+import { findLeft, markSuperseded, pruneSuperseded, removeLeft, WriteAheadRecord, type Left, type RecordedRequest } from './record.js';
+import { EndpointFacts, type Applied, type EndpointSeen } from './facts.js';
 import type { Clock } from '../system/clock.js';
 
 /** Whose secret it is: what every message and hint names. */
@@ -94,12 +94,19 @@ export type ReadAnswer = (status: number, contentEncoding: string | null, body: 
  * a record: then nothing may be sent.
  */
 export async function startCustody(run: CustodyRun, req: RecordedRequest, answerOf: ReadAnswer): Promise<Start> {
+  pruneSuperseded(run.configDir, run.now());
   const left = findLeft(run.configDir, req);
   if (left) {
     const got = await gotFrom(left, answerOf);
     const version = got && 'answer' in got && got.answer.ok && typeof got.answer.body.data.endpoint.version === 'number' ? got.answer.body.data.endpoint.version : null;
-    const newer = supersededBy(run.configDir, req, left, version);
-    if (newer) return { kind: 'superseded', error: superseded(run, req, left, newer) };
+    const facts = factsOf(run, req);
+    const newer = facts?.supersedes(req.idempotencyKey, version);
+    if (facts && newer) {
+      // Marked by its own key's run, never delivered; removed by age (record.ts).
+      const marked = markSuperseded(run.configDir, req);
+      facts.add({ f: 'superseded', at: new Date(run.now()).toISOString(), key: req.idempotencyKey, by: newer.version });
+      return { kind: 'superseded', error: superseded(run, req, marked[0] ?? null, newer) };
+    }
     if (got && left.kind !== 'record') return { kind: 'deliver', held: keptFile(run, req, left.path), got };
     if (got) return { kind: 'deliver', held: openRecord(run, req), got };
   }
@@ -242,20 +249,67 @@ export async function settle(
     answer: body.data,
     serverRequestId: body.meta.requestId,
   };
-  // The last rotation of the endpoint this machine saw, before this answer is noted.
-  const rotated = rotatedEndpoint(req);
-  const before = rotated !== undefined ? lastRotation(run.configDir, req.scope, rotated) : undefined;
-  if (rotated !== undefined && typeof holder.version === 'number') {
-    noteRotation(run.configDir, req.scope, { endpointId: rotated, version: holder.version, at: new Date(run.now()).toISOString(), idempotencyKey: req.idempotencyKey }, before);
-  }
-  if (typeof secret !== 'string' || secret === '' || secretAvailable === false) {
+  // The endpoint's facts: the last change this machine saw, before this answer's is added.
+  const facts = rawId !== undefined || req.endpointId !== null ? EndpointFacts.read(run.configDir, req.scope, rawId ?? req.endpointId!) : undefined;
+  const before = facts?.lastApplied();
+  const secretHere = typeof secret === 'string' && secret !== '' && secretAvailable !== false;
+  facts?.add({
+    f: 'applied',
+    at: new Date(run.now()).toISOString(),
+    key: req.idempotencyKey,
+    op: req.op,
+    version: holder.version ?? null,
+    mode: req.mode,
+    ...(secretHere ? { fp: fingerprint(secret) } : {}),
+    endpoint: seenOf(endpoint),
+  });
+  if (!secretHere) {
     // Applied, but the secret is not in the answer (a replay of an earlier
     // request with this key, or withheld): nothing to keep.
     held.retire();
     const error = withheld(run, req, { ...holder, endpointId: rawId ?? req.endpointId ?? 'ENDPOINT_ID' }, { secret, secretAvailable }, before, who.resent);
     return { ok: false, error, holder, body, fp: null, delivered: [], kept: null };
   }
-  return inCustody(run, req, held, secret, holder, body, deliver, hooks);
+  return inCustody(run, req, held, secret as string, holder, body, deliver, hooks, facts);
+}
+
+/** What an answer says of the endpoint, as the facts keep it (never the secret). */
+function seenOf(endpoint: Record<string, unknown>): EndpointSeen {
+  const str = (v: unknown) => (typeof v === 'string' ? v : null);
+  return {
+    name: str(endpoint.name),
+    url: str(endpoint.url),
+    events: Array.isArray(endpoint.events) ? endpoint.events.filter((e): e is string => typeof e === 'string') : null,
+    status: str(endpoint.status),
+    previousSecretExpiresAt: str(endpoint.previousSecretExpiresAt),
+  };
+}
+
+/** The facts of the endpoint a request changes (a create's are known only from its answer). */
+const factsOf = (run: CustodyRun, req: RecordedRequest) => (req.endpointId !== null ? EndpointFacts.read(run.configDir, req.scope, req.endpointId) : undefined);
+
+/** Whether an earlier run left anything of this request (a record, a kept secret or answer). */
+export const hasLeft = (run: CustodyRun, req: RecordedRequest) => findLeft(run.configDir, req) !== undefined;
+
+/** Every destination holds this request's secret (a --from run read them back): what is left of it goes. */
+export const retireLeft = (run: CustodyRun, req: RecordedRequest) => removeLeft(run.configDir, req);
+
+/**
+ * A request known done (every destination holds the secret with this
+ * fingerprint) whose run was killed before it removed what it left: that
+ * goes when it holds that very secret, and stays otherwise.
+ */
+export async function retireIfHeld(run: CustodyRun, req: RecordedRequest, fp: string, answerOf: ReadAnswer): Promise<void> {
+  const left = findLeft(run.configDir, req);
+  if (!left) return;
+  const got = await gotFrom(left, answerOf);
+  const secret = got === undefined ? undefined : 'kept' in got ? got.kept : got.answer.ok && typeof got.answer.body.data.secret === 'string' ? got.answer.body.data.secret : undefined;
+  if (secret !== undefined && fingerprint(secret) === fp) removeLeft(run.configDir, req);
+}
+
+/** The endpoint's last applied change as this machine saw it: what a superseded item names. */
+export function lastApplied(run: CustodyRun, endpointId: string): Applied | undefined {
+  return EndpointFacts.read(run.configDir, run.scope, endpointId).lastApplied();
 }
 
 async function inCustody(
@@ -267,6 +321,7 @@ async function inCustody(
   body: SecretResponse | undefined,
   deliver: (secret: string, holder: Holder) => Promise<DeliveryResult>,
   hooks: SettleHooks,
+  facts: EndpointFacts | undefined = factsOf(run, req),
 ): Promise<Settled> {
   run.scrubber?.addSecret(secret);
   // Computed when first needed (node:crypto costs a few ms to load): a --json run that succeeds never needs it.
@@ -297,10 +352,10 @@ async function inCustody(
   }
   if (result.failures.length === 0) {
     hooks.delivering?.(undefined);
+    facts?.add({ f: 'delivered', at: new Date(run.now()).toISOString(), key: req.idempotencyKey, version: holder.version ?? null, to: result.delivered.map((d) => d.to), fp: fpOf() });
     const retire = () => {
       try {
         held.retire();
-        retireSuperseded(run, req);
       } catch {
         /* a record left in recovered/ is untidy, not a failure: every destination holds the secret */
       }
@@ -312,7 +367,7 @@ async function inCustody(
   const kept = held.keep(secret, false);
   const where = 'path' in kept ? kept.path : undefined;
   const keepFailure = 'error' in kept ? describeKeepFailure(kept.error, run.configDir) : undefined;
-  if (where !== undefined) retireSuperseded(run, req);
+  if (where !== undefined) facts?.add({ f: 'kept', at: new Date(run.now()).toISOString(), key: req.idempotencyKey, version: holder.version ?? null, path: where });
   // What a second signal says until the caller has reported this outcome.
   state.kept = where ?? null;
   state.keepFailure = keepFailure;
@@ -320,40 +375,29 @@ async function inCustody(
   return { ok: false, error, holder, body, fp, delivered: result.delivered, kept: where ?? null };
 }
 
-/** The endpoint a request rotates (a create rotates none, and supersedes nothing). */
-const rotatedEndpoint = (req: RecordedRequest) => (req.op === 'rotate' && req.endpointId !== null ? req.endpointId : undefined);
-
-/** This request's secret is delivered or kept: what older requests of its endpoint left goes. */
-function retireSuperseded(run: CustodyRun, req: RecordedRequest): void {
-  const endpointId = rotatedEndpoint(req);
-  if (endpointId !== undefined) removeSuperseded(run.configDir, req.scope, endpointId, Object.values(recordPaths(run.configDir, req)));
-}
-
 /**
  * The server replayed an applied request without its secret. Said as what
  * this machine knows of it: superseded by a later rotation noted here (then
  * the hint's version is that one's), or applied by an earlier run here.
  */
-function withheld(run: CustodyRun, req: RecordedRequest, holder: Holder, answer: { secret: unknown; secretAvailable: boolean }, before: Rotation | undefined, resent: boolean | 'maybe'): CliError {
-  if (before && before.idempotencyKey !== req.idempotencyKey && typeof holder.version === 'number' && before.version > holder.version) return superseded(run, req, null, before);
-  const earlier = before?.idempotencyKey === req.idempotencyKey ? before : undefined;
+function withheld(run: CustodyRun, req: RecordedRequest, holder: Holder, answer: { secret: unknown; secretAvailable: boolean }, before: Applied | undefined, resent: boolean | 'maybe'): CliError {
+  if (before && before.key !== req.idempotencyKey && typeof holder.version === 'number' && before.version > holder.version) return superseded(run, req, null, before);
+  const earlier = before?.key === req.idempotencyKey ? before : undefined;
   return secretWithheld(holder, answer, run.now(), resent === true || earlier !== undefined ? true : resent, earlier?.at);
 }
 
 /** A later rotation of the endpoint went through chatctl here: what an earlier run left (or a replay of its request) is never delivered. */
-function superseded(run: CustodyRun, req: RecordedRequest, left: Left | null, newer: Rotation): CliError {
-  const newerLeft = findLeft(run.configDir, { ...req, idempotencyKey: newer.idempotencyKey });
-  // The newer secret was delivered or kept: this one can go.
-  if (!newerLeft && req.endpointId !== null) removeSuperseded(run.configDir, req.scope, req.endpointId, []);
+function superseded(run: CustodyRun, req: RecordedRequest, marked: string | null, newer: Applied): CliError {
   const id = escapeInline(req.endpointId ?? '');
-  const what = left ? `the secret of endpoint ${id} that an earlier run kept` : `the rotation of endpoint ${id} that an earlier request applied`;
+  const what = marked ? `the secret of endpoint ${id} that an earlier run kept` : `the rotation of endpoint ${id} that an earlier request applied`;
+  const kept = marked ? ` (its file is marked superseded: ${marked}; it is removed after 30 days)` : '';
   return localError(
     'secret_not_delivered',
-    `${what} (Idempotency-Key ${req.idempotencyKey}) is superseded by the rotation to version ${newer.version} at ${newer.at}; it was not delivered, and the destinations were left as they are`,
+    `${what} (Idempotency-Key ${req.idempotencyKey}) is superseded by the rotation to version ${newer.version} at ${newer.at}; it was not delivered, and the destinations were left as they are${kept}`,
     {
       details: exit13Details(
-        { endpointId: req.endpointId, version: newer.version, fingerprint: null, recoveredPath: newerLeft && left ? left.path : null },
-        { supersededBy: { version: newer.version, at: newer.at, idempotencyKey: newer.idempotencyKey } },
+        { endpointId: req.endpointId, version: newer.version, fingerprint: null, recoveredPath: null },
+        { supersededBy: { version: newer.version, at: newer.at, idempotencyKey: newer.key } },
       ),
       idempotencyKey: req.idempotencyKey,
       hint: `the destinations hold what the rotation to version ${newer.version} put there; the next rotation takes --expected-version ${newer.version}`,

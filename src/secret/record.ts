@@ -17,7 +17,7 @@
 // its secret. A record's name is derived from its scope, endpoint and whole
 // key (SHA-256), so two keys that differ only in characters a file name
 // cannot hold never share one; its header is checked again when it is read.
-import { chmodSync, closeSync, constants, fchmodSync, ftruncateSync, lstatSync, openSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, constants, fchmodSync, ftruncateSync, lstatSync, openSync, readdirSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { AnswerTap } from '../http/transport.js';
 import { makeFolders } from '../config/make-folders.js';
@@ -164,10 +164,18 @@ export class WriteAheadRecord {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const found = readRecord(paths.record);
-      if (!found || !sameRequest(found.header, req)) throw Object.assign(new Error(`${paths.record} is not a record of this request`), { code: 'EEXIST' });
-      const size = lstatSync(paths.record).size;
-      fd = openSync(paths.record, constants.O_WRONLY | NOFOLLOW);
-      return new WriteAheadRecord(paths.record, paths, found.header, fd, found.headerBytes, size);
+      if (found && !sameRequest(found.header, req)) throw Object.assign(new Error(`${paths.record} is not a record of this request`), { code: 'EEXIST' });
+      if (found) {
+        const size = lstatSync(paths.record).size;
+        fd = openSync(paths.record, constants.O_WRONLY | NOFOLLOW);
+        return new WriteAheadRecord(paths.record, paths, found.header, fd, found.headerBytes, size);
+      }
+      // A regular file of this request's name without a readable header: a
+      // run killed between creating it and writing its header, before
+      // anything was sent. "Sent, outcome unknown" at worst: the header is
+      // written again and the key sent (the server's replay decides).
+      if (!lstatSync(paths.record).isFile()) throw Object.assign(new Error(`${paths.record} is not a regular file`), { code: 'EEXIST' });
+      fd = openSync(paths.record, constants.O_WRONLY | constants.O_TRUNC | NOFOLLOW);
     }
     try {
       fchmodSync(fd, 0o600);
@@ -330,17 +338,46 @@ export function removeLeft(configDir: string, req: RecordedRequest): void {
   for (const p of [paths.record, paths.secret, paths.answer]) removeFile(p);
 }
 
+/** How long a superseded record is kept (marked, never delivered) before a later run removes it. */
+export const SUPERSEDED_KEPT_MS = 30 * 24 * 3600 * 1000;
+
+const SUPERSEDED = '.superseded';
+
 /**
- * The files other requests of this endpoint left in recovered/ (records and
- * kept secrets), by name: what a newer rotation of it supersedes.
+ * Marks what is left of a request superseded: its files are renamed with a
+ * `.superseded` ending, never delivered again, and removed by age
+ * (pruneSuperseded) or by hand. Only the run of the request's own key marks
+ * them; no other request's outcome removes them.
  */
-export function filesOfEndpoint(configDir: string, scope: string, endpointId: string): string[] {
-  const stem = `${endpointStem(scope, endpointId)}-`;
+export function markSuperseded(configDir: string, req: RecordedRequest): string[] {
+  const marked: string[] = [];
+  for (const p of Object.values(recordPaths(configDir, req))) {
+    try {
+      renameSync(p, `${p}${SUPERSEDED}`);
+      marked.push(`${p}${SUPERSEDED}`);
+    } catch {
+      /* absent */
+    }
+  }
+  return marked;
+}
+
+/** Removes superseded files older than SUPERSEDED_KEPT_MS (by the time they were last written). */
+export function pruneSuperseded(configDir: string, nowMs: number): void {
+  const dir = recoveryFolder(configDir);
   let names: string[];
   try {
-    names = readdirSync(recoveryFolder(configDir));
+    names = readdirSync(dir);
   } catch {
-    return [];
+    return;
   }
-  return names.filter((n) => n.startsWith(stem) && /\.(record|secret|answer)$/.test(n)).map((n) => join(recoveryFolder(configDir), n));
+  for (const n of names) {
+    if (!n.endsWith(SUPERSEDED)) continue;
+    try {
+      const path = join(dir, n);
+      if (nowMs - lstatSync(path).mtimeMs > SUPERSEDED_KEPT_MS) unlinkSync(path);
+    } catch {
+      /* gone already */
+    }
+  }
 }

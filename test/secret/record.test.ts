@@ -4,8 +4,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findLeft, readRecord, recordPaths, removeLeft, WriteAheadRecord, type RecordedRequest } from '../../src/secret/record.js';
-import { lastRotation, noteRotation, removeSuperseded, supersededBy } from '../../src/secret/superseded.js';
+import { findLeft, markSuperseded, pruneSuperseded, readRecord, recordPaths, removeLeft, SUPERSEDED_KEPT_MS, WriteAheadRecord, type RecordedRequest } from '../../src/secret/record.js';
+import { EndpointFacts } from '../../src/secret/facts.js';
 
 let cfg: string;
 beforeEach(() => {
@@ -117,54 +117,78 @@ describe('write-ahead', () => {
   });
 });
 
-describe('supersession', () => {
-  it('a later rotation of the endpoint with another key supersedes a record of a lower version; its own key never does', () => {
-    const left = WriteAheadRecord.open(cfg, req('k-old'), new Date(0));
-    left.close();
-    const found = findLeft(cfg, req('k-old'))!;
-    expect(supersededBy(cfg, req('k-old'), found, 4)).toBeUndefined();
-    noteRotation(cfg, 'org_1/app_1/env_1', { endpointId: 'we_1', version: 5, at: '2026-11-27T00:00:00.000Z', idempotencyKey: 'k-new' });
-    expect(supersededBy(cfg, req('k-old'), found, 4)).toMatchObject({ version: 5, idempotencyKey: 'k-new' });
-    expect(supersededBy(cfg, req('k-old'), found, 5)).toBeUndefined();
-    expect(supersededBy(cfg, req('k-new'), found, 4)).toBeUndefined();
+describe('supersession, from the facts ordered by version', () => {
+  const SCOPE = 'org_1/app_1/env_1';
+  const applied = (facts: EndpointFacts, key: string, version: number, at = 'T') => facts.add({ f: 'applied', at, key, op: 'rotate', version });
+
+  it('a later rotation of the endpoint with another key supersedes a change of a lower version; its own key never does', () => {
+    const facts = EndpointFacts.read(cfg, SCOPE, 'we_1');
+    expect(facts.supersedes('k-old', 4)).toBeUndefined();
+    applied(facts, 'k-new', 5, '2026-11-27T00:00:00.000Z');
+    expect(EndpointFacts.read(cfg, SCOPE, 'we_1').supersedes('k-old', 4)).toMatchObject({ version: 5, key: 'k-new' });
+    expect(EndpointFacts.read(cfg, SCOPE, 'we_1').supersedes('k-old', 5)).toBeUndefined();
+    expect(EndpointFacts.read(cfg, SCOPE, 'we_1').supersedes('k-new', 4)).toBeUndefined();
     // Another endpoint, or another scope, is not touched by it.
-    expect(lastRotation(cfg, 'org_1/app_1/env_1', 'we_2')).toBeUndefined();
-    expect(lastRotation(cfg, 'org_2/app_1/env_1', 'we_1')).toBeUndefined();
+    expect(EndpointFacts.read(cfg, SCOPE, 'we_2').lastApplied()).toBeUndefined();
+    expect(EndpointFacts.read(cfg, 'org_2/app_1/env_1', 'we_1').lastApplied()).toBeUndefined();
   });
 
-  it("a replay of an older request (a lower version) never replaces the endpoint's note: a newer kept secret stays deliverable", () => {
-    const newer = WriteAheadRecord.open(cfg, req('k-new'), new Date(0));
-    noteRotation(cfg, 'org_1/app_1/env_1', { endpointId: 'we_1', version: 3, at: 'T3', idempotencyKey: 'k-new' });
-    newer.keep('whsec_new');
-    noteRotation(cfg, 'org_1/app_1/env_1', { endpointId: 'we_1', version: 2, at: 'T2', idempotencyKey: 'k-old' });
-    expect(lastRotation(cfg, 'org_1/app_1/env_1', 'we_1')).toMatchObject({ version: 3, idempotencyKey: 'k-new' });
-    expect(supersededBy(cfg, req('k-new'), findLeft(cfg, req('k-new'))!, null)).toBeUndefined();
+  it('a replay of an older request (a lower version) appended later never lowers the last applied version', () => {
+    const facts = EndpointFacts.read(cfg, SCOPE, 'we_1');
+    applied(facts, 'k-new', 3);
+    applied(facts, 'k-old', 2);
+    const read = EndpointFacts.read(cfg, SCOPE, 'we_1');
+    expect(read.lastApplied()).toMatchObject({ version: 3, key: 'k-new' });
+    // The newer kept secret stays deliverable: its own version (from its fact) is the highest.
+    expect(read.supersedes('k-new', null)).toBeUndefined();
+    expect(read.supersedes('k-old', null)).toMatchObject({ version: 3 });
   });
 
-  it("a replay of an older request (its answer's older version) never replaces the note of the newer rotation", () => {
-    noteRotation(cfg, 'org_1/app_1/env_1', { endpointId: 'we_1', version: 5, at: 'T5', idempotencyKey: 'k-new' });
-    noteRotation(cfg, 'org_1/app_1/env_1', { endpointId: 'we_1', version: 4, at: 'T6', idempotencyKey: 'k-old' });
-    expect(lastRotation(cfg, 'org_1/app_1/env_1', 'we_1')).toMatchObject({ version: 5, idempotencyKey: 'k-new' });
-    noteRotation(cfg, 'org_1/app_1/env_1', { endpointId: 'we_1', version: 6, at: 'T7', idempotencyKey: 'k-next' });
-    expect(lastRotation(cfg, 'org_1/app_1/env_1', 'we_1')).toMatchObject({ version: 6, idempotencyKey: 'k-next' });
+  it('a restored older log file (any mtime) decides by the versions it holds, never by when it was written', () => {
+    const facts = EndpointFacts.read(cfg, SCOPE, 'we_1');
+    applied(facts, 'k-2', 2);
+    const old = readFileSync(facts.path);
+    applied(facts, 'k-3', 3);
+    // What `cp` without -p of a backup does: older content, a newer mtime.
+    writeFileSync(facts.path, old);
+    const read = EndpointFacts.read(cfg, SCOPE, 'we_1');
+    expect(read.supersedes('k-3', 3)).toBeUndefined();
   });
 
-  it('without a version to compare, a note written after the record supersedes it', () => {
-    const left = WriteAheadRecord.open(cfg, req('k-old'), new Date(0));
-    left.close();
-    const found = findLeft(cfg, req('k-old'))!;
-    noteRotation(cfg, 'org_1/app_1/env_1', { endpointId: 'we_1', version: 5, at: 'T', idempotencyKey: 'k-new' });
-    expect(supersededBy(cfg, req('k-old'), found, null)).toMatchObject({ version: 5 });
+  it('a change whose version is not known is superseded by nothing: its key is re-sent and the replay decides', () => {
+    const facts = EndpointFacts.read(cfg, SCOPE, 'we_1');
+    applied(facts, 'k-new', 5);
+    expect(EndpointFacts.read(cfg, SCOPE, 'we_1').supersedes('k-unknown', null)).toBeUndefined();
   });
 
-  it('the newer secret delivered: the older files of the endpoint go, the newer request and other endpoints stay', () => {
+  it("marking: only the superseded request's own files are renamed; the newer request and other endpoints stay, and age removes marked files", () => {
     WriteAheadRecord.open(cfg, req('k-old'), new Date(0)).keep('whsec_old');
     WriteAheadRecord.open(cfg, req('k-x', { endpointId: 'we_2' }), new Date(0)).close();
     const newer = WriteAheadRecord.open(cfg, req('k-new'), new Date(0));
-    noteRotation(cfg, 'org_1/app_1/env_1', { endpointId: 'we_1', version: 5, at: 'T', idempotencyKey: 'k-new' });
-    removeSuperseded(cfg, 'org_1/app_1/env_1', 'we_1', Object.values(recordPaths(cfg, req('k-new'))));
+    const marked = markSuperseded(cfg, req('k-old'));
+    expect(marked).toEqual([`${recordPaths(cfg, req('k-old')).secret}.superseded`]);
     expect(findLeft(cfg, req('k-old'))).toBeUndefined();
     expect(existsSync(newer.path)).toBe(true);
     expect(findLeft(cfg, req('k-x', { endpointId: 'we_2' }))).toBeDefined();
+    const mtime = statSync(marked[0]!).mtimeMs;
+    pruneSuperseded(cfg, mtime + SUPERSEDED_KEPT_MS - 1);
+    expect(existsSync(marked[0]!)).toBe(true);
+    pruneSuperseded(cfg, mtime + SUPERSEDED_KEPT_MS + 1);
+    expect(existsSync(marked[0]!)).toBe(false);
+    expect(existsSync(newer.path)).toBe(true);
+  });
+});
+
+describe('a record without a readable header', () => {
+  it('(a kill between creating it and writing its header) is "sent, outcome unknown": opened again with its header, never refused', () => {
+    const paths = recordPaths(cfg, req('k-cut'));
+    WriteAheadRecord.open(cfg, req('k-other'), new Date(0)).close(); // makes recovered/
+    writeFileSync(paths.record, '', { mode: 0o600 });
+    const again = WriteAheadRecord.open(cfg, req('k-cut'), new Date(0));
+    again.close();
+    expect(readRecord(paths.record)?.header).toMatchObject({ idempotencyKey: 'k-cut', endpointId: 'we_1' });
+    writeFileSync(paths.record, '{"record":1,"idempo');
+    WriteAheadRecord.open(cfg, req('k-cut'), new Date(0)).close();
+    expect(readRecord(paths.record)?.header).toMatchObject({ idempotencyKey: 'k-cut' });
   });
 });

@@ -16,11 +16,9 @@ import { holdsNoSecret, recordedSecretAnswer } from '../../../http/api-client.js
 import { CliError, isCliError, localError } from '../../../errors/cli-error.js';
 import { EXIT } from '../../../errors/exit-codes.js';
 import { NotSent, type CallHooks } from '../../../http/client.js';
-import { knownNotApplied, sendFailed, settle, startCustody, type CustodyRun, type Got, type InDelivery, type Start } from '../../../secret/custody.js';
+import { hasLeft, knownNotApplied, lastApplied, retireLeft, retireIfHeld, sendFailed, settle, startCustody, type CustodyRun, type Got, type InDelivery, type Start } from '../../../secret/custody.js';
 import { exit13Details, newSecretHint } from '../../../secret/new-secret-hint.js';
-import { findLeft, recordPaths, removeLeft, type RecordedAnswer, type RecordedRequest } from '../../../secret/record.js';
-import { lastRotation, removeSuperseded } from '../../../secret/superseded.js';
-import { fingerprint } from '../../../secret/fingerprint.js';
+import type { RecordedRequest } from '../../../secret/record.js';
 import type { DeliveryResult } from '../../../secret/custody.js';
 import type { DeliveryRecord, JournalRecord, Prior } from './journal.js';
 import type { ManifestItem } from './manifest.js';
@@ -312,30 +310,19 @@ const scrubbed = (run: ItemRun, text: string) => (run.custody.scrubber?.scrub ? 
  */
 export async function tidyDone(run: ItemRun, item: ManifestItem, prior: Prior): Promise<void> {
   if (!prior.fp) return;
-  const { configDir, scope } = run.custody;
-  const req = requestOf(run, item, prior.key);
-  // What the killed run's retire() would have removed too: older files of the endpoint this rotation superseded.
-  if (lastRotation(configDir, scope, item.endpointId)?.idempotencyKey === prior.key) removeSuperseded(configDir, scope, item.endpointId, Object.values(recordPaths(configDir, req)));
-  const left = findLeft(configDir, req);
-  if (!left) return;
-  // A record left after "ok" holds the answer that was delivered, read as any recorded answer is.
-  const answer = left.kind === 'record' && left.record.answer ? await readRecorded(item, left.record.answer) : undefined;
-  const secret = left.kind === 'secret' ? left.secret.toString('utf8') : answer?.ok && typeof answer.body.data.secret === 'string' ? answer.body.data.secret : undefined;
-  if (secret !== undefined && fingerprint(secret) === prior.fp) removeLeft(configDir, req);
+  await retireIfHeld(run.custody, requestOf(run, item, prior.key), prior.fp, recordedSecretAnswer(item.endpointId));
 }
-
-const readRecorded = (item: ManifestItem, a: RecordedAnswer) => recordedSecretAnswer(item.endpointId)(a.status, a.contentEncoding, a.body).catch(() => undefined);
 
 export async function redeliver(run: ItemRun, item: ManifestItem, prior: Prior): Promise<void> {
   const req = requestOf(run, item, prior.key);
   if (prior.fp && run.secrets.holds(item, prior.fp)) {
     // Every destination holds it already (the killed run got that far): done.
     const delivery = run.secrets.targetsFor(item).map((to) => ({ to, fingerprint: prior.fp! }));
-    if (await run.record({ t: 'ok', id: item.endpointId, key: prior.key, version: prior.version, fp: prior.fp, delivery, requestId: prior.requestId ?? '' })) removeLeft(run.custody.configDir, req);
+    if (await run.record({ t: 'ok', id: item.endpointId, key: prior.key, version: prior.version, fp: prior.fp, delivery, requestId: prior.requestId ?? '' })) retireLeft(run.custody, req);
     run.succeed(item, skippedResult(item, prior, delivery));
     return;
   }
-  if (findLeft(run.custody.configDir, req)) {
+  if (hasLeft(run.custody, req)) {
     const start = await startCustody(run.custody, req, recordedSecretAnswer(item.endpointId));
     if (start.kind === 'superseded') return run.fail(item, start.error, prior.key);
     if (start.kind === 'deliver') {
@@ -351,12 +338,12 @@ export async function redeliver(run: ItemRun, item: ManifestItem, prior: Prior):
 /** Nothing is left to deliver: superseded by a later rotation, or lost. */
 function notConfirmed(run: ItemRun, item: ManifestItem, prior: Prior): CliError {
   const what = `rotated by an earlier run (Idempotency-Key ${prior.key}, version ${prior.version ?? '?'}, fingerprint ${prior.fp ?? 'unknown'})`;
-  const last = lastRotation(run.custody.configDir, run.custody.scope, item.endpointId);
+  const last = lastApplied(run.custody, item.endpointId);
   const details = exit13Details({ endpointId: item.endpointId, version: prior.version, fingerprint: prior.fp, recoveredPath: null });
-  if (last && last.idempotencyKey !== prior.key && (prior.version === null || last.version > prior.version)) {
+  if (last && last.key !== prior.key && (prior.version === null || last.version > prior.version)) {
     return localError('secret_not_delivered', `${what}: superseded by the rotation to version ${last.version} at ${last.at}; not delivered, and the destinations were left as they are`, {
       // The endpoint's version now (the next expectedVersion), not the superseded one's.
-      details: { ...details, version: last.version, supersededBy: { version: last.version, at: last.at, idempotencyKey: last.idempotencyKey } },
+      details: { ...details, version: last.version, supersededBy: { version: last.version, at: last.at, idempotencyKey: last.key } },
       hint: `the destinations hold what the rotation to version ${last.version} put there; the next rotation takes "expectedVersion":${last.version}`,
     });
   }

@@ -1,0 +1,178 @@
+// What this machine (this config folder) saw happen to each endpoint: one
+// append-only log of facts per endpoint under <config>/facts/, that only
+// grows (docs/secrets.md, "The facts"). Every custody decision is a function
+// of these facts ordered by version, never of a file's mtime:
+//
+//   applied     the server applied a create or rotate with key K, giving
+//               version N (a 2xx with the endpoint's version), at T
+//   delivered   every destination holds the secret of K
+//   kept        a destination failed: the secret of K is kept in recovered/
+//   superseded  K's record was found older than the endpoint's last applied
+//               version: it is never delivered
+//   seen        the server named the endpoint's current version (a 7)
+//
+// A fact is one short line written with one O_APPEND write, so two processes
+// appending at once never tear each other's lines, and a later fact never
+// erases an earlier one: "applied at version 3" stays true whatever fails
+// after it. A rotation made elsewhere cannot be seen (the API has no read).
+import { closeSync, constants, fchmodSync, openSync, readdirSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { makeFolders } from '../config/make-folders.js';
+import { readRegularFile } from '../fs/read.js';
+import { endpointStem } from './record.js';
+
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+
+/** What an answer said of the endpoint (never its secret): what `webhooks list` shows. */
+export interface EndpointSeen {
+  name?: string | null;
+  url?: string | null;
+  events?: string[] | null;
+  status?: string | null;
+  previousSecretExpiresAt?: string | null;
+}
+
+/** Every line also names its endpoint and scope (the file's name is a hash of them). */
+interface Named {
+  id?: string;
+  scope?: string;
+}
+
+export type Fact = Named &
+  ( { f: 'applied'; at: string; key: string; op: 'create' | 'rotate' | 'reactivate'; version: number | null; mode?: string | undefined; fp?: string | undefined; endpoint?: EndpointSeen | undefined }
+  | { f: 'delivered'; at: string; key: string; version: number | null; to: string[]; fp?: string | undefined }
+  | { f: 'kept'; at: string; key: string; version: number | null; path: string }
+  | { f: 'superseded'; at: string; key: string; by: number }
+  | { f: 'seen'; at: string; version: number; via: string });
+
+/** The applied change with the highest version: the endpoint's version as this machine knows it. */
+export type Applied = Extract<Fact, { f: 'applied' }> & { version: number };
+
+/** A log holds a few lines per change; one over this size is not read (it is damage). */
+const MAX_LOG_BYTES = 8 * 1024 * 1024;
+
+const factsFolder = (configDir: string) => join(configDir, 'facts');
+
+/** The facts file of one endpoint of one scope ("org/app/env"). */
+export const factsPath = (configDir: string, scope: string, endpointId: string) => join(factsFolder(configDir), `${endpointStem(scope, endpointId)}.ndjson`);
+
+/** The facts of one endpoint, read once; `add` appends and keeps the view current. */
+export class EndpointFacts {
+  readonly path: string;
+
+  private constructor(
+    private readonly configDir: string,
+    readonly scope: string,
+    readonly endpointId: string,
+    private readonly facts: Fact[],
+  ) {
+    this.path = factsPath(configDir, scope, endpointId);
+  }
+
+  static read(configDir: string, scope: string, endpointId: string): EndpointFacts {
+    return new EndpointFacts(configDir, scope, endpointId, parseFacts(readRegularFile(factsPath(configDir, scope, endpointId), MAX_LOG_BYTES)));
+  }
+
+  /** The facts in a file found by factFiles(), with the endpoint and scope its lines name; undefined when it names none. */
+  static fromFile(configDir: string, path: string): EndpointFacts | undefined {
+    const facts = parseFacts(readRegularFile(path, MAX_LOG_BYTES));
+    const named = facts.find((f) => typeof f.id === 'string' && typeof f.scope === 'string');
+    return named ? new EndpointFacts(configDir, named.scope!, named.id!, facts) : undefined;
+  }
+
+  get all(): readonly Fact[] {
+    return this.facts;
+  }
+
+  /**
+   * Appends a fact. Best effort: a fact that cannot be written (a full disk)
+   * leaves the change going on (its secret matters more); only the
+   * protection it gives later runs is lost. Returns whether it was written.
+   */
+  add(fact: Fact): boolean {
+    this.facts.push(fact);
+    try {
+      makeFolders(factsFolder(this.configDir), 0o700);
+      const fd = openSync(this.path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | NOFOLLOW, 0o600);
+      try {
+        fchmodSync(fd, 0o600);
+        const line = Buffer.from(`${JSON.stringify({ ...fact, id: this.endpointId, scope: this.scope })}\n`, 'utf8');
+        // One write with O_APPEND: lines of concurrent writers never interleave.
+        writeSync(fd, line);
+      } finally {
+        closeSync(fd);
+      }
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** The endpoint's version as this machine last knows it: the highest applied (or a 7's current version), with the fact that says so. */
+  lastApplied(): Applied | undefined {
+    let best: Applied | undefined;
+    for (const f of this.facts) if (f.f === 'applied' && typeof f.version === 'number' && (!best || f.version >= best.version)) best = f as Applied;
+    return best;
+  }
+
+  /** The highest version this machine saw of the endpoint, from any fact. */
+  lastVersion(): { version: number; at: string } | undefined {
+    let best: { version: number; at: string } | undefined;
+    for (const f of this.facts) {
+      const v = f.f === 'applied' || f.f === 'seen' ? f.version : null;
+      if (typeof v === 'number' && (!best || v >= best.version)) best = { version: v, at: f.at };
+    }
+    return best;
+  }
+
+  /** The version the change with this key gave, when a fact says. */
+  versionOf(key: string): number | null {
+    for (const f of this.facts) if (f.f === 'applied' && f.key === key && typeof f.version === 'number') return f.version;
+    return null;
+  }
+
+  /** Whether a fact says every destination holds the secret of this key. */
+  delivered(key: string): boolean {
+    return this.facts.some((f) => f.f === 'delivered' && f.key === key);
+  }
+
+  /**
+   * The applied change that supersedes the change with this key, if any: one
+   * with another key and a higher version than this one's (known from its
+   * answer, else from its own "applied" fact). A change whose version is not
+   * known is superseded by nothing: its key is re-sent, and the server's
+   * replay (with its version) decides.
+   */
+  supersedes(key: string, version: number | null): Applied | undefined {
+    const mine = version ?? this.versionOf(key);
+    if (mine === null) return undefined;
+    const last = this.lastApplied();
+    return last && last.key !== key && last.version > mine ? last : undefined;
+  }
+}
+
+function parseFacts(bytes: Buffer | undefined): Fact[] {
+  if (!bytes) return [];
+  const out: Fact[] = [];
+  for (const line of bytes.toString('utf8').split('\n')) {
+    if (line === '') continue;
+    try {
+      const f = JSON.parse(line) as Fact;
+      if (typeof f === 'object' && f !== null && typeof f.f === 'string' && typeof f.at === 'string') out.push(f);
+    } catch {
+      /* a line cut short by a crash: the facts before and after it stand */
+    }
+  }
+  return out;
+}
+
+/** Every endpoint this config folder has facts of (its files' names), for `webhooks list` and completion. */
+export function factFiles(configDir: string): string[] {
+  try {
+    return readdirSync(factsFolder(configDir))
+      .filter((n) => n.endsWith('.ndjson'))
+      .map((n) => join(factsFolder(configDir), n));
+  } catch {
+    return [];
+  }
+}
