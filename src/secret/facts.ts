@@ -39,11 +39,13 @@ interface Named {
 }
 
 export type Fact = Named &
-  ( { f: 'applied'; at: string; key: string; op: 'create' | 'rotate' | 'reactivate'; version: number | null; mode?: string | undefined; fp?: string | undefined; endpoint?: EndpointSeen | undefined }
-  | { f: 'delivered'; at: string; key: string; version: number | null; to: string[]; fp?: string | undefined }
-  | { f: 'kept'; at: string; key: string; version: number | null; path: string }
-  | { f: 'superseded'; at: string; key: string; by: number }
-  | { f: 'seen'; at: string; version: number; via: string });
+  (
+    | { f: 'applied'; at: string; key: string; op: 'create' | 'rotate' | 'reactivate'; version: number | null; mode?: string | undefined; fp?: string | undefined; endpoint?: EndpointSeen | undefined }
+    | { f: 'delivered'; at: string; key: string; version: number | null; to: string[]; fp?: string | undefined }
+    | { f: 'kept'; at: string; key: string; version: number | null; path: string }
+    | { f: 'superseded'; at: string; key: string; by: number }
+    | { f: 'seen'; at: string; version: number; via: string }
+  );
 
 /** The applied change with the highest version: the endpoint's version as this machine knows it. */
 export type Applied = Extract<Fact, { f: 'applied' }> & { version: number };
