@@ -220,6 +220,8 @@ export async function sandbox(opts: SandboxOptions = {}) {
     deactivate,
     control,
     advance: (ms: number) => void (now += ms),
+    /** The sandbox's clock: what a chatctl run beside it is given (inject.now) to see the same time. */
+    now: () => now,
   };
 }
 

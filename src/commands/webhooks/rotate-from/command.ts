@@ -9,7 +9,7 @@
 import type { Factory } from '../../app.js';
 import { resolve } from 'node:path';
 import type { RotationMode } from '../../../api/spec.js';
-import { deliveryCutShort, type CustodyRun, type InDelivery } from '../../../secret/custody.js';
+import { deliveryCutShort, lastApplied, type CustodyRun, type InDelivery } from '../../../secret/custody.js';
 import { prepareRecoveryFolder, scopeKey } from '../../../secret/record.js';
 import { describeKeepFailure } from '../../../secret/deliver.js';
 import type { Context } from '../../../context.js';
@@ -18,11 +18,11 @@ import { CliError, isCliError, usageError, localError } from '../../../errors/cl
 import { EXIT } from '../../../errors/exit-codes.js';
 import { reportError } from '../../../errors/report.js';
 import { escapeInline, shellQuote } from '../../../output/sanitize.js';
-import { JournalWriter, NO_JOURNAL, loadJournal, lockJournal, actFor, sameScope, type ItemAct, type JournalScope, type LoadedJournal } from './journal.js';
+import { JournalWriter, NO_JOURNAL, compactJournal, loadJournal, lockJournal, actFor, sameScope, settledOf, type ItemAct, type JournalScope, type LoadedJournal } from './journal.js';
 import { bufferSource, checkManifest, fileSource, manifestItems, type ManifestCheck, type ManifestItem, type ManifestSource } from './manifest.js';
 import { NextManifest } from './next-manifest.js';
 import { humanOutput, jsonOutput, type BulkOutput } from './output.js';
-import { runBulk, type RunSummary } from './runner.js';
+import { runBulk, type ItemResult, type RunSummary } from './runner.js';
 import { planItemSecrets, type ItemSecrets } from './secrets.js';
 import { refuseStale, withDoneAt } from './stale.js';
 
@@ -38,6 +38,7 @@ export interface FromOptions {
   expectedVersion?: string;
   idempotencyKey?: string;
   nextManifest?: string;
+  every?: string;
 }
 
 export const DEFAULT_CONCURRENCY = 4;
@@ -64,6 +65,10 @@ interface Plan {
   check: ManifestCheck;
   acts: Record<ItemAct['act'], number>;
   next: NextManifest | undefined;
+  /** --every, in milliseconds. */
+  everyMs: number | undefined;
+  /** Items whose secret an earlier run kept: delivered before anything is sent. */
+  first: ManifestItem[];
 }
 
 /** The journal's lock while it is held; the journal's writer takes it over for the run. */
@@ -74,7 +79,10 @@ interface Held {
 export async function runRotateFrom(opts: FromOptions, f: Factory): Promise<void> {
   keepHeapSmall(); // before the manifest's first pass, which allocates with its length
   const setup = await prepare(opts, f);
-  const source = await openManifest(opts.from, f.ctx);
+  const source = await openManifest(opts.from, f.ctx).catch((err: unknown) => {
+    setup.next?.unlock();
+    throw err;
+  });
   const held: Held = {};
   try {
     const plan = await planItems(setup, source, held, f);
@@ -88,10 +96,11 @@ export async function runRotateFrom(opts: FromOptions, f: Factory): Promise<void
   } finally {
     held.release?.();
     source.close();
+    setup.next?.unlock();
   }
 }
 
-type Setup = Pick<Plan, 'json' | 'concurrency' | 'defaultMode' | 'scope' | 'secrets' | 'journalPath' | 'next'> & { yes: boolean };
+type Setup = Pick<Plan, 'json' | 'concurrency' | 'defaultMode' | 'scope' | 'secrets' | 'journalPath' | 'next' | 'everyMs'> & { yes: boolean };
 
 /** Flags, scope and token (exit 3 before anything is read), destinations: everything that needs no manifest. */
 async function prepare(opts: FromOptions, f: Factory): Promise<Setup> {
@@ -116,7 +125,19 @@ async function prepare(opts: FromOptions, f: Factory): Promise<Setup> {
   const journalPath = opts.journal !== undefined ? resolve(ctx.cwd, opts.journal) : undefined;
   if (opts.nextManifest === '') throw usageError('--next-manifest needs a file');
   const next = opts.nextManifest !== undefined ? NextManifest.plan(resolve(ctx.cwd, opts.nextManifest), journalPath) : undefined;
-  return { json, concurrency, defaultMode: opts.mode as RotationMode | undefined, scope, secrets, journalPath, next, yes: Boolean(opts.yes) };
+  const everyMs = opts.every !== undefined ? parseEvery(opts.every) : undefined;
+  if (next && !state.dryRun) await next.lock(ctx);
+  return { json, concurrency, defaultMode: opts.mode as RotationMode | undefined, scope, secrets, journalPath, next, everyMs, yes: Boolean(opts.yes) };
+}
+
+const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+
+/** `--every 30d`: a whole number and a unit (s, m, h, d, w), at most ten years. */
+export function parseEvery(raw: string): number {
+  const m = /^([1-9][0-9]{0,5})([smhdw])$/.exec(raw.trim());
+  const ms = m ? Number(m[1]) * UNITS[m[2]!]! : NaN;
+  if (!Number.isFinite(ms) || ms > 3650 * UNITS.d!) throw usageError(`invalid --every "${raw}": a whole number and a unit, e.g. 30d, 12h, 2w (s, m, h, d, w)`);
+  return ms;
 }
 
 async function openManifest(from: string, ctx: Factory['ctx']): Promise<ManifestSource> {
@@ -135,15 +156,18 @@ async function planItems(setup: Setup, source: ManifestSource, held: Held, f: Fa
   const { journalPath, secrets, next } = setup;
   const dryRun = f.state().dryRun;
   if (journalPath !== undefined && !dryRun) held.release = await lockJournal(journalPath, ctx);
-  const journal: LoadedJournal = journalPath !== undefined ? loadJournal(journalPath) : { scope: null, priors: new Map(), unreadable: 0 };
+  const journal: LoadedJournal = journalPath !== undefined ? loadJournal(journalPath) : { scope: null, priors: new Map(), unreadable: 0, openFrom: 0, runs: 0 };
+  const first: ManifestItem[] = [];
   if (journal.scope && !sameScope(journal.scope, setup.scope))
     throw usageError(`the journal ${journalPath} belongs to a run against ${scopeLabel(journal.scope)}, not ${scopeLabel(setup.scope)}`, 'keep one journal per environment (and per manifest)');
   if (journal.unreadable > 0) ctx.io.notice(`the journal ${journalPath} has ${journal.unreadable} unreadable line(s), from a write cut short; they are ignored`);
 
   const acts = { send: 0, resend: 0, skip: 0, redeliver: 0 };
   const check = checkManifest(source, setup.defaultMode, (item) => {
-    const planned = actFor(journal.priors, item);
+    const planned = actFor(journal.priors, item, journal.openFrom);
     if (planned.act === 'send') refuseStale(journal.priors.get(item.endpointId), item);
+    // A secret an earlier run kept goes first (runner.ts deliverFirst); the few such items are held.
+    if (planned.act === 'redeliver') first.push(item);
     acts[planned.act] += 1;
     secrets.claim(item);
     next?.add(item);
@@ -154,7 +178,7 @@ async function planItems(setup: Setup, source: ManifestSource, held: Held, f: Fa
   });
   secrets.checkShared(check.count);
   if (check.immediate > 0 && !setup.yes && !dryRun) await confirmImmediate(check.immediate, setup.json, f);
-  return { ...setup, source, journal, check, acts };
+  return { ...setup, source, journal, check, acts, first };
 }
 
 async function confirmImmediate(count: number, json: boolean, f: Factory): Promise<void> {
@@ -204,6 +228,9 @@ async function runPlan(plan: Plan, held: Held, f: Factory): Promise<{ summary: R
         custody,
         journal: writer ?? NO_JOURNAL,
         priors: journal.priors,
+        openFrom: journal.openFrom,
+        first: plan.first,
+        notDue: plan.everyMs !== undefined ? notDueCheck(plan.everyMs, journal, custody, ctx.now) : undefined,
         newKey: ctx.randomUUID,
         emit: (r, item) => {
           next?.settle(r);
@@ -214,11 +241,53 @@ async function runPlan(plan: Plan, held: Held, f: Factory): Promise<{ summary: R
         delivering,
       },
     );
+    if (writer) await endJournal(writer, summary, plan, ctx);
     return { summary, output };
   } finally {
     agent.destroy();
     await writer?.close();
   }
+}
+
+/**
+ * The run's end in its journal (clean: every item done, nothing cut short),
+ * then the journal compacted to what later runs decide by, under its lock.
+ * Neither can change the run's outcome: a journal that cannot take them
+ * keeps every record it had.
+ */
+async function endJournal(writer: JournalWriter, summary: RunSummary, plan: Plan, ctx: Context): Promise<void> {
+  const clean = !summary.interrupted && summary.stopped === null && summary.failed === 0 && summary.notStarted === 0;
+  try {
+    await writer.append({ t: 'end', at: new Date(ctx.now()).toISOString(), clean });
+    compactJournal(writer.path, plan.scope);
+  } catch {
+    /* the records stand as they are */
+  }
+}
+
+/** --every: an item whose endpoint the journal or this machine's facts show rotated less than that ago is not due. */
+function notDueCheck(everyMs: number, journal: LoadedJournal, custody: CustodyRun, now: () => number) {
+  return (item: ManifestItem): Extract<ItemResult, { ok: true }> | undefined => {
+    const p = journal.priors.get(item.endpointId);
+    const s = p && settledOf(p);
+    const fromJournal = s && (s.appliedAt ?? s.at) !== undefined ? { at: (s.appliedAt ?? s.at)!, version: s.version } : undefined;
+    const fromFacts = lastApplied(custody, item.endpointId);
+    const last = [fromJournal, fromFacts && { at: fromFacts.at, version: fromFacts.version as number | null }]
+      .filter((x): x is { at: string; version: number | null } => x !== undefined && Number.isFinite(Date.parse(x.at)))
+      .sort((a, b) => Date.parse(b.at) - Date.parse(a.at))[0];
+    if (!last || now() - Date.parse(last.at) >= everyMs) return undefined;
+    return {
+      endpointId: item.endpointId,
+      ok: true,
+      skipped: true,
+      due: false,
+      lastRotatedAt: last.at,
+      ...(last.version !== null ? { version: last.version } : {}),
+      fingerprint: s?.fp ?? '',
+      delivery: [],
+      requestId: null,
+    };
+  };
 }
 
 /**

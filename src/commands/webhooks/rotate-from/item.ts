@@ -50,8 +50,12 @@ export type ItemResult =
   | {
       endpointId: string;
       ok: true;
-      /** Done by an earlier run (journal): nothing was sent this time. */
+      /** Done by an earlier run (journal), or not due (--every): nothing was sent this time. */
       skipped?: true;
+      /** --every: false when the endpoint was rotated less than that ago. */
+      due?: false;
+      /** --every: when the endpoint's last rotation was applied, as the facts say. */
+      lastRotatedAt?: string;
       version?: number;
       fingerprint: string;
       delivery: DeliveryRecord[];
@@ -226,7 +230,7 @@ async function settleItem(run: ItemRun, item: ManifestItem, req: RecordedRequest
       // than guess. If it cannot be written, nothing is delivered.
       beforeDelivery: async (held, fp) => {
         const version = 'answer' in got && got.answer.ok ? got.answer.body.data.endpoint.version : (prior?.version ?? null);
-        if (!(await run.record({ t: 'applied', id: item.endpointId, key, version: typeof version === 'number' ? version : null, fp: fp(), recovered: held })))
+        if (!(await run.record({ t: 'applied', id: item.endpointId, key, version: typeof version === 'number' ? version : null, fp: fp(), recovered: held, at: new Date(run.now()).toISOString() })))
           throw new Error('the journal could not record it (the run stops)');
       },
       delivering: (state) => run.delivering?.(item, state),
@@ -264,16 +268,18 @@ async function settleItem(run: ItemRun, item: ManifestItem, req: RecordedRequest
   const line: ItemResult = { endpointId: item.endpointId, ok: true, ...(version !== null ? { version } : {}), fingerprint: outcome.fp, delivery: outcome.delivered, requestId };
   // The worker moves on at once; the line follows when "ok" is on disk, so a
   // line on stdout always means "done, and known to be done by a re-run".
-  const written = run.record({ t: 'ok', id: item.endpointId, key, version, fp: outcome.fp, delivery: outcome.delivered, requestId: requestId ?? '' }).then((recorded) => {
-    if (recorded) {
-      outcome.retire();
-      run.succeed(item, line);
-      return;
-    }
-    // "ok" is not on disk (a full disk): the line may not say done. The run
-    // stops; the record stays, and a re-run with the journal delivers it again.
-    run.fail(item, okNotRecorded(item, { fp: outcome.fp, version, delivered: outcome.delivered, held: start.held.path }), key);
-  });
+  const written = run
+    .record({ t: 'ok', id: item.endpointId, key, version, fp: outcome.fp, delivery: outcome.delivered, requestId: requestId ?? '', at: new Date(run.now()).toISOString() })
+    .then((recorded) => {
+      if (recorded) {
+        outcome.retire();
+        run.succeed(item, line);
+        return;
+      }
+      // "ok" is not on disk (a full disk): the line may not say done. The run
+      // stops; the record stays, and a re-run with the journal delivers it again.
+      run.fail(item, okNotRecorded(item, { fp: outcome.fp, version, delivered: outcome.delivered, held: start.held.path }), key);
+    });
   run.pending(written);
 }
 

@@ -11,10 +11,17 @@
 //   {"t":"ok","id","key","version","fp","delivery","requestId"}  every destination holds it
 //   {"t":"fail","id","key","applied":true|false|null,"exitCode","code","recovered"?,"whole"?}
 //      (whole: the copy is a whole odd answer, not a secret to deliver again)
+//   {"t":"end","at","clean"}   the run is over; clean: every item done, nothing interrupted
 //
+// The records are facts that only add up: a later refusal or an unknown
+// outcome of another key never erases that an earlier key was applied or
+// delivered (Prior.settled keeps the endpoint's highest applied rotation).
 // An item is its endpoint, expected version and mode (actFor below): a
 // record counts only for the same three, so next month's manifest (the next
-// expectedVersion) is a new rotation, never skipped as done.
+// expectedVersion) is a new rotation, never skipped as done; except while
+// the runs since the last clean one have not finished their work: then a
+// manifest that a --next-manifest replaced (its expectedVersion is the
+// version those runs rotated to) is that same work, finished, not new.
 //
 // Every append resolves once its line is on disk (fdatasync). Appends that
 // arrive while a sync is running share the next one (group commit), so four
@@ -26,6 +33,7 @@ import { CliError, usageError } from '../../../errors/cli-error.js';
 import { EXIT } from '../../../errors/exit-codes.js';
 import type { Context } from '../../../context.js';
 import { acquireLock, systemLockHost, type LockHost, type LockSubject } from '../../../fs/lock.js';
+import { writeFileAtomic } from '../../../fs/atomic.js';
 import { fileChunks, splitLines } from './lines.js';
 
 export interface JournalScope {
@@ -40,12 +48,16 @@ export interface DeliveryRecord {
   fingerprint: string;
 }
 
+/** runAt: in a compacted journal, the start of the run that wrote the record (its runs are merged). */
+type Item = { runAt?: string };
+
 export type JournalRecord =
   | { t: 'run'; v: 1; at: string; scope: JournalScope }
-  | { t: 'send'; id: string; key: string; ev: number; mode: RotationMode }
-  | { t: 'applied'; id: string; key: string; version: number | null; fp: string; recovered?: string | null }
-  | { t: 'ok'; id: string; key: string; version: number | null; fp: string; delivery: DeliveryRecord[]; requestId: string }
-  | { t: 'fail'; id: string; key: string; applied: boolean | null; exitCode: number; code: string; recovered?: string | null; whole?: boolean };
+  | ({ t: 'send'; id: string; key: string; ev: number; mode: RotationMode } & Item)
+  | ({ t: 'applied'; id: string; key: string; version: number | null; fp: string; recovered?: string | null; at?: string } & Item)
+  | ({ t: 'ok'; id: string; key: string; version: number | null; fp: string; delivery: DeliveryRecord[]; requestId: string; at?: string } & Item)
+  | ({ t: 'fail'; id: string; key: string; applied: boolean | null; exitCode: number; code: string; recovered?: string | null; whole?: boolean } & Item)
+  | { t: 'end'; at: string; clean: boolean };
 
 /**
  * What earlier runs left for one endpoint, folded from its records:
@@ -69,6 +81,12 @@ export interface Prior {
   whole: boolean;
   /** When the run that wrote the latest of these records started (its "run" line), when known. */
   at?: string;
+  /** When the change was applied (its "applied" or "ok" record says), when known: what --every measures from. */
+  appliedAt?: string;
+  /** The run (its place among the journal's "run" lines, from 0) that last wrote a record of this request. */
+  run?: number;
+  /** The endpoint's applied rotation with the highest version, when an earlier key made it (this one's otherwise). */
+  settled?: Prior;
 }
 
 export interface LoadedJournal {
@@ -76,29 +94,65 @@ export interface LoadedJournal {
   priors: Map<string, Prior>;
   /** Lines that could not be read: a write cut short by a crash. */
   unreadable: number;
+  /** The first run whose work is not known finished: every run from it on ended unclean or not at all (runs counts when all are finished). */
+  openFrom: number;
+  /** How many runs the journal holds. */
+  runs: number;
+}
+
+/** The endpoint's applied rotation with the highest version: this attempt's, or an earlier key's. */
+export function settledOf(p: Prior): Prior | undefined {
+  const own = p.state === 'applied' || p.state === 'ok' ? p : undefined;
+  const earlier = p.settled;
+  if (!own) return earlier;
+  if (!earlier) return own;
+  return (earlier.version ?? -1) > (own.version ?? -1) ? earlier : own;
 }
 
 /**
  * Folds one record into the map; records for another key than the one last
  * sent are ignored. `runAt`: the start of the run that wrote it.
  */
-export function foldRecord(priors: Map<string, Prior>, r: JournalRecord, runAt?: string): void {
-  if (r.t === 'run') return;
-  const at = runAt !== undefined ? { at: runAt } : {};
+export function foldRecord(priors: Map<string, Prior>, r: JournalRecord, runAt?: string, run = 0): void {
+  if (r.t === 'run' || r.t === 'end') return;
+  // A compacted journal says the run's start on each record (runAt), having merged the runs.
+  const started = r.runAt ?? runAt;
+  const at = started !== undefined ? { at: started } : {};
   if (r.t === 'send') {
-    priors.set(r.id, { state: 'sent', key: r.key, ev: r.ev, mode: r.mode, version: null, fp: null, delivery: null, requestId: null, recovered: null, whole: false, ...at });
+    const before = priors.get(r.id);
+    // Another key: what the earlier ones applied stays known (a refusal of this one erases nothing).
+    const settled = before && before.key !== r.key ? settledOf(before) : before?.settled;
+    priors.set(r.id, {
+      state: 'sent',
+      key: r.key,
+      ev: r.ev,
+      mode: r.mode,
+      version: null,
+      fp: null,
+      delivery: null,
+      requestId: null,
+      recovered: null,
+      whole: false,
+      ...at,
+      run,
+      ...(settled ? { settled } : {}),
+    });
     return;
   }
   const p = priors.get(r.id);
   if (!p || p.key !== r.key) return;
-  Object.assign(p, at);
+  Object.assign(p, at, { run });
   if (r.t === 'applied') {
     p.state = 'applied';
     p.version = r.version;
     p.fp = r.fp;
     if (r.recovered) p.recovered = r.recovered;
+    if (r.at) p.appliedAt = r.at;
   } else if (r.t === 'ok') {
     Object.assign(p, { state: 'ok', version: r.version, fp: r.fp, delivery: r.delivery, requestId: r.requestId });
+    if (r.at) p.appliedAt ??= r.at;
+  } else if (p.state === 'applied' && r.applied !== true) {
+    // Never: an applied change is not undone by what is said of it later.
   } else {
     p.state = r.applied === true ? 'applied' : r.applied === null ? 'sent' : 'refused';
     if (r.recovered) p.recovered = r.recovered;
@@ -124,9 +178,20 @@ export type ItemAct =
  * (the server may have issued a secret that only a re-run of that manifest
  * can collect), and a pending item the manifest now asks in another mode.
  */
-export function actFor(priors: ReadonlyMap<string, Prior>, item: { line: number; endpointId: string; expectedVersion: number; mode: RotationMode }): ItemAct {
+export function actFor(priors: ReadonlyMap<string, Prior>, item: { line: number; endpointId: string; expectedVersion: number; mode: RotationMode }, openFrom = Number.POSITIVE_INFINITY): ItemAct {
   const p = priors.get(item.endpointId);
-  if (!p || p.state === 'refused') return { act: 'send' };
+  if (!p) return { act: 'send' };
+  const s = settledOf(p);
+  if (s && s !== p) {
+    // This very rotation was applied by an earlier key, whatever came after it.
+    if (s.ev === item.expectedVersion && s.mode === item.mode) return s.state === 'ok' ? { act: 'skip', prior: s } : { act: 'redeliver', prior: s };
+  }
+  // The work of runs not known finished, the manifest replaced by their next
+  // manifest (it expects the version they rotated to): finished, not repeated.
+  if (s && s.version === item.expectedVersion && (s.run ?? 0) >= openFrom && (p === s || p.state === 'refused')) {
+    return s.state === 'ok' ? { act: 'skip', prior: s } : { act: 'redeliver', prior: s };
+  }
+  if (p.state === 'refused') return { act: 'send' };
   if (p.ev !== item.expectedVersion) {
     if (p.state === 'sent')
       throw usageError(
@@ -152,6 +217,7 @@ const isRecord = (v: unknown): v is JournalRecord => {
   if (typeof v !== 'object' || v === null) return false;
   const r = v as Record<string, unknown>;
   if (r.t === 'run') return typeof r.scope === 'object' && r.scope !== null;
+  if (r.t === 'end') return typeof r.clean === 'boolean';
   if (typeof r.id !== 'string' || typeof r.key !== 'string') return false;
   switch (r.t) {
     case 'send':
@@ -162,6 +228,8 @@ const isRecord = (v: unknown): v is JournalRecord => {
       return typeof r.fp === 'string' && Array.isArray(r.delivery);
     case 'fail':
       return r.applied === true || r.applied === false || r.applied === null;
+    case 'end':
+      return typeof r.clean === 'boolean';
     default:
       return false;
   }
@@ -173,11 +241,13 @@ export function loadJournal(path: string): LoadedJournal {
   let scope: JournalScope | null = null;
   let unreadable = 0;
   let runAt: string | undefined;
+  let run = -1;
+  let openFrom = 0;
   let fd: number;
   try {
     fd = openSync(path, 'r');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { scope, priors, unreadable };
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { scope, priors, unreadable, openFrom: 0, runs: 0 };
     throw usageError(`cannot read the journal ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
   try {
@@ -204,13 +274,15 @@ export function loadJournal(path: string): LoadedJournal {
       if (value.t === 'run') {
         scope ??= value.scope;
         runAt = typeof value.at === 'string' ? value.at : undefined;
+        run += 1;
       }
-      foldRecord(priors, value, runAt);
+      if (value.t === 'end' && value.clean === true) openFrom = run + 1;
+      foldRecord(priors, value, runAt, Math.max(0, run));
     }
   } finally {
     closeSync(fd);
   }
-  return { scope, priors, unreadable };
+  return { scope, priors, unreadable, openFrom, runs: run + 1 };
 }
 
 export const sameScope = (a: JournalScope, b: JournalScope) =>
@@ -318,6 +390,84 @@ export class JournalWriter implements JournalSink {
       this.releaseLock();
     }
   }
+}
+
+/**
+ * Rewrites the journal (atomically; the caller holds its lock) to what later
+ * runs decide by: per endpoint its highest applied rotation and its latest
+ * request when that one is still pending (outcome unknown, or a secret
+ * kept), grouped as runs finished and runs not known finished. Refusals and
+ * superseded history go. So its size follows the fleet, not the months.
+ */
+export function compactJournal(path: string, scope: JournalScope): void {
+  const { priors, openFrom, runs, runAts, lastEnd } = loadForCompaction(path);
+  const closed: JournalRecord[] = [];
+  const open: JournalRecord[] = [];
+  for (const [id, p] of priors) {
+    const s = settledOf(p);
+    for (const a of s && s !== p ? [s, p] : [p]) {
+      if (a.state === 'refused') continue;
+      (((a.run ?? 0) >= openFrom ? open : closed) as JournalRecord[]).push(...recordsOf(id, a));
+    }
+  }
+  const line = (r: JournalRecord) => `${JSON.stringify(r)}\n`;
+  let text = '';
+  const epoch = new Date(0).toISOString();
+  if (closed.length > 0) {
+    text += line({ t: 'run', v: 1, at: runAts[0] ?? epoch, scope });
+    text += closed.map(line).join('');
+    text += line({ t: 'end', at: runAts[openFrom - 1] ?? epoch, clean: true });
+  }
+  if (openFrom < runs) {
+    text += line({ t: 'run', v: 1, at: runAts[openFrom] ?? epoch, scope });
+    text += open.map(line).join('');
+    if (lastEnd) text += line(lastEnd);
+  }
+  // Nothing pending and nothing applied: the journal still names its scope.
+  if (text === '') text = line({ t: 'run', v: 1, at: runAts.at(-1) ?? epoch, scope }) + line({ t: 'end', at: runAts.at(-1) ?? epoch, clean: true });
+  writeFileAtomic(path, text, { mode: 0o600 });
+}
+
+/** The records that stand for one request in a compacted journal. */
+function recordsOf(id: string, a: Prior): JournalRecord[] {
+  const runAt = a.at !== undefined ? { runAt: a.at } : {};
+  const out: JournalRecord[] = [{ t: 'send', id, key: a.key, ev: a.ev, mode: a.mode, ...runAt }];
+  const at = { ...(a.appliedAt !== undefined ? { at: a.appliedAt } : {}), ...runAt };
+  if (a.state === 'ok') out.push({ t: 'ok', id, key: a.key, version: a.version, fp: a.fp ?? '', delivery: a.delivery ?? [], requestId: a.requestId ?? '', ...at });
+  else if (a.state === 'applied') {
+    if (a.fp !== null) out.push({ t: 'applied', id, key: a.key, version: a.version, fp: a.fp, recovered: a.recovered, ...at });
+    if (a.fp === null || a.whole)
+      out.push({ t: 'fail', id, key: a.key, applied: true, exitCode: EXIT.secretNotDelivered, code: 'secret_not_delivered', recovered: a.recovered, ...(a.whole ? { whole: true } : {}), ...runAt });
+  }
+  return out;
+}
+
+/** The journal read for compaction: its fold, and when each run started and how the last one ended. */
+function loadForCompaction(path: string): LoadedJournal & { runAts: string[]; lastEnd: JournalRecord | undefined } {
+  const loaded = loadJournal(path);
+  const runAts: string[] = [];
+  let lastEnd: JournalRecord | undefined;
+  const fd = openSync(path, 'r');
+  try {
+    const tooLong = () => {
+      throw usageError(`the journal ${path} has a line longer than 1 MiB`);
+    };
+    for (const { text } of splitLines(fileChunks(fd), 1 << 20, tooLong)) {
+      if (!text?.startsWith('{"t":"run"') && !text?.startsWith('{"t":"end"')) continue;
+      try {
+        const r = JSON.parse(text) as JournalRecord;
+        if (r.t === 'run') {
+          runAts.push(r.at);
+          lastEnd = undefined;
+        } else if (r.t === 'end') lastEnd = r;
+      } catch {
+        /* torn */
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return { ...loaded, runAts, lastEnd };
 }
 
 /** The journal must be a regular file (or not exist yet). */

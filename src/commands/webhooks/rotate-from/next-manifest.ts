@@ -9,7 +9,10 @@
 //
 // Only the endpoint id, a version and a mode are held per item, in a Map
 // (which keeps FILE's order), not the items themselves.
-import { lstatSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import type { Context } from '../../../context.js';
+import { acquireLock, systemLockHost, type LockSubject } from '../../../fs/lock.js';
 import type { RotationMode } from '../../../api/spec.js';
 import { CliError, usageError } from '../../../errors/cli-error.js';
 import { EXIT } from '../../../errors/exit-codes.js';
@@ -30,18 +33,39 @@ export function versionAfter(result: ItemResult): number | undefined {
 export class NextManifest {
   private readonly lines = new Map<string, { version: number; mode?: RotationMode }>();
 
-  private constructor(readonly path: string) {}
+  private constructor(
+    readonly path: string,
+    /** Frees the lock taken on the file for the run (lock()). */
+    private release: (() => void) | undefined = undefined,
+  ) {}
 
   /**
    * Checked before anything is sent: OUT is a regular file (replaced whole)
-   * or absent, in a folder this user can write, and not the journal.
+   * or absent, in a folder this user can write, and not the journal or its
+   * lock, however either is named (the same device and inode, through a
+   * link or another path, is the same file).
    */
   static plan(path: string, journalPath: string | undefined): NextManifest {
     const what = `--next-manifest ${path}`;
-    if (journalPath !== undefined && (path === journalPath || path === `${journalPath}.lock`))
+    if (journalPath !== undefined && [journalPath, `${journalPath}.lock`].some((j) => j === path || sameFile(j, path)))
       throw usageError(`${what}: that is the journal`, 'give the next manifest a file of its own, e.g. the manifest itself');
     checkFileTarget(path, true, what);
     return new NextManifest(path);
+  }
+
+  /**
+   * Holds the file for this run: a second run naming the same file (by any
+   * path: the lock is named after the file's real path) is refused, exit 2
+   * naming the lock, before it sends anything. Released once it is written.
+   */
+  async lock(ctx: Pick<Context, 'now' | 'sleep' | 'random' | 'signal'>): Promise<void> {
+    const lock = await acquireLock(lockPathOf(this.path), { host: systemLockHost(ctx), signal: ctx.signal, waitMs: 0, subject: NEXT_MANIFEST });
+    this.release = lock.release;
+  }
+
+  unlock(): void {
+    this.release?.();
+    this.release = undefined;
   }
 
   /** Every item of the manifest, in its order (the first pass): its version so far. */
@@ -65,7 +89,7 @@ export class NextManifest {
   /** Written whole or not at all, with the mode of the file it replaces (0600 when new). Throws a CliError (exit 1). */
   write(): void {
     try {
-      const st = lstatSync(this.path, { throwIfNoEntry: false });
+      const st = statSync(this.path, { throwIfNoEntry: false });
       writeFileAtomic(this.path, this.text(), { mode: st?.isFile() ? st.mode & 0o777 : 0o600 });
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? String(err);
@@ -79,3 +103,35 @@ export class NextManifest {
     return this.lines.size;
   }
 }
+
+/** Whether two paths name one file (device and inode); false when either is absent. */
+function sameFile(a: string, b: string): boolean {
+  const x = statSync(a, { throwIfNoEntry: false });
+  const y = statSync(b, { throwIfNoEntry: false });
+  return x !== undefined && y !== undefined && x.dev === y.dev && x.ino === y.ino;
+}
+
+/** The lock of a next manifest: beside the file it names, after its real path (links resolved), so every name of one file shares it. */
+function lockPathOf(path: string): string {
+  let real: string;
+  try {
+    real = realpathSync(path);
+  } catch {
+    try {
+      real = join(realpathSync(dirname(path)), basename(path));
+    } catch {
+      real = path;
+    }
+  }
+  return `${real}.lock`;
+}
+
+const NEXT_MANIFEST: LockSubject = {
+  name: 'the next manifest',
+  error: usageError,
+  busy: (v, lockPath) =>
+    usageError(
+      `the next manifest is being written by another chatctl run (${v.owner ? `${v.owner}; ` : ''}lock file ${lockPath})`,
+      'give each job its own --next-manifest, or wait for that run to finish (remove the lock file only if that process is not chatctl)',
+    ),
+};

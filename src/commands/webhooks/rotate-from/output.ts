@@ -21,8 +21,8 @@ export interface BulkOutput {
   finish(summary: RunSummary, total: number): Promise<void>;
 }
 
-export function summaryLine(s: RunSummary): { summary: { ok: number; failed: number; skipped: number; notStarted?: number } } {
-  return { summary: { ok: s.ok, failed: s.failed, skipped: s.skipped, ...(s.notStarted > 0 ? { notStarted: s.notStarted } : {}) } };
+export function summaryLine(s: RunSummary): { summary: { ok: number; failed: number; skipped: number; notDue?: number; notStarted?: number } } {
+  return { summary: { ok: s.ok, failed: s.failed, skipped: s.skipped, ...(s.notDue > 0 ? { notDue: s.notDue } : {}), ...(s.notStarted > 0 ? { notStarted: s.notStarted } : {}) } };
 }
 
 export function jsonOutput(io: IO): BulkOutput {
@@ -110,7 +110,7 @@ export function humanOutput(io: IO, now: Clock['now'], targets: readonly string[
       const color = toStderr ? io.color.stderr : io.color.stdout;
       const secs = (s.elapsedMs / 1000).toFixed(1);
       const lines = [
-        `Rotated ${s.ok} of ${total} endpoint${total === 1 ? '' : 's'} in ${secs} s: ${s.failed} failed, ${s.skipped} skipped (done by an earlier run)${s.notStarted ? `, ${s.notStarted} not started` : ''}.`,
+        `Rotated ${s.ok} of ${total} endpoint${total === 1 ? '' : 's'} in ${secs} s: ${s.failed} failed, ${s.skipped} skipped (${s.notDue > 0 ? `${s.notDue} not due, ${s.skipped - s.notDue} ` : ''}done by an earlier run)${s.notStarted ? `, ${s.notStarted} not started` : ''}.`,
       ];
       if (s.ok > 0) lines.push(`New secrets went to: ${targets.map((t) => escapeInline(t)).join(', ')}`);
       if (s.throttled > 0) lines.push(`The server asked to slow down ${s.throttled} time${s.throttled === 1 ? '' : 's'}; ${s.requests} requests in all.`);
@@ -119,7 +119,7 @@ export function humanOutput(io: IO, now: Clock['now'], targets: readonly string[
       const write = (text: string) => out.write(io.scrubber.scrub(text));
       write(lines.join('\n') + '\n');
       if (skipped.length > 0) {
-        write(`\nSkipped, done by an earlier run (a line left at its old version, or a re-run):\n${skipped.join('')}`);
+        write(`\nSkipped, done by an earlier run (a line left at its old version, or a re-run)${s.notDue > 0 ? ' or not due (--every)' : ''}:\n${skipped.join('')}`);
         if (s.skipped > skipped.length) write(`… and ${s.skipped - skipped.length} more (--json lists every item)\n`);
       }
       if (failures.length === 0) return;
@@ -147,6 +147,7 @@ async function failureTable(failures: readonly Failure[], tty: boolean, color: b
 /** "  we_1  version 4, rotated by the run of 2026-01-01T04:00:00.000Z" */
 function skippedLine(r: Extract<ItemLine, { ok: true }>): string {
   const version = r.version !== undefined ? `version ${r.version}, ` : '';
+  if (r.due === false) return `  ${escapeInline(r.endpointId)}  ${version}not due: last rotated at ${escapeInline(r.lastRotatedAt ?? 'an unknown time')}\n`;
   const when = 'doneAt' in r && r.doneAt !== undefined ? `by the run of ${escapeInline(r.doneAt)}` : 'by an earlier run';
   return `  ${escapeInline(r.endpointId)}  ${version}rotated ${when}\n`;
 }

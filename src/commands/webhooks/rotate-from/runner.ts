@@ -27,6 +27,12 @@ export interface RunnerDeps {
   custody: CustodyRun;
   journal: JournalSink;
   priors: ReadonlyMap<string, Prior>;
+  /** The first journal run whose work is not known finished (journal.ts). */
+  openFrom?: number;
+  /** Items whose secret an earlier run kept: delivered before any request is sent. */
+  first?: ManifestItem[];
+  /** --every: whether an item is due; a result line (skipped, "due":false) when it is not. */
+  notDue?(item: ManifestItem): Extract<ItemResult, { ok: true }> | undefined;
   newKey(): string;
   /** Called once per finished item, in completion order. */
   emit(result: ItemResult, item: ManifestItem): void;
@@ -66,6 +72,8 @@ export interface RunSummary {
   ok: number;
   failed: number;
   skipped: number;
+  /** Of the skipped, those --every found not due. */
+  notDue: number;
   /** Items never started (Ctrl-C, or a stop). */
   notStarted: number;
   interrupted: boolean;
@@ -83,6 +91,7 @@ export interface RunSummary {
 export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions, deps: RunnerDeps): Promise<RunSummary> {
   setMaxListeners(0, opts.signal); // every worker's wait for a turn listens on it: more than Node's default 10
   const fleet = new Fleet(items, opts, deps);
+  await fleet.deliverFirst();
   await Promise.all(Array.from({ length: Math.max(1, opts.concurrency) }, () => fleet.worker()));
   return fleet.summary();
 }
@@ -91,7 +100,9 @@ class Fleet implements ItemRun {
   readonly rate: RateController;
   readonly started: number;
   readonly iterator: Iterator<ManifestItem>;
-  readonly counts = { ok: 0, failed: 0, skipped: 0, requests: 0 };
+  readonly counts = { ok: 0, failed: 0, skipped: 0, notDue: 0, requests: 0 };
+  /** Lines of the items delivered first (deliverFirst): the manifest's pass leaves them. */
+  readonly firstDone = new Set<number>();
   stopped: CliError | null = null;
   /** Items whose request was abandoned on a signal. */
   abandoned = 0;
@@ -147,6 +158,7 @@ class Fleet implements ItemRun {
   }
 
   succeed = (item: ManifestItem, result: Extract<ItemResult, { ok: true }>) => {
+    if (result.due === false) this.counts.notDue += 1;
     if (result.skipped) this.counts.skipped += 1;
     else this.counts.ok += 1;
     this.deps.emit(result, item);
@@ -189,7 +201,8 @@ class Fleet implements ItemRun {
         // The journal's rules (journal.ts actFor): an item is its endpoint,
         // expected version and mode; what could not go on was refused before
         // the run started.
-        const act = actFor(this.deps.priors, item);
+        const act = actFor(this.deps.priors, item, this.deps.openFrom);
+        if (act.act === 'redeliver' && this.firstDone.has(item.line)) continue;
         if (act.act === 'skip') {
           await tidyDone(this, item, act.prior);
           this.succeed(item, skippedResult(item, act.prior, act.prior.delivery ?? []));
@@ -197,6 +210,11 @@ class Fleet implements ItemRun {
         }
         if (act.act === 'redeliver') {
           await redeliver(this, item, act.prior);
+          continue;
+        }
+        const notDue = act.act === 'send' ? this.deps.notDue?.(item) : undefined;
+        if (notDue) {
+          this.succeed(item, notDue);
           continue;
         }
         // An earlier request whose outcome is unknown is sent again exactly as
@@ -210,6 +228,25 @@ class Fleet implements ItemRun {
       }
     }
     return undefined;
+  }
+
+  /**
+   * Before anything is sent: every secret an earlier run of this journal
+   * kept (its item's act is "redeliver") goes to this run's destinations,
+   * one at a time, unless the facts show it superseded.
+   */
+  async deliverFirst(): Promise<void> {
+    for (const item of this.deps.first ?? []) {
+      if (this.opts.signal.aborted || this.stopped) return;
+      const act = actFor(this.deps.priors, item, this.deps.openFrom);
+      if (act.act !== 'redeliver') continue;
+      this.firstDone.add(item.line);
+      try {
+        await redeliver(this, item, act.prior);
+      } catch (err) {
+        this.fail(item, asCliError(err));
+      }
+    }
   }
 
   /** The run's shared rate, as the engine's pace: a wait longer than chatctl waits stops the run. */
@@ -267,6 +304,7 @@ class Fleet implements ItemRun {
       ok: counts.ok,
       failed: counts.failed,
       skipped: counts.skipped,
+      notDue: counts.notDue,
       notStarted: Math.max(0, opts.total - done),
       interrupted: opts.signal.aborted && (done < opts.total || this.abandoned > 0),
       stopped: this.stopped,

@@ -7,7 +7,7 @@
 //   only answer 7, and a job that keeps re-running an old manifest would
 //   never notice.
 import { usageError } from '../../../errors/cli-error.js';
-import type { Prior } from './journal.js';
+import { settledOf, type Prior } from './journal.js';
 import type { ManifestItem } from './manifest.js';
 import type { ItemResult } from './runner.js';
 
@@ -20,8 +20,10 @@ export type ItemLine = ItemResult | (Extract<ItemResult, { ok: true }> & { doneA
  * endpoint rotated, through this journal, to a version above the one the
  * line expects.
  */
-export function refuseStale(prior: Prior | undefined, item: Pick<ManifestItem, 'line' | 'endpointId' | 'expectedVersion'>): void {
-  if (!prior || (prior.state !== 'ok' && prior.state !== 'applied') || prior.version === null) return;
+export function refuseStale(latest: Prior | undefined, item: Pick<ManifestItem, 'line' | 'endpointId' | 'expectedVersion'>): void {
+  // The highest version the journal shows applied, whatever came after it.
+  const prior = latest && settledOf(latest);
+  if (!prior || prior.version === null) return;
   if (item.expectedVersion >= prior.version) return;
   const when = prior.at !== undefined ? ` by the run of ${prior.at}` : ' by an earlier run';
   throw usageError(
@@ -32,7 +34,8 @@ export function refuseStale(prior: Prior | undefined, item: Pick<ManifestItem, '
 
 /** A skipped item's result line, with the start of the run that finished it when the journal knows it. */
 export function withDoneAt(result: ItemResult, priors: ReadonlyMap<string, Prior>): ItemLine {
-  if (!result.ok || !result.skipped) return result;
-  const at = priors.get(result.endpointId)?.at;
+  if (!result.ok || !result.skipped || result.due === false) return result;
+  const p = priors.get(result.endpointId);
+  const at = p && (settledOf(p) ?? p).at;
   return at === undefined ? result : { ...result, doneAt: at };
 }

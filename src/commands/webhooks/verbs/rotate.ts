@@ -25,6 +25,7 @@ export function registerRotate(parent: Command, f: Factory): void {
     .option('--concurrency <n>', 'with --from: requests at a time (default 4)')
     .option('--journal <file>', 'with --from: record each item before and after its request; a re-run with it skips what was done')
     .option('--next-manifest <file>', "with --from: write the next run's manifest there")
+    .option('--every <duration>', 'with --from: rotate only endpoints last rotated at least this long ago (30d, 12h, 2w), so the job can run daily or again after a failure')
     .addHelpText(
       'after',
       examples(
@@ -33,6 +34,7 @@ export function registerRotate(parent: Command, f: Factory): void {
         'SECRET="$(chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --secret-to stdout)"',
         'chatctl webhooks rotate we_123 --expected-version 3 --mode immediate --yes --json',
         'chatctl webhooks rotate --from fleet.ndjson --mode overlap --journal fleet.journal --next-manifest fleet.ndjson --secret-to "env-file:secrets/{id}.env#WEBHOOK_SECRET" --json',
+        'chatctl webhooks rotate --from fleet.ndjson --every 30d --mode overlap --journal fleet.journal --next-manifest fleet.ndjson --secret-to "env-file:secrets/{id}.env#WEBHOOK_SECRET"',
         "chatctl webhooks rotate --from - --mode overlap --secret-to 'exec:vault kv put secret/webhooks/$CHATCTL_ENDPOINT_ID value=-' < fleet.ndjson",
       ) + SECRET_TO_MORE,
     )
@@ -48,6 +50,7 @@ export function registerRotate(parent: Command, f: Factory): void {
         ['--concurrency', opts.concurrency],
         ['--journal', opts.journal],
         ['--next-manifest', opts.nextManifest],
+        ['--every', opts.every],
       ] as const)
         if (value !== undefined) throw usageError(`${flag} goes with --from`);
       const { runRotate } = await import('../rotate.js');

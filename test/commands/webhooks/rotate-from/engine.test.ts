@@ -3,6 +3,7 @@
 // "may have been applied" on a 503 or a lost answer, the same exit codes for a
 // malformed answer, and the same --debug trace with secrets blanked. And no
 // output stream shows a secret of the run that a server echoes later.
+import { loadJournal } from '../../../../src/commands/webhooks/rotate-from/journal.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -38,7 +39,8 @@ describe("rotate --from: each item follows the single rotate's request rules", (
     expect(item).toMatchObject({ ok: false, exitCode: 12 });
     const key = server.requests[0]!.headers['idempotency-key'];
     expect(item!.idempotencyKey).toBe(key);
-    expect(readFileSync(join(ws.cwd, 'j'), 'utf8')).toContain('"applied":null');
+    // Unknown, as the journal (compacted at the run's end) reads it: a re-run re-sends that key.
+    expect(loadJournal(join(ws.cwd, 'j')).priors.get('we_1')).toMatchObject({ state: 'sent', key });
 
     server.enqueue({ status: 200, body: secretBody(SECRET_1, true, 'we_1') });
     const second = await runCli([...manifest(ws, ['we_1']), '--journal', 'j', '--json'], { ws, env: scopeEnv(server.url), inject: virtualClock() });

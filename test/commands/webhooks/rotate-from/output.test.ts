@@ -20,7 +20,19 @@ const failed = (n: number, message = 'expectedVersion does not match'): ItemResu
   error: { code: 'webhook_endpoint_version_conflict', message, requestId: 'r', status: 409, details: {} },
   exitCode: 7,
 });
-const summary = (s: Partial<RunSummary>): RunSummary => ({ ok: 0, failed: 0, skipped: 0, notStarted: 0, interrupted: false, stopped: null, requests: 0, throttled: 0, elapsedMs: 4200, ...s });
+const summary = (s: Partial<RunSummary>): RunSummary => ({
+  ok: 0,
+  failed: 0,
+  skipped: 0,
+  notDue: 0,
+  notStarted: 0,
+  interrupted: false,
+  stopped: null,
+  requests: 0,
+  throttled: 0,
+  elapsedMs: 4200,
+  ...s,
+});
 
 describe('--json output', () => {
   it('one line per item as given, then the summary line; notStarted only when some were not', async () => {

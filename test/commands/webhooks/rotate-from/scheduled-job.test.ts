@@ -1,0 +1,188 @@
+// The scheduled job (docs/ci.md, docs/fleet.md "The same command every
+// month"): `rotate --from fleet.ndjson --journal J --next-manifest
+// fleet.ndjson`, run again after any exit, finishes that month's work or
+// changes nothing; --every makes it safe to run daily; the journal stays the
+// size of the fleet; the next manifest is one run's at a time. chatctl
+// in-process against the in-process sandbox, both on the sandbox's clock.
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { acquireLock, systemLockHost } from '../../../../src/fs/lock.js';
+import { fingerprint } from '../../../../src/secret/fingerprint.js';
+import { baseEnv, runInProcess, workspace, type InProcessResult } from '../../../support/run.js';
+import { endpointBody, HOUR, sandbox } from '../../../support/sandbox.js';
+
+const DAY = 24 * HOUR;
+
+async function setUp(n: number) {
+  const s = await sandbox();
+  const ws = workspace();
+  const ids: string[] = [];
+  for (let i = 1; i <= n; i++) ids.push((await s.create(endpointBody(i))).body.data.endpoint.id as string);
+  mkdirSync(join(ws.cwd, 'secrets'));
+  const run = (args: string[], o: { signal?: AbortSignal; onStdout?: (t: string) => void } = {}): Promise<InProcessResult> =>
+    runInProcess(['webhooks', 'rotate', ...args], {
+      env: {
+        ...baseEnv(ws),
+        CI: 'true',
+        CHATCTL_BASE_URL: s.sb.baseUrl,
+        CHATCTL_TOKEN: s.sb.token,
+        CHATCTL_ORG: s.sb.organizationId,
+        CHATCTL_APP: s.sb.applicationId,
+        CHATCTL_ENV: s.sb.environmentKey,
+      },
+      cwd: ws.cwd,
+      inject: { now: s.now },
+      ...o,
+    });
+  const path = (name: string) => join(ws.cwd, name);
+  writeFileSync(path('store.sh'), STORE);
+  writeFileSync(path('fleet.ndjson'), ids.map((id) => `${JSON.stringify({ endpointId: id, expectedVersion: 1 })}\n`).join(''));
+  const rotations = async () => ((await s.control('requests')).body.data.requests as { path: string }[]).filter((q) => q.path.endsWith('/secret/rotate')).length;
+  const versions = async () => Object.fromEntries(((await s.control('endpoints')).body.data.endpoints as { id: string; version: number }[]).map((e) => [e.id, e.version]));
+  return { s, ws, ids, run, path, rotations, versions };
+}
+
+const show = (r: InProcessResult) => `exit ${r.exitCode}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`;
+const lines = (text: string) =>
+  text
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, any>);
+const secretIn = (file: string) => readFileSync(file, 'utf8').trim();
+// The store: a script that keeps each secret in secrets/ID.whsec, and fails for an endpoint while down-ID exists.
+const STORE = '[ -e "down-$CHATCTL_ENDPOINT_ID" ] && { echo "the store is down" >&2; exit 1; }\ncat > "secrets/$CHATCTL_ENDPOINT_ID.whsec"\n';
+const JOB = ['--from', 'fleet.ndjson', '--mode', 'overlap', '--journal', 'fleet.journal', '--next-manifest', 'fleet.ndjson', '--secret-to', 'exec:sh store.sh', '--json'];
+
+describe('the same command again, after any exit', () => {
+  it("a store down for one item: exit 14; the same command (its manifest replaced) delivers the kept secret and rotates nothing; last month's manifest skips what is done", async () => {
+    const { ids, ws, run, path, rotations, versions } = await setUp(3);
+    const [a, b, c] = ids as [string, string, string];
+    writeFileSync(path(`down-${c}`), '');
+    const month = await run(JOB);
+    expect(month.exitCode, show(month)).toBe(14);
+    const failed = lines(month.stdout).find((l) => l.endpointId === c)!;
+    expect(failed).toMatchObject({ ok: false, exitCode: 13 });
+    expect(readFileSync(path('fleet.ndjson'), 'utf8')).toContain(`{"endpointId":"${c}","expectedVersion":2}`);
+    expect(await rotations()).toBe(3);
+
+    // The store is back; the same command again.
+    rmSync(path(`down-${c}`));
+    const again = await run(JOB);
+    expect(again.exitCode, show(again)).toBe(0);
+    expect(await rotations()).toBe(3);
+    expect(await versions()).toEqual({ [a]: 2, [b]: 2, [c]: 2 });
+    expect(fingerprint(secretIn(path(`secrets/${c}.whsec`)))).toBe(failed.error.details.fingerprint);
+    expect(lines(again.stdout).filter((l) => l.endpointId)).toEqual(expect.arrayContaining([expect.objectContaining({ endpointId: c, ok: true })]));
+    // Delivered: its record and kept secret are gone with their own delivery.
+    expect(readdirSync(join(ws.configDir, 'recovered'))).toEqual([]);
+
+    // Last month's manifest with the journal: every item is done.
+    writeFileSync(path('old.ndjson'), ids.map((id) => `${JSON.stringify({ endpointId: id, expectedVersion: 1 })}\n`).join(''));
+    const old = await run(['--from', 'old.ndjson', '--mode', 'overlap', '--journal', 'fleet.journal', '--json', '--secret-to', 'exec:sh store.sh']);
+    expect(old.exitCode, show(old)).toBe(0);
+    for (const l of lines(old.stdout).filter((x) => x.endpointId)) expect(l).toMatchObject({ ok: true, skipped: true });
+    expect(await rotations()).toBe(3);
+  });
+
+  it('interrupted after the first item: the same command finishes the rest, each endpoint rotated once', async () => {
+    const { run, rotations, versions } = await setUp(3);
+    const stop = new AbortController();
+    const first = await run([...JOB, '--concurrency', '1'], { signal: stop.signal, onStdout: (t) => t.includes('"ok":true') && stop.abort() });
+    expect(first.exitCode, show(first)).toBe(130);
+    const done = await rotations();
+    expect(done).toBeGreaterThanOrEqual(1);
+    expect(done).toBeLessThan(3);
+    const again = await run(JOB);
+    expect(again.exitCode, show(again)).toBe(0);
+    expect(await rotations()).toBe(3);
+    expect(Object.values(await versions())).toEqual([2, 2, 2]);
+    for (const l of lines(again.stdout).filter((x) => x.endpointId)) expect(l.ok).toBe(true);
+    // And once more: that month's work is done, nothing changes.
+    const third = await run(JOB.concat('--every', '20d'));
+    expect(third.exitCode, show(third)).toBe(0);
+    expect(await rotations()).toBe(3);
+  });
+});
+
+describe('--every DURATION', () => {
+  it('twice the same day rotates nothing the second time (due:false, the last rotation named); 26 days later each endpoint once', async () => {
+    const { s, ids, run, path, rotations, versions } = await setUp(3);
+    const job = [...JOB, '--every', '25d'];
+    expect((await run(job)).exitCode).toBe(0);
+    expect(await rotations()).toBe(3);
+    const rotatedAt = new Date(s.now()).toISOString();
+    s.advance(2 * HOUR);
+    const again = await run(job);
+    expect(again.exitCode, show(again)).toBe(0);
+    expect(await rotations()).toBe(3);
+    const items = lines(again.stdout).filter((l) => l.endpointId);
+    expect(items).toHaveLength(3);
+    for (const l of items) expect(l).toMatchObject({ ok: true, skipped: true, due: false, lastRotatedAt: rotatedAt, version: 2 });
+    expect(lines(again.stdout).at(-1)).toMatchObject({ summary: { ok: 0, skipped: 3, notDue: 3 } });
+
+    s.advance(26 * DAY);
+    const later = await run(job);
+    expect(later.exitCode, show(later)).toBe(0);
+    expect(await rotations()).toBe(6);
+    expect(Object.values(await versions())).toEqual([3, 3, 3]);
+    for (const id of ids) expect(secretIn(path(`secrets/${id}.whsec`))).toMatch(/^whsec_/);
+  });
+
+  it('an invalid duration is exit 2 before anything is sent', async () => {
+    const { run, rotations } = await setUp(1);
+    const r = await run([...JOB, '--every', '30 days']);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain('invalid --every \\"30 days\\"');
+    expect(await rotations()).toBe(0);
+  });
+});
+
+describe('the journal stays the size of the fleet', () => {
+  it('six months of the same command: the journal holds one run, each endpoint once and its end', async () => {
+    const { s, ids, run, path, versions } = await setUp(3);
+    const sizes: number[] = [];
+    for (let m = 0; m < 6; m++) {
+      const r = await run(JOB);
+      expect(r.exitCode, show(r)).toBe(0);
+      sizes.push(readFileSync(path('fleet.journal'), 'utf8').split('\n').filter(Boolean).length);
+      s.advance(31 * DAY);
+    }
+    expect(Object.values(await versions())).toEqual([7, 7, 7]);
+    expect(new Set(sizes)).toEqual(new Set([1 + 2 * ids.length + 1]));
+  });
+});
+
+describe('the next manifest: one run at a time, never the journal', () => {
+  it('a second run naming a next manifest another run holds is refused, exit 2 naming the lock, nothing sent', async () => {
+    const { run, path, rotations, ws } = await setUp(2);
+    const lockPath = `${realpathSync(ws.cwd)}/fleet.ndjson.lock`;
+    const held = await acquireLock(lockPath, {
+      host: systemLockHost({ now: Date.now, sleep: async () => {}, random: Math.random }),
+      signal: new AbortController().signal,
+      waitMs: 0,
+      subject: { name: 'test', error: (m) => new Error(m) as never, busy: () => new Error('busy') as never },
+    });
+    try {
+      const r = await run(JOB);
+      expect(r.exitCode, show(r)).toBe(2);
+      expect(r.stderr).toContain(lockPath);
+      expect(await rotations()).toBe(0);
+    } finally {
+      held.release();
+    }
+    expect(existsSync(path('fleet.ndjson'))).toBe(true);
+  });
+
+  it('the journal named through a linked folder is still the journal: exit 2, nothing sent', async () => {
+    const { run, path, rotations } = await setUp(1);
+    mkdirSync(path('real'));
+    symlinkSync(path('real'), path('linkdir'));
+    writeFileSync(path('real/j'), '');
+    const r = await run(['--from', 'fleet.ndjson', '--mode', 'overlap', '--journal', 'linkdir/j', '--next-manifest', 'real/j', '--secret-to', 'env-file:secrets/{id}.env#WEBHOOK_SECRET']);
+    expect(r.exitCode, show(r)).toBe(2);
+    expect(r.stderr).toContain('that is the journal');
+    expect(await rotations()).toBe(0);
+    expect(readFileSync(path('real/j'), 'utf8')).toBe('');
+  });
+});
