@@ -362,8 +362,14 @@ export function markSuperseded(configDir: string, req: RecordedRequest): string[
   return marked;
 }
 
-/** Removes superseded files older than SUPERSEDED_KEPT_MS (by the time they were last written). */
+/** Config folders pruned by this process, by the hour: once an hour is enough (a fleet starts thousands of requests). */
+const pruned = new Set<string>();
+
+/** Removes superseded files older than SUPERSEDED_KEPT_MS (by the time they were last written); once an hour of the clock per folder. */
 export function pruneSuperseded(configDir: string, nowMs: number): void {
+  const key = `${configDir}\0${Math.floor(nowMs / 3_600_000)}`;
+  if (pruned.has(key)) return;
+  pruned.add(key);
   const dir = recoveryFolder(configDir);
   let names: string[];
   try {

@@ -171,9 +171,9 @@ describe('supersession, from the facts ordered by version', () => {
     expect(existsSync(newer.path)).toBe(true);
     expect(findLeft(cfg, req('k-x', { endpointId: 'we_2' }))).toBeDefined();
     const mtime = statSync(marked[0]!).mtimeMs;
-    pruneSuperseded(cfg, mtime + SUPERSEDED_KEPT_MS - 1);
+    pruneSuperseded(cfg, mtime + SUPERSEDED_KEPT_MS - 3_600_000);
     expect(existsSync(marked[0]!)).toBe(true);
-    pruneSuperseded(cfg, mtime + SUPERSEDED_KEPT_MS + 1);
+    pruneSuperseded(cfg, mtime + SUPERSEDED_KEPT_MS + 3_600_000);
     expect(existsSync(marked[0]!)).toBe(false);
     expect(existsSync(newer.path)).toBe(true);
   });
