@@ -1,55 +1,41 @@
-// The one-time secret's custody: the whole life of a create's or rotate's
-// answer, one path for a single command and every item of `rotate --from`
-// (docs/secrets.md, "Custody"):
+// The one-time secret's custody: one object per create or rotate request,
+// the same for a single command and every item of `rotate --from`
+// (docs/secrets.md, "Custody"). Its steps run in order, and the caller does
+// its own part (sending, journaling, delivering) between them:
 //
-//   start    what an earlier run left of this very request (same scope,
-//            endpoint and whole key): a superseded one ends 13 at once; an
-//            answer or a kept secret is delivered without sending; else the
-//            record is written (record.ts) before anything is sent
-//   send     (the caller) with the record's tap: the answer's bytes on disk
-//            as they arrive; a request known not applied retires the record
-//   settle   the answer parsed: an odd one kept whole (13), a withheld secret
-//            (13), else the rotation noted (superseded.ts) and the secret
-//            delivered to every destination
-//   retire   every destination holds it: the record and the endpoint's
-//            superseded records go; otherwise the secret is kept alone
-//            beside them, durable, and the error says where (13)
+//   begin    what an earlier run left of this very request (same scope,
+//            endpoint and whole key) decides: superseded (13 at once), an
+//            answer or a kept secret to deliver (nothing is sent), else the
+//            record is written before anything is sent (record.ts)
+//   send     (the caller) with the record's tap, the answer's bytes on disk
+//            as they arrive; failed() when no answer came
+//   accept   the answer read: an odd one kept whole (13), a withheld secret
+//            (13), else the change added to the endpoint's facts (facts.ts)
+//            and the secret handed to the caller with what to name it by
+//   deliver  (the caller) to every destination, after journaling it
+//   finish   every destination holds it: done (retire() removes the record);
+//            otherwise the secret is kept alone, durable, and the error says
+//            where (13)
 //
 // "Record" is what recovered/ holds of a request; "destination" where the
-// user asked the secret to go; "deliver" is putting it there.
-import { type CliError, isCliError, localError } from '../errors/cli-error.js';
-import { escapeInline } from '../output/sanitize.js';
-import { exit13Details, newSecretHint } from './new-secret-hint.js';
-import { oddSecretHint, oddSecretText, type OddSecretAnswer, type SecretAnswer, type SecretResponse } from '../api/schemas.js';
+// user asked the secret to go; "deliver" is putting it there. The facts are
+// custody's own: callers ask it (lastApplied), never the files.
+import { isCliError, localError } from '../errors/cli-error.js';
+import type { SecretAnswer, SecretResponse } from '../api/schemas.js';
 import type { Delivered, DeliveryFailure } from './deliver-all.js';
-import { fingerprint } from './fingerprint.js';
 import { describeKeepFailure } from './deliver.js';
-import { findLeft, markSuperseded, pruneSuperseded, removeLeft, WriteAheadRecord, type Left, type RecordedRequest } from './record.js';
+import { deliveryCutShort, notDelivered, oddAnswerError, secretWithheld, supersededError, type Holder, type InDelivery } from './exit13.js';
 import { EndpointFacts, type Applied, type EndpointSeen } from './facts.js';
+import { fingerprint } from './fingerprint.js';
+import { findLeft, markSuperseded, pruneSuperseded, removeLeft, WriteAheadRecord, type Left, type RecordedRequest } from './record.js';
 import type { Clock } from '../system/clock.js';
+import type { CliError } from '../errors/cli-error.js';
 
-/** Whose secret it is: what every message and hint names. */
-export interface Holder {
-  endpointId: string;
-  /** The request's key: names its record and goes into messages. */
-  idempotencyKey?: string | undefined;
-  /** The endpoint's version after the change (the next --expected-version), when the server gave it. */
-  version?: number | null | undefined;
-  /** The answer's data: where a running overlap's end is named (a new rotation before then is refused). */
-  answer?: unknown;
-  /** The server's request id of the answer that carried the secret. */
-  serverRequestId?: string | null | undefined;
-  /** The re-run that delivers a kept record: the same command with --idempotency-key, or the same --journal. */
-  rerun?: string | undefined;
-}
-
-/** What custody needs of the run. */
-export interface CustodyDeps extends Pick<Clock, 'now'> {
-  configDir: string;
-}
+export { deliveryCutShort, type Holder, type InDelivery };
 
 /** The run's custody: its config folder and scope, its clock, what must never be shown. */
-export interface CustodyRun extends CustodyDeps {
+export interface CustodyRun extends Pick<Clock, 'now'> {
+  configDir: string;
   /** "org/app/env": part of every record's identity. */
   scope: string;
   scrubber?: { addSecret(value: string): void; retireSecret?(value: string): void; scrub?(text: string): string } | undefined;
@@ -62,56 +48,241 @@ export interface DeliveryResult {
   failures: DeliveryFailure[];
 }
 
-/** What holds a request's secret on disk until every destination does: its record, or what an earlier run kept. */
-interface Held {
-  /** Where it is now (the record, or the kept secret). */
-  readonly path: string;
-  /** Every destination holds the secret, or the request was not applied: it goes. */
-  retire(): void;
-  /** The secret (or the odd answer) kept alone, durable: where it is then, or why nothing holds it. */
-  keep(secret: string | Buffer, whole: boolean): { path: string } | { error: unknown };
-  /** Leaves it as it is (outcome unknown). */
-  close(): void;
-}
-
 /** What an earlier run's answer gave, or this run's: the answer, or the secret a failed delivery kept. */
 export type Got = { answer: SecretAnswer } | { kept: string; path: string };
-
-export type Start =
-  /** Send the request; `resent`: a record of it existed (an earlier run may have been applied). */
-  | { kind: 'send'; held: Held & { tap: WriteAheadRecord['tap'] }; resent: boolean }
-  /** Nothing to send: an earlier run's answer or kept secret is delivered. */
-  | { kind: 'deliver'; held: Held; got: Got }
-  /** A later rotation of the endpoint superseded what an earlier run left: 13, destinations untouched. */
-  | { kind: 'superseded'; error: CliError };
 
 /** `answerOf` turns a recorded answer into one (api/client.ts's check), undefined when it is not a usable 2xx. */
 export type ReadAnswer = (status: number, contentEncoding: string | null, body: Buffer) => Promise<SecretAnswer | undefined>;
 
-/**
- * Before a create or rotate is sent: what an earlier run left of this very
- * request decides. Throws (a CliError of exit 3) when recovered/ cannot hold
- * a record: then nothing may be sent.
- */
-export async function startCustody(run: CustodyRun, req: RecordedRequest, answerOf: ReadAnswer): Promise<Start> {
-  pruneSuperseded(run.configDir, run.now());
-  const left = findLeft(run.configDir, req);
-  if (left) {
-    const got = await gotFrom(left, answerOf);
-    const version = got && 'answer' in got && got.answer.ok && typeof got.answer.body.data.endpoint.version === 'number' ? got.answer.body.data.endpoint.version : null;
-    const facts = factsOf(run, req);
-    const newer = facts?.supersedes(req.idempotencyKey, version);
-    if (facts && newer) {
-      // Marked by its own key's run, never delivered; removed by age (record.ts).
-      const marked = markSuperseded(run.configDir, req);
-      facts.add({ f: 'superseded', at: new Date(run.now()).toISOString(), key: req.idempotencyKey, by: newer.version });
-      return { kind: 'superseded', error: superseded(run, req, marked[0] ?? null, newer) };
-    }
-    if (got && left.kind !== 'record') return { kind: 'deliver', held: keptFile(run, req, left.path), got };
-    if (got) return { kind: 'deliver', held: openRecord(run, req), got };
+/** What the caller knows of the request beyond its record: whether it was sent before, and what a journal kept of its answer. */
+export interface Known {
+  /** true: a re-sent request; 'maybe': a key the user gave, with no record here. */
+  resent: boolean | 'maybe';
+  version?: number | null | undefined;
+  serverRequestId?: string | null | undefined;
+}
+
+/** The answer accepted: a secret to deliver, or an outcome already final (an odd answer kept, a withheld secret). */
+export type Accepted = { ok: true; secret: string; holder: Holder; body: SecretResponse | undefined; delivery: InDelivery } | { ok: false; outcome: Failed };
+
+export type Failed = { ok: false; error: CliError; holder: Holder; body: SecretResponse | undefined; fp: string | null; delivered: Delivered[]; kept: string | null };
+
+export type Settled = { ok: true; fp: string; delivered: Delivered[]; holder: Holder; body: SecretResponse | undefined } | Failed;
+
+/** What holds a request's secret on disk until every destination does: its record, or what an earlier run kept. */
+interface Held {
+  readonly path: string;
+  retire(): void;
+  keep(secret: string | Buffer, whole: boolean): { path: string } | { error: unknown };
+  close(): void;
+}
+
+export class Custody {
+  /** What begin() found: send the request, deliver what an earlier run left, or nothing (superseded). */
+  readonly next: 'send' | 'deliver' | 'superseded';
+  /** next 'superseded': the exit 13 to report. */
+  readonly error: CliError | undefined;
+  /** next 'deliver': the answer or kept secret an earlier run left. */
+  readonly got: Got | undefined;
+  /** next 'send': a record of this request existed, or a journal says it was sent (an earlier run may have been applied). */
+  resent: boolean;
+  private held: Held | undefined;
+  private facts: EndpointFacts | undefined;
+
+  private constructor(
+    private readonly run: CustodyRun,
+    readonly req: RecordedRequest,
+    found: { next: Custody['next']; error?: CliError; got?: Got; resent?: boolean; held?: Held },
+  ) {
+    this.next = found.next;
+    this.error = found.error;
+    this.got = found.got;
+    this.resent = found.resent ?? false;
+    this.held = found.held;
+    this.facts = req.endpointId !== null ? EndpointFacts.read(run.configDir, req.scope, req.endpointId) : undefined;
   }
-  const held = openRecord(run, req);
-  return { kind: 'send', held, resent: left !== undefined };
+
+  /**
+   * Before a create or rotate is sent. Throws (a CliError of exit 3) when
+   * recovered/ cannot hold a record: then nothing may be sent.
+   */
+  static async begin(run: CustodyRun, req: RecordedRequest, answerOf: ReadAnswer): Promise<Custody> {
+    pruneSuperseded(run.configDir, run.now());
+    const left = findLeft(run.configDir, req);
+    if (left) {
+      const got = await gotFrom(left, answerOf);
+      const version = got && 'answer' in got && got.answer.ok && typeof got.answer.body.data.endpoint.version === 'number' ? got.answer.body.data.endpoint.version : null;
+      const newer = req.endpointId !== null ? EndpointFacts.read(run.configDir, req.scope, req.endpointId).supersedes(req.idempotencyKey, version) : undefined;
+      if (newer) return Custody.superseded(run, req, newer, true);
+      if (got && left.kind !== 'record') return new Custody(run, req, { next: 'deliver', got, held: keptFile(run, req, left.path) });
+      if (got) return new Custody(run, req, { next: 'deliver', got, held: openRecord(run, req) });
+    }
+    return new Custody(run, req, { next: 'send', held: openRecord(run, req), resent: left !== undefined });
+  }
+
+  /** A later change of the endpoint went through chatctl here: what the request left is marked, never delivered. */
+  private static superseded(run: CustodyRun, req: RecordedRequest, newer: Applied, left: boolean): Custody {
+    const marked = left ? markSuperseded(run.configDir, req) : [];
+    const c = new Custody(run, req, { next: 'superseded' });
+    c.facts?.add({ f: 'superseded', at: c.at(), key: req.idempotencyKey, by: newer.version });
+    return Object.assign(c, { error: supersededError(req, marked[0] ?? null, newer) });
+  }
+
+  /** The record's tap for the transport: the answer's bytes on disk as they arrive. */
+  get tap(): WriteAheadRecord['tap'] | undefined {
+    return this.held instanceof WriteAheadRecord ? this.held.tap : undefined;
+  }
+
+  /** Where the secret is held now (the record, or the copy an earlier run kept). */
+  get heldAt(): string | undefined {
+    return this.held?.path;
+  }
+
+  /**
+   * The send failed: a request known not to have been applied (nothing went
+   * out, or the server refused this very key) retires its record; otherwise
+   * the record stays for the re-run that sends the key again. `nothingToKeep`:
+   * an answer read whole that holds nothing that may be a secret.
+   */
+  failed(err: unknown, nothingToKeep = false): void {
+    if (nothingToKeep || knownNotApplied(err, this.resent)) this.held?.retire();
+    else this.held?.close();
+  }
+
+  /**
+   * The answer (or what an earlier run kept), read. A usable secret comes
+   * back to be delivered, with the state a second signal names (`delivery`);
+   * an odd answer or a withheld secret is final (13).
+   */
+  accept(got: Got, known: Known): Accepted {
+    const base: Holder = {
+      endpointId: this.req.endpointId ?? 'endpoint',
+      idempotencyKey: this.req.idempotencyKey,
+      rerun: this.run.rerun(this.req.idempotencyKey),
+      version: known.version ?? null,
+      serverRequestId: known.serverRequestId ?? null,
+    };
+    if ('kept' in got) return this.toDeliver(got.kept, base, undefined);
+    const { answer } = got;
+    if (!answer.ok) return { ok: false, outcome: this.keepOdd(answer.odd, base) };
+    const body = answer.body;
+    const { endpoint, secret, secretAvailable } = body.data;
+    const rawId = typeof endpoint.id === 'string' || typeof endpoint.id === 'number' ? String(endpoint.id) : undefined;
+    const holder: Holder = {
+      ...base,
+      endpointId: rawId ?? base.endpointId,
+      version: typeof endpoint.version === 'number' ? endpoint.version : null,
+      answer: body.data,
+      serverRequestId: body.meta.requestId,
+    };
+    // The endpoint's facts (a create's are known only from its answer): the last change seen before this one is added.
+    if (!this.facts && rawId !== undefined) this.facts = EndpointFacts.read(this.run.configDir, this.req.scope, rawId);
+    const before = this.facts?.lastApplied();
+    const usable = typeof secret === 'string' && secret !== '' && secretAvailable !== false;
+    this.facts?.add({
+      f: 'applied',
+      at: this.at(),
+      key: this.req.idempotencyKey,
+      op: this.req.op,
+      version: holder.version ?? null,
+      mode: this.req.mode,
+      ...(usable ? { fp: fingerprint(secret) } : {}),
+      endpoint: seenOf(endpoint),
+    });
+    if (!usable) {
+      // Applied, but the secret is not in the answer (a replay of an earlier request with this key, or withheld): nothing to keep.
+      this.held?.retire();
+      const error = this.withheld({ ...holder, endpointId: rawId ?? this.req.endpointId ?? 'ENDPOINT_ID' }, { secret, secretAvailable }, before, known.resent);
+      return { ok: false, outcome: { ok: false, error, holder, body, fp: null, delivered: [], kept: null } };
+    }
+    return this.toDeliver(secret, holder, body);
+  }
+
+  private toDeliver(secret: string, holder: Holder, body: SecretResponse | undefined): Accepted {
+    this.run.scrubber?.addSecret(secret);
+    // Computed when first needed (node:crypto costs a few ms to load): a --json run that succeeds never needs it.
+    let fpMemo: string | undefined;
+    const held = this.held!;
+    const delivery: InDelivery = {
+      holder,
+      get fp() {
+        return (fpMemo ??= fingerprint(secret));
+      },
+      kept: held.path,
+      now: this.run.now(),
+      keepNow: () => {
+        const kept = held.keep(secret, false);
+        if ('path' in kept) delivery.kept = kept.path;
+        else delivery.keepFailure = describeKeepFailure(kept.error, this.run.configDir);
+        delivery.keepNow = undefined;
+      },
+    };
+    return { ok: true, secret, holder, body, delivery };
+  }
+
+  /**
+   * After delivery (`result`; a journal that could not record it first is a
+   * failure of every destination): every destination holds the secret, and
+   * the record stays until retire(); or the secret is kept alone, durable,
+   * and the 13 says where. A failure leaves `delivery` naming where it is,
+   * for a second signal, until the caller has reported the outcome.
+   */
+  finish(accepted: Extract<Accepted, { ok: true }>, result: DeliveryResult): Settled {
+    const { secret, holder, body, delivery } = accepted;
+    if (result.failures.length === 0) {
+      this.facts?.add({ f: 'delivered', at: this.at(), key: this.req.idempotencyKey, version: holder.version ?? null, to: result.delivered.map((d) => d.to), fp: delivery.fp });
+      return { ok: true, fp: delivery.fp, delivered: result.delivered, holder, body };
+    }
+    const fp = delivery.fp;
+    const kept = this.held!.keep(secret, false);
+    const where = 'path' in kept ? kept.path : undefined;
+    const keepFailure = 'error' in kept ? describeKeepFailure(kept.error, this.run.configDir) : undefined;
+    if (where !== undefined) this.facts?.add({ f: 'kept', at: this.at(), key: this.req.idempotencyKey, version: holder.version ?? null, path: where });
+    delivery.kept = where ?? null;
+    delivery.keepFailure = keepFailure;
+    const error = notDelivered(holder, { fp, failures: result.failures, delivered: result.delivered, where, keepFailure, now: this.run.now() });
+    return { ok: false, error, holder, body, fp, delivered: result.delivered, kept: where ?? null };
+  }
+
+  /** Not sent after all, or nothing to deliver from it: the record stays as it is (outcome unknown). */
+  leave(): void {
+    this.held?.close();
+  }
+
+  /** Every destination holds the secret (and a --from run has recorded so): the record goes. Never throws: a record left behind is untidy, not a failure. */
+  retire(): void {
+    try {
+      this.held?.retire();
+    } catch {
+      /* see above */
+    }
+  }
+
+  /** An odd answer that carries a secret: kept whole under recovered/, 13. */
+  private keepOdd(odd: Extract<SecretAnswer, { ok: false }>['odd'], base: Holder): Failed {
+    if (odd.read !== undefined) this.run.scrubber?.addSecret(odd.read);
+    const endpointId = (odd.whole === 'endpoint' ? this.req.endpointId : undefined) ?? odd.endpointId ?? this.req.endpointId ?? 'endpoint';
+    const holder = { ...base, endpointId };
+    const kept = this.held!.keep(odd.kept, odd.whole !== false);
+    const path = 'path' in kept ? kept.path : null;
+    const error = oddAnswerError(odd, holder, path !== null ? { path } : { cause: describeKeepFailure((kept as { error: unknown }).error, this.run.configDir) }, this.run.now());
+    return { ok: false, error, holder, body: undefined, fp: null, delivered: [], kept: path };
+  }
+
+  /**
+   * The server replayed an applied request without its secret. Said as what
+   * this machine knows of it: superseded by a later change seen here (then
+   * the hint's version is that one's), or applied by an earlier run here.
+   */
+  private withheld(holder: Holder, answer: { secret: unknown; secretAvailable: boolean }, before: Applied | undefined, resent: boolean | 'maybe'): CliError {
+    if (before && before.key !== this.req.idempotencyKey && typeof holder.version === 'number' && before.version > holder.version) return supersededError(this.req, null, before);
+    const earlier = before?.key === this.req.idempotencyKey ? before : undefined;
+    return secretWithheld(holder, answer, this.run.now(), resent === true || earlier !== undefined ? true : resent, earlier?.at);
+  }
+
+  private at(): string {
+    return new Date(this.run.now()).toISOString();
+  }
 }
 
 function openRecord(run: CustodyRun, req: RecordedRequest): WriteAheadRecord {
@@ -136,141 +307,7 @@ async function gotFrom(left: Left, answerOf: ReadAnswer): Promise<Got | undefine
 
 /** What an earlier run kept after a failed delivery, held as a record is. */
 function keptFile(run: CustodyRun, req: RecordedRequest, path: string): Held {
-  return {
-    path,
-    retire: () => removeLeft(run.configDir, req),
-    keep: () => ({ path }),
-    close: () => {},
-  };
-}
-
-/**
- * The send failed: a request known not to have been applied (nothing went
- * out, or the server refused this very key) retires its record; otherwise
- * the record stays for the re-run that sends the key again. A re-sent key
- * answered 401, 403 or 404 stays unknown: those come before the server looks
- * the key up.
- */
-export function sendFailed(held: Held, err: unknown, resent: boolean, nothingToKeep = false): void {
-  if (nothingToKeep || knownNotApplied(err, resent)) held.retire();
-  else held.close();
-}
-
-export function knownNotApplied(err: unknown, resent: boolean): boolean {
-  if (!isCliError(err)) return false;
-  if (err.code === 'interrupted' && err.idempotencyKey === undefined && !resent) return true;
-  const s = err.status;
-  if (s !== null && s >= 400 && s < 500 && s !== 429 && err.code !== 'idempotency_conflict') return !(resent && (s === 401 || s === 403 || s === 404));
-  return err.idempotencyKey === undefined && !resent;
-}
-
-export interface SettleHooks {
-  /**
-   * Before delivery starts, with where the secret is held and its
-   * fingerprint. A --from run writes its journal record here; if this
-   * throws, nothing is delivered and the item ends 13 with the record as the
-   * secret's place.
-   */
-  beforeDelivery?(held: string, fp: () => string): Promise<void>;
-  /**
-   * While delivering (state), and after (undefined): what a forced exit must
-   * name. Told undefined only on success: after a failure the state stays
-   * until the caller has reported the outcome and says undefined itself.
-   */
-  delivering?(state: InDelivery | undefined): void;
-  /**
-   * Every destination holds it: the record is left for the caller to retire
-   * (the outcome's retire()) once it has recorded that, so that a kill before
-   * a --from run's "ok" record is on disk leaves the record its re-run
-   * delivers from (an exec: destination cannot be read back).
-   */
-  retireWhenRecorded?: boolean;
-}
-
-/** A delivery under way: what a second signal's message names. */
-export interface InDelivery {
-  holder: Holder;
-  fp: string;
-  kept: string | null;
-  /** Keeps the secret alone now (a second signal is ending the process): where it is then. */
-  keepNow?(): void;
-  /** Why nothing could keep it, when nothing does. */
-  keepFailure?: string | undefined;
-  /** When delivery started (for the hint's overlap rule). */
-  now: number;
-}
-
-export type Settled =
-  | { ok: true; fp: string; delivered: Delivered[]; holder: Holder; body: SecretResponse /** Removes the record (done already unless retireWhenRecorded). */; retire(): void }
-  | { ok: false; error: CliError; holder: Holder; body: SecretResponse | undefined; fp: string | null; delivered: Delivered[]; kept: string | null };
-
-/**
- * The answer (or a kept secret) to every destination. Never throws: an odd
- * answer, a withheld secret, a failing destination and a journal that
- * cannot be written all end in the outcome.
- */
-export async function settle(
-  run: CustodyRun,
-  req: RecordedRequest,
-  held: Held,
-  got: Got,
-  who: {
-    endpointId: string /** true: a re-sent request; 'maybe': a key the user gave, with no record here. */;
-    resent: boolean | 'maybe' /** What a journal knows of a kept secret's answer. */;
-    version?: number | null;
-    serverRequestId?: string | null;
-  },
-  deliver: (secret: string, holder: Holder) => Promise<DeliveryResult>,
-  hooks: SettleHooks = {},
-): Promise<Settled> {
-  const base: Holder = {
-    endpointId: who.endpointId,
-    idempotencyKey: req.idempotencyKey,
-    rerun: run.rerun(req.idempotencyKey),
-    version: who.version ?? null,
-    serverRequestId: who.serverRequestId ?? null,
-  };
-  if ('kept' in got) return inCustody(run, req, held, got.kept, base, undefined, deliver, hooks);
-  const { answer } = got;
-  if (!answer.ok) {
-    if (answer.odd.read !== undefined) run.scrubber?.addSecret(answer.odd.read);
-    const endpointId = (answer.odd.whole === 'endpoint' ? req.endpointId : undefined) ?? answer.odd.endpointId ?? req.endpointId ?? 'endpoint';
-    const error = keepOddAnswer(answer.odd, { ...base, endpointId }, held, run);
-    const kept = (error.details as { recoveredPath?: string | null }).recoveredPath ?? null;
-    return { ok: false, error, holder: { ...base, endpointId }, body: undefined, fp: null, delivered: [], kept };
-  }
-  const body = answer.body;
-  const { endpoint, secret, secretAvailable } = body.data;
-  const rawId = typeof endpoint.id === 'string' || typeof endpoint.id === 'number' ? String(endpoint.id) : undefined;
-  const holder: Holder = {
-    ...base,
-    endpointId: rawId ?? req.endpointId ?? 'endpoint',
-    version: typeof endpoint.version === 'number' ? endpoint.version : null,
-    answer: body.data,
-    serverRequestId: body.meta.requestId,
-  };
-  // The endpoint's facts: the last change this machine saw, before this answer's is added.
-  const facts = rawId !== undefined || req.endpointId !== null ? EndpointFacts.read(run.configDir, req.scope, rawId ?? req.endpointId!) : undefined;
-  const before = facts?.lastApplied();
-  const secretHere = typeof secret === 'string' && secret !== '' && secretAvailable !== false;
-  facts?.add({
-    f: 'applied',
-    at: new Date(run.now()).toISOString(),
-    key: req.idempotencyKey,
-    op: req.op,
-    version: holder.version ?? null,
-    mode: req.mode,
-    ...(secretHere ? { fp: fingerprint(secret) } : {}),
-    endpoint: seenOf(endpoint),
-  });
-  if (!secretHere) {
-    // Applied, but the secret is not in the answer (a replay of an earlier
-    // request with this key, or withheld): nothing to keep.
-    held.retire();
-    const error = withheld(run, req, { ...holder, endpointId: rawId ?? req.endpointId ?? 'ENDPOINT_ID' }, { secret, secretAvailable }, before, who.resent);
-    return { ok: false, error, holder, body, fp: null, delivered: [], kept: null };
-  }
-  return inCustody(run, req, held, secret as string, holder, body, deliver, hooks, facts);
+  return { path, retire: () => removeLeft(run.configDir, req), keep: () => ({ path }), close: () => {} };
 }
 
 /** What an answer says of the endpoint, as the facts keep it (never the secret). */
@@ -285,8 +322,20 @@ function seenOf(endpoint: Record<string, unknown>): EndpointSeen {
   };
 }
 
-/** The facts of the endpoint a request changes (a create's are known only from its answer). */
-const factsOf = (run: CustodyRun, req: RecordedRequest) => (req.endpointId !== null ? EndpointFacts.read(run.configDir, req.scope, req.endpointId) : undefined);
+/** A delivery that threw instead of answering (a destination's own bug, a journal refused first): every destination lacks the secret. */
+export function notAttempted(err: unknown): DeliveryResult {
+  const reason = err instanceof Error ? err.message : String(err);
+  return { delivered: [], failures: [{ to: 'every destination', reason: `not attempted: ${reason}` }] };
+}
+
+/** Whether a failed request is known not to have been applied (its record can go). */
+export function knownNotApplied(err: unknown, resent: boolean): boolean {
+  if (!isCliError(err)) return false;
+  if (err.code === 'interrupted' && err.idempotencyKey === undefined && !resent) return true;
+  const s = err.status;
+  if (s !== null && s >= 400 && s < 500 && s !== 429 && err.code !== 'idempotency_conflict') return !(resent && (s === 401 || s === 403 || s === 404));
+  return err.idempotencyKey === undefined && !resent;
+}
 
 /** Whether an earlier run left anything of this request (a record, a kept secret or answer). */
 export const hasLeft = (run: CustodyRun, req: RecordedRequest) => findLeft(run.configDir, req) !== undefined;
@@ -307,214 +356,7 @@ export async function retireIfHeld(run: CustodyRun, req: RecordedRequest, fp: st
   if (secret !== undefined && fingerprint(secret) === fp) removeLeft(run.configDir, req);
 }
 
-/** The endpoint's last applied change as this machine saw it: what a superseded item names. */
+/** The endpoint's last applied change as this machine saw it: what a superseded item names, and what --every measures from. */
 export function lastApplied(run: CustodyRun, endpointId: string): Applied | undefined {
   return EndpointFacts.read(run.configDir, run.scope, endpointId).lastApplied();
-}
-
-async function inCustody(
-  run: CustodyRun,
-  req: RecordedRequest,
-  held: Held,
-  secret: string,
-  holder: Holder,
-  body: SecretResponse | undefined,
-  deliver: (secret: string, holder: Holder) => Promise<DeliveryResult>,
-  hooks: SettleHooks,
-  facts: EndpointFacts | undefined = factsOf(run, req),
-): Promise<Settled> {
-  run.scrubber?.addSecret(secret);
-  // Computed when first needed (node:crypto costs a few ms to load): a --json run that succeeds never needs it.
-  let fpMemo: string | undefined;
-  const fpOf = () => (fpMemo ??= fingerprint(secret));
-  const state: InDelivery = {
-    holder,
-    get fp() {
-      return fpOf();
-    },
-    kept: held.path,
-    now: run.now(),
-    keepNow() {
-      const kept = held.keep(secret, false);
-      if ('path' in kept) state.kept = kept.path;
-      else state.keepFailure = describeKeepFailure(kept.error, run.configDir);
-      state.keepNow = undefined;
-    },
-  };
-  hooks.delivering?.(state);
-  let result: DeliveryResult;
-  try {
-    await hooks.beforeDelivery?.(held.path, fpOf);
-    result = await deliver(secret, holder);
-  } catch (err) {
-    const reason = err instanceof Error ? err.message : String(err);
-    result = { delivered: [], failures: [{ to: 'every destination', reason: `not attempted: ${reason}` }] };
-  }
-  if (result.failures.length === 0) {
-    hooks.delivering?.(undefined);
-    facts?.add({ f: 'delivered', at: new Date(run.now()).toISOString(), key: req.idempotencyKey, version: holder.version ?? null, to: result.delivered.map((d) => d.to), fp: fpOf() });
-    const retire = () => {
-      try {
-        held.retire();
-      } catch {
-        /* a record left in recovered/ is untidy, not a failure: every destination holds the secret */
-      }
-    };
-    if (!hooks.retireWhenRecorded) retire();
-    return { ok: true, fp: fpOf(), delivered: result.delivered, holder, body: body!, retire };
-  }
-  const fp = fpOf();
-  const kept = held.keep(secret, false);
-  const where = 'path' in kept ? kept.path : undefined;
-  const keepFailure = 'error' in kept ? describeKeepFailure(kept.error, run.configDir) : undefined;
-  if (where !== undefined) facts?.add({ f: 'kept', at: new Date(run.now()).toISOString(), key: req.idempotencyKey, version: holder.version ?? null, path: where });
-  // What a second signal says until the caller has reported this outcome.
-  state.kept = where ?? null;
-  state.keepFailure = keepFailure;
-  const error = notDelivered(holder, { fp, failures: result.failures, delivered: result.delivered, where, keepFailure, now: run.now() });
-  return { ok: false, error, holder, body, fp, delivered: result.delivered, kept: where ?? null };
-}
-
-/**
- * The server replayed an applied request without its secret. Said as what
- * this machine knows of it: superseded by a later rotation noted here (then
- * the hint's version is that one's), or applied by an earlier run here.
- */
-function withheld(run: CustodyRun, req: RecordedRequest, holder: Holder, answer: { secret: unknown; secretAvailable: boolean }, before: Applied | undefined, resent: boolean | 'maybe'): CliError {
-  if (before && before.key !== req.idempotencyKey && typeof holder.version === 'number' && before.version > holder.version) return superseded(run, req, null, before);
-  const earlier = before?.key === req.idempotencyKey ? before : undefined;
-  return secretWithheld(holder, answer, run.now(), resent === true || earlier !== undefined ? true : resent, earlier?.at);
-}
-
-/** A later rotation of the endpoint went through chatctl here: what an earlier run left (or a replay of its request) is never delivered. */
-function superseded(run: CustodyRun, req: RecordedRequest, marked: string | null, newer: Applied): CliError {
-  const id = escapeInline(req.endpointId ?? '');
-  const what = marked ? `the secret of endpoint ${id} that an earlier run kept` : `the rotation of endpoint ${id} that an earlier request applied`;
-  const kept = marked ? ` (its file is marked superseded: ${marked}; it is removed after 30 days)` : '';
-  return localError(
-    'secret_not_delivered',
-    `${what} (Idempotency-Key ${req.idempotencyKey}) is superseded by the rotation to version ${newer.version} at ${newer.at}; it was not delivered, and the destinations were left as they are${kept}`,
-    {
-      details: exit13Details(
-        { endpointId: req.endpointId, version: newer.version, fingerprint: null, recoveredPath: null },
-        { supersededBy: { version: newer.version, at: newer.at, idempotencyKey: newer.key } },
-      ),
-      idempotencyKey: req.idempotencyKey,
-      hint: `the destinations hold what the rotation to version ${newer.version} put there; the next rotation takes --expected-version ${newer.version}`,
-    },
-  );
-}
-
-/** The way to a new secret, as the answer allows it now (new-secret-hint.ts). */
-const hintFor = (holder: Holder, now: number) => newSecretHint({ endpointId: holder.endpointId, version: holder.version, answer: holder.answer, now });
-
-const keyText = (holder: Holder) => (holder.idempotencyKey ? ` (Idempotency-Key ${holder.idempotencyKey})` : '');
-
-/** What exit-13 details carry whatever the cause: whose secret, its version, its fingerprint, where it is. */
-const baseDetails = (holder: Holder, fp: string | null, where: string | null, more: Record<string, unknown> = {}) =>
-  exit13Details({ endpointId: holder.endpointId, version: holder.version, fingerprint: fp, recoveredPath: where }, more);
-
-interface NotDelivered {
-  fp: string;
-  failures: DeliveryFailure[];
-  delivered: Delivered[];
-  where: string | undefined;
-  keepFailure: string | undefined;
-  now: number;
-}
-
-/** The change was applied but a destination lacks the secret: exit 13, where the secret is (or that it is lost). */
-export function notDelivered(holder: Holder, n: NotDelivered): CliError {
-  const why = n.failures.map((f) => `${f.to}: ${f.reason}`).join('; ');
-  const got = n.delivered.length > 0 ? ` (it did reach ${n.delivered.map((d) => d.to).join(', ')})` : '';
-  const details = baseDetails(holder, n.fp, n.where ?? null, { delivered: n.delivered, failed: n.failures, ...(holder.serverRequestId ? { serverRequestId: holder.serverRequestId } : {}) });
-  const head = `the change was applied to endpoint ${escapeInline(holder.endpointId)}${keyText(holder)}, but the signing secret ${n.fp} was not delivered to ${why}${got}`;
-  if (n.where !== undefined) {
-    return localError('secret_not_delivered', `${head}; it is kept in ${n.where} (mode 0600)`, {
-      details,
-      idempotencyKey: holder.idempotencyKey,
-      hint: `${holder.rerun ? `${holder.rerun}; or ` : ''}put it where it belongs, then delete ${n.where}; or, ${hintFor(holder, n.now)}`,
-    });
-  }
-  // No recovery copy either. There is no safe last resort: the secret goes
-  // only where it was asked to go, never to stderr, and not onto a terminal
-  // that was not one of its destinations. So say exactly what failed, where
-  // the secret still is (if a destination got it), and how to get a new one.
-  const withCause = { ...details, recoveryError: n.keepFailure ?? null };
-  if (n.delivered.length > 0) {
-    const holders = n.delivered.map((d) => d.to).join(', ');
-    return localError('secret_not_delivered', `${head}; no recovery copy could be written either (${n.keepFailure}), so only ${holders} holds it`, {
-      details: withCause,
-      idempotencyKey: holder.idempotencyKey,
-      hint: `copy it from ${holders} to the other destinations; or, ${hintFor(holder, n.now)}`,
-    });
-  }
-  return localError('secret_not_delivered', `${head}; no recovery copy could be written either (${n.keepFailure}), so nothing holds it: the secret is lost`, {
-    details: withCause,
-    idempotencyKey: holder.idempotencyKey,
-    hint: hintFor(holder, n.now),
-  });
-}
-
-/** What a second signal during delivery says before the process ends: exit 13, where the secret is (or that it may be lost), the key. */
-export function deliveryCutShort(d: InDelivery): CliError {
-  // The process ends next: the secret is kept alone (what a person can copy), not only in its record.
-  d.keepNow?.();
-  const head = `interrupted: the change was applied to endpoint ${escapeInline(d.holder.endpointId)}${keyText(d.holder)}, and delivery of the signing secret ${d.fp} was cut short`;
-  const details = baseDetails(d.holder, d.fp, d.kept);
-  if (d.kept !== null) {
-    return localError('secret_not_delivered', `${head}; it is kept in ${d.kept} (mode 0600)`, {
-      details,
-      idempotencyKey: d.holder.idempotencyKey,
-      hint: `${d.holder.rerun ? `${d.holder.rerun}; or ` : ''}put it where it belongs, then delete ${d.kept}`,
-    });
-  }
-  return localError('secret_not_delivered', `${head}; no recovery copy could be written (${d.keepFailure ?? 'unknown error'}): it may not have reached every destination`, {
-    details: { ...details, recoveryError: d.keepFailure ?? null },
-    idempotencyKey: d.holder.idempotencyKey,
-    hint: `if a destination lacks it, ${hintFor(d.holder, d.now)}`,
-  });
-}
-
-/**
- * The answer is not the spec's envelope but carries a secret: the change was
- * applied. It is kept under recovered/ as received, never dropped: exit 13.
- */
-export function keepOddAnswer(odd: OddSecretAnswer, holder: Holder, held: Held, deps: CustodyDeps): CliError {
-  const fp = fingerprint(odd.kept);
-  const head = `the server's answer is not the expected response, but the change was applied${keyText(holder)} and it carries ${oddSecretText(odd, fp)} of endpoint ${escapeInline(holder.endpointId)}`;
-  const kept = held.keep(odd.kept, odd.whole !== false);
-  if ('error' in kept) {
-    const cause = describeKeepFailure(kept.error, deps.configDir);
-    return localError('secret_not_delivered', `${head}; no recovery copy could be written (${cause}), so nothing holds it: the secret is lost`, {
-      details: baseDetails(holder, fp, null, { recoveryError: cause }),
-      idempotencyKey: holder.idempotencyKey,
-      hint: hintFor(holder, deps.now()),
-    });
-  }
-  const path = kept.path;
-  return localError('secret_not_delivered', `${head}; it is kept in ${path} (mode 0600), not delivered`, {
-    details: baseDetails(holder, fp, path),
-    idempotencyKey: holder.idempotencyKey,
-    hint: oddSecretHint(odd, path),
-  });
-}
-
-/** The server applied the change but sent no usable secret: exit 13, with the way to a new one. */
-export function secretWithheld(holder: Holder, answer: { secret: unknown; secretAvailable: boolean }, now: number, replayed: boolean | 'maybe' = false, appliedAt?: string): CliError {
-  const what = answer.secret === null || answer.secret === undefined ? 'secret: null' : answer.secret === '' ? 'an empty secret' : 'a secret';
-  const said = `(it answered ${what} and secretAvailable: ${String(answer.secretAvailable)})`;
-  const when = appliedAt ? ` at ${appliedAt}` : '';
-  // 'maybe': a key the user gave, of which this machine keeps no record: an earlier run elsewhere, or one that lost the answer.
-  const message =
-    replayed === true
-      ? `the change was applied by an earlier run's request${keyText(holder)}${when}, and the server does not return a secret twice ${said}`
-      : replayed === 'maybe'
-        ? `the change was applied, but the signing secret is not available ${said}: if an earlier run sent this Idempotency-Key (${holder.idempotencyKey}), the change is that run's, and the server does not return a secret twice; no record of it is kept here`
-        : `the change was applied, but the signing secret is not available (the server answered ${what} and secretAvailable: ${String(answer.secretAvailable)})`;
-  return localError('secret_not_delivered', message, {
-    details: baseDetails(holder, null, null),
-    idempotencyKey: holder.idempotencyKey,
-    hint: hintFor(holder, now),
-  });
 }

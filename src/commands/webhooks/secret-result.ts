@@ -8,7 +8,7 @@ import type { Context } from '../../context.js';
 import type { Factory } from '../app.js';
 import type { SecretAnswer, SecretResponse } from '../../api/schemas.js';
 import type { CallHooks } from '../../http/client.js';
-import { deliveryCutShort, sendFailed, settle, startCustody, type CustodyRun, type Holder } from '../../secret/custody.js';
+import { Custody, deliveryCutShort, notAttempted, type CustodyRun, type DeliveryResult, type Got, type Holder, type InDelivery, type Settled } from '../../secret/custody.js';
 import type { RecordedRequest } from '../../secret/record.js';
 import { holdsNoSecret, recordedSecretAnswer } from '../../http/api-client.js';
 import { CREDENTIAL_IN_SECRET, deliverAll, describeFailure, writeConfirmed, type Delivered } from '../../secret/deliver-all.js';
@@ -55,35 +55,32 @@ export async function runSecretRequest(f: Factory, plan: SecretPlan, r: SecretRe
     return;
   }
   const run = commandCustody(ctx, r.req.scope);
-  const start = await startCustody(run, r.req, recordedSecretAnswer(r.req.endpointId ?? undefined));
-  if (start.kind === 'superseded') throw start.error;
-  let got;
-  if (start.kind === 'deliver') {
-    got = start.got;
+  const custody = await Custody.begin(run, r.req, recordedSecretAnswer(r.req.endpointId ?? undefined));
+  if (custody.next === 'superseded') throw custody.error!;
+  let got: Got;
+  if (custody.next === 'deliver') {
+    got = custody.got!;
     ctx.io.notice(
-      `the request with this Idempotency-Key was applied by an earlier run, which kept its secret (${start.held.path}); the server does not return the secret twice, so it is delivered from there, without sending again`,
+      `the request with this Idempotency-Key was applied by an earlier run, which kept its secret (${custody.heldAt}); the server does not return the secret twice, so it is delivered from there, without sending again`,
     );
   } else {
-    if (start.resent) ctx.io.notice(`an earlier run sent this request and its outcome is not known: sending it again with the same Idempotency-Key, so it cannot be applied twice`);
+    if (custody.resent) ctx.io.notice(`an earlier run sent this request and its outcome is not known: sending it again with the same Idempotency-Key, so it cannot be applied twice`);
     try {
-      got = { answer: await r.send({ tap: start.held.tap, mayHaveApplied: start.resent }) };
+      got = { answer: await r.send({ tap: custody.tap, mayHaveApplied: custody.resent }) };
     } catch (err) {
-      sendFailed(start.held, err, start.resent, holdsNoSecret.has(err as object));
+      custody.failed(err, holdsNoSecret.has(err as object));
       throw err;
     }
   }
-  const resent = start.kind === 'deliver' || start.resent ? true : r.keyGiven ? ('maybe' as const) : false;
-  const outcome = await settle(
-    run,
-    r.req,
-    start.held,
+  const resent = custody.next === 'deliver' || custody.resent ? true : r.keyGiven ? ('maybe' as const) : false;
+  const outcome = await settleSingle(
+    custody,
     got,
-    { endpointId: r.req.endpointId ?? 'endpoint', resent },
+    resent,
     (secret, holder) => deliverTo(ctx, state.output.json, plan, secret, holder, got, r, opts),
-    {
+    (cut) =>
       // A second signal ends the process at once: it still names the record.
-      delivering: (cut) => ctx.setLastWords?.(cut ? () => reportError(deliveryCutShort(cut), ctx.io, state.output.json, false) : undefined),
-    },
+      ctx.setLastWords?.(cut ? () => reportError(deliveryCutShort(cut), ctx.io, state.output.json, false) : undefined),
   );
   // A secret an earlier run kept comes without its answer: the result shows what is known of it.
   const body = outcome.body ?? ('kept' in got ? bodyWith(got, outcome.holder, '') : undefined);
@@ -97,6 +94,25 @@ export async function runSecretRequest(f: Factory, plan: SecretPlan, r: SecretRe
     ctx.setLastWords?.(undefined);
     throw outcome.error;
   }
+}
+
+/** Custody's accept → deliver → finish for one command: the record goes as soon as every destination holds the secret. */
+async function settleSingle(
+  custody: Custody,
+  got: Got,
+  resent: boolean | 'maybe',
+  deliver: (secret: string, holder: Holder) => Promise<DeliveryResult>,
+  cutShort: (d: InDelivery | undefined) => void,
+): Promise<Settled> {
+  const accepted = custody.accept(got, { resent });
+  if (!accepted.ok) return accepted.outcome;
+  cutShort(accepted.delivery);
+  const outcome = custody.finish(accepted, await deliver(accepted.secret, accepted.holder).catch(notAttempted));
+  if (outcome.ok) {
+    cutShort(undefined);
+    custody.retire();
+  }
+  return outcome;
 }
 
 /** Every destination of the plan, or the fallback (the JSON document or the terminal) as one confirmed write. */

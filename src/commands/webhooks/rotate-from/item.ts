@@ -13,11 +13,24 @@
 //   4. its result line, once its outcome is on disk.
 import type { SecretAnswer } from '../../../api/schemas.js';
 import { holdsNoSecret, recordedSecretAnswer } from '../../../http/api-client.js';
-import { CliError, isCliError, localError } from '../../../errors/cli-error.js';
+import { CliError, isCliError } from '../../../errors/cli-error.js';
 import { EXIT } from '../../../errors/exit-codes.js';
 import { NotSent, type CallHooks } from '../../../http/client.js';
-import { hasLeft, knownNotApplied, lastApplied, retireLeft, retireIfHeld, sendFailed, settle, startCustody, type CustodyRun, type Got, type InDelivery, type Start } from '../../../secret/custody.js';
-import { exit13Details, newSecretHint } from '../../../secret/new-secret-hint.js';
+import {
+  Custody,
+  hasLeft,
+  knownNotApplied,
+  lastApplied,
+  notAttempted,
+  retireLeft,
+  retireIfHeld,
+  type Accepted,
+  type CustodyRun,
+  type Got,
+  type InDelivery,
+  type Settled,
+} from '../../../secret/custody.js';
+import { notConfirmed, okNotRecorded } from '../../../secret/exit13.js';
 import type { RecordedRequest } from '../../../secret/record.js';
 import type { DeliveryResult } from '../../../secret/custody.js';
 import type { DeliveryRecord, JournalRecord, Prior } from './journal.js';
@@ -134,12 +147,10 @@ export interface Outgoing {
    * its "send" is, so that a run killed before leaves no record of a key
    * that no journal names and no request carried.
    */
-  start: SendStart | undefined;
+  custody: Custody | undefined;
   /** Its "send" record, on its way to the disk; false if the journal failed. */
   journaled: Promise<boolean>;
 }
-
-type SendStart = Extract<Start, { kind: 'send' }>;
 
 /**
  * Before an item's request: its "send" on its way to the disk, and for a
@@ -149,34 +160,38 @@ type SendStart = Extract<Start, { kind: 'send' }>;
  */
 export async function prepare(run: ItemRun, item: ManifestItem, key: string, resent: boolean): Promise<Outgoing | undefined> {
   const req = requestOf(run, item, key);
-  let start: SendStart | undefined;
+  let custody: Custody | undefined;
   if (resent) {
-    start = await begin(run, item, req);
-    if (!start) return undefined;
-    start = { ...start, resent: true };
+    custody = await begin(run, item, req);
+    if (!custody) return undefined;
+    custody.resent = true;
     run.notice?.(`${item.endpointId}: re-sending the earlier run's request (expected version ${item.expectedVersion}, mode ${item.mode}) with its Idempotency-Key ${key}`);
   }
   const journaled = run.record({ t: 'send', id: item.endpointId, key, ev: item.expectedVersion, mode: item.mode });
-  return { item, key, req, start, journaled };
+  return { item, key, req, custody, journaled };
 }
 
-/** Custody's start for an item: a superseded one fails, an earlier answer is delivered (then undefined: nothing to send); else its record is written. */
-async function begin(run: ItemRun, item: ManifestItem, req: RecordedRequest): Promise<SendStart | undefined> {
-  const start = await startCustody(run.custody, req, recordedSecretAnswer(item.endpointId));
-  if (start.kind === 'superseded') {
-    run.fail(item, start.error, req.idempotencyKey);
+/** Custody's begin for an item: a superseded one fails, an earlier answer is delivered (then undefined: nothing to send); else its record is written. */
+async function begin(run: ItemRun, item: ManifestItem, req: RecordedRequest, prior?: Prior): Promise<Custody | undefined> {
+  const custody = await Custody.begin(run.custody, req, recordedSecretAnswer(item.endpointId));
+  if (custody.next === 'superseded') {
+    run.fail(item, custody.error!, req.idempotencyKey);
     return undefined;
   }
-  if (start.kind === 'deliver') {
-    run.notice?.(`${item.endpointId}: an earlier run kept the answer to its request (Idempotency-Key ${req.idempotencyKey}); delivering its secret without sending again`);
-    await settleItem(run, item, req, start, start.got, true);
+  if (custody.next === 'deliver') {
+    run.notice?.(
+      prior
+        ? `${item.endpointId}: delivering again the secret an earlier run kept (${prior.fp ?? `Idempotency-Key ${prior.key}`})`
+        : `${item.endpointId}: an earlier run kept the answer to its request (Idempotency-Key ${req.idempotencyKey}); delivering its secret without sending again`,
+    );
+    await settleItem(run, item, custody, custody.got!, prior);
     return undefined;
   }
-  return start;
+  return custody;
 }
 
 /** A new key's record, once its "send" is on disk; a record that cannot be written fails the item, nothing sent. */
-async function recordOf(run: ItemRun, out: Outgoing): Promise<SendStart | undefined> {
+async function recordOf(run: ItemRun, out: Outgoing): Promise<Custody | undefined> {
   try {
     return await begin(run, out.item, out.req);
   } catch (err) {
@@ -190,13 +205,13 @@ async function recordOf(run: ItemRun, out: Outgoing): Promise<SendStart | undefi
 /** The request of a prepared item (its "send" on disk), and its outcome. */
 export async function sendItem(run: ItemRun, out: Outgoing, hooks: CallHooks): Promise<void> {
   const { item, key } = out;
-  const start = out.start ?? (await recordOf(run, out));
-  if (!start) return;
+  const custody = out.custody ?? (await recordOf(run, out));
+  if (!custody) return;
   let answer: SecretAnswer;
   try {
-    answer = await run.rotate({ endpointId: item.endpointId, expectedVersion: item.expectedVersion, mode: item.mode }, key, { ...hooks, tap: start.held.tap, mayHaveApplied: start.resent });
+    answer = await run.rotate({ endpointId: item.endpointId, expectedVersion: item.expectedVersion, mode: item.mode }, key, { ...hooks, tap: custody.tap, mayHaveApplied: custody.resent });
   } catch (err) {
-    sendFailed(start.held, err, start.resent, holdsNoSecret.has(err as object));
+    custody.failed(err, holdsNoSecret.has(err as object));
     // Ctrl-C before it was sent: not started (a re-run sends its recorded key, harmlessly).
     if (err instanceof NotSent) return;
     const e = asCliError(err);
@@ -205,39 +220,27 @@ export async function sendItem(run: ItemRun, out: Outgoing, hooks: CallHooks): P
     // have replayed that answer. So the outcome is known, and the journal
     // says so; otherwise next month's manifest would stay refused. A re-sent
     // key answered 401, 403 or 404 stays pending (those come before the key is looked up).
-    const notApplied = knownNotApplied(e, start.resent);
+    const notApplied = knownNotApplied(e, custody.resent);
     // The code may be the server's: scrubbed before it is stored, as every server string is.
     await run.record({ t: 'fail', id: item.endpointId, key, applied: notApplied ? false : null, exitCode: e.exitCode, code: scrubbed(run, e.code) });
     run.fail(item, e, notApplied ? undefined : key);
     return;
   }
-  await settleItem(run, item, out.req, start, { answer }, start.resent);
+  await settleItem(run, item, custody, { answer });
 }
 
-/** The answer (or what an earlier run kept) settled: journaled, delivered, its line once "ok" is on disk. */
-async function settleItem(run: ItemRun, item: ManifestItem, req: RecordedRequest, start: Exclude<Start, { kind: 'superseded' }>, got: Got, resent: boolean, prior?: Prior): Promise<void> {
-  const key = req.idempotencyKey;
-  const outcome = await settle(
-    run.custody,
-    req,
-    start.held,
-    got,
-    { endpointId: item.endpointId, resent, version: prior?.version, serverRequestId: prior?.requestId },
-    (secret) => run.secrets.deliver(item, secret, { skipHeld: resent }),
-    {
-      // Before delivery, durable: a run killed while delivering leaves the
-      // fingerprint behind, so the next run delivers from the record rather
-      // than guess. If it cannot be written, nothing is delivered.
-      beforeDelivery: async (held, fp) => {
-        const version = 'answer' in got && got.answer.ok ? got.answer.body.data.endpoint.version : (prior?.version ?? null);
-        if (!(await run.record({ t: 'applied', id: item.endpointId, key, version: typeof version === 'number' ? version : null, fp: fp(), recovered: held, at: new Date(run.now()).toISOString() })))
-          throw new Error('the journal could not record it (the run stops)');
-      },
-      delivering: (state) => run.delivering?.(item, state),
-      // Retired once "ok" is on disk (below): killed before, the re-run delivers from it.
-      retireWhenRecorded: true,
-    },
-  );
+/**
+ * The answer (or what an earlier run kept) through custody: accepted,
+ * "applied" in the journal (durable, before any destination: a run killed
+ * while delivering leaves the fingerprint behind), delivered, finished, and
+ * its line once "ok" is on disk. If "applied" cannot be written, nothing is
+ * delivered and the item ends 13 with the record as the secret's place.
+ */
+async function settleItem(run: ItemRun, item: ManifestItem, custody: Custody, got: Got, prior?: Prior): Promise<void> {
+  const key = custody.req.idempotencyKey;
+  const resent = custody.next === 'deliver' || custody.resent;
+  const accepted = custody.accept(got, { resent, version: prior?.version, serverRequestId: prior?.requestId });
+  const outcome = accepted.ok ? await deliverItem(run, item, custody, accepted, prior) : accepted.outcome;
   // Its patterns are dropped (thousands of items keep the set small); it is still never shown as it is.
   const held = secretOf(got);
   if (held) run.custody.scrubber?.retireSecret?.(held);
@@ -255,7 +258,7 @@ async function settleItem(run: ItemRun, item: ManifestItem, req: RecordedRequest
     if (outcome.kept)
       run.notice?.(`${item.endpointId}: ${outcome.fp ? `the signing secret (${outcome.fp})` : 'the whole answer that carries its signing secret'} was kept in ${outcome.kept} (mode 0600)`);
     run.fail(item, outcome.error, key);
-    // Custody left the item's state in place after the failure: a second signal while "fail" was written still named its record.
+    // The item's state stayed in place after the failure: a second signal while "fail" was written still named its record.
     run.delivering?.(item, undefined);
     return;
   }
@@ -268,32 +271,33 @@ async function settleItem(run: ItemRun, item: ManifestItem, req: RecordedRequest
   const line: ItemResult = { endpointId: item.endpointId, ok: true, ...(version !== null ? { version } : {}), fingerprint: outcome.fp, delivery: outcome.delivered, requestId };
   // The worker moves on at once; the line follows when "ok" is on disk, so a
   // line on stdout always means "done, and known to be done by a re-run".
+  // Killed before, the re-run delivers from the record (an exec: destination cannot be read back).
   const written = run
     .record({ t: 'ok', id: item.endpointId, key, version, fp: outcome.fp, delivery: outcome.delivered, requestId: requestId ?? '', at: new Date(run.now()).toISOString() })
     .then((recorded) => {
       if (recorded) {
-        outcome.retire();
+        custody.retire();
         run.succeed(item, line);
         return;
       }
       // "ok" is not on disk (a full disk): the line may not say done. The run
       // stops; the record stays, and a re-run with the journal delivers it again.
-      run.fail(item, okNotRecorded(item, { fp: outcome.fp, version, delivered: outcome.delivered, held: start.held.path }), key);
+      run.fail(item, okNotRecorded(item.endpointId, { fp: outcome.fp, version, delivered: outcome.delivered, held: custody.heldAt ?? '' }), key);
     });
   run.pending(written);
 }
 
-/** Every destination holds the secret, but the journal could not say so: not done as far as a re-run knows. */
-function okNotRecorded(item: ManifestItem, { fp, version, delivered, held }: { fp: string; version: number | null; delivered: DeliveryRecord[]; held: string }): CliError {
-  return new CliError(
-    'internal_error',
-    `the signing secret ${fp} of endpoint ${item.endpointId} reached ${delivered.map((d) => d.to).join(', ') || 'every destination'}, but the journal could not record it (the run stops)`,
-    EXIT.unexpected,
-    {
-      details: exit13Details({ endpointId: item.endpointId, version, fingerprint: fp, recoveredPath: held }, { delivered }),
-      hint: `free space for the journal, then re-run with the same --journal: it delivers the secret again from ${held}, without rotating`,
-    },
-  );
+/** "applied" on disk, then every destination, then custody's finish. */
+async function deliverItem(run: ItemRun, item: ManifestItem, custody: Custody, accepted: Extract<Accepted, { ok: true }>, prior?: Prior): Promise<Settled> {
+  run.delivering?.(item, accepted.delivery);
+  const version = typeof accepted.holder.version === 'number' ? accepted.holder.version : (prior?.version ?? null);
+  const applied = { t: 'applied', id: item.endpointId, key: custody.req.idempotencyKey, version, fp: accepted.delivery.fp, recovered: custody.heldAt, at: new Date(run.now()).toISOString() } as const;
+  const result = (await run.record(applied))
+    ? await run.secrets.deliver(item, accepted.secret, { skipHeld: custody.next === 'deliver' || custody.resent }).catch(notAttempted)
+    : notAttempted(new Error('the journal could not record it (the run stops)'));
+  const outcome = custody.finish(accepted, result);
+  if (outcome.ok) run.delivering?.(item, undefined);
+  return outcome;
 }
 
 const secretOf = (got: Got) => ('kept' in got ? got.kept : got.answer.ok && typeof got.answer.body.data.secret === 'string' ? got.answer.body.data.secret : undefined);
@@ -329,32 +333,10 @@ export async function redeliver(run: ItemRun, item: ManifestItem, prior: Prior):
     return;
   }
   if (hasLeft(run.custody, req)) {
-    const start = await startCustody(run.custody, req, recordedSecretAnswer(item.endpointId));
-    if (start.kind === 'superseded') return run.fail(item, start.error, prior.key);
-    if (start.kind === 'deliver') {
-      run.notice?.(`${item.endpointId}: delivering again the secret an earlier run kept (${prior.fp ?? `Idempotency-Key ${prior.key}`})`);
-      return settleItem(run, item, req, start, start.got, true, prior);
-    }
+    const custody = await begin(run, item, req, prior);
+    if (!custody) return;
     // A record without a usable answer: nothing to deliver from it.
-    start.held.close();
+    custody.leave();
   }
-  run.fail(item, notConfirmed(run, item, prior), prior.key);
-}
-
-/** Nothing is left to deliver: superseded by a later rotation, or lost. */
-function notConfirmed(run: ItemRun, item: ManifestItem, prior: Prior): CliError {
-  const what = `rotated by an earlier run (Idempotency-Key ${prior.key}, version ${prior.version ?? '?'}, fingerprint ${prior.fp ?? 'unknown'})`;
-  const last = lastApplied(run.custody, item.endpointId);
-  const details = exit13Details({ endpointId: item.endpointId, version: prior.version, fingerprint: prior.fp, recoveredPath: null });
-  if (last && last.key !== prior.key && (prior.version === null || last.version > prior.version)) {
-    return localError('secret_not_delivered', `${what}: superseded by the rotation to version ${last.version} at ${last.at}; not delivered, and the destinations were left as they are`, {
-      // The endpoint's version now (the next expectedVersion), not the superseded one's.
-      details: { ...details, version: last.version, supersededBy: { version: last.version, at: last.at, idempotencyKey: last.key } },
-      hint: `the destinations hold what the rotation to version ${last.version} put there; the next rotation takes "expectedVersion":${last.version}`,
-    });
-  }
-  return localError('secret_not_delivered', `${what}: delivery not confirmed, and no kept copy of its secret is left to deliver again`, {
-    details,
-    hint: `compare each destination with the fingerprint (chatctl webhooks fingerprint FILE); or, ${newSecretHint({ endpointId: item.endpointId, version: prior.version, now: run.now() })}`,
-  });
+  run.fail(item, notConfirmed(item.endpointId, prior, lastApplied(run.custody, item.endpointId), run.now()), prior.key);
 }

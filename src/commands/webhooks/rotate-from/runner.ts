@@ -268,7 +268,7 @@ class Fleet implements ItemRun {
     // Taken before the run stopped, not sent: it stays unstarted (a re-run sends its recorded key).
     // Nothing is sent before its key is on disk.
     if (this.stopped || this.opts.signal.aborted || !(await out.journaled)) {
-      out.start?.held.close();
+      out.custody?.leave();
       return;
     }
     await sendItem(this, out, {
