@@ -79,6 +79,10 @@ export class RawFeed {
     this.at += bytes.length;
   };
   constructor(private readonly raw: (bytes: Buffer, at: number) => void) {}
+  /** Whether any byte of this attempt's answer came. */
+  get received(): boolean {
+    return this.at > 0;
+  }
   /** Whether a socket is tapped for this attempt. */
   get attached(): boolean {
     return this.socket !== undefined;
@@ -130,6 +134,13 @@ export class TransportError extends Error {
     readonly sent: boolean = true,
     /** A 'timeout' that came while waiting for the answer to a sent request (answerWaitMs ran out): the deadline, not --timeout. */
     readonly waited: boolean = false,
+    /**
+     * A 'connect' failure on a kept-alive connection the server had closed
+     * (reset or ended before any byte of an answer): the race every client
+     * of a server with a short keep-alive timeout meets. Sent again at once
+     * on a new connection, with the same Idempotency-Key (client.ts).
+     */
+    readonly staleConnection: boolean = false,
   ) {
     super(message);
     this.name = 'TransportError';
@@ -269,7 +280,11 @@ export const nodeTransport: Transport = async (req, opts) => {
     request.on('error', (err: NodeJS.ErrnoException) => {
       if (typeof err.code === 'string' && err.code.startsWith('HPE_')) fail(new TransportError('malformed', malformedMessage(err.code), status));
       else if (status !== undefined) fail(new TransportError('truncated', `the connection failed during the response (${err.code ?? err.message})`, status));
-      else fail(new TransportError('connect', describeConnectError(err, url), undefined, sent));
+      else {
+        // No byte of an answer came on a connection an earlier request used: the server closed it as it sat idle.
+        const stale = request.reusedSocket && !feed?.received && STALE_CODES.has(err.code ?? '');
+        fail(new TransportError('connect', stale ? `the kept-alive connection to ${url.host} was closed by the server (${err.code})` : describeConnectError(err, url), undefined, sent, false, stale));
+      }
     });
     request.end(req.body);
   });
@@ -366,6 +381,9 @@ export function attemptTimer(opts: Pick<AttemptOptions, 'timeoutMs' | 'answerWai
   );
   return self;
 }
+
+/** How a kept-alive connection the server closed fails a request written to it ('socket hang up' is ECONNRESET). */
+const STALE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
 
 function describeConnectError(err: NodeJS.ErrnoException, url: URL): string {
   const where = url.host;
