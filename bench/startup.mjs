@@ -856,9 +856,11 @@ async function main() {
 }
 
 // `npm run bench -- --fleet`: the rotate --from benchmark instead (bench/fleet.mjs);
-// `npm run bench -- --kill-loop`: the random-kill loop (bench/kill-loop.mjs).
+// `npm run bench -- --kill-loop`: the random-kill loop (bench/kill-loop.mjs);
+// `npm run bench -- --loop-delay`: the event loop of a run (bench/loop-delay.mjs).
 if (process.argv.slice(2).includes('--fleet')) await import('./fleet.mjs');
 else if (process.argv.slice(2).includes('--kill-loop')) await import('./kill-loop.mjs');
+else if (process.argv.slice(2).includes('--loop-delay')) await import('./loop-delay.mjs');
 else
   main().then(
     () => process.exit(0),

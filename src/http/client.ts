@@ -123,10 +123,18 @@ type Attempt = { kind: 'answered'; res: WireResponse } | { kind: 'failed'; err: 
 
 export async function sendWithRetries(req: ApiRequest, settings: RetrySettings, deps: HttpDeps, hooks: CallHooks = {}): Promise<WireResponse> {
   const run = new Send(req, settings, deps, hooks);
+  let stale = 0;
   for (let attempt = 1; ; attempt++) {
     const timeoutMs = await run.turn(attempt);
     const outcome = await run.attempt(attempt, timeoutMs);
     if (outcome.kind === 'failed') {
+      // A kept-alive connection the server closed as it sat idle: the same
+      // attempt again at once on a new one (same key), not a retry counted.
+      if (outcome.err.staleConnection && stale++ < STALE_RESENDS) {
+        run.resentOnNewConnection(outcome, attempt);
+        attempt--;
+        continue;
+      }
       await run.afterFailure(outcome, attempt);
       continue;
     }
@@ -138,6 +146,13 @@ export async function sendWithRetries(req: ApiRequest, settings: RetrySettings, 
     await run.afterRefusal(res, attempt);
   }
 }
+
+/**
+ * How often one request is sent again at once after a kept-alive connection
+ * turned out closed: a pool holds at most one connection per worker, and
+ * each may have been closed by the same idle timeout.
+ */
+const STALE_RESENDS = 8;
 
 /** One request's state across its attempts: the key, whether it may have been applied, what the last attempt got. */
 class Send {
@@ -273,6 +288,13 @@ class Send {
       grace.abort();
       if (listenTo.aborted && sent) deps.waiting?.(undefined, this.key);
     }
+  }
+
+  /** The server closed the kept-alive connection the attempt went on: it goes again, on a new one. */
+  resentOnNewConnection({ err, requestId }: Extract<Attempt, { kind: 'failed' }>, attempt: number): void {
+    // Written whole to the socket: whether the server read it cannot be known.
+    if (err.sent !== false) this.mayHaveApplied = true;
+    this.trace?.(`  attempt ${attempt} went out on a kept-alive connection the server had closed (request id ${requestId}): sent again on a new connection`);
   }
 
   /** A transport failure: reported, or the next attempt after a wait. */

@@ -8,8 +8,9 @@
 //
 // Start-up: this is a bundle of its own (dist/lazy/proxy.cjs), loaded with
 // V8's cached data like main.cjs, and only behind a proxy.
+import { subscribe } from 'node:diagnostics_channel';
 import { ProxyAgent } from 'undici';
-import { TransportError, attemptTimer, decodeBody, malformedMessage, type Transport } from './transport.js';
+import { TransportError, attemptTimer, decodeBody, malformedMessage, rawFeedFor, type RawFeed, type Transport } from './transport.js';
 
 // undici parses HTTP with llhttp compiled to WebAssembly; V8's optimising
 // compile of it would hold the exit (Node 20) or take a core (Node 24).
@@ -20,11 +21,39 @@ import { TransportError, attemptTimer, decodeBody, malformedMessage, type Transp
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 const notSent = (code: string) => NOT_SENT.has(code) || /CERT|SELF_SIGNED|ERR_TLS|ERR_SSL/.test(code);
 
+/**
+ * The attempts whose answer bytes go to a record, by their x-request-id.
+ * undici does not hand its caller the socket; it tells the channel below
+ * which socket (the tunnel's TLS socket, so decrypted bytes) each request's
+ * headers went out on, and that socket's bytes are then the attempt's until
+ * it ends. undici reads one answer at a time per connection.
+ */
+const feeds = new Map<string, RawFeed>();
+let listening = false;
+function tapSockets(): void {
+  if (listening) return;
+  listening = true;
+  subscribe('undici:client:sendHeaders', (message) => {
+    const { headers, socket } = message as { headers: string; socket: import('node:stream').Readable };
+    const id = /^x-request-id: *([^\r\n]*)\r?$/im.exec(headers)?.[1]?.trim();
+    const feed = id === undefined ? undefined : feeds.get(id);
+    feed?.attach(socket);
+  });
+}
+
 /** Requests through the proxy at `proxyUrl` (credentials in it are sent as Proxy-Authorization). */
 export function proxyTransport(proxyUrl: string): Transport {
   const dispatcher = new ProxyAgent(proxyUrl);
   return async (req, opts) => {
     const url = new URL(req.url);
+    const requestId = req.headers['x-request-id'];
+    const feed = requestId === undefined ? undefined : rawFeedFor(opts.tap);
+    if (feed && requestId !== undefined) {
+      tapSockets();
+      feeds.set(requestId, feed);
+    }
+    // Without its socket's bytes (none seen for this attempt), a record is told the parsed answer.
+    let tap = feed ? undefined : opts.tap;
     const controller = new AbortController();
     let timedOut = false;
     let status: number | undefined;
@@ -55,7 +84,8 @@ export function proxyTransport(proxyUrl: string): Transport {
         bodyTimeout: 0,
       });
       status = res.statusCode;
-      opts.tap?.head(status, res.headers);
+      if (feed && !feed.attached) tap = opts.tap;
+      tap?.head(status, res.headers);
       timer.answerBegan();
       const declared = Number(res.headers['content-length']);
       if (Number.isFinite(declared) && declared > opts.maxBodyBytes) {
@@ -65,7 +95,7 @@ export function proxyTransport(proxyUrl: string): Transport {
       const chunks: Buffer[] = [];
       let size = 0;
       for await (const chunk of res.body) {
-        opts.tap?.chunk(chunk as Buffer);
+        tap?.chunk(chunk as Buffer);
         timer.progress();
         size += (chunk as Buffer).length;
         if (size > opts.maxBodyBytes) {
@@ -91,6 +121,8 @@ export function proxyTransport(proxyUrl: string): Transport {
       if (status !== undefined) throw new TransportError('truncated', `the connection failed during the response (${code})`, status);
       throw new TransportError('connect', `cannot connect to ${url.host} through the proxy: ${code}`, undefined, !notSent(code));
     } finally {
+      if (requestId !== undefined) feeds.delete(requestId);
+      feed?.detach();
       timer.clear();
       opts.signal.removeEventListener('abort', onAbort);
     }

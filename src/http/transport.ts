@@ -50,11 +50,57 @@ export interface AttemptOptions {
   answerWaitMs?: number | undefined;
 }
 
-/** What a record is told of an answer (secret/record.ts). */
+/**
+ * What a record is told of an answer (secret/record.ts). A tap with `raw` is
+ * handed the attempt's answer as the socket delivers it (after TLS), before
+ * the HTTP parser sees a byte: `at` is where the bytes begin in this
+ * attempt's answer (0: a new attempt's answer begins; an earlier one is no
+ * part of it). It is then not told `head` and `chunk`, except by a transport
+ * that could not see the socket for that attempt. A tap without `raw` is told
+ * the parsed status, headers and body chunks.
+ */
 export interface AnswerTap {
   head(status: number, headers: IncomingHttpHeaders): void;
   chunk(bytes: Uint8Array): void;
+  raw?(bytes: Buffer, at: number): void;
 }
+
+/**
+ * Feeds one attempt's answer bytes to a tap's `raw` from the socket's own
+ * 'data' events, put in front of every other listener (the HTTP parser's),
+ * from the moment the attempt has its socket until it ends: a kept-alive
+ * socket's earlier and later answers are never fed.
+ */
+export class RawFeed {
+  private socket: import('node:stream').Readable | undefined;
+  private at = 0;
+  private readonly onData = (bytes: Buffer) => {
+    this.raw(bytes, this.at);
+    this.at += bytes.length;
+  };
+  constructor(private readonly raw: (bytes: Buffer, at: number) => void) {}
+  /** Whether any byte of this attempt's answer came. */
+  get received(): boolean {
+    return this.at > 0;
+  }
+  /** Whether a socket is tapped for this attempt. */
+  get attached(): boolean {
+    return this.socket !== undefined;
+  }
+  attach(socket: import('node:stream').Readable): void {
+    if (this.socket === socket) return;
+    this.detach();
+    this.socket = socket;
+    socket.prependListener('data', this.onData);
+  }
+  detach(): void {
+    this.socket?.removeListener('data', this.onData);
+    this.socket = undefined;
+  }
+}
+
+/** The feed for a tap that takes raw bytes, if it does. */
+export const rawFeedFor = (tap: AnswerTap | undefined): RawFeed | undefined => (tap?.raw ? new RawFeed(tap.raw.bind(tap)) : undefined);
 
 export type Transport = (req: WireRequest, opts: AttemptOptions) => Promise<WireResponse>;
 
@@ -88,6 +134,13 @@ export class TransportError extends Error {
     readonly sent: boolean = true,
     /** A 'timeout' that came while waiting for the answer to a sent request (answerWaitMs ran out): the deadline, not --timeout. */
     readonly waited: boolean = false,
+    /**
+     * A 'connect' failure on a kept-alive connection the server had closed
+     * (reset or ended before any byte of an answer): the race every client
+     * of a server with a short keep-alive timeout meets. Sent again at once
+     * on a new connection, with the same Idempotency-Key (client.ts).
+     */
+    readonly staleConnection: boolean = false,
   ) {
     super(message);
     this.name = 'TransportError';
@@ -188,8 +241,12 @@ export const nodeTransport: Transport = async (req, opts) => {
       () => sent,
       (err) => fail(err),
     );
+    const feed = rawFeedFor(opts.tap);
+    // The parsed answer goes to a tap only when its raw bytes do not.
+    const parsedTap = feed ? undefined : opts.tap;
     const settle = () => {
       settled = true;
+      feed?.detach();
       timer.clear();
       opts.signal.removeEventListener('abort', onAbort);
     };
@@ -205,14 +262,16 @@ export const nodeTransport: Transport = async (req, opts) => {
     const request = http.request(requestOptions(req, url, opts), (res) => {
       const answered = res.statusCode ?? 0;
       status = answered;
-      opts.tap?.head(answered, res.headers);
+      parsedTap?.head(answered, res.headers);
       timer.answerBegan();
-      collectBody(res, answered, opts, timer, fail, (raw) => {
+      collectBody(res, answered, { ...opts, tap: parsedTap }, timer, fail, (raw) => {
         if (settled) return;
         settle();
         decodeBody(raw, res.headers['content-encoding'], opts.maxBodyBytes, answered).then((decoded) => resolve({ status: answered, headers: res.headers, ...decoded }), reject);
       });
     });
+    // The socket's bytes reach the record before the parser's listener sees them.
+    if (feed) request.on('socket', (socket) => feed.attach(socket));
     request.on('finish', () => {
       sent = true;
       opts.onSent?.();
@@ -221,7 +280,11 @@ export const nodeTransport: Transport = async (req, opts) => {
     request.on('error', (err: NodeJS.ErrnoException) => {
       if (typeof err.code === 'string' && err.code.startsWith('HPE_')) fail(new TransportError('malformed', malformedMessage(err.code), status));
       else if (status !== undefined) fail(new TransportError('truncated', `the connection failed during the response (${err.code ?? err.message})`, status));
-      else fail(new TransportError('connect', describeConnectError(err, url), undefined, sent));
+      else {
+        // No byte of an answer came on a connection an earlier request used: the server closed it as it sat idle.
+        const stale = request.reusedSocket && !feed?.received && STALE_CODES.has(err.code ?? '');
+        fail(new TransportError('connect', stale ? `the kept-alive connection to ${url.host} was closed by the server (${err.code})` : describeConnectError(err, url), undefined, sent, false, stale));
+      }
     });
     request.end(req.body);
   });
@@ -318,6 +381,9 @@ export function attemptTimer(opts: Pick<AttemptOptions, 'timeoutMs' | 'answerWai
   );
   return self;
 }
+
+/** How a kept-alive connection the server closed fails a request written to it ('socket hang up' is ECONNRESET). */
+const STALE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
 
 function describeConnectError(err: NodeJS.ErrnoException, url: URL): string {
   const where = url.host;

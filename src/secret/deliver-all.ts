@@ -132,7 +132,7 @@ async function deliverOne(sink: Sink, item: { endpointId: string; secret: string
       if (deps.scrubber.holdsCredential(item.secret)) throw new Error(CREDENTIAL_IN_SECRET);
       return writeConfirmed(deps.stdout, `${item.secret}\n`, deps.signal);
     case 'exec': {
-      const { runExecSink } = await import('./exec.js');
+      const { runExec } = await import('./exec-worker.js');
       const scrubber = deps.scrubber.stream();
       // --json: kept, not shown; the last EXEC_OUTPUT_TAIL_BYTES of it (in
       // UTF-16 units at most that many, each at least a byte) once scrubbed.
@@ -142,7 +142,7 @@ async function deliverOne(sink: Sink, item: { endpointId: string; secret: string
         else kept = (kept + clean).slice(-EXEC_OUTPUT_TAIL_BYTES);
       };
       try {
-        await runExecSink({
+        await runExec({
           command: sink.command,
           secret: item.secret,
           cwd: deps.cwd,

@@ -4,8 +4,10 @@
 //   before the request is sent  the record exists (0600): a header line
 //                               naming the request (endpoint, Idempotency-Key,
 //                               mode, expected version, start time)
-//   as the answer arrives       its status line and its bytes are appended,
-//                               before anything parses or checks them
+//   as the answer arrives       its bytes are appended as the socket
+//                               delivers them (raw HTTP, decrypted), before
+//                               the HTTP parser sees them; read back by
+//                               http/raw-answer.ts
 //   every destination holds it  the record is removed
 //   a destination failed        the secret alone is kept beside it
 //                               (`.secret`, what messages name) and the
@@ -20,6 +22,7 @@
 import { chmodSync, closeSync, constants, fchmodSync, ftruncateSync, lstatSync, openSync, readdirSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { AnswerTap } from '../http/transport.js';
+import { parseRawAnswer } from '../http/raw-answer.js';
 import { makeFolders } from '../config/make-folders.js';
 import { kindOf, syncPath, writeFileAtomic } from '../fs/atomic.js';
 import { readRegularFile } from '../fs/read.js';
@@ -53,6 +56,8 @@ export interface RecordedAnswer {
   /** The Content-Length the server declared, when it did: tells a whole body from a cut one. */
   contentLength: number | null;
   body: Buffer;
+  /** Read from the raw answer: whether its framing says the body is whole (chunked included). */
+  whole?: boolean;
 }
 
 /** The scope as a record's identity names it: "org/app/env". */
@@ -144,6 +149,13 @@ export class WriteAheadRecord {
         this.append(Buffer.from(`${line}\n`, 'utf8'));
       },
       chunk: (bytes) => this.append(bytes),
+      // The answer's bytes as the socket delivered them (the transport's
+      // RawFeed), written where they belong in this attempt's answer: a new
+      // attempt's first bytes replace an earlier attempt's answer.
+      raw: (bytes, at) => {
+        if (at === 0 && this.size > this.headerBytes) this.truncate(this.headerBytes);
+        this.append(bytes, this.headerBytes + at);
+      },
     };
   }
 
@@ -240,13 +252,13 @@ export class WriteAheadRecord {
     return { path: target };
   }
 
-  private append(bytes: Uint8Array): void {
+  private append(bytes: Uint8Array, at = this.size): void {
     if (this.fd === undefined) return;
     // A record that cannot grow (a full disk) keeps what it has; the answer is
     // still read and delivered, and the kept copy tried again if need be.
     try {
-      writeAll(this.fd, bytes, this.size);
-      this.size += bytes.length;
+      writeAll(this.fd, bytes, at);
+      this.size = Math.max(this.size, at + bytes.length);
     } catch (err) {
       this.damaged ??= err; // the answer goes on; keep() tries again after a failure
     }
@@ -304,6 +316,8 @@ export function readRecord(path: string): ReadRecord | undefined {
   }
   if (header?.record !== 1 || typeof header.idempotencyKey !== 'string') return undefined;
   const headerBytes = end + 1;
+  // The answer as the socket delivered it (status line first), read as HTTP.
+  if (bytes.subarray(headerBytes, headerBytes + 1).toString('latin1') === 'H') return { header, headerBytes, answer: fromRaw(bytes.subarray(headerBytes)) };
   const headEnd = bytes.indexOf(0x0a, headerBytes);
   if (headEnd < 0) return { header, headerBytes, answer: undefined };
   try {
@@ -314,8 +328,13 @@ export function readRecord(path: string): ReadRecord | undefined {
   }
 }
 
-/** Whether the recorded body is whole, as far as the answer says (its Content-Length). */
-export const wholeBody = (a: RecordedAnswer) => a.contentLength === null || a.body.length === a.contentLength;
+function fromRaw(raw: Buffer): RecordedAnswer | undefined {
+  const a = parseRawAnswer(raw);
+  return a && { status: a.status, contentEncoding: a.contentEncoding, contentLength: a.contentLength, body: a.body, whole: a.whole };
+}
+
+/** Whether the recorded body is whole, as far as the answer says (its framing, or its Content-Length). */
+export const wholeBody = (a: RecordedAnswer) => a.whole ?? (a.contentLength === null || a.body.length === a.contentLength);
 
 /** What an earlier run left of one request: its record, or its secret (or odd answer) kept after a failed delivery. */
 export type Left = { kind: 'record'; path: string; record: ReadRecord } | { kind: 'secret'; path: string; secret: Buffer } | { kind: 'answer'; path: string; answer: Buffer };

@@ -7,7 +7,7 @@ import fs, { chmodSync, lstatSync, mkdtempSync, readFileSync, readdirSync, rmSyn
 import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../../src/fs/atomic.js';
+import { writeFileAtomic, writeFileAtomicAsync } from '../../src/fs/atomic.js';
 
 const real = { writeSync: fs.writeSync, fsyncSync: fs.fsyncSync };
 
@@ -222,4 +222,59 @@ describe('no reader ever sees part of a file', () => {
     expect(seen.whole).toBe(seen.reads);
     expect(files()).toEqual(['f']);
   }, 30_000);
+});
+
+describe('writeFileAtomicAsync: the same write, its fsyncs on the thread pool', () => {
+  const realFsync = fs.fsync;
+  /** node:fs's fsync replaced for the span of `fn`. */
+  async function withAsyncFsync(impl: typeof fs.fsync, fn: () => Promise<unknown>): Promise<void> {
+    (fs as unknown as { fsync: unknown }).fsync = impl;
+    syncBuiltinESMExports();
+    try {
+      await fn();
+    } finally {
+      (fs as unknown as { fsync: unknown }).fsync = realFsync;
+      syncBuiltinESMExports();
+    }
+  }
+
+  it('replace and exclusive as the sync write: 0600, exactly the data, the file then its folder synced through fs.fsync, never fsyncSync', async () => {
+    const synced: boolean[] = [];
+    const counting = ((fd: number, cb: (err: NodeJS.ErrnoException | null) => void) => {
+      synced.push(fs.fstatSync(fd).isDirectory());
+      realFsync(fd, cb);
+    }) as unknown as typeof fs.fsync;
+    const noSync = () => {
+      throw new Error('fsyncSync called');
+    };
+    await withAsyncFsync(counting, async () => {
+      const path = join(dir, 'f');
+      writeFileSync(path, 'old', { mode: 0o644 });
+      const state: { p?: Promise<number> } = {};
+      withFault('fsyncSync', noSync, () => {
+        state.p = writeFileAtomicAsync(path, 'new');
+      });
+      await state.p;
+      expect(readFileSync(path, 'utf8')).toBe('new');
+      expect(mode(path)).toBe(0o600);
+      expect(synced).toEqual([false, true]);
+      await writeFileAtomicAsync(join(dir, 'n'), 'x', { how: 'exclusive' });
+      await expect(writeFileAtomicAsync(join(dir, 'n'), 'y', { how: 'exclusive' })).rejects.toMatchObject({ code: 'EEXIST' });
+      expect(readFileSync(join(dir, 'n'), 'utf8')).toBe('x');
+    });
+    expect(files()).toEqual(['f', 'n']);
+  });
+
+  it('a failed fsync (EIO): the old file stays, nothing else left', async () => {
+    const path = join(dir, 'f');
+    writeFileSync(path, 'old');
+    const broken = ((_fd: number, cb: (err: NodeJS.ErrnoException | null) => void) => {
+      setImmediate(() => cb(Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' })));
+    }) as unknown as typeof fs.fsync;
+    await withAsyncFsync(broken, async () => {
+      await expect(writeFileAtomicAsync(path, 'new')).rejects.toMatchObject({ code: 'EIO' });
+    });
+    expect(readFileSync(path, 'utf8')).toBe('old');
+    expect(files()).toEqual(['f']);
+  });
 });

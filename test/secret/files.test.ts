@@ -51,18 +51,18 @@ describe('planSecret (decided before sending)', () => {
 });
 
 describe('writing the secret', () => {
-  it('creates 0600 exclusively, holding exactly the secret', () => {
+  it('creates 0600 exclusively, holding exactly the secret', async () => {
     const p = join(dir, 's');
-    writeSecretFile(p, 'whsec_abc', false);
+    await writeSecretFile(p, 'whsec_abc', false);
     expect(readFileSync(p, 'utf8')).toBe('whsec_abc');
     expect(statSync(p).mode & 0o777).toBe(0o600);
-    expect(() => writeSecretFile(p, 'whsec_other', false)).toThrow();
+    await expect(writeSecretFile(p, 'whsec_other', false)).rejects.toThrow();
     expect(readFileSync(p, 'utf8')).toBe('whsec_abc');
   });
-  it('--force replaces atomically and leaves no temp file', () => {
+  it('--force replaces atomically and leaves no temp file', async () => {
     const p = join(dir, 's');
     writeFileSync(p, 'old', { mode: 0o644 });
-    writeSecretFile(p, 'whsec_new', true);
+    await writeSecretFile(p, 'whsec_new', true);
     expect(readFileSync(p, 'utf8')).toBe('whsec_new');
     expect(statSync(p).mode & 0o777).toBe(0o600);
     expect(readdirSync(dir)).toEqual(['s']);

@@ -71,6 +71,20 @@ describe('write-ahead', () => {
     expect(readRecord(rec.path)!.answer!.body.toString()).toBe('xy');
   });
 
+  it('raw: the answer as the socket delivered it is on disk at once, read back as HTTP; a new attempt (at 0) replaces a longer earlier one', () => {
+    const rec = WriteAheadRecord.open(cfg, req('k-raw'), new Date(0));
+    const wire = Buffer.from(`HTTP/1.1 200 OK\r\nContent-Length: ${ANSWER.length}\r\n\r\n${ANSWER}`);
+    rec.tap.raw!(Buffer.from('HTTP/1.1 503 Service Unavailable\r\nContent-Length: 400\r\n\r\n' + 'x'.repeat(400)), 0);
+    rec.tap.raw!(wire.subarray(0, 20), 0);
+    expect(readRecord(rec.path)!.answer).toMatchObject({ status: 200, whole: false });
+    rec.tap.raw!(wire.subarray(20), 20);
+    const got = readRecord(rec.path)!.answer!;
+    expect(got).toMatchObject({ status: 200, contentLength: ANSWER.length, whole: true });
+    expect(got.body.toString()).toBe(ANSWER);
+    expect(readFileSync(rec.path).subarray(readRecord(rec.path)!.headerBytes).equals(wire)).toBe(true);
+    rec.close();
+  });
+
   it('re-opened for the same request (a re-sent key), it keeps what it holds; another request under its name is refused', () => {
     const first = WriteAheadRecord.open(cfg, req('k-1'), new Date(0));
     first.tap.head(200, {});

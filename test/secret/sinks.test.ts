@@ -216,25 +216,25 @@ describe('setDotenvValue', () => {
 });
 
 describe('writers', () => {
-  it('file: a new 0600 file with exactly the secret, whatever the umask; an existing one is not touched without force', () => {
+  it('file: a new 0600 file with exactly the secret, whatever the umask; an existing one is not touched without force', async () => {
     const old = process.umask(0o000);
     try {
-      writeSecretFile(join(dir, 's'), 'whsec_x', false);
+      await writeSecretFile(join(dir, 's'), 'whsec_x', false);
     } finally {
       process.umask(old);
     }
     expect(readFileSync(join(dir, 's'), 'utf8')).toBe('whsec_x');
     expect(statSync(join(dir, 's')).mode & 0o777).toBe(0o600);
-    expect(() => writeSecretFile(join(dir, 's'), 'whsec_y', false)).toThrow(/EEXIST/);
+    await expect(writeSecretFile(join(dir, 's'), 'whsec_y', false)).rejects.toThrow(/EEXIST/);
     expect(readFileSync(join(dir, 's'), 'utf8')).toBe('whsec_x');
   });
 
-  it('file --force: a symlink, FIFO or directory that appeared since the check is refused, the temporary file removed', () => {
+  it('file --force: a symlink, FIFO or directory that appeared since the check is refused, the temporary file removed', async () => {
     writeFileSync(join(dir, 'target'), 'keep');
     symlinkSync(join(dir, 'target'), join(dir, 'link'));
-    expect(() => writeSecretFile(join(dir, 'link'), 'whsec_x', true)).toThrow(/symbolic link/);
+    await expect(writeSecretFile(join(dir, 'link'), 'whsec_x', true)).rejects.toThrow(/symbolic link/);
     execFileSync('mkfifo', [join(dir, 'fifo')]);
-    expect(() => writeSecretFile(join(dir, 'fifo'), 'whsec_x', true)).toThrow(/FIFO/);
+    await expect(writeSecretFile(join(dir, 'fifo'), 'whsec_x', true)).rejects.toThrow(/FIFO/);
     expect(readFileSync(join(dir, 'target'), 'utf8')).toBe('keep');
     expect(readdirSync(dir).sort()).toEqual(['fifo', 'link', 'target']);
   });
@@ -250,7 +250,7 @@ describe('writers', () => {
     const writer = spawn('/bin/sh', ['-c', 'sleep 20; : > "$2"; exec 3>"$1"; sleep 0.2', 'unblock', fifo, marked], { stdio: 'ignore' });
     const exited = new Promise((r) => writer.once('exit', r));
     try {
-      expect(() => writeEnvFile(fifo, 'S', 'whsec_x')).toThrow(/FIFO/);
+      await expect(writeEnvFile(fifo, 'S', 'whsec_x')).rejects.toThrow(/FIFO/);
       expect(existsSync(marked)).toBe(false);
     } finally {
       writer.kill('SIGKILL');
@@ -258,16 +258,16 @@ describe('writers', () => {
     }
   });
 
-  it('env-file: created 0600, rewritten in place of the old one, refused when it became group-readable', () => {
+  it('env-file: created 0600, rewritten in place of the old one, refused when it became group-readable', async () => {
     const env = join(dir, '.env');
-    writeEnvFile(env, 'S', 'whsec_1');
+    await writeEnvFile(env, 'S', 'whsec_1');
     expect(readFileSync(env, 'utf8')).toBe('S=whsec_1\n');
     expect(statSync(env).mode & 0o777).toBe(0o600);
     writeFileSync(env, 'A=1\nS=whsec_1\nB=2', { mode: 0o600 });
-    writeEnvFile(env, 'S', 'whsec_2');
+    await writeEnvFile(env, 'S', 'whsec_2');
     expect(readFileSync(env, 'utf8')).toBe('A=1\nS=whsec_2\nB=2');
     chmodSync(env, 0o644);
-    expect(() => writeEnvFile(env, 'S', 'whsec_3')).toThrow(/0644/);
+    await expect(writeEnvFile(env, 'S', 'whsec_3')).rejects.toThrow(/0644/);
     expect(readFileSync(env, 'utf8')).toBe('A=1\nS=whsec_2\nB=2');
     expect(readdirSync(dir)).toEqual(['.env']);
   });

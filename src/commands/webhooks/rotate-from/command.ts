@@ -216,6 +216,11 @@ async function runPlan(plan: Plan, held: Held, f: Factory): Promise<{ summary: R
   }
   const output = plan.json ? jsonOutput(ctx.io) : humanOutput(ctx.io, ctx.now, secrets.targets);
   const { client, agent, delivering } = await runClient(plan, f, output);
+  // exec: destinations start from a worker thread, started now: never on the loop that reads the answers.
+  if (secrets.targets.some((t) => t.startsWith('exec:'))) await (await import('../../../secret/exec-worker.js')).prepareExecWorker();
+  // A bench-only hook (CONTRIBUTING): the run's event-loop stalls, written at its end.
+  const loopDelayPath = ctx.env.CHATCTL_LOOP_DELAY_REPORT;
+  const loopDelay = loopDelayPath ? (await import('../../../system/loop-delay.js')).loopDelayReport(loopDelayPath) : () => {};
   try {
     const summary = await runBulk(
       manifestItems(plan.source, plan.defaultMode),
@@ -246,6 +251,7 @@ async function runPlan(plan: Plan, held: Held, f: Factory): Promise<{ summary: R
   } finally {
     agent.destroy();
     await writer?.close();
+    loopDelay();
   }
 }
 
