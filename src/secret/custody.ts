@@ -25,7 +25,7 @@ import type { Delivered, DeliveryFailure } from './deliver-all.js';
 import { fingerprint } from './fingerprint.js';
 import { describeKeepFailure } from './deliver.js';
 import { findLeft, markSuperseded, pruneSuperseded, removeLeft, WriteAheadRecord, type Left, type RecordedRequest } from './record.js';
-import { EndpointFacts, type Applied, type EndpointSeen } from './facts.js';
+import { EndpointFacts, seenOf, type Applied } from './facts.js';
 import type { Clock } from '../system/clock.js';
 
 /** Whose secret it is: what every message and hint names. */
@@ -271,18 +271,6 @@ export async function settle(
     return { ok: false, error, holder, body, fp: null, delivered: [], kept: null };
   }
   return inCustody(run, req, held, secret as string, holder, body, deliver, hooks, facts);
-}
-
-/** What an answer says of the endpoint, as the facts keep it (never the secret). */
-function seenOf(endpoint: Record<string, unknown>): EndpointSeen {
-  const str = (v: unknown) => (typeof v === 'string' ? v : null);
-  return {
-    name: str(endpoint.name),
-    url: str(endpoint.url),
-    events: Array.isArray(endpoint.events) ? endpoint.events.filter((e): e is string => typeof e === 'string') : null,
-    status: str(endpoint.status),
-    previousSecretExpiresAt: str(endpoint.previousSecretExpiresAt),
-  };
 }
 
 /** The facts of the endpoint a request changes (a create's are known only from its answer). */

@@ -8,8 +8,18 @@ export function registerReactivate(parent: Command, f: Factory): void {
     .command('reactivate')
     .description('reactivate a deactivated endpoint')
     .argument('<endpoint-id>', 'the endpoint to reactivate')
-    .option('--expected-version <n>', "the endpoint's current version (optimistic concurrency)")
-    .addHelpText('after', examples('chatctl webhooks reactivate we_123 --expected-version 4', 'chatctl webhooks reactivate we_123 --expected-version 4 --json'))
+    .option(
+      '--expected-version <n>',
+      "the endpoint's current version (optimistic concurrency); last: the version this machine last saw (webhooks list); at a terminal, left out, the last-seen version is used and said",
+    )
+    .addHelpText(
+      'after',
+      examples(
+        'chatctl webhooks reactivate we_123 --expected-version 4',
+        'chatctl webhooks reactivate we_123 --expected-version 4 --json',
+        'chatctl webhooks reactivate we_123 --expected-version last',
+      ),
+    )
     .action(async (endpointId: string, opts) => {
       const { runReactivate } = await import('../reactivate.js');
       await runReactivate(endpointId, opts, f);
