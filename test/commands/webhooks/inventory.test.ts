@@ -3,7 +3,7 @@
 // reactivate fill in the expected version from them at a terminal, or with
 // `--expected-version last`; a version conflict that names the current
 // version is noted too. In-process, against the in-process sandbox.
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { cleanupTempDirs, runCli, workspace, type RunOptions } from '../../support/run.js';
@@ -108,6 +108,18 @@ describe('the expected version this machine last saw', () => {
     expect(await serverVersion(id)).toBe(4);
     const [after] = await list();
     expect(after).toMatchObject({ id, version: 4, status: 'active', lastChange: { op: 'reactivate', version: 4 } });
+  });
+
+  test('a --from item answered 7 notes the current version as well', async () => {
+    const { sb, ws, cli, create, list } = await setUp();
+    const id = await create();
+    expect((await sb.rotate(id, { expectedVersion: 1, mode: 'immediate' })).status).toBe(200);
+    mkdirSync(join(ws.cwd, 'secrets'));
+    writeFileSync(join(ws.cwd, 'fleet.ndjson'), `${JSON.stringify({ endpointId: id, expectedVersion: 1 })}\n`);
+    const r = await cli(['webhooks', 'rotate', '--from', 'fleet.ndjson', '--mode', 'overlap', '--secret-to', 'file:secrets/{id}.whsec', '--json']);
+    expect(r.exitCode, r.stderr).not.toBe(0);
+    expect(r.stdout).toContain('"exitCode":7');
+    expect((await list())[0]).toMatchObject({ id, version: 2, lastChange: { op: 'seen', version: 2 } });
   });
 
   test('a reactivate 7 is noted as well', async () => {

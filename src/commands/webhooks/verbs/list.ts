@@ -13,7 +13,7 @@ elsewhere shows only once a conflict names it. See docs/inventory.md.
 export function registerList(parent: Command, f: Factory): void {
   parent
     .command('list')
-    .description("the endpoints this machine saw (id, name, URL, version, status, last change, fingerprint, where the secret went): not the server's state")
+    .description("the endpoints this machine saw, with version, status and where the secret went (not the server's state)")
     .option('--all-scopes', "every scope, not only the profile's (org/app/env)")
     .addHelpText('after', examples('chatctl webhooks list', 'chatctl webhooks list --all-scopes', 'chatctl webhooks list --json') + SAW)
     .action(async (opts) => {

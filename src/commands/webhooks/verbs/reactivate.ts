@@ -8,10 +8,7 @@ export function registerReactivate(parent: Command, f: Factory): void {
     .command('reactivate')
     .description('reactivate a deactivated endpoint')
     .argument('<endpoint-id>', 'the endpoint to reactivate')
-    .option(
-      '--expected-version <n>',
-      "the endpoint's current version (optimistic concurrency); last: the version this machine last saw (webhooks list); at a terminal, left out, the last-seen version is used and said",
-    )
+    .option('--expected-version <n>', "the endpoint's current version; last: the one this machine last saw (used at a terminal when left out)")
     .addHelpText(
       'after',
       examples(
