@@ -159,7 +159,8 @@ export class EndpointFacts {
   }
 }
 
-const str = (v: unknown) => (typeof v === 'string' ? v : null);
+/** A server's string, cut to a size a fact line can afford: an answer of any size must not grow the log past what is read back. */
+const str = (v: unknown, max = 2048) => (typeof v === 'string' ? v.slice(0, max) : null);
 
 /**
  * What an answer says of the endpoint, as the facts keep it (never the
@@ -169,11 +170,16 @@ const str = (v: unknown) => (typeof v === 'string' ? v : null);
 export function seenOf(endpoint: Record<string, unknown>): EndpointSeen {
   const events = Array.isArray(endpoint.eventTypes) ? endpoint.eventTypes : Array.isArray(endpoint.events) ? endpoint.events : null;
   return {
-    name: str(endpoint.name),
+    name: str(endpoint.name, 200),
     url: str(endpoint.destinationUrl) ?? str(endpoint.url),
-    events: events ? events.filter((e): e is string => typeof e === 'string') : null,
-    status: str(endpoint.status),
-    previousSecretExpiresAt: str(endpoint.previousSecretExpiresAt),
+    events: events
+      ? events
+          .filter((e): e is string => typeof e === 'string')
+          .slice(0, 64)
+          .map((e) => e.slice(0, 200))
+      : null,
+    status: str(endpoint.status, 200),
+    previousSecretExpiresAt: str(endpoint.previousSecretExpiresAt, 200),
   };
 }
 

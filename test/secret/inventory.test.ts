@@ -4,7 +4,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { EndpointFacts, factsPath } from '../../src/secret/facts.js';
+import { EndpointFacts, factsPath, seenOf } from '../../src/secret/facts.js';
 import { endpointFacts, knownEndpoints, viewOf } from '../../src/secret/inventory.js';
 import { noteConflict, noteReactivated } from '../../src/secret/seen.js';
 import { CliError, localError, usageError } from '../../src/errors/cli-error.js';
@@ -49,6 +49,21 @@ describe('facts of answers without a secret', () => {
     // Seen versions never make a secret's record superseded: only applied rotations do.
     expect(read.lastApplied()).toBeUndefined();
     expect(read.lastVersion()).toEqual({ version: 7, at: T(9) });
+  });
+});
+
+describe('what an answer says of the endpoint', () => {
+  it("the sandbox's field names or the short ones; a server's strings cut to a size a fact line can afford", () => {
+    expect(seenOf({ name: 'n', destinationUrl: 'https://a', eventTypes: ['e', 7], status: 'active', previousSecretExpiresAt: null })).toEqual({
+      name: 'n',
+      url: 'https://a',
+      events: ['e'],
+      status: 'active',
+      previousSecretExpiresAt: null,
+    });
+    expect(seenOf({ url: 'https://b', events: ['x'] })).toMatchObject({ url: 'https://b', events: ['x'], name: null });
+    const huge = seenOf({ name: 'n'.repeat(1e6), destinationUrl: 'u'.repeat(1e6), eventTypes: Array(1e4).fill('e'.repeat(1000)) });
+    expect(JSON.stringify(huge).length).toBeLessThan(20_000);
   });
 });
 
