@@ -148,7 +148,7 @@ export const EXIT_CODE_ROWS: ReadonlyArray<readonly [ExitCode, string, string]> 
   [4, 'authentication', 'authentication_failed, authentication_required, reauthentication_required'],
   [5, 'permission', 'permission_denied'],
   [6, 'not found', 'resource_not_found, target_account_unavailable'],
-  [7, 'version conflict: re-read and retry with the new version', 'every code ending in _version_conflict'],
+  [7, 'version conflict: retry with the current version (the message names it; --expected-version last then uses it)', 'every code ending in _version_conflict'],
   [
     8,
     'conflict with the current state',

@@ -99,8 +99,11 @@ export function scopeOriginOf(describe: (() => { profile: { name: string }; orga
  * Where an endpoint's version comes from, since the API has no call that
  * reads an endpoint (README, "Profiles: working with a real service").
  */
-const VERSION_SOURCES =
-  "pass the endpoint's current version: the API cannot read it, so take it from the last change made to the endpoint: data.endpoint.version in the --json answer of its create (1) or of its last rotate or reactivate, the version the previous run printed, the current version an exit 7 names, or the journal or --next-manifest file of rotate --from (prompts are only offered when stdin and stdout are a terminal)";
+/** The places an endpoint's version can be found (the API cannot read an endpoint). */
+export const VERSION_PLACES =
+  'data.endpoint.version in the --json answer of its create (1) or of its last rotate or reactivate, the version the previous run printed, the current version an exit 7 names, or the journal or --next-manifest file of rotate --from';
+
+export const VERSION_SOURCES = `pass the endpoint's current version: the API cannot read it, so take it from the last change made to the endpoint: ${VERSION_PLACES}; chatctl webhooks list shows the version this machine last saw, and --expected-version last uses it (at a terminal it is used without the flag)`;
 
 /** A value that was neither given nor asked for (no terminal to ask on): exit 2, with where it comes from. */
 export function missingFlagError(flag: string): CliError {

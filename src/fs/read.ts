@@ -24,9 +24,17 @@ export function readRegularFile(path: string, max = MAX_READ_BACK_BYTES): Buffer
     try {
       const st = fstatSync(fd);
       if (!st.isFile() || st.ino !== seen.ino || st.dev !== seen.dev) return undefined;
-      const buf = Buffer.alloc(max + 1);
+      // Sized to the file (a log may allow megabytes and hold a few lines); grown if it grew meanwhile.
+      let buf = Buffer.alloc(Math.min(max, st.size) + 1);
       let got = 0;
-      for (let n; got < buf.length && (n = readSync(fd, buf, got, buf.length - got, null)) > 0; ) got += n;
+      for (let n; (n = readSync(fd, buf, got, buf.length - got, null)) > 0; ) {
+        got += n;
+        if (got < buf.length) continue;
+        if (buf.length > max) break;
+        const bigger = Buffer.alloc(Math.min(max + 1, buf.length * 2));
+        buf.copy(bigger, 0, 0, got);
+        buf = bigger;
+      }
       return got > max ? undefined : buf.subarray(0, got);
     } finally {
       closeSync(fd);

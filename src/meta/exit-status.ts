@@ -13,6 +13,9 @@ export const EXIT_STATUS_BY_COMMAND: Readonly<Record<string, readonly number[]>>
   'webhooks create': [...API, secretNotDelivered],
   'webhooks rotate': [...API, secretNotDelivered, partial],
   'webhooks reactivate': API,
+  // What this machine saw: nothing is sent; an id never seen is 2; an unreadable config, 3.
+  'webhooks list': [config],
+  'webhooks show': [config],
   'webhooks fingerprint': [],
   'webhooks sign': [],
   'webhooks verify': [rejected],

@@ -25,7 +25,7 @@ import type { SecretAnswer, SecretResponse } from '../api/schemas.js';
 import type { Delivered, DeliveryFailure } from './deliver-all.js';
 import { describeKeepFailure } from './deliver.js';
 import { deliveryCutShort, notDelivered, oddAnswerError, secretWithheld, supersededError, type Holder, type InDelivery } from './exit13.js';
-import { EndpointFacts, type Applied, type EndpointSeen } from './facts.js';
+import { EndpointFacts, seenOf, type Applied } from './facts.js';
 import { fingerprint } from './fingerprint.js';
 import { findLeft, markSuperseded, pruneSuperseded, removeLeft, WriteAheadRecord, type Left, type RecordedRequest } from './record.js';
 import type { Clock } from '../system/clock.js';
@@ -308,18 +308,6 @@ async function gotFrom(left: Left, answerOf: ReadAnswer): Promise<Got | undefine
 /** What an earlier run kept after a failed delivery, held as a record is. */
 function keptFile(run: CustodyRun, req: RecordedRequest, path: string): Held {
   return { path, retire: () => removeLeft(run.configDir, req), keep: () => ({ path }), close: () => {} };
-}
-
-/** What an answer says of the endpoint, as the facts keep it (never the secret). */
-function seenOf(endpoint: Record<string, unknown>): EndpointSeen {
-  const str = (v: unknown) => (typeof v === 'string' ? v : null);
-  return {
-    name: str(endpoint.name),
-    url: str(endpoint.url),
-    events: Array.isArray(endpoint.events) ? endpoint.events.filter((e): e is string => typeof e === 'string') : null,
-    status: str(endpoint.status),
-    previousSecretExpiresAt: str(endpoint.previousSecretExpiresAt),
-  };
 }
 
 /** A delivery that threw instead of answering (a destination's own bug, a journal refused first): every destination lacks the secret. */

@@ -4,7 +4,8 @@
 // of these facts ordered by version, never of a file's mtime:
 //
 //   applied     the server applied a create or rotate with key K, giving
-//               version N (a 2xx with the endpoint's version), at T
+//               version N (a 2xx with the endpoint's version), at T; or a
+//               reactivate (no key, no secret: the same secret stays)
 //   delivered   every destination holds the secret of K
 //   kept        a destination failed: the secret of K is kept in recovered/
 //   superseded  K's record was found older than the endpoint's last applied
@@ -40,15 +41,16 @@ interface Named {
 
 export type Fact = Named &
   (
-    | { f: 'applied'; at: string; key: string; op: 'create' | 'rotate' | 'reactivate'; version: number | null; mode?: string | undefined; fp?: string | undefined; endpoint?: EndpointSeen | undefined }
+    | { f: 'applied'; at: string; key: string; op: 'create' | 'rotate'; version: number | null; mode?: string | undefined; fp?: string | undefined; endpoint?: EndpointSeen | undefined }
+    | { f: 'applied'; at: string; key?: undefined; op: 'reactivate'; version: number | null; changed?: boolean | undefined; endpoint?: EndpointSeen | undefined }
     | { f: 'delivered'; at: string; key: string; version: number | null; to: string[]; fp?: string | undefined }
     | { f: 'kept'; at: string; key: string; version: number | null; path: string }
     | { f: 'superseded'; at: string; key: string; by: number }
     | { f: 'seen'; at: string; version: number; via: string }
   );
 
-/** The applied change with the highest version: the endpoint's version as this machine knows it. */
-export type Applied = Extract<Fact, { f: 'applied' }> & { version: number };
+/** An applied change of the secret (a create or rotate) whose version is known. */
+export type Applied = Extract<Fact, { f: 'applied'; op: 'create' | 'rotate' }> & { version: number };
 
 /** A log holds a few lines per change; one over this size is not read (it is damage). */
 const MAX_LOG_BYTES = 8 * 1024 * 1024;
@@ -110,10 +112,14 @@ export class EndpointFacts {
     }
   }
 
-  /** The endpoint's version as this machine last knows it: the highest applied (or a 7's current version), with the fact that says so. */
+  /**
+   * The last change of the secret this machine saw: the applied create or
+   * rotate with the highest version. A reactivate raises the version but
+   * keeps the secret, so it supersedes no rotation's record.
+   */
   lastApplied(): Applied | undefined {
     let best: Applied | undefined;
-    for (const f of this.facts) if (f.f === 'applied' && typeof f.version === 'number' && (!best || f.version >= best.version)) best = f as Applied;
+    for (const f of this.facts) if (f.f === 'applied' && f.op !== 'reactivate' && typeof f.version === 'number' && (!best || f.version >= best.version)) best = f as Applied;
     return best;
   }
 
@@ -151,6 +157,30 @@ export class EndpointFacts {
     const last = this.lastApplied();
     return last && last.key !== key && last.version > mine ? last : undefined;
   }
+}
+
+/** A server's string, cut to a size a fact line can afford: an answer of any size must not grow the log past what is read back. */
+const str = (v: unknown, max = 2048) => (typeof v === 'string' ? v.slice(0, max) : null);
+
+/**
+ * What an answer says of the endpoint, as the facts keep it (never the
+ * secret). The API does not specify the record's fields: the sandbox's names
+ * (destinationUrl, eventTypes) first, then the short ones.
+ */
+export function seenOf(endpoint: Record<string, unknown>): EndpointSeen {
+  const events = Array.isArray(endpoint.eventTypes) ? endpoint.eventTypes : Array.isArray(endpoint.events) ? endpoint.events : null;
+  return {
+    name: str(endpoint.name, 200),
+    url: str(endpoint.destinationUrl) ?? str(endpoint.url),
+    events: events
+      ? events
+          .filter((e): e is string => typeof e === 'string')
+          .slice(0, 64)
+          .map((e) => e.slice(0, 200))
+      : null,
+    status: str(endpoint.status, 200),
+    previousSecretExpiresAt: str(endpoint.previousSecretExpiresAt, 200),
+  };
 }
 
 function parseFacts(bytes: Buffer | undefined): Fact[] {

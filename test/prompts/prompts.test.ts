@@ -3,7 +3,7 @@
 // missing value is asked for; with `undefined` (no terminal, --no-input, CI)
 // the same command line is a usage error (exit 2) naming the flag, and
 // nothing is sent. The transport is scripted and records what it was sent.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +17,7 @@ import { runRotate, type RotateOptions } from '../../src/commands/webhooks/rotat
 import { runReactivate } from '../../src/commands/webhooks/reactivate.js';
 import { runAuthLogin } from '../../src/commands/auth/login.js';
 import { runAuthToken } from '../../src/commands/auth/token.js';
+import { EndpointFacts } from '../../src/secret/facts.js';
 import { fakeContext, fakeFactory, fakeIO, scriptedTransport, type FakeIO } from '../support/fakes.js';
 
 const BASE = 'https://api.example.com';
@@ -79,11 +80,19 @@ const mutationAnswer = () => ({
   body: JSON.stringify({ data: { endpoint: endpoint({ version: 5 }), changed: true }, meta: { requestId: 'req_2' } }),
 });
 
+const sessionDirs: string[] = [];
+afterAll(() => {
+  for (const d of sessionDirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
 /** A terminal session (both TTYs) or a pipe/script session (neither). */
 function session(tty: boolean, answers: Array<ReturnType<typeof secretAnswer>> = [], extra: Partial<Context> = {}) {
   const io: FakeIO = fakeIO({ stdin: tty, stdout: tty, stderr: tty });
   const transport = scriptedTransport([...answers]);
-  const ctx = fakeContext({ io, env: { ...ENV }, transportImpl: transport, ...extra });
+  // A config folder of its own: what an earlier session saw (its facts) would answer for the prompt.
+  const configDir = mkdtempSync(join(tmpdir(), 'chatctl-terminal-'));
+  sessionDirs.push(configDir);
+  const ctx = fakeContext({ io, env: { ...ENV }, transportImpl: transport, configDir, ...extra });
   return { io, ctx, sent: transport.sent };
 }
 
@@ -189,6 +198,22 @@ describe('webhooks rotate: missing values', () => {
     expect(sent).toHaveLength(1);
     expect(sent[0]!.url).toBe(`${BASE}${PREFIX}/we_abc/secret/rotate`);
     expect(bodyOf(sent[0]!)).toEqual({ expectedVersion: 4, mode: 'overlap' });
+  });
+
+  it('TTY: a version this machine saw is used, said on stderr, and not asked for; without a TTY it is named, not used', async () => {
+    const { ctx, io, sent } = session(true, [secretAnswer()]);
+    EndpointFacts.read(ctx.configDir, 'org_t/app_t/env_t', 'we_abc').add({ f: 'seen', at: '2030-01-01T00:00:00.000Z', version: 4, via: 'rotate' });
+    const { prompter, calls } = fakePrompter({ mode: 'overlap' });
+    await runRotate('we_abc', {}, fakeFactory(ctx, prompter, g));
+    expect(calls).toEqual(['mode']);
+    expect(bodyOf(sent[0]!)).toEqual({ expectedVersion: 4, mode: 'overlap' });
+    expect(io.err()).toContain('chatctl: expected version 4, as this machine last saw it at 2030-01-01T00:00:00.000Z; pass --expected-version to set it\n');
+
+    const pipe = session(false, [secretAnswer()], { configDir: ctx.configDir });
+    const e = await failure(runRotate('we_abc', { mode: 'overlap' }, fakeFactory(pipe.ctx, undefined, g)));
+    expect(e.exitCode).toBe(2);
+    expect(e.hint).toContain('this machine last saw version 4 of endpoint we_abc');
+    expect(pipe.sent).toHaveLength(0);
   });
 
   it('TTY: a mode picked at the prompt as immediate is confirmed too', async () => {

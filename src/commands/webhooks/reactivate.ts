@@ -3,8 +3,10 @@ import type { Factory } from '../app.js';
 import { checkEndpointId, parseExpectedVersionBody } from '../../input/parse.js';
 import { endpointLabel } from '../../output/label.js';
 import { writeJson } from '../../output/io.js';
-import { missing } from './create.js';
 import { withRerun } from '../../errors/explain.js';
+import { expectedVersionFor } from './expected-version.js';
+import { noteConflict, noteReactivated } from '../../secret/seen.js';
+import { scopeKey } from '../../secret/record.js';
 
 export interface ReactivateOptions {
   expectedVersion?: string;
@@ -15,12 +17,17 @@ export async function runReactivate(endpointId: string, opts: ReactivateOptions,
   const state = f.state();
   const prompter = await f.prompter();
   const id = checkEndpointId(endpointId);
-  const expectedVersion = opts.expectedVersion ?? (await prompter?.expectedVersion()) ?? missing('--expected-version');
+  const expectedVersion = await expectedVersionFor(f, id, opts.expectedVersion, prompter);
   const body = parseExpectedVersionBody({ expectedVersion });
-  const res = await (await f.client()).reactivate(id, body).catch((err: unknown) => {
+  const client = await f.client();
+  // What the answer says goes into this machine's facts (docs/inventory.md); a dry run sends nothing.
+  const facts = { configDir: ctx.configDir, scope: scopeKey(state.connection().scope), now: ctx.now };
+  const res = await client.reactivate(id, body).catch((err: unknown) => {
+    noteConflict(facts, id, err, 'reactivate');
     // On a version conflict, the report gives the command to re-run (errors/explain.ts).
     throw withRerun(err, { words: ['webhooks', 'reactivate', id], expectedVersion: body.expectedVersion, flags: state.given.profile ? [['--profile', state.given.profile]] : [], now: ctx.now() });
   });
+  if (!state.dryRun) noteReactivated(facts, id, res.data);
   if (state.output.json) {
     writeJson(ctx.io, res);
     return;

@@ -9,6 +9,8 @@ import { endpointLabel } from '../../output/label.js';
 import { escapeInline } from '../../output/sanitize.js';
 import { missing } from './create.js';
 import { rerunWords, withRerun } from '../../errors/explain.js';
+import { expectedVersionFor } from './expected-version.js';
+import { noteConflict } from '../../secret/seen.js';
 import type { RerunContext } from '../../errors/cli-error.js';
 
 export interface RotateOptions {
@@ -26,7 +28,7 @@ export async function runRotate(endpointId: string, opts: RotateOptions, f: Fact
   const state = f.state();
   const prompter = await f.prompter();
   const id = checkEndpointId(endpointId);
-  const expectedVersion = opts.expectedVersion ?? (await prompter?.expectedVersion()) ?? missing('--expected-version');
+  const expectedVersion = await expectedVersionFor(f, id, opts.expectedVersion, prompter);
   const mode = opts.mode ?? (await prompter?.mode()) ?? missing('--mode');
   const body = parseRotate({ expectedVersion, mode });
   const idempotencyKey = opts.idempotencyKey !== undefined ? checkIdempotencyKey(opts.idempotencyKey) : ctx.randomUUID();
@@ -60,6 +62,8 @@ export async function runRotate(endpointId: string, opts: RotateOptions, f: Fact
     send: (hooks) =>
       namingTheKey(
         client.rotate(id, body, idempotencyKey, hooks).catch((err: unknown) => {
+          // A 7 that names the current version: the facts know it, for the re-run's `--expected-version last`.
+          noteConflict({ configDir: ctx.configDir, scope: scopeKey(state.connection().scope), now: ctx.now }, id, err, 'rotate');
           throw withRerun(err, { ...rerun, now: ctx.now() });
         }),
         { endpointId: id },

@@ -52,10 +52,10 @@ describe('completion engine', () => {
     expect(complete(tree, ['webhooks', 'rotate', '--from', 'fleet.ndjson', '--next-manifest'], '', () => []).files).toBe(true);
   });
   it('completes the signing commands: their flags, a file for the body, event types for trigger', () => {
-    expect(values(['webhooks'], 's')).toEqual(['sign']);
+    expect(values(['webhooks'], 's')).toEqual(['show', 'sign']);
     expect(values(['webhooks', 'verify'], '--')).toEqual(expect.arrayContaining(['--secret-file', '--header', '--tolerance']));
     expect(values(['webhooks', 'sign'], '--')).toEqual(expect.arrayContaining(['--secret-file', '--id', '--timestamp']));
-    expect(values(['webhooks'], 'l')).toEqual(['listen']);
+    expect(values(['webhooks'], 'l')).toEqual(['list', 'listen']);
     expect(values(['webhooks', 'listen'], '--')).toEqual(expect.arrayContaining(['--secret-file', '--port', '--host', '--forward-to', '--tolerance']));
     // listen and verify take --secret-file more than once: the second asks for a file too.
     expect(complete(tree, ['webhooks', 'listen', '--secret-file', 'old.whsec', '--secret-file'], '', () => []).files).toBe(true);

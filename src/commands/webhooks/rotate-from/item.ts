@@ -16,6 +16,7 @@ import { holdsNoSecret, recordedSecretAnswer } from '../../../http/api-client.js
 import { CliError, isCliError } from '../../../errors/cli-error.js';
 import { EXIT } from '../../../errors/exit-codes.js';
 import { NotSent, type CallHooks } from '../../../http/client.js';
+import { noteConflict } from '../../../secret/seen.js';
 import {
   Custody,
   hasLeft,
@@ -215,6 +216,7 @@ export async function sendItem(run: ItemRun, out: Outgoing, hooks: CallHooks): P
     // Ctrl-C before it was sent: not started (a re-run sends its recorded key, harmlessly).
     if (err instanceof NotSent) return;
     const e = asCliError(err);
+    noteConflict(run.custody, item.endpointId, e, 'rotate --from'); // a 7 naming the current version: into the facts
     // A refusal (a 4xx other than 429) is the server's answer to this very
     // key: had an earlier request with it been applied, the server would
     // have replayed that answer. So the outcome is known, and the journal

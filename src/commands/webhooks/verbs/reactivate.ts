@@ -8,8 +8,15 @@ export function registerReactivate(parent: Command, f: Factory): void {
     .command('reactivate')
     .description('reactivate a deactivated endpoint')
     .argument('<endpoint-id>', 'the endpoint to reactivate')
-    .option('--expected-version <n>', "the endpoint's current version (optimistic concurrency)")
-    .addHelpText('after', examples('chatctl webhooks reactivate we_123 --expected-version 4', 'chatctl webhooks reactivate we_123 --expected-version 4 --json'))
+    .option('--expected-version <n>', "the endpoint's current version; last: the one this machine last saw (used at a terminal when left out)")
+    .addHelpText(
+      'after',
+      examples(
+        'chatctl webhooks reactivate we_123 --expected-version 4',
+        'chatctl webhooks reactivate we_123 --expected-version 4 --json',
+        'chatctl webhooks reactivate we_123 --expected-version last',
+      ),
+    )
     .action(async (endpointId: string, opts) => {
       const { runReactivate } = await import('../reactivate.js');
       await runReactivate(endpointId, opts, f);

@@ -11,9 +11,10 @@ import { registerSign } from './sign.js';
 import { registerVerify } from './verify.js';
 import { registerTrigger } from './trigger.js';
 import { registerListen } from './listen.js';
+import { registerList, registerShow } from './list.js';
 
 /** The verbs, in the order help lists them. */
-const VERBS: Register[] = [registerCreate, registerRotate, registerReactivate, registerFingerprint, registerSign, registerVerify, registerTrigger, registerListen];
+const VERBS: Register[] = [registerCreate, registerRotate, registerReactivate, registerList, registerShow, registerFingerprint, registerSign, registerVerify, registerTrigger, registerListen];
 
 export function registerWebhooks(webhooks: Command, f: Factory): void {
   webhooks.addHelpText(
@@ -22,6 +23,7 @@ export function registerWebhooks(webhooks: Command, f: Factory): void {
       'chatctl webhooks create --name billing --url https://hooks.example.com/chat --event chat.message.created.v1 --secret-to file:./billing.whsec',
       'chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --secret-to file:./new.whsec',
       'chatctl webhooks reactivate we_123 --expected-version 4',
+      'chatctl webhooks list',
     ),
   );
   for (const register of VERBS) register(webhooks, f);

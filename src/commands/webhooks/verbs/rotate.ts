@@ -10,7 +10,7 @@ export function registerRotate(parent: Command, f: Factory): void {
     .command('rotate')
     .description('rotate the signing secret of an endpoint and receive the new one (shown once); with --from, of many endpoints')
     .argument('[endpoint-id]', 'the endpoint to rotate (or --from FILE)')
-    .option('--expected-version <n>', "the endpoint's current version (optimistic concurrency)")
+    .option('--expected-version <n>', "the endpoint's current version; last: the one this machine last saw (used at a terminal when left out)")
     .addOption(
       new Option('--mode <mode>', 'overlap: the old secret stays valid for a while; immediate: the old secret stops working now')
         .choices(['overlap', 'immediate'])
@@ -32,7 +32,7 @@ export function registerRotate(parent: Command, f: Factory): void {
         'chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --secret-to file:./new.whsec --force',
         'chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --secret-to "exec:gh secret set WEBHOOK_SECRET --repo acme/app"',
         'SECRET="$(chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --secret-to stdout)"',
-        'chatctl webhooks rotate we_123 --expected-version 3 --mode immediate --yes --json',
+        'chatctl webhooks rotate we_123 --expected-version last --mode immediate --yes --json',
         'chatctl webhooks rotate --from fleet.ndjson --mode overlap --journal fleet.journal --next-manifest fleet.ndjson --secret-to "env-file:secrets/{id}.env#WEBHOOK_SECRET" --json',
         'chatctl webhooks rotate --from fleet.ndjson --every 30d --mode overlap --journal fleet.journal --next-manifest fleet.ndjson --secret-to "env-file:secrets/{id}.env#WEBHOOK_SECRET"',
         "chatctl webhooks rotate --from - --mode overlap --secret-to 'exec:vault kv put secret/webhooks/$CHATCTL_ENDPOINT_ID value=-' < fleet.ndjson",

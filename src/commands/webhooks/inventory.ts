@@ -1,0 +1,179 @@
+// chatctl webhooks list / show ID: what this machine saw of each endpoint,
+// read from its facts under <config>/facts/ (docs/inventory.md). Nothing is
+// sent: the API has no call that lists or reads endpoints, so this is what
+// create, rotate and reactivate answered here, not the server's state.
+import type { Factory } from '../app.js';
+import type { Context } from '../../context.js';
+import type { Fact } from '../../secret/facts.js';
+import { endpointFacts, viewOf, type EndpointView } from '../../secret/inventory.js';
+import { scopeKey } from '../../secret/record.js';
+import { checkEndpointId } from '../../input/parse.js';
+import { isCliError, usageError } from '../../errors/cli-error.js';
+import { VERSION_PLACES } from '../../errors/hints.js';
+import { writeJson } from '../../output/io.js';
+import { escapeInline } from '../../output/sanitize.js';
+
+export interface ListOptions {
+  allScopes?: boolean;
+}
+
+const NOT_THE_SERVER = "this is what this machine saw (its facts under the config folder's facts/), not the server's state: a change made elsewhere shows only once a version conflict names it";
+
+/** The scope to show: the run's, or undefined for every scope (asked for, or none set: then said). */
+function scopeToShow(f: Factory, all: boolean): string | undefined {
+  if (all) return undefined;
+  try {
+    return scopeKey(f.state().connection().scope);
+  } catch (err) {
+    if (!isCliError(err)) throw err;
+    f.ctx.io.notice(`no scope to show (${err.message}): showing every scope this machine saw`);
+    return undefined;
+  }
+}
+
+export async function runList(opts: ListOptions, f: Factory): Promise<void> {
+  const { ctx } = f;
+  const state = f.state();
+  const scope = scopeToShow(f, Boolean(opts.allScopes));
+  const views = endpointFacts(ctx.configDir, scope).map(viewOf);
+  if (state.output.json) {
+    writeJson(ctx.io, views);
+    return;
+  }
+  if (views.length === 0) {
+    ctx.io.notice(`${nothingSeen(scope)}: create, rotate and reactivate note here what each answer says. ${CANNOT_READ}`);
+    return;
+  }
+  const { default: Table } = await import('cli-table3');
+  const { PLAIN_TABLE, tableText } = await import('../../output/render.js');
+  const tty = ctx.io.stdout.isTTY;
+  const scopes = [...new Set(views.map((v) => v.scope))];
+  const out: string[] = [];
+  for (const s of scopes) {
+    const table = new Table({
+      head: ['ID', 'NAME', 'URL', 'VERSION', 'STATUS', 'LAST CHANGE', 'FINGERPRINT', 'DELIVERED TO', 'OVERLAP ENDS'],
+      style: { head: [], border: [] },
+      ...(tty ? {} : PLAIN_TABLE),
+    });
+    for (const v of views.filter((x) => x.scope === s)) table.push(row(v, ctx.now()));
+    out.push(`Scope ${escapeInline(s)}:\n${tableText(table.toString(), tty)}\n`);
+  }
+  ctx.io.stdout.write(out.join('\n'));
+  ctx.io.notice(NOT_THE_SERVER);
+}
+
+const CANNOT_READ = `The API cannot list or read endpoints; an endpoint's version is in ${VERSION_PLACES}.`;
+
+const nothingSeen = (scope: string | undefined) => `this machine saw no webhook endpoint${scope === undefined ? '' : ` in ${escapeInline(scope)}`} yet`;
+
+function row(v: EndpointView, now: number): string[] {
+  const cell = (s: string | null | undefined) => (s === null || s === undefined || s === '' ? '-' : escapeInline(s));
+  return [
+    cell(v.id),
+    cell(v.name),
+    cell(v.url),
+    v.version === null ? '-' : String(v.version),
+    cell(v.status),
+    changeText(v.lastChange),
+    cell(v.fingerprint),
+    v.deliveredTo.length > 0 ? v.deliveredTo.map((d) => escapeInline(d)).join('\n') : v.keptAt !== null ? 'kept in recovered/ (webhooks show)' : '-',
+    overlapText(v.overlapEndsAt, now),
+  ];
+}
+
+function changeText(c: EndpointView['lastChange']): string {
+  if (!c) return '-';
+  const what = c.op === 'seen' ? 'seen in exit 7' : `${c.op}${c.mode ? ` ${c.mode}` : ''}`;
+  return `${escapeInline(what)} ${escapeInline(c.at)}`;
+}
+
+function overlapText(at: string | null, now: number): string {
+  if (at === null) return '-';
+  const ms = Date.parse(at);
+  return Number.isFinite(ms) && ms <= now ? `${escapeInline(at)} (ended)` : escapeInline(at);
+}
+
+/** `webhooks show ID --json`: the endpoint's view and every fact of it, oldest first (never a secret: facts hold none). */
+export interface ShowDocument extends EndpointView {
+  facts: Omit<Fact, 'id' | 'scope'>[];
+}
+
+export async function runShow(endpointId: string, f: Factory): Promise<void> {
+  const { ctx } = f;
+  const state = f.state();
+  const id = checkEndpointId(endpointId);
+  const scope = scopeToShow(f, false);
+  const found = endpointFacts(ctx.configDir, scope).filter((facts) => facts.endpointId === id);
+  if (found.length === 0) {
+    throw usageError(
+      `${nothingSeen(scope).replace('no webhook endpoint', `nothing of endpoint ${escapeInline(id)}`)}`,
+      `chatctl webhooks list shows the endpoints it saw (--all-scopes: in every scope). ${CANNOT_READ}`,
+    );
+  }
+  if (found.length > 1) {
+    throw usageError(
+      `endpoint ${escapeInline(id)} was seen in ${found.length} scopes (${found.map((x) => escapeInline(x.scope)).join(', ')})`,
+      'name the scope with --org, --app and --env, or a --profile',
+    );
+  }
+  const facts = found[0]!;
+  const doc: ShowDocument = { ...viewOf(facts), facts: facts.all.map(({ id: _id, scope: _scope, ...rest }) => rest) };
+  if (state.output.json) {
+    writeJson(ctx.io, doc);
+    return;
+  }
+  await renderShow(ctx, doc);
+  ctx.io.notice(NOT_THE_SERVER);
+}
+
+async function renderShow(ctx: Context, doc: ShowDocument): Promise<void> {
+  const { default: Table } = await import('cli-table3');
+  const { PLAIN_TABLE, renderEndpoint, tableText } = await import('../../output/render.js');
+  const tty = ctx.io.stdout.isTTY;
+  const summary = {
+    id: doc.id,
+    scope: doc.scope,
+    name: doc.name,
+    url: doc.url,
+    events: doc.events,
+    version: doc.version,
+    status: doc.status,
+    'last change': changeText(doc.lastChange),
+    fingerprint: doc.fingerprint,
+    'delivered to': doc.deliveredTo.length > 0 ? doc.deliveredTo : null,
+    kept: doc.keptAt,
+    'overlap ends': doc.overlapEndsAt === null ? null : overlapText(doc.overlapEndsAt, ctx.now()),
+  };
+  const history = new Table({ head: ['AT', 'FACT', 'VERSION', 'KEY', 'DETAIL'], style: { head: [], border: [] }, ...(tty ? {} : PLAIN_TABLE) });
+  for (const fact of doc.facts) history.push(historyRow(fact));
+  ctx.io.stdout.write(`${renderEndpoint(summary, { color: ctx.io.color.stdout, tty }, ctx.io.columns)}\nHistory (oldest first):\n${tableText(history.toString(), tty)}\n`);
+}
+
+function historyRow(fact: Omit<Fact, 'id' | 'scope'>): string[] {
+  const f = fact as Fact;
+  const version = 'version' in f && typeof f.version === 'number' ? String(f.version) : '-';
+  const key = 'key' in f && typeof f.key === 'string' ? escapeInline(f.key) : '-';
+  let detail: string;
+  switch (f.f) {
+    case 'applied':
+      detail = [f.op, f.op !== 'reactivate' ? f.mode : f.changed === false ? '(already active)' : undefined, f.op !== 'reactivate' ? f.fp : undefined, f.endpoint?.status ?? undefined]
+        .filter((x): x is string => typeof x === 'string' && x !== '')
+        .join(' ');
+      break;
+    case 'delivered':
+      detail = `to ${f.to.join(', ') || '(the JSON answer)'}`;
+      break;
+    case 'kept':
+      detail = `kept at ${f.path}`;
+      break;
+    case 'superseded':
+      detail = `by version ${f.by}: never delivered`;
+      break;
+    case 'seen':
+      detail = `the current version, named by exit 7 (${f.via})`;
+      break;
+    default:
+      detail = '';
+  }
+  return [escapeInline(f.at), escapeInline(String(f.f)), version, key, escapeInline(detail)];
+}

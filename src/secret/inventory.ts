@@ -1,0 +1,101 @@
+// The inventory: what this machine (this config folder) saw of each
+// endpoint, read from the facts (facts.ts) and nothing else: a view, never a
+// second store (docs/inventory.md). The API has no call that reads an
+// endpoint, so a change made elsewhere shows only once a version conflict
+// names the newer version. Light to load: completion reads it.
+import { EndpointFacts, factFiles, type Fact } from './facts.js';
+
+/** One endpoint as `webhooks list --json` gives it (docs/inventory.md). */
+export interface EndpointView {
+  id: string;
+  /** "org/app/env" */
+  scope: string;
+  name: string | null;
+  url: string | null;
+  events: string[] | null;
+  /** The highest version this machine saw: an answer's, or the current version a conflict named. */
+  version: number | null;
+  status: string | null;
+  /** The fact that gave that version: a change applied through chatctl here, or `seen` in a conflict. */
+  lastChange: { at: string; op: 'create' | 'rotate' | 'reactivate' | 'seen'; version: number | null; mode?: string } | null;
+  /** The fingerprint of the secret of the last create or rotate seen here (null: not in its answer). */
+  fingerprint: string | null;
+  /** Where that secret was delivered (empty: not delivered, or not yet); JSON_ANSWER: in the --json answer. */
+  deliveredTo: string[];
+  /** Where it is kept when a destination failed (docs/secrets.md), until it is delivered. */
+  keptAt: string | null;
+  /** When the previous secret stops working after an overlap rotation, as the last answer said. */
+  overlapEndsAt: string | null;
+}
+
+/** Where a secret delivered in the --json answer went, as the inventory names it. */
+export const JSON_ANSWER = 'stdout (--json)';
+
+/** The endpoint's view from its facts, in the order they were written; ties of version go to the later fact. */
+export function viewOf(facts: EndpointFacts): EndpointView {
+  const all = facts.all;
+  let top: Fact | undefined;
+  let topVersion = -1;
+  let described: Extract<Fact, { f: 'applied' }> | undefined;
+  let describedVersion = -1;
+  for (const f of all) {
+    if (f.f !== 'applied' && f.f !== 'seen') continue;
+    const v = typeof f.version === 'number' ? f.version : 0;
+    if (v >= topVersion) [top, topVersion] = [f, v];
+    if (f.f === 'applied' && f.endpoint && v >= describedVersion) [described, describedVersion] = [f, v];
+  }
+  const secret = facts.lastApplied() ?? lastSecretChange(all);
+  const key = secret?.key;
+  const delivered = all.filter((f): f is Extract<Fact, { f: 'delivered' }> => f.f === 'delivered' && key !== undefined && f.key === key);
+  const kept = delivered.length === 0 ? all.findLast((f): f is Extract<Fact, { f: 'kept' }> => f.f === 'kept' && key !== undefined && f.key === key) : undefined;
+  const e = described?.endpoint;
+  return {
+    id: facts.endpointId,
+    scope: facts.scope,
+    name: e?.name ?? null,
+    url: e?.url ?? null,
+    events: e?.events ?? null,
+    version: topVersion > 0 ? topVersion : null,
+    status: e?.status ?? null,
+    lastChange: top ? changeOf(top) : null,
+    fingerprint: (secret?.fp ?? delivered.find((d) => d.fp)?.fp) || null,
+    // A delivery with no destination named: the secret was in the --json answer on stdout.
+    deliveredTo: [...new Set(delivered.flatMap((d) => (d.to.length > 0 ? d.to : [JSON_ANSWER])))],
+    keptAt: kept?.path ?? null,
+    overlapEndsAt: e?.previousSecretExpiresAt ?? null,
+  };
+}
+
+/** A create or rotate whose version the answer did not give: the last one written. */
+function lastSecretChange(all: readonly Fact[]) {
+  return all.findLast((f): f is Extract<Fact, { f: 'applied'; op: 'create' | 'rotate' }> => f.f === 'applied' && f.op !== 'reactivate');
+}
+
+function changeOf(f: Fact): EndpointView['lastChange'] {
+  if (f.f === 'seen') return { at: f.at, op: 'seen', version: f.version };
+  if (f.f !== 'applied') return null;
+  return { at: f.at, op: f.op, version: f.version, ...(f.op !== 'reactivate' && f.mode ? { mode: f.mode } : {}) };
+}
+
+/** The facts of every endpoint seen here, of one scope ("org/app/env") or of all; by scope, then id. */
+export function endpointFacts(configDir: string, scope?: string): EndpointFacts[] {
+  const found: EndpointFacts[] = [];
+  for (const path of factFiles(configDir)) {
+    let facts: EndpointFacts | undefined;
+    try {
+      facts = EndpointFacts.fromFile(configDir, path);
+    } catch {
+      continue; // not a regular file, or unreadable: not one of ours to show
+    }
+    if (facts && (scope === undefined || facts.scope === scope)) found.push(facts);
+  }
+  return found.sort((a, b) => a.scope.localeCompare(b.scope) || a.endpointId.localeCompare(b.endpointId));
+}
+
+/** Every endpoint of the scope this machine saw, with its name when an answer gave one: what completion offers. */
+export function knownEndpoints(configDir: string, scope: string): Array<{ id: string; name: string | null }> {
+  return endpointFacts(configDir, scope).map((facts) => {
+    const named = facts.all.findLast((f) => f.f === 'applied' && typeof f.endpoint?.name === 'string');
+    return { id: facts.endpointId, name: named?.f === 'applied' ? (named.endpoint?.name ?? null) : null };
+  });
+}
