@@ -5,7 +5,6 @@
 // process.env, process.argv or the process's streams and never exits the
 // process: src/app/main.ts is the only adapter from a real process to this, and
 // tests call it in-process with their own streams.
-import './esm-require.js';
 import { setMaxListeners } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import { homedir } from 'node:os';
