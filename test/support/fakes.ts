@@ -1,6 +1,9 @@
 // Fakes for command-level tests: streams with a TTY switch each, a clock
 // that advances only when slept on, a seeded random source, and a transport
 // that answers from a script and records what it was sent.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Factory } from '../../src/commands/app.js';
 import type { Prompter } from '../../src/prompts/prompter.js';
 import { Scrubber } from '../../src/output/scrub/scrubber.js';
@@ -92,6 +95,15 @@ export function virtualClock(start = Date.UTC(2026, 10, 22, 12, 0, 0)) {
 let uuidCounter = 0;
 export const sequentialUUID = () => `00000000-0000-4000-8000-${String(++uuidCounter).padStart(12, '0')}`;
 
+/** Each fake context's config folder: a new empty one (custody writes its facts and records there), removed when the worker exits. */
+const fakeConfigDirs: string[] = [];
+function fakeConfigDir(): string {
+  if (fakeConfigDirs.length === 0) process.once('exit', () => fakeConfigDirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+  const d = mkdtempSync(join(tmpdir(), 'chatctl-fake-config-'));
+  fakeConfigDirs.push(d);
+  return d;
+}
+
 /** A context as execute() makes it. */
 export function fakeContext(overrides: Partial<Context> & { io: IO; transportImpl?: Transport }): Context {
   const clock = virtualClock();
@@ -99,7 +111,7 @@ export function fakeContext(overrides: Partial<Context> & { io: IO; transportImp
   const ctx: Context = {
     env: {},
     cwd: '/nonexistent-chatctl-test-cwd',
-    configDir: '/nonexistent-chatctl-test',
+    configDir: overrides.configDir ?? fakeConfigDir(),
     version: '9.9.9',
     now: clock.now,
     sleep: clock.sleep,
