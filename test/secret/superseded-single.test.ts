@@ -2,7 +2,8 @@
 // rotation a later one superseded is never delivered, also once its record
 // is gone and the server only replays it; a replay of a rotation an earlier
 // run here applied says so. In-process, against the in-process sandbox.
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { recordPaths } from '../../src/secret/record.js';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { runCli, workspace } from '../support/run.js';
@@ -20,7 +21,8 @@ async function setUp() {
     const e = (await sb.control('endpoints')).body.data.endpoints.find((x: { id: string }) => x.id === id);
     return { version: e.version as number, secret: e.validSecrets[0] as string };
   };
-  return { id, ws, rotate, current };
+  const scope = `${sb.sb.organizationId}/${sb.sb.applicationId}/${sb.sb.environmentKey}`;
+  return { id, ws, rotate, current, scope };
 }
 
 describe('a single rotate whose key a later rotation superseded', () => {
@@ -52,5 +54,35 @@ describe('a single rotate whose key a later rotation superseded', () => {
     expect(again.exitCode).toBe(13);
     expect(again.stderr).toMatch(/applied by an earlier run's request \(Idempotency-Key nightly-7\) at \d{4}-/);
     expect(again.stderr).toMatch(/hint: .*--expected-version 2/);
+  });
+});
+
+describe('what custody decides from the facts, for a single rotate', () => {
+  test('a record file without a readable header (a kill between creating it and writing it) is re-sent with its key, never a wedged exit 3', async () => {
+    const { id, ws, rotate, current, scope } = await setUp();
+    const file = join(ws.cwd, 'hook.whsec');
+    expect((await rotate(1, 'warm-up', '--secret-to', `file:${file}`)).exitCode).toBe(0);
+    // A run with key cut-1 was killed right after creating its record, before its header.
+    const paths = recordPaths(ws.configDir, { op: 'rotate', scope, endpointId: id, idempotencyKey: 'cut-1' });
+    writeFileSync(paths.record, '', { mode: 0o600 });
+    const r = await rotate(2, 'cut-1', '--secret-to', `file:${file}`, '--force');
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(readFileSync(file, 'utf8')).toBe((await current()).secret);
+    expect(existsSync(paths.record)).toBe(false);
+  });
+
+  test('a restored older facts file (a backup copied back, a newer mtime) never refuses a newer kept secret', async () => {
+    const { ws, rotate, current } = await setUp();
+    const file = join(ws.cwd, 'hook.whsec');
+    expect((await rotate(1, 'month-1', '--secret-to', `file:${file}`)).exitCode).toBe(0);
+    const facts = readdirSync(join(ws.configDir, 'facts')).map((n) => join(ws.configDir, 'facts', n));
+    expect(facts).toHaveLength(1);
+    const backup = readFileSync(facts[0]!);
+    // Month 2's store fails: its secret (version 3) is kept.
+    expect((await rotate(2, 'month-2', '--secret-to', 'exec:false')).exitCode).toBe(13);
+    writeFileSync(facts[0]!, backup); // the older log, written last
+    const again = await rotate(2, 'month-2', '--secret-to', `file:${file}`, '--force');
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect(readFileSync(file, 'utf8')).toBe((await current()).secret);
   });
 });
