@@ -292,3 +292,17 @@ describe('libraries', () => {
     ).toEqual([]);
   });
 });
+
+describe('finding the tests of a command', () => {
+  test('test/commands/webhooks/rotate/README.md names every test file that runs `webhooks rotate`, and only files that exist', () => {
+    const index = readFileSync(join(ROOT, 'test/commands/webhooks/rotate/README.md'), 'utf8');
+    const listed = [...index.matchAll(/^- \[`([^`]+)`\]/gm)].map((m) => m[1]!);
+    const walk = (dir: string): string[] =>
+      readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(`${dir}/${e.name}`) : e.name.endsWith('.test.ts') ? [`${dir}/${e.name}`] : []));
+    const running = walk('test')
+      .filter((f) => /'webhooks', 'rotate'|webhooks rotate|\['rotate'/.test(readFileSync(join(ROOT, f), 'utf8')))
+      .map((f) => f.slice('test/'.length))
+      .sort();
+    expect(listed.sort()).toEqual(running);
+  });
+});
