@@ -48,7 +48,7 @@ const common = {
 // Parts that few runs need are bundles of their own, required only when
 // used: undici (behind a proxy), the prompts (on a terminal), the sandbox,
 // execa (for an exec: secret destination), rotate --from, webhooks sign, verify and
-// trigger, webhooks listen.
+// trigger, webhooks listen, jmespath (--query).
 // Keeping them out of main.cjs keeps every other run's read, code-cache
 // load and memory small.
 const LAZY = {
@@ -60,6 +60,7 @@ const LAZY = {
   bulk: 'src/commands/webhooks/rotate-from/command.ts',
   signing: 'src/commands/webhooks/signed-deliveries.ts',
   listen: 'src/commands/webhooks/listen/index.ts',
+  query: 'src/run/query.ts',
 };
 const lazyByFile = new Map(Object.entries(LAZY).map(([name, file]) => [resolve(file), name]));
 // main.cjs reaches a lazy bundle through a stub that asks bin/chatctl.js's

@@ -4,6 +4,8 @@
 import { Scrubber } from './scrub/scrubber.js';
 import { PLAIN, type Palette } from './colors.js';
 import { inGitHubActions, maskCommands } from './actions-mask.js';
+import { stringifyJson } from './json.js';
+import { escapeControl } from './sanitize.js';
 
 export interface OutStream {
   /** Best effort: a closed or failing stream drops the text quietly. */
@@ -43,6 +45,15 @@ export interface OutputMode {
   /** --quiet, or --json: no notices or progress on stderr. */
   quiet: boolean;
   debug: boolean;
+  /** --query: the part of each JSON document that is printed (implies json). */
+  query?: JsonQuery | undefined;
+}
+
+/** --query's expression, compiled and checked before anything is sent (src/run/query.ts). */
+export interface JsonQuery {
+  readonly expression: string;
+  /** The selected value; throws when the expression cannot be applied to this document (a function given the wrong type). */
+  select(document: unknown): unknown;
 }
 
 export interface IO {
@@ -69,11 +80,47 @@ export interface IO {
    * `::add-mask::` lines go to stderr, where they cannot end up in that data.
    */
   stdoutIsData(): void;
+  /** --query, once the flags are parsed. */
+  readonly query?: JsonQuery | undefined;
 }
 
-/** The --json document on stdout: indented on a terminal, one line otherwise. */
-export function writeJson(io: IO, value: unknown): void {
-  io.stdout.write(JSON.stringify(value, null, io.stdout.isTTY ? 2 : undefined) + '\n');
+/**
+ * The one JSON document a command prints, as text: indented on a terminal,
+ * one line otherwise; or, with --query, the part the expression selects: a
+ * string bare (its terminal controls escaped), anything else as JSON on one
+ * line (null included). Every --json document goes through here or
+ * jsonLineText, so --query applies to all of them.
+ */
+export function jsonDocumentText(io: Pick<IO, 'query' | 'stdout'>, value: unknown, layout: 'indent-on-tty' | 'one-line' = 'indent-on-tty'): string {
+  if (io.query) return selectedText(io.query.select(value));
+  return stringifyJson(value, layout === 'indent-on-tty' && io.stdout.isTTY ? 2 : undefined) + '\n';
+}
+
+/**
+ * One line of a stream of JSON lines (`rotate --from`'s items and summary,
+ * `webhooks listen`'s deliveries): with --query, each line is queried by
+ * itself, and a line whose result is null is left out ('' here), so
+ * `--query endpointId` lists ids and `--query summary` prints the summary alone.
+ */
+export function jsonLineText(io: Pick<IO, 'query'>, value: unknown): string {
+  if (!io.query) return stringifyJson(value) + '\n';
+  const selected = io.query.select(value);
+  return selected === null || selected === undefined ? '' : selectedText(selected);
+}
+
+function selectedText(selected: unknown): string {
+  return (typeof selected === 'string' ? escapeControl(selected) : stringifyJson(selected ?? null)) + '\n';
+}
+
+/** The --json document on stdout (jsonDocumentText). */
+export function writeJson(io: IO, value: unknown, layout?: 'indent-on-tty' | 'one-line'): void {
+  io.stdout.write(jsonDocumentText(io, value, layout));
+}
+
+/** One line of a stream of JSON lines on stdout (jsonLineText); nothing when --query selects null from it. */
+export function writeJsonLine(io: IO, value: unknown): void {
+  const text = jsonLineText(io, value);
+  if (text !== '') io.stdout.write(text);
 }
 
 export interface ColorSettings {
@@ -169,6 +216,7 @@ export function createIO(raw: RawStreams, settings: IOSettings): IO & { setOutpu
   const scrubber = new Scrubber(announce);
   const stderr = wrapOutStream(raw.stderr, (s) => scrubber.scrub(s));
   let quiet = false;
+  let query: JsonQuery | undefined;
   const io = {
     stdout: wrapOutStream(raw.stdout, (s) => scrubber.scrubCredentials(s)),
     stderr,
@@ -181,6 +229,9 @@ export function createIO(raw: RawStreams, settings: IOSettings): IO & { setOutpu
     get quiet() {
       return quiet;
     },
+    get query() {
+      return query;
+    },
     scrubber,
     color: {
       stdout: colorEnabled(Boolean(raw.stdout.isTTY), { noColorFlag: false, env: settings.env }),
@@ -192,6 +243,7 @@ export function createIO(raw: RawStreams, settings: IOSettings): IO & { setOutpu
     },
     setOutputMode(mode: OutputMode & { noColor: boolean }) {
       quiet = mode.quiet || mode.json;
+      query = mode.query;
       if (mode.json || mode.secretOnStdout) maskOn = 'stderr';
       if (mode.noColor) io.color = { stdout: false, stderr: false };
     },
