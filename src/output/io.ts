@@ -4,8 +4,7 @@
 import { Scrubber } from './scrub/scrubber.js';
 import { PLAIN, type Palette } from './colors.js';
 import { inGitHubActions, maskCommands } from './actions-mask.js';
-import { stringifyJson } from './json.js';
-import { escapeControl } from './sanitize.js';
+import { jsonDocumentText, jsonLineText, type JsonQuery } from './json-output.js';
 
 export interface OutStream {
   /** Best effort: a closed or failing stream drops the text quietly. */
@@ -49,12 +48,6 @@ export interface OutputMode {
   query?: JsonQuery | undefined;
 }
 
-/** --query's expression, compiled and checked before anything is sent (src/run/query.ts). */
-export interface JsonQuery {
-  readonly expression: string;
-  /** The selected value; throws when the expression cannot be applied to this document (a function given the wrong type). */
-  select(document: unknown): unknown;
-}
 
 export interface IO {
   stdout: OutStream;
@@ -82,34 +75,6 @@ export interface IO {
   stdoutIsData(): void;
   /** --query, once the flags are parsed. */
   readonly query?: JsonQuery | undefined;
-}
-
-/**
- * The one JSON document a command prints, as text: indented on a terminal,
- * one line otherwise; or, with --query, the part the expression selects: a
- * string bare (its terminal controls escaped), anything else as JSON on one
- * line (null included). Every --json document goes through here or
- * jsonLineText, so --query applies to all of them.
- */
-export function jsonDocumentText(io: Pick<IO, 'query' | 'stdout'>, value: unknown, layout: 'indent-on-tty' | 'one-line' = 'indent-on-tty'): string {
-  if (io.query) return selectedText(io.query.select(value));
-  return stringifyJson(value, layout === 'indent-on-tty' && io.stdout.isTTY ? 2 : undefined) + '\n';
-}
-
-/**
- * One line of a stream of JSON lines (`rotate --from`'s items and summary,
- * `webhooks listen`'s deliveries): with --query, each line is queried by
- * itself, and a line whose result is null is left out ('' here), so
- * `--query endpointId` lists ids and `--query summary` prints the summary alone.
- */
-export function jsonLineText(io: Pick<IO, 'query'>, value: unknown): string {
-  if (!io.query) return stringifyJson(value) + '\n';
-  const selected = io.query.select(value);
-  return selected === null || selected === undefined ? '' : selectedText(selected);
-}
-
-function selectedText(selected: unknown): string {
-  return (typeof selected === 'string' ? escapeControl(selected) : stringifyJson(selected ?? null)) + '\n';
 }
 
 /** The --json document on stdout (jsonDocumentText). */

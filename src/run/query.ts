@@ -1,11 +1,11 @@
-// --query EXPR (docs/scripting.md): a JMESPath expression, as the AWS CLI
+// --query EXPR (docs/configuration.md, Output): a JMESPath expression, as the AWS CLI
 // takes, applied to every JSON document chatctl prints (src/output/io.ts).
 // Compiled once the flags are parsed and before anything is read or sent, so
 // an invalid one is exit 2 with nothing sent. A bundle of its own
 // (dist/lazy/query.cjs): jmespath loads only in runs given --query.
 import { compile, search } from 'jmespath';
 import { usageError } from '../errors/cli-error.js';
-import type { JsonQuery } from '../output/io.js';
+import type { JsonQuery } from '../output/json-output.js';
 
 /**
  * The functions of the JMESPath specification, which jmespath implements:

@@ -5,7 +5,7 @@ import { createWebhooksClient, dryRunTransport, type ClientConfig, type Webhooks
 import { deadlineFrom, type HttpDeps, type WaitingForAnswer } from '../http/client.js';
 import { redactHeaders } from '../output/redact.js';
 import { escapeInline, shellQuote } from '../output/sanitize.js';
-import { writeJson } from '../output/io.js';
+import { jsonDocumentText } from '../output/json-output.js';
 import { CliError } from '../errors/cli-error.js';
 import { EXIT, type ExitCode } from '../errors/exit-codes.js';
 
@@ -85,7 +85,7 @@ function printDryRun(ctx: Context, state: RunState, req: WireRequest): void {
   delete headers['x-request-id'];
   const body: unknown = JSON.parse(req.body);
   if (state.output.json) {
-    writeJson(ctx.io, { dryRun: true, request: { method: req.method, url: req.url, headers, body } }, 'one-line');
+    ctx.io.stdout.write(jsonDocumentText(ctx.io, { dryRun: true, request: { method: req.method, url: req.url, headers, body } }, 'one-line'));
   } else {
     const lines = [`${req.method} ${req.url}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), 'x-request-id: (a new UUID for each attempt)', '', JSON.stringify(body, null, 2), ''];
     ctx.io.stdout.write(lines.join('\n'));

@@ -8,7 +8,7 @@ import { cliRunner, sandbox } from '../support/sandbox.js';
 import { cleanupTempDirs, workspace } from '../support/run.js';
 import { parseErrorLine } from '../support/json.js';
 import { compileQuery } from '../../src/run/query.js';
-import { jsonDocumentText, jsonLineText } from '../../src/output/io.js';
+import { jsonDocumentText, jsonLineText } from '../../src/output/json-output.js';
 
 afterEach(cleanupTempDirs);
 
@@ -111,7 +111,7 @@ describe('--query', () => {
 });
 
 describe('the output of a query', () => {
-  const io = (expression: string) => ({ query: compileQuery(expression), stdout: { isTTY: true, write: () => {} } });
+  const io = (expression: string) => ({ query: compileQuery(expression), stdout: { isTTY: true } });
 
   it('a document: a string bare with its terminal controls escaped, anything else one line of JSON, null as null', () => {
     expect(jsonDocumentText(io('a'), { a: 'plain' })).toBe('plain\n');
@@ -120,7 +120,7 @@ describe('the output of a query', () => {
     expect(jsonDocumentText(io('a'), {})).toBe('null\n');
     expect(jsonDocumentText(io('a'), { a: false })).toBe('false\n');
     // Without --query: the document as before, indented on a terminal.
-    expect(jsonDocumentText({ stdout: { isTTY: true, write: () => {} } }, { a: 1 })).toBe('{\n  "a": 1\n}\n');
+    expect(jsonDocumentText({ stdout: { isTTY: true } }, { a: 1 })).toBe('{\n  "a": 1\n}\n');
   });
 
   it('a stream of lines (rotate --from, listen): each line queried by itself, a null result left out', () => {

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { examples, type Factory } from '../app.js';
 import { CliError, usageError } from '../../errors/cli-error.js';
-import { jsonDocumentText } from '../../output/io.js';
+import { jsonDocumentText } from '../../output/json-output.js';
 
 export interface SandboxFlags {
   host: string;

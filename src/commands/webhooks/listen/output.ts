@@ -3,7 +3,8 @@
 // one JSON object a line. Every line passes the run's scrubber besides: a
 // sender controls the id, the path and the body it prints from, and could
 // echo a secret it learnt. docs/signing.md shows both forms.
-import { jsonLineText, type IO } from '../../../output/io.js';
+import type { IO } from '../../../output/io.js';
+import { jsonLineText } from '../../../output/json-output.js';
 import { escapeInline } from '../../../output/sanitize.js';
 import type { HeldSecret } from '../secret-files.js';
 import type { DeliveryRecord } from './server.js';

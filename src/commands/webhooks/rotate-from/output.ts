@@ -6,7 +6,8 @@
 //   the items that failed (cli-table3 on a terminal, plain lines otherwise).
 // Nothing is kept per item but the first skipped items and failures, so
 // output costs the same for 50 items or 50,000.
-import { jsonLineText, type IO } from '../../../output/io.js';
+import type { IO } from '../../../output/io.js';
+import { jsonLineText } from '../../../output/json-output.js';
 import { escapeInline } from '../../../output/sanitize.js';
 import type { ManifestItem } from './manifest.js';
 import type { Progress, RunSummary } from './runner.js';
