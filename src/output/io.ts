@@ -48,7 +48,6 @@ export interface OutputMode {
   query?: JsonQuery | undefined;
 }
 
-
 export interface IO {
   stdout: OutStream;
   stderr: OutStream;

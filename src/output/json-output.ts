@@ -18,7 +18,11 @@ export interface JsonQuery {
  * line (null included). Every --json document goes through here or
  * jsonLineText, so --query applies to all of them.
  */
-export function jsonDocumentText(io: { readonly query?: JsonQuery | undefined; readonly stdout: { readonly isTTY: boolean } }, value: unknown, layout: 'indent-on-tty' | 'one-line' = 'indent-on-tty'): string {
+export function jsonDocumentText(
+  io: { readonly query?: JsonQuery | undefined; readonly stdout: { readonly isTTY: boolean } },
+  value: unknown,
+  layout: 'indent-on-tty' | 'one-line' = 'indent-on-tty',
+): string {
   if (io.query) return selectedText(io.query.select(value));
   return stringifyJson(value, layout === 'indent-on-tty' && io.stdout.isTTY ? 2 : undefined) + '\n';
 }

@@ -2,9 +2,9 @@
 // 127.0.0.1, which counts every request it receives; and the pure output
 // functions with a compiled expression.
 import { afterEach, describe, expect, it } from 'vitest';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cliRunner, sandbox } from '../support/sandbox.js';
+import { cliRunner, endpointBody, sandbox } from '../support/sandbox.js';
 import { cleanupTempDirs, workspace } from '../support/run.js';
 import { parseErrorLine } from '../support/json.js';
 import { compileQuery } from '../../src/run/query.js';
@@ -17,9 +17,8 @@ async function setUp() {
   const s = await sandbox({ onRequest: (r) => requests.push(`${r.method} ${r.path}`) });
   const ws = workspace();
   const run = cliRunner(s.sb, ws.cwd, ws.configDir);
-  const create = (n: number, ...args: string[]) =>
-    run(['webhooks', 'create', '--name', `hook ${n}`, '--url', `https://example.com/hooks/${n}`, '--event', 'chat.message.created.v1', ...args]);
-  return { requests, ws, run, create };
+  const create = (n: number, ...args: string[]) => run(['webhooks', 'create', '--name', `hook ${n}`, '--url', `https://example.com/hooks/${n}`, '--event', 'chat.message.created.v1', ...args]);
+  return { s, requests, ws, run, create };
 }
 
 describe('--query', () => {
@@ -99,6 +98,25 @@ describe('--query', () => {
     expect(unknownProfile.exitCode).not.toBe(0);
     expect(unknownProfile.stdout).toBe('');
     expect(parseErrorLine(unknownProfile.stderr).exitCode).toBe(unknownProfile.exitCode);
+  });
+
+  it('rotate --from: each result line queried by itself, a null result left out; the secrets in their files', async () => {
+    const { s, ws, run } = await setUp();
+    const ids: string[] = [];
+    for (const n of [1, 2]) ids.push((await s.create(endpointBody(n))).body.data.endpoint.id as string);
+    writeFileSync(
+      join(ws.cwd, 'fleet.ndjson'),
+      [...ids.map((endpointId) => JSON.stringify({ endpointId, expectedVersion: 1 })), JSON.stringify({ endpointId: 'we_gone', expectedVersion: 1 })].join('\n') + '\n',
+    );
+    mkdirSync(join(ws.cwd, 'secrets'));
+    const fleet = (...q: string[]) => run(['webhooks', 'rotate', '--from', 'fleet.ndjson', '--mode', 'overlap', '--secret-to', 'file:secrets/{id}.whsec', '--force', ...q]);
+    const r = await fleet('--query', 'ok && endpointId || null');
+    expect(r.exitCode).toBe(14); // we_gone: not found
+    expect(r.stdout.split('\n').filter(Boolean).sort()).toEqual([...ids].sort());
+    for (const id of ids) expect(readFileSync(join(ws.cwd, 'secrets', `${id}.whsec`), 'utf8')).toMatch(/^whsec_/);
+    // Again: every line is stale now (7) or gone (6); --query summary prints the summary line alone.
+    const summary = await fleet('--query', 'summary');
+    expect(JSON.parse(summary.stdout)).toEqual({ ok: 0, failed: 3, skipped: 0 });
   });
 
   it('a dry run is queried too', async () => {
