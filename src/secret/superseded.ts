@@ -4,7 +4,7 @@
 // records"). One small file per endpoint under <config>/rotations/, written
 // when a rotation's 2xx with a new version arrives, before its secret goes
 // anywhere; a rotation made elsewhere cannot be seen (the API has no read).
-import { lstatSync, readFileSync, unlinkSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeFolders } from '../config/make-folders.js';
 import { writeFileAtomic } from '../fs/atomic.js';
@@ -51,6 +51,32 @@ export function lastRotation(configDir: string, scope: string, endpointId: strin
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Every rotation noted here in this scope (a note's name is its endpoint's
+ * stem in the scope: notes of other scopes are passed over), at most
+ * `limit` of them, by endpoint id. Unreadable notes are passed over too.
+ */
+export function notedRotations(configDir: string, scope: string, limit = 500): Rotation[] {
+  let names: string[];
+  try {
+    names = readdirSync(join(configDir, 'rotations')).filter((n) => n.endsWith('.json'));
+  } catch {
+    return [];
+  }
+  const found: Rotation[] = [];
+  for (const name of names) {
+    if (found.length >= limit) break;
+    try {
+      const r = JSON.parse(readFileSync(join(configDir, 'rotations', name), 'utf8')) as Rotation;
+      if (typeof r.endpointId !== 'string' || typeof r.version !== 'number' || typeof r.at !== 'string') continue;
+      if (`${endpointStem(scope, r.endpointId)}.json` === name) found.push({ endpointId: r.endpointId, version: r.version, at: r.at, idempotencyKey: String(r.idempotencyKey) });
+    } catch {
+      /* a note being written, or not a note */
+    }
+  }
+  return found.sort((a, b) => (a.endpointId < b.endpointId ? -1 : a.endpointId > b.endpointId ? 1 : 0));
 }
 
 /**

@@ -4,27 +4,33 @@ import { Option, type Command } from 'commander';
 import { collect, examples, oneOf, type Factory } from '../../app.js';
 import { usageError } from '../../../errors/cli-error.js';
 import { SECRET_TO_HELP, SECRET_TO_MORE } from './help-text.js';
+import { formHeading } from '../../../meta/tree.js';
+
+// The two forms of rotate: help lists the options of each under its own
+// heading, and completion offers them only in their form.
+const ONE = formHeading('argument', 'ENDPOINT_ID');
+const MANY = formHeading('--from', 'FILE');
 
 export function registerRotate(parent: Command, f: Factory): void {
   parent
     .command('rotate')
     .description('rotate the signing secret of an endpoint and receive the new one (shown once); with --from, of many endpoints')
     .argument('[endpoint-id]', 'the endpoint to rotate (or --from FILE)')
-    .option('--expected-version <n>', "the endpoint's current version (optimistic concurrency)")
     .addOption(
       new Option('--mode <mode>', 'overlap: the old secret stays valid for a while; immediate: the old secret stops working now')
         .choices(['overlap', 'immediate'])
         .argParser(oneOf('--mode', ['overlap', 'immediate'])),
     )
-    .option('--idempotency-key <key>', 'reuse the key of an earlier run that may have been applied (default: a new UUID)')
     .addOption(new Option('--secret-to <sink>', SECRET_TO_HELP).argParser(collect))
     .option('--secret-file <path>', 'the same as --secret-to file:PATH')
     .option('--force', 'with a file: destination: replace an existing regular file')
     .option('-y, --yes', 'do not ask for confirmation of --mode immediate')
-    .option('--from <file>', 'rotate every endpoint listed in FILE (- for stdin), one JSON object a line: {"endpointId","expectedVersion","mode"?}')
-    .option('--concurrency <n>', 'with --from: requests at a time (default 4)')
-    .option('--journal <file>', 'with --from: record each item before and after its request; a re-run with it skips what was done')
-    .option('--next-manifest <file>', "with --from: write the next run's manifest there")
+    .addOption(new Option('--expected-version <n>', "the endpoint's version now (optimistic concurrency)").helpGroup(ONE))
+    .addOption(new Option('--idempotency-key <key>', 'reuse the key of an earlier run that may have been applied (default: a new UUID)').helpGroup(ONE))
+    .addOption(new Option('--from <file>', 'rotate the endpoints FILE lists (- for stdin), one {"endpointId","expectedVersion","mode"?} a line').helpGroup(MANY))
+    .addOption(new Option('--concurrency <n>', 'requests at a time (default 4)').helpGroup(MANY))
+    .addOption(new Option('--journal <file>', 'record each item before and after its request; a re-run with it skips what was done').helpGroup(MANY))
+    .addOption(new Option('--next-manifest <file>', "write the next run's manifest there").helpGroup(MANY))
     .addHelpText(
       'after',
       examples(
