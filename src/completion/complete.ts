@@ -34,8 +34,8 @@ export interface Completion {
 /** Where values that are not in the tree come from, asked only when needed. */
 export interface Sources {
   profiles(): string[];
-  /** The endpoints this machine knows in the scope the line addresses (its --profile, --org, … as given). */
-  endpoints(globals: LineGlobals): KnownEndpoint[];
+  /** The endpoints this machine knows in the scope the line addresses (its --profile, --org, … as given) whose id starts with `idPrefix`. */
+  endpoints(globals: LineGlobals, idPrefix: string): KnownEndpoint[];
 }
 
 /** The global options of the line being completed that choose the profile and scope. */
@@ -62,10 +62,10 @@ export function profileNames(env: NodeJS.ProcessEnv, config = readConfig(env)): 
 }
 
 /** The endpoints known in the scope the line would address; none when that scope cannot be worked out (no profile, no scope). */
-export function endpointsFor(env: NodeJS.ProcessEnv, globals: LineGlobals, config = readConfig(env) ?? {}): KnownEndpoint[] {
+export function endpointsFor(env: NodeJS.ProcessEnv, globals: LineGlobals, config = readConfig(env) ?? {}, idPrefix = ''): KnownEndpoint[] {
   try {
     const conn = resolveConnection(globals, env, selectProfile(globals, env, config));
-    return knownEndpoints(configDir(env), scopeKey(conn.scope));
+    return knownEndpoints(configDir(env), scopeKey(conn.scope), idPrefix);
   } catch {
     return [];
   }
@@ -225,7 +225,7 @@ function values(kind: ValueKind, choices: string[] | undefined, current: string,
     case 'endpoints':
       return {
         candidates: sources
-          .endpoints(w.globals)
+          .endpoints(w.globals, current)
           .filter((e) => e.id.startsWith(current))
           .map((e) => ({ value: e.id, description: e.name === null ? e.detail : `${e.name} (${e.detail})` })),
         files: false,
@@ -293,6 +293,6 @@ export function runComplete(argv: string[], tree: CommandNode, env: NodeJS.Proce
   if (line !== undefined) ({ words, current, hidden } = bashWords(words, current, line));
   let config: ConfigData | undefined | null = null;
   const cfg = () => (config === null ? (config = readConfig(env)) : config);
-  const sources: Sources = { profiles: () => profileNames(env, cfg()), endpoints: (globals) => endpointsFor(env, globals, cfg() ?? {}) };
+  const sources: Sources = { profiles: () => profileNames(env, cfg()), endpoints: (globals, idPrefix) => endpointsFor(env, globals, cfg() ?? {}, idPrefix) };
   write(formatCompletion(forBash(complete(tree, words, current, sources), hidden), shell !== 'bash'));
 }

@@ -15,6 +15,7 @@ export interface KnownEndpoint {
   detail: string;
 }
 
-export function knownEndpoints(configDir: string, scope: string): KnownEndpoint[] {
-  return notedRotations(configDir, scope).map((r) => ({ id: r.endpointId, name: null, detail: `version ${r.version}, rotated ${r.at}` }));
+/** The endpoints known in `scope` (organizationId/applicationId/environmentKey) whose id starts with `idPrefix`. */
+export function knownEndpoints(configDir: string, scope: string, idPrefix = ''): KnownEndpoint[] {
+  return notedRotations(configDir, scope, idPrefix).map((r) => ({ id: r.endpointId, name: null, detail: `version ${r.version}, rotated ${r.at}` }));
 }

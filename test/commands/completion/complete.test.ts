@@ -173,6 +173,9 @@ describe('file names, secret destinations, forms and endpoints', () => {
       { id: 'we_b', name: null, detail: 'version 4, rotated 2030-01-02T00:00:00.000Z' },
     ]);
     expect(knownEndpoints(cfg, 'org_1/app_1/staging').map((e) => e.id)).toEqual(['we_c']);
+    // What is typed of the id narrows the notes read (their names start with it).
+    expect(knownEndpoints(cfg, 'org_1/app_1/prod', 'we_b').map((e) => e.id)).toEqual(['we_b']);
+    expect(knownEndpoints(cfg, 'org_1/app_1/prod', 'we_x')).toEqual([]);
     // The scope of the line: flags, then the environment, then the profile; none without a whole scope.
     const env = { CHATCTL_CONFIG_DIR: cfg, CHATCTL_BASE_URL: 'https://api.example.com', CHATCTL_ORG: 'org_1', CHATCTL_APP: 'app_1' };
     expect(endpointsFor(env, { env: 'staging' }, {}).map((e) => e.id)).toEqual(['we_c']);
