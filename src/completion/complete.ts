@@ -227,7 +227,7 @@ function values(kind: ValueKind, choices: string[] | undefined, current: string,
         candidates: sources
           .endpoints(w.globals, current)
           .filter((e) => e.id.startsWith(current))
-          .map((e) => ({ value: e.id, description: e.name === null ? e.detail : `${e.name} (${e.detail})` })),
+          .map((e) => ({ value: e.id, description: e.name !== null && e.detail ? `${e.name} (${e.detail})` : (e.name ?? e.detail) })),
         files: false,
       };
     default:
@@ -291,8 +291,9 @@ export function runComplete(argv: string[], tree: CommandNode, env: NodeJS.Proce
   let words = rest.slice(0, -1);
   let hidden = '';
   if (line !== undefined) ({ words, current, hidden } = bashWords(words, current, line));
-  let config: ConfigData | undefined | null = null;
-  const cfg = () => (config === null ? (config = readConfig(env)) : config);
+  // config.json is read once, and only by a completion that needs it.
+  let config: { data: ConfigData | undefined } | undefined;
+  const cfg = () => (config ??= { data: readConfig(env) }).data;
   const sources: Sources = { profiles: () => profileNames(env, cfg()), endpoints: (globals, idPrefix) => endpointsFor(env, globals, cfg() ?? {}, idPrefix) };
   write(formatCompletion(forBash(complete(tree, words, current, sources), hidden), shell !== 'bash'));
 }

@@ -65,12 +65,12 @@ export function recoveryFolder(configDir: string): string {
 
 const sha256 = (text: string) => process.getBuiltinModule('node:crypto').createHash('sha256').update(text).digest('hex');
 
-/** Readable and safe in a file name: a hint for people, never the identity. Each endpoint's file names start with it. */
-export const stemLabel = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40) || 'endpoint';
+/** Readable and safe in a file name: a hint for people, never the identity. */
+const label = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40) || 'endpoint';
 
 /** The part of every file name that is one endpoint's (its records, its kept secrets). */
 export function endpointStem(scope: string, endpointId: string): string {
-  return `${stemLabel(endpointId)}-${sha256(`endpoint\0${scope}\0${endpointId}`).slice(0, 16)}`;
+  return `${label(endpointId)}-${sha256(`endpoint\0${scope}\0${endpointId}`).slice(0, 16)}`;
 }
 
 /** The name (without extension) of the files of one request: its endpoint's stem and a hash of the whole identity. */

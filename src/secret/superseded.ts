@@ -4,11 +4,11 @@
 // records"). One small file per endpoint under <config>/rotations/, written
 // when a rotation's 2xx with a new version arrives, before its secret goes
 // anywhere; a rotation made elsewhere cannot be seen (the API has no read).
-import { lstatSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
+import { lstatSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeFolders } from '../config/make-folders.js';
 import { writeFileAtomic } from '../fs/atomic.js';
-import { endpointStem, filesOfEndpoint, stemLabel, type Left, type RecordedRequest } from './record.js';
+import { endpointStem, filesOfEndpoint, type Left, type RecordedRequest } from './record.js';
 
 export interface Rotation {
   endpointId: string;
@@ -51,36 +51,6 @@ export function lastRotation(configDir: string, scope: string, endpointId: strin
   } catch {
     return undefined;
   }
-}
-
-/**
- * Every rotation noted here in this scope (a note's name is its endpoint's
- * stem in the scope: notes of other scopes are passed over) whose endpoint
- * id starts with `idPrefix`, at most `limit` of them, by endpoint id.
- * Unreadable notes are passed over too. Only the notes whose names can be
- * of such an endpoint are read.
- */
-export function notedRotations(configDir: string, scope: string, idPrefix = '', limit = 500): Rotation[] {
-  const start = stemLabel(idPrefix).slice(0, idPrefix.length);
-  let names: string[];
-  try {
-    names = readdirSync(join(configDir, 'rotations')).filter((n) => n.endsWith('.json') && n.startsWith(start));
-  } catch {
-    return [];
-  }
-  const found: Rotation[] = [];
-  for (const name of names) {
-    if (found.length >= limit) break;
-    try {
-      const r = JSON.parse(readFileSync(join(configDir, 'rotations', name), 'utf8')) as Rotation;
-      if (typeof r.endpointId !== 'string' || typeof r.version !== 'number' || typeof r.at !== 'string') continue;
-      if (r.endpointId.startsWith(idPrefix) && `${endpointStem(scope, r.endpointId)}.json` === name)
-        found.push({ endpointId: r.endpointId, version: r.version, at: r.at, idempotencyKey: String(r.idempotencyKey) });
-    } catch {
-      /* a note being written, or not a note */
-    }
-  }
-  return found.sort((a, b) => (a.endpointId < b.endpointId ? -1 : a.endpointId > b.endpointId ? 1 : 0));
 }
 
 /**

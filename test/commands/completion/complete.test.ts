@@ -157,6 +157,9 @@ describe('file names, secret destinations, forms and endpoints', () => {
     const c = complete(tree, ['--profile', 'prod', 'webhooks', 'rotate', '--org=org_2'], '', sources);
     expect(formatCompletion(c, true)).toBe('we_billing\tbilling (version 3)\nwe_orders\tversion 1, rotated 2030-01-01T00:00:00.000Z\n:none\n');
     expect(asked.at(-1)).toEqual({ profile: 'prod', org: 'org_2' });
+    // A store that knows names but nothing more (an inventory): the name is the description.
+    const named: Sources = { profiles: () => [], endpoints: () => [{ id: 'we_named', name: 'named' }] };
+    expect(formatCompletion(complete(tree, ['webhooks', 'reactivate'], '', named), true)).toBe('we_named\tnamed\n:none\n');
     // Not after the id, nor for create.
     expect(values(['webhooks', 'rotate', 'we_billing'], '', sources)).toEqual([]);
     expect(values(['webhooks', 'create'], '', sources)).toEqual([]);
@@ -173,7 +176,7 @@ describe('file names, secret destinations, forms and endpoints', () => {
       { id: 'we_b', name: null, detail: 'version 4, rotated 2030-01-02T00:00:00.000Z' },
     ]);
     expect(knownEndpoints(cfg, 'org_1/app_1/staging').map((e) => e.id)).toEqual(['we_c']);
-    // What is typed of the id narrows the notes read (their names start with it).
+    // What is typed of the id narrows them.
     expect(knownEndpoints(cfg, 'org_1/app_1/prod', 'we_b').map((e) => e.id)).toEqual(['we_b']);
     expect(knownEndpoints(cfg, 'org_1/app_1/prod', 'we_x')).toEqual([]);
     // The scope of the line: flags, then the environment, then the profile; none without a whole scope.
