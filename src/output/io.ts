@@ -4,7 +4,7 @@
 import { Scrubber } from './scrub/scrubber.js';
 import { PLAIN, type Palette } from './colors.js';
 import { inGitHubActions, maskCommands } from './actions-mask.js';
-import { jsonDocumentText, jsonLineText, type JsonQuery } from './json-output.js';
+import { jsonDocumentText, type JsonQuery } from './json-output.js';
 
 export interface OutStream {
   /** Best effort: a closed or failing stream drops the text quietly. */
@@ -79,12 +79,6 @@ export interface IO {
 /** The --json document on stdout (jsonDocumentText). */
 export function writeJson(io: IO, value: unknown, layout?: 'indent-on-tty' | 'one-line'): void {
   io.stdout.write(jsonDocumentText(io, value, layout));
-}
-
-/** One line of a stream of JSON lines on stdout (jsonLineText); nothing when --query selects null from it. */
-export function writeJsonLine(io: IO, value: unknown): void {
-  const text = jsonLineText(io, value);
-  if (text !== '') io.stdout.write(text);
 }
 
 export interface ColorSettings {

@@ -98,6 +98,11 @@ describe('--query', () => {
     expect(unknownProfile.exitCode).not.toBe(0);
     expect(unknownProfile.stdout).toBe('');
     expect(parseErrorLine(unknownProfile.stderr).exitCode).toBe(unknownProfile.exitCode);
+    // A group without its command: the usage error alone, no help after it.
+    const bare = await run(['webhooks', '--query', 'x']);
+    expect(bare.exitCode).toBe(2);
+    expect(bare.stderr.trim().split('\n')).toHaveLength(1);
+    expect(parseErrorLine(bare.stderr).error.code).toBe('usage_error');
   });
 
   it('rotate --from: each result line queried by itself, a null result left out; the secrets in their files', async () => {
