@@ -59,7 +59,7 @@ function unknownFunction(ast: unknown): string | undefined {
   return undefined;
 }
 
-const HINT = 'a JMESPath expression (jmespath.org), e.g. --query data.endpoint.id';
+const HINT = 'a JMESPath expression, as the AWS CLI takes: e.g. --query data.endpoint.id (docs/configuration.md, Output)';
 
 export function compileQuery(expression: string): JsonQuery {
   let ast: unknown;
