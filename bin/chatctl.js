@@ -258,7 +258,7 @@ function codeCache(file, source) {
  * is no plain command name stands as `_`; a wrong guess only costs a cache.
  */
 function commandKey(args) {
-  const withValue = ['--profile', '--base-url', '--org', '--app', '--env', '--max-retries', '--timeout', '--deadline'];
+  const withValue = ['--profile', '--base-url', '--org', '--app', '--env', '--query', '--max-retries', '--timeout', '--deadline'];
   const groups = ['webhooks', 'webhook', 'profile', 'auth', 'completion'];
   const words = [];
   for (let i = 0; i < args.length && words.length < (groups.includes(words[0]) ? 2 : 1); i++) {

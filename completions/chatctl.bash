@@ -5,17 +5,27 @@
 _chatctl() {
     local cur="${COMP_WORDS[COMP_CWORD]}"
     local out
-    out=$("${CHATCTL_BIN:-chatctl}" __complete bash -- "${COMP_WORDS[@]:1:COMP_CWORD-1}" "$cur" 2>/dev/null) || return 0
+    # The line up to the cursor lets chatctl join again the words bash split at : and = (file:PATH).
+    out=$("${CHATCTL_BIN:-chatctl}" __complete bash --line "${COMP_LINE:0:COMP_POINT}" -- "${COMP_WORDS[@]:1:COMP_CWORD-1}" "$cur" 2>/dev/null) || return 0
     local -a lines
     mapfile -t lines <<< "$out"
     local directive="${lines[${#lines[@]}-1]}"
     unset 'lines[${#lines[@]}-1]'
     COMPREPLY=()
-    if [[ "$directive" == ":file" ]]; then
-        compopt -o filenames 2>/dev/null
-        mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+    if [[ "$directive" == ":file" || "$directive" == ":file "* ]]; then
+        # ":file PREFIX": file names after PREFIX, which the word starts with.
+        local prefix="${directive#:file}"
+        prefix="${prefix# }"
+        local path
+        # bash's file-name handling (quoting, / after a folder) where the word is the path alone.
+        if [[ -n "$prefix" ]]; then compopt -o nospace 2>/dev/null; else compopt -o filenames 2>/dev/null; fi
+        while IFS= read -r path; do
+            [[ -n "$prefix" && -d "$path" ]] && path+=/
+            COMPREPLY+=("$prefix$path")
+        done < <(compgen -f -- "${cur#"$prefix"}")
         return 0
     fi
+    [[ "$directive" == ":nospace" ]] && compopt -o nospace 2>/dev/null
     local line
     for line in "${lines[@]}"; do
         [[ -n "$line" ]] && COMPREPLY+=("${line%%$'\t'*}")

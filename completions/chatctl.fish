@@ -15,6 +15,14 @@ function __chatctl_complete
         __fish_complete_path $current
         return
     end
+    if string match -q -- ':file *' $directive
+        # File names after the prefix the word starts with (file:, env-file:).
+        set -l prefix (string sub -s 7 -- $directive)
+        for path in (__fish_complete_path (string sub -s (math (string length -- $prefix) + 1) -- $current))
+            printf '%s%s\n' $prefix $path
+        end
+        return
+    end
     printf '%s\n' $out
 end
 complete -c chatctl -f -a '(__chatctl_complete)'

@@ -76,6 +76,7 @@ export function buildProgram(ctx: Context, focus?: string, run: RunStateSlot = {
     .option('--app <id>', "override the profile's applicationId (CHATCTL_APP)")
     .option('--env <key>', "override the profile's environmentKey (CHATCTL_ENV)")
     .option('--json', 'machine output: one JSON document on stdout; errors as one JSON line on stderr')
+    .option('--query <expr>', 'print only what this JMESPath expression selects from the JSON output (a string bare, anything else as JSON); implies --json')
     .option('--no-input', 'never prompt (also CHATCTL_NO_INPUT or CI)')
     .option('--dry-run', 'print the request that would be sent, send nothing')
     .option('--debug', 'trace each HTTP attempt on stderr (credentials and secrets redacted)')
@@ -100,7 +101,10 @@ export function buildProgram(ctx: Context, focus?: string, run: RunStateSlot = {
     // The flags are parsed once, by commander; what follows from them is
     // worked out here, once, before any command runs.
     .hook('preAction', async (_program, action) => {
-      const state = resolveRunState(program.opts<GlobalOptions>(), ctx);
+      const g = program.opts<GlobalOptions>();
+      // Checked before anything is read or sent: an invalid expression is exit 2. jmespath loads only for --query.
+      const query = g.query !== undefined ? (await import('../run/query.js')).compileQuery(g.query) : undefined;
+      const state = resolveRunState(g, ctx, query);
       run.state = state;
       const secretTo: unknown = action.opts().secretTo;
       applyOutputMode(ctx, { ...state.output, secretOnStdout: Array.isArray(secretTo) && secretTo.includes('stdout') });
@@ -152,7 +156,7 @@ const TOP_LEVEL = new Map<string, string>([
   ['environment', 'environment'],
   ['reference', 'reference'],
 ]);
-export const GLOBALS_WITH_VALUE = new Set(['--profile', '--base-url', '--org', '--app', '--env', '--max-retries', '--timeout', '--deadline']);
+export const GLOBALS_WITH_VALUE = new Set(['--profile', '--base-url', '--org', '--app', '--env', '--query', '--max-retries', '--timeout', '--deadline']);
 
 /** The top-level command argv names, skipping global options and their values; undefined for help or anything unclear. */
 export function focusOf(argv: readonly string[]): string | undefined {

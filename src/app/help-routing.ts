@@ -7,7 +7,7 @@
 // options take a value) is read from the program itself.
 import { type Command, CommanderError } from 'commander';
 import type { Context } from '../context.js';
-import type { GlobalOptions } from '../run/state.js';
+import { outputMode, type GlobalOptions } from '../run/state.js';
 import { localError, usageError } from '../errors/cli-error.js';
 import { didYouMean, nearest } from '../errors/suggest.js';
 import { HELP_HELP } from '../meta/reference.js';
@@ -181,9 +181,9 @@ export function applyOutput(cmd: Command, ctx: Context): void {
   cmd.configureOutput({
     writeOut: (s) => ctx.io.stdout.write(s),
     // Commander's help after a usage error (a group without its subcommand):
-    // shown to people, muted under --json, where only the error line goes.
+    // shown to people, muted under --json (and --query, which implies it), where only the error line goes.
     writeErr: (s) => {
-      if (!ctx.io.quiet && !rootOf(cmd).opts<GlobalOptions>().json) ctx.io.stderr.write(s);
+      if (!ctx.io.quiet && !outputMode(rootOf(cmd).opts<GlobalOptions>()).json) ctx.io.stderr.write(s);
     },
     outputError: () => {}, // printed once, by errors/report.ts
     getOutHelpWidth: () => HELP_WIDTH,

@@ -1,13 +1,22 @@
-// `chatctl __complete -- WORD… CURRENT`: the hidden entry point the shell
-// scripts call on every TAB. It answers from the tree the build wrote
-// (dist/tree.json) and reads config.json for profile names; it loads no
-// commander, no HTTP stack, no prompts. Output: one candidate a line, with
-// an optional TAB and description, then a last line ":file" (let the shell
-// complete file names) or ":none".
+// `chatctl __complete SHELL [--line LINE] -- WORD… CURRENT`: the hidden entry
+// point the shell scripts call on every TAB. It answers from the tree the
+// build wrote (dist/tree.json) and reads config.json for profile names and
+// the scope of the endpoints it offers; it loads no commander, no HTTP
+// stack, no prompts. Output: one candidate a line, with an optional TAB and
+// description, then a last line: ":file" (let the shell complete file
+// names), ":file PREFIX" (file names after PREFIX, which the current word
+// starts with: `file:` in `--secret-to file:./s`), ":nospace" (the
+// candidates are unfinished: no space after the one chosen) or ":none".
 import { readFileSync } from 'node:fs';
 import { EVENT_TYPES } from '../api/spec.js';
 import { configDir, configFile } from '../config/paths.js';
-import type { CommandNode, OptionNode, ValueKind } from '../meta/tree.js';
+import { parseConfigData, type ConfigData } from '../config/schema.js';
+import { selectProfile } from '../config/profile.js';
+import { resolveConnection } from '../scope/connection.js';
+import { scopeKey } from '../secret/record.js';
+import { SINK_FORMS } from '../secret/sinks.js';
+import type { CommandNode, OptionForm, OptionNode, ValueKind } from '../meta/tree.js';
+import { knownEndpoints, type KnownEndpoint } from './known-endpoints.js';
 
 export interface Candidate {
   value: string;
@@ -15,13 +24,48 @@ export interface Candidate {
 }
 export interface Completion {
   candidates: Candidate[];
+  /** Let the shell complete file names: after `prefix` when given (the current word starts with it). */
   files: boolean;
+  prefix?: string;
+  /** The candidates are unfinished (`file:`): the shell adds no space after one. */
+  nospace?: boolean;
 }
 
-export function profileNames(env: NodeJS.ProcessEnv): string[] {
+/** Where values that are not in the tree come from, asked only when needed. */
+export interface Sources {
+  profiles(): string[];
+  /** The endpoints this machine knows in the scope the line addresses (its --profile, --org, … as given) whose id starts with `idPrefix`. */
+  endpoints(globals: LineGlobals, idPrefix: string): KnownEndpoint[];
+}
+
+/** The global options of the line being completed that choose the profile and scope. */
+export interface LineGlobals {
+  profile?: string | undefined;
+  baseUrl?: string | undefined;
+  org?: string | undefined;
+  app?: string | undefined;
+  env?: string | undefined;
+}
+const GLOBAL_NAMES: Record<string, keyof LineGlobals> = { '--profile': 'profile', '--base-url': 'baseUrl', '--org': 'org', '--app': 'app', '--env': 'env' };
+
+function readConfig(env: NodeJS.ProcessEnv): ConfigData | undefined {
   try {
-    const data = JSON.parse(readFileSync(configFile(configDir(env)), 'utf8')) as { profiles?: Record<string, unknown> };
-    return data.profiles && typeof data.profiles === 'object' ? Object.keys(data.profiles).sort() : [];
+    const parsed = parseConfigData(JSON.parse(readFileSync(configFile(configDir(env)), 'utf8')));
+    return 'data' in parsed ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function profileNames(env: NodeJS.ProcessEnv, config = readConfig(env)): string[] {
+  return config?.profiles ? Object.keys(config.profiles).sort() : [];
+}
+
+/** The endpoints known in the scope the line would address; none when that scope cannot be worked out (no profile, no scope). */
+export function endpointsFor(env: NodeJS.ProcessEnv, globals: LineGlobals, config = readConfig(env) ?? {}, idPrefix = ''): KnownEndpoint[] {
+  try {
+    const conn = resolveConnection(globals, env, selectProfile(globals, env, config));
+    return knownEndpoints(configDir(env), scopeKey(conn.scope), idPrefix);
   } catch {
     return [];
   }
@@ -35,42 +79,86 @@ function findOption(nodes: CommandNode[], word: string): OptionNode | undefined 
   return undefined;
 }
 
-export function complete(root: CommandNode, words: string[], current: string, profiles: () => string[]): Completion {
-  const path: CommandNode[] = [root];
-  let positionals = 0;
-  let pendingOption: OptionNode | undefined;
-  let afterDoubleDash = false;
-  for (const w of words) {
-    const node = path[path.length - 1]!;
-    if (pendingOption) {
-      pendingOption = undefined;
+/** What the words typed so far amount to: the command, its arguments, the flags given, the option awaiting a value. */
+interface Walk {
+  path: CommandNode[];
+  positionals: number;
+  pendingOption: OptionNode | undefined;
+  afterDoubleDash: boolean;
+  flags: Set<string>;
+  globals: LineGlobals;
+}
+
+function walk(root: CommandNode, words: string[]): Walk {
+  const w: Walk = { path: [root], positionals: 0, pendingOption: undefined, afterDoubleDash: false, flags: new Set(), globals: {} };
+  let pendingGlobal: keyof LineGlobals | undefined;
+  for (const word of words) {
+    const node = w.path[w.path.length - 1]!;
+    if (w.pendingOption) {
+      w.pendingOption = undefined;
+      if (pendingGlobal) w.globals[pendingGlobal] = word;
+      pendingGlobal = undefined;
       continue;
     }
-    if (!afterDoubleDash && w === '--') {
-      afterDoubleDash = true;
+    if (!w.afterDoubleDash && word === '--') {
+      w.afterDoubleDash = true;
       continue;
     }
-    if (!afterDoubleDash && w.startsWith('-') && w.length > 1) {
-      if (w.includes('=')) continue;
-      const o = findOption(path, w);
-      if (o?.takesValue) pendingOption = o;
+    if (!w.afterDoubleDash && word.startsWith('-') && word.length > 1) {
+      const eq = word.indexOf('=');
+      const flag = eq > 0 ? word.slice(0, eq) : word;
+      const o = findOption(w.path, flag);
+      const long = o?.flags.find((f) => f.startsWith('--')) ?? flag;
+      w.flags.add(long);
+      const global = GLOBAL_NAMES[long];
+      if (eq > 0) {
+        if (global) w.globals[global] = word.slice(eq + 1);
+        continue;
+      }
+      if (o?.takesValue) {
+        w.pendingOption = o;
+        pendingGlobal = global;
+      }
       continue;
     }
-    const sub = positionals === 0 ? node.commands.find((c) => c.name === w || c.aliases.includes(w)) : undefined;
-    if (sub) path.push(sub);
-    else positionals++;
+    const sub = w.positionals === 0 ? node.commands.find((c) => c.name === word || c.aliases.includes(word)) : undefined;
+    if (sub) w.path.push(sub);
+    else w.positionals++;
   }
+  return w;
+}
+
+/**
+ * The forms of the command the line is already in: 'argument' once it names
+ * the command's argument, a flag that selects a form once given. An option
+ * of another form is not offered (`rotate we_1 --` offers no --journal;
+ * `rotate --from f --` no --expected-version).
+ */
+function formsInUse(node: CommandNode, w: Walk): Set<OptionForm> {
+  const used = new Set<OptionForm>();
+  if (w.positionals > 0) used.add('argument');
+  for (const o of node.options) if (o.form && o.form !== 'argument' && w.flags.has(o.form)) used.add(o.form);
+  return used;
+}
+
+const fitsForms = (o: OptionNode, used: Set<OptionForm>) => o.form === undefined || [...used].every((f) => f === o.form);
+
+export function complete(root: CommandNode, words: string[], current: string, sources: Sources): Completion {
+  const w = walk(root, words);
+  const { path } = w;
   const node = path[path.length - 1]!;
+  const used = formsInUse(node, w);
 
-  if (pendingOption) return values(pendingOption.valueKind, pendingOption.choices, current, profiles);
+  if (w.pendingOption) return values(w.pendingOption.valueKind, w.pendingOption.choices, current, sources, w);
 
-  if (current.startsWith('-') && !afterDoubleDash) {
+  if (current.startsWith('-') && !w.afterDoubleDash) {
     const eq = current.indexOf('=');
     if (eq > 0) {
       const o = findOption(path, current.slice(0, eq));
       if (!o?.takesValue) return { candidates: [], files: false };
-      const inner = values(o.valueKind, o.choices, current.slice(eq + 1), profiles);
-      return { candidates: inner.candidates.map((c) => ({ ...c, value: current.slice(0, eq + 1) + c.value })), files: false };
+      const head = current.slice(0, eq + 1);
+      const inner = values(o.valueKind, o.choices, current.slice(eq + 1), sources, w);
+      return { ...inner, candidates: inner.candidates.map((c) => ({ ...c, value: head + c.value })), ...(inner.files ? { prefix: head + (inner.prefix ?? '') } : {}) };
     }
     const seen = new Set<string>();
     const candidates: Candidate[] = [];
@@ -79,27 +167,30 @@ export function complete(root: CommandNode, words: string[], current: string, pr
         const long = o.flags.find((f) => f.startsWith('--')) ?? o.flags[0]!;
         if (seen.has(long)) continue;
         seen.add(long);
+        if (n === node && !fitsForms(o, used)) continue;
         if (long.startsWith(current)) candidates.push({ value: long, description: o.description });
       }
     }
     return { candidates, files: false };
   }
 
-  if (positionals === 0 && node.commands.length > 0) {
+  if (w.positionals === 0 && node.commands.length > 0) {
     // A command with subcommands may take an argument too (`completion install` and `completion bash`).
     const first = node.arguments[0];
-    const own = first ? values(first.valueKind, first.choices, current, profiles).candidates : [];
+    const own = first ? values(first.valueKind, first.choices, current, sources, w).candidates : [];
     return {
       candidates: [...node.commands.filter((c) => c.name.startsWith(current)).map((c) => ({ value: c.name, description: c.description })), ...own],
       files: false,
     };
   }
-  const arg = node.arguments[positionals];
-  if (arg) return values(arg.valueKind, arg.choices, current, profiles);
+  const arg = node.arguments[w.positionals];
+  // `rotate --from FILE` names no endpoint: its argument belongs to the other form.
+  if (arg && w.positionals === 0 && [...used].some((f) => f !== 'argument')) return { candidates: [], files: false };
+  if (arg) return values(arg.valueKind, arg.choices, current, sources, w);
   return { candidates: [], files: false };
 }
 
-function values(kind: ValueKind, choices: string[] | undefined, current: string, profiles: () => string[]): Completion {
+function values(kind: ValueKind, choices: string[] | undefined, current: string, sources: Sources, w: Walk): Completion {
   switch (kind) {
     case 'file':
       return { candidates: [], files: true };
@@ -107,7 +198,8 @@ function values(kind: ValueKind, choices: string[] | undefined, current: string,
       return { candidates: (choices ?? []).filter((c) => c.startsWith(current)).map((value) => ({ value })), files: false };
     case 'profiles':
       return {
-        candidates: profiles()
+        candidates: sources
+          .profiles()
           .filter((p) => p.startsWith(current))
           .map((value) => ({ value })),
         files: false,
@@ -123,6 +215,21 @@ function values(kind: ValueKind, choices: string[] | undefined, current: string,
         files: false,
       };
     }
+    case 'sinks': {
+      // After `file:` or `env-file:` a path; before, the forms themselves.
+      const typed = SINK_FORMS.find((s) => s.form.endsWith(':') && current.startsWith(s.form));
+      if (typed) return typed.path ? { candidates: [], files: true, prefix: typed.form } : { candidates: [], files: false };
+      const candidates = SINK_FORMS.filter((s) => s.form.startsWith(current)).map((s) => ({ value: s.form, description: s.help }));
+      return { candidates, files: false, nospace: candidates.some((c) => c.value.endsWith(':')) };
+    }
+    case 'endpoints':
+      return {
+        candidates: sources
+          .endpoints(w.globals, current)
+          .filter((e) => e.id.startsWith(current))
+          .map((e) => ({ value: e.id, description: e.name !== null && e.detail ? `${e.name} (${e.detail})` : (e.name ?? e.detail) })),
+        files: false,
+      };
     default:
       return { candidates: [], files: false };
   }
@@ -130,20 +237,63 @@ function values(kind: ValueKind, choices: string[] | undefined, current: string,
 
 export function formatCompletion(c: Completion, withDescriptions: boolean): string {
   const lines = c.candidates.map((x) => (withDescriptions && x.description ? `${x.value}\t${x.description.replace(/\s+/g, ' ')}` : x.value));
-  lines.push(c.files ? ':file' : ':none');
+  lines.push(c.files ? (c.prefix ? `:file ${c.prefix}` : ':file') : c.nospace ? ':nospace' : ':none');
   return lines.join('\n') + '\n';
+}
+
+/**
+ * bash splits the line at the characters of COMP_WORDBREAKS (`:` and `=`
+ * among them), so `--secret-to file:./s` reaches it as `file`, `:`, `./s`.
+ * With the line up to the cursor, the words are joined again where the line
+ * has no space between them; `hidden` is the part of the joined current word
+ * that bash keeps out of its own (`file:`): candidates are given without it.
+ */
+export function bashWords(words: string[], current: string, line: string): { words: string[]; current: string; hidden: string } {
+  const all = [...words, current];
+  const joined: string[] = [];
+  // The command's own name comes first on the line, before the words given.
+  let pos = line.search(/\s/);
+  if (pos < 0) return { words, current, hidden: '' };
+  for (let i = 0; i < all.length; i++) {
+    const w = all[i]!;
+    const at = i === all.length - 1 ? line.length - w.length : line.indexOf(w, pos);
+    if (at < pos || (i === all.length - 1 && !line.endsWith(w))) return { words, current, hidden: '' };
+    if (joined.length > 0 && at === pos && i > 0) joined[joined.length - 1] += w;
+    else joined.push(w);
+    pos = at + w.length;
+  }
+  const whole = joined.pop()!;
+  return { words: joined, current: whole, hidden: whole.slice(0, whole.length - current.length) };
+}
+
+/** A completion as bash sees the current word: `hidden` (what bash keeps out of it) taken off every candidate and prefix. */
+function forBash(c: Completion, hidden: string): Completion {
+  if (hidden === '') return c;
+  const prefix = c.prefix?.startsWith(hidden) ? c.prefix.slice(hidden.length) : c.prefix;
+  return {
+    ...c,
+    candidates: c.candidates.filter((x) => x.value.startsWith(hidden)).map((x) => ({ ...x, value: x.value.slice(hidden.length) })),
+    ...(prefix !== undefined ? { prefix } : {}),
+  };
 }
 
 /** Entry point used by bin/chatctl.js: argv is everything after `__complete`. */
 export function runComplete(argv: string[], tree: CommandNode, env: NodeJS.ProcessEnv, write: (s: string) => void): void {
   const shell = argv[0] ?? 'bash';
-  const rest = argv[1] === '--' ? argv.slice(2) : argv.slice(1);
-  const current = rest.length ? rest[rest.length - 1]! : '';
-  const words = rest.slice(0, -1);
-  write(
-    formatCompletion(
-      complete(tree, words, current, () => profileNames(env)),
-      shell !== 'bash',
-    ),
-  );
+  let at = 1;
+  let line: string | undefined;
+  if (argv[at] === '--line') {
+    line = argv[at + 1] ?? '';
+    at += 2;
+  }
+  const rest = argv[at] === '--' ? argv.slice(at + 1) : argv.slice(at);
+  let current = rest.length ? rest[rest.length - 1]! : '';
+  let words = rest.slice(0, -1);
+  let hidden = '';
+  if (line !== undefined) ({ words, current, hidden } = bashWords(words, current, line));
+  // config.json is read once, and only by a completion that needs it.
+  let config: { data: ConfigData | undefined } | undefined;
+  const cfg = () => (config ??= { data: readConfig(env) }).data;
+  const sources: Sources = { profiles: () => profileNames(env, cfg()), endpoints: (globals, idPrefix) => endpointsFor(env, globals, cfg() ?? {}, idPrefix) };
+  write(formatCompletion(forBash(complete(tree, words, current, sources), hidden), shell !== 'bash'));
 }

@@ -4,6 +4,7 @@
 import { Scrubber } from './scrub/scrubber.js';
 import { PLAIN, type Palette } from './colors.js';
 import { inGitHubActions, maskCommands } from './actions-mask.js';
+import { jsonDocumentText, type JsonQuery } from './json-output.js';
 
 export interface OutStream {
   /** Best effort: a closed or failing stream drops the text quietly. */
@@ -43,6 +44,8 @@ export interface OutputMode {
   /** --quiet, or --json: no notices or progress on stderr. */
   quiet: boolean;
   debug: boolean;
+  /** --query: the part of each JSON document that is printed (implies json). */
+  query?: JsonQuery | undefined;
 }
 
 export interface IO {
@@ -69,11 +72,13 @@ export interface IO {
    * `::add-mask::` lines go to stderr, where they cannot end up in that data.
    */
   stdoutIsData(): void;
+  /** --query, once the flags are parsed. */
+  readonly query?: JsonQuery | undefined;
 }
 
-/** The --json document on stdout: indented on a terminal, one line otherwise. */
-export function writeJson(io: IO, value: unknown): void {
-  io.stdout.write(JSON.stringify(value, null, io.stdout.isTTY ? 2 : undefined) + '\n');
+/** The --json document on stdout (jsonDocumentText). */
+export function writeJson(io: IO, value: unknown, layout?: 'indent-on-tty' | 'one-line'): void {
+  io.stdout.write(jsonDocumentText(io, value, layout));
 }
 
 export interface ColorSettings {
@@ -169,6 +174,7 @@ export function createIO(raw: RawStreams, settings: IOSettings): IO & { setOutpu
   const scrubber = new Scrubber(announce);
   const stderr = wrapOutStream(raw.stderr, (s) => scrubber.scrub(s));
   let quiet = false;
+  let query: JsonQuery | undefined;
   const io = {
     stdout: wrapOutStream(raw.stdout, (s) => scrubber.scrubCredentials(s)),
     stderr,
@@ -181,6 +187,9 @@ export function createIO(raw: RawStreams, settings: IOSettings): IO & { setOutpu
     get quiet() {
       return quiet;
     },
+    get query() {
+      return query;
+    },
     scrubber,
     color: {
       stdout: colorEnabled(Boolean(raw.stdout.isTTY), { noColorFlag: false, env: settings.env }),
@@ -192,6 +201,7 @@ export function createIO(raw: RawStreams, settings: IOSettings): IO & { setOutpu
     },
     setOutputMode(mode: OutputMode & { noColor: boolean }) {
       quiet = mode.quiet || mode.json;
+      query = mode.query;
       if (mode.json || mode.secretOnStdout) maskOn = 'stderr';
       if (mode.noColor) io.color = { stdout: false, stderr: false };
     },

@@ -7,6 +7,7 @@
 import type { Context, Env } from '../context.js';
 import type { ConfigData } from '../config/schema.js';
 import type { OutputMode } from '../output/io.js';
+import type { JsonQuery } from '../output/json-output.js';
 import { configStoreFor } from '../config/store.js';
 import { checkHeaderValue } from '../http/wire-checks.js';
 import { describeScope, type ScopeDescription } from '../scope/describe.js';
@@ -26,6 +27,8 @@ export interface GlobalOptions {
   app?: string;
   env?: string;
   json?: boolean;
+  /** --query EXPR: compiled by the preAction hook (src/run/query.ts) before resolveRunState. */
+  query?: string;
   input?: boolean; // commander's --no-input
   dryRun?: boolean;
   debug?: boolean;
@@ -104,20 +107,23 @@ function globalFlags(g: GlobalOptions): GlobalFlags {
   };
 }
 
-export function outputMode(g: GlobalOptions): OutputMode & { noColor: boolean } {
-  const json = Boolean(g.json);
-  return { json, quiet: Boolean(g.quiet) || json, debug: Boolean(g.debug), noColor: g.color === false };
+/** The output mode the flags ask for; --query implies --json (an invalid expression is still reported as JSON). */
+export function outputMode(g: GlobalOptions, query?: JsonQuery): OutputMode & { noColor: boolean } {
+  const json = Boolean(g.json) || g.query !== undefined;
+  return { json, quiet: Boolean(g.quiet) || json, debug: Boolean(g.debug), noColor: g.color === false, ...(query ? { query } : {}) };
 }
 
-export function resolveRunState(g: GlobalOptions, ctx: Context): RunState {
+/** The run-state of these options; `query` is --query's expression, compiled (src/run/query.ts). */
+export function resolveRunState(g: GlobalOptions, ctx: Context, query?: JsonQuery): RunState {
   return runState(
     g,
     ctx,
     once(() => configStoreFor(ctx).read()),
+    query,
   );
 }
 
-function runState(g: GlobalOptions, ctx: Context, config: () => ConfigData): RunState {
+function runState(g: GlobalOptions, ctx: Context, config: () => ConfigData, query?: JsonQuery): RunState {
   const flags = globalFlags(g);
   const env: Env = ctx.env;
   const profile = once(() => selectProfile(flags, env, config()));
@@ -128,7 +134,7 @@ function runState(g: GlobalOptions, ctx: Context, config: () => ConfigData): Run
   });
   return {
     given: { profile: g.profile, baseUrl: g.baseUrl, org: g.org, app: g.app, env: g.env },
-    output: outputMode(g),
+    output: outputMode(g, query),
     dryRun: Boolean(g.dryRun),
     // stdout first: a run whose output is not a terminal never builds stdin.
     interactive: Boolean(ctx.io.stdout.isTTY && ctx.io.stdin.isTTY) && !noInput(flags, env),
@@ -155,7 +161,7 @@ function runState(g: GlobalOptions, ctx: Context, config: () => ConfigData): Run
     },
     settings: once(() => resolveRequestSettings(flags, env)),
     describe: once(() => describeScope(flags, env, config())),
-    withConfig: (data) => runState(g, ctx, () => data),
+    withConfig: (data) => runState(g, ctx, () => data, query),
   };
 }
 

@@ -5,6 +5,7 @@ import { createWebhooksClient, dryRunTransport, type ClientConfig, type Webhooks
 import { deadlineFrom, type HttpDeps, type WaitingForAnswer } from '../http/client.js';
 import { redactHeaders } from '../output/redact.js';
 import { escapeInline, shellQuote } from '../output/sanitize.js';
+import { jsonDocumentText } from '../output/json-output.js';
 import { CliError } from '../errors/cli-error.js';
 import { EXIT, type ExitCode } from '../errors/exit-codes.js';
 
@@ -84,7 +85,7 @@ function printDryRun(ctx: Context, state: RunState, req: WireRequest): void {
   delete headers['x-request-id'];
   const body: unknown = JSON.parse(req.body);
   if (state.output.json) {
-    ctx.io.stdout.write(JSON.stringify({ dryRun: true, request: { method: req.method, url: req.url, headers, body } }) + '\n');
+    ctx.io.stdout.write(jsonDocumentText(ctx.io, { dryRun: true, request: { method: req.method, url: req.url, headers, body } }, 'one-line'));
   } else {
     const lines = [`${req.method} ${req.url}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), 'x-request-id: (a new UUID for each attempt)', '', JSON.stringify(body, null, 2), ''];
     ctx.io.stdout.write(lines.join('\n'));

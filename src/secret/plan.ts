@@ -18,6 +18,8 @@ export interface SecretPlanInput {
   secretFile?: string | undefined;
   force: boolean;
   json: boolean;
+  /** --query: the JSON output is cut down to what an expression selects, so it cannot carry the secret. */
+  query?: boolean;
   stdoutIsTTY: boolean;
   /** Standard output is /dev/null (or was closed). */
   stdoutDiscards?: boolean;
@@ -38,6 +40,14 @@ export function planSecret(input: SecretPlanInput): SecretPlan {
   const sinks = idSubstituted(parseSinks(specs, { ...settings, idPlaceholder: true }), input.endpointId, settings);
   if (sinks.length > 0) return { sinks };
   if (input.json) {
+    // What --query selects is a part of the document: an expression that
+    // left the secret out would drop it after the server made it. --query
+    // prints the secret nowhere; it goes to a destination of its own.
+    if (input.query && !input.dryRun)
+      throw usageError(
+        '--query prints part of the JSON output, which is no place for the signing secret',
+        'say where the secret goes with --secret-to (file:PATH, env-file:PATH#NAME, exec:COMMAND, github-output:NAME); the JSON then holds "secret": null and where it went. For $(…) capture of the secret itself: --secret-to stdout, without --json and --query',
+      );
     if (input.stdoutDiscards && !input.dryRun)
       throw usageError(`${STDOUT_DISCARDS} with the JSON document`, 'say where it goes with --secret-to (file:PATH, env-file:PATH#NAME, exec:COMMAND), or send stdout somewhere it is kept');
     return { sinks, fallback: 'json' };

@@ -40,6 +40,18 @@ const GITHUB_SINKS: Record<string, GitHubFile> = { 'github-output': 'GITHUB_OUTP
 export const GITHUB_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** An endpoint id as it stands for `{id}` in such a name. */
 export const safeNameId = (endpointId: string): string => endpointId.replace(/[^A-Za-z0-9_]/g, '_');
+/**
+ * Every form of a `--secret-to` value, as typed before its path, command or
+ * name (shell completion offers these; parseSinkSpec reads each). `path`: what
+ * follows is a file name (before `#NAME` for env-file:).
+ */
+export const SINK_FORMS: readonly { form: string; path: boolean; help: string }[] = [
+  { form: 'file:', path: true, help: 'a new file holding the secret, mode 0600' },
+  { form: 'env-file:', path: true, help: 'PATH#NAME: the line NAME=secret in a dotenv file' },
+  { form: 'exec:', path: false, help: 'COMMAND: run by /bin/sh with the secret on its stdin' },
+  { form: 'stdout', path: false, help: 'the secret alone on stdout, for $(...) capture' },
+  ...Object.keys(GITHUB_SINKS).map((name) => ({ form: `${name}:`, path: false, help: `NAME: a GitHub Actions ${name === 'github-output' ? 'step output' : 'variable of later steps'}` })),
+];
 const STDOUT_HINT = 'to send the secret to standard output (for $(…) capture), use --secret-to stdout';
 
 /** One `--secret-to` value, parsed (not yet checked against the file system). */

@@ -435,7 +435,7 @@ async function quickStart(expect: ExpectStatic, dir: string): Promise<void> {
       expect(out).toContain('all checks passed');
       expect(out).toMatch(/Rotated the signing secret of we_\w+ \(mode overlap\)\./);
       expect(out).toMatch(/Webhook endpoint we_\w+ was already active; nothing changed\./);
-      expect(readdirSync(repo).filter((f) => /whsec|created\.json/.test(f))).toEqual([]);
+      expect(readdirSync(repo).filter((f) => /whsec/.test(f))).toEqual([]);
     } finally {
       sandbox.kill('SIGINT'); // Ctrl-C
     }

@@ -94,10 +94,10 @@ describe('subcommand help', () => {
     }
   });
 
-  // rotate has the most options (one endpoint, or --from, with --journal and --next-manifest); the global block is one line, not sixteen.
-  it('is short: webhooks rotate --help fits in 51 lines', async () => {
+  // rotate has the most options (one endpoint, or --from, with --journal and --next-manifest, each form's under its own heading); the global block is one line, not sixteen.
+  it('is short: webhooks rotate --help fits in 53 lines', async () => {
     const r = await runCli(['webhooks', 'rotate', '--help']);
-    expect(r.stdout.split('\n').length).toBeLessThanOrEqual(51);
+    expect(r.stdout.split('\n').length).toBeLessThanOrEqual(53);
   });
 });
 

@@ -12,6 +12,7 @@ import { noTokenError, storedTokenSource } from '../../credentials/source.js';
 import { SCOPE_INPUTS, type ScopeDescription, type SourcedValue, type ValueSource } from '../../scope/describe.js';
 import type { ConfigData } from '../../config/schema.js';
 import { escapeInline } from '../../output/sanitize.js';
+import { writeJson } from '../../output/io.js';
 import { profileReason } from './words.js';
 
 /** Whether the token in effect could be read, and why not: null when there is none to read. */
@@ -124,7 +125,7 @@ export async function runAuthStatus(f: Factory): Promise<void> {
   const data = state.config();
   const unknown = (d.profile.source === 'flag' || d.profile.source === 'env') && !d.profile.exists;
   const read = unknown ? { readable: null, error: undefined } : await readToken(state, d);
-  if (state.output.json) ctx.io.stdout.write(JSON.stringify(statusDocument(d, data, read)) + '\n');
+  if (state.output.json) writeJson(ctx.io, statusDocument(d, data, read), 'one-line');
   else ctx.io.stdout.write(statusText(state, d, data, read));
   if (unknown) throw unknownProfileError(d.profile.name, Object.keys(data.profiles ?? {}), d.profile.source);
   if (d.token.source === 'none') throw noTokenError(d.profile.name);

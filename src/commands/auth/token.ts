@@ -3,6 +3,7 @@ import type { Factory } from '../app.js';
 import { localError, usageError } from '../../errors/cli-error.js';
 import { noTokenError } from '../../credentials/source.js';
 import { sourceWords } from '../../credentials/token.js';
+import { writeJson } from '../../output/io.js';
 
 /**
  * On a terminal it asks first (unless --yes), since the token would stay on
@@ -21,6 +22,6 @@ export async function runAuthToken(opts: { yes?: boolean }, f: Factory): Promise
   // Masked (in GitHub Actions) before it is printed.
   ctx.io.stdoutIsData();
   ctx.io.scrubber.announceValue(t.token);
-  if (state.output.json) ctx.io.stdout.write(JSON.stringify({ token: t.token, source: t.source, profile: t.source === 'env' ? null : t.profile }) + '\n');
+  if (state.output.json) writeJson(ctx.io, { token: t.token, source: t.source, profile: t.source === 'env' ? null : t.profile }, 'one-line');
   else ctx.io.stdout.write(t.token + '\n');
 }

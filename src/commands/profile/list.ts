@@ -1,6 +1,7 @@
 // chatctl profile list: every stored profile, * marking the one in use.
 import type { Factory } from '../app.js';
 import { escapeInline } from '../../output/sanitize.js';
+import { writeJson } from '../../output/io.js';
 import { publicProfile } from './stored.js';
 
 export async function runProfileList(f: Factory): Promise<void> {
@@ -12,7 +13,7 @@ export async function runProfileList(f: Factory): Promise<void> {
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([name, p]) => publicProfile(name, p, name === current));
   if (state.output.json) {
-    ctx.io.stdout.write(JSON.stringify({ current, profiles: rows }) + '\n');
+    writeJson(ctx.io, { current, profiles: rows }, 'one-line');
     return;
   }
   if (rows.length === 0) {

@@ -2,6 +2,7 @@
 import type { Factory } from '../app.js';
 import { profileOf } from '../../config/schema.js';
 import { escapeInline } from '../../output/sanitize.js';
+import { writeJson } from '../../output/io.js';
 import { notStored, publicProfile } from './stored.js';
 
 export async function runProfileShow(name: string | undefined, f: Factory): Promise<void> {
@@ -14,7 +15,7 @@ export async function runProfileShow(name: string | undefined, f: Factory): Prom
   if (!p) throw notStored(data, target);
   const shown = publicProfile(target, p, target === current);
   if (state.output.json) {
-    ctx.io.stdout.write(JSON.stringify(shown) + '\n');
+    writeJson(ctx.io, shown, 'one-line');
     return;
   }
   const lines = Object.entries(shown).map(([k, v]) => `${k.padEnd(15)} ${escapeInline(v === null ? '-' : String(v))}`);

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { examples, type Factory } from '../app.js';
 import { CliError, usageError } from '../../errors/cli-error.js';
+import { jsonDocumentText } from '../../output/json-output.js';
 
 export interface SandboxFlags {
   host: string;
@@ -32,7 +33,7 @@ export async function runSandbox(flags: SandboxFlags, f: Factory): Promise<void>
       latencyMs: wholeNumber(flags.latency, '--latency', 600_000),
       json: state.output.json,
     },
-    { stdout: (s) => ctx.io.stdout.write(s), stderr: (s) => ctx.io.stderr.write(s), secret: (v) => ctx.io.scrubber.announceValue(v) },
+    { stdout: (s) => ctx.io.stdout.write(s), stderr: (s) => ctx.io.stderr.write(s), secret: (v) => ctx.io.scrubber.announceValue(v), document: (v) => jsonDocumentText(ctx.io, v, 'one-line') },
     stopped,
   );
   // runSandboxCommand has already printed why; only the exit status is left.

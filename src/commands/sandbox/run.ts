@@ -22,6 +22,8 @@ export interface SandboxIo {
   stderr: (s: string) => void;
   /** Told of the token before it is printed (a CI job's log masks it). */
   secret?: (value: string) => void;
+  /** The --json document's text (--query applies there); without it, the document on one line. */
+  document?: (value: unknown) => string;
 }
 
 /** Quotes a value for a POSIX shell only when it needs it. */
@@ -82,7 +84,8 @@ export async function runSandboxCommand(opts: SandboxCommandOptions, io: Sandbox
   }
   const { baseUrl, token, organizationId, applicationId, environmentKey } = sandbox;
   io.secret?.(token);
-  io.stdout(opts.json ? JSON.stringify({ baseUrl, token, organizationId, applicationId, environmentKey }) + '\n' : describe(sandbox));
+  const started = { baseUrl, token, organizationId, applicationId, environmentKey };
+  io.stdout(opts.json ? (io.document?.(started) ?? JSON.stringify(started) + '\n') : describe(sandbox));
   try {
     await stopped;
   } finally {

@@ -15,6 +15,7 @@ import { CREDENTIAL_IN_SECRET, deliverAll, describeFailure, writeConfirmed, type
 import { fingerprint } from '../../secret/fingerprint.js';
 import { planSecret, type SecretPlan } from '../../secret/plan.js';
 import type { OutStream } from '../../output/io.js';
+import { jsonDocumentText } from '../../output/json-output.js';
 import type { Palette } from '../../output/colors.js';
 import { stringifyJson } from '../../output/json.js';
 import { reportError } from '../../errors/report.js';
@@ -85,15 +86,18 @@ export async function runSecretRequest(f: Factory, plan: SecretPlan, r: SecretRe
   // A secret an earlier run kept comes without its answer: the result shows what is known of it.
   const body = outcome.body ?? ('kept' in got ? bodyWith(got, outcome.holder, '') : undefined);
   const withheld = !outcome.ok && outcome.fp === null;
+  let unqueried: unknown;
   if (body && (plan.sinks.length > 0 || withheld)) {
     const shown = plan.sinks.length > 0 || plan.fallback !== 'json' ? withoutSecret(body, plan, outcome.delivered) : body;
-    await renderAfter(ctx, state.output.json, plan, shown, r.summary(body), outcome.fp ?? undefined, outcome.delivered);
+    unqueried = await renderAfter(ctx, state.output.json, plan, shown, r.summary(body), outcome.fp ?? undefined, outcome.delivered);
   }
   if (!outcome.ok) {
     // Until now a second signal named the record (custody keeps the state after a failure); the error says it from here.
     ctx.setLastWords?.(undefined);
     throw outcome.error;
   }
+  // The secret is where it was asked; only --query's output failed (exit 1).
+  if (unqueried !== undefined) throw unqueried;
 }
 
 /** Custody's accept → deliver → finish for one command: the record goes as soon as every destination holds the secret. */
@@ -139,6 +143,7 @@ async function deliverTo(ctx: Context, json: boolean, plan: SecretPlan, secret: 
     if (ctx.io.scrubber.holdsCredential(secret)) throw new Error(CREDENTIAL_IN_SECRET);
     const body = bodyWith(got, holder, secret);
     let text: string;
+    // The whole document, never --query's part of it: planSecret refuses --query without a destination.
     if (plan.fallback === 'json') text = jsonDocument(ctx.io.stdout, body);
     else {
       const rr = await loadRender();
@@ -170,6 +175,7 @@ export function secretPlanOf(f: Factory, opts: { secretTo?: string[] | undefined
     secretFile: opts.secretFile,
     force: Boolean(opts.force),
     json: state.output.json,
+    query: state.output.query !== undefined,
     stdoutIsTTY: ctx.io.stdout.isTTY,
     stdoutDiscards: ctx.io.stdout.discards,
     dryRun: state.dryRun,
@@ -216,16 +222,24 @@ const loadRender = (): Promise<Render> => import('../../output/render.js');
 /**
  * The result after delivery: the envelope with --json, else the summary, the
  * table and where the secret went. Best effort: stdout may be closed, the
- * record odd; the secret is already safe, so nothing here may throw.
+ * record odd; the secret is already safe, so nothing here may throw. What
+ * it returns is the error of a --query that could not be applied to the
+ * document, for the caller to throw once custody is done.
  */
-async function renderAfter(ctx: Context, json: boolean, plan: SecretPlan, body: SecretResponse, summary: string, fp?: string, delivered: Delivered[] = []): Promise<void> {
+async function renderAfter(ctx: Context, json: boolean, plan: SecretPlan, body: SecretResponse, summary: string, fp?: string, delivered: Delivered[] = []): Promise<unknown> {
   // When the secret went to sinks, stdout is not one of its places: a copy the
   // server put in another field (a record echoing it) is scrubbed there too.
   const clean = (text: string) => (plan.sinks.length > 0 ? ctx.io.scrubber.scrub(text) : text);
   try {
     if (json) {
-      ctx.io.stdout.write(clean(jsonDocument(ctx.io.stdout, body)));
-      return;
+      let text: string;
+      try {
+        text = jsonDocumentText(ctx.io, body);
+      } catch (err) {
+        return err; // --query could not be applied to this document: the caller reports it once custody is done
+      }
+      ctx.io.stdout.write(clean(text));
+      return undefined;
     }
     const r = await loadRender();
     // With `--secret-to stdout`, stdout holds the secret and nothing else: the result goes to stderr.

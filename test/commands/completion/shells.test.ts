@@ -1,9 +1,21 @@
-// Completion in real shells: bash with bash-completion, fish, and zsh.
-// .ci/run installs all three; a missing shell fails here rather than skipping.
+// Completion in real shells: bash with bash-completion, fish, and zsh; and
+// real TAB presses in an interactive bash and zsh on a pseudo-terminal
+// (test/support/pty_driver.py). .ci/run installs all three; a missing shell
+// fails here rather than skipping.
 import { describe, expect, it } from 'vitest';
-import { sh, shellEnv } from '../../support/run.js';
+import { execa } from 'execa';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { sh, shellEnv, tempDir } from '../../support/run.js';
+import { BIN, ROOT } from '../../support/fixtures.js';
+import { PYTHON } from '../../support/python.js';
+import { EndpointFacts } from '../../../src/secret/facts.js';
 
-const env = shellEnv();
+// The scope of the endpoints offered, and one rotation noted in it (as a rotate through chatctl leaves).
+const SCOPE = { CHATCTL_BASE_URL: 'https://api.example.com', CHATCTL_ORG: 'org_1', CHATCTL_APP: 'app_1', CHATCTL_ENV: 'prod' };
+const base = shellEnv();
+const env: NodeJS.ProcessEnv = { ...base, ...SCOPE };
+EndpointFacts.read(base.CHATCTL_CONFIG_DIR!, 'org_1/app_1/prod', 'we_billing').add({ f: 'applied', at: '2030-01-01T00:00:00.000Z', key: 'k', op: 'rotate', version: 3, endpoint: { name: 'billing' } });
 
 const END = '--chatctl-test-end--';
 /** Each case's output lines: one shell process runs them all, each ended by END. */
@@ -65,6 +77,21 @@ describe('bash', () => {
 });
 
 describe('fish', () => {
+  it('completes secret destinations and the files after file:, the flags of the form typed, known endpoints', () => {
+    expect(
+      fishComplete(
+        'chatctl webhooks rotate we_1 --secret-to fi',
+        'chatctl webhooks rotate we_1 --secret-to file:completions/chatctl.b',
+        'chatctl webhooks create --secret-to env-file:completions/_chat',
+        'chatctl webhooks rotate we_1 --id',
+        'chatctl webhooks rotate --from f --id',
+        'chatctl webhooks rotate --from f --ne',
+        'chatctl webhooks rotate we_1 --ne',
+        'chatctl webhooks reactivate ',
+        'chatctl webhooks rotate --journal completions/chatctl.f',
+      ),
+    ).toEqual([['file:'], ['file:completions/chatctl.bash'], ['env-file:completions/_chatctl'], ['--idempotency-key'], [], ['--next-manifest'], [], ['we_billing'], ['completions/chatctl.fish']]);
+  });
   it('completes commands, flags, modes, event types and profile names', () => {
     const [commands, ...rest] = fishComplete(
       'chatctl webhooks ',
@@ -93,6 +120,7 @@ describe('zsh', () => {
       'compdef() { : }',
       '_describe() { print -rl -- "${(@P)4}" }',
       '_files() { print -r -- FILES }',
+      'compset() { print -r -- "COMPSET $*" }',
       'source completions/_chatctl',
       ...cases.map((words) => [`words=(${words.map((w) => `'${w}'`).join(' ')})`, `CURRENT=${words.length}`, '_chatctl', `print -r -- ${END}`].join('\n')),
     ].join('\n');
@@ -112,5 +140,79 @@ describe('zsh', () => {
     expect(profile).toEqual(['prod', 'staging-eu']);
     expect(event).toEqual(['chat.message.deleted.v1']);
     expect(file).toEqual(['FILES']);
+  });
+
+  it('secret destinations, then file names after file:; the flags of the form typed; known endpoints', () => {
+    const [forms, path, jo, endpoints] = zshComplete(
+      ['chatctl', 'webhooks', 'rotate', 'we_1', '--secret-to', 'e'],
+      ['chatctl', 'webhooks', 'rotate', 'we_1', '--secret-to', 'file:./x'],
+      ['chatctl', 'webhooks', 'rotate', '--from', 'f', '--'],
+      ['chatctl', 'webhooks', 'trigger', ''],
+    );
+    expect(forms).toEqual(['env-file\\::PATH#NAME: the line NAME=secret in a dotenv file', 'exec\\::COMMAND: run by /bin/sh with the secret on its stdin']);
+    expect(path).toEqual(['COMPSET -P file:', 'FILES']);
+    const flags = jo!.map((l) => l.split(':')[0]);
+    expect(flags).toEqual(expect.arrayContaining(['--journal', '--next-manifest', '--mode', '--secret-to', '--json']));
+    expect(flags).not.toContain('--expected-version');
+    expect(flags).not.toContain('--idempotency-key');
+    expect(endpoints).toEqual(['we_billing:billing']);
+  });
+});
+
+/**
+ * Real TAB presses: an interactive shell on a pseudo-terminal, the script
+ * loaded as a user loads it, and `chatctl` a function that prints the words
+ * it was given, so Enter shows the line TAB completed. The completion
+ * script calls the real chatctl through CHATCTL_BIN.
+ */
+async function typed(shell: 'bash' | 'zsh', setup: string, lines: string[]): Promise<string[]> {
+  const cwd = tempDir('tab');
+  for (const f of ['secret-a.whsec', 'fleet.ndjson']) writeFileSync(join(cwd, f), '');
+  const steps = [{ expect: '$ ' }, { send: `${setup}; chatctl() { print_args "$@"; }; cd ${cwd}\r` }, { expect: '$ ' }];
+  for (const line of lines) steps.push({ send: line }, { sleepMs: 0 } as never, { send: '\r' }, { expect: 'END>' });
+  steps.push({ send: 'exit\r' });
+  const argv = shell === 'bash' ? ['/bin/bash', '--norc', '--noprofile', '-i'] : [(await execa('sh', ['-c', 'command -v zsh'])).stdout.trim(), '-f', '-i'];
+  const spec = {
+    argv,
+    env: { ...env, CHATCTL_BIN: BIN, PS1: '$ ', PROMPT: '$ ', TERM: 'xterm', HISTFILE: '/dev/null' },
+    cwd: ROOT,
+    timeoutMs: 60_000,
+    stepTimeoutMs: 20_000,
+    cols: 200,
+    rows: 40,
+    steps,
+  };
+  const r = await execa(PYTHON, [join(ROOT, 'test', 'support', 'pty_driver.py')], { input: JSON.stringify(spec), timeout: 70_000, reject: false });
+  const out = JSON.parse(r.stdout) as { output: string; failedStep: number | null; error: string | null };
+  const text = out.output.replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]|\r/g, '');
+  if (out.failedStep !== null) throw new Error(`${out.error}\n--- terminal ---\n${text}`);
+  return [...text.matchAll(/<ARGS (.*?) END>/g)].map((m) => m[1]!);
+}
+// The format is split so that the echo of this line is not taken for a result.
+const PRINT_ARGS = `print_args() { printf '<%s %s END>\\n' ARGS "$*"; }`;
+const TAB = '\t';
+
+describe('TAB on a terminal', () => {
+  it('bash: a secret destination then its file (bash splits file:PATH at the colon), the flags of the form, a known endpoint', async () => {
+    const lines = await typed('bash', `${PRINT_ARGS}; source completions/chatctl.bash`, [
+      `chatctl webhooks rotate we_1 --secret-to fi${TAB}sec${TAB}`,
+      `chatctl webhooks rotate we_1 --secret-to=file:sec${TAB}`,
+      `chatctl webhooks rotate --from fle${TAB}--ne${TAB}`,
+      `chatctl webhooks rotate we_1 --ne${TAB}`,
+      `chatctl webhooks rotate we_b${TAB}`,
+    ]);
+    expect(lines).toEqual([
+      'webhooks rotate we_1 --secret-to file:secret-a.whsec',
+      'webhooks rotate we_1 --secret-to=file:secret-a.whsec',
+      'webhooks rotate --from fleet.ndjson --next-manifest',
+      'webhooks rotate we_1 --ne',
+      'webhooks rotate we_billing',
+    ]);
+  });
+
+  it('zsh: the same through compinit', async () => {
+    const setup = `${PRINT_ARGS}; fpath=(${join(ROOT, 'completions')} $fpath); autoload -U compinit; compinit -u -D`;
+    const lines = await typed('zsh', setup, [`chatctl webhooks rotate we_1 --secret-to fi${TAB}sec${TAB}`, `chatctl webhooks rotate --from fle${TAB}--ne${TAB}`, `chatctl webhooks rotate we_b${TAB}`]);
+    expect(lines).toEqual(['webhooks rotate we_1 --secret-to file:secret-a.whsec', 'webhooks rotate --from fleet.ndjson --next-manifest', 'webhooks rotate we_billing']);
   });
 });

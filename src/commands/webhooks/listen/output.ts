@@ -4,6 +4,7 @@
 // sender controls the id, the path and the body it prints from, and could
 // echo a secret it learnt. docs/signing.md shows both forms.
 import type { IO } from '../../../output/io.js';
+import { jsonLineText } from '../../../output/json-output.js';
 import { escapeInline } from '../../../output/sanitize.js';
 import type { HeldSecret } from '../secret-files.js';
 import type { DeliveryRecord } from './server.js';
@@ -29,8 +30,14 @@ export class ListenOutput {
     this.io.stdout.write(this.io.scrubber.scrub(text) + '\n');
   }
 
+  /** One JSON line; with --query, what it selects from that line (jsonLineText), nothing for null. */
+  private jsonLine(value: unknown): void {
+    const text = jsonLineText(this.io, value);
+    if (text !== '') this.io.stdout.write(this.io.scrubber.scrub(text));
+  }
+
   listening(url: string, port: number, secrets: readonly HeldSecret[], forwardTo: URL | undefined): void {
-    if (this.json) return this.line(JSON.stringify({ listening: url, port }));
+    if (this.json) return this.jsonLine({ listening: url, port });
     const held = secrets.map((s) => `${escapeInline(s.file)} (${s.fingerprint})`).join(', ');
     const forward = forwardTo ? `, forwarding verified deliveries to ${escapeInline(forwardTo.href)}` : '';
     this.line(`listening on ${url} (port ${port}), verifying with ${held}${forward}; Ctrl-C stops it`);
@@ -43,13 +50,14 @@ export class ListenOutput {
     else s.refused++;
     if (r.forward?.status != null) s.forwarded++;
     else if (r.forward) s.forwardFailed++;
-    this.line(this.json ? JSON.stringify(r) : describeDelivery(r));
+    if (this.json) this.jsonLine(r);
+    else this.line(describeDelivery(r));
   }
 
   stopped(dropped: number): void {
     this.summary.dropped = dropped;
     const s = this.summary;
-    if (this.json) return this.line(JSON.stringify({ summary: s }));
+    if (this.json) return this.jsonLine({ summary: s });
     const forwarded = s.forwarded + s.forwardFailed > 0 ? `, ${s.forwarded} forwarded${s.forwardFailed ? `, ${s.forwardFailed} not (502)` : ''}` : '';
     const drops = s.dropped ? `; ${s.dropped} connection${s.dropped === 1 ? '' : 's'} closed at once (over the cap)` : '';
     this.io.stderr.write(`chatctl webhooks listen stopped: ${s.received} received, ${s.verified} verified, ${s.refused} refused${forwarded}${drops}\n`);

@@ -7,6 +7,7 @@
 // Nothing is kept per item but the first skipped items and failures, so
 // output costs the same for 50 items or 50,000.
 import type { IO } from '../../../output/io.js';
+import { jsonLineText } from '../../../output/json-output.js';
 import { escapeInline } from '../../../output/sanitize.js';
 import type { ManifestItem } from './manifest.js';
 import type { Progress, RunSummary } from './runner.js';
@@ -29,11 +30,16 @@ export function jsonOutput(io: IO): BulkOutput {
   return {
     // A server message may echo any secret of the run (an earlier item's, in
     // any escaping): stdout here carries no secret, so it is scrubbed of all.
-    emit: (result) => io.stdout.write(io.scrubber.scrub(JSON.stringify(result)) + '\n'),
+    // With --query each line is queried by itself (jsonLineText).
+    emit: (result) => {
+      const text = jsonLineText(io, result);
+      if (text !== '') io.stdout.write(io.scrubber.scrub(text));
+    },
     notice: () => {},
     progress: () => {},
     async finish(summary) {
-      io.stdout.write(JSON.stringify(summaryLine(summary)) + '\n');
+      const text = jsonLineText(io, summaryLine(summary));
+      if (text !== '') io.stdout.write(text);
     },
   };
 }

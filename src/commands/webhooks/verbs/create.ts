@@ -15,7 +15,7 @@ export function registerCreate(parent: Command, f: Factory): void {
     .option('--idempotency-key <key>', 'reuse the key of an earlier run that may have been applied (default: a new UUID)')
     .addOption(new Option('--secret-to <sink>', SECRET_TO_HELP).argParser(collect))
     .option('--secret-file <path>', 'the same as --secret-to file:PATH')
-    .option('--force', 'with a file: destination: replace an existing regular file')
+    .option('--force', 'replace an existing regular file (file: destinations)')
     .addHelpText(
       'after',
       examples(

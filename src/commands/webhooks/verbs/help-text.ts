@@ -4,9 +4,9 @@ export const SECRET_TO_HELP =
   'where the one-time signing secret goes; repeat it for several (all must succeed): file:PATH (new file, mode 0600), env-file:PATH#NAME (a dotenv line), exec:COMMAND (run by /bin/sh, secret on its stdin), stdout (for $(…) capture), github-output:NAME, github-env:NAME';
 
 export const SECRET_TO_MORE = `
-Without --secret-to the secret is in the JSON with --json, or shown once when
-stdout is a terminal and CI is not set; otherwise the command refuses before
-sending (exit 2). If a destination fails after the change was applied, the
+Without --secret-to the secret is in the JSON with --json (--query needs
+--secret-to: it prints no secret), or shown once when stdout is a terminal
+and CI is not set; otherwise the command refuses before sending (exit 2). If a destination fails after the change was applied, the
 secret is kept under <config folder>/recovered/ and the exit code is 13.
 `;
 

@@ -4,28 +4,34 @@ import { Option, type Command } from 'commander';
 import { collect, examples, oneOf, type Factory } from '../../app.js';
 import { usageError } from '../../../errors/cli-error.js';
 import { SECRET_TO_HELP, SECRET_TO_MORE } from './help-text.js';
+import { formHeading } from '../../../meta/tree.js';
+
+// The two forms of rotate: help lists the options of each under its own
+// heading, and completion offers them only in their form.
+const ONE = formHeading('argument', 'ENDPOINT_ID');
+const MANY = formHeading('--from', 'FILE');
 
 export function registerRotate(parent: Command, f: Factory): void {
   parent
     .command('rotate')
     .description('rotate the signing secret of an endpoint and receive the new one (shown once); with --from, of many endpoints')
     .argument('[endpoint-id]', 'the endpoint to rotate (or --from FILE)')
-    .option('--expected-version <n>', "the endpoint's current version; last: the one this machine last saw (used at a terminal when left out)")
     .addOption(
       new Option('--mode <mode>', 'overlap: the old secret stays valid for a while; immediate: the old secret stops working now')
         .choices(['overlap', 'immediate'])
         .argParser(oneOf('--mode', ['overlap', 'immediate'])),
     )
-    .option('--idempotency-key <key>', 'reuse the key of an earlier run that may have been applied (default: a new UUID)')
     .addOption(new Option('--secret-to <sink>', SECRET_TO_HELP).argParser(collect))
     .option('--secret-file <path>', 'the same as --secret-to file:PATH')
-    .option('--force', 'with a file: destination: replace an existing regular file')
+    .option('--force', 'replace an existing regular file (file: destinations)')
     .option('-y, --yes', 'do not ask for confirmation of --mode immediate')
-    .option('--from <file>', 'rotate every endpoint listed in FILE (- for stdin), one JSON object a line: {"endpointId","expectedVersion","mode"?}')
-    .option('--concurrency <n>', 'with --from: requests at a time (default 4)')
-    .option('--journal <file>', 'with --from: record each item before and after its request; a re-run with it skips what was done')
-    .option('--next-manifest <file>', "with --from: write the next run's manifest there")
-    .option('--every <duration>', 'with --from: rotate only endpoints last rotated at least this long ago (30d, 12h, 2w), so the job can run daily or again after a failure')
+    .addOption(new Option('--expected-version <n>', "the endpoint's version now; last: the one this machine last saw (used at a terminal when left out)").helpGroup(ONE))
+    .addOption(new Option('--idempotency-key <key>', "reuse an earlier run's key (default: a new UUID)").helpGroup(ONE))
+    .addOption(new Option('--from <file>', 'rotate the endpoints FILE lists (- for stdin), one {"endpointId","expectedVersion","mode"?} a line').helpGroup(MANY))
+    .addOption(new Option('--concurrency <n>', 'requests at a time (default 4)').helpGroup(MANY))
+    .addOption(new Option('--journal <file>', 'record each item before and after its request; a re-run with it skips what was done').helpGroup(MANY))
+    .addOption(new Option('--next-manifest <file>', "write the next run's manifest there").helpGroup(MANY))
+    .addOption(new Option('--every <duration>', 'skip endpoints rotated less than this ago (30d, 12h)').helpGroup(MANY))
     .addHelpText(
       'after',
       examples(
@@ -33,7 +39,6 @@ export function registerRotate(parent: Command, f: Factory): void {
         'chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --secret-to "exec:gh secret set WEBHOOK_SECRET --repo acme/app"',
         'SECRET="$(chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --secret-to stdout)"',
         'chatctl webhooks rotate we_123 --expected-version last --mode immediate --yes --json',
-        'chatctl webhooks rotate --from fleet.ndjson --mode overlap --journal fleet.journal --next-manifest fleet.ndjson --secret-to "env-file:secrets/{id}.env#WEBHOOK_SECRET" --json',
         'chatctl webhooks rotate --from fleet.ndjson --every 30d --mode overlap --journal fleet.journal --next-manifest fleet.ndjson --secret-to "env-file:secrets/{id}.env#WEBHOOK_SECRET"',
         "chatctl webhooks rotate --from - --mode overlap --secret-to 'exec:vault kv put secret/webhooks/$CHATCTL_ENDPOINT_ID value=-' < fleet.ndjson",
       ) + SECRET_TO_MORE,
