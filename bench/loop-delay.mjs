@@ -54,7 +54,7 @@ function parseArgs(argv) {
 
 function run(args, env, cwd) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...(process.env.PROF_OPTS ? process.env.PROF_OPTS.split(' ') : []), BIN, ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     const err = [];
     child.stdout.resume();
     child.stderr.on('data', (c) => err.push(c));
@@ -77,7 +77,10 @@ async function main() {
       mkdirSync(join(dir, 'execs'), { recursive: true });
       const ids = [];
       for (let i = 0; i < o.items; i++) {
-        const res = await call('POST', base, { key: `loop-${r}-${i}`, json: { name: `loop ${r} ${i}`, destinationUrl: `https://hooks.example.com/loop/${r}/${i}`, eventTypes: ['chat.message.created.v1'] } });
+        const res = await call('POST', base, {
+          key: `loop-${r}-${i}`,
+          json: { name: `loop ${r} ${i}`, destinationUrl: `https://hooks.example.com/loop/${r}/${i}`, eventTypes: ['chat.message.created.v1'] },
+        });
         if (res.status !== 201) throw new BenchError(`creating an endpoint answered ${res.status}`);
         ids.push(res.body.data.endpoint.id);
       }
@@ -94,11 +97,26 @@ async function main() {
         CHATCTL_ENV: info.environmentKey,
         NO_COLOR: '1',
         CHATCTL_LOOP_DELAY_REPORT: report,
-
       };
-      const args = ['webhooks', 'rotate', '--from', 'manifest.ndjson', '--mode', 'immediate', '--yes', '--journal', 'journal.ndjson', '--json', '--concurrency', String(o.concurrency), '--secret-to', 'file:files/{id}.whsec', '--secret-to', 'exec:cat > execs/$CHATCTL_ENDPOINT_ID.exec'];
+      const args = [
+        'webhooks',
+        'rotate',
+        '--from',
+        'manifest.ndjson',
+        '--mode',
+        'immediate',
+        '--yes',
+        '--journal',
+        'journal.ndjson',
+        '--json',
+        '--concurrency',
+        String(o.concurrency),
+        '--secret-to',
+        'file:files/{id}.whsec',
+        '--secret-to',
+        'exec:cat > execs/$CHATCTL_ENDPOINT_ID.exec',
+      ];
       const res = await run(args, env, dir);
-      if (process.env.SHOW) process.stdout.write(res.stderr.split("\n").filter((l) => l.startsWith("TIMING")).join(" ") + "\n");
       if (res.code !== 0) throw new BenchError(`run ${r + 1} exited ${res.code}: ${res.stderr.slice(0, 2000)}`);
       const fig = JSON.parse(readFileSync(report, 'utf8'));
       rows.push(fig);

@@ -44,7 +44,7 @@ function execBundle(): string | undefined {
   return [join(__dirname, 'lazy', 'exec.cjs'), join(__dirname, 'exec.cjs')].find((p) => existsSync(p));
 }
 
-class ExecWorker {
+export class ExecWorker {
   private readonly jobs = new Map<number, Job>();
   private next = 0;
   /** Settles once the worker has loaded the exec bundle (or failed to). */
@@ -59,8 +59,8 @@ class ExecWorker {
     worker.on('exit', () => this.failAll('could not be run: its worker ended'));
   }
 
-  static start(): ExecWorker | undefined {
-    const bundle = execBundle();
+  /** A worker running the exec bundle at `bundle` (the built one beside this code unless said); undefined when there is none. */
+  static start(bundle = execBundle()): ExecWorker | undefined {
     if (!bundle) return undefined;
     try {
       const { Worker } = process.getBuiltinModule('node:worker_threads');
