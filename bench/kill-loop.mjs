@@ -89,8 +89,7 @@ function parseArgs(argv) {
         .split(',')
         .map(Number);
       if (o.afterLastByte.some((n) => !Number.isInteger(n) || n < 0)) throw new LoopError('--after-last-byte takes whole milliseconds, e.g. 1,2');
-    }
-    else if (a === '--mode') {
+    } else if (a === '--mode') {
       o.mode = argv[++i];
       if (!['random', 'bytes', 'both'].includes(o.mode)) throw new LoopError('--mode is random, bytes or both');
     } else if (a === '--help' || a === '-h') {
@@ -584,16 +583,55 @@ async function lastByteSingle(sb, proxy, work, delayMs, trial) {
   const dir = join(work, `last-byte-${delayMs}-${trial}`);
   mkdirSync(dir, { recursive: true });
   const key = `kill-loop-last-byte-${delayMs}-${trial}`;
-  const args = ['webhooks', 'rotate', id, '--expected-version', '1', '--mode', 'immediate', '--yes', '--idempotency-key', key, '--secret-to', `file:${join(dir, '{id}.whsec')}`, '--secret-to', `exec:cat > "${dir}/$CHATCTL_ENDPOINT_ID.exec"`, '--json'];
+  const args = [
+    'webhooks',
+    'rotate',
+    id,
+    '--expected-version',
+    '1',
+    '--mode',
+    'immediate',
+    '--yes',
+    '--idempotency-key',
+    key,
+    '--secret-to',
+    `file:${join(dir, '{id}.whsec')}`,
+    '--secret-to',
+    `exec:cat > "${dir}/$CHATCTL_ENDPOINT_ID.exec"`,
+    '--json',
+  ];
   const env = chatctlEnv(sb.info, proxy.url, configDir, dir);
   const kill = await killAfterAnswer(proxy, args, env, dir, 1, delayMs);
   const atKill = recoveredState(configDir, id);
   const resume = await startChatctl(args, env, dir).done;
-  const figures = compare([id], await sb.state(), [{ dir, ext: '.whsec' }, { dir, ext: '.exec' }], new Map([[id, [atKill]]]), configDir, 1);
+  const figures = compare(
+    [id],
+    await sb.state(),
+    [
+      { dir, ext: '.whsec' },
+      { dir, ext: '.exec' },
+    ],
+    new Map([[id, [atKill]]]),
+    configDir,
+    1,
+  );
   const lost = figures.lost + figures.inKernel;
   // A receive queue of 1 is the peer's FIN alone (it takes a sequence number); no socket: chatctl had read and closed it.
   const read = kill.rxQueue === undefined || kill.rxQueue <= 1;
-  return { delayMs, landed: kill.landed, rxQueue: kill.rxQueue ?? null, atKill, lost, read, resumeExit: resume.code, resumeStderr: resume.code === 0 ? '' : resume.stderr.slice(0, 800), leftover: recoveredFiles(configDir).length, double: figures.double, stale: figures.stale, ok: figures.ok };
+  return {
+    delayMs,
+    landed: kill.landed,
+    rxQueue: kill.rxQueue ?? null,
+    atKill,
+    lost,
+    read,
+    resumeExit: resume.code,
+    resumeStderr: resume.code === 0 ? '' : resume.stderr.slice(0, 800),
+    leftover: recoveredFiles(configDir).length,
+    double: figures.double,
+    stale: figures.stale,
+    ok: figures.ok,
+  };
 }
 
 async function lastByteMode(sb, work, o) {
@@ -608,7 +646,19 @@ async function lastByteMode(sb, work, o) {
   process.stdout.write(`after the last byte: a single rotate (file: + exec:) SIGKILLed MS after the proxy handed chatctl its answer's last byte, then run again (${o.trials} trials each)\n`);
   const groups = {};
   for (const t of trials) {
-    const g = (groups[`+${t.delayMs} ms`] ??= { trials: 0, landed: 0, readAtKill: 0, unreadInKernel: 0, socketClosed: 0, lostAmongRead: 0, lostUnread: 0, double: 0, stale: 0, leftover: 0, resumeNonZero: 0 });
+    const g = (groups[`+${t.delayMs} ms`] ??= {
+      trials: 0,
+      landed: 0,
+      readAtKill: 0,
+      unreadInKernel: 0,
+      socketClosed: 0,
+      lostAmongRead: 0,
+      lostUnread: 0,
+      double: 0,
+      stale: 0,
+      leftover: 0,
+      resumeNonZero: 0,
+    });
     g.trials++;
     if (!t.landed) continue;
     g.landed++;
