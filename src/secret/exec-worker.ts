@@ -14,6 +14,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ExecSinkInput } from './exec.js';
+import { singleExecutable } from '../system/packaging.js';
 
 type Job = { input: ExecSinkInput; resolve: () => void; reject: (err: Error) => void };
 type FromWorker = { id: number; output?: string; done?: true; error?: string } | { ready: true };
@@ -38,9 +39,9 @@ parentPort.on('message', (m) => {
 });
 `;
 
-/** The built exec bundle (dist/lazy/exec.cjs) beside this code, if there is one. */
+/** The built exec bundle (dist/lazy/exec.cjs) beside this code, if there is one; never a file beside the single executable, which carries its code inside. */
 function execBundle(): string | undefined {
-  if (typeof __dirname !== 'string') return undefined;
+  if (typeof __dirname !== 'string' || singleExecutable()) return undefined;
   return [join(__dirname, 'lazy', 'exec.cjs'), join(__dirname, 'exec.cjs')].find((p) => existsSync(p));
 }
 
