@@ -37,6 +37,17 @@
 //
 //   node bench/kill-loop.mjs [--rounds 20] [--endpoints 30] [--kills 3]
 //     [--mode random|bytes|both] [--trials 5] [--seed N] [--keep]
+//     [--after-last-byte MS[,MS…]]
+//
+// --after-last-byte: the bytes mode for a single `webhooks rotate` only, with
+// `file:` and `exec:` destinations, SIGKILLed MS after the proxy handed
+// chatctl the answer's last byte, --trials times per MS (20 unless given).
+// At each kill the kernel's receive queue of chatctl's socket is read
+// (/proc/net/tcp, the rx_queue of the connection to the proxy): 0 means
+// chatctl had read() the whole answer (1: only the server's FIN is unread;
+// no socket left: chatctl had read it and closed it). Reported: secrets lost among answers
+// chatctl read (the figure that must be 0), and answers still unread in the
+// kernel.
 //
 // It exits 1 when a figure that must be 0 is not (lost outside the kernel
 // case, double, leftover, stale), so a run can gate a change; figures go to
@@ -58,7 +69,7 @@ const RUN_LIMIT_MS = 120_000;
 class LoopError extends Error {}
 
 function parseArgs(argv) {
-  const o = { rounds: 20, endpoints: 30, kills: 3, mode: 'both', trials: 5, seed: Date.now() % 2 ** 31, keep: false };
+  const o = { rounds: 20, endpoints: 30, kills: 3, mode: 'both', trials: undefined, seed: Date.now() % 2 ** 31, keep: false, afterLastByte: undefined };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const num = () => {
@@ -73,14 +84,20 @@ function parseArgs(argv) {
     else if (a === '--trials') o.trials = num();
     else if (a === '--seed') o.seed = num();
     else if (a === '--keep') o.keep = true;
-    else if (a === '--mode') {
+    else if (a === '--after-last-byte') {
+      o.afterLastByte = String(argv[++i] ?? '')
+        .split(',')
+        .map(Number);
+      if (o.afterLastByte.some((n) => !Number.isInteger(n) || n < 0)) throw new LoopError('--after-last-byte takes whole milliseconds, e.g. 1,2');
+    } else if (a === '--mode') {
       o.mode = argv[++i];
       if (!['random', 'bytes', 'both'].includes(o.mode)) throw new LoopError('--mode is random, bytes or both');
     } else if (a === '--help' || a === '-h') {
-      process.stdout.write('usage: node bench/kill-loop.mjs [--rounds N] [--endpoints M] [--kills K] [--mode random|bytes|both] [--trials T] [--seed S] [--keep]\n');
+      process.stdout.write('usage: node bench/kill-loop.mjs [--rounds N] [--endpoints M] [--kills K] [--mode random|bytes|both] [--trials T] [--seed S] [--keep] [--after-last-byte MS[,MS]]\n');
       process.exit(0);
     } else throw new LoopError(`unknown argument ${a}`);
   }
+  o.trials ??= o.afterLastByte ? 20 : 5;
   return o;
 }
 
@@ -187,6 +204,12 @@ function recoveredState(configDir, id) {
   if (mine.some((n) => !n.endsWith('.record'))) return 'kept';
   for (const n of mine) {
     const text = readFileSync(join(recoveredDir(configDir), n), 'utf8');
+    // The answer as the socket delivered it (raw HTTP after the header line).
+    const rest = text.slice(text.indexOf('\n') + 1);
+    if (rest.startsWith('H')) {
+      const headEnd = rest.indexOf('\r\n\r\n');
+      return headEnd >= 0 && rest.length > headEnd + 4 ? 'answer' : 'status';
+    }
     const lines = text.split('\n');
     if (lines.length > 2 && lines.slice(2).join('\n') !== '') return 'answer';
     if (lines.length > 2) return 'status';
@@ -365,7 +388,9 @@ async function startProxy(target) {
   let armed;
   /** Endpoint id → when the last byte of an answer carrying its secret was handed to chatctl's socket. */
   const answered = new Map();
+  let lastClientPort;
   const server = net.createServer((client) => {
+    lastClientPort = client.remotePort;
     const upstream = net.connect(target.port, target.host);
     client.on('data', (c) => upstream.write(c));
     client.on('error', () => upstream.destroy());
@@ -402,6 +427,9 @@ async function startProxy(target) {
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   return {
     url: `http://127.0.0.1:${server.address().port}`,
+    port: server.address().port,
+    /** chatctl's end of the newest connection: its local port. */
+    clientPort: () => lastClientPort,
     answered,
     arm(nth, delayMs, onLast) {
       armed = { left: nth, delayMs, onLast };
@@ -419,16 +447,38 @@ async function killAfterAnswer(proxy, args, env, cwd, nth, delayMs) {
   let landed = false;
   let killedAt;
   proxy.answered.clear();
+  let rxQueue;
   proxy.arm(nth, delayMs, () => {
     killedAt = performance.now();
     landed = run.child.exitCode === null && run.child.signalCode === null;
+    rxQueue = receiveQueue(proxy.clientPort(), proxy.port);
     run.child.kill('SIGKILL');
   });
   const r = await run.done;
   proxy.disarm();
   // How long before the kill each answer's last byte reached chatctl's socket.
   const before = new Map([...proxy.answered].filter(([, at]) => killedAt !== undefined && at <= killedAt).map(([id, at]) => [id, Math.round((killedAt - at) * 10) / 10]));
-  return { landed: landed && r.signal === 'SIGKILL', code: r.code, stderr: r.stderr, before };
+  return { landed: landed && r.signal === 'SIGKILL', code: r.code, stderr: r.stderr, before, rxQueue };
+}
+
+/**
+ * The bytes waiting in the kernel for the socket at 127.0.0.1:localPort
+ * connected to remotePort (/proc/net/tcp's rx_queue): what its process has
+ * not read() yet. undefined where /proc/net/tcp cannot say.
+ */
+function receiveQueue(localPort, remotePort) {
+  if (localPort === undefined) return undefined;
+  try {
+    const hex = (n) => n.toString(16).toUpperCase().padStart(4, '0');
+    for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f.length < 5) continue;
+      if (f[1].endsWith(`:${hex(localPort)}`) && f[2].endsWith(`:${hex(remotePort)}`)) return Number.parseInt(f[4].split(':')[1], 16);
+    }
+  } catch {
+    /* not Linux */
+  }
+  return undefined;
 }
 
 async function bytesSingle(sb, proxy, work, delayMs, trial) {
@@ -526,6 +576,114 @@ async function bytesMode(sb, work, o, rnd) {
   return { groups, trials };
 }
 
+/** One single rotate with file: and exec: destinations, killed `delayMs` after its answer's last byte, then run again. */
+async function lastByteSingle(sb, proxy, work, delayMs, trial) {
+  const configDir = join(work, `config-last-byte-${delayMs}-${trial}`);
+  const [id] = await sb.create(1);
+  const dir = join(work, `last-byte-${delayMs}-${trial}`);
+  mkdirSync(dir, { recursive: true });
+  const key = `kill-loop-last-byte-${delayMs}-${trial}`;
+  const args = [
+    'webhooks',
+    'rotate',
+    id,
+    '--expected-version',
+    '1',
+    '--mode',
+    'immediate',
+    '--yes',
+    '--idempotency-key',
+    key,
+    '--secret-to',
+    `file:${join(dir, '{id}.whsec')}`,
+    '--secret-to',
+    `exec:cat > "${dir}/$CHATCTL_ENDPOINT_ID.exec"`,
+    '--json',
+  ];
+  const env = chatctlEnv(sb.info, proxy.url, configDir, dir);
+  const kill = await killAfterAnswer(proxy, args, env, dir, 1, delayMs);
+  const atKill = recoveredState(configDir, id);
+  const resume = await startChatctl(args, env, dir).done;
+  const figures = compare(
+    [id],
+    await sb.state(),
+    [
+      { dir, ext: '.whsec' },
+      { dir, ext: '.exec' },
+    ],
+    new Map([[id, [atKill]]]),
+    configDir,
+    1,
+  );
+  const lost = figures.lost + figures.inKernel;
+  // A receive queue of 1 is the peer's FIN alone (it takes a sequence number); no socket: chatctl had read and closed it.
+  const read = kill.rxQueue === undefined || kill.rxQueue <= 1;
+  return {
+    delayMs,
+    landed: kill.landed,
+    rxQueue: kill.rxQueue ?? null,
+    atKill,
+    lost,
+    read,
+    resumeExit: resume.code,
+    resumeStderr: resume.code === 0 ? '' : resume.stderr.slice(0, 800),
+    leftover: recoveredFiles(configDir).length,
+    double: figures.double,
+    stale: figures.stale,
+    ok: figures.ok,
+  };
+}
+
+async function lastByteMode(sb, work, o) {
+  const u = new URL(sb.info.baseUrl);
+  const proxy = await startProxy({ host: u.hostname, port: Number(u.port) });
+  const trials = [];
+  try {
+    for (const delayMs of o.afterLastByte) for (let t = 0; t < o.trials; t++) trials.push(await lastByteSingle(sb, proxy, work, delayMs, t));
+  } finally {
+    await proxy.close();
+  }
+  process.stdout.write(`after the last byte: a single rotate (file: + exec:) SIGKILLed MS after the proxy handed chatctl its answer's last byte, then run again (${o.trials} trials each)\n`);
+  const groups = {};
+  for (const t of trials) {
+    const g = (groups[`+${t.delayMs} ms`] ??= {
+      trials: 0,
+      landed: 0,
+      readAtKill: 0,
+      unreadInKernel: 0,
+      socketClosed: 0,
+      lostAmongRead: 0,
+      lostUnread: 0,
+      double: 0,
+      stale: 0,
+      leftover: 0,
+      resumeNonZero: 0,
+    });
+    g.trials++;
+    if (!t.landed) continue;
+    g.landed++;
+    if (t.rxQueue === null) g.socketClosed++;
+    if (t.read) g.readAtKill++;
+    else g.unreadInKernel++;
+    if (t.lost) {
+      if (t.read) g.lostAmongRead++;
+      else g.lostUnread++;
+    }
+    g.double += t.double;
+    g.stale += t.stale;
+    g.leftover += t.leftover;
+    if (t.resumeExit !== 0) g.resumeNonZero++;
+    g[`atKill_${t.atKill}`] = (g[`atKill_${t.atKill}`] ?? 0) + 1;
+  }
+  for (const [name, g] of Object.entries(groups))
+    process.stdout.write(
+      `  ${name.padEnd(7)} ${Object.entries(g)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}\n`,
+    );
+  return { groups, trials };
+}
+
 // ---------------------------------------------------------------- main
 
 async function main() {
@@ -537,8 +695,11 @@ async function main() {
   const sb = await startSandbox(work, (o.rounds + 1) * o.endpoints + 4 * o.trials * (o.endpoints + 1) + 100);
   const report = { seed: o.seed, rounds: o.rounds, endpoints: o.endpoints, kills: o.kills, at: new Date().toISOString() };
   try {
-    if (o.mode !== 'bytes') report.random = await randomMode(sb, work, o, rnd);
-    if (o.mode !== 'random') report.bytes = await bytesMode(sb, work, o, rnd);
+    if (o.afterLastByte) report.afterLastByte = await lastByteMode(sb, work, o);
+    else {
+      if (o.mode !== 'bytes') report.random = await randomMode(sb, work, o, rnd);
+      if (o.mode !== 'random') report.bytes = await bytesMode(sb, work, o, rnd);
+    }
   } finally {
     await sb.stop();
     if (!o.keep) rmSync(work, { recursive: true, force: true });
@@ -554,7 +715,10 @@ async function main() {
   writeFileSync(RESULTS, JSON.stringify(report, null, 2) + '\n');
   process.stdout.write(`figures written to ${RESULTS.slice(ROOT.length)}\n`);
   const bad = (g) => g.lost + g.stale + g.double + g.leftover + (g.notRotated ?? 0);
-  const failed = (t && bad(t) > 0) || Object.values(report.bytes?.groups ?? {}).some((g) => bad(g) > 0);
+  const failed =
+    (t && bad(t) > 0) ||
+    Object.values(report.bytes?.groups ?? {}).some((g) => bad(g) > 0) ||
+    Object.values(report.afterLastByte?.groups ?? {}).some((g) => g.lostAmongRead + g.double + g.stale + g.leftover > 0);
   return failed ? 1 : 0;
 }
 

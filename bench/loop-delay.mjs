@@ -54,7 +54,7 @@ function parseArgs(argv) {
 
 function run(args, env, cwd) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...(process.env.PROF_OPTS ? process.env.PROF_OPTS.split(' ') : []), BIN, ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     const err = [];
     child.stdout.resume();
     child.stderr.on('data', (c) => err.push(c));
@@ -117,13 +117,6 @@ async function main() {
         'exec:cat > execs/$CHATCTL_ENDPOINT_ID.exec',
       ];
       const res = await run(args, env, dir);
-      if (process.env.SHOW)
-        process.stdout.write(
-          res.stderr
-            .split('\n')
-            .filter((l) => l.startsWith('TIMING'))
-            .join(' ') + '\n',
-        );
       if (res.code !== 0) throw new BenchError(`run ${r + 1} exited ${res.code}: ${res.stderr.slice(0, 2000)}`);
       const fig = JSON.parse(readFileSync(report, 'utf8'));
       rows.push(fig);

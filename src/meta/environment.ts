@@ -91,6 +91,7 @@ export const ENVIRONMENT: ReadonlyArray<readonly [string, ReadonlyArray<readonly
       ['XDG_CACHE_HOME', 'base of the compiled-code cache folder', '~/.cache'],
       ['CHATCTL_CACHE_DIR', "the cache folder: compiled code (start-up speed only), the single executable's keyring addon", '$XDG_CACHE_HOME/chatctl'],
       ['CHATCTL_COMPILE_CACHE', '0: no compiled-code cache', 'on'],
+      ['CHATCTL_LOOP_DELAY_REPORT', 'for benchmarks only: a file a "rotate --from" run writes its event-loop stalls to (JSON), at its end', 'unset'],
       ['CHATCTL_BIN', 'the program the completion scripts run on each TAB', 'chatctl on PATH'],
       ['CHATCTL_LOOP_DELAY_REPORT', 'for benchmarks: a rotate --from run writes the longest event-loop stall it saw to this file', 'unset'],
       ['APPDATA, LOCALAPPDATA', 'Windows: base of the config and cache folders', "the account's"],

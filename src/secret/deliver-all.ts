@@ -32,6 +32,12 @@ export interface DeliverDeps {
   execTimeoutMs?: number | undefined;
   /** rotate --from: replace `{id}` in file: and env-file: paths with the endpoint id. */
   idPlaceholder?: boolean | undefined;
+  /**
+   * rotate --from: file: and env-file: destinations fsync on the thread pool,
+   * so the event loop reads other items' answers meanwhile. A single command
+   * has nothing else to do and syncs on its own thread (no hand-over).
+   */
+  offLoop?: boolean | undefined;
   /** A resumed delivery: a file: or env-file: destination already holding exactly this secret counts as delivered. */
   skipHeld?: boolean | undefined;
   /**
@@ -123,9 +129,9 @@ export async function deliverAll(sinks: readonly Sink[], item: { endpointId: str
 async function deliverOne(sink: Sink, item: { endpointId: string; secret: string }, fp: string, deps: DeliverDeps): Promise<void> {
   switch (sink.kind) {
     case 'file':
-      return writeSecretFile(sink.path, item.secret, sink.force);
+      return writeSecretFile(sink.path, item.secret, sink.force, deps.offLoop);
     case 'env-file':
-      return writeEnvFile(sink.path, sink.name, item.secret);
+      return writeEnvFile(sink.path, sink.name, item.secret, deps.offLoop);
     case 'github':
       return appendGitHubValue(sink.path, sink.name, item.secret);
     case 'stdout':

@@ -4,7 +4,7 @@
 // never sees a half-written file and a failed write (ENOSPC) leaves the old
 // one; a file this run could not finish is removed.
 import { closeSync, constants, fstatSync, ftruncateSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
-import { kindOf, writeFileAtomicAsync } from '../fs/atomic.js';
+import { kindOf, writeFileAtomic, writeFileAtomicAsync } from '../fs/atomic.js';
 import { recoveryFolder } from './record.js';
 import { randomBytes } from '../system/random.js';
 import { dotenvProblem, setDotenvValue } from './dotenv.js';
@@ -13,13 +13,13 @@ import { envFileProblem } from './sinks.js';
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const NONBLOCK = constants.O_NONBLOCK ?? 0;
 
-/** `file:` — a new file 0600 holding exactly the secret, or with force a regular file replaced atomically (its fsyncs off the event loop). */
-export async function writeSecretFile(path: string, secret: string, force: boolean): Promise<void> {
-  await writeFileAtomicAsync(path, secret, { how: force ? 'replace' : 'exclusive' });
+/** `file:` — a new file 0600 holding exactly the secret, or with force a regular file replaced atomically; `offLoop`: its fsyncs on the thread pool. */
+export async function writeSecretFile(path: string, secret: string, force: boolean, offLoop = false): Promise<void> {
+  await (offLoop ? writeFileAtomicAsync : writeFileAtomic)(path, secret, { how: force ? 'replace' : 'exclusive' });
 }
 
 /** `env-file:` — NAME=<secret> set in the dotenv file (created if absent), rewritten atomically, 0600. */
-export async function writeEnvFile(path: string, name: string, secret: string): Promise<void> {
+export async function writeEnvFile(path: string, name: string, secret: string, offLoop = false): Promise<void> {
   let content = Buffer.alloc(0);
   let fd: number | undefined;
   try {
@@ -43,7 +43,7 @@ export async function writeEnvFile(path: string, name: string, secret: string): 
       closeSync(fd);
     }
   }
-  await writeFileAtomicAsync(path, setDotenvValue(content, name, secret));
+  await (offLoop ? writeFileAtomicAsync : writeFileAtomic)(path, setDotenvValue(content, name, secret));
 }
 
 /**

@@ -14,6 +14,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ExecSinkInput } from './exec.js';
+import { singleExecutable } from '../system/packaging.js';
 
 type Job = { input: ExecSinkInput; resolve: () => void; reject: (err: Error) => void };
 type FromWorker = { id: number; output?: string; done?: true; error?: string } | { ready: true };
@@ -38,13 +39,13 @@ parentPort.on('message', (m) => {
 });
 `;
 
-/** The built exec bundle (dist/lazy/exec.cjs) beside this code, if there is one. */
+/** The built exec bundle (dist/lazy/exec.cjs) beside this code, if there is one; never a file beside the single executable, which carries its code inside. */
 function execBundle(): string | undefined {
-  if (typeof __dirname !== 'string') return undefined;
+  if (typeof __dirname !== 'string' || singleExecutable()) return undefined;
   return [join(__dirname, 'lazy', 'exec.cjs'), join(__dirname, 'exec.cjs')].find((p) => existsSync(p));
 }
 
-class ExecWorker {
+export class ExecWorker {
   private readonly jobs = new Map<number, Job>();
   private next = 0;
   /** Settles once the worker has loaded the exec bundle (or failed to). */
@@ -59,8 +60,8 @@ class ExecWorker {
     worker.on('exit', () => this.failAll('could not be run: its worker ended'));
   }
 
-  static start(): ExecWorker | undefined {
-    const bundle = execBundle();
+  /** A worker running the exec bundle at `bundle` (the built one beside this code unless said); undefined when there is none. */
+  static start(bundle = execBundle()): ExecWorker | undefined {
     if (!bundle) return undefined;
     try {
       const { Worker } = process.getBuiltinModule('node:worker_threads');

@@ -19,6 +19,7 @@ import { cleanupTempDirs, runCli, tempDir, workspace, type RunResult } from '../
 import { ConnectProxy, RecordingServer, closedPort, json } from '../support/server.js';
 import { PROXY_ALIAS } from '../support/global-setup.js';
 import { proxyTransport } from '../../src/http/proxy.js';
+import { nodeTransport } from '../../src/http/transport.js';
 import { parseRawAnswer } from '../../src/http/raw-answer.js';
 
 let certPath: string;
@@ -256,6 +257,21 @@ describe('proxies', () => {
 });
 
 describe("a record's raw tap through the tunnel", () => {
+  test('direct HTTPS: the answer as the TLS socket delivered it, decrypted, before the parser', async () => {
+    tlsServer.reset((_q, res) => json(res, 201, { direct: true }));
+    const raws: Buffer[] = [];
+    const parsed: string[] = [];
+    const tap = { head: () => parsed.push('head'), chunk: () => parsed.push('chunk'), raw: (b: Buffer) => raws.push(b) };
+    const res = await nodeTransport(
+      { method: 'POST', url: `https://localhost:${tlsServer.port}/v1/x`, headers: { 'content-type': 'application/json', 'x-request-id': 'raw-direct' }, body: '{}' },
+      { timeoutMs: 30_000, maxBodyBytes: 1 << 20, signal: new AbortController().signal, tap },
+    );
+    const a = parseRawAnswer(Buffer.concat(raws));
+    expect(a).toMatchObject({ status: 201, whole: true });
+    expect(a!.body.toString()).toBe(res.body);
+    expect(parsed).toEqual([]);
+  });
+
   test('the answer as the TLS socket delivered it (decrypted), each attempt its own; the parsed calls never come', async () => {
     tlsServer.reset((_q, res, rec) => json(res, 201, { n: tlsServer.hits, id: rec.headers['x-request-id'] }));
     const send = proxyTransport(proxy.url);

@@ -59,6 +59,16 @@ describe('writing the secret', () => {
     await expect(writeSecretFile(p, 'whsec_other', false)).rejects.toThrow();
     expect(readFileSync(p, 'utf8')).toBe('whsec_abc');
   });
+  it('off the event loop (rotate --from): the same file, the same refusal of an existing one', async () => {
+    const p = join(dir, 's');
+    await writeSecretFile(p, 'whsec_abc', false, true);
+    expect(readFileSync(p, 'utf8')).toBe('whsec_abc');
+    expect(statSync(p).mode & 0o777).toBe(0o600);
+    await expect(writeSecretFile(p, 'whsec_other', false, true)).rejects.toMatchObject({ code: 'EEXIST' });
+    await writeSecretFile(p, 'whsec_new', true, true);
+    expect(readFileSync(p, 'utf8')).toBe('whsec_new');
+    expect(readdirSync(dir)).toEqual(['s']);
+  });
   it('--force replaces atomically and leaves no temp file', async () => {
     const p = join(dir, 's');
     writeFileSync(p, 'old', { mode: 0o644 });

@@ -9,6 +9,7 @@
 import type { Factory } from '../../app.js';
 import { resolve } from 'node:path';
 import type { RotationMode } from '../../../api/spec.js';
+import { secretResponseSchema } from '../../../api/schemas.js';
 import { deliveryCutShort, lastApplied, type CustodyRun, type InDelivery } from '../../../secret/custody.js';
 import { prepareRecoveryFolder, scopeKey } from '../../../secret/record.js';
 import { describeKeepFailure } from '../../../secret/deliver.js';
@@ -218,6 +219,8 @@ async function runPlan(plan: Plan, held: Held, f: Factory): Promise<{ summary: R
   const { client, agent, delivering } = await runClient(plan, f, output);
   // exec: destinations start from a worker thread, started now: never on the loop that reads the answers.
   if (secrets.targets.some((t) => t.startsWith('exec:'))) await (await import('../../../secret/exec-worker.js')).prepareExecWorker();
+  // zod builds the answer's schema on its first use: built now, not while the first answers arrive.
+  secretResponseSchema().safeParse({ data: { endpoint: {}, secret: null, secretAvailable: false }, meta: {} });
   // A bench-only hook (CONTRIBUTING): the run's event-loop stalls, written at its end.
   const loopDelayPath = ctx.env.CHATCTL_LOOP_DELAY_REPORT;
   const loopDelay = loopDelayPath ? (await import('../../../system/loop-delay.js')).loopDelayReport(loopDelayPath) : () => {};

@@ -44,7 +44,8 @@ export function planItemSecrets(input: PlanInput): ItemSecrets {
     throw usageError('rotate --from needs --secret-to: where each new secret goes', 'e.g. --secret-to file:secrets/{id}.whsec, or --secret-to "exec:store-secret" (it sees CHATCTL_ENDPOINT_ID)');
   const settings: SinkSettings = { ...input.settings, idPlaceholder: true };
   const sinks = parseSinks(input.specs, settings);
-  const deps: DeliverDeps = { ...input.deliverDeps, idPlaceholder: true };
+  // Other items' answers arrive while one is delivered: its files fsync off the event loop.
+  const deps: DeliverDeps = { ...input.deliverDeps, idPlaceholder: true, offLoop: true };
   /** Each concrete destination an item's {id} led to, and that item's endpoint id. */
   const claimed = new Map<string, string>();
   return {

@@ -386,11 +386,12 @@ describe('rotate --from: killed during a delivery and resumed', () => {
         '--concurrency',
         '1',
         '--secret-to',
-        `exec:echo "storing $CHATCTL_ENDPOINT_ID" >&2; IFS= read -r s; [ $? = 1 ] && [ -n "$s" ] && printf %s "$s" > "${store}/$CHATCTL_ENDPOINT_ID"`,
+        // In the killed run, the n-th item's command holds on after storing (one item at a time, in manifest order), so the kill lands inside it, not after it (exec: output reaches stderr through a worker thread).
+        `exec:echo "storing $CHATCTL_ENDPOINT_ID" >&2; IFS= read -r s; [ $? = 1 ] && [ -n "$s" ] && printf %s "$s" > "${store}/$CHATCTL_ENDPOINT_ID" && { [ "$CHATCTL_ENDPOINT_ID" != "$HOLD_IN" ] || exec sleep 20; }`,
         '--secret-to',
         `file:${files}/{id}.whsec`,
       ];
-      const first = await chatctl(args, { cwd, killOnStderr: { text: 'storing we_', times: nth } });
+      const first = await chatctl(args, { cwd, env: { HOLD_IN: ids[nth - 1]! }, killOnStderr: { text: 'storing we_', times: nth } });
       expect(first.signal).toBe('SIGKILL');
       const second = await chatctl(args, { cwd });
       expect(second.exitCode, second.stdout + second.stderr).toBe(0);
