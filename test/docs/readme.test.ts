@@ -3,7 +3,8 @@
 // section numbers of other documents), the README short, its tables and the
 // commands every document shows true to the program, and its quick start
 // working when pasted line by line on a fresh copy of the repository (npm
-// from its cache only: tests use no network but loopback).
+// from its cache and a registry on loopback: tests use no network but
+// loopback).
 import { afterAll, describe, expect, it, type ExpectStatic } from 'vitest';
 import { execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
@@ -12,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { execa } from 'execa';
 import { ROOT } from '../support/fixtures.js';
+import { startLocalRegistry } from '../support/npm-registry.js';
 import { SHARED_CACHE_DIR } from '../support/run.js';
 import { EXIT_CODE_ROWS } from '../../src/errors/exit-codes.js';
 
@@ -299,20 +301,30 @@ describe('installed from a fresh copy', () => {
 
 /**
  * `npm pack` in the copy, then docs/ci.md's install of the tarball into a
- * prefix of its own, offline: chatctl and the keyring's two packages from
- * npm's cache, no install-scripts advisory, and a chatctl that runs.
+ * prefix of its own: chatctl and the keyring's two packages, no
+ * install-scripts advisory, and a chatctl that runs. Without a lockfile npm
+ * asks a registry for the keyring's document, which no `npm ci` put in the
+ * cache: a registry on loopback answers it from package-lock.json
+ * (test/support/npm-registry.ts), and the tarballs come from npm's cache.
  */
 async function packedTarball(expect: ExpectStatic, dir: string): Promise<void> {
   const doc = read('docs/ci.md');
   expect(doc.slice(doc.indexOf('\n## Installing the packed tarball\n'))).toContain('`npm install -g --ignore-scripts ./chatctl-VERSION.tgz`');
   const repo = join(dir, 'repo');
-  const env = { ...npmEnv(dir), npm_config_prefix: join(dir, 'tarball-prefix') };
-  const packed = JSON.parse((await execa('npm', ['pack', '--json', '--pack-destination', dir], { cwd: repo, env, extendEnv: false })).stdout) as { filename: string; files: { path: string }[] }[];
-  expect(packed[0]!.files.filter((f) => f.path.startsWith('dist/bin/'))).toEqual([]);
-  const tarball = join(dir, packed[0]!.filename);
-  const r = await execa('npm', ['install', '-g', '--ignore-scripts', tarball], { cwd: dir, env, extendEnv: false, all: true });
-  expect(r.all).not.toMatch(/install-scripts|allowScripts/);
-  expect(r.all).toMatch(/added 3 packages/);
+  const base = npmEnv(dir);
+  const registry = await startLocalRegistry(base.npm_config_cache!);
+  const env = { ...base, npm_config_offline: 'false', npm_config_registry: registry.url, npm_config_prefix: join(dir, 'tarball-prefix') };
+  try {
+    const packed = JSON.parse((await execa('npm', ['pack', '--json', '--pack-destination', dir], { cwd: repo, env, extendEnv: false })).stdout) as { filename: string; files: { path: string }[] }[];
+    expect(packed[0]!.files.filter((f) => f.path.startsWith('dist/bin/'))).toEqual([]);
+    const tarball = join(dir, packed[0]!.filename);
+    const r = await execa('npm', ['install', '-g', '--ignore-scripts', tarball], { cwd: dir, env, extendEnv: false, all: true });
+    expect(r.all).not.toMatch(/install-scripts|allowScripts/);
+    expect(r.all).toMatch(/added 3 packages/);
+    expect(registry.asked).toContain('@napi-rs/keyring');
+  } finally {
+    await registry.close();
+  }
   const installed = join(dir, 'tarball-prefix', 'lib', 'node_modules', 'chatctl');
   expect(readdirSync(join(installed, 'node_modules', '@napi-rs')).sort()).toEqual(['keyring', expect.stringMatching(new RegExp(`^keyring-${process.platform}-${process.arch}`))]);
   const version = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version as string;
