@@ -53,6 +53,9 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // One compile-cache folder for every chatctl child of the run.
     globalSetup: ['test/support/global-setup.ts'],
+    // The tests' own fetch() opens a connection per request, so none is
+    // reused after the server closed it (test/support/worker-setup.ts).
+    setupFiles: ['test/support/worker-setup.ts'],
     // Many files wait on sockets, timers and child processes rather than the
     // CPU: four at a time keep two cores busy (vitest's default here is one;
     // measured, four finished the suite in 79 s where three took 84 s).

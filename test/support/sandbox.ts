@@ -1,7 +1,8 @@
 // The sandbox two ways: a real `chatctl sandbox` child process (with chatctl
 // run in-process against it, and its control routes), and an in-process
 // sandbox on 127.0.0.1 with a clock the test moves plus fetch helpers that
-// send what chatctl sends.
+// send what chatctl sends. Their fetch() takes a connection per request
+// (test/support/worker-setup.ts), never one the sandbox may have closed.
 import { afterEach } from 'vitest';
 import { execa } from 'execa';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
