@@ -16,6 +16,7 @@ import { ROOT } from '../support/fixtures.js';
 import { startLocalRegistry } from '../support/npm-registry.js';
 import { SHARED_CACHE_DIR } from '../support/run.js';
 import { EXIT_CODE_ROWS } from '../../src/errors/exit-codes.js';
+import { scaled } from '../support/slowdown.js';
 
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const CONTRIBUTING = readFileSync(join(ROOT, 'CONTRIBUTING.md'), 'utf8');
@@ -290,13 +291,13 @@ function npmEnv(dir: string): Record<string, string> {
 // it. `npm test`, the quick start's second line, is this suite: the test
 // checks that it is the command .ci/run runs rather than run it again.
 describe('installed from a fresh copy', () => {
-  it('the quick start works pasted line by line: npm install (which builds), npm install -g ., sandbox, doctor, create, rotate, reactivate; and the packed tarball installs as docs/ci.md says', async ({
-    expect,
-  }) => {
+  it('the quick start works pasted line by line: npm install (which builds), npm install -g ., sandbox, doctor, create, rotate, reactivate; and the packed tarball installs as docs/ci.md says', {
+    timeout: scaled(600_000),
+  }, async ({ expect }) => {
     const dir = freshCopy();
     await quickStart(expect, dir);
     await packedTarball(expect, dir);
-  }, 600_000);
+  });
 });
 
 /**
@@ -381,15 +382,17 @@ describe("docs/sandbox.md's fault commands", () => {
       const block = codeBlocks(section('Rehearsing failures', read('docs/sandbox.md'))).find((b) => b.lang === 'sh')!.body;
       const lines = block.split('\n').filter((l) => l.startsWith('curl '));
       expect(lines.length).toBeGreaterThanOrEqual(5);
-      for (const line of lines) {
-        // -f: an answer of 400 or more fails the line.
-        const r = await execa('bash', ['-e', '-c', line.replace(/^curl -s /, 'curl -sf ')], {
-          env: { PATH: process.env.PATH!, CHATCTL_BASE_URL: sb.baseUrl, CHATCTL_TOKEN: sb.token },
-          extendEnv: false,
-          reject: false,
-        });
-        expect(r.exitCode, `${line}\n${r.stdout}${r.stderr}`).toBe(0);
-      }
+      // In order, in one shell (a shell each cost more than the lines);
+      // -f: an answer of 400 or more fails the line, which ends the shell
+      // (-e), naming it.
+      const script = [`trap '[ $? = 0 ] || echo "failed: line $n"' EXIT`, ...lines.flatMap((line, i) => [`n=${i}`, line.replace(/^curl -s /, 'curl -sf ')])].join('\n');
+      const r = await execa('bash', ['-e', '-c', script], {
+        env: { PATH: process.env.PATH!, CHATCTL_BASE_URL: sb.baseUrl, CHATCTL_TOKEN: sb.token },
+        extendEnv: false,
+        reject: false,
+      });
+      const failed = /failed: line (\d+)/.exec(r.stdout)?.[1];
+      expect(r.exitCode, `${failed === undefined ? '' : lines[Number(failed)]}\n${r.stdout}${r.stderr}`).toBe(0);
       // The last one put everything back.
       const faults = await (await fetch(`${sb.baseUrl}/_sandbox/faults`, { headers: { authorization: `Bearer ${sb.token}` } })).json();
       expect(faults).toMatchObject({ data: { faults: { failNext: 0, delayMs: 0, rateLimit: 0 } } });
@@ -409,7 +412,7 @@ async function quickStart(expect: ExpectStatic, dir: string): Promise<void> {
     const port = String(await freePort());
     const repo = join(dir, 'repo');
     const env = npmEnv(dir);
-    const sh = async (script: string) => (await execa('bash', ['-e', '-c', script], { cwd: repo, env, extendEnv: false, timeout: 300_000, stripFinalNewline: false })).stdout;
+    const sh = async (script: string) => (await execa('bash', ['-e', '-c', script], { cwd: repo, env, extendEnv: false, timeout: scaled(300_000), stripFinalNewline: false })).stdout;
 
     // 1. npm install (which builds); npm test, which is what CI runs.
     expect(setup).toBe('npm install\nnpm test\n');
@@ -438,7 +441,7 @@ async function quickStart(expect: ExpectStatic, dir: string): Promise<void> {
           out += c.toString();
           if (out.includes('listening')) ok();
         });
-        setTimeout(() => fail(new Error(`the sandbox did not start: ${out}`)), 30_000);
+        setTimeout(() => fail(new Error(`the sandbox did not start: ${out}`)), scaled(30_000));
       });
 
       // 3. Back in the first terminal, every line.

@@ -12,6 +12,7 @@ import { CSRF, PKG_VERSION, TOKEN, mutationBody, secretBody } from '../support/f
 import { cleanupTempDirs } from '../support/run.js';
 import { RecordingServer, json } from '../support/server.js';
 import { CONCURRENCY, describeChild, errCode, printStats, tally, flagBeforeDoubleDash, fuzzParams, fuzzTimeoutMs, runChild, tame, violations } from './harness.js';
+import { scaled } from '../support/slowdown.js';
 
 const DEFAULT_CHILDREN = 96;
 const SECRET = 'whsec_ARGVFUZZ_c2VjcmV0LWZyb20tdGhlLXNlcnZlcg';
@@ -228,7 +229,7 @@ async function check(c: ArgvCase): Promise<string | undefined> {
       ? { CHATCTL_BASE_URL: server.url, CHATCTL_TOKEN: TOKEN, CHATCTL_CSRF_TOKEN: CSRF, CHATCTL_ORG: 'org_1', CHATCTL_APP: 'app_1', CHATCTL_ENV: 'prod' }
       : { CHATCTL_TOKEN: TOKEN, CHATCTL_CSRF_TOKEN: CSRF },
     // `sandbox` serves until stopped; anything else must be long done.
-    stopAfterMs: args.includes('sandbox') ? 2000 : 8000,
+    stopAfterMs: args.includes('sandbox') ? 2000 : scaled(8000),
     prepare: (ws) => {
       writeFileSync(join(ws.cwd, 'exists.whsec'), 'old');
       mkdirSync(join(ws.cwd, 'dir'));

@@ -12,6 +12,7 @@ import { scopedPath } from '../../src/api/spec.js';
 import { startSandbox as startInProcessSandbox, type RunningSandbox, type SandboxOptions } from '../../src/sandbox/server.js';
 import { BIN, NODE } from './fixtures.js';
 import { baseEnv, runInProcess, type InProcessResult } from './run.js';
+import { scaled } from './slowdown.js';
 
 // ---------------------------------------------------------------- child process
 
@@ -62,7 +63,8 @@ export async function startSandbox(args: string[], home: string, configDir: stri
   let err = '';
   child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
   const line = await new Promise<string>((resolveLine, rejectLine) => {
-    const timer = setTimeout(() => rejectLine(new Error(`sandbox printed no line in 10 s; stderr:\n${err}`)), 10_000);
+    const limit = scaled(10_000);
+    const timer = setTimeout(() => rejectLine(new Error(`sandbox printed no line in ${limit / 1000} s; stderr:\n${err}`)), limit);
     const onData = (c: Buffer) => {
       out += c.toString('utf8');
       const nl = out.indexOf('\n');
@@ -104,7 +106,7 @@ export function cliRunner(info: SandboxInfo, home: string, configDir: string) {
       CHATCTL_ENV: info.environmentKey,
       ...extraEnv,
     };
-    return runInProcess(args, { env, cwd: home, timeoutMs: 15_000 });
+    return runInProcess(args, { env, cwd: home, timeoutMs: scaled(15_000) });
   };
 }
 
