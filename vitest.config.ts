@@ -2,6 +2,7 @@ import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
+import { QUIET_TEST_TIMEOUT_MS } from './test/support/slowdown.js';
 
 const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -53,6 +54,10 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // One compile-cache folder for every chatctl child of the run.
     globalSetup: ['test/support/global-setup.ts'],
+    // The tests' own fetch() opens a connection per request, so none is
+    // reused after the server closed it; limits scale with the machine's
+    // load (test/support/worker-setup.ts).
+    setupFiles: ['test/support/worker-setup.ts'],
     // Many files wait on sockets, timers and child processes rather than the
     // CPU: four at a time keep two cores busy (vitest's default here is one;
     // measured, four finished the suite in 79 s where three took 84 s).
@@ -64,8 +69,10 @@ export default defineConfig({
     // over from one file to the next.
     isolate: false,
     sequence: { sequencer: LongestFirst },
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // On a quiet machine; scaled with its load before each file
+    // (test/support/slowdown.ts, test/support/worker-setup.ts).
+    testTimeout: QUIET_TEST_TIMEOUT_MS,
+    hookTimeout: QUIET_TEST_TIMEOUT_MS,
     // The JSON report feeds the "N passed, M failed" line that .ci/run prints.
     reporters: ['default', ['json', { outputFile: '.test-results/results.json' }]],
     // `npm run coverage` (and .ci/run): what the suite exercises of src/,

@@ -63,15 +63,27 @@ function routeHelp(program: Command, argv: string[]): string[] | undefined {
     checkHelpPath(program, args);
     return args;
   } catch (err) {
+    // `help help -V`: the version is printed, and wins (below).
+    if (isVersion(err)) return undefined;
     // Refused before commander ran: let it read the global options anyway,
     // so the error is reported as --json or --no-color asked.
     try {
       program.parseOptions(argv);
-    } catch {
+    } catch (e) {
+      // -V among them (alone or first of a group, as in -Vh): commander
+      // printed the version there, and stopped reading. The version wins, as
+      // it does everywhere else (docs/configuration.md): printing the refusal
+      // too would answer twice, the error in a mode read only half-way.
+      if (isVersion(e)) return undefined;
       /* the options themselves are wrong: reported as they are */
     }
     throw err;
   }
+}
+
+/** Commander's -V / --version: the version was printed. */
+function isVersion(err: unknown): boolean {
+  return err instanceof CommanderError && err.code === 'commander.version';
 }
 
 /** One of commander's errors as chatctl's usage error. */

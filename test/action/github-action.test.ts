@@ -25,6 +25,7 @@ import { parseRunnerFile, runStep } from '../support/github-runner.js';
 import { cleanupTempDirs, runInProcess, baseEnv, tempDir, workspace } from '../support/run.js';
 import { control, startSandbox, type Sandbox } from '../support/sandbox.js';
 import { parseYaml } from '../support/yaml-subset.js';
+import { scaled } from '../support/slowdown.js';
 
 interface Step {
   name: string;
@@ -46,7 +47,7 @@ let sandbox: Sandbox;
 const ws = workspace();
 beforeAll(async () => {
   sandbox = await startSandbox(['--port', '0', '--json'], ws.home, ws.configDir);
-}, 30_000);
+}, scaled(30_000));
 afterAll(async () => {
   await sandbox?.stop();
   cleanupTempDirs();
@@ -177,7 +178,9 @@ describe('action.yml', () => {
     expect(step.with!.token).toMatch(/^\$\{\{ secrets\.\w+ \}\}$/);
   });
 
-  test('one endpoint: rotated with overlap; the secret in GITHUB_ENV and a file, the outputs are the new version and its fingerprint; secret and token only masked', async () => {
+  test('one endpoint: rotated with overlap; the secret in GITHUB_ENV and a file, the outputs are the new version and its fingerprint; secret and token only masked', {
+    timeout: scaled(120_000),
+  }, async () => {
     const id = await newEndpoint();
     const file = join(tempDir('gha-secret'), 'webhook.secret');
     const run = runAction({ 'endpoint-id': id, 'expected-version': '1', mode: 'overlap', 'secret-to': `github-env:WEBHOOK_SECRET\n  file:${file}  \n\n`, token: sandbox.info.token, ...scopeInputs() });
@@ -190,9 +193,11 @@ describe('action.yml', () => {
     // chatctl is on PATH for the job's later steps.
     expect(run.path.some((d) => existsSync(join(d, 'chatctl')))).toBe(true);
     expectMasked(run, [secret, sandbox.info.token]);
-  }, 120_000);
+  });
 
-  test("a manifest (--from) with a journal, the scope from the job's CHATCTL_* variables: every item rotated; the outputs map each endpoint to its version and fingerprint", async () => {
+  test("a manifest (--from) with a journal, the scope from the job's CHATCTL_* variables: every item rotated; the outputs map each endpoint to its version and fingerprint", {
+    timeout: scaled(120_000),
+  }, async () => {
     const ids = [await newEndpoint(), await newEndpoint()];
     const dir = tempDir('gha-fleet');
     const manifest = join(dir, 'fleet.ndjson');
@@ -210,7 +215,7 @@ describe('action.yml', () => {
     });
     expect(readFileSync(join(dir, 'rotation.journal'), 'utf8')).not.toContain(after[0]!.secret);
     expectMasked(run, [...after.map((a) => a.secret), sandbox.info.token]);
-  }, 120_000);
+  });
 
   test.each([
     ['no destination', { 'secret-to': '\n  \n' }, 'secret-to names no destination'],

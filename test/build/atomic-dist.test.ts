@@ -6,9 +6,10 @@ import { execa } from 'execa';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { BIN, NODE, ROOT, PKG_VERSION } from '../support/fixtures.js';
+import { scaled } from '../support/slowdown.js';
 
 describe('the build', () => {
-  test('chatctl keeps working while dist/ is rebuilt', async () => {
+  test('chatctl keeps working while dist/ is rebuilt', { timeout: scaled(120_000) }, async () => {
     const build = execa(NODE, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, reject: false });
     let done = false;
     void build.finally(() => (done = true));
@@ -32,5 +33,5 @@ describe('the build', () => {
     // Nothing of the build is left beside dist/.
     expect(readdirSync(ROOT).filter((n) => n.startsWith('dist.'))).toEqual([]);
     expect(existsSync(join(ROOT, 'dist', 'main.cjs'))).toBe(true);
-  }, 120_000);
+  });
 });

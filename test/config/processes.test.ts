@@ -13,6 +13,7 @@ import { leaks, parseErrorLine, stackTrace } from '../support/json.js';
 import { spawnCli, waitFor, cleanupTempDirs, deadPid, listAll, fileMode, runCli, workspace, type Workspace } from '../support/run.js';
 import { RecordingServer, json } from '../support/server.js';
 import { virtualClock } from '../support/fakes.js';
+import { scaled } from '../support/slowdown.js';
 
 let server: RecordingServer;
 beforeAll(async () => {
@@ -271,7 +272,7 @@ describe.concurrent('Ctrl-C during a lock wait', () => {
     ['SIGINT', 130],
     ['SIGTERM', 143],
   ] as const) {
-    test(`${signal} ends the wait at once with exit ${code}; no temporary file; lock and config untouched`, async ({ expect }) => {
+    test(`${signal} ends the wait at once with exit ${code}; no temporary file; lock and config untouched`, { timeout: scaled(30_000) }, async ({ expect }) => {
       const ws = seededWs();
       const held = JSON.stringify({ pid: process.pid, start: startTimeOf(process.pid), host: hostname(), nonce: 'held0by0test' });
       writeFileSync(lockPath(ws), held, { mode: 0o600 });
@@ -295,7 +296,7 @@ describe.concurrent('Ctrl-C during a lock wait', () => {
       expect(listAll(ws.configDir).sort()).toEqual(['config.json', 'config.json.lock']);
       expect(readFileSync(lockPath(ws), 'utf8')).toBe(held);
       expect(readFileSync(configPath(ws)).equals(before)).toBe(true);
-    }, 30_000);
+    });
   }
 });
 

@@ -18,6 +18,7 @@ import { parseRunnerFile, runStep } from '../support/github-runner.js';
 import { cleanupTempDirs, runInProcess, shellQuote, tempDir, workspace, baseEnv } from '../support/run.js';
 import { control, startSandbox, type Sandbox } from '../support/sandbox.js';
 import { parseYaml, type Yaml } from '../support/yaml-subset.js';
+import { scaled } from '../support/slowdown.js';
 
 const DOC = readFileSync(join(ROOT, 'docs', 'ci-systems.md'), 'utf8');
 
@@ -50,7 +51,7 @@ beforeAll(async () => {
     );
     chmodSync(join(bin, tool), 0o755);
   }
-}, 30_000);
+}, scaled(30_000));
 afterAll(async () => {
   await sandbox?.stop();
   cleanupTempDirs();
@@ -93,7 +94,7 @@ async function endpoint(id: string) {
 const runnerPath = () => `${bin}:${join(NODE, '..')}:/usr/local/bin:/usr/bin:/bin`;
 
 describe('GitHub Actions recipe', () => {
-  test('the scheduled overlap rotation runs; the secret reaches gh secret set; in the log it appears only in its ::add-mask:: line, before any other output', async () => {
+  test('the scheduled overlap rotation runs; the secret reaches gh secret set; in the log it appears only in its ::add-mask:: line, before any other output', { timeout: scaled(60_000) }, async () => {
     const wf = recipe('GitHub Actions: a scheduled rotation with overlap');
     expect(wf.on.schedule[0].cron).toMatch(/^[\d*/ ,-]+$/);
     expect(wf.defaults.run.shell).toBe('bash');
@@ -184,11 +185,11 @@ describe('GitHub Actions recipe', () => {
       .join('\n');
     expect(shown).toContain(`Rotated ${id}; the previous secret works until ${after.previousSecretExpiresAt}`);
     expect(shown).toContain('Stored the new secret in acme/receiver (version 2)');
-  }, 60_000);
+  });
 });
 
 describe('GitLab CI recipe', () => {
-  test('the scheduled rotation runs; the secret goes to glab on its standard input and nowhere in the log', async () => {
+  test('the scheduled rotation runs; the secret goes to glab on its standard input and nowhere in the log', { timeout: scaled(60_000) }, async () => {
     const pipeline = recipe('GitLab CI: the same schedule');
     const job = pipeline['rotate-webhook-secret'] as { rules: { if: string }[]; before_script: string[]; script: string[] };
     expect(job.rules[0]!.if).toContain('$CI_PIPELINE_SOURCE == "schedule"');
@@ -234,11 +235,11 @@ describe('GitLab CI recipe', () => {
     const artifact = readFileSync(join(dir, 'rotate.json'), 'utf8');
     expect(artifact).not.toContain(secret);
     expect(JSON.parse(artifact).data.secret).toBeNull();
-  }, 60_000);
+  });
 });
 
 describe('github-output: when the file cannot take the whole value', () => {
-  test('a file size limit hit mid-block: the file is cut back to its size before, the secret kept, exit 13', async () => {
+  test('a file size limit hit mid-block: the file is cut back to its size before, the secret kept, exit 13', { timeout: scaled(60_000) }, async () => {
     const id = await newEndpoint(3);
     const dir = tempDir('limit');
     const output = join(dir, 'output');
@@ -260,5 +261,5 @@ describe('github-output: when the file cannot take the whole value', () => {
     expect(error.error.details).toMatchObject({ endpointId: id, version: 2, failed: [{ to: 'github-output:S' }] });
     expect(error.error.details.failed[0]!.reason).toContain('cut back to its size before');
     expect(readFileSync(error.error.details.recoveredPath, 'utf8')).toBe((await endpoint(id)).validSecrets[0]);
-  }, 60_000);
+  });
 });

@@ -15,6 +15,7 @@ import { BIN, NODE, ROOT } from '../support/fixtures.js';
 import { cleanupTempDirs, SHARED_CACHE_DIR, tempDir, workspace } from '../support/run.js';
 import { control, startSandbox, type Sandbox } from '../support/sandbox.js';
 import { parseYaml } from '../support/yaml-subset.js';
+import { scaled } from '../support/slowdown.js';
 
 const MONTH_MS = 31 * 24 * 60 * 60 * 1000;
 let sandbox: Sandbox;
@@ -31,7 +32,7 @@ beforeAll(async () => {
     '#!/bin/sh\nset -e\n[ "$1 $2 $3 $5" = "kv put -mount=secret signing_secret=-" ] || { echo "vault: unexpected arguments: $*" >&2; exit 2; }\nmkdir -p "$VAULT_STORE/$(dirname "$4")"\ncat > "$VAULT_STORE/$4"\n',
   );
   chmodSync(join(bin, 'vault'), 0o755);
-}, 30_000);
+}, scaled(30_000));
 afterAll(async () => {
   await sandbox?.stop();
   cleanupTempDirs();
@@ -106,7 +107,7 @@ const manifestVersions = (text: string) =>
     .map((l) => (JSON.parse(l) as { expectedVersion: number }).expectedVersion);
 
 describe('docs/fleet.md: the same command every month', () => {
-  test('runs as written in month one and month two, no edit and no --force: every endpoint rotated each month, its secret in its env-file', async () => {
+  test('runs as written in month one and month two, no edit and no --force: every endpoint rotated each month, its secret in its env-file', { timeout: scaled(60_000) }, async () => {
     const block = /```sh\n([\s\S]*?)```/.exec(section('fleet.md', 'The same command every month (`--next-manifest`)'));
     expect(block, 'a sh block').not.toBeNull();
     const script = block![1]!;
@@ -130,11 +131,13 @@ describe('docs/fleet.md: the same command every month', () => {
       const results = readFileSync(join(dir, 'results.ndjson'), 'utf8').trimEnd().split('\n');
       expect(JSON.parse(results.at(-1)!)).toEqual({ summary: { ok: 3, failed: 0, skipped: 0 } });
     }
-  }, 60_000);
+  });
 });
 
 describe('docs/ci.md: the scheduled fleet workflow', () => {
-  test('its shell steps run as written twice, a month apart, each in a fresh clone: both months succeed, the next manifest is committed back, the store holds every current secret', async () => {
+  test('its shell steps run as written twice, a month apart, each in a fresh clone: both months succeed, the next manifest is committed back, the store holds every current secret', {
+    timeout: scaled(90_000),
+  }, async () => {
     const block = /```yaml\n([\s\S]*?)```/.exec(section('ci.md', 'A scheduled rotation of a fleet (GitHub Actions)'));
     expect(block, 'a yaml block').not.toBeNull();
     const wf = parseYaml(block![1]!) as Record<string, any>;
@@ -204,5 +207,5 @@ describe('docs/ci.md: the scheduled fleet workflow', () => {
     }
     expect(git(['log', '--format=%s', 'main'], origin).trimEnd().split('\n')).toEqual(['webhook secrets rotated: the next manifest', 'webhook secrets rotated: the next manifest', 'the fleet']);
     expect(existsSync(store) && readdirSync(join(store, 'webhooks')).sort()).toEqual([...ids].sort());
-  }, 90_000);
+  });
 });

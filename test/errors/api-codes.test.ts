@@ -223,6 +223,33 @@ describe('--version and --help', () => {
       expect(r.stdout).toContain(PKG_VERSION);
     });
   }
+  // -V with anything else: the version alone and 0, as gh does, never the
+  // version and then an error (found by test/fuzz/argv.test.ts, seed
+  // -1846575134: `-Vh` before a word that names no command printed both, the
+  // error in plain text although --json came later). Words and flags that
+  // would be refused on their own do not change that.
+  for (const args of [
+    ['--host', '::1', '-Vh', 'exit-codes', '-h', '--json'],
+    ['--bogus', '-Vh', 'nope', '--help'],
+    ['help', 'nope', '-V', '--json'],
+    ['help', 'help', '-V'],
+    ['-V', 'help', 'help'],
+    ['exit-codes', '-h', '-V'],
+    ['nope', '-V', '--json'],
+  ]) {
+    test(`${args.join(' ')} prints the version alone and exits 0`, async () => {
+      const r = await runCli(args);
+      expect({ exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr }).toEqual({ exitCode: 0, stdout: `${PKG_VERSION}\n`, stderr: '' });
+    });
+  }
+  // Where commander reads no -V (`-hV`: -h is no option it groups), the
+  // usage error alone, in JSON under --json.
+  test('-hV is a usage error, one JSON line under --json', async () => {
+    const r = await runCli(['--host', '::1', '-hV', 'exit-codes', '--json']);
+    expect(r.exitCode).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(JSON.parse(r.stderr)).toMatchObject({ error: { code: 'usage_error' }, exitCode: 2 });
+  });
   for (const args of [['profile', 'set', '--help'], ['auth', 'login', '--help'], ['webhooks', 'create', '--help'], ['--help']]) {
     test(`${args.join(' ')} exits 0 with help on stdout`, async () => {
       const r = await runCli(args);

@@ -8,6 +8,7 @@ import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeFileAtomic, writeFileAtomicAsync } from '../../src/fs/atomic.js';
+import { scaled } from '../support/slowdown.js';
 
 const real = { writeSync: fs.writeSync, fsyncSync: fs.fsyncSync };
 
@@ -172,7 +173,7 @@ describe('exclusive', () => {
 });
 
 describe('no reader ever sees part of a file', () => {
-  it('a reader process polling the name while it is created and replaced 60 times sees nothing, or one whole version', async () => {
+  it('a reader process polling the name while it is created and replaced 60 times sees nothing, or one whole version', { timeout: scaled(30_000) }, async () => {
     const path = join(dir, 'f');
     const size = 512 * 1024;
     // Reads the file as fast as it can until its stdin closes; reports what it saw.
@@ -221,7 +222,7 @@ describe('no reader ever sees part of a file', () => {
     expect(seen.reads).toBeGreaterThan(0);
     expect(seen.whole).toBe(seen.reads);
     expect(files()).toEqual(['f']);
-  }, 30_000);
+  });
 });
 
 describe('writeFileAtomicAsync: the same write, its fsyncs on the thread pool', () => {

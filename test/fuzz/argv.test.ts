@@ -8,10 +8,11 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import fc from 'fast-check';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CSRF, TOKEN, mutationBody, secretBody } from '../support/fixtures.js';
+import { CSRF, PKG_VERSION, TOKEN, mutationBody, secretBody } from '../support/fixtures.js';
 import { cleanupTempDirs } from '../support/run.js';
 import { RecordingServer, json } from '../support/server.js';
 import { CONCURRENCY, describeChild, errCode, printStats, tally, flagBeforeDoubleDash, fuzzParams, fuzzTimeoutMs, runChild, tame, violations } from './harness.js';
+import { scaled } from '../support/slowdown.js';
 
 const DEFAULT_CHILDREN = 96;
 const SECRET = 'whsec_ARGVFUZZ_c2VjcmV0LWZyb20tdGhlLXNlcnZlcg';
@@ -228,7 +229,7 @@ async function check(c: ArgvCase): Promise<string | undefined> {
       ? { CHATCTL_BASE_URL: server.url, CHATCTL_TOKEN: TOKEN, CHATCTL_CSRF_TOKEN: CSRF, CHATCTL_ORG: 'org_1', CHATCTL_APP: 'app_1', CHATCTL_ENV: 'prod' }
       : { CHATCTL_TOKEN: TOKEN, CHATCTL_CSRF_TOKEN: CSRF },
     // `sandbox` serves until stopped; anything else must be long done.
-    stopAfterMs: args.includes('sandbox') ? 2000 : 8000,
+    stopAfterMs: args.includes('sandbox') ? 2000 : scaled(8000),
     prepare: (ws) => {
       writeFileSync(join(ws.cwd, 'exists.whsec'), 'old');
       mkdirSync(join(ws.cwd, 'dir'));
@@ -239,6 +240,8 @@ async function check(c: ArgvCase): Promise<string | undefined> {
   tally(`${args.slice(0, 2).join(' ')} → exit ${String(r.exitCode)} ${errCode(r.stderr)}`);
   const problems = violations(r, { credentials: [TOKEN, CSRF], secrets: [SECRET], mayRunForever: sandbox });
   if (r.stoppedByUs && sandbox && r.exitCode !== 0 && r.exitCode !== 130) problems.push(`sandbox stopped by SIGINT exited ${String(r.exitCode)}`);
+  // The version, when printed, is the whole answer (-V wins, as in gh): never followed by an error or other output.
+  if (r.stdout.startsWith(`${PKG_VERSION}\n`) && (r.stdout !== `${PKG_VERSION}\n` || r.stderr !== '' || r.exitCode !== 0)) problems.push('printed the version and then something else');
   // A --json webhook success prints exactly one JSON document.
   const end = args.indexOf('--');
   const helpish = ['--help', '--version', 'help', '--dry-run'].some((f) => flagBeforeDoubleDash(args, f)) || (end === -1 ? args : args.slice(0, end)).some((a) => /^-[A-Za-z]*[hV]/.test(a)); // -h, -V, -yV…
@@ -279,6 +282,9 @@ describe('fuzz: argv', () => {
     // Found by the fuzz: `help` with an unknown command word.
     [['--json', 'help', 'bogus']],
     [['--json', 'webhooks']],
+    // Found by the fuzz (seed -1846575134): the version, then a plain-text error.
+    [['--host', '::1', '-Vh', 'exit-codes', '-h', '--dry-run', '--json']],
+    [['help', 'help', '-V']],
   ])('fixed argv %j', async (args) => {
     const report = await check({ args, stdin: '', withScope: true });
     expect(report).toBeUndefined();

@@ -9,6 +9,7 @@ import { ALLOWED_EXIT } from '../support/fixtures.js';
 import { leaks, stackTrace } from '../support/json.js';
 import { buildEnv, runInProcess, spawnCli, workspace, type Workspace } from '../support/run.js';
 import { assertJsonStderr } from '../support/in-process.js';
+import { scaled } from '../support/slowdown.js';
 
 export const CONCURRENCY = Math.max(1, Number(process.env.FUZZ_CONCURRENCY) || 4);
 
@@ -22,7 +23,7 @@ export function fuzzParams(defaultChildren: number): { numRuns: number; seed?: n
 /** A per-test timeout that scales with the number of runs. */
 export function fuzzTimeoutMs(defaultChildren: number, perChildMs = 400): number {
   const children = Number(process.env.FUZZ_RUNS) || defaultChildren;
-  return Math.max(55_000, Math.ceil((children * perChildMs) / CONCURRENCY) * 3);
+  return scaled(Math.max(55_000, Math.ceil((children * perChildMs) / CONCURRENCY) * 3));
 }
 
 export interface ChildResult {
@@ -53,7 +54,7 @@ export async function runChild(
     const stopTimer = setTimeout(() => {
       stoppedByUs = true;
       controller.abort('SIGINT');
-    }, opts.stopAfterMs ?? 8000);
+    }, opts.stopAfterMs ?? scaled(8000));
     try {
       const r = await runInProcess(args, { env: buildEnv(ws, opts.env), cwd: ws.cwd, input: opts.input, signal: controller.signal });
       return { args, exitCode: r.exitCode, signal: undefined, stdout: r.stdout, stderr: r.stderr, durationMs: r.durationMs, stoppedByUs, ws };
@@ -69,7 +70,7 @@ export async function runChild(
     stoppedByUs = true;
     child.kill('SIGINT');
     setTimeout(() => child.kill('SIGKILL'), 3000).unref();
-  }, opts.stopAfterMs ?? 8000);
+  }, opts.stopAfterMs ?? scaled(8000));
   const r = await child;
   clearTimeout(stopTimer);
   assertJsonStderr(args, buildEnv(ws, opts.env), String(r.stderr ?? ''));

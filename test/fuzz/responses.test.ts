@@ -18,6 +18,7 @@ import { CSRF, TOKEN } from '../support/fixtures.js';
 import { cleanupTempDirs } from '../support/run.js';
 import { RecordingServer, json } from '../support/server.js';
 import { CONCURRENCY, describeChild, printStats, fuzzParams, fuzzTimeoutMs, runChild, violations } from './harness.js';
+import { scaled } from '../support/slowdown.js';
 
 const DEFAULT_CHILDREN = 96;
 const E0 = 'chat.message.created.v1';
@@ -285,7 +286,7 @@ async function check(c: ResponseCase): Promise<string | undefined> {
   args.push('--max-retries', String(c.maxRetries), '--timeout', '3');
   const r = await runChild(args, {
     env: { CHATCTL_BASE_URL: `http://127.0.0.1:${rawPort}`, CHATCTL_TOKEN: TOKEN, CHATCTL_CSRF_TOKEN: CSRF, CHATCTL_ORG: id, CHATCTL_APP: 'app_1', CHATCTL_ENV: 'prod' },
-    stopAfterMs: 9000,
+    stopAfterMs: scaled(9000),
   });
   const script = scripts.get(id)!;
   scripts.delete(id);

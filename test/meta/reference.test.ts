@@ -5,7 +5,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execa } from 'execa';
 import type { Command } from 'commander';
 import { ROOT, PKG_VERSION } from '../support/fixtures.js';
 import { cleanupTempDirs, runCli, workspace } from '../support/run.js';
@@ -89,12 +89,32 @@ describe('manual pages', () => {
     for (const page of pages) expect(readFileSync(join(ROOT, 'man', page), 'utf8'), page).toBe(rendered[page]);
   });
 
-  it('rendered by man -l, each says what its --help says: usage, description, arguments, options, subcommands, examples', () => {
+  // Each page rendered once, for both tests below, by `man --warnings -l`,
+  // four at a time: one man is a pipeline of five processes (preconv, tbl,
+  // nroff, groff, grotty), and two runs of each page, one after the other
+  // in a blocked worker, took 15 s on a quiet machine and over 30 s beside
+  // two other suites.
+  let rendered: Promise<Map<string, { status: number | null; stdout: string; stderr: string }>> | undefined;
+  const manPages = () =>
+    (rendered ??= (async () => {
+      const files = visibleCommands(program()).map(({ path }) => join(ROOT, 'man', manPageName(path)));
+      const out = new Map<string, { status: number | null; stdout: string; stderr: string }>();
+      const next = files.entries();
+      const one = async () => {
+        for (const [, file] of next) {
+          const r = await execa('man', ['--warnings', '-l', '-P', 'cat', file], { env: { MANWIDTH: '100', LANG: 'C.UTF-8', MAN_KEEP_FORMATTING: '' }, reject: false, stripFinalNewline: false });
+          out.set(file, { status: r.exitCode ?? null, stdout: r.stdout.replace(/.\x08/g, ''), stderr: r.stderr });
+        }
+      };
+      await Promise.all([one(), one(), one(), one()]);
+      return out;
+    })());
+
+  it('rendered by man -l, each says what its --help says: usage, description, arguments, options, subcommands, examples', async () => {
+    const pages = await manPages();
     for (const { path, command } of visibleCommands(program())) {
       const file = join(ROOT, 'man', manPageName(path));
-      const shown = collapse(
-        execFileSync('man', ['-l', '-P', 'cat', file], { env: { ...process.env, MANWIDTH: '100', LANG: 'C.UTF-8', MAN_KEEP_FORMATTING: '' }, encoding: 'utf8' }).replace(/.\x08/g, ''),
-      );
+      const shown = collapse(pages.get(file)!.stdout);
       const help = command.createHelp();
       const expected = [
         help.commandUsage(command),
@@ -115,15 +135,16 @@ describe('manual pages', () => {
     }
   });
 
-  it('rendered by man -l without a warning, each has EXIT STATUS and ENVIRONMENT and no sentence running into the next', () => {
+  it('rendered by man -l without a warning, each has EXIT STATUS and ENVIRONMENT and no sentence running into the next', async () => {
     const known = new Set(visibleCommands(program()).map((c) => c.path.join(' ')));
     for (const path of Object.keys(EXIT_STATUS_BY_COMMAND)) expect(known, `EXIT_STATUS_BY_COMMAND names "${path}"`).toContain(path);
+    const pages = await manPages();
     for (const { path } of visibleCommands(program())) {
       const file = join(ROOT, 'man', manPageName(path));
-      const r = spawnSync('man', ['--warnings', '-l', '-P', 'cat', file], { env: { ...process.env, MANWIDTH: '100', LANG: 'C.UTF-8', MAN_KEEP_FORMATTING: '' }, encoding: 'utf8' });
+      const r = pages.get(file)!;
       expect(r.status, file).toBe(0);
       expect(r.stderr, file).toBe('');
-      const text = r.stdout.replace(/.\x08/g, '');
+      const text = r.stdout;
       const sectionOf = (name: string) => {
         const at = text.indexOf(`\n${name}\n`);
         expect(at, `${file}: ${name}`).toBeGreaterThan(0);

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { PYTHON } from '../support/python.js';
 import { SHARED_CACHE_DIR } from '../support/run.js';
+import { scaled } from '../support/slowdown.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BIN = join(ROOT, 'bin', 'chatctl.js');
@@ -56,7 +57,7 @@ async function startSandbox(): Promise<Sandbox> {
   sandboxProc = child;
   const lines = createInterface({ input: child.stdout! });
   const first = await new Promise<string>((res, rej) => {
-    const timer = setTimeout(() => rej(new Error('the sandbox did not start within 10 s')), 10_000);
+    const timer = setTimeout(() => rej(new Error('the sandbox did not start in time')), scaled(10_000));
     lines.once('line', (l) => {
       clearTimeout(timer);
       res(l);
@@ -161,13 +162,13 @@ function ptyEnv(opts: PtyOptions): Record<string, string> {
 }
 
 async function pty(args: string[], steps: Step[], opts: PtyOptions = {}): Promise<PtyRun> {
-  const timeoutMs = opts.timeoutMs ?? 8_000;
+  const timeoutMs = scaled(opts.timeoutMs ?? 8_000);
   const spec = {
     argv: [NODE, BIN, ...args],
     env: ptyEnv(opts),
     cwd: tempDir('cwd'),
     timeoutMs,
-    stepTimeoutMs: 5_000,
+    stepTimeoutMs: scaled(5_000),
     cols: 120,
     rows: 40,
     stdoutFile: opts.stdoutFile ?? null,
@@ -189,7 +190,7 @@ function played(r: PtyRun): PtyRun {
 
 beforeAll(async () => {
   sb = await startSandbox();
-}, 20_000);
+}, scaled(20_000));
 
 afterAll(() => {
   sandboxProc?.kill('SIGTERM');

@@ -21,6 +21,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { NODE, PKG_VERSION, ROOT } from '../support/fixtures.js';
 import { keyringLookup, keyringTestsRequired, missingKeyringTools, startKeyringSession, warnIfKeyringSkipped, type KeyringSession } from '../support/keyring-session.js';
 import { cleanupTempDirs, tempDir, waitFor } from '../support/run.js';
+import { scaled } from '../support/slowdown.js';
 
 const missing = missingKeyringTools();
 warnIfKeyringSkipped('test/sea/single-executable.test.ts', missing);
@@ -43,7 +44,7 @@ beforeAll(() => {
   chmodSync(exe, 0o755);
   for (const tool of ['sh', 'cat']) execFileSync('ln', ['-s', execFileSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).trim(), join(bin, tool)]);
   path = bin;
-}, 300_000);
+}, scaled(300_000));
 afterAll(() => cleanupTempDirs());
 
 const baseEnv = (): Record<string, string> => ({ PATH: path, HOME: home, LANG: 'C.UTF-8', NO_COLOR: '1', XDG_CONFIG_HOME: join(home, 'config'), XDG_CACHE_HOME: join(home, 'cache') });

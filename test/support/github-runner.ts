@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from './run.js';
+import { scaled } from './slowdown.js';
 
 export function parseRunnerFile(text: string): Map<string, string> {
   const values = new Map<string, string>();
@@ -47,7 +48,7 @@ export function runStep(script: string, env: Record<string, string>, cwd: string
   const logFile = join(dir, 'log');
   const fd = openSync(logFile, 'w');
   try {
-    const r = spawnSync('bash', ['--noprofile', '--norc', '-eo', 'pipefail', file], { cwd, env, stdio: ['ignore', fd, fd], timeout: 120_000 });
+    const r = spawnSync('bash', ['--noprofile', '--norc', '-eo', 'pipefail', file], { cwd, env, stdio: ['ignore', fd, fd], timeout: scaled(120_000) });
     return { status: r.status, log: readFileSync(logFile, 'utf8') };
   } finally {
     closeSync(fd);

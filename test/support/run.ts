@@ -11,6 +11,7 @@ import { constants as osConstants, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { BIN, NODE, ROOT } from './fixtures.js';
 import { assertJsonStderr, runInProcess, type InProcessOptions } from './in-process.js';
+import { scaled } from './slowdown.js';
 
 export { Capture, runInProcess, type InProcessOptions, type InProcessResult } from './in-process.js';
 
@@ -164,7 +165,7 @@ export async function runCli(args: string[], opts: RunOptions = {}): Promise<Run
       stdoutDiscards: opts.stdoutDiscards,
       signal: opts.signal,
       inject: opts.inject,
-      timeoutMs: opts.timeoutMs ?? 20_000,
+      timeoutMs: opts.timeoutMs ?? scaled(20_000),
     });
     return { ...r, signal: undefined, ws };
   }
@@ -196,7 +197,7 @@ export function spawnCli(args: string[], opts: RunOptions = {}) {
     reject: false,
     input: opts.input ?? '',
     stripFinalNewline: false,
-    timeout: opts.timeoutMs ?? 20_000,
+    timeout: opts.timeoutMs ?? scaled(20_000),
     encoding: 'utf8',
     ...(opts.maxBuffer !== undefined ? { maxBuffer: opts.maxBuffer } : {}),
   });
@@ -258,7 +259,7 @@ export function shellEnv(): NodeJS.ProcessEnv {
 
 /** Runs a command synchronously in ROOT; its stdout. */
 export function sh(cmd: string, args: string[], env: NodeJS.ProcessEnv): string {
-  return execFileSync(cmd, args, { env, cwd: ROOT, encoding: 'utf8', timeout: 20_000 });
+  return execFileSync(cmd, args, { env, cwd: ROOT, encoding: 'utf8', timeout: scaled(20_000) });
 }
 
 /**

@@ -1,7 +1,8 @@
 // The sandbox two ways: a real `chatctl sandbox` child process (with chatctl
 // run in-process against it, and its control routes), and an in-process
 // sandbox on 127.0.0.1 with a clock the test moves plus fetch helpers that
-// send what chatctl sends.
+// send what chatctl sends. Their fetch() takes a connection per request
+// (test/support/worker-setup.ts), never one the sandbox may have closed.
 import { afterEach } from 'vitest';
 import { execa } from 'execa';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { scopedPath } from '../../src/api/spec.js';
 import { startSandbox as startInProcessSandbox, type RunningSandbox, type SandboxOptions } from '../../src/sandbox/server.js';
 import { BIN, NODE } from './fixtures.js';
 import { baseEnv, runInProcess, type InProcessResult } from './run.js';
+import { scaled } from './slowdown.js';
 
 // ---------------------------------------------------------------- child process
 
@@ -61,7 +63,8 @@ export async function startSandbox(args: string[], home: string, configDir: stri
   let err = '';
   child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
   const line = await new Promise<string>((resolveLine, rejectLine) => {
-    const timer = setTimeout(() => rejectLine(new Error(`sandbox printed no line in 10 s; stderr:\n${err}`)), 10_000);
+    const limit = scaled(10_000);
+    const timer = setTimeout(() => rejectLine(new Error(`sandbox printed no line in ${limit / 1000} s; stderr:\n${err}`)), limit);
     const onData = (c: Buffer) => {
       out += c.toString('utf8');
       const nl = out.indexOf('\n');
@@ -103,7 +106,7 @@ export function cliRunner(info: SandboxInfo, home: string, configDir: string) {
       CHATCTL_ENV: info.environmentKey,
       ...extraEnv,
     };
-    return runInProcess(args, { env, cwd: home, timeoutMs: 15_000 });
+    return runInProcess(args, { env, cwd: home, timeoutMs: scaled(15_000) });
   };
 }
 

@@ -12,6 +12,7 @@ import { BIN, ROOT } from '../../support/fixtures.js';
 import { completionScript } from '../../../src/completion/scripts.js';
 import { execa } from 'execa';
 import { PYTHON } from '../../support/python.js';
+import { scaled } from '../../support/slowdown.js';
 
 const DRIVER = join(ROOT, 'test', 'support', 'pty_driver.py');
 const temps: string[] = [];
@@ -74,8 +75,8 @@ async function tabComplete(shell: Shell, env: Record<string, string>, expectComp
     argv: [SHELL_PATHS[shell], '-i'],
     env: { ...env, SHELL: SHELL_PATHS[shell] },
     cwd: env.HOME,
-    timeoutMs: 20_000,
-    stepTimeoutMs: 10_000,
+    timeoutMs: scaled(20_000),
+    stepTimeoutMs: scaled(10_000),
     cols: 120,
     rows: 30,
     steps: [
@@ -87,7 +88,7 @@ async function tabComplete(shell: Shell, env: Record<string, string>, expectComp
       { send: 'exit\r' },
     ],
   };
-  const { stdout: out } = await execa(PYTHON, [DRIVER], { input: JSON.stringify(spec), timeout: 30_000 });
+  const { stdout: out } = await execa(PYTHON, [DRIVER], { input: JSON.stringify(spec), timeout: scaled(30_000) });
   const r = JSON.parse(out) as { output: string; failedStep: number | null; error: string | null };
   if (r.failedStep !== null) throw new Error(`${shell}: ${r.error}\n${r.output}`);
   // eslint-disable-next-line no-control-regex

@@ -16,6 +16,7 @@ import { BIN } from '../../../support/fixtures.js';
 import { makeTempRoot, startSandbox, type Sandbox } from '../../../support/sandbox.js';
 import { assertJsonStderr, runInProcess } from '../../../support/in-process.js';
 import { SHARED_CACHE_DIR } from '../../../support/run.js';
+import { scaled } from '../../../support/slowdown.js';
 
 const NODE = process.execPath;
 const fp = (s: string) => `sha256:${createHash('sha256').update(s).digest('hex').slice(0, 16)}`;
@@ -224,7 +225,7 @@ function parseLines(stdout: string): { items: Line[]; summary?: { ok: number; fa
 }
 
 describe('rotate --from: a fleet, killed half-way and resumed from its journal', () => {
-  test("100 endpoints, file: and exec: destinations, SIGKILL after 40 lines, re-run: each rotated exactly once, every delivered secret the server's", async () => {
+  test("100 endpoints, file: and exec: destinations, SIGKILL after 40 lines, re-run: each rotated exactly once, every delivered secret the server's", { timeout: scaled(120_000) }, async () => {
     const ids = await createEndpoints(100);
     const cwd = tmp.dir('fleet-1');
     const files = tmp.dir('fleet-1/files');
@@ -309,7 +310,7 @@ describe('rotate --from: a fleet, killed half-way and resumed from its journal',
     const third = await chatctl(args, { cwd });
     expect(parseLines(third.stdout).summary).toEqual({ ok: 0, failed, skipped: 100 - failed });
     expect((await control('stats')).stats.requests).toBe(before);
-  }, 120_000);
+  });
 });
 
 describe('rotate --from: a resumed item whose destinations are read back', () => {
@@ -328,7 +329,7 @@ describe('rotate --from: a resumed item whose destinations are read back', () =>
     return { id: id!, cwd, base, sinks, secret };
   }
 
-  test('file: and env-file: destinations that hold that exact secret count as delivered: exit 0, not sent again', async () => {
+  test('file: and env-file: destinations that hold that exact secret count as delivered: exit 0, not sent again', { timeout: scaled(30_000) }, async () => {
     const { id, cwd, base, sinks, secret } = await appliedThenKilled('readback-env');
     expect(readFileSync(join(cwd, `${id}.env`), 'utf8')).toBe(`WEBHOOK_SECRET=${secret}\n`);
     const before = (await control('stats')).stats.requests;
@@ -339,9 +340,9 @@ describe('rotate --from: a resumed item whose destinations are read back', () =>
     expect(items[0]!.delivery!.map((d) => d.to)).toEqual([`file:${join(cwd, `${id}.whsec`)}`, `env-file:${join(cwd, `${id}.env`)}#WEBHOOK_SECRET`]);
     expect((await control('stats')).stats.requests).toBe(before);
     expect((await serverState()).get(id)!.version).toBe(2);
-  }, 30_000);
+  });
 
-  test('a file: destination that became a FIFO (or a link to the secret) is not read: the resume ends at once with 13, it does not hang', async () => {
+  test('a file: destination that became a FIFO (or a link to the secret) is not read: the resume ends at once with 13, it does not hang', { timeout: scaled(60_000) }, async () => {
     const { id, cwd, base, secret } = await appliedThenKilled('readback-fifo');
     const file = join(cwd, `${id}.whsec`);
     rmSync(file);
@@ -359,7 +360,7 @@ describe('rotate --from: a resumed item whose destinations are read back', () =>
     const linked = await chatctl([...base, '--secret-to', 'file:{id}.whsec'], { cwd });
     expect(linked.exitCode, linked.stderr).toBe(14);
     // Three processes and a sandbox on a loaded machine; the 20 s is only a hang's bound.
-  }, 60_000);
+  });
 });
 
 describe('rotate --from: killed during a delivery and resumed', () => {
@@ -367,7 +368,7 @@ describe('rotate --from: killed during a delivery and resumed', () => {
   // hand and kept under recovered/ (named after its key), so the re-run
   // delivers it from there; nothing is lost and nothing rotated twice.
   for (const nth of [1, 4, 9]) {
-    test(`killed in the exec: destination of item ${nth} of 12: the re-run delivers every secret, none lost, none rotated twice`, async () => {
+    test(`killed in the exec: destination of item ${nth} of 12: the re-run delivers every secret, none lost, none rotated twice`, { timeout: scaled(60_000) }, async () => {
       const ids = await createEndpoints(12);
       const cwd = tmp.dir(`kill-delivery-${nth}`);
       const files = tmp.dir(`kill-delivery-${nth}/files`);
@@ -405,7 +406,7 @@ describe('rotate --from: killed during a delivery and resumed', () => {
       }
       // The kept copies were delivered and removed.
       expect(existsSync(join(cwd, 'config', 'recovered')) ? readdirSync(join(cwd, 'config', 'recovered')) : []).toEqual([]);
-    }, 60_000);
+    });
   }
 });
 
@@ -614,7 +615,7 @@ describe('rotate --from: exit codes', () => {
     expect(warnings.filter((w) => w.startsWith('MaxListenersExceededWarning'))).toEqual([]);
   });
 
-  test('130: Ctrl-C lets the items in flight finish and deliver, writes the journal; a re-run finishes the rest', async () => {
+  test('130: Ctrl-C lets the items in flight finish and deliver, writes the journal; a re-run finishes the rest', { timeout: scaled(60_000) }, async () => {
     const ids = await createEndpoints(80);
     const cwd = tmp.dir('sigint');
     writeFileSync(join(cwd, 'm.ndjson'), manifest(ids));
@@ -644,7 +645,7 @@ describe('rotate --from: exit codes', () => {
     } finally {
       await control('faults', { delayMs: 0 });
     }
-  }, 60_000);
+  });
 });
 
 describe('rotate --from: against a rate limit', () => {
@@ -655,7 +656,7 @@ describe('rotate --from: against a rate limit', () => {
   // it: the pace is checked on a virtual clock (runner.test.ts, against the
   // sandbox's own bucket), and a real run's time against the ideal is
   // measured by `npm run bench -- --fleet`.
-  test('100 endpoints at 20 requests per second (latency 20 ms): no failure, few 429s, each request once in the log', async () => {
+  test('100 endpoints at 20 requests per second (latency 20 ms): no failure, few 429s, each request once in the log', { timeout: scaled(60_000) }, async () => {
     const ids = await createEndpoints(100);
     const cwd = tmp.dir('rate');
     writeFileSync(join(cwd, 'm.ndjson'), manifest(ids));
@@ -689,5 +690,5 @@ describe('rotate --from: against a rate limit', () => {
     } finally {
       await control('faults', { rateLimit: 0, delayMs: 0 });
     }
-  }, 60_000);
+  });
 });

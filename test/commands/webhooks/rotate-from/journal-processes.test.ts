@@ -20,6 +20,7 @@ import { parseErrorLine, stackTrace } from '../../../support/json.js';
 import { buildEnv, cleanupTempDirs, deadPid, shellQuote, spawnCli, waitFor, workspace } from '../../../support/run.js';
 import { RecordingServer, json } from '../../../support/server.js';
 import { parseRecord, procStartTime, systemLockHost } from '../../../../src/fs/lock.js';
+import { scaled } from '../../../support/slowdown.js';
 
 let server: RecordingServer;
 beforeAll(async () => {
@@ -96,7 +97,7 @@ describe('six runs started at once on a stale journal lock', () => {
     90_000,
   );
 
-  test('a live run holds it: all six refused at once (exit 2 naming it), nothing sent, the lock untouched', async () => {
+  test('a live run holds it: all six refused at once (exit 2 naming it), nothing sent, the lock untouched', { timeout: scaled(90_000) }, async () => {
     const start = procStartTime(readFileSync(`/proc/${process.pid}/stat`, 'utf8'));
     const live = ownRecord(process.pid, start, 'live00holder');
     const { lockPath, results } = await race(() => live);
@@ -107,11 +108,11 @@ describe('six runs started at once on a stale journal lock', () => {
     expect(server.hits).toBe(0);
     expect(readFileSync(lockPath, 'utf8')).toBe(live);
     expect(parseRecord(live)).toMatchObject({ pid: process.pid });
-  }, 90_000);
+  });
 });
 
 describe('a full disk under the journal', () => {
-  test('a journal write cut short stops the run: every request sent has its "send" record whole on disk, and no torn record is left', async () => {
+  test('a journal write cut short stops the run: every request sent has its "send" record whole on disk, and no torn record is left', { timeout: scaled(90_000) }, async () => {
     const ws = workspace();
     const ids = Array.from({ length: 60 }, (_, i) => `we_${i + 1}`);
     writeFileSync(join(ws.cwd, 'm.ndjson'), ids.map((id) => JSON.stringify({ endpointId: id, expectedVersion: 2 })).join('\n') + '\n');
@@ -134,5 +135,5 @@ describe('a full disk under the journal', () => {
     expect(sent.length).toBeGreaterThan(0);
     expect(sent.length).toBeLessThan(ids.length);
     for (const key of sent) expect(recorded.has(key as string), `request with key ${key} sent without its record`).toBe(true);
-  }, 90_000);
+  });
 });
