@@ -12,6 +12,6 @@ cd "$(dirname "$0")/.." || exit 1
   echo
   for f in $(grep -rlE "'webhooks', 'rotate'|webhooks rotate|\['rotate'" test --include=*.test.ts | sort); do
     d=$(head -3 "$f" | grep -m1 '^//' | sed 's|^// *||' | cut -c1-110)
-    echo "- [\`${f#test/}\`](../../../${f#test/}): $d"
+    echo "- [\`${f#test/}\`](../../../${f#test/}): $d" | sed "s/: $//"
   done
 } > test/commands/webhooks/rotate/README.md

@@ -98,7 +98,10 @@ export const sequentialUUID = () => `00000000-0000-4000-8000-${String(++uuidCoun
 /** Each fake context's config folder: a new empty one (custody writes its facts and records there), removed when the worker exits. */
 const fakeConfigDirs: string[] = [];
 function fakeConfigDir(): string {
-  if (fakeConfigDirs.length === 0) process.once('exit', () => fakeConfigDirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+  if (fakeConfigDirs.length === 0)
+    process.once('exit', () => {
+      for (const d of fakeConfigDirs) rmSync(d, { recursive: true, force: true });
+    });
   const d = mkdtempSync(join(tmpdir(), 'chatctl-fake-config-'));
   fakeConfigDirs.push(d);
   return d;
