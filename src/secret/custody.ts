@@ -55,6 +55,8 @@ export interface CustodyRun extends CustodyDeps {
   scrubber?: { addSecret(value: string): void; retireSecret?(value: string): void; scrub?(text: string): string } | undefined;
   /** How a re-run delivers the record of the request with this key (hint and message). */
   rerun(idempotencyKey: string): string;
+  /** --escrow: a secret kept after a failed destination is also written encrypted; amends the error (secret/escrow.ts escrowHook). */
+  escrow?: ((error: CliError, item: { scope: string; endpointId: string; version: number | null; secret: string; fingerprint: string }) => Promise<void>) | undefined;
 }
 
 export interface DeliveryResult {
@@ -317,6 +319,7 @@ async function inCustody(
   state.kept = where ?? null;
   state.keepFailure = keepFailure;
   const error = notDelivered(holder, { fp, failures: result.failures, delivered: result.delivered, where, keepFailure, now: run.now() });
+  await run.escrow?.(error, { scope: req.scope, endpointId: holder.endpointId, version: holder.version ?? null, secret, fingerprint: fp });
   return { ok: false, error, holder, body, fp, delivered: result.delivered, kept: where ?? null };
 }
 

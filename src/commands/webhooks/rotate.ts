@@ -10,8 +10,9 @@ import { escapeInline } from '../../output/sanitize.js';
 import { missing } from './create.js';
 import { rerunWords, withRerun } from '../../errors/explain.js';
 import type { RerunContext } from '../../errors/cli-error.js';
+import { escrowOf, escrowRerunFlags, type EscrowFlags } from './escrow-flags.js';
 
-export interface RotateOptions {
+export interface RotateOptions extends EscrowFlags {
   expectedVersion?: string;
   mode?: string;
   idempotencyKey?: string;
@@ -31,6 +32,7 @@ export async function runRotate(endpointId: string, opts: RotateOptions, f: Fact
   const body = parseRotate({ expectedVersion, mode });
   const idempotencyKey = opts.idempotencyKey !== undefined ? checkIdempotencyKey(opts.idempotencyKey) : ctx.randomUUID();
   const plan = secretPlanOf(f, opts, id);
+  const escrow = await escrowOf(opts, ctx);
   if (body.mode === 'immediate' && !opts.yes && !state.dryRun) {
     if (!prompter) {
       throw usageError('--yes is required when not running interactively', '--mode immediate revokes the current secret at once; deliveries signed with it will fail verification');
@@ -50,20 +52,26 @@ export async function runRotate(endpointId: string, opts: RotateOptions, f: Fact
     ...(opts.secretTo ?? []).map((to) => ['--secret-to', to]),
     ...(opts.force ? [['--force']] : []),
     ...(opts.yes ? [['--yes']] : []),
+    ...escrowRerunFlags(opts),
   ];
   if (state.given.profile) flags.push(['--profile', state.given.profile]);
   const rerun: RerunContext = { words: ['webhooks', 'rotate', id], expectedVersion: body.expectedVersion, flags, idempotencyKey, now: ctx.now() };
   const client = await f.client({ rerun: rerunWords(rerun) });
-  await runSecretRequest(f, plan, {
-    keyGiven: opts.idempotencyKey !== undefined,
-    req: { op: 'rotate', scope: scopeKey(f.state().connection().scope), endpointId: id, idempotencyKey, mode: body.mode, expectedVersion: body.expectedVersion },
-    send: (hooks) =>
-      namingTheKey(
-        client.rotate(id, body, idempotencyKey, hooks).catch((err: unknown) => {
-          throw withRerun(err, { ...rerun, now: ctx.now() });
-        }),
-        { endpointId: id },
-      ),
-    summary: (res) => `Rotated the signing secret of ${endpointLabel(res.data.endpoint)} (mode ${escapeInline(body.mode)}).`,
-  });
+  await runSecretRequest(
+    f,
+    plan,
+    {
+      keyGiven: opts.idempotencyKey !== undefined,
+      req: { op: 'rotate', scope: scopeKey(f.state().connection().scope), endpointId: id, idempotencyKey, mode: body.mode, expectedVersion: body.expectedVersion },
+      send: (hooks) =>
+        namingTheKey(
+          client.rotate(id, body, idempotencyKey, hooks).catch((err: unknown) => {
+            throw withRerun(err, { ...rerun, now: ctx.now() });
+          }),
+          { endpointId: id },
+        ),
+      summary: (res) => `Rotated the signing secret of ${endpointLabel(res.data.endpoint)} (mode ${escapeInline(body.mode)}).`,
+    },
+    { escrow },
+  );
 }

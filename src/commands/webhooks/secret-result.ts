@@ -21,8 +21,9 @@ import { reportError } from '../../errors/report.js';
 import { shellQuote } from '../../output/sanitize.js';
 
 /** The run's custody, as a single create or rotate sees it: a re-run with the same key delivers what it kept. */
-export function commandCustody(ctx: Context, scope: string): CustodyRun {
+export function commandCustody(ctx: Context, scope: string, escrow?: CustodyRun['escrow']): CustodyRun {
   return {
+    escrow,
     configDir: ctx.configDir,
     now: ctx.now,
     scope,
@@ -54,7 +55,7 @@ export async function runSecretRequest(f: Factory, plan: SecretPlan, r: SecretRe
     await r.send({});
     return;
   }
-  const run = commandCustody(ctx, r.req.scope);
+  const run = commandCustody(ctx, r.req.scope, opts.escrow);
   const start = await startCustody(run, r.req, recordedSecretAnswer(r.req.endpointId ?? undefined));
   if (start.kind === 'superseded') throw start.error;
   let got;
@@ -166,6 +167,8 @@ export function secretPlanOf(f: Factory, opts: { secretTo?: string[] | undefined
 export interface SecretResultOptions {
   /** The limit for an exec: command (tests make it short). */
   execTimeoutMs?: number | undefined;
+  /** --escrow: custody's hook (commands/webhooks/escrow-flags.ts). */
+  escrow?: CustodyRun['escrow'];
 }
 
 /** The envelope as --json prints it after delivery: no secret; where it went instead. */

@@ -25,8 +25,9 @@ import { humanOutput, jsonOutput, type BulkOutput } from './output.js';
 import { runBulk, type RunSummary } from './runner.js';
 import { planItemSecrets, type ItemSecrets } from './secrets.js';
 import { refuseStale, withDoneAt } from './stale.js';
+import { escrowOf, type EscrowFlags } from '../escrow-flags.js';
 
-export interface FromOptions {
+export interface FromOptions extends EscrowFlags {
   from: string;
   concurrency?: string;
   journal?: string;
@@ -64,6 +65,7 @@ interface Plan {
   check: ManifestCheck;
   acts: Record<ItemAct['act'], number>;
   next: NextManifest | undefined;
+  escrow: CustodyRun['escrow'];
 }
 
 /** The journal's lock while it is held; the journal's writer takes it over for the run. */
@@ -91,7 +93,7 @@ export async function runRotateFrom(opts: FromOptions, f: Factory): Promise<void
   }
 }
 
-type Setup = Pick<Plan, 'json' | 'concurrency' | 'defaultMode' | 'scope' | 'secrets' | 'journalPath' | 'next'> & { yes: boolean };
+type Setup = Pick<Plan, 'json' | 'concurrency' | 'defaultMode' | 'scope' | 'secrets' | 'journalPath' | 'next' | 'escrow'> & { yes: boolean };
 
 /** Flags, scope and token (exit 3 before anything is read), destinations: everything that needs no manifest. */
 async function prepare(opts: FromOptions, f: Factory): Promise<Setup> {
@@ -116,7 +118,8 @@ async function prepare(opts: FromOptions, f: Factory): Promise<Setup> {
   const journalPath = opts.journal !== undefined ? resolve(ctx.cwd, opts.journal) : undefined;
   if (opts.nextManifest === '') throw usageError('--next-manifest needs a file');
   const next = opts.nextManifest !== undefined ? NextManifest.plan(resolve(ctx.cwd, opts.nextManifest), journalPath) : undefined;
-  return { json, concurrency, defaultMode: opts.mode as RotationMode | undefined, scope, secrets, journalPath, next, yes: Boolean(opts.yes) };
+  const escrow = await escrowOf(opts, ctx);
+  return { json, concurrency, defaultMode: opts.mode as RotationMode | undefined, scope, secrets, journalPath, next, escrow, yes: Boolean(opts.yes) };
 }
 
 async function openManifest(from: string, ctx: Factory['ctx']): Promise<ManifestSource> {
@@ -183,7 +186,7 @@ async function runPlan(plan: Plan, held: Held, f: Factory): Promise<{ summary: R
   const { ctx } = f;
   const { journalPath, secrets, next, journal } = plan;
   // recovered/ holds each item's record from before its request: a folder that cannot is found now, not after a change.
-  const custody = fleetCustody(ctx, scopeKey(f.state().connection().scope), journalPath);
+  const custody = { ...fleetCustody(ctx, scopeKey(f.state().connection().scope), journalPath), escrow: plan.escrow };
   let writer: JournalWriter | undefined;
   if (journalPath !== undefined) {
     writer = await JournalWriter.open(journalPath, held.release!);

@@ -4,9 +4,10 @@ import { Option, type Command } from 'commander';
 import { collect, examples, oneOf, type Factory } from '../../app.js';
 import { usageError } from '../../../errors/cli-error.js';
 import { SECRET_TO_HELP, SECRET_TO_MORE } from './help-text.js';
+import { addEscrowOptions } from './escrow-options.js';
 
 export function registerRotate(parent: Command, f: Factory): void {
-  parent
+  const cmd = parent
     .command('rotate')
     .description('rotate the signing secret of an endpoint and receive the new one (shown once); with --from, of many endpoints')
     .argument('[endpoint-id]', 'the endpoint to rotate (or --from FILE)')
@@ -24,7 +25,8 @@ export function registerRotate(parent: Command, f: Factory): void {
     .option('--from <file>', 'rotate every endpoint listed in FILE (- for stdin), one JSON object a line: {"endpointId","expectedVersion","mode"?}')
     .option('--concurrency <n>', 'with --from: requests at a time (default 4)')
     .option('--journal <file>', 'with --from: record each item before and after its request; a re-run with it skips what was done')
-    .option('--next-manifest <file>', "with --from: write the next run's manifest there")
+    .option('--next-manifest <file>', "with --from: write the next run's manifest there");
+  addEscrowOptions(cmd)
     .addHelpText(
       'after',
       examples(
@@ -34,6 +36,7 @@ export function registerRotate(parent: Command, f: Factory): void {
         'chatctl webhooks rotate we_123 --expected-version 3 --mode immediate --yes --json',
         'chatctl webhooks rotate --from fleet.ndjson --mode overlap --journal fleet.journal --next-manifest fleet.ndjson --secret-to "env-file:secrets/{id}.env#WEBHOOK_SECRET" --json',
         "chatctl webhooks rotate --from - --mode overlap --secret-to 'exec:vault kv put secret/webhooks/$CHATCTL_ENDPOINT_ID value=-' < fleet.ndjson",
+        'chatctl webhooks rotate --from fleet.ndjson --journal fleet.journal --secret-to "exec:./store-secret.sh" --escrow-file ops-recipients.txt --escrow-dir escrow/ --json',
       ) + SECRET_TO_MORE,
     )
     .action(async (endpointId: string | undefined, opts) => {
