@@ -246,14 +246,19 @@ describe('--json: an exec: destination that prints and fails', () => {
     expect(output).not.toContain('\ufffd');
   });
 
-  test('--from: the item line carries the output; stderr holds nothing but mask lines', async () => {
+  test("--from: the item line carries the output; stderr holds nothing but mask lines and the item's ::error annotation", async () => {
     const t = await setUp();
     const { id } = await t.created();
     writeFileSync(join(t.ws.cwd, 'one.ndjson'), JSON.stringify({ endpointId: id, expectedVersion: 1 }) + '\n');
     const r = await t.run(['webhooks', 'rotate', '--from', 'one.ndjson', '--mode', 'overlap', '--secret-to', NOISY(t.sb.sb.token), '--json']);
     expect(r.exitCode).toBe(14);
     const secret = (await t.endpoints())[0]!.validSecrets[0]!;
-    expect(r.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('::add-mask::'))).toEqual([]);
+    const [annotation, ...others] = r.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('::add-mask::'));
+    expect(others).toEqual([]);
+    // What the command said last reaches the annotation, scrubbed (docs/ci-systems.md).
+    expect(annotation).toMatch(new RegExp(`^::error title=chatctl webhooks rotate ${id} \\(exit 13\\)::endpoint ${id}: exit 13; .*the destination said: `));
+    expect(annotation).not.toContain(secret);
+    expect(annotation).not.toContain(t.sb.sb.token);
     const item = JSON.parse(r.stdout.split('\n')[0]!) as { ok: boolean; exitCode: number; error: { details: { failed: { output: string }[]; endpointId: string; version: number } } };
     expect(item).toMatchObject({ ok: false, exitCode: 13, error: { details: { endpointId: id, version: 2 } } });
     expect(item.error.details.failed[0]!.output).toContain('the secret was [REDACTED]');

@@ -19,6 +19,10 @@ import type { Palette } from '../../output/colors.js';
 import { stringifyJson } from '../../output/json.js';
 import { reportError } from '../../errors/report.js';
 import { shellQuote } from '../../output/sanitize.js';
+import { ciReportWanted } from '../../output/actions-mask.js';
+import { isCliError } from '../../errors/cli-error.js';
+import { explainError } from '../../errors/explain.js';
+import type { ReportRow } from '../../run/ci-report.js';
 
 /** The run's custody, as a single create or rotate sees it: a re-run with the same key delivers what it kept. */
 export function commandCustody(ctx: Context, scope: string, escrow?: CustodyRun['escrow']): CustodyRun {
@@ -49,11 +53,49 @@ export interface SecretRequest {
  * superseded one ends 13. A dry run sends nothing and keeps nothing.
  */
 export async function runSecretRequest(f: Factory, plan: SecretPlan, r: SecretRequest, opts: SecretResultOptions = {}): Promise<void> {
+  if (!f.ctx.env.GITHUB_STEP_SUMMARY || f.state().dryRun) {
+    await custodyOf(f, plan, r, opts);
+    return;
+  }
+  // GITHUB_STEP_SUMMARY: the run's one row goes there, whatever its outcome (run/ci-report.ts).
+  let row: ReportRow;
+  try {
+    const done = await custodyOf(f, plan, r, opts);
+    row = { endpointId: done.endpointId, outcome: r.req.op === 'create' ? 'created' : 'rotated', version: done.version, fingerprint: done.fingerprint, exitCode: 0 };
+  } catch (err) {
+    if (isCliError(err)) await stepSummary(f, r, (ci) => ci.rowOfError(err, r.req.endpointId ?? undefined, explainError(err)));
+    throw err;
+  }
+  await stepSummary(f, r, () => row);
+}
+
+type CiReportModule = typeof import('../../run/ci-report.js');
+
+/** Appends the run's one row to the step summary; a summary that cannot be written is said, not fatal. */
+async function stepSummary(f: Factory, r: SecretRequest, rowOf: (ci: CiReportModule) => ReportRow): Promise<void> {
+  const { ctx } = f;
+  const ci = await import('../../run/ci-report.js');
+  const problem = ci.reportOne(
+    { env: { GITHUB_STEP_SUMMARY: ctx.env.GITHUB_STEP_SUMMARY }, annotate: ctx.io.stderr, scrub: (t) => ctx.io.scrubber.scrub(t), command: `chatctl webhooks ${r.req.op}` },
+    rowOf(ci),
+    `chatctl webhooks ${r.req.op}`,
+  );
+  if (problem) ctx.io.notice(problem);
+}
+
+/** What the step summary shows of a delivered secret. */
+interface Done {
+  endpointId: string;
+  version: number | null;
+  fingerprint: string | null;
+}
+
+async function custodyOf(f: Factory, plan: SecretPlan, r: SecretRequest, opts: SecretResultOptions): Promise<Done> {
   const { ctx } = f;
   const state = f.state();
   if (state.dryRun) {
     await r.send({});
-    return;
+    return { endpointId: r.req.endpointId ?? '', version: null, fingerprint: null };
   }
   const run = commandCustody(ctx, r.req.scope, opts.escrow);
   const start = await startCustody(run, r.req, recordedSecretAnswer(r.req.endpointId ?? undefined));
@@ -98,6 +140,7 @@ export async function runSecretRequest(f: Factory, plan: SecretPlan, r: SecretRe
     ctx.setLastWords?.(undefined);
     throw outcome.error;
   }
+  return { endpointId: outcome.holder.endpointId, version: typeof outcome.holder.version === 'number' ? outcome.holder.version : null, fingerprint: outcome.fp };
 }
 
 /** Every destination of the plan, or the fallback (the JSON document or the terminal) as one confirmed write. */
@@ -117,6 +160,8 @@ async function deliverTo(ctx: Context, json: boolean, plan: SecretPlan, secret: 
         execTimeoutMs: opts.execTimeoutMs,
         // --json: stderr holds JSON lines only; a failing command's output goes into its failure.
         captureExecOutput: json,
+        // A CI report says what a failing exec: destination said (run/ci-report.ts).
+        keepExecOutput: ciReportWanted(ctx.env),
       },
     );
   }

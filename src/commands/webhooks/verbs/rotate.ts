@@ -25,7 +25,8 @@ export function registerRotate(parent: Command, f: Factory): void {
     .option('--from <file>', 'rotate every endpoint listed in FILE (- for stdin), one JSON object a line: {"endpointId","expectedVersion","mode"?}')
     .option('--concurrency <n>', 'with --from: requests at a time (default 4)')
     .option('--journal <file>', 'with --from: record each item before and after its request; a re-run with it skips what was done')
-    .option('--next-manifest <file>', "with --from: write the next run's manifest there");
+    .option('--next-manifest <file>', "with --from: write the next run's manifest there")
+    .option('--report <file>', 'with --from: write a JUnit XML report there, one testcase per item (GitLab CI and others show it)');
   addEscrowOptions(cmd)
     .addHelpText(
       'after',
@@ -51,6 +52,7 @@ export function registerRotate(parent: Command, f: Factory): void {
         ['--concurrency', opts.concurrency],
         ['--journal', opts.journal],
         ['--next-manifest', opts.nextManifest],
+        ['--report', opts.report],
       ] as const)
         if (value !== undefined) throw usageError(`${flag} goes with --from`);
       const { runRotate } = await import('../rotate.js');
