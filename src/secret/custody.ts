@@ -41,6 +41,8 @@ export interface Holder {
   serverRequestId?: string | null | undefined;
   /** The re-run that delivers a kept record: the same command with --idempotency-key, or the same --journal. */
   rerun?: string | undefined;
+  /** The job's own destinations as flags for the new-secret hint (new-secret-hint.ts destinationFlags). */
+  destination?: ((endpointId: string) => string | undefined) | undefined;
 }
 
 /** What custody needs of the run. */
@@ -56,6 +58,8 @@ export interface CustodyRun extends CustodyDeps {
   /** How a re-run delivers the record of the request with this key (hint and message). */
   rerun(idempotencyKey: string): string;
   /** --escrow: a secret kept after a failed destination is also written encrypted; amends the error (secret/escrow.ts escrowHook). */
+  /** The job's destinations as flags, for the hint that gets a new secret (new-secret-hint.ts destinationFlags). */
+  destination?: ((endpointId: string) => string | undefined) | undefined;
   escrow?: ((error: CliError, item: { scope: string; endpointId: string; version: number | null; secret: string; fingerprint: string }) => Promise<void>) | undefined;
 }
 
@@ -224,6 +228,7 @@ export async function settle(
     rerun: run.rerun(req.idempotencyKey),
     version: who.version ?? null,
     serverRequestId: who.serverRequestId ?? null,
+    destination: run.destination,
   };
   if ('kept' in got) return inCustody(run, req, held, got.kept, base, undefined, deliver, hooks);
   const { answer } = got;
@@ -365,7 +370,8 @@ function superseded(run: CustodyRun, req: RecordedRequest, left: Left | null, ne
 }
 
 /** The way to a new secret, as the answer allows it now (new-secret-hint.ts). */
-const hintFor = (holder: Holder, now: number) => newSecretHint({ endpointId: holder.endpointId, version: holder.version, answer: holder.answer, now });
+const hintFor = (holder: Holder, now: number) =>
+  newSecretHint({ endpointId: holder.endpointId, version: holder.version, answer: holder.answer, now, destination: holder.destination?.(holder.endpointId) });
 
 const keyText = (holder: Holder) => (holder.idempotencyKey ? ` (Idempotency-Key ${holder.idempotencyKey})` : '');
 

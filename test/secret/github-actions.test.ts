@@ -293,13 +293,14 @@ describe('exit 13 during an overlap', () => {
     const human = await t.run(['webhooks', 'rotate', id, '--expected-version', '2', '--mode', 'immediate', '--yes', ...failing], { GITHUB_ACTIONS: undefined });
     expect(human.exitCode).toBe(13);
     // An immediate rotation ends any overlap: plain overlap rotation next.
-    expect(human.stderr).toContain(`to get a new secret, rotate it: chatctl webhooks rotate '${id}' --expected-version 3 --mode overlap --secret-to file:PATH`);
+    // The job's own destination, as given (not a placeholder).
+    expect(human.stderr).toContain(`to get a new secret, rotate it: chatctl webhooks rotate '${id}' --expected-version 3 --mode overlap --secret-to 'exec:cat >/dev/null; exit 4'`);
 
     const overlap = await t.run(['webhooks', 'rotate', id, '--expected-version', '3', '--mode', 'overlap', ...failing], { GITHUB_ACTIONS: undefined });
     expect(overlap.exitCode).toBe(13);
     const end = (await t.endpoints())[0]!.previousSecretExpiresAt!;
     expect(overlap.stderr).toContain(`the overlap of this rotation runs until ${end}`);
-    const immediate = `chatctl webhooks rotate '${id}' --expected-version 4 --mode immediate --yes --secret-to file:PATH`;
+    const immediate = `chatctl webhooks rotate '${id}' --expected-version 4 --mode immediate --yes --secret-to 'exec:cat >/dev/null; exit 4'`;
     expect(overlap.stderr).toContain(immediate);
 
     // What the hint says holds: overlap is refused (8) during the overlap, immediate works.

@@ -48,7 +48,7 @@ export async function runCreate(opts: CreateOptions, f: Factory): Promise<void> 
         ),
       summary: (res) => `Created webhook endpoint ${endpointLabel(res.data.endpoint)}.`,
     },
-    { escrow },
+    { escrow, given: opts },
   );
 }
 

@@ -72,6 +72,6 @@ export async function runRotate(endpointId: string, opts: RotateOptions, f: Fact
         ),
       summary: (res) => `Rotated the signing secret of ${endpointLabel(res.data.endpoint)} (mode ${escapeInline(body.mode)}).`,
     },
-    { escrow },
+    { escrow, given: opts },
   );
 }

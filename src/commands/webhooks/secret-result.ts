@@ -21,13 +21,15 @@ import { reportError } from '../../errors/report.js';
 import { shellQuote } from '../../output/sanitize.js';
 import { ciReportWanted } from '../../output/actions-mask.js';
 import { isCliError } from '../../errors/cli-error.js';
+import { destinationFlags, type GivenDestinations } from '../../secret/new-secret-hint.js';
 import { explainError } from '../../errors/explain.js';
 import type { ReportRow } from '../../run/ci-report.js';
 
 /** The run's custody, as a single create or rotate sees it: a re-run with the same key delivers what it kept. */
-export function commandCustody(ctx: Context, scope: string, escrow?: CustodyRun['escrow']): CustodyRun {
+export function commandCustody(ctx: Context, scope: string, escrow?: CustodyRun['escrow'], given?: GivenDestinations): CustodyRun {
   return {
     escrow,
+    destination: given ? (id) => destinationFlags(given, id) : undefined,
     configDir: ctx.configDir,
     now: ctx.now,
     scope,
@@ -97,7 +99,7 @@ async function custodyOf(f: Factory, plan: SecretPlan, r: SecretRequest, opts: S
     await r.send({});
     return { endpointId: r.req.endpointId ?? '', version: null, fingerprint: null };
   }
-  const run = commandCustody(ctx, r.req.scope, opts.escrow);
+  const run = commandCustody(ctx, r.req.scope, opts.escrow, opts.given);
   const start = await startCustody(run, r.req, recordedSecretAnswer(r.req.endpointId ?? undefined));
   if (start.kind === 'superseded') throw start.error;
   let got;
@@ -212,6 +214,8 @@ export function secretPlanOf(f: Factory, opts: { secretTo?: string[] | undefined
 export interface SecretResultOptions {
   /** The limit for an exec: command (tests make it short). */
   execTimeoutMs?: number | undefined;
+  /** The destinations as the user gave them: the new-secret hint repeats them. */
+  given?: GivenDestinations | undefined;
   /** --escrow: custody's hook (commands/webhooks/escrow-flags.ts). */
   escrow?: CustodyRun['escrow'];
 }

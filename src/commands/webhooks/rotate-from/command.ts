@@ -12,6 +12,7 @@ import type { RotationMode } from '../../../api/spec.js';
 import { deliveryCutShort, type CustodyRun, type InDelivery } from '../../../secret/custody.js';
 import { prepareRecoveryFolder, scopeKey } from '../../../secret/record.js';
 import { describeKeepFailure } from '../../../secret/deliver.js';
+import { destinationFlags, type GivenDestinations } from '../../../secret/new-secret-hint.js';
 import type { Context } from '../../../context.js';
 import { sayWaiting } from '../../../run/webhooks-client.js';
 import { CliError, isCliError, usageError, localError } from '../../../errors/cli-error.js';
@@ -71,6 +72,8 @@ interface Plan {
   escrow: CustodyRun['escrow'];
   /** --report FILE (absolute); GitHub's annotations and step summary need none. */
   reportPath: string | undefined;
+  /** The destinations as given: each item's new-secret hint repeats them, {id} replaced. */
+  given: GivenDestinations;
 }
 
 /** The journal's lock while it is held; the journal's writer takes it over for the run. */
@@ -100,7 +103,7 @@ export async function runRotateFrom(opts: FromOptions, f: Factory): Promise<void
   }
 }
 
-type Setup = Pick<Plan, 'json' | 'concurrency' | 'defaultMode' | 'scope' | 'secrets' | 'journalPath' | 'next' | 'escrow' | 'reportPath'> & { yes: boolean };
+type Setup = Pick<Plan, 'json' | 'concurrency' | 'defaultMode' | 'scope' | 'secrets' | 'journalPath' | 'next' | 'escrow' | 'reportPath' | 'given'> & { yes: boolean };
 
 /** Flags, scope and token (exit 3 before anything is read), destinations: everything that needs no manifest. */
 async function prepare(opts: FromOptions, f: Factory): Promise<Setup> {
@@ -136,7 +139,19 @@ async function prepare(opts: FromOptions, f: Factory): Promise<Setup> {
   const escrow = await escrowOf(opts, ctx);
   if (opts.report === '') throw usageError('--report needs a file');
   const reportPath = opts.report !== undefined ? resolve(ctx.cwd, opts.report) : undefined;
-  return { json, concurrency, defaultMode: opts.mode as RotationMode | undefined, scope, secrets, journalPath, next, escrow, reportPath, yes: Boolean(opts.yes) };
+  return {
+    json,
+    concurrency,
+    defaultMode: opts.mode as RotationMode | undefined,
+    scope,
+    secrets,
+    journalPath,
+    next,
+    escrow,
+    reportPath,
+    given: { secretTo: opts.secretTo, secretFile: opts.secretFile, force: opts.force },
+    yes: Boolean(opts.yes),
+  };
 }
 
 async function openManifest(from: string, ctx: Factory['ctx']): Promise<ManifestSource> {
@@ -203,7 +218,7 @@ async function runPlan(plan: Plan, held: Held, f: Factory): Promise<{ summary: R
   const { ctx } = f;
   const { journalPath, secrets, next, journal } = plan;
   // recovered/ holds each item's record from before its request: a folder that cannot is found now, not after a change.
-  const custody = { ...fleetCustody(ctx, scopeKey(f.state().connection().scope), journalPath), escrow: plan.escrow };
+  const custody: CustodyRun = { ...fleetCustody(ctx, scopeKey(f.state().connection().scope), journalPath), escrow: plan.escrow, destination: (id) => destinationFlags(plan.given, id) };
   // Before the journal's first record: a --report that cannot be written is refused with nothing sent.
   const report = ciReport(plan, ctx);
   let writer: JournalWriter | undefined;
