@@ -17,7 +17,9 @@
 // become part of a command line), and the refusals made before anything is
 // sent.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { generateX25519Identity, identityToRecipient } from 'age-encryption';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { NODE, ROOT } from '../support/fixtures.js';
@@ -29,10 +31,12 @@ import { parseYaml } from '../support/yaml-subset.js';
 interface Step {
   name: string;
   id?: string;
+  if?: string;
   shell?: string;
   env?: Record<string, string>;
   run?: string;
   uses?: string;
+  with?: Record<string, string>;
 }
 interface Action {
   name: string;
@@ -84,14 +88,21 @@ interface ActionRun {
   workspace: string;
   /** The folders the steps added to PATH (GITHUB_PATH), first first. */
   path: string[];
+  /** What the `uses: actions/upload-artifact` steps whose condition held would upload: their `with:`, filled. */
+  uploads: Record<string, string>[];
 }
 
-/** Runs action.yml's steps as the runner does, with `with` as the inputs and `jobEnv` as the job's environment. */
-function runAction(given: Record<string, string>, jobEnv: Record<string, string> = {}): ActionRun {
+/**
+ * Runs action.yml's steps as the runner does, with `with` as the inputs and
+ * `jobEnv` as the job's environment. After a step fails, only steps whose
+ * `if:` holds `always()` run. A `uses:` step (the artifact upload) is not
+ * run: what it would upload is recorded.
+ */
+function runAction(given: Record<string, string>, jobEnv: Record<string, string> = {}, actionPath = ROOT): ActionRun {
   const workspaceDir = tempDir('gha-workspace');
   const runnerTemp = tempDir('gha-runner-temp');
   const inputs = Object.fromEntries(Object.entries(ACTION.inputs).map(([name, spec]) => [name, given[name] ?? spec.default ?? '']));
-  const context: Record<string, Record<string, unknown>> = { inputs, github: { action_path: ROOT }, steps: {} };
+  const context: Record<string, Record<string, unknown>> = { inputs, github: { action_path: actionPath }, steps: {} };
   const fill = (text: string): string =>
     text.replace(/\$\{\{\s*([\w.-]+)\s*\}\}/g, (_m, path: string) => {
       const found = path.split('.').reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key], context);
@@ -99,27 +110,54 @@ function runAction(given: Record<string, string>, jobEnv: Record<string, string>
       if (typeof found !== 'string') throw new Error(`\${{ ${path} }} is not a value this simulation knows`);
       return found;
     });
+  const lookup = (path: string) => {
+    const found = path.split('.').reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key], context);
+    return found === undefined ? '' : found;
+  };
+  // The expressions action.yml's conditions use: `always()`, `A == 'text'`, joined by `&&`.
+  const holds = (expr: string | undefined, failed: boolean): boolean => {
+    if (expr === undefined) return !failed;
+    const terms = expr
+      .replace(/^\$\{\{\s*|\s*\}\}$/g, '')
+      .split('&&')
+      .map((t) => t.trim());
+    if (failed && !terms.includes('always()')) return false;
+    return terms.every((t) => {
+      if (t === 'always()') return true;
+      const m = /^([\w.-]+) == '([^']*)'$/.exec(t);
+      if (!m) throw new Error(`an if: this simulation does not know: ${t}`);
+      return lookup(m[1]!) === m[2];
+    });
+  };
   const fromEnvFiles: Record<string, string> = {};
   const pathEntries: string[] = [];
+  const uploads: Record<string, string>[] = [];
   let log = '';
   let status: number | null = 0;
   for (const step of ACTION.runs.steps) {
+    if (!holds(step.if, status !== 0)) continue;
+    if (step.uses !== undefined) {
+      expect(step.uses).toBe('actions/upload-artifact@v4');
+      uploads.push(Object.fromEntries(Object.entries(step.with ?? {}).map(([k, v]) => [k, fill(String(v))])));
+      continue;
+    }
     const files = tempDir('gha-files');
     const [GITHUB_OUTPUT, GITHUB_ENV, GITHUB_PATH] = ['output', 'env', 'path'].map((f) => join(files, f)) as [string, string, string];
     for (const f of [GITHUB_OUTPUT, GITHUB_ENV, GITHUB_PATH]) writeFileSync(f, '');
     const env: Record<string, string> = {
-      PATH: [...pathEntries, dirname(NODE), '/usr/local/bin', '/usr/bin', '/bin'].join(':'),
       HOME: ws.home,
       CI: 'true',
       GITHUB_ACTIONS: 'true',
       GITHUB_WORKSPACE: workspaceDir,
-      GITHUB_ACTION_PATH: ROOT,
+      GITHUB_ACTION_PATH: actionPath,
       RUNNER_TEMP: runnerTemp,
       GITHUB_OUTPUT,
       GITHUB_ENV,
       GITHUB_PATH,
       CHATCTL_CONFIG_DIR: join(ws.home, 'runner-config'),
       ...jobEnv,
+      // The job's PATH (or the runner's), after what earlier steps added.
+      PATH: [...pathEntries, jobEnv.PATH ?? [dirname(NODE), '/usr/local/bin', '/usr/bin', '/bin'].join(':')].join(':'),
       ...fromEnvFiles,
       ...Object.fromEntries(Object.entries(step.env ?? {}).map(([k, v]) => [k, fill(String(v))])),
     };
@@ -128,13 +166,10 @@ function runAction(given: Record<string, string>, jobEnv: Record<string, string>
     if (step.id) context.steps![step.id] = { outputs: Object.fromEntries(parseRunnerFile(readFileSync(GITHUB_OUTPUT, 'utf8'))) };
     Object.assign(fromEnvFiles, Object.fromEntries(parseRunnerFile(readFileSync(GITHUB_ENV, 'utf8'))));
     pathEntries.unshift(...readFileSync(GITHUB_PATH, 'utf8').split('\n').filter(Boolean).reverse());
-    if (r.status !== 0) {
-      status = r.status;
-      break;
-    }
+    if (r.status !== 0 && status === 0) status = r.status;
   }
   const outputs = Object.fromEntries(Object.entries(ACTION.outputs).map(([name, o]) => [name, fill(o.value)]));
-  return { status, log, outputs, env: fromEnvFiles, workspace: workspaceDir, path: pathEntries };
+  return { status, log, outputs, env: fromEnvFiles, workspace: workspaceDir, path: pathEntries, uploads };
 }
 
 /** The secret and the token appear in the log only on their own ::add-mask:: line, which comes before any other line holding them; and in no output. */
@@ -152,11 +187,34 @@ describe('action.yml', () => {
   test('is a composite action whose inputs and outputs are the documented ones; no run: script has an expression in its text, and the token reaches chatctl only through env:', () => {
     expect(ACTION.runs.using).toBe('composite');
     expect(Object.keys(ACTION.inputs).sort()).toEqual(
-      ['endpoint-id', 'expected-version', 'mode', 'manifest', 'journal', 'next-manifest', 'secret-to', 'token', 'base-url', 'organization', 'application', 'environment'].sort(),
+      [
+        'endpoint-id',
+        'expected-version',
+        'mode',
+        'manifest',
+        'from',
+        'every',
+        'journal',
+        'next-manifest',
+        'escrow-recipient',
+        'escrow-dir',
+        'escrow-artifact',
+        'secret-to',
+        'token',
+        'base-url',
+        'organization',
+        'application',
+        'environment',
+      ].sort(),
     );
     expect(Object.keys(ACTION.outputs).sort()).toEqual(['fingerprint', 'version']);
     for (const step of ACTION.runs.steps) {
-      expect(step.uses, step.name).toBeUndefined(); // nothing fetched at run time but what npm ci takes from the registry
+      if (step.uses !== undefined) {
+        // The one action used: the escrow's upload, only when there is something to upload.
+        expect(step.uses, step.name).toBe('actions/upload-artifact@v4');
+        expect(step.if).toBe("${{ always() && steps.rotate.outputs.escrowed == 'true' }}");
+        continue;
+      }
       expect(step.shell, step.name).toBe('bash');
       expect(step.run, step.name).not.toContain('${{');
     }
@@ -187,8 +245,10 @@ describe('action.yml', () => {
     expect(run.outputs).toEqual({ version: '2', fingerprint: fingerprintOf(secret) });
     expect(run.env.WEBHOOK_SECRET).toBe(secret);
     expect(readFileSync(file, 'utf8')).toBe(secret);
-    // chatctl is on PATH for the job's later steps.
+    // chatctl is on PATH for the job's later steps; the log says how it was installed.
     expect(run.path.some((d) => existsSync(join(d, 'chatctl')))).toBe(true);
+    expect(run.log).toMatch(/^chatctl: installed (the single executable|the packed tarball|from source with npm ci)/m);
+    expect(run.uploads).toEqual([]);
     expectMasked(run, [secret, sandbox.info.token]);
   }, 120_000);
 
@@ -231,4 +291,61 @@ describe('action.yml', () => {
     },
     120_000,
   );
+
+  test('escrow: a failed destination with escrow-recipient: exit 13, the encrypted copy (age -d opens it to the current secret) uploaded as the artifact; nothing uploaded when all went well', async () => {
+    const identity = await generateX25519Identity();
+    const recipient = await identityToRecipient(identity);
+    const keyFile = join(tempDir('gha-key'), 'ops.key');
+    writeFileSync(keyFile, `${identity}\n`, { mode: 0o600 });
+    const id = await newEndpoint();
+    const failing = 'exec:cat >/dev/null; echo "vault: sealed" >&2; exit 3';
+    const run = runAction({ 'endpoint-id': id, 'expected-version': '1', 'secret-to': failing, 'escrow-recipient': `# on-call\n${recipient}\n`, token: sandbox.info.token, ...scopeInputs() });
+    expect(run.status, run.log).toBe(13);
+    const { secret } = await currentSecret(id);
+    expect(run.uploads).toHaveLength(1);
+    const upload = run.uploads[0]!;
+    expect(upload.name).toBe('chatctl-escrow');
+    expect(readdirSync(upload.path!).sort()).toEqual([`${id}-v2.age`, `${id}-v2.json`]);
+    expect(execFileSync('age', ['-d', '-i', keyFile, join(upload.path!, `${id}-v2.age`)], { encoding: 'utf8' })).toBe(secret);
+    // The job's log: the annotation names the endpoint and what the store said; the secret only on its mask line.
+    expect(run.log).toMatch(new RegExp(`^::error title=chatctl webhooks rotate ${id} \\(exit 13\\)::.*the destination said: vault: sealed`, 'm'));
+    expectMasked(run, [secret, sandbox.info.token]);
+
+    const fine = runAction({ 'endpoint-id': await newEndpoint(), 'expected-version': '1', 'secret-to': 'github-env:S', 'escrow-recipient': recipient, token: sandbox.info.token, ...scopeInputs() });
+    expect(fine.status, fine.log).toBe(0);
+    expect(fine.uploads).toEqual([]);
+  }, 120_000);
+
+  test('an action folder with a packed tarball: installed with npm install --omit=dev (no npm ci), and the log says so', async () => {
+    const folder = tempDir('gha-packed');
+    mkdirSync(join(folder, 'scripts'));
+    copyFileSync(join(ROOT, 'action.yml'), join(folder, 'action.yml'));
+    copyFileSync(join(ROOT, 'scripts', 'action-outputs.mjs'), join(folder, 'scripts', 'action-outputs.mjs'));
+    // What a release puts beside action.yml: npm pack's tarball of the built package.
+    execFileSync('npm', ['pack', '--ignore-scripts', '--pack-destination', folder], { cwd: ROOT, stdio: 'ignore' });
+    const tarball = readdirSync(folder).find((n) => /^chatctl-.*\.tgz$/.test(n))!;
+    // npm itself is replaced by a recorder that installs the tarball as npm
+    // would (no registry: the tests reach no network); what is checked is
+    // what the action asks of npm, and that the installed chatctl runs.
+    const fakeBin = tempDir('gha-npm');
+    const calls = join(fakeBin, 'calls');
+    writeFileSync(
+      join(fakeBin, 'npm'),
+      `#!/bin/sh\necho "$*" >> '${calls}'\n[ "$1" = install ] || exit 9\nprefix=\nfor a; do [ "$prev" = --prefix ] && prefix="$a"; prev="$a"; last="$a"; done\nmkdir -p "$prefix/node_modules/chatctl"\ntar -xzf "$last" -C "$prefix/node_modules/chatctl" --strip-components=1\n`,
+      { mode: 0o755 },
+    );
+    const id = await newEndpoint();
+    const run = runAction(
+      { 'endpoint-id': id, 'expected-version': '1', 'secret-to': 'github-env:S', token: sandbox.info.token, ...scopeInputs() },
+      { PATH: `${fakeBin}:${dirname(NODE)}:/usr/bin:/bin` },
+      folder,
+    );
+    expect(run.status, run.log).toBe(0);
+    expect(run.log).toContain(`chatctl: installed the packed tarball ${tarball} with npm install --omit=dev`);
+    const [call, ...others] = readFileSync(calls, 'utf8').trim().split('\n');
+    expect(others).toEqual([]);
+    expect(call).toMatch(/^install --prefix \S+ --omit=dev --ignore-scripts --no-save /);
+    expect(call!.endsWith(join(folder, tarball))).toBe(true);
+    expect(run.env.S).toBe((await currentSecret(id)).secret);
+  }, 120_000);
 });
