@@ -258,13 +258,13 @@ describe('the path of a command', () => {
     const run = loadedFrom(['src/app/main.ts'], [...client, 'src/commands/webhooks/rotate.ts']);
     expect(run.files).not.toContain('src/commands/webhooks/rotate-from/command.ts'); // a control: an import() not taken is not followed
     expect(run.untaken).toEqual(expect.arrayContaining(['src/http/proxy.ts', 'src/output/render.ts', 'src/credentials/keyring.ts']));
-    expect(count(run)).toEqual({ files: 91, folders: 25 });
-    expect(count(loadedFrom(['src/commands/webhooks/rotate.ts', ...client], []))).toEqual({ files: 43, folders: 12 });
+    expect(count(run)).toEqual({ files: 94, folders: 25 });
+    expect(count(loadedFrom(['src/commands/webhooks/rotate.ts', ...client], []))).toEqual({ files: 45, folders: 12 });
   });
 
   test('webhooks rotate --from with CHATCTL_TOKEN, no proxy', () => {
-    expect(count(loadedFrom(['src/app/main.ts'], [...client, 'src/commands/webhooks/rotate-from/command.ts']))).toEqual({ files: 96, folders: 25 });
-    expect(count(loadedFrom(['src/commands/webhooks/rotate-from/command.ts', ...client], []))).toEqual({ files: 47, folders: 11 });
+    expect(count(loadedFrom(['src/app/main.ts'], [...client, 'src/commands/webhooks/rotate-from/command.ts']))).toEqual({ files: 100, folders: 26 });
+    expect(count(loadedFrom(['src/commands/webhooks/rotate-from/command.ts', ...client], []))).toEqual({ files: 50, folders: 12 });
   });
 });
 

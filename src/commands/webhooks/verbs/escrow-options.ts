@@ -5,11 +5,7 @@ import { collect } from '../../app.js';
 
 export function addEscrowOptions(cmd: Command): Command {
   return cmd
-    .addOption(
-      new Option('--escrow <recipient>', 'an age recipient (age1…): a secret kept after a failed destination is also written encrypted to it in --escrow-dir; repeat it for several').argParser(
-        collect,
-      ),
-    )
-    .option('--escrow-file <file>', 'a file of age recipients, one a line (# comments), as --escrow')
-    .option('--escrow-dir <dir>', 'with --escrow: the folder the encrypted copies go to, <endpoint>-v<version>.age (0600); webhooks recover opens them');
+    .addOption(new Option('--escrow <age1…>', 'also encrypt a kept secret to this age recipient').argParser(collect))
+    .option('--escrow-file <file>', 'age recipients, one a line, as --escrow')
+    .option('--escrow-dir <dir>', 'where --escrow writes (docs/secrets.md)');
 }

@@ -11,7 +11,7 @@ export function registerRotate(parent: Command, f: Factory): void {
     .command('rotate')
     .description('rotate the signing secret of an endpoint and receive the new one (shown once); with --from, of many endpoints')
     .argument('[endpoint-id]', 'the endpoint to rotate (or --from FILE)')
-    .option('--expected-version <n>', "the endpoint's current version (optimistic concurrency)")
+    .option('--expected-version <n>', "the endpoint's current version")
     .addOption(
       new Option('--mode <mode>', 'overlap: the old secret stays valid for a while; immediate: the old secret stops working now')
         .choices(['overlap', 'immediate'])
@@ -20,13 +20,13 @@ export function registerRotate(parent: Command, f: Factory): void {
     .option('--idempotency-key <key>', 'reuse the key of an earlier run that may have been applied (default: a new UUID)')
     .addOption(new Option('--secret-to <sink>', SECRET_TO_HELP).argParser(collect))
     .option('--secret-file <path>', 'the same as --secret-to file:PATH')
-    .option('--force', 'with a file: destination: replace an existing regular file')
+    .option('--force', 'replace the existing file of a file: destination')
     .option('-y, --yes', 'do not ask for confirmation of --mode immediate')
     .option('--from <file>', 'rotate every endpoint listed in FILE (- for stdin), one JSON object a line: {"endpointId","expectedVersion","mode"?}')
     .option('--concurrency <n>', 'with --from: requests at a time (default 4)')
     .option('--journal <file>', 'with --from: record each item before and after its request; a re-run with it skips what was done')
     .option('--next-manifest <file>', "with --from: write the next run's manifest there")
-    .option('--report <file>', 'with --from: write a JUnit XML report there, one testcase per item (GitLab CI and others show it)');
+    .option('--report <file>', 'with --from: a JUnit XML report of the items');
   addEscrowOptions(cmd)
     .addHelpText(
       'after',
@@ -37,7 +37,6 @@ export function registerRotate(parent: Command, f: Factory): void {
         'chatctl webhooks rotate we_123 --expected-version 3 --mode immediate --yes --json',
         'chatctl webhooks rotate --from fleet.ndjson --mode overlap --journal fleet.journal --next-manifest fleet.ndjson --secret-to "env-file:secrets/{id}.env#WEBHOOK_SECRET" --json',
         "chatctl webhooks rotate --from - --mode overlap --secret-to 'exec:vault kv put secret/webhooks/$CHATCTL_ENDPOINT_ID value=-' < fleet.ndjson",
-        'chatctl webhooks rotate --from fleet.ndjson --journal fleet.journal --secret-to "exec:./store-secret.sh" --escrow-file ops-recipients.txt --escrow-dir escrow/ --json',
       ) + SECRET_TO_MORE,
     )
     .action(async (endpointId: string | undefined, opts) => {
