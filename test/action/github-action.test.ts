@@ -18,7 +18,7 @@
 // sent.
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { generateX25519Identity, identityToRecipient } from 'age-encryption';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -98,8 +98,7 @@ interface ActionRun {
  * `if:` holds `always()` run. A `uses:` step (the artifact upload) is not
  * run: what it would upload is recorded.
  */
-function runAction(given: Record<string, string>, jobEnv: Record<string, string> = {}, actionPath = ROOT): ActionRun {
-  const workspaceDir = tempDir('gha-workspace');
+function runAction(given: Record<string, string>, jobEnv: Record<string, string> = {}, actionPath = ROOT, workspaceDir = tempDir('gha-workspace')): ActionRun {
   const runnerTemp = tempDir('gha-runner-temp');
   const inputs = Object.fromEntries(Object.entries(ACTION.inputs).map(([name, spec]) => [name, given[name] ?? spec.default ?? '']));
   const context: Record<string, Record<string, unknown>> = { inputs, github: { action_path: actionPath }, steps: {} };
@@ -348,4 +347,141 @@ describe('action.yml', () => {
     expect(call!.endsWith(join(folder, tarball))).toBe(true);
     expect(run.env.S).toBe((await currentSecret(id)).secret);
   }, 120_000);
+});
+
+/** A section of docs/ci-systems.md, to its next `## `. */
+function docSection(title: string): string {
+  const doc = readFileSync(join(ROOT, 'docs', 'ci-systems.md'), 'utf8');
+  const start = doc.indexOf(`\n## ${title}\n`);
+  expect(start, title).toBeGreaterThan(0);
+  const end = doc.indexOf('\n## ', start + 4);
+  return doc.slice(start, end === -1 ? undefined : end);
+}
+
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', ['-c', 'init.defaultBranch=main', ...args], {
+    cwd,
+    encoding: 'utf8',
+    env: { ...baseEnv(ws), GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com' },
+  });
+
+describe("docs/ci-systems.md's fleet workflow with the action", () => {
+  // Its action step and its commit step, month after month, each month on a
+  // fresh runner (a fresh clone, an empty config folder); a store failure in
+  // month two leaves the secret in the escrow artifact, which `recover`
+  // delivers; checkout and setup-node are the runner's. `every` is left out
+  // here: it reads chatctl's own clock, which a child process does not let
+  // this test move a month; scheduled-job tests cover it.
+  test('three months, a store failure in month two: the next manifest and the journal committed back each month, the failed secret escrowed, recovered, and month three rotates all', async () => {
+    const section = docSection('GitHub Actions: a fleet with the action');
+    const workflow = parseYaml(/```yaml\n([\s\S]*?)```/.exec(section)![1]!) as unknown as { jobs: Record<string, { steps: Step[] }> };
+    const steps = Object.values(workflow.jobs)[0]!.steps;
+    const action = steps.find((s) => /\/chatctl@/.test(s.uses ?? ''))!;
+    const keep = steps.find((s) => s.run !== undefined && /git push/.test(s.run))!;
+    expect(keep.if).toBe('always()');
+    expect(Object.keys(action.with!).filter((k) => !(k in ACTION.inputs))).toEqual([]);
+
+    const identity = await generateX25519Identity();
+    const recipient = await identityToRecipient(identity);
+    const keyFile = join(tempDir('gha-key'), 'ops.key');
+    writeFileSync(keyFile, `${identity}\n`, { mode: 0o600 });
+    const vars: Record<string, string> = {
+      ESCROW_RECIPIENT: recipient,
+      CHATCTL_BASE_URL: sandbox.info.baseUrl,
+      CHATCTL_ORG: sandbox.info.organizationId,
+      CHATCTL_APP: sandbox.info.applicationId,
+      CHATCTL_ENV: sandbox.info.environmentKey,
+    };
+    const secrets: Record<string, string> = { CHATCTL_TOKEN: sandbox.info.token };
+    const given = Object.fromEntries(
+      Object.entries(action.with!)
+        .filter(([k]) => k !== 'every')
+        .map(([k, v]) => [k, String(v).replace(/\$\{\{ (vars|secrets)\.(\w+) \}\}/g, (_m, kind: string, name: string) => (kind === 'vars' ? vars : secrets)[name]!)]),
+    );
+
+    // The repository: the manifest, and the store script the workflow names.
+    const ids = [await newEndpoint(), await newEndpoint(), await newEndpoint()];
+    const root = tempDir('gha-fleet-repo');
+    const store = join(root, 'store');
+    mkdirSync(store);
+    git(root, 'init', '--quiet', '--bare', 'origin.git');
+    git(root, 'clone', '--quiet', 'origin.git', 'seed');
+    const seed = join(root, 'seed');
+    mkdirSync(join(seed, 'scripts'));
+    writeFileSync(join(seed, 'fleet.ndjson'), ids.map((id) => `${JSON.stringify({ endpointId: id, expectedVersion: 1 })}\n`).join(''));
+    writeFileSync(
+      join(seed, 'scripts', 'store-secret.sh'),
+      `#!/bin/sh\nif [ -e "$STORE/fail-$CHATCTL_ENDPOINT_ID" ]; then echo "store: permission denied for $CHATCTL_ENDPOINT_ID" >&2; exit 3; fi\ncat > "$STORE/$CHATCTL_ENDPOINT_ID"\n`,
+      { mode: 0o755 },
+    );
+    git(seed, 'add', '.');
+    git(seed, 'commit', '--quiet', '-m', 'the fleet');
+    git(seed, 'push', '--quiet', 'origin', 'HEAD:main');
+
+    const month = async (n: number) => {
+      if (n > 1) {
+        const res = await fetch(`${sandbox.info.baseUrl}/_sandbox/clock`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${sandbox.info.token}` },
+          body: JSON.stringify({ advanceMs: 31 * 24 * 60 * 60 * 1000 }),
+        });
+        expect(res.status).toBe(200);
+      }
+      const clone = join(root, `month-${n}`);
+      git(root, 'clone', '--quiet', '--branch', 'main', 'origin.git', clone);
+      const runner = { CHATCTL_CONFIG_DIR: tempDir('gha-fresh-runner'), STORE: store };
+      const run = runAction(given, runner, ROOT, clone);
+      const kept = runStep(
+        keep.run!,
+        { ...baseEnv(ws), ...runner, GITHUB_REF_NAME: 'main', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com' },
+        clone,
+      );
+      expect(kept.status, kept.log).toBe(0);
+      const pushed = execFileSync('git', ['--git-dir', join(root, 'origin.git'), 'show', 'main:fleet.ndjson'], { encoding: 'utf8' });
+      const journal = execFileSync('git', ['--git-dir', join(root, 'origin.git'), 'show', 'main:rotation.journal'], { encoding: 'utf8' });
+      return {
+        run,
+        next: pushed
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { endpointId: string; expectedVersion: number }),
+        journal,
+      };
+    };
+    const storeHoldsCurrent = async (id: string) => expect(readFileSync(join(store, id), 'utf8')).toBe((await currentSecret(id)).secret);
+
+    const one = await month(1);
+    expect(one.run.status, one.run.log).toBe(0);
+    expect(one.next.map((l) => l.expectedVersion)).toEqual([2, 2, 2]);
+    for (const id of ids) await storeHoldsCurrent(id);
+    expect(one.run.uploads).toEqual([]);
+
+    // Month two: the store refuses the second endpoint.
+    writeFileSync(join(store, `fail-${ids[1]}`), '');
+    const two = await month(2);
+    expect(two.run.status).toBe(14);
+    expect(two.next.map((l) => l.expectedVersion)).toEqual([3, 3, 3]);
+    expect(two.run.log).toMatch(new RegExp(`^::error title=chatctl webhooks rotate ${ids[1]} \\(exit 13\\)::.*the destination said: store: permission denied`, 'm'));
+    expect(two.run.uploads).toHaveLength(1);
+    const escrowed = join(two.run.uploads[0]!.path!, `${ids[1]}-v3.age`);
+    const current = (await currentSecret(ids[1]!)).secret;
+    expect(execFileSync('age', ['-d', '-i', keyFile, escrowed], { encoding: 'utf8' })).toBe(current);
+    for (const committed of [two.journal, execFileSync('git', ['--git-dir', join(root, 'origin.git'), 'log', '-p', 'main'], { encoding: 'utf8' })]) expect(committed).not.toContain(current);
+    expectMasked(two.run, [current, sandbox.info.token]);
+
+    // The store is fixed; on another machine (a fresh config folder) the secret is recovered into it.
+    rmSync(join(store, `fail-${ids[1]}`));
+    const elsewhere = workspace();
+    const recovered = await runInProcess(['webhooks', 'recover', escrowed, '--identity', keyFile, '--secret-to', `exec:${join(root, 'month-2', 'scripts', 'store-secret.sh')}`], {
+      env: { ...baseEnv(elsewhere), STORE: store },
+      cwd: elsewhere.cwd,
+    });
+    expect(recovered.exitCode, recovered.stderr).toBe(0);
+    await storeHoldsCurrent(ids[1]!);
+
+    const three = await month(3);
+    expect(three.run.status, three.run.log).toBe(0);
+    expect(three.next.map((l) => l.expectedVersion)).toEqual([4, 4, 4]);
+    for (const id of ids) await storeHoldsCurrent(id);
+  }, 300_000);
 });
