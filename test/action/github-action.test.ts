@@ -49,7 +49,7 @@ const ACTION = parseYaml(readFileSync(join(ROOT, 'action.yml'), 'utf8')) as unkn
 let sandbox: Sandbox;
 const ws = workspace();
 beforeAll(async () => {
-  sandbox = await startSandbox(['--port', '0', '--json'], ws.home, ws.configDir);
+  sandbox = await startSandbox(['--port', '0', '--json', '--endpoint-limit', '100'], ws.home, ws.configDir);
 }, 30_000);
 afterAll(async () => {
   await sandbox?.stop();
