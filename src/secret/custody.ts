@@ -57,9 +57,9 @@ export interface CustodyRun extends CustodyDeps {
   scrubber?: { addSecret(value: string): void; retireSecret?(value: string): void; scrub?(text: string): string } | undefined;
   /** How a re-run delivers the record of the request with this key (hint and message). */
   rerun(idempotencyKey: string): string;
-  /** --escrow: a secret kept after a failed destination is also written encrypted; amends the error (secret/escrow.ts escrowHook). */
   /** The job's destinations as flags, for the hint that gets a new secret (new-secret-hint.ts destinationFlags). */
   destination?: ((endpointId: string) => string | undefined) | undefined;
+  /** --escrow: a secret kept after a failed destination is also written encrypted; amends the error (secret/escrow.ts escrowHook). */
   escrow?: ((error: CliError, item: { scope: string; endpointId: string; version: number | null; secret: string; fingerprint: string }) => Promise<void>) | undefined;
 }
 
