@@ -24,6 +24,7 @@ import { makeFolders } from '../config/make-folders.js';
 import { writeFileAtomic } from '../fs/atomic.js';
 import { type CliError, usageError } from '../errors/cli-error.js';
 import { describeFailure } from './deliver-all.js';
+import { shellWord } from '../output/sanitize.js';
 
 /** Where escrowed secrets go and for whom: worked out (and checked) before anything is sent. */
 export interface EscrowOptions {
@@ -151,14 +152,17 @@ export async function escrowSecret(opts: EscrowOptions, item: EscrowItem, now: n
  * (message, hint, `details.escrowPath`), or why not (`details.escrowError`).
  * Never throws: the error it amends is the outcome either way.
  */
-export function escrowHook(opts: EscrowOptions, now: () => number): (error: CliError, item: EscrowItem) => Promise<void> {
+export function escrowHook(opts: EscrowOptions, now: () => number, destination?: (endpointId: string) => string | undefined): (error: CliError, item: EscrowItem) => Promise<void> {
   return async (error, item) => {
     const details = (error.details !== null && typeof error.details === 'object' ? error.details : {}) as Record<string, unknown>;
     try {
       const path = await escrowSecret(opts, item, now());
       details.escrowPath = path;
       error.message += `; an encrypted copy is in ${path}`;
-      amendHint(error, `on any machine with an identity of an --escrow recipient: chatctl webhooks recover ${path} --identity KEYFILE --secret-to DESTINATION`);
+      amendHint(
+        error,
+        `on any machine with an identity of an --escrow recipient: chatctl webhooks recover ${shellWord(path)} --identity KEYFILE ${destination?.(item.endpointId) ?? '--secret-to DESTINATION'}`,
+      );
     } catch (err) {
       details.escrowPath = null;
       details.escrowError = describeFailure(err);

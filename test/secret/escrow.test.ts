@@ -69,6 +69,10 @@ describe('--escrow: a secret kept after a failed destination is also written enc
     const line = JSON.parse(r.stderr.trim().split('\n').at(-1)!);
     expect(line.error.details.escrowPath).toBe(sealed);
     expect(line.error.message).toContain(`an encrypted copy is in ${sealed}`);
+    // The hint's recover command delivers where this job would have.
+    const human = await t.run(['webhooks', 'rotate', id, '--expected-version', '2', '--mode', 'immediate', '--yes', '--secret-to', FAILING, '--escrow', t.keys.recipient, '--escrow-dir', 'escrow']);
+    expect(human.exitCode).toBe(13);
+    expect(human.stderr).toContain(`chatctl webhooks recover ${join(dir, `${id}-v3.age`)} --identity KEYFILE --secret-to '${FAILING.replace(/'/g, "'\\''")}'`);
     expect(r.stderr + r.stdout).not.toContain(current);
   });
 

@@ -29,7 +29,7 @@ export async function runCreate(opts: CreateOptions, f: Factory): Promise<void> 
   const body = parseCreate({ name, url, events });
   const idempotencyKey = opts.idempotencyKey !== undefined ? checkIdempotencyKey(opts.idempotencyKey) : ctx.randomUUID();
   const plan = secretPlanOf(f, opts);
-  const escrow = await escrowOf(opts, ctx);
+  const escrow = await escrowOf(opts, ctx, opts);
   // On exhausted retries, the report gives the command to re-run, with the key (errors/explain.ts).
   const rerun: RerunContext = { words: ['webhooks', 'create'], flags: createFlags(opts, name, url, events, f.state().given.profile), idempotencyKey };
   const client = await f.client({ rerun: rerunWords(rerun) });

@@ -4,15 +4,17 @@
 // given.
 import type { CustodyRun } from '../../secret/custody.js';
 import type { EscrowFlags } from '../../secret/escrow.js';
+import { destinationFlags, type GivenDestinations } from '../../secret/new-secret-hint.js';
 
 export type { EscrowFlags };
 
 /** custody's escrow hook for these flags, checked; undefined when none was given. */
-export async function escrowOf(flags: EscrowFlags, ctx: { cwd: string; now: () => number }): Promise<CustodyRun['escrow']> {
+export async function escrowOf(flags: EscrowFlags, ctx: { cwd: string; now: () => number }, given?: GivenDestinations): Promise<CustodyRun['escrow']> {
   if (!((flags.escrow?.length ?? 0) > 0 || flags.escrowFile !== undefined || flags.escrowDir !== undefined)) return undefined;
   const { parseEscrow, escrowHook } = await import('../../secret/escrow.js');
   const opts = parseEscrow(flags, ctx.cwd);
-  return opts ? escrowHook(opts, ctx.now) : undefined;
+  // The recover command in the hint delivers where this job would have.
+  return opts ? escrowHook(opts, ctx.now, given ? (id) => destinationFlags(given, id) : undefined) : undefined;
 }
 
 /** The flags as a re-run repeats them. */

@@ -32,7 +32,7 @@ export async function runRotate(endpointId: string, opts: RotateOptions, f: Fact
   const body = parseRotate({ expectedVersion, mode });
   const idempotencyKey = opts.idempotencyKey !== undefined ? checkIdempotencyKey(opts.idempotencyKey) : ctx.randomUUID();
   const plan = secretPlanOf(f, opts, id);
-  const escrow = await escrowOf(opts, ctx);
+  const escrow = await escrowOf(opts, ctx, opts);
   if (body.mode === 'immediate' && !opts.yes && !state.dryRun) {
     if (!prompter) {
       throw usageError('--yes is required when not running interactively', '--mode immediate revokes the current secret at once; deliveries signed with it will fail verification');

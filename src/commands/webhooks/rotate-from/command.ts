@@ -136,7 +136,7 @@ async function prepare(opts: FromOptions, f: Factory): Promise<Setup> {
   const journalPath = opts.journal !== undefined ? resolve(ctx.cwd, opts.journal) : undefined;
   if (opts.nextManifest === '') throw usageError('--next-manifest needs a file');
   const next = opts.nextManifest !== undefined ? NextManifest.plan(resolve(ctx.cwd, opts.nextManifest), journalPath) : undefined;
-  const escrow = await escrowOf(opts, ctx);
+  const escrow = await escrowOf(opts, ctx, opts);
   if (opts.report === '') throw usageError('--report needs a file');
   const reportPath = opts.report !== undefined ? resolve(ctx.cwd, opts.report) : undefined;
   return {
