@@ -54,7 +54,7 @@ describe('bash', () => {
       ),
     ).toEqual([
       ['webhooks'],
-      ['create', 'rotate', 'reactivate', 'fingerprint', 'sign', 'verify', 'trigger', 'listen'],
+      ['create', 'rotate', 'reactivate', 'fingerprint', 'sign', 'verify', 'trigger', 'listen', 'recover'],
       ['--mode'],
       ['overlap', 'immediate'],
       ['chat.message.reaction_added.v1', 'chat.message.reaction_removed.v1'],
