@@ -48,7 +48,7 @@ const common = {
 // Parts that few runs need are bundles of their own, required only when
 // used: undici (behind a proxy), the prompts (on a terminal), the sandbox,
 // execa (for an exec: secret destination), rotate --from, webhooks sign, verify and
-// trigger, webhooks listen, jmespath (--query).
+// trigger, webhooks listen, jmespath (--query), escrow (age) and webhooks recover.
 // Keeping them out of main.cjs keeps every other run's read, code-cache
 // load and memory small.
 const LAZY = {
@@ -61,6 +61,8 @@ const LAZY = {
   signing: 'src/commands/webhooks/signed-deliveries.ts',
   listen: 'src/commands/webhooks/listen/index.ts',
   query: 'src/run/query.ts',
+  escrow: 'src/secret/escrow.ts',
+  recover: 'src/commands/webhooks/recover.ts',
 };
 const lazyByFile = new Map(Object.entries(LAZY).map(([name, file]) => [resolve(file), name]));
 // main.cjs reaches a lazy bundle through a stub that asks bin/chatctl.js's
@@ -143,7 +145,8 @@ for (const rel of listFiles(new URL(`${out}/`, root).pathname).filter((f) => f.e
   const bad = [];
   const lines = text.split('\n').map((line, i) => {
     if (!/[^\x00-\x7f]/.test(line)) return line;
-    if (/^\s*\/\//.test(line)) return line.replace(/[^\x00-\x7f]/g, '?');
+    // A line comment, or a line of a block comment (`/*`, ` * …`: esbuild keeps a library's doc comments).
+    if (/^\s*(\/\/|\/\*|\*)/.test(line)) return line.replace(/[^\x00-\x7f]/g, '?');
     bad.push(`${rel}:${i + 1}: ${line.trim().slice(0, 120)}`);
     return line;
   });

@@ -17,7 +17,9 @@ import { randomUUID } from '../system/random.js';
 import { reportError, toCliError } from '../errors/report.js';
 import { CliError } from '../errors/cli-error.js';
 import { EXIT, type ExitCode } from '../errors/exit-codes.js';
-import { configuredProgram, focusOf } from './cli.js';
+import { configuredProgram, focusOf, GLOBALS_WITH_VALUE } from './cli.js';
+import { inGitHubActions } from '../output/actions-mask.js';
+import { explainError } from '../errors/explain.js';
 import { runCli } from './help-routing.js';
 import { outputMode, type GlobalOptions, type RunStateSlot } from '../run/state.js';
 import { explainCredential } from '../credentials/origin.js';
@@ -99,7 +101,25 @@ export async function execute(argv: string[], given: ExecuteContext): Promise<nu
       e.exitCode === EXIT.interrupted && bySignal !== undefined && bySignal !== EXIT.interrupted
         ? new CliError('interrupted', signalMessage(String(signal.reason), e.message), bySignal, { hint: e.hint, details: e.details, idempotencyKey: e.idempotencyKey })
         : err;
+    if (inGitHubActions(env)) await annotate(toCliError(final), argv, io);
     return reportError(final, io, mode.json, mode.debug);
+  }
+}
+
+/**
+ * In a GitHub Actions job, a failed command also leaves an `::error`
+ * annotation on stderr (run/ci-report.ts): the command, its endpoint, exit
+ * code and first next step. One already reported (the failed items of
+ * `rotate --from`, each annotated) leaves none.
+ */
+async function annotate(e: CliError, argv: readonly string[], io: ReturnType<typeof createIO>): Promise<void> {
+  if (e.reported) return;
+  try {
+    const { CiReport, rowOfError, commandOf } = await import('../run/ci-report.js');
+    const { command, endpointId } = commandOf(argv, GLOBALS_WITH_VALUE);
+    new CiReport({ env: { GITHUB_ACTIONS: 'true' }, annotate: io.stderr, scrub: (t) => io.scrubber.scrub(t), command }).add(rowOfError(e, endpointId, explainError(e)));
+  } catch {
+    /* the error itself is reported next; the annotation is a courtesy */
   }
 }
 

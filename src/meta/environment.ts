@@ -52,9 +52,14 @@ export const ENVIRONMENT: ReadonlyArray<readonly [string, ReadonlyArray<readonly
   [
     'GitHub Actions (set by the runner)',
     [
-      ['GITHUB_ACTIONS', 'true: every secret and the token are announced with ::add-mask:: before any output (on stderr with --json or --secret-to stdout)', 'unset'],
+      [
+        'GITHUB_ACTIONS',
+        'true: every secret and the token are announced with ::add-mask:: before any output (on stderr with --json or --secret-to stdout); each failed item or command leaves an ::error annotation on stderr',
+        'unset',
+      ],
       ['GITHUB_OUTPUT', 'the file --secret-to github-output:NAME appends to', 'unset (then github-output: is refused)'],
       ['GITHUB_ENV', 'the file --secret-to github-env:NAME appends to', 'unset (then github-env: is refused)'],
+      ['GITHUB_STEP_SUMMARY', 'the file a create, rotate or rotate --from appends its Markdown table of results to', 'unset (then no summary)'],
     ],
   ],
   [

@@ -11,7 +11,14 @@ import { escapeUnsafeJson } from './json.js';
 /** Whether this run is a GitHub Actions job step (the runner sets GITHUB_ACTIONS=true). */
 export const inGitHubActions = (env: Record<string, string | undefined>): boolean => env.GITHUB_ACTIONS === 'true';
 
-const escapeData = (s: string) => s.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+/** A workflow command's data (after `::`): `%`, CR and LF escaped, as the runner unescapes them. */
+export const escapeData = (s: string) => s.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+
+/** A workflow command's property value (`title=…`): as data, and `:` and `,` too, which end a property. */
+export const escapeProperty = (s: string) => escapeData(s).replace(/:/g, '%3A').replace(/,/g, '%2C');
+
+/** An error annotation: `::error title=TITLE::MESSAGE`, one line, both escaped. */
+export const errorCommand = (title: string, message: string): string => `::error title=${escapeProperty(title)}::${escapeData(message)}\n`;
 
 /** The `::add-mask::` lines for one value: the value, each of its lines, and its JSON-escaped form. */
 export function maskCommands(value: string): string {
@@ -22,3 +29,6 @@ export function maskCommands(value: string): string {
   for (const form of forms) if (form !== '') out += `::add-mask::${escapeData(form)}\n`;
   return out;
 }
+
+/** Whether a run has anything to tell its CI system (run/ci-report.ts, loaded only then): annotations, a step summary, a --report file. */
+export const ciReportWanted = (env: Record<string, string | undefined>, reportPath?: string): boolean => inGitHubActions(env) || Boolean(env.GITHUB_STEP_SUMMARY) || reportPath !== undefined;

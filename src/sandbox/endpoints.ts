@@ -77,7 +77,8 @@ export class EndpointStore {
         endpointId: other,
       });
     if (this.endpoints.size >= this.deps.limit)
-      throw new ApiFailure(409, 'webhook_endpoint_limit_reached', `the environment already has ${this.deps.limit} endpoints`, {
+      // The sandbox's own limit, which its user set (or left at 10): the message says how to raise it.
+      throw new ApiFailure(409, 'webhook_endpoint_limit_reached', `the environment already has ${this.deps.limit} endpoints, this sandbox's limit (start it with --endpoint-limit N to allow more)`, {
         limit: this.deps.limit,
       });
     let id: string;

@@ -41,6 +41,10 @@ export interface CustodyRun extends Pick<Clock, 'now'> {
   scrubber?: { addSecret(value: string): void; retireSecret?(value: string): void; scrub?(text: string): string } | undefined;
   /** How a re-run delivers the record of the request with this key (hint and message). */
   rerun(idempotencyKey: string): string;
+  /** The job's destinations as flags, for the hint that gets a new secret (new-secret-hint.ts destinationFlags). */
+  destination?: ((endpointId: string) => string | undefined) | undefined;
+  /** --escrow: a secret kept after a failed destination is also written encrypted; amends the error (secret/escrow.ts escrowHook). */
+  escrow?: ((error: CliError, item: { scope: string; endpointId: string; version: number | null; secret: string; fingerprint: string }) => Promise<void>) | undefined;
 }
 
 export interface DeliveryResult {
@@ -161,6 +165,7 @@ export class Custody {
       rerun: this.run.rerun(this.req.idempotencyKey),
       version: known.version ?? null,
       serverRequestId: known.serverRequestId ?? null,
+      destination: this.run.destination,
     };
     if ('kept' in got) return this.toDeliver(got.kept, base, undefined);
     const { answer } = got;
@@ -227,7 +232,7 @@ export class Custody {
    * and the 13 says where. A failure leaves `delivery` naming where it is,
    * for a second signal, until the caller has reported the outcome.
    */
-  finish(accepted: Extract<Accepted, { ok: true }>, result: DeliveryResult): Settled {
+  async finish(accepted: Extract<Accepted, { ok: true }>, result: DeliveryResult): Promise<Settled> {
     const { secret, holder, body, delivery } = accepted;
     if (result.failures.length === 0) {
       this.facts?.add({ f: 'delivered', at: this.at(), key: this.req.idempotencyKey, version: holder.version ?? null, to: result.delivered.map((d) => d.to), fp: delivery.fp });
@@ -241,6 +246,7 @@ export class Custody {
     delivery.kept = where ?? null;
     delivery.keepFailure = keepFailure;
     const error = notDelivered(holder, { fp, failures: result.failures, delivered: result.delivered, where, keepFailure, now: this.run.now() });
+    await this.run.escrow?.(error, { scope: this.req.scope, endpointId: holder.endpointId, version: holder.version ?? null, secret, fingerprint: fp });
     return { ok: false, error, holder, body, fp, delivered: result.delivered, kept: where ?? null };
   }
 
@@ -347,4 +353,16 @@ export async function retireIfHeld(run: CustodyRun, req: RecordedRequest, fp: st
 /** The endpoint's last applied change as this machine saw it: what a superseded item names, and what --every measures from. */
 export function lastApplied(run: CustodyRun, endpointId: string): Applied | undefined {
   return EndpointFacts.read(run.configDir, run.scope, endpointId).lastApplied();
+}
+
+/**
+ * The change that supersedes a secret known only by its endpoint, version and
+ * fingerprint (an escrowed copy): a higher version applied here, or, with no
+ * version to compare, a later change whose secret is another.
+ */
+export function supersedingChange(configDir: string, scope: string, secret: { endpointId: string; version: number | null; fingerprint: string }): Applied | undefined {
+  const last = EndpointFacts.read(configDir, scope, secret.endpointId).lastApplied();
+  if (!last) return undefined;
+  if (secret.version !== null) return last.version > secret.version ? last : undefined;
+  return last.fp !== undefined && last.fp !== secret.fingerprint ? last : undefined;
 }

@@ -45,6 +45,12 @@ export interface DeliverDeps {
    * passed through; its tail (scrubbed) is kept for its failure's `output`.
    */
   captureExecOutput?: boolean | undefined;
+  /**
+   * A CI report (GitHub annotation, step summary, --report): the failure
+   * carries the tail of the command's output also when it was shown on
+   * stderr, so the report can say what the command said.
+   */
+  keepExecOutput?: boolean | undefined;
 }
 
 /** How much of a failed exec: command's output its failure carries (--json). */
@@ -145,7 +151,7 @@ async function deliverOne(sink: Sink, item: { endpointId: string; secret: string
       let kept = '';
       const show = (clean: string) => {
         if (!deps.captureExecOutput) deps.stderr.write(clean);
-        else kept = (kept + clean).slice(-EXEC_OUTPUT_TAIL_BYTES);
+        if (deps.captureExecOutput || deps.keepExecOutput) kept = (kept + clean).slice(-EXEC_OUTPUT_TAIL_BYTES);
       };
       try {
         await runExec({
@@ -163,7 +169,7 @@ async function deliverOne(sink: Sink, item: { endpointId: string; secret: string
           signal: deps.signal,
         });
       } catch (err) {
-        if (deps.captureExecOutput) {
+        if (deps.captureExecOutput || deps.keepExecOutput) {
           const rest = scrubber.end();
           if (rest) show(rest);
           throw Object.assign(err instanceof Error ? err : new Error(String(err)), { execOutput: lastBytes(kept, EXEC_OUTPUT_TAIL_BYTES) });

@@ -25,6 +25,8 @@ export interface Holder {
   serverRequestId?: string | null | undefined;
   /** The re-run that delivers a kept record: the same command with --idempotency-key, or the same --journal. */
   rerun?: string | undefined;
+  /** The job's own destinations as flags for the new-secret hint (new-secret-hint.ts destinationFlags). */
+  destination?: ((endpointId: string) => string | undefined) | undefined;
 }
 
 /** A delivery under way: what a second signal's message names. */
@@ -60,7 +62,8 @@ export function supersededError(req: Pick<RecordedRequest, 'endpointId' | 'idemp
 }
 
 /** The way to a new secret, as the answer allows it now (new-secret-hint.ts). */
-const hintFor = (holder: Holder, now: number) => newSecretHint({ endpointId: holder.endpointId, version: holder.version, answer: holder.answer, now });
+const hintFor = (holder: Holder, now: number) =>
+  newSecretHint({ endpointId: holder.endpointId, version: holder.version, answer: holder.answer, now, destination: holder.destination?.(holder.endpointId) });
 
 const keyText = (holder: Holder) => (holder.idempotencyKey ? ` (Idempotency-Key ${holder.idempotencyKey})` : '');
 

@@ -6,7 +6,7 @@
 // refused (exit 8), so the hint names when the overlap ends and offers
 // `--mode immediate`, which replaces the secret at once.
 import { overlapEndOf } from '../errors/explain.js';
-import { shellQuote } from '../output/sanitize.js';
+import { shellQuote, shellWord } from '../output/sanitize.js';
 
 export interface Exit13Facts {
   endpointId: string | null | undefined;
@@ -38,6 +38,29 @@ export interface NewSecretTarget {
   answer?: unknown;
   /** Now, to tell a running overlap from one that has ended. */
   now: number;
+  /** The job's own destinations as flags (destinationFlags), else `--secret-to file:PATH`. */
+  destination?: string | undefined;
+}
+
+/** What a job gave for its secret's destinations: the same flags again in a hint. */
+export interface GivenDestinations {
+  secretTo?: readonly string[] | undefined;
+  secretFile?: string | undefined;
+  force?: boolean | undefined;
+}
+
+/**
+ * The destinations as the job gave them, as flags for the hint's rotate
+ * command, with `{id}` (rotate --from) replaced by the endpoint in file:,
+ * env-file: and github-*: destinations; undefined when none was given.
+ */
+export function destinationFlags(given: GivenDestinations, endpointId: string): string | undefined {
+  const words: string[] = [];
+  if (given.secretFile !== undefined) words.push('--secret-file', shellWord(given.secretFile));
+  for (const spec of given.secretTo ?? []) words.push('--secret-to', shellWord(/^(file|env-file|github-output|github-env):/.test(spec) ? spec.replaceAll('{id}', endpointId) : spec));
+  if (words.length === 0) return undefined;
+  if (given.force) words.push('--force');
+  return words.join(' ');
 }
 
 /**
@@ -49,7 +72,8 @@ export interface NewSecretTarget {
 export function newSecretHint(t: NewSecretTarget): string {
   const id = t.endpointId ? shellQuote(t.endpointId) : 'ENDPOINT_ID';
   const version = versionOf(t.version) ?? 'CURRENT_VERSION';
-  const rotate = (mode: string) => `chatctl webhooks rotate ${id} --expected-version ${version} --mode ${mode}${mode === 'immediate' ? ' --yes' : ''} --secret-to file:PATH`;
+  const to = t.destination ?? '--secret-to file:PATH';
+  const rotate = (mode: string) => `chatctl webhooks rotate ${id} --expected-version ${version} --mode ${mode}${mode === 'immediate' ? ' --yes' : ''} ${to}`;
   const data = t.answer !== null && typeof t.answer === 'object' ? (t.answer as Record<string, unknown>) : undefined;
   const end = data ? overlapEndOf(data) : undefined;
   if (end && end.getTime() > t.now) {

@@ -11,7 +11,7 @@ import { Scrubber } from '../../src/output/scrub/scrubber.js';
 import { parseSinks, sinksFor } from '../../src/secret/sinks.js';
 import { appendGitHubValue } from '../../src/secret/deliver.js';
 import { lastBytes } from '../../src/secret/deliver-all.js';
-import { newSecretHint } from '../../src/secret/new-secret-hint.js';
+import { destinationFlags, newSecretHint } from '../../src/secret/new-secret-hint.js';
 import { parseRunnerFile } from '../support/github-runner.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'chatctl-gha-'));
@@ -102,6 +102,15 @@ describe('newSecretHint', () => {
       const hint = newSecretHint({ endpointId: 'we_1', version: 5, answer: { endpoint: { previousSecretExpiresAt: end } }, now });
       expect(hint).toBe("to get a new secret, rotate it: chatctl webhooks rotate 'we_1' --expected-version 5 --mode overlap --secret-to file:PATH");
     }
+  });
+  test("the job's own destinations as given, {id} replaced where a path or name holds it, --force kept", () => {
+    const destination = destinationFlags({ secretTo: ['file:secrets/{id}.whsec', 'exec:vault kv put secret/{id} value=-', 'github-output:S_{id}'], force: true }, 'we_1');
+    expect(destination).toBe("--secret-to file:secrets/we_1.whsec --secret-to 'exec:vault kv put secret/{id} value=-' --secret-to github-output:S_we_1 --force");
+    expect(newSecretHint({ endpointId: 'we_1', version: 5, answer: { endpoint: { previousSecretExpiresAt: null } }, now, destination })).toBe(
+      `to get a new secret, rotate it: chatctl webhooks rotate 'we_1' --expected-version 5 --mode overlap ${destination}`,
+    );
+    expect(destinationFlags({ secretFile: 'new.whsec' }, 'we_1')).toBe('--secret-file new.whsec');
+    expect(destinationFlags({}, 'we_1')).toBeUndefined();
   });
   test('unknown: the overlap command, and immediate as the way out', () => {
     const hint = newSecretHint({ endpointId: undefined, now });

@@ -246,14 +246,19 @@ describe('--json: an exec: destination that prints and fails', () => {
     expect(output).not.toContain('\ufffd');
   });
 
-  test('--from: the item line carries the output; stderr holds nothing but mask lines', async () => {
+  test("--from: the item line carries the output; stderr holds nothing but mask lines and the item's ::error annotation", async () => {
     const t = await setUp();
     const { id } = await t.created();
     writeFileSync(join(t.ws.cwd, 'one.ndjson'), JSON.stringify({ endpointId: id, expectedVersion: 1 }) + '\n');
     const r = await t.run(['webhooks', 'rotate', '--from', 'one.ndjson', '--mode', 'overlap', '--secret-to', NOISY(t.sb.sb.token), '--json']);
     expect(r.exitCode).toBe(14);
     const secret = (await t.endpoints())[0]!.validSecrets[0]!;
-    expect(r.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('::add-mask::'))).toEqual([]);
+    const [annotation, ...others] = r.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('::add-mask::'));
+    expect(others).toEqual([]);
+    // What the command said last reaches the annotation, scrubbed (docs/ci-systems.md).
+    expect(annotation).toMatch(new RegExp(`^::error title=chatctl webhooks rotate ${id} \\(exit 13\\)::endpoint ${id}: exit 13; .*the destination said: `));
+    expect(annotation).not.toContain(secret);
+    expect(annotation).not.toContain(t.sb.sb.token);
     const item = JSON.parse(r.stdout.split('\n')[0]!) as { ok: boolean; exitCode: number; error: { details: { failed: { output: string }[]; endpointId: string; version: number } } };
     expect(item).toMatchObject({ ok: false, exitCode: 13, error: { details: { endpointId: id, version: 2 } } });
     expect(item.error.details.failed[0]!.output).toContain('the secret was [REDACTED]');
@@ -288,13 +293,14 @@ describe('exit 13 during an overlap', () => {
     const human = await t.run(['webhooks', 'rotate', id, '--expected-version', '2', '--mode', 'immediate', '--yes', ...failing], { GITHUB_ACTIONS: undefined });
     expect(human.exitCode).toBe(13);
     // An immediate rotation ends any overlap: plain overlap rotation next.
-    expect(human.stderr).toContain(`to get a new secret, rotate it: chatctl webhooks rotate '${id}' --expected-version 3 --mode overlap --secret-to file:PATH`);
+    // The job's own destination, as given (not a placeholder).
+    expect(human.stderr).toContain(`to get a new secret, rotate it: chatctl webhooks rotate '${id}' --expected-version 3 --mode overlap --secret-to 'exec:cat >/dev/null; exit 4'`);
 
     const overlap = await t.run(['webhooks', 'rotate', id, '--expected-version', '3', '--mode', 'overlap', ...failing], { GITHUB_ACTIONS: undefined });
     expect(overlap.exitCode).toBe(13);
     const end = (await t.endpoints())[0]!.previousSecretExpiresAt!;
     expect(overlap.stderr).toContain(`the overlap of this rotation runs until ${end}`);
-    const immediate = `chatctl webhooks rotate '${id}' --expected-version 4 --mode immediate --yes --secret-to file:PATH`;
+    const immediate = `chatctl webhooks rotate '${id}' --expected-version 4 --mode immediate --yes --secret-to 'exec:cat >/dev/null; exit 4'`;
     expect(overlap.stderr).toContain(immediate);
 
     // What the hint says holds: overlap is refused (8) during the overlap, immediate works.

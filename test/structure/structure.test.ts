@@ -269,8 +269,8 @@ describe('the path of a command', () => {
   });
 
   test('webhooks rotate --from with CHATCTL_TOKEN, no proxy', () => {
-    atMost(loadedFrom(['src/app/main.ts'], [...client, 'src/commands/webhooks/rotate-from/command.ts']), { files: 100, folders: 25 });
-    atMost(loadedFrom(['src/commands/webhooks/rotate-from/command.ts', ...client], []), { files: 51, folders: 11 });
+    atMost(loadedFrom(['src/app/main.ts'], [...client, 'src/commands/webhooks/rotate-from/command.ts']), { files: 101, folders: 26 });
+    atMost(loadedFrom(['src/commands/webhooks/rotate-from/command.ts', ...client], []), { files: 52, folders: 12 });
   });
 });
 

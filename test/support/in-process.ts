@@ -82,7 +82,7 @@ export async function runInProcess(argv: string[], opts: InProcessOptions): Prom
 
 /**
  * Every run with --json, in every test: stderr holds JSON lines only. The
- * exceptions are GitHub Actions' `::add-mask::` lines (GITHUB_ACTIONS=true)
+ * exceptions are GitHub Actions' `::add-mask::` and `::error` lines (GITHUB_ACTIONS=true)
  * and --debug's `[debug]` trace. Called by both runners (in-process and child).
  */
 export function assertJsonStderr(argv: readonly string[], env: Record<string, string | undefined>, stderr: string): void {
@@ -96,7 +96,7 @@ export function assertJsonStderr(argv: readonly string[], env: Record<string, st
   const debug = options.includes('--debug');
   for (const line of stderr.split('\n')) {
     if (line.trim() === '') continue;
-    if (masks && line.startsWith('::add-mask::')) continue;
+    if (masks && (line.startsWith('::add-mask::') || line.startsWith('::error '))) continue;
     if (debug && line.startsWith('[debug] ')) continue;
     try {
       JSON.parse(line);

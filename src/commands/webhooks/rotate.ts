@@ -12,8 +12,9 @@ import { rerunWords, withRerun } from '../../errors/explain.js';
 import { expectedVersionFor } from './expected-version.js';
 import { noteConflict } from '../../secret/seen.js';
 import type { RerunContext } from '../../errors/cli-error.js';
+import { escrowOf, escrowRerunFlags, type EscrowFlags } from './escrow-flags.js';
 
-export interface RotateOptions {
+export interface RotateOptions extends EscrowFlags {
   expectedVersion?: string;
   mode?: string;
   idempotencyKey?: string;
@@ -33,6 +34,7 @@ export async function runRotate(endpointId: string, opts: RotateOptions, f: Fact
   const body = parseRotate({ expectedVersion, mode });
   const idempotencyKey = opts.idempotencyKey !== undefined ? checkIdempotencyKey(opts.idempotencyKey) : ctx.randomUUID();
   const plan = secretPlanOf(f, opts, id);
+  const escrow = await escrowOf(opts, ctx, opts);
   if (body.mode === 'immediate' && !opts.yes && !state.dryRun) {
     if (!prompter) {
       throw usageError('--yes is required when not running interactively', '--mode immediate revokes the current secret at once; deliveries signed with it will fail verification');
@@ -52,22 +54,28 @@ export async function runRotate(endpointId: string, opts: RotateOptions, f: Fact
     ...(opts.secretTo ?? []).map((to) => ['--secret-to', to]),
     ...(opts.force ? [['--force']] : []),
     ...(opts.yes ? [['--yes']] : []),
+    ...escrowRerunFlags(opts),
   ];
   if (state.given.profile) flags.push(['--profile', state.given.profile]);
   const rerun: RerunContext = { words: ['webhooks', 'rotate', id], expectedVersion: body.expectedVersion, flags, idempotencyKey, now: ctx.now() };
   const client = await f.client({ rerun: rerunWords(rerun) });
-  await runSecretRequest(f, plan, {
-    keyGiven: opts.idempotencyKey !== undefined,
-    req: { op: 'rotate', scope: scopeKey(f.state().connection().scope), endpointId: id, idempotencyKey, mode: body.mode, expectedVersion: body.expectedVersion },
-    send: (hooks) =>
-      namingTheKey(
-        client.rotate(id, body, idempotencyKey, hooks).catch((err: unknown) => {
-          // A 7 that names the current version: the facts know it, for the re-run's `--expected-version last`.
-          noteConflict({ configDir: ctx.configDir, scope: scopeKey(state.connection().scope), now: ctx.now }, id, err, 'rotate');
-          throw withRerun(err, { ...rerun, now: ctx.now() });
-        }),
-        { endpointId: id },
-      ),
-    summary: (res) => `Rotated the signing secret of ${endpointLabel(res.data.endpoint)} (mode ${escapeInline(body.mode)}).`,
-  });
+  await runSecretRequest(
+    f,
+    plan,
+    {
+      keyGiven: opts.idempotencyKey !== undefined,
+      req: { op: 'rotate', scope: scopeKey(f.state().connection().scope), endpointId: id, idempotencyKey, mode: body.mode, expectedVersion: body.expectedVersion },
+      send: (hooks) =>
+        namingTheKey(
+          client.rotate(id, body, idempotencyKey, hooks).catch((err: unknown) => {
+            // A 7 that names the current version: the facts know it, for the re-run's `--expected-version last`.
+            noteConflict({ configDir: ctx.configDir, scope: scopeKey(state.connection().scope), now: ctx.now }, id, err, 'rotate');
+            throw withRerun(err, { ...rerun, now: ctx.now() });
+          }),
+          { endpointId: id },
+        ),
+      summary: (res) => `Rotated the signing secret of ${endpointLabel(res.data.endpoint)} (mode ${escapeInline(body.mode)}).`,
+    },
+    { escrow, given: opts },
+  );
 }

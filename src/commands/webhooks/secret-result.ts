@@ -20,10 +20,17 @@ import type { Palette } from '../../output/colors.js';
 import { stringifyJson } from '../../output/json.js';
 import { reportError } from '../../errors/report.js';
 import { shellQuote } from '../../output/sanitize.js';
+import { ciReportWanted } from '../../output/actions-mask.js';
+import { isCliError } from '../../errors/cli-error.js';
+import { destinationFlags, type GivenDestinations } from '../../secret/new-secret-hint.js';
+import { explainError } from '../../errors/explain.js';
+import type { ReportRow } from '../../run/ci-report.js';
 
 /** The run's custody, as a single create or rotate sees it: a re-run with the same key delivers what it kept. */
-export function commandCustody(ctx: Context, scope: string): CustodyRun {
+export function commandCustody(ctx: Context, scope: string, escrow?: CustodyRun['escrow'], given?: GivenDestinations): CustodyRun {
   return {
+    escrow,
+    destination: given ? (id) => destinationFlags(given, id) : undefined,
     configDir: ctx.configDir,
     now: ctx.now,
     scope,
@@ -49,13 +56,51 @@ export interface SecretRequest {
  * superseded one ends 13. A dry run sends nothing and keeps nothing.
  */
 export async function runSecretRequest(f: Factory, plan: SecretPlan, r: SecretRequest, opts: SecretResultOptions = {}): Promise<void> {
+  if (!f.ctx.env.GITHUB_STEP_SUMMARY || f.state().dryRun) {
+    await custodyOf(f, plan, r, opts);
+    return;
+  }
+  // GITHUB_STEP_SUMMARY: the run's one row goes there, whatever its outcome (run/ci-report.ts).
+  let row: ReportRow;
+  try {
+    const done = await custodyOf(f, plan, r, opts);
+    row = { endpointId: done.endpointId, outcome: r.req.op === 'create' ? 'created' : 'rotated', version: done.version, fingerprint: done.fingerprint, exitCode: 0 };
+  } catch (err) {
+    if (isCliError(err)) await stepSummary(f, r, (ci) => ci.rowOfError(err, r.req.endpointId ?? undefined, explainError(err)));
+    throw err;
+  }
+  await stepSummary(f, r, () => row);
+}
+
+type CiReportModule = typeof import('../../run/ci-report.js');
+
+/** Appends the run's one row to the step summary; a summary that cannot be written is said, not fatal. */
+async function stepSummary(f: Factory, r: SecretRequest, rowOf: (ci: CiReportModule) => ReportRow): Promise<void> {
+  const { ctx } = f;
+  const ci = await import('../../run/ci-report.js');
+  const problem = ci.reportOne(
+    { env: { GITHUB_STEP_SUMMARY: ctx.env.GITHUB_STEP_SUMMARY }, annotate: ctx.io.stderr, scrub: (t) => ctx.io.scrubber.scrub(t), command: `chatctl webhooks ${r.req.op}` },
+    rowOf(ci),
+    `chatctl webhooks ${r.req.op}`,
+  );
+  if (problem) ctx.io.notice(problem);
+}
+
+/** What the step summary shows of a delivered secret. */
+interface Done {
+  endpointId: string;
+  version: number | null;
+  fingerprint: string | null;
+}
+
+async function custodyOf(f: Factory, plan: SecretPlan, r: SecretRequest, opts: SecretResultOptions): Promise<Done> {
   const { ctx } = f;
   const state = f.state();
   if (state.dryRun) {
     await r.send({});
-    return;
+    return { endpointId: r.req.endpointId ?? '', version: null, fingerprint: null };
   }
-  const run = commandCustody(ctx, r.req.scope);
+  const run = commandCustody(ctx, r.req.scope, opts.escrow, opts.given);
   const custody = await Custody.begin(run, r.req, recordedSecretAnswer(r.req.endpointId ?? undefined));
   if (custody.next === 'superseded') throw custody.error!;
   let got: Got;
@@ -98,6 +143,7 @@ export async function runSecretRequest(f: Factory, plan: SecretPlan, r: SecretRe
   }
   // The secret is where it was asked; only --query's output failed (exit 1).
   if (unqueried !== undefined) throw unqueried;
+  return { endpointId: outcome.holder.endpointId, version: typeof outcome.holder.version === 'number' ? outcome.holder.version : null, fingerprint: outcome.fp };
 }
 
 /** Custody's accept → deliver → finish for one command: the record goes as soon as every destination holds the secret. */
@@ -111,7 +157,7 @@ async function settleSingle(
   const accepted = custody.accept(got, { resent });
   if (!accepted.ok) return accepted.outcome;
   cutShort(accepted.delivery);
-  const outcome = custody.finish(accepted, await deliver(accepted.secret, accepted.holder).catch(notAttempted));
+  const outcome = await custody.finish(accepted, await deliver(accepted.secret, accepted.holder).catch(notAttempted));
   if (outcome.ok) {
     cutShort(undefined);
     custody.retire();
@@ -136,6 +182,8 @@ async function deliverTo(ctx: Context, json: boolean, plan: SecretPlan, secret: 
         execTimeoutMs: opts.execTimeoutMs,
         // --json: stderr holds JSON lines only; a failing command's output goes into its failure.
         captureExecOutput: json,
+        // A CI report says what a failing exec: destination said (run/ci-report.ts).
+        keepExecOutput: ciReportWanted(ctx.env),
       },
     );
   }
@@ -188,6 +236,10 @@ export function secretPlanOf(f: Factory, opts: { secretTo?: string[] | undefined
 export interface SecretResultOptions {
   /** The limit for an exec: command (tests make it short). */
   execTimeoutMs?: number | undefined;
+  /** The destinations as the user gave them: the new-secret hint repeats them. */
+  given?: GivenDestinations | undefined;
+  /** --escrow: custody's hook (commands/webhooks/escrow-flags.ts). */
+  escrow?: CustodyRun['escrow'];
 }
 
 /** The envelope as --json prints it after delivery: no secret; where it went instead. */

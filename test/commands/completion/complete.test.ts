@@ -22,7 +22,7 @@ const values = (words: string[], current: string, sources = SOURCES) => complete
 describe('completion engine', () => {
   it('completes commands at every level, aliases included as paths', () => {
     expect(values([], '')).toEqual(['webhooks', 'profile', 'auth', 'exit-codes', 'completion', 'doctor', 'sandbox', 'version']);
-    expect(values(['webhooks'], 'r')).toEqual(['rotate', 'reactivate']);
+    expect(values(['webhooks'], 'r')).toEqual(['rotate', 'reactivate', 'recover']);
     expect(values(['webhook'], 'c')).toEqual(['create']);
     expect(values(['profile'], '')).toEqual(['list', 'show', 'set', 'use', 'remove']);
   });
@@ -30,7 +30,7 @@ describe('completion engine', () => {
     const flags = values(['webhooks', 'rotate', 'we_1'], '--');
     for (const f of ['--expected-version', '--mode', '--idempotency-key', '--secret-file', '--force', '--yes', '--json', '--profile', '--dry-run', '--help']) expect(flags).toContain(f);
     expect(flags).not.toContain('--name');
-    expect(values(['webhooks', 'create'], '--e')).toEqual(['--event', '--env']);
+    expect(values(['webhooks', 'create'], '--e')).toEqual(['--event', '--escrow', '--escrow-file', '--escrow-dir', '--env']);
   });
   it('completes --mode values and shell names', () => {
     expect(values(['webhooks', 'rotate', 'we_1', '--mode'], '')).toEqual(['overlap', 'immediate']);

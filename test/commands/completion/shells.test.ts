@@ -66,7 +66,7 @@ describe('bash', () => {
       ),
     ).toEqual([
       ['webhooks'],
-      ['create', 'rotate', 'reactivate', 'list', 'show', 'fingerprint', 'sign', 'verify', 'trigger', 'listen'],
+      ['create', 'rotate', 'reactivate', 'list', 'show', 'fingerprint', 'sign', 'verify', 'trigger', 'listen', 'recover'],
       ['--mode'],
       ['overlap', 'immediate'],
       ['chat.message.reaction_added.v1', 'chat.message.reaction_removed.v1'],

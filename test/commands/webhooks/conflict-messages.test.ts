@@ -131,6 +131,8 @@ describe('exits 10, 11 and 12 end with the next step, against the sandbox', () =
       const r = await runCli(create('two').slice(0, -1).concat('--secret-file', 'two.whsec'), { env: scope(sb) });
       expect(r.exitCode).toBe(10);
       expect(r.stderr).toContain('\n  next: the environment holds as many webhook endpoints as it allows');
+      // The sandbox's own limit: it says how to raise it.
+      expect(r.stderr).toContain("the environment already has 1 endpoints, this sandbox's limit (start it with --endpoint-limit N to allow more)");
     } finally {
       await sb.close();
     }

@@ -7,12 +7,13 @@
 // the exit code.
 // A bundle of its own (dist/lazy/bulk.cjs): single-endpoint runs never load it.
 import type { Factory } from '../../app.js';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import type { RotationMode } from '../../../api/spec.js';
 import { secretResponseSchema } from '../../../api/schemas.js';
 import { deliveryCutShort, lastApplied, type CustodyRun, type InDelivery } from '../../../secret/custody.js';
 import { prepareRecoveryFolder, scopeKey } from '../../../secret/record.js';
 import { describeKeepFailure } from '../../../secret/deliver.js';
+import { destinationFlags, type GivenDestinations } from '../../../secret/new-secret-hint.js';
 import type { Context } from '../../../context.js';
 import { sayWaiting } from '../../../run/webhooks-client.js';
 import { CliError, isCliError, usageError, localError } from '../../../errors/cli-error.js';
@@ -22,12 +23,15 @@ import { escapeInline, shellQuote } from '../../../output/sanitize.js';
 import { JournalWriter, NO_JOURNAL, compactJournal, loadJournal, lockJournal, actFor, sameScope, settledOf, type ItemAct, type JournalScope, type LoadedJournal } from './journal.js';
 import { bufferSource, checkManifest, fileSource, manifestItems, type ManifestCheck, type ManifestItem, type ManifestSource } from './manifest.js';
 import { NextManifest } from './next-manifest.js';
-import { humanOutput, jsonOutput, type BulkOutput } from './output.js';
+import { humanOutput, jsonOutput, reportRow, summaryLine, type BulkOutput } from './output.js';
 import { runBulk, type ItemResult, type RunSummary } from './runner.js';
 import { planItemSecrets, type ItemSecrets } from './secrets.js';
 import { refuseStale, withDoneAt } from './stale.js';
+import { CiReport } from '../../../run/ci-report.js';
+import { ciReportWanted } from '../../../output/actions-mask.js';
+import { escrowOf, type EscrowFlags } from '../escrow-flags.js';
 
-export interface FromOptions {
+export interface FromOptions extends EscrowFlags {
   from: string;
   concurrency?: string;
   journal?: string;
@@ -40,6 +44,7 @@ export interface FromOptions {
   idempotencyKey?: string;
   nextManifest?: string;
   every?: string;
+  report?: string;
 }
 
 export const DEFAULT_CONCURRENCY = 4;
@@ -70,6 +75,11 @@ interface Plan {
   everyMs: number | undefined;
   /** Items whose secret an earlier run kept: delivered before anything is sent. */
   first: ManifestItem[];
+  escrow: CustodyRun['escrow'];
+  /** --report FILE (absolute); GitHub's annotations and step summary need none. */
+  reportPath: string | undefined;
+  /** The destinations as given: each item's new-secret hint repeats them, {id} replaced. */
+  given: GivenDestinations;
 }
 
 /** The journal's lock while it is held; the journal's writer takes it over for the run. */
@@ -89,10 +99,12 @@ export async function runRotateFrom(opts: FromOptions, f: Factory): Promise<void
     const plan = await planItems(setup, source, held, f);
     if (f.state().dryRun) return reportDryRun(plan, f.ctx);
     source.checkUnchanged();
-    const { summary, output } = await runPlan(plan, held, f);
+    const { summary, output, report } = await runPlan(plan, held, f);
     // Written once the run is over, whatever its outcome; before the summary, which a closed stdout may cut short.
     const unwritten = writeNext(plan.next);
+    const unreported = finishReport(report, summary);
     await output.finish(summary, plan.check.count);
+    if (unreported) f.ctx.io.notice(unreported);
     finish(summary, unwritten, plan, f.ctx);
   } finally {
     held.release?.();
@@ -101,7 +113,7 @@ export async function runRotateFrom(opts: FromOptions, f: Factory): Promise<void
   }
 }
 
-type Setup = Pick<Plan, 'json' | 'concurrency' | 'defaultMode' | 'scope' | 'secrets' | 'journalPath' | 'next' | 'everyMs'> & { yes: boolean };
+type Setup = Pick<Plan, 'json' | 'concurrency' | 'defaultMode' | 'scope' | 'secrets' | 'journalPath' | 'next' | 'everyMs' | 'escrow' | 'reportPath' | 'given'> & { yes: boolean };
 
 /** Flags, scope and token (exit 3 before anything is read), destinations: everything that needs no manifest. */
 async function prepare(opts: FromOptions, f: Factory): Promise<Setup> {
@@ -121,14 +133,39 @@ async function prepare(opts: FromOptions, f: Factory): Promise<Setup> {
   const secrets = planItemSecrets({
     specs,
     settings: { cwd: ctx.cwd, env: ctx.env, json, stdoutIsTTY: ctx.io.stdout.isTTY, stdoutDiscards: ctx.io.stdout.discards, force: Boolean(opts.force) },
-    deliverDeps: { cwd: ctx.cwd, env: ctx.env, stdout: ctx.io.stdout, stderr: ctx.io.stderr, scrubber: ctx.io.scrubber, captureExecOutput: json },
+    deliverDeps: {
+      cwd: ctx.cwd,
+      env: ctx.env,
+      stdout: ctx.io.stdout,
+      stderr: ctx.io.stderr,
+      scrubber: ctx.io.scrubber,
+      captureExecOutput: json,
+      keepExecOutput: ciReportWanted(ctx.env, opts.report),
+    },
   });
   const journalPath = opts.journal !== undefined ? resolve(ctx.cwd, opts.journal) : undefined;
   if (opts.nextManifest === '') throw usageError('--next-manifest needs a file');
   const next = opts.nextManifest !== undefined ? NextManifest.plan(resolve(ctx.cwd, opts.nextManifest), journalPath) : undefined;
   const everyMs = opts.every !== undefined ? parseEvery(opts.every) : undefined;
+  const escrow = await escrowOf(opts, ctx, opts);
+  if (opts.report === '') throw usageError('--report needs a file');
+  const reportPath = opts.report !== undefined ? resolve(ctx.cwd, opts.report) : undefined;
+  // Taken last: nothing after it may refuse the run while the file is held.
   if (next && !state.dryRun) await next.lock(ctx);
-  return { json, concurrency, defaultMode: opts.mode as RotationMode | undefined, scope, secrets, journalPath, next, everyMs, yes: Boolean(opts.yes) };
+  return {
+    json,
+    concurrency,
+    defaultMode: opts.mode as RotationMode | undefined,
+    scope,
+    secrets,
+    journalPath,
+    next,
+    everyMs,
+    escrow,
+    reportPath,
+    given: { secretTo: opts.secretTo, secretFile: opts.secretFile, force: opts.force },
+    yes: Boolean(opts.yes),
+  };
 }
 
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
@@ -204,11 +241,13 @@ function reportDryRun({ json, check, acts }: Plan, ctx: Factory['ctx']): void {
 }
 
 /** The run itself (runner.ts), on one pool of connections; the journal written throughout. */
-async function runPlan(plan: Plan, held: Held, f: Factory): Promise<{ summary: RunSummary; output: BulkOutput }> {
+async function runPlan(plan: Plan, held: Held, f: Factory): Promise<{ summary: RunSummary; output: BulkOutput; report: CiReport | undefined }> {
   const { ctx } = f;
   const { journalPath, secrets, next, journal } = plan;
   // recovered/ holds each item's record from before its request: a folder that cannot is found now, not after a change.
-  const custody = fleetCustody(ctx, scopeKey(f.state().connection().scope), journalPath);
+  const custody: CustodyRun = { ...fleetCustody(ctx, scopeKey(f.state().connection().scope), journalPath), escrow: plan.escrow, destination: (id) => destinationFlags(plan.given, id) };
+  // Before the journal's first record: a --report that cannot be written is refused with nothing sent.
+  const report = ciReport(plan, ctx);
   let writer: JournalWriter | undefined;
   if (journalPath !== undefined) {
     writer = await JournalWriter.open(journalPath, held.release!);
@@ -242,7 +281,9 @@ async function runPlan(plan: Plan, held: Held, f: Factory): Promise<{ summary: R
         newKey: ctx.randomUUID,
         emit: (r, item) => {
           next?.settle(r);
-          output.emit(withDoneAt(r, journal.priors), item);
+          const line = withDoneAt(r, journal.priors);
+          output.emit(line, item);
+          report?.add(reportRow(line));
         },
         notice: (t) => output.notice(t),
         progress: (p) => output.progress(p),
@@ -250,7 +291,10 @@ async function runPlan(plan: Plan, held: Held, f: Factory): Promise<{ summary: R
       },
     );
     if (writer) await endJournal(writer, summary, plan, ctx);
-    return { summary, output };
+    return { summary, output, report };
+  } catch (err) {
+    report?.discard();
+    throw err;
   } finally {
     agent.destroy();
     await writer?.close();
@@ -447,4 +491,23 @@ function fleetCustody(ctx: Context, scope: string, journalPath: string | undefin
         ? `re-run with --journal ${shellQuote(journalPath)}: it delivers the kept secret without rotating again`
         : `re-run that endpoint alone with --idempotency-key ${shellQuote(key)}: it delivers the kept secret without rotating again`,
   };
+}
+
+/** The run's CI report (run/ci-report.ts), when it has one: GitHub's annotations and step summary, --report's JUnit XML. */
+function ciReport(plan: Plan, ctx: Context): CiReport | undefined {
+  if (!ciReportWanted(ctx.env, plan.reportPath)) return undefined;
+  try {
+    return new CiReport({ env: ctx.env, annotate: ctx.io.stderr, scrub: (t) => ctx.io.scrubber.scrub(t), command: 'chatctl webhooks rotate', junitPath: plan.reportPath });
+  } catch (err) {
+    throw usageError(`--report ${plan.reportPath}: cannot write beside it (${describeKeepFailure(err, dirname(plan.reportPath ?? '.'))})`);
+  }
+}
+
+/** The report finished; what went wrong with it, to say once the run's outcome is known (never its exit code). */
+function finishReport(report: CiReport | undefined, summary: RunSummary): string | undefined {
+  try {
+    return report?.finish(summaryLine(summary).summary, 'chatctl webhooks rotate --from');
+  } catch (err) {
+    return `the --report file could not be written: ${(err as NodeJS.ErrnoException).code ?? String(err)}`;
+  }
 }

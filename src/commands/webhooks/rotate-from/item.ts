@@ -297,7 +297,7 @@ async function deliverItem(run: ItemRun, item: ManifestItem, custody: Custody, a
   const result = (await run.record(applied))
     ? await run.secrets.deliver(item, accepted.secret, { skipHeld: custody.next === 'deliver' || custody.resent }).catch(notAttempted)
     : notAttempted(new Error('the journal could not record it (the run stops)'));
-  const outcome = custody.finish(accepted, result);
+  const outcome = await custody.finish(accepted, result);
   if (outcome.ok) run.delivering?.(item, undefined);
   return outcome;
 }

@@ -13,6 +13,9 @@ import type { ManifestItem } from './manifest.js';
 import type { Progress, RunSummary } from './runner.js';
 import type { ItemLine } from './stale.js';
 import type { Clock } from '../../../system/clock.js';
+import { rowOfError, type ReportRow } from '../../../run/ci-report.js';
+import { currentVersionOf } from '../../../errors/explain.js';
+import { EXIT } from '../../../errors/exit-codes.js';
 
 export interface BulkOutput {
   emit(result: ItemLine, item: ManifestItem): void;
@@ -156,4 +159,14 @@ function skippedLine(r: Extract<ItemLine, { ok: true }>): string {
   if (r.due === false) return `  ${escapeInline(r.endpointId)}  ${version}not due: last rotated at ${escapeInline(r.lastRotatedAt ?? 'an unknown time')}\n`;
   const when = 'doneAt' in r && r.doneAt !== undefined ? `by the run of ${escapeInline(r.doneAt)}` : 'by an earlier run';
   return `  ${escapeInline(r.endpointId)}  ${version}rotated ${when}\n`;
+}
+
+/** An item's result line as the CI report shows it (run/ci-report.ts). */
+export function reportRow(r: ItemLine): ReportRow {
+  if (r.ok) return { endpointId: r.endpointId, outcome: r.skipped ? 'skipped' : 'rotated', version: r.version ?? null, fingerprint: r.fingerprint || null, exitCode: 0 };
+  const current = r.exitCode === EXIT.versionConflict ? currentVersionOf(r.error.details) : undefined;
+  // A line that expects another version: the manifest is what to change.
+  const explained =
+    current !== undefined ? [`the endpoint is at version ${current}: give its manifest line "expectedVersion":${current} (--next-manifest writes each endpoint's version after a run)`] : [];
+  return rowOfError({ ...r.error, exitCode: r.exitCode }, r.endpointId, explained);
 }

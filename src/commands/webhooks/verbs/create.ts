@@ -4,9 +4,10 @@ import { Option, type Command } from 'commander';
 import { collect, examples, type Factory } from '../../app.js';
 import { EVENT_TYPES } from '../../../api/spec.js';
 import { SECRET_TO_HELP, SECRET_TO_MORE } from './help-text.js';
+import { addEscrowOptions } from './escrow-options.js';
 
 export function registerCreate(parent: Command, f: Factory): void {
-  parent
+  const cmd = parent
     .command('create')
     .description('create a signed webhook endpoint and receive its signing secret (shown once)')
     .option('--name <name>', 'display name, 1 to 80 characters')
@@ -15,7 +16,8 @@ export function registerCreate(parent: Command, f: Factory): void {
     .option('--idempotency-key <key>', 'reuse the key of an earlier run that may have been applied (default: a new UUID)')
     .addOption(new Option('--secret-to <sink>', SECRET_TO_HELP).argParser(collect))
     .option('--secret-file <path>', 'the same as --secret-to file:PATH')
-    .option('--force', 'replace an existing regular file (file: destinations)')
+    .option('--force', 'replace an existing regular file (file: destinations)');
+  addEscrowOptions(cmd)
     .addHelpText(
       'after',
       examples(

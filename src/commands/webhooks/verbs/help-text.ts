@@ -1,7 +1,6 @@
 // Help text shared by several webhooks verbs.
 
-export const SECRET_TO_HELP =
-  'where the one-time signing secret goes; repeat it for several (all must succeed): file:PATH (new file, mode 0600), env-file:PATH#NAME (a dotenv line), exec:COMMAND (run by /bin/sh, secret on its stdin), stdout (for $(…) capture), github-output:NAME, github-env:NAME';
+export const SECRET_TO_HELP = 'where the secret goes (repeatable; all must succeed): file:PATH, env-file:PATH#NAME, exec:COMMAND (secret on stdin), stdout, github-output:NAME, github-env:NAME';
 
 export const SECRET_TO_MORE = `
 Without --secret-to the secret is in the JSON with --json (--query needs

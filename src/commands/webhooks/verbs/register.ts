@@ -12,9 +12,22 @@ import { registerVerify } from './verify.js';
 import { registerTrigger } from './trigger.js';
 import { registerListen } from './listen.js';
 import { registerList, registerShow } from './list.js';
+import { registerRecover } from './recover.js';
 
 /** The verbs, in the order help lists them. */
-const VERBS: Register[] = [registerCreate, registerRotate, registerReactivate, registerList, registerShow, registerFingerprint, registerSign, registerVerify, registerTrigger, registerListen];
+const VERBS: Register[] = [
+  registerCreate,
+  registerRotate,
+  registerReactivate,
+  registerList,
+  registerShow,
+  registerFingerprint,
+  registerSign,
+  registerVerify,
+  registerTrigger,
+  registerListen,
+  registerRecover,
+];
 
 export function registerWebhooks(webhooks: Command, f: Factory): void {
   webhooks.addHelpText(

@@ -5,6 +5,7 @@ import { collect, examples, oneOf, type Factory } from '../../app.js';
 import { usageError } from '../../../errors/cli-error.js';
 import { SECRET_TO_HELP, SECRET_TO_MORE } from './help-text.js';
 import { formHeading } from '../../../meta/tree.js';
+import { addEscrowOptions } from './escrow-options.js';
 
 // The two forms of rotate: help lists the options of each under its own
 // heading, and completion offers them only in their form.
@@ -12,7 +13,7 @@ const ONE = formHeading('argument', 'ENDPOINT_ID');
 const MANY = formHeading('--from', 'FILE');
 
 export function registerRotate(parent: Command, f: Factory): void {
-  parent
+  const cmd = parent
     .command('rotate')
     .description('rotate the signing secret of an endpoint and receive the new one (shown once); with --from, of many endpoints')
     .argument('[endpoint-id]', 'the endpoint to rotate (or --from FILE)')
@@ -32,6 +33,8 @@ export function registerRotate(parent: Command, f: Factory): void {
     .addOption(new Option('--journal <file>', 'record each item before and after its request; a re-run with it skips what was done').helpGroup(MANY))
     .addOption(new Option('--next-manifest <file>', "write the next run's manifest there").helpGroup(MANY))
     .addOption(new Option('--every <duration>', 'skip endpoints rotated less than this ago (30d, 12h)').helpGroup(MANY))
+    .addOption(new Option('--report <file>', 'a JUnit XML report of the items').helpGroup(MANY));
+  addEscrowOptions(cmd)
     .addHelpText(
       'after',
       examples(
@@ -56,6 +59,7 @@ export function registerRotate(parent: Command, f: Factory): void {
         ['--journal', opts.journal],
         ['--next-manifest', opts.nextManifest],
         ['--every', opts.every],
+        ['--report', opts.report],
       ] as const)
         if (value !== undefined) throw usageError(`${flag} goes with --from`);
       const { runRotate } = await import('../rotate.js');
