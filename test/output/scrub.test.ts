@@ -251,6 +251,12 @@ describe('Scrubber', () => {
     expect(r.holdsCredential('whsec_123456')).toBe(false);
   });
 
+  it('finds a value in a text shorter than it whose compatibility forms are longer (ligatures)', () => {
+    const r = new Scrubber();
+    r.addSecret('ffiffi');
+    expect(r.scrub('\ufb03\ufb03')).toBe(REDACTED);
+  });
+
   it('does not scrub values too short to be secrets', () => {
     const r = new Scrubber();
     r.addCredential('1');

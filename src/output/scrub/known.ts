@@ -89,8 +89,9 @@ export class KnownValues {
 export function scrubText(text: string, sets: readonly KnownValues[]): string {
   let shortest = Number.MAX_SAFE_INTEGER;
   for (const s of sets) if (s.size > 0) shortest = Math.min(shortest, s.shortest);
-  // A canonical text is never longer than its original.
-  if (text.length < shortest) return text;
+  // The canonical form of ASCII text is never longer than it (a compatibility
+  // form beyond ASCII may be: `ﬃ` reads as `ffi`).
+  if (text.length < shortest && !/[^\x00-\x7f]/.test(text)) return text;
   return blankFound(text, canonicalize(text), sets);
 }
 
