@@ -100,6 +100,8 @@ const SLOW = /[\\%\x1b\x90\x98\x9b\x9d-\x9f]/;
 const REFERENCE = /&(?:#|[A-Za-z0-9]{0,24}(?:;|$))/;
 /** Text without any of these (most lines) needs no closer look: one scan of a character class, the fastest a regular expression does. */
 const NOT_PLAIN = /[\x00-\x08\x0b\x0c\x0e-\x1f\\%&\x7f-\uffff]/;
+/** Characters charactersOf() looks at: an `&` alone (a query string) needs no look at each character. */
+const UNUSUAL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\uffff]/;
 
 export function canonicalize(text: string): Canonical {
   // Most text (a JSON line, a message) has nothing to decode: its canonical
@@ -107,7 +109,7 @@ export function canonicalize(text: string): Canonical {
   // from is worked out only if a value is found in it.
   if (!NOT_PLAIN.test(text)) return withoutLeftOut(text, LEFT_OUT_PLAIN);
   if (!SLOW.test(text) && !(text.includes('&') && REFERENCE.test(text))) {
-    const kind = charactersOf(text);
+    const kind = UNUSUAL.test(text) ? charactersOf(text) : KEEP;
     if (kind !== MAPPED) return withoutLeftOut(text, kind === DROP ? LEFT_OUT : kind === CONTROL ? LEFT_OUT_ASCII : LEFT_OUT_PLAIN);
   }
   let units = rawUnits(text);
