@@ -1,8 +1,8 @@
 // docs/secrets.md (What is redacted): a server that echoes the token or a
 // signing secret split by invisible characters (U+2028, NBSP, ZWJ, ZWSP, a
-// soft hyphen, a backspace), interleaved with terminal escape sequences, in
-// fullwidth letters, or written as HTML character references, gets none of
-// them shown: not in human output, not in --debug traces, not in a --from
+// soft hyphen, a backspace), interleaved with terminal escape sequences or
+// tags, in fullwidth letters, inside a window title, a link or a tag, or
+// written as HTML character references, gets none of them shown: not in human output, not in --debug traces, not in a --from
 // run's journal (the answer's meta.requestId).
 //
 // Whether a text "shows" a value is judged by reveal() below, a reader that
@@ -36,8 +36,12 @@ const NAMED: Record<string, string> = {
   equals: '=',
 };
 
-/** Text as a reader could make it out: escapes and references decoded, escape sequences and invisible characters removed, NFKC. */
-function reveal(text: string): string {
+/**
+ * Text as a reader could make it out: escapes and references decoded,
+ * escape sequences, tags and invisible characters removed, NFKC; or, with
+ * `held`, what a window title, a link or a tag holds kept in its place.
+ */
+function reveal(text: string, held = false): string {
   let t = text;
   for (let pass = 0; pass < 4; pass++) {
     t = t
@@ -51,15 +55,15 @@ function reveal(text: string): string {
   }
   return t
     .replace(/(\u001b\[|\u009b)[0-?]*[ -/]*[@-~]/g, '')
-    .replace(/(\u001b\]|\u009d)[^\u0007\u001b\u009c]*(\u0007|\u001b\\|\u009c)/g, '')
+    .replace(/(?:\u001b\]|\u009d)([^\u0007\u001b\u009c]*)(?:\u0007|\u001b\\|\u009c)/g, (_, inside: string) => (held ? ` ${inside} ` : ''))
+    .replace(/<([^<>]*)>/g, (_, inside: string) => (held ? ` ${inside} ` : ''))
     .replace(/[\p{Cc}\p{Cf}\p{Zs}\p{Zl}\p{Zp}]/gu, '')
     .normalize('NFKC');
 }
 
 /** Whether a reader makes out any stretch of 10 characters of the value. */
 const shows = (text: string, value: string) => {
-  const seen = reveal(text);
-  for (let at = 0; at + 10 <= value.length; at++) if (seen.includes(value.slice(at, at + 10))) return true;
+  for (const seen of [reveal(text), reveal(text, true)]) for (let at = 0; at + 10 <= value.length; at++) if (seen.includes(value.slice(at, at + 10))) return true;
   return false;
 };
 
@@ -87,6 +91,9 @@ const FORMS: [string, (v: string) => string][] = [
   ['as hex character references', (v) => hex(v)],
   ['as references escaped again (&amp;#x61;)', (v) => hex(v).replaceAll('&', '&amp;')],
   ['with named references (&lowbar; &nbsp; &shy; &ZeroWidthSpace;)', (v) => interleave(v, '&nbsp;&shy;&ZeroWidthSpace;').replaceAll('_', '&lowbar;')],
+  ['split by <wbr> and empty tags', (v) => interleave(v, '<wbr><b></b>')],
+  ['inside a window title and a link', (v) => `\u001b]0;${v}\u0007 \u001b]8;;https://x.example/${v}\u001b\\here\u001b]8;;\u001b\\`],
+  ['inside a tag', (v) => `<a title="${v}">here</a>`],
 ];
 
 describe('the forms reveal() undoes (the check itself)', () => {

@@ -70,6 +70,8 @@ const SPLITS = [
   ...['\u001b[K', '\u001b[38;5;12m', '\u001b[?25l', '\u009b2K', '\u001b]0;title\u0007', '\u001b]8;;https://x.example/\u001b\\', '\u009d2;t\u009c', '\u001b(B', '\\e[K', '\\u001b[K'],
   // HTML references for them, and escaped again
   ...['&nbsp;', '&shy;', '&ZeroWidthSpace;', '&#8203;', '&#x2028;', '&#X200d;', '&amp;nbsp;', '&amp;#x200B;', '&NewLine;'],
+  // markup
+  ...['<wbr>', '</b><b>', '<span class="x y">', '<!-- -->', '&lt;wbr&gt;'],
 ];
 
 const renderedArb = (secret: string) =>
@@ -109,12 +111,21 @@ describe('canonical form: invisible characters, escape sequences, references, co
     expect(c.spanStart(8)).toBe(17);
   });
   it('leaves out CSI, OSC and other sequences whole, 7-bit and 8-bit, and reads a sequence cut off at the end as open', () => {
-    expect(canonicalize('a\u001b[Kb\u001b[38;5;12mc\u009b2Kd\u001b]0;t\u0007e\u001b]8;;u\u001b\\f\u009d2;t\u009cg\u001b(Bh').text).toBe('abcdefgh');
+    // What a string sequence holds (a title, a link) follows the text in order, after a U+0000.
+    const c = canonicalize('a\u001b[Kb\u001b[38;5;12mc\u009b2Kd\u001b]0;t\u0007e\u001b]8;;u\u001b\\f\u009d2;t\u009cg\u001b(Bh');
+    expect([c.text.slice(0, c.inOrder), c.text.slice(c.inOrder)]).toEqual(['abcdefgh', '\u00000;t\u00008;;u\u00002;t']);
     // An ESC before a letter or digit is left out alone; a sequence that does not end is no sequence.
     expect(canonicalize('a\u001bbc\u001b[\u00e9d').text).toBe('abc[\u00e9d');
     expect(canonicalize('a\u001b]no end b').text).toBe('a]noendb');
     for (const tail of ['\u001b]0;t', '\u009b1', '\u001b(', '\u001b]0;t\u001b', '\ud835']) expect(canonicalize(`abc${tail}`).open, JSON.stringify(tail)).toBe(3);
   });
+  it('leaves out HTML tags and comments in order, reading what a tag holds after the text; a < that starts none is text', () => {
+    const c = canonicalize('t<wbr>o</b>k<!-- x -->_<span class="q">a</span> 1 < 2 > 0 <3');
+    expect([c.text.slice(0, c.inOrder), c.text.slice(c.inOrder)]).toEqual(['tok_a1<2>0<3', '\u0000wbr\u0000/b\u0000!--x--\u0000spanclass="q"\u0000/span']);
+    for (const tail of ['<', '<b', '</', '<span class="', '<!-- x']) expect(canonicalize(`abc${tail}`).open, tail).toBe(3);
+    expect(canonicalize(`abc<${'x'.repeat(300)}`).open).toBe(304);
+  });
+
   it('decodes HTML references: decimal, hex, named, and escaped again; an unknown name or a cut-off one stands for itself', () => {
     const c = canonicalize('&#97;&#X62;&#x63&lowbar;&amp;#100;&Eopf;');
     expect(c.text).toBe('abc_dE');
@@ -318,6 +329,19 @@ describe('Scrubber', () => {
       expect(r.scrub(escapeInline(`x: ${text} y`))).toBe(`x: ${REDACTED} y`);
     }
     expect(r.scrubCredentials(`x: ${form(TOKEN)} ${form(WHSEC)}`)).toBe(`x: ${REDACTED} ${form(WHSEC)}`);
+  });
+
+  it('a value inside a window title, a link or a tag is found there, and blanked there only', () => {
+    const r = new Scrubber();
+    r.addToken(TOKEN);
+    r.addSecret(WHSEC);
+    expect(r.scrub(`a \u001b]0;${TOKEN}\u0007 b`)).toBe(`a \u001b]0;${REDACTED}\u0007 b`);
+    expect(r.scrub(`a \u001b]8;;https://x.example/?k=${WHSEC}\u001b\\link\u001b]8;;\u001b\\ b`)).toBe(`a \u001b]8;;https://x.example/?k=${REDACTED}\u001b\\link\u001b]8;;\u001b\\ b`);
+    expect(r.scrub(`<a title="${TOKEN}">x</a>`)).toBe(`<a title="${REDACTED}">x</a>`);
+    // Split inside the tag by a sequence, escaped as chatctl shows it.
+    expect(r.scrub(escapeInline(`<a title="${between(TOKEN, '\u001b[K')}">`))).toBe(`<a title="${REDACTED}">`);
+    // Tags between its characters, as a browser shows it: whole.
+    expect(r.scrub(`x ${between(WHSEC, '<wbr>')} y ${between(TOKEN, '<b></b>')}`)).toBe(`x ${REDACTED} y ${REDACTED}`);
   });
 
   it('leaves other text alone', () => {

@@ -19,6 +19,10 @@
 //   before a letter or digit is left out alone: that character may be the
 //   value's own. A sequence cut off by the end of the text is not one: a
 //   value after an unterminated `ESC ]` is still found;
+// - HTML tags and comments (`<wbr>`, `</b>`, `<span class="x">`,
+//   `<!-- -->`), left out whole; a `<` with no `>` within LONGEST_TAG is
+//   text. What a string sequence or a tag holds (a window title, a link, an
+//   attribute) is still read, after the rest: see finish();
 // - compatibility forms, read as Unicode's NFKC of each character alone:
 //   fullwidth `ＡＢ` as `AB`, `𝐀` as `A`, `ﬁ` as `fi`, `²` as `2`. Each
 //   character alone, so a canonical character still has one span of the
@@ -42,6 +46,11 @@
 export interface Canonical {
   /** The canonical text. */
   text: string;
+  /**
+   * How many characters of `text` read the text in order; after them come
+   * what escape sequences and tags held, each after a U+0000 (see finish()).
+   */
+  inOrder: number;
   /** Where canonical character i starts in the original text. */
   spanStart(i: number): number;
   /** Where canonical character i ends in the original text (exclusive). */
@@ -98,8 +107,10 @@ const isAlnum = (c: number) => (c >= 0x30 && c <= 0x39) || ((c | 0x20) >= 0x61 &
  */
 const SLOW = /[\\%\x1b\x90\x98\x9b\x9d-\x9f]/;
 const REFERENCE = /&(?:#|[A-Za-z0-9]{0,24}(?:;|$))/;
+/** An HTML tag or comment, or what may still become one. */
+const TAG = /<(?:[A-Za-z/!]|$)/;
 /** Text without any of these (most lines) needs no closer look: one scan of a character class, the fastest a regular expression does. */
-const NOT_PLAIN = /[\x00-\x08\x0b\x0c\x0e-\x1f\\%&\x7f-\uffff]/;
+const NOT_PLAIN = /[\x00-\x08\x0b\x0c\x0e-\x1f\\%&<\x7f-\uffff]/;
 /** Characters charactersOf() looks at: an `&` alone (a query string) needs no look at each character. */
 const UNUSUAL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\uffff]/;
 
@@ -108,7 +119,7 @@ export function canonicalize(text: string): Canonical {
   // form is the text without what is left out, and where each character came
   // from is worked out only if a value is found in it.
   if (!NOT_PLAIN.test(text)) return withoutLeftOut(text, LEFT_OUT_PLAIN);
-  if (!SLOW.test(text) && !(text.includes('&') && REFERENCE.test(text))) {
+  if (!SLOW.test(text) && !(text.includes('&') && REFERENCE.test(text)) && !(text.includes('<') && TAG.test(text))) {
     const kind = UNUSUAL.test(text) ? charactersOf(text) : KEEP;
     if (kind !== MAPPED) return withoutLeftOut(text, kind === DROP ? LEFT_OUT : kind === CONTROL ? LEFT_OUT_ASCII : LEFT_OUT_PLAIN);
   }
@@ -154,7 +165,7 @@ function charactersOf(text: string): number {
 
 function withoutLeftOut(text: string, leftOut: RegExp): Canonical {
   const kept = text.replace(leftOut, '');
-  if (kept.length === text.length) return { text, spanStart: (i) => i, spanEnd: (i) => i + 1, open: text.length };
+  if (kept.length === text.length) return { text, inOrder: text.length, spanStart: (i) => i, spanEnd: (i) => i + 1, open: text.length };
   let at: Int32Array | undefined;
   const origin = (i: number) => {
     if (!at) {
@@ -170,7 +181,7 @@ function withoutLeftOut(text: string, leftOut: RegExp): Canonical {
     }
     return at[i]!;
   };
-  return { text: kept, spanStart: origin, spanEnd: (i) => origin(i) + 1, open: text.length };
+  return { text: kept, inOrder: kept.length, spanStart: origin, spanEnd: (i) => origin(i) + 1, open: text.length };
 }
 
 function rawUnits(text: string): Units {
@@ -529,6 +540,44 @@ function stringEnd(u: Units, from: number, noEnd: { from: number }): number {
   return CUT_OFF;
 }
 
+// ---- markup
+
+const LESS_THAN = 0x3c;
+/** The longest tag or comment left out: a `<` with no `>` within it is text (and holds a stream back no longer). */
+const LONGEST_TAG = 256;
+
+/**
+ * Where the HTML tag (`<wbr>`, `<span class="x">`, `</b>`) or comment
+ * (`<!-- … -->`) that starts at i ends (exclusive); i when none starts
+ * there; CUT_OFF when the text ends inside one. Markup between a value's
+ * characters splits it as invisibly as a zero-width space does.
+ */
+function tagEnd(u: Units, i: number): number {
+  const limit = Math.min(u.length, i + LONGEST_TAG);
+  if (i + 1 >= u.length) return CUT_OFF;
+  const first = u.code[i + 1]!;
+  if (first === 0x21) {
+    // <!-- … --> (or <!DOCTYPE …>)
+    const comment = i + 3 < u.length && u.code[i + 2] === 0x2d && u.code[i + 3] === 0x2d;
+    for (let j = i + 2; j < limit; j++) {
+      if (!comment && u.code[j] === LESS_THAN) return i;
+      if (u.code[j] !== 0x3e) continue;
+      if (!comment || (j >= i + 6 && u.code[j - 1] === 0x2d && u.code[j - 2] === 0x2d)) return j + 1;
+    }
+    return limit === u.length ? CUT_OFF : i;
+  }
+  const name = first === 0x2f ? i + 2 : i + 1; // </b>
+  if (name >= u.length) return CUT_OFF;
+  const l = u.code[name]! | 0x20;
+  if (l < 0x61 || l > 0x7a) return i;
+  for (let j = name + 1; j < limit; j++) {
+    const c = u.code[j];
+    if (c === 0x3e) return j + 1;
+    if (c === LESS_THAN) return i;
+  }
+  return limit === u.length ? CUT_OFF : i;
+}
+
 // ---- each character: left out, kept, or read as its compatibility form
 
 /** As it is. */
@@ -569,9 +618,9 @@ function classify(cp: number): number {
   return MAPPED;
 }
 
-/** `out` with room for `size` units (a compatibility form may be longer than its character). */
-function withRoom(out: Units, size: number): Units {
-  if (size <= out.code.length) return out;
+/** Makes room in `out` for `size` units (a compatibility form may be longer than its character). */
+function makeRoom(out: Units, size: number): void {
+  if (size <= out.code.length) return;
   const room = Math.max(size, out.code.length * 2);
   const code = new Uint16Array(room);
   const start = new Int32Array(room);
@@ -579,19 +628,65 @@ function withRoom(out: Units, size: number): Units {
   code.set(out.code);
   start.set(out.start);
   end.set(out.end);
-  return { code, start, end, length: out.length };
+  Object.assign(out, { code, start, end });
 }
 
-/** The canonical text of decoded units: escape sequences and what is left out taken away, compatibility forms read. */
-function finish(u: Units, openFrom: number): Canonical {
+/** The character at i (a pair when it is one) read into `out` by its class; the index of its last unit. */
+function readCharacter(u: Units, i: number, out: Units): number {
+  const c = u.code[i]!;
+  let cp = c;
+  let last = i;
+  if (c >= 0xd800 && c <= 0xdbff && i + 1 < u.length && u.code[i + 1]! >= 0xdc00 && u.code[i + 1]! <= 0xdfff) cp = 0x10000 + ((c - 0xd800) << 10) + (u.code[++last]! - 0xdc00);
+  const kind = classOf(cp);
+  if (kind === DROP) return last;
+  const form = kind === KEEP ? undefined : mappedForm.get(cp)!;
+  const length = form === undefined ? last - i + 1 : form.length;
+  // (Room for one unit per unit left too: finish() writes those unchecked.)
+  makeRoom(out, out.length + length + (u.length - last - 1));
+  for (let k = 0; k < length; k++) {
+    out.code[out.length] = form === undefined ? u.code[i + k]! : form.charCodeAt(k);
+    out.start[out.length] = u.start[i]!;
+    out.end[out.length++] = u.end[last]!;
+  }
+  return last;
+}
+
+/** Whether the sequence at i is a string (OSC, DCS, SOS, PM, APC), whose text a terminal shows elsewhere (a title, a link). */
+function isString(u: Units, i: number): boolean {
+  const c = u.code[i]!;
+  if (c !== ESC) return c === 0x9d || c === 0x90 || c === 0x98 || c === 0x9e || c === 0x9f;
+  const next = u.code[i + 1];
+  return next === 0x5d || next === 0x50 || next === 0x58 || next === 0x5e || next === 0x5f;
+}
+
+/** Units from..to of u, the same spans (a view, not a copy). */
+const slice = (u: Units, from: number, to: number): Units => ({ code: u.code.subarray(from, to), start: u.start.subarray(from, to), end: u.end.subarray(from, to), length: Math.max(0, to - from) });
+
+/** What a string sequence or a tag from i to end holds: between its introducer and its terminator. */
+function heldBy(u: Units, i: number, end: number): Units {
+  if (u.code[i] === LESS_THAN) return slice(u, i + 1, end - 1);
+  const from = u.code[i] === ESC ? i + 2 : i + 1;
+  const last = u.code[end - 1];
+  const to = last === 0x07 || last === 0x9c ? end - 1 : last === BACKSLASH && end - 2 >= from && u.code[end - 2] === ESC ? end - 2 : end;
+  return slice(u, from, to);
+}
+
+/** One reading into `out`: what strings and tags held goes to `hidden`; where the text may still change, to `open` (the whole text's reading only). */
+interface Reading {
+  out: Units;
+  hidden: Units[];
+  open: { at: number } | undefined;
+}
+
+/** The units of u read in order into r.out: escape sequences, tags and what is left out taken away, compatibility forms read. */
+function readInOrder(u: Units, r: Reading): void {
+  const { out, hidden, open } = r;
   const n = u.length;
-  let out: Units = { code: new Uint16Array(n), start: new Int32Array(n), end: new Int32Array(n), length: 0 };
-  let open = openFrom;
   const noEnd = { from: Number.MAX_SAFE_INTEGER };
   for (let i = 0; i < n; i++) {
     const c = u.code[i]!;
     // Most characters: ASCII, kept or left out. (Room: each unit left gives at most one.)
-    if (c < 0x80 && c !== ESC) {
+    if (c < 0x80 && c !== ESC && c !== LESS_THAN) {
       if (ASCII_CLASS[c] === KEEP) {
         out.code[out.length] = c;
         out.start[out.length] = u.start[i]!;
@@ -599,38 +694,46 @@ function finish(u: Units, openFrom: number): Canonical {
       }
       continue;
     }
-    if (c === ESC || (c >= 0x90 && c <= 0x9f)) {
-      const end = sequenceEnd(u, i, noEnd);
-      if (end === CUT_OFF) open = Math.min(open, u.start[i]!);
-      else if (end > i) {
+    if (c === LESS_THAN || c === ESC || (c >= 0x90 && c <= 0x9f)) {
+      const end = c === LESS_THAN ? tagEnd(u, i) : sequenceEnd(u, i, noEnd);
+      if (end === CUT_OFF) {
+        if (open) open.at = Math.min(open.at, u.start[i]!);
+      } else if (end > i) {
+        if (c === LESS_THAN || isString(u, i)) hidden.push(heldBy(u, i, end));
         i = end - 1;
         continue;
       }
     }
-    let cp = c;
-    let last = i;
-    if (c >= 0xd800 && c <= 0xdbff) {
-      // A pair cut off at the end may still become a character read otherwise.
-      if (i + 1 >= n) open = Math.min(open, u.start[i]!);
-      else if (u.code[i + 1]! >= 0xdc00 && u.code[i + 1]! <= 0xdfff) cp = 0x10000 + ((c - 0xd800) << 10) + (u.code[++last]! - 0xdc00);
-    }
-    const kind = classOf(cp);
-    if (kind === DROP) {
-      i = last;
-      continue;
-    }
-    const form = kind === KEEP ? undefined : mappedForm.get(cp)!;
-    const length = form === undefined ? last - i + 1 : form.length;
-    out = withRoom(out, out.length + length + (n - last - 1));
-    for (let k = 0; k < length; k++) {
-      out.code[out.length] = form === undefined ? u.code[i + k]! : form.charCodeAt(k);
-      out.start[out.length] = u.start[i]!;
-      out.end[out.length++] = u.end[last]!;
-    }
-    i = last;
+    // A pair cut off at the end may still become a character read otherwise.
+    if (open && c >= 0xd800 && c <= 0xdbff && i + 1 >= n) open.at = Math.min(open.at, u.start[i]!);
+    i = readCharacter(u, i, out);
   }
-  const { code, start, end } = out;
-  return { text: fromCodes(code, out.length), spanStart: (i) => start[i]!, spanEnd: (i) => end[i]!, open };
+}
+
+/**
+ * The canonical text of decoded units. What a string sequence or a tag
+ * holds is left out of the text in order (it splits a value there) but not
+ * unread: it follows, each after a U+0000 (no value holds one), read the
+ * same way, so a value in a window title, a link or a tag's attribute is
+ * found too.
+ */
+function finish(u: Units, openFrom: number): Canonical {
+  const r: Reading = { out: { code: new Uint16Array(u.length), start: new Int32Array(u.length), end: new Int32Array(u.length), length: 0 }, hidden: [], open: { at: openFrom } };
+  readInOrder(u, r);
+  const inOrder = r.out.length;
+  const held: Reading = { ...r, open: undefined };
+  // (What a tag holds may hold a string sequence in turn: hidden grows as it is read.)
+  for (let h = 0; h < r.hidden.length; h++) {
+    const part = r.hidden[h]!;
+    makeRoom(r.out, r.out.length + part.length + 1);
+    r.out.code[r.out.length] = 0;
+    r.out.start[r.out.length] = part.length > 0 ? part.start[0]! : 0;
+    r.out.end[r.out.length] = r.out.start[r.out.length]!;
+    r.out.length++;
+    readInOrder(part, held);
+  }
+  const { code, start, end } = r.out;
+  return { text: fromCodes(code, r.out.length), inOrder, spanStart: (i) => start[i]!, spanEnd: (i) => end[i]!, open: r.open!.at };
 }
 
 function fromCodes(code: Uint16Array, n: number): string {
