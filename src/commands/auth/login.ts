@@ -142,7 +142,7 @@ async function tell(f: Factory, path: string, r: Stored): Promise<void> {
 function noKeyringWarning(reason: string, path: string, where: string): string {
   return (
     `token stored in ${where} in plain text in ${path} (mode 0600): no system keyring answered (${escapeInline(reason)}); ` +
-    'to use a keyring instead, start one and log in again (see docs/credentials.md), or pass --insecure-storage to choose the file without trying'
+    'to use a keyring instead, start one and log in again (docs/credentials.md); --insecure-storage skips trying'
   );
 }
 

@@ -174,7 +174,7 @@ describe('no keyring: the file, and the user is told', () => {
     expect(r.stderr.endsWith('\n') && !warning.includes('\n'), r.stderr).toBe(true);
     expect(warning).toBe(
       `chatctl: warning: token stored in profile "prod" (the current profile) in plain text in ${join(ws.configDir, 'config.json')} (mode 0600): no system keyring answered (no D-Bus session: DBUS_SESSION_BUS_ADDRESS is not set); ` +
-        'to use a keyring instead, start one and log in again (see docs/credentials.md), or pass --insecure-storage to choose the file without trying',
+        'to use a keyring instead, start one and log in again (docs/credentials.md); --insecure-storage skips trying',
     );
     expect(r.stderr).not.toMatch(/X11|autolaunch|DBus error|Platform failure/i);
     // docs/credentials.md shows this very warning (for its example path).
