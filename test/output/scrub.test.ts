@@ -66,6 +66,8 @@ const SPLITS = [
   ...['', '', '', '\n', '\r\n', ' ', '\t', '\n    ', '\\n', '\\r\\n', '\\t', '%0A', '%0d%0A', '%20', '\\u000A', '\\u000a', '+', ' \u2502\n\u2502 ', '\u001b[2m\u2502\u001b[0m\n', '\\\\n'],
   // Unicode's separators and format characters, controls, and their escapes
   ...['\u2028', '\u2029', '\u00a0', '\u200d', '\u200b', '\u00ad', '\ufeff', '\u3000', '\u2060', '\b', '\x7f', '\u0085', '\\u2028', '\\x08', '%E2%80%8B', '%C2%A0', '\u{e0041}'],
+  // what Unicode shows as nothing: a variation selector, the combining grapheme joiner, a Hangul filler
+  ...['\ufe0f', '\u034f', '\u3164', '\u{e0100}'],
   // terminal escape sequences: CSI (7-bit and 8-bit), OSC ended by BEL or ST, a charset designation
   ...['\u001b[K', '\u001b[38;5;12m', '\u001b[?25l', '\u009b2K', '\u001b]0;title\u0007', '\u001b]8;;https://x.example/\u001b\\', '\u009d2;t\u009c', '\u001b(B', '\\e[K', '\\u001b[K'],
   // HTML references for them, and escaped again
@@ -106,8 +108,8 @@ describe('canonical form', () => {
 
 describe('canonical form: invisible characters, escape sequences, references, compatibility forms', () => {
   it('leaves out controls, format characters and separators; each kept character keeps its span', () => {
-    const c = canonicalize('a\u2028b\u00a0c\u200dd\u200be\u00adf\bg\u0085h\u{e0041}i');
-    expect(c.text).toBe('abcdefghi');
+    const c = canonicalize('a\u2028b\u00a0c\u200dd\u200be\u00adf\bg\u0085h\u{e0041}i\ufe0fj\u034fk');
+    expect(c.text).toBe('abcdefghijk');
     expect(c.spanStart(8)).toBe(17);
   });
   it('leaves out CSI, OSC and other sequences whole, 7-bit and 8-bit, and reads a sequence cut off at the end as open', () => {

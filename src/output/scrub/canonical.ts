@@ -29,7 +29,9 @@
 //   original; an accent written apart from its letter stays apart;
 // - what is left out: control characters (a backspace, a C1 control),
 //   Unicode's format characters and separators (categories Cf, Zs, Zl, Zp:
-//   U+2028, NBSP, ZWJ, ZWSP, a soft hyphen, bidi controls), spaces, tabs,
+//   U+2028, NBSP, ZWJ, ZWSP, a soft hyphen, bidi controls), the other
+//   characters Unicode says to show as nothing (Default_Ignorable_Code_Point:
+//   variation selectors, the combining grapheme joiner, fillers), spaces, tabs,
 //   line breaks, `+` (a space in a form), table borders (`|`, `\u2502`,
 //   `\u2503`), and a backslash that escapes nothing.
 //
@@ -75,8 +77,8 @@ const ESC = 0x1b;
 const MAX_PASSES = 4;
 
 /** What is left out of the canonical text (one character; `g` for the fast path). */
-const LEFT_OUT = /[\\ +|\u2502\u2503\p{Cc}\p{Cf}\p{Zs}\p{Zl}\p{Zp}]/gu;
-const LEFT_OUT_ONE = /[\\ +|\u2502\u2503\p{Cc}\p{Cf}\p{Zs}\p{Zl}\p{Zp}]/u;
+const LEFT_OUT = /[\\ +|\u2502\u2503\p{Cc}\p{Cf}\p{Zs}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu;
+const LEFT_OUT_ONE = /[\\ +|\u2502\u2503\p{Cc}\p{Cf}\p{Zs}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/u;
 /** The same where only ASCII characters are left out, found faster. */
 const LEFT_OUT_ASCII = /[\\ +|\x00-\x1f\x7f]/g;
 /** The same in text without other controls than tab and line breaks, faster still. */
