@@ -39,6 +39,15 @@ export function noTokenError(profile: string): Error {
   return configError(`no token for profile "${profile}"`, `run: chatctl auth login --profile ${profile}, or set CHATCTL_TOKEN`);
 }
 
+/**
+ * The next step when a profile's keyring does not answer. Not `auth login`
+ * alone: with no keyring answering it would store the token in plain text
+ * in config.json. Fix the keyring, or choose the file knowingly.
+ */
+export function unreachableKeyringHint(profile: string): string {
+  return `unlock or start the system keyring (see docs/credentials.md), or set CHATCTL_TOKEN; to keep the token in config.json instead: chatctl auth login --profile ${profile} --insecure-storage`;
+}
+
 /** A token command as a message shows it: on one line, at most 120 characters. */
 export function helperLabel(command: string): string {
   const line = escapeInline(command);

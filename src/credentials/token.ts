@@ -8,7 +8,7 @@ import type { CredentialLimits, Env } from '../context.js';
 import { configError } from '../errors/cli-error.js';
 import { escapeInline } from '../output/sanitize.js';
 import { isHeaderSafe } from '../http/wire-checks.js';
-import { resolveToken, tokenSourceOf, type TokenSource } from './source.js';
+import { resolveToken, tokenSourceOf, unreachableKeyringHint, type TokenSource } from './source.js';
 import type { SelectedProfile } from '../config/profile.js';
 import { checkTokenSize } from './bound.js';
 
@@ -90,7 +90,7 @@ async function fromSource(sel: SelectedProfile, deps: ObtainDeps): Promise<Obtai
       const r = await keyringCall('get', profile, { env: deps.env, signal: deps.signal, limitMs: deps.limits?.keyringMs });
       const shown = escapeInline(profile);
       const next = `run: chatctl auth login --profile ${profile} (or set CHATCTL_TOKEN)`;
-      if (!r.ok) throw configError(`cannot read the token of profile "${shown}" from the system keyring: ${escapeInline(r.reason)}`, next);
+      if (!r.ok) throw configError(`cannot read the token of profile "${shown}" from the system keyring: ${escapeInline(r.reason)}`, unreachableKeyringHint(profile));
       if (r.value === null || r.value === '') {
         throw configError(`profile "${shown}" keeps its token in the system keyring, but there is no entry (service chatctl, account "${shown}")`, next);
       }

@@ -20,10 +20,32 @@ const hexCase = (s: string, upper: boolean) => (upper ? s.toUpperCase() : s.toLo
 const unitEscape = (unit: number, upper: boolean, slashes: number) => '\\'.repeat(slashes) + 'u' + hexCase(unit.toString(16).padStart(4, '0'), upper);
 const urlEncode = (ch: string, upper: boolean) => [...Buffer.from(ch, 'utf8')].map((b) => '%' + hexCase(b.toString(16).padStart(2, '0'), upper)).join('');
 
+/** HTML's names for some characters of secrets (those canonical.ts reads). */
+const HTML_NAMES: Record<string, string> = { '+': 'plus', '/': 'sol', '=': 'equals', _: 'lowbar', '"': 'quot', '\u00ad': 'shy', A: 'Aopf', z: 'zscr', Q: 'Qfr' };
+
 /** One code point in one of the forms chatctl or a server may show it in. */
 function render(ch: string, form: number, upper: boolean, slashes: number): string {
   const units = [...Array(ch.length).keys()].map((i) => ch.charCodeAt(i));
-  switch (form % 6) {
+  const cp = ch.codePointAt(0)!;
+  switch (form % 11) {
+    case 6: // an HTML decimal reference (the `;` may be left out before what cannot be a digit)
+      return `&#${cp};`;
+    case 7: // an HTML hex reference, either case
+      return `&#${upper ? 'X' : 'x'}${hexCase(cp.toString(16), upper)};`;
+    case 8: // a named reference where HTML has one, else the reference escaped again (`&amp;#97;`)
+      return HTML_NAMES[ch] ? `&${HTML_NAMES[ch]};` : `&amp;#${cp};`;
+    case 9: // fullwidth, for ASCII (read back by NFKC)
+      return /[!-~]/.test(ch) ? String.fromCharCode(ch.charCodeAt(0) + 0xfee0) : ch;
+    case 10: // mathematical bold, for letters and digits
+      return /[A-Z]/.test(ch)
+        ? String.fromCodePoint(0x1d400 + ch.charCodeAt(0) - 0x41)
+        : /[a-z]/.test(ch)
+          ? String.fromCodePoint(0x1d41a + ch.charCodeAt(0) - 0x61)
+          : /[0-9]/.test(ch)
+            ? String.fromCodePoint(0x1d7ce + ch.charCodeAt(0) - 0x30)
+            : ch;
+  }
+  switch (form % 11) {
     case 0:
       return ch;
     case 1: // JSON's \uXXXX, inside JSON (one backslash) or JSON inside JSON (two)
@@ -40,7 +62,19 @@ function render(ch: string, form: number, upper: boolean, slashes: number): stri
 }
 
 /** What may split a value between two of its characters. */
-const SPLITS = ['', '', '', '\n', '\r\n', ' ', '\t', '\n    ', '\\n', '\\r\\n', '\\t', '%0A', '%0d%0A', '%20', '\\u000A', '\\u000a', '+', ' \u2502\n\u2502 ', '\u001b[2m\u2502\u001b[0m\n', '\\\\n'];
+const SPLITS = [
+  ...['', '', '', '\n', '\r\n', ' ', '\t', '\n    ', '\\n', '\\r\\n', '\\t', '%0A', '%0d%0A', '%20', '\\u000A', '\\u000a', '+', ' \u2502\n\u2502 ', '\u001b[2m\u2502\u001b[0m\n', '\\\\n'],
+  // Unicode's separators and format characters, controls, and their escapes
+  ...['\u2028', '\u2029', '\u00a0', '\u200d', '\u200b', '\u00ad', '\ufeff', '\u3000', '\u2060', '\b', '\x7f', '\u0085', '\\u2028', '\\x08', '%E2%80%8B', '%C2%A0', '\u{e0041}'],
+  // what Unicode shows as nothing: a variation selector, the combining grapheme joiner, a Hangul filler
+  ...['\ufe0f', '\u034f', '\u3164', '\u{e0100}'],
+  // terminal escape sequences: CSI (7-bit and 8-bit), OSC ended by BEL or ST, a charset designation
+  ...['\u001b[K', '\u001b[38;5;12m', '\u001b[?25l', '\u009b2K', '\u001b]0;title\u0007', '\u001b]8;;https://x.example/\u001b\\', '\u009d2;t\u009c', '\u001b(B', '\\e[K', '\\u001b[K'],
+  // HTML references for them, and escaped again
+  ...['&nbsp;', '&shy;', '&ZeroWidthSpace;', '&#8203;', '&#x2028;', '&#X200d;', '&amp;nbsp;', '&amp;#x200B;', '&NewLine;'],
+  // markup
+  ...['<wbr>', '</b><b>', '<span class="x y">', '<!-- -->', '&lt;wbr&gt;'],
+];
 
 const renderedArb = (secret: string) =>
   fc.array(fc.tuple(fc.nat(), fc.boolean(), fc.constantFrom(1, 2), fc.constantFrom(...SPLITS)), { minLength: [...secret].length, maxLength: [...secret].length }).map((choices) => {
@@ -69,6 +103,55 @@ describe('canonical form', () => {
       expect(canonicalize(`abc${tail}`).open, JSON.stringify(tail)).toBe(3);
     }
     expect(canonicalize('abc\\u0041').open).toBe(9);
+  });
+});
+
+describe('canonical form: invisible characters, escape sequences, references, compatibility forms', () => {
+  it('leaves out controls, format characters and separators; each kept character keeps its span', () => {
+    const c = canonicalize('a\u2028b\u00a0c\u200dd\u200be\u00adf\bg\u0085h\u{e0041}i\ufe0fj\u034fk');
+    expect(c.text).toBe('abcdefghijk');
+    expect(c.spanStart(8)).toBe(17);
+  });
+  it('leaves out CSI, OSC and other sequences whole, 7-bit and 8-bit, and reads a sequence cut off at the end as open', () => {
+    // What a string sequence holds (a title, a link) follows the text in order, after a U+0000.
+    const c = canonicalize('a\u001b[Kb\u001b[38;5;12mc\u009b2Kd\u001b]0;t\u0007e\u001b]8;;u\u001b\\f\u009d2;t\u009cg\u001b(Bh');
+    expect([c.text.slice(0, c.inOrder), c.text.slice(c.inOrder)]).toEqual(['abcdefgh', '\u00000;t\u00008;;u\u00002;t']);
+    // An ESC before a letter or digit is left out alone; a sequence that does not end is no sequence.
+    expect(canonicalize('a\u001bbc\u001b[\u00e9d').text).toBe('abc[\u00e9d');
+    expect(canonicalize('a\u001b]no end b').text).toBe('a]noendb');
+    for (const tail of ['\u001b]0;t', '\u009b1', '\u001b(', '\u001b]0;t\u001b', '\ud835']) expect(canonicalize(`abc${tail}`).open, JSON.stringify(tail)).toBe(3);
+  });
+  it('leaves out HTML tags and comments in order, reading what a tag holds after the text; a < that starts none is text', () => {
+    const c = canonicalize('t<wbr>o</b>k<!-- x -->_<span class="q">a</span> 1 < 2 > 0 <3');
+    expect([c.text.slice(0, c.inOrder), c.text.slice(c.inOrder)]).toEqual(['tok_a1<2>0<3', '\u0000wbr\u0000/b\u0000!--x--\u0000spanclass="q"\u0000/span']);
+    for (const tail of ['<', '<b', '</', '<span class="', '<!-- x']) expect(canonicalize(`abc${tail}`).open, tail).toBe(3);
+    expect(canonicalize(`abc<${'x'.repeat(300)}`).open).toBe(304);
+  });
+
+  it('decodes HTML references: decimal, hex, named, and escaped again; an unknown name or a cut-off one stands for itself', () => {
+    const c = canonicalize('&#97;&#X62;&#x63&lowbar;&amp;#100;&Eopf;');
+    expect(c.text).toBe('abc_dE');
+    expect([0, 1, 2, 3, 4, 5].map((i) => [c.spanStart(i), c.spanEnd(i)])).toEqual([
+      [0, 5],
+      [5, 11],
+      [11, 16],
+      [16, 24],
+      [24, 34],
+      [34, 40],
+    ]);
+    expect(canonicalize('&unknown; a&b=1 &#; &#0;').text).toBe('&unknown;a&b=1&#;&#0;');
+    for (const tail of ['&', '&#', '&#x6', '&#12', '&lowba']) expect(canonicalize(`abc${tail}`).open, tail).toBe(3);
+    expect(canonicalize('abc&b=1').open).toBe(7);
+  });
+  it('reads fullwidth and mathematical letters as NFKC does, each character alone', () => {
+    const c = canonicalize('\uff34\uff4f\uff4b_\u{1d41a}\ufb01');
+    expect(c.text).toBe('Tok_afi');
+    expect([4, 5, 6].map((i) => [c.spanStart(i), c.spanEnd(i)])).toEqual([
+      [4, 6],
+      [6, 7],
+      [6, 7],
+    ]);
+    expect(canonicalize('e\u0301 \u00e9').text).toBe('e\u0301\u00e9');
   });
 });
 
@@ -103,7 +186,11 @@ describe('Scrubber: a known value in any form (property)', () => {
   });
 
   it('whole-value encodings of a secret with backslashes, quotes and percent signs: JSON, JSON in JSON, URL, URL of JSON', () => {
-    const awkward = fc.array(fc.constantFrom(...SECRET_CHARS, '\\', '%', '%4', 'u00', '\\n', '"'), { minLength: 6, maxLength: 30 }).map((a) => 'whsec_' + a.join('') + 'z');
+    // Not a raw ESC before a backslash (raw, that backslash is ST's: `ESC \\`; escaped, it escapes what follows), nor an HTML
+    // reference of the value's own (`&#5\\5` reads `&#5` then `5`, and escaped again `&#55`): values hold neither.
+    const awkward = fc
+      .array(fc.constantFrom(...SECRET_CHARS, '\\', '%', '%4', 'u00', '\\n', '"', '&', '&amp;', '\u001b['), { minLength: 6, maxLength: 30 })
+      .map((a) => 'whsec_' + a.join('') + '\u6f22z'); // (漢 ends any escape sequence: no value's end is one)
     const encodings = [
       (s: string) => JSON.stringify(s).slice(1, -1),
       (s: string) => JSON.stringify(JSON.stringify(s)).slice(3, -3),
@@ -111,6 +198,8 @@ describe('Scrubber: a known value in any form (property)', () => {
       (s: string) => encodeURIComponent(JSON.stringify(s).slice(1, -1)),
       (s: string) => JSON.stringify(encodeURIComponent(s)).slice(1, -1),
       (s: string) => escapeInline(s),
+      (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/"/g, '&quot;'), // HTML-escaped
+      (s: string) => [...s].map((c) => `&#${c.codePointAt(0)};`).join(''),
     ];
     fc.assert(
       fc.property(awkward, fc.nat(encodings.length - 1), neutralArb, neutralArb, (secret, e, before, after) => {
@@ -175,6 +264,12 @@ describe('Scrubber', () => {
     expect(r.holdsCredential('whsec_123456')).toBe(false);
   });
 
+  it('finds a value in a text shorter than it whose compatibility forms are longer (ligatures)', () => {
+    const r = new Scrubber();
+    r.addSecret('ffiffi');
+    expect(r.scrub('\ufb03\ufb03')).toBe(REDACTED);
+  });
+
   it('does not scrub values too short to be secrets', () => {
     const r = new Scrubber();
     r.addCredential('1');
@@ -202,6 +297,53 @@ describe('Scrubber', () => {
     const token = 'tok_\u00adABCDEF\u0085GHIJ';
     r.addToken(token);
     for (const text of [escapeInline(`the server says: ${token} is bad`), JSON.stringify(escapeInline(token)), encodeURIComponent(token)]) expect(r.scrub(text)).not.toContain('ABCDEF');
+  });
+
+  // Each form a server was seen to echo the token or a secret in (docs/secrets.md).
+  const TOKEN = 'tok_live_Qm9vYmF6LXNlY3JldA';
+  const WHSEC = 'whsec_c2lnbmluZy1zZWNyZXQ/dmFs+dWU=';
+  const between = (v: string, junk: string) => [...v].join(junk);
+  const fullwidth = (v: string) => [...v].map((ch) => String.fromCharCode(ch.charCodeAt(0) + 0xfee0)).join('');
+  const FORMS: [string, (v: string) => string][] = [
+    ['U+2028', (v) => between(v, '\u2028')],
+    ['NBSP', (v) => between(v, '\u00a0')],
+    ['ZWJ', (v) => between(v, '\u200d')],
+    ['ZWSP', (v) => between(v, '\u200b')],
+    ['soft hyphens', (v) => between(v, '\u00ad')],
+    ['backspaces', (v) => between(v, '\b')],
+    ['ESC[K', (v) => between(v, '\u001b[K')],
+    ['an OSC 8 link ended by ST', (v) => between(v, '\u001b]8;;https://x.example/\u001b\\')],
+    ['8-bit CSI and OSC', (v) => between(v, '\u009b0K\u009d0;t\u0007')],
+    ['fullwidth letters', fullwidth],
+    ['decimal references', (v) => [...v].map((ch) => `&#${ch.charCodeAt(0)};`).join('')],
+    ['hex references', (v) => [...v].map((ch) => `&#x${ch.charCodeAt(0).toString(16)};`).join('')],
+    ['references escaped again', (v) => [...v].map((ch) => `&amp;#x${ch.charCodeAt(0).toString(16)};`).join('')],
+    ['named references', (v) => between(v, '&shy;').replace(/_/g, '&lowbar;').replace(/\//g, '&sol;').replace(/\+/g, '&plus;').replace(/=/g, '&equals;')],
+  ];
+  it.each(FORMS)('the token and a whsec_ secret split or written by %s: blanked whole, as it is, JSON-escaped or as escapeInline shows it', (_name, form) => {
+    const r = new Scrubber();
+    r.addToken(TOKEN);
+    r.addSecret(WHSEC);
+    for (const value of [TOKEN, WHSEC]) {
+      const text = form(value);
+      expect(r.scrub(`x: ${text} y`)).toBe(`x: ${REDACTED} y`);
+      expect(r.scrub(JSON.stringify({ m: `x: ${text}` }))).toBe(`{"m":"x: ${REDACTED}"}`);
+      expect(r.scrub(escapeInline(`x: ${text} y`))).toBe(`x: ${REDACTED} y`);
+    }
+    expect(r.scrubCredentials(`x: ${form(TOKEN)} ${form(WHSEC)}`)).toBe(`x: ${REDACTED} ${form(WHSEC)}`);
+  });
+
+  it('a value inside a window title, a link or a tag is found there, and blanked there only', () => {
+    const r = new Scrubber();
+    r.addToken(TOKEN);
+    r.addSecret(WHSEC);
+    expect(r.scrub(`a \u001b]0;${TOKEN}\u0007 b`)).toBe(`a \u001b]0;${REDACTED}\u0007 b`);
+    expect(r.scrub(`a \u001b]8;;https://x.example/?k=${WHSEC}\u001b\\link\u001b]8;;\u001b\\ b`)).toBe(`a \u001b]8;;https://x.example/?k=${REDACTED}\u001b\\link\u001b]8;;\u001b\\ b`);
+    expect(r.scrub(`<a title="${TOKEN}">x</a>`)).toBe(`<a title="${REDACTED}">x</a>`);
+    // Split inside the tag by a sequence, escaped as chatctl shows it.
+    expect(r.scrub(escapeInline(`<a title="${between(TOKEN, '\u001b[K')}">`))).toBe(`<a title="${REDACTED}">`);
+    // Tags between its characters, as a browser shows it: whole.
+    expect(r.scrub(`x ${between(WHSEC, '<wbr>')} y ${between(TOKEN, '<b></b>')}`)).toBe(`x ${REDACTED} y ${REDACTED}`);
   });
 
   it('leaves other text alone', () => {

@@ -124,18 +124,25 @@ async function tell(f: Factory, path: string, r: Stored): Promise<void> {
     ctx.io.notice(
       `token stored in profile "${shown}" (${profileReason(r.source)}) in the system keyring (service chatctl, account ${shown})${r.movedFromFile ? '; its earlier copy in config.json was removed' : ''}`,
     );
+  } else if (r.fallback !== undefined) {
+    // One line, the only one about where the token went: not a notice a
+    // warning follows, which was easy to miss.
+    warn(f, noKeyringWarning(r.fallback, path, `profile "${shown}" (${profileReason(r.source)})`));
   } else {
     ctx.io.notice(`token stored in profile "${shown}" (${profileReason(r.source)}) in ${path} (mode 0600)`);
-    if (r.fallback !== undefined) warn(f, noKeyringWarning(r.fallback, path));
   }
   if (r.hasCommand) ctx.io.notice(`profile "${shown}" has a token command, which is used before the stored token; clear it with: chatctl profile set ${r.name} --token-command ''`);
 }
 
-/** The warning of a login that found no keyring, word for word as docs/credentials.md shows it. */
-export function noKeyringWarning(reason: string, path: string): string {
+/**
+ * The one line of a login that found no keyring, word for word as
+ * docs/credentials.md shows it: where the token went, why, and how to keep
+ * it in a keyring instead (or choose the file without the wait).
+ */
+function noKeyringWarning(reason: string, path: string, where: string): string {
   return (
-    `no system keyring answered (${escapeInline(reason)}), so the token is stored in plain text in ${path} (mode 0600). ` +
-    'Use --insecure-storage to choose the file without trying the keyring, or start a Secret Service first (on a server: dbus-run-session with gnome-keyring-daemon --unlock, see docs/credentials.md).'
+    `token stored in ${where} in plain text in ${path} (mode 0600): no system keyring answered (${escapeInline(reason)}); ` +
+    'to use a keyring instead, start one and log in again (docs/credentials.md); --insecure-storage skips trying'
   );
 }
 

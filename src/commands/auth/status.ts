@@ -94,6 +94,10 @@ const TOKEN_LINE = {
   none: () => 'none',
 };
 
+/** What the two header values are, said on their lines (the API requires both on every request: docs/configuration.md). */
+const ORIGIN_WORDS = 'sent as the Origin header, which the API requires on every request';
+const CSRF_WORDS = 'sent as the x-service-csrf header, the anti-forgery check the API requires on every request';
+
 const PROFILE_SOURCE_WORDS = { command: 'token command', keyring: 'system keyring', file: 'config.json (file)' } as const;
 
 function statusText(state: RunState, d: ScopeDescription, data: ConfigData, read: TokenRead): string {
@@ -110,8 +114,8 @@ function statusText(state: RunState, d: ScopeDescription, data: ConfigData, read
     line('org:', 'organizationId', d.organizationId),
     line('app:', 'applicationId', d.applicationId),
     line('env:', 'environmentKey', d.environmentKey),
-    line('origin:', 'origin', d.origin),
-    `${'csrf value:'.padEnd(14)}${d.csrfToken.source === 'default' ? '1 (default)' : `set (${sourceText('csrfToken', d.csrfToken.source, name)})`}`,
+    `${line('origin:', 'origin', d.origin)}: ${ORIGIN_WORDS}`,
+    `${'csrf value:'.padEnd(14)}${d.csrfToken.source === 'default' ? '1 (default)' : `set (${sourceText('csrfToken', d.csrfToken.source, name)})`}: ${CSRF_WORDS}`,
     `${'token:'.padEnd(14)}${tokenLine}`,
     ...(others.length ? ['', 'tokens by profile:', ...others] : []),
     '',

@@ -15,6 +15,8 @@ import { lstatSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import type { Context } from '../../context.js';
 import { CliError, configError, localError } from '../../errors/cli-error.js';
+import { unknownProfileError } from '../../errors/hints.js';
+import { nearest } from '../../errors/suggest.js';
 import { EXIT, type ExitCode } from '../../errors/exit-codes.js';
 import { checkConfigFolder, currentUid, parseConfigBytes, readConfigBytes } from '../../config/files.js';
 import { configFile } from '../../config/paths.js';
@@ -23,7 +25,7 @@ import type { RunState } from '../../run/state.js';
 import { checkBaseUrl, isHeaderSafe } from '../../http/wire-checks.js';
 import { SCOPE_INPUTS, type ScopeDescription } from '../../scope/describe.js';
 import type { ProfileSource, SelectedProfile } from '../../config/profile.js';
-import { helperLabel, storedTokenSource, tokenSourceOf } from '../../credentials/source.js';
+import { helperLabel, storedTokenSource, tokenSourceOf, unreachableKeyringHint } from '../../credentials/source.js';
 import { proxyFor, type ProxyChoice } from '../../http/select-transport.js';
 import { isTransportError, MAX_BODY_BYTES, type WireResponse } from '../../http/transport.js';
 import { headerValue } from '../../http/classify.js';
@@ -205,11 +207,16 @@ export async function doctorChecks(run: RunState, ctx: Context, deps: DoctorDeps
   // 2. profile and scope
   const selected = state.profile();
   const sources = sourcesOf(state.describe());
-  const checks: Check[] = [file.folder, file.file, profileCheck(selected, file.config), scopeValuesCheck(state, selected, sources)];
+  // A typo of a stored profile (`--profile stagin`): the scope and token
+  // checks would offer to store values in the misspelt one.
+  const near = selected.explicit && !selected.profile ? nearest(selected.name, Object.keys(file.config?.profiles ?? {})) : undefined;
+  const typo = near === undefined ? undefined : `profile "${selected.name}" does not exist (did you mean ${near}?)`;
+  const checks: Check[] = [file.folder, file.file, profileCheck(selected, file.config), typo ? skipped('scope', typo) : scopeValuesCheck(state, selected, sources)];
 
   // 3. token: where it comes from, never its value
   // (Synchronous unless the keyring is asked: nothing else waits before the network probes.)
-  checks.push(tokenSourceOf(env, selected.profile) === 'keyring' ? await keyringTokenCheck(selected, ctx) : tokenCheck(selected, ctx));
+  if (typo) checks.push(skipped('token', typo));
+  else checks.push(tokenSourceOf(env, selected.profile) === 'keyring' ? await keyringTokenCheck(selected, ctx) : tokenCheck(selected, ctx));
   const settings = settingsCheck(state);
   checks.push(settings.check);
 
@@ -228,11 +235,13 @@ function profileCheck(selected: SelectedProfile, config: ConfigData | undefined)
   if (!config) return skipped('profile', `"${selected.name}" (${why}); the config file cannot be used`);
   if (selected.profile) return ok('profile', `"${selected.name}" (${why})`);
   if (selected.explicit) {
+    // The stored name nearest to a typo, in the words every command uses; else how to create it.
+    const create = `create it with: chatctl profile set ${selected.name} --base-url URL --org ID --app ID --env KEY`;
     return failure(
       'profile',
       'config',
       `"${selected.name}" (${why}) does not exist${names.length ? `; profiles: ${names.join(', ')}` : ''}`,
-      `create it with: chatctl profile set ${selected.name} --base-url URL --org ID --app ID --env KEY`,
+      unknownProfileError(selected.name, names, selected.source, create).hint,
     );
   }
   if (names.length) return warning('profile', `"${selected.name}" (${why}) does not exist; profiles: ${names.join(', ')}`, `choose one with: chatctl profile use ${names[0]}`);
@@ -324,13 +333,7 @@ async function keyringTokenCheck(selected: SelectedProfile, ctx: Context): Promi
   const r = await keyringCall('get', name, { env: ctx.env, signal: ctx.signal, limitMs: ctx.credentialLimits?.keyringMs }).catch(() => {
     throw localError('interrupted', 'interrupted');
   });
-  if (!r.ok)
-    return failure(
-      'token',
-      'config',
-      `profile "${name}" keeps its token in the system keyring, which did not answer (${r.reason})`,
-      `unlock or start the keyring, or set CHATCTL_TOKEN; ${login} stores it again`,
-    );
+  if (!r.ok) return failure('token', 'config', `profile "${name}" keeps its token in the system keyring, which did not answer (${r.reason})`, unreachableKeyringHint(name));
   if (r.value === null || r.value === '') return failure('token', 'config', `profile "${name}" keeps its token in the system keyring, but there is no entry (service chatctl, account ${name})`, login);
   if (badHeader(r.value)) return failure('token', 'auth', `the keyring entry of profile "${name}" contains characters that cannot be sent in an HTTP header`, `store it again: ${login}`);
   return ok('token', `stored in the system keyring (service chatctl, account ${name}) for profile "${name}"; doctor does not send it`);

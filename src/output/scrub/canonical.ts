@@ -7,12 +7,38 @@
 //   escapeControl's `\xad`), `\n` `\r` `\t` `\b` `\f`, `\e` (escapeControl's
 //   ESC); after the run any other character stands for itself (`\/`, `\"`);
 // - URL encoding: `%XX` of any case, several of them for one UTF-8 character;
-// - what is left out: spaces, tabs, line breaks, `+` (a space in a form),
-//   table borders (`|`, `\u2502`, `\u2503`), colour codes (ESC `[` ... `m`),
-//   and a backslash that escapes nothing.
+// - HTML character references: `&#97;`, `&#x61;` (either case, the `;`
+//   optional before what cannot be a digit, as browsers read them) and the
+//   named ones listed below (`&amp;`, `&lowbar;`, `&nbsp;`), with their
+//   `;`; an unknown name stands for itself;
+// - terminal escape sequences, left out whole (ECMA-48): CSI (`ESC [`, or
+//   the 8-bit 0x9b, parameters, then a final byte: colours, `ESC[K`), OSC and
+//   the other strings (`ESC ]`, `ESC P`, `ESC X`, `ESC ^`, `ESC _`, or 0x9d,
+//   0x90, 0x98, 0x9e, 0x9f, up to BEL, ST or the next ESC), and `ESC`
+//   followed by intermediates and a final byte (`ESC ( B`, `ESC =`). An ESC
+//   before a letter or digit is left out alone: that character may be the
+//   value's own. A sequence cut off by the end of the text is not one: a
+//   value after an unterminated `ESC ]` is still found;
+// - HTML tags and comments (`<wbr>`, `</b>`, `<span class="x">`,
+//   `<!-- -->`), left out whole; a `<` with no `>` within LONGEST_TAG is
+//   text. What a string sequence or a tag holds (a window title, a link, an
+//   attribute) is still read, after the rest: see finish();
+// - compatibility forms, read as Unicode's NFKC of each character alone:
+//   fullwidth `ＡＢ` as `AB`, `𝐀` as `A`, `ﬁ` as `fi`, `²` as `2`. Each
+//   character alone, so a canonical character still has one span of the
+//   original; an accent written apart from its letter stays apart;
+// - what is left out: control characters (a backspace, a C1 control),
+//   Unicode's format characters and separators (categories Cf, Zs, Zl, Zp:
+//   U+2028, NBSP, ZWJ, ZWSP, a soft hyphen, bidi controls), the other
+//   characters Unicode says to show as nothing (Default_Ignorable_Code_Point:
+//   variation selectors, the combining grapheme joiner, fillers), spaces, tabs,
+//   line breaks, `+` (a space in a form), table borders (`|`, `\u2502`,
+//   `\u2503`), and a backslash that escapes nothing.
 //
-// A decoded backslash or `%` escapes what follows it in turn (a value
-// JSON-escaped, then URL-encoded), up to MAX_PASSES levels.
+// A decoded backslash, `%` or `&` is read again in turn (a value
+// JSON-escaped, then URL-encoded; `&amp;#x61;`, a reference escaped again),
+// up to MAX_PASSES levels. Escape sequences and compatibility forms are read
+// after the last pass: a fullwidth `％` is a percent sign, not an encoding.
 //
 // Each canonical character keeps the span of the original text it came from,
 // so a value found in the canonical text is blanked in the original whole:
@@ -22,6 +48,11 @@
 export interface Canonical {
   /** The canonical text. */
   text: string;
+  /**
+   * How many characters of `text` read the text in order; after them come
+   * what escape sequences and tags held, each after a U+0000 (see finish()).
+   */
+  inOrder: number;
   /** Where canonical character i starts in the original text. */
   spanStart(i: number): number;
   /** Where canonical character i ends in the original text (exclusive). */
@@ -40,14 +71,18 @@ interface Units {
 
 const BACKSLASH = 0x5c;
 const PERCENT = 0x25;
+const AMPERSAND = 0x26;
 const ESC = 0x1b;
-/** How many times a decoded `\` or `%` is read again as an escape. */
+/** How many times a decoded `\`, `%` or `&` is read again. */
 const MAX_PASSES = 4;
 
-/** The characters left out of the canonical text. */
-function isSeparator(c: number): boolean {
-  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d || c === 0x2b || c === 0x7c || c === 0x2502 || c === 0x2503 || c === BACKSLASH;
-}
+/** What is left out of the canonical text (one character; `g` for the fast path). */
+const LEFT_OUT = /[\\ +|\u2502\u2503\p{Cc}\p{Cf}\p{Zs}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu;
+const LEFT_OUT_ONE = /[\\ +|\u2502\u2503\p{Cc}\p{Cf}\p{Zs}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/u;
+/** The same where only ASCII characters are left out, found faster. */
+const LEFT_OUT_ASCII = /[\\ +|\x00-\x1f\x7f]/g;
+/** The same in text without other controls than tab and line breaks, faster still. */
+const LEFT_OUT_PLAIN = /[ \t\n\r+|]/g;
 
 /** One-letter escapes: the letter's code, what it stands for. */
 const LETTERS = new Map<number, number>([
@@ -65,16 +100,31 @@ function hexValue(c: number): number {
   return l >= 0x61 && l <= 0x66 ? l - 0x61 + 10 : -1;
 }
 
-/** Characters that start an escape, an encoding or a colour code. */
-const ESCAPES = /[\\%\x1b]/;
-/** The characters isSeparator() leaves out, ESCAPES's aside. */
-const SEPARATORS = /[ \t\n\r+|\u2502\u2503]/g;
+const isAlnum = (c: number) => (c >= 0x30 && c <= 0x39) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a);
+
+/**
+ * What starts an escape, an encoding, an escape sequence (7-bit or 8-bit),
+ * and a reference (`&#`, `&name;`, or `&name` that a `;` may still follow):
+ * an `&` in a query string (`?a=1&b=2`) is none.
+ */
+const SLOW = /[\\%\x1b\x90\x98\x9b\x9d-\x9f]/;
+const REFERENCE = /&(?:#|[A-Za-z0-9]{0,24}(?:;|$))/;
+/** An HTML tag or comment, or what may still become one. */
+const TAG = /<(?:[A-Za-z/!]|$)/;
+/** Text without any of these (most lines) needs no closer look: one scan of a character class, the fastest a regular expression does. */
+const NOT_PLAIN = /[\x00-\x08\x0b\x0c\x0e-\x1f\\%&<\x7f-\uffff]/;
+/** Characters charactersOf() looks at: an `&` alone (a query string) needs no look at each character. */
+const UNUSUAL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\uffff]/;
 
 export function canonicalize(text: string): Canonical {
-  // Most text (a JSON line, a message) has no escape: its canonical form is
-  // the text without its separators, and where each character came from is
-  // worked out only if a value is found in it.
-  if (!ESCAPES.test(text)) return withoutSeparators(text);
+  // Most text (a JSON line, a message) has nothing to decode: its canonical
+  // form is the text without what is left out, and where each character came
+  // from is worked out only if a value is found in it.
+  if (!NOT_PLAIN.test(text)) return withoutLeftOut(text, LEFT_OUT_PLAIN);
+  if (!SLOW.test(text) && !(text.includes('&') && REFERENCE.test(text)) && !(text.includes('<') && TAG.test(text))) {
+    const kind = UNUSUAL.test(text) ? charactersOf(text) : KEEP;
+    if (kind !== MAPPED) return withoutLeftOut(text, kind === DROP ? LEFT_OUT : kind === CONTROL ? LEFT_OUT_ASCII : LEFT_OUT_PLAIN);
+  }
   let units = rawUnits(text);
   let open = text.length;
   for (let pass = 0; pass < MAX_PASSES && mayDecode(units); pass++) {
@@ -86,18 +136,54 @@ export function canonicalize(text: string): Canonical {
   return finish(units, open);
 }
 
-function withoutSeparators(text: string): Canonical {
-  const kept = text.replace(SEPARATORS, '');
-  if (kept.length === text.length) return { text, spanStart: (i) => i, spanEnd: (i) => i + 1, open: text.length };
+/**
+ * What the text's characters need, the first that applies: MAPPED when one
+ * has a compatibility form (or is half a pair the next text may complete),
+ * DROP when one beyond ASCII is left out, CONTROL when an ASCII control
+ * other than a tab or a line break is there, KEEP otherwise.
+ */
+function charactersOf(text: string): number {
+  let kind = KEEP;
+  for (let i = 0; i < text.length; i++) {
+    let cp = text.charCodeAt(i);
+    if (cp < 0x80) {
+      if ((cp < 0x20 && cp !== 0x09 && cp !== 0x0a && cp !== 0x0d) || cp === 0x7f) kind = kind === DROP ? DROP : CONTROL;
+      continue;
+    }
+    if (cp >= 0xd800 && cp <= 0xdbff) {
+      if (i + 1 >= text.length) return MAPPED;
+      const low = text.charCodeAt(i + 1);
+      if (low >= 0xdc00 && low <= 0xdfff) {
+        cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
+        i++;
+      }
+    }
+    const k = classOf(cp);
+    if (k === MAPPED) return MAPPED;
+    if (k === DROP) kind = DROP;
+  }
+  return kind;
+}
+
+function withoutLeftOut(text: string, leftOut: RegExp): Canonical {
+  const kept = text.replace(leftOut, '');
+  if (kept.length === text.length) return { text, inOrder: text.length, spanStart: (i) => i, spanEnd: (i) => i + 1, open: text.length };
   let at: Int32Array | undefined;
   const origin = (i: number) => {
     if (!at) {
       at = new Int32Array(kept.length);
-      for (let k = 0, n = 0; k < text.length; k++) if (!isSeparator(text.charCodeAt(k))) at[n++] = k;
+      let n = 0;
+      let k = 0;
+      leftOut.lastIndex = 0;
+      for (let m = leftOut.exec(text); m; m = leftOut.exec(text)) {
+        while (k < m.index) at[n++] = k++;
+        k = m.index + m[0].length;
+      }
+      while (k < text.length) at[n++] = k++;
     }
     return at[i]!;
   };
-  return { text: kept, spanStart: origin, spanEnd: (i) => origin(i) + 1, open: text.length };
+  return { text: kept, inOrder: kept.length, spanStart: origin, spanEnd: (i) => origin(i) + 1, open: text.length };
 }
 
 function rawUnits(text: string): Units {
@@ -114,7 +200,10 @@ function rawUnits(text: string): Units {
 }
 
 function mayDecode(u: Units): boolean {
-  for (let i = 0; i < u.length; i++) if (u.code[i] === BACKSLASH || u.code[i] === PERCENT) return true;
+  for (let i = 0; i < u.length; i++) {
+    const c = u.code[i];
+    if (c === BACKSLASH || c === PERCENT || c === AMPERSAND) return true;
+  }
   return false;
 }
 
@@ -130,7 +219,7 @@ function hexAt(u: Units, i: number, digits: number): number {
   return v;
 }
 
-/** What one escape or encoding reads as: its characters, and the index after it; open when more units could change it. */
+/** What one escape, encoding or reference reads as: its characters, and the index after it; open when more units could change it. */
 interface Read {
   chars: number[];
   next: number;
@@ -165,18 +254,95 @@ function readPercent(u: Units, i: number): Read {
     if (b < 0x80 || b >= 0xc0) return { chars: [PERCENT], next: i + 1 };
     cp = (cp << 6) | (b & 0x3f);
   }
-  if (cp > 0x10ffff) return { chars: [PERCENT], next: i + 1 };
-  const chars = cp > 0xffff ? [0xd800 + ((cp - 0x10000) >> 10), 0xdc00 + ((cp - 0x10000) & 0x3ff)] : [cp];
-  return { chars, next: k };
+  return codePoint(cp, k) ?? { chars: [PERCENT], next: i + 1 };
 }
 
-/** One reading of every escape and encoding in u (a run of backslashes, then what it escapes, is one). */
+/** A code point as UTF-16 units, undefined when it is none (past U+10FFFF, a surrogate, U+0000). */
+function codePoint(cp: number, next: number): Read | undefined {
+  if (cp <= 0 || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return undefined;
+  return { chars: cp > 0xffff ? [0xd800 + ((cp - 0x10000) >> 10), 0xdc00 + ((cp - 0x10000) & 0x3ff)] : [cp], next };
+}
+
+/**
+ * An HTML character reference at i (`&#97;`, `&#x61;`, `&amp;`); an `&`
+ * that starts none stands for itself. The `;` of a numeric one may be left
+ * out, as browsers allow: its digits end at the first other character.
+ */
+function readReference(u: Units, i: number): Read {
+  const itself: Read = { chars: [AMPERSAND], next: i + 1 };
+  let k = i + 1;
+  if (k >= u.length) return { ...itself, open: true };
+  if (u.code[k] === 0x23) {
+    // #
+    k++;
+    const hex = k < u.length && (u.code[k]! | 0x20) === 0x78; // x
+    if (hex) k++;
+    const digitsFrom = k;
+    let v = 0;
+    for (; k < u.length; k++) {
+      const c = u.code[k]!;
+      const d = hex ? hexValue(c) : c >= 0x30 && c <= 0x39 ? c - 0x30 : -1;
+      if (d < 0) break;
+      v = Math.min(v * (hex ? 16 : 10) + d, 0x110000);
+    }
+    // More digits or the `;` may still come: cut off, it stands for itself, as a cut-off escape does.
+    if (k >= u.length) return { ...itself, open: true };
+    if (k === digitsFrom) return itself;
+    if (u.code[k] === 0x3b) k++;
+    return codePoint(v, k) ?? itself;
+  }
+  while (k < u.length && k - i <= LONGEST_NAME && isAlnum(u.code[k]!)) k++;
+  // The name or its `;` may still come.
+  if (k >= u.length) return { ...itself, open: true };
+  if (k === i + 1 || u.code[k] !== 0x3b) return itself;
+  const named = namedReference(fromCodes(u.code.subarray(i + 1, k), k - i - 1));
+  return named === undefined ? itself : { chars: Array.from({ length: named.length }, (_, n) => named.charCodeAt(n)), next: k + 1 };
+}
+
+/** Where the units read so far stand in terminal escape sequences (decodeOnce: what a `\` after an ESC is). */
+const OUTSIDE = 0;
+/** The last unit is an ESC outside a string: a `]` `P` `X` `^` `_` starts one. */
+const AFTER_ESC = 1;
+/** In an OSC or another string: BEL, ST or an ESC ends it. */
+const IN_STRING = 2;
+/** The last unit is the ESC that ended a string: a `\` after it is ST's own (`ESC \`). */
+const STRING_ESC = 3;
+
+function track(state: number, c: number): number {
+  if (state === IN_STRING) return c === ESC ? STRING_ESC : c === 0x07 || c === 0x9c ? OUTSIDE : IN_STRING;
+  if (c === ESC) return AFTER_ESC;
+  if (state === AFTER_ESC && (c === 0x5d || c === 0x50 || c === 0x58 || c === 0x5e || c === 0x5f)) return IN_STRING;
+  return c === 0x9d || c === 0x90 || c === 0x98 || c === 0x9e || c === 0x9f ? IN_STRING : OUTSIDE;
+}
+
+/**
+ * One reading of every escape, encoding and reference in u (a run of
+ * backslashes, then what it escapes, is one). A backslash after a raw ESC,
+ * or a run of them after the ESC that ends an OSC (`\e]8;;url\e\` as
+ * escapeControl shows a link, `\u001b\\` as JSON does), is ST's, not an
+ * escape: read as one, it would take the character after it (`\b`, `\e`),
+ * which may be a value's.
+ */
 function decodeOnce(u: Units): { units: Units; open: number } {
   const out: Units = { code: new Uint16Array(u.length), start: new Int32Array(u.length), end: new Int32Array(u.length), length: 0 };
   let open = Number.MAX_SAFE_INTEGER;
+  let state = OUTSIDE;
   for (let i = 0; i < u.length; ) {
     const c = u.code[i]!;
-    if (c !== BACKSLASH && c !== PERCENT) {
+    const afterRawEsc = c === BACKSLASH && i > 0 && u.code[i - 1] === ESC;
+    if (afterRawEsc || (c === BACKSLASH && state === STRING_ESC)) {
+      // ST's backslash: after a raw ESC, that one; after an escaped ESC, the whole run (`\\` in JSON).
+      let j = i + 1;
+      if (!afterRawEsc) while (j < u.length && u.code[j] === BACKSLASH) j++;
+      state = OUTSIDE;
+      out.code[out.length] = BACKSLASH;
+      out.start[out.length] = u.start[i]!;
+      out.end[out.length++] = u.end[j - 1]!;
+      i = j;
+      continue;
+    }
+    if (c !== BACKSLASH && c !== PERCENT && c !== AMPERSAND) {
+      if (state !== OUTSIDE || c === ESC || (c >= 0x90 && c <= 0x9f)) state = track(state, c);
       out.code[out.length] = c;
       out.start[out.length] = u.start[i]!;
       out.end[out.length++] = u.end[i++]!;
@@ -188,9 +354,10 @@ function decodeOnce(u: Units): { units: Units; open: number } {
       while (j < u.length && u.code[j] === BACKSLASH) j++;
       // A run at the very end escapes what is still to come.
       read = j < u.length ? readEscape(u, j) : { chars: [], next: j, open: true };
-    } else read = readPercent(u, i);
+    } else read = c === PERCENT ? readPercent(u, i) : readReference(u, i);
     if (read.open) open = Math.min(open, u.start[i]!);
     for (const ch of read.chars) {
+      state = track(state, ch);
       out.code[out.length] = ch;
       out.start[out.length] = u.start[i]!;
       out.end[out.length] = u.end[read.next - 1]!;
@@ -201,32 +368,374 @@ function decodeOnce(u: Units): { units: Units; open: number } {
   return { units: out, open };
 }
 
-/** The canonical text of decoded units: separators and colour codes left out. */
-function finish(u: Units, openFrom: number): Canonical {
-  const code = new Uint16Array(u.length);
-  const start = new Int32Array(u.length);
-  const end = new Int32Array(u.length);
-  let n = 0;
-  let open = openFrom;
-  for (let i = 0; i < u.length; i++) {
+// ---- HTML's named character references read: every one that stands for an
+// ASCII character, every space and invisible character, and a few common
+// ones. The other two thousand (mostly mathematical symbols, which no token
+// or secret holds) stand for themselves, as an unknown name does in HTML.
+// Names are case-sensitive, as in HTML, and are read only with their `;`.
+
+const NAMED = new Map<string, string>([
+  // ASCII
+  ['Tab', '\t'],
+  ['NewLine', '\n'],
+  ['excl', '!'],
+  ['quot', '"'],
+  ['QUOT', '"'],
+  ['num', '#'],
+  ['dollar', '$'],
+  ['percnt', '%'],
+  ['amp', '&'],
+  ['AMP', '&'],
+  ['apos', "'"],
+  ['lpar', '('],
+  ['rpar', ')'],
+  ['ast', '*'],
+  ['midast', '*'],
+  ['plus', '+'],
+  ['comma', ','],
+  ['period', '.'],
+  ['sol', '/'],
+  ['colon', ':'],
+  ['semi', ';'],
+  ['lt', '<'],
+  ['LT', '<'],
+  ['equals', '='],
+  ['gt', '>'],
+  ['GT', '>'],
+  ['quest', '?'],
+  ['commat', '@'],
+  ['lsqb', '['],
+  ['lbrack', '['],
+  ['bsol', '\\'],
+  ['rsqb', ']'],
+  ['rbrack', ']'],
+  ['Hat', '^'],
+  ['lowbar', '_'],
+  ['UnderBar', '_'],
+  ['grave', '`'],
+  ['DiacriticalGrave', '`'],
+  ['lcub', '{'],
+  ['lbrace', '{'],
+  ['verbar', '|'],
+  ['vert', '|'],
+  ['VerticalLine', '|'],
+  ['rcub', '}'],
+  ['rbrace', '}'],
+  // Spaces and invisible characters
+  ['nbsp', '\u00a0'],
+  ['NonBreakingSpace', '\u00a0'],
+  ['shy', '\u00ad'],
+  ['ensp', '\u2002'],
+  ['emsp', '\u2003'],
+  ['emsp13', '\u2004'],
+  ['emsp14', '\u2005'],
+  ['numsp', '\u2007'],
+  ['puncsp', '\u2008'],
+  ['thinsp', '\u2009'],
+  ['ThinSpace', '\u2009'],
+  ['hairsp', '\u200a'],
+  ['VeryThinSpace', '\u200a'],
+  ['ZeroWidthSpace', '\u200b'],
+  ['NegativeVeryThinSpace', '\u200b'],
+  ['NegativeThinSpace', '\u200b'],
+  ['NegativeMediumSpace', '\u200b'],
+  ['NegativeThickSpace', '\u200b'],
+  ['zwnj', '\u200c'],
+  ['zwj', '\u200d'],
+  ['lrm', '\u200e'],
+  ['rlm', '\u200f'],
+  ['MediumSpace', '\u205f'],
+  ['ThickSpace', '\u205f\u200a'],
+  ['NoBreak', '\u2060'],
+  ['af', '\u2061'],
+  ['ApplyFunction', '\u2061'],
+  ['it', '\u2062'],
+  ['InvisibleTimes', '\u2062'],
+  ['ic', '\u2063'],
+  ['InvisibleComma', '\u2063'],
+  // Common in text
+  ['hyphen', '\u2010'],
+  ['dash', '\u2010'],
+  ['ndash', '\u2013'],
+  ['mdash', '\u2014'],
+  ['minus', '\u2212'],
+  ['lsquo', '\u2018'],
+  ['rsquo', '\u2019'],
+  ['ldquo', '\u201c'],
+  ['rdquo', '\u201d'],
+  ['laquo', '\u00ab'],
+  ['raquo', '\u00bb'],
+  ['hellip', '\u2026'],
+  ['middot', '\u00b7'],
+  ['bull', '\u2022'],
+  ['copy', '\u00a9'],
+  ['reg', '\u00ae'],
+  ['trade', '\u2122'],
+  ['deg', '\u00b0'],
+  ['times', '\u00d7'],
+  ['divide', '\u00f7'],
+  ['euro', '\u20ac'],
+]);
+
+/** The longest name looked up (longer runs of letters are not a reference). */
+const LONGEST_NAME = 24;
+
+/**
+ * What `&name;` stands for, undefined for a name not read. Letters of the
+ * mathematical alphabets (`&Aopf;` 𝔸, `&afr;` 𝔞, `&Ascr;` 𝒜) read as the
+ * letter, as NFKC reads them.
+ */
+function namedReference(name: string): string | undefined {
+  const known = NAMED.get(name);
+  if (known !== undefined) return known;
+  const letter = /^([A-Za-z])(?:opf|fr|scr)$/.exec(name);
+  return letter ? letter[1] : undefined;
+}
+
+// ---- escape sequences
+
+/** Cut off by the end of the text: more could make it a sequence. */
+const CUT_OFF = -1;
+
+/**
+ * Where the escape sequence that starts at i ends (exclusive); i when none
+ * starts there (the control is left out alone); CUT_OFF when the text ends
+ * inside one. `noEnd` is where a string was found to have no end, so that
+ * no other string after it is searched for one again.
+ */
+function sequenceEnd(u: Units, i: number, noEnd: { from: number }): number {
+  const c = u.code[i]!;
+  if (c === 0x9b) return csiEnd(u, i, i + 1);
+  if (c === 0x9d || c === 0x90 || c === 0x98 || c === 0x9e || c === 0x9f) return stringEnd(u, i + 1, noEnd);
+  if (c !== ESC) return i;
+  if (i + 1 >= u.length) return CUT_OFF;
+  const next = u.code[i + 1]!;
+  if (next === 0x5b) return csiEnd(u, i, i + 2); // [
+  if (next === 0x5d || next === 0x50 || next === 0x58 || next === 0x5e || next === 0x5f) return stringEnd(u, i + 2, noEnd); // ] P X ^ _
+  if (next >= 0x20 && next <= 0x2f) {
+    let j = i + 1;
+    while (j < u.length && u.code[j]! >= 0x20 && u.code[j]! <= 0x2f) j++;
+    if (j >= u.length) return CUT_OFF;
+    return u.code[j]! >= 0x30 && u.code[j]! <= 0x7e ? j + 1 : i;
+  }
+  return next >= 0x30 && next <= 0x7e && !isAlnum(next) ? i + 2 : i;
+}
+
+/** A CSI: parameter bytes, intermediate bytes, a final byte. */
+function csiEnd(u: Units, i: number, from: number): number {
+  let j = from;
+  while (j < u.length && u.code[j]! >= 0x30 && u.code[j]! <= 0x3f) j++;
+  while (j < u.length && u.code[j]! >= 0x20 && u.code[j]! <= 0x2f) j++;
+  if (j >= u.length) return CUT_OFF;
+  return u.code[j]! >= 0x40 && u.code[j]! <= 0x7e ? j + 1 : i;
+}
+
+/** An OSC or another string: up to BEL or ST (0x9c), or an ESC (`ESC \` is ST, any other ends it too). */
+function stringEnd(u: Units, from: number, noEnd: { from: number }): number {
+  if (from >= noEnd.from) return CUT_OFF;
+  for (let j = from; j < u.length; j++) {
+    const c = u.code[j];
+    if (c === 0x07 || c === 0x9c) return j + 1;
+    if (c === ESC) return j + 1 < u.length && u.code[j + 1] === BACKSLASH ? j + 2 : j + 1 < u.length ? j : CUT_OFF;
+  }
+  noEnd.from = from;
+  return CUT_OFF;
+}
+
+// ---- markup
+
+const LESS_THAN = 0x3c;
+/** The longest tag or comment left out: a `<` with no `>` within it is text (and holds a stream back no longer). */
+const LONGEST_TAG = 256;
+
+/**
+ * Where the HTML tag (`<wbr>`, `<span class="x">`, `</b>`) or comment
+ * (`<!-- … -->`) that starts at i ends (exclusive); i when none starts
+ * there; CUT_OFF when the text ends inside one. Markup between a value's
+ * characters splits it as invisibly as a zero-width space does.
+ */
+function tagEnd(u: Units, i: number): number {
+  const limit = Math.min(u.length, i + LONGEST_TAG);
+  if (i + 1 >= u.length) return CUT_OFF;
+  const first = u.code[i + 1]!;
+  if (first === 0x21) {
+    // <!-- … --> (or <!DOCTYPE …>)
+    const comment = i + 3 < u.length && u.code[i + 2] === 0x2d && u.code[i + 3] === 0x2d;
+    for (let j = i + 2; j < limit; j++) {
+      if (!comment && u.code[j] === LESS_THAN) return i;
+      if (u.code[j] !== 0x3e) continue;
+      if (!comment || (j >= i + 6 && u.code[j - 1] === 0x2d && u.code[j - 2] === 0x2d)) return j + 1;
+    }
+    return limit === u.length ? CUT_OFF : i;
+  }
+  const name = first === 0x2f ? i + 2 : i + 1; // </b>
+  if (name >= u.length) return CUT_OFF;
+  const l = u.code[name]! | 0x20;
+  if (l < 0x61 || l > 0x7a) return i;
+  for (let j = name + 1; j < limit; j++) {
+    const c = u.code[j];
+    if (c === 0x3e) return j + 1;
+    if (c === LESS_THAN) return i;
+  }
+  return limit === u.length ? CUT_OFF : i;
+}
+
+// ---- each character: left out, kept, or read as its compatibility form
+
+/** As it is. */
+const KEEP = 1;
+/** Left out: what LEFT_OUT finds. */
+const DROP = 2;
+/** Read as its NFKC form (mappedForm). */
+const MAPPED = 3;
+/** (charactersOf: an ASCII control is there.) */
+const CONTROL = 4;
+
+const ASCII_CLASS = new Uint8Array(0x80).map((_, c) => (LEFT_OUT_ONE.test(String.fromCharCode(c)) ? DROP : KEEP));
+/** The class of each BMP character met so far (0: not yet met), and of the others. */
+let bmpClass: Uint8Array | undefined;
+const astralClass = new Map<number, number>();
+/** What a MAPPED character reads as: its NFKC form, without what is left out. */
+const mappedForm = new Map<number, string>();
+
+function classOf(cp: number): number {
+  if (cp < 0x80) return ASCII_CLASS[cp]!;
+  if (cp < 0x10000) {
+    bmpClass ??= new Uint8Array(0x10000);
+    return (bmpClass[cp] ||= classify(cp));
+  }
+  let k = astralClass.get(cp);
+  if (k === undefined) astralClass.set(cp, (k = classify(cp)));
+  return k;
+}
+
+function classify(cp: number): number {
+  const ch = String.fromCodePoint(cp);
+  if (LEFT_OUT_ONE.test(ch)) return DROP;
+  const form = ch.normalize('NFKC');
+  if (form === ch) return KEEP;
+  // One whose form is all left out is MAPPED to nothing, not DROP: DROP is
+  // what LEFT_OUT finds, which the fast path relies on.
+  mappedForm.set(cp, form.replace(LEFT_OUT, ''));
+  return MAPPED;
+}
+
+/** Makes room in `out` for `size` units (a compatibility form may be longer than its character). */
+function makeRoom(out: Units, size: number): void {
+  if (size <= out.code.length) return;
+  const room = Math.max(size, out.code.length * 2);
+  const code = new Uint16Array(room);
+  const start = new Int32Array(room);
+  const end = new Int32Array(room);
+  code.set(out.code);
+  start.set(out.start);
+  end.set(out.end);
+  Object.assign(out, { code, start, end });
+}
+
+/** The character at i (a pair when it is one) read into `out` by its class; the index of its last unit. */
+function readCharacter(u: Units, i: number, out: Units): number {
+  const c = u.code[i]!;
+  let cp = c;
+  let last = i;
+  if (c >= 0xd800 && c <= 0xdbff && i + 1 < u.length && u.code[i + 1]! >= 0xdc00 && u.code[i + 1]! <= 0xdfff) cp = 0x10000 + ((c - 0xd800) << 10) + (u.code[++last]! - 0xdc00);
+  const kind = classOf(cp);
+  if (kind === DROP) return last;
+  const form = kind === KEEP ? undefined : mappedForm.get(cp)!;
+  const length = form === undefined ? last - i + 1 : form.length;
+  // (Room for one unit per unit left too: finish() writes those unchecked.)
+  makeRoom(out, out.length + length + (u.length - last - 1));
+  for (let k = 0; k < length; k++) {
+    out.code[out.length] = form === undefined ? u.code[i + k]! : form.charCodeAt(k);
+    out.start[out.length] = u.start[i]!;
+    out.end[out.length++] = u.end[last]!;
+  }
+  return last;
+}
+
+/** Whether the sequence at i is a string (OSC, DCS, SOS, PM, APC), whose text a terminal shows elsewhere (a title, a link). */
+function isString(u: Units, i: number): boolean {
+  const c = u.code[i]!;
+  if (c !== ESC) return c === 0x9d || c === 0x90 || c === 0x98 || c === 0x9e || c === 0x9f;
+  const next = u.code[i + 1];
+  return next === 0x5d || next === 0x50 || next === 0x58 || next === 0x5e || next === 0x5f;
+}
+
+/** Units from..to of u, the same spans (a view, not a copy). */
+const slice = (u: Units, from: number, to: number): Units => ({ code: u.code.subarray(from, to), start: u.start.subarray(from, to), end: u.end.subarray(from, to), length: Math.max(0, to - from) });
+
+/** What a string sequence or a tag from i to end holds: between its introducer and its terminator. */
+function heldBy(u: Units, i: number, end: number): Units {
+  if (u.code[i] === LESS_THAN) return slice(u, i + 1, end - 1);
+  const from = u.code[i] === ESC ? i + 2 : i + 1;
+  const last = u.code[end - 1];
+  const to = last === 0x07 || last === 0x9c ? end - 1 : last === BACKSLASH && end - 2 >= from && u.code[end - 2] === ESC ? end - 2 : end;
+  return slice(u, from, to);
+}
+
+/** One reading into `out`: what strings and tags held goes to `hidden`; where the text may still change, to `open` (the whole text's reading only). */
+interface Reading {
+  out: Units;
+  hidden: Units[];
+  open: { at: number } | undefined;
+}
+
+/** The units of u read in order into r.out: escape sequences, tags and what is left out taken away, compatibility forms read. */
+function readInOrder(u: Units, r: Reading): void {
+  const { out, hidden, open } = r;
+  const n = u.length;
+  const noEnd = { from: Number.MAX_SAFE_INTEGER };
+  for (let i = 0; i < n; i++) {
     const c = u.code[i]!;
-    if (c === ESC && i + 1 === u.length) open = Math.min(open, u.start[i]!);
-    if (c === ESC && u.code[i + 1] === 0x5b) {
-      let j = i + 2;
-      while (j < u.length && ((u.code[j]! >= 0x30 && u.code[j]! <= 0x39) || u.code[j] === 0x3b)) j++;
-      if (j >= u.length) open = Math.min(open, u.start[i]!);
-      if (j >= u.length || u.code[j] === 0x6d) {
-        i = j;
+    // Most characters: ASCII, kept or left out. (Room: each unit left gives at most one.)
+    if (c < 0x80 && c !== ESC && c !== LESS_THAN) {
+      if (ASCII_CLASS[c] === KEEP) {
+        out.code[out.length] = c;
+        out.start[out.length] = u.start[i]!;
+        out.end[out.length++] = u.end[i]!;
+      }
+      continue;
+    }
+    if (c === LESS_THAN || c === ESC || (c >= 0x90 && c <= 0x9f)) {
+      const end = c === LESS_THAN ? tagEnd(u, i) : sequenceEnd(u, i, noEnd);
+      if (end === CUT_OFF) {
+        if (open) open.at = Math.min(open.at, u.start[i]!);
+      } else if (end > i) {
+        if (c === LESS_THAN || isString(u, i)) hidden.push(heldBy(u, i, end));
+        i = end - 1;
         continue;
       }
     }
-    if (isSeparator(c)) continue;
-    code[n] = c;
-    start[n] = u.start[i]!;
-    end[n] = u.end[i]!;
-    n++;
+    // A pair cut off at the end may still become a character read otherwise.
+    if (open && c >= 0xd800 && c <= 0xdbff && i + 1 >= n) open.at = Math.min(open.at, u.start[i]!);
+    i = readCharacter(u, i, out);
   }
-  return { text: fromCodes(code, n), spanStart: (i) => start[i]!, spanEnd: (i) => end[i]!, open };
+}
+
+/**
+ * The canonical text of decoded units. What a string sequence or a tag
+ * holds is left out of the text in order (it splits a value there) but not
+ * unread: it follows, each after a U+0000 (no value holds one), read the
+ * same way, so a value in a window title, a link or a tag's attribute is
+ * found too.
+ */
+function finish(u: Units, openFrom: number): Canonical {
+  const r: Reading = { out: { code: new Uint16Array(u.length), start: new Int32Array(u.length), end: new Int32Array(u.length), length: 0 }, hidden: [], open: { at: openFrom } };
+  readInOrder(u, r);
+  const inOrder = r.out.length;
+  const held: Reading = { ...r, open: undefined };
+  // (What a tag holds may hold a string sequence in turn: hidden grows as it is read.)
+  for (let h = 0; h < r.hidden.length; h++) {
+    const part = r.hidden[h]!;
+    makeRoom(r.out, r.out.length + part.length + 1);
+    r.out.code[r.out.length] = 0;
+    r.out.start[r.out.length] = part.length > 0 ? part.start[0]! : 0;
+    r.out.end[r.out.length] = r.out.start[r.out.length]!;
+    r.out.length++;
+    readInOrder(part, held);
+  }
+  const { code, start, end } = r.out;
+  return { text: fromCodes(code, r.out.length), inOrder, spanStart: (i) => start[i]!, spanEnd: (i) => end[i]!, open: r.open!.at };
 }
 
 function fromCodes(code: Uint16Array, n: number): string {

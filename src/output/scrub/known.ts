@@ -15,8 +15,11 @@ export const REDACTED = '[REDACTED]';
  */
 export const MIN_SCRUB_LENGTH = 6;
 
-/** The canonical form of a value: the same reading as the text's, so the two agree. */
-export const canonicalValue = (value: string): string => canonicalize(value).text;
+/** The canonical form of a value: the same reading as the text's, so the two agree (in order: a value is looked for as it reads). */
+export const canonicalValue = (value: string): string => {
+  const c = canonicalize(value);
+  return c.text.slice(0, c.inOrder);
+};
 
 /**
  * A set of values to find. Values in use are found with indexOf (a run has a
@@ -89,8 +92,9 @@ export class KnownValues {
 export function scrubText(text: string, sets: readonly KnownValues[]): string {
   let shortest = Number.MAX_SAFE_INTEGER;
   for (const s of sets) if (s.size > 0) shortest = Math.min(shortest, s.shortest);
-  // A canonical text is never longer than its original.
-  if (text.length < shortest) return text;
+  // The canonical form of ASCII text is never longer than it (a compatibility
+  // form beyond ASCII may be: `ﬃ` reads as `ffi`).
+  if (text.length < shortest && !/[^\x00-\x7f]/.test(text)) return text;
   return blankFound(text, canonicalize(text), sets);
 }
 
@@ -99,16 +103,18 @@ export function blankFound(text: string, c: Canonical, sets: readonly KnownValue
   const found: [number, number][] = [];
   for (const s of sets) if (s.size > 0) s.find(c.text, found);
   if (found.length === 0) return text;
-  found.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
+  // As spans of the original: a match in what a sequence or a tag held
+  // (after c.inOrder) lies inside one in order, or between two.
+  const spans = found.map(([from, to]): [number, number] => [c.spanStart(from), c.spanEnd(to - 1)]).sort((a, b) => a[0] - b[0] || b[1] - a[1]);
   let out = '';
   let from = 0;
-  for (let k = 0; k < found.length; ) {
-    const first = found[k]![0];
-    let last = found[k]![1];
+  for (let k = 0; k < spans.length; ) {
+    const first = spans[k]![0];
+    let last = spans[k]![1];
     // Overlapping matches are blanked as one.
-    for (k++; k < found.length && found[k]![0] < last; k++) last = Math.max(last, found[k]![1]);
-    out += text.slice(from, c.spanStart(first)) + REDACTED;
-    from = c.spanEnd(last - 1);
+    for (k++; k < spans.length && spans[k]![0] < last; k++) last = Math.max(last, spans[k]![1]);
+    out += text.slice(from, first) + REDACTED;
+    from = last;
   }
   return out + text.slice(from);
 }

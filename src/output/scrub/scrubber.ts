@@ -138,7 +138,8 @@ export class Scrubber {
     const longest = Math.max(this.credentials.longest, this.secrets.longest);
     if (longest === 0) return held.length;
     // Characters read from an escape cut off at the end are not final: only those before it count.
-    let final = c.text.length;
+    // (What sequences and tags held, after c.inOrder, lies before the end in order.)
+    let final = c.inOrder;
     while (final > 0 && c.spanStart(final - 1) >= c.open) final--;
     const first = final - (longest - 1);
     const beforeValue = first < 0 ? (final > 0 ? c.spanStart(0) : held.length) : c.spanStart(first);

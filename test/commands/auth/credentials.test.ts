@@ -165,16 +165,16 @@ describe('a token command (credential helper)', () => {
 });
 
 describe('no keyring: the file, and the user is told', () => {
-  test('no D-Bus session: auth login stores into config.json and warns, naming --insecure-storage', async () => {
+  test('no D-Bus session: auth login stores into config.json, exits 0, and says so in one plain line naming the file, its mode, a keyring and --insecure-storage', async () => {
     const ws = configured();
     const r = await run(['auth', 'login', '--with-token'], ws, { input: `${FILE_TOKEN}\n` });
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(r.stderr).toContain('token stored in profile "prod" (the current profile) in ');
-    // Plain words only: what there is not, where the token went, --insecure-storage, and how to start a keyring.
-    const warning = r.stderr.split('\n').find((l) => l.startsWith('chatctl: warning:'));
+    // One line, and nothing else on stderr: where the token went (the file, its mode), why, how to use a keyring instead.
+    const warning = r.stderr.slice(0, -1);
+    expect(r.stderr.endsWith('\n') && !warning.includes('\n'), r.stderr).toBe(true);
     expect(warning).toBe(
-      `chatctl: warning: no system keyring answered (no D-Bus session: DBUS_SESSION_BUS_ADDRESS is not set), so the token is stored in plain text in ${join(ws.configDir, 'config.json')} (mode 0600). ` +
-        'Use --insecure-storage to choose the file without trying the keyring, or start a Secret Service first (on a server: dbus-run-session with gnome-keyring-daemon --unlock, see docs/credentials.md).',
+      `chatctl: warning: token stored in profile "prod" (the current profile) in plain text in ${join(ws.configDir, 'config.json')} (mode 0600): no system keyring answered (no D-Bus session: DBUS_SESSION_BUS_ADDRESS is not set); ` +
+        'to use a keyring instead, start one and log in again (docs/credentials.md); --insecure-storage skips trying',
     );
     expect(r.stderr).not.toMatch(/X11|autolaunch|DBus error|Platform failure/i);
     // docs/credentials.md shows this very warning (for its example path).
@@ -185,7 +185,7 @@ describe('no keyring: the file, and the user is told', () => {
     expect(r.stderr).not.toContain(FILE_TOKEN);
     // The warning is not chatter: --quiet does not hide it.
     const quiet = await run(['auth', 'login', '--with-token', '--quiet'], ws, { input: `${FILE_TOKEN}\n` });
-    expect(quiet.stderr).toContain('warning: no system keyring answered');
+    expect(quiet.stderr).toContain('in plain text in ');
   });
 
   test('--insecure-storage: the file without trying the keyring, no warning', async () => {
@@ -203,7 +203,7 @@ describe('no keyring: the file, and the user is told', () => {
     const ws = configured();
     const r = await run(['auth', 'login', '--with-token'], ws, { input: FILE_TOKEN, env: { NAPI_RS_NATIVE_LIBRARY_PATH: join(ws.root, 'no-such-binding.node') } });
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(r.stderr).toContain(`warning: no system keyring answered (no prebuilt keyring binary for ${process.platform}-${process.arch})`);
+    expect(r.stderr).toContain(`(mode 0600): no system keyring answered (no prebuilt keyring binary for ${process.platform}-${process.arch});`);
     expect(configOf(ws).profiles.prod!.token).toBe(FILE_TOKEN);
   });
 
@@ -211,7 +211,7 @@ describe('no keyring: the file, and the user is told', () => {
     const ws = configured();
     const r = await run(['auth', 'login', '--with-token'], ws, { input: FILE_TOKEN, env: { DBUS_SESSION_BUS_ADDRESS: hangingBus.address }, inject: SHORT });
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(r.stderr).toContain('warning: no system keyring answered (the keyring did not answer within 0.4 s)');
+    expect(r.stderr).toContain('(mode 0600): no system keyring answered (the keyring did not answer within 0.4 s);');
     expect(configOf(ws).profiles.prod!.token).toBe(FILE_TOKEN);
   });
 
@@ -233,7 +233,11 @@ describe('no keyring: the file, and the user is told', () => {
     const r = await run(REACTIVATE, ws, { env: { DBUS_SESSION_BUS_ADDRESS: hangingBus.address }, inject: SHORT });
     expect(r.exitCode, r.stderr).toBe(3);
     expect(r.stderr).toContain('cannot read the token of profile "prod" from the system keyring: the keyring did not answer within 0.4 s');
-    expect(r.stderr).toContain('chatctl auth login --profile prod');
+    // Not "run auth login": with no keyring answering, that would put the token in plain text in config.json.
+    expect(r.stderr).toContain(
+      'hint: unlock or start the system keyring (see docs/credentials.md), or set CHATCTL_TOKEN; to keep the token in config.json instead: chatctl auth login --profile prod --insecure-storage',
+    );
+    expect(r.stderr).not.toMatch(/auth login --profile prod(?! --insecure-storage)/);
     expect(server.requests).toHaveLength(0);
   });
 });
@@ -394,6 +398,18 @@ describe('exit 4 names where the token came from and the next step', () => {
 });
 
 describe('auth status: each profile and where its token comes from, never a value', () => {
+  test('says in words what the origin and the csrf value are, with where each comes from', async () => {
+    const ws = configured({ token: FILE_TOKEN });
+    const human = await run(['auth', 'status'], ws);
+    expect(human.exitCode, human.stderr).toBe(0);
+    expect(human.stdout).toContain(`origin:       ${new URL(server.url).origin} (default): sent as the Origin header, which the API requires on every request\n`);
+    expect(human.stdout).toContain('csrf value:   1 (default): sent as the x-service-csrf header, the anti-forgery check the API requires on every request\n');
+    const set = await run(['auth', 'status'], ws, { env: { CHATCTL_ORIGIN: 'https://console.example', CHATCTL_CSRF_TOKEN: 'csrf_c2VjcmV0' } });
+    expect(set.stdout).toContain('origin:       https://console.example (from CHATCTL_ORIGIN): sent as the Origin header');
+    expect(set.stdout).toContain('csrf value:   set (from CHATCTL_CSRF_TOKEN): sent as the x-service-csrf header');
+    expect(set.stdout).not.toContain('csrf_c2VjcmV0');
+  });
+
   test('env, command, keyring, file and none, in human and JSON form', async () => {
     const ws = configured({ token: FILE_TOKEN }, { cmd: { tokenCommand: 'pass show x' }, kr: { tokenStorage: 'keyring' }, empty: {} });
     const json = await run(['auth', 'status', '--json'], ws);
@@ -421,7 +437,8 @@ describe('auth status: each profile and where its token comes from, never a valu
     expect(human.exitCode).toBe(3);
     expect(human.stdout).toContain('token:        in the system keyring, profile "prod"; cannot be read (see the error below)\n');
     expect(human.stderr).toBe(
-      'chatctl: error: cannot read the token of profile "prod" from the system keyring: the keyring did not answer within 0.4 s\n  hint: run: chatctl auth login --profile prod (or set CHATCTL_TOKEN)\n',
+      'chatctl: error: cannot read the token of profile "prod" from the system keyring: the keyring did not answer within 0.4 s\n' +
+        '  hint: unlock or start the system keyring (see docs/credentials.md), or set CHATCTL_TOKEN; to keep the token in config.json instead: chatctl auth login --profile prod --insecure-storage\n',
     );
     const json = await run(['auth', 'status', '--json'], ws, { env, inject: SHORT });
     expect(json.exitCode).toBe(3);

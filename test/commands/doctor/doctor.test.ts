@@ -2,7 +2,7 @@
 // DNS/TCP/TLS probes and the HTTP transport. Each failure kind maps to its
 // exit status; the token is never shown and never sent.
 import { afterAll, describe, expect, it } from 'vitest';
-import { chmodSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { doctorChecks, doctorExitCode, runDoctor, type Check, type DoctorDeps } from '../../../src/commands/doctor/doctor.js';
@@ -13,6 +13,7 @@ import { resolveConnection } from '../../../src/scope/connection.js';
 import { selectProfile } from '../../../src/config/profile.js';
 import { resolveRunState, type GlobalOptions } from '../../../src/run/state.js';
 import { fakeContext, fakeFactory, fakeIO, scriptedTransport, type Answer } from '../../support/fakes.js';
+import { runCli, workspace } from '../../support/run.js';
 
 const TOKEN = 'tok_doctor_c2VjcmV0LXRva2Vu';
 const NOW = Date.parse('2030-06-01T12:00:00.000Z');
@@ -345,5 +346,53 @@ describe('output', () => {
       expect(['ok', 'warning', 'failure']).toContain(c.status);
     }
     expect(io.out()).not.toContain(TOKEN);
+  });
+});
+
+// Through the execute seam, as a user runs it: a typo of a stored profile
+// gets the suggestion every command gives, and a keyring that does not
+// answer gets a next step that does not move the token to the plain file.
+describe('doctor run as a command', () => {
+  const withProfiles = (profiles: Record<string, Record<string, string>>) => {
+    const ws = workspace();
+    mkdirSync(ws.configDir, { recursive: true, mode: 0o700 });
+    writeFileSync(join(ws.configDir, 'config.json'), JSON.stringify({ version: 1, currentProfile: Object.keys(profiles)[0], profiles }, null, 2) + '\n', { mode: 0o600 });
+    return ws;
+  };
+  const staging = { baseUrl: 'https://staging-api.example.com', organizationId: 'org_1', applicationId: 'app_1', environmentKey: 'staging', token: TOKEN };
+
+  it('--profile stagin: "did you mean staging?" as every command says it, not an offer to create "stagin"', async () => {
+    const ws = withProfiles({ staging, prod: { ...staging, environmentKey: 'prod' } });
+    const doctor = await runCli(['doctor', '--profile', 'stagin'], { ws, env: { CHATCTL_TOKEN: undefined } });
+    expect(doctor.exitCode).toBe(3);
+    expect(doctor.stdout).toContain('failure  profile        "stagin" (named by --profile) does not exist; profiles: staging, prod\n');
+    expect(doctor.stdout).toContain('fix: did you mean staging?  (--profile staging; list profiles with: chatctl profile list)\n');
+    // Nor do the scope and token checks offer to store anything in "stagin".
+    expect(doctor.stdout).toContain('warning  scope          not checked: profile "stagin" does not exist (did you mean staging?)\n');
+    expect(doctor.stdout).toContain('warning  token          not checked: profile "stagin" does not exist (did you mean staging?)\n');
+    expect(doctor.stdout).not.toMatch(/profile set stagin|--profile stagin\b/);
+    // The words of any other command with the same typo.
+    const other = await runCli(['webhooks', 'reactivate', 'we_1', '--expected-version', '1', '--profile', 'stagin'], { ws });
+    expect(other.exitCode).toBe(3);
+    expect(other.stderr).toContain('did you mean staging?  (--profile staging; list profiles with: chatctl profile list)');
+    // Named by CHATCTL_PROFILE: the suggestion in its words.
+    const env = await runCli(['doctor', '--json'], { ws, env: { CHATCTL_PROFILE: 'stagin' } });
+    const profile = (JSON.parse(env.stdout) as { checks: { name: string; detail: string }[] }).checks.find((c) => c.name === 'profile')!;
+    expect(profile.detail).toContain('fix: did you mean staging?  (CHATCTL_PROFILE=staging; list profiles with: chatctl profile list)');
+    // Nothing near: how to create it, as before.
+    const far = await runCli(['doctor', '--profile', 'qa'], { ws });
+    expect(far.stdout).toContain('fix: create it with: chatctl profile set qa --base-url URL --org ID --app ID --env KEY\n');
+  });
+
+  it('a keyring that does not answer: fix the keyring, or choose the file knowingly; never a bare auth login', async () => {
+    const { token: _unused, ...noToken } = staging;
+    const ws = withProfiles({ staging: { ...noToken, tokenStorage: 'keyring' } });
+    const r = await runCli(['doctor'], { ws, env: { DBUS_SESSION_BUS_ADDRESS: undefined } });
+    expect(r.exitCode).toBe(3);
+    expect(r.stdout).toContain('failure  token          profile "staging" keeps its token in the system keyring, which did not answer (no D-Bus session: DBUS_SESSION_BUS_ADDRESS is not set)\n');
+    expect(r.stdout).toContain(
+      'fix: unlock or start the system keyring (see docs/credentials.md), or set CHATCTL_TOKEN; to keep the token in config.json instead: chatctl auth login --profile staging --insecure-storage\n',
+    );
+    expect(r.stdout).not.toMatch(/auth login --profile staging(?! --insecure-storage)/);
   });
 });
