@@ -90,6 +90,14 @@ describe('file names, secret destinations, forms and endpoints', () => {
   it('every option and argument whose value is named <file>, <path> or *-file completes file names, and only those', () => {
     expect(fileOptions(tree).sort()).toEqual(
       [
+        'chatctl webhooks create --escrow-dir',
+        'chatctl webhooks create --escrow-file',
+        'chatctl webhooks recover --identity',
+        'chatctl webhooks recover --secret-file',
+        'chatctl webhooks recover [file]',
+        'chatctl webhooks rotate --escrow-dir',
+        'chatctl webhooks rotate --escrow-file',
+        'chatctl webhooks rotate --report',
         'chatctl webhooks create --secret-file',
         'chatctl webhooks rotate --secret-file',
         'chatctl webhooks rotate --from',

@@ -1,6 +1,6 @@
 // Help text shared by several webhooks verbs.
 
-export const SECRET_TO_HELP = 'where the secret goes (repeatable; all must succeed): file:PATH, env-file:PATH#NAME, exec:COMMAND (secret on stdin), stdout, github-output:NAME, github-env:NAME';
+export const SECRET_TO_HELP = 'where the secret goes (repeatable, all must succeed): file:PATH, env-file:PATH#NAME, exec:CMD, stdout, github-output:NAME, github-env:NAME';
 
 export const SECRET_TO_MORE = `
 Without --secret-to the secret is in the JSON with --json (--query needs

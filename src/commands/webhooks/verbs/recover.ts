@@ -9,7 +9,7 @@ export function registerRecover(parent: Command, f: Factory): void {
     .command('recover')
     .description('deliver secrets that a run escrowed (--escrow-dir) after a failed destination, on any machine; never one superseded by a later rotation seen here')
     .argument('<file...>', 'escrowed secrets: <endpoint>-v<version>.age, each with its .json beside it')
-    .option('--identity <keyfile>', 'the age identity file (age-keygen) of one of the --escrow recipients')
+    .option('--identity <file>', 'the age identity file (age-keygen) of one of the --escrow recipients')
     .addOption(new Option('--secret-to <sink>', SECRET_TO_HELP).argParser(collect))
     .option('--secret-file <path>', 'the same as --secret-to file:PATH')
     .option('--force', 'with a file: destination: replace an existing regular file')
