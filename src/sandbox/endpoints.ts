@@ -23,13 +23,8 @@ export interface EndpointRecord {
   previousSecretExpiresAt: string | null;
 }
 
-interface Endpoint {
-  id: string;
-  name: string;
-  destinationUrl: string;
-  eventTypes: EventType[];
-  status: EndpointStatus;
-  version: number;
+/** What the store holds: times in ms, and the secrets. */
+interface Endpoint extends Omit<EndpointRecord, 'createdAt' | 'updatedAt' | 'previousSecretExpiresAt'> {
   createdAt: number;
   updatedAt: number;
   secret: string;
@@ -137,8 +132,7 @@ export class EndpointStore {
 
   /** What a delivery needs: the endpoint and the secrets that sign it now, newest first. */
   deliveryTarget(id: string): { endpoint: EndpointRecord; secrets: ValidSecret[] } {
-    const endpoint = this.endpoints.get(id);
-    if (!endpoint) throw new ApiFailure(404, 'resource_not_found', 'no such webhook endpoint', { endpointId: id });
+    const endpoint = this.find(id);
     return { endpoint: this.record(endpoint), secrets: this.validSecrets(endpoint) };
   }
 
@@ -147,9 +141,14 @@ export class EndpointStore {
     this.byDestination.clear();
   }
 
-  private current(id: string, expectedVersion: number): Endpoint {
+  private find(id: string): Endpoint {
     const endpoint = this.endpoints.get(id);
     if (!endpoint) throw new ApiFailure(404, 'resource_not_found', 'no such webhook endpoint', { endpointId: id });
+    return endpoint;
+  }
+
+  private current(id: string, expectedVersion: number): Endpoint {
+    const endpoint = this.find(id);
     if (endpoint.version !== expectedVersion)
       throw new ApiFailure(409, 'webhook_endpoint_version_conflict', 'expectedVersion does not match the current version', {
         expectedVersion,

@@ -7,7 +7,7 @@ import { handleApiRequest, type Outcome, type SandboxRequest } from './api.js';
 import { MAX_BODY_BYTES, type RawBody } from './body.js';
 import { handleControlRequest, isControlPath } from './control.js';
 import type { DeliveryReport } from './deliverer.js';
-import { ApiFailure, errorAnswer, successAnswer, type Answer } from './envelopes.js';
+import { ApiFailure, toAnswer, type Answer } from './envelopes.js';
 import { applyFaultPatch, checkFaultPatch, NO_FAULTS, type FaultPatch } from './faults.js';
 import { newRequestId, newToken, type RandomBytes } from './ids.js';
 import { isLoopbackHost } from './ip.js';
@@ -100,10 +100,6 @@ function pathOf(target: string): string {
   return URL.canParse(absolute) ? new URL(absolute).pathname : target;
 }
 
-function toAnswer(outcome: Exclude<Outcome, 'drop'>, requestId: string): Answer {
-  return outcome instanceof ApiFailure ? errorAnswer(outcome, requestId) : successAnswer(outcome, requestId);
-}
-
 /** Waits that a stopping sandbox ends at once (the `delayMs` fault), so close() never waits for them. */
 class Delays {
   private readonly pending = new Set<() => void>();
@@ -125,17 +121,12 @@ class Delays {
   }
 }
 
-/** The request as the handlers take it. */
-async function sandboxRequest(req: http.IncomingMessage, pathname: string): Promise<SandboxRequest> {
-  return { method: req.method ?? 'GET', pathname, headers: req.headers, body: await readBody(req), remoteAddress: req.socket.remoteAddress };
-}
-
-/** What the handlers make of a request; a handler that throws is a 500, never a dropped server. */
+/** What the handlers make of a request: their refusals may be thrown; any other throw is a 500, never a dropped server. */
 async function outcomeOf(state: SandboxState, request: SandboxRequest, control: boolean): Promise<Outcome> {
   try {
     return control ? await handleControlRequest(state, request) : handleApiRequest(state, request);
   } catch (error) {
-    return new ApiFailure(500, 'internal_error', 'the sandbox failed unexpectedly', { reason: String(error) });
+    return error instanceof ApiFailure ? error : new ApiFailure(500, 'internal_error', 'the sandbox failed unexpectedly', { reason: String(error) });
   }
 }
 
@@ -193,7 +184,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
     const target = req.url ?? '/';
     const pathname = pathOf(target);
     const control = isControlPath(pathname);
-    const request = await sandboxRequest(req, pathname);
+    const request: SandboxRequest = { method: req.method ?? 'GET', pathname, headers: req.headers, body: await readBody(req), remoteAddress: req.socket.remoteAddress };
     const outcome = await outcomeOf(state, request, control);
     const answer = outcome === 'drop' ? null : toAnswer(outcome, requestId);
     if (!control) {

@@ -3,6 +3,7 @@
 // properties. Every problem is collected so that `details` names each field.
 import { EVENT_TYPES, LIMITS, ROTATION_MODES, type EventType, type RotationMode } from '../api/spec.js';
 import { ApiFailure } from './envelopes.js';
+import { isJsonObject } from '../output/json.js';
 
 export interface FieldProblem {
   field: string;
@@ -27,6 +28,8 @@ export interface ExpectedVersionInput {
 
 type FieldCheck = (value: unknown) => string | null;
 
+const isEventType = (v: unknown): v is EventType => typeof v === 'string' && (EVENT_TYPES as readonly string[]).includes(v);
+
 const codePoints = (s: string) => [...s].length;
 
 const checkName: FieldCheck = (v) => {
@@ -48,7 +51,7 @@ const checkEventTypes: FieldCheck = (v) => {
   if (v.length === 0) return 'must contain at least one event type';
   const seen = new Set<unknown>();
   for (const [i, item] of v.entries()) {
-    if (typeof item !== 'string' || !(EVENT_TYPES as readonly string[]).includes(item)) return `item ${i} is not one of the ${EVENT_TYPES.length} event types`;
+    if (!isEventType(item)) return `item ${i} is not one of the ${EVENT_TYPES.length} event types`;
     if (seen.has(item)) return `item ${i} repeats "${item}"`;
     seen.add(item);
   }
@@ -60,17 +63,29 @@ const checkExpectedVersion: FieldCheck = (v) =>
 
 const checkMode: FieldCheck = (v) => (typeof v === 'string' && (ROTATION_MODES as readonly string[]).includes(v) ? null : `must be one of ${ROTATION_MODES.join(', ')}`);
 
-function checkObject<T>(body: unknown, fields: Record<string, FieldCheck>): Checked<T> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { ok: false, problems: [{ field: 'body', location: 'body', problem: 'must be a JSON object' }] };
+const checkJsonObject: FieldCheck = (v) => (isJsonObject(v) ? null : 'must be a JSON object');
+
+/** `fields` in their order, then the fields no check names; a field in `optional` may be absent. */
+function checkObject<T>(body: unknown, fields: Record<string, FieldCheck>, optional: readonly string[] = []): Checked<T> {
+  const bodyProblem = checkJsonObject(body);
+  if (bodyProblem) return { ok: false, problems: [{ field: 'body', location: 'body', problem: bodyProblem }] };
   const record = body as Record<string, unknown>;
   const problems: FieldProblem[] = [];
   for (const [field, check] of Object.entries(fields)) {
-    const problem = Object.hasOwn(record, field) ? check(record[field]) : 'is required';
+    const problem = Object.hasOwn(record, field) ? check(record[field]) : optional.includes(field) ? null : 'is required';
     if (problem) problems.push({ field, location: 'body', problem });
   }
   for (const field of Object.keys(record)) if (!Object.hasOwn(fields, field)) problems.push({ field, location: 'body', problem: 'is not an allowed field' });
   return problems.length ? { ok: false, problems } : { ok: true, value: record as T };
 }
+
+/** The body of POST /_sandbox/endpoints/{id}/deliver. */
+export const checkDeliverBody = (body: unknown) =>
+  checkObject<{ eventType: EventType; data?: Record<string, unknown> }>(
+    body,
+    { eventType: (v) => (isEventType(v) ? null : `must be one of the ${EVENT_TYPES.length} event types`), data: checkJsonObject },
+    ['data'],
+  );
 
 export const checkCreateBody = (body: unknown) => checkObject<CreateInput>(body, { name: checkName, destinationUrl: checkDestinationUrl, eventTypes: checkEventTypes });
 
