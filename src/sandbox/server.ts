@@ -1,7 +1,9 @@
 // `startSandbox`: the HTTP shell around the sandbox's state. Reads bodies,
 // hands requests to the API or control handlers, records, delays and answers.
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import http from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import { handleApiRequest, type Outcome, type SandboxRequest } from './api.js';
 import { MAX_BODY_BYTES, type RawBody } from './body.js';
@@ -100,27 +102,6 @@ function pathOf(target: string): string {
   return URL.canParse(absolute) ? new URL(absolute).pathname : target;
 }
 
-/** Waits that a stopping sandbox ends at once (the `delayMs` fault), so close() never waits for them. */
-class Delays {
-  private readonly pending = new Set<() => void>();
-
-  wait(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.pending.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.pending.add(done);
-    });
-  }
-
-  releaseAll(): void {
-    for (const release of [...this.pending]) release();
-  }
-}
-
 /** What the handlers make of a request: their refusals may be thrown; any other throw is a 500, never a dropped server. */
 async function outcomeOf(state: SandboxState, request: SandboxRequest, control: boolean): Promise<Outcome> {
   try {
@@ -160,13 +141,8 @@ function writeAnswer(res: http.ServerResponse, answer: Answer, requestId: string
 
 /** Listens on host:port; resolves with the URL it answers on. */
 async function listen(server: http.Server, host: string, port: number): Promise<string> {
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ host, port }, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  server.listen({ host, port });
+  await once(server, 'listening');
   const address = server.address() as AddressInfo;
   const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return `http://${urlHost}:${address.port}`;
@@ -176,7 +152,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
   const random = opts.randomBytes ?? cryptoRandomBytes;
   const { host, port, token, endpointLimit, faults } = checkOptions(opts, random);
   const state = new SandboxState({ token, endpointLimit, faults, now: opts.now ?? Date.now, randomBytes: random, onDelivery: opts.onDelivery });
-  const delays = new Delays();
+  // Ends the `delayMs` fault's waits when the sandbox stops, so close() never waits for them.
+  const stopping = new AbortController();
   let closing: Promise<void> | null = null;
 
   async function serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -190,7 +167,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
     if (!control) {
       recordRequest(state, opts, request, target, requestId, answer);
       const { delayMs } = state.faults.current;
-      if (delayMs > 0) await delays.wait(delayMs);
+      if (delayMs > 0) await delay(delayMs, undefined, { signal: stopping.signal }).catch(() => {});
     }
     if (!answer || closing) req.socket.destroy();
     else writeAnswer(res, answer, requestId);
@@ -207,7 +184,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
       closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
         state.deliverer.close();
-        delays.releaseAll();
+        stopping.abort();
         server.closeAllConnections();
       });
       return closing;
