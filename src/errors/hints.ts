@@ -93,10 +93,6 @@ export function scopeOriginOf(describe: (() => { profile: { name: string }; orga
   }
 }
 
-/**
- * Where an endpoint's version comes from, since the API has no call that
- * reads an endpoint (README, "Profiles: working with a real service").
- */
 /** The places an endpoint's version can be found (the API cannot read an endpoint). */
 export const VERSION_PLACES =
   'data.endpoint.version in the --json answer of its create (1) or of its last rotate or reactivate, the version the previous run printed, the current version an exit 7 names, or the journal or --next-manifest file of rotate --from';

@@ -3,7 +3,7 @@
 import type { EventType, RotationMode } from '../api/spec.js';
 import { ApiFailure } from './envelopes.js';
 import { newEndpointId, newSecret, type RandomBytes } from './ids.js';
-import type { CreateInput } from './validation.js';
+import type { CreateRequest } from '../api/schemas.js';
 import type { Clock } from '../system/clock.js';
 
 export const OVERLAP_MS = 24 * 60 * 60 * 1000;
@@ -63,7 +63,7 @@ export class EndpointStore {
 
   constructor(private readonly deps: EndpointStoreDeps) {}
 
-  create(input: CreateInput): SecretResult {
+  create(input: CreateRequest): SecretResult {
     const destination = new URL(input.destinationUrl).href;
     const other = this.byDestination.get(destination);
     if (other !== undefined)

@@ -1,7 +1,8 @@
 // Request bodies against the API's DTOs (create, rotate, reactivate), strictly:
 // an unknown field is an error, as on a server that forbids non-whitelisted
 // properties. Every problem is collected so that `details` names each field.
-import { EVENT_TYPES, LIMITS, ROTATION_MODES, type EventType, type RotationMode } from '../api/spec.js';
+import { EVENT_TYPES, LIMITS, ROTATION_MODES, type EventType } from '../api/spec.js';
+import type { CreateRequest, ExpectedVersionRequest, RotateRequest } from '../api/schemas.js';
 import { ApiFailure } from './envelopes.js';
 import { isJsonObject } from '../output/json.js';
 
@@ -12,19 +13,6 @@ export interface FieldProblem {
 }
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; problems: FieldProblem[] };
-
-export interface CreateInput {
-  name: string;
-  destinationUrl: string;
-  eventTypes: EventType[];
-}
-export interface RotateInput {
-  expectedVersion: number;
-  mode: RotationMode;
-}
-export interface ExpectedVersionInput {
-  expectedVersion: number;
-}
 
 type FieldCheck = (value: unknown) => string | null;
 
@@ -87,11 +75,11 @@ export const checkDeliverBody = (body: unknown) =>
     ['data'],
   );
 
-export const checkCreateBody = (body: unknown) => checkObject<CreateInput>(body, { name: checkName, destinationUrl: checkDestinationUrl, eventTypes: checkEventTypes });
+export const checkCreateBody = (body: unknown) => checkObject<CreateRequest>(body, { name: checkName, destinationUrl: checkDestinationUrl, eventTypes: checkEventTypes });
 
-export const checkRotateBody = (body: unknown) => checkObject<RotateInput>(body, { expectedVersion: checkExpectedVersion, mode: checkMode });
+export const checkRotateBody = (body: unknown) => checkObject<RotateRequest>(body, { expectedVersion: checkExpectedVersion, mode: checkMode });
 
-export const checkExpectedVersionBody = (body: unknown) => checkObject<ExpectedVersionInput>(body, { expectedVersion: checkExpectedVersion });
+export const checkExpectedVersionBody = (body: unknown) => checkObject<ExpectedVersionRequest>(body, { expectedVersion: checkExpectedVersion });
 
 /** Idempotency keys: 1 to 255 visible ASCII characters (the spec gives no format). */
 export function checkIdempotencyKey(value: string | undefined): FieldProblem | null {
