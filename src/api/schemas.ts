@@ -165,7 +165,6 @@ export const errorResponseSchema = lazy(() =>
     }),
   }),
 );
-export type ErrorResponse = z.infer<ReturnType<typeof errorResponseSchema>>;
 
 export function isAbsoluteHttpUrl(s: string): boolean {
   if (!/^https?:\/\//i.test(s)) return false;

@@ -20,6 +20,7 @@
 // cover: with SNAP set (Node.js from the Snap Store) conf writes the file
 // in place, so a crash or a reader (readers take no lock) could meet half a
 // file; there chatctl's own atomic write writes the same bytes.
+import { setTimeout as delay } from 'node:timers/promises';
 import Conf from 'conf';
 import type { Context } from '../context.js';
 import { configError } from '../errors/cli-error.js';
@@ -55,30 +56,33 @@ export function writeWithConf(dir: string, data: Record<string, unknown>, snap: 
   }
 }
 
+/** How a write waits for the lock and what it says meanwhile (the store's options). */
 export interface LockedUpdateOptions {
-  dir: string;
-  signal: AbortSignal;
+  /** Said once when a writer has waited a while for the lock. */
+  notice?: (message: string) => void;
+  signal?: AbortSignal;
   /** For the real lock host's waits. */
-  clock: Pick<Context, 'now' | 'sleep' | 'random'>;
-  lockHost?: LockHost | undefined;
-  lockWaitMs?: number | undefined;
-  notice?: ((message: string) => void) | undefined;
-  /** SNAP is set: chatctl's atomic write, not conf's in-place one. */
-  snap: boolean;
+  clock?: Pick<Context, 'now' | 'sleep' | 'random'>;
+  lockHost?: LockHost;
+  lockWaitMs?: number;
+  /** SNAP is set in the run's environment (Node.js from the Snap Store): chatctl's atomic write, not conf's in-place one. */
+  snap?: boolean;
 }
+
+const realClock: Pick<Context, 'now' | 'sleep' | 'random'> = { now: () => Date.now(), sleep: (ms, signal) => delay(ms, undefined, { signal }), random: Math.random };
 
 /**
  * Holding the lock: `prepare` reads the file and applies the change (it may
  * throw to write nothing), and its document is written. The caller brings
  * the checked read, so this bundle carries neither zod nor the checks.
  */
-export async function lockedUpdate<T>(o: LockedUpdateOptions, prepare: () => { result: T; document: Record<string, unknown> }): Promise<T> {
-  const path = configFile(o.dir);
+export async function lockedUpdate<T>(dir: string, o: LockedUpdateOptions, prepare: () => { result: T; document: Record<string, unknown> }): Promise<T> {
+  const path = configFile(dir);
   return withLock(
     `${path}.lock`,
     {
-      host: o.lockHost ?? systemLockHost(o.clock),
-      signal: o.signal,
+      host: o.lockHost ?? systemLockHost(o.clock ?? realClock),
+      signal: o.signal ?? new AbortController().signal,
       waitMs: o.lockWaitMs,
       onWait: (holder) => o.notice?.(`waiting for ${holder} to finish writing ${path}`),
       leftover: isConfTemp,
@@ -86,7 +90,7 @@ export async function lockedUpdate<T>(o: LockedUpdateOptions, prepare: () => { r
     (lock) => {
       const { result, document } = prepare();
       if (!lock.stillHeld()) throw configError(`lost the lock on ${path} before writing; nothing was written`, 'run the command again');
-      writeWithConf(o.dir, document, o.snap);
+      writeWithConf(dir, document, o.snap ?? false);
       return result;
     },
   );

@@ -1,7 +1,7 @@
 // Which profile a run uses: --profile, CHATCTL_PROFILE, the current profile
 // (`profile use`), or "default". Pure: the caller hands in the flag, the
 // environment and the config it read.
-import type { ConfigData, Profile } from './schema.js';
+import { profileOf, type ConfigData, type Profile } from './schema.js';
 import { unknownProfileError } from '../errors/hints.js';
 import { nonEmpty } from '../input/values.js';
 
@@ -31,10 +31,7 @@ export function selectProfile(flags: ProfileFlags, env: NodeJS.ProcessEnv, confi
   const current = nonEmpty(config.currentProfile);
   const [name, source]: [string, ProfileSource] =
     fromFlag !== undefined ? [fromFlag, 'flag'] : fromEnv !== undefined ? [fromEnv, 'env'] : current !== undefined ? [current, 'current'] : [DEFAULT_PROFILE, 'default'];
-  // Profile names are plain keys: "constructor" or "__proto__" are absent unless stored.
-  const profiles = config.profiles;
-  const profile = profiles !== undefined && Object.hasOwn(profiles, name) ? profiles[name] : undefined;
-  return { name, explicit: source === 'flag' || source === 'env', source, profile, stored: Object.keys(profiles ?? {}) };
+  return { name, explicit: source === 'flag' || source === 'env', source, profile: profileOf(config, name), stored: Object.keys(config.profiles ?? {}) };
 }
 
 /** The profile must exist when it was asked for by name. */

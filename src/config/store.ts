@@ -1,6 +1,6 @@
 // config.json: profiles, the current profile and stored tokens.
 // - Reads are a direct read, checked (config/files.ts: owner, modes, regular
-//   file, UTF-8, JSON, the zod shape): no command on the request path loads
+//   file, UTF-8, JSON, the shape): no command on the request path loads
 //   conf or the lock.
 // - Writes (profile set/use/remove, auth login/logout) load the write path
 //   (config/conf-writer.ts) when they run: the lock (fs/lock.ts), a
@@ -13,7 +13,7 @@ import type { Context } from '../context.js';
 import { ensureConfigFolder, readConfigChecked, currentUid, type Warn } from './files.js';
 import { configFile } from './paths.js';
 import { canonicalConfig, type ConfigData } from './schema.js';
-import type { LockHost } from '../fs/lock.js';
+import type { LockedUpdateOptions } from './conf-writer.js';
 
 export interface ConfigStore {
   readonly path: string;
@@ -22,16 +22,8 @@ export interface ConfigStore {
   update(change: (data: ConfigData) => ConfigData | undefined): Promise<ConfigData>;
 }
 
-export interface StoreOptions {
+export interface StoreOptions extends LockedUpdateOptions {
   warn?: Warn;
-  /** Said once when a writer has waited a while for the lock. */
-  notice?: (message: string) => void;
-  signal?: AbortSignal;
-  clock?: Pick<Context, 'now' | 'sleep' | 'random'>;
-  lockHost?: LockHost;
-  lockWaitMs?: number;
-  /** SNAP is set in the run's environment (Node.js from the Snap Store): conf would write in place (config/conf-writer.ts). */
-  snap?: boolean;
   uid?: number | undefined;
 }
 
@@ -57,37 +49,11 @@ export function openConfigStore(dir: string, opts: StoreOptions = {}): ConfigSto
       ensureConfigFolder(dir, warn, uid);
       readConfigChecked(dir, path, warn, uid); // a bad file is refused before the write path loads
       const { lockedUpdate } = await import('./conf-writer.js');
-      return lockedUpdate(
-        {
-          dir,
-          signal: opts.signal ?? new AbortController().signal,
-          clock: opts.clock ?? { now: () => Date.now(), sleep: abortableSleep, random: Math.random },
-          lockHost: opts.lockHost,
-          lockWaitMs: opts.lockWaitMs,
-          notice: opts.notice,
-          snap: opts.snap ?? false,
-        },
-        () => {
-          const data = readConfigChecked(dir, path, warn, uid);
-          const next = change(data) ?? data;
-          return { result: next, document: canonicalConfig(next) };
-        },
-      );
+      return lockedUpdate(dir, opts, () => {
+        const data = readConfigChecked(dir, path, warn, uid);
+        const next = change(data) ?? data;
+        return { result: next, document: canonicalConfig(next) };
+      });
     },
   };
-}
-
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal.reason);
-    };
-    const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -2,9 +2,6 @@
 // prints them once and turns them into the exit status.
 import { EXIT_FOR_LOCAL_CODE, type ExitCode, type LocalErrorCode } from './exit-codes.js';
 
-export type { LocalErrorCode };
-
-/** The command that failed, as the command itself knows it (set by rotate and reactivate). */
 /** A scope value and where it came from, as `auth status` describes it. */
 export interface ScopeValue {
   value: string | null;

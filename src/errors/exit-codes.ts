@@ -1,7 +1,5 @@
 // The one table that turns an outcome into an exit status.
-// `satisfies Record<ApiErrorCode, ExitCode>` makes the compiler prove that
-// every error code of the spec is mapped, and to a documented exit code.
-import type { ApiErrorCode } from '../api/spec.js';
+import { ERROR_CODES, type ApiErrorCode } from '../api/spec.js';
 
 export const EXIT = {
   ok: 0,
@@ -49,94 +47,65 @@ export const EXIT_FOR_LOCAL_CODE = {
 } as const satisfies Record<string, ExitCode>;
 export type LocalErrorCode = keyof typeof EXIT_FOR_LOCAL_CODE;
 
-export const EXIT_FOR_API_CODE = {
-  validation_failed: EXIT.rejected,
+/**
+ * The spec's codes by name where EXIT_CODE_ROWS names them; the others by
+ * their ending, as the rows say it (`_version_conflict`, `_conflict`,
+ * `_limit_reached`), and 1 for the rest (internal_error).
+ */
+const NAMED_API_CODES: Partial<Record<ApiErrorCode, ExitCode>> = {
   authentication_failed: EXIT.auth,
   authentication_required: EXIT.auth,
   reauthentication_required: EXIT.auth,
   permission_denied: EXIT.permission,
   resource_not_found: EXIT.notFound,
-  idempotency_conflict: EXIT.conflict,
   target_account_unavailable: EXIT.notFound,
-  organization_owner_removal_conflict: EXIT.conflict,
-  organization_owner_role_conflict: EXIT.conflict,
-  organization_role_conflict: EXIT.conflict,
-  membership_conflict: EXIT.conflict,
-  invitation_conflict: EXIT.conflict,
+  conflict: EXIT.conflict,
   invitation_expired: EXIT.conflict,
-  application_name_conflict: EXIT.conflict,
-  application_settings_version_conflict: EXIT.versionConflict,
-  environment_settings_version_conflict: EXIT.versionConflict,
-  app_user_version_conflict: EXIT.versionConflict,
-  channel_type_conflict: EXIT.conflict,
-  channel_type_version_conflict: EXIT.versionConflict,
-  channel_type_limit_reached: EXIT.limit,
-  channel_conflict: EXIT.conflict,
-  channel_version_conflict: EXIT.versionConflict,
-  channel_membership_conflict: EXIT.conflict,
-  channel_membership_version_conflict: EXIT.versionConflict,
-  channel_membership_limit_reached: EXIT.limit,
-  message_conflict: EXIT.conflict,
-  message_version_conflict: EXIT.versionConflict,
-  channel_read_state_conflict: EXIT.conflict,
-  thread_reply_limit_reached: EXIT.limit,
-  message_reaction_type_not_allowed: EXIT.rejected,
-  message_reaction_limit_reached: EXIT.limit,
-  thread_read_state_conflict: EXIT.conflict,
-  credential_limit_reached: EXIT.limit,
-  credential_lifecycle_conflict: EXIT.conflict,
-  device_registration_conflict: EXIT.conflict,
-  device_registration_version_conflict: EXIT.versionConflict,
-  device_registration_limit_reached: EXIT.limit,
   attachment_upload_incomplete: EXIT.conflict,
   attachment_not_ready: EXIT.conflict,
-  attachment_limit_reached: EXIT.limit,
-  moderation_relationship_limit_reached: EXIT.limit,
-  moderation_blocklist_limit_reached: EXIT.limit,
-  moderation_case_resolution_conflict: EXIT.conflict,
-  message_moderation_rejected: EXIT.rejected,
-  retention_policy_version_conflict: EXIT.versionConflict,
   data_job_not_cancelable: EXIT.conflict,
   data_job_not_ready: EXIT.conflict,
-  data_job_limit_exceeded: EXIT.limit,
-  webhook_endpoint_conflict: EXIT.conflict,
-  webhook_endpoint_version_conflict: EXIT.versionConflict,
-  webhook_endpoint_limit_reached: EXIT.limit,
-  webhook_destination_rejected: EXIT.rejected,
-  webhook_secret_rotation_conflict: EXIT.conflict,
   webhook_delivery_not_replayable: EXIT.conflict,
-  conflict: EXIT.conflict,
+  validation_failed: EXIT.rejected,
+  webhook_destination_rejected: EXIT.rejected,
+  message_moderation_rejected: EXIT.rejected,
+  message_reaction_type_not_allowed: EXIT.rejected,
+  data_job_limit_exceeded: EXIT.limit,
   rate_limit_exceeded: EXIT.rateLimited,
-  internal_error: EXIT.unexpected,
   service_unavailable: EXIT.unavailable,
-} as const satisfies Record<ApiErrorCode, ExitCode>;
+};
+
+function ruleFor(code: ApiErrorCode): ExitCode {
+  const named = NAMED_API_CODES[code];
+  if (named !== undefined) return named;
+  if (code.endsWith('_version_conflict')) return EXIT.versionConflict;
+  if (code.endsWith('_conflict')) return EXIT.conflict;
+  if (code.endsWith('_limit_reached')) return EXIT.limit;
+  return EXIT.unexpected;
+}
+
+/** Every error code of the spec with its exit status. */
+export const EXIT_FOR_API_CODE = Object.fromEntries(ERROR_CODES.map((code) => [code, ruleFor(code)])) as Record<ApiErrorCode, ExitCode>;
 
 /** A code the spec does not list is an unknown code: exit 1. */
 export function exitCodeForApiCode(code: string): ExitCode {
   return Object.hasOwn(EXIT_FOR_API_CODE, code) ? EXIT_FOR_API_CODE[code as ApiErrorCode] : EXIT.unexpected;
 }
 
+const EXIT_FOR_STATUS: Record<number, ExitCode> = {
+  400: EXIT.rejected,
+  422: EXIT.rejected,
+  401: EXIT.auth,
+  403: EXIT.permission,
+  404: EXIT.notFound,
+  409: EXIT.conflict,
+  429: EXIT.rateLimited,
+  503: EXIT.unavailable,
+};
+
 /** For error bodies that are not a PublicErrorResponseDto. */
 export function exitCodeForStatus(status: number): ExitCode {
-  switch (status) {
-    case 400:
-    case 422:
-      return EXIT.rejected;
-    case 401:
-      return EXIT.auth;
-    case 403:
-      return EXIT.permission;
-    case 404:
-      return EXIT.notFound;
-    case 409:
-      return EXIT.conflict;
-    case 429:
-      return EXIT.rateLimited;
-    case 503:
-      return EXIT.unavailable;
-    default:
-      return EXIT.unexpected;
-  }
+  return EXIT_FOR_STATUS[status] ?? EXIT.unexpected;
 }
 
 /** The rows `chatctl exit-codes` prints and the README carries. */

@@ -4,9 +4,10 @@
 // `details` come from the server and may have any shape: every read here is
 // defensive, and nothing from them reaches the output but a whole number or
 // a parsed date.
-import type { CliError, RerunContext } from './cli-error.js';
+import { isCliError, type CliError, type RerunContext } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
 import { shellQuote, shellWord } from '../output/sanitize.js';
+import { isJsonObject } from '../output/json.js';
 import { duplicateHint, notFoundHint, permissionHint } from './hints.js';
 
 /** The re-run command line; the endpoint id is always quoted, as ids are the user's to paste. */
@@ -29,7 +30,7 @@ export function sameRequestCommand(ctx: RerunContext, idempotencyKey = ctx.idemp
 /** The HTTP client's words for a re-run of a keyed request (`rerun` of its extras), naming the command. */
 export const rerunWords = (ctx: RerunContext) => (idempotencyKey: string) => `re-run ${sameRequestCommand(ctx, idempotencyKey)} so the change cannot be applied twice`;
 
-const asRecord = (v: unknown): Record<string, unknown> | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
+const asRecord = (v: unknown) => (isJsonObject(v) ? v : undefined);
 
 /** A version as the API counts them: a whole number from 1, given as a number or a decimal string. */
 function versionOf(v: unknown): number | undefined {
@@ -144,8 +145,6 @@ function sameAgain(e: CliError): string {
 
 /** Attaches the re-run context to a CliError passing through (anything else passes unchanged). */
 export function withRerun(err: unknown, ctx: RerunContext): unknown {
-  if (err instanceof Error && err.name === 'CliError' && typeof (err as CliError).exitCode === 'number') {
-    (err as CliError).rerun ??= ctx;
-  }
+  if (isCliError(err)) err.rerun ??= ctx;
   return err;
 }

@@ -3,9 +3,10 @@
 // `--profile` both suggest it), and what to check on a refusal for
 // permission (5), an unknown resource or scope (6) or a destination already
 // registered (8). Server details may have any shape: read defensively.
-import { configError, usageError, type CliError } from './cli-error.js';
+import { configError, usageError, type CliError, type ScopeOrigin, type ScopeValue } from './cli-error.js';
 import { nearest } from './suggest.js';
 import { escapeInline } from '../output/sanitize.js';
+import { isJsonObject } from '../output/json.js';
 
 const LIST_PROFILES = 'list profiles with: chatctl profile list';
 
@@ -27,9 +28,6 @@ export function unknownProfileError(name: string, stored: readonly string[], ask
   return configError(`profile "${escapeInline(name)}" does not exist`, hint);
 }
 
-export type { ScopeOrigin, ScopeValue } from './cli-error.js';
-import type { ScopeOrigin, ScopeValue } from './cli-error.js';
-
 const FROM = { organizationId: '--org', applicationId: '--app', environmentKey: '--env' } as const;
 const VARIABLE = { organizationId: 'CHATCTL_ORG', applicationId: 'CHATCTL_APP', environmentKey: 'CHATCTL_ENV' } as const;
 
@@ -43,7 +41,7 @@ function scopeWords(s: ScopeOrigin): string {
   return `${one('organizationId', 'organization')}, ${one('applicationId', 'application')}, ${one('environmentKey', 'environment')}`;
 }
 
-const asRecord = (v: unknown): Record<string, unknown> | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
+const asRecord = (v: unknown) => (isJsonObject(v) ? v : undefined);
 
 /** An id the server named in details of any shape: a short plain word, else nothing. */
 function idIn(details: unknown, ...fields: string[]): string | undefined {
@@ -95,10 +93,6 @@ export function scopeOriginOf(describe: (() => { profile: { name: string }; orga
   }
 }
 
-/**
- * Where an endpoint's version comes from, since the API has no call that
- * reads an endpoint (README, "Profiles: working with a real service").
- */
 /** The places an endpoint's version can be found (the API cannot read an endpoint). */
 export const VERSION_PLACES =
   'data.endpoint.version in the --json answer of its create (1) or of its last rotate or reactivate, the version the previous run printed, the current version an exit 7 names, or the journal or --next-manifest file of rotate --from';

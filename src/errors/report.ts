@@ -3,7 +3,7 @@
 import type { IO } from '../output/io.js';
 import { escapeInline } from '../output/sanitize.js';
 import { previewJson, stringifyJson } from '../output/json.js';
-import { CliError, isCliError } from './cli-error.js';
+import { CliError, interrupted, isCliError } from './cli-error.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
 import { explainError } from './explain.js';
 
@@ -11,7 +11,7 @@ export function toCliError(err: unknown): CliError {
   if (isCliError(err)) return err;
   const e = err as { name?: unknown; message?: unknown } | null | undefined;
   // @inquirer/prompts throws ExitPromptError on Ctrl-C.
-  if (e?.name === 'ExitPromptError' || e?.name === 'AbortPromptError') return new CliError('interrupted', 'interrupted', EXIT.interrupted);
+  if (e?.name === 'ExitPromptError' || e?.name === 'AbortPromptError') return interrupted();
   return new CliError('internal_error', `unexpected error: ${typeof e?.message === 'string' ? e.message : previewJson(err)}`, EXIT.unexpected);
 }
 

@@ -392,36 +392,23 @@ export function procStartTime(statText: string): string | undefined {
 }
 
 export function systemLockHost(ctx: Clock & { random(): number }): LockHost {
-  const linux = process.platform === 'linux';
-  let boot: string | undefined | null = null;
-  let ns: string | undefined | null = null;
+  /** What /proc says, on Linux; undefined elsewhere or when it cannot be read. */
+  const proc = <T>(read: () => T): T | undefined => {
+    if (process.platform !== 'linux') return undefined;
+    try {
+      return read();
+    } catch {
+      return undefined;
+    }
+  };
+  let machine: { boot: string | undefined; ns: string | undefined } | undefined;
+  const ids = () => (machine ??= { boot: proc(() => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || undefined), ns: proc(() => readlinkSync('/proc/self/ns/pid')) });
   return {
     pid: process.pid,
     hostname: hostname(),
-    startTime(pid) {
-      if (!linux) return undefined;
-      try {
-        return procStartTime(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-      } catch {
-        return undefined;
-      }
-    },
-    bootId() {
-      if (boot !== null) return boot;
-      try {
-        return (boot = linux ? readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || undefined : undefined);
-      } catch {
-        return (boot = undefined);
-      }
-    },
-    pidNamespace() {
-      if (ns !== null) return ns;
-      try {
-        return (ns = linux ? readlinkSync('/proc/self/ns/pid') : undefined);
-      } catch {
-        return (ns = undefined);
-      }
-    },
+    startTime: (pid) => proc(() => procStartTime(readFileSync(`/proc/${pid}/stat`, 'utf8'))),
+    bootId: () => ids().boot,
+    pidNamespace: () => ids().ns,
     isAlive(pid) {
       if (!Number.isSafeInteger(pid) || pid <= 0) return false;
       try {

@@ -18,18 +18,6 @@ Show the help of a command, or of one of these topics:
 Each command also has a manual page: man chatctl, man chatctl-webhooks-rotate, …
 `;
 
-export interface CommandHelp {
-  /** The words after `chatctl`: [] for the program, ['webhooks', 'rotate'], … */
-  path: string[];
-  command: Command;
-  /** Exactly what `chatctl PATH --help` prints. */
-  help: string;
-  /** The part commander renders (usage, description, options, commands). */
-  body: string;
-  /** The text added after it (examples, notes). */
-  after: string;
-}
-
 /** Every visible command, the program first, each followed by its subcommands. */
 export function visibleCommands(program: Command): { path: string[]; command: Command }[] {
   const out: { path: string[]; command: Command }[] = [];
@@ -41,8 +29,11 @@ export function visibleCommands(program: Command): { path: string[]; command: Co
   return out;
 }
 
-/** A command's help as `--help` prints it, captured from its own output settings. */
-export function helpOf(cmd: Command): CommandHelp & { path: string[] } {
+/**
+ * A command's help as `--help` prints it, captured from its own output
+ * settings, and the part of it after what commander renders (examples, notes).
+ */
+export function helpOf(cmd: Command): { help: string; after: string } {
   const config = cmd.configureOutput();
   let help = '';
   cmd.configureOutput({ writeOut: (s: string) => void (help += s), writeErr: (s: string) => void (help += s) });
@@ -52,9 +43,7 @@ export function helpOf(cmd: Command): CommandHelp & { path: string[] } {
     cmd.configureOutput(config);
   }
   const body = cmd.helpInformation();
-  const path: string[] = [];
-  for (let c: Command | null = cmd; c?.parent; c = c.parent) path.unshift(c.name());
-  return { path, command: cmd, help, body, after: help.startsWith(body) ? help.slice(body.length) : '' };
+  return { help, after: help.startsWith(body) ? help.slice(body.length) : '' };
 }
 
 /** The whole reference: each command's heading and its help. */

@@ -97,10 +97,5 @@ export async function handleControlRequest(state: SandboxState, request: Sandbox
   if (refused) return refused;
   const route = routeFor(request);
   if (!route) return new ApiFailure(404, 'resource_not_found', `no such control route: ${request.method} ${request.pathname}`, {});
-  try {
-    return await route(state, request);
-  } catch (error) {
-    if (error instanceof ApiFailure) return error;
-    throw error;
-  }
+  return route(state, request);
 }

@@ -44,8 +44,6 @@ export interface DeliveryReport {
 export class Deliverer {
   private readonly inFlight = new Set<http.ClientRequest>();
 
-  constructor(private readonly timeoutMs = DELIVERY_TIMEOUT_MS) {}
-
   send(url: string, headers: Record<string, string>, body: string): Promise<ReceiverAnswer> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
@@ -57,11 +55,11 @@ export class Deliverer {
         method: 'POST',
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
         agent: false,
-        timeout: this.timeoutMs,
+        timeout: DELIVERY_TIMEOUT_MS,
       });
       this.inFlight.add(req);
       req.on('close', () => this.inFlight.delete(req));
-      req.on('timeout', () => req.destroy(new Error(`no answer within ${this.timeoutMs / 1000} s`)));
+      req.on('timeout', () => req.destroy(new Error(`no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`)));
       req.on('error', (err: NodeJS.ErrnoException) => failed(err.code ? `${err.code}: ${err.message}` : err.message));
       req.on('response', (res) => {
         let text = '';

@@ -3,7 +3,7 @@
 import type { EventType, RotationMode } from '../api/spec.js';
 import { ApiFailure } from './envelopes.js';
 import { newEndpointId, newSecret, type RandomBytes } from './ids.js';
-import type { CreateInput } from './validation.js';
+import type { CreateRequest } from '../api/schemas.js';
 import type { Clock } from '../system/clock.js';
 
 export const OVERLAP_MS = 24 * 60 * 60 * 1000;
@@ -23,13 +23,8 @@ export interface EndpointRecord {
   previousSecretExpiresAt: string | null;
 }
 
-interface Endpoint {
-  id: string;
-  name: string;
-  destinationUrl: string;
-  eventTypes: EventType[];
-  status: EndpointStatus;
-  version: number;
+/** What the store holds: times in ms, and the secrets. */
+interface Endpoint extends Omit<EndpointRecord, 'createdAt' | 'updatedAt' | 'previousSecretExpiresAt'> {
   createdAt: number;
   updatedAt: number;
   secret: string;
@@ -68,7 +63,7 @@ export class EndpointStore {
 
   constructor(private readonly deps: EndpointStoreDeps) {}
 
-  create(input: CreateInput): SecretResult {
+  create(input: CreateRequest): SecretResult {
     const destination = new URL(input.destinationUrl).href;
     const other = this.byDestination.get(destination);
     if (other !== undefined)
@@ -138,8 +133,7 @@ export class EndpointStore {
 
   /** What a delivery needs: the endpoint and the secrets that sign it now, newest first. */
   deliveryTarget(id: string): { endpoint: EndpointRecord; secrets: ValidSecret[] } {
-    const endpoint = this.endpoints.get(id);
-    if (!endpoint) throw new ApiFailure(404, 'resource_not_found', 'no such webhook endpoint', { endpointId: id });
+    const endpoint = this.find(id);
     return { endpoint: this.record(endpoint), secrets: this.validSecrets(endpoint) };
   }
 
@@ -148,9 +142,14 @@ export class EndpointStore {
     this.byDestination.clear();
   }
 
-  private current(id: string, expectedVersion: number): Endpoint {
+  private find(id: string): Endpoint {
     const endpoint = this.endpoints.get(id);
     if (!endpoint) throw new ApiFailure(404, 'resource_not_found', 'no such webhook endpoint', { endpointId: id });
+    return endpoint;
+  }
+
+  private current(id: string, expectedVersion: number): Endpoint {
+    const endpoint = this.find(id);
     if (endpoint.version !== expectedVersion)
       throw new ApiFailure(409, 'webhook_endpoint_version_conflict', 'expectedVersion does not match the current version', {
         expectedVersion,

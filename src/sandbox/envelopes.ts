@@ -32,16 +32,9 @@ export interface Answer {
   headers: Record<string, string>;
 }
 
-export function successAnswer(reply: Reply, requestId: string): Answer {
-  return { status: reply.status, body: { data: reply.data, meta: { requestId } }, headers: { ...reply.headers } };
-}
-
-export function errorAnswer(failure: ApiFailure, requestId: string): Answer {
-  return {
-    status: failure.status,
-    body: {
-      error: { code: failure.code, message: failure.message, requestId, details: failure.details },
-    },
-    headers: { ...failure.headers },
-  };
+/** An outcome in its envelope, under the answering request's id. */
+export function toAnswer(outcome: Reply | ApiFailure, requestId: string): Answer {
+  if (!(outcome instanceof ApiFailure)) return { status: outcome.status, body: { data: outcome.data, meta: { requestId } }, headers: { ...outcome.headers } };
+  const { status, code, message, details, headers } = outcome;
+  return { status, body: { error: { code, message, requestId, details } }, headers: { ...headers } };
 }

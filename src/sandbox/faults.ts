@@ -84,12 +84,7 @@ export function applyFaultPatch(current: FaultSettings, patch: FaultPatch): Faul
   return next;
 }
 
-export interface InjectedFailure {
-  status: number;
-  code: ApiErrorCode;
-  retryAfter: number | null;
-  dropConnection: boolean;
-}
+export type InjectedFailure = Pick<FaultSettings, 'status' | 'code' | 'retryAfter' | 'dropConnection'>;
 
 /** The answer of the rate limiter: go, or wait this long for the next request to fit. */
 export type Admission = { ok: true } | { ok: false; waitMs: number; limit: number };

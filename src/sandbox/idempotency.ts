@@ -42,10 +42,7 @@ export function fingerprint(body: unknown): string {
 export class IdempotencyStore {
   private readonly entries = new Map<string, Entry>();
 
-  constructor(
-    private readonly now: Clock['now'],
-    private readonly ttlMs = IDEMPOTENCY_TTL_MS,
-  ) {}
+  constructor(private readonly now: Clock['now']) {}
 
   lookup(scope: KeyScope, bodyFingerprint: string): Lookup {
     this.sweep();
@@ -57,7 +54,7 @@ export class IdempotencyStore {
   save(scope: KeyScope, bodyFingerprint: string, result: StoredResult): void {
     const key = mapKey(scope);
     this.entries.delete(key); // re-inserted last: the map stays in expiry order
-    this.entries.set(key, { fingerprint: bodyFingerprint, result, expiresAt: this.now() + this.ttlMs });
+    this.entries.set(key, { fingerprint: bodyFingerprint, result, expiresAt: this.now() + IDEMPOTENCY_TTL_MS });
   }
 
   get size(): number {

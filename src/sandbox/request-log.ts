@@ -2,6 +2,8 @@
 // (GET /_sandbox/requests). Bounded so a long-running sandbox stays small.
 import type { IncomingHttpHeaders } from 'node:http';
 
+const MAX_ENTRIES = 1000;
+
 export interface RecordedRequest {
   at: string;
   requestId: string;
@@ -18,11 +20,9 @@ export interface RecordedRequest {
 export class RequestLog {
   private entries: RecordedRequest[] = [];
 
-  constructor(private readonly capacity = 1000) {}
-
   add(entry: RecordedRequest): void {
     this.entries.push(entry);
-    if (this.entries.length > this.capacity) this.entries.shift();
+    if (this.entries.length > MAX_ENTRIES) this.entries.shift();
   }
 
   list(): RecordedRequest[] {

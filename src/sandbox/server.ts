@@ -1,13 +1,15 @@
 // `startSandbox`: the HTTP shell around the sandbox's state. Reads bodies,
 // hands requests to the API or control handlers, records, delays and answers.
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import http from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import { handleApiRequest, type Outcome, type SandboxRequest } from './api.js';
 import { MAX_BODY_BYTES, type RawBody } from './body.js';
 import { handleControlRequest, isControlPath } from './control.js';
 import type { DeliveryReport } from './deliverer.js';
-import { ApiFailure, errorAnswer, successAnswer, type Answer } from './envelopes.js';
+import { ApiFailure, toAnswer, type Answer } from './envelopes.js';
 import { applyFaultPatch, checkFaultPatch, NO_FAULTS, type FaultPatch } from './faults.js';
 import { newRequestId, newToken, type RandomBytes } from './ids.js';
 import { isLoopbackHost } from './ip.js';
@@ -100,42 +102,12 @@ function pathOf(target: string): string {
   return URL.canParse(absolute) ? new URL(absolute).pathname : target;
 }
 
-function toAnswer(outcome: Exclude<Outcome, 'drop'>, requestId: string): Answer {
-  return outcome instanceof ApiFailure ? errorAnswer(outcome, requestId) : successAnswer(outcome, requestId);
-}
-
-/** Waits that a stopping sandbox ends at once (the `delayMs` fault), so close() never waits for them. */
-class Delays {
-  private readonly pending = new Set<() => void>();
-
-  wait(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.pending.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.pending.add(done);
-    });
-  }
-
-  releaseAll(): void {
-    for (const release of [...this.pending]) release();
-  }
-}
-
-/** The request as the handlers take it. */
-async function sandboxRequest(req: http.IncomingMessage, pathname: string): Promise<SandboxRequest> {
-  return { method: req.method ?? 'GET', pathname, headers: req.headers, body: await readBody(req), remoteAddress: req.socket.remoteAddress };
-}
-
-/** What the handlers make of a request; a handler that throws is a 500, never a dropped server. */
+/** What the handlers make of a request: their refusals may be thrown; any other throw is a 500, never a dropped server. */
 async function outcomeOf(state: SandboxState, request: SandboxRequest, control: boolean): Promise<Outcome> {
   try {
     return control ? await handleControlRequest(state, request) : handleApiRequest(state, request);
   } catch (error) {
-    return new ApiFailure(500, 'internal_error', 'the sandbox failed unexpectedly', { reason: String(error) });
+    return error instanceof ApiFailure ? error : new ApiFailure(500, 'internal_error', 'the sandbox failed unexpectedly', { reason: String(error) });
   }
 }
 
@@ -169,13 +141,8 @@ function writeAnswer(res: http.ServerResponse, answer: Answer, requestId: string
 
 /** Listens on host:port; resolves with the URL it answers on. */
 async function listen(server: http.Server, host: string, port: number): Promise<string> {
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ host, port }, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  server.listen({ host, port });
+  await once(server, 'listening');
   const address = server.address() as AddressInfo;
   const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return `http://${urlHost}:${address.port}`;
@@ -185,7 +152,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
   const random = opts.randomBytes ?? cryptoRandomBytes;
   const { host, port, token, endpointLimit, faults } = checkOptions(opts, random);
   const state = new SandboxState({ token, endpointLimit, faults, now: opts.now ?? Date.now, randomBytes: random, onDelivery: opts.onDelivery });
-  const delays = new Delays();
+  // Ends the `delayMs` fault's waits when the sandbox stops, so close() never waits for them.
+  const stopping = new AbortController();
   let closing: Promise<void> | null = null;
 
   async function serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -193,13 +161,13 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
     const target = req.url ?? '/';
     const pathname = pathOf(target);
     const control = isControlPath(pathname);
-    const request = await sandboxRequest(req, pathname);
+    const request: SandboxRequest = { method: req.method ?? 'GET', pathname, headers: req.headers, body: await readBody(req), remoteAddress: req.socket.remoteAddress };
     const outcome = await outcomeOf(state, request, control);
     const answer = outcome === 'drop' ? null : toAnswer(outcome, requestId);
     if (!control) {
       recordRequest(state, opts, request, target, requestId, answer);
       const { delayMs } = state.faults.current;
-      if (delayMs > 0) await delays.wait(delayMs);
+      if (delayMs > 0) await delay(delayMs, undefined, { signal: stopping.signal }).catch(() => {});
     }
     if (!answer || closing) req.socket.destroy();
     else writeAnswer(res, answer, requestId);
@@ -216,7 +184,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
       closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
         state.deliverer.close();
-        delays.releaseAll();
+        stopping.abort();
         server.closeAllConnections();
       });
       return closing;

@@ -1,8 +1,10 @@
 // Request bodies against the API's DTOs (create, rotate, reactivate), strictly:
 // an unknown field is an error, as on a server that forbids non-whitelisted
 // properties. Every problem is collected so that `details` names each field.
-import { EVENT_TYPES, LIMITS, ROTATION_MODES, type EventType, type RotationMode } from '../api/spec.js';
+import { EVENT_TYPES, LIMITS, ROTATION_MODES, type EventType } from '../api/spec.js';
+import type { CreateRequest, ExpectedVersionRequest, RotateRequest } from '../api/schemas.js';
 import { ApiFailure } from './envelopes.js';
+import { isJsonObject } from '../output/json.js';
 
 export interface FieldProblem {
   field: string;
@@ -12,20 +14,9 @@ export interface FieldProblem {
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; problems: FieldProblem[] };
 
-export interface CreateInput {
-  name: string;
-  destinationUrl: string;
-  eventTypes: EventType[];
-}
-export interface RotateInput {
-  expectedVersion: number;
-  mode: RotationMode;
-}
-export interface ExpectedVersionInput {
-  expectedVersion: number;
-}
-
 type FieldCheck = (value: unknown) => string | null;
+
+const isEventType = (v: unknown): v is EventType => typeof v === 'string' && (EVENT_TYPES as readonly string[]).includes(v);
 
 const codePoints = (s: string) => [...s].length;
 
@@ -48,7 +39,7 @@ const checkEventTypes: FieldCheck = (v) => {
   if (v.length === 0) return 'must contain at least one event type';
   const seen = new Set<unknown>();
   for (const [i, item] of v.entries()) {
-    if (typeof item !== 'string' || !(EVENT_TYPES as readonly string[]).includes(item)) return `item ${i} is not one of the ${EVENT_TYPES.length} event types`;
+    if (!isEventType(item)) return `item ${i} is not one of the ${EVENT_TYPES.length} event types`;
     if (seen.has(item)) return `item ${i} repeats "${item}"`;
     seen.add(item);
   }
@@ -60,23 +51,35 @@ const checkExpectedVersion: FieldCheck = (v) =>
 
 const checkMode: FieldCheck = (v) => (typeof v === 'string' && (ROTATION_MODES as readonly string[]).includes(v) ? null : `must be one of ${ROTATION_MODES.join(', ')}`);
 
-function checkObject<T>(body: unknown, fields: Record<string, FieldCheck>): Checked<T> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { ok: false, problems: [{ field: 'body', location: 'body', problem: 'must be a JSON object' }] };
+const checkJsonObject: FieldCheck = (v) => (isJsonObject(v) ? null : 'must be a JSON object');
+
+/** `fields` in their order, then the fields no check names; a field in `optional` may be absent. */
+function checkObject<T>(body: unknown, fields: Record<string, FieldCheck>, optional: readonly string[] = []): Checked<T> {
+  const bodyProblem = checkJsonObject(body);
+  if (bodyProblem) return { ok: false, problems: [{ field: 'body', location: 'body', problem: bodyProblem }] };
   const record = body as Record<string, unknown>;
   const problems: FieldProblem[] = [];
   for (const [field, check] of Object.entries(fields)) {
-    const problem = Object.hasOwn(record, field) ? check(record[field]) : 'is required';
+    const problem = Object.hasOwn(record, field) ? check(record[field]) : optional.includes(field) ? null : 'is required';
     if (problem) problems.push({ field, location: 'body', problem });
   }
   for (const field of Object.keys(record)) if (!Object.hasOwn(fields, field)) problems.push({ field, location: 'body', problem: 'is not an allowed field' });
   return problems.length ? { ok: false, problems } : { ok: true, value: record as T };
 }
 
-export const checkCreateBody = (body: unknown) => checkObject<CreateInput>(body, { name: checkName, destinationUrl: checkDestinationUrl, eventTypes: checkEventTypes });
+/** The body of POST /_sandbox/endpoints/{id}/deliver. */
+export const checkDeliverBody = (body: unknown) =>
+  checkObject<{ eventType: EventType; data?: Record<string, unknown> }>(
+    body,
+    { eventType: (v) => (isEventType(v) ? null : `must be one of the ${EVENT_TYPES.length} event types`), data: checkJsonObject },
+    ['data'],
+  );
 
-export const checkRotateBody = (body: unknown) => checkObject<RotateInput>(body, { expectedVersion: checkExpectedVersion, mode: checkMode });
+export const checkCreateBody = (body: unknown) => checkObject<CreateRequest>(body, { name: checkName, destinationUrl: checkDestinationUrl, eventTypes: checkEventTypes });
 
-export const checkExpectedVersionBody = (body: unknown) => checkObject<ExpectedVersionInput>(body, { expectedVersion: checkExpectedVersion });
+export const checkRotateBody = (body: unknown) => checkObject<RotateRequest>(body, { expectedVersion: checkExpectedVersion, mode: checkMode });
+
+export const checkExpectedVersionBody = (body: unknown) => checkObject<ExpectedVersionRequest>(body, { expectedVersion: checkExpectedVersion });
 
 /** Idempotency keys: 1 to 255 visible ASCII characters (the spec gives no format). */
 export function checkIdempotencyKey(value: string | undefined): FieldProblem | null {

@@ -53,9 +53,8 @@ export function checkWebhookId(id: string): string | null {
  * only, no sign, no leading zero), a safe integer.
  */
 export function parseTimestamp(text: string): Checked<number> {
-  const t = text;
-  if (!/^(0|[1-9]\d{0,15})$/.test(t) || !Number.isSafeInteger(Number(t))) return { ok: false, problem: 'must be Unix seconds: a plain decimal integer (digits only, no sign, no leading zero)' };
-  return { ok: true, value: Number(t) };
+  if (!/^(0|[1-9]\d{0,15})$/.test(text) || !Number.isSafeInteger(Number(text))) return { ok: false, problem: 'must be Unix seconds: a plain decimal integer (digits only, no sign, no leading zero)' };
+  return { ok: true, value: Number(text) };
 }
 
 /** The base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` (without the `v1,`); a string timestamp is signed as it is. */

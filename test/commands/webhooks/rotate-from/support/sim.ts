@@ -13,7 +13,7 @@ import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 import { scopedPath } from '../../../../../src/api/spec.js';
 import type { WireResponse } from '../../../../../src/http/transport.js';
 import { handleApiRequest } from '../../../../../src/sandbox/api.js';
-import { ApiFailure, errorAnswer, successAnswer } from '../../../../../src/sandbox/envelopes.js';
+import { toAnswer } from '../../../../../src/sandbox/envelopes.js';
 import { NO_FAULTS } from '../../../../../src/sandbox/faults.js';
 import { SandboxState } from '../../../../../src/sandbox/state.js';
 import type { ItemRequest as RotateRequest } from '../../../../../src/commands/webhooks/rotate-from/runner.js';
@@ -151,7 +151,7 @@ export function simServer(vt: VirtualTime, opts: SimOptions) {
       snapshot = null;
       if (outcome === 'drop') throw new Error('dropped');
       const requestId = `req_${requests}`;
-      const answer = outcome instanceof ApiFailure ? errorAnswer(outcome, requestId) : successAnswer(outcome, requestId);
+      const answer = toAnswer(outcome, requestId);
       if (answer.status === 429) limited += 1;
       await vt.sleep((opts.latencyMs ?? 0) + (opts.networkMs ?? 1));
       const headers: Record<string, string> = {};
