@@ -370,13 +370,17 @@ const git = (cwd: string, ...args: string[]) =>
     env: { ...baseEnv(ws), GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com' },
   });
 
+/** A journal's times ("at", "runAt") moved back 31 days: the journal as chatctl finds it a month after it was written. */
+const monthEarlier = (text: string) => text.replace(/"(at|runAt)":"([^"]+)"/g, (_m, k: string, at: string) => `"${k}":"${new Date(Date.parse(at) - 31 * 24 * 60 * 60 * 1000).toISOString()}"`);
+
 describe("docs/ci-systems.md's fleet workflow with the action", () => {
   // Its action step and its commit step, month after month, each month on a
   // fresh runner (a fresh clone, an empty config folder); a store failure in
   // month two leaves the secret in the escrow artifact, which `recover`
-  // delivers; checkout and setup-node are the runner's. `every` is left out
-  // here: it reads chatctl's own clock, which a child process does not let
-  // this test move a month; scheduled-job tests cover it.
+  // delivers; checkout and setup-node are the runner's. A month passes for
+  // the sandbox by its clock, and for chatctl (`every`, and whether a run
+  // finishes an unfinished one) by the journal: its times are moved back a
+  // month, as a month-old journal's would be.
   test('three months, a store failure in month two: the next manifest and the journal committed back each month, the failed secret escrowed, recovered, and month three rotates all', async () => {
     const section = docSection('GitHub Actions: a fleet with the action');
     const workflow = parseYaml(/```yaml\n([\s\S]*?)```/.exec(section)![1]!) as unknown as { jobs: Record<string, { steps: Step[] }> };
@@ -399,9 +403,7 @@ describe("docs/ci-systems.md's fleet workflow with the action", () => {
     };
     const secrets: Record<string, string> = { CHATCTL_TOKEN: sandbox.info.token };
     const given = Object.fromEntries(
-      Object.entries(action.with!)
-        .filter(([k]) => k !== 'every')
-        .map(([k, v]) => [k, String(v).replace(/\$\{\{ (vars|secrets)\.(\w+) \}\}/g, (_m, kind: string, name: string) => (kind === 'vars' ? vars : secrets)[name]!)]),
+      Object.entries(action.with!).map(([k, v]) => [k, String(v).replace(/\$\{\{ (vars|secrets)\.(\w+) \}\}/g, (_m, kind: string, name: string) => (kind === 'vars' ? vars : secrets)[name]!)]),
     );
 
     // The repository: the manifest, and the store script the workflow names.
@@ -434,6 +436,8 @@ describe("docs/ci-systems.md's fleet workflow with the action", () => {
       }
       const clone = join(root, `month-${n}`);
       git(root, 'clone', '--quiet', '--branch', 'main', 'origin.git', clone);
+      const journal = join(clone, 'rotation.journal');
+      if (n > 1 && existsSync(journal)) writeFileSync(journal, monthEarlier(readFileSync(journal, 'utf8')));
       const runner = { CHATCTL_CONFIG_DIR: tempDir('gha-fresh-runner'), STORE: store };
       const run = runAction(given, runner, ROOT, clone);
       const kept = runStep(

@@ -20,7 +20,7 @@ import { CliError, isCliError, usageError, localError } from '../../../errors/cl
 import { EXIT } from '../../../errors/exit-codes.js';
 import { reportError } from '../../../errors/report.js';
 import { escapeInline, shellQuote } from '../../../output/sanitize.js';
-import { JournalWriter, NO_JOURNAL, compactJournal, loadJournal, lockJournal, actFor, sameScope, settledOf, type ItemAct, type JournalScope, type LoadedJournal } from './journal.js';
+import { JournalWriter, NO_JOURNAL, compactJournal, continuing, loadJournal, lockJournal, actFor, sameScope, settledOf, type ItemAct, type JournalScope, type LoadedJournal } from './journal.js';
 import { bufferSource, checkManifest, fileSource, manifestItems, type ManifestCheck, type ManifestItem, type ManifestSource } from './manifest.js';
 import { NextManifest } from './next-manifest.js';
 import { humanOutput, jsonOutput, reportRow, summaryLine, type BulkOutput } from './output.js';
@@ -75,6 +75,8 @@ interface Plan {
   everyMs: number | undefined;
   /** Items whose secret an earlier run kept: delivered before anything is sent. */
   first: ManifestItem[];
+  /** The first journal run whose work this run finishes (journal.ts continuing). */
+  openFrom: number;
   escrow: CustodyRun['escrow'];
   /** --report FILE (absolute); GitHub's annotations and step summary need none. */
   reportPath: string | undefined;
@@ -196,13 +198,14 @@ async function planItems(setup: Setup, source: ManifestSource, held: Held, f: Fa
   if (journalPath !== undefined && !dryRun) held.release = await lockJournal(journalPath, ctx);
   const journal: LoadedJournal = journalPath !== undefined ? loadJournal(journalPath) : { scope: null, priors: new Map(), unreadable: 0, openFrom: 0, runs: 0 };
   const first: ManifestItem[] = [];
+  const openFrom = continuing(journal, ctx.now(), setup.everyMs);
   if (journal.scope && !sameScope(journal.scope, setup.scope))
     throw usageError(`the journal ${journalPath} belongs to a run against ${scopeLabel(journal.scope)}, not ${scopeLabel(setup.scope)}`, 'keep one journal per environment (and per manifest)');
   if (journal.unreadable > 0) ctx.io.notice(`the journal ${journalPath} has ${journal.unreadable} unreadable line(s), from a write cut short; they are ignored`);
 
   const acts = { send: 0, resend: 0, skip: 0, redeliver: 0 };
   const check = checkManifest(source, setup.defaultMode, (item) => {
-    const planned = actFor(journal.priors, item, journal.openFrom);
+    const planned = actFor(journal.priors, item, openFrom);
     if (planned.act === 'send') refuseStale(journal.priors.get(item.endpointId), item);
     // A secret an earlier run kept goes first (runner.ts deliverFirst); the few such items are held.
     if (planned.act === 'redeliver') first.push(item);
@@ -216,7 +219,7 @@ async function planItems(setup: Setup, source: ManifestSource, held: Held, f: Fa
   });
   secrets.checkShared(check.count);
   if (check.immediate > 0 && !setup.yes && !dryRun) await confirmImmediate(check.immediate, setup.json, f);
-  return { ...setup, source, journal, check, acts, first };
+  return { ...setup, source, journal, check, acts, first, openFrom };
 }
 
 async function confirmImmediate(count: number, json: boolean, f: Factory): Promise<void> {
@@ -275,7 +278,7 @@ async function runPlan(plan: Plan, held: Held, f: Factory): Promise<{ summary: R
         custody,
         journal: writer ?? NO_JOURNAL,
         priors: journal.priors,
-        openFrom: journal.openFrom,
+        openFrom: plan.openFrom,
         first: plan.first,
         notDue: plan.everyMs !== undefined ? notDueCheck(plan.everyMs, journal, custody, ctx.now) : undefined,
         newKey: ctx.randomUUID,

@@ -98,6 +98,23 @@ export interface LoadedJournal {
   openFrom: number;
   /** How many runs the journal holds. */
   runs: number;
+  /** When the last run started (its "run" line), when there is one. */
+  lastRunAt?: string | undefined;
+}
+
+/** Without --every, how long after an unfinished run the same command is taken as finishing it (docs/fleet.md). */
+export const CONTINUE_WITHIN_MS = 24 * 3600 * 1000;
+
+/**
+ * The first run whose work the coming run finishes (actFor's `openFrom`):
+ * the runs since the last clean one, when the last of them started less
+ * than `withinMs` ago (--every, else CONTINUE_WITHIN_MS); none otherwise:
+ * a later run is the next rotation, not the same one.
+ */
+export function continuing(journal: Pick<LoadedJournal, 'openFrom' | 'runs' | 'lastRunAt'>, nowMs: number, withinMs = CONTINUE_WITHIN_MS): number {
+  if (journal.openFrom >= journal.runs || journal.lastRunAt === undefined) return Number.POSITIVE_INFINITY;
+  const at = Date.parse(journal.lastRunAt);
+  return Number.isFinite(at) && nowMs - at < withinMs ? journal.openFrom : Number.POSITIVE_INFINITY;
 }
 
 /** The endpoint's applied rotation with the highest version: this attempt's, or an earlier key's. */
@@ -282,7 +299,7 @@ export function loadJournal(path: string): LoadedJournal {
   } finally {
     closeSync(fd);
   }
-  return { scope, priors, unreadable, openFrom, runs: run + 1 };
+  return { scope, priors, unreadable, openFrom, runs: run + 1, lastRunAt: runAt };
 }
 
 export const sameScope = (a: JournalScope, b: JournalScope) =>
@@ -419,7 +436,8 @@ export function compactJournal(path: string, scope: JournalScope): void {
     text += line({ t: 'end', at: runAts[openFrom - 1] ?? epoch, clean: true });
   }
   if (openFrom < runs) {
-    text += line({ t: 'run', v: 1, at: runAts[openFrom] ?? epoch, scope });
+    // The last run's start: how long ago the unfinished work was last taken up (continuing()).
+    text += line({ t: 'run', v: 1, at: runAts.at(-1) ?? epoch, scope });
     text += open.map(line).join('');
     if (lastEnd) text += line(lastEnd);
   }

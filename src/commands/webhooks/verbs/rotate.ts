@@ -17,16 +17,12 @@ export function registerRotate(parent: Command, f: Factory): void {
     .command('rotate')
     .description('rotate the signing secret of an endpoint and receive the new one (shown once); with --from, of many endpoints')
     .argument('[endpoint-id]', 'the endpoint to rotate (or --from FILE)')
-    .addOption(
-      new Option('--mode <mode>', 'overlap: the old secret works for a while; immediate: it stops now')
-        .choices(['overlap', 'immediate'])
-        .argParser(oneOf('--mode', ['overlap', 'immediate'])),
-    )
+    .addOption(new Option('--mode <mode>', 'overlap: the old secret works for a while; immediate: it stops now').choices(['overlap', 'immediate']).argParser(oneOf('--mode', ['overlap', 'immediate'])))
     .addOption(new Option('--secret-to <sink>', SECRET_TO_HELP).argParser(collect))
     .option('--secret-file <path>', 'the same as --secret-to file:PATH')
     .option('--force', 'replace an existing regular file (file: destinations)')
     .option('-y, --yes', 'do not ask for confirmation of --mode immediate')
-    .addOption(new Option('--expected-version <n>', "its version now, or last: the one this machine saw").helpGroup(ONE))
+    .addOption(new Option('--expected-version <n>', 'its version now, or last: the one this machine saw').helpGroup(ONE))
     .addOption(new Option('--idempotency-key <key>', "reuse an earlier run's key (default: a new UUID)").helpGroup(ONE))
     .addOption(new Option('--from <file>', 'rotate the endpoints FILE lists (- for stdin), one {"endpointId","expectedVersion","mode"?} a line').helpGroup(MANY))
     .addOption(new Option('--concurrency <n>', 'requests at a time (default 4)').helpGroup(MANY))

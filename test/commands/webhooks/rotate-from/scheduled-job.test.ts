@@ -85,6 +85,19 @@ describe('the same command again, after any exit', () => {
     expect(await rotations()).toBe(3);
   });
 
+  it("a month after a failed run nobody re-ran, the same command is the next month's rotation (more than a day since that run, no --every)", async () => {
+    const { s, ids, run, path, rotations, versions } = await setUp(3);
+    writeFileSync(path(`down-${ids[2]}`), '');
+    expect((await run(JOB)).exitCode).toBe(14);
+    rmSync(path(`down-${ids[2]}`));
+    s.advance(31 * DAY);
+    const next = await run(JOB);
+    expect(next.exitCode, show(next)).toBe(0);
+    expect(await rotations()).toBe(6);
+    expect(Object.values(await versions())).toEqual([3, 3, 3]);
+    for (const id of ids) expect(secretIn(path(`secrets/${id}.whsec`))).toMatch(/^whsec_/);
+  });
+
   it('interrupted after the first item: the same command finishes the rest, each endpoint rotated once', async () => {
     const { run, rotations, versions } = await setUp(3);
     const stop = new AbortController();
