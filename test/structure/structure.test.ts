@@ -7,7 +7,7 @@
 // `import('…')` in a type. CONTRIBUTING ("Layout") says why the layers are
 // what they are.
 import { describe, expect, test } from 'vitest';
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import ts from 'typescript';
 import { ROOT } from '../support/fixtures.js';
@@ -304,5 +304,24 @@ describe('finding the tests of a command', () => {
       .map((f) => f.slice('test/'.length))
       .sort();
     expect(listed.sort()).toEqual(running);
+  });
+});
+
+describe("CONTRIBUTING's room-finder", () => {
+  const contributing = readFileSync(join(ROOT, 'CONTRIBUTING.md'), 'utf8');
+
+  test('starts with the layout, whose layer table is LAYERS, top to bottom', () => {
+    expect(contributing.match(/^## .*/m)?.[0]).toBe('## Layout');
+    const rows = [...contributing.matchAll(/^\| (\d+) \| ([^|]+) \|/gm)].map((m) =>
+      [...m[2]!.matchAll(/`([^`]+)`/g)].map((f) => (f[1] === 'src/context.ts' ? '.' : f[1]!.replace('<group>', '*').replace(/\/$/, ''))),
+    );
+    expect(rows).toEqual(LAYERS.map((l) => [...l]));
+  });
+
+  test('every path it names exists (what the bench writes aside)', () => {
+    const named = new Set([...contributing.matchAll(/`((?:src|test|docs|scripts|bench|bin)\/[^`\s]+)`/g)].map((m) => m[1]!));
+    const missing = [...named].filter((p) => !p.startsWith('bench/results/') && !/[<*]/.test(p) && !existsSync(join(ROOT, p)));
+    expect(missing).toEqual([]);
+    expect(named.size).toBeGreaterThan(30); // a control: the paths are found
   });
 });
