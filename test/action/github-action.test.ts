@@ -436,8 +436,8 @@ describe("docs/ci-systems.md's fleet workflow with the action", () => {
       }
       const clone = join(root, `month-${n}`);
       git(root, 'clone', '--quiet', '--branch', 'main', 'origin.git', clone);
-      const journal = join(clone, 'rotation.journal');
-      if (n > 1 && existsSync(journal)) writeFileSync(journal, monthEarlier(readFileSync(journal, 'utf8')));
+      const journalFile = join(clone, 'rotation.journal');
+      if (n > 1 && existsSync(journalFile)) writeFileSync(journalFile, monthEarlier(readFileSync(journalFile, 'utf8')));
       const runner = { CHATCTL_CONFIG_DIR: tempDir('gha-fresh-runner'), STORE: store };
       const run = runAction(given, runner, ROOT, clone);
       const kept = runStep(

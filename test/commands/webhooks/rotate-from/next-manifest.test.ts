@@ -6,37 +6,13 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { versionAfter } from '../../../../src/commands/webhooks/rotate-from/next-manifest.js';
-import { baseEnv, runInProcess, workspace, type InProcessResult } from '../../../support/run.js';
-import { endpointBody, HOUR, sandbox } from '../../../support/sandbox.js';
+import type { InProcessResult } from '../../../support/run.js';
+import { fleetSandbox } from './support/fleet-sandbox.js';
+import { endpointBody, HOUR, type sandbox } from '../../../support/sandbox.js';
 
 type Sbx = Awaited<ReturnType<typeof sandbox>>;
 
-async function setUp(n: number) {
-  const s = await sandbox();
-  const ws = workspace();
-  const ids: string[] = [];
-  for (let i = 1; i <= n; i++) {
-    const r = await s.create(endpointBody(i));
-    expect(r.status).toBe(201);
-    ids.push(r.body.data.endpoint.id as string);
-  }
-  mkdirSync(join(ws.cwd, 'secrets'));
-  const run = (args: string[], o: { signal?: AbortSignal; onStdout?: (t: string) => void } = {}): Promise<InProcessResult> =>
-    runInProcess(['webhooks', 'rotate', ...args], {
-      env: {
-        ...baseEnv(ws),
-        CI: 'true',
-        CHATCTL_BASE_URL: s.sb.baseUrl,
-        CHATCTL_TOKEN: s.sb.token,
-        CHATCTL_ORG: s.sb.organizationId,
-        CHATCTL_APP: s.sb.applicationId,
-        CHATCTL_ENV: s.sb.environmentKey,
-      },
-      cwd: ws.cwd,
-      ...o,
-    });
-  return { s, ws, ids, run, path: (name: string) => join(ws.cwd, name) };
-}
+const setUp = fleetSandbox;
 
 const DEST = ['--secret-to', 'env-file:secrets/{id}.env#WEBHOOK_SECRET'];
 const show = (r: InProcessResult) => `exit ${r.exitCode}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`;

@@ -9,38 +9,19 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { acquireLock, systemLockHost } from '../../../../src/fs/lock.js';
 import { fingerprint } from '../../../../src/secret/fingerprint.js';
-import { baseEnv, runInProcess, workspace, type InProcessResult } from '../../../support/run.js';
-import { endpointBody, HOUR, sandbox } from '../../../support/sandbox.js';
+import type { InProcessResult } from '../../../support/run.js';
+import { HOUR } from '../../../support/sandbox.js';
+import { fleetSandbox } from './support/fleet-sandbox.js';
 
 const DAY = 24 * HOUR;
 
 async function setUp(n: number) {
-  const s = await sandbox();
-  const ws = workspace();
-  const ids: string[] = [];
-  for (let i = 1; i <= n; i++) ids.push((await s.create(endpointBody(i))).body.data.endpoint.id as string);
-  mkdirSync(join(ws.cwd, 'secrets'));
-  const run = (args: string[], o: { signal?: AbortSignal; onStdout?: (t: string) => void } = {}): Promise<InProcessResult> =>
-    runInProcess(['webhooks', 'rotate', ...args], {
-      env: {
-        ...baseEnv(ws),
-        CI: 'true',
-        CHATCTL_BASE_URL: s.sb.baseUrl,
-        CHATCTL_TOKEN: s.sb.token,
-        CHATCTL_ORG: s.sb.organizationId,
-        CHATCTL_APP: s.sb.applicationId,
-        CHATCTL_ENV: s.sb.environmentKey,
-      },
-      cwd: ws.cwd,
-      inject: { now: s.now },
-      ...o,
-    });
-  const path = (name: string) => join(ws.cwd, name);
-  writeFileSync(path('store.sh'), STORE);
-  writeFileSync(path('fleet.ndjson'), ids.map((id) => `${JSON.stringify({ endpointId: id, expectedVersion: 1 })}\n`).join(''));
-  const rotations = async () => ((await s.control('requests')).body.data.requests as { path: string }[]).filter((q) => q.path.endsWith('/secret/rotate')).length;
-  const versions = async () => Object.fromEntries(((await s.control('endpoints')).body.data.endpoints as { id: string; version: number }[]).map((e) => [e.id, e.version]));
-  return { s, ws, ids, run, path, rotations, versions };
+  const f = await fleetSandbox(n);
+  writeFileSync(f.path('store.sh'), STORE);
+  writeFileSync(f.path('fleet.ndjson'), f.ids.map((id) => `${JSON.stringify({ endpointId: id, expectedVersion: 1 })}\n`).join(''));
+  const rotations = async () => ((await f.s.control('requests')).body.data.requests as { path: string }[]).filter((q) => q.path.endsWith('/secret/rotate')).length;
+  const versions = async () => Object.fromEntries(((await f.s.control('endpoints')).body.data.endpoints as { id: string; version: number }[]).map((e) => [e.id, e.version]));
+  return { ...f, rotations, versions };
 }
 
 const show = (r: InProcessResult) => `exit ${r.exitCode}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`;
