@@ -258,7 +258,7 @@ async function runPlan(plan: Plan, held: Held, f: Factory): Promise<{ summary: R
     await writer.append({ t: 'run', v: 1, at: new Date(ctx.now()).toISOString(), scope: plan.scope });
   }
   const output = plan.json ? jsonOutput(ctx.io) : humanOutput(ctx.io, ctx.now, secrets.targets);
-  const { client, agent, delivering } = await runClient(plan, f, output);
+  const { client, agent, delivering } = await runClient(plan, f);
   // exec: destinations start from a worker thread, started now: never on the loop that reads the answers.
   if (secrets.targets.some((t) => t.startsWith('exec:'))) await (await import('../../../secret/exec-worker.js')).prepareExecWorker();
   // zod builds the answer's schema on its first use: built now, not while the first answers arrive.
@@ -352,7 +352,7 @@ function notDueCheck(everyMs: number, journal: LoadedJournal, custody: CustodyRu
  * (it finishes and delivers), and a re-run with the journal is how a key is
  * re-sent.
  */
-async function runClient(plan: Plan, f: Factory, output: BulkOutput) {
+async function runClient(plan: Plan, f: Factory) {
   const { ctx } = f;
   const { baseUrl } = f.state().connection();
   const { Agent } = baseUrl.startsWith('https:') ? await import('node:https') : await import('node:http');

@@ -3,12 +3,11 @@
 // against the in-process sandbox, whose clock the test moves (an overlap
 // rotation ends after 24 hours).
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { versionAfter } from '../../../../src/commands/webhooks/rotate-from/next-manifest.js';
 import type { InProcessResult } from '../../../support/run.js';
 import { fleetSandbox } from './support/fleet-sandbox.js';
-import { endpointBody, HOUR, type sandbox } from '../../../support/sandbox.js';
+import { HOUR, type sandbox } from '../../../support/sandbox.js';
 
 type Sbx = Awaited<ReturnType<typeof sandbox>>;
 
