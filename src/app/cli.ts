@@ -93,7 +93,7 @@ export function buildProgram(ctx: Context, focus?: string, run: RunStateSlot = {
         'chatctl profile set prod --base-url https://api.example.com --org org_1 --app app_1 --env production',
         'chatctl auth login --with-token < token.txt',
         'chatctl webhooks create --name billing --url https://hooks.example.com/chat --event chat.message.created.v1 --secret-file ./whsec',
-        'chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --json',
+        'chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --secret-to file:./new.whsec --json',
       ) +
         '\nRun with no arguments, chatctl prints this help and exits 0.\n' +
         'Every command has --help with examples; all of them at once: chatctl help reference\nExit codes: chatctl help exit-codes\nEnvironment variables: chatctl help environment\n',

@@ -98,7 +98,6 @@ export const ENVIRONMENT: ReadonlyArray<readonly [string, ReadonlyArray<readonly
       ['CHATCTL_COMPILE_CACHE', '0: no compiled-code cache', 'on'],
       ['CHATCTL_LOOP_DELAY_REPORT', 'for benchmarks only: a file a "rotate --from" run writes its event-loop stalls to (JSON), at its end', 'unset'],
       ['CHATCTL_BIN', 'the program the completion scripts run on each TAB', 'chatctl on PATH'],
-      ['CHATCTL_LOOP_DELAY_REPORT', 'for benchmarks: a rotate --from run writes the longest event-loop stall it saw to this file', 'unset'],
       ['APPDATA, LOCALAPPDATA', 'Windows: base of the config and cache folders', "the account's"],
       [
         'SNAP',

@@ -163,7 +163,8 @@ export class Custody {
       endpointId: this.req.endpointId ?? 'endpoint',
       idempotencyKey: this.req.idempotencyKey,
       rerun: this.run.rerun(this.req.idempotencyKey),
-      version: known.version ?? null,
+      // A kept secret comes without its answer: its version is what the journal or this request's own fact says.
+      version: known.version ?? this.facts?.versionOf(this.req.idempotencyKey) ?? null,
       serverRequestId: known.serverRequestId ?? null,
       destination: this.run.destination,
     };

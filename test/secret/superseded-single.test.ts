@@ -85,4 +85,14 @@ describe('what custody decides from the facts, for a single rotate', () => {
     expect(again.exitCode, again.stderr).toBe(0);
     expect(readFileSync(file, 'utf8')).toBe((await current()).secret);
   });
+
+  test("a kept secret delivered by the re-run reports the endpoint's version from the request's own fact, not null", async () => {
+    const { ws, rotate, current } = await setUp();
+    const file = join(ws.cwd, 'hook.whsec');
+    expect((await rotate(1, 'kept-1', '--secret-to', 'exec:false')).exitCode).toBe(13);
+    const again = await rotate(1, 'kept-1', '--secret-to', `file:${file}`, '--json');
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout).data.endpoint).toMatchObject({ version: 2 });
+    expect((await current()).version).toBe(2);
+  });
 });
