@@ -5,7 +5,7 @@
 // (secret/deliver-all.ts). No request is sent: no token is needed.
 //
 // One escrowed secret that what this machine knows shows superseded (a later
-// rotation of its endpoint, noted under <config>/rotations/) is never
+// change of its endpoint, in this config folder's facts) is never
 // delivered: it ends 13 and its destinations are left as they are. A
 // rotation made elsewhere cannot be seen here.
 //
@@ -28,6 +28,8 @@ import { supersedingChange } from '../../secret/custody.js';
 
 export interface RecoverOptions {
   identity?: string;
+  /** The fleet's journal: each recovered secret's item is recorded done there. */
+  journal?: string;
   secretTo?: string[];
   secretFile?: string;
   force?: boolean;
@@ -90,6 +92,7 @@ export async function runRecover(files: string[], opts: RecoverOptions, f: Facto
       if (opened.length > 1) reportError(err, ctx.io, json, false);
     }
   }
+  if (opts.journal !== undefined && results.length > 0) await settleInJournal(resolve(ctx.cwd, opts.journal), results, f);
   if (json) writeJson(ctx.io, { recovered: results });
   else
     for (const r of results)
@@ -182,4 +185,33 @@ async function deliverOne(o: Opened, sinks: Sink[], opts: RecoverOptions, f: Fac
     });
   }
   return { file: o.file, endpointId: meta.endpointId, scope: meta.scope, version: meta.version, fingerprint: meta.fingerprint, delivery: outcome.delivered };
+}
+
+/**
+ * --journal FILE: each recovered secret is the applied, undelivered rotation
+ * of its endpoint that the journal holds (the same fingerprint): it is
+ * recorded done ("ok"), so the fleet's next run neither reports it again nor
+ * waits on a copy its runner took with it. A journal that names no such
+ * rotation is left as it is, and said so.
+ */
+async function settleInJournal(path: string, results: Recovered[], f: Factory): Promise<void> {
+  const { ctx } = f;
+  const { JournalWriter, loadJournal, lockJournal, settledOf } = await import('./rotate-from/journal.js');
+  const release = await lockJournal(path, ctx);
+  const writer = await JournalWriter.open(path, release);
+  try {
+    const { priors, scope } = loadJournal(path);
+    for (const r of results) {
+      const p = priors.get(r.endpointId);
+      const s = p && settledOf(p);
+      const sameScope = !scope || `${scope.organizationId}/${scope.applicationId}/${scope.environmentKey}` === r.scope;
+      if (!sameScope || !s || s.state !== 'applied' || s.fp !== r.fingerprint) {
+        ctx.io.notice(`${escapeInline(r.endpointId)}: the journal ${escapeInline(path)} holds no undelivered rotation with the fingerprint ${r.fingerprint}; it is left as it is`);
+        continue;
+      }
+      await writer.append({ t: 'ok', id: r.endpointId, key: s.key, version: s.version, fp: r.fingerprint, delivery: r.delivery, requestId: '', at: new Date(ctx.now()).toISOString() });
+    }
+  } finally {
+    await writer.close();
+  }
 }

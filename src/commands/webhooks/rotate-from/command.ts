@@ -471,7 +471,7 @@ function finish(summary: RunSummary, unwritten: CliError | undefined, plan: Plan
  */
 function keepHeapSmall(): void {
   try {
-    process.getBuiltinModule('node:v8').setFlagsFromString('--semi-space-growth-factor=1 --heap-growing-percent=30');
+    process.getBuiltinModule('node:v8').setFlagsFromString('--semi-space-growth-factor=1 --heap-growing-percent=50');
   } catch {
     /* only memory is at stake */
   }

@@ -156,8 +156,10 @@ export function foldRecord(priors: Map<string, Prior>, r: JournalRecord, runAt?:
     });
     return;
   }
-  const p = priors.get(r.id);
-  if (!p || p.key !== r.key) return;
+  const latest = priors.get(r.id);
+  // A record of the latest request, or of the endpoint's applied one before it (webhooks recover --journal settles that one).
+  const p = latest?.key === r.key ? latest : latest?.settled?.key === r.key ? latest.settled : undefined;
+  if (!p) return;
   Object.assign(p, at, { run });
   if (r.t === 'applied') {
     p.state = 'applied';

@@ -12,12 +12,14 @@ export function registerRecover(parent: Command, f: Factory): void {
     .option('--identity <file>', 'the age identity file (age-keygen) of one of the --escrow recipients')
     .addOption(new Option('--secret-to <sink>', SECRET_TO_HELP).argParser(collect))
     .option('--secret-file <path>', 'the same as --secret-to file:PATH')
-    .option('--force', 'with a file: destination: replace an existing regular file')
+    .option('--force', 'replace an existing regular file (file: destinations)')
+    .option('--journal <file>', "the fleet's journal: record each recovered item done there")
     .addHelpText(
       'after',
       examples(
         'chatctl webhooks recover escrow/we_123-v4.age --identity ~/.config/age/ops.key --secret-to "exec:./store-secret.sh"',
         'chatctl webhooks recover escrow/*.age --identity ops.key --secret-to file:secrets/{id}.whsec --force --json',
+        'chatctl webhooks recover escrow/*.age --identity ops.key --secret-to "exec:./store-secret.sh" --journal rotation.journal',
       ) +
         `
 No request is sent and no token is needed. A file that a later rotation of its

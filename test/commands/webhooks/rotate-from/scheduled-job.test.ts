@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { acquireLock, systemLockHost } from '../../../../src/fs/lock.js';
 import { fingerprint } from '../../../../src/secret/fingerprint.js';
-import type { InProcessResult } from '../../../support/run.js';
+import { generateX25519Identity, identityToRecipient } from 'age-encryption';
+import { baseEnv, runInProcess, type InProcessResult } from '../../../support/run.js';
 import { HOUR } from '../../../support/sandbox.js';
 import { fleetSandbox } from './support/fleet-sandbox.js';
 
@@ -96,6 +97,33 @@ describe('the same command again, after any exit', () => {
     const third = await run(JOB.concat('--every', '20d'));
     expect(third.exitCode, show(third)).toBe(0);
     expect(await rotations()).toBe(3);
+  });
+});
+
+describe('a kept secret that went with its runner: escrow, then recover --journal', () => {
+  it('recover delivers the escrowed copy and records the item done in the journal: the next run (a fresh config folder) rotates nothing and exits 0', async () => {
+    const { ids, ws, run, path, rotations } = await setUp(2);
+    const b = ids[1]!;
+    const identity = await generateX25519Identity();
+    writeFileSync(path('ops.key'), `${identity}\n`, { mode: 0o600 });
+    writeFileSync(path(`down-${b}`), '');
+    const month = await run([...JOB, '--escrow', await identityToRecipient(identity), '--escrow-dir', 'escrow']);
+    expect(month.exitCode, show(month)).toBe(14);
+    // The runner goes, and its recovered/ with it.
+    rmSync(join(ws.configDir, 'recovered'), { recursive: true, force: true });
+    rmSync(path(`down-${b}`));
+    const escrowed = readdirSync(path('escrow')).filter((n) => n.endsWith('.age'));
+    expect(escrowed).toHaveLength(1);
+    const recovered = await runInProcess(['webhooks', 'recover', `escrow/${escrowed[0]}`, '--identity', 'ops.key', '--secret-to', 'exec:sh store.sh', '--journal', 'fleet.journal'], {
+      env: { ...baseEnv(ws), CI: 'true' },
+      cwd: ws.cwd,
+    });
+    expect(recovered.exitCode, show(recovered)).toBe(0);
+    expect(secretIn(path(`secrets/${b}.whsec`))).toMatch(/^whsec_/);
+    const again = await run(JOB);
+    expect(again.exitCode, show(again)).toBe(0);
+    expect(await rotations()).toBe(2);
+    for (const l of lines(again.stdout).filter((x) => x.endpointId)) expect(l).toMatchObject({ ok: true, skipped: true });
   });
 });
 
