@@ -11,10 +11,11 @@
 // - `__keyring-child`: the keyring's child program (keyring-child.cjs, which
 //   src/credentials/keyring.ts starts with process.execPath, here this
 //   executable), with the keyring's native addon unpacked from the assets
-//   into a private folder and checked by its SHA-256 before it is loaded.
+//   into a private folder and checked by its SHA-256 before it is loaded
+//   (src/sea/addon.ts).
 // Kept small and free of the program's modules: every run, `--version`
 // included, compiles it (from the code cache Node made at packaging).
-import { chmodSync, closeSync, constants, fstatSync, lstatSync, openSync, readSync, renameSync, rmSync, statSync, writeSync, type Stats } from 'node:fs';
+import { writeSync } from 'node:fs';
 import { createRequire, wrap } from 'node:module';
 import { homedir } from 'node:os';
 import { basename, dirname, join, relative, sep } from 'node:path';
@@ -22,7 +23,7 @@ import { getAsset } from 'node:sea';
 import { setFlagsFromString } from 'node:v8';
 import { Script } from 'node:vm';
 import { registerSingleExecutable } from '../system/packaging.js';
-import { makeFolders } from '../config/make-folders.js';
+import { loadAddon } from './addon.js';
 
 /** The SHA-256 (hex) of the keyring's addon among the assets, or null when the packaging had none for this platform. */
 declare const __CHATCTL_KEYRING_SHA256__: string | null;
@@ -137,73 +138,11 @@ function cacheFolder(env: NodeJS.ProcessEnv): string {
   return join(env.XDG_CACHE_HOME || join(home, '.cache'), 'chatctl');
 }
 
-/**
- * The keyring's addon, loaded with process.dlopen from
- * `<cache folder>/native/keyring-<hash>.node`. The cache folder and native/
- * must be folders of this user's that group and others cannot write (native/
- * not a link, and made 0700); the file, opened without following a link,
- * must be a regular file of this user's that group and others cannot write,
- * whose SHA-256 is the asset's. A file that is not is replaced from the
- * asset (a new file, renamed into place) and checked again before loading.
- */
+/** The keyring's addon, unpacked into `<cache folder>/native/` and loaded from there (src/sea/addon.ts). */
 function loadKeyringAddon(): unknown {
   const hash = __CHATCTL_KEYRING_SHA256__;
   if (hash === null) throw new Error(`no prebuilt keyring binary for ${process.platform}-${process.arch} in this executable`);
-  const cache = cacheFolder(process.env);
-  const dir = join(cache, 'native');
-  makeFolders(cache, 0o700);
-  checkPrivate(cache, statSync(cache), 'the cache folder');
-  makeFolders(dir, 0o700);
-  checkPrivate(dir, lstatSync(dir), 'its native/ folder');
-  const file = join(dir, `keyring-${hash.slice(0, 16)}.node`);
-  if (!holds(file, hash)) {
-    const temp = join(dir, `.keyring-${process.pid}-${Date.now()}.tmp`);
-    const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), 0o700);
-    try {
-      const bytes = Buffer.from(getAsset('keyring.node'));
-      for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(temp, file);
-    if (!holds(file, hash)) {
-      rmSync(file, { force: true });
-      throw new Error(`the keyring addon written to ${file} does not match the one in this executable`);
-    }
-  }
-  const module = { exports: {} };
-  process.dlopen(module, file);
-  return module.exports;
-}
-
-/** A folder this user owns and that group and others cannot write (and, for native/, no link); read access for others is taken away. */
-function checkPrivate(dir: string, st: Stats, what: string): void {
-  const uid = typeof process.geteuid === 'function' ? process.geteuid() : undefined;
-  if (st.isSymbolicLink() || !st.isDirectory()) throw new Error(`${what} ${dir} is not a folder; the keyring addon is not unpacked there`);
-  if (uid === undefined) return; // Windows: no owner or mode bits to check (docs/distribution.md)
-  if (st.uid !== uid) throw new Error(`${what} ${dir} belongs to another user (uid ${st.uid}); the keyring addon is not unpacked there`);
-  if ((st.mode & 0o022) !== 0) throw new Error(`${what} ${dir} can be written by group or others; the keyring addon is not unpacked there`);
-  if (what !== 'the cache folder' && (st.mode & 0o077) !== 0) chmodSync(dir, 0o700);
-}
-
-/** Whether `file` is a regular file of this user's, not writable by others, whose SHA-256 is `hash` (read without following a link). */
-function holds(file: string, hash: string): boolean {
-  let fd: number;
-  try {
-    fd = openSync(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
-  } catch {
-    return false;
-  }
-  try {
-    const st = fstatSync(fd);
-    const uid = typeof process.geteuid === 'function' ? process.geteuid() : undefined;
-    if (!st.isFile() || (uid !== undefined && (st.uid !== uid || (st.mode & 0o022) !== 0))) return false;
-    // node:crypto only here: loading it costs every run that does not need it a few ms.
-    const digest = (builtin('node:crypto') as typeof import('node:crypto')).createHash('sha256');
-    const chunk = Buffer.allocUnsafe(1 << 20);
-    for (let n: number; (n = readSync(fd, chunk, 0, chunk.length, null)) > 0; ) digest.update(chunk.subarray(0, n));
-    return digest.digest('hex') === hash;
-  } finally {
-    closeSync(fd);
-  }
+  // node:crypto only here: loading it costs every run that does not need it a few ms.
+  const { createHash } = builtin('node:crypto') as typeof import('node:crypto');
+  return loadAddon(cacheFolder(process.env), { sha256: hash, bytes: () => Buffer.from(getAsset('keyring.node')) }, { sha256: () => createHash('sha256') });
 }

@@ -104,6 +104,18 @@ describe('the single executable, alone in an empty folder, no node on PATH', () 
     expect(r.stderr).toContain(`the cache folder ${cache} can be written by group or others; the keyring addon is not unpacked there`);
     expect(readdirSync(cache)).toEqual([]);
   });
+
+  test('nor below a cache folder one of whose parents others can write (XDG_CACHE_HOME there): refused with the parent named', () => {
+    const shared = join(home, 'shared');
+    mkdirSync(shared);
+    chmodSync(shared, 0o777);
+    const env = { XDG_CACHE_HOME: join(shared, 'cache'), CHATCTL_CONFIG_DIR: join(home, 'shared-config') };
+    expect(run(['profile', 'set', 'shared', '--base-url', 'https://api.example.com', '--org', 'o', '--app', 'a', '--env', 'e'], env).status).toBe(0);
+    const r = run(['auth', 'login', '--with-token'], env, 'tok_sea_shared_parent');
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`the cache folder's parent ${shared} can be written by group or others; the keyring addon is not unpacked below it`);
+    expect(readdirSync(join(shared, 'cache', 'chatctl'))).toEqual([]);
+  });
 });
 
 describe.runIf(missing.length === 0 || keyringTestsRequired)('the single executable and a real Secret Service', () => {
