@@ -1,15 +1,21 @@
-// `npm run package`: chatctl as one executable for the machine it runs on,
-// dist/bin/chatctl-<platform>-<arch>, made with Node's single executable
-// applications from the Node that runs this script (docs/distribution.md).
+// `npm run package`: chatctl as one executable, dist/bin/chatctl-<target>,
+// made with Node's single executable applications (docs/distribution.md).
+// The target is the machine this runs on (made from the Node that runs this
+// script), or with `--target linux-x64|linux-arm64` another Linux one: made
+// from the npm registry's `node-linux-<arch>` package of this very Node
+// version and the keyring addon package for that target, both fetched with
+// `npm pack` at packaging time (never at npm install) into
+// node_modules/.cache/chatctl/targets/ and kept there.
 //
 // The executable is a copy of that Node with a blob in it: the launcher
 // (src/sea/launcher.ts, bundled here, compiled into the blob's code cache)
 // as its main script, and as assets the very files of the npm build in
 // dist/ (main.cjs, lazy/*.cjs, complete.cjs, fast.json, tree.json,
-// keyring-child.cjs), a V8 code cache for each bundle made by this Node,
-// and the keyring's native addon for this platform (from the
-// @napi-rs/keyring-<platform> package npm installed), which the launcher
-// unpacks into a private folder when the keyring is used.
+// keyring-child.cjs), a V8 code cache for each bundle made by this Node
+// (only for this machine's target: V8 takes a cache made on another
+// architecture as its own and crashes on it), and the keyring's native
+// addon for the target (from the @napi-rs/keyring-<target> package), which
+// the launcher unpacks into a private folder when the keyring is used.
 //
 // On Node with `--build-sea` (25.5 and later) Node writes the executable
 // itself; before, `--experimental-sea-config` writes the blob and postject
@@ -19,7 +25,7 @@
 // `--cached` to node_modules/.cache/chatctl/sea/<Node version>/, printing
 // the path: the test and the benchmark share that copy.
 //
-//   node scripts/package.mjs [--out FILE | --cached] [--force] [--no-strip]
+//   node scripts/package.mjs [--target T] [--out FILE | --cached] [--force] [--no-strip]
 //   node scripts/package.mjs --code-caches DIR   (internal: run by the packaging in a clean Node)
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -45,33 +51,44 @@ const DATA = ['fast.json', 'tree.json', 'keyring-child.cjs'];
 /** postject's name for Node's fuse (the same on every Node with single executable applications). */
 const FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 
+/** This machine's target; the others that can be built here (Linux only: postject edits any ELF). */
+const HOST = `${process.platform}-${process.arch}`;
+const CROSS = ['linux-x64', 'linux-arm64'];
+
 async function packageExecutable(argv) {
-  const name = `chatctl-${process.platform}-${process.arch}${process.platform === 'win32' ? '.exe' : ''}`;
+  const target = option(argv, '--target') ?? HOST;
+  if (target !== HOST && !(process.platform === 'linux' && CROSS.includes(target)))
+    throw new Error(`--target ${target}: this machine (${HOST}) builds ${[...new Set([HOST, ...(process.platform === 'linux' ? CROSS : [])])].join(', ')}`);
+  const name = `chatctl-${target}${target.startsWith('win32') ? '.exe' : ''}`;
   const cached = argv.includes('--cached') ? join(root, 'node_modules', '.cache', 'chatctl', 'sea', process.version, name) : undefined;
   const out = resolve(option(argv, '--out') ?? cached ?? join(dist, 'bin', name));
-  await build(argv, out);
+  await build(argv, out, target);
   // --cached: the path on stdout, for the test and the benchmark that share this copy.
   if (cached) process.stdout.write(`${out}\n`);
 }
 
-async function build(argv, out) {
+async function build(argv, out, target) {
   const { distIsCurrent, inputsStamp } = await import('./build-stamp.mjs');
   if (!distIsCurrent()) await import('./build.mjs');
-  const addon = keyringAddon();
-  const stamp = inputsHash(inputsStamp(), addon);
+  const native = target === HOST;
+  const node = native ? { file: process.execPath, license: undefined } : fetchNode(target);
+  const addon = native ? keyringAddon() : fetchAddon(target);
+  const stamp = inputsHash(inputsStamp(), target, node.file, addon);
   if (!argv.includes('--force') && existsSync(out) && readText(`${out}.stamp`) === stamp) {
     say(`${out} is current (${megabytes(out)}); --force builds it again`);
     return;
   }
   const work = mkdtempSync(join(tmpdir(), 'chatctl-package-'));
   try {
-    const launcher = await bundleLauncher(work, addon);
-    makeCodeCaches(work);
+    const launcher = await bundleLauncher(work, addon, target);
     const assets = Object.fromEntries([...bundles(), ...DATA].map((name) => [name, join(dist, name)]));
-    for (const name of bundles()) assets[`${name}.v8`] = join(work, 'cache', `${name}.v8`);
+    if (native) {
+      makeCodeCaches(work);
+      for (const name of bundles()) assets[`${name}.v8`] = join(work, 'cache', `${name}.v8`);
+    }
     if (addon) assets['keyring.node'] = addon.file;
     const made = join(work, 'chatctl');
-    inject(work, { main: launcher, assets }, made, !argv.includes('--no-strip'));
+    inject(work, { main: launcher, assets, node: node.file, native }, made, !argv.includes('--no-strip') && native);
     mkdirSync(dirname(out), { recursive: true });
     rmSync(`${out}.stamp`, { force: true });
     renameOrCopy(made, out);
@@ -79,7 +96,7 @@ async function build(argv, out) {
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
-  say(`${out}: ${megabytes(out)} (Node ${process.version}; keyring addon: ${addon ? addon.name : 'none for this platform'})`);
+  say(`${out}: ${megabytes(out)} (Node ${process.version} for ${target}${native ? '' : ' from the npm registry'}; keyring addon: ${addon ? addon.name : 'none for this platform'})`);
 }
 
 function option(argv, name) {
@@ -107,10 +124,9 @@ function readText(file) {
  */
 function keyringAddon() {
   const abi = process.platform === 'linux' ? (process.report?.getReport().header.glibcVersionRuntime ? '-gnu' : '-musl') : process.platform === 'win32' ? '-msvc' : '';
-  const name = `@napi-rs/keyring-${process.platform}-${process.arch}${abi}`;
+  const name = `@napi-rs/keyring-${HOST}${abi}`;
   try {
-    const require = createRequire(join(root, 'node_modules', '@napi-rs', 'keyring', 'index.js'));
-    const pkgFile = require.resolve(`${name}/package.json`);
+    const pkgFile = keyringRequire().resolve(`${name}/package.json`);
     const file = join(dirname(pkgFile), JSON.parse(readFileSync(pkgFile, 'utf8')).main);
     return { name, file, sha256: sha256(readFileSync(file)) };
   } catch {
@@ -119,17 +135,71 @@ function keyringAddon() {
   }
 }
 
-/** What the executable is made from: the sources of dist/ (scripts/build-stamp.mjs), this script, the Node binary, the addon. */
-function inputsHash(sources, addon) {
+const keyringRequire = () => createRequire(join(root, 'node_modules', '@napi-rs', 'keyring', 'index.js'));
+
+/** Where fetched packages are kept: one folder per package and version, written once. */
+const targetsCache = join(root, 'node_modules', '.cache', 'chatctl', 'targets');
+
+/**
+ * A package from the npm registry, unpacked into targetsCache (`npm pack`,
+ * which checks the tarball against the registry's integrity, then tar;
+ * only `members` of it when named): the folder holding its `package/`.
+ * Fetched once; a second build reads it from there.
+ */
+function fetchPackage(spec, members = []) {
+  const dir = join(targetsCache, spec.replace('/', '+'));
+  if (existsSync(join(dir, 'package', 'package.json'))) return dir;
+  mkdirSync(targetsCache, { recursive: true });
+  const temp = mkdtempSync(join(targetsCache, '.fetch-'));
+  try {
+    say(`fetching ${spec} from the npm registry`);
+    const r = spawnSync('npm', ['pack', spec, '--json', '--pack-destination', temp], { cwd: temp, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], shell: process.platform === 'win32' });
+    if (r.status !== 0) throw new Error(`npm pack ${spec} failed (${r.status ?? r.signal}):\n${r.stderr}`);
+    const [{ filename }] = JSON.parse(r.stdout);
+    run('tar', ['-xzf', join(temp, filename), '-C', temp, '--no-same-owner', ...members.map((m) => `package/${m}`)], `unpacking ${filename}`);
+    rmSync(join(temp, filename));
+    try {
+      renameSync(temp, dir);
+    } catch (err) {
+      if (!existsSync(join(dir, 'package', 'package.json'))) throw err; // else another build put it there first
+    }
+  } finally {
+    rmSync(temp, { recursive: true, force: true });
+  }
+  return dir;
+}
+
+/** The registry's Node binary for `target`, of this Node's version (the blob's format is the version's). */
+function fetchNode(target) {
+  // Only what the executable and a release need of its 150 MB unpacked.
+  const dir = fetchPackage(`node-${target}@${process.version.slice(1)}`, ['package.json', 'bin/node', 'LICENSE']);
+  return { file: join(dir, 'package', 'bin', 'node'), license: join(dir, 'package', 'LICENSE') };
+}
+
+/** The keyring addon package for `target` (glibc), at the version @napi-rs/keyring asks for. */
+function fetchAddon(target) {
+  const name = `@napi-rs/keyring-${target}-gnu`;
+  const version = JSON.parse(readFileSync(keyringRequire().resolve('./package.json'), 'utf8')).optionalDependencies?.[name];
+  if (!version) {
+    say(`@napi-rs/keyring names no ${name}: the executable will have no keyring`);
+    return undefined;
+  }
+  const pkg = join(fetchPackage(`${name}@${version}`), 'package');
+  const file = join(pkg, JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')).main);
+  return { name, file, sha256: sha256(readFileSync(file)) };
+}
+
+/** What the executable is made from: the sources of dist/ (scripts/build-stamp.mjs), this script, the target, the Node binary, the addon. */
+function inputsHash(sources, target, node, addon) {
   const hash = createHash('sha256');
   hash.update(sources).update('\0');
   hash.update(readFileSync(fileURLToPath(import.meta.url))).update('\0');
-  hash.update(`${process.execPath}\0${process.version}\0${process.arch}\0${statSync(process.execPath).mtimeMs}\0${addon?.sha256 ?? 'no addon'}`);
+  hash.update(`${target}\0${node}\0${process.version}\0${statSync(node).size}\0${statSync(node).mtimeMs}\0${addon?.sha256 ?? 'no addon'}`);
   return hash.digest('hex');
 }
 
-/** The launcher as one CommonJS script (no top-level await), the addon's hash built in. */
-async function bundleLauncher(work, addon) {
+/** The launcher as one CommonJS script (no top-level await), the addon's hash and the target built in. */
+async function bundleLauncher(work, addon, target) {
   const { build } = await import('esbuild');
   const outfile = join(work, 'launcher.cjs');
   await build({
@@ -141,7 +211,7 @@ async function bundleLauncher(work, addon) {
     target: 'node20.19',
     logLevel: 'warning',
     minifyWhitespace: true,
-    define: { __CHATCTL_KEYRING_SHA256__: JSON.stringify(addon?.sha256 ?? null) },
+    define: { __CHATCTL_KEYRING_SHA256__: JSON.stringify(addon?.sha256 ?? null), __CHATCTL_TARGET__: JSON.stringify(target) },
   });
   return outfile;
 }
@@ -179,11 +249,16 @@ function run(command, argv, what) {
   if (r.status !== 0) throw new Error(`${what} failed (${r.status ?? r.signal}):\n${r.stdout}${r.stderr}`);
 }
 
-/** Writes the executable: Node's --build-sea where it has it, else the blob and postject. */
-function inject(work, { main, assets }, out, strip) {
-  const config = { main, output: out, disableExperimentalSEAWarning: true, useCodeCache: true, assets };
+/**
+ * Writes the executable: Node's --build-sea where it has it and builds for
+ * itself, else the blob and postject into a copy of the target's Node. The
+ * blob's code cache of the launcher only for this machine's target (see
+ * the top of this file).
+ */
+function inject(work, { main, assets, node, native }, out, strip) {
+  const config = { main, output: out, disableExperimentalSEAWarning: true, useCodeCache: native, assets };
   const configFile = join(work, 'sea-config.json');
-  if (spawnSync(process.execPath, ['--help'], { encoding: 'utf8' }).stdout.includes('--build-sea')) {
+  if (native && spawnSync(process.execPath, ['--help'], { encoding: 'utf8' }).stdout.includes('--build-sea')) {
     writeFileSync(configFile, JSON.stringify(config));
     run(process.execPath, ['--build-sea', configFile], 'node --build-sea');
     return;
@@ -191,11 +266,12 @@ function inject(work, { main, assets }, out, strip) {
   const blob = join(work, 'sea.blob');
   writeFileSync(configFile, JSON.stringify({ ...config, output: blob }));
   run(process.execPath, ['--experimental-sea-config', configFile], 'node --experimental-sea-config');
-  copyFileSync(process.execPath, out);
+  copyFileSync(node, out);
   chmodSync(out, 0o755);
   // Node's Linux binaries carry their symbol table and debug information
   // (about 13 MB of the 99 MB of Node 20); the dynamic symbols that native
-  // addons (the keyring's) link against stay.
+  // addons (the keyring's) link against stay. Not for another architecture,
+  // which this machine's strip does not read.
   if (process.platform === 'linux' && strip && spawnSync('strip', ['--version'], { stdio: 'ignore' }).status === 0) run('strip', ['--strip-all', out], 'strip');
   const mac = process.platform === 'darwin';
   if (mac) run('codesign', ['--remove-signature', out], 'codesign --remove-signature');

@@ -27,6 +27,8 @@ import { loadAddon } from './addon.js';
 
 /** The SHA-256 (hex) of the keyring's addon among the assets, or null when the packaging had none for this platform. */
 declare const __CHATCTL_KEYRING_SHA256__: string | null;
+/** What the packaging built this executable for (`linux-x64`, `linux-arm64`, …). */
+declare const __CHATCTL_TARGET__: string;
 
 /** The argument that makes the executable the keyring's child (never a command name). */
 export const KEYRING_CHILD_ARG = '__keyring-child';
@@ -56,7 +58,7 @@ function main(argv: string[]): void {
   }
   const text = fastAnswer(argv);
   if (text !== undefined) return writeOut(text);
-  registerSingleExecutable({ keyringChildArgs: [KEYRING_CHILD_ARG] });
+  registerSingleExecutable({ keyringChildArgs: [KEYRING_CHILD_ARG], target: __CHATCTL_TARGET__ });
   (globalThis as Record<symbol, unknown>)[Symbol.for('chatctl.loadBundle')] = loadBundle;
   const program = loadBundle(join(VIRTUAL_DIST, 'main.cjs'));
   program.run(argv).then((code: number) => {

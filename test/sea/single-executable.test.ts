@@ -59,11 +59,17 @@ describe('the single executable, alone in an empty folder, no node on PATH', () 
     expect(readdirSync(folder)).toEqual([]);
   });
 
-  test('--version, version --json ("packaging": "single-executable"), a help page and a completion', () => {
+  test('--version, version --json ("packaging": "single-executable", its target), a help page and a completion', () => {
     expect(run(['--version'])).toEqual({ status: 0, stdout: `${PKG_VERSION}\n`, stderr: '' });
     const info = JSON.parse(run(['version', '--json']).stdout);
-    expect(info).toMatchObject({ version: PKG_VERSION, platform: `${process.platform}-${process.arch}`, node: process.version, packaging: 'single-executable' });
-    expect(Object.keys(info)).toEqual(['version', 'commit', 'node', 'platform', 'packaging']);
+    expect(info).toMatchObject({
+      version: PKG_VERSION,
+      platform: `${process.platform}-${process.arch}`,
+      node: process.version,
+      packaging: 'single-executable',
+      target: `${process.platform}-${process.arch}`,
+    });
+    expect(Object.keys(info)).toEqual(['version', 'commit', 'node', 'platform', 'packaging', 'target']);
     expect(run(['webhooks', 'rotate', '--help']).stdout).toContain('--expected-version');
     expect(run(['__complete', 'bash', '--', 'webhooks', 'rot']).stdout).toMatch(/^rotate\b/m);
   });
