@@ -32,7 +32,7 @@ import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import Module, { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
 
@@ -45,9 +45,41 @@ const bundles = () => [
   'complete.cjs',
   ...readdirSync(join(dist, 'lazy'))
     .filter((n) => n.endsWith('.cjs'))
+    .sort()
     .map((n) => `lazy/${n}`),
 ];
 const DATA = ['fast.json', 'tree.json', 'keyring-child.cjs'];
+/**
+ * V8's string hash seed while the code caches are made, and in the
+ * executable before it uses them (BOOTSTRAP). A cache holds the hashes of
+ * its strings, and Node picks a random seed per process: two builds would
+ * write different caches. V8 rehashes on loading whatever the seed, but
+ * accepts a cache only from a process whose flags hash the same as its
+ * own, so the executable sets the same flag (the seed of the running
+ * process is fixed at its start and stays random; only the flags' hash
+ * changes). docs/distribution.md, "Reproducible releases".
+ */
+const HASH_SEED = '--hash-seed=20240601';
+
+/**
+ * The executable's main script: it sets HASH_SEED's flag, then runs the
+ * launcher (src/sea/launcher.ts, the asset launcher.cjs) with the code
+ * cache made for it beside the bundles'. Node's own code cache for the main
+ * script (useCodeCache) is not used: V8 makes it with a random seed, so
+ * it would differ build to build, and it is checked before any script can
+ * set a flag.
+ */
+const BOOTSTRAP = `'use strict';
+const { getAsset } = require('node:sea');
+const { Script } = require('node:vm');
+require('node:v8').setFlagsFromString(${JSON.stringify(HASH_SEED)});
+let cachedData;
+try { cachedData = Buffer.from(getAsset('launcher.cjs.v8')); } catch {}
+const file = require('node:path').join(process.execPath, 'dist', 'launcher.cjs');
+const launcher = { exports: {} };
+new Script(require('node:module').wrap(getAsset('launcher.cjs', 'utf8')), { filename: file, cachedData }).runInThisContext().call(launcher.exports, launcher.exports, require, launcher, file, process.execPath);
+`;
+
 /** postject's name for Node's fuse (the same on every Node with single executable applications). */
 const FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 
@@ -81,14 +113,17 @@ async function build(argv, out, target) {
   const work = mkdtempSync(join(tmpdir(), 'chatctl-package-'));
   try {
     const launcher = await bundleLauncher(work, addon, target);
+    const main = join(work, 'bootstrap.cjs');
+    writeFileSync(main, BOOTSTRAP);
     const assets = Object.fromEntries([...bundles(), ...DATA].map((name) => [name, join(dist, name)]));
+    assets['launcher.cjs'] = launcher;
     if (native) {
-      makeCodeCaches(work);
-      for (const name of bundles()) assets[`${name}.v8`] = join(work, 'cache', `${name}.v8`);
+      makeCodeCaches(work, launcher);
+      for (const name of ['launcher.cjs', ...bundles()]) assets[`${name}.v8`] = join(work, 'cache', `${name}.v8`);
     }
     if (addon) assets['keyring.node'] = addon.file;
     const made = join(work, 'chatctl');
-    inject(work, { main: launcher, assets, node: node.file, native }, made, !argv.includes('--no-strip') && native);
+    inject(work, { main, assets, node: node.file }, made, !argv.includes('--no-strip') && native);
     mkdirSync(dirname(out), { recursive: true });
     rmSync(`${out}.stamp`, { force: true });
     renameOrCopy(made, out);
@@ -216,11 +251,11 @@ async function bundleLauncher(work, addon, target) {
   return outfile;
 }
 
-/** The bundles' code caches, made by this Node in a child with no flags, as the executable runs them. */
-function makeCodeCaches(work) {
+/** The launcher's and the bundles' code caches, made by this Node in a child with HASH_SEED's flag only, as the executable runs them. */
+function makeCodeCaches(work, launcher) {
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
-  const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--code-caches', join(work, 'cache')], { env, stdio: ['ignore', 'inherit', 'inherit'] });
+  const r = spawnSync(process.execPath, [HASH_SEED, fileURLToPath(import.meta.url), '--code-caches', join(work, 'cache'), launcher], { env, stdio: ['ignore', 'inherit', 'inherit'] });
   if (r.status !== 0) throw new Error(`making the code caches failed (${r.status ?? r.signal})`);
 }
 
@@ -231,7 +266,10 @@ function makeCodeCaches(work) {
  * cached data for each. A cache that does not fit the executable's V8 is
  * refused by V8 and costs only speed.
  */
-async function writeCodeCaches(dir) {
+async function writeCodeCaches(dir, launcher) {
+  // The launcher compiled only: running it would run chatctl. What V8 compiles up front is cached, as Node's own cache of a main script does.
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'launcher.cjs.v8'), new Script(Module.wrap(readFileSync(launcher, 'utf8')), { filename: 'launcher.cjs' }).createCachedData());
   const require = createRequire(import.meta.url);
   for (const name of bundles()) {
     const file = join(dist, name);
@@ -244,28 +282,26 @@ async function writeCodeCaches(dir) {
   }
 }
 
-function run(command, argv, what) {
-  const r = spawnSync(command, argv, { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+const run = (command, argv, what) => runIn(undefined, command, argv, what);
+
+function runIn(cwd, command, argv, what) {
+  const r = spawnSync(command, argv, { cwd, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`${what} failed (${r.status ?? r.signal}):\n${r.stdout}${r.stderr}`);
 }
 
-/**
- * Writes the executable: Node's --build-sea where it has it and builds for
- * itself, else the blob and postject into a copy of the target's Node. The
- * blob's code cache of the launcher only for this machine's target (see
- * the top of this file).
- */
-function inject(work, { main, assets, node, native }, out, strip) {
-  const config = { main, output: out, disableExperimentalSEAWarning: true, useCodeCache: native, assets };
+/** Writes the executable: Node's --build-sea where it has it and builds for itself, else the blob and postject into a copy of the target's Node. */
+function inject(work, { main, assets, node }, out, strip) {
+  const config = { main, output: out, disableExperimentalSEAWarning: true, useCodeCache: false, assets };
   const configFile = join(work, 'sea-config.json');
-  if (native && spawnSync(process.execPath, ['--help'], { encoding: 'utf8' }).stdout.includes('--build-sea')) {
+  if (node === process.execPath && spawnSync(process.execPath, ['--help'], { encoding: 'utf8' }).stdout.includes('--build-sea')) {
     writeFileSync(configFile, JSON.stringify(config));
     run(process.execPath, ['--build-sea', configFile], 'node --build-sea');
     return;
   }
   const blob = join(work, 'sea.blob');
-  writeFileSync(configFile, JSON.stringify({ ...config, output: blob }));
-  run(process.execPath, ['--experimental-sea-config', configFile], 'node --experimental-sea-config');
+  writeFileSync(configFile, JSON.stringify({ ...config, main: relative(work, main), output: blob }));
+  // From the work folder, with the main script's relative name: the blob keeps the name as given, and a temporary folder's would differ build to build.
+  runIn(work, process.execPath, ['--experimental-sea-config', configFile], 'node --experimental-sea-config');
   copyFileSync(node, out);
   chmodSync(out, 0o755);
   // Node's Linux binaries carry their symbol table and debug information
@@ -295,5 +331,5 @@ function renameOrCopy(from, to) {
 
 // Last: the helpers above are defined by now.
 const args = process.argv.slice(2);
-if (args[0] === '--code-caches') await writeCodeCaches(args[1]);
+if (args[0] === '--code-caches') await writeCodeCaches(args[1], args[2]);
 else await packageExecutable(args);
