@@ -26,6 +26,13 @@
 // the path: the test and the benchmark share that copy.
 //
 //   node scripts/package.mjs [--target T] [--out FILE | --cached] [--force] [--no-strip]
+//                            [--registry-node] [--no-code-cache]
+//
+// --registry-node takes the npm registry's Node for this machine's target
+// too (as `npm run release` does: the same Node whatever is installed
+// here); --no-code-cache leaves the V8 code caches out. Beside the
+// executable, `<out>.contents.json` says what it holds (the Node package
+// and the addon package, with their licence files), for the release.
 //   node scripts/package.mjs --code-caches DIR   (internal: run by the packaging in a clean Node)
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -103,9 +110,10 @@ async function build(argv, out, target) {
   const { distIsCurrent, inputsStamp } = await import('./build-stamp.mjs');
   if (!distIsCurrent()) await import('./build.mjs');
   const native = target === HOST;
-  const node = native ? { file: process.execPath, license: undefined } : fetchNode(target);
+  const node = native && !argv.includes('--registry-node') ? { file: process.execPath } : fetchNode(target);
   const addon = native ? keyringAddon() : fetchAddon(target);
-  const stamp = inputsHash(inputsStamp(), target, node.file, addon);
+  const caches = native && !argv.includes('--no-code-cache');
+  const stamp = inputsHash(inputsStamp(), `${target}${caches ? '' : ' without code caches'}`, node.file, addon);
   if (!argv.includes('--force') && existsSync(out) && readText(`${out}.stamp`) === stamp) {
     say(`${out} is current (${megabytes(out)}); --force builds it again`);
     return;
@@ -117,7 +125,7 @@ async function build(argv, out, target) {
     writeFileSync(main, BOOTSTRAP);
     const assets = Object.fromEntries([...bundles(), ...DATA].map((name) => [name, join(dist, name)]));
     assets['launcher.cjs'] = launcher;
-    if (native) {
+    if (caches) {
       makeCodeCaches(work, launcher);
       for (const name of ['launcher.cjs', ...bundles()]) assets[`${name}.v8`] = join(work, 'cache', `${name}.v8`);
     }
@@ -127,6 +135,7 @@ async function build(argv, out, target) {
     mkdirSync(dirname(out), { recursive: true });
     rmSync(`${out}.stamp`, { force: true });
     renameOrCopy(made, out);
+    writeFileSync(`${out}.contents.json`, `${JSON.stringify({ target, node: { version: process.version.slice(1), ...node }, addon: addon ?? null, codeCaches: caches }, null, 2)}\n`);
     writeFileSync(`${out}.stamp`, stamp);
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -161,9 +170,7 @@ function keyringAddon() {
   const abi = process.platform === 'linux' ? (process.report?.getReport().header.glibcVersionRuntime ? '-gnu' : '-musl') : process.platform === 'win32' ? '-msvc' : '';
   const name = `@napi-rs/keyring-${HOST}${abi}`;
   try {
-    const pkgFile = keyringRequire().resolve(`${name}/package.json`);
-    const file = join(dirname(pkgFile), JSON.parse(readFileSync(pkgFile, 'utf8')).main);
-    return { name, file, sha256: sha256(readFileSync(file)) };
+    return addonIn(dirname(keyringRequire().resolve(`${name}/package.json`)));
   } catch {
     say(`no ${name} installed: the executable will have no keyring`);
     return undefined;
@@ -208,7 +215,7 @@ function fetchPackage(spec, members = []) {
 function fetchNode(target) {
   // Only what the executable and a release need of its 150 MB unpacked.
   const dir = fetchPackage(`node-${target}@${process.version.slice(1)}`, ['package.json', 'bin/node', 'LICENSE']);
-  return { file: join(dir, 'package', 'bin', 'node'), license: join(dir, 'package', 'LICENSE') };
+  return { file: join(dir, 'package', 'bin', 'node'), package: `node-${target}`, license: join(dir, 'package', 'LICENSE') };
 }
 
 /** The keyring addon package for `target` (glibc), at the version @napi-rs/keyring asks for. */
@@ -219,9 +226,18 @@ function fetchAddon(target) {
     say(`@napi-rs/keyring names no ${name}: the executable will have no keyring`);
     return undefined;
   }
-  const pkg = join(fetchPackage(`${name}@${version}`), 'package');
-  const file = join(pkg, JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')).main);
-  return { name, file, sha256: sha256(readFileSync(file)) };
+  return addonIn(join(fetchPackage(`${name}@${version}`), 'package'));
+}
+
+/** The addon of the package in `dir`: its file, hash, version and licence files. */
+function addonIn(dir) {
+  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  const file = join(dir, pkg.main);
+  const licenses = readdirSync(dir)
+    .filter((n) => /^licen[cs]e/i.test(n))
+    .sort()
+    .map((n) => join(dir, n));
+  return { name: pkg.name, version: pkg.version, license: pkg.license ?? null, file, sha256: sha256(readFileSync(file)), licenseFiles: licenses };
 }
 
 /** What the executable is made from: the sources of dist/ (scripts/build-stamp.mjs), this script, the target, the Node binary, the addon. */
