@@ -7,9 +7,9 @@
 // `npm pack` at packaging time (never at npm install) into
 // node_modules/.cache/chatctl/targets/ and kept there.
 //
-// The executable is a copy of that Node with a blob in it: the launcher
-// (src/sea/launcher.ts, bundled here, compiled into the blob's code cache)
-// as its main script, and as assets the very files of the npm build in
+// The executable is a copy of that Node with a blob in it: a small main
+// script (src/sea/main.ts: --version, help and completion, else the
+// launcher) and as assets the launcher (src/sea/launcher.ts) and the very files of the npm build in
 // dist/ (main.cjs, lazy/*.cjs, complete.cjs, fast.json, tree.json,
 // keyring-child.cjs), a V8 code cache for each bundle made by this Node
 // (only for this machine's target: V8 takes a cache made on another
@@ -58,34 +58,19 @@ const bundles = () => [
 const DATA = ['fast.json', 'tree.json', 'keyring-child.cjs'];
 /**
  * V8's string hash seed while the code caches are made, and in the
- * executable before it uses them (BOOTSTRAP). A cache holds the hashes of
+ * executable before it uses them. A cache holds the hashes of
  * its strings, and Node picks a random seed per process: two builds would
  * write different caches. V8 rehashes on loading whatever the seed, but
  * accepts a cache only from a process whose flags hash the same as its
- * own, so the executable sets the same flag (the seed of the running
- * process is fixed at its start and stays random; only the flags' hash
- * changes). docs/distribution.md, "Reproducible releases".
+ * own, so the executable's main script (src/sea/main.ts) sets the same flag
+ * before it loads the launcher (the seed of the running process is fixed at
+ * its start and stays random; only the flags' hash changes). Node's own code
+ * cache of the main script (useCodeCache) is not used: V8 makes it with a
+ * random seed, and checks it before any script could set a flag; the main
+ * script is small, and the launcher has a cache of ours.
+ * docs/distribution.md, "What is reproducible, and why".
  */
 const HASH_SEED = '--hash-seed=20240601';
-
-/**
- * The executable's main script: it sets HASH_SEED's flag, then runs the
- * launcher (src/sea/launcher.ts, the asset launcher.cjs) with the code
- * cache made for it beside the bundles'. Node's own code cache for the main
- * script (useCodeCache) is not used: V8 makes it with a random seed, so
- * it would differ build to build, and it is checked before any script can
- * set a flag.
- */
-const BOOTSTRAP = `'use strict';
-const { getAsset } = require('node:sea');
-const { Script } = require('node:vm');
-require('node:v8').setFlagsFromString(${JSON.stringify(HASH_SEED)});
-let cachedData;
-try { cachedData = Buffer.from(getAsset('launcher.cjs.v8')); } catch {}
-const file = require('node:path').join(process.execPath, 'dist', 'launcher.cjs');
-const launcher = { exports: {} };
-new Script(require('node:module').wrap(getAsset('launcher.cjs', 'utf8')), { filename: file, cachedData }).runInThisContext().call(launcher.exports, launcher.exports, require, launcher, file, process.execPath);
-`;
 
 /** postject's name for Node's fuse (the same on every Node with single executable applications). */
 const FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
@@ -120,9 +105,7 @@ async function build(argv, out, target) {
   }
   const work = mkdtempSync(join(tmpdir(), 'chatctl-package-'));
   try {
-    const launcher = await bundleLauncher(work, addon, target);
-    const main = join(work, 'bootstrap.cjs');
-    writeFileSync(main, BOOTSTRAP);
+    const { launcher, main } = await bundleLauncher(work, addon, target);
     const assets = Object.fromEntries([...bundles(), ...DATA].map((name) => [name, join(dist, name)]));
     assets['launcher.cjs'] = launcher;
     if (caches) {
@@ -249,22 +232,26 @@ function inputsHash(sources, target, node, addon) {
   return hash.digest('hex');
 }
 
-/** The launcher as one CommonJS script (no top-level await), the addon's hash and the target built in. */
+/** The main script (src/sea/main.ts) and the launcher (src/sea/launcher.ts), each one CommonJS script (no top-level await), with the values they are built with. */
 async function bundleLauncher(work, addon, target) {
   const { build } = await import('esbuild');
-  const outfile = join(work, 'launcher.cjs');
+  const common = { bundle: true, format: 'cjs', platform: 'node', target: 'node20.19', logLevel: 'warning', minifyWhitespace: true };
+  const version = JSON.parse(readFileSync(join(dist, 'fast.json'), 'utf8')).version;
+  const main = join(work, 'main.cjs');
   await build({
+    ...common,
+    entryPoints: [join(root, 'src', 'sea', 'main.ts')],
+    outfile: main,
+    define: { __CHATCTL_VERSION__: JSON.stringify(version), __CHATCTL_HASH_SEED__: JSON.stringify(HASH_SEED) },
+  });
+  const launcher = join(work, 'launcher.cjs');
+  await build({
+    ...common,
     entryPoints: [join(root, 'src', 'sea', 'launcher.ts')],
-    outfile,
-    bundle: true,
-    format: 'cjs',
-    platform: 'node',
-    target: 'node20.19',
-    logLevel: 'warning',
-    minifyWhitespace: true,
+    outfile: launcher,
     define: { __CHATCTL_KEYRING_SHA256__: JSON.stringify(addon?.sha256 ?? null), __CHATCTL_TARGET__: JSON.stringify(target) },
   });
-  return outfile;
+  return { launcher, main };
 }
 
 /** The launcher's and the bundles' code caches, made by this Node in a child with HASH_SEED's flag only, as the executable runs them. */

@@ -1,10 +1,7 @@
-// The single executable's launcher: the main script that `npm run package`
-// (scripts/package.mjs) puts into a copy of Node with Node's single
-// executable applications (docs/distribution.md). It does for the
-// executable what bin/chatctl.js does for the npm package, from the
-// executable's assets instead of dist/:
-// - `--version` and `CMD… --help` from fast.json, written with fs.writeSync;
-// - completion (`__complete`) from complete.cjs and tree.json;
+// The single executable's launcher, run by its main script (src/sea/main.ts,
+// which answers --version, help and completion itself) for everything else
+// (docs/distribution.md). It does for the executable what bin/chatctl.js
+// does for the npm package, from the executable's assets instead of dist/:
 // - the program, main.cjs, and its lazily loaded parts (lazy/*.cjs), each
 //   compiled with the V8 code cache that the packaging made for it with this
 //   very Node (its `.v8` asset), so a run skips most parsing and compiling;
@@ -13,9 +10,8 @@
 //   executable), with the keyring's native addon unpacked from the assets
 //   into a private folder and checked by its SHA-256 before it is loaded
 //   (src/sea/addon.ts).
-// Kept small and free of the program's modules: every run, `--version`
-// included, compiles it (from the code cache Node made at packaging).
-import { writeSync } from 'node:fs';
+// Kept small and free of the program's modules: every command compiles it
+// (from the code cache made at packaging).
 import { createRequire, wrap } from 'node:module';
 import { homedir } from 'node:os';
 import { basename, dirname, join, relative, sep } from 'node:path';
@@ -48,53 +44,15 @@ const LIFTOFF = Number(process.versions.node.split('.')[0]) < 22 && ['HTTPS_PROX
 /** The SEA's own require loads built-in modules only, which is all the bundles require. */
 const builtin: NodeJS.Require = typeof require === 'function' ? require : createRequire(process.execPath);
 
-main(process.argv.slice(2));
-
-function main(argv: string[]): void {
+/** Runs the program, or the keyring's child, for `argv` (src/sea/main.ts hands over what it does not answer itself). */
+export function start(argv: string[]): void {
   if (argv[0] === KEYRING_CHILD_ARG) return keyringChild();
-  if (argv[0] === '__complete') {
-    const { runComplete } = loadBundle(join(VIRTUAL_DIST, 'complete.cjs'));
-    return runComplete(argv.slice(1), JSON.parse(getAsset('tree.json', 'utf8')), process.env, writeOut);
-  }
-  const text = fastAnswer(argv);
-  if (text !== undefined) return writeOut(text);
   registerSingleExecutable({ keyringChildArgs: [KEYRING_CHILD_ARG], target: __CHATCTL_TARGET__ });
   (globalThis as Record<symbol, unknown>)[Symbol.for('chatctl.loadBundle')] = loadBundle;
   const program = loadBundle(join(VIRTUAL_DIST, 'main.cjs'));
   program.run(argv).then((code: number) => {
     process.exitCode = code;
   });
-}
-
-/** Writes a short answer straight to fd 1; a closed pipe ends quietly. */
-function writeOut(text: string): void {
-  const buf = Buffer.from(text);
-  let done = 0;
-  try {
-    while (done < buf.length) done += writeSync(1, buf, done);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EAGAIN') process.stdout.write(buf.subarray(done));
-    else if ((err as NodeJS.ErrnoException).code !== 'EPIPE') throw err;
-  }
-}
-
-interface FastAnswers {
-  version: string;
-  aliases: Record<string, string>;
-  help: Record<string, string>;
-}
-
-/** The pre-rendered answer for `--version`, `CMD… --help` and `help CMD…`, as bin/chatctl.js gives it. */
-function fastAnswer(args: string[]): string | undefined {
-  const isHelp = (a: string | undefined) => a === '--help' || a === '-h';
-  const version = args.length === 1 && (args[0] === '--version' || args[0] === '-V');
-  if (!version && !isHelp(args.at(-1)) && args[0] !== 'help') return undefined;
-  const fast = JSON.parse(getAsset('fast.json', 'utf8')) as FastAnswers;
-  if (version) return fast.version + '\n';
-  let words = isHelp(args.at(-1)) ? args.slice(0, -1) : args.slice(1);
-  const alias = words[0] === undefined ? undefined : fast.aliases[words[0]];
-  if (alias) words = [alias, ...words.slice(1)];
-  return fast.help[words.join(' ')];
 }
 
 /** Runs a CommonJS bundle from the assets, with the code cache made for it at packaging (V8 ignores one that does not fit). */

@@ -70,7 +70,10 @@ describe('the single executable, alone in an empty folder, no node on PATH', () 
       target: `${process.platform}-${process.arch}`,
     });
     expect(Object.keys(info)).toEqual(['version', 'commit', 'node', 'platform', 'packaging', 'target']);
-    expect(run(['webhooks', 'rotate', '--help']).stdout).toContain('--expected-version');
+    const help = run(['webhooks', 'rotate', '--help']);
+    expect(help.stdout).toContain('--expected-version');
+    expect(run(['help', 'webhooks', 'rotate'])).toEqual(help);
+    expect(run(['webhooks', 'rotate', '-h'])).toEqual(help);
     expect(run(['__complete', 'bash', '--', 'webhooks', 'rot']).stdout).toMatch(/^rotate\b/m);
   });
 
