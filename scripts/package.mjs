@@ -62,9 +62,12 @@ const DATA = ['fast.json', 'tree.json', 'keyring-child.cjs'];
  * its strings, and Node picks a random seed per process: two builds would
  * write different caches. V8 rehashes on loading whatever the seed, but
  * accepts a cache only from a process whose flags hash the same as its
- * own, so the executable's main script (src/sea/main.ts) sets the same flag
- * before it loads the launcher (the seed of the running process is fixed at
- * its start and stays random; only the flags' hash changes). Node's own code
+ * own, so the executable sets the same flag while it compiles a script with
+ * its cache, and puts it back before the script runs (src/sea/launcher.ts,
+ * withCacheFlag: while a flag is changed V8 also refuses the compiled code
+ * the Node binary carries for its own modules). The seed of the running
+ * process is fixed at its start and stays random; only the flags' hash
+ * changes. Node's own code
  * cache of the main script (useCodeCache) is not used: V8 makes it with a
  * random seed, and checks it before any script could set a flag; the main
  * script is small, and the launcher has a cache of ours.
@@ -249,7 +252,7 @@ async function bundleLauncher(work, addon, target) {
     ...common,
     entryPoints: [join(root, 'src', 'sea', 'launcher.ts')],
     outfile: launcher,
-    define: { __CHATCTL_KEYRING_SHA256__: JSON.stringify(addon?.sha256 ?? null), __CHATCTL_TARGET__: JSON.stringify(target) },
+    define: { __CHATCTL_KEYRING_SHA256__: JSON.stringify(addon?.sha256 ?? null), __CHATCTL_TARGET__: JSON.stringify(target), __CHATCTL_HASH_SEED__: JSON.stringify(HASH_SEED) },
   });
   return { launcher, main };
 }

@@ -23,6 +23,8 @@ import { loadAddon } from './addon.js';
 
 /** The SHA-256 (hex) of the keyring's addon among the assets, or null when the packaging had none for this platform. */
 declare const __CHATCTL_KEYRING_SHA256__: string | null;
+/** The V8 flag the code caches were made with (scripts/package.mjs, HASH_SEED). */
+declare const __CHATCTL_HASH_SEED__: string;
 /** What the packaging built this executable for (`linux-x64`, `linux-arm64`, …). */
 declare const __CHATCTL_TARGET__: string;
 
@@ -55,6 +57,23 @@ export function start(argv: string[]): void {
   });
 }
 
+/**
+ * Runs `compile` with the V8 flag the code caches were made with (a fixed
+ * hash seed: scripts/package.mjs), then puts the flag back: V8 takes a
+ * cache only from flags that hash as the ones it was made with, and
+ * while any flag is changed it refuses the compiled code the Node binary
+ * carries for Node's own modules (about 11 ms more for those a rotate
+ * loads), so the bundle runs, and requires them, with the flags as they were.
+ */
+function withCacheFlag<T>(compile: () => T): T {
+  setFlagsFromString(__CHATCTL_HASH_SEED__);
+  try {
+    return compile();
+  } finally {
+    setFlagsFromString('--hash-seed=0');
+  }
+}
+
 /** Runs a CommonJS bundle from the assets, with the code cache made for it at packaging (V8 ignores one that does not fit). */
 // biome-ignore lint/suspicious/noExplicitAny: a bundle's exports
 function loadBundle(file: string): any {
@@ -65,7 +84,7 @@ function loadBundle(file: string): any {
   } catch {
     /* no cache for it: compiled as it runs */
   }
-  const script = new Script(wrap(getAsset(name, 'utf8')), { filename: file, cachedData });
+  const script = withCacheFlag(() => new Script(wrap(getAsset(name, 'utf8')), { filename: file, cachedData }));
   const module = { exports: {} };
   script.runInThisContext().call(module.exports, module.exports, builtin, module, file, dirname(file));
   if (LIFTOFF && basename(file) === 'proxy.cjs') setFlagsFromString('--liftoff-only');

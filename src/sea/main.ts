@@ -6,10 +6,10 @@
 // - completion (`__complete`) from complete.cjs and tree.json, compiled as
 //   it runs (a few kB: less than loading node:vm to use a code cache).
 // Anything else goes to the launcher (src/sea/launcher.ts, the asset
-// launcher.cjs): first the V8 flag the code caches were made with (a fixed
-// hash seed, which makes them the same build after build; node:v8 alone
-// costs about 2 ms to load, so only here), then the launcher with its
-// cache, which runs the program or the keyring's child.
+// launcher.cjs), compiled with its code cache under the V8 flag the caches
+// were made with (a fixed hash seed, which makes them the same build after
+// build; node:v8 alone costs about 2 ms to load, so only here); it runs
+// the program or the keyring's child.
 import { writeSync } from 'node:fs';
 import { getAsset } from 'node:sea';
 
@@ -55,9 +55,9 @@ function plainBundle(name: string): any {
   return module.exports;
 }
 
-/** The launcher, with its code cache, once the caches' flag is set. */
+/** The launcher, compiled with its code cache under the caches' flag (put back before it runs: src/sea/launcher.ts, withCacheFlag). */
 function launch(argv: string[]): void {
-  (require('node:v8') as typeof import('node:v8')).setFlagsFromString(__CHATCTL_HASH_SEED__);
+  const { setFlagsFromString } = require('node:v8') as typeof import('node:v8');
   const { Script } = require('node:vm') as typeof import('node:vm');
   const { wrap } = require('node:module') as typeof import('node:module');
   const file = `${process.execPath}/dist/launcher.cjs`;
@@ -68,7 +68,14 @@ function launch(argv: string[]): void {
     /* a build without code caches (another architecture, or --no-code-cache) */
   }
   const module = { exports: {} as { start(argv: string[]): void } };
-  new Script(wrap(getAsset('launcher.cjs', 'utf8')), { filename: file, cachedData }).runInThisContext().call(module.exports, module.exports, require, module, file, process.execPath);
+  setFlagsFromString(__CHATCTL_HASH_SEED__);
+  let script: import('node:vm').Script;
+  try {
+    script = new Script(wrap(getAsset('launcher.cjs', 'utf8')), { filename: file, cachedData });
+  } finally {
+    setFlagsFromString('--hash-seed=0');
+  }
+  script.runInThisContext().call(module.exports, module.exports, require, module, file, process.execPath);
   module.exports.start(argv);
 }
 
