@@ -14,6 +14,8 @@
 //
 // Scenario 10 is the single executable (`npm run package`; built first when
 // its inputs changed) against the npm package: `--version` from each.
+// Scenarios 11-13 are the single executable's `--version`, `webhooks rotate
+// --help` and a completion against `node -e 0` (target: at or below it).
 //
 // Scenario 7 is what writing config.json costs: `profile set` loads conf
 // (dist/lazy/conf.cjs) and the lock, reads, and writes the file; against
@@ -430,7 +432,7 @@ function makeScenarios(env, getSandbox, getFront, getKeyring, getExecutable) {
     {
       id: 1,
       name: '--version',
-      target: 1.1,
+      target: 1.05,
       pair: async () => ({
         a: { args: [BIN, '--version'], env, check: (out) => expect(out.trim() === VERSION, `expected ${VERSION}`) },
         b: nodeFloor,
@@ -439,7 +441,7 @@ function makeScenarios(env, getSandbox, getFront, getKeyring, getExecutable) {
     {
       id: 2,
       name: 'webhooks rotate --help',
-      target: 1.1,
+      target: 1.05,
       pair: async () => ({
         a: { args: [BIN, 'webhooks', 'rotate', '--help'], env, check: (out) => expect(/rotate/.test(out) && /--expected-version/.test(out), 'expected the rotate help') },
         b: nodeFloor,
@@ -448,7 +450,7 @@ function makeScenarios(env, getSandbox, getFront, getKeyring, getExecutable) {
     {
       id: 3,
       name: "__complete bash -- --profile ''",
-      target: 1.1,
+      target: 1.05,
       pair: async () => ({
         a: {
           args: [BIN, '__complete', 'bash', '--', '--profile', ''],
@@ -596,6 +598,26 @@ function makeScenarios(env, getSandbox, getFront, getKeyring, getExecutable) {
         b: { args: [BIN, '--version'], env, check: (out) => expect(out.trim() === VERSION, `expected ${VERSION}`) },
       }),
     },
+    // Scenarios 11-13: the single executable's fast answers against bare Node (target: at or below it).
+    ...[
+      [11, ['--version'], (out) => expect(out.trim() === VERSION, `expected ${VERSION}`)],
+      [12, ['webhooks', 'rotate', '--help'], (out) => expect(/--expected-version/.test(out), 'expected the rotate help')],
+      [
+        13,
+        ['__complete', 'bash', '--', '--profile', ''],
+        (out) =>
+          expect(
+            PROFILES.every((p) => out.includes(p)),
+            `expected the profile names ${PROFILES.join(', ')}`,
+          ),
+      ],
+    ].map(([id, args, check]) => ({
+      id,
+      name: `the single executable ${args.map((a) => (a === '' ? "''" : a)).join(' ')} vs node -e 0`,
+      target: 1.0,
+      needsExecutable: true,
+      pair: async () => ({ a: { exe: getExecutable(), args, env, check }, b: nodeFloor }),
+    })),
   ];
 }
 
@@ -785,7 +807,7 @@ async function main() {
       () => keyring,
       () => executable,
     ).filter((s) => !opts.only || opts.only.has(s.id));
-    if (scenarios.length === 0) usage('--only selects no scenario (1–10)');
+    if (scenarios.length === 0) usage('--only selects no scenario (1–13)');
     if (scenarios.some((s) => s.needsNodeCompileCache) && !NODE_HAS_COMPILE_CACHE) {
       process.stdout.write(`scenario 9 not run: Node ${process.version} has no module.enableCompileCache (22.1 and later)\n`);
       scenarios = scenarios.filter((s) => !s.needsNodeCompileCache);

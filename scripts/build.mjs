@@ -157,7 +157,10 @@ for (const rel of listFiles(new URL(`${out}/`, root).pathname).filter((f) => f.e
 // The bundles carry the code of MIT, ISC and Apache-2.0 libraries, whose
 // licences ask that their notice go with every copy: one file lists each
 // bundled package with its licence text.
-writeFileSync(new URL(`${out}/THIRD-PARTY-NOTICES.txt`, root), thirdPartyNotices(metafiles));
+// The same packages as data, for the release's software bill of materials (scripts/release.mjs).
+const notices = thirdPartyNotices(metafiles);
+writeFileSync(new URL(`${out}/THIRD-PARTY-NOTICES.txt`, root), notices.text);
+writeFileSync(new URL(`${out}/bundled.json`, root), `${JSON.stringify(notices.packages, null, 2)}\n`);
 
 const { buildMeta } = createRequire(import.meta.url)(new URL(`${out}/main.cjs`, root).pathname);
 const meta = await buildMeta();
@@ -191,8 +194,8 @@ for (const rel of fresh) {
   mkdirSync(dirname(join(distDir, rel)), { recursive: true });
   renameSync(join(buildDir, rel), join(distDir, rel));
 }
-// dist/bin/ is not the build's: it holds what `npm run package` made (scripts/package.mjs).
-for (const rel of listFiles(distDir)) if (!fresh.has(rel) && !rel.startsWith(`bin${sep}`)) rmSync(join(distDir, rel), { force: true });
+// dist/bin/ and dist/release/ are not the build's: they hold what `npm run package` and `npm run release` made.
+for (const rel of listFiles(distDir)) if (!fresh.has(rel) && !rel.startsWith(`bin${sep}`) && !rel.startsWith(`release${sep}`)) rmSync(join(distDir, rel), { force: true });
 rmSync(buildDir, { recursive: true, force: true });
 // Last, once every file is in place: what this build was made from.
 writeFileSync(join(distDir, 'build-stamp.json.tmp'), stampText(inputs, fresh, pages));
@@ -203,6 +206,7 @@ renameSync(join(distDir, 'build-stamp.json.tmp'), join(distDir, 'build-stamp.jso
  * hold: for each (by name, then version), `name@version (license)` and
  * the text of its licence file, or, for a package without one, its
  * package.json's license and author. A package with neither fails the build.
+ * Returns the text and the packages ({name, version, license}).
  */
 function thirdPartyNotices(metas) {
   const packages = new Map();
@@ -251,7 +255,9 @@ function thirdPartyNotices(metas) {
     throw new Error(`third-party notices: bundled package(s) with neither a licence file nor a license field:\n  ${missing.join('\n  ')}`);
   }
   const rule = `\n${'-'.repeat(78)}\n\n`;
-  return [`chatctl ${pkg.version} bundles code from the following ${sorted.length} packages into dist/.\nTheir licence notices follow, one package each.\n`, ...sections].join(rule);
+  const text = [`chatctl ${pkg.version} bundles code from the following ${sorted.length} packages into dist/.\nTheir licence notices follow, one package each.\n`, ...sections].join(rule);
+  const list = sorted.map(({ pkg: p }) => ({ name: p.name, version: p.version, license: typeof p.license === 'string' ? p.license : (p.license?.type ?? null) }));
+  return { text, packages: list };
 }
 
 /** The package a file under node_modules belongs to: the nearest package.json with a name, up to the folder under node_modules. */

@@ -1,20 +1,17 @@
-// The single executable's launcher: the main script that `npm run package`
-// (scripts/package.mjs) puts into a copy of Node with Node's single
-// executable applications (docs/distribution.md). It does for the
-// executable what bin/chatctl.js does for the npm package, from the
-// executable's assets instead of dist/:
-// - `--version` and `CMD… --help` from fast.json, written with fs.writeSync;
-// - completion (`__complete`) from complete.cjs and tree.json;
+// The single executable's launcher, run by its main script (src/sea/main.ts,
+// which answers --version, help and completion itself) for everything else
+// (docs/distribution.md). It does for the executable what bin/chatctl.js
+// does for the npm package, from the executable's assets instead of dist/:
 // - the program, main.cjs, and its lazily loaded parts (lazy/*.cjs), each
 //   compiled with the V8 code cache that the packaging made for it with this
 //   very Node (its `.v8` asset), so a run skips most parsing and compiling;
 // - `__keyring-child`: the keyring's child program (keyring-child.cjs, which
 //   src/credentials/keyring.ts starts with process.execPath, here this
 //   executable), with the keyring's native addon unpacked from the assets
-//   into a private folder and checked by its SHA-256 before it is loaded.
-// Kept small and free of the program's modules: every run, `--version`
-// included, compiles it (from the code cache Node made at packaging).
-import { chmodSync, closeSync, constants, fstatSync, lstatSync, openSync, readSync, renameSync, rmSync, statSync, writeSync, type Stats } from 'node:fs';
+//   into a private folder and checked by its SHA-256 before it is loaded
+//   (src/sea/addon.ts).
+// Kept small and free of the program's modules: every command compiles it
+// (from the code cache made at packaging).
 import { createRequire, wrap } from 'node:module';
 import { homedir } from 'node:os';
 import { basename, dirname, join, relative, sep } from 'node:path';
@@ -22,10 +19,14 @@ import { getAsset } from 'node:sea';
 import { setFlagsFromString } from 'node:v8';
 import { Script } from 'node:vm';
 import { registerSingleExecutable } from '../system/packaging.js';
-import { makeFolders } from '../config/make-folders.js';
+import { loadAddon } from './addon.js';
 
 /** The SHA-256 (hex) of the keyring's addon among the assets, or null when the packaging had none for this platform. */
 declare const __CHATCTL_KEYRING_SHA256__: string | null;
+/** The V8 flag the code caches were made with (scripts/package.mjs, HASH_SEED). */
+declare const __CHATCTL_HASH_SEED__: string;
+/** What the packaging built this executable for (`linux-x64`, `linux-arm64`, …). */
+declare const __CHATCTL_TARGET__: string;
 
 /** The argument that makes the executable the keyring's child (never a command name). */
 export const KEYRING_CHILD_ARG = '__keyring-child';
@@ -45,17 +46,10 @@ const LIFTOFF = Number(process.versions.node.split('.')[0]) < 22 && ['HTTPS_PROX
 /** The SEA's own require loads built-in modules only, which is all the bundles require. */
 const builtin: NodeJS.Require = typeof require === 'function' ? require : createRequire(process.execPath);
 
-main(process.argv.slice(2));
-
-function main(argv: string[]): void {
+/** Runs the program, or the keyring's child, for `argv` (src/sea/main.ts hands over what it does not answer itself). */
+export function start(argv: string[]): void {
   if (argv[0] === KEYRING_CHILD_ARG) return keyringChild();
-  if (argv[0] === '__complete') {
-    const { runComplete } = loadBundle(join(VIRTUAL_DIST, 'complete.cjs'));
-    return runComplete(argv.slice(1), JSON.parse(getAsset('tree.json', 'utf8')), process.env, writeOut);
-  }
-  const text = fastAnswer(argv);
-  if (text !== undefined) return writeOut(text);
-  registerSingleExecutable({ keyringChildArgs: [KEYRING_CHILD_ARG] });
+  registerSingleExecutable({ keyringChildArgs: [KEYRING_CHILD_ARG], target: __CHATCTL_TARGET__ });
   (globalThis as Record<symbol, unknown>)[Symbol.for('chatctl.loadBundle')] = loadBundle;
   const program = loadBundle(join(VIRTUAL_DIST, 'main.cjs'));
   program.run(argv).then((code: number) => {
@@ -63,35 +57,21 @@ function main(argv: string[]): void {
   });
 }
 
-/** Writes a short answer straight to fd 1; a closed pipe ends quietly. */
-function writeOut(text: string): void {
-  const buf = Buffer.from(text);
-  let done = 0;
+/**
+ * Runs `compile` with the V8 flag the code caches were made with (a fixed
+ * hash seed: scripts/package.mjs), then puts the flag back: V8 takes a
+ * cache only from flags that hash as the ones it was made with, and
+ * while any flag is changed it refuses the compiled code the Node binary
+ * carries for Node's own modules (about 11 ms more for those a rotate
+ * loads), so the bundle runs, and requires them, with the flags as they were.
+ */
+function withCacheFlag<T>(compile: () => T): T {
+  setFlagsFromString(__CHATCTL_HASH_SEED__);
   try {
-    while (done < buf.length) done += writeSync(1, buf, done);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EAGAIN') process.stdout.write(buf.subarray(done));
-    else if ((err as NodeJS.ErrnoException).code !== 'EPIPE') throw err;
+    return compile();
+  } finally {
+    setFlagsFromString('--hash-seed=0');
   }
-}
-
-interface FastAnswers {
-  version: string;
-  aliases: Record<string, string>;
-  help: Record<string, string>;
-}
-
-/** The pre-rendered answer for `--version`, `CMD… --help` and `help CMD…`, as bin/chatctl.js gives it. */
-function fastAnswer(args: string[]): string | undefined {
-  const isHelp = (a: string | undefined) => a === '--help' || a === '-h';
-  const version = args.length === 1 && (args[0] === '--version' || args[0] === '-V');
-  if (!version && !isHelp(args.at(-1)) && args[0] !== 'help') return undefined;
-  const fast = JSON.parse(getAsset('fast.json', 'utf8')) as FastAnswers;
-  if (version) return fast.version + '\n';
-  let words = isHelp(args.at(-1)) ? args.slice(0, -1) : args.slice(1);
-  const alias = words[0] === undefined ? undefined : fast.aliases[words[0]];
-  if (alias) words = [alias, ...words.slice(1)];
-  return fast.help[words.join(' ')];
 }
 
 /** Runs a CommonJS bundle from the assets, with the code cache made for it at packaging (V8 ignores one that does not fit). */
@@ -104,7 +84,7 @@ function loadBundle(file: string): any {
   } catch {
     /* no cache for it: compiled as it runs */
   }
-  const script = new Script(wrap(getAsset(name, 'utf8')), { filename: file, cachedData });
+  const script = withCacheFlag(() => new Script(wrap(getAsset(name, 'utf8')), { filename: file, cachedData }));
   const module = { exports: {} };
   script.runInThisContext().call(module.exports, module.exports, builtin, module, file, dirname(file));
   if (LIFTOFF && basename(file) === 'proxy.cjs') setFlagsFromString('--liftoff-only');
@@ -137,73 +117,11 @@ function cacheFolder(env: NodeJS.ProcessEnv): string {
   return join(env.XDG_CACHE_HOME || join(home, '.cache'), 'chatctl');
 }
 
-/**
- * The keyring's addon, loaded with process.dlopen from
- * `<cache folder>/native/keyring-<hash>.node`. The cache folder and native/
- * must be folders of this user's that group and others cannot write (native/
- * not a link, and made 0700); the file, opened without following a link,
- * must be a regular file of this user's that group and others cannot write,
- * whose SHA-256 is the asset's. A file that is not is replaced from the
- * asset (a new file, renamed into place) and checked again before loading.
- */
+/** The keyring's addon, unpacked into `<cache folder>/native/` and loaded from there (src/sea/addon.ts). */
 function loadKeyringAddon(): unknown {
   const hash = __CHATCTL_KEYRING_SHA256__;
   if (hash === null) throw new Error(`no prebuilt keyring binary for ${process.platform}-${process.arch} in this executable`);
-  const cache = cacheFolder(process.env);
-  const dir = join(cache, 'native');
-  makeFolders(cache, 0o700);
-  checkPrivate(cache, statSync(cache), 'the cache folder');
-  makeFolders(dir, 0o700);
-  checkPrivate(dir, lstatSync(dir), 'its native/ folder');
-  const file = join(dir, `keyring-${hash.slice(0, 16)}.node`);
-  if (!holds(file, hash)) {
-    const temp = join(dir, `.keyring-${process.pid}-${Date.now()}.tmp`);
-    const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), 0o700);
-    try {
-      const bytes = Buffer.from(getAsset('keyring.node'));
-      for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(temp, file);
-    if (!holds(file, hash)) {
-      rmSync(file, { force: true });
-      throw new Error(`the keyring addon written to ${file} does not match the one in this executable`);
-    }
-  }
-  const module = { exports: {} };
-  process.dlopen(module, file);
-  return module.exports;
-}
-
-/** A folder this user owns and that group and others cannot write (and, for native/, no link); read access for others is taken away. */
-function checkPrivate(dir: string, st: Stats, what: string): void {
-  const uid = typeof process.geteuid === 'function' ? process.geteuid() : undefined;
-  if (st.isSymbolicLink() || !st.isDirectory()) throw new Error(`${what} ${dir} is not a folder; the keyring addon is not unpacked there`);
-  if (uid === undefined) return; // Windows: no owner or mode bits to check (docs/distribution.md)
-  if (st.uid !== uid) throw new Error(`${what} ${dir} belongs to another user (uid ${st.uid}); the keyring addon is not unpacked there`);
-  if ((st.mode & 0o022) !== 0) throw new Error(`${what} ${dir} can be written by group or others; the keyring addon is not unpacked there`);
-  if (what !== 'the cache folder' && (st.mode & 0o077) !== 0) chmodSync(dir, 0o700);
-}
-
-/** Whether `file` is a regular file of this user's, not writable by others, whose SHA-256 is `hash` (read without following a link). */
-function holds(file: string, hash: string): boolean {
-  let fd: number;
-  try {
-    fd = openSync(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
-  } catch {
-    return false;
-  }
-  try {
-    const st = fstatSync(fd);
-    const uid = typeof process.geteuid === 'function' ? process.geteuid() : undefined;
-    if (!st.isFile() || (uid !== undefined && (st.uid !== uid || (st.mode & 0o022) !== 0))) return false;
-    // node:crypto only here: loading it costs every run that does not need it a few ms.
-    const digest = (builtin('node:crypto') as typeof import('node:crypto')).createHash('sha256');
-    const chunk = Buffer.allocUnsafe(1 << 20);
-    for (let n: number; (n = readSync(fd, chunk, 0, chunk.length, null)) > 0; ) digest.update(chunk.subarray(0, n));
-    return digest.digest('hex') === hash;
-  } finally {
-    closeSync(fd);
-  }
+  // node:crypto only here: loading it costs every run that does not need it a few ms.
+  const { createHash } = builtin('node:crypto') as typeof import('node:crypto');
+  return loadAddon(cacheFolder(process.env), { sha256: hash, bytes: () => Buffer.from(getAsset('keyring.node')) }, { sha256: () => createHash('sha256') });
 }

@@ -10,6 +10,8 @@ export type Packaging = 'single-executable' | 'npm';
 export interface SingleExecutable {
   /** The arguments that make the executable (process.execPath) run the keyring's child program. */
   keyringChildArgs: readonly string[];
+  /** What it was built for, `<platform>-<arch>` (`npm run package -- --target`). */
+  target: string;
 }
 
 const KEY = Symbol.for('chatctl.singleExecutable');

@@ -77,11 +77,19 @@ describe('third-party notices', () => {
     expect(byName).toEqual([...byName].sort());
   });
 
+  test("dist/bundled.json (the release SBOM's source) lists the same packages as the notices, with their licences, and every package the bundles show", () => {
+    const listed = notices();
+    const data = JSON.parse(readFileSync(join(DIST, 'bundled.json'), 'utf8')) as { name: string; version: string; license: string | null }[];
+    expect(data.map((p) => `${p.name}@${p.version}`)).toEqual([...listed.keys()]);
+    for (const p of data) expect(p.license, p.name).toBe(listed.get(`${p.name}@${p.version}`)!.license);
+    for (const p of bundledPackages()) expect(data.map((d) => `${d.name}@${d.version}`)).toContain(p);
+  });
+
   test('the package ships the notices, and not the build stamp', () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { files: string[] };
     expect(pkg.files).toContain('dist/');
-    // Only these negations, which leave the notices in: the stamp, and the single executable npm run package writes.
-    expect(pkg.files.filter((f) => f.startsWith('!'))).toEqual(['!dist/build-stamp.json', '!dist/bin/']);
+    // Only these negations, which leave the notices in: the stamp, the single executable npm run package writes, and npm run release's files.
+    expect(pkg.files.filter((f) => f.startsWith('!'))).toEqual(['!dist/build-stamp.json', '!dist/bin/', '!dist/release/']);
     expect(existsSync(join(ROOT, '.npmignore'))).toBe(false);
     expect(existsSync(NOTICES)).toBe(true);
   });

@@ -27,13 +27,13 @@ const program = (): Command => configuredProgram(fakeContext({ io: fakeIO() }));
 const collapse = (s: string) => s.replace(/\s+/g, ' ').trim();
 
 describe('chatctl version', () => {
-  it('--json is {"version","commit","node","platform","packaging"}: the commit the build was made from (git HEAD of this checkout, or null); "npm" from the package (the single executable says otherwise: test/sea)', async () => {
+  it('--json is {"version","commit","node","platform","packaging","target"}: the commit the build was made from (git HEAD of this checkout, or null); "npm" from the package and no target (the single executable says otherwise: test/sea)', async () => {
     const r = await runCli(['version', '--json'], { spawn: true });
     expect(r.exitCode).toBe(0);
     expect(r.stderr).toBe('');
     const doc = JSON.parse(r.stdout) as Record<string, unknown>;
-    expect(Object.keys(doc)).toEqual(['version', 'commit', 'node', 'platform', 'packaging']);
-    expect(doc).toEqual({ version: PKG_VERSION, commit: buildCommit(), node: process.version, platform: `${process.platform}-${process.arch}`, packaging: 'npm' });
+    expect(Object.keys(doc)).toEqual(['version', 'commit', 'node', 'platform', 'packaging', 'target']);
+    expect(doc).toEqual({ version: PKG_VERSION, commit: buildCommit(), node: process.version, platform: `${process.platform}-${process.arch}`, packaging: 'npm', target: null });
     // This suite runs in a git checkout: a null would mean the build lost it.
     expect(doc.commit).toMatch(/^[0-9a-f]{40}$/);
   });

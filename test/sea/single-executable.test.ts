@@ -60,12 +60,21 @@ describe('the single executable, alone in an empty folder, no node on PATH', () 
     expect(readdirSync(folder)).toEqual([]);
   });
 
-  test('--version, version --json ("packaging": "single-executable"), a help page and a completion', () => {
+  test('--version, version --json ("packaging": "single-executable", its target), a help page and a completion', () => {
     expect(run(['--version'])).toEqual({ status: 0, stdout: `${PKG_VERSION}\n`, stderr: '' });
     const info = JSON.parse(run(['version', '--json']).stdout);
-    expect(info).toMatchObject({ version: PKG_VERSION, platform: `${process.platform}-${process.arch}`, node: process.version, packaging: 'single-executable' });
-    expect(Object.keys(info)).toEqual(['version', 'commit', 'node', 'platform', 'packaging']);
-    expect(run(['webhooks', 'rotate', '--help']).stdout).toContain('--expected-version');
+    expect(info).toMatchObject({
+      version: PKG_VERSION,
+      platform: `${process.platform}-${process.arch}`,
+      node: process.version,
+      packaging: 'single-executable',
+      target: `${process.platform}-${process.arch}`,
+    });
+    expect(Object.keys(info)).toEqual(['version', 'commit', 'node', 'platform', 'packaging', 'target']);
+    const help = run(['webhooks', 'rotate', '--help']);
+    expect(help.stdout).toContain('--expected-version');
+    expect(run(['help', 'webhooks', 'rotate'])).toEqual(help);
+    expect(run(['webhooks', 'rotate', '-h'])).toEqual(help);
     expect(run(['__complete', 'bash', '--', 'webhooks', 'rot']).stdout).toMatch(/^rotate\b/m);
   });
 
@@ -104,6 +113,18 @@ describe('the single executable, alone in an empty folder, no node on PATH', () 
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toContain(`the cache folder ${cache} can be written by group or others; the keyring addon is not unpacked there`);
     expect(readdirSync(cache)).toEqual([]);
+  });
+
+  test('nor below a cache folder one of whose parents others can write (XDG_CACHE_HOME there): refused with the parent named', () => {
+    const shared = join(home, 'shared');
+    mkdirSync(shared);
+    chmodSync(shared, 0o777);
+    const env = { XDG_CACHE_HOME: join(shared, 'cache'), CHATCTL_CONFIG_DIR: join(home, 'shared-config') };
+    expect(run(['profile', 'set', 'shared', '--base-url', 'https://api.example.com', '--org', 'o', '--app', 'a', '--env', 'e'], env).status).toBe(0);
+    const r = run(['auth', 'login', '--with-token'], env, 'tok_sea_shared_parent');
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`the cache folder's parent ${shared} can be written by group or others; the keyring addon is not unpacked below it`);
+    expect(readdirSync(join(shared, 'cache', 'chatctl'))).toEqual([]);
   });
 });
 

@@ -4,7 +4,7 @@
 import type { Command } from 'commander';
 import { examples, type Factory } from '../app.js';
 import { writeJson } from '../../output/io.js';
-import { packaging, type Packaging } from '../../system/packaging.js';
+import { packaging, singleExecutable, type Packaging } from '../../system/packaging.js';
 
 declare const __CHATCTL_COMMIT__: string | null;
 export const COMMIT: string | null = typeof __CHATCTL_COMMIT__ === 'string' ? __CHATCTL_COMMIT__ : null;
@@ -16,10 +16,12 @@ export interface VersionInfo {
   platform: string;
   /** "npm", or "single-executable" for the executable `npm run package` builds. */
   packaging: Packaging;
+  /** The single executable's build target (`linux-x64`, `linux-arm64`); null for the npm package, which is one for every platform. */
+  target: string | null;
 }
 
 export function versionInfo(version: string): VersionInfo {
-  return { version, commit: COMMIT, node: process.version, platform: `${process.platform}-${process.arch}`, packaging: packaging() };
+  return { version, commit: COMMIT, node: process.version, platform: `${process.platform}-${process.arch}`, packaging: packaging(), target: singleExecutable()?.target ?? null };
 }
 
 /** One line: the version first, as `--version` prints it, then the build. */

@@ -1,0 +1,93 @@
+// The single executable's main script (scripts/package.mjs makes it the
+// executable's entry; docs/distribution.md). It answers what must start as
+// fast as bare Node by itself, with no module beyond node:sea and node:fs:
+// - `--version` (the version built in here),
+// - `CMD… --help` and `help CMD…` from fast.json,
+// - completion (`__complete`) from complete.cjs and tree.json, compiled as
+//   it runs (a few kB: less than loading node:vm to use a code cache).
+// Anything else goes to the launcher (src/sea/launcher.ts, the asset
+// launcher.cjs), compiled with its code cache under the V8 flag the caches
+// were made with (a fixed hash seed, which makes them the same build after
+// build; node:v8 alone costs about 2 ms to load, so only here); it runs
+// the program or the keyring's child.
+import { writeSync } from 'node:fs';
+import { getAsset } from 'node:sea';
+
+/** The version (package.json), built in by the packaging. */
+declare const __CHATCTL_VERSION__: string;
+/** The V8 flag the code caches were made with (scripts/package.mjs, HASH_SEED). */
+declare const __CHATCTL_HASH_SEED__: string;
+
+interface FastAnswers {
+  aliases: Record<string, string>;
+  help: Record<string, string>;
+}
+
+/** The pre-rendered answer for `--version`, `CMD… --help` and `help CMD…`, as bin/chatctl.js gives it. */
+export function fastAnswer(args: string[], fast: () => FastAnswers, version: string): string | undefined {
+  const isHelp = (a: string | undefined) => a === '--help' || a === '-h';
+  if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) return `${version}\n`;
+  if (!isHelp(args.at(-1)) && args[0] !== 'help') return undefined;
+  const { aliases, help } = fast();
+  let words = isHelp(args.at(-1)) ? args.slice(0, -1) : args.slice(1);
+  const alias = words[0] === undefined ? undefined : aliases[words[0]];
+  if (alias) words = [alias, ...words.slice(1)];
+  return help[words.join(' ')];
+}
+
+/** Writes a short answer straight to fd 1; a closed pipe ends quietly. */
+function writeOut(text: string): void {
+  const buf = Buffer.from(text);
+  let done = 0;
+  try {
+    while (done < buf.length) done += writeSync(1, buf, done);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EAGAIN') process.stdout.write(buf.subarray(done));
+    else if ((err as NodeJS.ErrnoException).code !== 'EPIPE') throw err;
+  }
+}
+
+/** A CommonJS asset compiled without a cache (the SEA's require loads built-in modules only, all the bundles need). */
+// biome-ignore lint/suspicious/noExplicitAny: a bundle's exports
+function plainBundle(name: string): any {
+  const module = { exports: {} };
+  new Function('exports', 'require', 'module', '__filename', '__dirname', getAsset(name, 'utf8'))(module.exports, require, module, name, '.');
+  return module.exports;
+}
+
+/** The launcher, compiled with its code cache under the caches' flag (put back before it runs: src/sea/launcher.ts, withCacheFlag). */
+function launch(argv: string[]): void {
+  const { setFlagsFromString } = require('node:v8') as typeof import('node:v8');
+  const { Script } = require('node:vm') as typeof import('node:vm');
+  const { wrap } = require('node:module') as typeof import('node:module');
+  const file = `${process.execPath}/dist/launcher.cjs`;
+  let cachedData: Buffer | undefined;
+  try {
+    cachedData = Buffer.from(getAsset('launcher.cjs.v8'));
+  } catch {
+    /* a build without code caches (another architecture, or --no-code-cache) */
+  }
+  const module = { exports: {} as { start(argv: string[]): void } };
+  setFlagsFromString(__CHATCTL_HASH_SEED__);
+  let script: import('node:vm').Script;
+  try {
+    script = new Script(wrap(getAsset('launcher.cjs', 'utf8')), { filename: file, cachedData });
+  } finally {
+    setFlagsFromString('--hash-seed=0');
+  }
+  script.runInThisContext().call(module.exports, module.exports, require, module, file, process.execPath);
+  module.exports.start(argv);
+}
+
+function main(argv: string[]): void {
+  if (argv[0] === '__complete') {
+    const { runComplete } = plainBundle('complete.cjs');
+    return runComplete(argv.slice(1), JSON.parse(getAsset('tree.json', 'utf8')), process.env, writeOut);
+  }
+  const text = fastAnswer(argv, () => JSON.parse(getAsset('fast.json', 'utf8')) as FastAnswers, __CHATCTL_VERSION__);
+  if (text !== undefined) return writeOut(text);
+  launch(argv);
+}
+
+// Not when a test imports fastAnswer (there is no `__CHATCTL_VERSION__` outside the executable).
+if (typeof __CHATCTL_VERSION__ === 'string') main(process.argv.slice(2));
