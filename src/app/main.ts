@@ -57,7 +57,7 @@ export async function run(argv: string[] = process.argv.slice(2)): Promise<numbe
         return process.stdin;
       },
       stdout: stdoutStream(),
-      stderr: process.stderr,
+      stderr: isFile(2) ? Object.assign(process.stderr, { toFile: true }) : process.stderr,
     },
     cwd: process.cwd(),
     signal: controller.signal,
@@ -87,7 +87,7 @@ function stdoutStream(): RawStdout {
   } catch {
     return process.stdout;
   }
-  if (st.isFile()) return new FullWriteStream(1);
+  if (st.isFile()) return Object.assign(new FullWriteStream(1), { toFile: true });
   // (A terminal is a character device too; process.stdout is made below in any case.)
   if (st.isCharacterDevice() && !process.stdout.isTTY) {
     for (const device of DISCARDING_DEVICES) {
@@ -101,7 +101,16 @@ function stdoutStream(): RawStdout {
   return process.stdout;
 }
 
-type RawStdout = NodeJS.WritableStream & { isTTY?: boolean; columns?: number; discards?: boolean };
+type RawStdout = NodeJS.WritableStream & { isTTY?: boolean; columns?: number; discards?: boolean; toFile?: boolean };
+
+/** Whether the descriptor is a regular file (a shell's `2>file`): a runner never reads workflow commands there. */
+function isFile(fd: number): boolean {
+  try {
+    return fstatSync(fd).isFile();
+  } catch {
+    return false;
+  }
+}
 
 /**
  * What the build pre-computes for bin/chatctl.js's fast paths: the version,

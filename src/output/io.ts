@@ -32,8 +32,8 @@ export interface InStream {
 /** The raw streams, for the few users that need a real stream (the prompts). */
 export interface RawStreams {
   stdin: NodeJS.ReadableStream & { isTTY?: boolean };
-  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number; discards?: boolean };
-  stderr: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number; discards?: boolean; toFile?: boolean };
+  stderr: NodeJS.WritableStream & { isTTY?: boolean; columns?: number; toFile?: boolean };
 }
 
 /** How output looks; decided once commander has parsed the flags. */
@@ -165,7 +165,9 @@ export function createIO(raw: RawStreams, settings: IOSettings): IO & { setOutpu
     ? (value: string) => {
         try {
           // A stdout sent to /dev/null would take the mask with it, out of the runner's sight.
-          raw[maskOn === 'stdout' && raw.stdout.discards ? 'stderr' : maskOn].write(maskCommands(value));
+          const on = maskOn === 'stdout' && (raw.stdout.discards || raw.stdout.toFile) ? 'stderr' : maskOn;
+          // A regular file (`2>error.json`) is no log the runner reads: the mask would only put the value in that file.
+          if (!raw[on].toFile) raw[on].write(maskCommands(value));
         } catch {
           /* a failed stream: nothing will be shown on it either */
         }

@@ -8,7 +8,8 @@
 // a script that stores what it is given; steps that install or handle
 // artifacts are not run.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { runStep } from '../support/github-runner.js';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { BIN, NODE, ROOT } from '../support/fixtures.js';
@@ -57,18 +58,8 @@ function section(page: string, title: string): string {
 }
 
 /** bash -e -o pipefail, stdout and stderr into one log. */
-function bash(script: string, env: Record<string, string>, cwd: string): { status: number | null; log: string } {
-  const file = join(tempDir('script'), 'step.sh');
-  writeFileSync(file, script);
-  const logFile = `${file}.log`;
-  const fd = openSync(logFile, 'w');
-  try {
-    const r = spawnSync('bash', ['--noprofile', '--norc', '-eo', 'pipefail', file], { cwd, env, stdio: ['ignore', fd, fd], timeout: 60_000 });
-    return { status: r.status, log: readFileSync(logFile, 'utf8') };
-  } finally {
-    closeSync(fd);
-  }
-}
+/** A step's shell, as a runner runs it (support/github-runner.ts). */
+const bash = runStep;
 
 let created = 0;
 /** n new endpoints (version 1), through the API. */
@@ -196,7 +187,7 @@ describe('docs/ci.md: the scheduled fleet workflow', () => {
         expect(r.status, `month ${month}, step "${step.name}":\n${r.log}`).toBe(0);
         ran.push(step.name ?? '');
       }
-      expect(ran).toEqual(['Rotate', 'Keep the next manifest']);
+      expect(ran).toEqual(['Rotate', 'Keep the next manifest and the journal']);
       const state = await serverState(ids);
       for (const id of ids) {
         expect(state[id]!.version, `month ${month}: ${id}`).toBe(month + 1);

@@ -6,7 +6,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
+import { Readable, Writable } from 'node:stream';
 import { maskCommands } from '../../src/output/actions-mask.js';
+import { createIO } from '../../src/output/io.js';
 import { Scrubber } from '../../src/output/scrub/scrubber.js';
 import { parseSinks, sinksFor } from '../../src/secret/sinks.js';
 import { appendGitHubValue } from '../../src/secret/deliver.js';
@@ -116,5 +118,34 @@ describe('newSecretHint', () => {
     const hint = newSecretHint({ endpointId: undefined, now });
     expect(hint).toContain('chatctl webhooks rotate ENDPOINT_ID --expected-version CURRENT_VERSION --mode overlap');
     expect(hint).toContain('--mode immediate --yes');
+  });
+});
+
+describe('::add-mask:: never into a file the shell redirected to', () => {
+  const sink = (props: { toFile?: boolean; discards?: boolean } = {}) => {
+    const chunks: string[] = [];
+    return { chunks, stream: Object.assign(new Writable({ write: (c, _e, cb) => (chunks.push(String(c)), cb()) }), props) };
+  };
+  const stdin = Readable.from([]);
+
+  test('stderr a regular file (2>error.json), stdout the JSON: no mask line anywhere, so the file never holds the secret', () => {
+    const out = sink();
+    const err = sink({ toFile: true });
+    const io = createIO({ stdin, stdout: out.stream, stderr: err.stream }, { env: { GITHUB_ACTIONS: 'true' } });
+    io.setOutputMode({ json: true, quiet: true, debug: false, noColor: true });
+    io.scrubber.addSecret('whsec_ZmlsZS1yZWRpcmVjdGVkLXNlY3JldA');
+    expect(err.chunks.join('')).not.toContain('whsec_');
+    expect(out.chunks.join('')).not.toContain('whsec_');
+  });
+
+  test('stdout a regular file, stderr the log: the mask goes to stderr; a pipe on both keeps it on stdout', () => {
+    const out = sink({ toFile: true });
+    const err = sink();
+    createIO({ stdin, stdout: out.stream, stderr: err.stream }, { env: { GITHUB_ACTIONS: 'true' } }).scrubber.addSecret('whsec_b3V0LWZpbGU');
+    expect(out.chunks.join('')).toBe('');
+    expect(err.chunks.join('')).toContain('::add-mask::whsec_b3V0LWZpbGU');
+    const out2 = sink();
+    createIO({ stdin, stdout: out2.stream, stderr: sink().stream }, { env: { GITHUB_ACTIONS: 'true' } }).scrubber.addSecret('whsec_cGlwZQ');
+    expect(out2.chunks.join('')).toContain('::add-mask::whsec_cGlwZQ');
   });
 });

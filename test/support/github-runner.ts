@@ -6,7 +6,7 @@
 // line with both takes the form whose marker comes first; a heredoc that
 // never ends, or a line that is neither, makes the whole file invalid.
 import { spawnSync } from 'node:child_process';
-import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from './run.js';
 import { scaled } from './slowdown.js';
@@ -40,17 +40,22 @@ export function parseRunnerFile(text: string): Map<string, string> {
   return values;
 }
 
-/** Runs a shell script as a runner does for `shell: bash` (bash --noprofile --norc -eo pipefail FILE), stdout and stderr into one log in the order written. */
+/**
+ * Runs a shell script as a runner does for `shell: bash` (bash --noprofile
+ * --norc -eo pipefail FILE), stdout and stderr into one log in the order
+ * written. As on a runner, the step writes to a pipe, not a file: the log is
+ * what the other end of the pipe reads.
+ */
 export function runStep(script: string, env: Record<string, string>, cwd: string): { status: number | null; log: string } {
   const dir = tempDir('step');
   const file = join(dir, 'step.sh');
   writeFileSync(file, script);
   const logFile = join(dir, 'log');
-  const fd = openSync(logFile, 'w');
-  try {
-    const r = spawnSync('bash', ['--noprofile', '--norc', '-eo', 'pipefail', file], { cwd, env, stdio: ['ignore', fd, fd], timeout: scaled(120_000) });
-    return { status: r.status, log: readFileSync(logFile, 'utf8') };
-  } finally {
-    closeSync(fd);
-  }
+  const r = spawnSync('bash', ['-c', 'bash --noprofile --norc -eo pipefail "$0" 2>&1 | cat > "$1"; exit "${PIPESTATUS[0]}"', file, logFile], {
+    cwd,
+    env,
+    stdio: 'ignore',
+    timeout: scaled(120_000),
+  });
+  return { status: r.status, log: readFileSync(logFile, 'utf8') };
 }

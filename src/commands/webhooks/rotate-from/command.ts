@@ -462,9 +462,12 @@ function finish(summary: RunSummary, unwritten: CliError | undefined, plan: Plan
  * what is live before the next one. What an item leaves there is garbage
  * within seconds, but only a run long enough to reach that limit collects
  * it, so the peak grew with the manifest (5,000 items: 1.4x of 500). Holding
- * the young generation at its size and letting the old one grow by 30%
- * (V8's own factor when it saves memory; never less than 8 MiB) trades a few
- * more collections, each a few milliseconds, for memory that stays flat. Set
+ * the young generation at its size and letting the old one grow by 50%
+ * trades a few more collections for memory that stays flat. 30% (V8's own
+ * factor when it saves memory) collected so often that the event loop
+ * stalled 11-13 ms in a 30-item run, past the 10 ms an answer may wait on
+ * its socket (CONTRIBUTING, "The event loop of a run"); 50% stalls under
+ * 7 ms, for about the same peak (measured beside other work). Set
  * before the manifest's first pass, which would otherwise grow the young
  * generation by the manifest's length. The flags are read only when V8
  * decides to grow; if one is ever unknown, nothing changes.
