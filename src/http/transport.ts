@@ -283,7 +283,10 @@ export const nodeTransport: Transport = async (req, opts) => {
       else {
         // No byte of an answer came on a connection an earlier request used: the server closed it as it sat idle.
         const stale = request.reusedSocket && !feed?.received && STALE_CODES.has(err.code ?? '');
-        fail(new TransportError('connect', stale ? `the kept-alive connection to ${url.host} was closed by the server (${err.code})` : describeConnectError(err, url), undefined, sent, false, stale));
+        // No connection was ever made (a name that does not resolve, a refused or unreachable host): nothing reached the
+        // server, though node:http may have counted the body as written to the socket it was still opening.
+        const reached = sent && !NEVER_CONNECTED.has(err.code ?? '');
+        fail(new TransportError('connect', stale ? `the kept-alive connection to ${url.host} was closed by the server (${err.code})` : describeConnectError(err, url), undefined, reached, false, stale));
       }
     });
     request.end(req.body);
@@ -381,6 +384,9 @@ export function attemptTimer(opts: Pick<AttemptOptions, 'timeoutMs' | 'answerWai
   );
   return self;
 }
+
+/** Errors of a connection that was never made: the request cannot have reached the server. */
+const NEVER_CONNECTED = new Set(['ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 /** How a kept-alive connection the server closed fails a request written to it ('socket hang up' is ECONNRESET). */
 const STALE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);

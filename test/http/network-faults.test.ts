@@ -76,6 +76,9 @@ describe('fault table (create --json --secret-file)', () => {
     const r = await create(`http://127.0.0.1:${port}`, ['--max-retries', '0', '--timeout', '30']);
     const line = expectFailure(r, 12, 'network_error');
     expect(line.error.message).toMatch(/refused/);
+    // No connection, so nothing reached the server: not "may have been applied", no key to re-send.
+    expect(line.error.message).not.toMatch(/may have been applied/);
+    expect(line).not.toHaveProperty('idempotencyKey');
   });
 
   test('reset before the response (server destroys the socket) → retried, then 12 network_error', async () => {
