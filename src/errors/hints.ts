@@ -101,5 +101,7 @@ export const VERSION_SOURCES = `pass the endpoint's current version: the API can
 
 /** A value that was neither given nor asked for (no terminal to ask on): exit 2, with where it comes from. */
 export function missingFlagError(flag: string): CliError {
-  return usageError(`missing ${flag}`, flag === '--expected-version' ? VERSION_SOURCES : 'pass it as a flag (prompts are only offered when stdin and stdout are a terminal)');
+  if (flag === '--expected-version') return usageError(`missing ${flag}`, VERSION_SOURCES);
+  const choices = flag === '--mode' ? ' (--mode overlap: the old secret keeps working for a while; --mode immediate --yes: it stops at once)' : '';
+  return usageError(`missing ${flag}`, `pass it as a flag${choices}; chatctl asks only at a terminal, and never when CI, CHATCTL_NO_INPUT or --no-input is set`);
 }
