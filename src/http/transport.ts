@@ -286,7 +286,9 @@ export const nodeTransport: Transport = async (req, opts) => {
         // No connection was ever made (a name that does not resolve, a refused or unreachable host): nothing reached the
         // server, though node:http may have counted the body as written to the socket it was still opening.
         const reached = sent && !NEVER_CONNECTED.has(err.code ?? '');
-        fail(new TransportError('connect', stale ? `the kept-alive connection to ${url.host} was closed by the server (${err.code})` : describeConnectError(err, url), undefined, reached, false, stale));
+        fail(
+          new TransportError('connect', stale ? `the kept-alive connection to ${url.host} was closed by the server (${err.code})` : describeConnectError(err, url), undefined, reached, false, stale),
+        );
       }
     });
     request.end(req.body);

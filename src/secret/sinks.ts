@@ -178,7 +178,10 @@ export function checkSink(sink: Sink, s: SinkSettings): void {
       return checkGitHubFile(sink);
     case 'stdout':
       if (s.json)
-        throw usageError('--secret-to stdout cannot be used with --json (which --query implies): stdout holds the JSON document', 'use file:, env-file: or exec:, or --json alone to receive the secret in the JSON');
+        throw usageError(
+          '--secret-to stdout cannot be used with --json (which --query implies): stdout holds the JSON document',
+          'use file:, env-file: or exec:, or --json alone to receive the secret in the JSON',
+        );
       if (s.stdoutIsTTY) throw usageError('--secret-to stdout is for capture, and standard output is a terminal', 'capture it, e.g. SECRET="$(chatctl … --secret-to stdout)", or use file:PATH');
       if (s.stdoutDiscards) throw usageError(STDOUT_DISCARDS, 'capture it, e.g. SECRET="$(chatctl … --secret-to stdout)", or use file:PATH');
       return;

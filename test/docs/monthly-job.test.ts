@@ -85,6 +85,9 @@ async function serverState(ids: string[]): Promise<Record<string, { version: num
   return Object.fromEntries(ids.map((id) => [id, (({ version, validSecrets }) => ({ version, secret: validSecrets[0]! }))(all.find((e) => e.id === id)!)]));
 }
 
+/** A journal's times ("at", "runAt") moved back a month. */
+const monthEarlier = (text: string) => text.replace(/"(at|runAt)":"([^"]+)"/g, (_m, k: string, at: string) => `"${k}":"${new Date(Date.parse(at) - MONTH_MS).toISOString()}"`);
+
 async function nextMonth(): Promise<void> {
   const res = await fetch(`${sandbox.info.baseUrl}/_sandbox/clock`, { method: 'POST', headers: { authorization: `Bearer ${sandbox.info.token}` }, body: JSON.stringify({ advanceMs: MONTH_MS }) });
   expect(res.status).toBe(200);
@@ -164,6 +167,9 @@ describe('docs/ci.md: the scheduled fleet workflow', () => {
       if (month === 2) await nextMonth();
       const work = join(root, `runner-${month}`);
       git(['clone', '--quiet', '--depth=1', `file://${origin}`, work], root); // actions/checkout
+      // A month passes for chatctl too: the committed journal's times, as chatctl finds them a month on.
+      const journalFile = join(work, 'rotation.journal');
+      if (month === 2 && existsSync(journalFile)) writeFileSync(journalFile, monthEarlier(readFileSync(journalFile, 'utf8')));
       const ran: string[] = [];
       for (const step of steps) {
         if (step.uses || /npm install -g/.test(step.run ?? '')) continue;
@@ -196,7 +202,7 @@ describe('docs/ci.md: the scheduled fleet workflow', () => {
       // What next month's checkout finds on main.
       expect(manifestVersions(git(['show', 'main:fleet.ndjson'], origin))).toEqual(ids.map(() => month + 1));
     }
-    expect(git(['log', '--format=%s', 'main'], origin).trimEnd().split('\n')).toEqual(['webhook secrets rotated: the next manifest', 'webhook secrets rotated: the next manifest', 'the fleet']);
+    expect(git(['log', '--format=%s', 'main'], origin).trimEnd().split('\n')).toEqual(['webhook secrets rotated: the next manifest and the journal', 'webhook secrets rotated: the next manifest and the journal', 'the fleet']);
     expect(existsSync(store) && readdirSync(join(store, 'webhooks')).sort()).toEqual([...ids].sort());
   });
 });

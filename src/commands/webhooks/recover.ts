@@ -51,7 +51,13 @@ interface Recovered {
   delivery: { to: string; fingerprint: string }[];
 }
 
-export async function runRecover(files: string[], opts: RecoverOptions, f: Factory): Promise<void> {
+/** Records recovered items done in a fleet's journal (rotate-from/journal.ts settleRecovered, handed in by the verb: this folder does not import the fleet's). */
+export type SettleInJournal = (path: string, recovered: RecoveredItem[], ctx: Factory['ctx']) => Promise<void>;
+
+/** What a journal needs of a recovered secret. */
+export type RecoveredItem = Pick<Recovered, 'endpointId' | 'scope' | 'fingerprint' | 'delivery'>;
+
+export async function runRecover(files: string[], opts: RecoverOptions, f: Factory, settleInJournal?: SettleInJournal): Promise<void> {
   const { ctx } = f;
   const json = f.state().output.json;
   if (files.length === 0) throw usageError('give the escrowed file(s) to recover: webhooks recover FILE.age… --identity KEYFILE --secret-to DESTINATION');
@@ -92,7 +98,7 @@ export async function runRecover(files: string[], opts: RecoverOptions, f: Facto
       if (opened.length > 1) reportError(err, ctx.io, json, false);
     }
   }
-  if (opts.journal !== undefined && results.length > 0) await settleInJournal(resolve(ctx.cwd, opts.journal), results, f);
+  if (opts.journal !== undefined && results.length > 0 && settleInJournal) await settleInJournal(resolve(ctx.cwd, opts.journal), results, ctx);
   if (json) writeJson(ctx.io, { recovered: results });
   else
     for (const r of results)
@@ -185,33 +191,4 @@ async function deliverOne(o: Opened, sinks: Sink[], opts: RecoverOptions, f: Fac
     });
   }
   return { file: o.file, endpointId: meta.endpointId, scope: meta.scope, version: meta.version, fingerprint: meta.fingerprint, delivery: outcome.delivered };
-}
-
-/**
- * --journal FILE: each recovered secret is the applied, undelivered rotation
- * of its endpoint that the journal holds (the same fingerprint): it is
- * recorded done ("ok"), so the fleet's next run neither reports it again nor
- * waits on a copy its runner took with it. A journal that names no such
- * rotation is left as it is, and said so.
- */
-async function settleInJournal(path: string, results: Recovered[], f: Factory): Promise<void> {
-  const { ctx } = f;
-  const { JournalWriter, loadJournal, lockJournal, settledOf } = await import('./rotate-from/journal.js');
-  const release = await lockJournal(path, ctx);
-  const writer = await JournalWriter.open(path, release);
-  try {
-    const { priors, scope } = loadJournal(path);
-    for (const r of results) {
-      const p = priors.get(r.endpointId);
-      const s = p && settledOf(p);
-      const sameScope = !scope || `${scope.organizationId}/${scope.applicationId}/${scope.environmentKey}` === r.scope;
-      if (!sameScope || !s || s.state !== 'applied' || s.fp !== r.fingerprint) {
-        ctx.io.notice(`${escapeInline(r.endpointId)}: the journal ${escapeInline(path)} holds no undelivered rotation with the fingerprint ${r.fingerprint}; it is left as it is`);
-        continue;
-      }
-      await writer.append({ t: 'ok', id: r.endpointId, key: s.key, version: s.version, fp: r.fingerprint, delivery: r.delivery, requestId: '', at: new Date(ctx.now()).toISOString() });
-    }
-  } finally {
-    await writer.close();
-  }
 }

@@ -93,6 +93,7 @@ describe('file names, secret destinations, forms and endpoints', () => {
         'chatctl webhooks create --escrow-dir',
         'chatctl webhooks create --escrow-file',
         'chatctl webhooks recover --identity',
+        'chatctl webhooks recover --journal',
         'chatctl webhooks recover --secret-file',
         'chatctl webhooks recover [file]',
         'chatctl webhooks rotate --escrow-dir',

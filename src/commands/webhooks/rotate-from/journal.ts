@@ -34,6 +34,7 @@ import { EXIT } from '../../../errors/exit-codes.js';
 import type { Context } from '../../../context.js';
 import { acquireLock, systemLockHost, type LockHost, type LockSubject } from '../../../fs/lock.js';
 import { writeFileAtomic } from '../../../fs/atomic.js';
+import { escapeInline } from '../../../output/sanitize.js';
 import { fileChunks, splitLines } from './lines.js';
 
 export interface JournalScope {
@@ -518,4 +519,35 @@ export async function lockJournal(path: string, ctx: Pick<Context, 'now' | 'slee
   checkJournalPath(path);
   const lock = await acquireLock(`${path}.lock`, { host, signal: ctx.signal, waitMs: 0, subject: JOURNAL });
   return lock.release;
+}
+
+/**
+ * `webhooks recover --journal FILE`: each recovered secret is the applied,
+ * undelivered rotation of its endpoint that the journal holds (the same
+ * fingerprint): it is recorded done ("ok"), so the fleet's next run neither
+ * reports it again nor waits on a copy its runner took with it. A journal
+ * that names no such rotation is left as it is, and said so.
+ */
+export async function settleRecovered(
+  path: string,
+  recovered: { endpointId: string; scope: string; fingerprint: string; delivery: DeliveryRecord[] }[],
+  ctx: Pick<Context, 'now' | 'sleep' | 'random' | 'signal'> & { io: { notice(text: string): void } },
+): Promise<void> {
+  const release = await lockJournal(path, ctx);
+  const writer = await JournalWriter.open(path, release);
+  try {
+    const { priors, scope } = loadJournal(path);
+    for (const r of recovered) {
+      const p = priors.get(r.endpointId);
+      const s = p && settledOf(p);
+      const sameScope = !scope || `${scope.organizationId}/${scope.applicationId}/${scope.environmentKey}` === r.scope;
+      if (!sameScope || !s || s.state !== 'applied' || s.fp !== r.fingerprint) {
+        ctx.io.notice(`${escapeInline(r.endpointId)}: the journal ${escapeInline(path)} holds no undelivered rotation with the fingerprint ${r.fingerprint}; it is left as it is`);
+        continue;
+      }
+      await writer.append({ t: 'ok', id: r.endpointId, key: s.key, version: s.version, fp: r.fingerprint, delivery: r.delivery, requestId: '', at: new Date(ctx.now()).toISOString() });
+    }
+  } finally {
+    await writer.close();
+  }
 }

@@ -29,6 +29,7 @@ endpoint, noted in this config folder, has superseded is not delivered (exit
     )
     .action(async (files: string[], opts) => {
       const { runRecover } = await import('../recover.js');
-      await runRecover(files, opts, f);
+      const journal = opts.journal !== undefined ? await import('../rotate-from/journal.js') : undefined;
+      await runRecover(files, opts, f, journal?.settleRecovered);
     });
 }
