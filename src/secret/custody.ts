@@ -25,11 +25,23 @@ import type { SecretAnswer, SecretResponse } from '../api/schemas.js';
 import type { Delivered, DeliveryFailure } from './deliver-all.js';
 import { describeKeepFailure } from './deliver.js';
 import { deliveryCutShort, notDelivered, oddAnswerError, secretWithheld, supersededError, type Holder, type InDelivery } from './exit13.js';
-import { EndpointFacts, seenOf, type Applied } from './facts.js';
+import { EndpointFacts, factsPath, seenOf, type Applied } from './facts.js';
+import { acquireLock, systemLockHost, type HeldLock, type LockSubject } from '../fs/lock.js';
+import { makeFolders } from '../config/make-folders.js';
+import { join } from 'node:path';
 import { fingerprint } from './fingerprint.js';
 import { findLeft, markSuperseded, pruneSuperseded, removeLeft, WriteAheadRecord, type Left, type RecordedRequest } from './record.js';
 import type { Clock } from '../system/clock.js';
-import type { CliError } from '../errors/cli-error.js';
+import { configError, type CliError } from '../errors/cli-error.js';
+
+/** How long a delivery waits for another process's delivery of the same endpoint (an exec: destination may take a minute). */
+const DELIVERY_LOCK_WAIT_MS = 150_000;
+
+const DELIVERY: LockSubject = {
+  name: "the endpoint's delivery",
+  error: configError,
+  busy: (v, lockPath) => configError(`the endpoint's secret is being delivered by ${v.holder} (${lockPath})`),
+};
 
 export { deliveryCutShort, type Holder, type InDelivery };
 
@@ -43,6 +55,12 @@ export interface CustodyRun extends Pick<Clock, 'now'> {
   rerun(idempotencyKey: string): string;
   /** The job's destinations as flags, for the hint that gets a new secret (new-secret-hint.ts destinationFlags). */
   destination?: ((endpointId: string) => string | undefined) | undefined;
+  /**
+   * What the endpoint's delivery lock waits with (fs/lock.ts): a delivery of
+   * one endpoint's secret at a time across processes, so an older secret
+   * cannot land after a newer one. Without it (tests of parts) there is none.
+   */
+  locking?: { sleep: Clock['sleep']; random(): number; signal: AbortSignal } | undefined;
   /** --escrow: a secret kept after a failed destination is also written encrypted; amends the error (secret/escrow.ts escrowHook). */
   escrow?: ((error: CliError, item: { scope: string; endpointId: string; version: number | null; secret: string; fingerprint: string }) => Promise<void>) | undefined;
 }
@@ -158,7 +176,7 @@ export class Custody {
    * back to be delivered, with the state a second signal names (`delivery`);
    * an odd answer or a withheld secret is final (13).
    */
-  accept(got: Got, known: Known): Accepted {
+  async accept(got: Got, known: Known): Promise<Accepted> {
     const base: Holder = {
       endpointId: this.req.endpointId ?? 'endpoint',
       idempotencyKey: this.req.idempotencyKey,
@@ -169,6 +187,10 @@ export class Custody {
       destination: this.run.destination,
     };
     if ('kept' in got) return this.toDeliver(got.kept, base, undefined);
+    return this.acceptAnswer(got, base, known);
+  }
+
+  private async acceptAnswer(got: { answer: SecretAnswer }, base: Holder, known: Known): Promise<Accepted> {
     const { answer } = got;
     if (!answer.ok) return { ok: false, outcome: this.keepOdd(answer.odd, base) };
     const body = answer.body;
@@ -204,8 +226,23 @@ export class Custody {
     return this.toDeliver(secret, holder, body);
   }
 
-  private toDeliver(secret: string, holder: Holder, body: SecretResponse | undefined): Accepted {
+  /**
+   * The secret to deliver, once this process holds the endpoint's delivery
+   * lock and the facts (read again under it) show no later change of the
+   * endpoint: one that another process applied meanwhile, or delivered while
+   * this one waited, supersedes it (13, destinations untouched).
+   */
+  private async toDeliver(secret: string, holder: Holder, body: SecretResponse | undefined): Promise<Accepted> {
     this.run.scrubber?.addSecret(secret);
+    await this.holdEndpoint(holder.endpointId);
+    const now = EndpointFacts.read(this.run.configDir, this.req.scope, holder.endpointId);
+    const newer = now.supersedes(this.req.idempotencyKey, typeof holder.version === 'number' ? holder.version : null);
+    if (newer) {
+      this.releaseEndpoint();
+      const marked = markSuperseded(this.run.configDir, this.req);
+      now.add({ f: 'superseded', at: this.at(), key: this.req.idempotencyKey, by: newer.version });
+      return { ok: false, outcome: { ok: false, error: supersededError(this.req, marked[0] ?? null, newer), holder, body, fp: null, delivered: [], kept: null } };
+    }
     // Computed when first needed (node:crypto costs a few ms to load): a --json run that succeeds never needs it.
     let fpMemo: string | undefined;
     const held = this.held!;
@@ -234,6 +271,14 @@ export class Custody {
    * for a second signal, until the caller has reported the outcome.
    */
   async finish(accepted: Extract<Accepted, { ok: true }>, result: DeliveryResult): Promise<Settled> {
+    try {
+      return await this.settle(accepted, result);
+    } finally {
+      this.releaseEndpoint();
+    }
+  }
+
+  private async settle(accepted: Extract<Accepted, { ok: true }>, result: DeliveryResult): Promise<Settled> {
     const { secret, holder, body, delivery } = accepted;
     if (result.failures.length === 0) {
       this.facts?.add({ f: 'delivered', at: this.at(), key: this.req.idempotencyKey, version: holder.version ?? null, to: result.delivered.map((d) => d.to), fp: delivery.fp });
@@ -258,6 +303,7 @@ export class Custody {
 
   /** Every destination holds the secret (and a --from run has recorded so): the record goes. Never throws: a record left behind is untidy, not a failure. */
   retire(): void {
+    this.releaseEndpoint();
     try {
       this.held?.retire();
     } catch {
@@ -289,6 +335,30 @@ export class Custody {
 
   private at(): string {
     return new Date(this.run.now()).toISOString();
+  }
+
+  private endpointLock: HeldLock | undefined;
+
+  /** Takes the endpoint's delivery lock (waiting for another process's delivery); without one, delivery goes on as before. */
+  private async holdEndpoint(endpointId: string): Promise<void> {
+    const l = this.run.locking;
+    if (!l || this.endpointLock) return;
+    try {
+      makeFolders(join(this.run.configDir, 'facts'), 0o700);
+      this.endpointLock = await acquireLock(`${factsPath(this.run.configDir, this.req.scope, endpointId)}.lock`, {
+        host: systemLockHost({ now: this.run.now, sleep: l.sleep, random: l.random }),
+        signal: l.signal.aborted ? new AbortController().signal : l.signal,
+        waitMs: DELIVERY_LOCK_WAIT_MS,
+        subject: DELIVERY,
+      });
+    } catch {
+      /* the secret is in hand: it is delivered rather than held back for a lock */
+    }
+  }
+
+  private releaseEndpoint(): void {
+    this.endpointLock?.release();
+    this.endpointLock = undefined;
   }
 }
 

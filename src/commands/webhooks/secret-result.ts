@@ -33,6 +33,7 @@ export function commandCustody(ctx: Context, scope: string, escrow?: CustodyRun[
     destination: given ? (id) => destinationFlags(given, id) : undefined,
     configDir: ctx.configDir,
     now: ctx.now,
+    locking: { sleep: ctx.sleep, random: ctx.random, signal: ctx.signal },
     scope,
     scrubber: ctx.io.scrubber,
     rerun: (key) => `re-run the same command with --idempotency-key ${shellQuote(key)}: it delivers the kept secret without rotating again`,
@@ -154,7 +155,7 @@ async function settleSingle(
   deliver: (secret: string, holder: Holder) => Promise<DeliveryResult>,
   cutShort: (d: InDelivery | undefined) => void,
 ): Promise<Settled> {
-  const accepted = custody.accept(got, { resent });
+  const accepted = await custody.accept(got, { resent });
   if (!accepted.ok) return accepted.outcome;
   cutShort(accepted.delivery);
   const outcome = await custody.finish(accepted, await deliver(accepted.secret, accepted.holder).catch(notAttempted));

@@ -489,6 +489,7 @@ function fleetCustody(ctx: Context, scope: string, journalPath: string | undefin
   }
   return {
     configDir: ctx.configDir,
+    locking: { sleep: ctx.sleep, random: ctx.random, signal: ctx.signal },
     now: ctx.now,
     scope,
     scrubber: ctx.io.scrubber,

@@ -241,7 +241,7 @@ export async function sendItem(run: ItemRun, out: Outgoing, hooks: CallHooks): P
 async function settleItem(run: ItemRun, item: ManifestItem, custody: Custody, got: Got, prior?: Prior): Promise<void> {
   const key = custody.req.idempotencyKey;
   const resent = custody.next === 'deliver' || custody.resent;
-  const accepted = custody.accept(got, { resent, version: prior?.version, serverRequestId: prior?.requestId });
+  const accepted = await custody.accept(got, { resent, version: prior?.version, serverRequestId: prior?.requestId });
   const outcome = accepted.ok ? await deliverItem(run, item, custody, accepted, prior) : accepted.outcome;
   // Its patterns are dropped (thousands of items keep the set small); it is still never shown as it is.
   const held = secretOf(got);

@@ -10,7 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { acquireLock, systemLockHost } from '../../../../src/fs/lock.js';
 import { fingerprint } from '../../../../src/secret/fingerprint.js';
 import { generateX25519Identity, identityToRecipient } from 'age-encryption';
-import { baseEnv, runInProcess, type InProcessResult } from '../../../support/run.js';
+import { baseEnv, runInProcess, waitFor, type InProcessResult } from '../../../support/run.js';
+import { scaled } from '../../../support/slowdown.js';
 import { HOUR } from '../../../support/sandbox.js';
 import { fleetSandbox } from './support/fleet-sandbox.js';
 
@@ -124,6 +125,33 @@ describe('a kept secret that went with its runner: escrow, then recover --journa
     expect(again.exitCode, show(again)).toBe(0);
     expect(await rotations()).toBe(2);
     for (const l of lines(again.stdout).filter((x) => x.endpointId)) expect(l).toMatchObject({ ok: true, skipped: true });
+  });
+});
+
+describe("one endpoint's deliveries, one at a time across processes", () => {
+  it('a kept secret re-delivered while a new rotation of the endpoint is applied: the newer secret is what the destination holds at the end', async () => {
+    const { s, ids, ws, run, path } = await setUp(1);
+    const id = ids[0]!;
+    writeFileSync(path(`down-${id}`), '');
+    expect((await run(JOB)).exitCode).toBe(14); // version 2 applied, its secret kept
+    rmSync(path(`down-${id}`));
+    // The re-delivery's store waits at a gate the test opens; the rotation's store is immediate.
+    writeFileSync(path('gate.sh'), ': > delivering; while [ ! -e go ]; do sleep 0.02; done; cat > dest\n');
+    const redelivery = run(['--from', 'fleet.ndjson', '--mode', 'overlap', '--journal', 'fleet.journal', '--secret-to', 'exec:sh gate.sh', '--json']);
+    await waitFor(() => existsSync(path('delivering')), scaled(20_000), 'the re-delivery writing its destination');
+    const rotation = runInProcess(['webhooks', 'rotate', id, '--expected-version', '2', '--mode', 'immediate', '--yes', '--secret-to', 'exec:cat > dest', '--json'], {
+      env: { ...baseEnv(ws), CI: 'true', CHATCTL_BASE_URL: s.sb.baseUrl, CHATCTL_TOKEN: s.sb.token, CHATCTL_ORG: s.sb.organizationId, CHATCTL_APP: s.sb.applicationId, CHATCTL_ENV: s.sb.environmentKey },
+      cwd: ws.cwd,
+      inject: { now: s.now },
+    });
+    const version = async () => ((await s.control('endpoints')).body.data.endpoints as { id: string; version: number }[]).find((e) => e.id === id)!.version;
+    await waitFor(async () => (await version()) === 3, scaled(20_000), 'the new rotation applied');
+    writeFileSync(path('go'), '');
+    const [a, b] = await Promise.all([redelivery, rotation]);
+    expect(a.exitCode, show(a)).toBe(0);
+    expect(b.exitCode, show(b)).toBe(0);
+    const current = ((await s.control('endpoints')).body.data.endpoints as { id: string; validSecrets: string[] }[]).find((e) => e.id === id)!.validSecrets[0];
+    expect(readFileSync(path('dest'), 'utf8')).toBe(current);
   });
 });
 
