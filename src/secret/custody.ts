@@ -207,6 +207,9 @@ export class Custody {
     if (!this.facts && rawId !== undefined) this.facts = EndpointFacts.read(this.run.configDir, this.req.scope, rawId);
     const before = this.facts?.lastApplied();
     const usable = typeof secret === 'string' && secret !== '' && secretAvailable !== false;
+    // Known to the scrubber before anything of the answer is stored.
+    if (usable) this.run.scrubber?.addSecret(secret);
+    const scrub = (t: string) => this.run.scrubber?.scrub?.(t) ?? t;
     this.facts?.add({
       f: 'applied',
       at: this.at(),
@@ -215,7 +218,7 @@ export class Custody {
       version: holder.version ?? null,
       mode: this.req.mode,
       ...(usable ? { fp: fingerprint(secret) } : {}),
-      endpoint: seenOf(endpoint),
+      endpoint: seenOf(endpoint, scrub),
     });
     if (!usable) {
       // Applied, but the secret is not in the answer (a replay of an earlier request with this key, or withheld): nothing to keep.

@@ -167,19 +167,21 @@ const str = (v: unknown, max = 2048) => (typeof v === 'string' ? v.slice(0, max)
  * secret). The API does not specify the record's fields: the sandbox's names
  * (destinationUrl, eventTypes) first, then the short ones.
  */
-export function seenOf(endpoint: Record<string, unknown>): EndpointSeen {
+export function seenOf(endpoint: Record<string, unknown>, scrub: (text: string) => string): EndpointSeen {
+  // Server strings are stored as every stored server string is: the token and every known secret blanked first.
+  const text = (v: unknown, max?: number) => str(typeof v === 'string' ? scrub(v) : v, max);
   const events = Array.isArray(endpoint.eventTypes) ? endpoint.eventTypes : Array.isArray(endpoint.events) ? endpoint.events : null;
   return {
-    name: str(endpoint.name, 200),
-    url: str(endpoint.destinationUrl) ?? str(endpoint.url),
+    name: text(endpoint.name, 200),
+    url: text(endpoint.destinationUrl) ?? text(endpoint.url),
     events: events
       ? events
           .filter((e): e is string => typeof e === 'string')
           .slice(0, 64)
-          .map((e) => e.slice(0, 200))
+          .map((e) => scrub(e).slice(0, 200))
       : null,
-    status: str(endpoint.status, 200),
-    previousSecretExpiresAt: str(endpoint.previousSecretExpiresAt, 200),
+    status: text(endpoint.status, 200),
+    previousSecretExpiresAt: text(endpoint.previousSecretExpiresAt, 200),
   };
 }
 

@@ -12,6 +12,8 @@ export interface FactsRun {
   configDir: string;
   scope: string;
   now(): number;
+  /** Blanks the token and known secrets in a server string before it is stored. */
+  scrub?(text: string): string;
 }
 
 /**
@@ -35,6 +37,6 @@ export function noteReactivated(run: FactsRun, endpointId: string, data: { endpo
     op: 'reactivate',
     version: typeof version === 'number' && Number.isSafeInteger(version) ? version : null,
     changed: data.changed,
-    endpoint: seenOf(data.endpoint),
+    endpoint: seenOf(data.endpoint, (t) => run.scrub?.(t) ?? t),
   });
 }

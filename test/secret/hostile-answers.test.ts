@@ -111,6 +111,26 @@ describe('--debug never shows the secret, wherever the server echoes it', () => 
   });
 });
 
+describe('what the facts keep of an answer that echoes the token or the secret', () => {
+  test("the endpoint's name, URL and status echoing them are stored blanked, and webhooks show prints them blanked", async () => {
+    answer(json(secretBody(SECRET, true, 'we_1', { name: TOKEN, destinationUrl: `https://h.example/?s=${encodeURIComponent(SECRET)}`, status: SECRET })));
+    const { r } = await rotateToFile();
+    expect(r.exitCode, r.stderr).toBe(0);
+    const factsDir = join(r.ws.configDir, 'facts');
+    const stored = readdirSync(factsDir)
+      .map((n) => readFileSync(join(factsDir, n), 'utf8'))
+      .join('');
+    expect(stored).toContain('"f":"applied"');
+    expect(stored).not.toContain(TOKEN);
+    expect(stored).not.toContain(SECRET);
+    expect(stored).not.toContain(encodeURIComponent(SECRET));
+    const show = await runCli(['webhooks', 'show', 'we_1'], { env: scopeEnv(baseUrl), ws: r.ws });
+    expect(show.exitCode, show.stderr).toBe(0);
+    expect(show.stdout + show.stderr).not.toContain(TOKEN);
+    expect(show.stdout + show.stderr).not.toContain(SECRET);
+  });
+});
+
 describe("a rotation answered with another endpoint's record", () => {
   // Whose secret is it? Delivered to we_1's destination with exit 0 it would
   // leave we_1 without its own; it is kept whole instead (13), in both paths.

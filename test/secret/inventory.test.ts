@@ -54,16 +54,28 @@ describe('facts of answers without a secret', () => {
 
 describe('what an answer says of the endpoint', () => {
   it("the sandbox's field names or the short ones; a server's strings cut to a size a fact line can afford", () => {
-    expect(seenOf({ name: 'n', destinationUrl: 'https://a', eventTypes: ['e', 7], status: 'active', previousSecretExpiresAt: null })).toEqual({
+    const asIs = (t: string) => t;
+    expect(seenOf({ name: 'n', destinationUrl: 'https://a', eventTypes: ['e', 7], status: 'active', previousSecretExpiresAt: null }, asIs)).toEqual({
       name: 'n',
       url: 'https://a',
       events: ['e'],
       status: 'active',
       previousSecretExpiresAt: null,
     });
-    expect(seenOf({ url: 'https://b', events: ['x'] })).toMatchObject({ url: 'https://b', events: ['x'], name: null });
-    const huge = seenOf({ name: 'n'.repeat(1e6), destinationUrl: 'u'.repeat(1e6), eventTypes: Array(1e4).fill('e'.repeat(1000)) });
+    expect(seenOf({ url: 'https://b', events: ['x'] }, asIs)).toMatchObject({ url: 'https://b', events: ['x'], name: null });
+    const huge = seenOf({ name: 'n'.repeat(1e6), destinationUrl: 'u'.repeat(1e6), eventTypes: Array(1e4).fill('e'.repeat(1000)) }, asIs);
     expect(JSON.stringify(huge).length).toBeLessThan(20_000);
+  });
+
+  it('server strings pass the scrubber before they are stored: a token or secret echoed in a field is blanked', () => {
+    const scrub = (t: string) => t.replaceAll('tok_SECRET', '[REDACTED]').replaceAll('whsec_ECHO', '[REDACTED]');
+    expect(seenOf({ name: 'tok_SECRET', destinationUrl: 'https://a/?s=whsec_ECHO', eventTypes: ['whsec_ECHO'], status: 'whsec_ECHO' }, scrub)).toEqual({
+      name: '[REDACTED]',
+      url: 'https://a/?s=[REDACTED]',
+      events: ['[REDACTED]'],
+      status: '[REDACTED]',
+      previousSecretExpiresAt: null,
+    });
   });
 });
 

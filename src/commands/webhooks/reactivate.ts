@@ -21,7 +21,7 @@ export async function runReactivate(endpointId: string, opts: ReactivateOptions,
   const body = parseExpectedVersionBody({ expectedVersion });
   const client = await f.client();
   // What the answer says goes into this machine's facts (docs/inventory.md); a dry run sends nothing.
-  const facts = { configDir: ctx.configDir, scope: scopeKey(state.connection().scope), now: ctx.now };
+  const facts = { configDir: ctx.configDir, scope: scopeKey(state.connection().scope), now: ctx.now, scrub: (t: string) => ctx.io.scrubber.scrub(t) };
   const res = await client.reactivate(id, body).catch((err: unknown) => {
     noteConflict(facts, id, err, 'reactivate');
     // On a version conflict, the report gives the command to re-run (errors/explain.ts).
