@@ -19,7 +19,7 @@
 // its secret. A record's name is derived from its scope, endpoint and whole
 // key (SHA-256), so two keys that differ only in characters a file name
 // cannot hold never share one; its header is checked again when it is read.
-import { chmodSync, closeSync, constants, fchmodSync, ftruncateSync, lstatSync, openSync, readdirSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, constants, fchmodSync, ftruncateSync, lstatSync, openSync, readdirSync, renameSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { AnswerTap } from '../http/transport.js';
 import { parseRawAnswer } from '../http/raw-answer.js';
@@ -373,6 +373,9 @@ export function markSuperseded(configDir: string, req: RecordedRequest): string[
   for (const p of Object.values(recordPaths(configDir, req))) {
     try {
       renameSync(p, `${p}${SUPERSEDED}`);
+      // Its age counts from the marking: a rename keeps the time it was last written.
+      const now = new Date();
+      utimesSync(`${p}${SUPERSEDED}`, now, now);
       marked.push(`${p}${SUPERSEDED}`);
     } catch {
       /* absent */

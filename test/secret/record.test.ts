@@ -1,7 +1,7 @@
 // The record (src/secret/record.ts): written before the request, the answer
 // appended as it arrives, found by the whole identity, kept or retired.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findLeft, markSuperseded, pruneSuperseded, readRecord, recordPaths, removeLeft, SUPERSEDED_KEPT_MS, WriteAheadRecord, type RecordedRequest } from '../../src/secret/record.js';
@@ -190,6 +190,18 @@ describe('supersession, from the facts ordered by version', () => {
     pruneSuperseded(cfg, mtime + SUPERSEDED_KEPT_MS + 3_600_000);
     expect(existsSync(marked[0]!)).toBe(false);
     expect(existsSync(newer.path)).toBe(true);
+  });
+});
+
+describe('marking keeps a superseded copy its 30 days', () => {
+  it('counted from the marking, not from when the copy was written: one kept 40 days ago is not removed by the next run', () => {
+    WriteAheadRecord.open(cfg, req('k-old'), new Date(0)).keep('whsec_old');
+    const kept = recordPaths(cfg, req('k-old')).secret;
+    const longAgo = new Date(Date.now() - 40 * 24 * 3600 * 1000);
+    utimesSync(kept, longAgo, longAgo);
+    const [marked] = markSuperseded(cfg, req('k-old'));
+    pruneSuperseded(cfg, Date.now());
+    expect(existsSync(marked!)).toBe(true);
   });
 });
 
