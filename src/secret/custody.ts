@@ -24,7 +24,7 @@ import { isCliError, localError } from '../errors/cli-error.js';
 import type { SecretAnswer, SecretResponse } from '../api/schemas.js';
 import type { Delivered, DeliveryFailure } from './deliver-all.js';
 import { describeKeepFailure } from './deliver.js';
-import { deliveryCutShort, notDelivered, oddAnswerError, secretWithheld, supersededError, type Holder, type InDelivery } from './exit13.js';
+import { type KeptChange, deliveryCutShort, notDelivered, oddAnswerError, secretWithheld, supersededError, type Holder, type InDelivery } from './exit13.js';
 import { EndpointFacts, factsPath, seenOf, type Applied } from './facts.js';
 import { acquireLock, systemLockHost, type HeldLock, type LockSubject } from '../fs/lock.js';
 import { makeFolders } from '../config/make-folders.js';
@@ -216,6 +216,7 @@ export class Custody {
       key: this.req.idempotencyKey,
       op: this.req.op,
       version: holder.version ?? null,
+      ...(this.req.expectedVersion !== undefined ? { ev: this.req.expectedVersion } : {}),
       mode: this.req.mode,
       ...(usable ? { fp: fingerprint(secret) } : {}),
       endpoint: seenOf(endpoint, scrub),
@@ -439,4 +440,19 @@ export function supersedingChange(configDir: string, scope: string, secret: { en
   if (!last) return undefined;
   if (secret.version !== null) return last.version > secret.version ? last : undefined;
   return last.fp !== undefined && last.fp !== secret.fingerprint ? last : undefined;
+}
+
+/**
+ * An earlier run's change of this endpoint whose secret is kept here and not
+ * delivered (its run was killed or a destination failed): what a 7 on a new
+ * rotation means then, since that change is why the endpoint moved on.
+ */
+export function keptByEarlierRun(configDir: string, scope: string, endpointId: string): KeptChange | undefined {
+  const facts = EndpointFacts.read(configDir, scope, endpointId);
+  const last = facts.lastApplied();
+  if (!last || last.op !== 'rotate' || facts.delivered(last.key)) return undefined;
+  const left = findLeft(configDir, { op: 'rotate', scope, endpointId, idempotencyKey: last.key });
+  if (!left) return undefined;
+  const header = left.kind === 'record' ? left.record.header : undefined;
+  return { endpointId, key: last.key, path: left.path, version: last.version, expectedVersion: header?.expectedVersion ?? last.ev, mode: header?.mode ?? last.mode };
 }

@@ -4,7 +4,7 @@
 // the way to a new secret are new-secret-hint.ts's.
 import { type CliError, CliError as Err, localError } from '../errors/cli-error.js';
 import { EXIT } from '../errors/exit-codes.js';
-import { escapeInline } from '../output/sanitize.js';
+import { escapeInline, shellQuote } from '../output/sanitize.js';
 import { oddSecretHint, oddSecretText, type OddSecretAnswer } from '../api/schemas.js';
 import type { Delivered, DeliveryFailure } from './deliver-all.js';
 import type { Applied } from './facts.js';
@@ -200,6 +200,35 @@ export function okNotRecorded(endpointId: string, o: { fp: string; version: numb
     {
       details: exit13Details({ endpointId, version: o.version, fingerprint: o.fp, recoveredPath: o.held }, { delivered: o.delivered }),
       hint: `free space for the journal, then re-run with the same --journal: it delivers the secret again from ${o.held}, without rotating`,
+    },
+  );
+}
+
+/** An earlier run's rotation of the endpoint whose secret is kept here, not delivered (custody.ts keptByEarlierRun). */
+export interface KeptChange {
+  endpointId: string;
+  key: string;
+  path: string;
+  version: number;
+  expectedVersion?: number | undefined;
+  mode?: string | undefined;
+}
+
+/**
+ * A new rotation refused with 7 because an earlier run's rotation was applied
+ * and its secret never delivered: 13, naming the kept copy and the re-run
+ * that delivers it, rather than a 7 whose hint would rotate again.
+ */
+export function keptByEarlierRunError(k: KeptChange, conflict: CliError): CliError {
+  const id = escapeInline(k.endpointId);
+  const rerun = `chatctl webhooks rotate ${shellQuote(k.endpointId)}${k.expectedVersion !== undefined ? ` --expected-version ${k.expectedVersion}` : ''}${k.mode ? ` --mode ${k.mode}` : ''} --idempotency-key ${shellQuote(k.key)}`;
+  return localError(
+    'secret_not_delivered',
+    `endpoint ${id} is at version ${k.version} because an earlier run's rotation (Idempotency-Key ${k.key}) was applied; its signing secret was not delivered and is kept in ${k.path} (mode 0600)`,
+    {
+      details: exit13Details({ endpointId: k.endpointId, version: k.version, fingerprint: null, recoveredPath: k.path }, { conflict: { code: conflict.code, message: conflict.message } }),
+      idempotencyKey: k.key,
+      hint: `deliver it without rotating again: ${rerun} with this command's destinations; only then rotate again with --expected-version ${k.version}`,
     },
   );
 }

@@ -41,7 +41,18 @@ interface Named {
 
 export type Fact = Named &
   (
-    | { f: 'applied'; at: string; key: string; op: 'create' | 'rotate'; version: number | null; mode?: string | undefined; fp?: string | undefined; endpoint?: EndpointSeen | undefined }
+    | {
+        f: 'applied';
+        at: string;
+        key: string;
+        op: 'create' | 'rotate';
+        version: number | null;
+        /** The rotation's --expected-version: what a re-run with its key must send again. */
+        ev?: number | undefined;
+        mode?: string | undefined;
+        fp?: string | undefined;
+        endpoint?: EndpointSeen | undefined;
+      }
     | { f: 'applied'; at: string; key?: undefined; op: 'reactivate'; version: number | null; changed?: boolean | undefined; endpoint?: EndpointSeen | undefined }
     | { f: 'delivered'; at: string; key: string; version: number | null; to: string[]; fp?: string | undefined }
     | { f: 'kept'; at: string; key: string; version: number | null; path: string }

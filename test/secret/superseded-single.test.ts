@@ -95,4 +95,18 @@ describe('what custody decides from the facts, for a single rotate', () => {
     expect(JSON.parse(again.stdout).data.endpoint).toMatchObject({ version: 2 });
     expect((await current()).version).toBe(2);
   });
+
+  test('a new rotation refused with 7 because an earlier run here applied one whose secret is kept: 13 naming the kept copy and the re-run with its key, not a 7 that would rotate again', async () => {
+    const { ws, rotate, current } = await setUp();
+    const file = join(ws.cwd, 'hook.whsec');
+    expect((await rotate(1, 'first', '--secret-to', 'exec:false')).exitCode).toBe(13);
+    const again = await rotate(1, 'second', '--secret-to', `file:${file}`);
+    expect(again.exitCode, again.stderr).toBe(13);
+    expect(again.stderr).toMatch(/is at version 2 because an earlier run's rotation \(Idempotency-Key first\) was applied/);
+    expect(again.stderr).toMatch(/hint: deliver it without rotating again: chatctl webhooks rotate \S+ --expected-version 1 --mode immediate --idempotency-key 'first'/);
+    // The re-run it names delivers the kept secret.
+    const rerun = await rotate(1, 'first', '--secret-to', `file:${file}`);
+    expect(rerun.exitCode, rerun.stderr).toBe(0);
+    expect(readFileSync(file, 'utf8')).toBe((await current()).secret);
+  });
 });
