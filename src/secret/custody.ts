@@ -456,3 +456,6 @@ export function keptByEarlierRun(configDir: string, scope: string, endpointId: s
   const header = left.kind === 'record' ? left.record.header : undefined;
   return { endpointId, key: last.key, path: left.path, version: last.version, expectedVersion: header?.expectedVersion ?? last.ev, mode: header?.mode ?? last.mode };
 }
+
+/** Whether this machine's facts say the change with this key was delivered to every destination. */
+export const deliveredHere = (run: CustodyRun, endpointId: string, key: string) => EndpointFacts.read(run.configDir, run.scope, endpointId).delivered(key);

@@ -202,7 +202,11 @@ describe('docs/ci.md: the scheduled fleet workflow', () => {
       // What next month's checkout finds on main.
       expect(manifestVersions(git(['show', 'main:fleet.ndjson'], origin))).toEqual(ids.map(() => month + 1));
     }
-    expect(git(['log', '--format=%s', 'main'], origin).trimEnd().split('\n')).toEqual(['webhook secrets rotated: the next manifest and the journal', 'webhook secrets rotated: the next manifest and the journal', 'the fleet']);
+    expect(git(['log', '--format=%s', 'main'], origin).trimEnd().split('\n')).toEqual([
+      'webhook secrets rotated: the next manifest and the journal',
+      'webhook secrets rotated: the next manifest and the journal',
+      'the fleet',
+    ]);
     expect(existsSync(store) && readdirSync(join(store, 'webhooks')).sort()).toEqual([...ids].sort());
   });
 });

@@ -19,6 +19,7 @@ import { NotSent, type CallHooks } from '../../../http/client.js';
 import { noteConflict } from '../../../secret/seen.js';
 import {
   Custody,
+  deliveredHere,
   hasLeft,
   knownNotApplied,
   lastApplied,
@@ -327,7 +328,8 @@ export async function tidyDone(run: ItemRun, item: ManifestItem, prior: Prior): 
 
 export async function redeliver(run: ItemRun, item: ManifestItem, prior: Prior): Promise<void> {
   const req = requestOf(run, item, prior.key);
-  if (prior.fp && run.secrets.holds(item, prior.fp)) {
+  // Every destination holds it: read back, or (an exec: destination cannot be) this machine's facts say its delivery completed.
+  if (prior.fp && (run.secrets.holds(item, prior.fp) || deliveredHere(run.custody, item.endpointId, prior.key))) {
     // Every destination holds it already (the killed run got that far): done.
     const delivery = run.secrets.targetsFor(item).map((to) => ({ to, fingerprint: prior.fp! }));
     if (await run.record({ t: 'ok', id: item.endpointId, key: prior.key, version: prior.version, fp: prior.fp, delivery, requestId: prior.requestId ?? '' })) retireLeft(run.custody, req);

@@ -128,6 +128,27 @@ describe('a kept secret that went with its runner: escrow, then recover --journa
   });
 });
 
+describe('a journal that lost its last lines', () => {
+  it("an item whose 'ok' the journal lost but whose delivery this machine's facts record is done, not a 13", async () => {
+    const { run, path, rotations } = await setUp(2);
+    expect((await run(JOB)).exitCode).toBe(0);
+    // A restored older copy of the journal: each "ok" only an "applied", and no "end".
+    const older = readFileSync(path('fleet.journal'), 'utf8')
+      .split('\n')
+      .filter((l) => l !== '' && !l.includes('"t":"end"'))
+      .map((l) => {
+        const r = JSON.parse(l) as { t: string; id: string; key: string; version: number; fp: string };
+        return r.t === 'ok' ? JSON.stringify({ t: 'applied', id: r.id, key: r.key, version: r.version, fp: r.fp }) : l;
+      });
+    expect(older.filter((l) => l.includes('"t":"applied"'))).toHaveLength(2);
+    writeFileSync(path('fleet.journal'), `${older.join('\n')}\n`);
+    const again = await run(JOB);
+    expect(again.exitCode, show(again)).toBe(0);
+    expect(await rotations()).toBe(2);
+    for (const l of lines(again.stdout).filter((x) => x.endpointId)) expect(l).toMatchObject({ ok: true, skipped: true });
+  });
+});
+
 describe("one endpoint's deliveries, one at a time across processes", () => {
   it('a kept secret re-delivered while a new rotation of the endpoint is applied: the newer secret is what the destination holds at the end', async () => {
     const { s, ids, ws, run, path } = await setUp(1);
@@ -140,7 +161,15 @@ describe("one endpoint's deliveries, one at a time across processes", () => {
     const redelivery = run(['--from', 'fleet.ndjson', '--mode', 'overlap', '--journal', 'fleet.journal', '--secret-to', 'exec:sh gate.sh', '--json']);
     await waitFor(() => existsSync(path('delivering')), scaled(20_000), 'the re-delivery writing its destination');
     const rotation = runInProcess(['webhooks', 'rotate', id, '--expected-version', '2', '--mode', 'immediate', '--yes', '--secret-to', 'exec:cat > dest', '--json'], {
-      env: { ...baseEnv(ws), CI: 'true', CHATCTL_BASE_URL: s.sb.baseUrl, CHATCTL_TOKEN: s.sb.token, CHATCTL_ORG: s.sb.organizationId, CHATCTL_APP: s.sb.applicationId, CHATCTL_ENV: s.sb.environmentKey },
+      env: {
+        ...baseEnv(ws),
+        CI: 'true',
+        CHATCTL_BASE_URL: s.sb.baseUrl,
+        CHATCTL_TOKEN: s.sb.token,
+        CHATCTL_ORG: s.sb.organizationId,
+        CHATCTL_APP: s.sb.applicationId,
+        CHATCTL_ENV: s.sb.environmentKey,
+      },
       cwd: ws.cwd,
       inject: { now: s.now },
     });
