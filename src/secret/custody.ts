@@ -450,7 +450,7 @@ export function supersedingChange(configDir: string, scope: string, secret: { en
 export function keptByEarlierRun(configDir: string, scope: string, endpointId: string): KeptChange | undefined {
   const facts = EndpointFacts.read(configDir, scope, endpointId);
   const last = facts.lastApplied();
-  if (!last || last.op !== 'rotate' || facts.delivered(last.key)) return undefined;
+  if (last?.op !== 'rotate' || facts.delivered(last.key)) return undefined;
   const left = findLeft(configDir, { op: 'rotate', scope, endpointId, idempotencyKey: last.key });
   if (!left) return undefined;
   const header = left.kind === 'record' ? left.record.header : undefined;

@@ -3,8 +3,6 @@ import type { Factory } from '../app.js';
 import { checkEndpointId, checkIdempotencyKey, parseRotate } from '../../input/parse.js';
 import { isCliError, usageError, localError } from '../../errors/cli-error.js';
 import { EXIT } from '../../errors/exit-codes.js';
-import { keptByEarlierRun } from '../../secret/custody.js';
-import { keptByEarlierRunError } from '../../secret/exit13.js';
 import { runSecretRequest, secretPlanOf } from './secret-result.js';
 import { scopeKey } from '../../secret/record.js';
 import { namingTheKey } from './interrupted.js';
@@ -70,12 +68,15 @@ export async function runRotate(endpointId: string, opts: RotateOptions, f: Fact
       req: { op: 'rotate', scope: scopeKey(f.state().connection().scope), endpointId: id, idempotencyKey, mode: body.mode, expectedVersion: body.expectedVersion },
       send: (hooks) =>
         namingTheKey(
-          client.rotate(id, body, idempotencyKey, hooks).catch((err: unknown) => {
-            // A 7 that names the current version: the facts know it, for the re-run's `--expected-version last`.
+          client.rotate(id, body, idempotencyKey, hooks).catch(async (err: unknown) => {
             const scope = scopeKey(state.connection().scope);
             // Moved on by an earlier run here whose secret is kept, not delivered: that is the 13 to report, not a 7 whose hint rotates again.
-            const kept = isCliError(err) && err.exitCode === EXIT.versionConflict ? keptByEarlierRun(ctx.configDir, scope, id) : undefined;
-            if (kept) throw keptByEarlierRunError(kept, err as Parameters<typeof keptByEarlierRunError>[1]);
+            if (isCliError(err) && err.exitCode === EXIT.versionConflict) {
+              const [{ keptByEarlierRun }, { keptByEarlierRunError }] = await Promise.all([import('../../secret/custody.js'), import('../../secret/exit13.js')]);
+              const kept = keptByEarlierRun(ctx.configDir, scope, id);
+              if (kept) throw keptByEarlierRunError(kept, err);
+            }
+            // A 7 that names the current version: the facts know it, for the re-run's `--expected-version last`.
             noteConflict({ configDir: ctx.configDir, scope, now: ctx.now }, id, err, 'rotate');
             throw withRerun(err, { ...rerun, now: ctx.now() });
           }),
