@@ -151,7 +151,7 @@ describe('a journal that lost its last lines', () => {
 
 describe("one endpoint's deliveries, one at a time across processes", () => {
   it('a kept secret re-delivered while a new rotation of the endpoint is applied: the newer secret is what the destination holds at the end', async () => {
-    const { s, ids, ws, run, path } = await setUp(1);
+    const { s, ids, run, path } = await setUp(1);
     const id = ids[0]!;
     writeFileSync(path(`down-${id}`), '');
     expect((await run(JOB)).exitCode).toBe(14); // version 2 applied, its secret kept
@@ -160,19 +160,7 @@ describe("one endpoint's deliveries, one at a time across processes", () => {
     writeFileSync(path('gate.sh'), ': > delivering; while [ ! -e go ]; do sleep 0.02; done; cat > dest\n');
     const redelivery = run(['--from', 'fleet.ndjson', '--mode', 'overlap', '--journal', 'fleet.journal', '--secret-to', 'exec:sh gate.sh', '--json']);
     await waitFor(() => existsSync(path('delivering')), scaled(20_000), 'the re-delivery writing its destination');
-    const rotation = runInProcess(['webhooks', 'rotate', id, '--expected-version', '2', '--mode', 'immediate', '--yes', '--secret-to', 'exec:cat > dest', '--json'], {
-      env: {
-        ...baseEnv(ws),
-        CI: 'true',
-        CHATCTL_BASE_URL: s.sb.baseUrl,
-        CHATCTL_TOKEN: s.sb.token,
-        CHATCTL_ORG: s.sb.organizationId,
-        CHATCTL_APP: s.sb.applicationId,
-        CHATCTL_ENV: s.sb.environmentKey,
-      },
-      cwd: ws.cwd,
-      inject: { now: s.now },
-    });
+    const rotation = run([id, '--expected-version', '2', '--mode', 'immediate', '--yes', '--secret-to', 'exec:cat > dest', '--json']);
     const version = async () => ((await s.control('endpoints')).body.data.endpoints as { id: string; version: number }[]).find((e) => e.id === id)!.version;
     await waitFor(async () => (await version()) === 3, scaled(20_000), 'the new rotation applied');
     writeFileSync(path('go'), '');

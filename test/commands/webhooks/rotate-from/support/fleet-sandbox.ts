@@ -17,20 +17,18 @@ export async function fleetSandbox(n: number) {
     ids.push(r.body.data.endpoint.id as string);
   }
   mkdirSync(join(ws.cwd, 'secrets'));
-  const run = (args: string[], o: { signal?: AbortSignal; onStdout?: (t: string) => void } = {}): Promise<InProcessResult> =>
-    runInProcess(['webhooks', 'rotate', ...args], {
-      env: {
-        ...baseEnv(ws),
-        CI: 'true',
-        CHATCTL_BASE_URL: s.sb.baseUrl,
-        CHATCTL_TOKEN: s.sb.token,
-        CHATCTL_ORG: s.sb.organizationId,
-        CHATCTL_APP: s.sb.applicationId,
-        CHATCTL_ENV: s.sb.environmentKey,
-      },
-      cwd: ws.cwd,
-      inject: { now: s.now },
-      ...o,
-    });
-  return { s, ws, ids, run, path: (name: string) => join(ws.cwd, name) };
+  const env = {
+    ...baseEnv(ws),
+    CI: 'true',
+    CHATCTL_BASE_URL: s.sb.baseUrl,
+    CHATCTL_TOKEN: s.sb.token,
+    CHATCTL_ORG: s.sb.organizationId,
+    CHATCTL_APP: s.sb.applicationId,
+    CHATCTL_ENV: s.sb.environmentKey,
+  };
+  /** Any chatctl command, in the workspace, on the sandbox's clock. */
+  const cli = (argv: string[], o: { signal?: AbortSignal; onStdout?: (t: string) => void } = {}): Promise<InProcessResult> => runInProcess(argv, { env, cwd: ws.cwd, inject: { now: s.now }, ...o });
+  /** `webhooks rotate …`. */
+  const run = (args: string[], o: { signal?: AbortSignal; onStdout?: (t: string) => void } = {}) => cli(['webhooks', 'rotate', ...args], o);
+  return { s, ws, ids, run, cli, path: (name: string) => join(ws.cwd, name) };
 }
