@@ -13,6 +13,7 @@ import { realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Context } from '../../../context.js';
 import { acquireLock, systemLockHost, type LockSubject } from '../../../fs/lock.js';
+import { makeFolders } from '../../../config/make-folders.js';
 import type { RotationMode } from '../../../api/spec.js';
 import { CliError, usageError } from '../../../errors/cli-error.js';
 import { EXIT } from '../../../errors/exit-codes.js';
@@ -58,9 +59,25 @@ export class NextManifest {
    * path: the lock is named after the file's real path) is refused, exit 2
    * naming the lock, before it sends anything. Released once it is written.
    */
-  async lock(ctx: Pick<Context, 'now' | 'sleep' | 'random' | 'signal'>): Promise<void> {
-    const lock = await acquireLock(lockPathOf(this.path), { host: systemLockHost(ctx), signal: ctx.signal, waitMs: 0, subject: NEXT_MANIFEST });
-    this.release = lock.release;
+  async lock(ctx: Pick<Context, 'now' | 'sleep' | 'random' | 'signal' | 'configDir'>): Promise<void> {
+    const take = (path: string) => acquireLock(path, { host: systemLockHost(ctx), signal: ctx.signal, waitMs: 0, subject: NEXT_MANIFEST });
+    const byPath = await take(lockPathOf(this.path));
+    this.release = byPath.release;
+    // The same file by another name in another folder (a hard link): by its device and inode, in this config folder.
+    const st = statSync(this.path, { throwIfNoEntry: false });
+    if (!st) return;
+    try {
+      makeFolders(join(ctx.configDir, 'locks'), 0o700);
+      const byInode = await take(join(ctx.configDir, 'locks', `next-manifest-${st.dev}-${st.ino}.lock`));
+      this.release = () => {
+        byInode.release();
+        byPath.release();
+      };
+    } catch (err) {
+      byPath.release();
+      this.release = undefined;
+      throw err;
+    }
   }
 
   unlock(): void {

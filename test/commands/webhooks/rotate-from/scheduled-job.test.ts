@@ -4,7 +4,7 @@
 // changes nothing; --every makes it safe to run daily; the journal stays the
 // size of the fleet; the next manifest is one run's at a time. chatctl
 // in-process against the in-process sandbox, both on the sandbox's clock.
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { acquireLock, systemLockHost } from '../../../../src/fs/lock.js';
@@ -239,6 +239,21 @@ describe('the next manifest: one run at a time, never the journal', () => {
       held.release();
     }
     expect(existsSync(path('fleet.ndjson'))).toBe(true);
+  });
+
+  it('the same file by a hard link in another folder, while a run holds it: refused, exit 2, nothing sent', async () => {
+    const { run, path, rotations } = await setUp(2);
+    mkdirSync(path('other'));
+    linkSync(path('fleet.ndjson'), path('other/next.ndjson'));
+    writeFileSync(path('gate.sh'), ': > delivering; while [ ! -e go ]; do sleep 0.02; done; cat > /dev/null\n');
+    const first = run(['--from', 'fleet.ndjson', '--mode', 'overlap', '--journal', 'a.journal', '--next-manifest', 'fleet.ndjson', '--secret-to', 'exec:sh gate.sh', '--concurrency', '1']);
+    await waitFor(() => existsSync(path('delivering')), scaled(20_000), 'the first run delivering');
+    const second = await run(['--from', 'fleet.ndjson', '--mode', 'overlap', '--journal', 'b.journal', '--next-manifest', 'other/next.ndjson', '--secret-to', 'exec:sh store.sh']);
+    writeFileSync(path('go'), '');
+    expect(second.exitCode, show(second)).toBe(2);
+    expect(second.stderr).toMatch(/the next manifest is being written by another chatctl run/);
+    expect((await first).exitCode).toBe(0);
+    expect(await rotations()).toBe(2);
   });
 
   it('the journal named through a linked folder is still the journal: exit 2, nothing sent', async () => {
