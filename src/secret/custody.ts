@@ -53,6 +53,8 @@ export interface CustodyRun extends Pick<Clock, 'now'> {
   scrubber?: { addSecret(value: string): void; retireSecret?(value: string): void; scrub?(text: string): string } | undefined;
   /** How a re-run delivers the record of the request with this key (hint and message). */
   rerun(idempotencyKey: string): string;
+  /** A notice on stderr: what custody could not note (the change goes on). */
+  warn?(text: string): void;
   /** The job's destinations as flags, for the hint that gets a new secret (new-secret-hint.ts destinationFlags). */
   destination?: ((endpointId: string) => string | undefined) | undefined;
   /**
@@ -210,7 +212,7 @@ export class Custody {
     // Known to the scrubber before anything of the answer is stored.
     if (usable) this.run.scrubber?.addSecret(secret);
     const scrub = (t: string) => this.run.scrubber?.scrub?.(t) ?? t;
-    this.facts?.add({
+    const noted = this.facts?.add({
       f: 'applied',
       at: this.at(),
       key: this.req.idempotencyKey,
@@ -221,6 +223,10 @@ export class Custody {
       ...(usable ? { fp: fingerprint(secret) } : {}),
       endpoint: seenOf(endpoint, scrub),
     });
+    if (noted === false)
+      this.run.warn?.(
+        `could not note this change of endpoint ${holder.endpointId} under ${this.run.configDir}/facts (a full disk, or a folder it cannot write): a later run cannot tell that it supersedes what older runs kept of the endpoint`,
+      );
     if (!usable) {
       // Applied, but the secret is not in the answer (a replay of an earlier request with this key, or withheld): nothing to keep.
       this.held?.retire();

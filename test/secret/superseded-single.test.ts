@@ -2,7 +2,7 @@
 // rotation a later one superseded is never delivered, also once its record
 // is gone and the server only replays it; a replay of a rotation an earlier
 // run here applied says so. In-process, against the in-process sandbox.
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { recordPaths } from '../../src/secret/record.js';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -108,5 +108,16 @@ describe('what custody decides from the facts, for a single rotate', () => {
     const rerun = await rotate(1, 'first', '--secret-to', `file:${file}`);
     expect(rerun.exitCode, rerun.stderr).toBe(0);
     expect(readFileSync(file, 'utf8')).toBe((await current()).secret);
+  });
+
+  test('a change custody cannot note in the facts (facts/ not a folder) is still delivered, and the run says what was not noted', async () => {
+    const { ws, rotate, current } = await setUp();
+    const file = join(ws.cwd, 'hook.whsec');
+    mkdirSync(ws.configDir, { recursive: true });
+    writeFileSync(join(ws.configDir, 'facts'), 'not a folder');
+    const r = await rotate(1, 'unnoted', '--secret-to', `file:${file}`);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(readFileSync(file, 'utf8')).toBe((await current()).secret);
+    expect(r.stderr).toMatch(/could not note this change of endpoint \S+ under .*facts/);
   });
 });

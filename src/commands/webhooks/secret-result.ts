@@ -34,6 +34,7 @@ export function commandCustody(ctx: Context, scope: string, escrow?: CustodyRun[
     configDir: ctx.configDir,
     now: ctx.now,
     locking: { sleep: ctx.sleep, random: ctx.random, signal: ctx.signal },
+    warn: (text) => ctx.io.notice(text),
     scope,
     scrubber: ctx.io.scrubber,
     rerun: (key) => `re-run the same command with --idempotency-key ${shellQuote(key)}: it delivers the kept secret without rotating again`,

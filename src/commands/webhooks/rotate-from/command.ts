@@ -490,6 +490,7 @@ function fleetCustody(ctx: Context, scope: string, journalPath: string | undefin
   return {
     configDir: ctx.configDir,
     locking: { sleep: ctx.sleep, random: ctx.random, signal: ctx.signal },
+    warn: (text) => ctx.io.notice(text),
     now: ctx.now,
     scope,
     scrubber: ctx.io.scrubber,
