@@ -20,6 +20,7 @@ import { noteConflict } from '../../../secret/seen.js';
 import {
   Custody,
   deliveredHere,
+  keptByEarlierRun,
   hasLeft,
   knownNotApplied,
   lastApplied,
@@ -32,7 +33,7 @@ import {
   type InDelivery,
   type Settled,
 } from '../../../secret/custody.js';
-import { notConfirmed, okNotRecorded } from '../../../secret/exit13.js';
+import { keptByEarlierRunError, notConfirmed, okNotRecorded } from '../../../secret/exit13.js';
 import type { RecordedRequest } from '../../../secret/record.js';
 import type { DeliveryResult } from '../../../secret/custody.js';
 import type { DeliveryRecord, JournalRecord, Prior } from './journal.js';
@@ -226,6 +227,9 @@ export async function sendItem(run: ItemRun, out: Outgoing, hooks: CallHooks): P
     const notApplied = knownNotApplied(e, custody.resent);
     // The code may be the server's: scrubbed before it is stored, as every server string is.
     await run.record({ t: 'fail', id: item.endpointId, key, applied: notApplied ? false : null, exitCode: e.exitCode, code: scrubbed(run, e.code) });
+    // Moved on by an earlier run here whose secret is kept, not delivered: that 13 is the item's outcome, not a 7 whose hint rotates again.
+    const kept = e.exitCode === EXIT.versionConflict ? keptByEarlierRun(run.custody.configDir, run.custody.scope, item.endpointId) : undefined;
+    if (kept) return run.fail(item, keptByEarlierRunError(kept, e), kept.key);
     run.fail(item, e, notApplied ? undefined : key);
     return;
   }

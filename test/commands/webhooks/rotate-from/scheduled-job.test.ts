@@ -128,6 +128,23 @@ describe('a kept secret that went with its runner: escrow, then recover --journa
   });
 });
 
+describe('without a journal', () => {
+  it("an item refused with 7 because an earlier run here applied a rotation whose secret is kept: 13 naming that run's key, not a 7 that would rotate again", async () => {
+    const { ids, run, path } = await setUp(1);
+    const NO_JOURNAL = ['--from', 'fleet.ndjson', '--mode', 'overlap', '--secret-to', 'exec:sh store.sh', '--json'];
+    writeFileSync(path(`down-${ids[0]}`), '');
+    const first = await run(NO_JOURNAL);
+    expect(first.exitCode).toBe(14);
+    const key = lines(first.stdout).find((l) => l.endpointId)!.idempotencyKey as string;
+    rmSync(path(`down-${ids[0]}`));
+    const again = await run(NO_JOURNAL);
+    expect(again.exitCode, show(again)).toBe(14);
+    const item = lines(again.stdout).find((l) => l.endpointId)!;
+    expect(item).toMatchObject({ ok: false, exitCode: 13, idempotencyKey: key });
+    expect(item.error.hint).toContain(`--idempotency-key '${key}'`);
+  });
+});
+
 describe('a journal that lost its last lines', () => {
   it("an item whose 'ok' the journal lost but whose delivery this machine's facts record is done, not a 13", async () => {
     const { run, path, rotations } = await setUp(2);
