@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.." || exit 1
   echo "test/structure/structure.test.ts checks that this list names each such file, and only files that exist"
   echo "(\`sh scripts/rotate-test-index.sh\` writes it anew)."
   echo
-  for f in $(grep -rlE "'webhooks', 'rotate'|webhooks rotate|\['rotate'" test --include=*.test.ts | sort); do
+  for f in $(grep -rlE "'webhooks', 'rotate'|webhooks rotate|\['rotate'|fleetSandbox\(" test --include=*.test.ts | sort); do
     d=$(head -3 "$f" | grep -m1 '^//' | sed 's|^// *||' | cut -c1-110)
     echo "- [\`${f#test/}\`](../../../${f#test/}): $d" | sed "s/: $//"
   done

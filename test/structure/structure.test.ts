@@ -300,7 +300,7 @@ describe('finding the tests of a command', () => {
     const walk = (dir: string): string[] =>
       readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(`${dir}/${e.name}`) : e.name.endsWith('.test.ts') ? [`${dir}/${e.name}`] : []));
     const running = walk('test')
-      .filter((f) => /'webhooks', 'rotate'|webhooks rotate|\['rotate'/.test(readFileSync(join(ROOT, f), 'utf8')))
+      .filter((f) => /'webhooks', 'rotate'|webhooks rotate|\['rotate'|fleetSandbox\(/.test(readFileSync(join(ROOT, f), 'utf8')))
       .map((f) => f.slice('test/'.length))
       .sort();
     expect(listed.sort()).toEqual(running);
