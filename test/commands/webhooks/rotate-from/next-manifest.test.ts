@@ -11,7 +11,7 @@ import { HOUR, type sandbox } from '../../../support/sandbox.js';
 
 type Sbx = Awaited<ReturnType<typeof sandbox>>;
 
-const setUp = fleetSandbox;
+const setUp = (n: number) => fleetSandbox(n);
 
 const DEST = ['--secret-to', 'env-file:secrets/{id}.env#WEBHOOK_SECRET'];
 const show = (r: InProcessResult) => `exit ${r.exitCode}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`;
