@@ -196,7 +196,7 @@ async function planItems(setup: Setup, source: ManifestSource, held: Held, f: Fa
   const { journalPath, secrets, next } = setup;
   const dryRun = f.state().dryRun;
   if (journalPath !== undefined && !dryRun) held.release = await lockJournal(journalPath, ctx);
-  const journal: LoadedJournal = journalPath !== undefined ? loadJournal(journalPath) : { scope: null, priors: new Map(), unreadable: 0, openFrom: 0, runs: 0 };
+  const journal: LoadedJournal = journalPath !== undefined ? loadJournal(journalPath) : { scope: null, priors: new Map(), unreadable: 0, openFrom: 0, runAts: [] };
   const first: ManifestItem[] = [];
   const openFrom = continuing(journal, ctx.now(), setup.everyMs);
   if (journal.scope && !sameScope(journal.scope, setup.scope))

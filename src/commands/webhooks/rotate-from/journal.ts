@@ -97,10 +97,10 @@ export interface LoadedJournal {
   unreadable: number;
   /** The first run whose work is not known finished: every run from it on ended unclean or not at all (runs counts when all are finished). */
   openFrom: number;
-  /** How many runs the journal holds. */
-  runs: number;
-  /** When the last run started (its "run" line), when there is one. */
-  lastRunAt?: string | undefined;
+  /** When each run started (its "run" line), in order: as many as the journal holds runs. */
+  runAts: string[];
+  /** The last run's "end" record, when it has one. */
+  lastEnd?: Extract<JournalRecord, { t: 'end' }> | undefined;
 }
 
 /** Without --every, how long after an unfinished run the same command is taken as finishing it (docs/fleet.md). */
@@ -112,9 +112,10 @@ export const CONTINUE_WITHIN_MS = 24 * 3600 * 1000;
  * than `withinMs` ago (--every, else CONTINUE_WITHIN_MS); none otherwise:
  * a later run is the next rotation, not the same one.
  */
-export function continuing(journal: Pick<LoadedJournal, 'openFrom' | 'runs' | 'lastRunAt'>, nowMs: number, withinMs = CONTINUE_WITHIN_MS): number {
-  if (journal.openFrom >= journal.runs || journal.lastRunAt === undefined) return Number.POSITIVE_INFINITY;
-  const at = Date.parse(journal.lastRunAt);
+export function continuing(journal: Pick<LoadedJournal, 'openFrom' | 'runAts'>, nowMs: number, withinMs = CONTINUE_WITHIN_MS): number {
+  const lastRunAt = journal.runAts.at(-1);
+  if (journal.openFrom >= journal.runAts.length || lastRunAt === undefined) return Number.POSITIVE_INFINITY;
+  const at = Date.parse(lastRunAt);
   return Number.isFinite(at) && nowMs - at < withinMs ? journal.openFrom : Number.POSITIVE_INFINITY;
 }
 
@@ -261,13 +262,14 @@ export function loadJournal(path: string): LoadedJournal {
   let scope: JournalScope | null = null;
   let unreadable = 0;
   let runAt: string | undefined;
-  let run = -1;
+  const runAts: string[] = [];
+  let lastEnd: LoadedJournal['lastEnd'];
   let openFrom = 0;
   let fd: number;
   try {
     fd = openSync(path, 'r');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { scope, priors, unreadable, openFrom: 0, runs: 0 };
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { scope, priors, unreadable, openFrom: 0, runAts };
     throw usageError(`cannot read the journal ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
   try {
@@ -294,15 +296,19 @@ export function loadJournal(path: string): LoadedJournal {
       if (value.t === 'run') {
         scope ??= value.scope;
         runAt = typeof value.at === 'string' ? value.at : undefined;
-        run += 1;
+        runAts.push(runAt ?? '');
+        lastEnd = undefined;
       }
-      if (value.t === 'end' && value.clean === true) openFrom = run + 1;
-      foldRecord(priors, value, runAt, Math.max(0, run));
+      if (value.t === 'end') {
+        lastEnd = value;
+        if (value.clean === true) openFrom = runAts.length;
+      }
+      foldRecord(priors, value, runAt, Math.max(0, runAts.length - 1));
     }
   } finally {
     closeSync(fd);
   }
-  return { scope, priors, unreadable, openFrom, runs: run + 1, lastRunAt: runAt };
+  return { scope, priors, unreadable, openFrom, runAts, lastEnd };
 }
 
 export const sameScope = (a: JournalScope, b: JournalScope) =>
@@ -420,7 +426,7 @@ export class JournalWriter implements JournalSink {
  * superseded history go. So its size follows the fleet, not the months.
  */
 export function compactJournal(path: string, scope: JournalScope): void {
-  const { priors, openFrom, runs, runAts, lastEnd } = loadForCompaction(path);
+  const { priors, openFrom, runAts, lastEnd } = loadJournal(path);
   const closed: JournalRecord[] = [];
   const open: JournalRecord[] = [];
   for (const [id, p] of priors) {
@@ -438,7 +444,7 @@ export function compactJournal(path: string, scope: JournalScope): void {
     text += closed.map(line).join('');
     text += line({ t: 'end', at: runAts[openFrom - 1] ?? epoch, clean: true });
   }
-  if (openFrom < runs) {
+  if (openFrom < runAts.length) {
     // The last run's start: how long ago the unfinished work was last taken up (continuing()).
     text += line({ t: 'run', v: 1, at: runAts.at(-1) ?? epoch, scope });
     text += open.map(line).join('');
@@ -461,34 +467,6 @@ function recordsOf(id: string, a: Prior): JournalRecord[] {
       out.push({ t: 'fail', id, key: a.key, applied: true, exitCode: EXIT.secretNotDelivered, code: 'secret_not_delivered', recovered: a.recovered, ...(a.whole ? { whole: true } : {}), ...runAt });
   }
   return out;
-}
-
-/** The journal read for compaction: its fold, and when each run started and how the last one ended. */
-function loadForCompaction(path: string): LoadedJournal & { runAts: string[]; lastEnd: JournalRecord | undefined } {
-  const loaded = loadJournal(path);
-  const runAts: string[] = [];
-  let lastEnd: JournalRecord | undefined;
-  const fd = openSync(path, 'r');
-  try {
-    const tooLong = () => {
-      throw usageError(`the journal ${path} has a line longer than 1 MiB`);
-    };
-    for (const { text } of splitLines(fileChunks(fd), 1 << 20, tooLong)) {
-      if (!text?.startsWith('{"t":"run"') && !text?.startsWith('{"t":"end"')) continue;
-      try {
-        const r = JSON.parse(text) as JournalRecord;
-        if (r.t === 'run') {
-          runAts.push(r.at);
-          lastEnd = undefined;
-        } else if (r.t === 'end') lastEnd = r;
-      } catch {
-        /* torn */
-      }
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return { ...loaded, runAts, lastEnd };
 }
 
 /** The journal must be a regular file (or not exist yet). */
