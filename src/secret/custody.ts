@@ -116,14 +116,14 @@ export class Custody {
   private constructor(
     private readonly run: CustodyRun,
     readonly req: RecordedRequest,
-    found: { next: Custody['next']; error?: CliError; got?: Got; resent?: boolean; held?: Held },
+    found: { next: Custody['next']; error?: CliError; got?: Got; resent?: boolean; held?: Held; facts: EndpointFacts | undefined },
   ) {
     this.next = found.next;
     this.error = found.error;
     this.got = found.got;
     this.resent = found.resent ?? false;
     this.held = found.held;
-    this.facts = req.endpointId !== null ? EndpointFacts.read(run.configDir, req.scope, req.endpointId) : undefined;
+    this.facts = found.facts;
   }
 
   /**
@@ -132,24 +132,17 @@ export class Custody {
    */
   static async begin(run: CustodyRun, req: RecordedRequest, answerOf: ReadAnswer): Promise<Custody> {
     pruneSuperseded(run.configDir, run.now());
+    const facts = req.endpointId !== null ? EndpointFacts.read(run.configDir, req.scope, req.endpointId) : undefined;
     const left = findLeft(run.configDir, req);
     if (left) {
       const got = await gotFrom(left, answerOf);
       const version = got && 'answer' in got && got.answer.ok && typeof got.answer.body.data.endpoint.version === 'number' ? got.answer.body.data.endpoint.version : null;
-      const newer = req.endpointId !== null ? EndpointFacts.read(run.configDir, req.scope, req.endpointId).supersedes(req.idempotencyKey, version) : undefined;
-      if (newer) return Custody.superseded(run, req, newer, true);
-      if (got && left.kind !== 'record') return new Custody(run, req, { next: 'deliver', got, held: keptFile(run, req, left.path) });
-      if (got) return new Custody(run, req, { next: 'deliver', got, held: openRecord(run, req) });
+      const newer = facts?.supersedes(req.idempotencyKey, version);
+      if (newer) return new Custody(run, req, { next: 'superseded', error: supersede(run, req, facts, newer), facts });
+      if (got && left.kind !== 'record') return new Custody(run, req, { next: 'deliver', got, held: keptFile(run, req, left.path), facts });
+      if (got) return new Custody(run, req, { next: 'deliver', got, held: openRecord(run, req), facts });
     }
-    return new Custody(run, req, { next: 'send', held: openRecord(run, req), resent: left !== undefined });
-  }
-
-  /** A later change of the endpoint went through chatctl here: what the request left is marked, never delivered. */
-  private static superseded(run: CustodyRun, req: RecordedRequest, newer: Applied, left: boolean): Custody {
-    const marked = left ? markSuperseded(run.configDir, req) : [];
-    const c = new Custody(run, req, { next: 'superseded' });
-    c.facts?.add({ f: 'superseded', at: c.at(), key: req.idempotencyKey, by: newer.version });
-    return Object.assign(c, { error: supersededError(req, marked[0] ?? null, newer) });
+    return new Custody(run, req, { next: 'send', held: openRecord(run, req), resent: left !== undefined, facts });
   }
 
   /** The record's tap for the transport: the answer's bytes on disk as they arrive. */
@@ -249,9 +242,7 @@ export class Custody {
     const newer = now.supersedes(this.req.idempotencyKey, typeof holder.version === 'number' ? holder.version : null);
     if (newer) {
       this.releaseEndpoint();
-      const marked = markSuperseded(this.run.configDir, this.req);
-      now.add({ f: 'superseded', at: this.at(), key: this.req.idempotencyKey, by: newer.version });
-      return { ok: false, outcome: { ok: false, error: supersededError(this.req, marked[0] ?? null, newer), holder, body, fp: null, delivered: [], kept: null } };
+      return { ok: false, outcome: { ok: false, error: supersede(this.run, this.req, now, newer), holder, body, fp: null, delivered: [], kept: null } };
     }
     // Computed when first needed (node:crypto costs a few ms to load): a --json run that succeeds never needs it.
     let fpMemo: string | undefined;
@@ -370,6 +361,17 @@ export class Custody {
     this.endpointLock?.release();
     this.endpointLock = undefined;
   }
+}
+
+/**
+ * A later change of the endpoint went through chatctl here: what the request
+ * left is marked superseded (never delivered) and the fact noted; the 13
+ * that says so.
+ */
+function supersede(run: CustodyRun, req: RecordedRequest, facts: EndpointFacts | undefined, newer: Applied): CliError {
+  const marked = markSuperseded(run.configDir, req);
+  facts?.add({ f: 'superseded', at: new Date(run.now()).toISOString(), key: req.idempotencyKey, by: newer.version });
+  return supersededError(req, marked[0] ?? null, newer);
 }
 
 function openRecord(run: CustodyRun, req: RecordedRequest): WriteAheadRecord {
