@@ -16,7 +16,7 @@ const EVENT = 'chat.message.created.v1';
 async function setup() {
   const sb = await sandbox();
   const ws = workspace();
-  const env = { ...baseEnv(ws), CHATCTL_BASE_URL: sb.sb.baseUrl, CHATCTL_TOKEN: sb.sb.token, CHATCTL_ORG: sb.sb.organizationId, CHATCTL_APP: sb.sb.applicationId, CHATCTL_ENV: sb.sb.environmentKey };
+  const env = { ...baseEnv(ws), ...sb.scopeEnv };
   const run = async (args: string[], extra: Record<string, string | undefined> = {}) => {
     const r = await runInProcess(args, { env: { ...env, ...extra }, cwd: ws.cwd, timeoutMs: 15_000 });
     expect(stackTrace(r.stderr)).toBeUndefined();

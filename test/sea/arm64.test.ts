@@ -83,7 +83,7 @@ describe.runIf(missing.length === 0 || required)('the single executable built fo
 
   test('creates an endpoint and rotates its secret against a sandbox on 127.0.0.1, the secret to a file of mode 0600', async () => {
     const s = await sandbox();
-    const scope = { CHATCTL_BASE_URL: s.sb.baseUrl, CHATCTL_TOKEN: s.sb.token, CHATCTL_ORG: s.sb.organizationId, CHATCTL_APP: s.sb.applicationId, CHATCTL_ENV: s.sb.environmentKey };
+    const scope = { ...s.scopeEnv };
     const created = await run(
       ['webhooks', 'create', '--name', 'arm', '--url', 'https://hooks.example.com/arm', '--event', 'chat.message.created.v1', '--secret-to', 'file:one.whsec', '--json'],
       scope,

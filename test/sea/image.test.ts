@@ -62,7 +62,7 @@ describe.runIf(engine !== undefined || required)('the container image', () => {
 
   test('create and rotate against a sandbox on the host loopback, the secret to a mounted folder with mode 0600', async () => {
     const s = await sandbox();
-    const env = { CHATCTL_BASE_URL: s.sb.baseUrl, CHATCTL_TOKEN: s.sb.token, CHATCTL_ORG: s.sb.organizationId, CHATCTL_APP: s.sb.applicationId, CHATCTL_ENV: s.sb.environmentKey };
+    const env = { ...s.scopeEnv };
     const opts = ['--network', 'host', '--volume', `${out}:/out`, ...Object.keys(env).flatMap((k) => ['--env', k])];
     const withEnv = (args: string[]) => execa(engine!, ['run', '--rm', ...runtime, ...opts, TAG, ...args], { reject: false, stdin: 'ignore', timeout: 120_000, env });
     const created = await withEnv([

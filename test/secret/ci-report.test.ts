@@ -25,11 +25,7 @@ async function setUp() {
     runInProcess(args, {
       env: {
         ...baseEnv(ws),
-        CHATCTL_BASE_URL: sb.sb.baseUrl,
-        CHATCTL_TOKEN: sb.sb.token,
-        CHATCTL_ORG: sb.sb.organizationId,
-        CHATCTL_APP: sb.sb.applicationId,
-        CHATCTL_ENV: sb.sb.environmentKey,
+        ...sb.scopeEnv,
         GITHUB_ACTIONS: 'true',
         GITHUB_STEP_SUMMARY: summary,
         ...extra,

@@ -28,11 +28,7 @@ async function setUp() {
   const ws = workspace();
   const env = (extra: Record<string, string> = {}) => ({
     ...baseEnv(ws),
-    CHATCTL_BASE_URL: sb.sb.baseUrl,
-    CHATCTL_TOKEN: sb.sb.token,
-    CHATCTL_ORG: sb.sb.organizationId,
-    CHATCTL_APP: sb.sb.applicationId,
-    CHATCTL_ENV: sb.sb.environmentKey,
+    ...sb.scopeEnv,
     ...extra,
   });
   const run = (args: string[], extra: Record<string, string> = {}) => runInProcess(args, { env: env(extra), cwd: ws.cwd, timeoutMs: 15_000, inject: { now: () => T0 } });

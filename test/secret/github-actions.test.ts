@@ -29,11 +29,7 @@ async function setUp() {
   const env = (extra: Record<string, string | undefined> = {}) => {
     const e: Record<string, string | undefined> = {
       ...baseEnv(ws),
-      CHATCTL_BASE_URL: sb.sb.baseUrl,
-      CHATCTL_TOKEN: sb.sb.token,
-      CHATCTL_ORG: sb.sb.organizationId,
-      CHATCTL_APP: sb.sb.applicationId,
-      CHATCTL_ENV: sb.sb.environmentKey,
+      ...sb.scopeEnv,
       GITHUB_ACTIONS: 'true',
       ...files,
       ...extra,

@@ -13,7 +13,7 @@ async function setUp() {
   const sb = await sandbox();
   const created = await sb.create(endpointBody(1));
   const id = created.body.data.endpoint.id as string;
-  const env = { CHATCTL_BASE_URL: sb.sb.baseUrl, CHATCTL_TOKEN: sb.sb.token, CHATCTL_ORG: sb.sb.organizationId, CHATCTL_APP: sb.sb.applicationId, CHATCTL_ENV: sb.sb.environmentKey };
+  const env = { ...sb.scopeEnv };
   const ws = workspace();
   const rotate = (ev: number, key: string, ...to: string[]) =>
     runCli(['webhooks', 'rotate', id, '--expected-version', String(ev), '--mode', 'immediate', '--yes', '--idempotency-key', key, ...to], { env, ws });

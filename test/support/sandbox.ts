@@ -222,6 +222,14 @@ export async function sandbox(opts: SandboxOptions = {}) {
     reactivate,
     deactivate,
     control,
+    /** What points chatctl at this sandbox: its base URL, token and scope, as CHATCTL_* variables. */
+    scopeEnv: {
+      CHATCTL_BASE_URL: sb.baseUrl,
+      CHATCTL_TOKEN: sb.token,
+      CHATCTL_ORG: sb.organizationId,
+      CHATCTL_APP: sb.applicationId,
+      CHATCTL_ENV: sb.environmentKey,
+    },
     advance: (ms: number) => void (now += ms),
     /** The sandbox's clock: what a chatctl run beside it is given (inject.now) to see the same time. */
     now: () => now,

@@ -17,7 +17,7 @@ const at = (iso: string) => ({ now: () => Date.parse(iso) });
 async function setUp() {
   const sb = await sandbox();
   const ws = workspace();
-  const env = { CHATCTL_BASE_URL: sb.sb.baseUrl, CHATCTL_TOKEN: sb.sb.token, CHATCTL_ORG: sb.sb.organizationId, CHATCTL_APP: sb.sb.applicationId, CHATCTL_ENV: sb.sb.environmentKey };
+  const env = { ...sb.scopeEnv };
   const scope = `${sb.sb.organizationId}/${sb.sb.applicationId}/${sb.sb.environmentKey}`;
   const cli = (args: string[], opts: Omit<RunOptions, 'ws'> = {}) => runCli(args, { ...opts, ws, env: { ...env, ...opts.env } });
   const serverVersion = async (id: string) => (await sb.control('endpoints')).body.data.endpoints.find((e: { id: string }) => e.id === id).version as number;

@@ -84,7 +84,7 @@ describe('webhooks listen, end to end', () => {
 
     const run = async (args: string[], exit = 0) => {
       const r = await runInProcess(args, {
-        env: { ...baseEnv(ws), CHATCTL_BASE_URL: sb.sb.baseUrl, CHATCTL_TOKEN: sb.sb.token, CHATCTL_ORG: sb.sb.organizationId, CHATCTL_APP: sb.sb.applicationId, CHATCTL_ENV: sb.sb.environmentKey },
+        env: { ...baseEnv(ws), ...sb.scopeEnv },
         cwd: ws.cwd,
         timeoutMs: 30_000,
       });

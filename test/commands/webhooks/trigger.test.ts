@@ -131,7 +131,7 @@ describe('webhooks trigger', () => {
     const sb = await sandbox({ now: () => Date.now() });
     const rx = await receiver();
     const ws = workspace();
-    const env = { ...baseEnv(ws), CHATCTL_BASE_URL: sb.sb.baseUrl, CHATCTL_TOKEN: sb.sb.token, CHATCTL_ORG: sb.sb.organizationId, CHATCTL_APP: sb.sb.applicationId, CHATCTL_ENV: sb.sb.environmentKey };
+    const env = { ...baseEnv(ws), ...sb.scopeEnv };
     const run = (args: string[]) => runInProcess(args, { env, cwd: ws.cwd, timeoutMs: 15_000 });
     const created = await run(['webhooks', 'create', '--name', 'rx', '--url', rx.url, '--event', E0, '--secret-file', 's1', '--json']);
     expect(created.exitCode, created.stderr).toBe(0);

@@ -20,11 +20,7 @@ export async function fleetSandbox(n: number) {
   const env = {
     ...baseEnv(ws),
     CI: 'true',
-    CHATCTL_BASE_URL: s.sb.baseUrl,
-    CHATCTL_TOKEN: s.sb.token,
-    CHATCTL_ORG: s.sb.organizationId,
-    CHATCTL_APP: s.sb.applicationId,
-    CHATCTL_ENV: s.sb.environmentKey,
+    ...s.scopeEnv,
   };
   /** Any chatctl command, in the workspace, on the sandbox's clock. */
   const cli = (argv: string[], o: { signal?: AbortSignal; onStdout?: (t: string) => void } = {}): Promise<InProcessResult> => runInProcess(argv, { env, cwd: ws.cwd, inject: { now: s.now }, ...o });
