@@ -333,9 +333,6 @@ function fromRaw(raw: Buffer): RecordedAnswer | undefined {
   return a && { status: a.status, contentEncoding: a.contentEncoding, contentLength: a.contentLength, body: a.body, whole: a.whole };
 }
 
-/** Whether the recorded body is whole, as far as the answer says (its framing, or its Content-Length). */
-export const wholeBody = (a: RecordedAnswer) => a.whole ?? (a.contentLength === null || a.body.length === a.contentLength);
-
 /** What an earlier run left of one request: its record, or its secret (or odd answer) kept after a failed delivery. */
 export type Left = { kind: 'record'; path: string; record: ReadRecord } | { kind: 'secret'; path: string; secret: Buffer } | { kind: 'answer'; path: string; answer: Buffer };
 
