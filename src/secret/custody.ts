@@ -32,6 +32,7 @@ import { join } from 'node:path';
 import { fingerprint } from './fingerprint.js';
 import { findLeft, markSuperseded, pruneSuperseded, removeLeft, WriteAheadRecord, type Left, type RecordedRequest } from './record.js';
 import type { Clock } from '../system/clock.js';
+import type { Context } from '../context.js';
 import { configError, type CliError } from '../errors/cli-error.js';
 
 /** How long a delivery waits for another process's delivery of the same endpoint (an exec: destination may take a minute). */
@@ -99,6 +100,19 @@ interface Held {
   retire(): void;
   keep(secret: string | Buffer, whole: boolean): { path: string } | { error: unknown };
   close(): void;
+}
+
+/** The run's custody from its world: its folder, clock, lock waits, notices and scrubber; `rerun` says how a re-run delivers what it kept. */
+export function runCustody(ctx: Pick<Context, 'configDir' | 'now' | 'sleep' | 'random' | 'signal' | 'io'>, scope: string, rerun: CustodyRun['rerun']): CustodyRun {
+  return {
+    configDir: ctx.configDir,
+    now: ctx.now,
+    locking: { sleep: ctx.sleep, random: ctx.random, signal: ctx.signal },
+    warn: (text) => ctx.io.notice(text),
+    scope,
+    scrubber: ctx.io.scrubber,
+    rerun,
+  };
 }
 
 export class Custody {

@@ -8,7 +8,7 @@ import type { Context } from '../../context.js';
 import type { Factory } from '../app.js';
 import type { SecretAnswer, SecretResponse } from '../../api/schemas.js';
 import type { CallHooks } from '../../http/client.js';
-import { Custody, deliveryCutShort, notAttempted, type CustodyRun, type DeliveryResult, type Got, type Holder, type InDelivery, type Settled } from '../../secret/custody.js';
+import { Custody, deliveryCutShort, runCustody, notAttempted, type CustodyRun, type DeliveryResult, type Got, type Holder, type InDelivery, type Settled } from '../../secret/custody.js';
 import type { RecordedRequest } from '../../secret/record.js';
 import { holdsNoSecret, recordedSecretAnswer } from '../../http/api-client.js';
 import { CREDENTIAL_IN_SECRET, deliverAll, describeFailure, writeConfirmed, type Delivered } from '../../secret/deliver-all.js';
@@ -29,15 +29,9 @@ import type { ReportRow } from '../../run/ci-report.js';
 /** The run's custody, as a single create or rotate sees it: a re-run with the same key delivers what it kept. */
 export function commandCustody(ctx: Context, scope: string, escrow?: CustodyRun['escrow'], given?: GivenDestinations): CustodyRun {
   return {
+    ...runCustody(ctx, scope, (key) => `re-run the same command with --idempotency-key ${shellQuote(key)}: it delivers the kept secret without rotating again`),
     escrow,
     destination: given ? (id) => destinationFlags(given, id) : undefined,
-    configDir: ctx.configDir,
-    now: ctx.now,
-    locking: { sleep: ctx.sleep, random: ctx.random, signal: ctx.signal },
-    warn: (text) => ctx.io.notice(text),
-    scope,
-    scrubber: ctx.io.scrubber,
-    rerun: (key) => `re-run the same command with --idempotency-key ${shellQuote(key)}: it delivers the kept secret without rotating again`,
   };
 }
 

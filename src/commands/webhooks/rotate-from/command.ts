@@ -10,7 +10,7 @@ import type { Factory } from '../../app.js';
 import { dirname, resolve } from 'node:path';
 import type { RotationMode } from '../../../api/spec.js';
 import { secretResponseSchema } from '../../../api/schemas.js';
-import { deliveryCutShort, lastApplied, type CustodyRun, type InDelivery } from '../../../secret/custody.js';
+import { deliveryCutShort, lastApplied, runCustody, type CustodyRun, type InDelivery } from '../../../secret/custody.js';
 import { prepareRecoveryFolder, scopeKey } from '../../../secret/record.js';
 import { describeKeepFailure } from '../../../secret/deliver.js';
 import { destinationFlags, type GivenDestinations } from '../../../secret/new-secret-hint.js';
@@ -487,18 +487,11 @@ function fleetCustody(ctx: Context, scope: string, journalPath: string | undefin
   } catch (err) {
     throw localError('config_error', `cannot keep the secrets' records before sending: ${describeKeepFailure(err, ctx.configDir)}`, { hint: 'nothing was sent' });
   }
-  return {
-    configDir: ctx.configDir,
-    locking: { sleep: ctx.sleep, random: ctx.random, signal: ctx.signal },
-    warn: (text) => ctx.io.notice(text),
-    now: ctx.now,
-    scope,
-    scrubber: ctx.io.scrubber,
-    rerun: (key) =>
-      journalPath !== undefined
-        ? `re-run with --journal ${shellQuote(journalPath)}: it delivers the kept secret without rotating again`
-        : `re-run that endpoint alone with --idempotency-key ${shellQuote(key)}: it delivers the kept secret without rotating again`,
-  };
+  return runCustody(ctx, scope, (key) =>
+    journalPath !== undefined
+      ? `re-run with --journal ${shellQuote(journalPath)}: it delivers the kept secret without rotating again`
+      : `re-run that endpoint alone with --idempotency-key ${shellQuote(key)}: it delivers the kept secret without rotating again`,
+  );
 }
 
 /** The run's CI report (run/ci-report.ts), when it has one: GitHub's annotations and step summary, --report's JUnit XML. */
