@@ -23,7 +23,7 @@ import { generateX25519Identity, identityToRecipient } from 'age-encryption';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { NODE, ROOT } from '../support/fixtures.js';
-import { parseRunnerFile, runStep } from '../support/github-runner.js';
+import { journalAged, parseRunnerFile, runStep } from '../support/github-runner.js';
 import { cleanupTempDirs, runInProcess, baseEnv, tempDir, workspace } from '../support/run.js';
 import { control, startSandbox, type Sandbox } from '../support/sandbox.js';
 import { parseYaml } from '../support/yaml-subset.js';
@@ -370,9 +370,6 @@ const git = (cwd: string, ...args: string[]) =>
     env: { ...baseEnv(ws), GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com' },
   });
 
-/** A journal's times ("at", "runAt") moved back 31 days: the journal as chatctl finds it a month after it was written. */
-const monthEarlier = (text: string) => text.replace(/"(at|runAt)":"([^"]+)"/g, (_m, k: string, at: string) => `"${k}":"${new Date(Date.parse(at) - 31 * 24 * 60 * 60 * 1000).toISOString()}"`);
-
 describe("docs/ci-systems.md's fleet workflow with the action", () => {
   // Its action step and its commit step, month after month, each month on a
   // fresh runner (a fresh clone, an empty config folder); a store failure in
@@ -436,8 +433,7 @@ describe("docs/ci-systems.md's fleet workflow with the action", () => {
       }
       const clone = join(root, `month-${n}`);
       git(root, 'clone', '--quiet', '--branch', 'main', 'origin.git', clone);
-      const journalFile = join(clone, 'rotation.journal');
-      if (n > 1 && existsSync(journalFile)) writeFileSync(journalFile, monthEarlier(readFileSync(journalFile, 'utf8')));
+      if (n > 1) journalAged(join(clone, 'rotation.journal'), 31 * 24 * 60 * 60 * 1000);
       const runner = { CHATCTL_CONFIG_DIR: tempDir('gha-fresh-runner'), STORE: store };
       const run = runAction(given, runner, ROOT, clone);
       const kept = runStep(

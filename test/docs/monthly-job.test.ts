@@ -9,7 +9,7 @@
 // artifacts are not run.
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
-import { runStep } from '../support/github-runner.js';
+import { journalAged, runStep } from '../support/github-runner.js';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { BIN, NODE, ROOT } from '../support/fixtures.js';
@@ -84,9 +84,6 @@ async function serverState(ids: string[]): Promise<Record<string, { version: num
   const all = await control(sandbox.info).endpoints();
   return Object.fromEntries(ids.map((id) => [id, (({ version, validSecrets }) => ({ version, secret: validSecrets[0]! }))(all.find((e) => e.id === id)!)]));
 }
-
-/** A journal's times ("at", "runAt") moved back a month. */
-const monthEarlier = (text: string) => text.replace(/"(at|runAt)":"([^"]+)"/g, (_m, k: string, at: string) => `"${k}":"${new Date(Date.parse(at) - MONTH_MS).toISOString()}"`);
 
 async function nextMonth(): Promise<void> {
   const res = await fetch(`${sandbox.info.baseUrl}/_sandbox/clock`, { method: 'POST', headers: { authorization: `Bearer ${sandbox.info.token}` }, body: JSON.stringify({ advanceMs: MONTH_MS }) });
@@ -168,8 +165,7 @@ describe('docs/ci.md: the scheduled fleet workflow', () => {
       const work = join(root, `runner-${month}`);
       git(['clone', '--quiet', '--depth=1', `file://${origin}`, work], root); // actions/checkout
       // A month passes for chatctl too: the committed journal's times, as chatctl finds them a month on.
-      const journalFile = join(work, 'rotation.journal');
-      if (month === 2 && existsSync(journalFile)) writeFileSync(journalFile, monthEarlier(readFileSync(journalFile, 'utf8')));
+      if (month === 2) journalAged(join(work, 'rotation.journal'), MONTH_MS);
       const ran: string[] = [];
       for (const step of steps) {
         if (step.uses || /npm install -g/.test(step.run ?? '')) continue;

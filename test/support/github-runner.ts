@@ -6,7 +6,7 @@
 // line with both takes the form whose marker comes first; a heredoc that
 // never ends, or a line that is neither, makes the whole file invalid.
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from './run.js';
 import { scaled } from './slowdown.js';
@@ -58,4 +58,18 @@ export function runStep(script: string, env: Record<string, string>, cwd: string
     timeout: scaled(120_000),
   });
   return { status: r.status, log: readFileSync(logFile, 'utf8') };
+}
+
+/**
+ * A committed journal as chatctl finds it `ms` later: its times ("at",
+ * "runAt") moved back. A job's runs are months apart for the sandbox's clock;
+ * chatctl, a child process, reads the real one.
+ */
+export function journalAged(path: string, ms: number): void {
+  if (!existsSync(path)) return;
+  const text = readFileSync(path, 'utf8');
+  writeFileSync(
+    path,
+    text.replace(/"(at|runAt)":"([^"]+)"/g, (_m, k: string, at: string) => `"${k}":"${new Date(Date.parse(at) - ms).toISOString()}"`),
+  );
 }
