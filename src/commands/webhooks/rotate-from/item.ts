@@ -249,8 +249,8 @@ async function settleItem(run: ItemRun, item: ManifestItem, custody: Custody, go
   const accepted = await custody.accept(got, { resent, version: prior?.version, serverRequestId: prior?.requestId });
   const outcome = accepted.ok ? await deliverItem(run, item, custody, accepted, prior) : accepted.outcome;
   // Its patterns are dropped (thousands of items keep the set small); it is still never shown as it is.
-  const held = secretOf(got);
-  if (held) run.custody.scrubber?.retireSecret?.(held);
+  const secret = secretOf(got);
+  if (secret) run.custody.scrubber?.retireSecret?.(secret);
   if (!outcome.ok) {
     await run.record({
       t: 'fail',
@@ -272,7 +272,6 @@ async function settleItem(run: ItemRun, item: ManifestItem, custody: Custody, go
   const version = typeof outcome.holder.version === 'number' ? outcome.holder.version : null;
   // The server's request id goes into the journal: one that echoes a secret is blanked first.
   const rawId = outcome.holder.serverRequestId ?? null;
-  const secret = secretOf(got);
   const clean = rawId === null ? null : scrubbed(run, rawId);
   const requestId = clean !== null && secret && clean.includes(secret) ? null : clean;
   const line: ItemResult = { endpointId: item.endpointId, ok: true, ...(version !== null ? { version } : {}), fingerprint: outcome.fp, delivery: outcome.delivered, requestId };
