@@ -18,7 +18,7 @@ const tmp = mkdtempSync(join(tmpdir(), 'chatctl-scrub-bench-'));
 
 /** The scrubber of the work tree, or of a commit (its scrub/ folder as it was), bundled and imported. */
 async function load(ref) {
-  let entry = 'src/output/scrub/scrubber.ts';
+  let entry = 'src/output/scrub.ts';
   if (ref) {
     const dir = join(tmp, 'ref', 'scrub');
     mkdirSync(dir, { recursive: true });

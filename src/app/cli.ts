@@ -19,7 +19,7 @@ import { environmentHelp } from '../meta/environment.js';
 import { referenceText } from '../meta/reference.js';
 import { resolveRunState, stateOf, type GlobalOptions, type RunState, type RunStateSlot } from '../run/state.js';
 import { applyOutput } from './help-routing.js';
-import { loadPalettes } from '../output/colors.js';
+import { loadPalettes } from '../output/io.js';
 
 /** The one line every subcommand's help has in place of the global options. */
 export const GLOBAL_OPTIONS_POINTER = 'Global options (--profile, --json, --no-input, --dry-run, …): chatctl --help';

@@ -9,7 +9,7 @@ import { type Command, CommanderError } from 'commander';
 import type { Context } from '../context.js';
 import { outputMode, type GlobalOptions } from '../run/state.js';
 import { localError, usageError } from '../errors/cli-error.js';
-import { didYouMean, nearest } from '../errors/suggest.js';
+import { didYouMean, nearest } from '../errors/explain.js';
 import { HELP_HELP } from '../meta/reference.js';
 import { shownSubcommands } from '../meta/tree.js';
 
@@ -184,7 +184,7 @@ function helpCommandFor(cmd: Command | undefined): string {
   return ['chatctl', ...words, '--help'].join(' ');
 }
 
-/** Commander's output for this run: errors thrown (reported once, by errors/report.ts), help to the run's streams at a fixed width. */
+/** Commander's output for this run: errors thrown (reported once, by errors/explain.ts), help to the run's streams at a fixed width. */
 export function applyOutput(cmd: Command, ctx: Context): void {
   cmd.exitOverride((err) => {
     failedIn.set(err, cmd);
@@ -197,7 +197,7 @@ export function applyOutput(cmd: Command, ctx: Context): void {
     writeErr: (s) => {
       if (!ctx.io.quiet && !outputMode(rootOf(cmd).opts<GlobalOptions>()).json) ctx.io.stderr.write(s);
     },
-    outputError: () => {}, // printed once, by errors/report.ts
+    outputError: () => {}, // printed once, by errors/explain.ts
     getOutHelpWidth: () => HELP_WIDTH,
     getErrHelpWidth: () => HELP_WIDTH,
   });

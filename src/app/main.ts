@@ -5,8 +5,7 @@
 // process.exit.
 import { fstatSync, statSync } from 'node:fs';
 import { execute, VERSION } from './execute.js';
-import { FullWriteStream } from '../output/full-writes.js';
-import { createIO } from '../output/io.js';
+import { createIO, FullWriteStream } from '../output/io.js';
 import type { Context } from '../context.js';
 import { configuredProgram } from './cli.js';
 import { describeCommand, type CommandNode } from '../meta/tree.js';
@@ -16,7 +15,7 @@ import { HELP_HELP } from '../meta/reference.js';
 
 export { VERSION };
 /** For bin/chatctl.js, which writes its code cache with it. */
-export { writeFileAtomic } from '../fs/atomic.js';
+export { writeFileAtomic } from '../fs/files.js';
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 const EXIT_FOR_SIGNAL = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
@@ -74,7 +73,7 @@ const DISCARDING_DEVICES = ['/dev/null', '/dev/zero', '/dev/random', '/dev/urand
 
 /**
  * Standard output as execute() gets it: on a regular file (`> out.txt`), a
- * stream that writes every byte or fails (output/full-writes.ts); on
+ * stream that writes every byte or fails (output/io.ts); on
  * /dev/null (`> /dev/null`, or closed, which Node opens /dev/null on) or
  * another device that keeps nothing (`> /dev/zero`), marked as throwing away
  * what it is given, so that a secret whose only destination it is, is

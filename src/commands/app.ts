@@ -9,7 +9,7 @@ import type { Prompter } from '../prompts/prompter.js';
 import type { RunState } from '../run/state.js';
 import type { ClientExtras, RunClient } from '../run/webhooks-client.js';
 import { usageError } from '../errors/cli-error.js';
-import { didYouMean } from '../errors/suggest.js';
+import { didYouMean } from '../errors/explain.js';
 
 export interface Factory {
   /** The world of the run: environment, streams, folders, clock, random source, transport. */

@@ -8,13 +8,13 @@
 // starts with: `file:` in `--secret-to file:./s`), ":nospace" (the
 // candidates are unfinished: no space after the one chosen) or ":none".
 import { readFileSync } from 'node:fs';
-import { EVENT_TYPES } from '../api/spec.js';
+import { EVENT_TYPES } from '../api/schemas.js';
 import { configDir, configFile } from '../config/paths.js';
 import { parseConfigData, type ConfigData } from '../config/schema.js';
 import { selectProfile } from '../config/profile.js';
 import { resolveConnection } from '../scope/connection.js';
 import { scopeKey } from '../secret/record.js';
-import { SINK_FORMS } from '../secret/sinks.js';
+import { SINK_FORMS } from '../secret/deliver.js';
 import type { CommandNode, OptionForm, OptionNode, ValueKind } from '../meta/tree.js';
 import { knownEndpoints, type KnownEndpoint } from './known-endpoints.js';
 

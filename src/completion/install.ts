@@ -7,7 +7,7 @@ import { homedir } from 'node:os';
 import { basename, delimiter, dirname, isAbsolute, join } from 'node:path';
 import type { Context } from '../context.js';
 import { usageError } from '../errors/cli-error.js';
-import { writeFileAtomic } from '../fs/atomic.js';
+import { writeFileAtomic } from '../fs/files.js';
 import { completionScript, SHELLS, type Shell } from './scripts.js';
 
 export interface InstallTarget {

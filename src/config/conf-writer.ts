@@ -24,7 +24,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import Conf from 'conf';
 import type { Context } from '../context.js';
 import { configError } from '../errors/cli-error.js';
-import { refuseNonRegular, syncPath, writeFileAtomic } from '../fs/atomic.js';
+import { refuseNonRegular, syncPath, writeFileAtomic } from '../fs/files.js';
 import { systemLockHost, withLock, type LockHost } from '../fs/lock.js';
 import { configFile } from './paths.js';
 

@@ -7,12 +7,10 @@
 // O_NOFOLLOW | O_NONBLOCK, then fstat to be sure it is the file looked at.
 // Read, not write, permission for group or others is only tightened, with
 // a warning (the file holds tokens).
-import { shellWord } from '../output/sanitize.js';
-import { readToEnd } from '../fs/read.js';
+import { shellWord } from '../output/json.js';
+import { kindOf, makeFolders, readToEnd } from '../fs/files.js';
 import { chmodSync, closeSync, constants, fstatSync, lstatSync, openSync, statSync, type Stats } from 'node:fs';
 import { configError } from '../errors/cli-error.js';
-import { kindOf } from '../fs/atomic.js';
-import { makeFolders } from './make-folders.js';
 import { parseConfigData, type ConfigData } from './schema.js';
 
 /** The effective uid, or undefined where files have no owner to check (Windows). */

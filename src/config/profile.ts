@@ -2,7 +2,7 @@
 // (`profile use`), or "default". Pure: the caller hands in the flag, the
 // environment and the config it read.
 import { profileOf, type ConfigData, type Profile } from './schema.js';
-import { unknownProfileError } from '../errors/hints.js';
+import { unknownProfileError } from '../errors/explain.js';
 import { nonEmpty } from '../input/values.js';
 
 /** The global option profile selection reads. */

@@ -13,7 +13,7 @@ import { withoutCredentials } from './variables.js';
 import { spawn } from 'node:child_process';
 import type { Env } from '../context.js';
 import { configError, interrupted } from '../errors/cli-error.js';
-import { escapeInline } from '../output/sanitize.js';
+import { escapeInline } from '../output/json.js';
 import { isHeaderSafe } from '../http/wire-checks.js';
 import { formatSeconds } from './keyring.js';
 import { helperLabel } from './source.js';

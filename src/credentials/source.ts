@@ -6,7 +6,7 @@ import { KEYRING_STORAGE, type Profile } from '../config/schema.js';
 import type { SelectedProfile } from '../config/profile.js';
 import { configError } from '../errors/cli-error.js';
 import { nonEmpty } from '../input/values.js';
-import { escapeInline } from '../output/sanitize.js';
+import { escapeInline } from '../output/json.js';
 
 export type TokenSource = 'env' | 'command' | 'keyring' | 'file';
 

@@ -6,7 +6,7 @@
 // runs that use them.
 import type { CredentialLimits, Env } from '../context.js';
 import { configError } from '../errors/cli-error.js';
-import { escapeInline } from '../output/sanitize.js';
+import { escapeInline } from '../output/json.js';
 import { isHeaderSafe } from '../http/wire-checks.js';
 import { resolveToken, tokenSourceOf, unreachableKeyringHint, type TokenSource } from './source.js';
 import type { SelectedProfile } from '../config/profile.js';

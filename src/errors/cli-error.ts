@@ -1,6 +1,142 @@
+import { ERROR_CODES, type ApiErrorCode } from '../api/schemas.js';
+
+// The one table that turns an outcome into an exit status.
+
+export const EXIT = {
+  ok: 0,
+  unexpected: 1,
+  usage: 2,
+  config: 3,
+  auth: 4,
+  permission: 5,
+  notFound: 6,
+  versionConflict: 7,
+  conflict: 8,
+  rejected: 9,
+  limit: 10,
+  rateLimited: 11,
+  unavailable: 12,
+  secretNotDelivered: 13,
+  partial: 14,
+  hangup: 129,
+  interrupted: 130,
+  terminated: 143,
+} as const;
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/**
+ * The codes chatctl itself uses in `--json` error lines (docs/configuration.md, Output;
+ * and partial_failure for a --from run), each with its exit status: the one
+ * place a local error's status is decided. A signal can still end an
+ * `interrupted` run with 129 or 143 (src/app/execute.ts).
+ */
+export const EXIT_FOR_LOCAL_CODE = {
+  usage_error: EXIT.usage,
+  config_error: EXIT.config,
+  network_error: EXIT.unavailable,
+  timeout: EXIT.unavailable,
+  invalid_response: EXIT.unexpected,
+  secret_not_delivered: EXIT.secretNotDelivered,
+  partial_failure: EXIT.partial,
+  interrupted: EXIT.interrupted,
+  // webhooks verify: the signature or its timestamp refused.
+  signature_mismatch: EXIT.rejected,
+  timestamp_out_of_tolerance: EXIT.rejected,
+  // webhooks trigger: the sandbox delivered, and the receiver refused it or could not be reached.
+  delivery_refused: EXIT.rejected,
+  delivery_failed: EXIT.unavailable,
+} as const satisfies Record<string, ExitCode>;
+export type LocalErrorCode = keyof typeof EXIT_FOR_LOCAL_CODE;
+
+/**
+ * The spec's codes by name where EXIT_CODE_ROWS names them; the others by
+ * their ending, as the rows say it (`_version_conflict`, `_conflict`,
+ * `_limit_reached`), and 1 for the rest (internal_error).
+ */
+const NAMED_API_CODES: Partial<Record<ApiErrorCode, ExitCode>> = {
+  authentication_failed: EXIT.auth,
+  authentication_required: EXIT.auth,
+  reauthentication_required: EXIT.auth,
+  permission_denied: EXIT.permission,
+  resource_not_found: EXIT.notFound,
+  target_account_unavailable: EXIT.notFound,
+  conflict: EXIT.conflict,
+  invitation_expired: EXIT.conflict,
+  attachment_upload_incomplete: EXIT.conflict,
+  attachment_not_ready: EXIT.conflict,
+  data_job_not_cancelable: EXIT.conflict,
+  data_job_not_ready: EXIT.conflict,
+  webhook_delivery_not_replayable: EXIT.conflict,
+  validation_failed: EXIT.rejected,
+  webhook_destination_rejected: EXIT.rejected,
+  message_moderation_rejected: EXIT.rejected,
+  message_reaction_type_not_allowed: EXIT.rejected,
+  data_job_limit_exceeded: EXIT.limit,
+  rate_limit_exceeded: EXIT.rateLimited,
+  service_unavailable: EXIT.unavailable,
+};
+
+function ruleFor(code: ApiErrorCode): ExitCode {
+  const named = NAMED_API_CODES[code];
+  if (named !== undefined) return named;
+  if (code.endsWith('_version_conflict')) return EXIT.versionConflict;
+  if (code.endsWith('_conflict')) return EXIT.conflict;
+  if (code.endsWith('_limit_reached')) return EXIT.limit;
+  return EXIT.unexpected;
+}
+
+/** Every error code of the spec with its exit status. */
+export const EXIT_FOR_API_CODE = Object.fromEntries(ERROR_CODES.map((code) => [code, ruleFor(code)])) as Record<ApiErrorCode, ExitCode>;
+
+/** A code the spec does not list is an unknown code: exit 1. */
+export function exitCodeForApiCode(code: string): ExitCode {
+  return Object.hasOwn(EXIT_FOR_API_CODE, code) ? EXIT_FOR_API_CODE[code as ApiErrorCode] : EXIT.unexpected;
+}
+
+const EXIT_FOR_STATUS: Record<number, ExitCode> = {
+  400: EXIT.rejected,
+  422: EXIT.rejected,
+  401: EXIT.auth,
+  403: EXIT.permission,
+  404: EXIT.notFound,
+  409: EXIT.conflict,
+  429: EXIT.rateLimited,
+  503: EXIT.unavailable,
+};
+
+/** For error bodies that are not a PublicErrorResponseDto. */
+export function exitCodeForStatus(status: number): ExitCode {
+  return EXIT_FOR_STATUS[status] ?? EXIT.unexpected;
+}
+
+/** The rows `chatctl exit-codes` prints and the README carries. */
+export const EXIT_CODE_ROWS: ReadonlyArray<readonly [ExitCode, string, string]> = [
+  [0, 'success', ''],
+  [1, 'unexpected failure, unreadable response, unknown code', 'internal_error, any code not listed here'],
+  [2, 'usage: bad command line or input, nothing sent', ''],
+  [3, 'configuration: no profile, scope, token or base URL; unreadable config', ''],
+  [4, 'authentication', 'authentication_failed, authentication_required, reauthentication_required'],
+  [5, 'permission', 'permission_denied'],
+  [6, 'not found', 'resource_not_found, target_account_unavailable'],
+  [7, 'version conflict: retry with the current version (the message names it; --expected-version last then uses it)', 'every code ending in _version_conflict'],
+  [
+    8,
+    'conflict with the current state',
+    'conflict, idempotency_conflict, every other code ending in _conflict, invitation_expired, attachment_upload_incomplete, attachment_not_ready, data_job_not_cancelable, data_job_not_ready, webhook_delivery_not_replayable',
+  ],
+  [9, "rejected by the server's rules", 'validation_failed, webhook_destination_rejected, message_moderation_rejected, message_reaction_type_not_allowed'],
+  [10, 'limit reached', 'every code ending in _limit_reached, data_job_limit_exceeded'],
+  [11, 'rate limited, retries exhausted', 'rate_limit_exceeded'],
+  [12, 'unavailable: retries exhausted, network failure, timeout', 'service_unavailable'],
+  [13, 'secret not delivered: the change was applied but the secret is not in hand', ''],
+  [14, "partial: some items of a --from run failed (each item's own code is in its result line)", ''],
+  [129, 'ended by SIGHUP (the terminal closed)', ''],
+  [130, 'interrupted (Ctrl-C)', ''],
+  [143, 'terminated (SIGTERM)', ''],
+];
+
 // One error family. Commands throw these; one handler at the top (main.ts)
 // prints them once and turns them into the exit status.
-import { EXIT_FOR_LOCAL_CODE, type ExitCode, type LocalErrorCode } from './exit-codes.js';
 
 /** A scope value and where it came from, as `auth status` describes it. */
 export interface ScopeValue {
@@ -62,7 +198,7 @@ export class CliError extends Error {
    * (src/credentials/origin.ts). Before the lines errors/explain.ts works out.
    */
   explanation: string[] | undefined;
-  /** On a refusal for permission or an unknown resource (exit 5, 6): the scope the request was for, for the next step (errors/hints.ts). */
+  /** On a refusal for permission or an unknown resource (exit 5, 6): the scope the request was for, for the next step (errors/explain.ts). */
   scope: ScopeOrigin | undefined;
 
   constructor(

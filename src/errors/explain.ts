@@ -1,14 +1,205 @@
+import { CliError, configError, EXIT, type ExitCode, interrupted, isCliError, type RerunContext, type ScopeOrigin, type ScopeValue, usageError } from './cli-error.js';
+import { escapeInline, isJsonObject, previewJson, shellQuote, shellWord, stringifyJson } from '../output/json.js';
+import type { IO } from '../output/io.js';
+
+// "Did you mean …?" for values checked against a fixed list (--mode, --event,
+// completion shells). Commands and options get commander's own suggestion,
+// which uses the same measure.
+
+/** Optimal string alignment distance (Damerau–Levenshtein without repeated edits of a substring). */
+export function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = v;
+    }
+  }
+  return d[a.length]![b.length]!;
+}
+
+/** Words whose meanings are each other's opposite: one is never offered for the other. */
+const OPPOSITES: readonly (readonly [string, string])[] = [
+  ['activate', 'deactivate'],
+  ['reactivate', 'deactivate'],
+  ['enable', 'disable'],
+  ['login', 'logout'],
+  ['create', 'delete'],
+  ['add', 'remove'],
+  ['lock', 'unlock'],
+  ['show', 'hide'],
+  ['set', 'unset'],
+];
+
+/**
+ * True when `a` and `b` name opposite actions (`deactivate` and
+ * `reactivate`, `login` and `logout`, `x` and `unx`): a typo of one is close
+ * to the other in spelling, never in meaning.
+ */
+export function isOpposite(a: string, b: string): boolean {
+  const x = a.toLowerCase();
+  const y = b.toLowerCase();
+  if (x === y) return false;
+  const pair = (p: string, q: string) => OPPOSITES.some(([m, n]) => (p === m && q === n) || (p === n && q === m));
+  if (pair(x, y)) return true;
+  for (const prefix of ['un', 'de', 'dis', 'non']) if (x === prefix + y || y === prefix + x) return true;
+  return false;
+}
+
+/**
+ * The nearest valid word: within 2 edits (case ignored), else the one
+ * valid word that contains what was typed (`message.created` →
+ * `chat.message.created.v1`). A tie goes to the one word that starts with
+ * the same letter (`bsh` → bash, not zsh). Never the opposite of what was
+ * typed (`deactivate` does not get `reactivate`). Undefined when nothing is
+ * close or it is still a tie.
+ */
+export function nearest(word: string, given: readonly string[]): string | undefined {
+  const w = word.toLowerCase();
+  if (w === '' || w.length > 200) return undefined;
+  const valid = given.filter((v) => !isOpposite(w, v));
+  let best: string | undefined;
+  let bestDistance = 3;
+  let tied: string[] = [];
+  for (const v of valid) {
+    const d = editDistance(w, v.toLowerCase());
+    if (d < bestDistance) {
+      best = v;
+      bestDistance = d;
+      tied = [v];
+    } else if (d === bestDistance) tied.push(v);
+  }
+  if (tied.length > 1) {
+    const sameStart = tied.filter((v) => v[0]?.toLowerCase() === w[0]);
+    best = sameStart.length === 1 ? sameStart[0] : undefined;
+  }
+  if (best !== undefined && bestDistance < w.length) return best;
+  if (w.length >= 4) {
+    const containing = valid.filter((v) => v.toLowerCase().includes(w));
+    if (containing.length === 1) return containing[0];
+  }
+  return undefined;
+}
+
+/** "did you mean X?" or undefined. */
+export function didYouMean(word: string, valid: readonly string[]): string | undefined {
+  const n = nearest(word, valid);
+  return n === undefined ? undefined : `did you mean ${n}?`;
+}
+
+// The next step of an error, decided where errors are classified: a profile
+// that is not stored (the nearest stored name, as `profile use` and
+// `--profile` both suggest it), and what to check on a refusal for
+// permission (5), an unknown resource or scope (6) or a destination already
+// registered (8). Server details may have any shape: read defensively.
+
+const LIST_PROFILES = 'list profiles with: chatctl profile list';
+
+/** How the missing profile was asked for: the suggestion is worded for the same place. */
+export type ProfileAsk = 'flag' | 'env' | 'current' | 'default' | ((near: string) => string);
+
+/**
+ * A profile that is not stored: the error (exit 3), with the stored name
+ * nearest to it (`sbxx` → sbx) in the words of the place it was asked for.
+ */
+export function unknownProfileError(name: string, stored: readonly string[], asked: ProfileAsk, otherwise = LIST_PROFILES): CliError {
+  const near = nearest(name, stored);
+  let hint = otherwise;
+  if (near !== undefined) {
+    const instead =
+      typeof asked === 'function' ? asked(near) : asked === 'flag' ? `--profile ${near}; ${LIST_PROFILES}` : asked === 'env' ? `CHATCTL_PROFILE=${near}; ${LIST_PROFILES}` : LIST_PROFILES;
+    hint = `did you mean ${near}?  (${instead})`;
+  }
+  return configError(`profile "${escapeInline(name)}" does not exist`, hint);
+}
+
+const FROM = { organizationId: '--org', applicationId: '--app', environmentKey: '--env' } as const;
+const VARIABLE = { organizationId: 'CHATCTL_ORG', applicationId: 'CHATCTL_APP', environmentKey: 'CHATCTL_ENV' } as const;
+
+/** "organization org_1 (from --org), application app_1 (from profile "prod"), environment prod (from CHATCTL_ENV)". */
+function scopeWords(s: ScopeOrigin): string {
+  const one = (key: keyof typeof FROM, label: string) => {
+    const v = s[key];
+    const from = v.source === 'flag' ? FROM[key] : v.source === 'env' ? VARIABLE[key] : `profile "${s.profile}"`;
+    return `${label} ${v.value ?? '-'} (from ${from})`;
+  };
+  return `${one('organizationId', 'organization')}, ${one('applicationId', 'application')}, ${one('environmentKey', 'environment')}`;
+}
+
+const asRecord = (v: unknown) => (isJsonObject(v) ? v : undefined);
+
+/** An id the server named in details of any shape: a short plain word, else nothing. */
+function idIn(details: unknown, ...fields: string[]): string | undefined {
+  const d = asRecord(details);
+  for (const source of [d, asRecord(d?.endpoint), asRecord(d?.existing)]) {
+    for (const field of fields) {
+      const v = source?.[field];
+      if (typeof v === 'string' && /^[A-Za-z0-9_.:-]{1,100}$/.test(v)) return v;
+    }
+  }
+  return undefined;
+}
+
+/** Exit 5: the token was accepted, but may not do this here. */
+export function permissionHint(e: CliError): string[] {
+  const headers = asRecord(e.details)?.missingHeaders;
+  if (Array.isArray(headers) && headers.length > 0) {
+    return ['next: the server wants the Origin and x-service-csrf headers it names: set them with chatctl profile set NAME --origin ORIGIN --csrf-token VALUE (or CHATCTL_ORIGIN, CHATCTL_CSRF_TOKEN)'];
+  }
+  const lines = e.scope ? [`the request was for ${scopeWords(e.scope)}`] : [];
+  lines.push(
+    'next: the token may lack the permission for this, or for this scope: chatctl auth status shows which token is used and where it comes from; check --org, --app and --env, or use a token allowed to manage webhooks there',
+  );
+  return lines;
+}
+
+/** Exit 6: an endpoint id, or a scope, the server does not know. */
+export function notFoundHint(e: CliError): string[] {
+  const lines = e.scope ? [`the request was for ${scopeWords(e.scope)}`] : [];
+  const profile = e.scope ? ` (chatctl profile show ${e.scope.profile})` : '';
+  lines.push(`next: check the endpoint id, and --org, --app and --env or the profile's scope${profile}; chatctl doctor checks the set-up`);
+  return lines;
+}
+
+/** Exit 8 on create: the destination is registered already (the API has no read or delete). */
+export function duplicateHint(e: CliError): string[] {
+  const existing = idIn(e.details, 'endpointId', 'existingEndpointId', 'id');
+  const which = existing ? `endpoint ${existing} already has this destination URL` : 'an endpoint already has this destination URL';
+  return [`next: ${which}: rotate or reactivate ${existing ?? 'that endpoint'} instead (chatctl webhooks rotate ${existing ?? 'ENDPOINT_ID'} --expected-version N), or create with another --url`];
+}
+
+/** The scope of a run for the hints above, from its description (auth status's); undefined when it cannot be had. */
+export function scopeOriginOf(describe: (() => { profile: { name: string }; organizationId: ScopeValue; applicationId: ScopeValue; environmentKey: ScopeValue }) | undefined): ScopeOrigin | undefined {
+  try {
+    const d = describe?.();
+    return d && { profile: d.profile.name, organizationId: d.organizationId, applicationId: d.applicationId, environmentKey: d.environmentKey };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The places an endpoint's version can be found (the API cannot read an endpoint). */
+export const VERSION_PLACES =
+  'data.endpoint.version in the --json answer of its create (1) or of its last rotate or reactivate, the version the previous run printed, the current version an exit 7 names, or the journal or --next-manifest file of rotate --from';
+
+export const VERSION_SOURCES = `pass the endpoint's current version: the API cannot read it, so take it from the last change made to the endpoint: ${VERSION_PLACES}; chatctl webhooks list shows the version this machine last saw, and --expected-version last uses it (at a terminal it is used without the flag)`;
+
+/** A value that was neither given nor asked for (no terminal to ask on): exit 2, with where it comes from. */
+export function missingFlagError(flag: string): CliError {
+  if (flag === '--expected-version') return usageError(`missing ${flag}`, VERSION_SOURCES);
+  const choices = flag === '--mode' ? ' (--mode overlap: the old secret keeps working for a while; --mode immediate --yes: it stops at once)' : '';
+  return usageError(`missing ${flag}`, `pass it as a flag${choices}; chatctl asks only at a terminal, and never when CI, CHATCTL_NO_INPUT or --no-input is set`);
+}
+
 // What a conflict means for the next step. On a version conflict (exit 7)
 // the server's current version, when its details carry one, and the exact
 // command to re-run; on a rotation conflict, when the running overlap ends.
 // `details` come from the server and may have any shape: every read here is
 // defensive, and nothing from them reaches the output but a whole number or
 // a parsed date.
-import { isCliError, type CliError, type RerunContext } from './cli-error.js';
-import { EXIT } from './exit-codes.js';
-import { shellQuote, shellWord } from '../output/sanitize.js';
-import { isJsonObject } from '../output/json.js';
-import { duplicateHint, notFoundHint, permissionHint } from './hints.js';
 
 /** The re-run command line; the endpoint id is always quoted, as ids are the user's to paste. */
 export function rerunCommand(ctx: RerunContext, expectedVersion: number | string | undefined, flags = ctx.flags): string {
@@ -29,8 +220,6 @@ export function sameRequestCommand(ctx: RerunContext, idempotencyKey = ctx.idemp
 
 /** The HTTP client's words for a re-run of a keyed request (`rerun` of its extras), naming the command. */
 export const rerunWords = (ctx: RerunContext) => (idempotencyKey: string) => `re-run ${sameRequestCommand(ctx, idempotencyKey)} so the change cannot be applied twice`;
-
-const asRecord = (v: unknown) => (isJsonObject(v) ? v : undefined);
 
 /** A version as the API counts them: a whole number from 1, given as a number or a decimal string. */
 function versionOf(v: unknown): number | undefined {
@@ -148,3 +337,58 @@ export function withRerun(err: unknown, ctx: RerunContext): unknown {
   if (isCliError(err)) err.rerun ??= ctx;
   return err;
 }
+
+// The one place an error is printed: once, on stderr, as a JSON line with
+// --json or as readable text otherwise. Server text is escaped here.
+
+export function toCliError(err: unknown): CliError {
+  if (isCliError(err)) return err;
+  const e = err as { name?: unknown; message?: unknown } | null | undefined;
+  // @inquirer/prompts throws ExitPromptError on Ctrl-C.
+  if (e?.name === 'ExitPromptError' || e?.name === 'AbortPromptError') return interrupted();
+  return new CliError('internal_error', `unexpected error: ${typeof e?.message === 'string' ? e.message : previewJson(err)}`, EXIT.unexpected);
+}
+
+export function reportError(err: unknown, io: IO, json: boolean, debug: boolean): ExitCode {
+  const e = toCliError(err);
+  if (e.reported) return e.exitCode;
+  if (json) {
+    // Any depth of details (no recursion), and C1 controls escaped: one line a terminal cannot be driven by.
+    io.stderr.write(stringifyJson(e.toJSON()) + '\n');
+    return e.exitCode;
+  }
+  const { red, dim } = io.paint.stderr;
+  // Server text on one line each: no newline, CR, control, bidi or zero-width character reaches the terminal raw.
+  const lines = [`chatctl: ${red('error:')} ${escapeInline(e.message)}`];
+  for (const f of fieldProblems(e.details)) lines.push(`  - ${escapeInline(f)}`);
+  for (const l of explainError(e)) lines.push(`  ${escapeInline(l)}`);
+  if (e.code !== 'usage_error' && e.code !== 'config_error' && e.code !== 'internal_error' && e.code !== e.message) {
+    lines.push(dim(`  code: ${escapeInline(e.code)}${e.status ? `, status: ${e.status}` : ''}${e.requestId ? `, request id: ${escapeInline(e.requestId)}` : ''}`));
+  }
+  if (e.hint) lines.push(`  hint: ${escapeInline(e.hint)}`);
+  if (debug && !isCliError(err) && err instanceof Error && err.stack) lines.push(dim(err.stack));
+  io.stderr.write(lines.join('\n') + '\n');
+  return e.exitCode;
+}
+
+/** Field-level problems from a validation_failed details object, if it has any we can read; details of any shape. */
+function fieldProblems(details: unknown): string[] {
+  try {
+    if (!details || typeof details !== 'object') return [];
+    const list = (details as Record<string, unknown>).fields ?? (details as Record<string, unknown>).errors;
+    if (!Array.isArray(list)) return [];
+    return list.slice(0, 20).map((f) => {
+      if (f && typeof f === 'object' && !Array.isArray(f)) {
+        const o = f as Record<string, unknown>;
+        const field = o.field ?? o.path ?? o.name;
+        const problem = o.problem ?? o.message ?? o.reason;
+        if (field !== undefined || problem !== undefined) return `${text(field ?? '?')}: ${text(problem ?? 'invalid')}`;
+      }
+      return previewJson(f);
+    });
+  } catch {
+    return [];
+  }
+}
+
+const text = (v: unknown): string => (typeof v === 'string' ? v : previewJson(v));

@@ -4,7 +4,7 @@
 //
 // - Taking it: the owner's record (pid, process start time, boot, pid
 //   namespace, host, a random nonce) is created at the lock's name,
-//   exclusively and whole (fs/atomic.ts: a hard link fails if the name exists).
+//   exclusively and whole (fs/files.ts: a hard link fails if the name exists).
 // - Stale: only when its owner is dead: the pid is gone, or it now belongs to
 //   another process (its start time differs; Linux: /proc/<pid>/stat field
 //   22), or the machine has rebooted since. A lock from another host or pid
@@ -26,8 +26,7 @@ import { closeSync, constants, linkSync, lstatSync, openSync, readdirSync, readl
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { type CliError, configError, interrupted } from '../errors/cli-error.js';
-import { randomBytes } from '../system/random.js';
-import { isTempOf, writeFileAtomic } from './atomic.js';
+import { isTempOf, randomBytes, writeFileAtomic } from './files.js';
 import type { Clock } from '../system/clock.js';
 
 export const LOCK_WAIT_MS = 10_000;
@@ -87,7 +86,7 @@ export interface LockOptions {
   onWait?: (holder: string) => void;
   /** The config file unless said. */
   subject?: LockSubject;
-  /** Names of another writer's temporary files for the locked file (swept like fs/atomic.ts's). */
+  /** Names of another writer's temporary files for the locked file (swept like fs/files.ts's). */
   leftover?: ((name: string) => boolean) | undefined;
 }
 
@@ -349,7 +348,7 @@ export function breakStale(lockPath: string, seen: Seen, myText: string, host: L
 /**
  * Holding the lock, removes what killed lockers and writers left: tokens of
  * locks that are gone (the lock is ours now), and temporary files older than
- * a minute (fs/atomic.ts's, of the lock and of the locked file, and those
+ * a minute (fs/files.ts's, of the lock and of the locked file, and those
  * `leftover` names) and stale locks a killed breaker had moved aside.
  */
 function sweep(lockPath: string, host: LockHost, ownNonce: string, leftover?: (name: string) => boolean): void {

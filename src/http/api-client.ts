@@ -3,11 +3,18 @@
 // success envelope back, or a CliError: building headers and paths, retries,
 // --debug traces and response checks all live below this line. A dry run is
 // a transport that prints the request instead of sending it.
-import type { Scope } from '../api/spec.js';
-import { scopedPath } from '../api/spec.js';
-import { mutationResponseSchema, parseSecretAnswer, type CreateRequest, type ExpectedVersionRequest, type MutationResponse, type RotateRequest, type SecretAnswer } from '../api/schemas.js';
-import { sendWithRetries, type ApiRequest, type CallHooks, type HttpDeps, type RetrySettings } from './client.js';
-import { parseJson } from './classify.js';
+import {
+  type CreateRequest,
+  type ExpectedVersionRequest,
+  type MutationResponse,
+  mutationResponseSchema,
+  parseSecretAnswer,
+  type RotateRequest,
+  type Scope,
+  scopedPath,
+  type SecretAnswer,
+} from '../api/schemas.js';
+import { type ApiRequest, type CallHooks, type HttpDeps, parseJson, type RetrySettings, sendWithRetries } from './client.js';
 import { CliError, invalidResponse } from '../errors/cli-error.js';
 import { MAX_BODY_BYTES, decodeBody, type Transport, type WireRequest, type WireResponse } from './transport.js';
 

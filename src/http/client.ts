@@ -1,3 +1,118 @@
+import { errorResponseSchema } from '../api/schemas.js';
+import { CliError, EXIT, exitCodeForApiCode, exitCodeForStatus, localError } from '../errors/cli-error.js';
+import { type AnswerTap, isTransportError, MAX_BODY_BYTES, type Transport, type TransportError, type WireRequest, type WireResponse } from './transport.js';
+import { redactHeaders, redactSecretFields, redactSecretsInBody } from '../output/scrub.js';
+import { shellQuote } from '../output/json.js';
+import type { Clock } from '../system/clock.js';
+
+// What is retried and how long to wait (docs/secrets.md), as pure functions of an injected clock and random source.
+
+export const BACKOFF_BASE_MS = 500;
+export const BACKOFF_CAP_MS = 20_000;
+/** A Retry-After longer than this is not waited for. */
+export const MAX_RETRY_AFTER_MS = 60_000;
+
+export const RETRY_STATUSES: ReadonlySet<number> = new Set([429, 503]);
+
+/**
+ * `Retry-After` as milliseconds from now: delta-seconds or an HTTP date.
+ * undefined when absent or unreadable (the caller then backs off).
+ */
+export function parseRetryAfter(value: string | undefined, nowMs: number): number | undefined {
+  if (value === undefined) return undefined;
+  const v = value.trim();
+  if (/^\d+$/.test(v)) return Number(v) * 1000;
+  if (!/[a-z]/i.test(v)) return undefined; // "1.5", "-3": not a form the spec allows
+  const at = Date.parse(v);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, at - nowMs);
+}
+
+/** Full jitter: uniform in [0, min(cap, base * 2^retryIndex)). */
+export function backoffDelay(retryIndex: number, random: () => number): number {
+  const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** retryIndex);
+  return Math.floor(random() * ceiling);
+}
+
+export type RetryDecision = { kind: 'retry'; delayMs: number; reason: string } | { kind: 'stop'; reason: 'exhausted' | 'retry-after-too-long' | 'not-retryable'; retryAfterMs?: number };
+
+/**
+ * What to do after attempt number `attempt` (1-based) with `maxRetries`
+ * retries allowed: `failure` is the status of a retryable response, or
+ * 'network'/'timeout' for a transport failure.
+ */
+export function decideRetry(opts: {
+  attempt: number;
+  maxRetries: number;
+  failure: number | 'network' | 'timeout';
+  /** How long the server asked to wait (its Retry-After-Ms or Retry-After, read), if it did. */
+  serverWaitMs?: number | undefined;
+  random: () => number;
+}): RetryDecision {
+  const { attempt, maxRetries, failure } = opts;
+  if (typeof failure === 'number' && !RETRY_STATUSES.has(failure)) return { kind: 'stop', reason: 'not-retryable' };
+  const serverWait = typeof failure === 'number' ? opts.serverWaitMs : undefined;
+  if (serverWait !== undefined && serverWait > MAX_RETRY_AFTER_MS) {
+    return { kind: 'stop', reason: 'retry-after-too-long', retryAfterMs: serverWait };
+  }
+  if (attempt > maxRetries) return { kind: 'stop', reason: 'exhausted' };
+  const reason = failure === 429 ? 'rate limited' : failure === 503 ? 'service unavailable' : failure === 'timeout' ? 'timed out' : 'connection failed';
+  return { kind: 'retry', delayMs: serverWait ?? backoffDelay(attempt - 1, opts.random), reason };
+}
+
+// Turns a non-2xx response into the one error chatctl reports: the server's
+// code when the body is a PublicErrorResponseDto, else the HTTP status
+// fallback in `chatctl exit-codes` (README, Exit codes). Error bodies are read leniently.
+
+export function headerValue(res: WireResponse, name: string): string | undefined {
+  const v = res.headers[name.toLowerCase()];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+export function errorFromResponse(res: WireResponse, suffix = ''): CliError {
+  // A redirect is named for what it is, whatever its body says: it is never
+  // followed, so the token never reaches the other origin.
+  if (res.status >= 300 && res.status < 400) return redirectError(res, suffix);
+  const parsed = errorResponseSchema().safeParse(parseJson(res.body));
+  if (parsed.success) {
+    const e = parsed.data.error;
+    return new CliError(e.code, e.message + suffix, exitCodeForApiCode(e.code), {
+      status: res.status,
+      requestId: e.requestId,
+      // An error is printed on stderr, where no signing secret may appear.
+      details: redactSecretFields(e.details),
+    });
+  }
+  return new CliError('invalid_response', `the server answered ${res.status}${describeBody(res)}` + suffix, exitCodeForStatus(res.status), {
+    status: res.status,
+    requestId: headerValue(res, 'x-request-id') ?? null,
+  });
+}
+
+function redirectError(res: WireResponse, suffix: string): CliError {
+  const location = headerValue(res, 'location');
+  return new CliError('invalid_response', `the server answered ${res.status} with a redirect${location ? ` to ${location}` : ''}; redirects are not followed` + suffix, exitCodeForStatus(res.status), {
+    status: res.status,
+    requestId: headerValue(res, 'x-request-id') ?? null,
+    hint: 'check the base URL (it may need https or a different path)',
+  });
+}
+
+function describeBody(res: WireResponse): string {
+  const type = headerValue(res, 'content-type') ?? '';
+  if (res.body.trim() === '') return ' with an empty body';
+  if (/html/i.test(type) || /^\s*</.test(res.body)) return ' with an HTML page (a proxy or gateway error?)';
+  return ' with a body that is not an API error';
+}
+
 // Sends one API request: a fresh x-request-id per attempt, the same
 // Idempotency-Key on every attempt, retries per retry.ts, the whole-command
 // deadline, --debug traces and a notice for each wait. Resolves with a 2xx
@@ -8,14 +123,6 @@
 // every item of `rotate --from`, whose shared rate is a Pace plugged in here
 // (each attempt takes its turn; a 429 or 503 pauses every worker instead of
 // this request sleeping alone). Nothing else in chatctl retries.
-import { shellQuote } from '../output/sanitize.js';
-import { CliError, localError } from '../errors/cli-error.js';
-import { EXIT } from '../errors/exit-codes.js';
-import { redactSecretsInBody, redactHeaders } from '../output/redact.js';
-import { errorFromResponse, headerValue, parseJson } from './classify.js';
-import { RETRY_STATUSES, decideRetry, parseRetryAfter } from './retry.js';
-import { MAX_BODY_BYTES, isTransportError, type AnswerTap, type Transport, type TransportError, type WireRequest, type WireResponse } from './transport.js';
-import type { Clock } from '../system/clock.js';
 
 export interface HttpDeps extends Clock {
   transport: Transport;

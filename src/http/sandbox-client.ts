@@ -2,9 +2,8 @@
 // path as the API's operations: headers, retries, deadline, --debug traces
 // and error classification are sendWithRetries' (src/http/client.ts).
 import { invalidResponse, isCliError, usageError } from '../errors/cli-error.js';
-import { SANDBOX_MARKER_HEADER } from '../api/sandbox-marker.js';
-import { headerValue, parseJson } from './classify.js';
-import { sendWithRetries } from './client.js';
+import { SANDBOX_MARKER_HEADER } from '../api/schemas.js';
+import { headerValue, parseJson, sendWithRetries } from './client.js';
 import { requestHeaders, type ClientConfig } from './api-client.js';
 
 export interface ReceiverAnswer {

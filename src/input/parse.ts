@@ -3,9 +3,8 @@
 // names the flag.
 import type * as z from 'zod/mini';
 import { usageError } from '../errors/cli-error.js';
-import { createRequestSchema, expectedVersionRequestSchema, rotateRequestSchema, type CreateRequest, type ExpectedVersionRequest, type RotateRequest } from '../api/schemas.js';
-import { EVENT_TYPES, LIMITS } from '../api/spec.js';
-import { didYouMean } from '../errors/suggest.js';
+import { type CreateRequest, createRequestSchema, EVENT_TYPES, type ExpectedVersionRequest, expectedVersionRequestSchema, LIMITS, type RotateRequest, rotateRequestSchema } from '../api/schemas.js';
+import { didYouMean } from '../errors/explain.js';
 
 const FLAG_FOR_FIELD: Record<string, string> = {
   name: '--name',

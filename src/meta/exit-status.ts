@@ -2,7 +2,7 @@
 // STATUS). Every command can also end with 0, 1 (unexpected), 2 (usage:
 // a wrong flag or value) and by a signal (129, 130, 143). A command not
 // listed here (the program itself, a group) gets the whole table.
-import { EXIT } from '../errors/exit-codes.js';
+import { EXIT } from '../errors/cli-error.js';
 
 const { config, auth, permission, notFound, versionConflict, conflict, rejected, limit, rateLimited, unavailable, secretNotDelivered, partial } = EXIT;
 

@@ -3,7 +3,7 @@
 // description, arguments, options, subcommands and examples as its --help.
 import type { Command } from 'commander';
 import { helpOf, visibleCommands } from './reference.js';
-import { EXIT_CODE_ROWS } from '../errors/exit-codes.js';
+import { EXIT_CODE_ROWS } from '../errors/cli-error.js';
 import { ENVIRONMENT } from './environment.js';
 import { exitStatusOf } from './exit-status.js';
 

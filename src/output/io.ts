@@ -1,10 +1,66 @@
+import { writeSync as fsWriteSync } from 'node:fs';
+import { Writable } from 'node:stream';
+import { Scrubber } from './scrub.js';
+import { inGitHubActions, jsonDocumentText, type JsonQuery, maskCommands } from './json.js';
+
+// Colour through chalk, at the level chatctl decided (output/io.ts
+// colorEnabled: TTY, NO_COLOR, --no-color, FORCE_COLOR), not chalk's own
+// guess. chalk is loaded only when some stream is in colour: a run into a
+// pipe pays nothing for it.
+export interface Palette {
+  red(s: string): string;
+  green(s: string): string;
+  yellow(s: string): string;
+  bold(s: string): string;
+  dim(s: string): string;
+}
+
+const identity = (s: string) => s;
+export const PLAIN: Palette = { red: identity, green: identity, yellow: identity, bold: identity, dim: identity };
+
+export async function loadPalettes(color: { stdout: boolean; stderr: boolean }): Promise<{ stdout: Palette; stderr: Palette }> {
+  if (!color.stdout && !color.stderr) return { stdout: PLAIN, stderr: PLAIN };
+  const { Chalk } = await import('chalk');
+  const c = new Chalk({ level: 1 });
+  const p: Palette = { red: c.red, green: c.green, yellow: c.yellow, bold: c.bold, dim: c.dim };
+  return { stdout: color.stdout ? p : PLAIN, stderr: color.stderr ? p : PLAIN };
+}
+
+// Standard output redirected to a regular file: Node writes it with a
+// SyncWriteStream, which ignores a short write (fs.writeSync returning fewer
+// bytes than asked, as on a nearly full disk) and reports success. A secret
+// cut short would then count as delivered (exit 0). This stream writes every
+// byte or fails, so delivery to stdout sees the error (exit 13, the secret
+// kept in recovered/).
+
+type WriteSync = (fd: number, buffer: Buffer, offset: number, length: number) => number;
+
+export class FullWriteStream extends Writable {
+  readonly isTTY = false;
+  constructor(
+    readonly fd: number,
+    private readonly writeSync: WriteSync = fsWriteSync,
+  ) {
+    super({ decodeStrings: true });
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
+    try {
+      for (let at = 0; at < chunk.length; ) {
+        const n = this.writeSync(this.fd, chunk, at, chunk.length - at);
+        if (n <= 0) throw Object.assign(new Error(`wrote nothing of the last ${chunk.length - at} bytes`), { code: 'EIO' });
+        at += n;
+      }
+      done();
+    } catch (error) {
+      done(error as Error);
+    }
+  }
+}
+
 // The streams a command writes to, with the facts it needs about them. The
 // streams are handed in (execute's ctx.io): main.ts passes the process's,
 // tests pass their own, each with its own TTY flag.
-import { Scrubber } from './scrub/scrubber.js';
-import { PLAIN, type Palette } from './colors.js';
-import { inGitHubActions, maskCommands } from './actions-mask.js';
-import { jsonDocumentText, type JsonQuery } from './json-output.js';
 
 export interface OutStream {
   /** Best effort: a closed or failing stream drops the text quietly. */

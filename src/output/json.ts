@@ -156,3 +156,123 @@ export function previewJson(value: unknown, max = 200): string {
   }
   return text.length <= max ? text : `${text.slice(0, max)}…`;
 }
+
+// Server text is printed with control characters escaped, so no string from
+// the server can move the cursor, recolour or retitle the terminal, and with
+// the invisible ones escaped too, so none can reorder what is shown (bidi
+// overrides, U+202E) or hide a difference (zero-width characters).
+// C0 (except tab and newline), DEL, C1, line/paragraph separators, bidi
+// controls and zero-width characters become visible escapes.
+
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff]/g;
+
+export function escapeControl(text: string): string {
+  return text.replace(CONTROL, (ch) => {
+    const code = ch.charCodeAt(0);
+    if (code === 0x1b) return '\\e';
+    if (code === 0x0d) return '\\r';
+    return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
+}
+
+/** For values shown on one line (table cells, IDs, error messages): newlines and tabs too. */
+export function escapeInline(text: string): string {
+  return escapeControl(text).replace(/\n/g, '\\n').replace(/\t/g, '\\t');
+}
+
+/**
+ * One word for a POSIX shell, in single quotes, for commands chatctl
+ * suggests: an id from the server can hold anything, `$(…)` included.
+ */
+export function shellQuote(word: string): string {
+  return `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/** One word for a POSIX shell, quoted only when it needs to be (a path, a flag value, a variable's value). */
+export function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : shellQuote(word);
+}
+
+/** The endpoint's id for one-line messages, escaped; the record is the server's. */
+export function endpointLabel(endpoint: Record<string, unknown>): string {
+  const id = endpoint.id;
+  return typeof id === 'string' || typeof id === 'number' ? escapeInline(String(id)) : '(no id)';
+}
+
+// The text of what --json prints: the one document of a command, or the
+// lines of a stream; with --query (src/run/query.ts), what the expression
+// selects from each. Every JSON document on stdout goes through here.
+
+/** --query's expression, compiled and checked before anything is sent (src/run/query.ts). */
+export interface JsonQuery {
+  readonly expression: string;
+  /** The selected value; throws when the expression cannot be applied to this document (a function given the wrong type). */
+  select(document: unknown): unknown;
+}
+
+/**
+ * The one JSON document a command prints, as text: indented on a terminal,
+ * one line otherwise; or, with --query, the part the expression selects: a
+ * string bare (its terminal controls escaped), anything else as JSON on one
+ * line (null included). Every --json document goes through here or
+ * jsonLineText, so --query applies to all of them.
+ */
+export function jsonDocumentText(
+  io: { readonly query?: JsonQuery | undefined; readonly stdout: { readonly isTTY: boolean } },
+  value: unknown,
+  layout: 'indent-on-tty' | 'one-line' = 'indent-on-tty',
+): string {
+  if (io.query) return selectedText(io.query.select(value));
+  return stringifyJson(value, layout === 'indent-on-tty' && io.stdout.isTTY ? 2 : undefined) + '\n';
+}
+
+/**
+ * One line of a stream of JSON lines (`rotate --from`'s items and summary,
+ * `webhooks listen`'s deliveries): with --query, each line is queried by
+ * itself, and a line whose result is null is left out ('' here), so
+ * `--query endpointId` lists ids and `--query summary` prints the summary alone.
+ */
+export function jsonLineText(io: { readonly query?: JsonQuery | undefined }, value: unknown): string {
+  if (!io.query) return stringifyJson(value) + '\n';
+  const selected = io.query.select(value);
+  return selected === null || selected === undefined ? '' : selectedText(selected);
+}
+
+function selectedText(selected: unknown): string {
+  return (typeof selected === 'string' ? escapeControl(selected) : stringifyJson(selected ?? null)) + '\n';
+}
+
+// GitHub Actions masks a value in a job's log once the workflow command
+// `::add-mask::VALUE` has been printed: from then on the runner shows `***`
+// wherever the value appears, and drops the command line itself. The value
+// is written as the runner reads workflow-command data: `%` as `%25`, CR as
+// `%0D`, LF as `%0A`. The log is matched line by line, so a value holding a
+// line break is also masked line by line, and a value that JSON would
+// escape (a quote, a backslash, a control character) is masked as the JSON
+// document shows it too.
+
+/** Whether this run is a GitHub Actions job step (the runner sets GITHUB_ACTIONS=true). */
+export const inGitHubActions = (env: Record<string, string | undefined>): boolean => env.GITHUB_ACTIONS === 'true';
+
+/** A workflow command's data (after `::`): `%`, CR and LF escaped, as the runner unescapes them. */
+export const escapeData = (s: string) => s.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+
+/** A workflow command's property value (`title=…`): as data, and `:` and `,` too, which end a property. */
+export const escapeProperty = (s: string) => escapeData(s).replace(/:/g, '%3A').replace(/,/g, '%2C');
+
+/** An error annotation: `::error title=TITLE::MESSAGE`, one line, both escaped. */
+export const errorCommand = (title: string, message: string): string => `::error title=${escapeProperty(title)}::${escapeData(message)}\n`;
+
+/** The `::add-mask::` lines for one value: the value, each of its lines, and its JSON-escaped form. */
+export function maskCommands(value: string): string {
+  const forms = new Set<string>([value]);
+  if (/[\r\n]/.test(value)) for (const line of value.split(/\r\n|\r|\n/)) if (line.trim() !== '') forms.add(line);
+  forms.add(escapeUnsafeJson(JSON.stringify(value).slice(1, -1)));
+  let out = '';
+  for (const form of forms) if (form !== '') out += `::add-mask::${escapeData(form)}\n`;
+  return out;
+}
+
+/** Whether a run has anything to tell its CI system (run/ci-report.ts, loaded only then): annotations, a step summary, a --report file. */
+export const ciReportWanted = (env: Record<string, string | undefined>, reportPath?: string): boolean => inGitHubActions(env) || Boolean(env.GITHUB_STEP_SUMMARY) || reportPath !== undefined;

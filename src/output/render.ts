@@ -1,10 +1,8 @@
 // Human output. Every string that came from the server passes through
 // escapeInline before it reaches the terminal.
 import Table from 'cli-table3';
-import { escapeInline } from './sanitize.js';
-import { previewJson } from './json.js';
-import type { Palette } from './colors.js';
-import { PLAIN } from './colors.js';
+import { escapeInline, previewJson } from './json.js';
+import { type Palette, PLAIN } from './io.js';
 
 const KNOWN_FIELDS = ['id', 'name', 'status', 'version', 'destinationUrl', 'eventTypes', 'createdAt', 'updatedAt'];
 

@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import { checkbox, confirm, input, password, select } from '@inquirer/prompts';
 import type { Context } from '../context.js';
 import type { Prompter } from './prompter.js';
-import { EVENT_TYPES } from '../api/spec.js';
+import { EVENT_TYPES } from '../api/schemas.js';
 import { parseExpectedVersion } from '../input/parse.js';
 import { promptedNameIssue, promptedUrlIssue } from './validate.js';
 

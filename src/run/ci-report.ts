@@ -14,9 +14,8 @@
 // Loaded only by a run that has one of these to do.
 import { appendFileSync, closeSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { errorCommand } from '../output/actions-mask.js';
-import { writeFileAtomic } from '../fs/atomic.js';
-import { randomBytes } from '../system/random.js';
+import { errorCommand } from '../output/json.js';
+import { randomBytes, writeFileAtomic } from '../fs/files.js';
 
 /** One line of the report: an item of `rotate --from`, or the one endpoint of create or rotate. */
 export interface ReportRow {

@@ -5,7 +5,7 @@
 // (dist/lazy/query.cjs): jmespath loads only in runs given --query.
 import { compile, search } from 'jmespath';
 import { usageError } from '../errors/cli-error.js';
-import type { JsonQuery } from '../output/json-output.js';
+import type { JsonQuery } from '../output/json.js';
 
 /**
  * The functions of the JMESPath specification, which jmespath implements:

@@ -7,7 +7,7 @@
 import type { Context, Env } from '../context.js';
 import type { ConfigData } from '../config/schema.js';
 import type { OutputMode } from '../output/io.js';
-import type { JsonQuery } from '../output/json-output.js';
+import type { JsonQuery } from '../output/json.js';
 import { configStoreFor } from '../config/store.js';
 import { checkHeaderValue } from '../http/wire-checks.js';
 import { describeScope, type ScopeDescription } from '../scope/describe.js';

@@ -2,19 +2,16 @@
 // the token, the retry settings and the transport (or the dry-run one).
 import type { Context } from '../context.js';
 import { createWebhooksClient, dryRunTransport, type ClientConfig, type WebhooksClient } from '../http/api-client.js';
-import { deadlineFrom, type HttpDeps, type WaitingForAnswer } from '../http/client.js';
-import { redactHeaders } from '../output/redact.js';
-import { escapeInline, shellQuote } from '../output/sanitize.js';
-import { jsonDocumentText } from '../output/json-output.js';
-import { CliError } from '../errors/cli-error.js';
-import { EXIT, type ExitCode } from '../errors/exit-codes.js';
+import { deadlineFrom, type HttpDeps, type RetrySettings, type WaitingForAnswer } from '../http/client.js';
+import { redactHeaders } from '../output/scrub.js';
+import { escapeInline, jsonDocumentText, shellQuote } from '../output/json.js';
+import { CliError, EXIT, type ExitCode } from '../errors/cli-error.js';
 
 const SIGNAL_EXIT: Record<string, ExitCode> = { SIGINT: EXIT.interrupted, SIGTERM: EXIT.terminated, SIGHUP: EXIT.hangup };
-import { reportError } from '../errors/report.js';
+import { reportError } from '../errors/explain.js';
 import type { WireRequest } from '../http/transport.js';
 import type { RunState } from './state.js';
 import type { RequestSettings } from '../http/settings.js';
-import type { RetrySettings } from '../http/client.js';
 
 export function userAgent(ctx: Pick<Context, 'version'>): string {
   return `chatctl/${ctx.version} node/${process.versions.node}`;

@@ -8,7 +8,7 @@ import { ApiFailure, type Reply } from './envelopes.js';
 import { deliverEvent } from './deliver.js';
 import { checkFaultPatch } from './faults.js';
 import { isLoopbackHost } from './ip.js';
-import { SANDBOX_MARKER_HEADER } from '../api/sandbox-marker.js';
+import { SANDBOX_MARKER_HEADER } from '../api/schemas.js';
 import { validationFailure } from './validation.js';
 import type { SandboxState } from './state.js';
 

@@ -3,7 +3,7 @@
 // that currently verifies the endpoint: the current one, and during an
 // overlap the previous one too. Sent by deliverer.ts; it runs beside the
 // API, which keeps answering meanwhile.
-import { fingerprint } from '../secret/fingerprint.js';
+import { fingerprint } from '../secret/facts.js';
 import { parseSecret, signedHeaders } from '../signing/standard-webhooks.js';
 import { ApiFailure } from './envelopes.js';
 import { newMessageId } from './ids.js';

@@ -1,9 +1,8 @@
 // The endpoints of the one sandbox environment, and the moves the spec leaves
 // to the implementer: statuses, versions and the two rotation modes.
-import type { EventType, RotationMode } from '../api/spec.js';
+import type { CreateRequest, EventType, RotationMode } from '../api/schemas.js';
 import { ApiFailure } from './envelopes.js';
 import { newEndpointId, newSecret, type RandomBytes } from './ids.js';
-import type { CreateRequest } from '../api/schemas.js';
 import type { Clock } from '../system/clock.js';
 
 export const OVERLAP_MS = 24 * 60 * 60 * 1000;

@@ -1,7 +1,7 @@
 // The API's two envelopes (success and error). Handlers deal in data and
 // failures; only the HTTP layer adds `meta.requestId`, so an idempotent replay
 // can carry the stored data under the replaying request's own id.
-import type { ApiErrorCode } from '../api/spec.js';
+import type { ApiErrorCode } from '../api/schemas.js';
 
 export type Details = Record<string, unknown>;
 

@@ -1,7 +1,7 @@
 // Switches that make the sandbox misbehave on purpose, so that retries,
 // back-off and timeouts can be rehearsed: fail the next N API requests, drop
 // their connections, slow every answer, cap requests per second per token.
-import { ERROR_CODES, type ApiErrorCode } from '../api/spec.js';
+import { ERROR_CODES, type ApiErrorCode } from '../api/schemas.js';
 import type { Checked, FieldProblem } from './validation.js';
 import type { Clock } from '../system/clock.js';
 

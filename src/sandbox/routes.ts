@@ -1,6 +1,6 @@
 // The four operations the sandbox serves (the spec's three and deactivate),
 // matched on decoded path segments. Anything else is resource_not_found.
-import type { Scope } from '../api/spec.js';
+import type { Scope } from '../api/schemas.js';
 
 export type Operation = 'create' | 'rotate' | 'reactivate' | 'deactivate';
 

@@ -1,5 +1,5 @@
 // Everything one running sandbox remembers, in memory, behind one clock.
-import type { Scope } from '../api/spec.js';
+import type { Scope } from '../api/schemas.js';
 import { Deliverer, type DeliveryReport } from './deliverer.js';
 import { EndpointStore } from './endpoints.js';
 import { Faults, type FaultSettings } from './faults.js';

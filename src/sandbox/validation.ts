@@ -1,8 +1,7 @@
 // Request bodies against the API's DTOs (create, rotate, reactivate), strictly:
 // an unknown field is an error, as on a server that forbids non-whitelisted
 // properties. Every problem is collected so that `details` names each field.
-import { EVENT_TYPES, LIMITS, ROTATION_MODES, type EventType } from '../api/spec.js';
-import type { CreateRequest, ExpectedVersionRequest, RotateRequest } from '../api/schemas.js';
+import { type CreateRequest, EVENT_TYPES, type EventType, type ExpectedVersionRequest, LIMITS, type RotateRequest, ROTATION_MODES } from '../api/schemas.js';
 import { ApiFailure } from './envelopes.js';
 import { isJsonObject } from '../output/json.js';
 

@@ -3,7 +3,7 @@
 // each from the first of flag, environment, selected profile, default.
 // Pure: the caller hands in flags, env and the selected profile, so every
 // precedence rule is a table test.
-import type { Scope } from '../api/spec.js';
+import type { Scope } from '../api/schemas.js';
 import { requireSelected, type SelectedProfile } from '../config/profile.js';
 import { configError } from '../errors/cli-error.js';
 import { checkBaseUrl, checkHeaderValue } from '../http/wire-checks.js';

@@ -16,7 +16,7 @@
 import { chmodSync, closeSync, constants, fstatSync, lstatSync, openSync, readSync, realpathSync, renameSync, statSync, writeSync, type Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Hash } from 'node:crypto';
-import { makeFolders } from '../config/make-folders.js';
+import { makeFolders } from '../fs/files.js';
 
 /** The addon the executable carries. */
 export interface AddonSource {

@@ -1,3 +1,328 @@
+import { overlapEndOf } from '../errors/explain.js';
+import { escapeInline, shellQuote, shellWord } from '../output/json.js';
+import { type CliError, CliError as Err, configError, EXIT, isCliError, localError } from '../errors/cli-error.js';
+import { type OddSecretAnswer, oddSecretHint, oddSecretText, type SecretAnswer, type SecretResponse } from '../api/schemas.js';
+import { type Delivered, type DeliveryFailure, describeKeepFailure } from './deliver.js';
+import { type Applied, EndpointFacts, factsPath, fingerprint, seenOf } from './facts.js';
+import { findLeft, type Left, markSuperseded, pruneSuperseded, type RecordedRequest, removeLeft, WriteAheadRecord } from './record.js';
+import { acquireLock, systemLockHost, type HeldLock, type LockSubject } from '../fs/lock.js';
+import { makeFolders } from '../fs/files.js';
+import { join } from 'node:path';
+import type { Clock } from '../system/clock.js';
+import type { Context } from '../context.js';
+
+// Exit 13 (the change was applied, the secret is not in hand), said the same
+// way by create, rotate and `rotate --from`: what a job needs to act on it
+// (the endpoint, its version after the change, the fingerprint, where a copy
+// is kept) and how to get a new secret. That last step must respect the
+// overlap rule: while an overlap rotation runs, another overlap rotation is
+// refused (exit 8), so the hint names when the overlap ends and offers
+// `--mode immediate`, which replaces the secret at once.
+
+export interface Exit13Facts {
+  endpointId: string | null | undefined;
+  /** The endpoint's version after the change, when the server gave one. */
+  version?: unknown;
+  fingerprint: string | null | undefined;
+  recoveredPath: string | null | undefined;
+}
+
+const versionOf = (v: unknown): number | undefined => (typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : undefined);
+
+/** `details` of an exit 13: endpointId, version (only when known), fingerprint, recoveredPath, then anything else. */
+export function exit13Details(facts: Exit13Facts, more: Record<string, unknown> = {}): Record<string, unknown> {
+  const version = versionOf(facts.version);
+  return {
+    endpointId: facts.endpointId ?? null,
+    ...(version !== undefined ? { version } : {}),
+    fingerprint: facts.fingerprint ?? null,
+    recoveredPath: facts.recoveredPath ?? null,
+    ...more,
+  };
+}
+
+export interface NewSecretTarget {
+  endpointId: string | null | undefined;
+  /** The endpoint's version after the change, when known. */
+  version?: unknown;
+  /** The answer's data (or the endpoint record): where the end of a running overlap is named (previousSecretExpiresAt). */
+  answer?: unknown;
+  /** Now, to tell a running overlap from one that has ended. */
+  now: number;
+  /** The job's own destinations as flags (destinationFlags), else `--secret-to file:PATH`. */
+  destination?: string | undefined;
+}
+
+/** What a job gave for its secret's destinations: the same flags again in a hint. */
+export interface GivenDestinations {
+  secretTo?: readonly string[] | undefined;
+  secretFile?: string | undefined;
+  force?: boolean | undefined;
+}
+
+/**
+ * The destinations as the job gave them, as flags for the hint's rotate
+ * command, with `{id}` (rotate --from) replaced by the endpoint in file:,
+ * env-file: and github-*: destinations; undefined when none was given.
+ */
+export function destinationFlags(given: GivenDestinations, endpointId: string): string | undefined {
+  const words: string[] = [];
+  if (given.secretFile !== undefined) words.push('--secret-file', shellWord(given.secretFile));
+  for (const spec of given.secretTo ?? []) words.push('--secret-to', shellWord(/^(file|env-file|github-output|github-env):/.test(spec) ? spec.replaceAll('{id}', endpointId) : spec));
+  if (words.length === 0) return undefined;
+  if (given.force) words.push('--force');
+  return words.join(' ');
+}
+
+/**
+ * The command that gets a new secret, as a hint: `--mode overlap` when no
+ * overlap runs; during one, the time it ends and the `--mode immediate`
+ * command; when the answer does not say, the overlap command with the
+ * immediate one as the way out.
+ */
+export function newSecretHint(t: NewSecretTarget): string {
+  const id = t.endpointId ? shellQuote(t.endpointId) : 'ENDPOINT_ID';
+  const version = versionOf(t.version) ?? 'CURRENT_VERSION';
+  const to = t.destination ?? '--secret-to file:PATH';
+  const rotate = (mode: string) => `chatctl webhooks rotate ${id} --expected-version ${version} --mode ${mode}${mode === 'immediate' ? ' --yes' : ''} ${to}`;
+  const data = t.answer !== null && typeof t.answer === 'object' ? (t.answer as Record<string, unknown>) : undefined;
+  const end = data ? overlapEndOf(data) : undefined;
+  if (end && end.getTime() > t.now) {
+    return `to get a new secret: the overlap of this rotation runs until ${end.toISOString()}, and a rotation with --mode overlap is refused until then; after it: ${rotate('overlap')}; or now, which ends the old secrets at once: ${rotate('immediate')}`;
+  }
+  const told = data && ('previousSecretExpiresAt' in data || (isRecord(data.endpoint) && 'previousSecretExpiresAt' in data.endpoint));
+  if (end || told) return `to get a new secret, rotate it: ${rotate('overlap')}`;
+  return `to get a new secret, rotate it: ${rotate('overlap')} (while an overlap rotation still runs that is refused with exit 8; then wait for its end, or replace the secret at once: ${rotate('immediate')})`;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+// Exit 13, said in one place: the change was applied and the secret is not
+// where the user asked (kept, lost, superseded, withheld, cut short), for a
+// single create or rotate and for every `--from` item alike. The details and
+// the way to a new secret are new-secret-hint.ts's.
+
+/** Whose secret it is: what every message and hint names. */
+export interface Holder {
+  endpointId: string;
+  /** The request's key: names its record and goes into messages. */
+  idempotencyKey?: string | undefined;
+  /** The endpoint's version after the change (the next --expected-version), when the server gave it. */
+  version?: number | null | undefined;
+  /** The answer's data: where a running overlap's end is named (a new rotation before then is refused). */
+  answer?: unknown;
+  /** The server's request id of the answer that carried the secret. */
+  serverRequestId?: string | null | undefined;
+  /** The re-run that delivers a kept record: the same command with --idempotency-key, or the same --journal. */
+  rerun?: string | undefined;
+  /** The job's own destinations as flags for the new-secret hint (new-secret-hint.ts destinationFlags). */
+  destination?: ((endpointId: string) => string | undefined) | undefined;
+}
+
+/** A delivery under way: what a second signal's message names. */
+export interface InDelivery {
+  holder: Holder;
+  fp: string;
+  kept: string | null;
+  /** Keeps the secret alone now (a second signal is ending the process): where it is then. */
+  keepNow?(): void;
+  /** Why nothing could keep it, when nothing does. */
+  keepFailure?: string | undefined;
+  /** When delivery started (for the hint's overlap rule). */
+  now: number;
+}
+
+/** A later rotation of the endpoint went through chatctl here: what an earlier run left (or a replay of its request) is never delivered. */
+export function supersededError(req: Pick<RecordedRequest, 'endpointId' | 'idempotencyKey'>, marked: string | null, newer: Pick<Applied, 'version' | 'at' | 'key'>): CliError {
+  const id = escapeInline(req.endpointId ?? '');
+  const what = marked ? `the secret of endpoint ${id} that an earlier run kept` : `the rotation of endpoint ${id} that an earlier request applied`;
+  const kept = marked ? ` (its file is marked superseded: ${marked}; it is removed after 30 days)` : '';
+  return localError(
+    'secret_not_delivered',
+    `${what} (Idempotency-Key ${req.idempotencyKey}) is superseded by the rotation to version ${newer.version} at ${newer.at}; it was not delivered, and the destinations were left as they are${kept}`,
+    {
+      details: exit13Details(
+        { endpointId: req.endpointId, version: newer.version, fingerprint: null, recoveredPath: null },
+        { supersededBy: { version: newer.version, at: newer.at, idempotencyKey: newer.key } },
+      ),
+      idempotencyKey: req.idempotencyKey,
+      hint: `the destinations hold what the rotation to version ${newer.version} put there; the next rotation takes --expected-version ${newer.version}`,
+    },
+  );
+}
+
+/** The way to a new secret, as the answer allows it now (new-secret-hint.ts). */
+const hintFor = (holder: Holder, now: number) =>
+  newSecretHint({ endpointId: holder.endpointId, version: holder.version, answer: holder.answer, now, destination: holder.destination?.(holder.endpointId) });
+
+const keyText = (holder: Holder) => (holder.idempotencyKey ? ` (Idempotency-Key ${holder.idempotencyKey})` : '');
+
+/** What exit-13 details carry whatever the cause: whose secret, its version, its fingerprint, where it is. */
+const baseDetails = (holder: Holder, fp: string | null, where: string | null, more: Record<string, unknown> = {}) =>
+  exit13Details({ endpointId: holder.endpointId, version: holder.version, fingerprint: fp, recoveredPath: where }, more);
+
+interface NotDelivered {
+  fp: string;
+  failures: DeliveryFailure[];
+  delivered: Delivered[];
+  where: string | undefined;
+  keepFailure: string | undefined;
+  now: number;
+}
+
+/** The change was applied but a destination lacks the secret: exit 13, where the secret is (or that it is lost). */
+export function notDelivered(holder: Holder, n: NotDelivered): CliError {
+  const why = n.failures.map((f) => `${f.to}: ${f.reason}`).join('; ');
+  const got = n.delivered.length > 0 ? ` (it did reach ${n.delivered.map((d) => d.to).join(', ')})` : '';
+  const details = baseDetails(holder, n.fp, n.where ?? null, { delivered: n.delivered, failed: n.failures, ...(holder.serverRequestId ? { serverRequestId: holder.serverRequestId } : {}) });
+  const head = `the change was applied to endpoint ${escapeInline(holder.endpointId)}${keyText(holder)}, but the signing secret ${n.fp} was not delivered to ${why}${got}`;
+  if (n.where !== undefined) {
+    return localError('secret_not_delivered', `${head}; it is kept in ${n.where} (mode 0600)`, {
+      details,
+      idempotencyKey: holder.idempotencyKey,
+      hint: `${holder.rerun ? `${holder.rerun}; or ` : ''}put it where it belongs, then delete ${n.where}; or, ${hintFor(holder, n.now)}`,
+    });
+  }
+  // No recovery copy either. There is no safe last resort: the secret goes
+  // only where it was asked to go, never to stderr, and not onto a terminal
+  // that was not one of its destinations. So say exactly what failed, where
+  // the secret still is (if a destination got it), and how to get a new one.
+  const withCause = { ...details, recoveryError: n.keepFailure ?? null };
+  if (n.delivered.length > 0) {
+    const holders = n.delivered.map((d) => d.to).join(', ');
+    return localError('secret_not_delivered', `${head}; no recovery copy could be written either (${n.keepFailure}), so only ${holders} holds it`, {
+      details: withCause,
+      idempotencyKey: holder.idempotencyKey,
+      hint: `copy it from ${holders} to the other destinations; or, ${hintFor(holder, n.now)}`,
+    });
+  }
+  return localError('secret_not_delivered', `${head}; no recovery copy could be written either (${n.keepFailure}), so nothing holds it: the secret is lost`, {
+    details: withCause,
+    idempotencyKey: holder.idempotencyKey,
+    hint: hintFor(holder, n.now),
+  });
+}
+
+/** What a second signal during delivery says before the process ends: exit 13, where the secret is (or that it may be lost), the key. */
+export function deliveryCutShort(d: InDelivery): CliError {
+  // The process ends next: the secret is kept alone (what a person can copy), not only in its record.
+  d.keepNow?.();
+  const head = `interrupted: the change was applied to endpoint ${escapeInline(d.holder.endpointId)}${keyText(d.holder)}, and delivery of the signing secret ${d.fp} was cut short`;
+  const details = baseDetails(d.holder, d.fp, d.kept);
+  if (d.kept !== null) {
+    return localError('secret_not_delivered', `${head}; it is kept in ${d.kept} (mode 0600)`, {
+      details,
+      idempotencyKey: d.holder.idempotencyKey,
+      hint: `${d.holder.rerun ? `${d.holder.rerun}; or ` : ''}put it where it belongs, then delete ${d.kept}`,
+    });
+  }
+  return localError('secret_not_delivered', `${head}; no recovery copy could be written (${d.keepFailure ?? 'unknown error'}): it may not have reached every destination`, {
+    details: { ...details, recoveryError: d.keepFailure ?? null },
+    idempotencyKey: d.holder.idempotencyKey,
+    hint: `if a destination lacks it, ${hintFor(d.holder, d.now)}`,
+  });
+}
+
+/**
+ * The answer is not the spec's envelope but carries a secret: the change was
+ * applied. Kept under recovered/ as received (`kept.path`), never dropped;
+ * or, when nothing could keep it, `kept.cause` says why: exit 13 either way.
+ */
+export function oddAnswerError(odd: OddSecretAnswer, holder: Holder, kept: { path: string } | { cause: string }, now: number): CliError {
+  const fp = fingerprint(odd.kept);
+  const head = `the server's answer is not the expected response, but the change was applied${keyText(holder)} and it carries ${oddSecretText(odd, fp)} of endpoint ${escapeInline(holder.endpointId)}`;
+  if ('cause' in kept) {
+    return localError('secret_not_delivered', `${head}; no recovery copy could be written (${kept.cause}), so nothing holds it: the secret is lost`, {
+      details: baseDetails(holder, fp, null, { recoveryError: kept.cause }),
+      idempotencyKey: holder.idempotencyKey,
+      hint: hintFor(holder, now),
+    });
+  }
+  return localError('secret_not_delivered', `${head}; it is kept in ${kept.path} (mode 0600), not delivered`, {
+    details: baseDetails(holder, fp, kept.path),
+    idempotencyKey: holder.idempotencyKey,
+    hint: oddSecretHint(odd, kept.path),
+  });
+}
+
+/** The server applied the change but sent no usable secret: exit 13, with the way to a new one. */
+export function secretWithheld(holder: Holder, answer: { secret: unknown; secretAvailable: boolean }, now: number, replayed: boolean | 'maybe' = false, appliedAt?: string): CliError {
+  const what = answer.secret === null || answer.secret === undefined ? 'secret: null' : answer.secret === '' ? 'an empty secret' : 'a secret';
+  const said = `(it answered ${what} and secretAvailable: ${String(answer.secretAvailable)})`;
+  const when = appliedAt ? ` at ${appliedAt}` : '';
+  // 'maybe': a key the user gave, of which this machine keeps no record: an earlier run elsewhere, or one that lost the answer.
+  const message =
+    replayed === true
+      ? `the change was applied by an earlier run's request${keyText(holder)}${when}, and the server does not return a secret twice ${said}`
+      : replayed === 'maybe'
+        ? `the change was applied, but the signing secret is not available ${said}: if an earlier run sent this Idempotency-Key (${holder.idempotencyKey}), the change is that run's, and the server does not return a secret twice; no record of it is kept here`
+        : `the change was applied, but the signing secret is not available (the server answered ${what} and secretAvailable: ${String(answer.secretAvailable)})`;
+  return localError('secret_not_delivered', message, {
+    details: baseDetails(holder, null, null),
+    idempotencyKey: holder.idempotencyKey,
+    hint: hintFor(holder, now),
+  });
+}
+
+/** An earlier run of a --from item rotated it, and nothing is left to deliver: superseded by a later rotation here, or lost. */
+export function notConfirmed(endpointId: string, prior: { key: string; version: number | null; fp: string | null }, last: Applied | undefined, now: number): CliError {
+  const what = `rotated by an earlier run (Idempotency-Key ${prior.key}, version ${prior.version ?? '?'}, fingerprint ${prior.fp ?? 'unknown'})`;
+  const details = exit13Details({ endpointId, version: prior.version, fingerprint: prior.fp, recoveredPath: null });
+  if (last && last.key !== prior.key && (prior.version === null || last.version > prior.version)) {
+    return localError('secret_not_delivered', `${what}: superseded by the rotation to version ${last.version} at ${last.at}; not delivered, and the destinations were left as they are`, {
+      // The endpoint's version now (the next expectedVersion), not the superseded one's.
+      details: { ...details, version: last.version, supersededBy: { version: last.version, at: last.at, idempotencyKey: last.key } },
+      hint: `the destinations hold what the rotation to version ${last.version} put there; the next rotation takes "expectedVersion":${last.version}`,
+    });
+  }
+  return localError('secret_not_delivered', `${what}: delivery not confirmed, and no kept copy of its secret is left to deliver again`, {
+    details,
+    hint: `compare each destination with the fingerprint (chatctl webhooks fingerprint FILE); or, ${newSecretHint({ endpointId, version: prior.version, now })}`,
+  });
+}
+
+/** Every destination holds the secret of a --from item, but the journal could not say so: not done as far as a re-run knows (exit 1). */
+export function okNotRecorded(endpointId: string, o: { fp: string; version: number | null; delivered: Delivered[]; held: string }): CliError {
+  return new Err(
+    'internal_error',
+    `the signing secret ${o.fp} of endpoint ${endpointId} reached ${o.delivered.map((d) => d.to).join(', ') || 'every destination'}, but the journal could not record it (the run stops)`,
+    EXIT.unexpected,
+    {
+      details: exit13Details({ endpointId, version: o.version, fingerprint: o.fp, recoveredPath: o.held }, { delivered: o.delivered }),
+      hint: `free space for the journal, then re-run with the same --journal: it delivers the secret again from ${o.held}, without rotating`,
+    },
+  );
+}
+
+/** An earlier run's rotation of the endpoint whose secret is kept here, not delivered (custody.ts keptByEarlierRun). */
+export interface KeptChange {
+  endpointId: string;
+  key: string;
+  path: string;
+  version: number;
+  expectedVersion?: number | undefined;
+  mode?: string | undefined;
+}
+
+/**
+ * A new rotation refused with 7 because an earlier run's rotation was applied
+ * and its secret never delivered: 13, naming the kept copy and the re-run
+ * that delivers it, rather than a 7 whose hint would rotate again.
+ */
+export function keptByEarlierRunError(k: KeptChange, conflict: CliError): CliError {
+  const id = escapeInline(k.endpointId);
+  const rerun = `chatctl webhooks rotate ${shellQuote(k.endpointId)}${k.expectedVersion !== undefined ? ` --expected-version ${k.expectedVersion}` : ''}${k.mode ? ` --mode ${k.mode}` : ''} --idempotency-key ${shellQuote(k.key)}`;
+  return localError(
+    'secret_not_delivered',
+    `endpoint ${id} is at version ${k.version} because an earlier run's rotation (Idempotency-Key ${k.key}) was applied; its signing secret was not delivered and is kept in ${k.path} (mode 0600)`,
+    {
+      details: exit13Details({ endpointId: k.endpointId, version: k.version, fingerprint: null, recoveredPath: k.path }, { conflict: { code: conflict.code, message: conflict.message } }),
+      idempotencyKey: k.key,
+      hint: `deliver it without rotating again: ${rerun} with this command's destinations; only then rotate again with --expected-version ${k.version}`,
+    },
+  );
+}
+
 // The one-time secret's custody: one object per create or rotate request,
 // the same for a single command and every item of `rotate --from`
 // (docs/secrets.md, "Custody"). Its steps run in order, and the caller does
@@ -20,20 +345,6 @@
 // "Record" is what recovered/ holds of a request; "destination" where the
 // user asked the secret to go; "deliver" is putting it there. The facts are
 // custody's own: callers ask it (lastApplied), never the files.
-import { isCliError, localError } from '../errors/cli-error.js';
-import type { SecretAnswer, SecretResponse } from '../api/schemas.js';
-import type { Delivered, DeliveryFailure } from './deliver-all.js';
-import { describeKeepFailure } from './deliver.js';
-import { type KeptChange, deliveryCutShort, notDelivered, oddAnswerError, secretWithheld, supersededError, type Holder, type InDelivery } from './exit13.js';
-import { EndpointFacts, factsPath, seenOf, type Applied } from './facts.js';
-import { acquireLock, systemLockHost, type HeldLock, type LockSubject } from '../fs/lock.js';
-import { makeFolders } from '../config/make-folders.js';
-import { join } from 'node:path';
-import { fingerprint } from './fingerprint.js';
-import { findLeft, markSuperseded, pruneSuperseded, removeLeft, WriteAheadRecord, type Left, type RecordedRequest } from './record.js';
-import type { Clock } from '../system/clock.js';
-import type { Context } from '../context.js';
-import { configError, type CliError } from '../errors/cli-error.js';
 
 /** How long a delivery waits for another process's delivery of the same endpoint (an exec: destination may take a minute). */
 const DELIVERY_LOCK_WAIT_MS = 150_000;
@@ -43,8 +354,6 @@ const DELIVERY: LockSubject = {
   error: configError,
   busy: (v, lockPath) => configError(`the endpoint's secret is being delivered by ${v.holder} (${lockPath})`),
 };
-
-export { deliveryCutShort, type Holder, type InDelivery };
 
 /** The run's custody: its config folder and scope, its clock, what must never be shown. */
 export interface CustodyRun extends Pick<Clock, 'now'> {

@@ -1,14 +1,536 @@
+import { kindOf, randomBytes, readRegularFile, writeFileAtomic, writeFileAtomicAsync } from '../fs/files.js';
+import { accessSync, closeSync, constants, fstatSync, ftruncateSync, lstatSync, openSync, readFileSync, readSync, type Stats, statSync, writeSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { usageError } from '../errors/cli-error.js';
+import { isTruthyEnv } from '../input/values.js';
+import { fingerprint } from './facts.js';
+import { recoveryFolder } from './record.js';
+import type { OutStream } from '../output/io.js';
+import type { Scrubber } from '../output/scrub.js';
+
+// `env-file:PATH#NAME` (docs/secrets.md): the line NAME=<secret> is set in a
+// dotenv file, every other line kept byte for byte. Pure functions on bytes,
+// so a file in any encoding, with CRLF or without a final newline, comes back
+// unchanged but for that one line.
+
+export const DOTENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Written as it is; anything else is single-quoted (literal in dotenv parsers and shells alike). */
+const PLAIN_VALUE = /^[A-Za-z0-9_+/=.:@%,~^-]*$/;
+
+interface Line {
+  start: number;
+  /** Index after the line's text, before its terminator. */
+  textEnd: number;
+  /** Index after the terminator (\n or \r\n), or textEnd for a last line without one. */
+  end: number;
+}
+
+function splitLines(content: Buffer): Line[] {
+  const lines: Line[] = [];
+  let start = 0;
+  while (start < content.length) {
+    const nl = content.indexOf(0x0a, start);
+    if (nl === -1) {
+      lines.push({ start, textEnd: content.length, end: content.length });
+      break;
+    }
+    const textEnd = nl > start && content[nl - 1] === 0x0d ? nl - 1 : nl;
+    lines.push({ start, textEnd, end: nl + 1 });
+    start = nl + 1;
+  }
+  return lines;
+}
+
+/** `NAME=`, `NAME =`, `export NAME=`, indented or not: where NAME starts, or -1. */
+function nameAt(content: Buffer, line: Line, name: string): { nameStart: number; valueStart: number } | undefined {
+  // latin1 maps bytes one to one, so indexes stay byte indexes; NAME is ASCII.
+  const text = content.toString('latin1', line.start, line.textEnd);
+  const m = new RegExp(`^([ \\t]*(?:export[ \\t]+)?)${name}[ \\t]*=[ \\t]*`).exec(text);
+  if (!m) return undefined;
+  return { nameStart: line.start + m[1]!.length, valueStart: line.start + m[0].length };
+}
+
+/** The value as it would be written, or an Error saying why it cannot be. */
+export function dotenvValue(secret: string): string | Error {
+  if (PLAIN_VALUE.test(secret)) return secret;
+  if (!/['\r\n]/.test(secret)) return `'${secret}'`;
+  return new Error('the secret holds a quote or a line break, which a dotenv line cannot carry safely');
+}
+
+/**
+ * The value of every `NAME=` line, unquoted as `dotenvValue` quotes it (a
+ * plain value as it is, a single-quoted one without its quotes): what
+ * `setDotenvValue` wrote there, read back. Empty when NAME is not set.
+ */
+export function dotenvValuesOf(content: Buffer, name: string): Buffer[] {
+  const values: Buffer[] = [];
+  for (const line of splitLines(content)) {
+    const at = nameAt(content, line, name);
+    if (!at) continue;
+    const value = content.subarray(at.valueStart, line.textEnd);
+    const quoted = value.length >= 2 && value[0] === 0x27 && value[value.length - 1] === 0x27;
+    values.push(quoted ? value.subarray(1, -1) : value);
+  }
+  return values;
+}
+
+/**
+ * Problems that would make rewriting NAME unsafe, found before anything is
+ * sent: an existing NAME whose quoted value runs over several lines.
+ */
+export function dotenvProblem(content: Buffer, name: string): string | undefined {
+  for (const line of splitLines(content)) {
+    const at = nameAt(content, line, name);
+    if (!at) continue;
+    const value = content.toString('latin1', at.valueStart, line.textEnd);
+    const quote = value[0];
+    if ((quote === '"' || quote === "'" || quote === '`') && !value.slice(1).includes(quote)) {
+      return `${name} has a quoted value that runs over several lines; chatctl replaces single lines only`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The file with every `NAME=` line set to `NAME=<value>` (its indentation and
+ * `export ` kept), or one such line appended; all other bytes unchanged.
+ */
+export function setDotenvValue(content: Buffer, name: string, secret: string): Buffer {
+  if (!DOTENV_NAME.test(name)) throw new Error(`invalid variable name ${name}`);
+  const value = dotenvValue(secret);
+  if (value instanceof Error) throw value;
+  const lines = splitLines(content);
+  const parts: Buffer[] = [];
+  let found = false;
+  let last = 0;
+  for (const line of lines) {
+    const at = nameAt(content, line, name);
+    if (!at) continue;
+    found = true;
+    parts.push(content.subarray(last, at.nameStart), Buffer.from(`${name}=${value}`, 'utf8'));
+    last = line.textEnd; // the line's own terminator (or none) stays
+  }
+  if (found) {
+    parts.push(content.subarray(last));
+    return Buffer.concat(parts);
+  }
+  const eol = lines.length > 0 && lines[0]!.end - lines[0]!.textEnd === 2 ? '\r\n' : '\n';
+  const needsBreak = content.length > 0 && content[content.length - 1] !== 0x0a;
+  return Buffer.concat([content, Buffer.from(`${needsBreak ? eol : ''}${name}=${value}${eol}`, 'utf8')]);
+}
+
+// `--secret-to SINK` (docs/secrets.md): where the one-time secret goes,
+// parsed and checked before anything is sent, so a destination that cannot
+// work exits 2 with nothing sent. Reused per item by `rotate --from`
+// (docs/fleet.md): parse once with idPlaceholder, then sinksFor(sinks, id)
+// substitutes `{id}` and checks that item's paths before its request.
+
+export type Sink =
+  | { kind: 'file'; to: string; path: string; force: boolean }
+  | { kind: 'env-file'; to: string; path: string; name: string }
+  | { kind: 'exec'; to: string; command: string }
+  /** `github-output:NAME` / `github-env:NAME`: appended to the file the runner names in GITHUB_OUTPUT / GITHUB_ENV ('' when unset). */
+  | { kind: 'github'; to: string; variable: GitHubFile; path: string; name: string }
+  | { kind: 'stdout'; to: 'stdout' };
+
+export interface SinkSettings {
+  /** Relative paths are taken from here. */
+  cwd: string;
+  /** PATH for exec: sinks' programs. */
+  env: Record<string, string | undefined>;
+  json: boolean;
+  stdoutIsTTY: boolean;
+  /** Standard output is /dev/null (or was closed). */
+  stdoutDiscards?: boolean;
+  /** --force: a file: sink may replace an existing regular file. */
+  force: boolean;
+  /** rotate --from: `{id}` in file: and env-file: paths is each item's endpoint id, checked per item by sinksFor. */
+  idPlaceholder?: boolean;
+}
+
+const ID = '{id}';
+
+export type GitHubFile = 'GITHUB_OUTPUT' | 'GITHUB_ENV';
+const GITHUB_SINKS: Record<string, GitHubFile> = { 'github-output': 'GITHUB_OUTPUT', 'github-env': 'GITHUB_ENV' };
+/** A name for a step output or an environment variable of later steps. */
+export const GITHUB_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** An endpoint id as it stands for `{id}` in such a name. */
+export const safeNameId = (endpointId: string): string => endpointId.replace(/[^A-Za-z0-9_]/g, '_');
+/**
+ * Every form of a `--secret-to` value, as typed before its path, command or
+ * name (shell completion offers these; parseSinkSpec reads each). `path`: what
+ * follows is a file name (before `#NAME` for env-file:).
+ */
+export const SINK_FORMS: readonly { form: string; path: boolean; help: string }[] = [
+  { form: 'file:', path: true, help: 'a new file holding the secret, mode 0600' },
+  { form: 'env-file:', path: true, help: 'PATH#NAME: the line NAME=secret in a dotenv file' },
+  { form: 'exec:', path: false, help: 'COMMAND: run by /bin/sh with the secret on its stdin' },
+  { form: 'stdout', path: false, help: 'the secret alone on stdout, for $(...) capture' },
+  ...Object.keys(GITHUB_SINKS).map((name) => ({ form: `${name}:`, path: false, help: `NAME: a GitHub Actions ${name === 'github-output' ? 'step output' : 'variable of later steps'}` })),
+];
+const STDOUT_HINT = 'to send the secret to standard output (for $(…) capture), use --secret-to stdout';
+
+/** One `--secret-to` value, parsed (not yet checked against the file system). */
+export function parseSinkSpec(spec: string, s: Pick<SinkSettings, 'cwd' | 'force'> & { env?: SinkSettings['env']; idPlaceholder?: boolean }): Sink {
+  if (spec === 'stdout') return { kind: 'stdout', to: 'stdout' };
+  const colon = spec.indexOf(':');
+  const variable = colon > 0 ? GITHUB_SINKS[spec.slice(0, colon)] : undefined;
+  if (variable) {
+    const name = spec.slice(colon + 1);
+    // With --from, `{id}` stands for each endpoint id (made safe); the name as a whole is checked per item.
+    const shape = s.idPlaceholder ? name.split(ID).join('x') : name;
+    if (!GITHUB_NAME.test(shape))
+      throw usageError(
+        `--secret-to ${spec}: "${name}" is not a valid name`,
+        `a name is letters, digits and _, not starting with a digit${s.idPlaceholder ? '; {id} stands for each endpoint id' : ''}`,
+      );
+    const file = s.env?.[variable];
+    return { kind: 'github', to: spec, variable, path: file ? resolve(s.cwd, file) : '', name };
+  }
+  if (spec.startsWith('file:')) {
+    const path = filePath(spec.slice(5), `--secret-to ${spec}`, s.cwd);
+    return { kind: 'file', to: `file:${path}`, path, force: s.force };
+  }
+  if (spec.startsWith('env-file:')) {
+    const rest = spec.slice(9);
+    const hash = rest.lastIndexOf('#');
+    if (hash === -1) throw usageError(`--secret-to ${spec}: give the variable to set after #`, 'e.g. --secret-to env-file:.env#WEBHOOK_SECRET');
+    const name = rest.slice(hash + 1);
+    if (!DOTENV_NAME.test(name)) throw usageError(`--secret-to ${spec}: "${name}" is not a variable name`, 'a name is letters, digits and _, not starting with a digit');
+    const path = filePath(rest.slice(0, hash), `--secret-to ${spec}`, s.cwd);
+    return { kind: 'env-file', to: `env-file:${path}#${name}`, path, name };
+  }
+  if (spec.startsWith('exec:')) {
+    const command = spec.slice(5);
+    if (command.trim() === '') throw usageError('--secret-to exec: needs a command', 'e.g. --secret-to "exec:gh secret set WEBHOOK_SECRET --repo owner/repo"');
+    return { kind: 'exec', to: spec, command };
+  }
+  const looksLikePath = !/^[a-z-]+:/.test(spec);
+  throw usageError(
+    `--secret-to ${spec}: unknown destination`,
+    `use file:PATH, env-file:PATH#NAME, exec:COMMAND, github-output:NAME, github-env:NAME or stdout${looksLikePath && spec !== '' && spec !== '-' ? ` (a file: --secret-to file:${spec})` : ''}`,
+  );
+}
+
+function filePath(raw: string, what: string, cwd: string): string {
+  if (raw === '') throw usageError(`${what}: needs a path`);
+  if (raw === '-') throw usageError(`${what}: "-" is not a file name here`, STDOUT_HINT);
+  return resolve(cwd, raw);
+}
+
+/** `--secret-file PATH`: the same as `--secret-to file:PATH`, with its own flag in messages. */
+export function secretFileSpec(path: string): string {
+  if (path === '') throw usageError('--secret-file needs a path');
+  if (path === '-') throw usageError('--secret-file -: "-" is not a file name here', STDOUT_HINT);
+  return `file:${path}`;
+}
+
+export const hasIdPlaceholder = (sink: Sink): boolean => (sink.kind === 'github' ? sink.name.includes(ID) : (sink.kind === 'file' || sink.kind === 'env-file') && sink.path.includes(ID));
+
+/**
+ * Every `--secret-to` value parsed and checked: a destination that cannot
+ * work, or two that are the same, is a usage error (exit 2).
+ */
+export function parseSinks(specs: readonly string[], s: SinkSettings): Sink[] {
+  const sinks = specs.map((spec) => parseSinkSpec(spec, s));
+  // The runner's file is checked once, even when the name waits for each item's id.
+  for (const sink of sinks) if (sink.kind === 'github' && s.idPlaceholder && hasIdPlaceholder(sink)) checkGitHubFile(sink);
+  const seen = new Set<string>();
+  for (const sink of sinks) {
+    const key = sink.kind === 'file' || sink.kind === 'env-file' ? `path:${sink.path}` : sink.to;
+    if (seen.has(key)) throw usageError(`--secret-to ${sink.to} is given twice`, 'each destination gets the secret once');
+    seen.add(key);
+    if (!(s.idPlaceholder && hasIdPlaceholder(sink))) checkSink(sink, s);
+  }
+  if (s.force && !sinks.some((k) => k.kind === 'file')) throw usageError('--force goes with --secret-file or --secret-to file:');
+  return sinks;
+}
+
+/**
+ * The sinks of one item of `rotate --from`: `{id}` replaced by its endpoint
+ * id, and the paths that held it checked now (exit 2 before its request).
+ */
+export function sinksFor(sinks: readonly Sink[], endpointId: string, s: SinkSettings): Sink[] {
+  return sinks.map((sink) => {
+    if (!hasIdPlaceholder(sink)) return sink;
+    const concrete = substituteId(sink, endpointId);
+    checkSink(concrete, s);
+    return concrete;
+  });
+}
+
+/** `{id}` replaced; an id that is not a plain file name is refused. */
+export function substituteId(sink: Sink, endpointId: string): Sink {
+  if (!hasIdPlaceholder(sink)) return sink;
+  if (sink.kind === 'github') {
+    const name = sink.name.split(ID).join(safeNameId(endpointId));
+    return { ...sink, name, to: `${sink.to.slice(0, sink.to.indexOf(':'))}:${name}` };
+  }
+  if (!/^[A-Za-z0-9._-]+$/.test(endpointId) || endpointId === '.' || endpointId === '..') {
+    throw usageError(`endpoint id "${endpointId}" cannot stand for {id} in a file name`, 'use an exec: destination for it, which sees CHATCTL_ENDPOINT_ID');
+  }
+  if (sink.kind === 'file') {
+    const path = sink.path.split(ID).join(endpointId);
+    return { ...sink, path, to: `file:${path}` };
+  }
+  if (sink.kind === 'env-file') {
+    const path = sink.path.split(ID).join(endpointId);
+    return { ...sink, path, to: `env-file:${path}#${sink.name}` };
+  }
+  return sink;
+}
+
+/** The file-system, PATH and terminal checks of one sink. */
+export function checkSink(sink: Sink, s: SinkSettings): void {
+  switch (sink.kind) {
+    case 'file':
+      return checkFileTarget(sink.path, sink.force, sink.to);
+    case 'env-file':
+      return checkEnvFile(sink.path, sink.name, sink.to);
+    case 'exec':
+      return checkProgram(sink.command, s);
+    case 'github':
+      if (!GITHUB_NAME.test(sink.name)) throw usageError(`--secret-to ${sink.to}: "${sink.name}" is not a valid name`, 'a name is letters, digits and _, not starting with a digit');
+      return checkGitHubFile(sink);
+    case 'stdout':
+      if (s.json)
+        throw usageError(
+          '--secret-to stdout cannot be used with --json (which --query implies): stdout holds the JSON document',
+          'use file:, env-file: or exec:, or --json alone to receive the secret in the JSON',
+        );
+      if (s.stdoutIsTTY) throw usageError('--secret-to stdout is for capture, and standard output is a terminal', 'capture it, e.g. SECRET="$(chatctl … --secret-to stdout)", or use file:PATH');
+      if (s.stdoutDiscards) throw usageError(STDOUT_DISCARDS, 'capture it, e.g. SECRET="$(chatctl … --secret-to stdout)", or use file:PATH');
+      return;
+  }
+}
+
+export const STDOUT_DISCARDS = 'standard output is /dev/null (or was closed), or another device that keeps nothing: the signing secret would be thrown away';
+
+function lstatOrUndefined(path: string, what: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    throw usageError(`cannot use ${what}: ${code ?? 'error'}`);
+  }
+}
+
+function checkFolder(path: string, what: string): void {
+  const folder = dirname(path);
+  let st: Stats;
+  try {
+    st = statSync(folder);
+  } catch {
+    throw usageError(`${what}: the folder ${folder} does not exist`);
+  }
+  if (!st.isDirectory()) throw usageError(`${what}: ${folder} is not a folder`);
+  try {
+    accessSync(folder, constants.W_OK | constants.X_OK);
+  } catch {
+    throw usageError(`${what}: the folder ${folder} is not writable`);
+  }
+}
+
+/** A file chatctl will create or, with `force`, replace: a regular file or absent, in a folder this user can write. */
+export function checkFileTarget(path: string, force: boolean, what: string): void {
+  const st = lstatOrUndefined(path, what);
+  if (st) {
+    if (!st.isFile()) throw usageError(`${what}: ${path} is ${kindOf(st)}; only a regular file is replaced, even with --force`);
+    if (!force) throw usageError(`${what}: ${path} already exists`, 'choose a new path, or add --force to replace it');
+  }
+  checkFolder(path, what);
+}
+
+/** An existing dotenv file must be a regular file of this user's, with no group or other permissions. */
+export function envFileProblem(st: Stats): string | undefined {
+  if (!st.isFile()) return `is ${kindOf(st)}`;
+  const uid = typeof process.getuid === 'function' ? process.getuid() : undefined;
+  if (uid !== undefined && st.uid !== uid) return 'is owned by another user';
+  if ((st.mode & 0o077) !== 0) return `has mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}; it must have no group or other permissions (chmod 600)`;
+  return undefined;
+}
+
+/** The runner's file: named by its variable, and a regular file this run can append to (or absent, in a writable folder). */
+function checkGitHubFile(sink: Extract<Sink, { kind: 'github' }>): void {
+  const what = `--secret-to ${sink.to}`;
+  if (sink.path === '') throw usageError(`${what}: ${sink.variable} is not set`, `${sink.variable} names the runner's file; it is set inside a GitHub Actions step`);
+  // Not followed through a symbolic link: the append refuses one too (O_NOFOLLOW).
+  const st = lstatOrUndefined(sink.path, `${what} (${sink.variable}=${sink.path})`);
+  if (!st) return checkFolder(sink.path, what);
+  if (!st.isFile()) throw usageError(`${what}: ${sink.path} (${sink.variable}) is ${kindOf(st)}, not a file to append to`);
+  try {
+    accessSync(sink.path, constants.W_OK);
+  } catch {
+    throw usageError(`${what}: ${sink.path} (${sink.variable}) is not writable`);
+  }
+}
+
+function checkEnvFile(path: string, name: string, what: string): void {
+  const st = lstatOrUndefined(path, what);
+  if (st) {
+    const problem = envFileProblem(st);
+    if (problem) throw usageError(`${what}: ${path} ${problem}`);
+    let content: Buffer;
+    try {
+      content = readFileSync(path);
+    } catch (err) {
+      throw usageError(`${what}: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+    }
+    const bad = dotenvProblem(content, name);
+    if (bad) throw usageError(`${what}: ${bad}`);
+  }
+  checkFolder(path, what);
+}
+
+/** Words the shell runs itself: nothing to find on PATH. */
+const SHELL_WORDS = new Set(
+  (
+    '. : [ ! { } alias bg break cd command continue eval exec exit export false fg getopts hash jobs kill ' +
+    'printf pwd read readonly return set shift test times trap true type ulimit umask unalias unset wait echo ' +
+    'if then else elif fi case esac for while until do done in function select time local'
+  ).split(' '),
+);
+
+/** COMMAND's first word when it is a plain program name (or path) to look for; undefined when the shell decides. */
+export function programOf(command: string): string | undefined {
+  const m = /^\s*([^\s;&|<>()]+)/.exec(command);
+  if (!m) return undefined;
+  const word = m[1]!;
+  // Quoted, expanded, an assignment (VAR=x cmd), a glob, a brace group: not a plain name.
+  if (/["'\\$`*?[\]{}~=#!]/.test(word)) return undefined;
+  if (SHELL_WORDS.has(word)) return undefined;
+  return word;
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    if (!statSync(path).isFile()) return false;
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function checkProgram(command: string, s: SinkSettings): void {
+  const program = programOf(command);
+  if (program === undefined) return;
+  if (program.includes('/')) {
+    if (!isExecutable(resolve(s.cwd, program))) throw usageError(`--secret-to exec:…: ${program} is not an executable file`);
+    return;
+  }
+  const dirs = (s.env.PATH ?? '').split(':');
+  if (s.env.PATH !== undefined && dirs.some((d) => isExecutable(join(resolve(s.cwd, d || '.'), program)))) return;
+  throw usageError(`--secret-to exec:…: "${program}" was not found on PATH`, 'install it, or give its full path');
+}
+
+// Where create's or rotate's one-time secret goes, decided before anything
+// is sent (docs/secrets.md): the sinks given, else the JSON on stdout
+// (--json), else the terminal (stdout a TTY and CI not set); anything else
+// is refused with exit 2, so a run that could not deliver the secret never
+// asks the server for one.
+
+export interface SecretPlan {
+  sinks: Sink[];
+  /** With no sink: the JSON document on stdout, or the terminal. */
+  fallback?: 'json' | 'tty';
+}
+
+export interface SecretPlanInput {
+  secretTo?: readonly string[] | undefined;
+  secretFile?: string | undefined;
+  force: boolean;
+  json: boolean;
+  /** --query: the JSON output is cut down to what an expression selects, so it cannot carry the secret. */
+  query?: boolean;
+  stdoutIsTTY: boolean;
+  /** Standard output is /dev/null (or was closed). */
+  stdoutDiscards?: boolean;
+  dryRun: boolean;
+  cwd: string;
+  env: Record<string, string | undefined>;
+  /**
+   * rotate: the endpoint id, which `{id}` in a file: or env-file: path stands
+   * for (as in `rotate --from`). Without it (create: the id is not known
+   * before the server answers) a path with `{id}` is refused.
+   */
+  endpointId?: string | undefined;
+}
+
+export function planSecret(input: SecretPlanInput): SecretPlan {
+  const specs = [...(input.secretFile !== undefined ? [secretFileSpec(input.secretFile)] : []), ...(input.secretTo ?? [])];
+  const settings: SinkSettings = { cwd: input.cwd, env: input.env, json: input.json, stdoutIsTTY: input.stdoutIsTTY, stdoutDiscards: input.stdoutDiscards, force: input.force };
+  const sinks = idSubstituted(parseSinks(specs, { ...settings, idPlaceholder: true }), input.endpointId, settings);
+  if (sinks.length > 0) return { sinks };
+  if (input.json) {
+    // What --query selects is a part of the document: an expression that
+    // left the secret out would drop it after the server made it. --query
+    // prints the secret nowhere; it goes to a destination of its own.
+    if (input.query && !input.dryRun)
+      throw usageError(
+        '--query prints part of the JSON output, which is no place for the signing secret',
+        'say where the secret goes with --secret-to (file:PATH, env-file:PATH#NAME, exec:COMMAND, github-output:NAME); the JSON then holds "secret": null and where it went. For $(…) capture of the secret itself: --secret-to stdout, without --json and --query',
+      );
+    if (input.stdoutDiscards && !input.dryRun)
+      throw usageError(`${STDOUT_DISCARDS} with the JSON document`, 'say where it goes with --secret-to (file:PATH, env-file:PATH#NAME, exec:COMMAND), or send stdout somewhere it is kept');
+    return { sinks, fallback: 'json' };
+  }
+  const ci = isTruthyEnv(input.env.CI);
+  // A dry run sends nothing, so no secret comes back to place.
+  if (input.dryRun || (input.stdoutIsTTY && !ci)) return { sinks, fallback: 'tty' };
+  throw usageError(
+    ci ? 'refusing to print the signing secret: CI is set, and a job log keeps whatever is printed' : 'refusing to print the signing secret: standard output is not a terminal',
+    'say where it goes with --secret-to (file:PATH — or --secret-file PATH —, env-file:PATH#NAME, exec:COMMAND, or stdout for $(…) capture), or use --json to receive it in the JSON output',
+  );
+}
+
+/** `{id}` in a path replaced by the endpoint id and that path checked, or refused where no id is known yet (exit 2, nothing sent). */
+function idSubstituted(sinks: Sink[], endpointId: string | undefined, settings: SinkSettings): Sink[] {
+  if (endpointId !== undefined) return sinksFor(sinks, endpointId, settings);
+  const withId = sinks.find(hasIdPlaceholder);
+  if (withId)
+    throw usageError(
+      `--secret-to ${withId.to}: {id} stands for the endpoint id, which is not known before the server answers`,
+      'name the file itself; {id} can be used with webhooks rotate, which knows the endpoint id',
+    );
+  return sinks;
+}
+
+// Reading a destination back: does it already hold exactly this secret? A
+// resumed `--from` run asks before delivering a kept copy again (a file that
+// holds it counts as delivered), and when no copy is left; a kept copy is
+// read the same way. A destination may have become anything since it was
+// written (a link, a FIFO that would block forever, a huge file).
+
+/**
+ * Whether a destination already holds the secret with fingerprint `fp`, read
+ * back as written: a `file:` holding exactly it, an `env-file:` whose every
+ * NAME line has it as its value. An exec: command's store and stdout cannot
+ * be asked: false. The resume of `rotate --from` asks this; it never follows
+ * a link, never blocks (a FIFO in its place is not read) and reads at most
+ * 1 MiB, so it ends at once whatever the destination has become.
+ */
+export function sinkHolds(sink: Sink, fp: string): boolean {
+  if (sink.kind === 'file') {
+    const bytes = readRegularFile(sink.path);
+    return bytes !== undefined && fingerprint(bytes) === fp;
+  }
+  if (sink.kind === 'env-file') {
+    const bytes = readRegularFile(sink.path);
+    if (bytes === undefined) return false;
+    const values = dotenvValuesOf(bytes, sink.name);
+    return values.length > 0 && values.every((v) => fingerprint(v) === fp);
+  }
+  return false;
+}
+
 // Putting the one-time secret on disk: a destination holds the whole secret
-// or nothing (fs/atomic.ts). Files are created exclusively with mode 0600; a
+// or nothing (fs/files.ts). Files are created exclusively with mode 0600; a
 // replacement is written beside the target and renamed over it, so a reader
 // never sees a half-written file and a failed write (ENOSPC) leaves the old
 // one; a file this run could not finish is removed.
-import { closeSync, constants, fstatSync, ftruncateSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
-import { kindOf, writeFileAtomic, writeFileAtomicAsync } from '../fs/atomic.js';
-import { recoveryFolder } from './record.js';
-import { randomBytes } from '../system/random.js';
-import { dotenvProblem, setDotenvValue } from './dotenv.js';
-import { envFileProblem } from './sinks.js';
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const NONBLOCK = constants.O_NONBLOCK ?? 0;
@@ -120,4 +642,193 @@ export function describeKeepFailure(err: unknown, configDir: string): string {
   };
   const reason = code && plain[code] ? `${plain[code]} (${code})` : e instanceof Error ? e.message : String(err);
   return `${folder}: ${reason}`;
+}
+
+// One delivery path for every `--secret-to` destination: each sink gets the
+// secret in turn, and each outcome is recorded, so the caller knows exactly
+// which destinations hold it (exit 0 only if all do) and which do not (the
+// secret then goes to recovered/, exit 13). Nothing here prints the secret
+// anywhere but its destination; a sink command's output is scrubbed.
+//
+// Used by create and rotate once, and by `rotate --from` once per item.
+
+export const EXEC_TIMEOUT_MS = 60_000;
+
+/** Stdout is scrubbed of the credentials: a secret holding one would arrive there mangled. */
+export const CREDENTIAL_IN_SECRET = 'the secret contains the bearer token or the x-service-csrf value, which are never written to stdout';
+
+export interface DeliverDeps {
+  cwd: string;
+  /** The environment an exec: command sees (its PATH included). */
+  env: Record<string, string | undefined>;
+  /** Where the `stdout` sink writes (confirmed writes, so a closed pipe is a failure). */
+  stdout: OutStream;
+  /** Where an exec: command's output goes, scrubbed of every known secret. */
+  stderr: OutStream;
+  scrubber: Scrubber;
+  /** Aborted on a signal: a running exec: command is stopped, the rest skipped. */
+  signal?: AbortSignal | undefined;
+  /** The limit for one exec: command; 60 s unless a test says otherwise. */
+  execTimeoutMs?: number | undefined;
+  /** rotate --from: replace `{id}` in file: and env-file: paths with the endpoint id. */
+  idPlaceholder?: boolean | undefined;
+  /**
+   * rotate --from: file: and env-file: destinations fsync on the thread pool,
+   * so the event loop reads other items' answers meanwhile. A single command
+   * has nothing else to do and syncs on its own thread (no hand-over).
+   */
+  offLoop?: boolean | undefined;
+  /** A resumed delivery: a file: or env-file: destination already holding exactly this secret counts as delivered. */
+  skipHeld?: boolean | undefined;
+  /**
+   * --json: stderr holds JSON lines only, so an exec: command's output is not
+   * passed through; its tail (scrubbed) is kept for its failure's `output`.
+   */
+  captureExecOutput?: boolean | undefined;
+  /**
+   * A CI report (GitHub annotation, step summary, --report): the failure
+   * carries the tail of the command's output also when it was shown on
+   * stderr, so the report can say what the command said.
+   */
+  keepExecOutput?: boolean | undefined;
+}
+
+/** How much of a failed exec: command's output its failure carries (--json). */
+export const EXEC_OUTPUT_TAIL_BYTES = 4096;
+
+export interface Delivered {
+  to: string;
+  fingerprint: string;
+}
+
+export interface DeliveryFailure {
+  to: string;
+  reason: string;
+  /** --json, exec: only: the last 4,096 bytes of the command's output, secrets and token blanked. */
+  output?: string;
+}
+
+export interface DeliveryOutcome {
+  fingerprint: string;
+  delivered: Delivered[];
+  failures: DeliveryFailure[];
+}
+
+/**
+ * Resolves once the text is accepted by the stream; rejects with its error,
+ * or when `signal` aborts first (a reader that never reads must not hold the
+ * secret hostage: Ctrl-C then keeps it in recovered/).
+ */
+export function writeConfirmed(stream: OutStream, text: string, signal?: AbortSignal): Promise<void> {
+  if (!stream.writeConfirmed) {
+    stream.write(text);
+    return Promise.resolve();
+  }
+  const written = stream.writeConfirmed(text);
+  if (!signal) return written;
+  if (signal.aborted) return Promise.reject(new Error('interrupted before it was written'));
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = () => reject(new Error('interrupted while the reader was not reading'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    written.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+export function describeFailure(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  const code = typeof e?.code === 'string' ? e.code : undefined;
+  const known: Record<string, string> = {
+    EPIPE: 'the reader went away (closed pipe)',
+    ENOSPC: 'no space left on the device',
+    EDQUOT: 'disk quota exceeded',
+    EEXIST: 'the file exists now',
+    ENOENT: 'the folder no longer exists',
+    EACCES: 'permission denied',
+    EROFS: 'read-only file system',
+    EIO: 'input/output error',
+  };
+  if (code && known[code]) return `${known[code]} (${code})`;
+  const message = e instanceof Error ? e.message : String(err);
+  return code && !message.includes(code) ? `${message} (${code})` : message;
+}
+
+/** Every sink in order; a failure of one does not stop the others. */
+export async function deliverAll(sinks: readonly Sink[], item: { endpointId: string; secret: string }, deps: DeliverDeps): Promise<DeliveryOutcome> {
+  deps.scrubber.addSecret(item.secret);
+  const fp = fingerprint(item.secret);
+  const outcome: DeliveryOutcome = { fingerprint: fp, delivered: [], failures: [] };
+  for (const given of sinks) {
+    let sink = given;
+    try {
+      if (deps.signal?.aborted) throw new Error('not attempted: chatctl was interrupted');
+      if (deps.idPlaceholder) sink = substituteId(given, item.endpointId);
+      if (!(deps.skipHeld && sinkHolds(sink, fp))) await deliverOne(sink, item, fp, deps);
+      outcome.delivered.push({ to: sink.to, fingerprint: fp });
+    } catch (err) {
+      const output = (err as { execOutput?: unknown } | undefined)?.execOutput;
+      outcome.failures.push({ to: sink.to, reason: describeFailure(err), ...(typeof output === 'string' ? { output } : {}) });
+    }
+  }
+  return outcome;
+}
+
+async function deliverOne(sink: Sink, item: { endpointId: string; secret: string }, fp: string, deps: DeliverDeps): Promise<void> {
+  switch (sink.kind) {
+    case 'file':
+      return writeSecretFile(sink.path, item.secret, sink.force, deps.offLoop);
+    case 'env-file':
+      return writeEnvFile(sink.path, sink.name, item.secret, deps.offLoop);
+    case 'github':
+      return appendGitHubValue(sink.path, sink.name, item.secret);
+    case 'stdout':
+      if (deps.scrubber.holdsCredential(item.secret)) throw new Error(CREDENTIAL_IN_SECRET);
+      return writeConfirmed(deps.stdout, `${item.secret}\n`, deps.signal);
+    case 'exec': {
+      const { runExec } = await import('./exec-worker.js');
+      const scrubber = deps.scrubber.stream();
+      // --json: kept, not shown; the last EXEC_OUTPUT_TAIL_BYTES of it (in
+      // UTF-16 units at most that many, each at least a byte) once scrubbed.
+      let kept = '';
+      const show = (clean: string) => {
+        if (!deps.captureExecOutput) deps.stderr.write(clean);
+        if (deps.captureExecOutput || deps.keepExecOutput) kept = (kept + clean).slice(-EXEC_OUTPUT_TAIL_BYTES);
+      };
+      try {
+        await runExec({
+          command: sink.command,
+          secret: item.secret,
+          cwd: deps.cwd,
+          env: deps.env,
+          endpointId: item.endpointId,
+          fingerprint: fp,
+          output: (text) => {
+            const clean = scrubber.push(text);
+            if (clean) show(clean);
+          },
+          timeoutMs: deps.execTimeoutMs ?? EXEC_TIMEOUT_MS,
+          signal: deps.signal,
+        });
+      } catch (err) {
+        if (deps.captureExecOutput || deps.keepExecOutput) {
+          const rest = scrubber.end();
+          if (rest) show(rest);
+          throw Object.assign(err instanceof Error ? err : new Error(String(err)), { execOutput: lastBytes(kept, EXEC_OUTPUT_TAIL_BYTES) });
+        }
+        throw err;
+      } finally {
+        const rest = scrubber.end();
+        if (rest) show(rest);
+      }
+      return;
+    }
+  }
+}
+
+/** The last `max` bytes of text in UTF-8, starting at a whole character. */
+export function lastBytes(text: string, max: number): string {
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= max) return text;
+  let start = bytes.length - max;
+  while (start < bytes.length && (bytes[start]! & 0xc0) === 0x80) start++;
+  return bytes.subarray(start).toString('utf8');
 }

@@ -12,7 +12,7 @@
 //   <endpoint>-v<version>.json  what it is (endpoint, scope, version,
 //                               fingerprint, time), never the secret: age's
 //                               format has no unencrypted metadata
-// Both 0600, written whole or not at all (fs/atomic.ts), the .json first, so
+// Both 0600, written whole or not at all (fs/files.ts), the .json first, so
 // a .age file never lacks what `recover` checks it against.
 //
 // Loaded only by a run given --escrow or --escrow-file, and by `recover`
@@ -20,11 +20,10 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Decrypter, Encrypter } from 'age-encryption';
-import { makeFolders } from '../config/make-folders.js';
-import { writeFileAtomic } from '../fs/atomic.js';
+import { makeFolders, writeFileAtomic } from '../fs/files.js';
 import { type CliError, usageError } from '../errors/cli-error.js';
-import { describeFailure } from './deliver-all.js';
-import { shellWord } from '../output/sanitize.js';
+import { describeFailure } from './deliver.js';
+import { shellWord } from '../output/json.js';
 
 /** Where escrowed secrets go and for whom: worked out (and checked) before anything is sent. */
 export interface EscrowOptions {

@@ -1,3 +1,21 @@
+import { closeSync, constants, fchmodSync, openSync, readdirSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { makeFolders, readRegularFile } from '../fs/files.js';
+import { endpointStem } from './record.js';
+import { EXIT, isCliError } from '../errors/cli-error.js';
+import { currentVersionOf } from '../errors/explain.js';
+
+// A secret's fingerprint names it without showing it, so
+// an operator can compare the copy a receiver holds with the one delivered.
+// node:crypto is loaded here, when a secret is in hand, not at start-up.
+
+/** `sha256:` + the first 16 lowercase hex digits of the SHA-256 of the UTF-8 bytes (or of the bytes given). */
+export function fingerprint(secret: string | Buffer): string {
+  const { createHash } = process.getBuiltinModule('node:crypto');
+  // update() reads a string as UTF-8.
+  return `sha256:${createHash('sha256').update(secret).digest('hex').slice(0, 16)}`;
+}
+
 // What this machine (this config folder) saw happen to each endpoint: one
 // append-only log of facts per endpoint under <config>/facts/, that only
 // grows (docs/secrets.md, "The facts"). Every custody decision is a function
@@ -16,11 +34,6 @@
 // appending at once never tear each other's lines, and a later fact never
 // erases an earlier one: "applied at version 3" stays true whatever fails
 // after it. A rotation made elsewhere cannot be seen (the API has no read).
-import { closeSync, constants, fchmodSync, openSync, readdirSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
-import { makeFolders } from '../config/make-folders.js';
-import { readRegularFile } from '../fs/read.js';
-import { endpointStem } from './record.js';
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
@@ -220,4 +233,43 @@ export function factFiles(configDir: string): string[] {
   } catch {
     return [];
   }
+}
+
+// What the answers that carry no secret tell the facts (facts.ts): a
+// reactivate's 2xx (the endpoint's new version and status), and a version
+// conflict (exit 7) that names the endpoint's current version. Create and
+// rotate answers are noted by custody.ts as their secret is settled.
+
+/** Where the facts go: the config folder, the scope ("org/app/env") and the clock. */
+export interface FactsRun {
+  configDir: string;
+  scope: string;
+  now(): number;
+  /** Blanks the token and known secrets in a server string before it is stored. */
+  scrub?(text: string): string;
+}
+
+/**
+ * A version conflict that names the current version: noted as `seen`, so the
+ * next run (and `webhooks list`) knows it. Anything else passes unnoted.
+ * Best effort, as every fact: returns whether a fact was written.
+ */
+export function noteConflict(run: FactsRun, endpointId: string, err: unknown, via: string): boolean {
+  if (!isCliError(err) || err.exitCode !== EXIT.versionConflict) return false;
+  const version = currentVersionOf(err.details);
+  if (version === undefined) return false;
+  return EndpointFacts.read(run.configDir, run.scope, endpointId).add({ f: 'seen', at: new Date(run.now()).toISOString(), version, via });
+}
+
+/** A reactivate the server applied (2xx): the endpoint's version and status as it answered them. */
+export function noteReactivated(run: FactsRun, endpointId: string, data: { endpoint: Record<string, unknown>; changed: boolean }): boolean {
+  const version = data.endpoint.version;
+  return EndpointFacts.read(run.configDir, run.scope, endpointId).add({
+    f: 'applied',
+    at: new Date(run.now()).toISOString(),
+    op: 'reactivate',
+    version: typeof version === 'number' && Number.isSafeInteger(version) ? version : null,
+    changed: data.changed,
+    endpoint: seenOf(data.endpoint, (t) => run.scrub?.(t) ?? t),
+  });
 }

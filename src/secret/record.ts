@@ -7,7 +7,7 @@
 //   as the answer arrives       its bytes are appended as the socket
 //                               delivers them (raw HTTP, decrypted), before
 //                               the HTTP parser sees them; read back by
-//                               http/raw-answer.ts
+//                               http/transport.ts
 //   every destination holds it  the record is removed
 //   a destination failed        the secret alone is kept beside it
 //                               (`.secret`, what messages name) and the
@@ -21,11 +21,8 @@
 // cannot hold never share one; its header is checked again when it is read.
 import { chmodSync, closeSync, constants, fchmodSync, ftruncateSync, lstatSync, openSync, readdirSync, renameSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { AnswerTap } from '../http/transport.js';
-import { parseRawAnswer } from '../http/raw-answer.js';
-import { makeFolders } from '../config/make-folders.js';
-import { kindOf, syncPath, writeFileAtomic } from '../fs/atomic.js';
-import { readRegularFile } from '../fs/read.js';
+import { type AnswerTap, parseRawAnswer } from '../http/transport.js';
+import { kindOf, makeFolders, readRegularFile, syncPath, writeFileAtomic } from '../fs/files.js';
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 

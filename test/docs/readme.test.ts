@@ -15,7 +15,7 @@ import { execa } from 'execa';
 import { ROOT } from '../support/fixtures.js';
 import { startLocalRegistry } from '../support/npm-registry.js';
 import { SHARED_CACHE_DIR } from '../support/run.js';
-import { EXIT_CODE_ROWS } from '../../src/errors/exit-codes.js';
+import { EXIT_CODE_ROWS } from '../../src/errors/cli-error.js';
 import { scaled } from '../support/slowdown.js';
 
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -143,7 +143,7 @@ describe('the README and the docs are self-contained', () => {
     expect(src('secret/exec.ts')).toMatch(/from 'execa'/);
     expect(src('http/proxy.ts')).toMatch(/from 'undici';/);
     expect(src('prompts/inquirer.ts')).toMatch(/from '@inquirer\/prompts'/);
-    expect(src('output/colors.ts')).toMatch(/await import\('chalk'\)/);
+    expect(src('output/io.ts')).toMatch(/await import\('chalk'\)/);
   });
 
   it('its command list names every command', () => {

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { ROOT } from '../support/fixtures.js';
-import { scopedPath } from '../../src/api/spec.js';
+import { scopedPath } from '../../src/api/schemas.js';
 import { CONTROL_ROUTES } from '../../src/sandbox/control.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.js';
 

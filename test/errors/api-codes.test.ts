@@ -2,7 +2,7 @@
 // spec's error codes to its exit code, the status fallback for bodies that are
 // not a PublicErrorResponseDto, and the exit-codes table.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { ERROR_CODES } from '../../src/api/spec.js';
+import { ERROR_CODES } from '../../src/api/schemas.js';
 import { PKG_VERSION, errorBody, exitCodeForApiCode, exitCodeForStatus, mutationBody, reactivatePath, scopeEnv } from '../support/fixtures.js';
 import { parseErrorLine } from '../support/json.js';
 import { cleanupTempDirs, runCli } from '../support/run.js';

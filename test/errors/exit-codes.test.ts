@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ERROR_CODES } from '../../src/api/spec.js';
-import { EXIT_CODE_ROWS, EXIT_FOR_API_CODE, EXIT_FOR_LOCAL_CODE, exitCodeForApiCode, exitCodeForStatus } from '../../src/errors/exit-codes.js';
-import { localError } from '../../src/errors/cli-error.js';
+import { ERROR_CODES } from '../../src/api/schemas.js';
+import { EXIT_CODE_ROWS, EXIT_FOR_API_CODE, EXIT_FOR_LOCAL_CODE, exitCodeForApiCode, exitCodeForStatus, localError } from '../../src/errors/cli-error.js';
 
 // The exit code of each of the spec's 59 error codes, as the contract's table
 // (section 7 of the CLI contract, docs: `chatctl exit-codes`) gives it: a

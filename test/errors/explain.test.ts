@@ -4,8 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { CliError, type RerunContext } from '../../src/errors/cli-error.js';
-import { currentVersionOf, explainError, overlapEndOf, rerunCommand, withRerun } from '../../src/errors/explain.js';
-import { reportError } from '../../src/errors/report.js';
+import { currentVersionOf, explainError, overlapEndOf, reportError, rerunCommand, withRerun } from '../../src/errors/explain.js';
 import { fakeIO } from '../support/fakes.js';
 
 const rotateCtx = (extra: Partial<RerunContext> = {}): RerunContext => ({

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { didYouMean, editDistance, isOpposite, nearest } from '../../src/errors/suggest.js';
-import { EVENT_TYPES } from '../../src/api/spec.js';
+import { didYouMean, editDistance, isOpposite, nearest } from '../../src/errors/explain.js';
+import { EVENT_TYPES } from '../../src/api/schemas.js';
 
 describe('did you mean', () => {
   it('measures edits, transpositions counting as one', () => {

@@ -1,4 +1,4 @@
-// fs/atomic.ts, the one write every writer uses: real files in a temporary
+// fs/files.ts, the one write every writer uses: real files in a temporary
 // folder; failures of the disk (a short write, ENOSPC, a failed fsync) are
 // node:fs answering so, as a full disk would, for the span of one call.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -7,14 +7,14 @@ import fs, { chmodSync, lstatSync, mkdtempSync, readFileSync, readdirSync, rmSyn
 import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeFileAtomic, writeFileAtomicAsync } from '../../src/fs/atomic.js';
+import { writeFileAtomic, writeFileAtomicAsync } from '../../src/fs/files.js';
 import { scaled } from '../support/slowdown.js';
 
 const real = { writeSync: fs.writeSync, fsyncSync: fs.fsyncSync };
 
 /**
  * Runs `fn` with node:fs's `name` replaced (its named exports too, which
- * fs/atomic.ts imports: syncBuiltinESMExports), and puts it back at once.
+ * fs/files.ts imports: syncBuiltinESMExports), and puts it back at once.
  */
 function withFault<K extends keyof typeof real>(name: K, impl: (typeof real)[K], fn: () => void): void {
   const mutable = fs as unknown as Record<K, unknown>;

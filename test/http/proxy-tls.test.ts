@@ -19,8 +19,7 @@ import { cleanupTempDirs, runCli, tempDir, workspace, type RunResult } from '../
 import { ConnectProxy, RecordingServer, closedPort, json } from '../support/server.js';
 import { PROXY_ALIAS } from '../support/global-setup.js';
 import { proxyTransport } from '../../src/http/proxy.js';
-import { nodeTransport } from '../../src/http/transport.js';
-import { parseRawAnswer } from '../../src/http/raw-answer.js';
+import { nodeTransport, parseRawAnswer } from '../../src/http/transport.js';
 
 let certPath: string;
 let tlsServer: RecordingServer;

@@ -1,8 +1,8 @@
-// parseRawAnswer (src/http/raw-answer.ts): a record's raw answer bytes read
+// parseRawAnswer (src/http/transport.ts): a record's raw answer bytes read
 // back as the HTTP parser would have read them, whole or cut.
 import { describe, expect, it } from 'vitest';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { parseRawAnswer } from '../../src/http/raw-answer.js';
+import { parseRawAnswer } from '../../src/http/transport.js';
 
 const BODY = JSON.stringify({ data: { endpoint: { id: 'we_1', version: 4 }, secret: 'whsec_abc', secretAvailable: true } });
 const bytes = (...parts: (string | Buffer)[]) => Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'latin1') : p)));

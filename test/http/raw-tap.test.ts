@@ -9,8 +9,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { nodeTransport, type AnswerTap, type AttemptOptions } from '../../src/http/transport.js';
-import { parseRawAnswer } from '../../src/http/raw-answer.js';
+import { type AnswerTap, type AttemptOptions, nodeTransport, parseRawAnswer } from '../../src/http/transport.js';
 import { readRecord, WriteAheadRecord } from '../../src/secret/record.js';
 
 const closers: (() => Promise<void> | void)[] = [];

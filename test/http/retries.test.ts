@@ -1,7 +1,7 @@
 // What is retried, how often, how long it waits, and what
 // the Idempotency-Key and x-request-id do across attempts.
 import { describe, expect, test } from 'vitest';
-import { EVENT_TYPES } from '../../src/api/spec.js';
+import { EVENT_TYPES } from '../../src/api/schemas.js';
 import { UUID_V4, errorBody, mutationBody, scopeEnv, secretBody } from '../support/fixtures.js';
 import { parseErrorLine, parseStdoutJson } from '../support/json.js';
 import { runCli } from '../support/run.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, decideRetry, parseRetryAfter } from '../../src/http/retry.js';
+import { backoffDelay, decideRetry, parseRetryAfter } from '../../src/http/client.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
 

@@ -1,7 +1,7 @@
 // What the API requires of each request: request lines, headers and bodies,
 // byte for byte, as the server receives them.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { EVENT_TYPES } from '../../src/api/spec.js';
+import { EVENT_TYPES } from '../../src/api/schemas.js';
 import { CREATE_PATH, CSRF, TOKEN, USER_AGENT, UUID_V4, mutationBody, reactivatePath, rotatePath, scopeEnv, secretBody } from '../support/fixtures.js';
 import { cleanupTempDirs, runCli } from '../support/run.js';
 import { type RecordedRequest, type RecordingServer, startServer } from '../support/server.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkEndpointId, checkIdempotencyKey, parseCreate, parseExpectedVersion, parseRotate, splitEvents } from '../../src/input/parse.js';
-import { EVENT_TYPES, scopedPath } from '../../src/api/spec.js';
+import { EVENT_TYPES, scopedPath } from '../../src/api/schemas.js';
 import { CliError } from '../../src/errors/cli-error.js';
 
 const usage = (fn: () => unknown) => {

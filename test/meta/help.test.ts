@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { ROOT } from '../support/fixtures.js';
 import { parseErrorLine } from '../support/json.js';
 import { cleanupTempDirs, runCli } from '../support/run.js';
-import { ERROR_CODES } from '../../src/api/spec.js';
-import { EXIT_CODE_ROWS, exitCodeForApiCode } from '../../src/errors/exit-codes.js';
+import { ERROR_CODES } from '../../src/api/schemas.js';
+import { EXIT_CODE_ROWS, exitCodeForApiCode } from '../../src/errors/cli-error.js';
 
 afterAll(cleanupTempDirs);
 

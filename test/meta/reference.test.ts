@@ -15,7 +15,7 @@ import { configuredProgram } from '../../src/app/cli.js';
 import { helpOf, visibleCommands, HELP_HELP } from '../../src/meta/reference.js';
 import { manPageName, renderManPages } from '../../src/meta/man.js';
 import { EXIT_STATUS_BY_COMMAND, exitStatusOf } from '../../src/meta/exit-status.js';
-import { EXIT_CODE_ROWS } from '../../src/errors/exit-codes.js';
+import { EXIT_CODE_ROWS } from '../../src/errors/cli-error.js';
 // @ts-expect-error: a build script, plain JavaScript
 import { buildCommit } from '../../scripts/build-stamp.mjs';
 

@@ -5,7 +5,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FullWriteStream } from '../../src/output/full-writes.js';
+import { FullWriteStream } from '../../src/output/io.js';
 import { cleanupTempDirs, tempDir } from '../support/run.js';
 
 afterAll(() => cleanupTempDirs());

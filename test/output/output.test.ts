@@ -2,7 +2,7 @@
 // token may appear, control characters from the server, colour, closed pipes.
 import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
-import { EVENT_TYPES } from '../../src/api/spec.js';
+import { EVENT_TYPES } from '../../src/api/schemas.js';
 import { BIN, CREATE_PATH, CSRF, NODE, TOKEN, endpointRecord, errorBody, headerOf, mutationBody, reactivatePath, rotatePath, scopeEnv, secretBody } from '../support/fixtures.js';
 import { parseErrorLine, parseStdoutJson } from '../support/json.js';
 import { buildEnv, runCli, waitFor, workspace } from '../support/run.js';

@@ -8,7 +8,7 @@ import { cliRunner, endpointBody, sandbox } from '../support/sandbox.js';
 import { cleanupTempDirs, workspace } from '../support/run.js';
 import { parseErrorLine } from '../support/json.js';
 import { compileQuery } from '../../src/run/query.js';
-import { jsonDocumentText, jsonLineText } from '../../src/output/json-output.js';
+import { jsonDocumentText, jsonLineText } from '../../src/output/json.js';
 
 afterEach(cleanupTempDirs);
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { escapeControl, escapeInline } from '../../src/output/sanitize.js';
-import { redactHeaders, redactSecretFields, redactSecretsInBody } from '../../src/output/redact.js';
+import { escapeControl, escapeInline, shellQuote, stringifyJson } from '../../src/output/json.js';
+import { redactHeaders, redactSecretFields, redactSecretsInBody } from '../../src/output/scrub.js';
 
 /** How many RegExp objects `fn` builds with the constructor (literals are not counted). */
 function _countRegExps(fn: () => void): number {
@@ -89,9 +89,7 @@ describe('secret-named fields', () => {
 // ---- issue 10: redaction by value, terminal safety, shell quoting, any-depth JSON
 
 import fc from 'fast-check';
-import { shellQuote } from '../../src/output/sanitize.js';
-import { stringifyJson } from '../../src/output/json.js';
-import { reportError } from '../../src/errors/report.js';
+import { reportError } from '../../src/errors/explain.js';
 import { CliError } from '../../src/errors/cli-error.js';
 import { execFileSync } from 'node:child_process';
 import { fakeIO } from '../support/fakes.js';

@@ -3,10 +3,8 @@
 // and a stream gives what the whole text would.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalize } from '../../src/output/scrub/canonical.js';
-import { canonicalValue, REDACTED } from '../../src/output/scrub/known.js';
-import { SCRUBBED_LINE, Scrubber } from '../../src/output/scrub/scrubber.js';
-import { escapeInline } from '../../src/output/sanitize.js';
+import { canonicalize, canonicalValue, REDACTED, SCRUBBED_LINE, Scrubber } from '../../src/output/scrub.js';
+import { escapeInline } from '../../src/output/json.js';
 
 // ---- generators: a secret, and each way a character of it may be shown
 

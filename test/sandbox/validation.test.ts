@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EVENT_TYPES, LIMITS } from '../../src/api/spec.js';
+import { EVENT_TYPES, LIMITS } from '../../src/api/schemas.js';
 import { parseJsonBody } from '../../src/sandbox/body.js';
 import { checkCreateBody, checkExpectedVersionBody, checkIdempotencyKey, checkRotateBody, type Checked } from '../../src/sandbox/validation.js';
 

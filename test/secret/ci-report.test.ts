@@ -11,7 +11,7 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { baseEnv, cleanupTempDirs, runInProcess, workspace } from '../support/run.js';
 import { endpointBody, sandbox, T0 } from '../support/sandbox.js';
 import { PYTHON } from '../support/python.js';
-import { errorCommand } from '../../src/output/actions-mask.js';
+import { errorCommand } from '../../src/output/json.js';
 import { commandOf, firstStep } from '../../src/run/ci-report.js';
 
 afterAll(cleanupTempDirs);

@@ -7,13 +7,11 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { deliverAll, type DeliverDeps } from '../../src/secret/deliver-all.js';
-import { sinkHolds } from '../../src/secret/readback.js';
-import { parseSinks } from '../../src/secret/sinks.js';
-import { fingerprint } from '../../src/secret/fingerprint.js';
+import { deliverAll, type DeliverDeps, parseSinks, sinkHolds } from '../../src/secret/deliver.js';
+import { fingerprint } from '../../src/secret/facts.js';
 import { deliverAnswer as deliverSecretResult, sent } from '../support/secret-answer.js';
 import { prepareRecoveryFolder, recordPaths } from '../../src/secret/record.js';
-import { Scrubber } from '../../src/output/scrub/scrubber.js';
+import { Scrubber } from '../../src/output/scrub.js';
 import { wrapOutStream, type OutStream } from '../../src/output/io.js';
 import { Writable } from 'node:stream';
 import type { CliError } from '../../src/errors/cli-error.js';

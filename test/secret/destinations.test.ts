@@ -9,7 +9,7 @@ import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync,
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
-import { EVENT_TYPES } from '../../src/api/spec.js';
+import { EVENT_TYPES } from '../../src/api/schemas.js';
 import { APP, BIN, ENV, NODE, ORG, SECRET, TOKEN, scopeEnv, secretBody } from '../support/fixtures.js';
 import { prepareRecoveryFolder, recordPaths } from '../../src/secret/record.js';
 import { parseErrorLine } from '../support/json.js';

@@ -7,13 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { Readable, Writable } from 'node:stream';
-import { maskCommands } from '../../src/output/actions-mask.js';
+import { maskCommands } from '../../src/output/json.js';
 import { createIO } from '../../src/output/io.js';
-import { Scrubber } from '../../src/output/scrub/scrubber.js';
-import { parseSinks, sinksFor } from '../../src/secret/sinks.js';
-import { appendGitHubValue } from '../../src/secret/deliver.js';
-import { lastBytes } from '../../src/secret/deliver-all.js';
-import { destinationFlags, newSecretHint } from '../../src/secret/new-secret-hint.js';
+import { Scrubber } from '../../src/output/scrub.js';
+import { appendGitHubValue, lastBytes, parseSinks, sinksFor } from '../../src/secret/deliver.js';
+import { destinationFlags, newSecretHint } from '../../src/secret/custody.js';
 import { parseRunnerFile } from '../support/github-runner.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'chatctl-gha-'));

@@ -4,9 +4,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { EndpointFacts, factsPath, seenOf } from '../../src/secret/facts.js';
+import { EndpointFacts, factsPath, noteConflict, noteReactivated, seenOf } from '../../src/secret/facts.js';
 import { endpointFacts, knownEndpoints, viewOf } from '../../src/secret/inventory.js';
-import { noteConflict, noteReactivated } from '../../src/secret/seen.js';
 import { CliError, localError, usageError } from '../../src/errors/cli-error.js';
 import { cleanupTempDirs, tempDir } from '../support/run.js';
 

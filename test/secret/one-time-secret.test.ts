@@ -2,7 +2,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { EVENT_TYPES } from '../../src/api/spec.js';
+import { EVENT_TYPES } from '../../src/api/schemas.js';
 import { SECRET, TOKEN, scopeEnv, secretBody } from '../support/fixtures.js';
 import { parseErrorLine, parseStdoutJson } from '../support/json.js';
 import { listFiles, fileMode, runCli, workspace } from '../support/run.js';

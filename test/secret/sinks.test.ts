@@ -6,10 +6,20 @@ import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseSinkSpec, parseSinks, programOf, sinksFor, substituteId, type SinkSettings } from '../../src/secret/sinks.js';
-import { dotenvProblem, setDotenvValue } from '../../src/secret/dotenv.js';
-import { fingerprint } from '../../src/secret/fingerprint.js';
-import { describeKeepFailure, writeEnvFile, writeSecretFile } from '../../src/secret/deliver.js';
+import {
+  describeKeepFailure,
+  dotenvProblem,
+  parseSinks,
+  parseSinkSpec,
+  programOf,
+  setDotenvValue,
+  type SinkSettings,
+  sinksFor,
+  substituteId,
+  writeEnvFile,
+  writeSecretFile,
+} from '../../src/secret/deliver.js';
+import { fingerprint } from '../../src/secret/facts.js';
 import { prepareRecoveryFolder } from '../../src/secret/record.js';
 import type { CliError } from '../../src/errors/cli-error.js';
 

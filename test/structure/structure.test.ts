@@ -32,7 +32,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['http'],
   ['input', 'meta'],
   ['fs', 'errors'],
-  ['api', 'output', 'output/scrub', 'signing'],
+  ['api', 'output', 'signing'],
   ['system'],
 ];
 

@@ -8,7 +8,7 @@ import { execa } from 'execa';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { scopedPath } from '../../src/api/spec.js';
+import { scopedPath } from '../../src/api/schemas.js';
 import { startSandbox as startInProcessSandbox, type RunningSandbox, type SandboxOptions } from '../../src/sandbox/server.js';
 import { BIN, NODE } from './fixtures.js';
 import { baseEnv, runInProcess, type InProcessResult } from './run.js';

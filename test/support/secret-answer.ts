@@ -4,7 +4,7 @@
 import type { Context } from '../../src/context.js';
 import type { GlobalOptions } from '../../src/run/state.js';
 import { runSecretRequest } from '../../src/commands/webhooks/secret-result.js';
-import type { SecretPlan } from '../../src/secret/plan.js';
+import type { SecretPlan } from '../../src/secret/deliver.js';
 import type { SecretResponse } from '../../src/api/schemas.js';
 import { fakeFactory } from './fakes.js';
 import { stringifyJson } from '../../src/output/json.js';

@@ -11,7 +11,7 @@ import { checkProfileName } from '../profile/stored.js';
 import { configStoreFor as store, type ConfigStore } from '../../config/store.js';
 import { KEYRING_STORAGE, profileMap, profileOf } from '../../config/schema.js';
 import { checkTokenSize } from '../../credentials/bound.js';
-import { escapeInline } from '../../output/sanitize.js';
+import { escapeInline } from '../../output/json.js';
 import { profileReason } from './words.js';
 
 export interface LoginOptions {

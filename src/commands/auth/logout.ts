@@ -4,7 +4,7 @@ import type { Factory } from '../app.js';
 import { configError } from '../../errors/cli-error.js';
 import { configStoreFor as store } from '../../config/store.js';
 import { KEYRING_STORAGE, profileMap, profileOf, type ConfigData } from '../../config/schema.js';
-import { escapeInline } from '../../output/sanitize.js';
+import { escapeInline } from '../../output/json.js';
 
 export async function runAuthLogout(f: Factory): Promise<void> {
   const { ctx } = f;

@@ -5,13 +5,12 @@
 // command would end with (docs/credentials.md).
 import type { Factory } from '../app.js';
 import type { RunState } from '../../run/state.js';
-import { isCliError, type CliError } from '../../errors/cli-error.js';
-import { EXIT } from '../../errors/exit-codes.js';
-import { unknownProfileError } from '../../errors/hints.js';
+import { type CliError, EXIT, isCliError } from '../../errors/cli-error.js';
+import { unknownProfileError } from '../../errors/explain.js';
 import { noTokenError, storedTokenSource } from '../../credentials/source.js';
 import { SCOPE_INPUTS, type ScopeDescription, type SourcedValue, type ValueSource } from '../../scope/describe.js';
 import type { ConfigData } from '../../config/schema.js';
-import { escapeInline } from '../../output/sanitize.js';
+import { escapeInline } from '../../output/json.js';
 import { writeJson } from '../../output/io.js';
 import { profileReason } from './words.js';
 

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { examples, type Factory } from '../app.js';
 import { writeJson } from '../../output/io.js';
-import { EXIT_CODE_ROWS, EXIT_FOR_API_CODE } from '../../errors/exit-codes.js';
+import { EXIT_CODE_ROWS, EXIT_FOR_API_CODE } from '../../errors/cli-error.js';
 
 export function exitCodesText(): string {
   const lines = ['CODE  MEANING', ...EXIT_CODE_ROWS.map(([code, meaning, api]) => `${String(code).padStart(4)}  ${meaning}${api ? `\n      API codes: ${api}` : ''}`)];

@@ -1,6 +1,6 @@
 // chatctl profile list: every stored profile, * marking the one in use.
 import type { Factory } from '../app.js';
-import { escapeInline } from '../../output/sanitize.js';
+import { escapeInline } from '../../output/json.js';
 import { writeJson } from '../../output/io.js';
 import { publicProfile } from './stored.js';
 

@@ -4,7 +4,7 @@ import type { Factory } from '../app.js';
 import { configStoreFor as store } from '../../config/store.js';
 import { KEYRING_STORAGE, profileMap, profileOf } from '../../config/schema.js';
 import { configError } from '../../errors/cli-error.js';
-import { escapeInline } from '../../output/sanitize.js';
+import { escapeInline } from '../../output/json.js';
 import { notStored } from './stored.js';
 
 export async function runProfileRemove(name: string, f: Factory): Promise<void> {

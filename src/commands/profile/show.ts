@@ -1,7 +1,7 @@
 // chatctl profile show [NAME]: one profile (the one in use by default); tokens are never shown.
 import type { Factory } from '../app.js';
 import { profileOf } from '../../config/schema.js';
-import { escapeInline } from '../../output/sanitize.js';
+import { escapeInline } from '../../output/json.js';
 import { writeJson } from '../../output/io.js';
 import { notStored, publicProfile } from './stored.js';
 

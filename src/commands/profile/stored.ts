@@ -3,9 +3,9 @@
 // and the error for a name that is not stored.
 import { KEYRING_STORAGE, PROFILE_NAME, profileMap, type ConfigData, type Profile } from '../../config/schema.js';
 import { usageError, type CliError } from '../../errors/cli-error.js';
-import { unknownProfileError } from '../../errors/hints.js';
+import { unknownProfileError } from '../../errors/explain.js';
 import { storedTokenSource } from '../../credentials/source.js';
-import { escapeInline } from '../../output/sanitize.js';
+import { escapeInline } from '../../output/json.js';
 
 export function checkProfileName(name: string): string {
   if (!PROFILE_NAME.test(name)) {

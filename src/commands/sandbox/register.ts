@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { examples, type Factory } from '../app.js';
 import { CliError, usageError } from '../../errors/cli-error.js';
-import { jsonDocumentText } from '../../output/json-output.js';
+import { jsonDocumentText } from '../../output/json.js';
 
 export interface SandboxFlags {
   host: string;

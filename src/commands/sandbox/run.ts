@@ -1,6 +1,6 @@
 // `chatctl sandbox`: start, print where it listens, wait for the stop signal,
 // close. The CLI wiring parses flags and supplies `stopped` (SIGINT/SIGTERM).
-import { shellWord } from '../../output/sanitize.js';
+import { shellWord } from '../../output/json.js';
 import { isLoopbackHost } from '../../sandbox/ip.js';
 import type { DeliveryReport } from '../../sandbox/deliverer.js';
 import type { RecordedRequest } from '../../sandbox/request-log.js';

@@ -1,13 +1,12 @@
 // chatctl webhooks create
 import type { Factory } from '../app.js';
 import { checkIdempotencyKey, parseCreate } from '../../input/parse.js';
-import { missingFlagError } from '../../errors/hints.js';
-import { rerunWords, withRerun } from '../../errors/explain.js';
+import { missingFlagError, rerunWords, withRerun } from '../../errors/explain.js';
 import type { RerunContext } from '../../errors/cli-error.js';
 import { runSecretRequest, secretPlanOf } from './secret-result.js';
 import { scopeKey } from '../../secret/record.js';
 import { namingTheKey } from './interrupted.js';
-import { endpointLabel } from '../../output/label.js';
+import { endpointLabel } from '../../output/json.js';
 import { escrowOf, escrowRerunFlags, type EscrowFlags } from './escrow-flags.js';
 
 export interface CreateOptions extends EscrowFlags {

@@ -2,9 +2,8 @@
 // --from, read before anything is sent (exit 2 on a bad recipient). The
 // escrow itself (secret/escrow.ts, with age) is loaded only when a flag is
 // given.
-import type { CustodyRun } from '../../secret/custody.js';
+import { type CustodyRun, destinationFlags, type GivenDestinations } from '../../secret/custody.js';
 import type { EscrowFlags } from '../../secret/escrow.js';
-import { destinationFlags, type GivenDestinations } from '../../secret/new-secret-hint.js';
 
 export type { EscrowFlags };
 

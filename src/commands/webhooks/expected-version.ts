@@ -6,10 +6,10 @@
 import type { Factory } from '../app.js';
 import type { Prompter } from '../../prompts/prompter.js';
 import { usageError } from '../../errors/cli-error.js';
-import { VERSION_SOURCES, missingFlagError } from '../../errors/hints.js';
+import { VERSION_SOURCES, missingFlagError } from '../../errors/explain.js';
 import { EndpointFacts } from '../../secret/facts.js';
 import { scopeKey } from '../../secret/record.js';
-import { escapeInline } from '../../output/sanitize.js';
+import { escapeInline } from '../../output/json.js';
 
 /** The expected version to send, as a string for the body's parser. */
 export async function expectedVersionFor(f: Factory, endpointId: string, given: string | undefined, prompter: Prompter | undefined): Promise<string> {

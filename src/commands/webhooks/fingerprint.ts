@@ -6,7 +6,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { usageError } from '../../errors/cli-error.js';
 import { writeJson } from '../../output/io.js';
-import { fingerprint } from '../../secret/fingerprint.js';
+import { fingerprint } from '../../secret/facts.js';
 
 /** Far beyond any signing secret; a bigger input is the wrong file. */
 const MAX_BYTES = 64 * 1024;

@@ -4,7 +4,7 @@
 // may have been sent is the HTTP client's to say (it puts the key on the
 // error); this adds the endpoint the command knows.
 import { CliError, isCliError } from '../../errors/cli-error.js';
-import { escapeInline } from '../../output/sanitize.js';
+import { escapeInline } from '../../output/json.js';
 
 export async function namingTheKey<T>(request: Promise<T>, what: { endpointId?: string | undefined }): Promise<T> {
   try {

@@ -9,9 +9,9 @@ import { endpointFacts, viewOf, type EndpointView } from '../../secret/inventory
 import { scopeKey } from '../../secret/record.js';
 import { checkEndpointId } from '../../input/parse.js';
 import { isCliError, usageError } from '../../errors/cli-error.js';
-import { VERSION_PLACES } from '../../errors/hints.js';
+import { VERSION_PLACES } from '../../errors/explain.js';
 import { writeJson } from '../../output/io.js';
-import { escapeInline } from '../../output/sanitize.js';
+import { escapeInline } from '../../output/json.js';
 
 export interface ListOptions {
   allScopes?: boolean;

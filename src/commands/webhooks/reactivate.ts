@@ -1,11 +1,11 @@
 // chatctl webhooks reactivate ENDPOINT_ID (no Idempotency-Key: the spec declares none)
 import type { Factory } from '../app.js';
 import { checkEndpointId, parseExpectedVersionBody } from '../../input/parse.js';
-import { endpointLabel } from '../../output/label.js';
+import { endpointLabel } from '../../output/json.js';
 import { writeJson } from '../../output/io.js';
 import { withRerun } from '../../errors/explain.js';
 import { expectedVersionFor } from './expected-version.js';
-import { noteConflict, noteReactivated } from '../../secret/seen.js';
+import { noteConflict, noteReactivated } from '../../secret/facts.js';
 import { scopeKey } from '../../secret/record.js';
 
 export interface ReactivateOptions {

@@ -2,7 +2,7 @@
 // (docs/secrets.md, "Escrow"; docs/ci.md): opens secrets that a run escrowed
 // (secret/escrow.ts) after a failed destination and delivers them, on any
 // machine, through the same destinations as create and rotate
-// (secret/deliver-all.ts). No request is sent: no token is needed.
+// (secret/deliver.ts). No request is sent: no token is needed.
 //
 // One escrowed secret that what this machine knows shows superseded (a later
 // change of its endpoint, in this config folder's facts) is never
@@ -16,15 +16,13 @@ import type { Factory } from '../app.js';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { CliError, isCliError, localError, usageError } from '../../errors/cli-error.js';
-import { reportError } from '../../errors/report.js';
-import { escapeInline, shellQuote } from '../../output/sanitize.js';
+import { reportError } from '../../errors/explain.js';
+import { escapeInline, shellQuote } from '../../output/json.js';
 import { writeJson } from '../../output/io.js';
-import { deliverAll } from '../../secret/deliver-all.js';
+import { deliverAll, hasIdPlaceholder, parseSinks, secretFileSpec, type Sink, type SinkSettings, sinksFor } from '../../secret/deliver.js';
 import { openEscrowed, readFailure, readIdentities, type EscrowMeta } from '../../secret/escrow.js';
-import { exit13Details } from '../../secret/new-secret-hint.js';
-import { fingerprint } from '../../secret/fingerprint.js';
-import { hasIdPlaceholder, parseSinks, secretFileSpec, sinksFor, type Sink, type SinkSettings } from '../../secret/sinks.js';
-import { supersedingChange } from '../../secret/custody.js';
+import { exit13Details, supersedingChange } from '../../secret/custody.js';
+import { fingerprint } from '../../secret/facts.js';
 
 export interface RecoverOptions {
   identity?: string;

@@ -1,18 +1,15 @@
 // chatctl webhooks rotate ENDPOINT_ID
 import type { Factory } from '../app.js';
 import { checkEndpointId, checkIdempotencyKey, parseRotate } from '../../input/parse.js';
-import { isCliError, usageError, localError } from '../../errors/cli-error.js';
-import { EXIT } from '../../errors/exit-codes.js';
+import { EXIT, isCliError, localError, type RerunContext, usageError } from '../../errors/cli-error.js';
 import { runSecretRequest, secretPlanOf } from './secret-result.js';
 import { scopeKey } from '../../secret/record.js';
 import { namingTheKey } from './interrupted.js';
-import { endpointLabel } from '../../output/label.js';
-import { escapeInline } from '../../output/sanitize.js';
+import { endpointLabel, escapeInline } from '../../output/json.js';
 import { missing } from './create.js';
 import { rerunWords, withRerun } from '../../errors/explain.js';
 import { expectedVersionFor } from './expected-version.js';
-import { noteConflict } from '../../secret/seen.js';
-import type { RerunContext } from '../../errors/cli-error.js';
+import { noteConflict } from '../../secret/facts.js';
 import { escrowOf, escrowRerunFlags, type EscrowFlags } from './escrow-flags.js';
 
 export interface RotateOptions extends EscrowFlags {
@@ -72,7 +69,7 @@ export async function runRotate(endpointId: string, opts: RotateOptions, f: Fact
             const scope = scopeKey(state.connection().scope);
             // Moved on by an earlier run here whose secret is kept, not delivered: that is the 13 to report, not a 7 whose hint rotates again.
             if (isCliError(err) && err.exitCode === EXIT.versionConflict) {
-              const [{ keptByEarlierRun }, { keptByEarlierRunError }] = await Promise.all([import('../../secret/custody.js'), import('../../secret/exit13.js')]);
+              const [{ keptByEarlierRun }, { keptByEarlierRunError }] = await Promise.all([import('../../secret/custody.js'), import('../../secret/custody.js')]);
               const kept = keptByEarlierRun(ctx.configDir, scope, id);
               if (kept) throw keptByEarlierRunError(kept, err);
             }

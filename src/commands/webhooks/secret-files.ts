@@ -12,8 +12,8 @@
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { usageError } from '../../errors/cli-error.js';
-import { escapeInline } from '../../output/sanitize.js';
-import { fingerprint } from '../../secret/fingerprint.js';
+import { escapeInline } from '../../output/json.js';
+import { fingerprint } from '../../secret/facts.js';
 import { parseSecret } from '../../signing/standard-webhooks.js';
 import { readSmallFile } from './fingerprint.js';
 

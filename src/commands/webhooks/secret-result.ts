@@ -8,22 +8,28 @@ import type { Context } from '../../context.js';
 import type { Factory } from '../app.js';
 import type { SecretAnswer, SecretResponse } from '../../api/schemas.js';
 import type { CallHooks } from '../../http/client.js';
-import { Custody, deliveryCutShort, runCustody, notAttempted, type CustodyRun, type DeliveryResult, type Got, type Holder, type InDelivery, type Settled } from '../../secret/custody.js';
+import {
+  Custody,
+  type CustodyRun,
+  deliveryCutShort,
+  type DeliveryResult,
+  destinationFlags,
+  type GivenDestinations,
+  type Got,
+  type Holder,
+  type InDelivery,
+  notAttempted,
+  runCustody,
+  type Settled,
+} from '../../secret/custody.js';
 import type { RecordedRequest } from '../../secret/record.js';
 import { holdsNoSecret, recordedSecretAnswer } from '../../http/api-client.js';
-import { CREDENTIAL_IN_SECRET, deliverAll, describeFailure, writeConfirmed, type Delivered } from '../../secret/deliver-all.js';
-import { fingerprint } from '../../secret/fingerprint.js';
-import { planSecret, type SecretPlan } from '../../secret/plan.js';
-import type { OutStream } from '../../output/io.js';
-import { jsonDocumentText } from '../../output/json-output.js';
-import type { Palette } from '../../output/colors.js';
-import { stringifyJson } from '../../output/json.js';
-import { reportError } from '../../errors/report.js';
-import { shellQuote } from '../../output/sanitize.js';
-import { ciReportWanted } from '../../output/actions-mask.js';
+import { CREDENTIAL_IN_SECRET, deliverAll, type Delivered, describeFailure, planSecret, type SecretPlan, writeConfirmed } from '../../secret/deliver.js';
+import { fingerprint } from '../../secret/facts.js';
+import type { OutStream, Palette } from '../../output/io.js';
+import { ciReportWanted, jsonDocumentText, shellQuote, stringifyJson } from '../../output/json.js';
+import { explainError, reportError } from '../../errors/explain.js';
 import { isCliError } from '../../errors/cli-error.js';
-import { destinationFlags, type GivenDestinations } from '../../secret/new-secret-hint.js';
-import { explainError } from '../../errors/explain.js';
 import type { ReportRow } from '../../run/ci-report.js';
 
 /** The run's custody, as a single create or rotate sees it: a re-run with the same key delivers what it kept. */

@@ -7,8 +7,8 @@ import { resolve } from 'node:path';
 import type { Context } from '../../context.js';
 import { localError, usageError } from '../../errors/cli-error.js';
 import { writeJson } from '../../output/io.js';
-import { escapeInline } from '../../output/sanitize.js';
-import { fingerprint } from '../../secret/fingerprint.js';
+import { escapeInline } from '../../output/json.js';
+import { fingerprint } from '../../secret/facts.js';
 import { DEFAULT_TOLERANCE_SECONDS, checkWebhookId, parseHeaders, parseSecret, parseTimestamp, signedHeaders, verifySignature, type Verdict } from '../../signing/standard-webhooks.js';
 import { SecretFiles, type HeldSecret } from './secret-files.js';
 

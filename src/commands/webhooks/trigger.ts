@@ -3,13 +3,13 @@
 // receiver answered. Against a base URL that is not a chatctl sandbox it
 // stops (exit 2) after one credential-free check.
 import type { Factory } from '../app.js';
-import { EVENT_TYPES } from '../../api/spec.js';
+import { EVENT_TYPES } from '../../api/schemas.js';
 import { requireSandbox, sandboxDeliver, type Delivery } from '../../http/sandbox-client.js';
 import { clientConfig } from '../../run/webhooks-client.js';
 import { localError, usageError } from '../../errors/cli-error.js';
-import { didYouMean } from '../../errors/suggest.js';
+import { didYouMean } from '../../errors/explain.js';
 import { writeJson } from '../../output/io.js';
-import { escapeInline } from '../../output/sanitize.js';
+import { escapeInline } from '../../output/json.js';
 
 export interface TriggerFlags {
   event?: string;

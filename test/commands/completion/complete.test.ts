@@ -7,11 +7,10 @@ import { EndpointFacts } from '../../../src/secret/facts.js';
 /** What a create or rotate answered, as custody adds it to the endpoint's facts. */
 const seen = (cfg: string, scope: string, id: string, version: number, name: string | null = null) =>
   EndpointFacts.read(cfg, scope, id).add({ f: 'applied', at: '2030-01-01T00:00:00.000Z', key: `k-${id}`, op: 'rotate', version, endpoint: { name } });
-import type { CommandNode } from '../../../src/meta/tree.js';
+import { type CommandNode, describeCommand } from '../../../src/meta/tree.js';
 import { tempDir } from '../../support/run.js';
-import { describeCommand } from '../../../src/meta/tree.js';
 import { configuredProgram } from '../../../src/app/cli.js';
-import { EVENT_TYPES } from '../../../src/api/spec.js';
+import { EVENT_TYPES } from '../../../src/api/schemas.js';
 import { fakeContext, fakeIO } from '../../support/fakes.js';
 
 const tree = describeCommand(configuredProgram(fakeContext({ io: fakeIO() })));
@@ -121,7 +120,7 @@ describe('file names, secret destinations, forms and endpoints', () => {
       expect(formatCompletion(complete(tree, words, '', NONE), false), words.join(' ')).toBe(':file\n');
   });
 
-  it('--secret-to: the destinations of src/secret/sinks.ts, then file names after file: and env-file:', () => {
+  it('--secret-to: the destinations of src/secret/deliver.ts, then file names after file: and env-file:', () => {
     const rotate = ['webhooks', 'rotate', 'we_1', '--secret-to'];
     expect(values(rotate, '')).toEqual(['file:', 'env-file:', 'exec:', 'stdout', 'github-output:', 'github-env:']);
     const fi = complete(tree, rotate, 'fi', NONE);

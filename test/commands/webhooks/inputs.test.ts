@@ -2,7 +2,7 @@
 // a failed check, a missing value without prompts or a bad command line exits 2
 // and the server receives nothing.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { EVENT_TYPES, LIMITS } from '../../../src/api/spec.js';
+import { EVENT_TYPES, LIMITS } from '../../../src/api/schemas.js';
 import { mutationBody, scopeEnv, secretBody } from '../../support/fixtures.js';
 import { parseErrorLine } from '../../support/json.js';
 import { buildEnv, cleanupTempDirs, runCli, runInProcess, workspace } from '../../support/run.js';

@@ -8,7 +8,7 @@
 // user's description.
 import type { Factory } from '../../app.js';
 import { interrupted, usageError } from '../../../errors/cli-error.js';
-import { escapeInline } from '../../../output/sanitize.js';
+import { escapeInline } from '../../../output/json.js';
 import { isLoopbackHost } from '../../../sandbox/ip.js';
 import { SecretFiles } from '../secret-files.js';
 import { parseTolerance } from '../signing.js';

@@ -4,8 +4,7 @@
 // sender controls the id, the path and the body it prints from, and could
 // echo a secret it learnt. docs/signing.md shows both forms.
 import type { IO } from '../../../output/io.js';
-import { jsonLineText } from '../../../output/json-output.js';
-import { escapeInline } from '../../../output/sanitize.js';
+import { escapeInline, jsonLineText } from '../../../output/json.js';
 import type { HeldSecret } from '../secret-files.js';
 import type { DeliveryRecord } from './server.js';
 

@@ -8,18 +8,15 @@
 // A bundle of its own (dist/lazy/bulk.cjs): single-endpoint runs never load it.
 import type { Factory } from '../../app.js';
 import { dirname, resolve } from 'node:path';
-import type { RotationMode } from '../../../api/spec.js';
-import { secretResponseSchema } from '../../../api/schemas.js';
-import { deliveryCutShort, lastApplied, runCustody, type CustodyRun, type InDelivery } from '../../../secret/custody.js';
+import { type RotationMode, secretResponseSchema } from '../../../api/schemas.js';
+import { type CustodyRun, deliveryCutShort, destinationFlags, type GivenDestinations, type InDelivery, lastApplied, runCustody } from '../../../secret/custody.js';
 import { prepareRecoveryFolder, scopeKey } from '../../../secret/record.js';
 import { describeKeepFailure } from '../../../secret/deliver.js';
-import { destinationFlags, type GivenDestinations } from '../../../secret/new-secret-hint.js';
 import type { Context } from '../../../context.js';
 import { sayWaiting } from '../../../run/webhooks-client.js';
-import { CliError, isCliError, usageError, localError } from '../../../errors/cli-error.js';
-import { EXIT } from '../../../errors/exit-codes.js';
-import { reportError } from '../../../errors/report.js';
-import { escapeInline, shellQuote } from '../../../output/sanitize.js';
+import { CliError, EXIT, isCliError, localError, usageError } from '../../../errors/cli-error.js';
+import { reportError } from '../../../errors/explain.js';
+import { ciReportWanted, escapeInline, shellQuote } from '../../../output/json.js';
 import { JournalWriter, NO_JOURNAL, compactJournal, continuing, loadJournal, lockJournal, actFor, sameScope, settledOf, type ItemAct, type JournalScope, type LoadedJournal } from './journal.js';
 import { bufferSource, checkManifest, fileSource, manifestItems, type ManifestCheck, type ManifestItem, type ManifestSource } from './manifest.js';
 import { NextManifest } from './next-manifest.js';
@@ -28,7 +25,6 @@ import { runBulk, type ItemResult, type RunSummary } from './runner.js';
 import { planItemSecrets, type ItemSecrets } from './secrets.js';
 import { refuseStale, withDoneAt } from './stale.js';
 import { CiReport } from '../../../run/ci-report.js';
-import { ciReportWanted } from '../../../output/actions-mask.js';
 import { escrowOf, type EscrowFlags } from '../escrow-flags.js';
 
 export interface FromOptions extends EscrowFlags {

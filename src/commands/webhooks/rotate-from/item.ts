@@ -13,29 +13,30 @@
 //   4. its result line, once its outcome is on disk.
 import type { SecretAnswer } from '../../../api/schemas.js';
 import { holdsNoSecret, recordedSecretAnswer } from '../../../http/api-client.js';
-import { CliError, isCliError } from '../../../errors/cli-error.js';
-import { EXIT } from '../../../errors/exit-codes.js';
+import { CliError, EXIT, isCliError } from '../../../errors/cli-error.js';
 import { NotSent, type CallHooks } from '../../../http/client.js';
-import { noteConflict } from '../../../secret/seen.js';
+import { noteConflict } from '../../../secret/facts.js';
 import {
+  type Accepted,
   Custody,
+  type CustodyRun,
   deliveredHere,
-  keptByEarlierRun,
+  type DeliveryResult,
+  type Got,
   hasLeft,
+  type InDelivery,
+  keptByEarlierRun,
+  keptByEarlierRunError,
   knownNotApplied,
   lastApplied,
   notAttempted,
-  retireLeft,
+  notConfirmed,
+  okNotRecorded,
   retireIfHeld,
-  type Accepted,
-  type CustodyRun,
-  type Got,
-  type InDelivery,
+  retireLeft,
   type Settled,
 } from '../../../secret/custody.js';
-import { keptByEarlierRunError, notConfirmed, okNotRecorded } from '../../../secret/exit13.js';
 import type { RecordedRequest } from '../../../secret/record.js';
-import type { DeliveryResult } from '../../../secret/custody.js';
 import type { DeliveryRecord, JournalRecord, Prior } from './journal.js';
 import type { ManifestItem } from './manifest.js';
 

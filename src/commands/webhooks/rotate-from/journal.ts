@@ -28,13 +28,12 @@
 // workers wait for about one disk flush each, not four.
 import { closeSync, lstatSync, openSync, readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import type { RotationMode } from '../../../api/spec.js';
-import { CliError, usageError } from '../../../errors/cli-error.js';
-import { EXIT } from '../../../errors/exit-codes.js';
+import type { RotationMode } from '../../../api/schemas.js';
+import { CliError, EXIT, usageError } from '../../../errors/cli-error.js';
 import type { Context } from '../../../context.js';
 import { acquireLock, systemLockHost, type LockHost, type LockSubject } from '../../../fs/lock.js';
-import { writeFileAtomic } from '../../../fs/atomic.js';
-import { escapeInline } from '../../../output/sanitize.js';
+import { writeFileAtomic } from '../../../fs/files.js';
+import { escapeInline } from '../../../output/json.js';
 import { fileChunks, splitLines } from './lines.js';
 
 export interface JournalScope {

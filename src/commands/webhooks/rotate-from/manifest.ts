@@ -6,7 +6,7 @@
 // the workers, each time in 64 KiB chunks. Standard input cannot be read
 // twice, so `-` is kept as one buffer (about 60 bytes a line).
 import { closeSync, fstatSync, openSync } from 'node:fs';
-import { LIMITS, type RotationMode } from '../../../api/spec.js';
+import { LIMITS, type RotationMode } from '../../../api/schemas.js';
 import { usageError } from '../../../errors/cli-error.js';
 import { fileChunks, splitLines } from './lines.js';
 

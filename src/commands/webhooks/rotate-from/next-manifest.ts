@@ -13,13 +13,11 @@ import { realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Context } from '../../../context.js';
 import { acquireLock, systemLockHost, type LockSubject } from '../../../fs/lock.js';
-import { makeFolders } from '../../../config/make-folders.js';
-import type { RotationMode } from '../../../api/spec.js';
-import { CliError, usageError } from '../../../errors/cli-error.js';
-import { EXIT } from '../../../errors/exit-codes.js';
+import { makeFolders, writeFileAtomic } from '../../../fs/files.js';
+import type { RotationMode } from '../../../api/schemas.js';
+import { CliError, EXIT, usageError } from '../../../errors/cli-error.js';
 import { currentVersionOf } from '../../../errors/explain.js';
-import { writeFileAtomic } from '../../../fs/atomic.js';
-import { checkFileTarget } from '../../../secret/sinks.js';
+import { checkFileTarget } from '../../../secret/deliver.js';
 import type { ManifestItem } from './manifest.js';
 import type { ItemResult } from './runner.js';
 

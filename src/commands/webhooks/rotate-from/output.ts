@@ -7,15 +7,14 @@
 // Nothing is kept per item but the first skipped items and failures, so
 // output costs the same for 50 items or 50,000.
 import type { IO } from '../../../output/io.js';
-import { jsonLineText } from '../../../output/json-output.js';
-import { escapeInline } from '../../../output/sanitize.js';
+import { escapeInline, jsonLineText } from '../../../output/json.js';
 import type { ManifestItem } from './manifest.js';
 import type { Progress, RunSummary } from './runner.js';
 import type { ItemLine } from './stale.js';
 import type { Clock } from '../../../system/clock.js';
 import { rowOfError, type ReportRow } from '../../../run/ci-report.js';
 import { currentVersionOf } from '../../../errors/explain.js';
-import { EXIT } from '../../../errors/exit-codes.js';
+import { EXIT } from '../../../errors/cli-error.js';
 
 export interface BulkOutput {
   emit(result: ItemLine, item: ManifestItem): void;

@@ -15,7 +15,7 @@
 // - Several requests in flight when the server starts refusing all come back
 //   429; only the first of them (those sent after the last decrease) lowers
 //   the rate again, the others only extend the pause.
-import { BACKOFF_BASE_MS, BACKOFF_CAP_MS } from '../../../http/retry.js';
+import { BACKOFF_BASE_MS, BACKOFF_CAP_MS } from '../../../http/client.js';
 import type { Clock } from '../../../system/clock.js';
 
 export interface RateClock extends Clock {

@@ -8,8 +8,7 @@
 // (the pace, rate.ts) instead of one item alone. What an earlier run left in
 // the journal decides what happens to an item first: actFor() in journal.ts.
 import { setMaxListeners } from 'node:events';
-import { CliError, isCliError, localError } from '../../../errors/cli-error.js';
-import { EXIT } from '../../../errors/exit-codes.js';
+import { CliError, EXIT, isCliError, localError } from '../../../errors/cli-error.js';
 import type { Pace } from '../../../http/client.js';
 import type { CustodyRun, InDelivery } from '../../../secret/custody.js';
 import { actFor, type JournalSink, type Prior } from './journal.js';

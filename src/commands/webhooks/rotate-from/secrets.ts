@@ -3,9 +3,7 @@
 // adapter over the sink module (src/secret/), giving the runner what it
 // needs per item.
 import { usageError } from '../../../errors/cli-error.js';
-import { deliverAll, type DeliverDeps } from '../../../secret/deliver-all.js';
-import { sinkHolds } from '../../../secret/readback.js';
-import { hasIdPlaceholder, parseSinks, sinksFor, substituteId, type SinkSettings } from '../../../secret/sinks.js';
+import { deliverAll, type DeliverDeps, hasIdPlaceholder, parseSinks, sinkHolds, type SinkSettings, sinksFor, substituteId } from '../../../secret/deliver.js';
 import type { ItemSecretsPort } from './runner.js';
 import type { ManifestItem } from './manifest.js';
 

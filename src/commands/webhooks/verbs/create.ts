@@ -2,7 +2,7 @@
 // the command's module when it runs.
 import { Option, type Command } from 'commander';
 import { collect, examples, type Factory } from '../../app.js';
-import { EVENT_TYPES } from '../../../api/spec.js';
+import { EVENT_TYPES } from '../../../api/schemas.js';
 import { SECRET_TO_HELP, SECRET_TO_MORE } from './help-text.js';
 import { addEscrowOptions } from './escrow-options.js';
 

@@ -8,7 +8,7 @@ import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, realpathSyn
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { acquireLock, systemLockHost } from '../../../../src/fs/lock.js';
-import { fingerprint } from '../../../../src/secret/fingerprint.js';
+import { fingerprint } from '../../../../src/secret/facts.js';
 import { generateX25519Identity, identityToRecipient } from 'age-encryption';
 import { baseEnv, runInProcess, waitFor, type InProcessResult } from '../../../support/run.js';
 import { scaled } from '../../../support/slowdown.js';

@@ -10,7 +10,7 @@
 // clock, with a network delay each way and a service latency: the fake
 // server is the real one, minus HTTP.
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
-import { scopedPath } from '../../../../../src/api/spec.js';
+import { scopedPath } from '../../../../../src/api/schemas.js';
 import type { WireResponse } from '../../../../../src/http/transport.js';
 import { handleApiRequest } from '../../../../../src/sandbox/api.js';
 import { toAnswer } from '../../../../../src/sandbox/envelopes.js';

@@ -1,3 +1,148 @@
+import { closeSync, constants, fchmodSync, fstatSync, fsync, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, readSync, renameSync, type Stats, statSync, unlinkSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+
+// Random ids without loading node:crypto at start-up: the module costs about
+// 2 ms on top of node:http, and a run needs 32 random bytes. They come from
+// the operating system's CSPRNG (/dev/urandom) where there is one, else from
+// node:crypto, loaded then.
+
+function osRandom(size: number): Buffer | undefined {
+  if (process.platform === 'win32') return undefined;
+  try {
+    const fd = openSync('/dev/urandom', 'r');
+    try {
+      const buf = Buffer.alloc(size);
+      let got = 0;
+      while (got < size) {
+        const n = readSync(fd, buf, got, size - got, null);
+        if (n <= 0) return undefined;
+        got += n;
+      }
+      return buf;
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return undefined;
+  }
+}
+
+export function randomBytes(size: number): Buffer {
+  return osRandom(size) ?? process.getBuiltinModule('node:crypto').randomBytes(size);
+}
+
+/** An RFC 9562 version 4 UUID, lowercase. */
+export function randomUUID(): string {
+  const b = randomBytes(16);
+  b[6] = (b[6]! & 0x0f) | 0x40;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const h = b.toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+// Reading a file that may have become anything since it was written (a
+// link, a FIFO that would block forever, a huge file): destinations read
+// back, kept copies, config.json.
+
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+const NONBLOCK = constants.O_NONBLOCK ?? 0;
+
+/** The most of a destination read back: a secret file is a few dozen bytes, a dotenv file a few KiB. */
+const MAX_READ_BACK_BYTES = 1024 * 1024;
+
+/**
+ * The bytes of the regular file at `path`, or undefined when it is absent,
+ * unreadable, larger than `max` or anything but a regular file. Never
+ * follows a link, and never blocks on what took the file's place: lstat
+ * first, an open with O_NOFOLLOW | O_NONBLOCK (a FIFO opens at once and is
+ * not read), then fstat to be sure it is the file looked at.
+ */
+export function readRegularFile(path: string, max = MAX_READ_BACK_BYTES): Buffer | undefined {
+  try {
+    const seen = lstatSync(path);
+    if (!seen.isFile() || seen.size > max) return undefined;
+    const fd = openSync(path, constants.O_RDONLY | NOFOLLOW | NONBLOCK);
+    try {
+      const st = fstatSync(fd);
+      if (!st.isFile() || st.ino !== seen.ino || st.dev !== seen.dev) return undefined;
+      // Sized to the file (a log may allow megabytes and hold a few lines); grown if it grew meanwhile.
+      let buf = Buffer.alloc(Math.min(max, st.size) + 1);
+      let got = 0;
+      for (let n; (n = readSync(fd, buf, got, buf.length - got, null)) > 0; ) {
+        got += n;
+        if (got < buf.length) continue;
+        if (buf.length > max) break;
+        const bigger = Buffer.alloc(Math.min(max + 1, buf.length * 2));
+        buf.copy(bigger, 0, 0, got);
+        buf = bigger;
+      }
+      return got > max ? undefined : buf.subarray(0, got);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return undefined;
+  }
+}
+
+/** Up to `size` bytes of an open file, from its start (fewer if it shrank meanwhile). */
+export function readToEnd(fd: number, size: number): Buffer {
+  const buf = Buffer.alloc(size);
+  let got = 0;
+  while (got < buf.length) {
+    const n = readSync(fd, buf, got, buf.length - got, got);
+    if (n === 0) break;
+    got += n;
+  }
+  return buf.subarray(0, got);
+}
+
+// `mkdir -p` that always ends. Node's own recursive mkdirSync loops for ever
+// (growing memory until the process is killed) on a path under /proc such as
+// /proc/self/nonexistent/x: there mkdir answers ENOENT for a child of a
+// folder that exists, and Node keeps going back up and down. Here each
+// missing folder, from the top down, is made once; an error is thrown as it
+// comes, with `path` the folder that could not be made.
+
+/** Above this many missing levels a path is refused rather than walked (no real config path is this deep). */
+const MAX_DEPTH = 512;
+
+const codeOf = (err: unknown) => (err as NodeJS.ErrnoException).code;
+
+/**
+ * Creates `dir` and any missing parents with `mode`; returns the first folder
+ * it created (as mkdirSync's recursive form does), or undefined if `dir` existed.
+ */
+export function makeFolders(dir: string, mode: number): string | undefined {
+  const missing: string[] = [];
+  for (let d = dir; ; d = dirname(d)) {
+    let st;
+    try {
+      st = statSync(d);
+    } catch (err) {
+      if (codeOf(err) !== 'ENOENT') throw err;
+    }
+    if (st) {
+      if (!st.isDirectory()) throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${d}'`), { code: 'ENOTDIR', syscall: 'mkdir', path: d });
+      break;
+    }
+    missing.push(d);
+    if (dirname(d) === d || missing.length > MAX_DEPTH) throw Object.assign(new Error(`ENOENT: no such file or directory, mkdir '${d}'`), { code: 'ENOENT', syscall: 'mkdir', path: d });
+  }
+  let first: string | undefined;
+  for (const d of missing.reverse()) {
+    try {
+      mkdirSync(d, { mode });
+    } catch (err) {
+      // Made meanwhile by another run: fine if it is a folder.
+      if (codeOf(err) === 'EEXIST' && statSync(d).isDirectory()) continue;
+      throw err;
+    }
+    first ??= d;
+  }
+  return first;
+}
+
 // Writing a file whole or not at all: the one way chatctl itself puts a file
 // on disk (secret and dotenv destinations, recovery copies, lock records, the
 // completion script, the launcher's code cache, and config.json where conf,
@@ -16,9 +161,6 @@
 // thread pool, so a run that reads answers meanwhile (rotate --from) keeps
 // its event loop: the steps, their order and their failures are one
 // generator's (atomicWrite), driven step by step with fsyncSync or fsync.
-import { closeSync, constants, fchmodSync, fstatSync, fsync, fsyncSync, linkSync, lstatSync, openSync, renameSync, unlinkSync, writeSync, type Stats } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
-import { randomBytes } from '../system/random.js';
 
 export interface WriteOptions {
   /** The file's mode; 0600 unless said. */
@@ -29,7 +171,6 @@ export interface WriteOptions {
   durable?: boolean;
 }
 
-const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW;
 /** link() is missing on some file systems: there the new file is created in place. */
 const NO_LINK = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV', 'EMLINK']);
@@ -179,5 +320,3 @@ export function kindOf(st: Stats): string {
   if (st.isDirectory()) return 'a folder';
   return 'not a regular file';
 }
-
-const codeOf = (err: unknown) => (err as NodeJS.ErrnoException).code;

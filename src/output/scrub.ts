@@ -743,3 +743,458 @@ function fromCodes(code: Uint16Array, n: number): string {
   for (let i = 0; i < n; i += 4096) s += String.fromCharCode.apply(null, code.subarray(i, Math.min(n, i + 4096)) as unknown as number[]);
   return s;
 }
+
+// Finding known values in text and blanking them: each value is kept in
+// canonical form (canonical.ts), the text is put in canonical form once, the
+// values are found there, and the original span of each match is replaced by
+// REDACTED. One matcher for every way a value may be shown, not a list of
+// variants.
+
+export const REDACTED = '[REDACTED]';
+
+/**
+ * Values whose canonical form is shorter than this are not looked for in
+ * free text, where "1" would mangle it (the run's scrubber keeps a short
+ * secret out of a command's output by whole lines instead).
+ */
+export const MIN_SCRUB_LENGTH = 6;
+
+/** The canonical form of a value: the same reading as the text's, so the two agree (in order: a value is looked for as it reads). */
+export const canonicalValue = (value: string): string => {
+  const c = canonicalize(value);
+  return c.text.slice(0, c.inOrder);
+};
+
+/**
+ * A set of values to find. Values in use are found with indexOf (a run has a
+ * few). Retired ones (the secrets of a `--from` run's finished items, which
+ * can be thousands) are found through their first MIN_SCRUB_LENGTH
+ * characters and their lengths, so finding them costs the same however many
+ * there are (secrets often share their first characters: whsec_…).
+ */
+export class KnownValues {
+  private readonly active = new Map<string, string>();
+  private readonly retired = new Map<number, Set<string>>();
+  private readonly retiredHeads = new Set<string>();
+  /** The first characters of retired forms, as a table by code: most positions of a text are passed over on one look. */
+  private retiredFirst: Uint8Array | undefined;
+  /** The length of the longest canonical form held, retired ones included. */
+  longest = 0;
+  /** The length of the shortest canonical form held. */
+  shortest = Number.MAX_SAFE_INTEGER;
+
+  get size(): number {
+    return this.active.size + this.retired.size;
+  }
+
+  /** Adds a value; false (and nothing added) when its canonical form is too short to look for. */
+  add(value: string): boolean {
+    if (this.active.has(value)) return true;
+    const form = canonicalValue(value);
+    if (form.length < MIN_SCRUB_LENGTH) return false;
+    this.active.set(value, form);
+    this.measure(form);
+    return true;
+  }
+
+  /** Moves a value to the retired ones: still found, at a cost that does not grow with their number. */
+  retire(value: string): void {
+    const form = this.active.get(value) ?? canonicalValue(value);
+    this.active.delete(value);
+    if (form.length < MIN_SCRUB_LENGTH) return;
+    this.retiredHeads.add(form.slice(0, MIN_SCRUB_LENGTH));
+    (this.retiredFirst ??= new Uint8Array(0x10000))[form.charCodeAt(0)] = 1;
+    const same = this.retired.get(form.length);
+    if (same) same.add(form);
+    else this.retired.set(form.length, new Set([form]));
+    this.measure(form);
+  }
+
+  private measure(form: string): void {
+    this.longest = Math.max(this.longest, form.length);
+    this.shortest = Math.min(this.shortest, form.length);
+  }
+
+  /** Adds each match in canonical text to `found`, as [from, to) of canonical indexes. */
+  find(text: string, found: [number, number][]): void {
+    for (const form of this.active.values()) {
+      for (let i = text.indexOf(form); i !== -1; i = text.indexOf(form, i + 1)) found.push([i, i + form.length]);
+    }
+    if (this.retired.size > 0) this.findRetired(text, found);
+  }
+
+  private findRetired(text: string, found: [number, number][]): void {
+    const first = this.retiredFirst!;
+    for (let i = 0; i + MIN_SCRUB_LENGTH <= text.length; i++) {
+      if (first[text.charCodeAt(i)] === 0 || !this.retiredHeads.has(text.slice(i, i + MIN_SCRUB_LENGTH))) continue;
+      for (const [length, forms] of this.retired) if (forms.has(text.slice(i, i + length))) found.push([i, i + length]);
+    }
+  }
+}
+
+/** Text with every value of `sets` blanked wherever it is found, in any form (canonical.ts). */
+export function scrubText(text: string, sets: readonly KnownValues[]): string {
+  let shortest = Number.MAX_SAFE_INTEGER;
+  for (const s of sets) if (s.size > 0) shortest = Math.min(shortest, s.shortest);
+  // The canonical form of ASCII text is never longer than it (a compatibility
+  // form beyond ASCII may be: `ﬃ` reads as `ffi`).
+  if (text.length < shortest && !/[^\x00-\x7f]/.test(text)) return text;
+  return blankFound(text, canonicalize(text), sets);
+}
+
+/** Text with the matches of `sets` in its canonical form `c` blanked. */
+export function blankFound(text: string, c: Canonical, sets: readonly KnownValues[]): string {
+  const found: [number, number][] = [];
+  for (const s of sets) if (s.size > 0) s.find(c.text, found);
+  if (found.length === 0) return text;
+  // As spans of the original: a match in what a sequence or a tag held
+  // (after c.inOrder) lies inside one in order, or between two.
+  const spans = found.map(([from, to]): [number, number] => [c.spanStart(from), c.spanEnd(to - 1)]).sort((a, b) => a[0] - b[0] || b[1] - a[1]);
+  let out = '';
+  let from = 0;
+  for (let k = 0; k < spans.length; ) {
+    const first = spans[k]![0];
+    let last = spans[k]![1];
+    // Overlapping matches are blanked as one.
+    for (k++; k < spans.length && spans[k]![0] < last; k++) last = Math.max(last, spans[k]![1]);
+    out += text.slice(from, first) + REDACTED;
+    from = last;
+  }
+  return out + text.slice(from);
+}
+
+// The run's scrubber: the last line of defence. It knows the token, the
+// anti-forgery value and every signing secret seen in this run, and blanks
+// them in every byte chatctl writes to stderr, in debug traces and in what a
+// `--from` run prints and keeps, so even a server message that echoes one
+// cannot leak it. Stdout is scrubbed of the credentials but not of the
+// secret, which belongs there in the cases docs/secrets.md lists.
+//
+// "Scrub" is this module's one verb: find a known value, by what it is, in
+// text, and blank it (known.ts), in any form it may be shown in: escaped,
+// encoded, split by line breaks or spaces (canonical.ts). Blanking fields by
+// their name (headers, JSON keys) is redact.ts's.
+
+/** What stands for a line of an exec: command's output that held a short secret. */
+export const SCRUBBED_LINE = '[REDACTED: a line of output that held the secret]';
+
+export interface ScrubStream {
+  /** The part of what has arrived so far that can go out, scrubbed. */
+  push(chunk: string): string;
+  /** The rest, scrubbed. */
+  end(): string;
+}
+
+export class Scrubber {
+  private readonly credentials = new KnownValues();
+  private readonly secrets = new KnownValues();
+  /** Signing secrets too short to look for in free text: kept out of stream() output only, by whole lines. */
+  private readonly shortSecrets = new Set<string>();
+  private readonly announced = new Set<string>();
+
+  /**
+   * `announce` is told of each signing secret and the token the first time
+   * either is known, before any other output can show it (createIO writes
+   * GitHub Actions' `::add-mask::` lines with it).
+   */
+  constructor(private readonly announce?: (value: string) => void) {}
+
+  /** Announced only: a value this run prints on purpose (the sandbox's token, `auth token`), so not scrubbed. */
+  announceValue(value: string): void {
+    if (!this.announce || this.announced.has(value)) return;
+    this.announced.add(value);
+    this.announce(value);
+  }
+
+  /** A credential (the anti-forgery value): scrubbed from stdout too. */
+  addCredential(value: string | undefined): void {
+    if (value) this.credentials.add(value);
+  }
+
+  /** The bearer token in effect: a credential, and announced as a secret is. */
+  addToken(value: string | undefined): void {
+    if (!value) return;
+    this.announceValue(value);
+    this.addCredential(value);
+  }
+
+  /** A signing secret: scrubbed from everything but stdout. */
+  addSecret(value: string | null | undefined): void {
+    if (!value) return;
+    this.announceValue(value);
+    if (!this.secrets.add(value)) this.shortSecrets.add(value);
+  }
+
+  /**
+   * A secret whose item of a `--from` run is finished: still scrubbed
+   * everywhere (a later item's exec: command may print an earlier item's
+   * secret, a store it reads back), at a cost that does not grow with the
+   * number of items.
+   */
+  retireSecret(value: string): void {
+    this.shortSecrets.delete(value);
+    this.secrets.retire(value);
+  }
+
+  /** For stderr, debug traces, logs and what a `--from` run keeps: credentials and secrets. */
+  scrub(text: string): string {
+    return scrubText(text, [this.credentials, this.secrets]);
+  }
+
+  /** For stdout: credentials only. */
+  scrubCredentials(text: string): string {
+    return scrubText(text, [this.credentials]);
+  }
+
+  /**
+   * Whether stdout's scrubbing would alter this value: a signing secret
+   * that holds the token or the anti-forgery value cannot reach stdout whole.
+   */
+  holdsCredential(value: string): boolean {
+    return this.scrubCredentials(value) !== value;
+  }
+
+  /**
+   * For text that arrives in pieces (a destination command's output):
+   * scrubs everything, and holds back the tail that could still be the start
+   * of a value, until more comes or end() is called.
+   *
+   * A signing secret too short to look for cannot be scrubbed character by
+   * character without mangling the text (a secret "e" would take every e
+   * with it), yet must not reach stderr. So while one is known, the output
+   * goes out in whole lines, and a line that holds it as it is is replaced
+   * by SCRUBBED_LINE; every other line is shown unchanged. (A short secret
+   * with a line break in it is looked for in the whole output, held until
+   * the end.)
+   */
+  stream(): ScrubStream {
+    let held = '';
+    return {
+      push: (chunk) => {
+        const text = held + chunk;
+        const c = canonicalize(text);
+        held = blankFound(text, c, [this.credentials, this.secrets]);
+        let cut = this.safeCut(held, held === text ? c : canonicalize(held));
+        if (cut === 0) return '';
+        if (this.shortSecrets.size > 0) cut = this.shortBreaks() ? 0 : held.lastIndexOf('\n', cut - 1) + 1; // whole lines only
+        const out = held.slice(0, cut);
+        held = held.slice(cut);
+        return this.scrubShort(out);
+      },
+      end: () => {
+        const out = this.scrub(held);
+        held = '';
+        return this.scrubShort(out);
+      },
+    };
+  }
+
+  /**
+   * Where held (already scrubbed) text may be cut: before the last
+   * characters that could begin a value still to be completed, and before
+   * an escape, an encoding or a colour code cut off at its end.
+   */
+  private safeCut(held: string, c: Canonical): number {
+    const longest = Math.max(this.credentials.longest, this.secrets.longest);
+    if (longest === 0) return held.length;
+    // Characters read from an escape cut off at the end are not final: only those before it count.
+    // (What sequences and tags held, after c.inOrder, lies before the end in order.)
+    let final = c.inOrder;
+    while (final > 0 && c.spanStart(final - 1) >= c.open) final--;
+    const first = final - (longest - 1);
+    const beforeValue = first < 0 ? (final > 0 ? c.spanStart(0) : held.length) : c.spanStart(first);
+    return Math.min(beforeValue, c.open);
+  }
+
+  private shortBreaks(): boolean {
+    for (const v of this.shortSecrets) if (/[\r\n]/.test(v)) return true;
+    return false;
+  }
+
+  /** Each line that holds a short secret replaced by SCRUBBED_LINE (its line ending kept). */
+  private scrubShort(text: string): string {
+    if (this.shortSecrets.size === 0 || text === '') return text;
+    const short = [...this.shortSecrets];
+    if (short.some((v) => /[\r\n]/.test(v) && text.includes(v))) return SCRUBBED_LINE + '\n';
+    return text.replace(/[^\n]*(\n|$)/g, (line, end: string) => {
+      const body = line.slice(0, line.length - end.length);
+      return short.some((v) => body.includes(v)) ? SCRUBBED_LINE + end : line;
+    });
+  }
+}
+
+// Redacting: blanking a field by its name, whatever its value: the headers
+// that carry credentials, and the JSON fields that hold a secret (`secret`,
+// `previousSecret`…) in a traced body or a server's error details. "Redact"
+// is this module's one verb; finding a known value by what it is, in any
+// text, is the scrubber's (scrub/scrubber.ts).
+
+/** Header names whose values are never shown. */
+const SECRET_HEADERS = new Set(['authorization', 'x-service-csrf', 'proxy-authorization', 'cookie', 'set-cookie']);
+
+export function redactHeaders(headers: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    const lower = name.toLowerCase();
+    if (!SECRET_HEADERS.has(lower)) out[name] = value;
+    else if (lower === 'authorization' && /^bearer /i.test(value)) out[name] = `Bearer ${REDACTED}`;
+    else out[name] = REDACTED;
+  }
+  return out;
+}
+
+/**
+ * A key whose value is a secret: `secret`, or one ending in it
+ * (`previousSecret`, `signing_secret`). Keys that merely mention one
+ * (`secretAvailable`, `previousSecretExpiresAt`, `secretFile`) are not.
+ */
+export function isSecretKey(key: string): boolean {
+  return /secret$/i.test(key);
+}
+
+/**
+ * A response body for --debug, with the string under every secret key
+ * redacted (an object or array there is redacted whole), however the key is
+ * escaped (`"s\u0065cret"`), and every other copy of such a value in the
+ * body scrubbed, in any form (the body is traced before the run's scrubber
+ * knows the secret). A body cut off inside such a string is redacted to its
+ * end. The body is walked token by token, so a string that merely contains
+ * `"secret":` is left alone. With it, a scrubber for the rest of the same
+ * response (its headers): a header that echoes the secret is traced before
+ * the run's scrubber has been told of it, so it is scrubbed of the values
+ * found here.
+ */
+export function redactSecretsInBody(body: string): { body: string; scrub: (text: string) => string } {
+  const found: string[] = [];
+  let out = '';
+  let last = 0;
+  const n = body.length;
+  for (let i = 0; i < n; ) {
+    if (body.charCodeAt(i) !== 0x22) {
+      i++;
+      continue;
+    }
+    const keyEnd = jsonStringEnd(body, i + 1);
+    if (keyEnd >= n) break;
+    const j = valueStart(body, keyEnd + 1);
+    if (j < 0 || !isSecretKey(decodeJsonString(body.slice(i + 1, keyEnd)))) {
+      i = keyEnd + 1;
+      continue;
+    }
+    const end = secretValueEnd(body, j, found);
+    if (end < 0) {
+      i = j;
+      continue;
+    }
+    out += body.slice(last, j) + `"${REDACTED}"`;
+    last = i = end;
+  }
+  out += body.slice(Math.min(last, n));
+  const values = new KnownValues();
+  for (const value of found) values.add(value);
+  return { body: scrubText(out, [values]), scrub: (text) => scrubText(text, [values]) };
+}
+
+/** The index of the closing quote of the JSON string whose inside starts at `start`, or the body's length. */
+function jsonStringEnd(body: string, start: number): number {
+  for (let j = start; j < body.length; ) {
+    const c = body.charCodeAt(j);
+    if (c === 0x5c) j += 2;
+    else if (c === 0x22) return j;
+    else j++;
+  }
+  return body.length;
+}
+
+/** After a key's closing quote at `from`: where its value starts, or -1 when no `:` follows (not a key). */
+function valueStart(body: string, from: number): number {
+  let j = from;
+  while (j < body.length && /\s/.test(body[j]!)) j++;
+  if (body[j] !== ':') return -1;
+  j++;
+  while (j < body.length && /\s/.test(body[j]!)) j++;
+  return j;
+}
+
+/**
+ * The end (exclusive) of the secret value at j, its strings added to
+ * `found`; -1 when there is nothing there to redact (null, true, false).
+ */
+function secretValueEnd(body: string, j: number, found: string[]): number {
+  const c = body[j];
+  if (c === '{' || c === '[') {
+    // A secret wrapped in an object or array ({"secret":{"value":"…"}}):
+    // the whole of it is redacted, to its closing bracket (or the end of a
+    // body cut off inside it), and every string in it, key or value, is
+    // scrubbed wherever else the body repeats it.
+    let depth = 0;
+    let k = j;
+    for (; k < body.length; k++) {
+      const d = body[k]!;
+      if (d === '{' || d === '[') depth++;
+      else if (d === '}' || d === ']') {
+        if (--depth === 0) break;
+      } else if (d === '"') {
+        const end = jsonStringEnd(body, k + 1);
+        found.push(decodeJsonString(body.slice(k + 1, end)));
+        k = end;
+      }
+    }
+    return k + 1;
+  }
+  if (c !== '"') {
+    // A number there is kept as possibly the secret (an odd answer): redacted too.
+    const num = /^-?[0-9][0-9.eE+-]*/.exec(body.slice(j, j + 4096));
+    return num ? j + num[0].length : -1;
+  }
+  const end = jsonStringEnd(body, j + 1);
+  found.push(decodeJsonString(body.slice(j + 1, end)));
+  return end + 1;
+}
+
+/** The text of a JSON string's inside, leniently: a bad escape is kept as it is. */
+function decodeJsonString(raw: string): string {
+  try {
+    return JSON.parse(`"${raw}"`) as string;
+  } catch {
+    return raw.replace(/\\u([0-9a-fA-F]{4})|\\(.)/g, (_m, hex: string | undefined, ch: string | undefined) => (hex ? String.fromCharCode(parseInt(hex, 16)) : (ch ?? '')));
+  }
+}
+
+/**
+ * A copy of a server's JSON (error details, say) with the strings under
+ * secret keys blanked, at any depth, without recursion.
+ */
+export function redactSecretFields(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  const root: { v: unknown } = { v: undefined };
+  const work: { from: unknown; put: (v: unknown) => void }[] = [{ from: value, put: (v) => (root.v = v) }];
+  const seen = new Set<object>();
+  while (work.length > 0) {
+    const { from, put } = work.pop()!;
+    if (from === null || typeof from !== 'object' || seen.has(from)) {
+      put(from);
+      continue;
+    }
+    seen.add(from);
+    if (Array.isArray(from)) {
+      const copy: unknown[] = new Array(from.length);
+      put(copy);
+      for (const [idx, item] of from.entries()) work.push({ from: item, put: (v) => (copy[idx] = v) });
+      continue;
+    }
+    const copy: Record<string, unknown> = {};
+    put(copy);
+    // defineProperty: a key named __proto__ stays an ordinary key; defined
+    // now, in order, and filled in when its value's turn comes.
+    const set = (k: string, x: unknown) => Object.defineProperty(copy, k, { value: x, enumerable: true, writable: true, configurable: true });
+    for (const [k, v] of Object.entries(from)) {
+      if (typeof v === 'string' && isSecretKey(k)) set(k, REDACTED);
+      else {
+        set(k, undefined);
+        work.push({ from: v, put: (x) => set(k, x) });
+      }
+    }
+  }
+  return root.v;
+}
