@@ -1,20 +1,17 @@
-// The sandbox's own routes, outside /v1: inspect and steer a running sandbox
-// from a test. Loopback callers with the sandbox token only; no Origin or
-// anti-forgery header needed, and bodies need no Content-Type.
+// The sandbox's own routes, outside /v1, to inspect and steer it from a test: loopback callers with the
+// sandbox token only, no Origin or anti-forgery header, bodies need no Content-Type.
+import http from 'node:http';
+import https from 'node:https';
+import { SANDBOX_MARKER_HEADER } from '../api/sandbox-marker.js';
+import { fingerprint } from '../secret/fingerprint.js';
+import { parseSecret, signedHeaders } from '../signing/standard-webhooks.js';
 import type { SandboxRequest } from './api.js';
-import { checkBearer } from './auth.js';
-import { MAX_BODY_BYTES } from './body.js';
-import { ApiFailure, type Reply } from './envelopes.js';
-import { deliverEvent } from './deliver.js';
 import { checkFaultPatch } from './faults.js';
 import { isLoopbackHost } from './ip.js';
-import { SANDBOX_MARKER_HEADER } from '../api/sandbox-marker.js';
-import { validationFailure } from './validation.js';
+import { ApiFailure, checkBearer, checkDeliverBody, MAX_BODY_BYTES, newMessageId, validationFailure, type DeliveryReport, type ReceiverAnswer, type Reply } from './protocol.js';
 import type { SandboxState } from './state.js';
 
-export const CONTROL_PREFIX = '/_sandbox';
-
-export const isControlPath = (pathname: string) => pathname === CONTROL_PREFIX || pathname.startsWith(CONTROL_PREFIX + '/');
+export const isControlPath = (pathname: string) => pathname === '/_sandbox' || pathname.startsWith('/_sandbox/');
 
 function jsonBody(request: SandboxRequest): unknown {
   const { bytes, tooLarge } = request.body;
@@ -29,6 +26,7 @@ function jsonBody(request: SandboxRequest): unknown {
 }
 
 const ok = (data: unknown): Reply => ({ status: 200, data });
+const clock = (state: SandboxState) => ok({ now: new Date(state.now()).toISOString() });
 
 type ControlRoute = (state: SandboxState, request: SandboxRequest) => Reply | Promise<Reply>;
 
@@ -39,28 +37,27 @@ const ROUTES: Record<string, ControlRoute> = {
     if (!patch.ok) throw validationFailure(patch.problems);
     return ok({ faults: state.faults.update(patch.value) });
   },
-  // Back to the start-up settings (--rate-limit, --latency, the faults option): nothing injected.
+  // Back to the start-up settings (--rate-limit, --latency, the faults option).
   'DELETE /_sandbox/faults': (state) => {
     state.faults.reset();
     return ok({ faults: state.faults.current });
   },
-  'GET /_sandbox/requests': (state) => ok({ requests: state.requests.list() }),
-  'DELETE /_sandbox/requests': (state) => ok({ cleared: state.requests.clear() }),
+  'GET /_sandbox/requests': (state) => ok({ requests: [...state.requests] }),
+  'DELETE /_sandbox/requests': (state) => ok({ cleared: state.requests.splice(0).length }),
   'GET /_sandbox/endpoints': (state) => ok({ endpoints: state.endpoints.inspect() }),
   'GET /_sandbox/stats': (state) => ok({ stats: state.stats.snapshot() }),
   'DELETE /_sandbox/stats': (state) => {
     state.stats.clear();
     return ok({ stats: state.stats.snapshot() });
   },
-  'GET /_sandbox/clock': (state) => ok({ now: new Date(state.now()).toISOString() }),
+  'GET /_sandbox/clock': clock,
   'POST /_sandbox/clock': (state, request) => {
     const body = jsonBody(request);
-    const only = typeof body === 'object' && body !== null && Object.keys(body).join() === 'advanceMs';
-    const ms = only ? (body as { advanceMs: unknown }).advanceMs : undefined;
+    const ms = typeof body === 'object' && body !== null && Object.keys(body).join() === 'advanceMs' ? (body as { advanceMs: unknown }).advanceMs : undefined;
     if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms < 0)
       throw validationFailure([{ field: 'advanceMs', location: 'body', problem: 'must be a non-negative integer (and the only field)' }]);
     state.advanceClock(ms);
-    return ok({ now: new Date(state.now()).toISOString() });
+    return clock(state);
   },
   'POST /_sandbox/reset': (state) => {
     state.reset();
@@ -69,15 +66,12 @@ const ROUTES: Record<string, ControlRoute> = {
 };
 
 /** Every control route, as docs/sandbox.md lists them (a test compares the two). */
-export const CONTROL_ROUTES = [`GET ${CONTROL_PREFIX}`, ...Object.keys(ROUTES), `POST ${CONTROL_PREFIX}/endpoints/{id}/deliver`];
-
-/** Routes with an endpoint id in their path. */
-const DELIVER = /^\/_sandbox\/endpoints\/([^/]+)\/deliver$/;
+export const CONTROL_ROUTES = ['GET /_sandbox', ...Object.keys(ROUTES), 'POST /_sandbox/endpoints/{id}/deliver'];
 
 function routeFor(request: SandboxRequest): ControlRoute | undefined {
   const fixed = ROUTES[`${request.method} ${request.pathname}`];
   if (fixed) return fixed;
-  const deliver = request.method === 'POST' ? DELIVER.exec(request.pathname) : null;
+  const deliver = request.method === 'POST' ? /^\/_sandbox\/endpoints\/([^/]+)\/deliver$/.exec(request.pathname) : null;
   if (!deliver) return undefined;
   let endpointId: string;
   try {
@@ -90,12 +84,70 @@ function routeFor(request: SandboxRequest): ControlRoute | undefined {
 
 export async function handleControlRequest(state: SandboxState, request: SandboxRequest): Promise<Reply | ApiFailure> {
   if (!isLoopbackHost(request.remoteAddress ?? '')) return new ApiFailure(403, 'permission_denied', 'control routes answer loopback callers only', {});
-  // `GET /_sandbox` says what this is, without a token: a client can tell a
-  // sandbox before it sends anything else (`webhooks trigger` does).
-  if (request.method === 'GET' && request.pathname === CONTROL_PREFIX) return { status: 200, data: { sandbox: true }, headers: { [SANDBOX_MARKER_HEADER]: '1' } };
+  // Answered without a token, so a client can tell a sandbox before it sends anything else (`webhooks trigger` does).
+  if (request.method === 'GET' && request.pathname === '/_sandbox') return { status: 200, data: { sandbox: true }, headers: { [SANDBOX_MARKER_HEADER]: '1' } };
   const refused = checkBearer(request.headers, state.token);
   if (refused) return refused;
   const route = routeFor(request);
   if (!route) return new ApiFailure(404, 'resource_not_found', `no such control route: ${request.method} ${request.pathname}`, {});
   return route(state, request);
+}
+
+/** One event to the endpoint's destination, signed with every secret that verifies it now (both during an overlap). */
+async function deliverEvent(state: SandboxState, endpointId: string, body: unknown): Promise<DeliveryReport> {
+  const checked = checkDeliverBody(body);
+  if (!checked.ok) throw validationFailure(checked.problems);
+  const { eventType, data } = checked.value;
+  const { endpoint, secrets } = state.endpoints.deliveryTarget(endpointId);
+  if (endpoint.status !== 'active') throw new ApiFailure(409, 'conflict', 'the endpoint is inactive: nothing is delivered to it until it is reactivated', { endpointId, status: endpoint.status });
+  if (!(endpoint.eventTypes as string[]).includes(eventType))
+    throw validationFailure([{ field: 'eventType', location: 'body', problem: `is not one of the endpoint's event types (${endpoint.eventTypes.join(', ')})` }]);
+  // Without what POST /_sandbox/clock added: that moves the sandbox's own deadlines, not the time a receiver compares with its clock.
+  const sentAt = state.baseNow();
+  const timestamp = Math.floor(sentAt / 1000);
+  const webhookId = newMessageId(state.randomBytes);
+  const payload = JSON.stringify({ type: eventType, timestamp: new Date(sentAt).toISOString(), data: data ?? {} });
+  const keys = secrets.map((s) => {
+    const key = parseSecret(s.secret);
+    if (!key.ok) throw new Error(`an endpoint secret the sandbox made is not one: ${key.problem}`);
+    return key.value;
+  });
+  const headers = signedHeaders(keys, webhookId, timestamp, payload);
+  const receiver = await send(state, endpoint.destinationUrl, { ...headers, 'content-type': 'application/json', 'user-agent': 'chatctl-sandbox' }, payload);
+  const signedWith = secrets.map((s) => ({ fingerprint: fingerprint(s.secret), secret: s.role, ...(s.expiresAt ? { expiresAt: s.expiresAt } : {}) }));
+  const report = { delivery: { endpointId, eventType, destinationUrl: endpoint.destinationUrl, webhookId, timestamp, signedWith, request: { headers, body: payload }, receiver } };
+  state.onDelivery?.(report, new Date(state.now()).toISOString());
+  return report;
+}
+
+export const DELIVERY_TIMEOUT_MS = 10_000;
+const MAX_ANSWER_CHARS = 1024;
+
+/** One POST, plain node:http(s), no proxy, a connection of its own, never retried; the API keeps answering meanwhile. */
+function send(state: SandboxState, url: string, headers: Record<string, string>, body: string): Promise<ReceiverAnswer> {
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  return new Promise<ReceiverAnswer>((resolve) => {
+    const target = new URL(url);
+    const headersOut = { ...headers, 'content-length': String(Buffer.byteLength(body)) };
+    const req = (target.protocol === 'https:' ? https : http).request(target, { method: 'POST', headers: headersOut, agent: false, timeout: DELIVERY_TIMEOUT_MS });
+    state.deliveries.add(req);
+    req.on('close', () => state.deliveries.delete(req));
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`)));
+    req.on('error', (err: NodeJS.ErrnoException) => resolve({ status: null, ok: false, durationMs: elapsed(), body: null, error: err.code ? `${err.code}: ${err.message}` : err.message }));
+    req.on('response', (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        if (text.length < MAX_ANSWER_CHARS) text += chunk;
+      });
+      const done = () => {
+        const status = res.statusCode ?? null;
+        resolve({ status, ok: status !== null && status >= 200 && status < 300, durationMs: elapsed(), body: text.slice(0, MAX_ANSWER_CHARS), error: null });
+      };
+      // A receiver that answers and then drops the connection still answered.
+      for (const event of ['end', 'aborted', 'error']) res.on(event, done);
+    });
+    req.end(body);
+  });
 }

@@ -1,8 +1,6 @@
-// Literal IP addresses: parsing and the ranges a webhook must never reach.
-// Pure; no DNS. IPv6 forms that embed an IPv4 address are judged by the
-// embedded address, so `::ffff:127.0.0.1` is as much loopback as `127.0.0.1`.
-
-export type AddressClass = 'unspecified' | 'loopback' | 'private' | 'shared' | 'link-local' | 'multicast' | 'reserved';
+// Literal IP addresses (no DNS) and where a webhook may point. IPv6 forms that embed an IPv4
+// address are judged by it, so `::ffff:127.0.0.1` is as much loopback as `127.0.0.1`.
+type AddressClass = 'unspecified' | 'loopback' | 'private' | 'shared' | 'link-local' | 'multicast' | 'reserved';
 
 /** Strict dotted decimal (what the WHATWG URL parser serializes to). */
 export function parseIPv4(text: string): number[] | null {
@@ -63,7 +61,7 @@ export function parseIPv6(text: string): number[] | null {
   return [...words.flatMap((w) => [w >> 8, w & 0xff]), ...tail];
 }
 
-export function classifyIPv4(b: readonly number[]): AddressClass | null {
+function classifyIPv4(b: readonly number[]): AddressClass | null {
   const [a = 0, c = 0] = b;
   if (a === 0) return 'unspecified'; // 0.0.0.0/8, "this network"
   if (a === 127) return 'loopback';
@@ -78,7 +76,7 @@ export function classifyIPv4(b: readonly number[]): AddressClass | null {
 const zeros = (b: readonly number[], from: number, to: number) => b.slice(from, to).every((x) => x === 0);
 
 /** The IPv4 address an IPv6 address stands for, if it is one of the embedding forms. */
-export function embeddedIPv4(b: readonly number[]): number[] | null {
+function embeddedIPv4(b: readonly number[]): number[] | null {
   if (zeros(b, 0, 10) && b[10] === 0xff && b[11] === 0xff) return b.slice(12); // ::ffff:a.b.c.d (mapped)
   if (zeros(b, 0, 12)) return b.slice(12); // ::a.b.c.d (compatible, deprecated)
   if (zeros(b, 0, 8) && b[8] === 0xff && b[9] === 0xff && zeros(b, 10, 12)) return b.slice(12); // ::ffff:0:a.b.c.d (translated)
@@ -87,7 +85,7 @@ export function embeddedIPv4(b: readonly number[]): number[] | null {
   return null;
 }
 
-export function classifyIPv6(b: readonly number[]): AddressClass | null {
+function classifyIPv6(b: readonly number[]): AddressClass | null {
   if (zeros(b, 0, 16)) return 'unspecified';
   if (zeros(b, 0, 15) && b[15] === 1) return 'loopback';
   const v4 = embeddedIPv4(b);
@@ -113,4 +111,40 @@ export function classifyAddress(host: string): AddressClass | null {
 export function isLoopbackHost(host: string): boolean {
   const h = host.toLowerCase().replace(/\.$/, '');
   return h === 'localhost' || classifyAddress(h) === 'loopback';
+}
+
+type DestinationRejection = 'invalid_url' | 'not_https' | 'userinfo' | 'localhost' | AddressClass;
+
+const REJECTIONS: Record<DestinationRejection, string> = {
+  invalid_url: 'destinationUrl is not an absolute URL',
+  not_https: 'destinationUrl must use https (http:// only on a loopback host, for a local receiver)',
+  userinfo: 'destinationUrl must not contain a user name or password',
+  localhost: 'destinationUrl must not point at localhost',
+  unspecified: 'destinationUrl must not point at an unspecified address',
+  loopback: 'destinationUrl must not point at a loopback address',
+  private: 'destinationUrl must not point at a private address',
+  shared: 'destinationUrl must not point at a shared (carrier-grade NAT) address',
+  'link-local': 'destinationUrl must not point at a link-local address',
+  multicast: 'destinationUrl must not point at a multicast address',
+  reserved: 'destinationUrl must not point at a reserved address',
+};
+
+/**
+ * Judged on the WHATWG parse, which already turns 0x7f.1 and 2130706433 into dotted decimal; names are not resolved.
+ * Unlike the real service, `http://` on a loopback host passes, so that the sandbox can deliver to a local receiver.
+ */
+export function checkDestination(raw: string): { ok: true } | { ok: false; reason: DestinationRejection; message: string } {
+  const reject = (reason: DestinationRejection) => ({ ok: false as const, reason, message: REJECTIONS[reason] });
+  if (!URL.canParse(raw)) return reject('invalid_url');
+  const url = new URL(raw);
+  const localReceiver = url.protocol === 'http:' && isLoopbackHost(url.hostname);
+  if (url.protocol !== 'https:' && !localReceiver) return reject('not_https');
+  // "https://@host" parses to an empty user name; the raw authority still has the "@".
+  const authority = /^[a-z][a-z0-9+.-]*:[/\\]*([^/?#\\]*)/i.exec(raw.trim())?.[1] ?? '';
+  if (url.username !== '' || url.password !== '' || authority.includes('@')) return reject('userinfo');
+  if (localReceiver) return { ok: true };
+  const host = url.hostname.toLowerCase().replace(/\.$/, '');
+  if (host === 'localhost' || host.endsWith('.localhost')) return reject('localhost');
+  const addressClass = classifyAddress(host);
+  return addressClass ? reject(addressClass) : { ok: true };
 }

@@ -1,20 +1,15 @@
-// `startSandbox`: the HTTP shell around the sandbox's state. Reads bodies,
-// hands requests to the API or control handlers, records, delays and answers.
+// The HTTP shell around the sandbox's state: reads bodies, hands requests to the API or control handlers, records, delays, answers.
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import http from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import { handleApiRequest, type Outcome, type SandboxRequest } from './api.js';
-import { MAX_BODY_BYTES, type RawBody } from './body.js';
 import { handleControlRequest, isControlPath } from './control.js';
-import type { DeliveryReport } from './deliverer.js';
-import { ApiFailure, toAnswer, type Answer } from './envelopes.js';
 import { applyFaultPatch, checkFaultPatch, NO_FAULTS, type FaultPatch } from './faults.js';
-import { newRequestId, newToken, type RandomBytes } from './ids.js';
 import { isLoopbackHost } from './ip.js';
-import type { RecordedRequest } from './request-log.js';
-import { SandboxState } from './state.js';
+import { ApiFailure, MAX_BODY_BYTES, newRequestId, newToken, toAnswer, type Answer, type DeliveryReport, type RandomBytes, type RawBody } from './protocol.js';
+import { SandboxState, type RecordedRequest } from './state.js';
 import type { Clock } from '../system/clock.js';
 
 export interface SandboxOptions {
@@ -113,17 +108,9 @@ async function outcomeOf(state: SandboxState, request: SandboxRequest, control: 
 
 /** An API request in the log and the counts (control requests are not logged). */
 function recordRequest(state: SandboxState, opts: SandboxOptions, request: SandboxRequest, target: string, requestId: string, answer: Answer | null): void {
-  const entry: RecordedRequest = {
-    at: new Date(state.now()).toISOString(),
-    requestId,
-    method: request.method,
-    path: target,
-    headers: { ...request.headers },
-    body: request.body.bytes.toString('utf8'),
-    status: answer?.status ?? null,
-  };
-  state.requests.add(entry);
-  state.stats.answered(entry.status);
+  const { method, headers, body } = request;
+  const entry = { at: new Date(state.now()).toISOString(), requestId, method, path: target, headers: { ...headers }, body: body.bytes.toString('utf8'), status: answer?.status ?? null };
+  state.logRequest(entry);
   opts.onRequest?.(entry);
 }
 
@@ -183,7 +170,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
     close() {
       closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
-        state.deliverer.close();
+        for (const req of state.deliveries) req.destroy(new Error('the sandbox stopped'));
         stopping.abort();
         server.closeAllConnections();
       });

@@ -1,19 +1,251 @@
 // Everything one running sandbox remembers, in memory, behind one clock.
-import type { Scope } from '../api/spec.js';
-import { Deliverer, type DeliveryReport } from './deliverer.js';
-import { EndpointStore } from './endpoints.js';
-import { Faults, type FaultSettings } from './faults.js';
-import { IdempotencyStore } from './idempotency.js';
-import type { RandomBytes } from './ids.js';
-import { RequestLog } from './request-log.js';
-import { Stats } from './stats.js';
+import { createHash } from 'node:crypto';
+import type { ClientRequest, IncomingHttpHeaders } from 'node:http';
+import type { CreateRequest } from '../api/schemas.js';
+import type { EventType, RotationMode, Scope } from '../api/spec.js';
 import type { Clock } from '../system/clock.js';
+import { Faults, type FaultSettings } from './faults.js';
+import { ApiFailure, newEndpointId, newSecret, type DeliveryReport, type RandomBytes } from './protocol.js';
 
-export const SANDBOX_SCOPE: Readonly<Scope> = Object.freeze({
-  organizationId: 'org_sandbox',
-  applicationId: 'app_sandbox',
-  environmentKey: 'sandbox',
-});
+export const SANDBOX_SCOPE: Readonly<Scope> = Object.freeze({ organizationId: 'org_sandbox', applicationId: 'app_sandbox', environmentKey: 'sandbox' });
+export const OVERLAP_MS = 24 * 60 * 60 * 1000;
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** What the API returns as `endpoint` (WebhookEndpointDto). Never holds a secret. */
+export interface EndpointRecord {
+  id: string;
+  name: string;
+  destinationUrl: string;
+  eventTypes: EventType[];
+  status: 'active' | 'inactive';
+  version: number;
+  createdAt: string;
+  updatedAt: string;
+  previousSecretExpiresAt: string | null;
+}
+
+interface Endpoint extends Omit<EndpointRecord, 'createdAt' | 'updatedAt' | 'previousSecretExpiresAt'> {
+  createdAt: number;
+  updatedAt: number;
+  secret: string;
+  previous: { secret: string; expiresAt: number } | null;
+}
+
+export interface ValidSecret {
+  secret: string;
+  role: 'current' | 'previous';
+  /** The previous secret's end. */
+  expiresAt?: string;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The endpoints of the one environment, and the moves the spec leaves to the implementer: statuses, versions, the two rotation modes. */
+export class EndpointStore {
+  private readonly endpoints = new Map<string, Endpoint>();
+  /** Two URLs that parse to the same href are the same destination (a map, so thousands of endpoints stay fast). */
+  private readonly byDestination = new Map<string, string>();
+
+  constructor(private readonly deps: { now: Clock['now']; randomBytes: RandomBytes; limit: number }) {}
+
+  create(input: CreateRequest): { endpoint: EndpointRecord; secret: string } {
+    const { limit, now, randomBytes } = this.deps;
+    const destination = new URL(input.destinationUrl).href;
+    const other = this.byDestination.get(destination);
+    if (other !== undefined) throw new ApiFailure(409, 'webhook_endpoint_conflict', 'an endpoint with this destinationUrl already exists', { field: 'destinationUrl', endpointId: other });
+    if (this.endpoints.size >= limit)
+      throw new ApiFailure(409, 'webhook_endpoint_limit_reached', `the environment already has ${limit} endpoints, this sandbox's limit (start it with --endpoint-limit N to allow more)`, { limit });
+    let id: string;
+    do id = newEndpointId(randomBytes);
+    while (this.endpoints.has(id));
+    const at = now();
+    const { name, destinationUrl, eventTypes } = input;
+    const endpoint: Endpoint = { id, name, destinationUrl, eventTypes: [...eventTypes], status: 'active', version: 1, createdAt: at, updatedAt: at, secret: newSecret(randomBytes), previous: null };
+    this.endpoints.set(id, endpoint);
+    this.byDestination.set(destination, id);
+    return { endpoint: this.record(endpoint), secret: endpoint.secret };
+  }
+
+  rotate(id: string, expectedVersion: number, mode: RotationMode): { endpoint: EndpointRecord; secret: string } {
+    const endpoint = this.current(id, expectedVersion);
+    const now = this.deps.now();
+    const overlapping = this.overlapEnd(endpoint);
+    if (mode === 'overlap' && overlapping !== null)
+      throw new ApiFailure(409, 'webhook_secret_rotation_conflict', 'an overlap rotation is still running', { previousSecretExpiresAt: iso(overlapping) });
+    endpoint.previous = mode === 'overlap' ? { secret: endpoint.secret, expiresAt: now + OVERLAP_MS } : null;
+    endpoint.secret = newSecret(this.deps.randomBytes);
+    this.touch(endpoint, now);
+    return { endpoint: this.record(endpoint), secret: endpoint.secret };
+  }
+
+  setStatus(id: string, expectedVersion: number, status: EndpointRecord['status']): { endpoint: EndpointRecord; changed: boolean } {
+    const endpoint = this.current(id, expectedVersion);
+    const changed = endpoint.status !== status;
+    if (changed) {
+      endpoint.status = status;
+      this.touch(endpoint, this.deps.now());
+    }
+    return { endpoint: this.record(endpoint), changed };
+  }
+
+  /** Every endpoint with the secrets that currently verify its deliveries (newest first). */
+  inspect(): Array<EndpointRecord & { validSecrets: string[] }> {
+    return [...this.endpoints.values()].map((e) => ({ ...this.record(e), validSecrets: this.validSecrets(e).map((v) => v.secret) }));
+  }
+
+  deliveryTarget(id: string): { endpoint: EndpointRecord; secrets: ValidSecret[] } {
+    const endpoint = this.find(id);
+    return { endpoint: this.record(endpoint), secrets: this.validSecrets(endpoint) };
+  }
+
+  clear(): void {
+    this.endpoints.clear();
+    this.byDestination.clear();
+  }
+
+  private find(id: string): Endpoint {
+    const endpoint = this.endpoints.get(id);
+    if (!endpoint) throw new ApiFailure(404, 'resource_not_found', 'no such webhook endpoint', { endpointId: id });
+    return endpoint;
+  }
+
+  private current(id: string, expectedVersion: number): Endpoint {
+    const endpoint = this.find(id);
+    if (endpoint.version !== expectedVersion)
+      throw new ApiFailure(409, 'webhook_endpoint_version_conflict', 'expectedVersion does not match the current version', { expectedVersion, currentVersion: endpoint.version });
+    return endpoint;
+  }
+
+  private touch(endpoint: Endpoint, now: number): void {
+    endpoint.version += 1;
+    endpoint.updatedAt = now;
+  }
+
+  private validSecrets(endpoint: Endpoint): ValidSecret[] {
+    const end = this.overlapEnd(endpoint);
+    const current: ValidSecret = { secret: endpoint.secret, role: 'current' };
+    return end !== null && endpoint.previous ? [current, { secret: endpoint.previous.secret, role: 'previous', expiresAt: iso(end) }] : [current];
+  }
+
+  /** When the running overlap ends, or null if none is running. */
+  private overlapEnd(endpoint: Endpoint): number | null {
+    const end = endpoint.previous?.expiresAt;
+    return end !== undefined && end > this.deps.now() ? end : null;
+  }
+
+  private record(e: Endpoint): EndpointRecord {
+    const overlapEnd = this.overlapEnd(e);
+    const { id, name, destinationUrl, status, version } = e;
+    return {
+      id,
+      name,
+      destinationUrl,
+      eventTypes: [...e.eventTypes],
+      status,
+      version,
+      createdAt: iso(e.createdAt),
+      updatedAt: iso(e.updatedAt),
+      previousSecretExpiresAt: overlapEnd === null ? null : iso(overlapEnd),
+    };
+  }
+}
+
+/** JSON with object keys sorted, so that key order does not change a fingerprint. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+export const fingerprint = (body: unknown) => createHash('sha256').update(canonicalJson(body)).digest('hex');
+
+export interface KeyScope {
+  token: string;
+  method: string;
+  path: string;
+  key: string;
+}
+
+type StoredResult = { status: number; data: unknown };
+
+/** One stored result per (token, route, key) with the fingerprint of the body it answered, for 24 hours of the injected clock. */
+export class IdempotencyStore {
+  private readonly entries = new Map<string, { fingerprint: string; result: StoredResult; expiresAt: number }>();
+
+  constructor(private readonly now: Clock['now']) {}
+
+  lookup(scope: KeyScope, bodyFingerprint: string): { kind: 'miss' } | { kind: 'replay'; result: StoredResult } | { kind: 'conflict' } {
+    this.sweep();
+    const entry = this.entries.get(mapKey(scope));
+    if (!entry) return { kind: 'miss' };
+    return entry.fingerprint === bodyFingerprint ? { kind: 'replay', result: entry.result } : { kind: 'conflict' };
+  }
+
+  save(scope: KeyScope, bodyFingerprint: string, result: StoredResult): void {
+    const key = mapKey(scope);
+    this.entries.delete(key); // re-inserted last: the map stays in expiry order
+    this.entries.set(key, { fingerprint: bodyFingerprint, result, expiresAt: this.now() + IDEMPOTENCY_TTL_MS });
+  }
+
+  get size(): number {
+    this.sweep();
+    return this.entries.size;
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+
+  /** Saved order is expiry order (the clock only moves forward), so a sweep stops at the first live entry. */
+  private sweep(): void {
+    const now = this.now();
+    for (const [key, entry] of this.entries) {
+      if (entry.expiresAt > now) break;
+      this.entries.delete(key);
+    }
+  }
+}
+
+const mapKey = (s: KeyScope) => JSON.stringify([s.token, s.method, s.path, s.key]);
+
+/** An API request as GET /_sandbox/requests lists it. */
+export interface RecordedRequest {
+  at: string;
+  requestId: string;
+  method: string;
+  /** The request target as received, query included. */
+  path: string;
+  headers: IncomingHttpHeaders;
+  /** The body as UTF-8 text (the first 64 KiB). */
+  body: string;
+  /** Null when the connection was dropped. */
+  status: number | null;
+}
+
+/** Counts for GET /_sandbox/stats, so a benchmark reads its 429s without keeping every request; injected 429s are not `rateLimited`. */
+class Stats {
+  requests = 0;
+  statuses: Record<string, number> = {};
+  rateLimited = 0;
+
+  answered(status: number | null): void {
+    const key = status === null ? 'dropped' : String(status);
+    this.requests += 1;
+    this.statuses[key] = (this.statuses[key] ?? 0) + 1;
+  }
+
+  snapshot = () => ({ requests: this.requests, statuses: { ...this.statuses }, rateLimited: this.rateLimited });
+
+  clear(): void {
+    Object.assign(this, { requests: 0, statuses: {}, rateLimited: 0 });
+  }
+}
+
+/** Bounded, so a long-running sandbox stays small. */
+const MAX_LOGGED_REQUESTS = 1000;
 
 export interface StateOptions {
   token: string;
@@ -31,10 +263,12 @@ export class SandboxState {
   readonly endpoints: EndpointStore;
   readonly idempotency: IdempotencyStore;
   readonly faults: Faults;
-  readonly requests = new RequestLog();
+  /** API requests, newest last. */
+  readonly requests: RecordedRequest[] = [];
   readonly stats = new Stats();
-  readonly deliverer = new Deliverer();
-  readonly onDelivery: ((report: DeliveryReport, at: string) => void) | undefined;
+  /** Deliveries waiting for their receiver, ended when the sandbox stops. */
+  readonly deliveries = new Set<ClientRequest>();
+  readonly onDelivery: StateOptions['onDelivery'];
   private offsetMs = 0;
 
   constructor(private readonly options: StateOptions) {
@@ -48,7 +282,6 @@ export class SandboxState {
 
   /** The injected clock plus whatever POST /_sandbox/clock added. */
   readonly now = (): number => this.options.now() + this.offsetMs;
-
   /** The injected clock alone: the real time of sending, for the timestamps of deliveries. */
   readonly baseNow = (): number => this.options.now();
 
@@ -56,11 +289,17 @@ export class SandboxState {
     this.offsetMs += ms;
   }
 
+  logRequest(entry: RecordedRequest): void {
+    this.requests.push(entry);
+    if (this.requests.length > MAX_LOGGED_REQUESTS) this.requests.shift();
+    this.stats.answered(entry.status);
+  }
+
   /** Back to the state at start-up: no endpoints, keys, requests, counts, faults or clock offset. */
   reset(): void {
     this.endpoints.clear();
     this.idempotency.clear();
-    this.requests.clear();
+    this.requests.length = 0;
     this.stats.clear();
     this.faults.reset();
     this.offsetMs = 0;
