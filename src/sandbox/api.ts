@@ -49,7 +49,7 @@ export function handleApiRequest(state: SandboxState, request: SandboxRequest): 
     const headers = { 'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))), 'Retry-After-Ms': String(waitMs) };
     return new ApiFailure(429, 'rate_limit_exceeded', `more than ${limit} requests per second for this token`, { limit, windowSeconds: 1 }, headers);
   }
-  const refused = checkBearer(request.headers, state.token) ?? checkBrowserHeaders(request.headers);
+  const refused = checkBearer(request.headers, state.options.token) ?? checkBrowserHeaders(request.headers);
   if (refused) return refused;
   const route = matchApiRoute(request.method, request.pathname, state.scope);
   if (!route) return new ApiFailure(404, 'resource_not_found', `no such resource: ${request.method} ${request.pathname}`, {});
@@ -85,7 +85,7 @@ function idempotent(state: SandboxState, scope: KeyScope, body: unknown, apply: 
 
 function runOperation(state: SandboxState, route: ApiRoute, body: unknown, idempotencyKey: string | undefined): Reply {
   const endpointId = route.endpointId ?? '';
-  const keyScope = (): KeyScope => ({ token: state.token, method: 'POST', path: route.key, key: idempotencyKey! });
+  const keyScope = (): KeyScope => ({ token: state.options.token, method: 'POST', path: route.key, key: idempotencyKey! });
   switch (route.operation) {
     case 'create': {
       const input = valid(checkCreateBody(body), checkIdempotencyKey(idempotencyKey));

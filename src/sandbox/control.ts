@@ -9,7 +9,7 @@ import type { SandboxRequest } from './api.js';
 import { checkFaultPatch } from './faults.js';
 import { isLoopbackHost } from './ip.js';
 import { ApiFailure, checkBearer, checkDeliverBody, MAX_BODY_BYTES, newMessageId, validationFailure, type DeliveryReport, type ReceiverAnswer, type Reply } from './protocol.js';
-import type { SandboxState } from './state.js';
+import { noStats, type SandboxState } from './state.js';
 
 export const isControlPath = (pathname: string) => pathname === '/_sandbox' || pathname.startsWith('/_sandbox/');
 
@@ -45,11 +45,8 @@ const ROUTES: Record<string, ControlRoute> = {
   'GET /_sandbox/requests': (state) => ok({ requests: [...state.requests] }),
   'DELETE /_sandbox/requests': (state) => ok({ cleared: state.requests.splice(0).length }),
   'GET /_sandbox/endpoints': (state) => ok({ endpoints: state.endpoints.inspect() }),
-  'GET /_sandbox/stats': (state) => ok({ stats: state.stats.snapshot() }),
-  'DELETE /_sandbox/stats': (state) => {
-    state.stats.clear();
-    return ok({ stats: state.stats.snapshot() });
-  },
+  'GET /_sandbox/stats': (state) => ok({ stats: structuredClone(state.stats) }),
+  'DELETE /_sandbox/stats': (state) => ok({ stats: structuredClone((state.stats = noStats())) }),
   'GET /_sandbox/clock': clock,
   'POST /_sandbox/clock': (state, request) => {
     const body = jsonBody(request);
@@ -86,7 +83,7 @@ export async function handleControlRequest(state: SandboxState, request: Sandbox
   if (!isLoopbackHost(request.remoteAddress ?? '')) return new ApiFailure(403, 'permission_denied', 'control routes answer loopback callers only', {});
   // Answered without a token, so a client can tell a sandbox before it sends anything else (`webhooks trigger` does).
   if (request.method === 'GET' && request.pathname === '/_sandbox') return { status: 200, data: { sandbox: true }, headers: { [SANDBOX_MARKER_HEADER]: '1' } };
-  const refused = checkBearer(request.headers, state.token);
+  const refused = checkBearer(request.headers, state.options.token);
   if (refused) return refused;
   const route = routeFor(request);
   if (!route) return new ApiFailure(404, 'resource_not_found', `no such control route: ${request.method} ${request.pathname}`, {});
@@ -105,7 +102,7 @@ async function deliverEvent(state: SandboxState, endpointId: string, body: unkno
   // Without what POST /_sandbox/clock added: that moves the sandbox's own deadlines, not the time a receiver compares with its clock.
   const sentAt = state.baseNow();
   const timestamp = Math.floor(sentAt / 1000);
-  const webhookId = newMessageId(state.randomBytes);
+  const webhookId = newMessageId(state.options.randomBytes);
   const payload = JSON.stringify({ type: eventType, timestamp: new Date(sentAt).toISOString(), data: data ?? {} });
   const keys = secrets.map((s) => {
     const key = parseSecret(s.secret);
@@ -116,7 +113,7 @@ async function deliverEvent(state: SandboxState, endpointId: string, body: unkno
   const receiver = await send(state, endpoint.destinationUrl, { ...headers, 'content-type': 'application/json', 'user-agent': 'chatctl-sandbox' }, payload);
   const signedWith = secrets.map((s) => ({ fingerprint: fingerprint(s.secret), secret: s.role, ...(s.expiresAt ? { expiresAt: s.expiresAt } : {}) }));
   const report = { delivery: { endpointId, eventType, destinationUrl: endpoint.destinationUrl, webhookId, timestamp, signedWith, request: { headers, body: payload }, receiver } };
-  state.onDelivery?.(report, new Date(state.now()).toISOString());
+  state.options.onDelivery?.(report, new Date(state.now()).toISOString());
   return report;
 }
 

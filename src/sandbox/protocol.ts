@@ -36,17 +36,8 @@ export class ApiFailure extends Error {
 }
 
 /** A success before its `{data, meta}` envelope; only the HTTP layer adds `meta.requestId`, so a replay carries the replaying request's id. */
-export interface Reply {
-  status: number;
-  data: unknown;
-  headers?: Record<string, string>;
-}
-
-export interface Answer {
-  status: number;
-  body: unknown;
-  headers: Record<string, string>;
-}
+export type Reply = { status: number; data: unknown; headers?: Record<string, string> };
+export type Answer = { status: number; body: unknown; headers: Record<string, string> };
 
 export function toAnswer(outcome: Reply | ApiFailure, requestId: string): Answer {
   if (!(outcome instanceof ApiFailure)) return { status: outcome.status, body: { data: outcome.data, meta: { requestId } }, headers: { ...outcome.headers } };
@@ -54,11 +45,7 @@ export function toAnswer(outcome: Reply | ApiFailure, requestId: string): Answer
   return { status, body: { error: { code, message, requestId, details } }, headers: { ...headers } };
 }
 
-export interface FieldProblem {
-  field: string;
-  location: 'body' | 'header';
-  problem: string;
-}
+export type FieldProblem = { field: string; location: 'body' | 'header'; problem: string };
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; problems: FieldProblem[] };
 
@@ -89,12 +76,8 @@ export function checkBrowserHeaders(headers: IncomingHttpHeaders): ApiFailure | 
   return missing.length ? new ApiFailure(403, 'permission_denied', `missing required header: ${missing.join(', ')}`, { missingHeaders: missing }) : null;
 }
 
-export interface ApiRoute {
-  operation: 'create' | 'rotate' | 'reactivate' | 'deactivate';
-  endpointId: string | null;
-  /** Method and decoded path: the route part of an idempotency key. */
-  key: string;
-}
+/** `key`: method and decoded path, the route part of an idempotency key. */
+export type ApiRoute = { operation: 'create' | 'rotate' | 'reactivate' | 'deactivate'; endpointId: string | null; key: string };
 
 /** The spec's three operations and deactivate, matched on decoded path segments. */
 export function matchApiRoute(method: string, pathname: string, scope: Scope): ApiRoute | null {
@@ -119,12 +102,8 @@ export function matchApiRoute(method: string, pathname: string, scope: Scope): A
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
-export interface RawBody {
-  contentType: string | undefined;
-  bytes: Buffer;
-  /** More than MAX_BODY_BYTES arrived (bytes holds only a prefix). */
-  tooLarge: boolean;
-}
+/** `tooLarge`: more than MAX_BODY_BYTES arrived, and `bytes` holds only a prefix. */
+export type RawBody = { contentType: string | undefined; bytes: Buffer; tooLarge: boolean };
 
 export function parseJsonBody(raw: RawBody): Checked<unknown> {
   if ((raw.contentType ?? '').split(';')[0]!.trim().toLowerCase() !== 'application/json')
@@ -204,27 +183,19 @@ export function checkIdempotencyKey(value: string | undefined): FieldProblem | n
   return /^[\x21-\x7e]{1,255}$/.test(value) ? null : { field: 'Idempotency-Key', location: 'header', problem: 'must be 1 to 255 visible ASCII characters' };
 }
 
-export interface ReceiverAnswer {
-  /** Null when it could not be reached or did not answer in time (`error` says why). */
-  status: number | null;
-  ok: boolean;
-  durationMs: number;
-  /** The start of its body (at most 1024 characters), or null. */
-  body: string | null;
-  error: string | null;
-}
+/** `status` null: unreachable or no answer in time (`error` says why); `body`: its first 1024 characters. */
+export type ReceiverAnswer = { status: number | null; ok: boolean; durationMs: number; body: string | null; error: string | null };
 
-/** What POST /_sandbox/endpoints/{id}/deliver answers, and what the sandbox logs. */
-export interface DeliveryReport {
+/** What POST /_sandbox/endpoints/{id}/deliver answers and the sandbox logs; `signedWith` by fingerprint (never the secrets), in the order of the signatures. */
+export type DeliveryReport = {
   delivery: {
     endpointId: string;
     eventType: string;
     destinationUrl: string;
     webhookId: string;
     timestamp: number;
-    /** By fingerprint (never the secrets), newest first, in the order of the signatures. */
     signedWith: { fingerprint: string; secret: 'current' | 'previous'; expiresAt?: string }[];
     request: { headers: Record<HeaderName, string>; body: string };
     receiver: ReceiverAnswer;
   };
-}
+};

@@ -31,12 +31,8 @@ interface Endpoint extends Omit<EndpointRecord, 'createdAt' | 'updatedAt' | 'pre
   previous: { secret: string; expiresAt: number } | null;
 }
 
-export interface ValidSecret {
-  secret: string;
-  role: 'current' | 'previous';
-  /** The previous secret's end. */
-  expiresAt?: string;
-}
+/** `expiresAt`: the previous secret's end. */
+type ValidSecret = { secret: string; role: 'current' | 'previous'; expiresAt?: string };
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -162,12 +158,7 @@ export function canonicalJson(value: unknown): string {
 
 export const fingerprint = (body: unknown) => createHash('sha256').update(canonicalJson(body)).digest('hex');
 
-export interface KeyScope {
-  token: string;
-  method: string;
-  path: string;
-  key: string;
-}
+export type KeyScope = { token: string; method: string; path: string; key: string };
 
 type StoredResult = { status: number; data: unknown };
 
@@ -211,70 +202,34 @@ export class IdempotencyStore {
 
 const mapKey = (s: KeyScope) => JSON.stringify([s.token, s.method, s.path, s.key]);
 
-/** An API request as GET /_sandbox/requests lists it. */
-export interface RecordedRequest {
-  at: string;
-  requestId: string;
-  method: string;
-  /** The request target as received, query included. */
-  path: string;
-  headers: IncomingHttpHeaders;
-  /** The body as UTF-8 text (the first 64 KiB). */
-  body: string;
-  /** Null when the connection was dropped. */
-  status: number | null;
-}
+/** GET /_sandbox/requests: `path` is the target as received (query included), `body` its first 64 KiB as UTF-8, `status` null when dropped. */
+export type RecordedRequest = { at: string; requestId: string; method: string; path: string; headers: IncomingHttpHeaders; body: string; status: number | null };
 
-/** Counts for GET /_sandbox/stats, so a benchmark reads its 429s without keeping every request; injected 429s are not `rateLimited`. */
-class Stats {
-  requests = 0;
-  statuses: Record<string, number> = {};
-  rateLimited = 0;
+/** GET /_sandbox/stats, so a benchmark reads its 429s without keeping every request: answers by status ("dropped" when closed unanswered), and the rate limiter's 429s (not injected ones). */
+export const noStats = () => ({ requests: 0, statuses: {} as Record<string, number>, rateLimited: 0 });
 
-  answered(status: number | null): void {
-    const key = status === null ? 'dropped' : String(status);
-    this.requests += 1;
-    this.statuses[key] = (this.statuses[key] ?? 0) + 1;
-  }
-
-  snapshot = () => ({ requests: this.requests, statuses: { ...this.statuses }, rateLimited: this.rateLimited });
-
-  clear(): void {
-    Object.assign(this, { requests: 0, statuses: {}, rateLimited: 0 });
-  }
-}
-
-/** Bounded, so a long-running sandbox stays small. */
-const MAX_LOGGED_REQUESTS = 1000;
-
-export interface StateOptions {
+export type StateOptions = {
   token: string;
   endpointLimit: number;
   faults: FaultSettings;
   now: Clock['now'];
   randomBytes: RandomBytes;
   onDelivery?: ((report: DeliveryReport, at: string) => void) | undefined;
-}
+};
 
 export class SandboxState {
-  readonly token: string;
   readonly scope = SANDBOX_SCOPE;
-  readonly randomBytes: RandomBytes;
   readonly endpoints: EndpointStore;
   readonly idempotency: IdempotencyStore;
   readonly faults: Faults;
-  /** API requests, newest last. */
+  /** API requests, newest last; bounded, so a long-running sandbox stays small. */
   readonly requests: RecordedRequest[] = [];
-  readonly stats = new Stats();
+  stats = noStats();
   /** Deliveries waiting for their receiver, ended when the sandbox stops. */
   readonly deliveries = new Set<ClientRequest>();
-  readonly onDelivery: StateOptions['onDelivery'];
   private offsetMs = 0;
 
-  constructor(private readonly options: StateOptions) {
-    this.token = options.token;
-    this.randomBytes = options.randomBytes;
-    this.onDelivery = options.onDelivery;
+  constructor(readonly options: StateOptions) {
     this.endpoints = new EndpointStore({ now: this.now, randomBytes: options.randomBytes, limit: options.endpointLimit });
     this.idempotency = new IdempotencyStore(this.now);
     this.faults = new Faults(options.faults, this.now);
@@ -291,8 +246,10 @@ export class SandboxState {
 
   logRequest(entry: RecordedRequest): void {
     this.requests.push(entry);
-    if (this.requests.length > MAX_LOGGED_REQUESTS) this.requests.shift();
-    this.stats.answered(entry.status);
+    if (this.requests.length > 1000) this.requests.shift();
+    const key = entry.status === null ? 'dropped' : String(entry.status);
+    this.stats.requests += 1;
+    this.stats.statuses[key] = (this.stats.statuses[key] ?? 0) + 1;
   }
 
   /** Back to the state at start-up: no endpoints, keys, requests, counts, faults or clock offset. */
@@ -300,7 +257,7 @@ export class SandboxState {
     this.endpoints.clear();
     this.idempotency.clear();
     this.requests.length = 0;
-    this.stats.clear();
+    this.stats = noStats();
     this.faults.reset();
     this.offsetMs = 0;
   }
