@@ -5,59 +5,31 @@ type AddressClass = 'unspecified' | 'loopback' | 'private' | 'shared' | 'link-lo
 /** Strict dotted decimal (what the WHATWG URL parser serializes to). */
 export function parseIPv4(text: string): number[] | null {
   const parts = text.split('.');
-  if (parts.length !== 4) return null;
-  const bytes: number[] = [];
-  for (const part of parts) {
-    if (!/^(0|[1-9][0-9]{0,2})$/.test(part)) return null;
-    const n = Number(part);
-    if (n > 255) return null;
-    bytes.push(n);
-  }
-  return bytes;
+  return parts.length === 4 && parts.every((p) => /^(0|[1-9][0-9]{0,2})$/.test(p) && Number(p) <= 255) ? parts.map(Number) : null;
 }
 
 /** Any RFC 4291 text form, with or without brackets or a zone id; 16 bytes. */
 export function parseIPv6(text: string): number[] | null {
   let s = text.startsWith('[') && text.endsWith(']') ? text.slice(1, -1) : text;
-  const zone = s.indexOf('%');
-  if (zone !== -1) s = s.slice(0, zone);
+  if (s.includes('%')) s = s.slice(0, s.indexOf('%'));
   if (!s.includes(':')) return null;
-
   let tail: number[] = [];
   const lastColon = s.lastIndexOf(':');
-  const last = s.slice(lastColon + 1);
-  if (last.includes('.')) {
-    const v4 = parseIPv4(last);
+  if (s.slice(lastColon + 1).includes('.')) {
+    const v4 = parseIPv4(s.slice(lastColon + 1));
     if (!v4) return null;
     tail = v4;
     s = s.slice(0, lastColon + 1); // keep a "::" that precedes the IPv4 part
     if (!s.endsWith('::')) s = s.slice(0, -1);
   }
-
   const halves = s.split('::');
   if (halves.length > 2) return null;
-  const groups = (part: string | undefined): number[] | null => {
-    if (!part) return [];
-    const out: number[] = [];
-    for (const g of part.split(':')) {
-      if (!/^[0-9a-fA-F]{1,4}$/.test(g)) return null;
-      out.push(parseInt(g, 16));
-    }
-    return out;
-  };
-  const head = groups(halves[0]);
-  const rest = halves.length === 2 ? groups(halves[1]) : [];
-  if (!head || !rest) return null;
-  const wanted = 8 - tail.length / 2;
-  let words: number[];
-  if (halves.length === 2) {
-    const missing = wanted - head.length - rest.length;
-    if (missing < 1) return null;
-    words = [...head, ...new Array<number>(missing).fill(0), ...rest];
-  } else {
-    if (head.length !== wanted) return null;
-    words = head;
-  }
+  const groups = halves.map((part) => (part === '' ? [] : part.split(':')));
+  if (!groups.flat().every((g) => /^[0-9a-fA-F]{1,4}$/.test(g))) return null;
+  const [head = [], rest = []] = groups.map((g) => g.map((x) => parseInt(x, 16)));
+  const missing = 8 - tail.length / 2 - head.length - rest.length;
+  if (halves.length === 2 ? missing < 1 : missing !== 0) return null;
+  const words = [...head, ...new Array<number>(missing).fill(0), ...rest];
   return [...words.flatMap((w) => [w >> 8, w & 0xff]), ...tail];
 }
 
