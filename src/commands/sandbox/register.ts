@@ -1,17 +1,10 @@
-// chatctl sandbox: wires the command line to run.ts beside it (the server itself is src/sandbox/).
+// chatctl sandbox: the flags, parsed here; run.ts (loaded only when it runs) does the work, src/sandbox/ is the server.
 import type { Command } from 'commander';
 import { examples, type Factory } from '../app.js';
 import { CliError, usageError } from '../../errors/cli-error.js';
 import { jsonDocumentText } from '../../output/json-output.js';
 
-export interface SandboxFlags {
-  host: string;
-  port: string;
-  token?: string;
-  endpointLimit: string;
-  rateLimit: string;
-  latency: string;
-}
+export type SandboxFlags = { host: string; port: string; token?: string; endpointLimit: string; rateLimit: string; latency: string };
 
 const wholeNumber = (raw: string, flag: string, max: number) => {
   if (!/^\d+$/.test(raw) || Number(raw) > max) throw usageError(`invalid ${flag} "${raw}": a whole number from 0 to ${max}`);
