@@ -1,38 +1,33 @@
 // One API request through the checks in their fixed order (docs/sandbox.md): injected faults, rate limit,
 // bearer token, Origin/anti-forgery headers, route, body, idempotency, then the operation.
-import type { IncomingHttpHeaders } from 'node:http';
+import type { Scope } from '../api/spec.js';
 import { checkDestination } from './ip.js';
-import {
-  ApiFailure,
-  checkBearer,
-  checkBrowserHeaders,
-  checkCreateBody,
-  checkExpectedVersionBody,
-  checkIdempotencyKey,
-  checkRotateBody,
-  headerValue,
-  matchApiRoute,
-  parseJsonBody,
-  validationFailure,
-  type ApiRoute,
-  type Checked,
-  type FieldProblem,
-  type RawBody,
-  type Reply,
-} from './protocol.js';
+import { ApiFailure, checkBearer, checkBrowserHeaders, checkCreateBody, checkExpectedVersionBody, checkIdempotencyKey, checkRotateBody, headerValue, parseJsonBody, valid } from './protocol.js';
+import type { Outcome, Reply, SandboxRequest } from './protocol.js';
 import { fingerprint, type KeyScope, type SandboxState } from './state.js';
 
-export interface SandboxRequest {
-  method: string;
-  /** Path without the query, still percent-encoded. */
-  pathname: string;
-  headers: IncomingHttpHeaders;
-  body: RawBody;
-  remoteAddress: string | undefined;
-}
+/** `key`: method and decoded path, the route part of an idempotency key. */
+export type ApiRoute = { operation: 'create' | 'rotate' | 'reactivate' | 'deactivate'; endpointId: string | null; key: string };
 
-/** A reply, or a connection to drop without answering. */
-export type Outcome = Reply | ApiFailure | 'drop';
+/** The spec's three operations and deactivate, matched on decoded path segments. */
+export function matchApiRoute(method: string, pathname: string, scope: Scope): ApiRoute | null {
+  if (method !== 'POST') return null;
+  let s: string[];
+  try {
+    s = pathname.split('/').slice(1).map(decodeURIComponent);
+  } catch {
+    return null;
+  }
+  const prefix = ['v1', 'organizations', scope.organizationId, 'applications', scope.applicationId, 'environments', scope.environmentKey, 'webhook-endpoints'];
+  if (s.length < prefix.length || prefix.some((segment, i) => s[i] !== segment)) return null;
+  const [endpointId, ...action] = s.slice(prefix.length);
+  const key = `${method} ${JSON.stringify(s)}`;
+  if (endpointId === undefined) return { operation: 'create', endpointId: null, key };
+  if (endpointId === '') return null;
+  const verb = action.join('/');
+  const operation = verb === 'secret/rotate' ? 'rotate' : verb === 'reactivate' || verb === 'deactivate' ? verb : null;
+  return operation ? { operation, endpointId, key } : null;
+}
 
 export function handleApiRequest(state: SandboxState, request: SandboxRequest): Outcome {
   const injected = state.faults.takeFailure();
@@ -53,19 +48,12 @@ export function handleApiRequest(state: SandboxState, request: SandboxRequest): 
   if (refused) return refused;
   const route = matchApiRoute(request.method, request.pathname, state.scope);
   if (!route) return new ApiFailure(404, 'resource_not_found', `no such resource: ${request.method} ${request.pathname}`, {});
-  const body = parseJsonBody(request.body);
-  if (!body.ok) return validationFailure(body.problems);
   try {
-    return runOperation(state, route, body.value, headerValue(request.headers, 'idempotency-key'));
+    return runOperation(state, route, valid(parseJsonBody(request.body)), headerValue(request.headers, 'idempotency-key'));
   } catch (error) {
     if (error instanceof ApiFailure) return error;
     throw error;
   }
-}
-
-function valid<T>(checked: Checked<T>, extra: FieldProblem | null = null): T {
-  if (checked.ok && !extra) return checked.value;
-  throw validationFailure([...(checked.ok ? [] : checked.problems), ...(extra ? [extra] : [])]);
 }
 
 /** Runs `apply` once per idempotency key; a repeat gets the stored result with the secret withheld. */

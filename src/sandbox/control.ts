@@ -5,10 +5,10 @@ import https from 'node:https';
 import { SANDBOX_MARKER_HEADER } from '../api/sandbox-marker.js';
 import { fingerprint } from '../secret/fingerprint.js';
 import { parseSecret, signedHeaders } from '../signing/standard-webhooks.js';
-import type { SandboxRequest } from './api.js';
 import { checkFaultPatch } from './faults.js';
 import { isLoopbackHost } from './ip.js';
-import { ApiFailure, checkBearer, checkDeliverBody, MAX_BODY_BYTES, newMessageId, validationFailure, type DeliveryReport, type ReceiverAnswer, type Reply } from './protocol.js';
+import { ApiFailure, checkBearer, checkDeliverBody, MAX_BODY_BYTES, newMessageId, valid, validationFailure } from './protocol.js';
+import type { DeliveryReport, ReceiverAnswer, Reply, SandboxRequest } from './protocol.js';
 import { noStats, type SandboxState } from './state.js';
 
 export const isControlPath = (pathname: string) => pathname === '/_sandbox' || pathname.startsWith('/_sandbox/');
@@ -32,11 +32,7 @@ type ControlRoute = (state: SandboxState, request: SandboxRequest) => Reply | Pr
 
 const ROUTES: Record<string, ControlRoute> = {
   'GET /_sandbox/faults': (state) => ok({ faults: state.faults.current }),
-  'POST /_sandbox/faults': (state, request) => {
-    const patch = checkFaultPatch(jsonBody(request));
-    if (!patch.ok) throw validationFailure(patch.problems);
-    return ok({ faults: state.faults.update(patch.value) });
-  },
+  'POST /_sandbox/faults': (state, request) => ok({ faults: state.faults.update(valid(checkFaultPatch(jsonBody(request)))) }),
   // Back to the start-up settings (--rate-limit, --latency, the faults option).
   'DELETE /_sandbox/faults': (state) => {
     state.faults.reset();
@@ -92,9 +88,7 @@ export async function handleControlRequest(state: SandboxState, request: Sandbox
 
 /** One event to the endpoint's destination, signed with every secret that verifies it now (both during an overlap). */
 async function deliverEvent(state: SandboxState, endpointId: string, body: unknown): Promise<DeliveryReport> {
-  const checked = checkDeliverBody(body);
-  if (!checked.ok) throw validationFailure(checked.problems);
-  const { eventType, data } = checked.value;
+  const { eventType, data } = valid(checkDeliverBody(body));
   const { endpoint, secrets } = state.endpoints.deliveryTarget(endpointId);
   if (endpoint.status !== 'active') throw new ApiFailure(409, 'conflict', 'the endpoint is inactive: nothing is delivered to it until it is reactivated', { endpointId, status: endpoint.status });
   if (!(endpoint.eventTypes as string[]).includes(eventType))

@@ -2,7 +2,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { CreateRequest, ExpectedVersionRequest, RotateRequest } from '../api/schemas.js';
-import { EVENT_TYPES, LIMITS, ROTATION_MODES, type ApiErrorCode, type EventType, type Scope } from '../api/spec.js';
+import { EVENT_TYPES, LIMITS, ROTATION_MODES, type ApiErrorCode, type EventType } from '../api/spec.js';
 import { isJsonObject } from '../output/json.js';
 import type { HeaderName } from '../signing/standard-webhooks.js';
 
@@ -56,6 +56,12 @@ export function validationFailure(problems: FieldProblem[]): ApiFailure {
   return new ApiFailure(400, 'validation_failed', `the request is not valid: ${problems.map((p) => p.field).join(', ')}`, { fields: problems });
 }
 
+/** The checked value, or a throw of the 400 that names every problem (and `extra`). */
+export function valid<T>(checked: Checked<T>, extra: FieldProblem | null = null): T {
+  if (checked.ok && !extra) return checked.value;
+  throw validationFailure([...(checked.ok ? [] : checked.problems), ...(extra ? [extra] : [])]);
+}
+
 /** One header's value; repeated headers arrive joined or as an array. */
 export function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
   const value = headers[name];
@@ -76,31 +82,12 @@ export function checkBrowserHeaders(headers: IncomingHttpHeaders): ApiFailure | 
   return missing.length ? new ApiFailure(403, 'permission_denied', `missing required header: ${missing.join(', ')}`, { missingHeaders: missing }) : null;
 }
 
-/** `key`: method and decoded path, the route part of an idempotency key. */
-export type ApiRoute = { operation: 'create' | 'rotate' | 'reactivate' | 'deactivate'; endpointId: string | null; key: string };
-
-/** The spec's three operations and deactivate, matched on decoded path segments. */
-export function matchApiRoute(method: string, pathname: string, scope: Scope): ApiRoute | null {
-  if (method !== 'POST') return null;
-  let s: string[];
-  try {
-    s = pathname.split('/').slice(1).map(decodeURIComponent);
-  } catch {
-    return null;
-  }
-  if (s.length < 8) return null;
-  const [v1, orgs, org, apps, app, envs, env, collection, endpointId, ...action] = s;
-  const prefix = [v1, orgs, apps, envs, collection].join() === 'v1,organizations,applications,environments,webhook-endpoints';
-  if (!prefix || org !== scope.organizationId || app !== scope.applicationId || env !== scope.environmentKey) return null;
-  const key = `${method} ${JSON.stringify(s)}`;
-  if (endpointId === undefined) return { operation: 'create', endpointId: null, key };
-  if (endpointId === '') return null;
-  const verb = action.join('/');
-  const operation = verb === 'secret/rotate' ? 'rotate' : verb === 'reactivate' || verb === 'deactivate' ? verb : null;
-  return operation ? { operation, endpointId, key } : null;
-}
-
 export const MAX_BODY_BYTES = 64 * 1024;
+
+/** `pathname` without the query, still percent-encoded. */
+export type SandboxRequest = { method: string; pathname: string; headers: IncomingHttpHeaders; body: RawBody; remoteAddress: string | undefined };
+/** A reply, or a connection to drop without answering. */
+export type Outcome = Reply | ApiFailure | 'drop';
 
 /** `tooLarge`: more than MAX_BODY_BYTES arrived, and `bytes` holds only a prefix. */
 export type RawBody = { contentType: string | undefined; bytes: Buffer; tooLarge: boolean };

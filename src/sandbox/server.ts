@@ -6,11 +6,11 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Scope } from '../api/spec.js';
 import type { Clock } from '../system/clock.js';
-import { handleApiRequest, type Outcome, type SandboxRequest } from './api.js';
+import { handleApiRequest } from './api.js';
 import { handleControlRequest, isControlPath } from './control.js';
 import { applyFaultPatch, checkFaultPatch, NO_FAULTS, type FaultPatch } from './faults.js';
 import { isLoopbackHost } from './ip.js';
-import { ApiFailure, MAX_BODY_BYTES, newRequestId, newToken, toAnswer, type DeliveryReport, type RawBody } from './protocol.js';
+import { ApiFailure, MAX_BODY_BYTES, newRequestId, newToken, toAnswer, type DeliveryReport, type Outcome, type RawBody, type SandboxRequest } from './protocol.js';
 import { SandboxState, type RecordedRequest } from './state.js';
 
 export interface SandboxOptions {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ApiFailure, matchApiRoute } from '../../src/sandbox/protocol.js';
+import { matchApiRoute } from '../../src/sandbox/api.js';
+import { ApiFailure } from '../../src/sandbox/protocol.js';
 import { EndpointStore, OVERLAP_MS, SANDBOX_SCOPE } from '../../src/sandbox/state.js';
 
 function setup(limit = 10) {
