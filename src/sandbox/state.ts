@@ -24,12 +24,7 @@ export interface EndpointRecord {
   previousSecretExpiresAt: string | null;
 }
 
-interface Endpoint extends Omit<EndpointRecord, 'createdAt' | 'updatedAt' | 'previousSecretExpiresAt'> {
-  createdAt: number;
-  updatedAt: number;
-  secret: string;
-  previous: { secret: string; expiresAt: number } | null;
-}
+type Endpoint = Omit<EndpointRecord, 'previousSecretExpiresAt'> & { secret: string; previous: { secret: string; expiresAt: number } | null };
 
 /** `expiresAt`: the previous secret's end. */
 type ValidSecret = { secret: string; role: 'current' | 'previous'; expiresAt?: string };
@@ -54,7 +49,7 @@ export class EndpointStore {
     let id: string;
     do id = newEndpointId(randomBytes);
     while (this.endpoints.has(id));
-    const at = now();
+    const at = iso(now());
     const { name, destinationUrl, eventTypes } = input;
     const endpoint: Endpoint = { id, name, destinationUrl, eventTypes: [...eventTypes], status: 'active', version: 1, createdAt: at, updatedAt: at, secret: newSecret(randomBytes), previous: null };
     this.endpoints.set(id, endpoint);
@@ -63,7 +58,7 @@ export class EndpointStore {
   }
 
   rotate(id: string, expectedVersion: number, mode: RotationMode): { endpoint: EndpointRecord; secret: string } {
-    const endpoint = this.current(id, expectedVersion);
+    const endpoint = this.find(id, expectedVersion);
     const now = this.deps.now();
     const overlapping = this.overlapEnd(endpoint);
     if (mode === 'overlap' && overlapping !== null)
@@ -75,7 +70,7 @@ export class EndpointStore {
   }
 
   setStatus(id: string, expectedVersion: number, status: EndpointRecord['status']): { endpoint: EndpointRecord; changed: boolean } {
-    const endpoint = this.current(id, expectedVersion);
+    const endpoint = this.find(id, expectedVersion);
     const changed = endpoint.status !== status;
     if (changed) {
       endpoint.status = status;
@@ -94,27 +89,18 @@ export class EndpointStore {
     return { endpoint: this.record(endpoint), secrets: this.validSecrets(endpoint) };
   }
 
-  clear(): void {
-    this.endpoints.clear();
-    this.byDestination.clear();
-  }
-
-  private find(id: string): Endpoint {
+  /** The endpoint, checked to be at `expectedVersion` when one is given. */
+  private find(id: string, expectedVersion?: number): Endpoint {
     const endpoint = this.endpoints.get(id);
     if (!endpoint) throw new ApiFailure(404, 'resource_not_found', 'no such webhook endpoint', { endpointId: id });
-    return endpoint;
-  }
-
-  private current(id: string, expectedVersion: number): Endpoint {
-    const endpoint = this.find(id);
-    if (endpoint.version !== expectedVersion)
+    if (expectedVersion !== undefined && endpoint.version !== expectedVersion)
       throw new ApiFailure(409, 'webhook_endpoint_version_conflict', 'expectedVersion does not match the current version', { expectedVersion, currentVersion: endpoint.version });
     return endpoint;
   }
 
   private touch(endpoint: Endpoint, now: number): void {
     endpoint.version += 1;
-    endpoint.updatedAt = now;
+    endpoint.updatedAt = iso(now);
   }
 
   private validSecrets(endpoint: Endpoint): ValidSecret[] {
@@ -129,20 +115,10 @@ export class EndpointStore {
     return end !== undefined && end > this.deps.now() ? end : null;
   }
 
-  private record(e: Endpoint): EndpointRecord {
-    const overlapEnd = this.overlapEnd(e);
-    const { id, name, destinationUrl, status, version } = e;
-    return {
-      id,
-      name,
-      destinationUrl,
-      eventTypes: [...e.eventTypes],
-      status,
-      version,
-      createdAt: iso(e.createdAt),
-      updatedAt: iso(e.updatedAt),
-      previousSecretExpiresAt: overlapEnd === null ? null : iso(overlapEnd),
-    };
+  private record(endpoint: Endpoint): EndpointRecord {
+    const { secret, previous, ...e } = endpoint;
+    const end = this.overlapEnd(endpoint);
+    return { ...e, eventTypes: [...e.eventTypes], previousSecretExpiresAt: end === null ? null : iso(end) };
   }
 }
 
@@ -186,10 +162,6 @@ export class IdempotencyStore {
     return this.entries.size;
   }
 
-  clear(): void {
-    this.entries.clear();
-  }
-
   /** Saved order is expiry order (the clock only moves forward), so a sweep stops at the first live entry. */
   private sweep(): void {
     const now = this.now();
@@ -219,20 +191,18 @@ export type StateOptions = {
 
 export class SandboxState {
   readonly scope = SANDBOX_SCOPE;
-  readonly endpoints: EndpointStore;
-  readonly idempotency: IdempotencyStore;
-  readonly faults: Faults;
+  endpoints!: EndpointStore;
+  idempotency!: IdempotencyStore;
+  faults!: Faults;
   /** API requests, newest last; bounded, so a long-running sandbox stays small. */
-  readonly requests: RecordedRequest[] = [];
-  stats = noStats();
+  requests!: RecordedRequest[];
+  stats!: ReturnType<typeof noStats>;
   /** Deliveries waiting for their receiver, ended when the sandbox stops. */
   readonly deliveries = new Set<ClientRequest>();
   private offsetMs = 0;
 
   constructor(readonly options: StateOptions) {
-    this.endpoints = new EndpointStore({ now: this.now, randomBytes: options.randomBytes, limit: options.endpointLimit });
-    this.idempotency = new IdempotencyStore(this.now);
-    this.faults = new Faults(options.faults, this.now);
+    this.reset();
   }
 
   /** The injected clock plus whatever POST /_sandbox/clock added. */
@@ -252,13 +222,14 @@ export class SandboxState {
     this.stats.statuses[key] = (this.stats.statuses[key] ?? 0) + 1;
   }
 
-  /** Back to the state at start-up: no endpoints, keys, requests, counts, faults or clock offset. */
+  /** Also the start: no endpoints, keys, requests, counts, faults or clock offset. */
   reset(): void {
-    this.endpoints.clear();
-    this.idempotency.clear();
-    this.requests.length = 0;
+    const { now, options } = this;
+    this.endpoints = new EndpointStore({ now, randomBytes: options.randomBytes, limit: options.endpointLimit });
+    this.idempotency = new IdempotencyStore(now);
+    this.faults = new Faults(options.faults, now);
+    this.requests = [];
     this.stats = noStats();
-    this.faults.reset();
     this.offsetMs = 0;
   }
 }
