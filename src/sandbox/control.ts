@@ -28,16 +28,13 @@ function jsonBody(request: SandboxRequest): unknown {
 const ok = (data: unknown): Reply => ({ status: 200, data });
 const clock = (state: SandboxState) => ok({ now: new Date(state.now()).toISOString() });
 
-type ControlRoute = (state: SandboxState, request: SandboxRequest) => Reply | Promise<Reply>;
+type ControlRoute = (state: SandboxState, request: SandboxRequest) => Reply;
 
 const ROUTES: Record<string, ControlRoute> = {
   'GET /_sandbox/faults': (state) => ok({ faults: state.faults.current }),
   'POST /_sandbox/faults': (state, request) => ok({ faults: state.faults.update(valid(checkFaultPatch(jsonBody(request)))) }),
   // Back to the start-up settings (--rate-limit, --latency, the faults option).
-  'DELETE /_sandbox/faults': (state) => {
-    state.faults.reset();
-    return ok({ faults: state.faults.current });
-  },
+  'DELETE /_sandbox/faults': (state) => ok({ faults: state.faults.reset() }),
   'GET /_sandbox/requests': (state) => ok({ requests: [...state.requests] }),
   'DELETE /_sandbox/requests': (state) => ok({ cleared: state.requests.splice(0).length }),
   'GET /_sandbox/endpoints': (state) => ok({ endpoints: state.endpoints.inspect() }),
@@ -61,29 +58,27 @@ const ROUTES: Record<string, ControlRoute> = {
 /** Every control route, as docs/sandbox.md lists them (a test compares the two). */
 export const CONTROL_ROUTES = ['GET /_sandbox', ...Object.keys(ROUTES), 'POST /_sandbox/endpoints/{id}/deliver'];
 
-function routeFor(request: SandboxRequest): ControlRoute | undefined {
-  const fixed = ROUTES[`${request.method} ${request.pathname}`];
-  if (fixed) return fixed;
-  const deliver = request.method === 'POST' ? /^\/_sandbox\/endpoints\/([^/]+)\/deliver$/.exec(request.pathname) : null;
-  if (!deliver) return undefined;
-  let endpointId: string;
+/** The endpoint id in a deliver route's path, if the path is one and decodes. */
+function deliverTo({ method, pathname }: SandboxRequest): string | null {
+  const raw = method === 'POST' ? /^\/_sandbox\/endpoints\/([^/]+)\/deliver$/.exec(pathname)?.[1] : undefined;
   try {
-    endpointId = decodeURIComponent(deliver[1]!);
+    return raw === undefined ? null : decodeURIComponent(raw);
   } catch {
-    return undefined;
+    return null;
   }
-  return async (state) => ok(await deliverEvent(state, endpointId, jsonBody(request)));
 }
 
 export async function handleControlRequest(state: SandboxState, request: SandboxRequest): Promise<Reply | ApiFailure> {
+  const { method, pathname } = request;
   if (!isLoopbackHost(request.remoteAddress ?? '')) return new ApiFailure(403, 'permission_denied', 'control routes answer loopback callers only', {});
   // Answered without a token, so a client can tell a sandbox before it sends anything else (`webhooks trigger` does).
-  if (request.method === 'GET' && request.pathname === '/_sandbox') return { status: 200, data: { sandbox: true }, headers: { [SANDBOX_MARKER_HEADER]: '1' } };
+  if (method === 'GET' && pathname === '/_sandbox') return { status: 200, data: { sandbox: true }, headers: { [SANDBOX_MARKER_HEADER]: '1' } };
   const refused = checkBearer(request.headers, state.options.token);
   if (refused) return refused;
-  const route = routeFor(request);
-  if (!route) return new ApiFailure(404, 'resource_not_found', `no such control route: ${request.method} ${request.pathname}`, {});
-  return route(state, request);
+  const endpointId = deliverTo(request);
+  if (endpointId !== null) return ok(await deliverEvent(state, endpointId, jsonBody(request)));
+  const route = ROUTES[`${method} ${pathname}`];
+  return route ? route(state, request) : new ApiFailure(404, 'resource_not_found', `no such control route: ${method} ${pathname}`, {});
 }
 
 /** One event to the endpoint's destination, signed with every secret that verifies it now (both during an overlap). */
@@ -117,27 +112,25 @@ const MAX_ANSWER_CHARS = 1024;
 /** One POST, plain node:http(s), no proxy, a connection of its own, never retried; the API keeps answering meanwhile. */
 function send(state: SandboxState, url: string, headers: Record<string, string>, body: string): Promise<ReceiverAnswer> {
   const started = performance.now();
-  const elapsed = () => Math.round(performance.now() - started);
-  return new Promise<ReceiverAnswer>((resolve) => {
+  const answer = (status: number | null, text: string | null, error: string | null): ReceiverAnswer => {
+    return { status, ok: status !== null && status >= 200 && status < 300, durationMs: Math.round(performance.now() - started), body: text, error };
+  };
+  return new Promise((resolve) => {
     const target = new URL(url);
-    const headersOut = { ...headers, 'content-length': String(Buffer.byteLength(body)) };
-    const req = (target.protocol === 'https:' ? https : http).request(target, { method: 'POST', headers: headersOut, agent: false, timeout: DELIVERY_TIMEOUT_MS });
+    const options = { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, agent: false, timeout: DELIVERY_TIMEOUT_MS };
+    const req = (target.protocol === 'https:' ? https : http).request(target, options);
     state.deliveries.add(req);
     req.on('close', () => state.deliveries.delete(req));
     req.on('timeout', () => req.destroy(new Error(`no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`)));
-    req.on('error', (err: NodeJS.ErrnoException) => resolve({ status: null, ok: false, durationMs: elapsed(), body: null, error: err.code ? `${err.code}: ${err.message}` : err.message }));
+    req.on('error', (err: NodeJS.ErrnoException) => resolve(answer(null, null, err.code ? `${err.code}: ${err.message}` : err.message)));
     req.on('response', (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => {
         if (text.length < MAX_ANSWER_CHARS) text += chunk;
       });
-      const done = () => {
-        const status = res.statusCode ?? null;
-        resolve({ status, ok: status !== null && status >= 200 && status < 300, durationMs: elapsed(), body: text.slice(0, MAX_ANSWER_CHARS), error: null });
-      };
       // A receiver that answers and then drops the connection still answered.
-      for (const event of ['end', 'aborted', 'error']) res.on(event, done);
+      for (const event of ['end', 'aborted', 'error']) res.on(event, () => resolve(answer(res.statusCode ?? null, text.slice(0, MAX_ANSWER_CHARS), null)));
     });
     req.end(body);
   });

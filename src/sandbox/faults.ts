@@ -93,9 +93,10 @@ export class Faults {
     return this.current;
   }
 
-  reset(): void {
+  reset(): FaultSettings {
     this.settings = { ...this.initial };
     this.buckets.clear();
+    return this.current;
   }
 
   /** Consumes one injected failure, if any is pending. */
