@@ -57,7 +57,8 @@ export function handleApiRequest(state: SandboxState, request: SandboxRequest): 
 }
 
 /** Runs `apply` once per idempotency key; a repeat gets the stored result with the secret withheld. */
-function idempotent(state: SandboxState, scope: KeyScope, body: unknown, apply: () => Reply): Reply {
+function idempotent(state: SandboxState, route: ApiRoute, key: string | undefined, body: unknown, apply: () => Reply): Reply {
+  const scope: KeyScope = { token: state.options.token, method: 'POST', path: route.key, key: key! };
   const print = fingerprint(body);
   const found = state.idempotency.lookup(scope, print);
   if (found.kind === 'conflict') throw new ApiFailure(422, 'idempotency_conflict', 'this Idempotency-Key was used with a different request body', { idempotencyKey: scope.key });
@@ -73,11 +74,10 @@ function idempotent(state: SandboxState, scope: KeyScope, body: unknown, apply: 
 
 function runOperation(state: SandboxState, route: ApiRoute, body: unknown, idempotencyKey: string | undefined): Reply {
   const endpointId = route.endpointId ?? '';
-  const keyScope = (): KeyScope => ({ token: state.options.token, method: 'POST', path: route.key, key: idempotencyKey! });
   switch (route.operation) {
     case 'create': {
       const input = valid(checkCreateBody(body), checkIdempotencyKey(idempotencyKey));
-      return idempotent(state, keyScope(), body, () => {
+      return idempotent(state, route, idempotencyKey, body, () => {
         const verdict = checkDestination(input.destinationUrl);
         if (!verdict.ok) throw new ApiFailure(422, 'webhook_destination_rejected', verdict.message, { field: 'destinationUrl', reason: verdict.reason });
         return { status: 201, data: { ...state.endpoints.create(input), secretAvailable: true } };
@@ -85,7 +85,7 @@ function runOperation(state: SandboxState, route: ApiRoute, body: unknown, idemp
     }
     case 'rotate': {
       const input = valid(checkRotateBody(body), checkIdempotencyKey(idempotencyKey));
-      return idempotent(state, keyScope(), body, () => ({ status: 200, data: { ...state.endpoints.rotate(endpointId, input.expectedVersion, input.mode), secretAvailable: true } }));
+      return idempotent(state, route, idempotencyKey, body, () => ({ status: 200, data: { ...state.endpoints.rotate(endpointId, input.expectedVersion, input.mode), secretAvailable: true } }));
     }
     case 'reactivate':
     case 'deactivate': {

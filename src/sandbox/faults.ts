@@ -3,20 +3,12 @@ import { ERROR_CODES, type ApiErrorCode } from '../api/spec.js';
 import type { Clock } from '../system/clock.js';
 import { bodyProblem, type Checked, type FieldProblem } from './protocol.js';
 
-export interface FaultSettings {
-  /** How many of the next API requests fail, with this status and code (defaults by status). */
-  failNext: number;
-  status: number;
-  code: ApiErrorCode;
-  /** Seconds for a Retry-After header on those failures; null sends none. */
-  retryAfter: number | null;
-  /** Close the connection without answering instead of sending `status`. */
-  dropConnection: boolean;
-  /** Milliseconds every API answer waits before it is sent. */
-  delayMs: number;
-  /** API requests per second per bearer token: a bucket of this many (the burst) refilled at this rate; 0 is no limit. */
-  rateLimit: number;
-}
+/**
+ * The next `failNext` API requests fail with `status` and `code` (by default the status's), Retry-After `retryAfter` seconds (null: none),
+ * or unanswered when `dropConnection`; every API answer waits `delayMs`; `rateLimit` requests per second per bearer token: a bucket of
+ * as many (the burst) refilled at that rate, 0 is no limit.
+ */
+export type FaultSettings = { failNext: number; status: number; code: ApiErrorCode; retryAfter: number | null; dropConnection: boolean; delayMs: number; rateLimit: number };
 
 export type FaultPatch = Partial<FaultSettings>;
 

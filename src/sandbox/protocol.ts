@@ -141,12 +141,12 @@ const checkExpectedVersion: FieldCheck = (v) =>
 const checkMode: FieldCheck = (v) => (typeof v === 'string' && (ROTATION_MODES as readonly string[]).includes(v) ? null : `must be one of ${ROTATION_MODES.join(', ')}`);
 const checkJsonObject: FieldCheck = (v) => (isJsonObject(v) ? null : 'must be a JSON object');
 
-/** Strict like a server that forbids unknown properties: `fields` in order, then every field no check names; one in `optional` may be absent. */
-function checkObject<T>(body: unknown, fields: Record<string, FieldCheck>, optional: readonly string[] = []): Checked<T> {
+/** Strict like a server that forbids unknown properties: `fields` in order, then every field no check names. */
+function checkObject<T>(body: unknown, fields: Record<string, FieldCheck>): Checked<T> {
   if (!isJsonObject(body)) return bodyProblem('must be a JSON object');
   const problems: FieldProblem[] = [];
   for (const [field, check] of Object.entries(fields)) {
-    const problem = Object.hasOwn(body, field) ? check(body[field]) : optional.includes(field) ? null : 'is required';
+    const problem = Object.hasOwn(body, field) ? check(body[field]) : 'is required';
     if (problem) problems.push({ field, location: 'body', problem });
   }
   for (const field of Object.keys(body)) if (!Object.hasOwn(fields, field)) problems.push({ field, location: 'body', problem: 'is not an allowed field' });
@@ -156,13 +156,11 @@ function checkObject<T>(body: unknown, fields: Record<string, FieldCheck>, optio
 export const checkCreateBody = (body: unknown) => checkObject<CreateRequest>(body, { name: checkName, destinationUrl: checkDestinationUrl, eventTypes: checkEventTypes });
 export const checkRotateBody = (body: unknown) => checkObject<RotateRequest>(body, { expectedVersion: checkExpectedVersion, mode: checkMode });
 export const checkExpectedVersionBody = (body: unknown) => checkObject<ExpectedVersionRequest>(body, { expectedVersion: checkExpectedVersion });
-/** The body of POST /_sandbox/endpoints/{id}/deliver. */
-export const checkDeliverBody = (body: unknown) =>
-  checkObject<{ eventType: EventType; data?: Record<string, unknown> }>(
-    body,
-    { eventType: (v) => (isEventType(v) ? null : `must be one of the ${EVENT_TYPES.length} event types`), data: checkJsonObject },
-    ['data'],
-  );
+/** The body of POST /_sandbox/endpoints/{id}/deliver, where `data` may be absent. */
+export function checkDeliverBody(body: unknown) {
+  const eventType: FieldCheck = (v) => (isEventType(v) ? null : `must be one of the ${EVENT_TYPES.length} event types`);
+  return checkObject<{ eventType: EventType; data?: Record<string, unknown> }>(body, isJsonObject(body) && !Object.hasOwn(body, 'data') ? { eventType } : { eventType, data: checkJsonObject });
+}
 
 /** Idempotency keys: 1 to 255 visible ASCII characters (the spec gives no format). */
 export function checkIdempotencyKey(value: string | undefined): FieldProblem | null {

@@ -10,7 +10,7 @@ import { handleApiRequest } from './api.js';
 import { handleControlRequest, isControlPath } from './control.js';
 import { applyFaultPatch, checkFaultPatch, NO_FAULTS, type FaultPatch } from './faults.js';
 import { isLoopbackHost } from './ip.js';
-import { ApiFailure, MAX_BODY_BYTES, newRequestId, newToken, toAnswer, type DeliveryReport, type Outcome, type RawBody, type SandboxRequest } from './protocol.js';
+import { ApiFailure, MAX_BODY_BYTES, newRequestId, newToken, toAnswer, type DeliveryReport, type Outcome, type RandomBytes, type RawBody, type SandboxRequest } from './protocol.js';
 import { SandboxState, type RecordedRequest } from './state.js';
 
 export interface SandboxOptions {
@@ -18,14 +18,12 @@ export interface SandboxOptions {
   port?: number;
   token?: string;
   endpointLimit?: number;
-  /** API requests per second per bearer token (a token bucket with a burst of as many), 0 = off. */
+  /** In force from the start: the faults `rateLimit` and `delayMs` (see faults.ts), and any other of POST /_sandbox/faults's fields. */
   rateLimit?: number;
-  /** Milliseconds every API answer waits before it is sent (the fault setting delayMs). */
   latencyMs?: number;
-  /** Faults in force from the start (same fields as POST /_sandbox/faults). */
   faults?: FaultPatch;
   now?: Clock['now'];
-  randomBytes?: (n: number) => Buffer;
+  randomBytes?: RandomBytes;
   /** After each API answer, and each delivery with the sandbox's time (the CLI logs both). */
   onRequest?: (entry: RecordedRequest) => void;
   onDelivery?: (report: DeliveryReport, at: string) => void;
