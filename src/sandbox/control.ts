@@ -7,21 +7,19 @@ import { fingerprint } from '../secret/fingerprint.js';
 import { parseSecret, signedHeaders } from '../signing/standard-webhooks.js';
 import { checkFaultPatch } from './faults.js';
 import { isLoopbackHost } from './ip.js';
-import { ApiFailure, checkBearer, checkDeliverBody, MAX_BODY_BYTES, newMessageId, valid, validationFailure } from './protocol.js';
+import { ApiFailure, bodyProblem, checkBearer, checkDeliverBody, MAX_BODY_BYTES, newMessageId, valid, validationFailure } from './protocol.js';
 import type { DeliveryReport, ReceiverAnswer, Reply, SandboxRequest } from './protocol.js';
 import { noStats, type SandboxState } from './state.js';
 
 export const isControlPath = (pathname: string) => pathname === '/_sandbox' || pathname.startsWith('/_sandbox/');
 
-function jsonBody(request: SandboxRequest): unknown {
-  const { bytes, tooLarge } = request.body;
-  if (tooLarge) throw validationFailure([{ field: 'body', location: 'body', problem: `must be at most ${MAX_BODY_BYTES} bytes` }]);
-  const text = bytes.toString('utf8').trim();
-  if (text === '') return {};
+function jsonBody({ body }: SandboxRequest): unknown {
+  if (body.tooLarge) return valid(bodyProblem(`must be at most ${MAX_BODY_BYTES} bytes`));
+  const text = body.bytes.toString('utf8').trim();
   try {
-    return JSON.parse(text) as unknown;
+    return text === '' ? {} : (JSON.parse(text) as unknown);
   } catch {
-    throw validationFailure([{ field: 'body', location: 'body', problem: 'is not valid JSON' }]);
+    return valid(bodyProblem('is not valid JSON'));
   }
 }
 
@@ -46,7 +44,7 @@ const ROUTES: Record<string, ControlRoute> = {
     const ms = typeof body === 'object' && body !== null && Object.keys(body).join() === 'advanceMs' ? (body as { advanceMs: unknown }).advanceMs : undefined;
     if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms < 0)
       throw validationFailure([{ field: 'advanceMs', location: 'body', problem: 'must be a non-negative integer (and the only field)' }]);
-    state.advanceClock(ms);
+    state.offsetMs += ms;
     return clock(state);
   },
   'POST /_sandbox/reset': (state) => {
@@ -88,8 +86,8 @@ async function deliverEvent(state: SandboxState, endpointId: string, body: unkno
   if (endpoint.status !== 'active') throw new ApiFailure(409, 'conflict', 'the endpoint is inactive: nothing is delivered to it until it is reactivated', { endpointId, status: endpoint.status });
   if (!(endpoint.eventTypes as string[]).includes(eventType))
     throw validationFailure([{ field: 'eventType', location: 'body', problem: `is not one of the endpoint's event types (${endpoint.eventTypes.join(', ')})` }]);
-  // Without what POST /_sandbox/clock added: that moves the sandbox's own deadlines, not the time a receiver compares with its clock.
-  const sentAt = state.baseNow();
+  // The real time, which a receiver compares with its own clock: without state.offsetMs.
+  const sentAt = state.options.now();
   const timestamp = Math.floor(sentAt / 1000);
   const webhookId = newMessageId(state.options.randomBytes);
   const payload = JSON.stringify({ type: eventType, timestamp: new Date(sentAt).toISOString(), data: data ?? {} });

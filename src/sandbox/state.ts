@@ -192,20 +192,14 @@ export class SandboxState {
   stats!: ReturnType<typeof noStats>;
   /** Deliveries waiting for their receiver, ended when the sandbox stops. */
   readonly deliveries = new Set<ClientRequest>();
-  private offsetMs = 0;
+  /** What POST /_sandbox/clock added to the injected clock: it moves the sandbox's deadlines, not the time its deliveries are sent at. */
+  offsetMs = 0;
 
   constructor(readonly options: StateOptions) {
     this.reset();
   }
 
-  /** The injected clock plus whatever POST /_sandbox/clock added. */
   readonly now = (): number => this.options.now() + this.offsetMs;
-  /** The injected clock alone: the real time of sending, for the timestamps of deliveries. */
-  readonly baseNow = (): number => this.options.now();
-
-  advanceClock(ms: number): void {
-    this.offsetMs += ms;
-  }
 
   logRequest(entry: RecordedRequest): void {
     this.requests.push(entry);
