@@ -1,26 +1,33 @@
-// One API request through the checks in their fixed order: injected faults,
-// rate limit (per bearer token), bearer token, Origin/anti-forgery headers, route, body, then the
-// operation. Pure over the state: the HTTP layer does the I/O.
-import type { IncomingHttpHeaders } from 'node:http';
-import { checkBearer, checkBrowserHeaders, headerValue } from './auth.js';
-import { parseJsonBody, type RawBody } from './body.js';
-import { ApiFailure, type Reply } from './envelopes.js';
-import { runOperation } from './operations.js';
-import { validationFailure } from './validation.js';
-import { matchApiRoute } from './routes.js';
-import type { SandboxState } from './state.js';
+// One API request through the checks in their fixed order (docs/sandbox.md): injected faults, rate limit,
+// bearer token, Origin/anti-forgery headers, route, body, idempotency, then the operation.
+import type { Scope } from '../api/schemas.js';
+import { checkDestination } from './ip.js';
+import { ApiFailure, checkBearer, checkBrowserHeaders, checkCreateBody, checkExpectedVersionBody, checkIdempotencyKey, checkRotateBody, headerValue, parseJsonBody, valid } from './protocol.js';
+import type { Outcome, Reply, SandboxRequest } from './protocol.js';
+import { fingerprint, type KeyScope, type SandboxState } from './state.js';
 
-export interface SandboxRequest {
-  method: string;
-  /** Path without the query, still percent-encoded. */
-  pathname: string;
-  headers: IncomingHttpHeaders;
-  body: RawBody;
-  remoteAddress: string | undefined;
+/** `key`: method and decoded path, the route part of an idempotency key. */
+export type ApiRoute = { operation: 'create' | 'rotate' | 'reactivate' | 'deactivate'; endpointId: string | null; key: string };
+
+/** The spec's three operations and deactivate, matched on decoded path segments. */
+export function matchApiRoute(method: string, pathname: string, scope: Scope): ApiRoute | null {
+  if (method !== 'POST') return null;
+  let s: string[];
+  try {
+    s = pathname.split('/').slice(1).map(decodeURIComponent);
+  } catch {
+    return null;
+  }
+  const prefix = ['v1', 'organizations', scope.organizationId, 'applications', scope.applicationId, 'environments', scope.environmentKey, 'webhook-endpoints'];
+  if (s.length < prefix.length || prefix.some((segment, i) => s[i] !== segment)) return null;
+  const [endpointId, ...action] = s.slice(prefix.length);
+  const key = `${method} ${JSON.stringify(s)}`;
+  if (endpointId === undefined) return { operation: 'create', endpointId: null, key };
+  if (endpointId === '') return null;
+  const verb = action.join('/');
+  const operation = verb === 'secret/rotate' ? 'rotate' : verb === 'reactivate' || verb === 'deactivate' ? verb : null;
+  return operation ? { operation, endpointId, key } : null;
 }
-
-/** A reply, or a connection to drop without answering. */
-export type Outcome = Reply | ApiFailure | 'drop';
 
 export function handleApiRequest(state: SandboxState, request: SandboxRequest): Outcome {
   const injected = state.faults.takeFailure();
@@ -31,31 +38,59 @@ export function handleApiRequest(state: SandboxState, request: SandboxRequest): 
   }
   const admission = state.faults.admit(headerValue(request.headers, 'authorization') ?? '');
   if (!admission.ok) {
-    state.stats.limited();
+    state.stats.rateLimited += 1;
     const { limit, waitMs } = admission;
-    // Retry-After is whole seconds (rounded up, so waiting it always works);
-    // Retry-After-Ms says the real wait, for clients that read it.
-    return new ApiFailure(
-      429,
-      'rate_limit_exceeded',
-      `more than ${limit} requests per second for this token`,
-      { limit, windowSeconds: 1 },
-      {
-        'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))),
-        'Retry-After-Ms': String(waitMs),
-      },
-    );
+    // Retry-After is whole seconds, rounded up so that waiting it always works; Retry-After-Ms is the real wait.
+    const headers = { 'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))), 'Retry-After-Ms': String(waitMs) };
+    return new ApiFailure(429, 'rate_limit_exceeded', `more than ${limit} requests per second for this token`, { limit, windowSeconds: 1 }, headers);
   }
-  const refused = checkBearer(request.headers, state.token) ?? checkBrowserHeaders(request.headers);
+  const refused = checkBearer(request.headers, state.options.token) ?? checkBrowserHeaders(request.headers);
   if (refused) return refused;
   const route = matchApiRoute(request.method, request.pathname, state.scope);
   if (!route) return new ApiFailure(404, 'resource_not_found', `no such resource: ${request.method} ${request.pathname}`, {});
-  const body = parseJsonBody(request.body);
-  if (!body.ok) return validationFailure(body.problems);
   try {
-    return runOperation(state, route, body.value, request.headers);
+    return runOperation(state, route, valid(parseJsonBody(request.body)), headerValue(request.headers, 'idempotency-key'));
   } catch (error) {
     if (error instanceof ApiFailure) return error;
     throw error;
+  }
+}
+
+/** Runs `apply` once per idempotency key; a repeat gets the stored result with the secret withheld. */
+function idempotent(state: SandboxState, route: ApiRoute, key: string | undefined, body: unknown, apply: () => Reply): Reply {
+  const scope: KeyScope = { token: state.options.token, method: 'POST', path: route.key, key: key! };
+  const print = fingerprint(body);
+  const found = state.idempotency.lookup(scope, print);
+  if (found.kind === 'conflict') throw new ApiFailure(422, 'idempotency_conflict', 'this Idempotency-Key was used with a different request body', { idempotencyKey: scope.key });
+  if (found.kind === 'replay') {
+    const data = { ...(found.result.data as object), secret: null, secretAvailable: false };
+    return { status: found.result.status, data, headers: { 'Idempotent-Replayed': 'true' } };
+  }
+  const reply = apply();
+  // Only successes are kept: a refusal changed nothing, so running the same key again is safe.
+  state.idempotency.save(scope, print, { status: reply.status, data: reply.data });
+  return reply;
+}
+
+function runOperation(state: SandboxState, route: ApiRoute, body: unknown, idempotencyKey: string | undefined): Reply {
+  const endpointId = route.endpointId ?? '';
+  switch (route.operation) {
+    case 'create': {
+      const input = valid(checkCreateBody(body), checkIdempotencyKey(idempotencyKey));
+      return idempotent(state, route, idempotencyKey, body, () => {
+        const verdict = checkDestination(input.destinationUrl);
+        if (!verdict.ok) throw new ApiFailure(422, 'webhook_destination_rejected', verdict.message, { field: 'destinationUrl', reason: verdict.reason });
+        return { status: 201, data: { ...state.endpoints.create(input), secretAvailable: true } };
+      });
+    }
+    case 'rotate': {
+      const input = valid(checkRotateBody(body), checkIdempotencyKey(idempotencyKey));
+      return idempotent(state, route, idempotencyKey, body, () => ({ status: 200, data: { ...state.endpoints.rotate(endpointId, input.expectedVersion, input.mode), secretAvailable: true } }));
+    }
+    case 'reactivate':
+    case 'deactivate': {
+      const input = valid(checkExpectedVersionBody(body));
+      return { status: 200, data: state.endpoints.setStatus(endpointId, input.expectedVersion, route.operation === 'reactivate' ? 'active' : 'inactive') };
+    }
   }
 }

@@ -1,33 +1,18 @@
-// Switches that make the sandbox misbehave on purpose, so that retries,
-// back-off and timeouts can be rehearsed: fail the next N API requests, drop
-// their connections, slow every answer, cap requests per second per token.
+// Switches that make the sandbox misbehave on purpose, so that retries, back-off and timeouts can be rehearsed.
 import { ERROR_CODES, type ApiErrorCode } from '../api/schemas.js';
-import type { Checked, FieldProblem } from './validation.js';
 import type { Clock } from '../system/clock.js';
+import { bodyProblem, type Checked, type FieldProblem } from './protocol.js';
 
-export interface FaultSettings {
-  /** How many of the next API requests fail. */
-  failNext: number;
-  /** Their status... */
-  status: number;
-  /** ...and error code (defaults by status). */
-  code: ApiErrorCode;
-  /** Seconds for a Retry-After header on those failures; null sends none. */
-  retryAfter: number | null;
-  /** Close the connection without answering instead of sending `status`. */
-  dropConnection: boolean;
-  /** Milliseconds every API answer waits before it is sent. */
-  delayMs: number;
-  /**
-   * API requests per second for each bearer token: a token bucket that holds
-   * up to this many requests (the burst) and refills at this rate; 0 is no limit.
-   */
-  rateLimit: number;
-}
+/**
+ * The next `failNext` API requests fail with `status` and `code` (by default the status's), Retry-After `retryAfter` seconds (null: none),
+ * or unanswered when `dropConnection`; every API answer waits `delayMs`; `rateLimit` requests per second per bearer token: a bucket of
+ * as many (the burst) refilled at that rate, 0 is no limit.
+ */
+export type FaultSettings = { failNext: number; status: number; code: ApiErrorCode; retryAfter: number | null; dropConnection: boolean; delayMs: number; rateLimit: number };
 
 export type FaultPatch = Partial<FaultSettings>;
 
-export const FAULT_STATUS_CODES: Readonly<Record<number, ApiErrorCode>> = {
+const FAULT_STATUS_CODES: Readonly<Record<number, ApiErrorCode>> = {
   400: 'validation_failed',
   401: 'authentication_failed',
   403: 'permission_denied',
@@ -41,17 +26,7 @@ export const FAULT_STATUS_CODES: Readonly<Record<number, ApiErrorCode>> = {
   504: 'service_unavailable',
 };
 
-export const NO_FAULTS: FaultSettings = {
-  failNext: 0,
-  status: 503,
-  code: 'service_unavailable',
-  retryAfter: null,
-  dropConnection: false,
-  delayMs: 0,
-  rateLimit: 0,
-};
-
-const MAX_DELAY_MS = 10 * 60 * 1000;
+export const NO_FAULTS: FaultSettings = { failNext: 0, status: 503, code: 'service_unavailable', retryAfter: null, dropConnection: false, delayMs: 0, rateLimit: 0 };
 
 const integerIn = (min: number, max: number) => (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max ? null : `must be an integer from ${min} to ${max}`);
 
@@ -61,46 +36,35 @@ const FIELD_CHECKS: Record<keyof FaultSettings, (v: unknown) => string | null> =
   code: (v) => (typeof v === 'string' && (ERROR_CODES as readonly string[]).includes(v) ? null : 'must be one of the spec error codes'),
   retryAfter: (v) => (v === null ? null : integerIn(0, 86_400)(v)),
   dropConnection: (v) => (typeof v === 'boolean' ? null : 'must be true or false'),
-  delayMs: integerIn(0, MAX_DELAY_MS),
+  delayMs: integerIn(0, 10 * 60 * 1000),
   rateLimit: integerIn(0, 1_000_000),
 };
 
 /** Checks a (partial) fault document, e.g. the body of POST /_sandbox/faults. */
 export function checkFaultPatch(body: unknown): Checked<FaultPatch> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { ok: false, problems: [{ field: 'body', location: 'body', problem: 'must be a JSON object' }] };
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return bodyProblem('must be a JSON object');
   const problems: FieldProblem[] = [];
   for (const [field, value] of Object.entries(body)) {
-    const check = Object.hasOwn(FIELD_CHECKS, field) ? FIELD_CHECKS[field as keyof FaultSettings] : null;
-    const problem = check ? check(value) : 'is not an allowed field';
+    const problem = Object.hasOwn(FIELD_CHECKS, field) ? FIELD_CHECKS[field as keyof FaultSettings](value) : 'is not an allowed field';
     if (problem) problems.push({ field, location: 'body', problem });
   }
   return problems.length ? { ok: false, problems } : { ok: true, value: body as FaultPatch };
 }
 
-/** Applies a patch; a new status without a code brings that status's default code. */
+/** A new status without a code brings that status's default code. */
 export function applyFaultPatch(current: FaultSettings, patch: FaultPatch): FaultSettings {
   const next = { ...current, ...patch };
   if (patch.status !== undefined && patch.code === undefined) next.code = FAULT_STATUS_CODES[patch.status] ?? 'internal_error';
   return next;
 }
 
-export type InjectedFailure = Pick<FaultSettings, 'status' | 'code' | 'retryAfter' | 'dropConnection'>;
-
-/** The answer of the rate limiter: go, or wait this long for the next request to fit. */
-export type Admission = { ok: true } | { ok: false; waitMs: number; limit: number };
-
-interface Bucket {
-  tokens: number;
-  at: number;
-}
-
-/** Beyond this many buckets, full ones (idle tokens) are forgotten: they equal a fresh bucket. */
+/** Beyond this many buckets, full ones are forgotten: they equal a fresh bucket. */
 const MAX_IDLE_BUCKETS = 1024;
 const EPSILON = 1e-9;
 
 export class Faults {
   private settings: FaultSettings;
-  private readonly buckets = new Map<string, Bucket>();
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
 
   constructor(
     private readonly initial: FaultSettings,
@@ -121,26 +85,22 @@ export class Faults {
     return this.current;
   }
 
-  reset(): void {
+  reset(): FaultSettings {
     this.settings = { ...this.initial };
     this.buckets.clear();
+    return this.current;
   }
 
   /** Consumes one injected failure, if any is pending. */
-  takeFailure(): InjectedFailure | null {
+  takeFailure(): Pick<FaultSettings, 'status' | 'code' | 'retryAfter' | 'dropConnection'> | null {
     if (this.settings.failNext <= 0) return null;
     this.settings.failNext -= 1;
     const { status, code, retryAfter, dropConnection } = this.settings;
     return { status, code, retryAfter, dropConnection };
   }
 
-  /**
-   * Counts one request of `key` (the caller's bearer token) against the rate
-   * limit: a bucket of `rateLimit` requests per key, refilled continuously at
-   * `rateLimit` per second by the injected clock. A refused request takes
-   * nothing from the bucket; `waitMs` is when one request will fit again.
-   */
-  admit(key: string): Admission {
+  /** One request of `key` (a bearer token) against the token bucket; a refused one takes nothing, and `waitMs` says when one fits again. */
+  admit(key: string): { ok: true } | { ok: false; waitMs: number; limit: number } {
     const rate = this.settings.rateLimit;
     if (rate <= 0) return { ok: true };
     const now = this.now();
@@ -148,17 +108,12 @@ export class Faults {
     bucket.tokens = Math.min(rate, bucket.tokens + (Math.max(0, now - bucket.at) * rate) / 1000);
     bucket.at = now;
     this.buckets.set(key, bucket);
-    if (this.buckets.size > MAX_IDLE_BUCKETS) this.forgetFullBuckets(now);
+    if (this.buckets.size > MAX_IDLE_BUCKETS) for (const [k, b] of this.buckets) if (b.tokens + ((now - b.at) * rate) / 1000 >= rate) this.buckets.delete(k);
     // The epsilon absorbs floating-point dust (0.998 + 0.002 must make 1).
     if (bucket.tokens >= 1 - EPSILON) {
       bucket.tokens = Math.max(0, bucket.tokens - 1);
       return { ok: true };
     }
     return { ok: false, waitMs: Math.max(1, Math.ceil(((1 - bucket.tokens) * 1000) / rate - EPSILON)), limit: rate };
-  }
-
-  private forgetFullBuckets(now: number): void {
-    const rate = this.settings.rateLimit;
-    for (const [key, b] of this.buckets) if (b.tokens + ((now - b.at) * rate) / 1000 >= rate) this.buckets.delete(key);
   }
 }

@@ -1,69 +1,39 @@
-// Literal IP addresses: parsing and the ranges a webhook must never reach.
-// Pure; no DNS. IPv6 forms that embed an IPv4 address are judged by the
-// embedded address, so `::ffff:127.0.0.1` is as much loopback as `127.0.0.1`.
-
-export type AddressClass = 'unspecified' | 'loopback' | 'private' | 'shared' | 'link-local' | 'multicast' | 'reserved';
+// Literal IP addresses (no DNS) and where a webhook may point. IPv6 forms that embed an IPv4
+// address are judged by it, so `::ffff:127.0.0.1` is as much loopback as `127.0.0.1`.
+type AddressClass = 'unspecified' | 'loopback' | 'private' | 'shared' | 'link-local' | 'multicast' | 'reserved';
 
 /** Strict dotted decimal (what the WHATWG URL parser serializes to). */
 export function parseIPv4(text: string): number[] | null {
   const parts = text.split('.');
-  if (parts.length !== 4) return null;
-  const bytes: number[] = [];
-  for (const part of parts) {
-    if (!/^(0|[1-9][0-9]{0,2})$/.test(part)) return null;
-    const n = Number(part);
-    if (n > 255) return null;
-    bytes.push(n);
-  }
-  return bytes;
+  return parts.length === 4 && parts.every((p) => /^(0|[1-9][0-9]{0,2})$/.test(p) && Number(p) <= 255) ? parts.map(Number) : null;
 }
 
 /** Any RFC 4291 text form, with or without brackets or a zone id; 16 bytes. */
 export function parseIPv6(text: string): number[] | null {
   let s = text.startsWith('[') && text.endsWith(']') ? text.slice(1, -1) : text;
-  const zone = s.indexOf('%');
-  if (zone !== -1) s = s.slice(0, zone);
+  if (s.includes('%')) s = s.slice(0, s.indexOf('%'));
   if (!s.includes(':')) return null;
-
   let tail: number[] = [];
   const lastColon = s.lastIndexOf(':');
-  const last = s.slice(lastColon + 1);
-  if (last.includes('.')) {
-    const v4 = parseIPv4(last);
+  if (s.slice(lastColon + 1).includes('.')) {
+    const v4 = parseIPv4(s.slice(lastColon + 1));
     if (!v4) return null;
     tail = v4;
     s = s.slice(0, lastColon + 1); // keep a "::" that precedes the IPv4 part
     if (!s.endsWith('::')) s = s.slice(0, -1);
   }
-
   const halves = s.split('::');
   if (halves.length > 2) return null;
-  const groups = (part: string | undefined): number[] | null => {
-    if (!part) return [];
-    const out: number[] = [];
-    for (const g of part.split(':')) {
-      if (!/^[0-9a-fA-F]{1,4}$/.test(g)) return null;
-      out.push(parseInt(g, 16));
-    }
-    return out;
-  };
-  const head = groups(halves[0]);
-  const rest = halves.length === 2 ? groups(halves[1]) : [];
-  if (!head || !rest) return null;
-  const wanted = 8 - tail.length / 2;
-  let words: number[];
-  if (halves.length === 2) {
-    const missing = wanted - head.length - rest.length;
-    if (missing < 1) return null;
-    words = [...head, ...new Array<number>(missing).fill(0), ...rest];
-  } else {
-    if (head.length !== wanted) return null;
-    words = head;
-  }
+  const groups = halves.map((part) => (part === '' ? [] : part.split(':')));
+  if (!groups.flat().every((g) => /^[0-9a-fA-F]{1,4}$/.test(g))) return null;
+  const [head = [], rest = []] = groups.map((g) => g.map((x) => parseInt(x, 16)));
+  const missing = 8 - tail.length / 2 - head.length - rest.length;
+  if (halves.length === 2 ? missing < 1 : missing !== 0) return null;
+  const words = [...head, ...new Array<number>(missing).fill(0), ...rest];
   return [...words.flatMap((w) => [w >> 8, w & 0xff]), ...tail];
 }
 
-export function classifyIPv4(b: readonly number[]): AddressClass | null {
+function classifyIPv4(b: readonly number[]): AddressClass | null {
   const [a = 0, c = 0] = b;
   if (a === 0) return 'unspecified'; // 0.0.0.0/8, "this network"
   if (a === 127) return 'loopback';
@@ -78,7 +48,7 @@ export function classifyIPv4(b: readonly number[]): AddressClass | null {
 const zeros = (b: readonly number[], from: number, to: number) => b.slice(from, to).every((x) => x === 0);
 
 /** The IPv4 address an IPv6 address stands for, if it is one of the embedding forms. */
-export function embeddedIPv4(b: readonly number[]): number[] | null {
+function embeddedIPv4(b: readonly number[]): number[] | null {
   if (zeros(b, 0, 10) && b[10] === 0xff && b[11] === 0xff) return b.slice(12); // ::ffff:a.b.c.d (mapped)
   if (zeros(b, 0, 12)) return b.slice(12); // ::a.b.c.d (compatible, deprecated)
   if (zeros(b, 0, 8) && b[8] === 0xff && b[9] === 0xff && zeros(b, 10, 12)) return b.slice(12); // ::ffff:0:a.b.c.d (translated)
@@ -87,7 +57,7 @@ export function embeddedIPv4(b: readonly number[]): number[] | null {
   return null;
 }
 
-export function classifyIPv6(b: readonly number[]): AddressClass | null {
+function classifyIPv6(b: readonly number[]): AddressClass | null {
   if (zeros(b, 0, 16)) return 'unspecified';
   if (zeros(b, 0, 15) && b[15] === 1) return 'loopback';
   const v4 = embeddedIPv4(b);
@@ -113,4 +83,40 @@ export function classifyAddress(host: string): AddressClass | null {
 export function isLoopbackHost(host: string): boolean {
   const h = host.toLowerCase().replace(/\.$/, '');
   return h === 'localhost' || classifyAddress(h) === 'loopback';
+}
+
+type DestinationRejection = 'invalid_url' | 'not_https' | 'userinfo' | 'localhost' | AddressClass;
+
+const REJECTIONS: Record<DestinationRejection, string> = {
+  invalid_url: 'destinationUrl is not an absolute URL',
+  not_https: 'destinationUrl must use https (http:// only on a loopback host, for a local receiver)',
+  userinfo: 'destinationUrl must not contain a user name or password',
+  localhost: 'destinationUrl must not point at localhost',
+  unspecified: 'destinationUrl must not point at an unspecified address',
+  loopback: 'destinationUrl must not point at a loopback address',
+  private: 'destinationUrl must not point at a private address',
+  shared: 'destinationUrl must not point at a shared (carrier-grade NAT) address',
+  'link-local': 'destinationUrl must not point at a link-local address',
+  multicast: 'destinationUrl must not point at a multicast address',
+  reserved: 'destinationUrl must not point at a reserved address',
+};
+
+/**
+ * Judged on the WHATWG parse, which already turns 0x7f.1 and 2130706433 into dotted decimal; names are not resolved.
+ * Unlike the real service, `http://` on a loopback host passes, so that the sandbox can deliver to a local receiver.
+ */
+export function checkDestination(raw: string): { ok: true } | { ok: false; reason: DestinationRejection; message: string } {
+  const reject = (reason: DestinationRejection) => ({ ok: false as const, reason, message: REJECTIONS[reason] });
+  if (!URL.canParse(raw)) return reject('invalid_url');
+  const url = new URL(raw);
+  const localReceiver = url.protocol === 'http:' && isLoopbackHost(url.hostname);
+  if (url.protocol !== 'https:' && !localReceiver) return reject('not_https');
+  // "https://@host" parses to an empty user name; the raw authority still has the "@".
+  const authority = /^[a-z][a-z0-9+.-]*:[/\\]*([^/?#\\]*)/i.exec(raw.trim())?.[1] ?? '';
+  if (url.username !== '' || url.password !== '' || authority.includes('@')) return reject('userinfo');
+  if (localReceiver) return { ok: true };
+  const host = url.hostname.toLowerCase().replace(/\.$/, '');
+  if (host === 'localhost' || host.endsWith('.localhost')) return reject('localhost');
+  const addressClass = classifyAddress(host);
+  return addressClass ? reject(addressClass) : { ok: true };
 }

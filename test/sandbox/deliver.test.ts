@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { errorCode, HOUR, sandbox, T0 } from '../support/sandbox.js';
 import { receiver, signaturesOf } from '../support/receiver.js';
 import { waitFor } from '../support/run.js';
-import { DELIVERY_TIMEOUT_MS } from '../../src/sandbox/deliverer.js';
+import { DELIVERY_TIMEOUT_MS } from '../../src/sandbox/control.js';
 
 const E0 = 'chat.message.created.v1';
 const hook = (url: string) => ({ name: 'local receiver', destinationUrl: url, eventTypes: [E0, 'chat.message.updated.v1'] });

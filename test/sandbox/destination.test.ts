@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkDestination } from '../../src/sandbox/destination.js';
+import { checkDestination } from '../../src/sandbox/ip.js';
 
 const reasonOf = (url: string) => {
   const v = checkDestination(url);

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { EndpointStore, OVERLAP_MS } from '../../src/sandbox/endpoints.js';
-import { ApiFailure } from '../../src/sandbox/envelopes.js';
-import { matchApiRoute } from '../../src/sandbox/routes.js';
-import { SANDBOX_SCOPE } from '../../src/sandbox/state.js';
+import { matchApiRoute } from '../../src/sandbox/api.js';
+import { ApiFailure } from '../../src/sandbox/protocol.js';
+import { EndpointStore, OVERLAP_MS, SANDBOX_SCOPE } from '../../src/sandbox/state.js';
 
 function setup(limit = 10) {
   let now = Date.parse('2030-01-01T00:00:00.000Z');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, fingerprint, IDEMPOTENCY_TTL_MS, IdempotencyStore } from '../../src/sandbox/idempotency.js';
+import { canonicalJson, fingerprint, IDEMPOTENCY_TTL_MS, IdempotencyStore } from '../../src/sandbox/state.js';
 
 const scope = { token: 't', method: 'POST', path: '/p', key: 'k' };
 const result = { status: 201, data: { secret: 's' } };

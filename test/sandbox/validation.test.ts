@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EVENT_TYPES, LIMITS } from '../../src/api/schemas.js';
-import { parseJsonBody } from '../../src/sandbox/body.js';
-import { checkCreateBody, checkExpectedVersionBody, checkIdempotencyKey, checkRotateBody, type Checked } from '../../src/sandbox/validation.js';
+import { checkCreateBody, checkExpectedVersionBody, checkIdempotencyKey, checkRotateBody, parseJsonBody, type Checked } from '../../src/sandbox/protocol.js';
 
 const good = { name: 'n', destinationUrl: 'https://example.com/h', eventTypes: ['chat.message.created.v1'] };
 const fields = (c: Checked<unknown>) => (c.ok ? [] : c.problems.map((p) => p.field));

@@ -1,17 +1,11 @@
-// chatctl sandbox: wires the command line to run.ts beside it (the server itself is src/sandbox/).
+// chatctl sandbox: the flags, parsed here; run.ts (loaded only when it runs) does the work, src/sandbox/ is the server.
 import type { Command } from 'commander';
 import { examples, type Factory } from '../app.js';
 import { CliError, usageError } from '../../errors/cli-error.js';
 import { jsonDocumentText } from '../../output/json.js';
+import type { SandboxIo } from './run.js';
 
-export interface SandboxFlags {
-  host: string;
-  port: string;
-  token?: string;
-  endpointLimit: string;
-  rateLimit: string;
-  latency: string;
-}
+export type SandboxFlags = { host: string; port: string; token?: string; endpointLimit: string; rateLimit: string; latency: string };
 
 const wholeNumber = (raw: string, flag: string, max: number) => {
   if (!/^\d+$/.test(raw) || Number(raw) > max) throw usageError(`invalid ${flag} "${raw}": a whole number from 0 to ${max}`);
@@ -23,19 +17,17 @@ export async function runSandbox(flags: SandboxFlags, f: Factory): Promise<void>
   const state = f.state();
   const { runSandboxCommand } = await import('./run.js');
   const stopped = new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
-  const code = await runSandboxCommand(
-    {
-      host: flags.host,
-      port: wholeNumber(flags.port, '--port', 65535),
-      token: flags.token,
-      endpointLimit: wholeNumber(flags.endpointLimit, '--endpoint-limit', 1_000_000),
-      rateLimit: wholeNumber(flags.rateLimit, '--rate-limit', 1_000_000),
-      latencyMs: wholeNumber(flags.latency, '--latency', 600_000),
-      json: state.output.json,
-    },
-    { stdout: (s) => ctx.io.stdout.write(s), stderr: (s) => ctx.io.stderr.write(s), secret: (v) => ctx.io.scrubber.announceValue(v), document: (v) => jsonDocumentText(ctx.io, v, 'one-line') },
-    stopped,
-  );
+  const port = wholeNumber(flags.port, '--port', 65535);
+  const endpointLimit = wholeNumber(flags.endpointLimit, '--endpoint-limit', 1_000_000);
+  const rateLimit = wholeNumber(flags.rateLimit, '--rate-limit', 1_000_000);
+  const latencyMs = wholeNumber(flags.latency, '--latency', 600_000);
+  const io: SandboxIo = {
+    stdout: (s) => ctx.io.stdout.write(s),
+    stderr: (s) => ctx.io.stderr.write(s),
+    secret: (v) => ctx.io.scrubber.announceValue(v),
+    document: (v) => jsonDocumentText(ctx.io, v, 'one-line'),
+  };
+  const code = await runSandboxCommand({ host: flags.host, port, token: flags.token, endpointLimit, rateLimit, latencyMs, json: state.output.json }, io, stopped);
   // runSandboxCommand has already printed why; only the exit status is left.
   if (code !== 0) throw new CliError(code === 2 ? 'usage_error' : 'internal_error', 'the sandbox could not start', code === 2 ? 2 : 1, { reported: true });
 }

@@ -11,7 +11,7 @@ import { createServer as createHttps, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { cleanupTempDirs, runCli, tempDir, workspace } from '../../support/run.js';
 import { startSandbox, type RunningSandbox } from '../../../src/sandbox/server.js';
-import type { RecordedRequest } from '../../../src/sandbox/request-log.js';
+import type { RecordedRequest } from '../../../src/sandbox/state.js';
 
 let sandbox: RunningSandbox;
 const seen: RecordedRequest[] = [];

@@ -13,7 +13,7 @@ import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 import { scopedPath } from '../../../../../src/api/schemas.js';
 import type { WireResponse } from '../../../../../src/http/transport.js';
 import { handleApiRequest } from '../../../../../src/sandbox/api.js';
-import { toAnswer } from '../../../../../src/sandbox/envelopes.js';
+import { toAnswer } from '../../../../../src/sandbox/protocol.js';
 import { NO_FAULTS } from '../../../../../src/sandbox/faults.js';
 import { SandboxState } from '../../../../../src/sandbox/state.js';
 import type { ItemRequest as RotateRequest } from '../../../../../src/commands/webhooks/rotate-from/runner.js';
