@@ -7,7 +7,7 @@ import type { Outcome, Reply, SandboxRequest } from './protocol.js';
 import { fingerprint, type KeyScope, type SandboxState } from './state.js';
 
 /** `key`: method and decoded path, the route part of an idempotency key. */
-export type ApiRoute = { operation: 'create' | 'rotate' | 'reactivate' | 'deactivate'; endpointId: string | null; key: string };
+type ApiRoute = { operation: 'create' | 'rotate' | 'reactivate' | 'deactivate'; endpointId: string | null; key: string };
 
 /** The spec's three operations and deactivate, matched on decoded path segments. */
 export function matchApiRoute(method: string, pathname: string, scope: Scope): ApiRoute | null {

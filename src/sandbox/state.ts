@@ -180,7 +180,7 @@ export type RecordedRequest = { at: string; requestId: string; method: string; p
 /** GET /_sandbox/stats, so a benchmark reads its 429s without keeping every request: answers by status ("dropped" when closed unanswered), and the rate limiter's 429s (not injected ones). */
 export const noStats = () => ({ requests: 0, statuses: {} as Record<string, number>, rateLimited: 0 });
 
-export type StateOptions = { token: string; endpointLimit: number; faults: FaultSettings; now: Clock['now']; randomBytes: RandomBytes; onDelivery?: (report: DeliveryReport, at: string) => void };
+type StateOptions = { token: string; endpointLimit: number; faults: FaultSettings; now: Clock['now']; randomBytes: RandomBytes; onDelivery?: (report: DeliveryReport, at: string) => void };
 
 export class SandboxState {
   readonly scope = SANDBOX_SCOPE;

@@ -5,14 +5,14 @@ import { CliError, usageError } from '../../errors/cli-error.js';
 import { jsonDocumentText } from '../../output/json.js';
 import type { SandboxIo } from './run.js';
 
-export type SandboxFlags = { host: string; port: string; token?: string; endpointLimit: string; rateLimit: string; latency: string };
+type SandboxFlags = { host: string; port: string; token?: string; endpointLimit: string; rateLimit: string; latency: string };
 
 const wholeNumber = (raw: string, flag: string, max: number) => {
   if (!/^\d+$/.test(raw) || Number(raw) > max) throw usageError(`invalid ${flag} "${raw}": a whole number from 0 to ${max}`);
   return Number(raw);
 };
 
-export async function runSandbox(flags: SandboxFlags, f: Factory): Promise<void> {
+async function runSandbox(flags: SandboxFlags, f: Factory): Promise<void> {
   const { ctx } = f;
   const state = f.state();
   const { runSandboxCommand } = await import('./run.js');
