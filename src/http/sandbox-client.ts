@@ -53,7 +53,7 @@ export async function requireSandbox(cfg: ClientConfig): Promise<void> {
 }
 
 /**
- * Longer than the sandbox gives a receiver (10 s, src/sandbox/deliver.ts):
+ * Longer than the sandbox gives a receiver (10 s, src/sandbox/control.ts):
  * the sandbox always answers first, with the receiver's fate, so a slow
  * receiver is reported as such and never makes chatctl time out and send
  * the delivery again.
