@@ -1,26 +1,12 @@
 // The rate control every worker of a `--from` run shares (docs/fleet.md,
-// Rate). Workers ask `acquire()` before each request; it holds them while the
-// run is paused and spaces requests at the allowed rate.
-//
-// - At first there is no rate: requests go as fast as the workers can send
-//   them (the server's limit is not known, and most runs never meet it).
-// - A 429 or 503 pauses every worker for the server's wait (Retry-After-Ms
-//   when the server sends it, else Retry-After, else backoff with full
-//   jitter), and sets the rate to `decrease` times what the server was
-//   actually answering just before: a multiplicative decrease.
-// - Then, every `stepMs` and `stepSuccesses` successes without another
-//   refusal, the rate climbs by a step of `increase` times that new rate: an
-//   additive increase, so a run settles just under the server's limit
-//   instead of hammering it.
-// - Several requests in flight when the server starts refusing all come back
-//   429; only the first of them (those sent after the last decrease) lowers
-//   the rate again, the others only extend the pause.
+// Rate): unpaced until the server refuses; a 429 or 503 pauses every worker
+// for its wait and cuts the rate to `decrease` times what the server was
+// answering (only the first refusal of those in flight cuts it); then it
+// climbs by `increase` steps (additive increase, multiplicative decrease).
 import { BACKOFF_BASE_MS, BACKOFF_CAP_MS } from '../../../http/retry.js';
 import type { Clock } from '../../../system/clock.js';
 
-export interface RateClock extends Clock {
-  random(): number;
-}
+export type RateClock = Clock & { random(): number };
 
 export interface RateSettings {
   /** Multiplicative decrease on a refusal (0..1). */
@@ -37,21 +23,10 @@ export interface RateSettings {
 
 export const DEFAULT_RATE_SETTINGS: RateSettings = { decrease: 0.8, increase: 0.05, stepMs: 250, stepSuccesses: 25, minRate: 0.5 };
 
-/**
- * Successes are counted in SLOTS slots of SLOT_MS each: the count over the
- * last second is the rate the server was answering at. A count, not a
- * quotient over a shorter span, so the burst a server allows at the start
- * of a run is not mistaken for its rate.
- */
+// Successes over the last second in SLOTS slots: a count, not a quotient over
+// a shorter span, so a server's burst at a run's start is not taken for its rate.
 const SLOT_MS = 100;
 const SLOTS = 10;
-
-export interface RateSnapshot {
-  /** Requests per second allowed now; null before the first refusal (unpaced). */
-  rate: number | null;
-  pausedUntil: number;
-  throttles: number;
-}
 
 export class RateController {
   private rate = Number.POSITIVE_INFINITY;
@@ -77,14 +52,9 @@ export class RateController {
   ) {}
 
   /**
-   * Resolves when this worker may send: after any pause, and at least
-   * 1/rate after the previous request. Rejects when `signal` aborts.
-   *
-   * Workers take turns, first come first served: only the one whose turn it
-   * is waits on the clock, for the next slot, and hands the turn on when it
-   * has it. (All of them waiting on the clock for the same slot would wake
-   * together for every slot, one to go and the rest to sleep again: work
-   * growing with --concurrency for every request.)
+   * Resolves when this worker may send: after any pause, 1/rate after the
+   * previous request. Workers take turns, so that only one waits on the clock
+   * (all waking for every slot would cost work growing with --concurrency).
    */
   async acquire(signal: AbortSignal): Promise<number> {
     if (signal.aborted) throw signal.reason ?? new Error('aborted');
@@ -99,7 +69,6 @@ export class RateController {
     }
   }
 
-  /** Resolves when the turn is handed to this worker; rejects (and leaves the line) when `signal` aborts. */
   private awaitTurn(signal: AbortSignal): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const onAbort = () => {
@@ -122,10 +91,9 @@ export class RateController {
       const now = this.clock.now();
       const at = Math.max(now, this.pausedUntil, this.nextAt);
       if (at <= now) {
-        // The next slot follows this one's scheduled time, not the moment the
-        // timer fired (timers run late; that lateness must not add up), but
-        // time spent idle is no credit for a burst.
-        const interval = this.interval();
+        // The next slot follows this one's scheduled time (a late timer's lateness
+        // must not add up), but time spent idle is no credit for a burst.
+        const interval = Number.isFinite(this.rate) ? 1000 / this.rate : 0;
         this.nextAt = Math.max(this.nextAt, now - interval) + interval;
         return now;
       }
@@ -146,10 +114,7 @@ export class RateController {
     }
   }
 
-  /**
-   * The server refused a request sent at `sentAt` with 429 or 503, asking to
-   * wait `waitMs` (undefined: it did not say). Returns the pause applied.
-   */
+  /** A 429 or 503 to a request sent at `sentAt`, asking to wait `waitMs` (if it said). Returns the pause applied. */
   refused(sentAt: number, waitMs: number | undefined): number {
     const now = this.clock.now();
     this.throttles += 1;
@@ -166,7 +131,8 @@ export class RateController {
       this.lastDecreaseAt = now;
       this.sinceStep = 0;
     }
-    const wait = waitMs ?? backoff(this.consecutive, this.clock.random);
+    // Full jitter, as for single requests (docs/secrets.md, what is retried).
+    const wait = waitMs ?? Math.floor(this.clock.random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** this.consecutive));
     this.consecutive += 1;
     this.pausedUntil = Math.max(this.pausedUntil, now + wait);
     this.lastStepAt = Math.max(this.lastStepAt, this.pausedUntil);
@@ -175,12 +141,9 @@ export class RateController {
     return this.pausedUntil - now;
   }
 
-  snapshot(): RateSnapshot {
+  /** rate: requests per second allowed now; null while unpaced. */
+  snapshot(): { rate: number | null; pausedUntil: number; throttles: number } {
     return { rate: Number.isFinite(this.rate) ? this.rate : null, pausedUntil: this.pausedUntil, throttles: this.throttles };
-  }
-
-  private interval(): number {
-    return Number.isFinite(this.rate) ? 1000 / this.rate : 0;
   }
 
   /** Moves the slot ring to `now`, emptying the slots that fell out of the last second. */
@@ -203,9 +166,4 @@ export class RateController {
     const count = this.slots.reduce((a, b) => a + b, 0);
     return count >= 2 ? (count * 1000) / (SLOT_MS * SLOTS) : undefined;
   }
-}
-
-/** Full jitter, as for single requests (docs/secrets.md, what is retried). */
-function backoff(retryIndex: number, random: () => number): number {
-  return Math.floor(random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** retryIndex));
 }
