@@ -1,8 +1,6 @@
-// chatctl webhooks rotate --from FILE|- (docs/fleet.md). Everything that can
-// be refused is refused before anything is sent: flags, scope and token,
-// destinations, the next manifest's file, the journal (locked, read), every
-// manifest line, the confirmation of immediate rotations. Then the run
-// (runner.ts), the next manifest, the summary and the exit code.
+// chatctl webhooks rotate --from FILE|- (docs/fleet.md): everything that can
+// be refused is refused before anything is sent (flags, token, destinations,
+// next manifest, journal, every line, confirmation); then the run (runner.ts).
 // A bundle of its own (dist/lazy/bulk.cjs): single-endpoint runs never load it.
 import type { Factory } from '../../app.js';
 import { dirname, resolve } from 'node:path';
@@ -44,21 +42,8 @@ import { CiReport } from '../../../run/ci-report.js';
 import { ciReportWanted } from '../../../output/actions-mask.js';
 import { escrowOf, type EscrowFlags } from '../escrow-flags.js';
 
-export interface FromOptions extends EscrowFlags {
-  from: string;
-  concurrency?: string;
-  journal?: string;
-  secretTo?: string[];
-  secretFile?: string;
-  force?: boolean;
-  mode?: string;
-  yes?: boolean;
-  expectedVersion?: string;
-  idempotencyKey?: string;
-  nextManifest?: string;
-  every?: string;
-  report?: string;
-}
+type StringFlag = 'concurrency' | 'journal' | 'secretFile' | 'mode' | 'expectedVersion' | 'idempotencyKey' | 'nextManifest' | 'every' | 'report';
+type FromOptions = EscrowFlags & { from: string; secretTo?: string[]; force?: boolean; yes?: boolean } & { [K in StringFlag]?: string };
 
 const MAX_CONCURRENCY = 64;
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
@@ -118,21 +103,11 @@ async function prepare(opts: FromOptions, f: Factory) {
   const reportPath = opts.report !== undefined ? resolve(ctx.cwd, opts.report) : undefined;
   // Taken last: nothing after it may refuse the run while the file is held.
   if (next && !state.dryRun) await next.lock(ctx);
-  return {
-    json,
-    concurrency: raw === undefined ? 4 : Number(raw),
-    defaultMode: opts.mode as RotationMode | undefined,
-    scope: { baseUrl: conn.baseUrl, ...conn.scope } as JournalScope,
-    secrets,
-    journalPath,
-    next,
-    everyMs,
-    escrow,
-    reportPath,
-    /** Each item's new-secret hint repeats the destinations as given, {id} replaced. */
-    given: { secretTo: opts.secretTo, secretFile: opts.secretFile, force: opts.force },
-    yes: Boolean(opts.yes),
-  };
+  const scope: JournalScope = { baseUrl: conn.baseUrl, ...conn.scope };
+  // given: each item's new-secret hint repeats the destinations as given, {id} replaced.
+  const given = { secretTo: opts.secretTo, secretFile: opts.secretFile, force: opts.force };
+  const concurrency = raw === undefined ? 4 : Number(raw);
+  return { json, concurrency, defaultMode: opts.mode as RotationMode | undefined, scope, secrets, journalPath, next, everyMs, escrow, reportPath, given, yes: Boolean(opts.yes) };
 }
 
 /** `--every 30d`: a whole number and a unit (s, m, h, d, w), at most ten years. */

@@ -1,8 +1,6 @@
-// The journal of a `--from` run (docs/fleet.md): an append-only NDJSON file,
-// mode 0600, of Idempotency-Keys, versions and fingerprints (never a secret),
-// so that a re-run picks up where a killed run stopped without rotating any
-// endpoint twice. Its records are facts that only add up: a later refusal
-// never erases that an earlier key was applied (Prior.settled).
+// The journal of a `--from` run (docs/fleet.md): append-only NDJSON, mode
+// 0600, of keys, versions and fingerprints (never a secret), so that a re-run
+// goes on where a killed run stopped without rotating any endpoint twice.
 import { closeSync, lstatSync, openSync, readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import type { RotationMode } from '../../../api/spec.js';
@@ -22,20 +20,19 @@ type Item = { runAt?: string };
 
 export type JournalRecord =
   | { t: 'run'; v: 1; at: string; scope: JournalScope }
-  /** Before an item's request is sent, durable first. */
   | ({ t: 'send'; id: string; key: string; ev: number; mode: RotationMode } & Item)
-  /** The server rotated it; recovered: the copy kept while it is delivered. */
+  /** recovered: the copy kept while it is delivered. */
   | ({ t: 'applied'; id: string; key: string; version: number | null; fp: string; recovered?: string | null; at?: string } & Item)
   | ({ t: 'ok'; id: string; key: string; version: number | null; fp: string; delivery: DeliveryRecord[]; requestId: string; at?: string } & Item)
   /** whole: the copy kept is a whole odd answer, not a secret to deliver again. */
   | ({ t: 'fail'; id: string; key: string; applied: boolean | null; exitCode: number; code: string; recovered?: string | null; whole?: boolean } & Item)
-  /** clean: every item done, nothing interrupted. */
   | { t: 'end'; at: string; clean: boolean };
 
 /**
- * What earlier runs left for one endpoint: `sent` (outcome unknown: re-send,
- * same key), `applied` (delivery not confirmed), `ok` (done), `refused`
- * (nothing changed: a new key).
+ * What earlier runs left for one endpoint. at: when the run that wrote its
+ * latest record started; appliedAt: what --every measures from; run: that
+ * run's place among the "run" lines; settled: the endpoint's applied rotation
+ * with the highest version, when an earlier key made it.
  */
 export interface Prior {
   state: 'sent' | 'applied' | 'ok' | 'refused';
@@ -46,40 +43,21 @@ export interface Prior {
   fp: string | null;
   delivery: DeliveryRecord[] | null;
   requestId: string | null;
-  /** Where an earlier run kept a secret it could not deliver. */
   recovered: string | null;
-  /** That copy is the server's whole odd answer, not a secret to deliver. */
   whole: boolean;
-  /** When the run that wrote the latest of these records started, when known. */
   at?: string;
-  /** When the change was applied, when known: what --every measures from. */
   appliedAt?: string;
-  /** The run (its place among the journal's "run" lines, from 0) that last wrote a record of this request. */
   run?: number;
-  /** The endpoint's applied rotation with the highest version, when an earlier key made it. */
   settled?: Prior;
 }
 
-export interface LoadedJournal {
-  scope: JournalScope | null;
-  priors: Map<string, Prior>;
-  /** Lines that could not be read: a write cut short by a crash. */
-  unreadable: number;
-  /** The first run whose work is not known finished (every run from it on ended unclean or not at all). */
-  openFrom: number;
-  /** When each run started (its "run" line), in order. */
-  runAts: string[];
-  lastEnd?: Extract<JournalRecord, { t: 'end' }> | undefined;
-}
+/** unreadable: lines cut short by a crash; openFrom: the first run whose work is not known finished; runAts: when each run started. */
+export type LoadedJournal = { scope: JournalScope | null; priors: Map<string, Prior>; unreadable: number; openFrom: number; runAts: string[]; lastEnd?: Extract<JournalRecord, { t: 'end' }> };
 
 /** Without --every, how long after an unfinished run the same command is taken as finishing it (docs/fleet.md). */
 const CONTINUE_WITHIN_MS = 24 * 3600 * 1000;
 
-/**
- * The first run whose work the coming run finishes (actFor's `openFrom`): the
- * runs since the last clean one, when the last of them started less than
- * `withinMs` ago; none otherwise (a later run is the next rotation).
- */
+/** The first run whose work the coming run finishes (actFor's `openFrom`): those since the last clean one, if the last started less than `withinMs` ago. */
 export function continuing(journal: Pick<LoadedJournal, 'openFrom' | 'runAts'>, nowMs: number, withinMs = CONTINUE_WITHIN_MS): number {
   const lastRunAt = journal.runAts.at(-1);
   if (journal.openFrom >= journal.runAts.length || lastRunAt === undefined) return Number.POSITIVE_INFINITY;
@@ -96,7 +74,7 @@ export function settledOf(p: Prior): Prior | undefined {
   return (earlier.version ?? -1) > (own.version ?? -1) ? earlier : own;
 }
 
-/** Folds one record into the map; records for another key than the one last sent are ignored. */
+/** Folds one record into the map. Facts only add up: a later refusal never erases that an earlier key was applied. */
 export function foldRecord(priors: Map<string, Prior>, r: JournalRecord, runAt?: string, run = 0): void {
   if (r.t === 'run' || r.t === 'end') return;
   const started = r.runAt ?? runAt;
@@ -129,14 +107,12 @@ export function foldRecord(priors: Map<string, Prior>, r: JournalRecord, runAt?:
   }
 }
 
-/** What to do with a manifest item, given what earlier runs left in the journal. */
 export type ItemAct = { act: 'send' } | { act: 'skip' | 'redeliver' | 'resend'; prior: Prior };
 
 /**
- * The journal's rules. An item is (endpointId, expectedVersion, mode), and a
- * record counts only for the same three. Refused before anything is sent
- * (exit 2): an earlier rotation whose outcome is unknown (only a re-run of
- * that manifest can collect its secret), and a pending item in another mode.
+ * The journal's rules: a record counts only for the same endpoint, expected
+ * version and mode. Refused (exit 2): an earlier rotation whose outcome is
+ * unknown (only its manifest's re-run collects it), a pending one's new mode.
  */
 export function actFor(priors: ReadonlyMap<string, Prior>, item: Pick<ManifestItem, 'line' | 'endpointId' | 'expectedVersion' | 'mode'>, openFrom = Number.POSITIVE_INFINITY): ItemAct {
   const p = priors.get(item.endpointId);
@@ -169,12 +145,7 @@ export function actFor(priors: ReadonlyMap<string, Prior>, item: Pick<ManifestIt
   return { act: 'resend', prior: p };
 }
 
-/**
- * A line the journal's rules would send is refused (exit 2, docs/fleet.md
- * "Stale lines") when the journal shows the endpoint rotated past the version
- * it expects: the server would only answer 7, and a job re-running an old
- * manifest would never notice.
- */
+/** A line to send is refused (exit 2) when the journal shows the endpoint rotated past it: a job re-running an old manifest would only get 7s. */
 export function refuseStale(latest: Prior | undefined, item: Pick<ManifestItem, 'line' | 'endpointId' | 'expectedVersion'>): void {
   const prior = latest && settledOf(latest);
   if (!prior || prior.version === null || item.expectedVersion >= prior.version) return;
@@ -199,7 +170,7 @@ const isRecord = (v: unknown): v is JournalRecord => {
 
 const errnoOf = (err: unknown) => (err as NodeJS.ErrnoException).code ?? String(err);
 
-/** Reads a journal, a chunk at a time; a missing file is an empty journal. */
+/** A missing file is an empty journal. */
 export function loadJournal(path: string): LoadedJournal {
   const journal: LoadedJournal = { scope: null, priors: new Map(), unreadable: 0, openFrom: 0, runAts: [] };
   let runAt: string | undefined;
@@ -251,10 +222,7 @@ export interface JournalSink {
 /** No --journal: nothing is kept. */
 export const NO_JOURNAL: JournalSink = { append: async () => {} };
 
-/**
- * Every append resolves once its line is on disk (fdatasync); appends that
- * arrive during a sync share the next one (group commit).
- */
+/** Every append resolves once its line is on disk (fdatasync); appends that arrive during a sync share the next one. */
 export class JournalWriter implements JournalSink {
   private queue: string[] = [];
   private waiters: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
@@ -302,11 +270,7 @@ export class JournalWriter implements JournalSink {
     });
   }
 
-  /**
-   * A record is on disk whole or its append fails: a write or flush that
-   * fails cuts the file back to its last whole record and breaks the writer,
-   * so the run sends nothing it has not recorded.
-   */
+  /** A write or flush that fails cuts the file back to its last whole record and breaks the writer: nothing is sent unrecorded. */
   private async drain(): Promise<void> {
     this.busy = true;
     while (this.queue.length) {
@@ -344,10 +308,9 @@ export class JournalWriter implements JournalSink {
 }
 
 /**
- * Rewrites the journal (atomically, under its lock) to what later runs
- * decide by: per endpoint its highest applied rotation and its latest request
- * when still pending, as runs finished and runs not known finished. So its
- * size follows the fleet, not the months.
+ * Rewrites the journal (atomically, under its lock) to what later runs decide
+ * by, so that its size follows the fleet, not the months: per endpoint its
+ * highest applied rotation and its latest request when still pending.
  */
 export function compactJournal(path: string, scope: JournalScope): void {
   const { priors, openFrom, runAts, lastEnd } = loadJournal(path);
@@ -368,7 +331,6 @@ export function compactJournal(path: string, scope: JournalScope): void {
   writeFileAtomic(path, text, { mode: 0o600 });
 }
 
-/** The records that stand for one request in a compacted journal. */
 function recordsOf(id: string, a: Prior): JournalRecord[] {
   const runAt = a.at !== undefined ? { runAt: a.at } : {};
   const out: JournalRecord[] = [{ t: 'send', id, key: a.key, ev: a.ev, mode: a.mode, ...runAt }];
@@ -389,11 +351,7 @@ const JOURNAL: LockSubject = {
     usageError(`the journal is in use by another chatctl run (${v.owner ? `${v.owner}; ` : ''}lock file ${lockPath})`, 'wait for it to finish, or remove the lock file if that process is not chatctl'),
 };
 
-/**
- * Takes `FILE.lock` (fs/lock.ts) so that one run at a time uses a journal: a
- * live run's lock is refused at once (exit 2); a dead owner's is taken over.
- * The journal must be a regular file, or not exist yet. Returns the release.
- */
+/** One run at a time per journal (a regular file, or none yet): `FILE.lock`, refused at once (exit 2) while its owner lives. */
 export async function lockJournal(path: string, ctx: Pick<Context, 'now' | 'sleep' | 'random' | 'signal'>): Promise<() => void> {
   try {
     if (!lstatSync(path).isFile()) throw usageError(`the journal ${path} is not a regular file`);
@@ -405,11 +363,7 @@ export async function lockJournal(path: string, ctx: Pick<Context, 'now' | 'slee
   return lock.release;
 }
 
-/**
- * `webhooks recover --journal FILE`: each recovered secret that is the
- * journal's applied, undelivered rotation of its endpoint (same fingerprint)
- * is recorded done ("ok"); any other is left as it is, and said so.
- */
+/** `webhooks recover --journal FILE`: each recovered secret that is the journal's applied, undelivered rotation (same fingerprint) is recorded "ok". */
 export async function settleRecovered(
   path: string,
   recovered: { endpointId: string; scope: string; fingerprint: string; delivery: DeliveryRecord[] }[],

@@ -8,18 +8,12 @@ import type { Clock } from '../../../system/clock.js';
 
 export type RateClock = Clock & { random(): number };
 
-export interface RateSettings {
-  /** Multiplicative decrease on a refusal (0..1). */
-  decrease: number;
-  /** Additive increase per step, as a fraction of the rate set at the last decrease. */
-  increase: number;
-  /** Time between increases... */
-  stepMs: number;
-  /** ...and successes between them, so a slow server is probed as gently, per request, as a fast one. */
-  stepSuccesses: number;
-  /** Never slower than this (requests per second). */
-  minRate: number;
-}
+/**
+ * increase: a step as a fraction of the rate set at the last decrease, taken
+ * every stepMs and stepSuccesses (so a slow server is probed as gently, per
+ * request, as a fast one); minRate: requests per second at the least.
+ */
+export type RateSettings = { decrease: number; increase: number; stepMs: number; stepSuccesses: number; minRate: number };
 
 export const DEFAULT_RATE_SETTINGS: RateSettings = { decrease: 0.8, increase: 0.05, stepMs: 250, stepSuccesses: 25, minRate: 0.5 };
 
@@ -41,9 +35,8 @@ export class RateController {
   private throttles = 0;
   private readonly slots = new Array<number>(SLOTS).fill(0);
   private slotIndex = Number.NEGATIVE_INFINITY;
-  /** Whether a worker is taking its turn in acquire() (waiting for its slot or the pause's end). */
+  /** A worker is taking its turn in acquire(); the others wait for it, first come first served. */
   private turnTaken = false;
-  /** Workers waiting for the turn, first come first served. */
   private readonly waiting: Array<() => void> = [];
 
   constructor(
@@ -105,7 +98,8 @@ export class RateController {
   succeeded(): void {
     const now = this.clock.now();
     this.consecutive = 0;
-    this.record(now);
+    this.advance(now);
+    this.slots[this.slotIndex % SLOTS]! += 1;
     this.sinceStep += 1;
     if (Number.isFinite(this.rate) && now >= this.pausedUntil && now - this.lastStepAt >= this.settings.stepMs && this.sinceStep >= this.settings.stepSuccesses) {
       this.rate += this.stepSize;
@@ -153,11 +147,6 @@ export class RateController {
     if (gap <= 0) return;
     for (let i = 1; i <= Math.min(gap, SLOTS); i++) this.slots[(this.slotIndex + i) % SLOTS] = 0;
     this.slotIndex = index;
-  }
-
-  private record(now: number): void {
-    this.advance(now);
-    this.slots[this.slotIndex % SLOTS]! += 1;
   }
 
   /** Successes over the last second, or undefined with too few to tell. */

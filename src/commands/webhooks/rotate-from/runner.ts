@@ -1,14 +1,10 @@
-// The run of a `--from` manifest (docs/fleet.md): N workers, each with one
-// request in flight while the next item's "send" record goes to disk, and a
-// 429/503 pausing all of them (rate.ts). Every dependency is handed in, so
-// tests run it in virtual time; command.ts wires the real ones.
-//
-// Each item goes through the secret's custody (secret/custody.ts) as a single
-// rotate does: "send" in the journal and the item's record in recovered/
-// before its request (a new key's record only once its "send" is on disk, so
-// no record names a key no journal does); its request; "applied" in the
-// journal before any destination; every destination; "ok" (or "fail", exit
-// 13, the secret kept); its result line once its outcome is on disk.
+// The run of a `--from` manifest (docs/fleet.md): N workers sharing one rate
+// (rate.ts), every dependency handed in (tests run it in virtual time). Each
+// item goes through the secret's custody (secret/custody.ts) as a single
+// rotate does: "send" and its record in recovered/ before its request (a new
+// key's record only once its "send" is on disk, so none names a key no journal
+// does); "applied" before any destination; "ok" (or "fail", exit 13, the
+// secret kept); its result line once that is on disk.
 import { setMaxListeners } from 'node:events';
 import type { SecretAnswer } from '../../../api/schemas.js';
 import { holdsNoSecret, recordedSecretAnswer } from '../../../http/api-client.js';
@@ -16,23 +12,8 @@ import { CliError, isCliError, localError } from '../../../errors/cli-error.js';
 import { EXIT } from '../../../errors/exit-codes.js';
 import { NotSent, type CallHooks, type Pace } from '../../../http/client.js';
 import { noteConflict } from '../../../secret/seen.js';
-import {
-  Custody,
-  deliveredHere,
-  keptByEarlierRun,
-  hasLeft,
-  knownNotApplied,
-  lastApplied,
-  notAttempted,
-  retireLeft,
-  retireIfHeld,
-  type Accepted,
-  type CustodyRun,
-  type DeliveryResult,
-  type Got,
-  type InDelivery,
-  type Settled,
-} from '../../../secret/custody.js';
+import { Custody, deliveredHere, keptByEarlierRun, hasLeft, knownNotApplied, lastApplied, notAttempted, retireLeft, retireIfHeld } from '../../../secret/custody.js';
+import type { Accepted, CustodyRun, DeliveryResult, Got, InDelivery, Settled } from '../../../secret/custody.js';
 import { keptByEarlierRunError, notConfirmed, okNotRecorded } from '../../../secret/exit13.js';
 import type { RecordedRequest } from '../../../secret/record.js';
 import { actFor, type DeliveryRecord, type JournalRecord, type JournalSink, type Prior } from './journal.js';
@@ -52,31 +33,11 @@ export interface ItemSecretsPort {
   targetsFor(item: ManifestItem): string[];
 }
 
-export type ItemResult =
-  | {
-      endpointId: string;
-      ok: true;
-      /** Done by an earlier run (journal), or not due (--every): nothing was sent. */
-      skipped?: true;
-      /** --every: false when the endpoint was rotated less than that ago, at lastRotatedAt. */
-      due?: false;
-      lastRotatedAt?: string;
-      version?: number;
-      fingerprint: string;
-      delivery: DeliveryRecord[];
-      requestId: string | null;
-    }
-  | {
-      endpointId: string;
-      ok: false;
-      /** hint: the next step, when there is one (exit 13: the re-run that delivers the kept secret). */
-      error: { code: string; message: string; requestId: string | null; status: number | null; details: unknown; hint?: string };
-      exitCode: number;
-      /** When the change may have been applied: the key a later run must reuse. */
-      idempotencyKey?: string;
-    };
-
-type Done = Extract<ItemResult, { ok: true }>;
+/** skipped: nothing was sent (done earlier, or not due); idempotencyKey: the change may have been applied, and a later run must reuse it. */
+export type ItemResult = Done | { endpointId: string; ok: false; error: ItemError; exitCode: number; idempotencyKey?: string };
+type Done = { endpointId: string; ok: true; skipped?: true; due?: false; lastRotatedAt?: string; version?: number; fingerprint: string; delivery: DeliveryRecord[]; requestId: string | null };
+/** hint: the next step, when there is one (exit 13: the re-run that delivers the kept secret). */
+type ItemError = { code: string; message: string; requestId: string | null; status: number | null; details: unknown; hint?: string };
 
 export interface RunnerDeps {
   clock: RateClock;
@@ -92,45 +53,22 @@ export interface RunnerDeps {
   /** --every: a result line (skipped, "due":false) for an item that is not due. */
   notDue?(item: ManifestItem): Done | undefined;
   newKey(): string;
-  /** Called once per finished item, in completion order. */
   emit(result: ItemResult, item: ManifestItem): void;
   notice?(text: string): void;
   progress?(p: Progress): void;
   /** Told when an item's delivery starts and ends: what a forced exit must name. */
   delivering?(item: ManifestItem, state: InDelivery | undefined): void;
-  /** --debug: the engine's trace for one item. */
   trace?: ((item: ManifestItem) => (line: string) => void) | undefined;
 }
 
-export interface RunnerOptions {
-  concurrency: number;
-  /** --deadline, on the clock's time: no item starts after it. */
-  deadlineAt?: number | undefined;
-  /** Items in the manifest (from the first pass). */
-  total: number;
-  /** Aborted (Ctrl-C): no new item starts; those in flight finish. */
-  signal: AbortSignal;
-  rate?: RateSettings;
-}
+/** deadlineAt: --deadline on the clock's time; signal: aborted (Ctrl-C), no new item starts, those in flight finish. */
+export type RunnerOptions = { concurrency: number; deadlineAt?: number | undefined; total: number; signal: AbortSignal; rate?: RateSettings };
 
 /** rate: requests per second the rate control allows now; null while unpaced. */
 export type Progress = { total: number; ok: number; failed: number; skipped: number; requests: number; throttled: number; rate: number | null; pausedMs: number };
 
-export interface RunSummary {
-  ok: number;
-  failed: number;
-  skipped: number;
-  /** Of the skipped, those --every found not due. */
-  notDue: number;
-  /** Items never started (Ctrl-C, or a stop). */
-  notStarted: number;
-  interrupted: boolean;
-  /** Why the run stopped starting items early, other than Ctrl-C. */
-  stopped: CliError | null;
-  requests: number;
-  throttled: number;
-  elapsedMs: number;
-}
+/** notDue: of the skipped, those --every found not due; stopped: why the run stopped starting items early, other than Ctrl-C. */
+export type RunSummary = Record<'ok' | 'failed' | 'skipped' | 'notDue' | 'notStarted' | 'requests' | 'throttled' | 'elapsedMs', number> & { interrupted: boolean; stopped: CliError | null };
 
 export async function runBulk(items: Iterable<ManifestItem>, opts: RunnerOptions, deps: RunnerDeps): Promise<RunSummary> {
   setMaxListeners(0, opts.signal); // every worker's wait for a turn listens on it: more than Node's default 10
@@ -150,7 +88,6 @@ class Fleet {
   /** Lines of the items delivered first (deliverFirst): the manifest's pass leaves them. */
   readonly firstDone = new Set<number>();
   stopped: CliError | null = null;
-  /** Items whose request was abandoned on a signal. */
   abandoned = 0;
   /** Result lines waiting for their "ok" record to reach the disk. */
   readonly lines = new Set<Promise<void>>();
@@ -233,11 +170,7 @@ class Fleet {
     }
   }
 
-  /**
-   * The next item that needs a request, prepared. Items an earlier run
-   * finished or applied, not due, or whose earlier answer is on disk are
-   * settled on the way, with no request.
-   */
+  /** The next item that needs a request, prepared; those that need none (done, applied, not due, answered) are settled on the way. */
   async takeNext(): Promise<Outgoing | undefined> {
     for (let item = this.next(); item; item = this.next()) {
       try {
@@ -345,11 +278,7 @@ interface Outgoing {
   journaled: Promise<boolean>;
 }
 
-/**
- * Before an item's request: its "send", and for a re-sent key its record.
- * What an earlier run left of the same key is delivered instead, and one
- * superseded since ends 13: then there is nothing to send.
- */
+/** Before an item's request: its "send", and for a re-sent key its record (an earlier answer to it is delivered instead). */
 async function prepare(run: Fleet, item: ManifestItem, key: string, resent: boolean): Promise<Outgoing | undefined> {
   const req = requestOf(run, item, key);
   let custody: Custody | undefined;
@@ -417,11 +346,7 @@ async function sendItem(run: Fleet, out: Outgoing, hooks: CallHooks): Promise<vo
   await settleItem(run, item, custody, { answer });
 }
 
-/**
- * The answer (or what an earlier run kept) through custody: accepted,
- * delivered (deliverItem), and its line once "ok" is on disk; a secret not
- * delivered ends 13, kept.
- */
+/** The answer (or what an earlier run kept) through custody: accepted, delivered, and its line once "ok" is on disk; else 13, kept. */
 async function settleItem(run: Fleet, item: ManifestItem, custody: Custody, got: Got, prior?: Prior): Promise<void> {
   const key = custody.req.idempotencyKey;
   const resent = custody.next === 'deliver' || custody.resent;
@@ -478,11 +403,7 @@ async function deliverItem(run: Fleet, item: ManifestItem, custody: Custody, acc
 /** A server string as it may be stored or printed: every secret and the token blanked. */
 const scrubbed = (run: Fleet, text: string) => (run.deps.custody.scrubber?.scrub ? run.deps.custody.scrubber.scrub(text) : text);
 
-/**
- * An item an earlier run rotated whose delivery it did not confirm: never
- * sent again. Done if every destination holds the secret; else what it left
- * in recovered/ is delivered; else 13 with the fingerprint to compare.
- */
+/** Applied by an earlier run, delivery not confirmed: never sent again; done, delivered from recovered/, or 13 with the fingerprint. */
 async function redeliver(run: Fleet, item: ManifestItem, prior: Prior): Promise<void> {
   const req = requestOf(run, item, prior.key);
   // Read back, or (an exec: destination cannot be) this machine's facts say its delivery completed.
