@@ -19,21 +19,8 @@ import { CliError, isCliError, usageError, localError } from '../../../errors/cl
 import { EXIT } from '../../../errors/exit-codes.js';
 import { reportError } from '../../../errors/report.js';
 import { escapeInline, shellQuote } from '../../../output/sanitize.js';
-import {
-  JournalWriter,
-  NO_JOURNAL,
-  compactJournal,
-  continuing,
-  loadJournal,
-  lockJournal,
-  actFor,
-  refuseStale,
-  sameScope,
-  settledOf,
-  type JournalScope,
-  type LoadedJournal,
-  type Prior,
-} from './journal.js';
+import { JournalWriter, NO_JOURNAL, compactJournal, continuing, loadJournal, lockJournal, actFor, refuseStale, sameScope, settledOf } from './journal.js';
+import type { JournalScope, LoadedJournal, Prior } from './journal.js';
 import { bufferSource, checkManifest, fileSource, manifestItems, type ManifestItem, type ManifestSource } from './manifest.js';
 import { NextManifest } from './next-manifest.js';
 import { humanOutput, jsonOutput, reportRow, summaryLine, withDoneAt } from './output.js';
@@ -52,8 +39,7 @@ const scopeLabel = (s: JournalScope) => `${s.baseUrl} (${s.organizationId}/${s.a
 
 type Setup = Awaited<ReturnType<typeof prepare>>;
 type Plan = Awaited<ReturnType<typeof planItems>>;
-/** The journal's lock while it is held; the journal's writer takes it over for the run. */
-type Held = { release?: (() => void) | undefined };
+type Held = { release?: (() => void) | undefined }; // the journal's lock, which its writer takes over for the run
 
 export async function runRotateFrom(opts: FromOptions, f: Factory): Promise<void> {
   keepHeapSmall(); // before the manifest's first pass, which allocates with its length
@@ -69,7 +55,13 @@ export async function runRotateFrom(opts: FromOptions, f: Factory): Promise<void
     source.checkUnchanged();
     const { summary, output, report } = await runPlan(plan, held, f);
     // Written once the run is over, whatever its outcome; before the summary, which a closed stdout may cut short.
-    const unwritten = writeNext(plan.next);
+    let unwritten: CliError | undefined;
+    try {
+      plan.next?.write();
+    } catch (err) {
+      if (!isCliError(err)) throw err;
+      unwritten = err; // reported once the run's own outcome is known
+    }
     const unreported = finishReport(report, summary);
     await output.finish(summary, plan.check.count);
     if (unreported) f.ctx.io.notice(unreported);
@@ -110,7 +102,6 @@ async function prepare(opts: FromOptions, f: Factory) {
   return { json, concurrency, defaultMode: opts.mode as RotationMode | undefined, scope, secrets, journalPath, next, everyMs, escrow, reportPath, given, yes: Boolean(opts.yes) };
 }
 
-/** `--every 30d`: a whole number and a unit (s, m, h, d, w), at most ten years. */
 function parseEvery(raw: string): number {
   const m = /^([1-9][0-9]{0,5})([smhdw])$/.exec(raw.trim());
   const ms = m ? Number(m[1]) * UNITS[m[2]!]! : NaN;
@@ -118,34 +109,21 @@ function parseEvery(raw: string): number {
   return ms;
 }
 
-/**
- * Where each item's secret goes: the --secret-to sinks, `{id}` in them
- * standing for its endpoint id; the checks run before anything is sent.
- */
+/** Where each item's secret goes: the --secret-to sinks, `{id}` standing for its endpoint id; checked before anything is sent. */
 function itemSecrets(opts: FromOptions, ctx: Context, json: boolean) {
   const specs = [...(opts.secretFile !== undefined ? [`file:${opts.secretFile}`] : []), ...(opts.secretTo ?? [])];
   if (specs.length === 0)
     throw usageError('rotate --from needs --secret-to: where each new secret goes', 'e.g. --secret-to file:secrets/{id}.whsec, or --secret-to "exec:store-secret" (it sees CHATCTL_ENDPOINT_ID)');
-  const { io } = ctx;
-  const settings: SinkSettings = { cwd: ctx.cwd, env: ctx.env, json, stdoutIsTTY: io.stdout.isTTY, stdoutDiscards: io.stdout.discards, force: Boolean(opts.force), idPlaceholder: true };
+  const { cwd, env, io } = ctx;
+  const settings: SinkSettings = { cwd, env, json, stdoutIsTTY: io.stdout.isTTY, stdoutDiscards: io.stdout.discards, force: Boolean(opts.force), idPlaceholder: true };
   const sinks = parseSinks(specs, settings);
   // Other items' answers arrive while one is delivered: its files fsync off the event loop.
-  const deps: DeliverDeps = {
-    cwd: ctx.cwd,
-    env: ctx.env,
-    stdout: io.stdout,
-    stderr: io.stderr,
-    scrubber: io.scrubber,
-    captureExecOutput: json,
-    keepExecOutput: ciReportWanted(ctx.env, opts.report),
-    idPlaceholder: true,
-    offLoop: true,
-  };
+  const scrubber = io.scrubber;
+  const deps: DeliverDeps = { cwd, env, stdout: io.stdout, stderr: io.stderr, scrubber, captureExecOutput: json, keepExecOutput: ciReportWanted(env, opts.report), idPlaceholder: true, offLoop: true };
   const claimed = new Map<string, string>();
   return {
     targets: sinks.map((s) => s.to),
     targetsFor: (item: ManifestItem) => sinks.map((s) => substituteId(s, item.endpointId).to),
-    /** This item's destinations can work (else a usage error). */
     check: (item: ManifestItem) => void sinksFor(sinks, item.endpointId, settings),
     /** A destination without {id} cannot serve `count` items (exec: aside). */
     checkShared(count: number) {
@@ -179,11 +157,7 @@ function itemSecrets(opts: FromOptions, ctx: Context, json: boolean) {
     },
     deliver: (item: ManifestItem, secret: string, o?: { skipHeld?: boolean }) => deliverAll(sinks, { endpointId: item.endpointId, secret }, { ...deps, skipHeld: o?.skipHeld }),
     holds: (item: ManifestItem, fp: string) => sinks.every((given) => sinkHolds(substituteId(given, item.endpointId), fp)),
-    /**
-     * An item an earlier run finished: its secret is kept nowhere now, so every
-     * destination named now must hold it already (stdout and the GitHub
-     * runner's files belong to one run).
-     */
+    /** Done earlier: its secret is kept nowhere now, so every destination named now must hold it (stdout and GitHub's files: that run's only). */
     checkDone(item: ManifestItem, prior: Prior) {
       const went = new Set((prior.delivery ?? []).map((d) => d.to));
       const missing = sinks
@@ -205,14 +179,12 @@ async function openManifest(from: string, ctx: Context): Promise<ManifestSource>
   return bufferSource('standard input', await ctx.io.stdin.readBytes());
 }
 
-/** The journal locked and read, every line and every item's destinations checked, immediate rotations confirmed. */
 async function planItems(setup: Setup, source: ManifestSource, held: Held, f: Factory) {
   const { ctx } = f;
   const { journalPath, secrets, next } = setup;
   const dryRun = f.state().dryRun;
   if (journalPath !== undefined && !dryRun) held.release = await lockJournal(journalPath, ctx);
   const journal: LoadedJournal = journalPath !== undefined ? loadJournal(journalPath) : { scope: null, priors: new Map(), unreadable: 0, openFrom: 0, runAts: [] };
-  /** Items whose secret an earlier run kept: delivered before anything is sent. */
   const first: ManifestItem[] = [];
   const openFrom = continuing(journal, ctx.now(), setup.everyMs);
   if (journal.scope && !sameScope(journal.scope, setup.scope))
@@ -226,7 +198,6 @@ async function planItems(setup: Setup, source: ManifestSource, held: Held, f: Fa
     acts[planned.act] += 1;
     secrets.claim(item);
     next?.add(item);
-    // Done earlier: every destination named now must hold its secret already.
     if (planned.act === 'skip') secrets.checkDone(item, planned.prior);
     // A delivery resumed from a kept copy may find its own file there already (it then counts as delivered).
     if (planned.act === 'send' || planned.act === 'resend') secrets.check(item);
@@ -256,7 +227,6 @@ function reportDryRun({ json, check, acts }: Plan, ctx: Context): void {
   ctx.io.notice('dry run: nothing was sent');
 }
 
-/** The run itself (runner.ts), on one pool of connections; the journal written throughout. */
 async function runPlan(plan: Plan, held: Held, f: Factory) {
   const { ctx } = f;
   const state = f.state();
@@ -340,10 +310,9 @@ function notDueCheck(everyMs: number, journal: LoadedJournal, custody: CustodyRu
 }
 
 /**
- * The one request engine, as a single rotate uses it, with one keep-alive
- * connection per worker. A request already sent is not abandoned on Ctrl-C
- * (it finishes and delivers); a second signal ends the process at once and
- * must still say where each secret in delivery is, and which keys it left.
+ * The one request engine, one keep-alive connection per worker. A request sent
+ * is not abandoned on Ctrl-C; a second signal ends the process at once, and
+ * says where each secret in delivery is and which keys it left.
  */
 async function runClient(plan: Plan, f: Factory) {
   const { ctx } = f;
@@ -392,7 +361,6 @@ async function runClient(plan: Plan, f: Factory) {
   return { client, agent, delivering };
 }
 
-/** What a second signal says when requests sent were still awaited: their keys, and how a re-run collects them. */
 function abandoned(keys: Set<string>, journalPath: string | undefined, signal: string): CliError {
   const list = [...keys];
   const code = signal === 'SIGTERM' ? EXIT.terminated : signal === 'SIGHUP' ? EXIT.hangup : EXIT.interrupted;
@@ -402,17 +370,6 @@ function abandoned(keys: Set<string>, journalPath: string | undefined, signal: s
       : 'without a journal, re-run each endpoint alone with its --idempotency-key: the same key is never applied twice';
   const message = `interrupted: the answers to ${list.length} request(s) already sent were abandoned; the changes may have been applied (Idempotency-Keys ${list.join(', ')})`;
   return new CliError('interrupted', message, code, { details: { idempotencyKeys: list }, hint });
-}
-
-/** The next manifest written; a failure to write it, to report once the run's own outcome is known. */
-function writeNext(next: NextManifest | undefined): CliError | undefined {
-  try {
-    next?.write();
-    return undefined;
-  } catch (err) {
-    if (isCliError(err)) return err;
-    throw err;
-  }
 }
 
 /** The exit code: 130 on Ctrl-C, 14 when the run stopped or any item failed, 1 when only the next manifest could not be written. */
@@ -438,11 +395,9 @@ function finish(summary: RunSummary, unwritten: CliError | undefined, plan: Plan
 }
 
 /**
- * A run allocates steadily while holding little, yet V8's defaults let the
- * heap grow with its duration (5,000 items peaked 1.4x of 500). The young
- * generation held at its size and the old one grown by 50% keep it flat; 30%
- * stalled the event loop past the 10 ms an answer may wait (CONTRIBUTING,
- * "The event loop of a run"). An unknown flag changes nothing.
+ * V8's defaults let the heap grow with a run's duration, not its data (5,000
+ * items peaked 1.4x of 500): the young generation held, the old grown by 50%
+ * keep it flat (30% stalled the loop past 10 ms: CONTRIBUTING, "The event loop of a run").
  */
 function keepHeapSmall(): void {
   try {
@@ -466,7 +421,6 @@ function fleetCustody(ctx: Context, scope: string, journalPath: string | undefin
   );
 }
 
-/** The run's CI report (run/ci-report.ts), when it has one: GitHub's annotations and step summary, --report's JUnit XML. */
 function ciReport(reportPath: string | undefined, ctx: Context): CiReport | undefined {
   if (!ciReportWanted(ctx.env, reportPath)) return undefined;
   try {

@@ -54,11 +54,8 @@ export interface Prior {
 /** unreadable: lines cut short by a crash; openFrom: the first run whose work is not known finished; runAts: when each run started. */
 export type LoadedJournal = { scope: JournalScope | null; priors: Map<string, Prior>; unreadable: number; openFrom: number; runAts: string[]; lastEnd?: Extract<JournalRecord, { t: 'end' }> };
 
-/** Without --every, how long after an unfinished run the same command is taken as finishing it (docs/fleet.md). */
-const CONTINUE_WITHIN_MS = 24 * 3600 * 1000;
-
-/** The first run whose work the coming run finishes (actFor's `openFrom`): those since the last clean one, if the last started less than `withinMs` ago. */
-export function continuing(journal: Pick<LoadedJournal, 'openFrom' | 'runAts'>, nowMs: number, withinMs = CONTINUE_WITHIN_MS): number {
+/** The first run whose work the coming run finishes (actFor's openFrom): those since the last clean one, if the last began less than withinMs (--every, else a day) ago. */
+export function continuing(journal: Pick<LoadedJournal, 'openFrom' | 'runAts'>, nowMs: number, withinMs = 24 * 3600 * 1000): number {
   const lastRunAt = journal.runAts.at(-1);
   if (journal.openFrom >= journal.runAts.length || lastRunAt === undefined) return Number.POSITIVE_INFINITY;
   const at = Date.parse(lastRunAt);
@@ -170,7 +167,6 @@ const isRecord = (v: unknown): v is JournalRecord => {
 
 const errnoOf = (err: unknown) => (err as NodeJS.ErrnoException).code ?? String(err);
 
-/** A missing file is an empty journal. */
 export function loadJournal(path: string): LoadedJournal {
   const journal: LoadedJournal = { scope: null, priors: new Map(), unreadable: 0, openFrom: 0, runAts: [] };
   let runAt: string | undefined;
@@ -215,11 +211,8 @@ export function loadJournal(path: string): LoadedJournal {
 export const sameScope = (a: JournalScope, b: JournalScope) =>
   a.baseUrl === b.baseUrl && a.organizationId === b.organizationId && a.applicationId === b.applicationId && a.environmentKey === b.environmentKey;
 
-export interface JournalSink {
-  append(record: JournalRecord): Promise<void>;
-}
+export type JournalSink = { append(record: JournalRecord): Promise<void> };
 
-/** No --journal: nothing is kept. */
 export const NO_JOURNAL: JournalSink = { append: async () => {} };
 
 /** Every append resolves once its line is on disk (fdatasync); appends that arrive during a sync share the next one. */

@@ -1,14 +1,11 @@
-// The manifest of `webhooks rotate --from FILE|-` (docs/fleet.md): one JSON
-// object per line; blank lines and # comments skipped. Every line is checked
-// before anything is sent, yet no manifest is held in memory as items: the
-// file is read twice in 64 KiB chunks (standard input, which cannot be read
-// twice, is kept as one buffer).
+// The manifest of `rotate --from FILE|-` (docs/fleet.md). Every line is checked
+// before anything is sent, yet no manifest is held as items: the file is read
+// twice in chunks (standard input, which cannot be, is kept as one buffer).
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { LIMITS, type RotationMode } from '../../../api/spec.js';
 import { usageError } from '../../../errors/cli-error.js';
 
 export interface ManifestItem {
-  /** 1-based line number in the manifest. */
   line: number;
   endpointId: string;
   expectedVersion: number;
@@ -54,7 +51,6 @@ export function* splitLines(chunks: Iterable<Uint8Array>, maxBytes: number, tooL
   if (pendingBytes > 0) yield take(new Uint8Array(0));
 }
 
-/** The bytes of an open file from its start, one reused 64 KiB chunk at a time. */
 export function* fileChunks(fd: number): Iterable<Uint8Array> {
   const buf = Buffer.alloc(64 * 1024);
   for (let position = 0; ; ) {
@@ -72,7 +68,6 @@ const FIELDS = new Set(['endpointId', 'expectedVersion', 'mode']);
 const lineError = (line: number, problem: string) =>
   usageError(`manifest line ${line}: ${problem}`, 'each line is one JSON object: {"endpointId":"we_…","expectedVersion":N,"mode":"overlap"|"immediate"}');
 
-/** One line of text: an item, or null for a blank or comment line. */
 export function parseManifestLine(text: string, line: number, defaultMode: RotationMode | undefined): ManifestItem | null {
   const trimmed = text.trim();
   if (trimmed === '' || trimmed.startsWith('#')) return null;
@@ -99,15 +94,8 @@ export function parseManifestLine(text: string, line: number, defaultMode: Rotat
   return { line, endpointId: id, expectedVersion: v, mode: m, ...(o.mode !== undefined ? { lineMode: m } : {}) };
 }
 
-/** Raw lines of a manifest, readable as many times as needed. */
-export interface ManifestSource {
-  /** For messages: the path, or "standard input". */
-  readonly name: string;
-  lines(): Iterable<{ text: string; line: number }>;
-  /** Throws if the file changed since it was opened (checked before the second pass). */
-  checkUnchanged(): void;
-  close(): void;
-}
+/** Raw lines of a manifest, readable as many times as needed; name: for messages; checkUnchanged: before the second pass. */
+export type ManifestSource = { readonly name: string; lines(): Iterable<{ text: string; line: number }>; checkUnchanged(): void; close(): void };
 
 function* manifestLines(chunks: Iterable<Uint8Array>): Iterable<{ text: string; line: number }> {
   const tooLong = (line: number): never => {
@@ -143,15 +131,9 @@ export function fileSource(path: string): ManifestSource {
   };
 }
 
-/** Standard input (or any text in hand), kept as one buffer. */
 export const bufferSource = (name: string, bytes: Uint8Array): ManifestSource => ({ name, lines: () => manifestLines([bytes]), checkUnchanged() {}, close() {} });
 
-/**
- * The first pass: every line checked, duplicates refused (an endpoint listed
- * twice would be rotated twice), `each` called with every item for checks
- * that need more than the line. Returns the item count and how many rotate
- * with mode immediate.
- */
+/** The first pass: every line checked, an endpoint listed twice refused, `each` called with every item; how many, and how many immediate. */
 export function checkManifest(source: ManifestSource, defaultMode: RotationMode | undefined, each: (item: ManifestItem) => void = () => {}): { count: number; immediate: number } {
   const seen = new Map<string, number>();
   let immediate = 0;
@@ -166,7 +148,6 @@ export function checkManifest(source: ManifestSource, defaultMode: RotationMode 
   return { count: seen.size, immediate };
 }
 
-/** The second pass: the items again, one at a time, as the workers ask for them. */
 export function* manifestItems(source: ManifestSource, defaultMode: RotationMode | undefined): Iterable<ManifestItem> {
   for (const { text, line } of source.lines()) {
     const item = parseManifestLine(text, line, defaultMode);

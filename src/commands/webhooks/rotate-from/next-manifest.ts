@@ -1,7 +1,5 @@
-// `rotate --from FILE --next-manifest OUT` (docs/fleet.md, "The next
-// manifest"): once the run ends, one line per item of FILE, in its order,
-// with the endpoint's version after this run; the mode only where the line
-// gave one. Only an id, a version and a mode are held per item.
+// `--next-manifest OUT` (docs/fleet.md): once the run ends, each item of the
+// manifest in its order with its version after the run; its mode if its line gave one.
 import { realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Context } from '../../../context.js';
@@ -39,11 +37,7 @@ export class NextManifest {
 
   private constructor(readonly path: string) {}
 
-  /**
-   * Checked before anything is sent: OUT is a regular file or absent, in a
-   * folder this user can write, and not the journal or its lock by any name
-   * (the same device and inode is the same file).
-   */
+  /** Before anything is sent: a regular file or none, in a folder this user can write, not the journal or its lock by any name. */
   static plan(path: string, journalPath: string | undefined): NextManifest {
     const what = `--next-manifest ${path}`;
     if (journalPath !== undefined && [journalPath, `${journalPath}.lock`].some((j) => j === path || sameFile(j, path)))
@@ -52,11 +46,7 @@ export class NextManifest {
     return new NextManifest(path);
   }
 
-  /**
-   * Holds the file for this run (exit 2 for a second run naming it by any
-   * path): a lock beside its real path, and one by device and inode in the
-   * config folder for a hard link elsewhere.
-   */
+  /** Held for the run against a second run naming it by any path (exit 2): a lock by its real path, and one by its inode (a hard link). */
   async lock(ctx: Pick<Context, 'now' | 'sleep' | 'random' | 'signal' | 'configDir'>): Promise<void> {
     const take = (path: string) => acquireLock(path, { host: systemLockHost(ctx), signal: ctx.signal, waitMs: 0, subject: NEXT_MANIFEST });
     const byPath = await take(`${realPathOf(this.path)}.lock`);
@@ -81,7 +71,6 @@ export class NextManifest {
     this.release = undefined;
   }
 
-  /** Every item of the manifest, in its order (the first pass): its version so far. */
   add(item: ManifestItem): void {
     this.lines.set(item.endpointId, { version: item.expectedVersion, ...(item.lineMode !== undefined ? { mode: item.lineMode } : {}) });
   }
@@ -117,7 +106,6 @@ function sameFile(a: string, b: string): boolean {
   return x !== undefined && y !== undefined && x.dev === y.dev && x.ino === y.ino;
 }
 
-/** Links resolved, or its folder's when the file does not exist yet. */
 function realPathOf(path: string): string {
   try {
     return realpathSync(path);

@@ -1,7 +1,5 @@
-// What a `--from` run shows (docs/fleet.md): with --json one line per item as
-// it finishes, then the summary line; else a progress line on a terminal's
-// stderr and, at the end, a summary with the first skipped and failed items
-// (nothing else is kept per item, so 50,000 items cost what 50 do).
+// What a `--from` run shows (docs/fleet.md): --json lines, or a progress line
+// and a summary that keeps only the first skipped and failed items.
 import type { IO } from '../../../output/io.js';
 import { jsonLineText } from '../../../output/json-output.js';
 import { escapeInline } from '../../../output/sanitize.js';
@@ -24,12 +22,7 @@ export function withDoneAt(result: ItemResult, priors: ReadonlyMap<string, Prior
   return at === undefined ? result : { ...result, doneAt: at };
 }
 
-export interface BulkOutput {
-  emit(result: ItemLine, item: ManifestItem): void;
-  notice(text: string): void;
-  progress(p: Progress): void;
-  finish(summary: RunSummary, total: number): Promise<void>;
-}
+type BulkOutput = { emit(result: ItemLine, item: ManifestItem): void; notice(text: string): void; progress(p: Progress): void; finish(summary: RunSummary, total: number): Promise<void> };
 
 export function summaryLine(s: RunSummary): { summary: { ok: number; failed: number; skipped: number; notDue?: number; notStarted?: number } } {
   return { summary: { ok: s.ok, failed: s.failed, skipped: s.skipped, ...(s.notDue > 0 ? { notDue: s.notDue } : {}), ...(s.notStarted > 0 ? { notStarted: s.notStarted } : {}) } };
@@ -126,7 +119,6 @@ export function humanOutput(io: IO, now: Clock['now'], targets: readonly string[
   };
 }
 
-/** A table on a terminal (cli-table3, loaded only then), else one tab-separated line each. */
 async function failureTable(failures: readonly Failure[], tty: boolean, color: boolean, columns: number): Promise<string> {
   if (!tty) return failures.map((f) => `${escapeInline(f.endpointId)}\tline ${f.line}\texit ${f.exitCode}\t${escapeInline(f.message)}\n`).join('');
   const { default: Table } = await import('cli-table3');

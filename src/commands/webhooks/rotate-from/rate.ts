@@ -1,8 +1,6 @@
-// The rate control every worker of a `--from` run shares (docs/fleet.md,
-// Rate): unpaced until the server refuses; a 429 or 503 pauses every worker
-// for its wait and cuts the rate to `decrease` times what the server was
-// answering (only the first refusal of those in flight cuts it); then it
-// climbs by `increase` steps (additive increase, multiplicative decrease).
+// The rate every worker of a `--from` run shares (docs/fleet.md, Rate):
+// unpaced until a 429 or 503 pauses every worker and cuts the rate to
+// `decrease` times what the server was answering; then it climbs in steps.
 import { BACKOFF_BASE_MS, BACKOFF_CAP_MS } from '../../../http/retry.js';
 import type { Clock } from '../../../system/clock.js';
 
@@ -135,7 +133,6 @@ export class RateController {
     return this.pausedUntil - now;
   }
 
-  /** rate: requests per second allowed now; null while unpaced. */
   snapshot(): { rate: number | null; pausedUntil: number; throttles: number } {
     return { rate: Number.isFinite(this.rate) ? this.rate : null, pausedUntil: this.pausedUntil, throttles: this.throttles };
   }
@@ -149,7 +146,6 @@ export class RateController {
     this.slotIndex = index;
   }
 
-  /** Successes over the last second, or undefined with too few to tell. */
   private measured(now: number): number | undefined {
     this.advance(now);
     const count = this.slots.reduce((a, b) => a + b, 0);

@@ -1,10 +1,7 @@
-// The run of a `--from` manifest (docs/fleet.md): N workers sharing one rate
-// (rate.ts), every dependency handed in (tests run it in virtual time). Each
-// item goes through the secret's custody (secret/custody.ts) as a single
-// rotate does: "send" and its record in recovered/ before its request (a new
-// key's record only once its "send" is on disk, so none names a key no journal
-// does); "applied" before any destination; "ok" (or "fail", exit 13, the
-// secret kept); its result line once that is on disk.
+// The run of a `--from` manifest (docs/fleet.md): N workers sharing one rate,
+// each item through the secret's custody (secret/custody.ts) as a single
+// rotate: "send" and its record in recovered/ before its request, "applied"
+// before any destination, "ok" (or "fail", 13, kept) before its result line.
 import { setMaxListeners } from 'node:events';
 import type { SecretAnswer } from '../../../api/schemas.js';
 import { holdsNoSecret, recordedSecretAnswer } from '../../../http/api-client.js';
@@ -89,7 +86,6 @@ class Fleet {
   readonly firstDone = new Set<number>();
   stopped: CliError | null = null;
   abandoned = 0;
-  /** Result lines waiting for their "ok" record to reach the disk. */
   readonly lines = new Set<Promise<void>>();
   readonly pace: Pace;
 
@@ -120,7 +116,6 @@ class Fleet {
     this.stopped ??= err;
   }
 
-  /** The next item of the manifest, unless the run was interrupted, stopped or is past its deadline. */
   next(): ManifestItem | undefined {
     if (this.opts.signal.aborted || this.stopped) return undefined;
     if (this.opts.deadlineAt !== undefined && this.now() >= this.opts.deadlineAt) {
@@ -196,7 +191,6 @@ class Fleet {
     return undefined;
   }
 
-  /** Before anything is sent: every secret an earlier run of this journal kept, delivered one at a time. */
   async deliverFirst(): Promise<void> {
     for (const item of this.deps.first ?? []) {
       if (this.opts.signal.aborted || this.stopped) return;
@@ -250,33 +244,18 @@ class Fleet {
   }
 }
 
-const requestOf = (run: Fleet, item: ManifestItem, key: string): RecordedRequest => ({
-  op: 'rotate',
-  scope: run.deps.custody.scope,
-  endpointId: item.endpointId,
-  idempotencyKey: key,
-  mode: item.mode,
-  expectedVersion: item.expectedVersion,
-});
+const requestOf = (run: Fleet, item: ManifestItem, key: string): RecordedRequest => {
+  const { endpointId, mode, expectedVersion } = item;
+  return { op: 'rotate', scope: run.deps.custody.scope, endpointId, idempotencyKey: key, mode, expectedVersion };
+};
 
-const skippedResult = (item: ManifestItem, prior: Prior, delivery: DeliveryRecord[]): Done => ({
-  endpointId: item.endpointId,
-  ok: true,
-  skipped: true,
-  ...(prior.version !== null ? { version: prior.version } : {}),
-  fingerprint: prior.fp ?? '',
-  delivery,
-  requestId: prior.requestId,
-});
+function skippedResult(item: ManifestItem, prior: Prior, delivery: DeliveryRecord[]): Done {
+  const version = prior.version !== null ? { version: prior.version } : {};
+  return { endpointId: item.endpointId, ok: true, skipped: true, ...version, fingerprint: prior.fp ?? '', delivery, requestId: prior.requestId };
+}
 
 /** An item ready to be sent: its "send" on its way to the disk (false if the journal failed), and a re-sent key's custody. */
-interface Outgoing {
-  item: ManifestItem;
-  key: string;
-  req: RecordedRequest;
-  custody: Custody | undefined;
-  journaled: Promise<boolean>;
-}
+type Outgoing = { item: ManifestItem; key: string; req: RecordedRequest; custody: Custody | undefined; journaled: Promise<boolean> };
 
 /** Before an item's request: its "send", and for a re-sent key its record (an earlier answer to it is delivered instead). */
 async function prepare(run: Fleet, item: ManifestItem, key: string, resent: boolean): Promise<Outgoing | undefined> {
@@ -311,7 +290,6 @@ async function begin(run: Fleet, item: ManifestItem, req: RecordedRequest, prior
   return custody;
 }
 
-/** The request of a prepared item (its "send" on disk; a new key's record written now, or the item fails unsent), and its outcome. */
 async function sendItem(run: Fleet, out: Outgoing, hooks: CallHooks): Promise<void> {
   const { item, key } = out;
   let custody = out.custody;
@@ -400,7 +378,6 @@ async function deliverItem(run: Fleet, item: ManifestItem, custody: Custody, acc
   return outcome;
 }
 
-/** A server string as it may be stored or printed: every secret and the token blanked. */
 const scrubbed = (run: Fleet, text: string) => (run.deps.custody.scrubber?.scrub ? run.deps.custody.scrubber.scrub(text) : text);
 
 /** Applied by an earlier run, delivery not confirmed: never sent again; done, delivered from recovered/, or 13 with the fingerprint. */
