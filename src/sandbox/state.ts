@@ -1,8 +1,7 @@
 // Everything one running sandbox remembers, in memory, behind one clock.
 import { createHash } from 'node:crypto';
 import type { ClientRequest, IncomingHttpHeaders } from 'node:http';
-import type { CreateRequest } from '../api/schemas.js';
-import type { EventType, RotationMode, Scope } from '../api/schemas.js';
+import type { CreateRequest, EventType, RotationMode, Scope } from '../api/schemas.js';
 import type { Clock } from '../system/clock.js';
 import { Faults, type FaultSettings } from './faults.js';
 import { ApiFailure, newEndpointId, newSecret, type DeliveryReport, type RandomBytes } from './protocol.js';

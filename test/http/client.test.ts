@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { sendWithRetries, type ApiRequest, type HttpDeps } from '../../src/http/client.js';
+import { type ApiRequest, deadlineFrom, type HttpDeps, sendWithRetries } from '../../src/http/client.js';
 import { TransportError } from '../../src/http/transport.js';
 import { CliError } from '../../src/errors/cli-error.js';
 import { scriptedTransport, sequentialUUID, virtualClock, type Answer } from '../support/fakes.js';
-import { deadlineFrom } from '../../src/http/client.js';
 
 const req: ApiRequest = {
   method: 'POST',

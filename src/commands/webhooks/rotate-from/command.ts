@@ -1,89 +1,39 @@
-// chatctl webhooks rotate --from FILE|- (docs/fleet.md): the steps in
-// order, everything that can be refused refused before anything is sent:
-// flags → scope and token → sinks and the next manifest's file → journal
-// (locked, read) → every manifest line checked (and each item's
-// destinations) → confirmation of immediate rotations: the plan; then the
-// run (runner.ts); then the next manifest (next-manifest.ts), the summary and
-// the exit code.
+// chatctl webhooks rotate --from FILE|- (docs/fleet.md): everything that can
+// be refused is refused before anything is sent (flags, token, destinations,
+// next manifest, journal, every line, confirmation); then the run (runner.ts).
 // A bundle of its own (dist/lazy/bulk.cjs): single-endpoint runs never load it.
 import type { Factory } from '../../app.js';
 import { dirname, resolve } from 'node:path';
-import { type RotationMode, secretResponseSchema } from '../../../api/schemas.js';
-import { type CustodyRun, deliveryCutShort, destinationFlags, type GivenDestinations, type InDelivery, lastApplied, runCustody } from '../../../secret/custody.js';
+import type { RotationMode } from '../../../api/schemas.js';
+import { secretResponseSchema } from '../../../api/schemas.js';
+import { type CustodyRun, deliveryCutShort, destinationFlags, type InDelivery, lastApplied, runCustody } from '../../../secret/custody.js';
 import { prepareRecoveryFolder, scopeKey } from '../../../secret/record.js';
-import { describeKeepFailure } from '../../../secret/deliver.js';
+import { deliverAll, type DeliverDeps, describeKeepFailure, hasIdPlaceholder, parseSinks, sinkHolds, type SinkSettings, sinksFor, substituteId } from '../../../secret/deliver.js';
 import type { Context } from '../../../context.js';
 import { sayWaiting } from '../../../run/webhooks-client.js';
 import { CliError, EXIT, isCliError, localError, usageError } from '../../../errors/cli-error.js';
 import { reportError } from '../../../errors/explain.js';
 import { ciReportWanted, escapeInline, shellQuote } from '../../../output/json.js';
-import { JournalWriter, NO_JOURNAL, compactJournal, continuing, loadJournal, lockJournal, actFor, sameScope, settledOf, type ItemAct, type JournalScope, type LoadedJournal } from './journal.js';
-import { bufferSource, checkManifest, fileSource, manifestItems, type ManifestCheck, type ManifestItem, type ManifestSource } from './manifest.js';
+import { JournalWriter, NO_JOURNAL, compactJournal, continuing, loadJournal, lockJournal, actFor, refuseStale, sameScope, settledOf } from './journal.js';
+import type { JournalScope, LoadedJournal, Prior } from './journal.js';
+import { bufferSource, checkManifest, fileSource, manifestItems, type ManifestItem, type ManifestSource } from './manifest.js';
 import { NextManifest } from './next-manifest.js';
-import { humanOutput, jsonOutput, reportRow, summaryLine, type BulkOutput } from './output.js';
+import { humanOutput, jsonOutput, reportRow, summaryLine, withDoneAt } from './output.js';
 import { runBulk, type ItemResult, type RunSummary } from './runner.js';
-import { planItemSecrets, type ItemSecrets } from './secrets.js';
-import { refuseStale, withDoneAt } from './stale.js';
 import { CiReport } from '../../../run/ci-report.js';
 import { escrowOf, type EscrowFlags } from '../escrow-flags.js';
 
-export interface FromOptions extends EscrowFlags {
-  from: string;
-  concurrency?: string;
-  journal?: string;
-  secretTo?: string[];
-  secretFile?: string;
-  force?: boolean;
-  mode?: string;
-  yes?: boolean;
-  expectedVersion?: string;
-  idempotencyKey?: string;
-  nextManifest?: string;
-  every?: string;
-  report?: string;
-}
+type StringFlag = 'concurrency' | 'journal' | 'secretFile' | 'mode' | 'expectedVersion' | 'idempotencyKey' | 'nextManifest' | 'every' | 'report';
+type FromOptions = EscrowFlags & { from: string; secretTo?: string[]; force?: boolean; yes?: boolean } & { [K in StringFlag]?: string };
 
-export const DEFAULT_CONCURRENCY = 4;
-export const MAX_CONCURRENCY = 64;
-
-export function parseConcurrency(raw: string | undefined): number {
-  if (raw === undefined) return DEFAULT_CONCURRENCY;
-  if (!/^[1-9][0-9]*$/.test(raw) || Number(raw) > MAX_CONCURRENCY) throw usageError(`invalid --concurrency "${raw}": a whole number from 1 to ${MAX_CONCURRENCY}`);
-  return Number(raw);
-}
+const MAX_CONCURRENCY = 64;
+const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
 
 const scopeLabel = (s: JournalScope) => `${s.baseUrl} (${s.organizationId}/${s.applicationId}/${s.environmentKey})`;
 
-/** What the run will do, worked out and checked before anything is sent. */
-interface Plan {
-  json: boolean;
-  concurrency: number;
-  defaultMode: RotationMode | undefined;
-  scope: JournalScope;
-  secrets: ItemSecrets;
-  source: ManifestSource;
-  journalPath: string | undefined;
-  journal: LoadedJournal;
-  check: ManifestCheck;
-  acts: Record<ItemAct['act'], number>;
-  next: NextManifest | undefined;
-  /** --every, in milliseconds. */
-  everyMs: number | undefined;
-  /** Items whose secret an earlier run kept: delivered before anything is sent. */
-  first: ManifestItem[];
-  /** The first journal run whose work this run finishes (journal.ts continuing). */
-  openFrom: number;
-  escrow: CustodyRun['escrow'];
-  /** --report FILE (absolute); GitHub's annotations and step summary need none. */
-  reportPath: string | undefined;
-  /** The destinations as given: each item's new-secret hint repeats them, {id} replaced. */
-  given: GivenDestinations;
-}
-
-/** The journal's lock while it is held; the journal's writer takes it over for the run. */
-interface Held {
-  release?: (() => void) | undefined;
-}
+type Setup = Awaited<ReturnType<typeof prepare>>;
+type Plan = Awaited<ReturnType<typeof planItems>>;
+type Held = { release?: (() => void) | undefined }; // the journal's lock, which its writer takes over for the run
 
 export async function runRotateFrom(opts: FromOptions, f: Factory): Promise<void> {
   keepHeapSmall(); // before the manifest's first pass, which allocates with its length
@@ -99,7 +49,13 @@ export async function runRotateFrom(opts: FromOptions, f: Factory): Promise<void
     source.checkUnchanged();
     const { summary, output, report } = await runPlan(plan, held, f);
     // Written once the run is over, whatever its outcome; before the summary, which a closed stdout may cut short.
-    const unwritten = writeNext(plan.next);
+    let unwritten: CliError | undefined;
+    try {
+      plan.next?.write();
+    } catch (err) {
+      if (!isCliError(err)) throw err;
+      unwritten = err; // reported once the run's own outcome is known
+    }
     const unreported = finishReport(report, summary);
     await output.finish(summary, plan.check.count);
     if (unreported) f.ctx.io.notice(unreported);
@@ -111,36 +67,19 @@ export async function runRotateFrom(opts: FromOptions, f: Factory): Promise<void
   }
 }
 
-type Setup = Pick<Plan, 'json' | 'concurrency' | 'defaultMode' | 'scope' | 'secrets' | 'journalPath' | 'next' | 'everyMs' | 'escrow' | 'reportPath' | 'given'> & { yes: boolean };
-
 /** Flags, scope and token (exit 3 before anything is read), destinations: everything that needs no manifest. */
-async function prepare(opts: FromOptions, f: Factory): Promise<Setup> {
+async function prepare(opts: FromOptions, f: Factory) {
   const { ctx } = f;
   if (opts.expectedVersion !== undefined) throw usageError('--expected-version cannot be used with --from', 'each manifest line gives its own "expectedVersion"');
   if (opts.idempotencyKey !== undefined) throw usageError('--idempotency-key cannot be used with --from', 'each item gets its own key; --journal keeps them, so a re-run reuses them');
   if (opts.from === '') throw usageError('--from needs a file, or - for standard input');
-  const concurrency = parseConcurrency(opts.concurrency);
+  const raw = opts.concurrency;
+  if (raw !== undefined && (!/^[1-9][0-9]*$/.test(raw) || Number(raw) > MAX_CONCURRENCY)) throw usageError(`invalid --concurrency "${raw}": a whole number from 1 to ${MAX_CONCURRENCY}`);
   const state = f.state();
   const json = state.output.json;
-
   const conn = state.connection();
   if (!state.dryRun) await state.requireToken();
-  const scope: JournalScope = { baseUrl: conn.baseUrl, ...conn.scope };
-
-  const specs = [...(opts.secretFile !== undefined ? [`file:${opts.secretFile}`] : []), ...(opts.secretTo ?? [])];
-  const secrets = planItemSecrets({
-    specs,
-    settings: { cwd: ctx.cwd, env: ctx.env, json, stdoutIsTTY: ctx.io.stdout.isTTY, stdoutDiscards: ctx.io.stdout.discards, force: Boolean(opts.force) },
-    deliverDeps: {
-      cwd: ctx.cwd,
-      env: ctx.env,
-      stdout: ctx.io.stdout,
-      stderr: ctx.io.stderr,
-      scrubber: ctx.io.scrubber,
-      captureExecOutput: json,
-      keepExecOutput: ciReportWanted(ctx.env, opts.report),
-    },
-  });
+  const secrets = itemSecrets(opts, ctx, json);
   const journalPath = opts.journal !== undefined ? resolve(ctx.cwd, opts.journal) : undefined;
   if (opts.nextManifest === '') throw usageError('--next-manifest needs a file');
   const next = opts.nextManifest !== undefined ? NextManifest.plan(resolve(ctx.cwd, opts.nextManifest), journalPath) : undefined;
@@ -150,44 +89,91 @@ async function prepare(opts: FromOptions, f: Factory): Promise<Setup> {
   const reportPath = opts.report !== undefined ? resolve(ctx.cwd, opts.report) : undefined;
   // Taken last: nothing after it may refuse the run while the file is held.
   if (next && !state.dryRun) await next.lock(ctx);
-  return {
-    json,
-    concurrency,
-    defaultMode: opts.mode as RotationMode | undefined,
-    scope,
-    secrets,
-    journalPath,
-    next,
-    everyMs,
-    escrow,
-    reportPath,
-    given: { secretTo: opts.secretTo, secretFile: opts.secretFile, force: opts.force },
-    yes: Boolean(opts.yes),
-  };
+  const scope: JournalScope = { baseUrl: conn.baseUrl, ...conn.scope };
+  // given: each item's new-secret hint repeats the destinations as given, {id} replaced.
+  const given = { secretTo: opts.secretTo, secretFile: opts.secretFile, force: opts.force };
+  const concurrency = raw === undefined ? 4 : Number(raw);
+  return { json, concurrency, defaultMode: opts.mode as RotationMode | undefined, scope, secrets, journalPath, next, everyMs, escrow, reportPath, given, yes: Boolean(opts.yes) };
 }
 
-const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
-
-/** `--every 30d`: a whole number and a unit (s, m, h, d, w), at most ten years. */
-export function parseEvery(raw: string): number {
+function parseEvery(raw: string): number {
   const m = /^([1-9][0-9]{0,5})([smhdw])$/.exec(raw.trim());
   const ms = m ? Number(m[1]) * UNITS[m[2]!]! : NaN;
   if (!Number.isFinite(ms) || ms > 3650 * UNITS.d!) throw usageError(`invalid --every "${raw}": a whole number and a unit, e.g. 30d, 12h, 2w (s, m, h, d, w)`);
   return ms;
 }
 
-async function openManifest(from: string, ctx: Factory['ctx']): Promise<ManifestSource> {
+/** Where each item's secret goes: the --secret-to sinks, `{id}` standing for its endpoint id; checked before anything is sent. */
+function itemSecrets(opts: FromOptions, ctx: Context, json: boolean) {
+  const specs = [...(opts.secretFile !== undefined ? [`file:${opts.secretFile}`] : []), ...(opts.secretTo ?? [])];
+  if (specs.length === 0)
+    throw usageError('rotate --from needs --secret-to: where each new secret goes', 'e.g. --secret-to file:secrets/{id}.whsec, or --secret-to "exec:store-secret" (it sees CHATCTL_ENDPOINT_ID)');
+  const { cwd, env, io } = ctx;
+  const settings: SinkSettings = { cwd, env, json, stdoutIsTTY: io.stdout.isTTY, stdoutDiscards: io.stdout.discards, force: Boolean(opts.force), idPlaceholder: true };
+  const sinks = parseSinks(specs, settings);
+  // Other items' answers arrive while one is delivered: its files fsync off the event loop.
+  const scrubber = io.scrubber;
+  const deps: DeliverDeps = { cwd, env, stdout: io.stdout, stderr: io.stderr, scrubber, captureExecOutput: json, keepExecOutput: ciReportWanted(env, opts.report), idPlaceholder: true, offLoop: true };
+  const claimed = new Map<string, string>();
+  return {
+    targets: sinks.map((s) => s.to),
+    targetsFor: (item: ManifestItem) => sinks.map((s) => substituteId(s, item.endpointId).to),
+    check: (item: ManifestItem) => void sinksFor(sinks, item.endpointId, settings),
+    /** A destination without {id} cannot serve `count` items (exec: aside). */
+    checkShared(count: number) {
+      const shared = count > 1 ? sinks.find((sink) => sink.kind !== 'exec' && !hasIdPlaceholder(sink)) : undefined;
+      if (shared)
+        throw usageError(
+          `--secret-to ${shared.to}: one destination for ${count} endpoints`,
+          'put {id} in the path or name, which stands for each endpoint id (e.g. file:secrets/{id}.whsec, github-output:SECRET_{id}), or use exec:, which sees CHATCTL_ENDPOINT_ID',
+        );
+    },
+    /** No destination of this item is one another item's {id} also leads to: the second secret would replace the first. */
+    claim(item: ManifestItem) {
+      for (const given of sinks) {
+        if (!hasIdPlaceholder(given)) continue; // one destination for many items is refused by checkShared
+        let sink;
+        try {
+          sink = substituteId(given, item.endpointId);
+        } catch {
+          continue; // an id that cannot stand for {id}: refused by check() when it is sent
+        }
+        // Keyed as parseSinks keys one item's destinations: a path is one place whatever the variable in it.
+        const place = sink.kind === 'github' ? `github:${sink.path}\0${sink.name}` : sink.kind === 'file' || sink.kind === 'env-file' ? `path:${sink.path}` : undefined;
+        const other = place === undefined ? undefined : claimed.get(place);
+        if (other !== undefined && other !== item.endpointId)
+          throw usageError(
+            `manifest line ${item.line}: endpoints ${JSON.stringify(other)} and ${JSON.stringify(item.endpointId)} would both be delivered to ${sink.to} (--secret-to ${given.to}); the second secret would replace the first`,
+            'use a destination whose {id} keeps the ids apart, or exec:, which sees CHATCTL_ENDPOINT_ID',
+          );
+        if (place !== undefined) claimed.set(place, item.endpointId);
+      }
+    },
+    deliver: (item: ManifestItem, secret: string, o?: { skipHeld?: boolean }) => deliverAll(sinks, { endpointId: item.endpointId, secret }, { ...deps, skipHeld: o?.skipHeld }),
+    holds: (item: ManifestItem, fp: string) => sinks.every((given) => sinkHolds(substituteId(given, item.endpointId), fp)),
+    /** Done earlier: its secret is kept nowhere now, so every destination named now must hold it (stdout and GitHub's files: that run's only). */
+    checkDone(item: ManifestItem, prior: Prior) {
+      const went = new Set((prior.delivery ?? []).map((d) => d.to));
+      const missing = sinks
+        .map((given) => substituteId(given, item.endpointId))
+        .filter((sink) => sink.kind === 'stdout' || sink.kind === 'github' || !(went.has(sink.to) || (prior.fp !== null && sinkHolds(sink, prior.fp))))
+        .map((sink) => sink.to);
+      if (missing.length > 0)
+        throw usageError(
+          `manifest line ${item.line}: endpoint ${item.endpointId} was rotated by an earlier run with this journal and its secret delivered to ${[...went].join(', ') || 'its destinations then'}; it is not kept to deliver to ${missing.join(', ')} now`,
+          'give the --secret-to of that run (stdout and github-output:/github-env: hold it for that run only), or take it from where it went; a manifest with the next expectedVersion rotates it again',
+        );
+    },
+  };
+}
+
+async function openManifest(from: string, ctx: Context): Promise<ManifestSource> {
   if (from !== '-') return fileSource(resolve(ctx.cwd, from));
   if (ctx.io.stdin.isTTY) throw usageError('--from - reads the manifest from standard input, which is a terminal', 'pipe it in, or give the file: --from manifest.ndjson');
   return bufferSource('standard input', await ctx.io.stdin.readBytes());
 }
 
-/**
- * The journal locked and read, every line and every item's destinations
- * checked (the journal's rules refuse what cannot go on: journal.ts actFor,
- * stale.ts), and immediate rotations confirmed.
- */
-async function planItems(setup: Setup, source: ManifestSource, held: Held, f: Factory): Promise<Plan> {
+async function planItems(setup: Setup, source: ManifestSource, held: Held, f: Factory) {
   const { ctx } = f;
   const { journalPath, secrets, next } = setup;
   const dryRun = f.state().dryRun;
@@ -198,17 +184,14 @@ async function planItems(setup: Setup, source: ManifestSource, held: Held, f: Fa
   if (journal.scope && !sameScope(journal.scope, setup.scope))
     throw usageError(`the journal ${journalPath} belongs to a run against ${scopeLabel(journal.scope)}, not ${scopeLabel(setup.scope)}`, 'keep one journal per environment (and per manifest)');
   if (journal.unreadable > 0) ctx.io.notice(`the journal ${journalPath} has ${journal.unreadable} unreadable line(s), from a write cut short; they are ignored`);
-
   const acts = { send: 0, resend: 0, skip: 0, redeliver: 0 };
   const check = checkManifest(source, setup.defaultMode, (item) => {
     const planned = actFor(journal.priors, item, openFrom);
     if (planned.act === 'send') refuseStale(journal.priors.get(item.endpointId), item);
-    // A secret an earlier run kept goes first (runner.ts deliverFirst); the few such items are held.
     if (planned.act === 'redeliver') first.push(item);
     acts[planned.act] += 1;
     secrets.claim(item);
     next?.add(item);
-    // Done earlier: its secret is kept nowhere now, so every destination named now must hold it already.
     if (planned.act === 'skip') secrets.checkDone(item, planned.prior);
     // A delivery resumed from a kept copy may find its own file there already (it then counts as delivered).
     if (planned.act === 'send' || planned.act === 'resend') secrets.check(item);
@@ -229,9 +212,8 @@ async function confirmImmediate(count: number, json: boolean, f: Factory): Promi
   throw localError('interrupted', message, { reported: !json });
 }
 
-function reportDryRun({ json, check, acts }: Plan, ctx: Factory['ctx']): void {
-  const line = { dryRun: true, items: check.count, ...acts };
-  if (json) ctx.io.stdout.write(JSON.stringify(line) + '\n');
+function reportDryRun({ json, check, acts }: Plan, ctx: Context): void {
+  if (json) ctx.io.stdout.write(JSON.stringify({ dryRun: true, items: check.count, ...acts }) + '\n');
   else
     ctx.io.stdout.write(
       `Would rotate ${acts.send + acts.resend} of ${check.count} endpoints (${acts.resend} re-sent from the journal with their recorded keys), skip ${acts.skip} done earlier, and deliver again ${acts.redeliver} whose delivery an earlier run did not confirm.\n`,
@@ -239,21 +221,18 @@ function reportDryRun({ json, check, acts }: Plan, ctx: Factory['ctx']): void {
   ctx.io.notice('dry run: nothing was sent');
 }
 
-/** The run itself (runner.ts), on one pool of connections; the journal written throughout. */
-async function runPlan(plan: Plan, held: Held, f: Factory): Promise<{ summary: RunSummary; output: BulkOutput; report: CiReport | undefined }> {
+async function runPlan(plan: Plan, held: Held, f: Factory) {
   const { ctx } = f;
+  const state = f.state();
   const { journalPath, secrets, next, journal } = plan;
-  // recovered/ holds each item's record from before its request: a folder that cannot is found now, not after a change.
-  const custody: CustodyRun = { ...fleetCustody(ctx, scopeKey(f.state().connection().scope), journalPath), escrow: plan.escrow, destination: (id) => destinationFlags(plan.given, id) };
-  // Before the journal's first record: a --report that cannot be written is refused with nothing sent.
-  const report = ciReport(plan, ctx);
-  let writer: JournalWriter | undefined;
-  if (journalPath !== undefined) {
-    writer = await JournalWriter.open(journalPath, held.release!);
+  const custody: CustodyRun = { ...fleetCustody(ctx, scopeKey(state.connection().scope), journalPath), escrow: plan.escrow, destination: (id) => destinationFlags(plan.given, id) };
+  const report = ciReport(plan.reportPath, ctx); // before the journal's first record: refused with nothing sent
+  const writer = journalPath !== undefined ? await JournalWriter.open(journalPath, held.release!) : undefined;
+  if (writer) {
     held.release = undefined; // the writer releases it on close
     await writer.append({ t: 'run', v: 1, at: new Date(ctx.now()).toISOString(), scope: plan.scope });
   }
-  const output = plan.json ? jsonOutput(ctx.io) : humanOutput(ctx.io, ctx.now, secrets.targets);
+  const output = plan.json ? jsonOutput(ctx.io) : humanOutput(ctx.io, ctx.now, secrets.targets, state.output.quiet);
   const { client, agent, delivering } = await runClient(plan, f);
   // exec: destinations start from a worker thread, started now: never on the loop that reads the answers.
   if (secrets.targets.some((t) => t.startsWith('exec:'))) await (await import('../../../secret/exec-worker.js')).prepareExecWorker();
@@ -269,7 +248,7 @@ async function runPlan(plan: Plan, held: Held, f: Factory): Promise<{ summary: R
       {
         clock: { now: ctx.now, sleep: ctx.sleep, random: ctx.random },
         rotate: (req, key, hooks) => client.rotate(req.endpointId, { expectedVersion: req.expectedVersion, mode: req.mode }, key, hooks),
-        trace: f.state().output.debug ? (item) => (line) => ctx.io.stderr.write(`[debug] ${escapeInline(item.endpointId)}: ${escapeInline(line)}\n`) : undefined,
+        trace: state.output.debug ? (item) => (line) => ctx.io.stderr.write(`[debug] ${escapeInline(item.endpointId)}: ${escapeInline(line)}\n`) : undefined,
         secrets,
         custody,
         journal: writer ?? NO_JOURNAL,
@@ -289,7 +268,14 @@ async function runPlan(plan: Plan, held: Held, f: Factory): Promise<{ summary: R
         delivering,
       },
     );
-    if (writer) await endJournal(writer, summary, plan, ctx);
+    // The run's end (clean: every item done, nothing cut short), then the journal compacted; neither can change the outcome.
+    if (writer) {
+      const clean = !summary.interrupted && summary.stopped === null && summary.failed === 0 && summary.notStarted === 0;
+      await writer
+        .append({ t: 'end', at: new Date(ctx.now()).toISOString(), clean })
+        .then(() => compactJournal(writer.path, plan.scope))
+        .catch(() => {});
+    }
     return { summary, output, report };
   } catch (err) {
     report?.discard();
@@ -298,22 +284,6 @@ async function runPlan(plan: Plan, held: Held, f: Factory): Promise<{ summary: R
     agent.destroy();
     await writer?.close();
     loopDelay();
-  }
-}
-
-/**
- * The run's end in its journal (clean: every item done, nothing cut short),
- * then the journal compacted to what later runs decide by, under its lock.
- * Neither can change the run's outcome: a journal that cannot take them
- * keeps every record it had.
- */
-async function endJournal(writer: JournalWriter, summary: RunSummary, plan: Plan, ctx: Context): Promise<void> {
-  const clean = !summary.interrupted && summary.stopped === null && summary.failed === 0 && summary.notStarted === 0;
-  try {
-    await writer.append({ t: 'end', at: new Date(ctx.now()).toISOString(), clean });
-    compactJournal(writer.path, plan.scope);
-  } catch {
-    /* the records stand as they are */
   }
 }
 
@@ -328,57 +298,45 @@ function notDueCheck(everyMs: number, journal: LoadedJournal, custody: CustodyRu
       .filter((x): x is { at: string; version: number | null } => x !== undefined && Number.isFinite(Date.parse(x.at)))
       .sort((a, b) => Date.parse(b.at) - Date.parse(a.at))[0];
     if (!last || now() - Date.parse(last.at) >= everyMs) return undefined;
-    return {
-      endpointId: item.endpointId,
-      ok: true,
-      skipped: true,
-      due: false,
-      lastRotatedAt: last.at,
-      ...(last.version !== null ? { version: last.version } : {}),
-      fingerprint: s?.fp ?? '',
-      delivery: [],
-      requestId: null,
-    };
+    const version = last.version !== null ? { version: last.version } : {};
+    return { endpointId: item.endpointId, ok: true, skipped: true, due: false, lastRotatedAt: last.at, ...version, fingerprint: s?.fp ?? '', delivery: [], requestId: null };
   };
 }
 
 /**
- * The one request engine, as a single rotate uses it, with one keep-alive
- * connection per worker. A request already sent is not abandoned on Ctrl-C
- * (it finishes and delivers), and a re-run with the journal is how a key is
- * re-sent.
+ * The one request engine, one keep-alive connection per worker. A request sent
+ * is not abandoned on Ctrl-C; a second signal ends the process at once, and
+ * says where each secret in delivery is and which keys it left.
  */
 async function runClient(plan: Plan, f: Factory) {
   const { ctx } = f;
   const { baseUrl } = f.state().connection();
   const { Agent } = baseUrl.startsWith('https:') ? await import('node:https') : await import('node:http');
   const agent = new Agent({ keepAlive: true, maxSockets: plan.concurrency, maxFreeSockets: plan.concurrency });
-  // Items whose secret is being delivered: a second signal ends the process
-  // at once, and must still say where each of their secrets is.
   const inDelivery = new Map<string, InDelivery>();
-  // Requests sent and awaited after a first signal: a second one abandons them, and says which keys.
+  // Requests sent and awaited after a first signal.
   const awaited = new Set<string>();
+  const { journalPath } = plan;
+  let signalled = 'SIGINT';
   const lastWords = () => {
     let code: number = EXIT.secretNotDelivered;
     for (const state of inDelivery.values()) code = reportError(deliveryCutShort(state), ctx.io, plan.json, false);
-    if (inDelivery.size === 0 && awaited.size > 0) code = reportError(abandoned(awaited, plan.journalPath, signalled), ctx.io, plan.json, false);
+    if (inDelivery.size === 0 && awaited.size > 0) code = reportError(abandoned(awaited, journalPath, signalled), ctx.io, plan.json, false);
     return code;
   };
+  const sayLastWords = () => ctx.setLastWords?.(inDelivery.size > 0 || awaited.size > 0 ? lastWords : undefined);
   const delivering = (item: ManifestItem, state: InDelivery | undefined) => {
     if (state) inDelivery.set(item.endpointId, state);
     else inDelivery.delete(item.endpointId);
-    ctx.setLastWords?.(inDelivery.size > 0 || awaited.size > 0 ? lastWords : undefined);
+    sayLastWords();
   };
-  const { journalPath } = plan;
-  let signalled = 'SIGINT';
   const client = await f.client({
     agent,
     waiting: (w, done) => {
       if (!w) {
         // That answer came: its item goes on to deliver.
         if (done !== undefined) awaited.delete(done);
-        ctx.setLastWords?.(inDelivery.size > 0 || awaited.size > 0 ? lastWords : undefined);
-        return;
+        return sayLastWords();
       }
       if (awaited.size === 0 && inDelivery.size === 0) {
         const then = journalPath !== undefined ? `a re-run with --journal ${shellQuote(journalPath)} collects them` : 'without a --journal, a re-run of each with its --idempotency-key collects it';
@@ -397,37 +355,19 @@ async function runClient(plan: Plan, f: Factory) {
   return { client, agent, delivering };
 }
 
-/** What a second signal says when requests sent were still awaited: their keys, and how a re-run collects them. */
 function abandoned(keys: Set<string>, journalPath: string | undefined, signal: string): CliError {
   const list = [...keys];
   const code = signal === 'SIGTERM' ? EXIT.terminated : signal === 'SIGHUP' ? EXIT.hangup : EXIT.interrupted;
-  return new CliError(
-    'interrupted',
-    `interrupted: the answers to ${list.length} request(s) already sent were abandoned; the changes may have been applied (Idempotency-Keys ${list.join(', ')})`,
-    code,
-    {
-      details: { idempotencyKeys: list },
-      hint:
-        journalPath !== undefined
-          ? `re-run with --journal ${shellQuote(journalPath)}: it re-sends each with its key (never applied twice) and delivers what reached chatctl from recovered/`
-          : 'without a journal, re-run each endpoint alone with its --idempotency-key: the same key is never applied twice',
-    },
-  );
-}
-
-/** The next manifest written; a failure to write it, to report once the run's own outcome is known. */
-function writeNext(next: NextManifest | undefined): CliError | undefined {
-  try {
-    next?.write();
-    return undefined;
-  } catch (err) {
-    if (isCliError(err)) return err;
-    throw err;
-  }
+  const hint =
+    journalPath !== undefined
+      ? `re-run with --journal ${shellQuote(journalPath)}: it re-sends each with its key (never applied twice) and delivers what reached chatctl from recovered/`
+      : 'without a journal, re-run each endpoint alone with its --idempotency-key: the same key is never applied twice';
+  const message = `interrupted: the answers to ${list.length} request(s) already sent were abandoned; the changes may have been applied (Idempotency-Keys ${list.join(', ')})`;
+  return new CliError('interrupted', message, code, { details: { idempotencyKeys: list }, hint });
 }
 
 /** The exit code: 130 on Ctrl-C, 14 when the run stopped or any item failed, 1 when only the next manifest could not be written. */
-function finish(summary: RunSummary, unwritten: CliError | undefined, plan: Plan, ctx: Factory['ctx']): void {
+function finish(summary: RunSummary, unwritten: CliError | undefined, plan: Plan, ctx: Context): void {
   const { json, check, journalPath, next } = plan;
   const failing = summary.interrupted || summary.stopped !== null || summary.failed > 0;
   if (unwritten && failing) reportError(unwritten, ctx.io, json, false);
@@ -449,24 +389,9 @@ function finish(summary: RunSummary, unwritten: CliError | undefined, plan: Plan
 }
 
 /**
- * A run of thousands of items allocates steadily (requests, responses,
- * journal lines) while holding little: a few megabytes live, whatever the
- * manifest's length. Left to its defaults, V8 lets both generations grow with
- * the run's duration, not its data: it doubles the young generation every
- * time enough survives scavenges (up to 32 MiB more on Node 20), and after
- * its first full collection lets the old generation reach up to four times
- * what is live before the next one. What an item leaves there is garbage
- * within seconds, but only a run long enough to reach that limit collects
- * it, so the peak grew with the manifest (5,000 items: 1.4x of 500). Holding
- * the young generation at its size and letting the old one grow by 50%
- * trades a few more collections for memory that stays flat. 30% (V8's own
- * factor when it saves memory) collected so often that the event loop
- * stalled 11-13 ms in a 30-item run, past the 10 ms an answer may wait on
- * its socket (CONTRIBUTING, "The event loop of a run"); 50% stalls under
- * 7 ms, for about the same peak (measured beside other work). Set
- * before the manifest's first pass, which would otherwise grow the young
- * generation by the manifest's length. The flags are read only when V8
- * decides to grow; if one is ever unknown, nothing changes.
+ * V8's defaults let the heap grow with a run's duration, not its data (5,000
+ * items peaked 1.4x of 500): the young generation held, the old grown by 50%
+ * keep it flat (30% stalled the loop past 10 ms: CONTRIBUTING, "The event loop of a run").
  */
 function keepHeapSmall(): void {
   try {
@@ -476,7 +401,7 @@ function keepHeapSmall(): void {
   }
 }
 
-/** The run's custody: each item's record under recovered/ (checked now), and how a re-run delivers what it keeps. */
+/** Each item's record under recovered/ (the folder checked now, not after a change), and how a re-run delivers what it keeps. */
 function fleetCustody(ctx: Context, scope: string, journalPath: string | undefined): CustodyRun {
   try {
     prepareRecoveryFolder(ctx.configDir);
@@ -490,17 +415,16 @@ function fleetCustody(ctx: Context, scope: string, journalPath: string | undefin
   );
 }
 
-/** The run's CI report (run/ci-report.ts), when it has one: GitHub's annotations and step summary, --report's JUnit XML. */
-function ciReport(plan: Plan, ctx: Context): CiReport | undefined {
-  if (!ciReportWanted(ctx.env, plan.reportPath)) return undefined;
+function ciReport(reportPath: string | undefined, ctx: Context): CiReport | undefined {
+  if (!ciReportWanted(ctx.env, reportPath)) return undefined;
   try {
-    return new CiReport({ env: ctx.env, annotate: ctx.io.stderr, scrub: (t) => ctx.io.scrubber.scrub(t), command: 'chatctl webhooks rotate', junitPath: plan.reportPath });
+    return new CiReport({ env: ctx.env, annotate: ctx.io.stderr, scrub: (t) => ctx.io.scrubber.scrub(t), command: 'chatctl webhooks rotate', junitPath: reportPath });
   } catch (err) {
-    throw usageError(`--report ${plan.reportPath}: cannot write beside it (${describeKeepFailure(err, dirname(plan.reportPath ?? '.'))})`);
+    throw usageError(`--report ${reportPath}: cannot write beside it (${describeKeepFailure(err, dirname(reportPath ?? '.'))})`);
   }
 }
 
-/** The report finished; what went wrong with it, to say once the run's outcome is known (never its exit code). */
+/** What went wrong with the report, to say once the run's outcome is known (never its exit code). */
 function finishReport(report: CiReport | undefined, summary: RunSummary): string | undefined {
   try {
     return report?.finish(summaryLine(summary).summary, 'chatctl webhooks rotate --from');

@@ -1,52 +1,18 @@
-// The journal of a `--from` run (docs/fleet.md): an append-only NDJSON
-// file, mode 0600, that lets a re-run pick up where a killed run stopped
-// without rotating any endpoint twice. It holds Idempotency-Keys, versions
-// and fingerprints, never a secret.
-//
-// Records, one per line:
-//   {"t":"run","v":1,"at","scope":{baseUrl,organizationId,applicationId,environmentKey}}
-//   {"t":"send","id","key","ev","mode"}   before an item's request is sent (durable first)
-//   {"t":"applied","id","key","version","fp","recovered"?}  the server rotated it and returned the secret
-//      (recovered: the copy kept in recovered/ while it is delivered; removed once every destination holds it)
-//   {"t":"ok","id","key","version","fp","delivery","requestId"}  every destination holds it
-//   {"t":"fail","id","key","applied":true|false|null,"exitCode","code","recovered"?,"whole"?}
-//      (whole: the copy is a whole odd answer, not a secret to deliver again)
-//   {"t":"end","at","clean"}   the run is over; clean: every item done, nothing interrupted
-//
-// The records are facts that only add up: a later refusal or an unknown
-// outcome of another key never erases that an earlier key was applied or
-// delivered (Prior.settled keeps the endpoint's highest applied rotation).
-// An item is its endpoint, expected version and mode (actFor below): a
-// record counts only for the same three, so next month's manifest (the next
-// expectedVersion) is a new rotation, never skipped as done; except while
-// the runs since the last clean one have not finished their work: then a
-// manifest that a --next-manifest replaced (its expectedVersion is the
-// version those runs rotated to) is that same work, finished, not new.
-//
-// Every append resolves once its line is on disk (fdatasync). Appends that
-// arrive while a sync is running share the next one (group commit), so four
-// workers wait for about one disk flush each, not four.
+// The journal of a `--from` run (docs/fleet.md): append-only NDJSON, mode
+// 0600, of keys, versions and fingerprints (never a secret), so that a re-run
+// goes on where a killed run stopped without rotating any endpoint twice.
 import { closeSync, lstatSync, openSync, readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import type { RotationMode } from '../../../api/schemas.js';
 import { CliError, EXIT, usageError } from '../../../errors/cli-error.js';
 import type { Context } from '../../../context.js';
-import { acquireLock, systemLockHost, type LockHost, type LockSubject } from '../../../fs/lock.js';
+import { acquireLock, systemLockHost, type LockSubject } from '../../../fs/lock.js';
 import { writeFileAtomic } from '../../../fs/files.js';
 import { escapeInline } from '../../../output/json.js';
-import { fileChunks, splitLines } from './lines.js';
+import { fileChunks, splitLines, type ManifestItem } from './manifest.js';
 
-export interface JournalScope {
-  baseUrl: string;
-  organizationId: string;
-  applicationId: string;
-  environmentKey: string;
-}
-
-export interface DeliveryRecord {
-  to: string;
-  fingerprint: string;
-}
+export type JournalScope = { baseUrl: string; organizationId: string; applicationId: string; environmentKey: string };
+export type DeliveryRecord = { to: string; fingerprint: string };
 
 /** runAt: in a compacted journal, the start of the run that wrote the record (its runs are merged). */
 type Item = { runAt?: string };
@@ -54,17 +20,18 @@ type Item = { runAt?: string };
 export type JournalRecord =
   | { t: 'run'; v: 1; at: string; scope: JournalScope }
   | ({ t: 'send'; id: string; key: string; ev: number; mode: RotationMode } & Item)
+  /** recovered: the copy kept while it is delivered. */
   | ({ t: 'applied'; id: string; key: string; version: number | null; fp: string; recovered?: string | null; at?: string } & Item)
   | ({ t: 'ok'; id: string; key: string; version: number | null; fp: string; delivery: DeliveryRecord[]; requestId: string; at?: string } & Item)
+  /** whole: the copy kept is a whole odd answer, not a secret to deliver again. */
   | ({ t: 'fail'; id: string; key: string; applied: boolean | null; exitCode: number; code: string; recovered?: string | null; whole?: boolean } & Item)
   | { t: 'end'; at: string; clean: boolean };
 
 /**
- * What earlier runs left for one endpoint, folded from its records:
- * - sent: a request went out and its outcome is unknown: re-send it, same key and body;
- * - applied: the server rotated it (secret returned) but delivery was not confirmed;
- * - ok: done, skip it;
- * - refused: the server refused it, nothing changed: try afresh with a new key.
+ * What earlier runs left for one endpoint. at: when the run that wrote its
+ * latest record started; appliedAt: what --every measures from; run: that
+ * run's place among the "run" lines; settled: the endpoint's applied rotation
+ * with the highest version, when an earlier key made it.
  */
 export interface Prior {
   state: 'sent' | 'applied' | 'ok' | 'refused';
@@ -75,43 +42,19 @@ export interface Prior {
   fp: string | null;
   delivery: DeliveryRecord[] | null;
   requestId: string | null;
-  /** Where an earlier run kept a secret it could not deliver. */
   recovered: string | null;
-  /** That copy is the server's whole odd answer, not a secret to deliver. */
   whole: boolean;
-  /** When the run that wrote the latest of these records started (its "run" line), when known. */
   at?: string;
-  /** When the change was applied (its "applied" or "ok" record says), when known: what --every measures from. */
   appliedAt?: string;
-  /** The run (its place among the journal's "run" lines, from 0) that last wrote a record of this request. */
   run?: number;
-  /** The endpoint's applied rotation with the highest version, when an earlier key made it (this one's otherwise). */
   settled?: Prior;
 }
 
-export interface LoadedJournal {
-  scope: JournalScope | null;
-  priors: Map<string, Prior>;
-  /** Lines that could not be read: a write cut short by a crash. */
-  unreadable: number;
-  /** The first run whose work is not known finished: every run from it on ended unclean or not at all (runs counts when all are finished). */
-  openFrom: number;
-  /** When each run started (its "run" line), in order: as many as the journal holds runs. */
-  runAts: string[];
-  /** The last run's "end" record, when it has one. */
-  lastEnd?: Extract<JournalRecord, { t: 'end' }> | undefined;
-}
+/** unreadable: lines cut short by a crash; openFrom: the first run whose work is not known finished; runAts: when each run started. */
+export type LoadedJournal = { scope: JournalScope | null; priors: Map<string, Prior>; unreadable: number; openFrom: number; runAts: string[]; lastEnd?: Extract<JournalRecord, { t: 'end' }> };
 
-/** Without --every, how long after an unfinished run the same command is taken as finishing it (docs/fleet.md). */
-export const CONTINUE_WITHIN_MS = 24 * 3600 * 1000;
-
-/**
- * The first run whose work the coming run finishes (actFor's `openFrom`):
- * the runs since the last clean one, when the last of them started less
- * than `withinMs` ago (--every, else CONTINUE_WITHIN_MS); none otherwise:
- * a later run is the next rotation, not the same one.
- */
-export function continuing(journal: Pick<LoadedJournal, 'openFrom' | 'runAts'>, nowMs: number, withinMs = CONTINUE_WITHIN_MS): number {
+/** The first run whose work the coming run finishes (actFor's openFrom): those since the last clean one, if the last began less than withinMs (--every, else a day) ago. */
+export function continuing(journal: Pick<LoadedJournal, 'openFrom' | 'runAts'>, nowMs: number, withinMs = 24 * 3600 * 1000): number {
   const lastRunAt = journal.runAts.at(-1);
   if (journal.openFrom >= journal.runAts.length || lastRunAt === undefined) return Number.POSITIVE_INFINITY;
   const at = Date.parse(lastRunAt);
@@ -127,90 +70,55 @@ export function settledOf(p: Prior): Prior | undefined {
   return (earlier.version ?? -1) > (own.version ?? -1) ? earlier : own;
 }
 
-/**
- * Folds one record into the map; records for another key than the one last
- * sent are ignored. `runAt`: the start of the run that wrote it.
- */
+/** Folds one record into the map. Facts only add up: a later refusal never erases that an earlier key was applied. */
 export function foldRecord(priors: Map<string, Prior>, r: JournalRecord, runAt?: string, run = 0): void {
   if (r.t === 'run' || r.t === 'end') return;
-  // A compacted journal says the run's start on each record (runAt), having merged the runs.
   const started = r.runAt ?? runAt;
   const at = started !== undefined ? { at: started } : {};
   if (r.t === 'send') {
     const before = priors.get(r.id);
-    // Another key: what the earlier ones applied stays known (a refusal of this one erases nothing).
+    // Another key: what the earlier ones applied stays known.
     const settled = before && before.key !== r.key ? settledOf(before) : before?.settled;
-    priors.set(r.id, {
-      state: 'sent',
-      key: r.key,
-      ev: r.ev,
-      mode: r.mode,
-      version: null,
-      fp: null,
-      delivery: null,
-      requestId: null,
-      recovered: null,
-      whole: false,
-      ...at,
-      run,
-      ...(settled ? { settled } : {}),
-    });
+    const fresh = { version: null, fp: null, delivery: null, requestId: null, recovered: null, whole: false };
+    priors.set(r.id, { state: 'sent', key: r.key, ev: r.ev, mode: r.mode, ...fresh, ...at, run, ...(settled ? { settled } : {}) });
     return;
   }
   const latest = priors.get(r.id);
-  // A record of the latest request, or of the endpoint's applied one before it (webhooks recover --journal settles that one).
+  // A record of the latest request, or of the applied one before it (webhooks recover --journal settles that one).
   const p = latest?.key === r.key ? latest : latest?.settled?.key === r.key ? latest.settled : undefined;
   if (!p) return;
   Object.assign(p, at, { run });
   if (r.t === 'applied') {
-    p.state = 'applied';
-    p.version = r.version;
-    p.fp = r.fp;
+    Object.assign(p, { state: 'applied', version: r.version, fp: r.fp });
     if (r.recovered) p.recovered = r.recovered;
     if (r.at) p.appliedAt = r.at;
   } else if (r.t === 'ok') {
     Object.assign(p, { state: 'ok', version: r.version, fp: r.fp, delivery: r.delivery, requestId: r.requestId });
     if (r.at) p.appliedAt ??= r.at;
-  } else if (p.state === 'applied' && r.applied !== true) {
-    // Never: an applied change is not undone by what is said of it later.
-  } else {
+  } else if (p.state !== 'applied' || r.applied === true) {
+    // An applied change is not undone by what is said of it later.
     p.state = r.applied === true ? 'applied' : r.applied === null ? 'sent' : 'refused';
     if (r.recovered) p.recovered = r.recovered;
     if (r.whole === true) p.whole = true;
   }
 }
 
-/** What to do with a manifest item, given what earlier runs left in the journal. */
-export type ItemAct =
-  | { act: 'send' }
-  /** Done by an earlier run: nothing is sent. */
-  | { act: 'skip'; prior: Prior }
-  /** Applied by an earlier run, delivery not confirmed: delivered again from its kept copy, never sent. */
-  | { act: 'redeliver'; prior: Prior }
-  /** Sent by an earlier run with no known outcome: sent again with its key. */
-  | { act: 'resend'; prior: Prior };
+export type ItemAct = { act: 'send' } | { act: 'skip' | 'redeliver' | 'resend'; prior: Prior };
 
 /**
- * The journal's rules. An item is (endpointId, expectedVersion, mode), and a
- * record counts only for the same three: another expected version is a new
- * rotation. Two cases cannot go on, and are refused before anything is sent
- * (exit 2): an earlier rotation of the endpoint whose outcome is unknown
- * (the server may have issued a secret that only a re-run of that manifest
- * can collect), and a pending item the manifest now asks in another mode.
+ * The journal's rules: a record counts only for the same endpoint, expected
+ * version and mode. Refused (exit 2): an earlier rotation whose outcome is
+ * unknown (only its manifest's re-run collects it), a pending one's new mode.
  */
-export function actFor(priors: ReadonlyMap<string, Prior>, item: { line: number; endpointId: string; expectedVersion: number; mode: RotationMode }, openFrom = Number.POSITIVE_INFINITY): ItemAct {
+export function actFor(priors: ReadonlyMap<string, Prior>, item: Pick<ManifestItem, 'line' | 'endpointId' | 'expectedVersion' | 'mode'>, openFrom = Number.POSITIVE_INFINITY): ItemAct {
   const p = priors.get(item.endpointId);
   if (!p) return { act: 'send' };
   const s = settledOf(p);
-  if (s && s !== p) {
-    // This very rotation was applied by an earlier key, whatever came after it.
-    if (s.ev === item.expectedVersion && s.mode === item.mode) return s.state === 'ok' ? { act: 'skip', prior: s } : { act: 'redeliver', prior: s };
-  }
-  // The work of runs not known finished, the manifest replaced by their next
-  // manifest (it expects the version they rotated to): finished, not repeated.
-  if (s && s.version === item.expectedVersion && (s.run ?? 0) >= openFrom && (p === s || p.state === 'refused')) {
-    return s.state === 'ok' ? { act: 'skip', prior: s } : { act: 'redeliver', prior: s };
-  }
+  const done = (x: Prior): ItemAct => (x.state === 'ok' ? { act: 'skip', prior: x } : { act: 'redeliver', prior: x });
+  // This very rotation was applied by an earlier key, whatever came after it.
+  if (s && s !== p && s.ev === item.expectedVersion && s.mode === item.mode) return done(s);
+  // The work of runs not known finished, the manifest replaced by their next manifest: finished, not repeated.
+  if (s && s.version === item.expectedVersion && (s.run ?? 0) >= openFrom && (p === s || p.state === 'refused')) return done(s);
   if (p.state === 'refused') return { act: 'send' };
   if (p.ev !== item.expectedVersion) {
     if (p.state === 'sent')
@@ -233,94 +141,80 @@ export function actFor(priors: ReadonlyMap<string, Prior>, item: { line: number;
   return { act: 'resend', prior: p };
 }
 
+/** A line to send is refused (exit 2) when the journal shows the endpoint rotated past it: a job re-running an old manifest would only get 7s. */
+export function refuseStale(latest: Prior | undefined, item: Pick<ManifestItem, 'line' | 'endpointId' | 'expectedVersion'>): void {
+  const prior = latest && settledOf(latest);
+  if (!prior || prior.version === null || item.expectedVersion >= prior.version) return;
+  const when = prior.at !== undefined ? ` by the run of ${prior.at}` : ' by an earlier run';
+  throw usageError(
+    `manifest line ${item.line}: endpoint ${item.endpointId} is at version ${prior.version} now (the journal shows it rotated from version ${prior.ev} to ${prior.version}${when}), but the line expects version ${item.expectedVersion}`,
+    `give that line "expectedVersion":${prior.version}; --next-manifest FILE writes each endpoint's version after a run, for the next one`,
+  );
+}
+
 const isRecord = (v: unknown): v is JournalRecord => {
   if (typeof v !== 'object' || v === null) return false;
   const r = v as Record<string, unknown>;
   if (r.t === 'run') return typeof r.scope === 'object' && r.scope !== null;
   if (r.t === 'end') return typeof r.clean === 'boolean';
   if (typeof r.id !== 'string' || typeof r.key !== 'string') return false;
-  switch (r.t) {
-    case 'send':
-      return typeof r.ev === 'number' && (r.mode === 'overlap' || r.mode === 'immediate');
-    case 'applied':
-      return typeof r.fp === 'string';
-    case 'ok':
-      return typeof r.fp === 'string' && Array.isArray(r.delivery);
-    case 'fail':
-      return r.applied === true || r.applied === false || r.applied === null;
-    case 'end':
-      return typeof r.clean === 'boolean';
-    default:
-      return false;
-  }
+  if (r.t === 'send') return typeof r.ev === 'number' && (r.mode === 'overlap' || r.mode === 'immediate');
+  if (r.t === 'applied') return typeof r.fp === 'string';
+  if (r.t === 'ok') return typeof r.fp === 'string' && Array.isArray(r.delivery);
+  return r.t === 'fail' && (r.applied === true || r.applied === false || r.applied === null);
 };
 
-/** Reads a journal, a chunk at a time; a missing file is an empty journal. */
+const errnoOf = (err: unknown) => (err as NodeJS.ErrnoException).code ?? String(err);
+
 export function loadJournal(path: string): LoadedJournal {
-  const priors = new Map<string, Prior>();
-  let scope: JournalScope | null = null;
-  let unreadable = 0;
+  const journal: LoadedJournal = { scope: null, priors: new Map(), unreadable: 0, openFrom: 0, runAts: [] };
   let runAt: string | undefined;
-  const runAts: string[] = [];
-  let lastEnd: LoadedJournal['lastEnd'];
-  let openFrom = 0;
   let fd: number;
   try {
     fd = openSync(path, 'r');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { scope, priors, unreadable, openFrom: 0, runAts };
-    throw usageError(`cannot read the journal ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return journal;
+    throw usageError(`cannot read the journal ${path}: ${errnoOf(err)}`);
   }
   try {
-    // Journal lines are short; a very long one is damage, skipped like a torn line.
+    // Journal lines are short; a very long one is damage.
     const lines = splitLines(fileChunks(fd), 1 << 20, () => {
       throw usageError(`the journal ${path} has a line longer than 1 MiB: it is not a chatctl journal`);
     });
     for (const { text } of lines) {
-      if (text === null || text.trim() === '') {
-        if (text === null) unreadable += 1;
-        continue;
-      }
+      if (text !== null && text.trim() === '') continue;
       let value: unknown;
       try {
-        value = JSON.parse(text);
-      } catch {
-        unreadable += 1;
-        continue;
-      }
+        value = text === null ? undefined : JSON.parse(text);
+      } catch {}
       if (!isRecord(value)) {
-        unreadable += 1;
+        journal.unreadable += 1;
         continue;
       }
       if (value.t === 'run') {
-        scope ??= value.scope;
+        journal.scope ??= value.scope;
         runAt = typeof value.at === 'string' ? value.at : undefined;
-        runAts.push(runAt ?? '');
-        lastEnd = undefined;
-      }
-      if (value.t === 'end') {
-        lastEnd = value;
-        if (value.clean === true) openFrom = runAts.length;
-      }
-      foldRecord(priors, value, runAt, Math.max(0, runAts.length - 1));
+        journal.runAts.push(runAt ?? '');
+        journal.lastEnd = undefined;
+      } else if (value.t === 'end') {
+        journal.lastEnd = value;
+        if (value.clean === true) journal.openFrom = journal.runAts.length;
+      } else foldRecord(journal.priors, value, runAt, Math.max(0, journal.runAts.length - 1));
     }
   } finally {
     closeSync(fd);
   }
-  return { scope, priors, unreadable, openFrom, runAts, lastEnd };
+  return journal;
 }
 
 export const sameScope = (a: JournalScope, b: JournalScope) =>
   a.baseUrl === b.baseUrl && a.organizationId === b.organizationId && a.applicationId === b.applicationId && a.environmentKey === b.environmentKey;
 
-/** Where records go; the runner needs only this. */
-export interface JournalSink {
-  append(record: JournalRecord): Promise<void>;
-}
+export type JournalSink = { append(record: JournalRecord): Promise<void> };
 
-/** No --journal: nothing is kept. */
 export const NO_JOURNAL: JournalSink = { append: async () => {} };
 
+/** Every append resolves once its line is on disk (fdatasync); appends that arrive during a sync share the next one. */
 export class JournalWriter implements JournalSink {
   private queue: string[] = [];
   private waiters: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
@@ -335,15 +229,10 @@ export class JournalWriter implements JournalSink {
     private size: number,
   ) {}
 
-  /**
-   * Opens (creating, mode 0600) the journal for appending. `release` frees
-   * the lock taken with lockJournal() when the writer is closed.
-   */
+  /** Opens (creating, mode 0600) the journal for appending; `release` frees lockJournal()'s lock on close. */
   static async open(path: string, release: () => void): Promise<JournalWriter> {
-    let handle: FileHandle;
-    let size: number;
     try {
-      handle = await open(path, 'a', 0o600);
+      const handle = await open(path, 'a', 0o600);
       const st = await handle.stat();
       // A line cut short by a crash is closed off, so the next record starts a line of its own.
       if (st.size > 0) {
@@ -357,12 +246,11 @@ export class JournalWriter implements JournalSink {
         }
       }
       await handle.chmod(0o600);
-      size = (await handle.stat()).size;
+      return new JournalWriter(path, handle, release, (await handle.stat()).size);
     } catch (err) {
       release();
-      throw usageError(`cannot open the journal ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+      throw usageError(`cannot open the journal ${path}: ${errnoOf(err)}`);
     }
-    return new JournalWriter(path, handle, release, size);
   }
 
   append(record: JournalRecord): Promise<void> {
@@ -374,13 +262,7 @@ export class JournalWriter implements JournalSink {
     });
   }
 
-  /**
-   * Writes what is queued, one flush for all of it. A record is on disk
-   * whole or its append fails: a short write is continued, and a write that
-   * fails (ENOSPC, EIO) or a flush that fails cuts the file back to its last
-   * whole record and breaks the writer: that append and every later one
-   * reject, so the run sends nothing it has not recorded.
-   */
+  /** A write or flush that fails cuts the file back to its last whole record and breaks the writer: nothing is sent unrecorded. */
   private async drain(): Promise<void> {
     this.busy = true;
     while (this.queue.length) {
@@ -398,8 +280,8 @@ export class JournalWriter implements JournalSink {
         this.size += bytes.length;
         for (const w of waiters) w.resolve();
       } catch (err) {
-        await this.handle.truncate(this.size).catch(() => {}); // no torn line left for the next run to skip
-        this.broken = new CliError('internal_error', `cannot write the journal ${this.path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, EXIT.unexpected);
+        await this.handle.truncate(this.size).catch(() => {});
+        this.broken = new CliError('internal_error', `cannot write the journal ${this.path}: ${errnoOf(err)}`, EXIT.unexpected);
         for (const w of [...waiters, ...this.waiters]) w.reject(this.broken);
         this.queue = [];
         this.waiters = [];
@@ -418,11 +300,9 @@ export class JournalWriter implements JournalSink {
 }
 
 /**
- * Rewrites the journal (atomically; the caller holds its lock) to what later
- * runs decide by: per endpoint its highest applied rotation and its latest
- * request when that one is still pending (outcome unknown, or a secret
- * kept), grouped as runs finished and runs not known finished. Refusals and
- * superseded history go. So its size follows the fleet, not the months.
+ * Rewrites the journal (atomically, under its lock) to what later runs decide
+ * by, so that its size follows the fleet, not the months: per endpoint its
+ * highest applied rotation and its latest request when still pending.
  */
 export function compactJournal(path: string, scope: JournalScope): void {
   const { priors, openFrom, runAts, lastEnd } = loadJournal(path);
@@ -430,31 +310,19 @@ export function compactJournal(path: string, scope: JournalScope): void {
   const open: JournalRecord[] = [];
   for (const [id, p] of priors) {
     const s = settledOf(p);
-    for (const a of s && s !== p ? [s, p] : [p]) {
-      if (a.state === 'refused') continue;
-      (((a.run ?? 0) >= openFrom ? open : closed) as JournalRecord[]).push(...recordsOf(id, a));
-    }
+    for (const a of s && s !== p ? [s, p] : [p]) if (a.state !== 'refused') ((a.run ?? 0) >= openFrom ? open : closed).push(...recordsOf(id, a));
   }
   const line = (r: JournalRecord) => `${JSON.stringify(r)}\n`;
-  let text = '';
   const epoch = new Date(0).toISOString();
-  if (closed.length > 0) {
-    text += line({ t: 'run', v: 1, at: runAts[0] ?? epoch, scope });
-    text += closed.map(line).join('');
-    text += line({ t: 'end', at: runAts[openFrom - 1] ?? epoch, clean: true });
-  }
-  if (openFrom < runAts.length) {
-    // The last run's start: how long ago the unfinished work was last taken up (continuing()).
-    text += line({ t: 'run', v: 1, at: runAts.at(-1) ?? epoch, scope });
-    text += open.map(line).join('');
-    if (lastEnd) text += line(lastEnd);
-  }
+  let text = '';
+  if (closed.length > 0) text += line({ t: 'run', v: 1, at: runAts[0] ?? epoch, scope }) + closed.map(line).join('') + line({ t: 'end', at: runAts[openFrom - 1] ?? epoch, clean: true });
+  // The last run's start: how long ago the unfinished work was last taken up (continuing()).
+  if (openFrom < runAts.length) text += line({ t: 'run', v: 1, at: runAts.at(-1) ?? epoch, scope }) + open.map(line).join('') + (lastEnd ? line(lastEnd) : '');
   // Nothing pending and nothing applied: the journal still names its scope.
   if (text === '') text = line({ t: 'run', v: 1, at: runAts.at(-1) ?? epoch, scope }) + line({ t: 'end', at: runAts.at(-1) ?? epoch, clean: true });
   writeFileAtomic(path, text, { mode: 0o600 });
 }
 
-/** The records that stand for one request in a compacted journal. */
 function recordsOf(id: string, a: Prior): JournalRecord[] {
   const runAt = a.at !== undefined ? { runAt: a.at } : {};
   const out: JournalRecord[] = [{ t: 'send', id, key: a.key, ev: a.ev, mode: a.mode, ...runAt }];
@@ -468,17 +336,6 @@ function recordsOf(id: string, a: Prior): JournalRecord[] {
   return out;
 }
 
-/** The journal must be a regular file (or not exist yet). */
-export function checkJournalPath(path: string): void {
-  try {
-    const st = lstatSync(path);
-    if (!st.isFile()) throw usageError(`the journal ${path} is not a regular file`);
-  } catch (err) {
-    if (err instanceof CliError) throw err;
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw usageError(`cannot use the journal ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
-  }
-}
-
 const JOURNAL: LockSubject = {
   name: 'the journal',
   error: usageError,
@@ -486,39 +343,32 @@ const JOURNAL: LockSubject = {
     usageError(`the journal is in use by another chatctl run (${v.owner ? `${v.owner}; ` : ''}lock file ${lockPath})`, 'wait for it to finish, or remove the lock file if that process is not chatctl'),
 };
 
-/**
- * Takes the journal's lock, `FILE.lock` (fs/lock.ts), so that one run at a
- * time uses a journal: a live run's lock is refused at once (exit 2 naming
- * it); one whose owner is dead (a run killed with SIGKILL) is taken over, by
- * exactly one of the runs that find it. Returns its release.
- */
-export async function lockJournal(path: string, ctx: Pick<Context, 'now' | 'sleep' | 'random' | 'signal'>, host: LockHost = systemLockHost(ctx)): Promise<() => void> {
-  checkJournalPath(path);
-  const lock = await acquireLock(`${path}.lock`, { host, signal: ctx.signal, waitMs: 0, subject: JOURNAL });
+/** One run at a time per journal (a regular file, or none yet): `FILE.lock`, refused at once (exit 2) while its owner lives. */
+export async function lockJournal(path: string, ctx: Pick<Context, 'now' | 'sleep' | 'random' | 'signal'>): Promise<() => void> {
+  try {
+    if (!lstatSync(path).isFile()) throw usageError(`the journal ${path} is not a regular file`);
+  } catch (err) {
+    if (err instanceof CliError) throw err;
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw usageError(`cannot use the journal ${path}: ${errnoOf(err)}`);
+  }
+  const lock = await acquireLock(`${path}.lock`, { host: systemLockHost(ctx), signal: ctx.signal, waitMs: 0, subject: JOURNAL });
   return lock.release;
 }
 
-/**
- * `webhooks recover --journal FILE`: each recovered secret is the applied,
- * undelivered rotation of its endpoint that the journal holds (the same
- * fingerprint): it is recorded done ("ok"), so the fleet's next run neither
- * reports it again nor waits on a copy its runner took with it. A journal
- * that names no such rotation is left as it is, and said so.
- */
+/** `webhooks recover --journal FILE`: each recovered secret that is the journal's applied, undelivered rotation (same fingerprint) is recorded "ok". */
 export async function settleRecovered(
   path: string,
   recovered: { endpointId: string; scope: string; fingerprint: string; delivery: DeliveryRecord[] }[],
   ctx: Pick<Context, 'now' | 'sleep' | 'random' | 'signal'> & { io: { notice(text: string): void } },
 ): Promise<void> {
-  const release = await lockJournal(path, ctx);
-  const writer = await JournalWriter.open(path, release);
+  const writer = await JournalWriter.open(path, await lockJournal(path, ctx));
   try {
     const { priors, scope } = loadJournal(path);
     for (const r of recovered) {
       const p = priors.get(r.endpointId);
       const s = p && settledOf(p);
-      const sameScope = !scope || `${scope.organizationId}/${scope.applicationId}/${scope.environmentKey}` === r.scope;
-      if (!sameScope || !s || s.state !== 'applied' || s.fp !== r.fingerprint) {
+      const inScope = !scope || `${scope.organizationId}/${scope.applicationId}/${scope.environmentKey}` === r.scope;
+      if (!inScope || !s || s.state !== 'applied' || s.fp !== r.fingerprint) {
         ctx.io.notice(`${escapeInline(r.endpointId)}: the journal ${escapeInline(path)} holds no undelivered rotation with the fingerprint ${r.fingerprint}; it is left as it is`);
         continue;
       }

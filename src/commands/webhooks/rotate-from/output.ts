@@ -1,28 +1,27 @@
-// What a `--from` run shows (docs/fleet.md).
-// - --json: one line per item on stdout as it finishes, then the summary line.
-// - Human: a progress line on stderr when it is a terminal, redrawn at most
-//   ten times a second; at the end a summary on stdout, naming the items
-//   skipped as done by an earlier run and when that run was, with a table of
-//   the items that failed (cli-table3 on a terminal, plain lines otherwise).
-// Nothing is kept per item but the first skipped items and failures, so
-// output costs the same for 50 items or 50,000.
+// What a `--from` run shows (docs/fleet.md): --json lines, or a progress line
+// and a summary that keeps only the first skipped and failed items.
 import type { IO } from '../../../output/io.js';
 import { escapeInline, jsonLineText } from '../../../output/json.js';
 import type { ManifestItem } from './manifest.js';
-import type { Progress, RunSummary } from './runner.js';
-import type { ItemLine } from './stale.js';
+import type { ItemResult, Progress, RunSummary } from './runner.js';
+import { settledOf, type Prior } from './journal.js';
 import type { Clock } from '../../../system/clock.js';
 import { rowOfError, type ReportRow } from '../../../run/ci-report.js';
 import { currentVersionOf } from '../../../errors/explain.js';
 import { EXIT } from '../../../errors/cli-error.js';
 
-export interface BulkOutput {
-  emit(result: ItemLine, item: ManifestItem): void;
-  notice(text: string): void;
-  progress(p: Progress): void;
-  /** After the run: the summary line or table. */
-  finish(summary: RunSummary, total: number): Promise<void>;
+/** An item's result line as printed: a skipped item also says when the run that did it started. */
+export type ItemLine = ItemResult | (Extract<ItemResult, { ok: true }> & { doneAt?: string });
+
+/** A skipped item's result line, with the start of the run that finished it when the journal knows it (docs/fleet.md, "Stale lines"). */
+export function withDoneAt(result: ItemResult, priors: ReadonlyMap<string, Prior>): ItemLine {
+  if (!result.ok || !result.skipped || result.due === false) return result;
+  const p = priors.get(result.endpointId);
+  const at = p && (settledOf(p) ?? p).at;
+  return at === undefined ? result : { ...result, doneAt: at };
 }
+
+type BulkOutput = { emit(result: ItemLine, item: ManifestItem): void; notice(text: string): void; progress(p: Progress): void; finish(summary: RunSummary, total: number): Promise<void> };
 
 export function summaryLine(s: RunSummary): { summary: { ok: number; failed: number; skipped: number; notDue?: number; notStarted?: number } } {
   return { summary: { ok: s.ok, failed: s.failed, skipped: s.skipped, ...(s.notDue > 0 ? { notDue: s.notDue } : {}), ...(s.notStarted > 0 ? { notStarted: s.notStarted } : {}) } };
@@ -30,9 +29,7 @@ export function summaryLine(s: RunSummary): { summary: { ok: number; failed: num
 
 export function jsonOutput(io: IO): BulkOutput {
   return {
-    // A server message may echo any secret of the run (an earlier item's, in
-    // any escaping): stdout here carries no secret, so it is scrubbed of all.
-    // With --query each line is queried by itself (jsonLineText).
+    // A server message may echo any secret of the run: stdout here carries none, so it is scrubbed of all.
     emit: (result) => {
       const text = jsonLineText(io, result);
       if (text !== '') io.stdout.write(io.scrubber.scrub(text));
@@ -46,32 +43,25 @@ export function jsonOutput(io: IO): BulkOutput {
   };
 }
 
-const SHOWN_FAILURES = 50;
-const SHOWN_SKIPPED = 50;
+const SHOWN = 50;
 const REDRAW_MS = 100;
 
-interface Failure {
-  endpointId: string;
-  line: number;
-  exitCode: number;
-  message: string;
-}
+type Failure = { endpointId: string; line: number; exitCode: number; message: string };
 
-export function humanOutput(io: IO, now: Clock['now'], targets: readonly string[]): BulkOutput {
-  const live = io.stderr.isTTY && !io.quiet;
+/** `quiet`: the run-state's output mode (--quiet): no progress line. */
+export function humanOutput(io: IO, now: Clock['now'], targets: readonly string[], quiet = false): BulkOutput {
+  const live = io.stderr.isTTY && !quiet;
   const failures: Failure[] = [];
   const skipped: string[] = [];
   let drawn = false;
   let lastDraw = Number.NEGATIVE_INFINITY;
   let last: Progress | undefined;
-
   const clear = () => {
     if (drawn) io.stderr.write('\r\x1b[2K');
     drawn = false;
   };
   const draw = (p: Progress) => {
-    const done = p.ok + p.failed + p.skipped;
-    const parts = [`rotating: ${done}/${p.total}`, `ok ${p.ok}`];
+    const parts = [`rotating: ${p.ok + p.failed + p.skipped}/${p.total}`, `ok ${p.ok}`];
     if (p.failed) parts.push(`failed ${p.failed}`);
     if (p.skipped) parts.push(`skipped ${p.skipped}`);
     if (p.rate !== null) parts.push(`${Math.round(p.rate)}/s allowed`);
@@ -79,22 +69,16 @@ export function humanOutput(io: IO, now: Clock['now'], targets: readonly string[
     io.stderr.write(`\r\x1b[2K${parts.join(' · ')}`);
     drawn = true;
   };
-
   return {
     emit(result, item) {
       if (result.ok) {
-        if (result.skipped && skipped.length < SHOWN_SKIPPED) skipped.push(skippedLine(result));
+        if (result.skipped && skipped.length < SHOWN) skipped.push(skippedLine(result));
         return;
       }
-      if (failures.length >= SHOWN_FAILURES) return;
-      // Scrubbed as it is now, in one line: a finished item's secret is found
-      // as it is (or JSON-escaped) but not once the table wraps it.
-      failures.push({
-        endpointId: result.endpointId,
-        line: item.line,
-        exitCode: result.exitCode,
-        message: io.scrubber.scrub(result.error.hint ? `${result.error.message}; next: ${result.error.hint}` : result.error.message),
-      });
+      if (failures.length >= SHOWN) return;
+      // Scrubbed now, in one line: a secret is found as it is, not once the table wraps it.
+      const message = io.scrubber.scrub(result.error.hint ? `${result.error.message}; next: ${result.error.hint}` : result.error.message);
+      failures.push({ endpointId: result.endpointId, line: item.line, exitCode: result.exitCode, message });
     },
     notice(text) {
       clear();
@@ -111,19 +95,15 @@ export function humanOutput(io: IO, now: Clock['now'], targets: readonly string[
     },
     async finish(s, total) {
       clear();
-      // With --secret-to stdout, stdout holds the secret and nothing else (it
-      // is captured with $(…)): the summary goes to stderr.
+      // With --secret-to stdout, stdout holds the secret and nothing else: the summary goes to stderr.
       const toStderr = targets.includes('stdout');
       const out = toStderr ? io.stderr : io.stdout;
-      const color = toStderr ? io.color.stderr : io.color.stdout;
-      const secs = (s.elapsedMs / 1000).toFixed(1);
       const lines = [
-        `Rotated ${s.ok} of ${total} endpoint${total === 1 ? '' : 's'} in ${secs} s: ${s.failed} failed, ${s.skipped} skipped (${s.notDue > 0 ? `${s.notDue} not due, ${s.skipped - s.notDue} ` : ''}done by an earlier run)${s.notStarted ? `, ${s.notStarted} not started` : ''}.`,
+        `Rotated ${s.ok} of ${total} endpoint${total === 1 ? '' : 's'} in ${(s.elapsedMs / 1000).toFixed(1)} s: ${s.failed} failed, ${s.skipped} skipped (${s.notDue > 0 ? `${s.notDue} not due, ${s.skipped - s.notDue} ` : ''}done by an earlier run)${s.notStarted ? `, ${s.notStarted} not started` : ''}.`,
       ];
       if (s.ok > 0) lines.push(`New secrets went to: ${targets.map((t) => escapeInline(t)).join(', ')}`);
       if (s.throttled > 0) lines.push(`The server asked to slow down ${s.throttled} time${s.throttled === 1 ? '' : 's'}; ${s.requests} requests in all.`);
-      // Failure messages came from the server and may echo any secret of the
-      // run; with --secret-to stdout, stdout's secrets are already written.
+      // Failure messages came from the server and may echo any secret of the run.
       const write = (text: string) => out.write(io.scrubber.scrub(text));
       write(lines.join('\n') + '\n');
       if (skipped.length > 0) {
@@ -132,13 +112,12 @@ export function humanOutput(io: IO, now: Clock['now'], targets: readonly string[
       }
       if (failures.length === 0) return;
       write('\nFailed:\n');
-      write(await failureTable(failures, out.isTTY, color, io.columns));
+      write(await failureTable(failures, out.isTTY, toStderr ? io.color.stderr : io.color.stdout, io.columns));
       if (s.failed > failures.length) write(`… and ${s.failed - failures.length} more (--json lists every item)\n`);
     },
   };
 }
 
-/** The failed items: a table on a terminal (cli-table3, loaded only then), else one tab-separated line each. */
 async function failureTable(failures: readonly Failure[], tty: boolean, color: boolean, columns: number): Promise<string> {
   if (!tty) return failures.map((f) => `${escapeInline(f.endpointId)}\tline ${f.line}\texit ${f.exitCode}\t${escapeInline(f.message)}\n`).join('');
   const { default: Table } = await import('cli-table3');
@@ -160,11 +139,10 @@ function skippedLine(r: Extract<ItemLine, { ok: true }>): string {
   return `  ${escapeInline(r.endpointId)}  ${version}rotated ${when}\n`;
 }
 
-/** An item's result line as the CI report shows it (run/ci-report.ts). */
+/** An item's result line as the CI report shows it (run/ci-report.ts); a 7 says which expectedVersion to give. */
 export function reportRow(r: ItemLine): ReportRow {
   if (r.ok) return { endpointId: r.endpointId, outcome: r.skipped ? 'skipped' : 'rotated', version: r.version ?? null, fingerprint: r.fingerprint || null, exitCode: 0 };
   const current = r.exitCode === EXIT.versionConflict ? currentVersionOf(r.error.details) : undefined;
-  // A line that expects another version: the manifest is what to change.
   const explained =
     current !== undefined ? [`the endpoint is at version ${current}: give its manifest line "expectedVersion":${current} (--next-manifest writes each endpoint's version after a run)`] : [];
   return rowOfError({ ...r.error, exitCode: r.exitCode }, r.endpointId, explained);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { humanOutput, jsonOutput } from '../../../../src/commands/webhooks/rotate-from/output.js';
 import type { ManifestItem } from '../../../../src/commands/webhooks/rotate-from/manifest.js';
 import type { ItemResult, RunSummary } from '../../../../src/commands/webhooks/rotate-from/runner.js';
-import type { ItemLine } from '../../../../src/commands/webhooks/rotate-from/stale.js';
+import type { ItemLine } from '../../../../src/commands/webhooks/rotate-from/output.js';
 import { fakeIO } from '../../../support/fakes.js';
 
 const item = (n: number): ManifestItem => ({ line: n, endpointId: `we_${n}`, expectedVersion: 1, mode: 'overlap' });

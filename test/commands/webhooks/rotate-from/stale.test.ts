@@ -1,14 +1,13 @@
 // Stale manifest lines (docs/fleet.md, "Stale lines"): the pure rules over
 // what the journal holds, and the time a skipped item's line names.
-import { describe, expect, it } from 'vitest';
-import { foldRecord, loadJournal, type JournalRecord, type Prior } from '../../../../src/commands/webhooks/rotate-from/journal.js';
-import { refuseStale, withDoneAt } from '../../../../src/commands/webhooks/rotate-from/stale.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { foldRecord, loadJournal, refuseStale, type JournalRecord, type Prior } from '../../../../src/commands/webhooks/rotate-from/journal.js';
+import { withDoneAt } from '../../../../src/commands/webhooks/rotate-from/output.js';
 import type { ItemResult } from '../../../../src/commands/webhooks/rotate-from/runner.js';
 import { isCliError } from '../../../../src/errors/cli-error.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll } from 'vitest';
 
 const prior = (p: Partial<Prior>): Prior => ({
   state: 'ok',
