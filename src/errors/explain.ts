@@ -2,9 +2,8 @@ import { CliError, configError, EXIT, type ExitCode, interrupted, isCliError, ty
 import { escapeInline, isJsonObject, previewJson, shellQuote, shellWord, stringifyJson } from '../output/json.js';
 import type { IO } from '../output/io.js';
 
-// "Did you mean …?" for values checked against a fixed list (--mode, --event,
-// completion shells). Commands and options get commander's own suggestion,
-// which uses the same measure.
+// The reporter (the one place an error is printed), the hints and re-run lines
+// of what an error means next, and "did you mean" for values from a fixed list.
 
 /** Optimal string alignment distance (Damerau–Levenshtein without repeated edits of a substring). */
 export function editDistance(a: string, b: string): number {
@@ -21,41 +20,21 @@ export function editDistance(a: string, b: string): number {
   return d[a.length]![b.length]!;
 }
 
-/** Words whose meanings are each other's opposite: one is never offered for the other. */
-const OPPOSITES: readonly (readonly [string, string])[] = [
-  ['activate', 'deactivate'],
-  ['reactivate', 'deactivate'],
-  ['enable', 'disable'],
-  ['login', 'logout'],
-  ['create', 'delete'],
-  ['add', 'remove'],
-  ['lock', 'unlock'],
-  ['show', 'hide'],
-  ['set', 'unset'],
-];
+const OPPOSITES = ['activate deactivate', 'reactivate deactivate', 'enable disable', 'login logout', 'create delete', 'add remove', 'lock unlock', 'show hide', 'set unset'];
 
-/**
- * True when `a` and `b` name opposite actions (`deactivate` and
- * `reactivate`, `login` and `logout`, `x` and `unx`): a typo of one is close
- * to the other in spelling, never in meaning.
- */
+/** Opposite actions (`deactivate`/`reactivate`, `x`/`unx`): close in spelling, never offered for each other. */
 export function isOpposite(a: string, b: string): boolean {
   const x = a.toLowerCase();
   const y = b.toLowerCase();
   if (x === y) return false;
-  const pair = (p: string, q: string) => OPPOSITES.some(([m, n]) => (p === m && q === n) || (p === n && q === m));
-  if (pair(x, y)) return true;
-  for (const prefix of ['un', 'de', 'dis', 'non']) if (x === prefix + y || y === prefix + x) return true;
-  return false;
+  if (OPPOSITES.includes(`${x} ${y}`) || OPPOSITES.includes(`${y} ${x}`)) return true;
+  return ['un', 'de', 'dis', 'non'].some((prefix) => x === prefix + y || y === prefix + x);
 }
 
 /**
- * The nearest valid word: within 2 edits (case ignored), else the one
- * valid word that contains what was typed (`message.created` →
- * `chat.message.created.v1`). A tie goes to the one word that starts with
- * the same letter (`bsh` → bash, not zsh). Never the opposite of what was
- * typed (`deactivate` does not get `reactivate`). Undefined when nothing is
- * close or it is still a tie.
+ * Within 2 edits (case ignored), else the one word containing what was typed
+ * (`message.created` → `chat.message.created.v1`); a tie goes to the one word
+ * with the same first letter (`bsh` → bash). Never the opposite.
  */
 export function nearest(word: string, given: readonly string[]): string | undefined {
   const w = word.toLowerCase();
@@ -84,27 +63,20 @@ export function nearest(word: string, given: readonly string[]): string | undefi
   return undefined;
 }
 
-/** "did you mean X?" or undefined. */
 export function didYouMean(word: string, valid: readonly string[]): string | undefined {
   const n = nearest(word, valid);
   return n === undefined ? undefined : `did you mean ${n}?`;
 }
 
-// The next step of an error, decided where errors are classified: a profile
-// that is not stored (the nearest stored name, as `profile use` and
-// `--profile` both suggest it), and what to check on a refusal for
-// permission (5), an unknown resource or scope (6) or a destination already
-// registered (8). Server details may have any shape: read defensively.
+// Server details may have any shape: every read below is defensive, and only a
+// short id, a whole number or a parsed date from them reaches the output.
 
 const LIST_PROFILES = 'list profiles with: chatctl profile list';
 
-/** How the missing profile was asked for: the suggestion is worded for the same place. */
-export type ProfileAsk = 'flag' | 'env' | 'current' | 'default' | ((near: string) => string);
+/** Where the missing profile was asked for: the suggestion is worded for that place. */
+type ProfileAsk = 'flag' | 'env' | 'current' | 'default' | ((near: string) => string);
 
-/**
- * A profile that is not stored: the error (exit 3), with the stored name
- * nearest to it (`sbxx` → sbx) in the words of the place it was asked for.
- */
+/** A profile that is not stored (exit 3), with the stored name nearest to it (`sbxx` → sbx). */
 export function unknownProfileError(name: string, stored: readonly string[], asked: ProfileAsk, otherwise = LIST_PROFILES): CliError {
   const near = nearest(name, stored);
   let hint = otherwise;
@@ -131,7 +103,7 @@ function scopeWords(s: ScopeOrigin): string {
 
 const asRecord = (v: unknown) => (isJsonObject(v) ? v : undefined);
 
-/** An id the server named in details of any shape: a short plain word, else nothing. */
+/** An id the server named: a short plain word, else nothing. */
 function idIn(details: unknown, ...fields: string[]): string | undefined {
   const d = asRecord(details);
   for (const source of [d, asRecord(d?.endpoint), asRecord(d?.existing)]) {
@@ -144,7 +116,7 @@ function idIn(details: unknown, ...fields: string[]): string | undefined {
 }
 
 /** Exit 5: the token was accepted, but may not do this here. */
-export function permissionHint(e: CliError): string[] {
+function permissionHint(e: CliError): string[] {
   const headers = asRecord(e.details)?.missingHeaders;
   if (Array.isArray(headers) && headers.length > 0) {
     return ['next: the server wants the Origin and x-service-csrf headers it names: set them with chatctl profile set NAME --origin ORIGIN --csrf-token VALUE (or CHATCTL_ORIGIN, CHATCTL_CSRF_TOKEN)'];
@@ -157,7 +129,7 @@ export function permissionHint(e: CliError): string[] {
 }
 
 /** Exit 6: an endpoint id, or a scope, the server does not know. */
-export function notFoundHint(e: CliError): string[] {
+function notFoundHint(e: CliError): string[] {
   const lines = e.scope ? [`the request was for ${scopeWords(e.scope)}`] : [];
   const profile = e.scope ? ` (chatctl profile show ${e.scope.profile})` : '';
   lines.push(`next: check the endpoint id, and --org, --app and --env or the profile's scope${profile}; chatctl doctor checks the set-up`);
@@ -165,13 +137,13 @@ export function notFoundHint(e: CliError): string[] {
 }
 
 /** Exit 8 on create: the destination is registered already (the API has no read or delete). */
-export function duplicateHint(e: CliError): string[] {
+function duplicateHint(e: CliError): string[] {
   const existing = idIn(e.details, 'endpointId', 'existingEndpointId', 'id');
   const which = existing ? `endpoint ${existing} already has this destination URL` : 'an endpoint already has this destination URL';
   return [`next: ${which}: rotate or reactivate ${existing ?? 'that endpoint'} instead (chatctl webhooks rotate ${existing ?? 'ENDPOINT_ID'} --expected-version N), or create with another --url`];
 }
 
-/** The scope of a run for the hints above, from its description (auth status's); undefined when it cannot be had. */
+/** The scope of a run for the hints above, from auth status's description; undefined when it cannot be had. */
 export function scopeOriginOf(describe: (() => { profile: { name: string }; organizationId: ScopeValue; applicationId: ScopeValue; environmentKey: ScopeValue }) | undefined): ScopeOrigin | undefined {
   try {
     const d = describe?.();
@@ -187,19 +159,12 @@ export const VERSION_PLACES =
 
 export const VERSION_SOURCES = `pass the endpoint's current version: the API cannot read it, so take it from the last change made to the endpoint: ${VERSION_PLACES}; chatctl webhooks list shows the version this machine last saw, and --expected-version last uses it (at a terminal it is used without the flag)`;
 
-/** A value that was neither given nor asked for (no terminal to ask on): exit 2, with where it comes from. */
+/** A value neither given nor asked for (no terminal to ask on): exit 2, with where it comes from. */
 export function missingFlagError(flag: string): CliError {
   if (flag === '--expected-version') return usageError(`missing ${flag}`, VERSION_SOURCES);
   const choices = flag === '--mode' ? ' (--mode overlap: the old secret keeps working for a while; --mode immediate --yes: it stops at once)' : '';
   return usageError(`missing ${flag}`, `pass it as a flag${choices}; chatctl asks only at a terminal, and never when CI, CHATCTL_NO_INPUT or --no-input is set`);
 }
-
-// What a conflict means for the next step. On a version conflict (exit 7)
-// the server's current version, when its details carry one, and the exact
-// command to re-run; on a rotation conflict, when the running overlap ends.
-// `details` come from the server and may have any shape: every read here is
-// defensive, and nothing from them reaches the output but a whole number or
-// a parsed date.
 
 /** The re-run command line; the endpoint id is always quoted, as ids are the user's to paste. */
 export function rerunCommand(ctx: RerunContext, expectedVersion: number | string | undefined, flags = ctx.flags): string {
@@ -208,17 +173,13 @@ export function rerunCommand(ctx: RerunContext, expectedVersion: number | string
   return ['chatctl', group, verb, ...(id === undefined ? [] : [shellQuote(id)]), ...version, ...flags.flat().map(shellWord)].join(' ');
 }
 
-/**
- * The same request again, with its Idempotency-Key when it had one: the one
- * command that both the message of exhausted retries (the HTTP client's
- * `rerun`) and its `next:` line give, so a re-run cannot apply it twice.
- */
-export function sameRequestCommand(ctx: RerunContext, idempotencyKey = ctx.idempotencyKey): string {
+/** The same request again with its Idempotency-Key, so a re-run cannot apply it twice. */
+function sameRequestCommand(ctx: RerunContext, idempotencyKey = ctx.idempotencyKey): string {
   const command = rerunCommand(ctx, ctx.expectedVersion);
   return idempotencyKey === undefined ? command : `${command} --idempotency-key ${shellQuote(idempotencyKey)}`;
 }
 
-/** The HTTP client's words for a re-run of a keyed request (`rerun` of its extras), naming the command. */
+/** The HTTP client's `rerun` words for a keyed request that exhausted its retries. */
 export const rerunWords = (ctx: RerunContext) => (idempotencyKey: string) => `re-run ${sameRequestCommand(ctx, idempotencyKey)} so the change cannot be applied twice`;
 
 /** A version as the API counts them: a whole number from 1, given as a number or a decimal string. */
@@ -228,23 +189,20 @@ function versionOf(v: unknown): number | undefined {
   return undefined;
 }
 
-/** The server's current version from details of any shape. */
+/** The server's current version, from a version conflict's details. */
 export function currentVersionOf(details: unknown): number | undefined {
   const d = asRecord(details);
-  if (!d) return undefined;
-  return versionOf(d.currentVersion) ?? versionOf(d.version) ?? versionOf(asRecord(d.endpoint)?.version);
+  return versionOf(d?.currentVersion) ?? versionOf(d?.version) ?? versionOf(asRecord(d?.endpoint)?.version);
 }
 
 const OVERLAP_END_FIELDS = ['overlapEndsAt', 'overlapEnd', 'previousSecretExpiresAt', 'previousSecretExpiry', 'expiresAt', 'endsAt'];
 
-/** When the running overlap ends, from details of any shape: an ISO date string. */
+/** When the running overlap ends, from a rotation conflict's details: an ISO date string. */
 export function overlapEndOf(details: unknown): Date | undefined {
   const d = asRecord(details);
-  if (!d) return undefined;
-  for (const source of [d, asRecord(d.endpoint)]) {
-    if (!source) continue;
+  for (const source of [d, asRecord(d?.endpoint)]) {
     for (const field of OVERLAP_END_FIELDS) {
-      const v = source[field];
+      const v = source?.[field];
       if (typeof v !== 'string' || !/^\d{4}-\d{2}-\d{2}T/.test(v) || v.length > 40) continue;
       const ms = Date.parse(v);
       if (Number.isFinite(ms)) return new Date(ms);
@@ -280,13 +238,12 @@ export function explainError(e: CliError): string[] {
   }
   if (e.code === 'webhook_secret_rotation_conflict') {
     const end = overlapEndOf(e.details);
-    const lines: string[] = [];
-    if (end) {
-      const rel = fromNow(end.getTime(), ctx?.now);
-      lines.push(`the running overlap ends at ${end.toISOString()}${rel ? ` (${rel})` : ''}; rotate again with --mode overlap after that`);
-    } else {
-      lines.push('an overlap rotation is still running; rotate again with --mode overlap once it ends');
-    }
+    const rel = end && fromNow(end.getTime(), ctx?.now);
+    const lines = [
+      end
+        ? `the running overlap ends at ${end.toISOString()}${rel ? ` (${rel})` : ''}; rotate again with --mode overlap after that`
+        : 'an overlap rotation is still running; rotate again with --mode overlap once it ends',
+    ];
     if (ctx) {
       const flags = [['--mode', 'immediate'], ...ctx.flags.filter((f) => f[0] !== '--mode' && f[0] !== '--yes'), ['--yes']];
       lines.push(`to replace both secrets now: ${rerunCommand(ctx, ctx.expectedVersion, flags)}`);
@@ -321,25 +278,18 @@ export function explainError(e: CliError): string[] {
   return [];
 }
 
-/**
- * ": COMMAND" to send the same request again when the command gave its
- * context (rotate, reactivate), with the Idempotency-Key when the change may
- * have been applied; else " the same command" (the message names the key).
- */
+/** ": COMMAND" when the command gave its context, else " the same command" (with the key when it had one). */
 function sameAgain(e: CliError): string {
   const ctx = e.rerun;
   if (!ctx) return e.idempotencyKey ? ` the same command with --idempotency-key ${shellWord(e.idempotencyKey)}` : ' the same command';
   return `: ${sameRequestCommand(ctx, e.idempotencyKey ?? ctx.idempotencyKey)}`;
 }
 
-/** Attaches the re-run context to a CliError passing through (anything else passes unchanged). */
+/** Attaches the re-run context to a CliError passing through. */
 export function withRerun(err: unknown, ctx: RerunContext): unknown {
   if (isCliError(err)) err.rerun ??= ctx;
   return err;
 }
-
-// The one place an error is printed: once, on stderr, as a JSON line with
-// --json or as readable text otherwise. Server text is escaped here.
 
 export function toCliError(err: unknown): CliError {
   if (isCliError(err)) return err;
@@ -371,20 +321,17 @@ export function reportError(err: unknown, io: IO, json: boolean, debug: boolean)
   return e.exitCode;
 }
 
-/** Field-level problems from a validation_failed details object, if it has any we can read; details of any shape. */
+/** Field-level problems from a validation_failed details object, if it has any we can read. */
 function fieldProblems(details: unknown): string[] {
   try {
-    if (!details || typeof details !== 'object') return [];
-    const list = (details as Record<string, unknown>).fields ?? (details as Record<string, unknown>).errors;
+    const d = asRecord(details);
+    const list = d?.fields ?? d?.errors;
     if (!Array.isArray(list)) return [];
     return list.slice(0, 20).map((f) => {
-      if (f && typeof f === 'object' && !Array.isArray(f)) {
-        const o = f as Record<string, unknown>;
-        const field = o.field ?? o.path ?? o.name;
-        const problem = o.problem ?? o.message ?? o.reason;
-        if (field !== undefined || problem !== undefined) return `${text(field ?? '?')}: ${text(problem ?? 'invalid')}`;
-      }
-      return previewJson(f);
+      const o = asRecord(f);
+      const field = o?.field ?? o?.path ?? o?.name;
+      const problem = o?.problem ?? o?.message ?? o?.reason;
+      return field !== undefined || problem !== undefined ? `${text(field ?? '?')}: ${text(problem ?? 'invalid')}` : previewJson(f);
     });
   } catch {
     return [];
