@@ -1,27 +1,12 @@
-// The one lock of chatctl: `config.json.lock` for config.json's writers,
-// `FILE.lock` for the run using a `rotate --from` journal. Whatever the
-// number of processes and whatever a killed one left, one process holds it:
-//
-// - Taking it: the owner's record (pid, process start time, boot, pid
-//   namespace, host, a random nonce) is created at the lock's name,
-//   exclusively and whole (fs/files.ts: a hard link fails if the name exists).
-// - Stale: only when its owner is dead: the pid is gone, or it now belongs to
-//   another process (its start time differs; Linux: /proc/<pid>/stat field
-//   22), or the machine has rebooted since. A lock from another host or pid
-//   namespace cannot be judged and counts as held. A lock with no readable
-//   record is stale after 2 s.
-// - Breaking it is itself exclusive: a breaker first takes a token named
-//   after that lock (`NAME.lock.break-<nonce>.<n>`, created the same way),
-//   checks that the lock is still the one judged stale, renames it to a
-//   unique name and checks that what it renamed is that lock before removing
-//   it. The second breaker cannot take the token; a late one finds the lock
-//   gone or replaced. A token whose taker died is passed over by taking the
-//   next number (….1, ….2), never removed while its lock exists.
-// - A live owner: the config store waits up to LOCK_WAIT_MS (an abortable
-//   sleep with backoff: Ctrl-C ends it, exit 130); the journal refuses at
-//   once. A stale lock another process is breaking is waited for: the
-//   winner's lock then answers.
-// - Releasing removes the lock only if it is still this owner's.
+// The one lock: `config.json.lock`, a journal's `FILE.lock`, an endpoint's
+// delivery. Taken by creating the owner's record (pid, start time, boot, pid
+// namespace, host, nonce) exclusively at its name. Stale only when its owner
+// is dead (pid gone or reused, or a reboot since); another host's or pid
+// namespace's counts as held; one with no readable record is stale after 2 s.
+// Breaking it is itself exclusive: the breaker takes a token
+// (`NAME.lock.break-<id>.<n>`; a dead taker's is passed over by taking n+1,
+// never removed while its lock exists), checks the lock is still the one
+// judged stale, renames it aside and checks again before removing it.
 import { closeSync, constants, linkSync, lstatSync, openSync, readdirSync, readlinkSync, readFileSync, readSync, renameSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -30,61 +15,47 @@ import { isTempOf, randomBytes, writeFileAtomic } from './files.js';
 import type { Clock } from '../system/clock.js';
 
 export const LOCK_WAIT_MS = 10_000;
-export const WAIT_NOTICE_MS = 1_000;
+const WAIT_NOTICE_MS = 1_000;
 /** A lock with no record: a crash between creating and writing it (only where link() is unsupported). */
 export const UNREADABLE_STALE_MS = 2_000;
 /** Temporary files of a killed writer (they live for microseconds otherwise). */
 export const LEFTOVER_MS = 60_000;
 const MAX_TOKENS = 64;
 
-/** What the lock needs from the machine; tests hand in fakes. */
+/** What the lock needs from the machine (tests hand in fakes); undefined where unknown. */
 export interface LockHost extends Clock {
   readonly pid: number;
   readonly hostname: string;
-  /** The process's start time as the OS reports it; undefined where unknown. */
   startTime(pid: number): string | undefined;
-  /** This boot's id; undefined where unknown. */
   bootId(): string | undefined;
-  /** This process's pid namespace; undefined where unknown. */
   pidNamespace(): string | undefined;
   isAlive(pid: number): boolean;
   random(): number;
   nonce(): string;
 }
 
-export interface LockRecord {
-  pid: number;
-  start?: string | undefined;
-  boot?: string | undefined;
-  ns?: string | undefined;
-  host?: string | undefined;
-  nonce?: string | undefined;
-}
+type LockRecord = { pid: number } & Partial<Record<'start' | 'boot' | 'ns' | 'host' | 'nonce', string | undefined>>;
 
-/** What is locked, for messages, and how a failure to lock it ends. */
+/** What is locked ('the journal'), its error when the lock cannot be taken, and when a live owner holds it past the wait. */
 export interface LockSubject {
-  /** 'the config file', 'the journal'. */
   name: string;
-  /** The error for a lock that cannot be taken (its exit code: 3 for the config file, 2 for the journal). */
   error: (message: string, hint?: string) => CliError;
-  /** The error when a live owner holds it past the wait. */
   busy: (verdict: Verdict, lockPath: string) => CliError;
 }
 
-export const CONFIG_FILE: LockSubject = {
+const CONFIG_FILE: LockSubject = {
   name: 'the config file',
   error: configError,
   busy: (v, lockPath) => configError(`the config file is locked by ${v.holder} (${lockPath})`, 'wait for it to finish; if no chatctl is running, remove the lock file'),
 };
 
-export interface LockOptions {
+interface LockOptions {
   host: LockHost;
   signal: AbortSignal;
-  /** How long a live owner is waited for: LOCK_WAIT_MS unless said; 0 refuses at once. */
+  /** How long a live owner is waited for (Ctrl-C ends the wait): LOCK_WAIT_MS unless said; 0 refuses at once. */
   waitMs?: number | undefined;
   /** Called once, when the wait has lasted WAIT_NOTICE_MS, with who holds the lock. */
   onWait?: (holder: string) => void;
-  /** The config file unless said. */
   subject?: LockSubject;
   /** Names of another writer's temporary files for the locked file (swept like fs/files.ts's). */
   leftover?: ((name: string) => boolean) | undefined;
@@ -107,14 +78,7 @@ export async function withLock<T>(lockPath: string, opts: LockOptions, fn: (lock
   }
 }
 
-// ------------------------------------------------------------------ taking it
-
-export interface Seen {
-  ino: number;
-  size: number;
-  mtimeMs: number;
-  text: string;
-}
+type Seen = { ino: number; size: number; mtimeMs: number; text: string };
 
 /** Takes the lock (waiting as `opts` says) and clears what killed lockers left; held until release(). */
 export async function acquireLock(lockPath: string, opts: LockOptions): Promise<HeldLock> {
@@ -165,14 +129,7 @@ export async function acquireLock(lockPath: string, opts: LockOptions): Promise<
 }
 
 function recordText(host: LockHost, nonce: string): string {
-  const rec: LockRecord = {
-    pid: host.pid,
-    start: host.startTime(host.pid),
-    boot: host.bootId(),
-    ns: host.pidNamespace(),
-    host: host.hostname,
-    nonce,
-  };
+  const rec: LockRecord = { pid: host.pid, start: host.startTime(host.pid), boot: host.bootId(), ns: host.pidNamespace(), host: host.hostname, nonce };
   return JSON.stringify(rec) + '\n';
 }
 
@@ -197,9 +154,7 @@ export function inspectLock(path: string, subject: LockSubject = CONFIG_FILE): S
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw lockError(path, err, subject);
   }
-  if (!st.isFile()) {
-    throw subject.error(`the lock file ${path} is not a regular file`, `remove it: rm ${path}`);
-  }
+  if (!st.isFile()) throw subject.error(`the lock file ${path} is not a regular file`, `remove it: rm ${path}`);
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
@@ -226,8 +181,6 @@ function isOurs(lockPath: string, owned: { ino: number; text: string }): boolean
     return false;
   }
 }
-
-// ------------------------------------------------------------------ judging
 
 export function parseRecord(text: string): LockRecord | undefined {
   let json: unknown;
@@ -272,8 +225,6 @@ export function judge(seen: Pick<Seen, 'text' | 'mtimeMs'>, host: LockHost): Ver
   return held(false);
 }
 
-// ------------------------------------------------------------------ breaking it
-
 /** A name for the lock judged stale: its nonce, else its inode, mtime and size. */
 function identity(seen: Seen): string {
   const nonce = parseRecord(seen.text)?.nonce;
@@ -281,11 +232,7 @@ function identity(seen: Seen): string {
   return `i${seen.ino}-m${Math.floor(seen.mtimeMs)}-s${seen.size}`;
 }
 
-/**
- * Removes the stale lock `seen` if this process wins the right to. Returns
- * true when the lock `seen` is gone (removed here or already), false when
- * another live breaker is at it or the lock changed.
- */
+/** Removes the stale lock `seen` if this process wins the right to: true when it is gone, false when a live breaker is at it or it changed. */
 export function breakStale(lockPath: string, seen: Seen, myText: string, host: LockHost, subject: LockSubject = CONFIG_FILE): boolean {
   const id = identity(seen);
   const passed: string[] = [];
@@ -329,8 +276,7 @@ export function breakStale(lockPath: string, seen: Seen, myText: string, host: L
       rmSync(moved, { force: true });
       return true;
     }
-    // Not the lock judged stale. While the token is held this cannot happen;
-    // kept as a guard: put it back, and wait.
+    // Not the lock judged stale (cannot happen while the token is held): put it back, and wait.
     try {
       linkSync(moved, lockPath);
     } catch {
@@ -345,12 +291,7 @@ export function breakStale(lockPath: string, seen: Seen, myText: string, host: L
   }
 }
 
-/**
- * Holding the lock, removes what killed lockers and writers left: tokens of
- * locks that are gone (the lock is ours now), and temporary files older than
- * a minute (fs/files.ts's, of the lock and of the locked file, and those
- * `leftover` names) and stale locks a killed breaker had moved aside.
- */
+/** Holding the lock, removes what killed lockers left: others' tokens, and temporary files and moved-aside locks older than a minute. */
 function sweep(lockPath: string, host: LockHost, ownNonce: string, leftover?: (name: string) => boolean): void {
   const dir = dirname(lockPath);
   const lockName = basename(lockPath);
@@ -379,8 +320,6 @@ function sweep(lockPath: string, host: LockHost, ownNonce: string, leftover?: (n
   }
 }
 
-// ------------------------------------------------------------------ the real machine
-
 /** /proc/<pid>/stat field 22: the start time in clock ticks after boot. */
 export function procStartTime(statText: string): string | undefined {
   const close = statText.lastIndexOf(')');
@@ -391,7 +330,6 @@ export function procStartTime(statText: string): string | undefined {
 }
 
 export function systemLockHost(ctx: Clock & { random(): number }): LockHost {
-  /** What /proc says, on Linux; undefined elsewhere or when it cannot be read. */
   const proc = <T>(read: () => T): T | undefined => {
     if (process.platform !== 'linux') return undefined;
     try {
