@@ -41,32 +41,35 @@ export const EXIT_FOR_LOCAL_CODE = {
 } as const satisfies Record<string, ExitCode>;
 type LocalErrorCode = keyof typeof EXIT_FOR_LOCAL_CODE;
 
-/** The spec's codes EXIT_CODE_ROWS names; the others go by their ending (ruleFor). */
-const NAMED_API_CODES: Partial<Record<ApiErrorCode, ExitCode>> = {
-  authentication_failed: EXIT.auth,
-  authentication_required: EXIT.auth,
-  reauthentication_required: EXIT.auth,
-  permission_denied: EXIT.permission,
-  resource_not_found: EXIT.notFound,
-  target_account_unavailable: EXIT.notFound,
-  conflict: EXIT.conflict,
-  invitation_expired: EXIT.conflict,
-  attachment_upload_incomplete: EXIT.conflict,
-  attachment_not_ready: EXIT.conflict,
-  data_job_not_cancelable: EXIT.conflict,
-  data_job_not_ready: EXIT.conflict,
-  webhook_delivery_not_replayable: EXIT.conflict,
-  validation_failed: EXIT.rejected,
-  webhook_destination_rejected: EXIT.rejected,
-  message_moderation_rejected: EXIT.rejected,
-  message_reaction_type_not_allowed: EXIT.rejected,
-  data_job_limit_exceeded: EXIT.limit,
-  rate_limit_exceeded: EXIT.rateLimited,
-  service_unavailable: EXIT.unavailable,
-};
+/** The rows `chatctl exit-codes` prints and the README carries. */
+export const EXIT_CODE_ROWS: ReadonlyArray<readonly [ExitCode, string, string]> = [
+  [0, 'success', ''],
+  [1, 'unexpected failure, unreadable response, unknown code', 'internal_error, any code not listed here'],
+  [2, 'usage: bad command line or input, nothing sent', ''],
+  [3, 'configuration: no profile, scope, token or base URL; unreadable config', ''],
+  [4, 'authentication', 'authentication_failed, authentication_required, reauthentication_required'],
+  [5, 'permission', 'permission_denied'],
+  [6, 'not found', 'resource_not_found, target_account_unavailable'],
+  [7, 'version conflict: retry with the current version (the message names it; --expected-version last then uses it)', 'every code ending in _version_conflict'],
+  [
+    8,
+    'conflict with the current state',
+    'conflict, idempotency_conflict, every other code ending in _conflict, invitation_expired, attachment_upload_incomplete, attachment_not_ready, data_job_not_cancelable, data_job_not_ready, webhook_delivery_not_replayable',
+  ],
+  [9, "rejected by the server's rules", 'validation_failed, webhook_destination_rejected, message_moderation_rejected, message_reaction_type_not_allowed'],
+  [10, 'limit reached', 'every code ending in _limit_reached, data_job_limit_exceeded'],
+  [11, 'rate limited, retries exhausted', 'rate_limit_exceeded'],
+  [12, 'unavailable: retries exhausted, network failure, timeout', 'service_unavailable'],
+  [13, 'secret not delivered: the change was applied but the secret is not in hand', ''],
+  [14, "partial: some items of a --from run failed (each item's own code is in its result line)", ''],
+  [129, 'ended by SIGHUP (the terminal closed)', ''],
+  [130, 'interrupted (Ctrl-C)', ''],
+  [143, 'terminated (SIGTERM)', ''],
+];
 
 function ruleFor(code: ApiErrorCode): ExitCode {
-  const named = NAMED_API_CODES[code];
+  // The codes the rows name one by one (a single word), else the endings the rows give.
+  const named = EXIT_CODE_ROWS.find((row) => row[2].split(', ').includes(code))?.[0];
   if (named !== undefined) return named;
   if (code.endsWith('_version_conflict')) return EXIT.versionConflict;
   if (code.endsWith('_conflict')) return EXIT.conflict;
@@ -96,32 +99,6 @@ const EXIT_FOR_STATUS: Record<number, ExitCode> = {
 export function exitCodeForStatus(status: number): ExitCode {
   return EXIT_FOR_STATUS[status] ?? EXIT.unexpected;
 }
-
-/** The rows `chatctl exit-codes` prints and the README carries. */
-export const EXIT_CODE_ROWS: ReadonlyArray<readonly [ExitCode, string, string]> = [
-  [0, 'success', ''],
-  [1, 'unexpected failure, unreadable response, unknown code', 'internal_error, any code not listed here'],
-  [2, 'usage: bad command line or input, nothing sent', ''],
-  [3, 'configuration: no profile, scope, token or base URL; unreadable config', ''],
-  [4, 'authentication', 'authentication_failed, authentication_required, reauthentication_required'],
-  [5, 'permission', 'permission_denied'],
-  [6, 'not found', 'resource_not_found, target_account_unavailable'],
-  [7, 'version conflict: retry with the current version (the message names it; --expected-version last then uses it)', 'every code ending in _version_conflict'],
-  [
-    8,
-    'conflict with the current state',
-    'conflict, idempotency_conflict, every other code ending in _conflict, invitation_expired, attachment_upload_incomplete, attachment_not_ready, data_job_not_cancelable, data_job_not_ready, webhook_delivery_not_replayable',
-  ],
-  [9, "rejected by the server's rules", 'validation_failed, webhook_destination_rejected, message_moderation_rejected, message_reaction_type_not_allowed'],
-  [10, 'limit reached', 'every code ending in _limit_reached, data_job_limit_exceeded'],
-  [11, 'rate limited, retries exhausted', 'rate_limit_exceeded'],
-  [12, 'unavailable: retries exhausted, network failure, timeout', 'service_unavailable'],
-  [13, 'secret not delivered: the change was applied but the secret is not in hand', ''],
-  [14, "partial: some items of a --from run failed (each item's own code is in its result line)", ''],
-  [129, 'ended by SIGHUP (the terminal closed)', ''],
-  [130, 'interrupted (Ctrl-C)', ''],
-  [143, 'terminated (SIGTERM)', ''],
-];
 
 /** A scope value and where it came from, as `auth status` describes it. */
 export interface ScopeValue {

@@ -1,18 +1,11 @@
-// Turns flag strings into request DTOs, checked against the spec's limits
-// before anything is sent. Every failure is a usage error (exit 2) that
-// names the flag.
+// Flag strings to request bodies, checked against the spec's limits before anything
+// is sent; every failure is a usage error (exit 2) that names the flag.
 import type * as z from 'zod/mini';
 import { usageError } from '../errors/cli-error.js';
 import { type CreateRequest, createRequestSchema, EVENT_TYPES, type ExpectedVersionRequest, expectedVersionRequestSchema, LIMITS, type RotateRequest, rotateRequestSchema } from '../api/schemas.js';
 import { didYouMean } from '../errors/explain.js';
 
-const FLAG_FOR_FIELD: Record<string, string> = {
-  name: '--name',
-  destinationUrl: '--url',
-  eventTypes: '--event',
-  expectedVersion: '--expected-version',
-  mode: '--mode',
-};
+const FLAG_FOR_FIELD: Record<string, string> = { name: '--name', destinationUrl: '--url', eventTypes: '--event', expectedVersion: '--expected-version', mode: '--mode' };
 
 function check<T>(schema: z.ZodMiniType<T>, value: unknown): T {
   const parsed = schema.safeParse(value);
@@ -53,11 +46,7 @@ export function parseExpectedVersion(raw: string): number {
 }
 
 export function parseCreate(input: { name: string; url: string; events: readonly string[] }): CreateRequest {
-  return check(createRequestSchema(), {
-    name: input.name,
-    destinationUrl: input.url,
-    eventTypes: splitEvents(input.events),
-  });
+  return check(createRequestSchema(), { name: input.name, destinationUrl: input.url, eventTypes: splitEvents(input.events) });
 }
 
 export function parseRotate(input: { expectedVersion: string; mode: string }): RotateRequest {
