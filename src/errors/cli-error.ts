@@ -80,9 +80,7 @@ function ruleFor(code: ApiErrorCode): ExitCode {
 export const EXIT_FOR_API_CODE = Object.fromEntries(ERROR_CODES.map((code) => [code, ruleFor(code)])) as Record<ApiErrorCode, ExitCode>;
 
 /** A code the spec does not list is an unknown code: exit 1. */
-export function exitCodeForApiCode(code: string): ExitCode {
-  return Object.hasOwn(EXIT_FOR_API_CODE, code) ? EXIT_FOR_API_CODE[code as ApiErrorCode] : EXIT.unexpected;
-}
+export const exitCodeForApiCode = (code: string): ExitCode => (Object.hasOwn(EXIT_FOR_API_CODE, code) ? EXIT_FOR_API_CODE[code as ApiErrorCode] : EXIT.unexpected);
 
 const EXIT_FOR_STATUS: Record<number, ExitCode> = {
   400: EXIT.rejected,
@@ -96,23 +94,12 @@ const EXIT_FOR_STATUS: Record<number, ExitCode> = {
 };
 
 /** For error bodies that are not a PublicErrorResponseDto. */
-export function exitCodeForStatus(status: number): ExitCode {
-  return EXIT_FOR_STATUS[status] ?? EXIT.unexpected;
-}
+export const exitCodeForStatus = (status: number): ExitCode => EXIT_FOR_STATUS[status] ?? EXIT.unexpected;
 
 /** A scope value and where it came from, as `auth status` describes it. */
-export interface ScopeValue {
-  value: string | null;
-  source: string;
-}
-
+export type ScopeValue = { value: string | null; source: string };
 /** The scope a refused request (exit 5, 6) was sent to, for its hint (set by execute). */
-export interface ScopeOrigin {
-  profile: string;
-  organizationId: ScopeValue;
-  applicationId: ScopeValue;
-  environmentKey: ScopeValue;
-}
+export type ScopeOrigin = { profile: string } & Record<'organizationId' | 'applicationId' | 'environmentKey', ScopeValue>;
 
 /** The command that failed, for the re-run line (errors/explain.ts). */
 export interface RerunContext {
@@ -179,17 +166,12 @@ export class CliError extends Error {
 
 /** By shape, not class: the lazily loaded bundles (dist/lazy/*.cjs) carry their own copy of the class. */
 export function isCliError(err: unknown): err is CliError {
-  return (
-    err instanceof Error && err.name === 'CliError' && typeof (err as CliError).code === 'string' && typeof (err as CliError).exitCode === 'number' && typeof (err as CliError).toJSON === 'function'
-  );
+  const e = err as CliError;
+  return err instanceof Error && e.name === 'CliError' && typeof e.code === 'string' && typeof e.exitCode === 'number' && typeof e.toJSON === 'function';
 }
 
 export const localError = (code: LocalErrorCode, message: string, fields: ErrorFields = {}) => new CliError(code, message, EXIT_FOR_LOCAL_CODE[code], fields);
-
 export const usageError = (message: string, hint?: string) => localError('usage_error', message, { hint });
-
 export const configError = (message: string, hint?: string) => localError('config_error', message, { hint });
-
 export const invalidResponse = (message: string, fields: ErrorFields = {}) => localError('invalid_response', message, fields);
-
 export const interrupted = () => localError('interrupted', 'interrupted');

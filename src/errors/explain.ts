@@ -73,7 +73,6 @@ export function didYouMean(word: string, valid: readonly string[]): string | und
 
 const LIST_PROFILES = 'list profiles with: chatctl profile list';
 
-/** Where the missing profile was asked for: the suggestion is worded for that place. */
 type ProfileAsk = 'flag' | 'env' | 'current' | 'default' | ((near: string) => string);
 
 /** A profile that is not stored (exit 3), with the stored name nearest to it (`sbxx` → sbx). */
@@ -88,22 +87,21 @@ export function unknownProfileError(name: string, stored: readonly string[], ask
   return configError(`profile "${escapeInline(name)}" does not exist`, hint);
 }
 
-const FROM = { organizationId: '--org', applicationId: '--app', environmentKey: '--env' } as const;
-const VARIABLE = { organizationId: 'CHATCTL_ORG', applicationId: 'CHATCTL_APP', environmentKey: 'CHATCTL_ENV' } as const;
+const SCOPE_WORDS = [
+  ['organizationId', 'organization', '--org', 'CHATCTL_ORG'],
+  ['applicationId', 'application', '--app', 'CHATCTL_APP'],
+  ['environmentKey', 'environment', '--env', 'CHATCTL_ENV'],
+] as const;
 
 /** "organization org_1 (from --org), application app_1 (from profile "prod"), environment prod (from CHATCTL_ENV)". */
 function scopeWords(s: ScopeOrigin): string {
-  const one = (key: keyof typeof FROM, label: string) => {
-    const v = s[key];
-    const from = v.source === 'flag' ? FROM[key] : v.source === 'env' ? VARIABLE[key] : `profile "${s.profile}"`;
-    return `${label} ${v.value ?? '-'} (from ${from})`;
-  };
-  return `${one('organizationId', 'organization')}, ${one('applicationId', 'application')}, ${one('environmentKey', 'environment')}`;
+  return SCOPE_WORDS.map(
+    ([key, label, flag, variable]) => `${label} ${s[key].value ?? '-'} (from ${s[key].source === 'flag' ? flag : s[key].source === 'env' ? variable : `profile "${s.profile}"`})`,
+  ).join(', ');
 }
 
 const asRecord = (v: unknown) => (isJsonObject(v) ? v : undefined);
 
-/** An id the server named: a short plain word, else nothing. */
 function idIn(details: unknown, ...fields: string[]): string | undefined {
   const d = asRecord(details);
   for (const source of [d, asRecord(d?.endpoint), asRecord(d?.existing)]) {
@@ -115,25 +113,17 @@ function idIn(details: unknown, ...fields: string[]): string | undefined {
   return undefined;
 }
 
-/** Exit 5: the token was accepted, but may not do this here. */
-function permissionHint(e: CliError): string[] {
+/** Exit 5 (the token was accepted, but may not do this here) or 6 (an endpoint id or a scope the server does not know). */
+function refusalHint(e: CliError): string[] {
   const headers = asRecord(e.details)?.missingHeaders;
-  if (Array.isArray(headers) && headers.length > 0) {
+  if (e.exitCode === EXIT.permission && Array.isArray(headers) && headers.length > 0) {
     return ['next: the server wants the Origin and x-service-csrf headers it names: set them with chatctl profile set NAME --origin ORIGIN --csrf-token VALUE (or CHATCTL_ORIGIN, CHATCTL_CSRF_TOKEN)'];
   }
-  const lines = e.scope ? [`the request was for ${scopeWords(e.scope)}`] : [];
-  lines.push(
-    'next: the token may lack the permission for this, or for this scope: chatctl auth status shows which token is used and where it comes from; check --org, --app and --env, or use a token allowed to manage webhooks there',
-  );
-  return lines;
-}
-
-/** Exit 6: an endpoint id, or a scope, the server does not know. */
-function notFoundHint(e: CliError): string[] {
-  const lines = e.scope ? [`the request was for ${scopeWords(e.scope)}`] : [];
-  const profile = e.scope ? ` (chatctl profile show ${e.scope.profile})` : '';
-  lines.push(`next: check the endpoint id, and --org, --app and --env or the profile's scope${profile}; chatctl doctor checks the set-up`);
-  return lines;
+  const next =
+    e.exitCode === EXIT.permission
+      ? 'next: the token may lack the permission for this, or for this scope: chatctl auth status shows which token is used and where it comes from; check --org, --app and --env, or use a token allowed to manage webhooks there'
+      : `next: check the endpoint id, and --org, --app and --env or the profile's scope${e.scope ? ` (chatctl profile show ${e.scope.profile})` : ''}; chatctl doctor checks the set-up`;
+  return e.scope ? [`the request was for ${scopeWords(e.scope)}`, next] : [next];
 }
 
 /** Exit 8 on create: the destination is registered already (the API has no read or delete). */
@@ -143,7 +133,6 @@ function duplicateHint(e: CliError): string[] {
   return [`next: ${which}: rotate or reactivate ${existing ?? 'that endpoint'} instead (chatctl webhooks rotate ${existing ?? 'ENDPOINT_ID'} --expected-version N), or create with another --url`];
 }
 
-/** The scope of a run for the hints above, from auth status's description; undefined when it cannot be had. */
 export function scopeOriginOf(describe: (() => { profile: { name: string }; organizationId: ScopeValue; applicationId: ScopeValue; environmentKey: ScopeValue }) | undefined): ScopeOrigin | undefined {
   try {
     const d = describe?.();
@@ -153,13 +142,11 @@ export function scopeOriginOf(describe: (() => { profile: { name: string }; orga
   }
 }
 
-/** The places an endpoint's version can be found (the API cannot read an endpoint). */
 export const VERSION_PLACES =
   'data.endpoint.version in the --json answer of its create (1) or of its last rotate or reactivate, the version the previous run printed, the current version an exit 7 names, or the journal or --next-manifest file of rotate --from';
 
 export const VERSION_SOURCES = `pass the endpoint's current version: the API cannot read it, so take it from the last change made to the endpoint: ${VERSION_PLACES}; chatctl webhooks list shows the version this machine last saw, and --expected-version last uses it (at a terminal it is used without the flag)`;
 
-/** A value neither given nor asked for (no terminal to ask on): exit 2, with where it comes from. */
 export function missingFlagError(flag: string): CliError {
   if (flag === '--expected-version') return usageError(`missing ${flag}`, VERSION_SOURCES);
   const choices = flag === '--mode' ? ' (--mode overlap: the old secret keeps working for a while; --mode immediate --yes: it stops at once)' : '';
@@ -173,7 +160,6 @@ export function rerunCommand(ctx: RerunContext, expectedVersion: number | string
   return ['chatctl', group, verb, ...(id === undefined ? [] : [shellQuote(id)]), ...version, ...flags.flat().map(shellWord)].join(' ');
 }
 
-/** The same request again with its Idempotency-Key, so a re-run cannot apply it twice. */
 function sameRequestCommand(ctx: RerunContext, idempotencyKey = ctx.idempotencyKey): string {
   const command = rerunCommand(ctx, ctx.expectedVersion);
   return idempotencyKey === undefined ? command : `${command} --idempotency-key ${shellQuote(idempotencyKey)}`;
@@ -182,14 +168,12 @@ function sameRequestCommand(ctx: RerunContext, idempotencyKey = ctx.idempotencyK
 /** The HTTP client's `rerun` words for a keyed request that exhausted its retries. */
 export const rerunWords = (ctx: RerunContext) => (idempotencyKey: string) => `re-run ${sameRequestCommand(ctx, idempotencyKey)} so the change cannot be applied twice`;
 
-/** A version as the API counts them: a whole number from 1, given as a number or a decimal string. */
 function versionOf(v: unknown): number | undefined {
   if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 1) return v;
   if (typeof v === 'string' && /^[1-9][0-9]{0,15}$/.test(v) && Number.isSafeInteger(Number(v))) return Number(v);
   return undefined;
 }
 
-/** The server's current version, from a version conflict's details. */
 export function currentVersionOf(details: unknown): number | undefined {
   const d = asRecord(details);
   return versionOf(d?.currentVersion) ?? versionOf(d?.version) ?? versionOf(asRecord(d?.endpoint)?.version);
@@ -197,7 +181,6 @@ export function currentVersionOf(details: unknown): number | undefined {
 
 const OVERLAP_END_FIELDS = ['overlapEndsAt', 'overlapEnd', 'previousSecretExpiresAt', 'previousSecretExpiry', 'expiresAt', 'endsAt'];
 
-/** When the running overlap ends, from a rotation conflict's details: an ISO date string. */
 export function overlapEndOf(details: unknown): Date | undefined {
   const d = asRecord(details);
   for (const source of [d, asRecord(d?.endpoint)]) {
@@ -211,7 +194,7 @@ export function overlapEndOf(details: unknown): Date | undefined {
   return undefined;
 }
 
-/** "in 23 h 59 min" / "in 40 s"; undefined when the moment has passed or no clock was given. */
+/** "in 23 h 59 min" / "in 40 s". */
 function fromNow(when: number, now: number | undefined): string | undefined {
   if (now === undefined || when <= now) return undefined;
   const s = Math.round((when - now) / 1000);
@@ -222,19 +205,14 @@ function fromNow(when: number, now: number | undefined): string | undefined {
   return m % 60 ? `in ${h} h ${m % 60} min` : `in ${h} h`;
 }
 
-/** The lines to print under the error's message (human mode). None for most errors. */
 export function explainError(e: CliError): string[] {
   if (e.explanation) return e.explanation;
   // A re-run with another version is for the commands that send one (not create).
   const ctx = e.rerun?.expectedVersion !== undefined ? e.rerun : undefined;
   if (e.exitCode === EXIT.versionConflict) {
     const current = currentVersionOf(e.details);
-    if (current === undefined) {
-      return ctx ? ["the server did not say the endpoint's current version; re-run with it:", `  ${rerunCommand(ctx, 'N')}`] : [];
-    }
-    const lines = [`current version: ${current}`];
-    if (ctx) lines.push(`re-run: ${rerunCommand(ctx, current)}`);
-    return lines;
+    if (current === undefined) return ctx ? ["the server did not say the endpoint's current version; re-run with it:", `  ${rerunCommand(ctx, 'N')}`] : [];
+    return [`current version: ${current}`, ...(ctx ? [`re-run: ${rerunCommand(ctx, current)}`] : [])];
   }
   if (e.code === 'webhook_secret_rotation_conflict') {
     const end = overlapEndOf(e.details);
@@ -251,12 +229,9 @@ export function explainError(e: CliError): string[] {
     return lines;
   }
   if (e.exitCode === EXIT.auth && e.status === 401) {
-    // The server refused the token: which one was sent is the first question.
     return ['next: chatctl auth status shows which token is used and where it comes from (CHATCTL_TOKEN wins over a stored one); store another with chatctl auth login'];
   }
-  // The server's refusals (a status): the scope and the token are the first things to check.
-  if (e.status !== null && e.exitCode === EXIT.permission) return permissionHint(e);
-  if (e.status !== null && e.exitCode === EXIT.notFound) return notFoundHint(e);
+  if (e.status !== null && (e.exitCode === EXIT.permission || e.exitCode === EXIT.notFound)) return refusalHint(e);
   if (e.code === 'webhook_endpoint_conflict') return duplicateHint(e);
   if (e.exitCode === EXIT.limit) {
     return e.code === 'webhook_endpoint_limit_reached'
@@ -285,7 +260,6 @@ function sameAgain(e: CliError): string {
   return `: ${sameRequestCommand(ctx, e.idempotencyKey ?? ctx.idempotencyKey)}`;
 }
 
-/** Attaches the re-run context to a CliError passing through. */
 export function withRerun(err: unknown, ctx: RerunContext): unknown {
   if (isCliError(err)) err.rerun ??= ctx;
   return err;
@@ -321,7 +295,6 @@ export function reportError(err: unknown, io: IO, json: boolean, debug: boolean)
   return e.exitCode;
 }
 
-/** Field-level problems from a validation_failed details object, if it has any we can read. */
 function fieldProblems(details: unknown): string[] {
   try {
     const d = asRecord(details);

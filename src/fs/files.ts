@@ -1,8 +1,13 @@
 import { closeSync, constants, fchmodSync, fstatSync, fsync, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, readSync, renameSync, type Stats, statSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
-// Files: random bytes, reads that never follow a link or block, `mkdir -p`
-// that ends, and the one atomic write.
+// Random bytes, reads that never follow a link or block, `mkdir -p` that ends, and the one atomic write.
+
+/** Reads into `buf` from `got` on until it is full or the file ends (at `got` from the start with `pread`); the bytes in it then. */
+function fill(fd: number, buf: Buffer, got = 0, pread = false): number {
+  for (let n; got < buf.length && (n = readSync(fd, buf, got, buf.length - got, pread ? got : null)) > 0; ) got += n;
+  return got;
+}
 
 // From /dev/urandom where there is one: node:crypto costs about 2 ms at start-up.
 function osRandom(size: number): Buffer | undefined {
@@ -11,13 +16,7 @@ function osRandom(size: number): Buffer | undefined {
     const fd = openSync('/dev/urandom', 'r');
     try {
       const buf = Buffer.alloc(size);
-      let got = 0;
-      while (got < size) {
-        const n = readSync(fd, buf, got, size - got, null);
-        if (n <= 0) return undefined;
-        got += n;
-      }
-      return buf;
+      return fill(fd, buf) === size ? buf : undefined;
     } finally {
       closeSync(fd);
     }
@@ -43,10 +42,8 @@ const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const NONBLOCK = constants.O_NONBLOCK ?? 0;
 
 /**
- * The bytes of the regular file at `path` (it may have become anything since
- * it was written), or undefined when it is absent, unreadable, larger than
- * `max` or not a regular file: lstat, open with O_NOFOLLOW | O_NONBLOCK (a
- * FIFO opens at once and is not read), fstat to be sure it is the same file.
+ * The regular file at `path` (it may have become anything since it was written), or undefined when it is
+ * absent, larger than `max` or not a regular file: O_NONBLOCK so a FIFO opens at once and is not read.
  */
 export function readRegularFile(path: string, max = 1024 * 1024): Buffer | undefined {
   try {
@@ -58,14 +55,12 @@ export function readRegularFile(path: string, max = 1024 * 1024): Buffer | undef
       if (!st.isFile() || st.ino !== seen.ino || st.dev !== seen.dev) return undefined;
       // Sized to the file (a log may allow megabytes and hold a few lines); grown if it grew meanwhile.
       let buf = Buffer.alloc(Math.min(max, st.size) + 1);
-      let got = 0;
-      for (let n; (n = readSync(fd, buf, got, buf.length - got, null)) > 0; ) {
-        got += n;
-        if (got < buf.length) continue;
-        if (buf.length > max) break;
+      let got = fill(fd, buf);
+      while (got === buf.length && buf.length <= max) {
         const bigger = Buffer.alloc(Math.min(max + 1, buf.length * 2));
         buf.copy(bigger, 0, 0, got);
         buf = bigger;
+        got = fill(fd, buf, got);
       }
       return got > max ? undefined : buf.subarray(0, got);
     } finally {
@@ -79,13 +74,7 @@ export function readRegularFile(path: string, max = 1024 * 1024): Buffer | undef
 /** Up to `size` bytes of an open file, from its start (fewer if it shrank meanwhile). */
 export function readToEnd(fd: number, size: number): Buffer {
   const buf = Buffer.alloc(size);
-  let got = 0;
-  while (got < buf.length) {
-    const n = readSync(fd, buf, got, buf.length - got, got);
-    if (n === 0) break;
-    got += n;
-  }
-  return buf.subarray(0, got);
+  return buf.subarray(0, fill(fd, buf, 0, true));
 }
 
 /** Above this many missing levels a path is refused rather than walked (no real config path is this deep). */
@@ -94,9 +83,8 @@ const MAX_DEPTH = 512;
 const codeOf = (err: unknown) => (err as NodeJS.ErrnoException).code;
 
 /**
- * `mkdir -p` with `mode` that always ends: Node's recursive mkdirSync loops for
- * ever under /proc (/proc/self/nonexistent/x answers ENOENT for a child of a
- * folder that exists). Returns the first folder created, as mkdirSync does.
+ * `mkdir -p` that always ends: Node's recursive mkdirSync loops for ever under /proc (/proc/self/nonexistent/x
+ * answers ENOENT for a child of a folder that exists). Returns the first folder created, as mkdirSync does.
  */
 export function makeFolders(dir: string, mode: number): string | undefined {
   const missing: string[] = [];
@@ -128,13 +116,10 @@ export function makeFolders(dir: string, mode: number): string | undefined {
   return first;
 }
 
-// The one way chatctl puts a file on disk, whole or not at all: a temporary
-// `.NAME.<random>.tmp` beside it, created exclusively (O_EXCL|O_NOFOLLOW) with
-// the mode whatever the umask, written in full and fsynced; then `replace`
-// renames it over a regular file (anything else is refused, never followed)
-// and fsyncs the folder, or `exclusive` hard-links it (EEXIST if the name is
-// taken). On failure the target is left as it was. The steps are one
-// generator's (atomicWrite), driven with fsyncSync or, off the event loop, fsync.
+// The one way chatctl puts a file on disk, whole or not at all: a temporary `.NAME.<random>.tmp` beside it,
+// created O_EXCL|O_NOFOLLOW with the mode whatever the umask, written in full and fsynced; then `replace`
+// renames it over a regular file (anything else is refused, never followed) and fsyncs the folder, or
+// `exclusive` hard-links it (EEXIST if the name is taken). On failure the target is left as it was.
 
 interface WriteOptions {
   mode?: number; // 0600 unless said
@@ -206,13 +191,11 @@ function* atomicWrite(path: string, data: string | Uint8Array, opts: WriteOption
   }
 }
 
-/** Throws (code ENOTREG) when `path` is there but is not a regular file. */
 export function refuseNonRegular(path: string): void {
   const st = lstatSync(path, { throwIfNoEntry: false });
   if (st && !st.isFile()) throw Object.assign(new Error(`${path} is now ${kindOf(st)}`), { code: 'ENOTREG' });
 }
 
-/** A new file holding `bytes`, created exclusively; removed again if it cannot be written whole. */
 function* createInPlace(path: string, bytes: Uint8Array, mode: number, durable: boolean): Steps {
   const fd = openSync(path, CREATE, mode);
   let open = true;
@@ -262,7 +245,6 @@ function* syncSteps(path: string): Generator<number, void, void> {
 /** Whether `name` is one of this module's temporary files for the file `of` (a killed writer's leftover, once old). */
 export const isTempOf = (name: string, of: string) => name.startsWith(`.${of.slice(0, 200)}.`) && name.endsWith('.tmp');
 
-/** What a path that should be a regular file is instead, for messages. */
 export function kindOf(st: Stats): string {
   if (st.isSymbolicLink()) return 'a symbolic link';
   if (st.isFIFO()) return 'a FIFO (named pipe)';
