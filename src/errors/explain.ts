@@ -40,22 +40,12 @@ export function nearest(word: string, given: readonly string[]): string | undefi
   const w = word.toLowerCase();
   if (w === '' || w.length > 200) return undefined;
   const valid = given.filter((v) => !isOpposite(w, v));
-  let best: string | undefined;
-  let bestDistance = 3;
-  let tied: string[] = [];
-  for (const v of valid) {
-    const d = editDistance(w, v.toLowerCase());
-    if (d < bestDistance) {
-      best = v;
-      bestDistance = d;
-      tied = [v];
-    } else if (d === bestDistance) tied.push(v);
-  }
-  if (tied.length > 1) {
-    const sameStart = tied.filter((v) => v[0]?.toLowerCase() === w[0]);
-    best = sameStart.length === 1 ? sameStart[0] : undefined;
-  }
-  if (best !== undefined && bestDistance < w.length) return best;
+  const distances = valid.map((v) => editDistance(w, v.toLowerCase()));
+  const least = Math.min(3, ...distances);
+  const tied = valid.filter((_, i) => distances[i] === least);
+  const sameStart = tied.filter((v) => v[0]?.toLowerCase() === w[0]);
+  const best = tied.length === 1 && least < 3 ? tied[0] : tied.length > 1 && sameStart.length === 1 ? sameStart[0] : undefined;
+  if (best !== undefined && least < w.length) return best;
   if (w.length >= 4) {
     const containing = valid.filter((v) => v.toLowerCase().includes(w));
     if (containing.length === 1) return containing[0];

@@ -64,7 +64,6 @@ interface LockOptions {
 export interface HeldLock {
   /** Whether the lock file is still this owner's (checked before committing a write). */
   stillHeld(): boolean;
-  /** Removes the lock if it is still this owner's. */
   release(): void;
 }
 
@@ -86,7 +85,8 @@ export async function acquireLock(lockPath: string, opts: LockOptions): Promise<
   const subject = opts.subject ?? CONFIG_FILE;
   const waitMs = opts.waitMs ?? LOCK_WAIT_MS;
   const nonce = host.nonce();
-  const text = recordText(host, nonce);
+  const rec: LockRecord = { pid: host.pid, start: host.startTime(host.pid), boot: host.bootId(), ns: host.pidNamespace(), host: host.hostname, nonce };
+  const text = JSON.stringify(rec) + '\n';
   const started = host.now();
   let delay = 4;
   let told = false;
@@ -126,11 +126,6 @@ export async function acquireLock(lockPath: string, opts: LockOptions): Promise<
       }
     }
   }
-}
-
-function recordText(host: LockHost, nonce: string): string {
-  const rec: LockRecord = { pid: host.pid, start: host.startTime(host.pid), boot: host.bootId(), ns: host.pidNamespace(), host: host.hostname, nonce };
-  return JSON.stringify(rec) + '\n';
 }
 
 /** Creates `target` holding `text` (0600), only if it does not exist: its inode, or undefined when it exists. */
@@ -183,15 +178,13 @@ function isOurs(lockPath: string, owned: { ino: number; text: string }): boolean
 }
 
 export function parseRecord(text: string): LockRecord | undefined {
-  let json: unknown;
+  let r: Record<string, unknown> | null;
   try {
-    json = JSON.parse(text);
+    r = JSON.parse(text);
   } catch {
     return undefined;
   }
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) return undefined;
-  const r = json as Record<string, unknown>;
-  if (typeof r.pid !== 'number' || !Number.isSafeInteger(r.pid) || r.pid <= 0) return undefined;
+  if (typeof r !== 'object' || r === null || Array.isArray(r) || typeof r.pid !== 'number' || !Number.isSafeInteger(r.pid) || r.pid <= 0) return undefined;
   const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
   return { pid: r.pid, start: str(r.start), boot: str(r.boot), ns: str(r.ns), host: str(r.host), nonce: str(r.nonce) };
 }
@@ -291,7 +284,7 @@ export function breakStale(lockPath: string, seen: Seen, myText: string, host: L
   }
 }
 
-/** Holding the lock, removes what killed lockers left: others' tokens, and temporary files and moved-aside locks older than a minute. */
+/** Holding the lock, removes what killed lockers left: others' tokens; temporary files (the locked file's, the lock's) and moved-aside locks older than a minute. */
 function sweep(lockPath: string, host: LockHost, ownNonce: string, leftover?: (name: string) => boolean): void {
   const dir = dirname(lockPath);
   const lockName = basename(lockPath);
@@ -307,11 +300,7 @@ function sweep(lockPath: string, host: LockHost, ownNonce: string, leftover?: (n
     try {
       if (name.startsWith(`${lockName}.break-`)) {
         if (!name.startsWith(`${lockName}.break-${ownNonce}.`)) rmSync(p, { force: true });
-      } else if (
-        isTempOf(name, fileName) || // the locked file's and the lock's own
-        name.startsWith(`${lockName}.stale-`) ||
-        leftover?.(name)
-      ) {
+      } else if (isTempOf(name, fileName) || name.startsWith(`${lockName}.stale-`) || leftover?.(name)) {
         if (host.now() - lstatSync(p).mtimeMs > LEFTOVER_MS) rmSync(p, { force: true });
       }
     } catch {
