@@ -16,7 +16,6 @@ export interface Context extends Clock {
   io: IO;
   /** A plain object, never process.env itself. */
   env: Env;
-  /** Where relative paths on the command line are resolved from. */
   cwd: string;
   configDir: string;
   version: string;

@@ -41,7 +41,6 @@ export const EXIT_FOR_LOCAL_CODE = {
 } as const satisfies Record<string, ExitCode>;
 type LocalErrorCode = keyof typeof EXIT_FOR_LOCAL_CODE;
 
-/** The rows `chatctl exit-codes` prints and the README carries. */
 export const EXIT_CODE_ROWS: ReadonlyArray<readonly [ExitCode, string, string]> = [
   [0, 'success', ''],
   [1, 'unexpected failure, unreadable response, unknown code', 'internal_error, any code not listed here'],
@@ -79,7 +78,6 @@ function ruleFor(code: ApiErrorCode): ExitCode {
 
 export const EXIT_FOR_API_CODE = Object.fromEntries(ERROR_CODES.map((code) => [code, ruleFor(code)])) as Record<ApiErrorCode, ExitCode>;
 
-/** A code the spec does not list is an unknown code: exit 1. */
 export const exitCodeForApiCode = (code: string): ExitCode => (Object.hasOwn(EXIT_FOR_API_CODE, code) ? EXIT_FOR_API_CODE[code as ApiErrorCode] : EXIT.unexpected);
 
 const EXIT_FOR_STATUS: Record<number, ExitCode> = {
@@ -96,26 +94,21 @@ const EXIT_FOR_STATUS: Record<number, ExitCode> = {
 /** For error bodies that are not a PublicErrorResponseDto. */
 export const exitCodeForStatus = (status: number): ExitCode => EXIT_FOR_STATUS[status] ?? EXIT.unexpected;
 
-/** A scope value and where it came from, as `auth status` describes it. */
 export type ScopeValue = { value: string | null; source: string };
 /** The scope a refused request (exit 5, 6) was sent to, for its hint (set by execute). */
 export type ScopeOrigin = { profile: string } & Record<'organizationId' | 'applicationId' | 'environmentKey', ScopeValue>;
 
-/** The command that failed, for the re-run line (errors/explain.ts). */
 export interface RerunContext {
   /** ['webhooks', 'rotate', 'we_1']; create has no id. */
   words: [string, string] | [string, string, string];
-  /** The version the command sent (create sends none). */
   expectedVersion?: number | undefined;
   /** Flags to repeat after --expected-version, in order: [['--mode', 'overlap'], ['--yes']]. */
   flags: string[][];
   idempotencyKey?: string | undefined;
-  /** The clock when the error was caught, for "in 3 h". */
   now?: number | undefined;
 }
 
 interface ErrorFields {
-  /** What to do about it, printed under the message in human mode. */
   hint?: string | undefined;
   /** Already shown to the user (the sandbox reports its own start-up errors). */
   reported?: boolean;

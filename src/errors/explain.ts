@@ -31,11 +31,8 @@ export function isOpposite(a: string, b: string): boolean {
   return ['un', 'de', 'dis', 'non'].some((prefix) => x === prefix + y || y === prefix + x);
 }
 
-/**
- * Within 2 edits (case ignored), else the one word containing what was typed
- * (`message.created` → `chat.message.created.v1`); a tie goes to the one word
- * with the same first letter (`bsh` → bash). Never the opposite.
- */
+// Within 2 edits (case ignored), else the one word containing what was typed (`message.created` →
+// `chat.message.created.v1`); a tie goes to the one word with the same first letter (`bsh` → bash).
 export function nearest(word: string, given: readonly string[]): string | undefined {
   const w = word.toLowerCase();
   if (w === '' || w.length > 200) return undefined;
@@ -65,7 +62,6 @@ const LIST_PROFILES = 'list profiles with: chatctl profile list';
 
 type ProfileAsk = 'flag' | 'env' | 'current' | 'default' | ((near: string) => string);
 
-/** A profile that is not stored (exit 3), with the stored name nearest to it (`sbxx` → sbx). */
 export function unknownProfileError(name: string, stored: readonly string[], asked: ProfileAsk, otherwise = LIST_PROFILES): CliError {
   const near = nearest(name, stored);
   let hint = otherwise;
@@ -184,7 +180,6 @@ export function overlapEndOf(details: unknown): Date | undefined {
   return undefined;
 }
 
-/** "in 23 h 59 min" / "in 40 s". */
 function fromNow(when: number, now: number | undefined): string | undefined {
   if (now === undefined || when <= now) return undefined;
   const s = Math.round((when - now) / 1000);

@@ -29,7 +29,7 @@ export function randomBytes(size: number): Buffer {
   return osRandom(size) ?? process.getBuiltinModule('node:crypto').randomBytes(size);
 }
 
-/** An RFC 9562 version 4 UUID, lowercase. */
+/** RFC 9562 version 4. */
 export function randomUUID(): string {
   const b = randomBytes(16);
   b[6] = (b[6]! & 0x0f) | 0x40;
@@ -41,10 +41,7 @@ export function randomUUID(): string {
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const NONBLOCK = constants.O_NONBLOCK ?? 0;
 
-/**
- * The regular file at `path` (it may have become anything since it was written), or undefined when it is
- * absent, larger than `max` or not a regular file: O_NONBLOCK so a FIFO opens at once and is not read.
- */
+/** The regular file at `path`, else undefined (absent, over `max`, anything else): never follows a link nor blocks on a FIFO. */
 export function readRegularFile(path: string, max = 1024 * 1024): Buffer | undefined {
   try {
     const seen = lstatSync(path);
@@ -71,7 +68,6 @@ export function readRegularFile(path: string, max = 1024 * 1024): Buffer | undef
   }
 }
 
-/** Up to `size` bytes of an open file, from its start (fewer if it shrank meanwhile). */
 export function readToEnd(fd: number, size: number): Buffer {
   const buf = Buffer.alloc(size);
   return buf.subarray(0, fill(fd, buf, 0, true));
@@ -148,7 +144,6 @@ function drive<T>(steps: Generator<number, T, void>): T {
   return step.value;
 }
 
-/** Writes `data` to `path` whole or not at all; returns the new file's inode. */
 export const writeFileAtomic = (path: string, data: string | Uint8Array, opts: WriteOptions = {}): number => drive(atomicWrite(path, data, opts));
 
 /** writeFileAtomic with its fsyncs on the thread pool, so a run reading answers meanwhile (rotate --from) keeps its event loop. */

@@ -79,7 +79,6 @@ export async function withLock<T>(lockPath: string, opts: LockOptions, fn: (lock
 
 type Seen = { ino: number; size: number; mtimeMs: number; text: string };
 
-/** Takes the lock (waiting as `opts` says) and clears what killed lockers left; held until release(). */
 export async function acquireLock(lockPath: string, opts: LockOptions): Promise<HeldLock> {
   const { host } = opts;
   const subject = opts.subject ?? CONFIG_FILE;
@@ -128,7 +127,7 @@ export async function acquireLock(lockPath: string, opts: LockOptions): Promise<
   }
 }
 
-/** Creates `target` holding `text` (0600), only if it does not exist: its inode, or undefined when it exists. */
+/** Its inode, or undefined when the name exists. */
 function publish(target: string, text: string, subject: LockSubject): number | undefined {
   try {
     return writeFileAtomic(target, text, { how: 'exclusive', durable: false });
@@ -218,7 +217,6 @@ export function judge(seen: Pick<Seen, 'text' | 'mtimeMs'>, host: LockHost): Ver
   return held(false);
 }
 
-/** A name for the lock judged stale: its nonce, else its inode, mtime and size. */
 function identity(seen: Seen): string {
   const nonce = parseRecord(seen.text)?.nonce;
   if (nonce !== undefined && /^[A-Za-z0-9_-]{6,64}$/.test(nonce)) return nonce;

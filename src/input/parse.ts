@@ -16,7 +16,6 @@ function check<T>(schema: z.ZodMiniType<T>, value: unknown): T {
   throw usageError(`invalid ${flag}: ${issue.message}`, hintFor(field, issue.path, value));
 }
 
-/** A did-you-mean for an unknown event type; the list of them otherwise. */
 function hintFor(field: string, path: readonly PropertyKey[], value: unknown): string | undefined {
   if (field !== 'eventTypes' || typeof path[1] !== 'number') return undefined;
   const typed = (value as { eventTypes?: unknown[] }).eventTypes?.[path[1]];

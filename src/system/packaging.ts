@@ -12,7 +12,6 @@ interface SingleExecutable {
 
 const KEY = Symbol.for('chatctl.singleExecutable');
 
-/** The single executable's hand-over, or undefined in the npm package. */
 export function singleExecutable(): SingleExecutable | undefined {
   return (globalThis as Record<symbol, SingleExecutable | undefined>)[KEY];
 }
