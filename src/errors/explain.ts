@@ -64,13 +64,10 @@ type ProfileAsk = 'flag' | 'env' | 'current' | 'default' | ((near: string) => st
 
 export function unknownProfileError(name: string, stored: readonly string[], asked: ProfileAsk, otherwise = LIST_PROFILES): CliError {
   const near = nearest(name, stored);
-  let hint = otherwise;
-  if (near !== undefined) {
-    const instead =
-      typeof asked === 'function' ? asked(near) : asked === 'flag' ? `--profile ${near}; ${LIST_PROFILES}` : asked === 'env' ? `CHATCTL_PROFILE=${near}; ${LIST_PROFILES}` : LIST_PROFILES;
-    hint = `did you mean ${near}?  (${instead})`;
-  }
-  return configError(`profile "${escapeInline(name)}" does not exist`, hint);
+  const message = `profile "${escapeInline(name)}" does not exist`;
+  if (near === undefined) return configError(message, otherwise);
+  const instead = typeof asked === 'function' ? asked(near) : asked === 'flag' ? `--profile ${near}; ${LIST_PROFILES}` : asked === 'env' ? `CHATCTL_PROFILE=${near}; ${LIST_PROFILES}` : LIST_PROFILES;
+  return configError(message, `did you mean ${near}?  (${instead})`);
 }
 
 const SCOPE_WORDS = [

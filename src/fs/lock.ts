@@ -127,35 +127,26 @@ export async function acquireLock(lockPath: string, opts: LockOptions): Promise<
   }
 }
 
-/** Its inode, or undefined when the name exists. */
-function publish(target: string, text: string, subject: LockSubject): number | undefined {
+/** `act`'s answer, or undefined when it fails with `expected`; any other failure is the subject's error. */
+function attempt<T>(path: string, subject: LockSubject, expected: 'EEXIST' | 'ENOENT', act: () => T): T | undefined {
   try {
-    return writeFileAtomic(target, text, { how: 'exclusive', durable: false });
+    return act();
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
-    throw lockError(target, err, subject);
+    if ((err as NodeJS.ErrnoException).code === expected) return undefined;
+    throw subject.error(`cannot lock ${subject.name} (${path}): ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
 }
 
-const lockError = (lockPath: string, err: unknown, subject: LockSubject) => subject.error(`cannot lock ${subject.name} (${lockPath}): ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+/** Its inode, or undefined when the name exists. */
+const publish = (target: string, text: string, subject: LockSubject) => attempt(target, subject, 'EEXIST', () => writeFileAtomic(target, text, { how: 'exclusive', durable: false }));
 
 /** The lock file as it is now; undefined when there is none. Never follows a link or opens a FIFO. */
 export function inspectLock(path: string, subject: LockSubject = CONFIG_FILE): Seen | undefined {
-  let st;
-  try {
-    st = lstatSync(path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw lockError(path, err, subject);
-  }
+  const st = attempt(path, subject, 'ENOENT', () => lstatSync(path));
+  if (st === undefined) return undefined;
   if (!st.isFile()) throw subject.error(`the lock file ${path} is not a regular file`, `remove it: rm ${path}`);
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw lockError(path, err, subject);
-  }
+  const fd = attempt(path, subject, 'ENOENT', () => openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0)));
+  if (fd === undefined) return undefined;
   try {
     const buf = Buffer.alloc(1024);
     const n = readSync(fd, buf, 0, buf.length, 0);
@@ -255,12 +246,7 @@ export function breakStale(lockPath: string, seen: Seen, myText: string, host: L
       return now === undefined;
     }
     const moved = `${lockPath}.stale-${host.nonce()}`;
-    try {
-      renameSync(lockPath, moved);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
-      throw lockError(lockPath, err, subject);
-    }
+    if (attempt(lockPath, subject, 'ENOENT', () => renameSync(lockPath, moved) ?? true) === undefined) return false;
     const got = inspectLock(moved, subject);
     if (got !== undefined && sameLock(got, seen)) {
       gone = true;
