@@ -7,10 +7,7 @@ import type { Clock } from './system/clock.js';
 export type Env = Record<string, string | undefined>;
 
 /** The limits of the keyring and the token command, shortened by tests; the defaults are 3 s and 10 s. */
-export interface CredentialLimits {
-  keyringMs?: number | undefined;
-  helperMs?: number | undefined;
-}
+export type CredentialLimits = { keyringMs?: number | undefined; helperMs?: number | undefined };
 
 export interface Context extends Clock {
   io: IO;

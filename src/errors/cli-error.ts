@@ -80,19 +80,10 @@ export const EXIT_FOR_API_CODE = Object.fromEntries(ERROR_CODES.map((code) => [c
 
 export const exitCodeForApiCode = (code: string): ExitCode => (Object.hasOwn(EXIT_FOR_API_CODE, code) ? EXIT_FOR_API_CODE[code as ApiErrorCode] : EXIT.unexpected);
 
-const EXIT_FOR_STATUS: Record<number, ExitCode> = {
-  400: EXIT.rejected,
-  422: EXIT.rejected,
-  401: EXIT.auth,
-  403: EXIT.permission,
-  404: EXIT.notFound,
-  409: EXIT.conflict,
-  429: EXIT.rateLimited,
-  503: EXIT.unavailable,
-};
+const EXIT_FOR_STATUS = { 400: EXIT.rejected, 422: EXIT.rejected, 401: EXIT.auth, 403: EXIT.permission, 404: EXIT.notFound, 409: EXIT.conflict, 429: EXIT.rateLimited, 503: EXIT.unavailable };
 
 /** For error bodies that are not a PublicErrorResponseDto. */
-export const exitCodeForStatus = (status: number): ExitCode => EXIT_FOR_STATUS[status] ?? EXIT.unexpected;
+export const exitCodeForStatus = (status: number): ExitCode => (EXIT_FOR_STATUS as Record<number, ExitCode>)[status] ?? EXIT.unexpected;
 
 export type ScopeValue = { value: string | null; source: string };
 /** The scope a refused request (exit 5, 6) was sent to, for its hint (set by execute). */

@@ -215,13 +215,12 @@ export function explainError(e: CliError): string[] {
   }
   if (e.status !== null && (e.exitCode === EXIT.permission || e.exitCode === EXIT.notFound)) return refusalHint(e);
   if (e.code === 'webhook_endpoint_conflict') return duplicateHint(e);
-  if (e.exitCode === EXIT.limit) {
-    return e.code === 'webhook_endpoint_limit_reached'
-      ? [
-          'next: the environment holds as many webhook endpoints as it allows, inactive ones included, and the API deletes none: reuse one (rotate or reactivate it), or ask the service to raise the limit',
-        ]
-      : ['next: a limit of the service was reached: free some of what it counts, or ask the service to raise it; re-running changes nothing until then'];
+  if (e.exitCode === EXIT.limit && e.code === 'webhook_endpoint_limit_reached') {
+    return [
+      'next: the environment holds as many webhook endpoints as it allows, inactive ones included, and the API deletes none: reuse one (rotate or reactivate it), or ask the service to raise the limit',
+    ];
   }
+  if (e.exitCode === EXIT.limit) return ['next: a limit of the service was reached: free some of what it counts, or ask the service to raise it; re-running changes nothing until then'];
   if (e.exitCode === EXIT.rateLimited) {
     return [`next: wait a minute, then re-run${sameAgain(e)}`, 'to wait through more refusals in one run: --max-retries N (default 4); for rotate --from: a lower --concurrency'];
   }

@@ -61,11 +61,8 @@ interface LockOptions {
   leftover?: ((name: string) => boolean) | undefined;
 }
 
-export interface HeldLock {
-  /** Whether the lock file is still this owner's (checked before committing a write). */
-  stillHeld(): boolean;
-  release(): void;
-}
+/** stillHeld: whether the lock file is still this owner's (checked before committing a write). */
+export type HeldLock = { stillHeld(): boolean; release(): void };
 
 /** Runs `fn` holding the lock; `fn` is synchronous, so no signal lands in the middle of it. */
 export async function withLock<T>(lockPath: string, opts: LockOptions, fn: (lock: HeldLock) => T): Promise<T> {
@@ -201,11 +198,8 @@ export function judge(seen: Pick<Seen, 'text' | 'mtimeMs'>, host: LockHost): Ver
   const ns = host.pidNamespace();
   if (rec.ns !== undefined && ns !== undefined && rec.ns !== ns) return held(false);
   if (!host.isAlive(rec.pid)) return held(true);
-  if (rec.start !== undefined) {
-    const start = host.startTime(rec.pid);
-    if (start !== undefined && start !== rec.start) return held(true);
-  }
-  return held(false);
+  const start = rec.start === undefined ? undefined : host.startTime(rec.pid);
+  return held(start !== undefined && start !== rec.start);
 }
 
 function identity(seen: Seen): string {
