@@ -12,7 +12,7 @@ function fill(fd: number, buf: Buffer, got = 0, pread = false): number {
 // From /dev/urandom where there is one: node:crypto costs about 2 ms at start-up.
 function osRandom(size: number): Buffer | undefined {
   if (process.platform === 'win32') return undefined;
-  try {
+  return quietly(() => {
     const fd = openSync('/dev/urandom', 'r');
     try {
       const buf = Buffer.alloc(size);
@@ -20,9 +20,7 @@ function osRandom(size: number): Buffer | undefined {
     } finally {
       closeSync(fd);
     }
-  } catch {
-    return undefined;
-  }
+  });
 }
 
 export function randomBytes(size: number): Buffer {
@@ -43,7 +41,7 @@ const NONBLOCK = constants.O_NONBLOCK ?? 0;
 
 /** The regular file at `path`, else undefined (absent, over `max`, anything else): never follows a link nor blocks on a FIFO. */
 export function readRegularFile(path: string, max = 1024 * 1024): Buffer | undefined {
-  try {
+  return quietly(() => {
     const seen = lstatSync(path);
     if (!seen.isFile() || seen.size > max) return undefined;
     const fd = openSync(path, constants.O_RDONLY | NOFOLLOW | NONBLOCK);
@@ -63,9 +61,7 @@ export function readRegularFile(path: string, max = 1024 * 1024): Buffer | undef
     } finally {
       closeSync(fd);
     }
-  } catch {
-    return undefined;
-  }
+  });
 }
 
 export function readToEnd(fd: number, size: number): Buffer {
@@ -117,11 +113,8 @@ export function makeFolders(dir: string, mode: number): string | undefined {
 // renames it over a regular file (anything else is refused, never followed) and fsyncs the folder, or
 // `exclusive` hard-links it (EEXIST if the name is taken). On failure the target is left as it was.
 
-interface WriteOptions {
-  mode?: number; // 0600 unless said
-  how?: 'replace' | 'exclusive'; // replace (the default) a regular file, or create a new one
-  durable?: boolean; // fsynced before this returns; true unless said
-}
+/** 0600, 'replace' and durable (fsynced before this returns) unless said. */
+type WriteOptions = { mode?: number; how?: 'replace' | 'exclusive'; durable?: boolean };
 
 const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW;
 /** link() is missing on some file systems: there the new file is created in place. */
@@ -210,11 +203,12 @@ function* createInPlace(path: string, bytes: Uint8Array, mode: number, durable: 
   }
 }
 
-function quietly(act: () => void): void {
+/** `act`'s answer, or undefined when it throws: for what may be gone already, or is best effort. */
+export function quietly<T>(act: () => T): T | undefined {
   try {
-    act();
+    return act();
   } catch {
-    /* gone already, or failing anyway */
+    return undefined;
   }
 }
 

@@ -11,7 +11,7 @@ import { closeSync, constants, linkSync, lstatSync, openSync, readdirSync, readl
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { type CliError, configError, interrupted } from '../errors/cli-error.js';
-import { isTempOf, randomBytes, writeFileAtomic } from './files.js';
+import { isTempOf, quietly, randomBytes, writeFileAtomic } from './files.js';
 import type { Clock } from '../system/clock.js';
 
 export const LOCK_WAIT_MS = 10_000;
@@ -77,9 +77,7 @@ export async function withLock<T>(lockPath: string, opts: LockOptions, fn: (lock
 type Seen = { ino: number; size: number; mtimeMs: number; text: string };
 
 export async function acquireLock(lockPath: string, opts: LockOptions): Promise<HeldLock> {
-  const { host } = opts;
-  const subject = opts.subject ?? CONFIG_FILE;
-  const waitMs = opts.waitMs ?? LOCK_WAIT_MS;
+  const { host, subject = CONFIG_FILE, waitMs = LOCK_WAIT_MS } = opts;
   const nonce = host.nonce();
   const rec: LockRecord = { pid: host.pid, start: host.startTime(host.pid), boot: host.bootId(), ns: host.pidNamespace(), host: host.hostname, nonce };
   const text = JSON.stringify(rec) + '\n';
@@ -156,21 +154,12 @@ export function inspectLock(path: string, subject: LockSubject = CONFIG_FILE): S
 const sameLock = (a: Seen, b: Seen) => a.ino === b.ino && a.size === b.size && a.text === b.text;
 
 function isOurs(lockPath: string, owned: { ino: number; text: string }): boolean {
-  try {
-    const now = inspectLock(lockPath);
-    return now !== undefined && now.ino === owned.ino && now.text === owned.text;
-  } catch {
-    return false;
-  }
+  const now = quietly(() => inspectLock(lockPath));
+  return now !== undefined && now.ino === owned.ino && now.text === owned.text;
 }
 
 export function parseRecord(text: string): LockRecord | undefined {
-  let r: Record<string, unknown> | null;
-  try {
-    r = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
+  const r: Record<string, unknown> | null | undefined = quietly(() => JSON.parse(text));
   if (typeof r !== 'object' || r === null || Array.isArray(r) || typeof r.pid !== 'number' || !Number.isSafeInteger(r.pid) || r.pid <= 0) return undefined;
   const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
   return { pid: r.pid, start: str(r.start), boot: str(r.boot), ns: str(r.ns), host: str(r.host), nonce: str(r.nonce) };
@@ -248,11 +237,7 @@ export function breakStale(lockPath: string, seen: Seen, myText: string, host: L
       return true;
     }
     // Not the lock judged stale (cannot happen while the token is held): put it back, and wait.
-    try {
-      linkSync(moved, lockPath);
-    } catch {
-      /* someone took the free name: their lock stands */
-    }
+    quietly(() => linkSync(moved, lockPath)); // failing when someone took the free name: their lock stands
     rmSync(moved, { force: true });
     return false;
   } finally {
@@ -267,23 +252,15 @@ function sweep(lockPath: string, host: LockHost, ownNonce: string, leftover?: (n
   const dir = dirname(lockPath);
   const lockName = basename(lockPath);
   const fileName = lockName.replace(/\.lock$/, '');
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return;
-  }
-  for (const name of names) {
+  for (const name of quietly(() => readdirSync(dir)) ?? []) {
     const p = join(dir, name);
-    try {
+    quietly(() => {
       if (name.startsWith(`${lockName}.break-`)) {
         if (!name.startsWith(`${lockName}.break-${ownNonce}.`)) rmSync(p, { force: true });
       } else if (isTempOf(name, fileName) || name.startsWith(`${lockName}.stale-`) || leftover?.(name)) {
         if (host.now() - lstatSync(p).mtimeMs > LEFTOVER_MS) rmSync(p, { force: true });
       }
-    } catch {
-      /* gone already */
-    }
+    });
   }
 }
 
@@ -297,14 +274,7 @@ export function procStartTime(statText: string): string | undefined {
 }
 
 export function systemLockHost(ctx: Clock & { random(): number }): LockHost {
-  const proc = <T>(read: () => T): T | undefined => {
-    if (process.platform !== 'linux') return undefined;
-    try {
-      return read();
-    } catch {
-      return undefined;
-    }
-  };
+  const proc = <T>(read: () => T): T | undefined => (process.platform === 'linux' ? quietly(read) : undefined);
   let machine: { boot: string | undefined; ns: string | undefined } | undefined;
   const ids = () => (machine ??= { boot: proc(() => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || undefined), ns: proc(() => readlinkSync('/proc/self/ns/pid')) });
   return {

@@ -50,9 +50,7 @@ export function parseCreate(input: { name: string; url: string; events: readonly
 
 export function parseRotate(input: { expectedVersion: string; mode: string }): RotateRequest {
   const expectedVersion = parseExpectedVersion(input.expectedVersion);
-  if (input.mode !== 'overlap' && input.mode !== 'immediate') {
-    throw usageError(`invalid --mode "${input.mode}": must be overlap or immediate`);
-  }
+  if (input.mode !== 'overlap' && input.mode !== 'immediate') throw usageError(`invalid --mode "${input.mode}": must be overlap or immediate`);
   return check(rotateRequestSchema(), { expectedVersion, mode: input.mode });
 }
 
@@ -67,8 +65,6 @@ export function checkEndpointId(id: string): string {
 
 /** Header-safe: visible ASCII, 1 to 255 characters. */
 export function checkIdempotencyKey(key: string): string {
-  if (!/^[\x21-\x7e]{1,255}$/.test(key)) {
-    throw usageError('invalid --idempotency-key: use 1 to 255 visible ASCII characters (a UUID is ideal)');
-  }
+  if (!/^[\x21-\x7e]{1,255}$/.test(key)) throw usageError('invalid --idempotency-key: use 1 to 255 visible ASCII characters (a UUID is ideal)');
   return key;
 }
