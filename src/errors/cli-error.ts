@@ -39,7 +39,6 @@ export const EXIT_FOR_LOCAL_CODE = {
   delivery_refused: EXIT.rejected, // webhooks trigger: the receiver refused, or could not be reached
   delivery_failed: EXIT.unavailable,
 } as const satisfies Record<string, ExitCode>;
-type LocalErrorCode = keyof typeof EXIT_FOR_LOCAL_CODE;
 
 export const EXIT_CODE_ROWS: ReadonlyArray<readonly [ExitCode, string, string]> = [
   [0, 'success', ''],
@@ -154,7 +153,7 @@ export function isCliError(err: unknown): err is CliError {
   return err instanceof Error && e.name === 'CliError' && typeof e.code === 'string' && typeof e.exitCode === 'number' && typeof e.toJSON === 'function';
 }
 
-export const localError = (code: LocalErrorCode, message: string, fields: ErrorFields = {}) => new CliError(code, message, EXIT_FOR_LOCAL_CODE[code], fields);
+export const localError = (code: keyof typeof EXIT_FOR_LOCAL_CODE, message: string, fields: ErrorFields = {}) => new CliError(code, message, EXIT_FOR_LOCAL_CODE[code], fields);
 export const usageError = (message: string, hint?: string) => localError('usage_error', message, { hint });
 export const configError = (message: string, hint?: string) => localError('config_error', message, { hint });
 export const invalidResponse = (message: string, fields: ErrorFields = {}) => localError('invalid_response', message, fields);

@@ -87,13 +87,8 @@ const asRecord = (v: unknown) => (isJsonObject(v) ? v : undefined);
 
 function idIn(details: unknown, ...fields: string[]): string | undefined {
   const d = asRecord(details);
-  for (const source of [d, asRecord(d?.endpoint), asRecord(d?.existing)]) {
-    for (const field of fields) {
-      const v = source?.[field];
-      if (typeof v === 'string' && /^[A-Za-z0-9_.:-]{1,100}$/.test(v)) return v;
-    }
-  }
-  return undefined;
+  const ids = [d, asRecord(d?.endpoint), asRecord(d?.existing)].flatMap((source) => fields.map((field) => source?.[field]));
+  return ids.find((v): v is string => typeof v === 'string' && /^[A-Za-z0-9_.:-]{1,100}$/.test(v));
 }
 
 /** Exit 5 (the token was accepted, but may not do this here) or 6 (an endpoint id or a scope the server does not know). */
@@ -166,15 +161,11 @@ const OVERLAP_END_FIELDS = ['overlapEndsAt', 'overlapEnd', 'previousSecretExpire
 
 export function overlapEndOf(details: unknown): Date | undefined {
   const d = asRecord(details);
-  for (const source of [d, asRecord(d?.endpoint)]) {
-    for (const field of OVERLAP_END_FIELDS) {
-      const v = source?.[field];
-      if (typeof v !== 'string' || !/^\d{4}-\d{2}-\d{2}T/.test(v) || v.length > 40) continue;
-      const ms = Date.parse(v);
-      if (Number.isFinite(ms)) return new Date(ms);
-    }
-  }
-  return undefined;
+  const ms = [d, asRecord(d?.endpoint)]
+    .flatMap((source) => OVERLAP_END_FIELDS.map((field) => source?.[field]))
+    .map((v) => (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(v) && v.length <= 40 ? Date.parse(v) : Number.NaN))
+    .find(Number.isFinite);
+  return ms === undefined ? undefined : new Date(ms);
 }
 
 function fromNow(when: number, now: number | undefined): string | undefined {
@@ -236,9 +227,8 @@ export function explainError(e: CliError): string[] {
 
 /** ": COMMAND" when the command gave its context, else " the same command" (with the key when it had one). */
 function sameAgain(e: CliError): string {
-  const ctx = e.rerun;
-  if (!ctx) return e.idempotencyKey ? ` the same command with --idempotency-key ${shellWord(e.idempotencyKey)}` : ' the same command';
-  return `: ${sameRequestCommand(ctx, e.idempotencyKey ?? ctx.idempotencyKey)}`;
+  if (!e.rerun) return e.idempotencyKey ? ` the same command with --idempotency-key ${shellWord(e.idempotencyKey)}` : ' the same command';
+  return `: ${sameRequestCommand(e.rerun, e.idempotencyKey)}`;
 }
 
 export function withRerun(err: unknown, ctx: RerunContext): unknown {

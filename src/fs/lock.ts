@@ -191,15 +191,10 @@ export function judge(seen: Pick<Seen, 'text' | 'mtimeMs'>, host: LockHost): Ver
   return held(start !== undefined && start !== rec.start);
 }
 
-function identity(seen: Seen): string {
-  const nonce = parseRecord(seen.text)?.nonce;
-  if (nonce !== undefined && /^[A-Za-z0-9_-]{6,64}$/.test(nonce)) return nonce;
-  return `i${seen.ino}-m${Math.floor(seen.mtimeMs)}-s${seen.size}`;
-}
-
 /** Removes the stale lock `seen` if this process wins the right to: true when it is gone, false when a live breaker is at it or it changed. */
 export function breakStale(lockPath: string, seen: Seen, myText: string, host: LockHost, subject: LockSubject = CONFIG_FILE): boolean {
-  const id = identity(seen);
+  const nonce = parseRecord(seen.text)?.nonce;
+  const id = nonce !== undefined && /^[A-Za-z0-9_-]{6,64}$/.test(nonce) ? nonce : `i${seen.ino}-m${Math.floor(seen.mtimeMs)}-s${seen.size}`;
   const passed: string[] = [];
   let token: string | undefined;
   let vanished = 0;
