@@ -1,7 +1,5 @@
-// Everything a command needs from the outside world, passed in rather than
-// imported, so tests hand in fakes (streams, clock, random, transport).
-// src/app/execute.ts builds it from the ctx a caller gives; main.ts is the
-// only place that hands in the real process.
+// Everything a command needs from the outside world, passed in so tests hand in
+// fakes; main.ts is the only place that hands in the real process.
 import type { IO } from './output/io.js';
 import type { Transport } from './http/transport.js';
 import type { Clock } from './system/clock.js';
@@ -9,16 +7,12 @@ import type { Clock } from './system/clock.js';
 export type Env = Record<string, string | undefined>;
 
 /** The limits of the keyring and the token command, shortened by tests; the defaults are 3 s and 10 s. */
-export interface CredentialLimits {
-  keyringMs?: number | undefined;
-  helperMs?: number | undefined;
-}
+export type CredentialLimits = { keyringMs?: number | undefined; helperMs?: number | undefined };
 
 export interface Context extends Clock {
   io: IO;
-  /** The environment variables of this run: a plain object, never process.env itself. */
+  /** A plain object, never process.env itself. */
   env: Env;
-  /** Where relative paths on the command line are resolved from. */
   cwd: string;
   configDir: string;
   version: string;
@@ -26,15 +20,9 @@ export interface Context extends Clock {
   random(): number;
   /** Aborted on SIGINT/SIGTERM/SIGHUP (the reason names the signal). */
   signal: AbortSignal;
-  /**
-   * A second signal ends the process at once, without waiting for the
-   * command. What must still be said then (a secret kept under recovered/)
-   * is registered here: it is called synchronously, writes its message and
-   * returns the exit code. `undefined` clears it. Absent in-process.
-   */
+  /** What a second signal, which ends the process at once, must still say (a kept secret): writes it, returns the exit code. Absent in-process. */
   setLastWords?(words: (() => number) | undefined): void;
   /** Loaded on first use: the HTTP stack costs nothing to commands that do not send. */
   transport(): Promise<Transport>;
-  /** Shorter limits for the keyring and token commands (tests); the defaults are 3 s and 10 s. */
   credentialLimits?: CredentialLimits | undefined;
 }

@@ -1,6 +1,6 @@
 import { ERROR_CODES, type ApiErrorCode } from '../api/schemas.js';
 
-// The one table that turns an outcome into an exit status.
+// The one error family and the one table that turns an outcome into an exit status.
 
 export const EXIT = {
   ok: 0,
@@ -24,12 +24,7 @@ export const EXIT = {
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
-/**
- * The codes chatctl itself uses in `--json` error lines (docs/configuration.md, Output;
- * and partial_failure for a --from run), each with its exit status: the one
- * place a local error's status is decided. A signal can still end an
- * `interrupted` run with 129 or 143 (src/app/execute.ts).
- */
+/** chatctl's own `--json` error codes (docs/configuration.md, Output); a signal can still end an `interrupted` run with 129 or 143. */
 export const EXIT_FOR_LOCAL_CODE = {
   usage_error: EXIT.usage,
   config_error: EXIT.config,
@@ -39,77 +34,12 @@ export const EXIT_FOR_LOCAL_CODE = {
   secret_not_delivered: EXIT.secretNotDelivered,
   partial_failure: EXIT.partial,
   interrupted: EXIT.interrupted,
-  // webhooks verify: the signature or its timestamp refused.
-  signature_mismatch: EXIT.rejected,
+  signature_mismatch: EXIT.rejected, // webhooks verify
   timestamp_out_of_tolerance: EXIT.rejected,
-  // webhooks trigger: the sandbox delivered, and the receiver refused it or could not be reached.
-  delivery_refused: EXIT.rejected,
+  delivery_refused: EXIT.rejected, // webhooks trigger: the receiver refused, or could not be reached
   delivery_failed: EXIT.unavailable,
 } as const satisfies Record<string, ExitCode>;
-export type LocalErrorCode = keyof typeof EXIT_FOR_LOCAL_CODE;
 
-/**
- * The spec's codes by name where EXIT_CODE_ROWS names them; the others by
- * their ending, as the rows say it (`_version_conflict`, `_conflict`,
- * `_limit_reached`), and 1 for the rest (internal_error).
- */
-const NAMED_API_CODES: Partial<Record<ApiErrorCode, ExitCode>> = {
-  authentication_failed: EXIT.auth,
-  authentication_required: EXIT.auth,
-  reauthentication_required: EXIT.auth,
-  permission_denied: EXIT.permission,
-  resource_not_found: EXIT.notFound,
-  target_account_unavailable: EXIT.notFound,
-  conflict: EXIT.conflict,
-  invitation_expired: EXIT.conflict,
-  attachment_upload_incomplete: EXIT.conflict,
-  attachment_not_ready: EXIT.conflict,
-  data_job_not_cancelable: EXIT.conflict,
-  data_job_not_ready: EXIT.conflict,
-  webhook_delivery_not_replayable: EXIT.conflict,
-  validation_failed: EXIT.rejected,
-  webhook_destination_rejected: EXIT.rejected,
-  message_moderation_rejected: EXIT.rejected,
-  message_reaction_type_not_allowed: EXIT.rejected,
-  data_job_limit_exceeded: EXIT.limit,
-  rate_limit_exceeded: EXIT.rateLimited,
-  service_unavailable: EXIT.unavailable,
-};
-
-function ruleFor(code: ApiErrorCode): ExitCode {
-  const named = NAMED_API_CODES[code];
-  if (named !== undefined) return named;
-  if (code.endsWith('_version_conflict')) return EXIT.versionConflict;
-  if (code.endsWith('_conflict')) return EXIT.conflict;
-  if (code.endsWith('_limit_reached')) return EXIT.limit;
-  return EXIT.unexpected;
-}
-
-/** Every error code of the spec with its exit status. */
-export const EXIT_FOR_API_CODE = Object.fromEntries(ERROR_CODES.map((code) => [code, ruleFor(code)])) as Record<ApiErrorCode, ExitCode>;
-
-/** A code the spec does not list is an unknown code: exit 1. */
-export function exitCodeForApiCode(code: string): ExitCode {
-  return Object.hasOwn(EXIT_FOR_API_CODE, code) ? EXIT_FOR_API_CODE[code as ApiErrorCode] : EXIT.unexpected;
-}
-
-const EXIT_FOR_STATUS: Record<number, ExitCode> = {
-  400: EXIT.rejected,
-  422: EXIT.rejected,
-  401: EXIT.auth,
-  403: EXIT.permission,
-  404: EXIT.notFound,
-  409: EXIT.conflict,
-  429: EXIT.rateLimited,
-  503: EXIT.unavailable,
-};
-
-/** For error bodies that are not a PublicErrorResponseDto. */
-export function exitCodeForStatus(status: number): ExitCode {
-  return EXIT_FOR_STATUS[status] ?? EXIT.unexpected;
-}
-
-/** The rows `chatctl exit-codes` prints and the README carries. */
 export const EXIT_CODE_ROWS: ReadonlyArray<readonly [ExitCode, string, string]> = [
   [0, 'success', ''],
   [1, 'unexpected failure, unreadable response, unknown code', 'internal_error, any code not listed here'],
@@ -135,53 +65,51 @@ export const EXIT_CODE_ROWS: ReadonlyArray<readonly [ExitCode, string, string]> 
   [143, 'terminated (SIGTERM)', ''],
 ];
 
-// One error family. Commands throw these; one handler at the top (main.ts)
-// prints them once and turns them into the exit status.
-
-/** A scope value and where it came from, as `auth status` describes it. */
-export interface ScopeValue {
-  value: string | null;
-  source: string;
+function ruleFor(code: ApiErrorCode): ExitCode {
+  // The codes the rows name one by one (a single word), else the endings the rows give.
+  const named = EXIT_CODE_ROWS.find((row) => row[2].split(', ').includes(code))?.[0];
+  if (named !== undefined) return named;
+  if (code.endsWith('_version_conflict')) return EXIT.versionConflict;
+  if (code.endsWith('_conflict')) return EXIT.conflict;
+  if (code.endsWith('_limit_reached')) return EXIT.limit;
+  return EXIT.unexpected;
 }
 
-/** The scope a refused request was sent to, for the hints of 5 and 6 (set by execute). */
-export interface ScopeOrigin {
-  profile: string;
-  organizationId: ScopeValue;
-  applicationId: ScopeValue;
-  environmentKey: ScopeValue;
-}
+export const EXIT_FOR_API_CODE = Object.fromEntries(ERROR_CODES.map((code) => [code, ruleFor(code)])) as Record<ApiErrorCode, ExitCode>;
+
+export const exitCodeForApiCode = (code: string): ExitCode => (Object.hasOwn(EXIT_FOR_API_CODE, code) ? EXIT_FOR_API_CODE[code as ApiErrorCode] : EXIT.unexpected);
+
+const EXIT_FOR_STATUS = { 400: EXIT.rejected, 422: EXIT.rejected, 401: EXIT.auth, 403: EXIT.permission, 404: EXIT.notFound, 409: EXIT.conflict, 429: EXIT.rateLimited, 503: EXIT.unavailable };
+
+/** For error bodies that are not a PublicErrorResponseDto. */
+export const exitCodeForStatus = (status: number): ExitCode => (EXIT_FOR_STATUS as Record<number, ExitCode>)[status] ?? EXIT.unexpected;
+
+export type ScopeValue = { value: string | null; source: string };
+/** The scope a refused request (exit 5, 6) was sent to, for its hint (set by execute). */
+export type ScopeOrigin = { profile: string } & Record<'organizationId' | 'applicationId' | 'environmentKey', ScopeValue>;
 
 export interface RerunContext {
-  /** The command words and the endpoint id: ['webhooks', 'rotate', 'we_1'] (create has none: ['webhooks', 'create']). */
+  /** ['webhooks', 'rotate', 'we_1']; create has no id. */
   words: [string, string] | [string, string, string];
-  /** The version the command sent (create sends none). */
   expectedVersion?: number | undefined;
   /** Flags to repeat after --expected-version, in order: [['--mode', 'overlap'], ['--yes']]. */
   flags: string[][];
-  /** The Idempotency-Key the request carried (create, rotate): a re-run of the same request repeats it. */
   idempotencyKey?: string | undefined;
-  /** The clock when the error was caught, for "in 3 h". */
   now?: number | undefined;
 }
 
-export interface ErrorFields {
-  /** What to do about it, printed under the message in human mode. */
+interface ErrorFields {
   hint?: string | undefined;
   /** Already shown to the user (the sandbox reports its own start-up errors). */
   reported?: boolean;
   status?: number | null;
   requestId?: string | null;
   details?: unknown;
-  /**
-   * create and rotate: the Idempotency-Key of a request that may have been
-   * applied (timeout after sending, exhausted 503s, a response cut short,
-   * the deadline, an interrupt after sending). With --json it is printed
-   * beside "exitCode", so a script can re-run with --idempotency-key.
-   */
+  /** The Idempotency-Key of a create or rotate that may have been applied: --json prints it beside "exitCode" for a re-run. */
   idempotencyKey?: string | undefined;
 }
 
+/** Commands throw these; one handler at the top prints them once and turns them into the exit status. */
 export class CliError extends Error {
   readonly hint: string | undefined;
   readonly status: number | null;
@@ -189,16 +117,9 @@ export class CliError extends Error {
   readonly details: unknown;
   readonly reported: boolean;
   readonly idempotencyKey: string | undefined;
-  /** The command that failed, set by the command that caught it, for the re-run line (errors/explain.ts). */
   rerun: RerunContext | undefined;
-  /**
-   * What the error means next, in lines printed under the message (human
-   * mode), attached by the code that knows more than the thrower: on an
-   * authentication failure (exit 4), where the token that was sent came from
-   * (src/credentials/origin.ts). Before the lines errors/explain.ts works out.
-   */
+  /** Lines that replace explain.ts's, attached by code that knows more (exit 4: where the token came from). */
   explanation: string[] | undefined;
-  /** On a refusal for permission or an unknown resource (exit 5, 6): the scope the request was for, for the next step (errors/explain.ts). */
   scope: ScopeOrigin | undefined;
 
   constructor(
@@ -219,36 +140,21 @@ export class CliError extends Error {
 
   toJSON(): object {
     return {
-      error: {
-        code: this.code,
-        message: this.message,
-        requestId: this.requestId,
-        status: this.status,
-        details: this.details,
-      },
+      error: { code: this.code, message: this.message, requestId: this.requestId, status: this.status, details: this.details },
       exitCode: this.exitCode,
       ...(this.idempotencyKey !== undefined ? { idempotencyKey: this.idempotencyKey } : {}),
     };
   }
 }
 
-/**
- * Recognises a CliError by its shape, not its class: the lazily loaded
- * bundles (dist/lazy/*.cjs) carry their own copy of the class.
- */
+/** By shape, not class: the lazily loaded bundles (dist/lazy/*.cjs) carry their own copy of the class. */
 export function isCliError(err: unknown): err is CliError {
-  return (
-    err instanceof Error && err.name === 'CliError' && typeof (err as CliError).code === 'string' && typeof (err as CliError).exitCode === 'number' && typeof (err as CliError).toJSON === 'function'
-  );
+  const e = err as CliError;
+  return err instanceof Error && e.name === 'CliError' && typeof e.code === 'string' && typeof e.exitCode === 'number' && typeof e.toJSON === 'function';
 }
 
-/** One of chatctl's own errors, its exit status from EXIT_FOR_LOCAL_CODE. */
-export const localError = (code: LocalErrorCode, message: string, fields: ErrorFields = {}) => new CliError(code, message, EXIT_FOR_LOCAL_CODE[code], fields);
-
+export const localError = (code: keyof typeof EXIT_FOR_LOCAL_CODE, message: string, fields: ErrorFields = {}) => new CliError(code, message, EXIT_FOR_LOCAL_CODE[code], fields);
 export const usageError = (message: string, hint?: string) => localError('usage_error', message, { hint });
-
 export const configError = (message: string, hint?: string) => localError('config_error', message, { hint });
-
 export const invalidResponse = (message: string, fields: ErrorFields = {}) => localError('invalid_response', message, fields);
-
 export const interrupted = () => localError('interrupted', 'interrupted');

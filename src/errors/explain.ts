@@ -2,9 +2,8 @@ import { CliError, configError, EXIT, type ExitCode, interrupted, isCliError, ty
 import { escapeInline, isJsonObject, previewJson, shellQuote, shellWord, stringifyJson } from '../output/json.js';
 import type { IO } from '../output/io.js';
 
-// "Did you mean …?" for values checked against a fixed list (--mode, --event,
-// completion shells). Commands and options get commander's own suggestion,
-// which uses the same measure.
+// The reporter (the one place an error is printed), the hints and re-run lines
+// of what an error means next, and "did you mean" for values from a fixed list.
 
 /** Optimal string alignment distance (Damerau–Levenshtein without repeated edits of a substring). */
 export function editDistance(a: string, b: string): number {
@@ -21,62 +20,29 @@ export function editDistance(a: string, b: string): number {
   return d[a.length]![b.length]!;
 }
 
-/** Words whose meanings are each other's opposite: one is never offered for the other. */
-const OPPOSITES: readonly (readonly [string, string])[] = [
-  ['activate', 'deactivate'],
-  ['reactivate', 'deactivate'],
-  ['enable', 'disable'],
-  ['login', 'logout'],
-  ['create', 'delete'],
-  ['add', 'remove'],
-  ['lock', 'unlock'],
-  ['show', 'hide'],
-  ['set', 'unset'],
-];
+const OPPOSITES = ['activate deactivate', 'reactivate deactivate', 'enable disable', 'login logout', 'create delete', 'add remove', 'lock unlock', 'show hide', 'set unset'];
 
-/**
- * True when `a` and `b` name opposite actions (`deactivate` and
- * `reactivate`, `login` and `logout`, `x` and `unx`): a typo of one is close
- * to the other in spelling, never in meaning.
- */
+/** Opposite actions (`deactivate`/`reactivate`, `x`/`unx`): close in spelling, never offered for each other. */
 export function isOpposite(a: string, b: string): boolean {
   const x = a.toLowerCase();
   const y = b.toLowerCase();
   if (x === y) return false;
-  const pair = (p: string, q: string) => OPPOSITES.some(([m, n]) => (p === m && q === n) || (p === n && q === m));
-  if (pair(x, y)) return true;
-  for (const prefix of ['un', 'de', 'dis', 'non']) if (x === prefix + y || y === prefix + x) return true;
-  return false;
+  if (OPPOSITES.includes(`${x} ${y}`) || OPPOSITES.includes(`${y} ${x}`)) return true;
+  return ['un', 'de', 'dis', 'non'].some((prefix) => x === prefix + y || y === prefix + x);
 }
 
-/**
- * The nearest valid word: within 2 edits (case ignored), else the one
- * valid word that contains what was typed (`message.created` →
- * `chat.message.created.v1`). A tie goes to the one word that starts with
- * the same letter (`bsh` → bash, not zsh). Never the opposite of what was
- * typed (`deactivate` does not get `reactivate`). Undefined when nothing is
- * close or it is still a tie.
- */
+// Within 2 edits (case ignored), else the one word containing what was typed (`message.created` →
+// `chat.message.created.v1`); a tie goes to the one word with the same first letter (`bsh` → bash).
 export function nearest(word: string, given: readonly string[]): string | undefined {
   const w = word.toLowerCase();
   if (w === '' || w.length > 200) return undefined;
   const valid = given.filter((v) => !isOpposite(w, v));
-  let best: string | undefined;
-  let bestDistance = 3;
-  let tied: string[] = [];
-  for (const v of valid) {
-    const d = editDistance(w, v.toLowerCase());
-    if (d < bestDistance) {
-      best = v;
-      bestDistance = d;
-      tied = [v];
-    } else if (d === bestDistance) tied.push(v);
-  }
-  if (tied.length > 1) {
-    const sameStart = tied.filter((v) => v[0]?.toLowerCase() === w[0]);
-    best = sameStart.length === 1 ? sameStart[0] : undefined;
-  }
-  if (best !== undefined && bestDistance < w.length) return best;
+  const distances = valid.map((v) => editDistance(w, v.toLowerCase()));
+  const least = Math.min(3, ...distances);
+  const tied = valid.filter((_, i) => distances[i] === least);
+  const sameStart = tied.filter((v) => v[0]?.toLowerCase() === w[0]);
+  const best = tied.length === 1 && least < 3 ? tied[0] : tied.length > 1 && sameStart.length === 1 ? sameStart[0] : undefined;
+  if (best !== undefined && least < w.length) return best;
   if (w.length >= 4) {
     const containing = valid.filter((v) => v.toLowerCase().includes(w));
     if (containing.length === 1) return containing[0];
@@ -84,94 +50,67 @@ export function nearest(word: string, given: readonly string[]): string | undefi
   return undefined;
 }
 
-/** "did you mean X?" or undefined. */
 export function didYouMean(word: string, valid: readonly string[]): string | undefined {
   const n = nearest(word, valid);
   return n === undefined ? undefined : `did you mean ${n}?`;
 }
 
-// The next step of an error, decided where errors are classified: a profile
-// that is not stored (the nearest stored name, as `profile use` and
-// `--profile` both suggest it), and what to check on a refusal for
-// permission (5), an unknown resource or scope (6) or a destination already
-// registered (8). Server details may have any shape: read defensively.
+// Server details may have any shape: every read below is defensive, and only a
+// short id, a whole number or a parsed date from them reaches the output.
 
 const LIST_PROFILES = 'list profiles with: chatctl profile list';
 
-/** How the missing profile was asked for: the suggestion is worded for the same place. */
-export type ProfileAsk = 'flag' | 'env' | 'current' | 'default' | ((near: string) => string);
+type ProfileAsk = 'flag' | 'env' | 'current' | 'default' | ((near: string) => string);
 
-/**
- * A profile that is not stored: the error (exit 3), with the stored name
- * nearest to it (`sbxx` → sbx) in the words of the place it was asked for.
- */
 export function unknownProfileError(name: string, stored: readonly string[], asked: ProfileAsk, otherwise = LIST_PROFILES): CliError {
   const near = nearest(name, stored);
-  let hint = otherwise;
-  if (near !== undefined) {
-    const instead =
-      typeof asked === 'function' ? asked(near) : asked === 'flag' ? `--profile ${near}; ${LIST_PROFILES}` : asked === 'env' ? `CHATCTL_PROFILE=${near}; ${LIST_PROFILES}` : LIST_PROFILES;
-    hint = `did you mean ${near}?  (${instead})`;
-  }
-  return configError(`profile "${escapeInline(name)}" does not exist`, hint);
+  const message = `profile "${escapeInline(name)}" does not exist`;
+  if (near === undefined) return configError(message, otherwise);
+  const instead = typeof asked === 'function' ? asked(near) : asked === 'flag' ? `--profile ${near}; ${LIST_PROFILES}` : asked === 'env' ? `CHATCTL_PROFILE=${near}; ${LIST_PROFILES}` : LIST_PROFILES;
+  return configError(message, `did you mean ${near}?  (${instead})`);
 }
 
-const FROM = { organizationId: '--org', applicationId: '--app', environmentKey: '--env' } as const;
-const VARIABLE = { organizationId: 'CHATCTL_ORG', applicationId: 'CHATCTL_APP', environmentKey: 'CHATCTL_ENV' } as const;
+const SCOPE_WORDS = [
+  ['organizationId', 'organization', '--org', 'CHATCTL_ORG'],
+  ['applicationId', 'application', '--app', 'CHATCTL_APP'],
+  ['environmentKey', 'environment', '--env', 'CHATCTL_ENV'],
+] as const;
 
 /** "organization org_1 (from --org), application app_1 (from profile "prod"), environment prod (from CHATCTL_ENV)". */
 function scopeWords(s: ScopeOrigin): string {
-  const one = (key: keyof typeof FROM, label: string) => {
-    const v = s[key];
-    const from = v.source === 'flag' ? FROM[key] : v.source === 'env' ? VARIABLE[key] : `profile "${s.profile}"`;
-    return `${label} ${v.value ?? '-'} (from ${from})`;
-  };
-  return `${one('organizationId', 'organization')}, ${one('applicationId', 'application')}, ${one('environmentKey', 'environment')}`;
+  return SCOPE_WORDS.map(
+    ([key, label, flag, variable]) => `${label} ${s[key].value ?? '-'} (from ${s[key].source === 'flag' ? flag : s[key].source === 'env' ? variable : `profile "${s.profile}"`})`,
+  ).join(', ');
 }
 
 const asRecord = (v: unknown) => (isJsonObject(v) ? v : undefined);
 
-/** An id the server named in details of any shape: a short plain word, else nothing. */
 function idIn(details: unknown, ...fields: string[]): string | undefined {
   const d = asRecord(details);
-  for (const source of [d, asRecord(d?.endpoint), asRecord(d?.existing)]) {
-    for (const field of fields) {
-      const v = source?.[field];
-      if (typeof v === 'string' && /^[A-Za-z0-9_.:-]{1,100}$/.test(v)) return v;
-    }
-  }
-  return undefined;
+  const ids = [d, asRecord(d?.endpoint), asRecord(d?.existing)].flatMap((source) => fields.map((field) => source?.[field]));
+  return ids.find((v): v is string => typeof v === 'string' && /^[A-Za-z0-9_.:-]{1,100}$/.test(v));
 }
 
-/** Exit 5: the token was accepted, but may not do this here. */
-export function permissionHint(e: CliError): string[] {
+/** Exit 5 (the token was accepted, but may not do this here) or 6 (an endpoint id or a scope the server does not know). */
+function refusalHint(e: CliError): string[] {
   const headers = asRecord(e.details)?.missingHeaders;
-  if (Array.isArray(headers) && headers.length > 0) {
+  if (e.exitCode === EXIT.permission && Array.isArray(headers) && headers.length > 0) {
     return ['next: the server wants the Origin and x-service-csrf headers it names: set them with chatctl profile set NAME --origin ORIGIN --csrf-token VALUE (or CHATCTL_ORIGIN, CHATCTL_CSRF_TOKEN)'];
   }
-  const lines = e.scope ? [`the request was for ${scopeWords(e.scope)}`] : [];
-  lines.push(
-    'next: the token may lack the permission for this, or for this scope: chatctl auth status shows which token is used and where it comes from; check --org, --app and --env, or use a token allowed to manage webhooks there',
-  );
-  return lines;
-}
-
-/** Exit 6: an endpoint id, or a scope, the server does not know. */
-export function notFoundHint(e: CliError): string[] {
-  const lines = e.scope ? [`the request was for ${scopeWords(e.scope)}`] : [];
-  const profile = e.scope ? ` (chatctl profile show ${e.scope.profile})` : '';
-  lines.push(`next: check the endpoint id, and --org, --app and --env or the profile's scope${profile}; chatctl doctor checks the set-up`);
-  return lines;
+  const next =
+    e.exitCode === EXIT.permission
+      ? 'next: the token may lack the permission for this, or for this scope: chatctl auth status shows which token is used and where it comes from; check --org, --app and --env, or use a token allowed to manage webhooks there'
+      : `next: check the endpoint id, and --org, --app and --env or the profile's scope${e.scope ? ` (chatctl profile show ${e.scope.profile})` : ''}; chatctl doctor checks the set-up`;
+  return e.scope ? [`the request was for ${scopeWords(e.scope)}`, next] : [next];
 }
 
 /** Exit 8 on create: the destination is registered already (the API has no read or delete). */
-export function duplicateHint(e: CliError): string[] {
+function duplicateHint(e: CliError): string[] {
   const existing = idIn(e.details, 'endpointId', 'existingEndpointId', 'id');
   const which = existing ? `endpoint ${existing} already has this destination URL` : 'an endpoint already has this destination URL';
   return [`next: ${which}: rotate or reactivate ${existing ?? 'that endpoint'} instead (chatctl webhooks rotate ${existing ?? 'ENDPOINT_ID'} --expected-version N), or create with another --url`];
 }
 
-/** The scope of a run for the hints above, from its description (auth status's); undefined when it cannot be had. */
 export function scopeOriginOf(describe: (() => { profile: { name: string }; organizationId: ScopeValue; applicationId: ScopeValue; environmentKey: ScopeValue }) | undefined): ScopeOrigin | undefined {
   try {
     const d = describe?.();
@@ -181,25 +120,16 @@ export function scopeOriginOf(describe: (() => { profile: { name: string }; orga
   }
 }
 
-/** The places an endpoint's version can be found (the API cannot read an endpoint). */
 export const VERSION_PLACES =
   'data.endpoint.version in the --json answer of its create (1) or of its last rotate or reactivate, the version the previous run printed, the current version an exit 7 names, or the journal or --next-manifest file of rotate --from';
 
 export const VERSION_SOURCES = `pass the endpoint's current version: the API cannot read it, so take it from the last change made to the endpoint: ${VERSION_PLACES}; chatctl webhooks list shows the version this machine last saw, and --expected-version last uses it (at a terminal it is used without the flag)`;
 
-/** A value that was neither given nor asked for (no terminal to ask on): exit 2, with where it comes from. */
 export function missingFlagError(flag: string): CliError {
   if (flag === '--expected-version') return usageError(`missing ${flag}`, VERSION_SOURCES);
   const choices = flag === '--mode' ? ' (--mode overlap: the old secret keeps working for a while; --mode immediate --yes: it stops at once)' : '';
   return usageError(`missing ${flag}`, `pass it as a flag${choices}; chatctl asks only at a terminal, and never when CI, CHATCTL_NO_INPUT or --no-input is set`);
 }
-
-// What a conflict means for the next step. On a version conflict (exit 7)
-// the server's current version, when its details carry one, and the exact
-// command to re-run; on a rotation conflict, when the running overlap ends.
-// `details` come from the server and may have any shape: every read here is
-// defensive, and nothing from them reaches the output but a whole number or
-// a parsed date.
 
 /** The re-run command line; the endpoint id is always quoted, as ids are the user's to paste. */
 export function rerunCommand(ctx: RerunContext, expectedVersion: number | string | undefined, flags = ctx.flags): string {
@@ -208,52 +138,36 @@ export function rerunCommand(ctx: RerunContext, expectedVersion: number | string
   return ['chatctl', group, verb, ...(id === undefined ? [] : [shellQuote(id)]), ...version, ...flags.flat().map(shellWord)].join(' ');
 }
 
-/**
- * The same request again, with its Idempotency-Key when it had one: the one
- * command that both the message of exhausted retries (the HTTP client's
- * `rerun`) and its `next:` line give, so a re-run cannot apply it twice.
- */
-export function sameRequestCommand(ctx: RerunContext, idempotencyKey = ctx.idempotencyKey): string {
+function sameRequestCommand(ctx: RerunContext, idempotencyKey = ctx.idempotencyKey): string {
   const command = rerunCommand(ctx, ctx.expectedVersion);
   return idempotencyKey === undefined ? command : `${command} --idempotency-key ${shellQuote(idempotencyKey)}`;
 }
 
-/** The HTTP client's words for a re-run of a keyed request (`rerun` of its extras), naming the command. */
+/** The HTTP client's `rerun` words for a keyed request that exhausted its retries. */
 export const rerunWords = (ctx: RerunContext) => (idempotencyKey: string) => `re-run ${sameRequestCommand(ctx, idempotencyKey)} so the change cannot be applied twice`;
 
-/** A version as the API counts them: a whole number from 1, given as a number or a decimal string. */
 function versionOf(v: unknown): number | undefined {
   if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 1) return v;
   if (typeof v === 'string' && /^[1-9][0-9]{0,15}$/.test(v) && Number.isSafeInteger(Number(v))) return Number(v);
   return undefined;
 }
 
-/** The server's current version from details of any shape. */
 export function currentVersionOf(details: unknown): number | undefined {
   const d = asRecord(details);
-  if (!d) return undefined;
-  return versionOf(d.currentVersion) ?? versionOf(d.version) ?? versionOf(asRecord(d.endpoint)?.version);
+  return versionOf(d?.currentVersion) ?? versionOf(d?.version) ?? versionOf(asRecord(d?.endpoint)?.version);
 }
 
 const OVERLAP_END_FIELDS = ['overlapEndsAt', 'overlapEnd', 'previousSecretExpiresAt', 'previousSecretExpiry', 'expiresAt', 'endsAt'];
 
-/** When the running overlap ends, from details of any shape: an ISO date string. */
 export function overlapEndOf(details: unknown): Date | undefined {
   const d = asRecord(details);
-  if (!d) return undefined;
-  for (const source of [d, asRecord(d.endpoint)]) {
-    if (!source) continue;
-    for (const field of OVERLAP_END_FIELDS) {
-      const v = source[field];
-      if (typeof v !== 'string' || !/^\d{4}-\d{2}-\d{2}T/.test(v) || v.length > 40) continue;
-      const ms = Date.parse(v);
-      if (Number.isFinite(ms)) return new Date(ms);
-    }
-  }
-  return undefined;
+  const ms = [d, asRecord(d?.endpoint)]
+    .flatMap((source) => OVERLAP_END_FIELDS.map((field) => source?.[field]))
+    .map((v) => (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(v) && v.length <= 40 ? Date.parse(v) : Number.NaN))
+    .find(Number.isFinite);
+  return ms === undefined ? undefined : new Date(ms);
 }
 
-/** "in 23 h 59 min" / "in 40 s"; undefined when the moment has passed or no clock was given. */
 function fromNow(when: number, now: number | undefined): string | undefined {
   if (now === undefined || when <= now) return undefined;
   const s = Math.round((when - now) / 1000);
@@ -264,29 +178,23 @@ function fromNow(when: number, now: number | undefined): string | undefined {
   return m % 60 ? `in ${h} h ${m % 60} min` : `in ${h} h`;
 }
 
-/** The lines to print under the error's message (human mode). None for most errors. */
 export function explainError(e: CliError): string[] {
   if (e.explanation) return e.explanation;
   // A re-run with another version is for the commands that send one (not create).
   const ctx = e.rerun?.expectedVersion !== undefined ? e.rerun : undefined;
   if (e.exitCode === EXIT.versionConflict) {
     const current = currentVersionOf(e.details);
-    if (current === undefined) {
-      return ctx ? ["the server did not say the endpoint's current version; re-run with it:", `  ${rerunCommand(ctx, 'N')}`] : [];
-    }
-    const lines = [`current version: ${current}`];
-    if (ctx) lines.push(`re-run: ${rerunCommand(ctx, current)}`);
-    return lines;
+    if (current === undefined) return ctx ? ["the server did not say the endpoint's current version; re-run with it:", `  ${rerunCommand(ctx, 'N')}`] : [];
+    return [`current version: ${current}`, ...(ctx ? [`re-run: ${rerunCommand(ctx, current)}`] : [])];
   }
   if (e.code === 'webhook_secret_rotation_conflict') {
     const end = overlapEndOf(e.details);
-    const lines: string[] = [];
-    if (end) {
-      const rel = fromNow(end.getTime(), ctx?.now);
-      lines.push(`the running overlap ends at ${end.toISOString()}${rel ? ` (${rel})` : ''}; rotate again with --mode overlap after that`);
-    } else {
-      lines.push('an overlap rotation is still running; rotate again with --mode overlap once it ends');
-    }
+    const rel = end && fromNow(end.getTime(), ctx?.now);
+    const lines = [
+      end
+        ? `the running overlap ends at ${end.toISOString()}${rel ? ` (${rel})` : ''}; rotate again with --mode overlap after that`
+        : 'an overlap rotation is still running; rotate again with --mode overlap once it ends',
+    ];
     if (ctx) {
       const flags = [['--mode', 'immediate'], ...ctx.flags.filter((f) => f[0] !== '--mode' && f[0] !== '--yes'), ['--yes']];
       lines.push(`to replace both secrets now: ${rerunCommand(ctx, ctx.expectedVersion, flags)}`);
@@ -294,20 +202,16 @@ export function explainError(e: CliError): string[] {
     return lines;
   }
   if (e.exitCode === EXIT.auth && e.status === 401) {
-    // The server refused the token: which one was sent is the first question.
     return ['next: chatctl auth status shows which token is used and where it comes from (CHATCTL_TOKEN wins over a stored one); store another with chatctl auth login'];
   }
-  // The server's refusals (a status): the scope and the token are the first things to check.
-  if (e.status !== null && e.exitCode === EXIT.permission) return permissionHint(e);
-  if (e.status !== null && e.exitCode === EXIT.notFound) return notFoundHint(e);
+  if (e.status !== null && (e.exitCode === EXIT.permission || e.exitCode === EXIT.notFound)) return refusalHint(e);
   if (e.code === 'webhook_endpoint_conflict') return duplicateHint(e);
-  if (e.exitCode === EXIT.limit) {
-    return e.code === 'webhook_endpoint_limit_reached'
-      ? [
-          'next: the environment holds as many webhook endpoints as it allows, inactive ones included, and the API deletes none: reuse one (rotate or reactivate it), or ask the service to raise the limit',
-        ]
-      : ['next: a limit of the service was reached: free some of what it counts, or ask the service to raise it; re-running changes nothing until then'];
+  if (e.exitCode === EXIT.limit && e.code === 'webhook_endpoint_limit_reached') {
+    return [
+      'next: the environment holds as many webhook endpoints as it allows, inactive ones included, and the API deletes none: reuse one (rotate or reactivate it), or ask the service to raise the limit',
+    ];
   }
+  if (e.exitCode === EXIT.limit) return ['next: a limit of the service was reached: free some of what it counts, or ask the service to raise it; re-running changes nothing until then'];
   if (e.exitCode === EXIT.rateLimited) {
     return [`next: wait a minute, then re-run${sameAgain(e)}`, 'to wait through more refusals in one run: --max-retries N (default 4); for rotate --from: a lower --concurrency'];
   }
@@ -321,25 +225,16 @@ export function explainError(e: CliError): string[] {
   return [];
 }
 
-/**
- * ": COMMAND" to send the same request again when the command gave its
- * context (rotate, reactivate), with the Idempotency-Key when the change may
- * have been applied; else " the same command" (the message names the key).
- */
+/** ": COMMAND" when the command gave its context, else " the same command" (with the key when it had one). */
 function sameAgain(e: CliError): string {
-  const ctx = e.rerun;
-  if (!ctx) return e.idempotencyKey ? ` the same command with --idempotency-key ${shellWord(e.idempotencyKey)}` : ' the same command';
-  return `: ${sameRequestCommand(ctx, e.idempotencyKey ?? ctx.idempotencyKey)}`;
+  if (!e.rerun) return e.idempotencyKey ? ` the same command with --idempotency-key ${shellWord(e.idempotencyKey)}` : ' the same command';
+  return `: ${sameRequestCommand(e.rerun, e.idempotencyKey)}`;
 }
 
-/** Attaches the re-run context to a CliError passing through (anything else passes unchanged). */
 export function withRerun(err: unknown, ctx: RerunContext): unknown {
   if (isCliError(err)) err.rerun ??= ctx;
   return err;
 }
-
-// The one place an error is printed: once, on stderr, as a JSON line with
-// --json or as readable text otherwise. Server text is escaped here.
 
 export function toCliError(err: unknown): CliError {
   if (isCliError(err)) return err;
@@ -371,20 +266,16 @@ export function reportError(err: unknown, io: IO, json: boolean, debug: boolean)
   return e.exitCode;
 }
 
-/** Field-level problems from a validation_failed details object, if it has any we can read; details of any shape. */
 function fieldProblems(details: unknown): string[] {
   try {
-    if (!details || typeof details !== 'object') return [];
-    const list = (details as Record<string, unknown>).fields ?? (details as Record<string, unknown>).errors;
+    const d = asRecord(details);
+    const list = d?.fields ?? d?.errors;
     if (!Array.isArray(list)) return [];
     return list.slice(0, 20).map((f) => {
-      if (f && typeof f === 'object' && !Array.isArray(f)) {
-        const o = f as Record<string, unknown>;
-        const field = o.field ?? o.path ?? o.name;
-        const problem = o.problem ?? o.message ?? o.reason;
-        if (field !== undefined || problem !== undefined) return `${text(field ?? '?')}: ${text(problem ?? 'invalid')}`;
-      }
-      return previewJson(f);
+      const o = asRecord(f);
+      const field = o?.field ?? o?.path ?? o?.name;
+      const problem = o?.problem ?? o?.message ?? o?.reason;
+      return field !== undefined || problem !== undefined ? `${text(field ?? '?')}: ${text(problem ?? 'invalid')}` : previewJson(f);
     });
   } catch {
     return [];

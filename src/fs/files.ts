@@ -1,37 +1,33 @@
 import { closeSync, constants, fchmodSync, fstatSync, fsync, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, readSync, renameSync, type Stats, statSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
-// Random ids without loading node:crypto at start-up: the module costs about
-// 2 ms on top of node:http, and a run needs 32 random bytes. They come from
-// the operating system's CSPRNG (/dev/urandom) where there is one, else from
-// node:crypto, loaded then.
+// Random bytes, reads that never follow a link or block, `mkdir -p` that ends, and the one atomic write.
 
+/** Reads into `buf` from `got` on until it is full or the file ends (at `got` from the start with `pread`); the bytes in it then. */
+function fill(fd: number, buf: Buffer, got = 0, pread = false): number {
+  for (let n; got < buf.length && (n = readSync(fd, buf, got, buf.length - got, pread ? got : null)) > 0; ) got += n;
+  return got;
+}
+
+// From /dev/urandom where there is one: node:crypto costs about 2 ms at start-up.
 function osRandom(size: number): Buffer | undefined {
   if (process.platform === 'win32') return undefined;
-  try {
+  return quietly(() => {
     const fd = openSync('/dev/urandom', 'r');
     try {
       const buf = Buffer.alloc(size);
-      let got = 0;
-      while (got < size) {
-        const n = readSync(fd, buf, got, size - got, null);
-        if (n <= 0) return undefined;
-        got += n;
-      }
-      return buf;
+      return fill(fd, buf) === size ? buf : undefined;
     } finally {
       closeSync(fd);
     }
-  } catch {
-    return undefined;
-  }
+  });
 }
 
 export function randomBytes(size: number): Buffer {
   return osRandom(size) ?? process.getBuiltinModule('node:crypto').randomBytes(size);
 }
 
-/** An RFC 9562 version 4 UUID, lowercase. */
+/** RFC 9562 version 4. */
 export function randomUUID(): string {
   const b = randomBytes(16);
   b[6] = (b[6]! & 0x0f) | 0x40;
@@ -40,25 +36,12 @@ export function randomUUID(): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
-// Reading a file that may have become anything since it was written (a
-// link, a FIFO that would block forever, a huge file): destinations read
-// back, kept copies, config.json.
-
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const NONBLOCK = constants.O_NONBLOCK ?? 0;
 
-/** The most of a destination read back: a secret file is a few dozen bytes, a dotenv file a few KiB. */
-const MAX_READ_BACK_BYTES = 1024 * 1024;
-
-/**
- * The bytes of the regular file at `path`, or undefined when it is absent,
- * unreadable, larger than `max` or anything but a regular file. Never
- * follows a link, and never blocks on what took the file's place: lstat
- * first, an open with O_NOFOLLOW | O_NONBLOCK (a FIFO opens at once and is
- * not read), then fstat to be sure it is the file looked at.
- */
-export function readRegularFile(path: string, max = MAX_READ_BACK_BYTES): Buffer | undefined {
-  try {
+/** The regular file at `path`, else undefined (absent, over `max`, anything else): never follows a link nor blocks on a FIFO. */
+export function readRegularFile(path: string, max = 1024 * 1024): Buffer | undefined {
+  return quietly(() => {
     const seen = lstatSync(path);
     if (!seen.isFile() || seen.size > max) return undefined;
     const fd = openSync(path, constants.O_RDONLY | NOFOLLOW | NONBLOCK);
@@ -67,42 +50,24 @@ export function readRegularFile(path: string, max = MAX_READ_BACK_BYTES): Buffer
       if (!st.isFile() || st.ino !== seen.ino || st.dev !== seen.dev) return undefined;
       // Sized to the file (a log may allow megabytes and hold a few lines); grown if it grew meanwhile.
       let buf = Buffer.alloc(Math.min(max, st.size) + 1);
-      let got = 0;
-      for (let n; (n = readSync(fd, buf, got, buf.length - got, null)) > 0; ) {
-        got += n;
-        if (got < buf.length) continue;
-        if (buf.length > max) break;
+      let got = fill(fd, buf);
+      while (got === buf.length && buf.length <= max) {
         const bigger = Buffer.alloc(Math.min(max + 1, buf.length * 2));
         buf.copy(bigger, 0, 0, got);
         buf = bigger;
+        got = fill(fd, buf, got);
       }
       return got > max ? undefined : buf.subarray(0, got);
     } finally {
       closeSync(fd);
     }
-  } catch {
-    return undefined;
-  }
+  });
 }
 
-/** Up to `size` bytes of an open file, from its start (fewer if it shrank meanwhile). */
 export function readToEnd(fd: number, size: number): Buffer {
   const buf = Buffer.alloc(size);
-  let got = 0;
-  while (got < buf.length) {
-    const n = readSync(fd, buf, got, buf.length - got, got);
-    if (n === 0) break;
-    got += n;
-  }
-  return buf.subarray(0, got);
+  return buf.subarray(0, fill(fd, buf, 0, true));
 }
-
-// `mkdir -p` that always ends. Node's own recursive mkdirSync loops for ever
-// (growing memory until the process is killed) on a path under /proc such as
-// /proc/self/nonexistent/x: there mkdir answers ENOENT for a child of a
-// folder that exists, and Node keeps going back up and down. Here each
-// missing folder, from the top down, is made once; an error is thrown as it
-// comes, with `path` the folder that could not be made.
 
 /** Above this many missing levels a path is refused rather than walked (no real config path is this deep). */
 const MAX_DEPTH = 512;
@@ -110,8 +75,8 @@ const MAX_DEPTH = 512;
 const codeOf = (err: unknown) => (err as NodeJS.ErrnoException).code;
 
 /**
- * Creates `dir` and any missing parents with `mode`; returns the first folder
- * it created (as mkdirSync's recursive form does), or undefined if `dir` existed.
+ * `mkdir -p` that always ends: Node's recursive mkdirSync loops for ever under /proc (/proc/self/nonexistent/x
+ * answers ENOENT for a child of a folder that exists). Returns the first folder created, as mkdirSync does.
  */
 export function makeFolders(dir: string, mode: number): string | undefined {
   const missing: string[] = [];
@@ -143,48 +108,22 @@ export function makeFolders(dir: string, mode: number): string | undefined {
   return first;
 }
 
-// Writing a file whole or not at all: the one way chatctl itself puts a file
-// on disk (secret and dotenv destinations, recovery copies, lock records, the
-// completion script, the launcher's code cache, and config.json where conf,
-// which writes it otherwise, would write in place: config/conf-writer.ts).
-//
-// The data goes to a temporary file beside the target, `.NAME.<random>.tmp`,
-// created exclusively (never through a link) with the mode whatever the
-// umask, written in full (a short write is continued) and, when durable,
-// fsynced. Then `replace` renames it over the target, only if that is a
-// regular file or absent (a link, folder, FIFO, device or socket is refused,
-// never followed), and fsyncs the folder when durable; `exclusive` hard-links
-// it to the name, which fails (EEXIST) if the name exists, so a new file is
-// never seen half-written (without hard links: created in place). On any
-// failure the temporary file is removed and the target is left as it was.
-// writeFileAtomicAsync is the same write with each fsync done on libuv's
-// thread pool, so a run that reads answers meanwhile (rotate --from) keeps
-// its event loop: the steps, their order and their failures are one
-// generator's (atomicWrite), driven step by step with fsyncSync or fsync.
+// The one way chatctl puts a file on disk, whole or not at all: a temporary `.NAME.<random>.tmp` beside it,
+// created O_EXCL|O_NOFOLLOW with the mode whatever the umask, written in full and fsynced; then `replace`
+// renames it over a regular file (anything else is refused, never followed) and fsyncs the folder, or
+// `exclusive` hard-links it (EEXIST if the name is taken). On failure the target is left as it was.
 
-export interface WriteOptions {
-  /** The file's mode; 0600 unless said. */
-  mode?: number;
-  /** 'replace' (the default) an existing regular file, or create an 'exclusive' new one (EEXIST if the name is taken). */
-  how?: 'replace' | 'exclusive';
-  /** On disk before this returns (fsync), not only handed to the kernel; true unless said. */
-  durable?: boolean;
-}
+/** 0600, 'replace' and durable (fsynced before this returns) unless said. */
+type WriteOptions = { mode?: number; how?: 'replace' | 'exclusive'; durable?: boolean };
 
 const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW;
 /** link() is missing on some file systems: there the new file is created in place. */
 const NO_LINK = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV', 'EMLINK']);
 
-/**
- * The steps of an atomic write; each value yielded is a descriptor to fsync
- * before the next step (the driver throws the fsync's error back in). Its
- * return value is the new file's inode.
- */
+/** Yields each descriptor to fsync before the next step (an fsync's error is thrown back in); returns the new file's inode. */
 type Steps = Generator<number, number, void>;
 
-/** Writes `data` to `path` whole or not at all; returns the new file's inode. */
-export function writeFileAtomic(path: string, data: string | Uint8Array, opts: WriteOptions = {}): number {
-  const steps = atomicWrite(path, data, opts);
+function drive<T>(steps: Generator<number, T, void>): T {
   let step = steps.next();
   while (!step.done) {
     try {
@@ -198,7 +137,9 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, opts: W
   return step.value;
 }
 
-/** writeFileAtomic with its fsyncs on the thread pool: the event loop is not held while the disk syncs. */
+export const writeFileAtomic = (path: string, data: string | Uint8Array, opts: WriteOptions = {}): number => drive(atomicWrite(path, data, opts));
+
+/** writeFileAtomic with its fsyncs on the thread pool, so a run reading answers meanwhile (rotate --from) keeps its event loop. */
 export async function writeFileAtomicAsync(path: string, data: string | Uint8Array, opts: WriteOptions = {}): Promise<number> {
   const steps = atomicWrite(path, data, opts);
   let step = steps.next();
@@ -238,16 +179,11 @@ function* atomicWrite(path: string, data: string | Uint8Array, opts: WriteOption
   }
 }
 
-/**
- * Throws (code ENOTREG) when `path` is there but is not a regular file: a
- * link, folder, FIFO, device or socket is never replaced nor followed.
- */
 export function refuseNonRegular(path: string): void {
   const st = lstatSync(path, { throwIfNoEntry: false });
   if (st && !st.isFile()) throw Object.assign(new Error(`${path} is now ${kindOf(st)}`), { code: 'ENOTREG' });
 }
 
-/** A new file holding `bytes`, created exclusively; removed again if it cannot be written whole. Its inode. */
 function* createInPlace(path: string, bytes: Uint8Array, mode: number, durable: boolean): Steps {
   const fd = openSync(path, CREATE, mode);
   let open = true;
@@ -261,43 +197,30 @@ function* createInPlace(path: string, bytes: Uint8Array, mode: number, durable: 
     closeSync(fd);
     return ino;
   } catch (err) {
-    if (open) {
-      try {
-        closeSync(fd);
-      } catch {
-        /* failing anyway */
-      }
-    }
+    if (open) quietly(() => closeSync(fd));
     remove(path);
     throw err;
   }
 }
 
-/** unlink, not rmSync: rmSync loads and runs Node's recursive remover (about 0.35 ms against 0.03). */
-function remove(path: string): void {
+/** `act`'s answer, or undefined when it throws: for what may be gone already, or is best effort. */
+export function quietly<T>(act: () => T): T | undefined {
   try {
-    unlinkSync(path);
+    return act();
   } catch {
-    /* gone already */
+    return undefined;
   }
 }
 
+/** unlink, not rmSync: rmSync loads and runs Node's recursive remover (about 0.35 ms against 0.03). */
+const remove = (path: string) => quietly(() => unlinkSync(path));
+
 /** Best effort: fsyncs a file or folder (after a rename, the folder makes it durable); some file systems cannot open a folder. */
-export function syncPath(path: string): void {
-  const steps = syncSteps(path);
-  for (let step = steps.next(); !step.done; ) {
-    try {
-      fsyncSync(step.value);
-      step = steps.next();
-    } catch (err) {
-      step = steps.throw(err);
-    }
-  }
-}
+export const syncPath = (path: string): void => drive(syncSteps(path));
 
 function* syncSteps(path: string): Generator<number, void, void> {
   try {
-    const fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0)); // a FIFO put there never blocks it
+    const fd = openSync(path, constants.O_RDONLY | NONBLOCK); // a FIFO put there never blocks it
     try {
       yield fd;
     } finally {
@@ -311,7 +234,6 @@ function* syncSteps(path: string): Generator<number, void, void> {
 /** Whether `name` is one of this module's temporary files for the file `of` (a killed writer's leftover, once old). */
 export const isTempOf = (name: string, of: string) => name.startsWith(`.${of.slice(0, 200)}.`) && name.endsWith('.tmp');
 
-/** What a path that should be a regular file is instead, for messages. */
 export function kindOf(st: Stats): string {
   if (st.isSymbolicLink()) return 'a symbolic link';
   if (st.isFIFO()) return 'a FIFO (named pipe)';

@@ -1,101 +1,68 @@
-// The one lock of chatctl: `config.json.lock` for config.json's writers,
-// `FILE.lock` for the run using a `rotate --from` journal. Whatever the
-// number of processes and whatever a killed one left, one process holds it:
-//
-// - Taking it: the owner's record (pid, process start time, boot, pid
-//   namespace, host, a random nonce) is created at the lock's name,
-//   exclusively and whole (fs/files.ts: a hard link fails if the name exists).
-// - Stale: only when its owner is dead: the pid is gone, or it now belongs to
-//   another process (its start time differs; Linux: /proc/<pid>/stat field
-//   22), or the machine has rebooted since. A lock from another host or pid
-//   namespace cannot be judged and counts as held. A lock with no readable
-//   record is stale after 2 s.
-// - Breaking it is itself exclusive: a breaker first takes a token named
-//   after that lock (`NAME.lock.break-<nonce>.<n>`, created the same way),
-//   checks that the lock is still the one judged stale, renames it to a
-//   unique name and checks that what it renamed is that lock before removing
-//   it. The second breaker cannot take the token; a late one finds the lock
-//   gone or replaced. A token whose taker died is passed over by taking the
-//   next number (….1, ….2), never removed while its lock exists.
-// - A live owner: the config store waits up to LOCK_WAIT_MS (an abortable
-//   sleep with backoff: Ctrl-C ends it, exit 130); the journal refuses at
-//   once. A stale lock another process is breaking is waited for: the
-//   winner's lock then answers.
-// - Releasing removes the lock only if it is still this owner's.
+// The one lock: `config.json.lock`, a journal's `FILE.lock`, an endpoint's
+// delivery. Taken by creating the owner's record (pid, start time, boot, pid
+// namespace, host, nonce) exclusively at its name. Stale only when its owner
+// is dead (pid gone or reused, or a reboot since); another host's or pid
+// namespace's counts as held; one with no readable record is stale after 2 s.
+// Breaking it is itself exclusive: the breaker takes a token
+// (`NAME.lock.break-<id>.<n>`; a dead taker's is passed over by taking n+1,
+// never removed while its lock exists), checks the lock is still the one
+// judged stale, renames it aside and checks again before removing it.
 import { closeSync, constants, linkSync, lstatSync, openSync, readdirSync, readlinkSync, readFileSync, readSync, renameSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { type CliError, configError, interrupted } from '../errors/cli-error.js';
-import { isTempOf, randomBytes, writeFileAtomic } from './files.js';
+import { isTempOf, quietly, randomBytes, writeFileAtomic } from './files.js';
 import type { Clock } from '../system/clock.js';
 
 export const LOCK_WAIT_MS = 10_000;
-export const WAIT_NOTICE_MS = 1_000;
+const WAIT_NOTICE_MS = 1_000;
 /** A lock with no record: a crash between creating and writing it (only where link() is unsupported). */
 export const UNREADABLE_STALE_MS = 2_000;
 /** Temporary files of a killed writer (they live for microseconds otherwise). */
 export const LEFTOVER_MS = 60_000;
 const MAX_TOKENS = 64;
 
-/** What the lock needs from the machine; tests hand in fakes. */
+/** What the lock needs from the machine (tests hand in fakes); undefined where unknown. */
 export interface LockHost extends Clock {
   readonly pid: number;
   readonly hostname: string;
-  /** The process's start time as the OS reports it; undefined where unknown. */
   startTime(pid: number): string | undefined;
-  /** This boot's id; undefined where unknown. */
   bootId(): string | undefined;
-  /** This process's pid namespace; undefined where unknown. */
   pidNamespace(): string | undefined;
   isAlive(pid: number): boolean;
   random(): number;
   nonce(): string;
 }
 
-export interface LockRecord {
-  pid: number;
-  start?: string | undefined;
-  boot?: string | undefined;
-  ns?: string | undefined;
-  host?: string | undefined;
-  nonce?: string | undefined;
-}
+type LockRecord = { pid: number } & Partial<Record<'start' | 'boot' | 'ns' | 'host' | 'nonce', string | undefined>>;
 
-/** What is locked, for messages, and how a failure to lock it ends. */
+/** What is locked ('the journal'), its error when the lock cannot be taken, and when a live owner holds it past the wait. */
 export interface LockSubject {
-  /** 'the config file', 'the journal'. */
   name: string;
-  /** The error for a lock that cannot be taken (its exit code: 3 for the config file, 2 for the journal). */
   error: (message: string, hint?: string) => CliError;
-  /** The error when a live owner holds it past the wait. */
   busy: (verdict: Verdict, lockPath: string) => CliError;
 }
 
-export const CONFIG_FILE: LockSubject = {
+const CONFIG_FILE: LockSubject = {
   name: 'the config file',
   error: configError,
   busy: (v, lockPath) => configError(`the config file is locked by ${v.holder} (${lockPath})`, 'wait for it to finish; if no chatctl is running, remove the lock file'),
 };
 
-export interface LockOptions {
+interface LockOptions {
   host: LockHost;
   signal: AbortSignal;
-  /** How long a live owner is waited for: LOCK_WAIT_MS unless said; 0 refuses at once. */
+  /** How long a live owner is waited for (Ctrl-C ends the wait): LOCK_WAIT_MS unless said; 0 refuses at once. */
   waitMs?: number | undefined;
   /** Called once, when the wait has lasted WAIT_NOTICE_MS, with who holds the lock. */
   onWait?: (holder: string) => void;
-  /** The config file unless said. */
   subject?: LockSubject;
   /** Names of another writer's temporary files for the locked file (swept like fs/files.ts's). */
   leftover?: ((name: string) => boolean) | undefined;
 }
 
-export interface HeldLock {
-  /** Whether the lock file is still this owner's (checked before committing a write). */
-  stillHeld(): boolean;
-  /** Removes the lock if it is still this owner's. */
-  release(): void;
-}
+/** stillHeld: whether the lock file is still this owner's (checked before committing a write). */
+export type HeldLock = { stillHeld(): boolean; release(): void };
 
 /** Runs `fn` holding the lock; `fn` is synchronous, so no signal lands in the middle of it. */
 export async function withLock<T>(lockPath: string, opts: LockOptions, fn: (lock: HeldLock) => T): Promise<T> {
@@ -107,22 +74,13 @@ export async function withLock<T>(lockPath: string, opts: LockOptions, fn: (lock
   }
 }
 
-// ------------------------------------------------------------------ taking it
+type Seen = { ino: number; size: number; mtimeMs: number; text: string };
 
-export interface Seen {
-  ino: number;
-  size: number;
-  mtimeMs: number;
-  text: string;
-}
-
-/** Takes the lock (waiting as `opts` says) and clears what killed lockers left; held until release(). */
 export async function acquireLock(lockPath: string, opts: LockOptions): Promise<HeldLock> {
-  const { host } = opts;
-  const subject = opts.subject ?? CONFIG_FILE;
-  const waitMs = opts.waitMs ?? LOCK_WAIT_MS;
+  const { host, subject = CONFIG_FILE, waitMs = LOCK_WAIT_MS } = opts;
   const nonce = host.nonce();
-  const text = recordText(host, nonce);
+  const rec: LockRecord = { pid: host.pid, start: host.startTime(host.pid), boot: host.bootId(), ns: host.pidNamespace(), host: host.hostname, nonce };
+  const text = JSON.stringify(rec) + '\n';
   const started = host.now();
   let delay = 4;
   let told = false;
@@ -164,49 +122,26 @@ export async function acquireLock(lockPath: string, opts: LockOptions): Promise<
   }
 }
 
-function recordText(host: LockHost, nonce: string): string {
-  const rec: LockRecord = {
-    pid: host.pid,
-    start: host.startTime(host.pid),
-    boot: host.bootId(),
-    ns: host.pidNamespace(),
-    host: host.hostname,
-    nonce,
-  };
-  return JSON.stringify(rec) + '\n';
-}
-
-/** Creates `target` holding `text` (0600), only if it does not exist: its inode, or undefined when it exists. */
-function publish(target: string, text: string, subject: LockSubject): number | undefined {
+/** `act`'s answer, or undefined when it fails with `expected`; any other failure is the subject's error. */
+function attempt<T>(path: string, subject: LockSubject, expected: 'EEXIST' | 'ENOENT', act: () => T): T | undefined {
   try {
-    return writeFileAtomic(target, text, { how: 'exclusive', durable: false });
+    return act();
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
-    throw lockError(target, err, subject);
+    if ((err as NodeJS.ErrnoException).code === expected) return undefined;
+    throw subject.error(`cannot lock ${subject.name} (${path}): ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
 }
 
-const lockError = (lockPath: string, err: unknown, subject: LockSubject) => subject.error(`cannot lock ${subject.name} (${lockPath}): ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+/** Its inode, or undefined when the name exists. */
+const publish = (target: string, text: string, subject: LockSubject) => attempt(target, subject, 'EEXIST', () => writeFileAtomic(target, text, { how: 'exclusive', durable: false }));
 
 /** The lock file as it is now; undefined when there is none. Never follows a link or opens a FIFO. */
 export function inspectLock(path: string, subject: LockSubject = CONFIG_FILE): Seen | undefined {
-  let st;
-  try {
-    st = lstatSync(path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw lockError(path, err, subject);
-  }
-  if (!st.isFile()) {
-    throw subject.error(`the lock file ${path} is not a regular file`, `remove it: rm ${path}`);
-  }
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw lockError(path, err, subject);
-  }
+  const st = attempt(path, subject, 'ENOENT', () => lstatSync(path));
+  if (st === undefined) return undefined;
+  if (!st.isFile()) throw subject.error(`the lock file ${path} is not a regular file`, `remove it: rm ${path}`);
+  const fd = attempt(path, subject, 'ENOENT', () => openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0)));
+  if (fd === undefined) return undefined;
   try {
     const buf = Buffer.alloc(1024);
     const n = readSync(fd, buf, 0, buf.length, 0);
@@ -219,26 +154,13 @@ export function inspectLock(path: string, subject: LockSubject = CONFIG_FILE): S
 const sameLock = (a: Seen, b: Seen) => a.ino === b.ino && a.size === b.size && a.text === b.text;
 
 function isOurs(lockPath: string, owned: { ino: number; text: string }): boolean {
-  try {
-    const now = inspectLock(lockPath);
-    return now !== undefined && now.ino === owned.ino && now.text === owned.text;
-  } catch {
-    return false;
-  }
+  const now = quietly(() => inspectLock(lockPath));
+  return now !== undefined && now.ino === owned.ino && now.text === owned.text;
 }
 
-// ------------------------------------------------------------------ judging
-
 export function parseRecord(text: string): LockRecord | undefined {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) return undefined;
-  const r = json as Record<string, unknown>;
-  if (typeof r.pid !== 'number' || !Number.isSafeInteger(r.pid) || r.pid <= 0) return undefined;
+  const r: Record<string, unknown> | null | undefined = quietly(() => JSON.parse(text));
+  if (typeof r !== 'object' || r === null || Array.isArray(r) || typeof r.pid !== 'number' || !Number.isSafeInteger(r.pid) || r.pid <= 0) return undefined;
   const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
   return { pid: r.pid, start: str(r.start), boot: str(r.boot), ns: str(r.ns), host: str(r.host), nonce: str(r.nonce) };
 }
@@ -265,29 +187,14 @@ export function judge(seen: Pick<Seen, 'text' | 'mtimeMs'>, host: LockHost): Ver
   const ns = host.pidNamespace();
   if (rec.ns !== undefined && ns !== undefined && rec.ns !== ns) return held(false);
   if (!host.isAlive(rec.pid)) return held(true);
-  if (rec.start !== undefined) {
-    const start = host.startTime(rec.pid);
-    if (start !== undefined && start !== rec.start) return held(true);
-  }
-  return held(false);
+  const start = rec.start === undefined ? undefined : host.startTime(rec.pid);
+  return held(start !== undefined && start !== rec.start);
 }
 
-// ------------------------------------------------------------------ breaking it
-
-/** A name for the lock judged stale: its nonce, else its inode, mtime and size. */
-function identity(seen: Seen): string {
-  const nonce = parseRecord(seen.text)?.nonce;
-  if (nonce !== undefined && /^[A-Za-z0-9_-]{6,64}$/.test(nonce)) return nonce;
-  return `i${seen.ino}-m${Math.floor(seen.mtimeMs)}-s${seen.size}`;
-}
-
-/**
- * Removes the stale lock `seen` if this process wins the right to. Returns
- * true when the lock `seen` is gone (removed here or already), false when
- * another live breaker is at it or the lock changed.
- */
+/** Removes the stale lock `seen` if this process wins the right to: true when it is gone, false when a live breaker is at it or it changed. */
 export function breakStale(lockPath: string, seen: Seen, myText: string, host: LockHost, subject: LockSubject = CONFIG_FILE): boolean {
-  const id = identity(seen);
+  const nonce = parseRecord(seen.text)?.nonce;
+  const id = nonce !== undefined && /^[A-Za-z0-9_-]{6,64}$/.test(nonce) ? nonce : `i${seen.ino}-m${Math.floor(seen.mtimeMs)}-s${seen.size}`;
   const passed: string[] = [];
   let token: string | undefined;
   let vanished = 0;
@@ -317,25 +224,15 @@ export function breakStale(lockPath: string, seen: Seen, myText: string, host: L
       return now === undefined;
     }
     const moved = `${lockPath}.stale-${host.nonce()}`;
-    try {
-      renameSync(lockPath, moved);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
-      throw lockError(lockPath, err, subject);
-    }
+    if (attempt(lockPath, subject, 'ENOENT', () => renameSync(lockPath, moved) ?? true) === undefined) return false;
     const got = inspectLock(moved, subject);
     if (got !== undefined && sameLock(got, seen)) {
       gone = true;
       rmSync(moved, { force: true });
       return true;
     }
-    // Not the lock judged stale. While the token is held this cannot happen;
-    // kept as a guard: put it back, and wait.
-    try {
-      linkSync(moved, lockPath);
-    } catch {
-      /* someone took the free name: their lock stands */
-    }
+    // Not the lock judged stale (cannot happen while the token is held): put it back, and wait.
+    quietly(() => linkSync(moved, lockPath)); // failing when someone took the free name: their lock stands
     rmSync(moved, { force: true });
     return false;
   } finally {
@@ -345,41 +242,22 @@ export function breakStale(lockPath: string, seen: Seen, myText: string, host: L
   }
 }
 
-/**
- * Holding the lock, removes what killed lockers and writers left: tokens of
- * locks that are gone (the lock is ours now), and temporary files older than
- * a minute (fs/files.ts's, of the lock and of the locked file, and those
- * `leftover` names) and stale locks a killed breaker had moved aside.
- */
+/** Holding the lock, removes what killed lockers left: others' tokens; temporary files (the locked file's, the lock's) and moved-aside locks older than a minute. */
 function sweep(lockPath: string, host: LockHost, ownNonce: string, leftover?: (name: string) => boolean): void {
   const dir = dirname(lockPath);
   const lockName = basename(lockPath);
   const fileName = lockName.replace(/\.lock$/, '');
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return;
-  }
-  for (const name of names) {
+  for (const name of quietly(() => readdirSync(dir)) ?? []) {
     const p = join(dir, name);
-    try {
+    quietly(() => {
       if (name.startsWith(`${lockName}.break-`)) {
         if (!name.startsWith(`${lockName}.break-${ownNonce}.`)) rmSync(p, { force: true });
-      } else if (
-        isTempOf(name, fileName) || // the locked file's and the lock's own
-        name.startsWith(`${lockName}.stale-`) ||
-        leftover?.(name)
-      ) {
+      } else if (isTempOf(name, fileName) || name.startsWith(`${lockName}.stale-`) || leftover?.(name)) {
         if (host.now() - lstatSync(p).mtimeMs > LEFTOVER_MS) rmSync(p, { force: true });
       }
-    } catch {
-      /* gone already */
-    }
+    });
   }
 }
-
-// ------------------------------------------------------------------ the real machine
 
 /** /proc/<pid>/stat field 22: the start time in clock ticks after boot. */
 export function procStartTime(statText: string): string | undefined {
@@ -391,15 +269,7 @@ export function procStartTime(statText: string): string | undefined {
 }
 
 export function systemLockHost(ctx: Clock & { random(): number }): LockHost {
-  /** What /proc says, on Linux; undefined elsewhere or when it cannot be read. */
-  const proc = <T>(read: () => T): T | undefined => {
-    if (process.platform !== 'linux') return undefined;
-    try {
-      return read();
-    } catch {
-      return undefined;
-    }
-  };
+  const proc = <T>(read: () => T): T | undefined => (process.platform === 'linux' ? quietly(read) : undefined);
   let machine: { boot: string | undefined; ns: string | undefined } | undefined;
   const ids = () => (machine ??= { boot: proc(() => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || undefined), ns: proc(() => readlinkSync('/proc/self/ns/pid')) });
   return {

@@ -1,18 +1,11 @@
-// Turns flag strings into request DTOs, checked against the spec's limits
-// before anything is sent. Every failure is a usage error (exit 2) that
-// names the flag.
+// Flag strings to request bodies, checked against the spec's limits before anything
+// is sent; every failure is a usage error (exit 2) that names the flag.
 import type * as z from 'zod/mini';
 import { usageError } from '../errors/cli-error.js';
 import { type CreateRequest, createRequestSchema, EVENT_TYPES, type ExpectedVersionRequest, expectedVersionRequestSchema, LIMITS, type RotateRequest, rotateRequestSchema } from '../api/schemas.js';
 import { didYouMean } from '../errors/explain.js';
 
-const FLAG_FOR_FIELD: Record<string, string> = {
-  name: '--name',
-  destinationUrl: '--url',
-  eventTypes: '--event',
-  expectedVersion: '--expected-version',
-  mode: '--mode',
-};
+const FLAG_FOR_FIELD: Record<string, string> = { name: '--name', destinationUrl: '--url', eventTypes: '--event', expectedVersion: '--expected-version', mode: '--mode' };
 
 function check<T>(schema: z.ZodMiniType<T>, value: unknown): T {
   const parsed = schema.safeParse(value);
@@ -23,7 +16,6 @@ function check<T>(schema: z.ZodMiniType<T>, value: unknown): T {
   throw usageError(`invalid ${flag}: ${issue.message}`, hintFor(field, issue.path, value));
 }
 
-/** A did-you-mean for an unknown event type; the list of them otherwise. */
 function hintFor(field: string, path: readonly PropertyKey[], value: unknown): string | undefined {
   if (field !== 'eventTypes' || typeof path[1] !== 'number') return undefined;
   const typed = (value as { eventTypes?: unknown[] }).eventTypes?.[path[1]];
@@ -53,18 +45,12 @@ export function parseExpectedVersion(raw: string): number {
 }
 
 export function parseCreate(input: { name: string; url: string; events: readonly string[] }): CreateRequest {
-  return check(createRequestSchema(), {
-    name: input.name,
-    destinationUrl: input.url,
-    eventTypes: splitEvents(input.events),
-  });
+  return check(createRequestSchema(), { name: input.name, destinationUrl: input.url, eventTypes: splitEvents(input.events) });
 }
 
 export function parseRotate(input: { expectedVersion: string; mode: string }): RotateRequest {
   const expectedVersion = parseExpectedVersion(input.expectedVersion);
-  if (input.mode !== 'overlap' && input.mode !== 'immediate') {
-    throw usageError(`invalid --mode "${input.mode}": must be overlap or immediate`);
-  }
+  if (input.mode !== 'overlap' && input.mode !== 'immediate') throw usageError(`invalid --mode "${input.mode}": must be overlap or immediate`);
   return check(rotateRequestSchema(), { expectedVersion, mode: input.mode });
 }
 
@@ -79,8 +65,6 @@ export function checkEndpointId(id: string): string {
 
 /** Header-safe: visible ASCII, 1 to 255 characters. */
 export function checkIdempotencyKey(key: string): string {
-  if (!/^[\x21-\x7e]{1,255}$/.test(key)) {
-    throw usageError('invalid --idempotency-key: use 1 to 255 visible ASCII characters (a UUID is ideal)');
-  }
+  if (!/^[\x21-\x7e]{1,255}$/.test(key)) throw usageError('invalid --idempotency-key: use 1 to 255 visible ASCII characters (a UUID is ideal)');
   return key;
 }

@@ -1,17 +1,5 @@
-// A bench-only hook (CONTRIBUTING, "Benchmarks"): with
-// CHATCTL_LOOP_DELAY_REPORT=PATH, a `rotate --from` run measures how long
-// its event loop was held (perf_hooks.monitorEventLoopDelay, 1 ms
-// resolution) from its first item to its end, and writes the figures to
-// PATH as JSON. Without the variable nothing is loaded or measured.
-
-export interface LoopDelayReport {
-  /** The longest stall seen, in milliseconds (what a 1 ms timer was late by). */
-  maxMs: number;
-  p99Ms: number;
-  p50Ms: number;
-  meanMs: number;
-  samples: number;
-}
+// A bench-only hook (CONTRIBUTING, "Benchmarks"): with CHATCTL_LOOP_DELAY_REPORT=PATH,
+// a `rotate --from` run writes how long its event loop was held to PATH as JSON.
 
 /** Starts measuring when `path` is set; the returned function stops and writes the report (never throws). */
 export function loopDelayReport(path: string | undefined): () => void {
@@ -22,7 +10,7 @@ export function loopDelayReport(path: string | undefined): () => void {
   return () => {
     h.disable();
     const ms = (ns: number) => Math.round((ns / 1e6) * 100) / 100;
-    const report: LoopDelayReport = { maxMs: ms(h.max), p99Ms: ms(h.percentile(99)), p50Ms: ms(h.percentile(50)), meanMs: ms(h.mean), samples: h.count };
+    const report = { maxMs: ms(h.max), p99Ms: ms(h.percentile(99)), p50Ms: ms(h.percentile(50)), meanMs: ms(h.mean), samples: h.count };
     try {
       process.getBuiltinModule('node:fs').writeFileSync(path, `${JSON.stringify(report)}\n`);
     } catch {
