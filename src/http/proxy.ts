@@ -1,32 +1,19 @@
-// The transport for a request that select-transport.ts's proxyFor() sends
-// through a proxy: undici's ProxyAgent for that proxy, tunnelling https
-// through CONNECT (select-transport.ts sends loopback targets direct and
-// never hands this an http: URL, so the bearer token never reaches a proxy
-// in clear text). Same contract as nodeTransport: no redirects followed, one
-// timer for the whole attempt, a body limit enforced while reading, parse
-// errors reported as 'malformed'.
-//
-// Start-up: this is a bundle of its own (dist/lazy/proxy.cjs), loaded with
-// V8's cached data like main.cjs, and only behind a proxy.
+// The transport through the proxy proxyFor() chose: undici's ProxyAgent,
+// tunnelling https through CONNECT (never handed an http: URL), with
+// nodeTransport's contract. A bundle of its own (dist/lazy/proxy.cjs), loaded
+// only behind a proxy.
 import { subscribe } from 'node:diagnostics_channel';
 import { ProxyAgent } from 'undici';
-import { TransportError, attemptTimer, decodeBody, malformedMessage, rawFeedFor, type RawFeed, type Transport } from './transport.js';
-
-// undici parses HTTP with llhttp compiled to WebAssembly; V8's optimising
-// compile of it would hold the exit (Node 20) or take a core (Node 24).
-// bin/chatctl.js sets --liftoff-only once this bundle has run, before the
-// first connection.
+import { TransportError, attemptTimer, decodeBody, malformedMessage, rawFeedFor, type RawFeed, type Transport, tooLarge } from './transport.js';
 
 /** Failures before the request could reach the server: the proxy or the tunnel's TLS failed. */
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 const notSent = (code: string) => NOT_SENT.has(code) || /CERT|SELF_SIGNED|ERR_TLS|ERR_SSL/.test(code);
 
 /**
- * The attempts whose answer bytes go to a record, by their x-request-id.
- * undici does not hand its caller the socket; it tells the channel below
- * which socket (the tunnel's TLS socket, so decrypted bytes) each request's
- * headers went out on, and that socket's bytes are then the attempt's until
- * it ends. undici reads one answer at a time per connection.
+ * The attempts whose answer bytes go to a record, by x-request-id: undici
+ * names on the channel below the socket (the tunnel's TLS socket, so
+ * decrypted bytes) each request's headers went out on.
  */
 const feeds = new Map<string, RawFeed>();
 let listening = false;
@@ -90,7 +77,7 @@ export function proxyTransport(proxyUrl: string): Transport {
       const declared = Number(res.headers['content-length']);
       if (Number.isFinite(declared) && declared > opts.maxBodyBytes) {
         controller.abort();
-        throw new TransportError('too_large', `response body of ${declared} bytes exceeds the ${opts.maxBodyBytes}-byte limit`, status);
+        throw tooLarge(opts.maxBodyBytes, status, declared);
       }
       const chunks: Buffer[] = [];
       let size = 0;
@@ -100,7 +87,7 @@ export function proxyTransport(proxyUrl: string): Transport {
         size += (chunk as Buffer).length;
         if (size > opts.maxBodyBytes) {
           controller.abort();
-          throw new TransportError('too_large', `response body exceeds the ${opts.maxBodyBytes}-byte limit`, status);
+          throw tooLarge(opts.maxBodyBytes, status);
         }
         chunks.push(chunk as Buffer);
       }

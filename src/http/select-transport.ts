@@ -1,21 +1,14 @@
-// Direct connections use node:http(s), which loads in a fraction of the time
-// undici takes. When a proxy variable is set, proxyFor() decides for each
-// URL whether it goes through a proxy and which; only then is proxy.ts
-// (undici) loaded. Loopback (localhost, 127.0.0.0/8, [::1]) is never
-// proxied, whatever NO_PROXY says, and an http: URL off loopback is refused
-// whenever a proxy variable is set: a bearer token would cross the proxy in
-// clear text (http: is only allowed for loopback, which is direct).
-// `chatctl doctor` reports what proxyFor() answers, so it names exactly the
-// proxy a request uses.
+// Direct connections use node:http(s), far quicker to load than undici;
+// proxy.ts is loaded only for a URL proxyFor() sends through a proxy. An
+// http: URL off loopback is refused whenever a proxy variable is set: the
+// token would cross the proxy in clear text.
 import { configError } from '../errors/cli-error.js';
 import { isLoopbackHost } from './wire-checks.js';
 import { PROXY_VARIABLES, nodeTransport, type Transport } from './transport.js';
 
-export type ProxyVariable = (typeof PROXY_VARIABLES)[number];
-
 /** How a request to a URL is sent: through `proxy` (the variable's URL) or direct, and why. */
 export type ProxyChoice =
-  | { proxy: URL; variable: ProxyVariable }
+  | { proxy: URL; variable: (typeof PROXY_VARIABLES)[number] }
   | { proxy: undefined; why: 'loopback' | 'no variable' }
   | { proxy: undefined; why: 'no_proxy'; variable: 'NO_PROXY' | 'no_proxy'; entry: string };
 
@@ -30,13 +23,7 @@ function pick<T extends string>(env: NodeJS.ProcessEnv, names: readonly T[]): { 
 
 const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443 };
 
-/**
- * The NO_PROXY entry that sends `url` direct, if any. Entries are separated
- * by commas or white space; `*` matches every host; `host` matches the host
- * and its subdomains (a leading `.` or `*.` is ignored); `host:port` only
- * that port. Names are compared case-insensitively, IPv6 addresses in
- * brackets.
- */
+/** The NO_PROXY entry that sends `url` direct, if any: `*`, a host and its subdomains (`.` or `*.` ignored), `host:port`. */
 function noProxyEntry(url: URL, list: string): string | undefined {
   const host = url.hostname.toLowerCase();
   const port = Number(url.port) || DEFAULT_PORTS[url.protocol] || 0;
@@ -52,12 +39,9 @@ function noProxyEntry(url: URL, list: string): string | undefined {
 }
 
 /**
- * Which proxy, if any, a request to `url` goes through: for https,
- * https_proxy, HTTPS_PROXY, then http_proxy, HTTP_PROXY (the first one set);
- * for http, http_proxy then HTTP_PROXY; none for loopback or a host that
- * no_proxy (or else NO_PROXY) names. The transport sends by this answer and
- * `chatctl doctor` reports it. A variable that would be used and is not an
- * http(s) URL is a configuration error naming it.
+ * Which proxy, if any, a request to `url` goes through (the first variable
+ * set; none for loopback or a host no_proxy names): the transport sends by
+ * this answer and `chatctl doctor` reports it.
  */
 export function proxyFor(url: URL, env: NodeJS.ProcessEnv): ProxyChoice {
   if (isLoopbackHost(url.hostname)) return { proxy: undefined, why: 'loopback' };
