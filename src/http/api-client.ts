@@ -1,8 +1,6 @@
-// The typed client for the three operations of the spec. A command calls
-// create/rotate/reactivate with a checked request body and gets the parsed
-// success envelope back, or a CliError: building headers and paths, retries,
-// --debug traces and response checks all live below this line. A dry run is
-// a transport that prints the request instead of sending it.
+// The typed client for the spec's three operations: a checked request body
+// in, the parsed success envelope (or a CliError) out. A dry run is a
+// transport that prints the request instead of sending it.
 import {
   type CreateRequest,
   type ExpectedVersionRequest,
@@ -84,11 +82,7 @@ export function createWebhooksClient(cfg: ClientConfig): WebhooksClient {
 /** Errors for an answer read whole that carries nothing that may be a secret: its record has nothing to keep. */
 export const holdsNoSecret = new WeakSet<object>();
 
-/**
- * The answer a record holds (secret/record.ts: its status, coding and bytes
- * as they arrived), checked as a live one is: the secret answer, or
- * undefined when it is not one to deliver.
- */
+/** The answer a record holds (secret/record.ts), checked as a live one is; undefined when it is not one to deliver. */
 export const recordedSecretAnswer =
   (endpointId: string | undefined) =>
   async (status: number, contentEncoding: string | null, raw: Buffer): Promise<SecretAnswer | undefined> => {
@@ -96,21 +90,10 @@ export const recordedSecretAnswer =
     return parseSecretAnswer(parseJson(res.body), res, endpointId !== undefined ? { endpointId } : undefined);
   };
 
-/**
- * Ends a dry run once the request is printed: not a failure, exit 0, and
- * nothing more to report. Thrown by the dry-run transport, so no command
- * needs a branch of its own for --dry-run.
- */
-export class DryRunComplete extends CliError {
-  constructor() {
-    super('dry_run', 'dry run: nothing was sent', 0, { reported: true });
-  }
-}
-
-/** A transport that shows the request (credentials redacted) and sends nothing. */
+/** Shows the request (credentials redacted), then ends the run with exit 0 and nothing more to report: no command needs a --dry-run branch. */
 export function dryRunTransport(show: (req: WireRequest) => void): Transport {
   return async (req) => {
     show(req);
-    throw new DryRunComplete();
+    throw new CliError('dry_run', 'dry run: nothing was sent', 0, { reported: true });
   };
 }

@@ -1,36 +1,28 @@
-// JSON.stringify without recursion. A server's answer can be nested as deep
-// as its 1 MiB allows (JSON.parse copes; JSON.stringify overflows the stack
-// at a few thousand levels), and a rendering failure after the server
-// applied a change must never cost the one-time secret. Output is the same
-// as JSON.stringify's for anything JSON.parse produced; besides, characters
-// that JSON.stringify leaves raw but a terminal obeys or hides (DEL, C1
-// controls, U+2028/2029, bidi and zero-width marks) are written as \uXXXX,
-// which any JSON reader reads back as the same string.
+// What chatctl prints of values it does not control: JSON without recursion
+// (a server's answer may nest deeper than JSON.stringify's stack allows, and
+// a rendering failure must never cost the one-time secret), server text with
+// what a terminal obeys or hides escaped, shell words, --json documents and
+// GitHub Actions' workflow commands.
 
 /** A JSON object: not null, not an array. */
 export const isJsonObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-// eslint-disable-next-line no-control-regex
-const UNSAFE = /[\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff]/g;
+/** What a terminal obeys or hides beyond C0 (DEL, C1, bidi and zero-width marks, U+2028/2029): escaped in JSON strings and server text. */
+const UNSAFE_CHARS = '\\u007f-\\u009f\\u00ad\\u061c\\u180e\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u2064\\u2066-\\u206f\\ufeff';
+const UNSAFE = new RegExp(`[${UNSAFE_CHARS}]`, 'g');
 
 const hex4 = (ch: string) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
 
 /** Escapes what a terminal would obey or hide; only ever found inside JSON strings. */
-export function escapeUnsafeJson(text: string): string {
-  return text.replace(UNSAFE, hex4);
-}
+const escapeUnsafeJson = (text: string): string => text.replace(UNSAFE, hex4);
 
 type Frame =
   | { kind: 'array'; items: unknown[]; i: number; depth: number; owner: object }
   | { kind: 'object'; keys: string[]; obj: Record<string, unknown>; i: number; depth: number; wrote: boolean; owner: object };
 
-/**
- * Serialises `value` like JSON.stringify(value, null, indent), iteratively.
- * Cycles (never in parsed JSON) become "[Circular]" instead of throwing.
- */
-export function stringifyJson(value: unknown, indent?: number | string): string {
-  const gap = typeof indent === 'number' ? ' '.repeat(Math.min(10, Math.max(0, indent))) : (indent ?? '').slice(0, 10);
-  const writer = new JsonWriter(gap);
+/** JSON.stringify(value, null, indent), iteratively; a cycle (never in parsed JSON) becomes "[Circular]". */
+export function stringifyJson(value: unknown, indent = 0): string {
+  const writer = new JsonWriter(' '.repeat(Math.min(10, Math.max(0, indent))));
   if (!writer.emit(value, '', 0)) return 'null';
   writer.run();
   return escapeUnsafeJson(writer.text());
@@ -157,15 +149,8 @@ export function previewJson(value: unknown, max = 200): string {
   return text.length <= max ? text : `${text.slice(0, max)}…`;
 }
 
-// Server text is printed with control characters escaped, so no string from
-// the server can move the cursor, recolour or retitle the terminal, and with
-// the invisible ones escaped too, so none can reorder what is shown (bidi
-// overrides, U+202E) or hide a difference (zero-width characters).
-// C0 (except tab and newline), DEL, C1, line/paragraph separators, bidi
-// controls and zero-width characters become visible escapes.
-
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff]/g;
+/** C0 but tab and newline, and UNSAFE: no server string may move the cursor, retitle the terminal, reorder or hide what is shown. */
+const CONTROL = new RegExp(`[\\u0000-\\u0008\\u000b-\\u001f${UNSAFE_CHARS}]`, 'g');
 
 export function escapeControl(text: string): string {
   return text.replace(CONTROL, (ch) => {
@@ -181,10 +166,7 @@ export function escapeInline(text: string): string {
   return escapeControl(text).replace(/\n/g, '\\n').replace(/\t/g, '\\t');
 }
 
-/**
- * One word for a POSIX shell, in single quotes, for commands chatctl
- * suggests: an id from the server can hold anything, `$(…)` included.
- */
+/** One word for a POSIX shell, in single quotes, for commands chatctl suggests: an id from the server may hold `$(…)`. */
 export function shellQuote(word: string): string {
   return `'${word.replace(/'/g, `'\\''`)}'`;
 }
@@ -200,10 +182,6 @@ export function endpointLabel(endpoint: Record<string, unknown>): string {
   return typeof id === 'string' || typeof id === 'number' ? escapeInline(String(id)) : '(no id)';
 }
 
-// The text of what --json prints: the one document of a command, or the
-// lines of a stream; with --query (src/run/query.ts), what the expression
-// selects from each. Every JSON document on stdout goes through here.
-
 /** --query's expression, compiled and checked before anything is sent (src/run/query.ts). */
 export interface JsonQuery {
   readonly expression: string;
@@ -212,11 +190,9 @@ export interface JsonQuery {
 }
 
 /**
- * The one JSON document a command prints, as text: indented on a terminal,
- * one line otherwise; or, with --query, the part the expression selects: a
- * string bare (its terminal controls escaped), anything else as JSON on one
- * line (null included). Every --json document goes through here or
- * jsonLineText, so --query applies to all of them.
+ * The one JSON document a command prints: indented on a terminal, else one
+ * line; with --query, what it selects (a string bare, its controls escaped).
+ * Every --json document goes through here or jsonLineText.
  */
 export function jsonDocumentText(
   io: { readonly query?: JsonQuery | undefined; readonly stdout: { readonly isTTY: boolean } },
@@ -227,12 +203,7 @@ export function jsonDocumentText(
   return stringifyJson(value, layout === 'indent-on-tty' && io.stdout.isTTY ? 2 : undefined) + '\n';
 }
 
-/**
- * One line of a stream of JSON lines (`rotate --from`'s items and summary,
- * `webhooks listen`'s deliveries): with --query, each line is queried by
- * itself, and a line whose result is null is left out ('' here), so
- * `--query endpointId` lists ids and `--query summary` prints the summary alone.
- */
+/** One line of a stream of JSON lines: with --query, each line queried by itself, one whose result is null left out. */
 export function jsonLineText(io: { readonly query?: JsonQuery | undefined }, value: unknown): string {
   if (!io.query) return stringifyJson(value) + '\n';
   const selected = io.query.select(value);
@@ -243,28 +214,16 @@ function selectedText(selected: unknown): string {
   return (typeof selected === 'string' ? escapeControl(selected) : stringifyJson(selected ?? null)) + '\n';
 }
 
-// GitHub Actions masks a value in a job's log once the workflow command
-// `::add-mask::VALUE` has been printed: from then on the runner shows `***`
-// wherever the value appears, and drops the command line itself. The value
-// is written as the runner reads workflow-command data: `%` as `%25`, CR as
-// `%0D`, LF as `%0A`. The log is matched line by line, so a value holding a
-// line break is also masked line by line, and a value that JSON would
-// escape (a quote, a backslash, a control character) is masked as the JSON
-// document shows it too.
-
 /** Whether this run is a GitHub Actions job step (the runner sets GITHUB_ACTIONS=true). */
 export const inGitHubActions = (env: Record<string, string | undefined>): boolean => env.GITHUB_ACTIONS === 'true';
 
 /** A workflow command's data (after `::`): `%`, CR and LF escaped, as the runner unescapes them. */
-export const escapeData = (s: string) => s.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+const escapeData = (s: string) => s.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
 
-/** A workflow command's property value (`title=…`): as data, and `:` and `,` too, which end a property. */
-export const escapeProperty = (s: string) => escapeData(s).replace(/:/g, '%3A').replace(/,/g, '%2C');
+/** An error annotation: `::error title=TITLE::MESSAGE`, the title escaped as a property (`:` and `,` end one). */
+export const errorCommand = (title: string, message: string): string => `::error title=${escapeData(title).replace(/:/g, '%3A').replace(/,/g, '%2C')}::${escapeData(message)}\n`;
 
-/** An error annotation: `::error title=TITLE::MESSAGE`, one line, both escaped. */
-export const errorCommand = (title: string, message: string): string => `::error title=${escapeProperty(title)}::${escapeData(message)}\n`;
-
-/** The `::add-mask::` lines for one value: the value, each of its lines, and its JSON-escaped form. */
+/** The `::add-mask::` lines for one value: the value, each of its lines (the log is matched line by line), its form in a JSON document. */
 export function maskCommands(value: string): string {
   const forms = new Set<string>([value]);
   if (/[\r\n]/.test(value)) for (const line of value.split(/\r\n|\r|\n/)) if (line.trim() !== '') forms.add(line);

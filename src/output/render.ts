@@ -23,28 +23,9 @@ function capped(text: string): string {
   return text.length <= MAX_VALUE_CHARS ? text : `${text.slice(0, MAX_VALUE_CHARS)}… (${text.length - MAX_VALUE_CHARS} more characters; --json shows all)`;
 }
 
-/**
- * cli-table3 options for a table that is not on a terminal (CI logs, files,
- * pipes): no box-drawing borders, columns two spaces apart.
- */
+/** cli-table3 options for a table not on a terminal: no box-drawing borders, columns two spaces apart. */
 export const PLAIN_TABLE = {
-  chars: {
-    top: '',
-    'top-mid': '',
-    'top-left': '',
-    'top-right': '',
-    bottom: '',
-    'bottom-mid': '',
-    'bottom-left': '',
-    'bottom-right': '',
-    left: '',
-    'left-mid': '',
-    mid: '',
-    'mid-mid': '',
-    right: '',
-    'right-mid': '',
-    middle: '  ',
-  },
+  chars: { ...Object.fromEntries('top top-mid top-left top-right bottom bottom-mid bottom-left bottom-right left left-mid mid mid-mid right right-mid'.split(' ').map((k) => [k, ''])), middle: '  ' },
   style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0 },
 };
 
