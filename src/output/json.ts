@@ -16,110 +16,46 @@ const hex4 = (ch: string) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0'
 /** Escapes what a terminal would obey or hide; only ever found inside JSON strings. */
 const escapeUnsafeJson = (text: string): string => text.replace(UNSAFE, hex4);
 
-type Frame =
-  | { kind: 'array'; items: unknown[]; i: number; depth: number; owner: object }
-  | { kind: 'object'; keys: string[]; obj: Record<string, unknown>; i: number; depth: number; wrote: boolean; owner: object };
-
-/** JSON.stringify(value, null, indent), iteratively; a cycle (never in parsed JSON) becomes "[Circular]". */
+/** JSON.stringify(value, null, indent), with a stack of work instead of recursion; a cycle (never in parsed JSON) becomes "[Circular]". */
 export function stringifyJson(value: unknown, indent = 0): string {
-  const writer = new JsonWriter(' '.repeat(Math.min(10, Math.max(0, indent))));
-  if (!writer.emit(value, '', 0)) return 'null';
-  writer.run();
-  return escapeUnsafeJson(writer.text());
-}
-
-/** The text of one stringifyJson call, written with an explicit stack of open containers rather than recursion. */
-class JsonWriter {
-  private readonly out: string[] = [];
-  private readonly stack: Frame[] = [];
-  private readonly inProgress = new Set<object>();
-
-  constructor(private readonly gap: string) {}
-
-  text(): string {
-    return this.out.join('');
-  }
-
-  private nl(depth: number): string {
-    return this.gap ? '\n' + this.gap.repeat(depth) : '';
-  }
-
-  /** Writes a primitive, or opens a container (pushing its frame). Returns false for "omit" (undefined, functions). */
-  emit(v: unknown, key: string, depth: number): boolean {
-    if (v !== null && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON === 'function') {
-      v = (v as { toJSON(k: string): unknown }).toJSON(key);
-    }
-    const primitive = primitiveJson(v);
-    if (primitive === undefined) return false; // undefined, function, symbol
-    if (primitive !== null) {
-      this.out.push(primitive);
-      return true;
-    }
-    this.open(v as object, depth);
-    return true;
-  }
-
-  private open(v: object, depth: number): void {
-    if (this.inProgress.has(v)) {
-      this.out.push('"[Circular]"');
-      return;
-    }
-    if (Array.isArray(v) && v.length === 0) {
-      this.out.push('[]');
-      return;
-    }
-    this.inProgress.add(v);
-    if (Array.isArray(v)) {
-      this.out.push('[');
-      this.stack.push({ kind: 'array', items: v, i: 0, depth: depth + 1, owner: v });
-    } else {
-      const obj = v as Record<string, unknown>;
-      this.out.push('{');
-      this.stack.push({ kind: 'object', keys: Object.keys(obj), obj, i: 0, depth: depth + 1, wrote: false, owner: obj });
-    }
-  }
-
-  /** Writes every open container to its end. */
-  run(): void {
-    while (this.stack.length > 0) {
-      const f = this.stack[this.stack.length - 1]!;
-      const opened = f.kind === 'array' ? this.nextItem(f) : this.nextMember(f);
-      if (opened) continue;
-      this.inProgress.delete(f.owner);
-      this.stack.pop();
-    }
-  }
-
-  /** The array's next item, or its end (then false). */
-  private nextItem(f: Extract<Frame, { kind: 'array' }>): boolean {
-    if (f.i >= f.items.length) {
-      this.out.push(this.nl(f.depth - 1) + ']');
-      return false;
-    }
-    this.out.push((f.i > 0 ? ',' : '') + this.nl(f.depth));
-    const at = f.i++;
-    if (!this.emit(f.items[at], String(at), f.depth)) this.out.push('null');
-    return true;
-  }
-
-  /** The object's next member that has a value, or its end (then false). */
-  private nextMember(f: Extract<Frame, { kind: 'object' }>): boolean {
-    while (f.i < f.keys.length) {
-      const key = f.keys[f.i++]!;
-      const v = f.obj[key];
-      if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue;
-      const mark = this.out.length;
-      this.out.push((f.wrote ? ',' : '') + this.nl(f.depth) + JSON.stringify(key) + (this.gap ? ': ' : ':'));
-      if (this.emit(v, key, f.depth)) {
-        f.wrote = true;
-        return true;
+  const gap = ' '.repeat(Math.min(10, Math.max(0, indent)));
+  const nl = (depth: number) => (gap ? '\n' + gap.repeat(depth) : '');
+  const top = withToJson(value, '');
+  if (primitiveJson(top) === undefined) return 'null';
+  const out: string[] = [];
+  const inProgress = new Set<object>();
+  // Last first: text to write, a value (its toJSON applied) to write, a container whose writing ends.
+  const work: ({ text: string } | { v: unknown; depth: number } | { done: object })[] = [{ v: top, depth: 0 }];
+  while (work.length > 0) {
+    const w = work.pop()!;
+    if ('text' in w) out.push(w.text);
+    else if ('done' in w) inProgress.delete(w.done);
+    else {
+      const primitive = primitiveJson(w.v);
+      if (primitive !== null)
+        out.push(primitive ?? 'null'); // an array's omitted item
+      else if (inProgress.has(w.v as object)) out.push('"[Circular]"');
+      else if (Array.isArray(w.v) && w.v.length === 0) out.push('[]');
+      else {
+        const array = Array.isArray(w.v);
+        const parts = array
+          ? Array.from(w.v as unknown[], (item, i) => ({ head: (i > 0 ? ',' : '') + nl(w.depth + 1), v: withToJson(item, String(i)) }))
+          : Object.keys(w.v as object)
+              .map((key) => ({ key, v: withToJson((w.v as Record<string, unknown>)[key], key) }))
+              .filter((m) => primitiveJson(m.v) !== undefined)
+              .map((m, i) => ({ head: (i > 0 ? ',' : '') + nl(w.depth + 1) + JSON.stringify(m.key) + (gap ? ': ' : ':'), v: m.v }));
+        inProgress.add(w.v as object);
+        out.push(array ? '[' : '{');
+        work.push({ done: w.v as object }, { text: (array || parts.length > 0 ? nl(w.depth) : '') + (array ? ']' : '}') });
+        for (let i = parts.length - 1; i >= 0; i--) work.push({ v: parts[i]!.v, depth: w.depth + 1 }, { text: parts[i]!.head });
       }
-      this.out.length = mark; // a toJSON that returned undefined: the key goes too
     }
-    this.out.push((f.wrote ? this.nl(f.depth - 1) : '') + '}');
-    return false;
   }
+  return escapeUnsafeJson(out.join(''));
 }
+
+const withToJson = (v: unknown, key: string): unknown =>
+  v !== null && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON === 'function' ? (v as { toJSON(k: string): unknown }).toJSON(key) : v;
 
 /** The JSON of a primitive; null for an object or array (or null itself, written as such); undefined for what JSON omits. */
 function primitiveJson(v: unknown): string | null | undefined {
