@@ -41,11 +41,7 @@ export const ERROR_CODES = [
 export type ApiErrorCode = (typeof ERROR_CODES)[number];
 
 /** The path prefix of every operation (organization, application, environment), segments unencoded. */
-export interface Scope {
-  organizationId: string;
-  applicationId: string;
-  environmentKey: string;
-}
+export type Scope = { organizationId: string; applicationId: string; environmentKey: string };
 
 /** Builds a path with every segment percent-encoded (docs/configuration.md, what goes on the wire). */
 export function scopedPath(scope: Scope, ...rest: string[]): string {
@@ -82,11 +78,7 @@ const eventTypeSchema = lazy(() => z.enum(EVENT_TYPES, { error: (issue) => `unkn
 const expectedVersionSchema = lazy(() => z.int().check(z.gte(LIMITS.versionMin), z.lte(LIMITS.versionMax)));
 
 export const createRequestSchema = lazy(() =>
-  z.strictObject({
-    name: nameSchema(),
-    destinationUrl: destinationUrlSchema(),
-    eventTypes: z.array(eventTypeSchema()).check(z.minLength(1, { error: 'at least one event type is required' })),
-  }),
+  z.strictObject({ name: nameSchema(), destinationUrl: destinationUrlSchema(), eventTypes: z.array(eventTypeSchema()).check(z.minLength(1, { error: 'at least one event type is required' })) }),
 );
 export type CreateRequest = z.infer<ReturnType<typeof createRequestSchema>>;
 
@@ -101,10 +93,7 @@ const endpointSchema = lazy(() => z.record(z.string(), z.unknown()));
 const metaSchema = lazy(() => z.looseObject({ requestId: z.string(), nextCursor: z.optional(z.unknown()) }));
 
 export const secretResponseSchema = lazy(() =>
-  z.looseObject({
-    data: z.looseObject({ endpoint: endpointSchema(), secret: z.nullable(z.string()), secretAvailable: z.boolean() }),
-    meta: metaSchema(),
-  }),
+  z.looseObject({ data: z.looseObject({ endpoint: endpointSchema(), secret: z.nullable(z.string()), secretAvailable: z.boolean() }), meta: metaSchema() }),
 );
 export type SecretResponse = z.infer<ReturnType<typeof secretResponseSchema>>;
 
@@ -173,22 +162,12 @@ export function oddSecretText(odd: OddSecretAnswer, fingerprint: string): string
   return `the signing secret ${fingerprint}`;
 }
 
-export const mutationResponseSchema = lazy(() =>
-  z.looseObject({
-    data: z.looseObject({ endpoint: endpointSchema(), changed: z.boolean() }),
-    meta: metaSchema(),
-  }),
-);
+export const mutationResponseSchema = lazy(() => z.looseObject({ data: z.looseObject({ endpoint: endpointSchema(), changed: z.boolean() }), meta: metaSchema() }));
 export type MutationResponse = z.infer<ReturnType<typeof mutationResponseSchema>>;
 
 export const errorResponseSchema = lazy(() =>
   z.looseObject({
-    error: z.looseObject({
-      code: z.string(),
-      message: z.string(),
-      requestId: z.string(),
-      details: z.record(z.string(), z.unknown()),
-    }),
+    error: z.looseObject({ code: z.string(), message: z.string(), requestId: z.string(), details: z.record(z.string(), z.unknown()) }),
   }),
 );
 

@@ -116,11 +116,7 @@ export interface HttpDeps extends Clock {
   waiting?: ((state: WaitingForAnswer | undefined, done?: string) => void) | undefined;
 }
 
-export interface WaitingForAnswer {
-  idempotencyKey: string;
-  signal: string;
-  graceMs: number | null;
-}
+export type WaitingForAnswer = { idempotencyKey: string; signal: string; graceMs: number | null };
 
 /** A rate shared by rotate --from's requests: each attempt waits for its turn; a 429 or 503 pauses every worker. */
 export interface Pace {
@@ -153,16 +149,9 @@ export class NotSent extends CliError {
 }
 
 /** When the command must be over, on deps.now()'s clock, and the --deadline it came from. */
-interface Deadline {
-  at: number;
-  ms: number;
-}
+type Deadline = { at: number; ms: number };
 
-export interface RetrySettings {
-  maxRetries: number;
-  timeoutMs: number;
-  deadline?: Deadline | undefined;
-}
+export type RetrySettings = { maxRetries: number; timeoutMs: number; deadline?: Deadline | undefined };
 
 export interface ApiRequest extends WireRequest {
   /** Set for create and rotate: named in the message when the outcome is unknown. */
@@ -435,14 +424,7 @@ class Send {
 
 /** A copy of the error that carries the Idempotency-Key. */
 function withKey(e: CliError, idempotencyKey: string): CliError {
-  return new CliError(e.code, e.message, e.exitCode, {
-    hint: e.hint,
-    status: e.status,
-    requestId: e.requestId,
-    details: e.details,
-    reported: e.reported,
-    idempotencyKey,
-  });
+  return new CliError(e.code, e.message, e.exitCode, { hint: e.hint, status: e.status, requestId: e.requestId, details: e.details, reported: e.reported, idempotencyKey });
 }
 
 function attemptFailure(err: TransportError, timeoutMs: number): string {

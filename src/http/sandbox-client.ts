@@ -4,13 +4,7 @@ import { SANDBOX_MARKER_HEADER } from '../api/schemas.js';
 import { headerValue, parseJson, sendWithRetries } from './client.js';
 import { requestHeaders, type ClientConfig } from './api-client.js';
 
-export interface ReceiverAnswer {
-  status: number | null;
-  ok: boolean;
-  durationMs?: number;
-  body: string | null;
-  error: string | null;
-}
+export type ReceiverAnswer = { status: number | null; ok: boolean; durationMs?: number; body: string | null; error: string | null };
 
 export interface Delivery {
   endpointId: string;
@@ -23,10 +17,7 @@ export interface Delivery {
   [more: string]: unknown;
 }
 
-export interface DeliveryEnvelope {
-  data: { delivery: Delivery };
-  meta?: unknown;
-}
+export type DeliveryEnvelope = { data: { delivery: Delivery }; meta?: unknown };
 
 /** Refuses (exit 2) a base URL that is not a chatctl sandbox, having sent it one GET of `/_sandbox` without any credential. */
 export async function requireSandbox(cfg: ClientConfig): Promise<void> {

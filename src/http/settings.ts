@@ -5,11 +5,7 @@ import { configError, usageError } from '../errors/cli-error.js';
 import { nonEmpty } from '../input/values.js';
 
 /** The global options the request settings read, as commander parses them. */
-export interface RequestFlags {
-  maxRetries?: string | undefined;
-  timeout?: string | undefined;
-  deadline?: string | undefined;
-}
+export type RequestFlags = { maxRetries?: string | undefined; timeout?: string | undefined; deadline?: string | undefined };
 
 export interface RequestSettings {
   maxRetries: number;

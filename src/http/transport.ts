@@ -183,11 +183,7 @@ export interface AttemptOptions {
  * offset in this attempt's answer; then `head` and `chunk` only from a
  * transport that could not see the socket for that attempt.
  */
-export interface AnswerTap {
-  head(status: number, headers: IncomingHttpHeaders): void;
-  chunk(bytes: Uint8Array): void;
-  raw?(bytes: Buffer, at: number): void;
-}
+export type AnswerTap = { head(status: number, headers: IncomingHttpHeaders): void; chunk(bytes: Uint8Array): void; raw?(bytes: Buffer, at: number): void };
 
 /** Feeds one attempt's bytes to a tap's `raw`, from a listener put before the parser's, only while the attempt has the socket. */
 export class RawFeed {

@@ -8,13 +8,7 @@ import { inGitHubActions, jsonDocumentText, type JsonQuery, maskCommands } from 
 // about them: colour, quietness, --query, where GitHub Actions' masks go.
 
 /** Colour through chalk at the level colorEnabled decided, chalk loaded only when some stream is in colour. */
-export interface Palette {
-  red(s: string): string;
-  green(s: string): string;
-  yellow(s: string): string;
-  bold(s: string): string;
-  dim(s: string): string;
-}
+export type Palette = { red(s: string): string; green(s: string): string; yellow(s: string): string; bold(s: string): string; dim(s: string): string };
 
 const identity = (s: string) => s;
 export const PLAIN: Palette = { red: identity, green: identity, yellow: identity, bold: identity, dim: identity };
@@ -167,10 +161,7 @@ function wrapInStream(raw: Pick<RawStreams, 'stdin'>): InStream {
   };
 }
 
-export interface IOSettings {
-  env: Record<string, string | undefined>;
-  columns?: number | undefined;
-}
+export type IOSettings = { env: Record<string, string | undefined>; columns?: number | undefined };
 
 /** The IO of one run; colour and quietness are settled by setOutputMode once the flags are parsed. */
 export function createIO(raw: RawStreams, settings: IOSettings): IO & { setOutputMode(mode: OutputMode & { noColor: boolean }): void } {
@@ -209,10 +200,7 @@ export function createIO(raw: RawStreams, settings: IOSettings): IO & { setOutpu
       return query;
     },
     scrubber,
-    color: {
-      stdout: colorEnabled(Boolean(raw.stdout.isTTY), settings.env),
-      stderr: colorEnabled(Boolean(raw.stderr.isTTY), settings.env),
-    },
+    color: { stdout: colorEnabled(Boolean(raw.stdout.isTTY), settings.env), stderr: colorEnabled(Boolean(raw.stderr.isTTY), settings.env) },
     paint: { stdout: PLAIN, stderr: PLAIN },
     stdoutIsData() {
       maskOn = 'stderr';

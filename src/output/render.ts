@@ -40,10 +40,7 @@ export function tableText(text: string, tty: boolean): string {
 }
 
 /** Where a table goes: colour, and whether it is a terminal (boxed) or not (plain). */
-export interface TableTarget {
-  color: boolean;
-  tty: boolean;
-}
+export type TableTarget = { color: boolean; tty: boolean };
 
 /** The endpoint as a two-column table: known fields first, then the rest. Boxed on a terminal, plain elsewhere. */
 export function renderEndpoint(endpoint: Record<string, unknown>, target: TableTarget, columns = 100): string {
@@ -61,12 +58,7 @@ export function renderEndpoint(endpoint: Record<string, unknown>, target: TableT
   const color = target.color;
   const widest = Math.max(1, ...cells.flatMap(([, v]) => v.split('\n').map((line) => line.length)));
   const valueWidth = Math.max(10, Math.min(widest + 2, Math.min(columns, 200) - keyWidth - 3));
-  const table = new Table({
-    style: { head: [], border: color ? ['grey'] : [] },
-    colWidths: [keyWidth, valueWidth],
-    wordWrap: true,
-    wrapOnWordBoundary: false,
-  });
+  const table = new Table({ style: { head: [], border: color ? ['grey'] : [] }, colWidths: [keyWidth, valueWidth], wordWrap: true, wrapOnWordBoundary: false });
   for (const [key, value] of cells) table.push([key, value]);
   return table.toString() + '\n' + tail;
 }

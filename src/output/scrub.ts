@@ -18,12 +18,7 @@ export interface Canonical {
 }
 
 /** Characters, each with the span of the original text it stands for. */
-interface Units {
-  code: Uint16Array;
-  start: Int32Array;
-  end: Int32Array;
-  length: number;
-}
+type Units = { code: Uint16Array; start: Int32Array; end: Int32Array; length: number };
 
 const BACKSLASH = 0x5c;
 const PERCENT = 0x25;
@@ -156,11 +151,7 @@ function hexAt(u: Units, i: number, digits: number): number {
 }
 
 /** What one escape, encoding or reference reads as, the index after it, and whether more units could change it. */
-interface Read {
-  chars: number[];
-  next: number;
-  open?: boolean;
-}
+type Read = { chars: number[]; next: number; open?: boolean };
 
 /** The escape after the run of backslashes that ends before j (j < length). */
 function readEscape(u: Units, j: number): Read {
@@ -462,11 +453,7 @@ function heldBy(u: Units, i: number, end: number): Units {
 }
 
 /** One reading: what strings and tags held goes to `hidden`; where the text may still change, to `open` (the whole text's reading only). */
-interface Reading {
-  out: Units;
-  hidden: Units[];
-  open: { at: number } | undefined;
-}
+type Reading = { out: Units; hidden: Units[]; open: { at: number } | undefined };
 
 /** The units of u read in order into r.out: sequences, tags and what is left out taken away, compatibility forms read. */
 function readInOrder(u: Units, r: Reading): void {
