@@ -1,10 +1,8 @@
 import * as z from 'zod/mini';
 import { isJsonObject } from '../output/json.js';
 
-// The management API's specification, written once: its closed lists and
-// limits, paths and shapes. Request DTOs are strict; success envelopes are
-// checked strictly enough to find the secret and the endpoint, and passed
-// through untouched; error bodies are read leniently (http/client.ts).
+// The API's specification, written once. Requests are strict; success envelopes are checked enough to find the secret and
+// the endpoint, and passed on untouched; error bodies are read leniently (http/client.ts).
 
 // biome-ignore format: the spec's list, several to a line
 export const EVENT_TYPES = [
@@ -40,7 +38,6 @@ export const ERROR_CODES = [
 ] as const;
 export type ApiErrorCode = (typeof ERROR_CODES)[number];
 
-/** The path prefix of every operation (organization, application, environment), segments unencoded. */
 export type Scope = { organizationId: string; applicationId: string; environmentKey: string };
 
 /** Builds a path with every segment percent-encoded (docs/configuration.md, what goes on the wire). */
@@ -99,7 +96,6 @@ export type SecretResponse = z.infer<ReturnType<typeof secretResponseSchema>>;
 
 /** An answer too odd to use that still carries something under data.secret. */
 export interface OddSecretAnswer {
-  /** data.endpoint.id, when the answer names one. */
   endpointId: string | undefined;
   /** The secret when data.secret is a string; else the whole answer as sent (no copy of a parsed value is faithful), as bytes when not UTF-8. */
   kept: string | Buffer;
@@ -109,11 +105,7 @@ export interface OddSecretAnswer {
   read?: string;
 }
 
-/**
- * What create and rotate accept from a 2xx: the spec's envelope (`ok`), or
- * JSON that carries something in data.secret (`odd`: not a success, but a
- * secret not to lose). Anything else is undefined: an invalid_response.
- */
+/** What create and rotate accept from a 2xx: the spec's envelope, or JSON with something in data.secret (`odd`: a secret not to lose). */
 export type SecretAnswer = { ok: true; body: SecretResponse } | { ok: false; odd: OddSecretAnswer };
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -146,12 +138,10 @@ export function parseSecretAnswer(json: unknown, res: { body: string; notUtf8?: 
   return holds ? { ok: false, odd: { endpointId, kept: res.notUtf8 ?? res.body, whole: 'shape' } } : undefined;
 }
 
-/** What to do with the file an odd answer was kept in (`file`: its path, or "that file"). */
 export function oddSecretHint(odd: OddSecretAnswer, file: string): string {
   return odd.whole ? `the file holds the whole answer: take the secret from its data.secret, put it where it belongs, then delete ${file}` : `put it where it belongs, then delete ${file}`;
 }
 
-/** How a message names what an odd answer carries. */
 export function oddSecretText(odd: OddSecretAnswer, fingerprint: string): string {
   if (odd.whole === 'encoding')
     return `a signing secret that is not valid UTF-8 (bad bytes, or a lone surrogate escape), so it cannot be delivered as sent (the whole answer is kept as received, ${fingerprint} of it)`;

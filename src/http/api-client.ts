@@ -1,6 +1,4 @@
-// The typed client for the spec's three operations: a checked request body
-// in, the parsed success envelope (or a CliError) out. A dry run is a
-// transport that prints the request instead of sending it.
+// The typed client for the spec's three operations: a checked body in, the parsed envelope (or a CliError) out.
 import {
   type CreateRequest,
   type ExpectedVersionRequest,
@@ -51,7 +49,6 @@ export function requestHeaders(cfg: Pick<ClientConfig, 'token' | 'origin' | 'csr
 }
 
 export function createWebhooksClient(cfg: ClientConfig): WebhooksClient {
-  /** Sends; `parse` gives the answer, or undefined for a body that is not one (an invalid_response). */
   const send = async <T>(path: string, body: object, parse: (json: unknown, res: WireResponse) => T | undefined, idempotencyKey?: string, hooks?: CallHooks): Promise<T> => {
     const headers = requestHeaders(cfg, idempotencyKey);
     const rerun = idempotencyKey !== undefined ? cfg.rerun?.(idempotencyKey) : undefined;

@@ -5,11 +5,8 @@ import { redactHeaders, redactSecretFields, redactSecretsInBody } from '../outpu
 import { shellQuote } from '../output/json.js';
 import type { Clock } from '../system/clock.js';
 
-// The one request engine (create, rotate, reactivate, every item of
-// `rotate --from`; nothing else retries): a fresh x-request-id per attempt,
-// the same Idempotency-Key on each, retries (docs/secrets.md), the command's
-// deadline, --debug traces, a notice per wait. Resolves with a 2xx; anything
-// else becomes a CliError here.
+// The one request engine (nothing else retries): a fresh x-request-id per attempt, one Idempotency-Key for all, retries
+// (docs/secrets.md), the deadline, --debug traces. Resolves with a 2xx; anything else becomes a CliError here.
 
 export const BACKOFF_BASE_MS = 500;
 export const BACKOFF_CAP_MS = 20_000;
@@ -279,11 +276,7 @@ class Send {
     return Math.min(settings.timeoutMs, remaining);
   }
 
-  /**
-   * One attempt. A keyed request (create, rotate) once sent is not aborted by
-   * a signal (docs/configuration.md, "Interrupting"): SIGINT awaits the answer
-   * until --deadline, SIGTERM or SIGHUP up to TERM_GRACE_MS.
-   */
+  /** One attempt: once sent, a keyed request is not aborted by a signal (docs/configuration.md, "Interrupting"). */
   async attempt(attempt: number, timeoutMs: number): Promise<Attempt> {
     const { deps, req, hooks } = this;
     const requestId = deps.randomUUID();

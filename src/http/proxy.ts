@@ -1,7 +1,5 @@
-// The transport through the proxy proxyFor() chose: undici's ProxyAgent,
-// tunnelling https through CONNECT (never handed an http: URL), with
-// nodeTransport's contract. A bundle of its own (dist/lazy/proxy.cjs), loaded
-// only behind a proxy.
+// nodeTransport's contract through the proxy proxyFor() chose, tunnelling https (never http:) with undici's ProxyAgent.
+// A bundle of its own (dist/lazy/proxy.cjs), loaded only behind a proxy.
 import { subscribe } from 'node:diagnostics_channel';
 import { ProxyAgent } from 'undici';
 import { TransportError, attemptTimer, decodeBody, malformedMessage, rawFeedFor, type RawFeed, type Transport, tooLarge } from './transport.js';
@@ -10,11 +8,7 @@ import { TransportError, attemptTimer, decodeBody, malformedMessage, rawFeedFor,
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 const notSent = (code: string) => NOT_SENT.has(code) || /CERT|SELF_SIGNED|ERR_TLS|ERR_SSL/.test(code);
 
-/**
- * The attempts whose answer bytes go to a record, by x-request-id: undici
- * names on the channel below the socket (the tunnel's TLS socket, so
- * decrypted bytes) each request's headers went out on.
- */
+/** The attempts whose bytes go to a record, by x-request-id: undici names on a channel the socket (the tunnel's TLS socket) each went out on. */
 const feeds = new Map<string, RawFeed>();
 let listening = false;
 function tapSockets(): void {

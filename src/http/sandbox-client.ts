@@ -41,7 +41,6 @@ export async function requireSandbox(cfg: ClientConfig): Promise<void> {
 /** Longer than the sandbox gives a receiver (10 s): a slow receiver is reported, never makes chatctl time out and send again. */
 const DELIVER_ATTEMPT_MS = 15_000;
 
-/** POST /_sandbox/endpoints/{id}/deliver: the sandbox's report of one delivery. */
 export async function sandboxDeliver(cfg: ClientConfig, endpointId: string, body: { eventType: string }): Promise<DeliveryEnvelope> {
   const res = await sendWithRetries(
     { method: 'POST', url: `${cfg.baseUrl}/_sandbox/endpoints/${encodeURIComponent(endpointId)}/deliver`, headers: requestHeaders(cfg), body: JSON.stringify(body) },

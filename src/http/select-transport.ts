@@ -1,12 +1,9 @@
-// Direct connections use node:http(s), far quicker to load than undici;
-// proxy.ts is loaded only for a URL proxyFor() sends through a proxy. An
-// http: URL off loopback is refused whenever a proxy variable is set: the
-// token would cross the proxy in clear text.
+// node:http(s), far quicker to load than undici, unless proxyFor() names a proxy. While a proxy variable is set, an http:
+// URL off loopback is refused: the token would cross the proxy in clear text.
 import { configError } from '../errors/cli-error.js';
 import { isLoopbackHost } from './wire-checks.js';
 import { PROXY_VARIABLES, nodeTransport, type Transport } from './transport.js';
 
-/** How a request to a URL is sent: through `proxy` (the variable's URL) or direct, and why. */
 export type ProxyChoice =
   | { proxy: URL; variable: (typeof PROXY_VARIABLES)[number] }
   | { proxy: undefined; why: 'loopback' | 'no variable' }
@@ -38,11 +35,7 @@ function noProxyEntry(url: URL, list: string): string | undefined {
   return undefined;
 }
 
-/**
- * Which proxy, if any, a request to `url` goes through (the first variable
- * set; none for loopback or a host no_proxy names): the transport sends by
- * this answer and `chatctl doctor` reports it.
- */
+/** Which proxy a request to `url` goes through, if any: what the transport sends by and `chatctl doctor` reports. */
 export function proxyFor(url: URL, env: NodeJS.ProcessEnv): ProxyChoice {
   if (isLoopbackHost(url.hostname)) return { proxy: undefined, why: 'loopback' };
   const chosen = pick(env, url.protocol === 'https:' ? (['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY'] as const) : (['http_proxy', 'HTTP_PROXY'] as const));

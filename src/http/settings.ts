@@ -1,6 +1,4 @@
-// A run's request settings, each from the first of flag, environment,
-// default: a bad flag is a usage error (2), a bad variable a configuration
-// error (3).
+// A run's request settings, from flag, environment or default: a bad flag is a usage error (2), a bad variable exit 3.
 import { configError, usageError } from '../errors/cli-error.js';
 import { nonEmpty } from '../input/values.js';
 

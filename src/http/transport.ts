@@ -1,10 +1,8 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 
-// One HTTP attempt (node:http/https; proxy.ts behind a proxy): redirects are
-// never followed, a body limit is enforced while reading, and a record is
-// handed the answer's bytes as they arrive (secret/record.ts), which
-// parseRawAnswer reads back: pure, no I/O.
+// One HTTP attempt (proxy.ts behind a proxy): no redirect followed, the body limit enforced while reading, the answer's
+// bytes handed to a record as they arrive (secret/record.ts), which parseRawAnswer reads back.
 
 /** An HTTP/1.1 answer as the bytes hold it, interim (1xx) answers skipped. */
 export interface RawAnswer {
@@ -169,20 +167,11 @@ export interface AttemptOptions {
   tap?: AnswerTap | undefined;
   /** Called once the request may have reached the server (handed whole to the OS; behind a proxy, as it starts). */
   onSent?: (() => void) | undefined;
-  /**
-   * A sent create or rotate is not abandoned (docs/configuration.md,
-   * "Timeouts"): this (what is left of --deadline) bounds the wait for the
-   * answer, `timeoutMs` connecting, sending and each stall once it began.
-   */
+  /** Bounds the wait for a sent create's or rotate's answer (what is left of --deadline); `timeoutMs` then bounds each stall (docs/configuration.md). */
   answerWaitMs?: number | undefined;
 }
 
-/**
- * What a record is told of an answer. With `raw`, the attempt's bytes as the
- * socket delivers them (after TLS), before the parser sees them, `at` their
- * offset in this attempt's answer; then `head` and `chunk` only from a
- * transport that could not see the socket for that attempt.
- */
+/** What a record is told of an answer: with `raw`, the bytes the socket delivers (after TLS), before the parser; else the parsed answer. */
 export type AnswerTap = { head(status: number, headers: IncomingHttpHeaders): void; chunk(bytes: Uint8Array): void; raw?(bytes: Buffer, at: number): void };
 
 /** Feeds one attempt's bytes to a tap's `raw`, from a listener put before the parser's, only while the attempt has the socket. */
@@ -217,12 +206,7 @@ export const rawFeedFor = (tap: AnswerTap | undefined): RawFeed | undefined => (
 
 export type Transport = (req: WireRequest, opts: AttemptOptions) => Promise<WireResponse>;
 
-/**
- * connect: no response began (safe to retry); timeout: past its limit;
- * truncated: a response began but did not finish (a retry could apply a
- * change twice); too_large: over maxBodyBytes; malformed: not HTTP/1.1
- * chatctl can read (something answered: reported, never retried); aborted.
- */
+/** connect: no response began (safe to retry); truncated: one began, not finished; malformed: not HTTP/1.1 (never retried). */
 type TransportFailure = 'connect' | 'timeout' | 'truncated' | 'too_large' | 'malformed' | 'aborted';
 
 export class TransportError extends Error {
@@ -277,12 +261,7 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 let httpModule: typeof import('node:http') | undefined;
 let httpsModule: typeof import('node:https') | undefined;
 
-/**
- * The body as text. chatctl sends no Accept-Encoding, so any coding may come
- * (RFC 9110 12.5.3): gzip, deflate and br are undone, so a compressed secret
- * is not lost; a leading BOM is dropped. Another coding, or a corrupt body, is
- * 'malformed'; over `maxBytes` once decoded, 'too_large'.
- */
+/** The body as text: chatctl sends no Accept-Encoding, so any coding may come (RFC 9110 12.5.3), and a compressed secret must not be lost. */
 export async function decodeBody(raw: Buffer, contentEncoding: string | string[] | undefined, maxBytes: number, status: number): Promise<Pick<WireResponse, 'body' | 'notUtf8'>> {
   const codings = codingsOf(contentEncoding).filter((c) => c !== 'identity');
   let data = raw;
@@ -426,11 +405,7 @@ function collectBody(
   res.on('end', () => (res.complete ? done(Buffer.concat(chunks)) : fail(truncated())));
 }
 
-/**
- * An attempt's time limits. Without answerWaitMs, one timer for the whole
- * exchange. With it: --timeout for connecting and sending, and for each
- * stall once the status line came; answerWaitMs from sending to the end.
- */
+/** An attempt's time limits: one for the whole exchange, or with answerWaitMs, --timeout to send and per stall, answerWaitMs to the end. */
 export function attemptTimer(opts: Pick<AttemptOptions, 'timeoutMs' | 'answerWaitMs'>, status: () => number | undefined, sent: () => boolean, fail: (err: TransportError) => void) {
   const patient = opts.answerWaitMs !== undefined;
   let phase: ReturnType<typeof setTimeout> | undefined;

@@ -3,9 +3,7 @@ import { Writable } from 'node:stream';
 import { Scrubber } from './scrub.js';
 import { inGitHubActions, jsonDocumentText, type JsonQuery, maskCommands } from './json.js';
 
-// The streams a command writes to (execute's ctx.io: main.ts passes the
-// process's, tests their own), scrubbed, with the facts a command needs
-// about them: colour, quietness, --query, where GitHub Actions' masks go.
+// The streams a command writes to (ctx.io: the process's, or a test's), scrubbed, and what a command needs to know of them.
 
 /** Colour through chalk at the level colorEnabled decided, chalk loaded only when some stream is in colour. */
 export type Palette = { red(s: string): string; green(s: string): string; yellow(s: string): string; bold(s: string): string; dim(s: string): string };
@@ -21,9 +19,7 @@ export async function loadPalettes(color: { stdout: boolean; stderr: boolean }):
   return { stdout: color.stdout ? p : PLAIN, stderr: color.stderr ? p : PLAIN };
 }
 
-// Stdout to a regular file: Node's SyncWriteStream ignores a short write (a
-// nearly full disk) and reports success, so a secret cut short would count as
-// delivered. This stream writes every byte or fails (exit 13, the secret kept).
+// Stdout to a file: Node's SyncWriteStream ignores a short write (a full disk), so a secret cut short would count as delivered.
 
 type WriteSync = (fd: number, buffer: Buffer, offset: number, length: number) => number;
 
@@ -62,28 +58,23 @@ export interface OutStream {
 
 export interface InStream {
   readonly isTTY: boolean;
-  /** Reads the whole of standard input (for `auth login --with-token`). */
   readAll(): Promise<string>;
   /** The whole of standard input as bytes, for a reader that decodes it strictly itself (`rotate --from -`). */
   readBytes(): Promise<Buffer>;
 }
 
-/** The raw streams, for the few users that need a real stream (the prompts). */
 export interface RawStreams {
   stdin: NodeJS.ReadableStream & { isTTY?: boolean };
   stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number; discards?: boolean; toFile?: boolean };
   stderr: NodeJS.WritableStream & { isTTY?: boolean; columns?: number; toFile?: boolean };
 }
 
-/** How output looks; decided once commander has parsed the flags. */
 export interface OutputMode {
   json: boolean;
   /** `--secret-to stdout`: stdout holds the secret and nothing else. */
   secretOnStdout?: boolean;
-  /** --quiet, or --json: no notices or progress on stderr. */
   quiet: boolean;
   debug: boolean;
-  /** --query: the part of each JSON document that is printed (implies json). */
   query?: JsonQuery | undefined;
 }
 
@@ -92,23 +83,18 @@ export interface IO {
   stderr: OutStream;
   stdin: InStream;
   raw: RawStreams;
-  /** Terminal width for tables (ctx.io.columns, else the stream's, else 100). */
   columns: number;
   scrubber: Scrubber;
-  /** Colour allowed on this stream (TTY, no NO_COLOR, no --no-color; FORCE_COLOR forces). */
   color: { stdout: boolean; stderr: boolean };
-  /** chalk for the streams in colour, plain functions for the others. */
   paint: { stdout: Palette; stderr: Palette };
   /** An informational line on stderr ("chatctl: …"), muted with --quiet and --json. */
   notice(text: string): void;
   readonly quiet: boolean;
   /** Stdout is data (`auth token`, `webhooks sign`), as with --json: from now on `::add-mask::` lines go to stderr. */
   stdoutIsData(): void;
-  /** --query, once the flags are parsed. */
   readonly query?: JsonQuery | undefined;
 }
 
-/** The --json document on stdout (jsonDocumentText). */
 export function writeJson(io: IO, value: unknown, layout?: 'indent-on-tty' | 'one-line'): void {
   io.stdout.write(jsonDocumentText(io, value, layout));
 }

@@ -1,10 +1,6 @@
-// What chatctl prints of values it does not control: JSON without recursion
-// (a server's answer may nest deeper than JSON.stringify's stack allows, and
-// a rendering failure must never cost the one-time secret), server text with
-// what a terminal obeys or hides escaped, shell words, --json documents and
-// GitHub Actions' workflow commands.
+// What chatctl prints of values it does not control: JSON, server text escaped for a terminal, shell words, --json
+// documents, GitHub Actions' workflow commands.
 
-/** A JSON object: not null, not an array. */
 export const isJsonObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** What a terminal obeys or hides beyond C0 (DEL, C1, bidi and zero-width marks, U+2028/2029): escaped in JSON strings and server text. */
@@ -13,10 +9,9 @@ const UNSAFE = new RegExp(`[${UNSAFE_CHARS}]`, 'g');
 
 const hex4 = (ch: string) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
 
-/** Escapes what a terminal would obey or hide; only ever found inside JSON strings. */
 const escapeUnsafeJson = (text: string): string => text.replace(UNSAFE, hex4);
 
-/** JSON.stringify(value, null, indent), with a stack of work instead of recursion; a cycle (never in parsed JSON) becomes "[Circular]". */
+/** JSON.stringify(value, null, indent) without recursion: a server's answer may nest past its stack, and the secret must not be lost to it. */
 export function stringifyJson(value: unknown, indent = 0): string {
   const gap = ' '.repeat(Math.min(10, Math.max(0, indent)));
   const nl = (depth: number) => (gap ? '\n' + gap.repeat(depth) : '');
@@ -74,7 +69,6 @@ function primitiveJson(v: unknown): string | null | undefined {
   }
 }
 
-/** At most `max` characters of the JSON of `value`, for one-line displays. */
 export function previewJson(value: unknown, max = 200): string {
   let text: string;
   try {
@@ -107,29 +101,21 @@ export function shellQuote(word: string): string {
   return `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
-/** One word for a POSIX shell, quoted only when it needs to be (a path, a flag value, a variable's value). */
 export function shellWord(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : shellQuote(word);
 }
 
-/** The endpoint's id for one-line messages, escaped; the record is the server's. */
 export function endpointLabel(endpoint: Record<string, unknown>): string {
   const id = endpoint.id;
   return typeof id === 'string' || typeof id === 'number' ? escapeInline(String(id)) : '(no id)';
 }
 
-/** --query's expression, compiled and checked before anything is sent (src/run/query.ts). */
 export interface JsonQuery {
   readonly expression: string;
-  /** The selected value; throws when the expression cannot be applied to this document (a function given the wrong type). */
   select(document: unknown): unknown;
 }
 
-/**
- * The one JSON document a command prints: indented on a terminal, else one
- * line; with --query, what it selects (a string bare, its controls escaped).
- * Every --json document goes through here or jsonLineText.
- */
+/** The one JSON document a command prints: indented on a terminal; with --query, what it selects (a string bare, its controls escaped). */
 export function jsonDocumentText(
   io: { readonly query?: JsonQuery | undefined; readonly stdout: { readonly isTTY: boolean } },
   value: unknown,
@@ -150,7 +136,6 @@ function selectedText(selected: unknown): string {
   return (typeof selected === 'string' ? escapeControl(selected) : stringifyJson(selected ?? null)) + '\n';
 }
 
-/** Whether this run is a GitHub Actions job step (the runner sets GITHUB_ACTIONS=true). */
 export const inGitHubActions = (env: Record<string, string | undefined>): boolean => env.GITHUB_ACTIONS === 'true';
 
 /** A workflow command's data (after `::`): `%`, CR and LF escaped, as the runner unescapes them. */
@@ -169,5 +154,4 @@ export function maskCommands(value: string): string {
   return out;
 }
 
-/** Whether a run has anything to tell its CI system (run/ci-report.ts, loaded only then): annotations, a step summary, a --report file. */
 export const ciReportWanted = (env: Record<string, string | undefined>, reportPath?: string): boolean => inGitHubActions(env) || Boolean(env.GITHUB_STEP_SUMMARY) || reportPath !== undefined;

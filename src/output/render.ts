@@ -29,7 +29,6 @@ export const PLAIN_TABLE = {
   style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0 },
 };
 
-/** A rendered table's text: as is on a terminal; without the padding at line ends when plain. */
 export function tableText(text: string, tty: boolean): string {
   return tty
     ? text
@@ -39,10 +38,8 @@ export function tableText(text: string, tty: boolean): string {
         .join('\n');
 }
 
-/** Where a table goes: colour, and whether it is a terminal (boxed) or not (plain). */
 export type TableTarget = { color: boolean; tty: boolean };
 
-/** The endpoint as a two-column table: known fields first, then the rest. Boxed on a terminal, plain elsewhere. */
 export function renderEndpoint(endpoint: Record<string, unknown>, target: TableTarget, columns = 100): string {
   const keys = [...KNOWN_FIELDS.filter((k) => k in endpoint), ...Object.keys(endpoint).filter((k) => !KNOWN_FIELDS.includes(k))];
   const shown = keys.slice(0, MAX_FIELDS);
@@ -75,14 +72,12 @@ export function renderSecretBlock(secret: string, c: Palette = PLAIN, fingerprin
   ].join('\n');
 }
 
-/** Where the secret went, by destination, with its fingerprint. */
 export function renderDelivery(fingerprint: string, delivered: readonly { to: string }[], c: Palette = PLAIN): string {
   if (delivered.length === 0) return '';
   const note = (to: string) => (to.startsWith('file:') || to.startsWith('env-file:') ? ' (mode 0600)' : '');
   return ['', c.bold(`Signing secret ${fingerprint} delivered to:`), ...delivered.map((d) => `  ${escapeInline(d.to)}${note(d.to)}`), ''].join('\n');
 }
 
-/** The one-line result above the table, in green on a colour terminal. */
 export function renderSummary(text: string, c: Palette): string {
   return c.green(text) + '\n';
 }

@@ -1,9 +1,5 @@
-// Scrubbing: a known value (the token, a signing secret) is found in text in
-// every form it may be shown in (docs/secrets.md, "Scrubbing", lists them) by
-// reading the text into a canonical form in which each character keeps the
-// span of the original it came from; values are read by the same function,
-// so both sides agree, and a value found is blanked in the original whole.
-// Redacting (the end of this file) blanks fields by their name instead.
+// Scrubbing finds a known value in any form text may show it (docs/secrets.md) by reading text and values alike into a
+// canonical form whose characters keep their span of the original, which is blanked whole. Redacting (at the end) goes by name.
 
 export interface Canonical {
   text: string;
@@ -234,12 +230,7 @@ function track(state: number, c: number): number {
   return isC1String(c) ? IN_STRING : OUTSIDE;
 }
 
-/**
- * One reading of every escape, encoding and reference in u. A backslash
- * after a raw ESC, or a run of them after the ESC that ends a string
- * (`\e]8;;url\e\`, JSON's `\u001b\\`), is ST's, not an escape that would take
- * the value's next character.
- */
+/** One reading of every escape, encoding and reference; a `\` after the ESC that ends a string (`\e]8;;url\e\`) is ST's, not an escape. */
 function decodeOnce(u: Units): { units: Units; open: number } {
   const out = newUnits(u.length);
   let open = Number.MAX_SAFE_INTEGER;
@@ -306,11 +297,7 @@ function namedReference(name: string): string | undefined {
 /** A sequence cut off by the end of the text: more could make it one. */
 const CUT_OFF = -1;
 
-/**
- * Where the escape sequence at i ends (exclusive); i when none starts there
- * (the control is left out alone); CUT_OFF when the text ends inside one.
- * `noEnd`: where a string was found to have no end, so none is searched again.
- */
+/** Where the sequence at i ends (exclusive); i when none starts there; CUT_OFF when the text ends inside one (`noEnd`: a string without one). */
 function sequenceEnd(u: Units, i: number, noEnd: { from: number }): number {
   const c = u.code[i]!;
   if (c === 0x9b) return csiEnd(u, i, i + 1);
@@ -483,12 +470,7 @@ function readInOrder(u: Units, r: Reading): void {
   }
 }
 
-/**
- * The canonical text of decoded units. What a string sequence or a tag holds
- * splits a value in order, but is read too: after the rest, each after a
- * U+0000 (no value holds one), so a value in a title, a link or an attribute
- * is found.
- */
+/** The canonical text: what a string sequence or a tag holds splits a value in order, and is read after the rest, each after a U+0000. */
 function finish(u: Units, openFrom: number): Canonical {
   const r: Reading = { out: newUnits(u.length), hidden: [], open: { at: openFrom } };
   readInOrder(u, r);
@@ -523,12 +505,7 @@ export const canonicalValue = (value: string): string => {
   return c.text.slice(0, c.inOrder);
 };
 
-/**
- * Values to find. Those in use (a few) are found with indexOf; retired ones
- * (a `--from` run's finished items, maybe thousands) through their first
- * MIN_SCRUB_LENGTH characters and their lengths, at a cost that does not grow
- * with their number.
- */
+/** Values to find: those in use with indexOf; retired ones (maybe thousands) by their first characters, at a cost that does not grow with them. */
 class KnownValues {
   private readonly active = new Map<string, string>();
   private readonly retired = new Map<number, Set<string>>();
@@ -613,12 +590,7 @@ function blankFound(text: string, c: Canonical, sets: readonly KnownValues[]): s
 /** What stands for a line of an exec: command's output that held a short secret. */
 export const SCRUBBED_LINE = '[REDACTED: a line of output that held the secret]';
 
-/**
- * The run's scrubber, the last line of defence: it knows the token, the
- * anti-forgery value and every signing secret of the run, and blanks them in
- * stderr, debug traces and what a `--from` run prints and keeps. Stdout is
- * scrubbed of the credentials only (the secret belongs there: docs/secrets.md).
- */
+/** The run's scrubber, the last line of defence: it knows the credentials and every secret of the run (stdout: the credentials only). */
 export class Scrubber {
   private readonly credentials = new KnownValues();
   private readonly secrets = new KnownValues();
@@ -675,13 +647,7 @@ export class Scrubber {
     return this.scrubCredentials(value) !== value;
   }
 
-  /**
-   * For text that arrives in pieces (a destination command's output): holds
-   * back the tail that could still begin a value. While a secret too short to
-   * look for is known, output goes out in whole lines, and a line that holds
-   * it is replaced by SCRUBBED_LINE (one with a line break in it is looked
-   * for in the whole output, held until the end).
-   */
+  /** For text in pieces: holds back what could still begin a value; while a secret too short to look for is known, whole lines, each holding it replaced. */
   stream(): { push(chunk: string): string; end(): string } {
     let held = '';
     return {
@@ -744,13 +710,7 @@ export function redactHeaders(headers: Record<string, string>): Record<string, s
 /** A key whose value is a secret: `secret`, `previousSecret`, `signing_secret`; not `secretAvailable`, `secretFile`. */
 const isSecretKey = (key: string): boolean => /secret$/i.test(key);
 
-/**
- * A response body for --debug: the value under every secret key redacted
- * (however the key is escaped; an object or array there whole; to the end
- * when cut off inside it), walked token by token, and every other copy of
- * such a value scrubbed in any form. With it, a scrubber of those values for
- * the same response's headers, traced before the run's scrubber knows them.
- */
+/** A --debug body with the value of every secret key (however escaped) redacted and its copies scrubbed; and a scrubber of them for its headers. */
 export function redactSecretsInBody(body: string): { body: string; scrub: (text: string) => string } {
   const found: string[] = [];
   let out = '';
