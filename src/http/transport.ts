@@ -24,8 +24,9 @@ export function parseRawAnswer(bytes: Buffer): RawAnswer | undefined {
   let at = 0;
   for (;;) {
     const head = readHead(bytes, at);
-    if (head === 'not-http') return undefined;
-    if (head === 'short') return partialHead(bytes.subarray(at));
+    if (head === undefined) return undefined;
+    // Cut off in its head: the status alone.
+    if (head.end < 0) return { status: head.status, headers: {}, contentEncoding: null, contentLength: null, body: Buffer.alloc(0), whole: false };
     at = head.end;
     // Interim answers come before the final one (101 switches protocol: final).
     if (head.status >= 100 && head.status < 200 && head.status !== 101) continue;
@@ -40,36 +41,27 @@ interface Head {
   end: number;
 }
 
-/** A head whose blank line has not come: the status alone, if its line is complete. */
-function partialHead(rest: Buffer): RawAnswer | undefined {
-  const eol = rest.indexOf(0x0a);
-  if (eol < 0) return undefined;
-  const status = statusOf(rest.subarray(0, eol).toString('latin1').replace(/\r$/, ''));
-  if (status === undefined) return undefined;
-  return { status, headers: {}, contentEncoding: null, contentLength: null, body: Buffer.alloc(0), whole: false };
-}
-
 const statusOf = (line: string): number | undefined => {
   const m = STATUS_LINE.exec(line);
   return m ? Number(m[1]) : undefined;
 };
 
-/** One head from `at`, up to the blank line (CRLF or a bare LF, as llhttp accepts). */
-function readHead(bytes: Buffer, at: number): Head | 'short' | 'not-http' {
+/** One head from `at`, up to the blank line (CRLF or a bare LF, as llhttp accepts); `end` -1 when it is cut off. */
+function readHead(bytes: Buffer, at: number): Head | undefined {
   const prefix = bytes.subarray(at, at + 5).toString('latin1');
-  if (!'HTTP/'.startsWith(prefix) && !prefix.startsWith('HTTP/')) return 'not-http';
+  if (!'HTTP/'.startsWith(prefix) && !prefix.startsWith('HTTP/')) return undefined;
   const lines: string[] = [];
   let pos = at;
   for (;;) {
     const eol = bytes.indexOf(0x0a, pos);
-    if (eol < 0) return 'short';
-    const line = bytes.subarray(pos, eol).toString('latin1').replace(/\r$/, '');
-    pos = eol + 1;
-    if (line === '') break;
+    const line = eol < 0 ? undefined : bytes.subarray(pos, eol).toString('latin1').replace(/\r$/, '');
+    pos = eol < 0 ? -1 : eol + 1;
+    if (line === undefined || line === '') break;
     lines.push(line);
   }
   const status = statusOf(lines[0] ?? '');
-  if (status === undefined) return 'not-http';
+  if (status === undefined) return undefined;
+  if (pos < 0) return { status, headers: {}, end: -1 };
   const headers: Record<string, string> = {};
   for (const line of lines.slice(1)) {
     const colon = line.indexOf(':');

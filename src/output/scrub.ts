@@ -5,9 +5,8 @@ export interface Canonical {
   text: string;
   /** How many characters of `text` read the text in order; after them, what sequences and tags held, each after a U+0000. */
   inOrder: number;
-  /** Where canonical character i starts in the original text. */
+  /** Where canonical character i starts and ends (exclusive) in the original text. */
   spanStart(i: number): number;
-  /** Where canonical character i ends in the original text (exclusive). */
   spanEnd(i: number): number;
   /** The original index from which more text could still change the reading (an escape cut off at the end); else the text's length. */
   open: number;
@@ -126,13 +125,7 @@ function put(out: Units, c: number, start: number, end: number): void {
   out.end[out.length++] = end;
 }
 
-function mayDecode(u: Units): boolean {
-  for (let i = 0; i < u.length; i++) {
-    const c = u.code[i];
-    if (c === BACKSLASH || c === PERCENT || c === AMPERSAND) return true;
-  }
-  return false;
-}
+const mayDecode = (u: Units) => u.code.subarray(0, u.length).some((c) => c === BACKSLASH || c === PERCENT || c === AMPERSAND);
 
 /** The value of `digits` hex units from i, -1 if one is not hex, -2 if the units end first. */
 function hexAt(u: Units, i: number, digits: number): number {
@@ -753,14 +746,11 @@ function jsonStringEnd(body: string, start: number): number {
   return body.length;
 }
 
+const COLON = /\s*:\s*/y;
 /** After a key's closing quote: where its value starts, or -1 when no `:` follows (not a key). */
 function valueStart(body: string, from: number): number {
-  let j = from;
-  while (j < body.length && /\s/.test(body[j]!)) j++;
-  if (body[j] !== ':') return -1;
-  j++;
-  while (j < body.length && /\s/.test(body[j]!)) j++;
-  return j;
+  COLON.lastIndex = from;
+  return COLON.test(body) ? COLON.lastIndex : -1;
 }
 
 /** The end (exclusive) of the secret value at j, its strings added to `found`; -1 for null, true, false. */
