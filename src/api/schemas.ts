@@ -15,13 +15,7 @@ export type EventType = (typeof EVENT_TYPES)[number];
 export const ROTATION_MODES = ['overlap', 'immediate'] as const;
 export type RotationMode = (typeof ROTATION_MODES)[number];
 
-export const LIMITS = {
-  nameMin: 1,
-  nameMax: 80,
-  destinationUrlMax: 2048,
-  versionMin: 1,
-  versionMax: Number.MAX_SAFE_INTEGER, // 9007199254740991
-} as const;
+export const LIMITS = { nameMin: 1, nameMax: 80, destinationUrlMax: 2048, versionMin: 1, versionMax: Number.MAX_SAFE_INTEGER } as const;
 
 // biome-ignore format: the spec's list, several to a line
 export const ERROR_CODES = [
@@ -155,11 +149,7 @@ export function oddSecretText(odd: OddSecretAnswer, fingerprint: string): string
 export const mutationResponseSchema = lazy(() => z.looseObject({ data: z.looseObject({ endpoint: endpointSchema(), changed: z.boolean() }), meta: metaSchema() }));
 export type MutationResponse = z.infer<ReturnType<typeof mutationResponseSchema>>;
 
-export const errorResponseSchema = lazy(() =>
-  z.looseObject({
-    error: z.looseObject({ code: z.string(), message: z.string(), requestId: z.string(), details: z.record(z.string(), z.unknown()) }),
-  }),
-);
+export const errorResponseSchema = lazy(() => z.looseObject({ error: z.looseObject({ code: z.string(), message: z.string(), requestId: z.string(), details: z.record(z.string(), z.unknown()) }) }));
 
 export function isAbsoluteHttpUrl(s: string): boolean {
   if (!/^https?:\/\//i.test(s)) return false;

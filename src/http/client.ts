@@ -241,11 +241,7 @@ class Send {
   }
 
   deadlineReached(what: string): CliError {
-    return this.keyed(
-      localError('timeout', `${what}${this.last ? ` (the last attempt ${this.last})` : ''}${this.keyNote}`, {
-        hint: MORE_TIME,
-      }),
-    );
+    return this.keyed(localError('timeout', `${what}${this.last ? ` (the last attempt ${this.last})` : ''}${this.keyNote}`, { hint: MORE_TIME }));
   }
 
   wouldPass(ms: number): CliError {
@@ -294,11 +290,7 @@ class Send {
       if (!patient || !sent) return ctl.abort();
       const reason = String(listenTo.reason ?? 'SIGINT');
       deps.waiting?.({ idempotencyKey: this.key!, signal: reason, graceMs: reason === 'SIGINT' ? null : TERM_GRACE_MS });
-      if (reason !== 'SIGINT')
-        deps.sleep(TERM_GRACE_MS, grace.signal).then(
-          () => ctl.abort(),
-          () => {},
-        );
+      if (reason !== 'SIGINT') void deps.sleep(TERM_GRACE_MS, grace.signal).then(() => ctl.abort(), NOTHING);
     };
     listenTo.addEventListener('abort', onAbort, { once: true });
     try {
@@ -342,12 +334,9 @@ class Send {
 
   /** A transport failure: reported, or the next attempt after a wait. */
   async afterFailure({ err, requestId, timeoutMs }: Extract<Attempt, { kind: 'failed' }>, attempt: number): Promise<void> {
-    if (err.failure !== 'aborted' && err.sent !== false) this.mayHaveApplied = true;
-    if (err.failure === 'aborted') {
-      // Interrupted in flight: the request may have reached the server.
-      this.mayHaveApplied = true;
-      throw this.interrupted();
-    }
+    // Interrupted in flight, the request may have reached the server too.
+    if (err.failure === 'aborted' || err.sent !== false) this.mayHaveApplied = true;
+    if (err.failure === 'aborted') throw this.interrupted();
     if (err.failure === 'truncated' || err.failure === 'too_large' || err.failure === 'malformed') {
       throw this.keyed(localError('invalid_response', `${err.message}${this.keyNote}`, { status: err.status ?? null }));
     }
@@ -367,7 +356,8 @@ class Send {
     if (decision.kind === 'stop') {
       throw this.keyed(new CliError(failure === 'timeout' ? 'timeout' : 'network_error', `${err.message}${gaveUp(attempt)}${this.keyNote}`, EXIT.unavailable));
     }
-    await this.wait(decision.delayMs, `attempt ${attempt} of ${this.attempts} ${attemptFailure(err, timeoutMs)} (request id ${requestId})`);
+    const what = err.failure === 'timeout' ? `timed out after ${seconds(timeoutMs)}` : `failed: ${err.message}`;
+    await this.wait(decision.delayMs, `attempt ${attempt} of ${this.attempts} ${what} (request id ${requestId})`);
   }
 
   /** A status other than 2xx: reported, or the next attempt after the server's (or the backoff's) wait. */
@@ -420,10 +410,6 @@ function withKey(e: CliError, idempotencyKey: string): CliError {
   return new CliError(e.code, e.message, e.exitCode, { hint: e.hint, status: e.status, requestId: e.requestId, details: e.details, reported: e.reported, idempotencyKey });
 }
 
-function attemptFailure(err: TransportError, timeoutMs: number): string {
-  return err.failure === 'timeout' ? `timed out after ${seconds(timeoutMs)}` : `failed: ${err.message}`;
-}
-
 const statusText = (status: number) => (status === 429 ? ' rate limited' : status === 503 ? ' service unavailable' : '');
 
 /** The server's request id: the error body's, else its x-request-id header. */
@@ -433,6 +419,7 @@ function serverRequestId(res: WireResponse): string | undefined {
   return typeof fromBody === 'string' && fromBody !== '' ? fromBody : headerValue(res, 'x-request-id');
 }
 
+const NOTHING = () => {};
 const MORE_TIME = 'allow more time with --deadline SECONDS (or CHATCTL_DEADLINE)';
 const gaveUp = (attempt: number) => (attempt > 1 ? `; gave up after ${attempt} attempts` : '');
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;

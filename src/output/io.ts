@@ -109,9 +109,7 @@ function colorEnabled(isTTY: boolean, env: Record<string, string | undefined>): 
 /** Scrubs, and takes a failed stream (a closed pipe, a full disk) as the end of output: kept for writeConfirmed, never thrown. */
 export function wrapOutStream(stream: NodeJS.WritableStream & { isTTY?: boolean; discards?: boolean }, scrub: (s: string) => string): OutStream {
   let failed: Error | undefined;
-  stream.on('error', (err: Error) => {
-    failed ??= err;
-  });
+  stream.on('error', (err: Error) => void (failed ??= err));
   return {
     isTTY: Boolean(stream.isTTY),
     discards: Boolean(stream.discards),
