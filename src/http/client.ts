@@ -10,7 +10,6 @@ import type { Clock } from '../system/clock.js';
 
 export const BACKOFF_BASE_MS = 500;
 export const BACKOFF_CAP_MS = 20_000;
-/** A Retry-After longer than this is not waited for. */
 export const MAX_RETRY_AFTER_MS = 60_000;
 
 export const RETRY_STATUSES: ReadonlySet<number> = new Set([429, 503]);
@@ -26,7 +25,6 @@ export function parseRetryAfter(value: string | undefined, nowMs: number): numbe
   return Math.max(0, at - nowMs);
 }
 
-/** Full jitter: uniform in [0, min(cap, base * 2^retryIndex)). */
 export function backoffDelay(retryIndex: number, random: () => number): number {
   const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** retryIndex);
   return Math.floor(random() * ceiling);
@@ -34,7 +32,6 @@ export function backoffDelay(retryIndex: number, random: () => number): number {
 
 export type RetryDecision = { kind: 'retry'; delayMs: number; reason: string } | { kind: 'stop'; reason: 'exhausted' | 'retry-after-too-long' | 'not-retryable'; retryAfterMs?: number };
 
-/** What to do after attempt `attempt` (1-based): `failure` is a response's status, or a transport failure. */
 export function decideRetry(opts: { attempt: number; maxRetries: number; failure: number | 'network' | 'timeout'; serverWaitMs?: number | undefined; random: () => number }): RetryDecision {
   const { attempt, maxRetries, failure } = opts;
   if (typeof failure === 'number' && !RETRY_STATUSES.has(failure)) return { kind: 'stop', reason: 'not-retryable' };
@@ -101,13 +98,11 @@ export interface HttpDeps extends Clock {
   randomUUID(): string;
   random(): number;
   signal: AbortSignal;
-  /** --debug: one line at a time, to stderr (already redacted here). */
   trace?: ((line: string) => void) | undefined;
   /** One line per retry wait (human mode; muted by --json and --quiet). */
   announce?: ((line: string) => void) | undefined;
   /** What the transport listens to, when not `signal`: `rotate --from` lets a request in flight finish on Ctrl-C. */
   requestSignal?: AbortSignal | undefined;
-  /** Connections kept open between attempts (a `--from` run's pool). */
   agent?: import('node:http').Agent | undefined;
   /** A signal came while a sent create or rotate waits for its answer (graceMs null: until --deadline); undefined once over. */
   waiting?: ((state: WaitingForAnswer | undefined, done?: string) => void) | undefined;
@@ -195,7 +190,6 @@ export async function sendWithRetries(req: ApiRequest, settings: RetrySettings, 
 /** Resends after a closed kept-alive connection: a pool holds one per worker, each maybe closed by the same idle timeout. */
 const STALE_RESENDS = 8;
 
-/** One request's state across its attempts: the key, whether it may have been applied, what the last attempt got. */
 class Send {
   readonly attempts: number;
   readonly key: string | undefined;
@@ -204,7 +198,6 @@ class Send {
   readonly trace: Trace;
   /** Whether some attempt may have been applied: then the key travels with the error. */
   mayHaveApplied: boolean;
-  /** What the last attempt got, for the deadline's message. */
   last = '';
   sentAt = 0;
 
@@ -248,7 +241,6 @@ class Send {
     return this.deadlineReached(`${this.deadlineText} would pass before the next attempt (in ${seconds(ms)}), so chatctl stopped`);
   }
 
-  /** Waits for the attempt's turn (the shared pace); its timeout, or throws when it may not go out. */
   async turn(attempt: number): Promise<number> {
     const { deps, settings } = this;
     const deadline = settings.deadline;
@@ -332,7 +324,6 @@ class Send {
     this.trace?.(`  attempt ${attempt} went out on a kept-alive connection the server had closed (request id ${requestId}): sent again on a new connection`);
   }
 
-  /** A transport failure: reported, or the next attempt after a wait. */
   async afterFailure({ err, requestId, timeoutMs }: Extract<Attempt, { kind: 'failed' }>, attempt: number): Promise<void> {
     // Interrupted in flight, the request may have reached the server too.
     if (err.failure === 'aborted' || err.sent !== false) this.mayHaveApplied = true;
@@ -360,7 +351,6 @@ class Send {
     await this.wait(decision.delayMs, `attempt ${attempt} of ${this.attempts} ${what} (request id ${requestId})`);
   }
 
-  /** A status other than 2xx: reported, or the next attempt after the server's (or the backoff's) wait. */
   async afterRefusal(res: WireResponse, attempt: number): Promise<void> {
     const { deps, hooks } = this;
     const pace = hooks.pace;
@@ -390,7 +380,6 @@ class Send {
     throw this.keyed(errorFromResponse(res));
   }
 
-  /** Announces the wait and sleeps, or stops at once when it would pass the deadline. */
   async wait(ms: number, what: string): Promise<void> {
     const { deps } = this;
     const deadline = this.settings.deadline;
@@ -405,14 +394,12 @@ class Send {
   }
 }
 
-/** A copy of the error that carries the Idempotency-Key. */
 function withKey(e: CliError, idempotencyKey: string): CliError {
   return new CliError(e.code, e.message, e.exitCode, { hint: e.hint, status: e.status, requestId: e.requestId, details: e.details, reported: e.reported, idempotencyKey });
 }
 
 const statusText = (status: number) => (status === 429 ? ' rate limited' : status === 503 ? ' service unavailable' : '');
 
-/** The server's request id: the error body's, else its x-request-id header. */
 function serverRequestId(res: WireResponse): string | undefined {
   const body = parseJson(res.body) as { error?: { requestId?: unknown } } | undefined;
   const fromBody = body?.error?.requestId;

@@ -19,7 +19,6 @@ export interface RawAnswer {
 
 const STATUS_LINE = /^HTTP\/\d(?:\.\d)? (\d{3})(?: [^\r\n]*)?$/;
 
-/** The final answer the bytes begin with; undefined when they hold no complete status line. */
 export function parseRawAnswer(bytes: Buffer): RawAnswer | undefined {
   let at = 0;
   for (;;) {
@@ -37,7 +36,6 @@ export function parseRawAnswer(bytes: Buffer): RawAnswer | undefined {
 interface Head {
   status: number;
   headers: Record<string, string>;
-  /** Where the body begins. */
   end: number;
 }
 
@@ -73,7 +71,6 @@ function readHead(bytes: Buffer, at: number): Head | undefined {
   return { status, headers, end: pos };
 }
 
-/** The codings a Content-Encoding or Transfer-Encoding lists, in the order applied, lower case. */
 const codingsOf = (value: string | string[] | undefined) =>
   (Array.isArray(value) ? value.join(',') : (value ?? ''))
     .split(',')
@@ -91,7 +88,6 @@ function framed(head: Head, rest: Buffer): Omit<RawAnswer, 'status' | 'headers'>
   return { contentEncoding, contentLength: declared, body: rest, whole: false };
 }
 
-/** Content-Length as a number: repeated equal values are one; differing or unreadable ones are none. */
 function declaredLength(value: string | undefined): number | null {
   if (value === undefined) return null;
   const values = new Set(value.split(',').map((v) => v.trim()));
@@ -113,7 +109,6 @@ function unchunk(rest: Buffer): { body: Buffer; whole: boolean } {
     const size = Number.parseInt(sizeText, 16);
     pos = eol + 1;
     if (size === 0) {
-      // Trailers, then a blank line.
       for (;;) {
         const end = rest.indexOf(0x0a, pos);
         if (end < 0) return cut();
@@ -126,7 +121,6 @@ function unchunk(rest: Buffer): { body: Buffer; whole: boolean } {
     parts.push(data);
     if (data.length < size) return cut();
     pos += size;
-    // The CRLF after the data.
     if (rest[pos] === 0x0d) pos++;
     if (pos >= rest.length || rest[pos] !== 0x0a) return cut();
     pos++;
@@ -175,7 +169,6 @@ export class RawFeed {
     this.at += bytes.length;
   };
   constructor(private readonly raw: (bytes: Buffer, at: number) => void) {}
-  /** Whether any byte of this attempt's answer came. */
   get received(): boolean {
     return this.at > 0;
   }
@@ -218,7 +211,6 @@ export class TransportError extends Error {
   }
 }
 
-/** node:http parse errors carry llhttp's code: HPE_HEADER_OVERFLOW, HPE_INVALID_CONSTANT … */
 function describeParseError(code: string): string {
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
@@ -235,7 +227,6 @@ function describeParseError(code: string): string {
 
 export const malformedMessage = (code: string) => `the server's response could not be read: ${describeParseError(code)}`;
 
-/** The body-limit failure: a declared Content-Length over it, or the bytes read so far. */
 export const tooLarge = (max: number, status: number, declared?: number) =>
   new TransportError('too_large', `response body ${declared === undefined ? '' : `of ${declared} bytes `}exceeds the ${max}-byte limit`, status);
 
@@ -370,7 +361,6 @@ function requestOptions(req: WireRequest, url: URL, opts: AttemptOptions): impor
   };
 }
 
-/** The response's body, whole and within the limit, each chunk told to the tap as it comes; or the failure that cut it short. */
 function collectBody(
   res: IncomingMessage,
   status: number,
@@ -403,7 +393,6 @@ export function attemptTimer(opts: Pick<AttemptOptions, 'timeoutMs' | 'answerWai
   let phase: ReturnType<typeof setTimeout> | undefined;
   let whole: ReturnType<typeof setTimeout> | undefined;
   const self = {
-    /** The error the timer ended the attempt with, once it did. */
     error: undefined as TransportError | undefined,
     sent() {
       if (!patient) return;

@@ -12,7 +12,6 @@ export interface Canonical {
   open: number;
 }
 
-/** Characters, each with the span of the original text it stands for. */
 type Units = { code: Uint16Array; start: Int32Array; end: Int32Array; length: number };
 
 const BACKSLASH = 0x5c;
@@ -20,7 +19,6 @@ const PERCENT = 0x25;
 const AMPERSAND = 0x26;
 const ESC = 0x1b;
 const LESS_THAN = 0x3c;
-/** How many times a decoded `\`, `%` or `&` is read again. */
 const MAX_PASSES = 4;
 
 /** What is left out of the canonical text; the ASCII and plain variants are faster for text that has nothing else. */
@@ -118,7 +116,6 @@ function withoutLeftOut(text: string, leftOut: RegExp): Canonical {
 
 const newUnits = (n: number): Units => ({ code: new Uint16Array(n), start: new Int32Array(n), end: new Int32Array(n), length: 0 });
 
-/** Appends one unit (the caller has made room). */
 function put(out: Units, c: number, start: number, end: number): void {
   out.code[out.length] = c;
   out.start[out.length] = start;
@@ -139,7 +136,6 @@ function hexAt(u: Units, i: number, digits: number): number {
   return v;
 }
 
-/** What one escape, encoding or reference reads as, the index after it, and whether more units could change it. */
 type Read = { chars: number[]; next: number; open?: boolean };
 
 /** The escape after the run of backslashes that ends before j (j < length). */
@@ -185,7 +181,6 @@ function readReference(u: Units, i: number): Read {
   let k = i + 1;
   if (k >= u.length) return { ...itself, open: true };
   if (u.code[k] === 0x23) {
-    // #
     k++;
     const hex = k < u.length && (u.code[k]! | 0x20) === 0x78; // x
     if (hex) k++;
@@ -287,7 +282,6 @@ function namedReference(name: string): string | undefined {
   return NAMED.get(name) ?? /^([A-Za-z])(?:opf|fr|scr)$/.exec(name)?.[1];
 }
 
-/** A sequence cut off by the end of the text: more could make it one. */
 const CUT_OFF = -1;
 
 /** Where the sequence at i ends (exclusive); i when none starts there; CUT_OFF when the text ends inside one (`noEnd`: a string without one). */
@@ -309,7 +303,6 @@ function sequenceEnd(u: Units, i: number, noEnd: { from: number }): number {
   return next >= 0x30 && next <= 0x7e && !isAlnum(next) ? i + 2 : i;
 }
 
-/** A CSI: parameter bytes, intermediate bytes, a final byte. */
 function csiEnd(u: Units, i: number, from: number): number {
   let j = from;
   while (j < u.length && u.code[j]! >= 0x30 && u.code[j]! <= 0x3f) j++;
@@ -367,7 +360,6 @@ const MAPPED = 3;
 const CONTROL = 4;
 
 const ASCII_CLASS = new Uint8Array(0x80).map((_, c) => (LEFT_OUT_ONE.test(String.fromCharCode(c)) ? DROP : KEEP));
-/** Classes met so far (0: not yet met). */
 let bmpClass: Uint8Array | undefined;
 const astralClass = new Map<number, number>();
 /** What a MAPPED character reads as: its NFKC form, without what is left out. */
@@ -404,7 +396,6 @@ function makeRoom(out: Units, size: number): void {
   Object.assign(out, { code: grown.code, start: grown.start, end: grown.end });
 }
 
-/** The character at i (a pair when it is one) read into `out` by its class; the index of its last unit. */
 function readCharacter(u: Units, i: number, out: Units): number {
   const c = u.code[i]!;
   let cp = c;
@@ -420,10 +411,8 @@ function readCharacter(u: Units, i: number, out: Units): number {
   return last;
 }
 
-/** Units from..to of u, the same spans (a view, not a copy). */
 const slice = (u: Units, from: number, to: number): Units => ({ code: u.code.subarray(from, to), start: u.start.subarray(from, to), end: u.end.subarray(from, to), length: Math.max(0, to - from) });
 
-/** What a string sequence or a tag from i to end holds, between its introducer and its terminator. */
 function heldBy(u: Units, i: number, end: number): Units {
   if (u.code[i] === LESS_THAN) return slice(u, i + 1, end - 1);
   const from = u.code[i] === ESC ? i + 2 : i + 1;
@@ -435,7 +424,6 @@ function heldBy(u: Units, i: number, end: number): Units {
 /** One reading: what strings and tags held goes to `hidden`; where the text may still change, to `open` (the whole text's reading only). */
 type Reading = { out: Units; hidden: Units[]; open: { at: number } | undefined };
 
-/** The units of u read in order into r.out: sequences, tags and what is left out taken away, compatibility forms read. */
 function readInOrder(u: Units, r: Reading): void {
   const { out, hidden, open } = r;
   const n = u.length;
@@ -492,7 +480,6 @@ export const REDACTED = '[REDACTED]';
 /** Values whose canonical form is shorter are not looked for in free text, where "1" would mangle it. */
 const MIN_SCRUB_LENGTH = 6;
 
-/** The canonical form of a value, as the text's is read in order. */
 export const canonicalValue = (value: string): string => {
   const c = canonicalize(value);
   return c.text.slice(0, c.inOrder);
@@ -539,7 +526,6 @@ class KnownValues {
     this.shortest = Math.min(this.shortest, form.length);
   }
 
-  /** Adds each match in canonical text to `found`, as [from, to) of canonical indexes. */
   find(text: string, found: [number, number][]): void {
     for (const form of this.active.values()) {
       for (let i = text.indexOf(form); i !== -1; i = text.indexOf(form, i + 1)) found.push([i, i + form.length]);
@@ -561,7 +547,6 @@ function scrubText(text: string, sets: readonly KnownValues[]): string {
   return blankFound(text, canonicalize(text), sets);
 }
 
-/** Text with the matches of `sets` in its canonical form `c` blanked, overlapping ones as one. */
 function blankFound(text: string, c: Canonical, sets: readonly KnownValues[]): string {
   const found: [number, number][] = [];
   for (const s of sets) if (s.size > 0) s.find(c.text, found);
@@ -625,12 +610,10 @@ export class Scrubber {
     this.secrets.retire(value);
   }
 
-  /** For stderr, debug traces, logs and what a `--from` run keeps. */
   scrub(text: string): string {
     return scrubText(text, [this.credentials, this.secrets]);
   }
 
-  /** For stdout: credentials only. */
   scrubCredentials(text: string): string {
     return scrubText(text, [this.credentials]);
   }
@@ -686,7 +669,6 @@ export class Scrubber {
   }
 }
 
-/** Header names whose values are never shown. */
 const SECRET_HEADERS = new Set(['authorization', 'x-service-csrf', 'proxy-authorization', 'cookie', 'set-cookie']);
 
 export function redactHeaders(headers: Record<string, string>): Record<string, string> {
@@ -709,25 +691,16 @@ export function redactSecretsInBody(body: string): { body: string; scrub: (text:
   let out = '';
   let last = 0;
   const n = body.length;
-  for (let i = 0; i < n; ) {
-    if (body.charCodeAt(i) !== 0x22) {
-      i++;
-      continue;
-    }
+  for (let i = body.indexOf('"'); i >= 0; i = body.indexOf('"', i)) {
     const keyEnd = jsonStringEnd(body, i + 1);
     if (keyEnd >= n) break;
     const j = valueStart(body, keyEnd + 1);
-    if (j < 0 || !isSecretKey(decodeJsonString(body.slice(i + 1, keyEnd)))) {
-      i = keyEnd + 1;
-      continue;
+    const end = j >= 0 && isSecretKey(decodeJsonString(body.slice(i + 1, keyEnd))) ? secretValueEnd(body, j, found) : -1;
+    if (end < 0) i = keyEnd + 1;
+    else {
+      out += body.slice(last, j) + `"${REDACTED}"`;
+      last = i = end;
     }
-    const end = secretValueEnd(body, j, found);
-    if (end < 0) {
-      i = j;
-      continue;
-    }
-    out += body.slice(last, j) + `"${REDACTED}"`;
-    last = i = end;
   }
   out += body.slice(Math.min(last, n));
   const values = new KnownValues();
@@ -735,7 +708,6 @@ export function redactSecretsInBody(body: string): { body: string; scrub: (text:
   return { body: scrubText(out, [values]), scrub: (text) => scrubText(text, [values]) };
 }
 
-/** The index of the closing quote of the JSON string whose inside starts at `start`, or the body's length. */
 function jsonStringEnd(body: string, start: number): number {
   for (let j = start; j < body.length; ) {
     const c = body.charCodeAt(j);
@@ -783,7 +755,6 @@ function secretValueEnd(body: string, j: number, found: string[]): number {
   return end + 1;
 }
 
-/** A JSON string's inside, leniently: a bad escape is kept as it is. */
 function decodeJsonString(raw: string): string {
   try {
     return JSON.parse(`"${raw}"`) as string;
