@@ -64,10 +64,7 @@ export function createWebhooksClient(cfg: ClientConfig): WebhooksClient {
     }
     return parsed;
   };
-  const mutation = (json: unknown) => {
-    const parsed = mutationResponseSchema().safeParse(json);
-    return parsed.success ? parsed.data : undefined;
-  };
+  const mutation = (json: unknown) => mutationResponseSchema().safeParse(json).data;
   const endpoints = (...rest: string[]) => scopedPath(cfg.scope, 'webhook-endpoints', ...rest);
   return {
     create: (body, key, hooks) => send(endpoints(), body, parseSecretAnswer, key, hooks),

@@ -36,9 +36,7 @@ export function decideRetry(opts: { attempt: number; maxRetries: number; failure
   const { attempt, maxRetries, failure } = opts;
   if (typeof failure === 'number' && !RETRY_STATUSES.has(failure)) return { kind: 'stop', reason: 'not-retryable' };
   const serverWait = typeof failure === 'number' ? opts.serverWaitMs : undefined;
-  if (serverWait !== undefined && serverWait > MAX_RETRY_AFTER_MS) {
-    return { kind: 'stop', reason: 'retry-after-too-long', retryAfterMs: serverWait };
-  }
+  if (serverWait !== undefined && serverWait > MAX_RETRY_AFTER_MS) return { kind: 'stop', reason: 'retry-after-too-long', retryAfterMs: serverWait };
   if (attempt > maxRetries) return { kind: 'stop', reason: 'exhausted' };
   const reason = failure === 429 ? 'rate limited' : failure === 503 ? 'service unavailable' : failure === 'timeout' ? 'timed out' : 'connection failed';
   return { kind: 'retry', delayMs: serverWait ?? backoffDelay(attempt - 1, opts.random), reason };
@@ -335,18 +333,12 @@ class Send {
       throw this.deadlineReached(`${this.deadlineText} was reached during attempt ${attempt} of ${this.attempts}, waiting for its answer (request id ${requestId})`);
     }
     // A status line came but the body did not finish in time: the change may be applied, so reported, not retried.
-    if (err.failure === 'timeout' && err.status !== undefined) {
-      throw this.keyed(localError('timeout', `the server answered ${err.status} but ${err.message}${this.keyNote}`, { status: err.status }));
-    }
+    if (err.failure === 'timeout' && err.status !== undefined) throw this.keyed(localError('timeout', `the server answered ${err.status} but ${err.message}${this.keyNote}`, { status: err.status }));
     this.last = `${err.failure === 'timeout' ? 'timed out' : `failed: ${err.message}`} (request id ${requestId})`;
-    if (err.failure === 'timeout' && timeoutMs < this.settings.timeoutMs) {
-      throw this.deadlineReached(`${this.deadlineText} was reached during attempt ${attempt} of ${this.attempts}`);
-    }
+    if (err.failure === 'timeout' && timeoutMs < this.settings.timeoutMs) throw this.deadlineReached(`${this.deadlineText} was reached during attempt ${attempt} of ${this.attempts}`);
     const failure = err.failure === 'timeout' ? 'timeout' : 'network';
     const decision = decideRetry({ attempt, maxRetries: this.settings.maxRetries, failure, random: this.deps.random });
-    if (decision.kind === 'stop') {
-      throw this.keyed(new CliError(failure === 'timeout' ? 'timeout' : 'network_error', `${err.message}${gaveUp(attempt)}${this.keyNote}`, EXIT.unavailable));
-    }
+    if (decision.kind === 'stop') throw this.keyed(new CliError(failure === 'timeout' ? 'timeout' : 'network_error', `${err.message}${gaveUp(attempt)}${this.keyNote}`, EXIT.unavailable));
     const what = err.failure === 'timeout' ? `timed out after ${seconds(timeoutMs)}` : `failed: ${err.message}`;
     await this.wait(decision.delayMs, `attempt ${attempt} of ${this.attempts} ${what} (request id ${requestId})`);
   }

@@ -2,7 +2,7 @@
 // A bundle of its own (dist/lazy/proxy.cjs), loaded only behind a proxy.
 import { subscribe } from 'node:diagnostics_channel';
 import { ProxyAgent } from 'undici';
-import { TransportError, attemptTimer, decodeBody, malformedMessage, rawFeedFor, type RawFeed, type Transport, tooLarge } from './transport.js';
+import { TransportError, attemptTimer, decodeBody, malformedMessage, rawFeedFor, type RawFeed, type Transport, tooLarge, type AttemptState } from './transport.js';
 
 /** Failures before the request could reach the server: the proxy or the tunnel's TLS failed. */
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
@@ -37,17 +37,12 @@ export function proxyTransport(proxyUrl: string): Transport {
     let tap = feed ? undefined : opts.tap;
     const controller = new AbortController();
     let timedOut = false;
-    let status: number | undefined;
-    const timer = attemptTimer(
-      opts,
-      () => status,
-      () => true,
-      () => {
-        timedOut = true;
-        controller.abort();
-      },
-    );
     // Through a proxy, when the request reaches the server cannot be seen: it may have from the start.
+    const at: AttemptState = { status: undefined, sent: true };
+    const timer = attemptTimer(opts, at, () => {
+      timedOut = true;
+      controller.abort();
+    });
     opts.onSent?.();
     timer.sent();
     const onAbort = () => controller.abort();
@@ -64,7 +59,7 @@ export function proxyTransport(proxyUrl: string): Transport {
         headersTimeout: 0,
         bodyTimeout: 0,
       });
-      status = res.statusCode;
+      const status = (at.status = res.statusCode);
       if (feed && !feed.attached) tap = opts.tap;
       tap?.head(status, res.headers);
       timer.answerBegan();
@@ -91,15 +86,15 @@ export function proxyTransport(proxyUrl: string): Transport {
     } catch (err) {
       if (err instanceof TransportError) throw err;
       if (opts.signal.aborted) throw new TransportError('aborted', 'interrupted');
-      if (timedOut) throw timer.error ?? new TransportError('timeout', `no complete response within ${opts.timeoutMs / 1000} s`, status);
+      if (timedOut) throw timer.error ?? new TransportError('timeout', `no complete response within ${opts.timeoutMs / 1000} s`, at.status);
       const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
       const parse = parseErrorCode(e);
-      if (parse) throw new TransportError('malformed', malformedMessage(parse), status);
+      if (parse) throw new TransportError('malformed', malformedMessage(parse), at.status);
       // undici: "Proxy response (403) !== 200 when HTTP Tunneling".
       const refused = /^Proxy response \((\d+)\)/.exec(e.message);
       if (refused) throw new TransportError('connect', `the proxy refused to connect to ${url.host} (it answered ${refused[1]})`, undefined, false);
       const code = e.cause?.code ?? e.code ?? e.message;
-      if (status !== undefined) throw new TransportError('truncated', `the connection failed during the response (${code})`, status);
+      if (at.status !== undefined) throw new TransportError('truncated', `the connection failed during the response (${code})`, at.status);
       throw new TransportError('connect', `cannot connect to ${url.host} through the proxy: ${code}`, undefined, !notSent(code));
     } finally {
       if (requestId !== undefined) feeds.delete(requestId);

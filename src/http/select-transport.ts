@@ -43,15 +43,8 @@ export function proxyFor(url: URL, env: NodeJS.ProcessEnv): ProxyChoice {
   const noProxy = pick(env, ['no_proxy', 'NO_PROXY'] as const);
   const entry = noProxy && noProxyEntry(url, noProxy.value);
   if (noProxy && entry) return { proxy: undefined, why: 'no_proxy', variable: noProxy.name, entry };
-  let proxy: URL | undefined;
-  try {
-    proxy = new URL(chosen.value);
-  } catch {
-    proxy = undefined;
-  }
-  if (!proxy || (proxy.protocol !== 'http:' && proxy.protocol !== 'https:')) {
-    throw configError(`${chosen.name} is not an http:// or https:// proxy URL`, `fix or unset ${chosen.name}`);
-  }
+  const proxy = URL.canParse(chosen.value) ? new URL(chosen.value) : undefined;
+  if (!proxy || (proxy.protocol !== 'http:' && proxy.protocol !== 'https:')) throw configError(`${chosen.name} is not an http:// or https:// proxy URL`, `fix or unset ${chosen.name}`);
   return { proxy, variable: chosen.name };
 }
 
@@ -62,9 +55,7 @@ export async function selectTransport(env: NodeJS.ProcessEnv): Promise<Transport
   return async (req, opts) => {
     const url = new URL(req.url);
     if (isLoopbackHost(url.hostname)) return nodeTransport(req, opts);
-    if (url.protocol !== 'https:') {
-      throw configError(`refusing to send ${url.origin} through a proxy over http: the token would travel in clear text`, 'use an https base URL');
-    }
+    if (url.protocol !== 'https:') throw configError(`refusing to send ${url.origin} through a proxy over http: the token would travel in clear text`, 'use an https base URL');
     const choice = proxyFor(url, env);
     if (!choice.proxy) return nodeTransport(req, opts);
     const key = choice.proxy.href;

@@ -267,9 +267,7 @@ export async function decodeBody(raw: Buffer, contentEncoding: string | string[]
         } else throw new TransportError('malformed', `the server's response could not be read: its body is encoded as ${JSON.stringify(coding)}, which chatctl cannot decode`, status);
       } catch (err) {
         if (err instanceof TransportError) throw err;
-        if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
-          throw new TransportError('too_large', `response body exceeds the ${maxBytes}-byte limit once decoded (${coding})`, status);
-        }
+        if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw new TransportError('too_large', `response body exceeds the ${maxBytes}-byte limit once decoded (${coding})`, status);
         throw new TransportError('malformed', `the server's response could not be read: its ${coding} body is corrupt`, status);
       }
     }
@@ -286,15 +284,9 @@ export const nodeTransport: Transport = async (req, opts) => {
   const http = url.protocol === 'https:' ? (httpsModule ??= await import('node:https')) : (httpModule ??= await import('node:http'));
   return new Promise<WireResponse>((resolve, reject) => {
     let settled = false;
-    let status: number | undefined;
-    // The whole request was handed to the OS: from here it may be applied.
-    let sent = false;
-    const timer = attemptTimer(
-      opts,
-      () => status,
-      () => sent,
-      (err) => fail(err),
-    );
+    // sent: the whole request was handed to the OS, so from here it may be applied.
+    const at: AttemptState = { status: undefined, sent: false };
+    const timer = attemptTimer(opts, at, (err) => fail(err));
     const feed = rawFeedFor(opts.tap);
     // The parsed answer goes to a tap only when its raw bytes do not.
     const parsedTap = feed ? undefined : opts.tap;
@@ -315,7 +307,7 @@ export const nodeTransport: Transport = async (req, opts) => {
 
     const request = http.request(requestOptions(req, url, opts), (res) => {
       const answered = res.statusCode ?? 0;
-      status = answered;
+      at.status = answered;
       parsedTap?.head(answered, res.headers);
       timer.answerBegan();
       collectBody(res, answered, { ...opts, tap: parsedTap }, timer, fail, (raw) => {
@@ -327,18 +319,18 @@ export const nodeTransport: Transport = async (req, opts) => {
     // The socket's bytes reach the record before the parser's listener sees them.
     if (feed) request.on('socket', (socket) => feed.attach(socket));
     request.on('finish', () => {
-      sent = true;
+      at.sent = true;
       opts.onSent?.();
       timer.sent();
     });
     request.on('error', (err: NodeJS.ErrnoException) => {
-      if (isParseError(err)) fail(new TransportError('malformed', malformedMessage(err.code), status));
-      else if (status !== undefined) fail(new TransportError('truncated', `the connection failed during the response (${err.code ?? err.message})`, status));
+      if (isParseError(err)) fail(new TransportError('malformed', malformedMessage(err.code), at.status));
+      else if (at.status !== undefined) fail(new TransportError('truncated', `the connection failed during the response (${err.code ?? err.message})`, at.status));
       else {
         // No byte of an answer came on a connection an earlier request used: the server closed it as it sat idle.
         const stale = request.reusedSocket && !feed?.received && STALE_CODES.has(err.code ?? '');
         // No connection was ever made: nothing reached the server, though node:http may have counted the body as written.
-        const reached = sent && !NEVER_CONNECTED.has(err.code ?? '');
+        const reached = at.sent && !NEVER_CONNECTED.has(err.code ?? '');
         fail(
           new TransportError('connect', stale ? `the kept-alive connection to ${url.host} was closed by the server (${err.code})` : describeConnectError(err, url), undefined, reached, false, stale),
         );
@@ -388,7 +380,10 @@ function collectBody(
 }
 
 /** An attempt's time limits: one for the whole exchange, or with answerWaitMs, --timeout to send and per stall, answerWaitMs to the end. */
-export function attemptTimer(opts: Pick<AttemptOptions, 'timeoutMs' | 'answerWaitMs'>, status: () => number | undefined, sent: () => boolean, fail: (err: TransportError) => void) {
+/** Where an attempt stands: the status once an answer began, and whether the request may have reached the server. */
+export type AttemptState = { status: number | undefined; sent: boolean };
+
+export function attemptTimer(opts: Pick<AttemptOptions, 'timeoutMs' | 'answerWaitMs'>, at: Readonly<AttemptState>, fail: (err: TransportError) => void) {
   const patient = opts.answerWaitMs !== undefined;
   let phase: ReturnType<typeof setTimeout> | undefined;
   let whole: ReturnType<typeof setTimeout> | undefined;
@@ -397,7 +392,7 @@ export function attemptTimer(opts: Pick<AttemptOptions, 'timeoutMs' | 'answerWai
     sent() {
       if (!patient) return;
       clearTimeout(phase);
-      whole = setTimeout(() => fail((self.error = new TransportError('timeout', 'no complete answer came before the deadline', status(), true, true))), opts.answerWaitMs);
+      whole = setTimeout(() => fail((self.error = new TransportError('timeout', 'no complete answer came before the deadline', at.status, true, true))), opts.answerWaitMs);
     },
     answerBegan() {
       if (patient) stalls();
@@ -414,11 +409,11 @@ export function attemptTimer(opts: Pick<AttemptOptions, 'timeoutMs' | 'answerWai
     clearTimeout(phase);
     phase = setTimeout(() => fail((self.error = err())), opts.timeoutMs);
   };
-  const stalls = () => startPhase(() => new TransportError('timeout', `the answer stalled for ${opts.timeoutMs / 1000} s`, status(), true));
+  const stalls = () => startPhase(() => new TransportError('timeout', `the answer stalled for ${opts.timeoutMs / 1000} s`, at.status, true));
   startPhase(
     patient
-      ? () => new TransportError('timeout', `could not connect and send within ${opts.timeoutMs / 1000} s`, undefined, sent())
-      : () => new TransportError('timeout', `no complete response within ${opts.timeoutMs / 1000} s`, status(), sent()),
+      ? () => new TransportError('timeout', `could not connect and send within ${opts.timeoutMs / 1000} s`, undefined, at.sent)
+      : () => new TransportError('timeout', `no complete response within ${opts.timeoutMs / 1000} s`, at.status, at.sent),
   );
   return self;
 }

@@ -11,12 +11,8 @@ export function isLoopbackHost(hostname: string): boolean {
 }
 
 export function checkBaseUrl(raw: string, fail: (message: string, hint?: string) => Error): { href: string; origin: string } {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw fail(`base URL "${raw}" is not an absolute URL`);
-  }
+  if (!URL.canParse(raw)) throw fail(`base URL "${raw}" is not an absolute URL`);
+  const url = new URL(raw);
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw fail(`base URL "${raw}" must use https`);
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
     throw fail(`refusing http: base URL "${raw}": the token would travel in clear text`, 'use https, or http only with localhost, 127.0.0.0/8 or [::1]');
