@@ -25,10 +25,8 @@ export function parseRetryAfter(value: string | undefined, nowMs: number): numbe
   return Math.max(0, at - nowMs);
 }
 
-export function backoffDelay(retryIndex: number, random: () => number): number {
-  const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** retryIndex);
-  return Math.floor(random() * ceiling);
-}
+/** Full jitter: uniform in [0, min(cap, base * 2^retryIndex)). */
+export const backoffDelay = (retryIndex: number, random: () => number): number => Math.floor(random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** retryIndex));
 
 export type RetryDecision = { kind: 'retry'; delayMs: number; reason: string } | { kind: 'stop'; reason: 'exhausted' | 'retry-after-too-long' | 'not-retryable'; retryAfterMs?: number };
 
@@ -150,9 +148,7 @@ export interface ApiRequest extends WireRequest {
   rerun?: string | undefined;
 }
 
-export function deadlineFrom(now: number, deadlineMs: number): Deadline {
-  return { at: now + deadlineMs, ms: deadlineMs };
-}
+export const deadlineFrom = (now: number, deadlineMs: number): Deadline => ({ at: now + deadlineMs, ms: deadlineMs });
 
 /** How long SIGTERM lets a sent create or rotate wait for its answer. */
 const TERM_GRACE_MS = 5000;

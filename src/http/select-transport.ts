@@ -11,11 +11,8 @@ export type ProxyChoice =
 
 /** The variable's value, lower case first (as curl and undici read them); empty counts as unset. */
 function pick<T extends string>(env: NodeJS.ProcessEnv, names: readonly T[]): { name: T; value: string } | undefined {
-  for (const name of names) {
-    const value = env[name];
-    if (value) return { name, value };
-  }
-  return undefined;
+  const name = names.find((n) => env[n]);
+  return name === undefined ? undefined : { name, value: env[name]! };
 }
 
 const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443 };

@@ -212,17 +212,9 @@ export class TransportError extends Error {
 }
 
 function describeParseError(code: string): string {
-  switch (code) {
-    case 'HPE_HEADER_OVERFLOW':
-    case 'UND_ERR_HEADERS_OVERFLOW':
-      return 'its headers exceed the size limit';
-    case 'HPE_INVALID_CONSTANT':
-      return 'it does not start with an HTTP status line';
-    case 'HPE_INVALID_STATUS':
-      return 'its status line is not valid';
-    default:
-      return `it is not valid HTTP/1.1 (${code})`;
-  }
+  if (code === 'HPE_HEADER_OVERFLOW' || code === 'UND_ERR_HEADERS_OVERFLOW') return 'its headers exceed the size limit';
+  if (code === 'HPE_INVALID_CONSTANT') return 'it does not start with an HTTP status line';
+  return code === 'HPE_INVALID_STATUS' ? 'its status line is not valid' : `it is not valid HTTP/1.1 (${code})`;
 }
 
 export const malformedMessage = (code: string) => `the server's response could not be read: ${describeParseError(code)}`;
@@ -425,15 +417,8 @@ const NEVER_CONNECTED = new Set(['ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED', 'EHOS
 const STALE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
 
 function describeConnectError(err: NodeJS.ErrnoException, url: URL): string {
-  switch (err.code) {
-    case 'ECONNREFUSED':
-      return `connection refused by ${url.host}`;
-    case 'ECONNRESET':
-      return `connection to ${url.host} was reset before a response`;
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-      return `cannot resolve host ${url.hostname}`;
-    default:
-      return `cannot connect to ${url.host}: ${err.code ?? err.message}`;
-  }
+  if (err.code === 'ECONNREFUSED') return `connection refused by ${url.host}`;
+  if (err.code === 'ECONNRESET') return `connection to ${url.host} was reset before a response`;
+  if (err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN') return `cannot resolve host ${url.hostname}`;
+  return `cannot connect to ${url.host}: ${err.code ?? err.message}`;
 }

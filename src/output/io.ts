@@ -119,11 +119,8 @@ export function wrapOutStream(stream: NodeJS.WritableStream & { isTTY?: boolean;
     writeConfirmed(text: string) {
       return new Promise<void>((resolve, reject) => {
         if (failed) return reject(failed);
-        try {
-          stream.write(scrub(text), (err) => (err ? reject(err) : resolve()));
-        } catch (err) {
-          reject(err as Error);
-        }
+        // (A write that throws rejects too: the executor's throw.)
+        stream.write(scrub(text), (err) => (err ? reject(err) : resolve()));
       });
     },
   };

@@ -54,19 +54,11 @@ const withToJson = (v: unknown, key: string): unknown =>
 
 /** The JSON of a primitive; null for an object or array (or null itself, written as such); undefined for what JSON omits. */
 function primitiveJson(v: unknown): string | null | undefined {
-  switch (typeof v) {
-    case 'string':
-      return JSON.stringify(v);
-    case 'number':
-      return Number.isFinite(v) ? String(v) : 'null';
-    case 'boolean':
-    case 'bigint':
-      return String(v);
-    case 'object':
-      return v === null ? 'null' : null;
-    default:
-      return undefined;
-  }
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'number') return Number.isFinite(v) ? String(v) : 'null';
+  if (typeof v === 'boolean' || typeof v === 'bigint') return String(v);
+  if (typeof v === 'object') return v === null ? 'null' : null;
+  return undefined;
 }
 
 export function previewJson(value: unknown, max = 200): string {
