@@ -1,8 +1,4 @@
-// The typed client for the three operations of the spec. A command calls
-// create/rotate/reactivate with a checked request body and gets the parsed
-// success envelope back, or a CliError: building headers and paths, retries,
-// --debug traces and response checks all live below this line. A dry run is
-// a transport that prints the request instead of sending it.
+// The typed client for the spec's three operations: a checked body in, the parsed envelope (or a CliError) out.
 import {
   type CreateRequest,
   type ExpectedVersionRequest,
@@ -53,7 +49,6 @@ export function requestHeaders(cfg: Pick<ClientConfig, 'token' | 'origin' | 'csr
 }
 
 export function createWebhooksClient(cfg: ClientConfig): WebhooksClient {
-  /** Sends; `parse` gives the answer, or undefined for a body that is not one (an invalid_response). */
   const send = async <T>(path: string, body: object, parse: (json: unknown, res: WireResponse) => T | undefined, idempotencyKey?: string, hooks?: CallHooks): Promise<T> => {
     const headers = requestHeaders(cfg, idempotencyKey);
     const rerun = idempotencyKey !== undefined ? cfg.rerun?.(idempotencyKey) : undefined;
@@ -69,10 +64,7 @@ export function createWebhooksClient(cfg: ClientConfig): WebhooksClient {
     }
     return parsed;
   };
-  const mutation = (json: unknown) => {
-    const parsed = mutationResponseSchema().safeParse(json);
-    return parsed.success ? parsed.data : undefined;
-  };
+  const mutation = (json: unknown) => mutationResponseSchema().safeParse(json).data;
   const endpoints = (...rest: string[]) => scopedPath(cfg.scope, 'webhook-endpoints', ...rest);
   return {
     create: (body, key, hooks) => send(endpoints(), body, parseSecretAnswer, key, hooks),
@@ -84,11 +76,7 @@ export function createWebhooksClient(cfg: ClientConfig): WebhooksClient {
 /** Errors for an answer read whole that carries nothing that may be a secret: its record has nothing to keep. */
 export const holdsNoSecret = new WeakSet<object>();
 
-/**
- * The answer a record holds (secret/record.ts: its status, coding and bytes
- * as they arrived), checked as a live one is: the secret answer, or
- * undefined when it is not one to deliver.
- */
+/** The answer a record holds (secret/record.ts), checked as a live one is; undefined when it is not one to deliver. */
 export const recordedSecretAnswer =
   (endpointId: string | undefined) =>
   async (status: number, contentEncoding: string | null, raw: Buffer): Promise<SecretAnswer | undefined> => {
@@ -96,21 +84,10 @@ export const recordedSecretAnswer =
     return parseSecretAnswer(parseJson(res.body), res, endpointId !== undefined ? { endpointId } : undefined);
   };
 
-/**
- * Ends a dry run once the request is printed: not a failure, exit 0, and
- * nothing more to report. Thrown by the dry-run transport, so no command
- * needs a branch of its own for --dry-run.
- */
-export class DryRunComplete extends CliError {
-  constructor() {
-    super('dry_run', 'dry run: nothing was sent', 0, { reported: true });
-  }
-}
-
-/** A transport that shows the request (credentials redacted) and sends nothing. */
+/** Shows the request (credentials redacted), then ends the run with exit 0 and nothing more to report: no command needs a --dry-run branch. */
 export function dryRunTransport(show: (req: WireRequest) => void): Transport {
   return async (req) => {
     show(req);
-    throw new DryRunComplete();
+    throw new CliError('dry_run', 'dry run: nothing was sent', 0, { reported: true });
   };
 }

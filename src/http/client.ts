@@ -5,19 +5,16 @@ import { redactHeaders, redactSecretFields, redactSecretsInBody } from '../outpu
 import { shellQuote } from '../output/json.js';
 import type { Clock } from '../system/clock.js';
 
-// What is retried and how long to wait (docs/secrets.md), as pure functions of an injected clock and random source.
+// The one request engine (nothing else retries): a fresh x-request-id per attempt, one Idempotency-Key for all, retries
+// (docs/secrets.md), the deadline, --debug traces. Resolves with a 2xx; anything else becomes a CliError here.
 
 export const BACKOFF_BASE_MS = 500;
 export const BACKOFF_CAP_MS = 20_000;
-/** A Retry-After longer than this is not waited for. */
 export const MAX_RETRY_AFTER_MS = 60_000;
 
 export const RETRY_STATUSES: ReadonlySet<number> = new Set([429, 503]);
 
-/**
- * `Retry-After` as milliseconds from now: delta-seconds or an HTTP date.
- * undefined when absent or unreadable (the caller then backs off).
- */
+/** `Retry-After` (delta-seconds or an HTTP date) as milliseconds from now; undefined when absent or unreadable. */
 export function parseRetryAfter(value: string | undefined, nowMs: number): number | undefined {
   if (value === undefined) return undefined;
   const v = value.trim();
@@ -29,40 +26,19 @@ export function parseRetryAfter(value: string | undefined, nowMs: number): numbe
 }
 
 /** Full jitter: uniform in [0, min(cap, base * 2^retryIndex)). */
-export function backoffDelay(retryIndex: number, random: () => number): number {
-  const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** retryIndex);
-  return Math.floor(random() * ceiling);
-}
+export const backoffDelay = (retryIndex: number, random: () => number): number => Math.floor(random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** retryIndex));
 
 export type RetryDecision = { kind: 'retry'; delayMs: number; reason: string } | { kind: 'stop'; reason: 'exhausted' | 'retry-after-too-long' | 'not-retryable'; retryAfterMs?: number };
 
-/**
- * What to do after attempt number `attempt` (1-based) with `maxRetries`
- * retries allowed: `failure` is the status of a retryable response, or
- * 'network'/'timeout' for a transport failure.
- */
-export function decideRetry(opts: {
-  attempt: number;
-  maxRetries: number;
-  failure: number | 'network' | 'timeout';
-  /** How long the server asked to wait (its Retry-After-Ms or Retry-After, read), if it did. */
-  serverWaitMs?: number | undefined;
-  random: () => number;
-}): RetryDecision {
+export function decideRetry(opts: { attempt: number; maxRetries: number; failure: number | 'network' | 'timeout'; serverWaitMs?: number | undefined; random: () => number }): RetryDecision {
   const { attempt, maxRetries, failure } = opts;
   if (typeof failure === 'number' && !RETRY_STATUSES.has(failure)) return { kind: 'stop', reason: 'not-retryable' };
   const serverWait = typeof failure === 'number' ? opts.serverWaitMs : undefined;
-  if (serverWait !== undefined && serverWait > MAX_RETRY_AFTER_MS) {
-    return { kind: 'stop', reason: 'retry-after-too-long', retryAfterMs: serverWait };
-  }
+  if (serverWait !== undefined && serverWait > MAX_RETRY_AFTER_MS) return { kind: 'stop', reason: 'retry-after-too-long', retryAfterMs: serverWait };
   if (attempt > maxRetries) return { kind: 'stop', reason: 'exhausted' };
   const reason = failure === 429 ? 'rate limited' : failure === 503 ? 'service unavailable' : failure === 'timeout' ? 'timed out' : 'connection failed';
   return { kind: 'retry', delayMs: serverWait ?? backoffDelay(attempt - 1, opts.random), reason };
 }
-
-// Turns a non-2xx response into the one error chatctl reports: the server's
-// code when the body is a PublicErrorResponseDto, else the HTTP status
-// fallback in `chatctl exit-codes` (README, Exit codes). Error bodies are read leniently.
 
 export function headerValue(res: WireResponse, name: string): string | undefined {
   const v = res.headers[name.toLowerCase()];
@@ -77,9 +53,9 @@ export function parseJson(text: string): unknown {
   }
 }
 
-export function errorFromResponse(res: WireResponse, suffix = ''): CliError {
-  // A redirect is named for what it is, whatever its body says: it is never
-  // followed, so the token never reaches the other origin.
+/** The server's code when the body is an API error (read leniently), else the status's fallback (`chatctl exit-codes`). */
+function errorFromResponse(res: WireResponse, suffix = ''): CliError {
+  // A redirect is never followed, so the token never reaches the other origin.
   if (res.status >= 300 && res.status < 400) return redirectError(res, suffix);
   const parsed = errorResponseSchema().safeParse(parseJson(res.body));
   if (parsed.success) {
@@ -113,102 +89,57 @@ function describeBody(res: WireResponse): string {
   return ' with a body that is not an API error';
 }
 
-// Sends one API request: a fresh x-request-id per attempt, the same
-// Idempotency-Key on every attempt, retries per retry.ts, the whole-command
-// deadline, --debug traces and a notice for each wait. Resolves with a 2xx
-// response; everything else becomes a CliError here, so callers handle
-// success only.
-//
-// The one request engine: create, rotate and reactivate use it, and so does
-// every item of `rotate --from`, whose shared rate is a Pace plugged in here
-// (each attempt takes its turn; a 429 or 503 pauses every worker instead of
-// this request sleeping alone). Nothing else in chatctl retries.
-
 export interface HttpDeps extends Clock {
   transport: Transport;
   randomUUID(): string;
   random(): number;
   signal: AbortSignal;
-  /** --debug: one line at a time, to stderr (already redacted here). */
   trace?: ((line: string) => void) | undefined;
   /** One line per retry wait (human mode; muted by --json and --quiet). */
   announce?: ((line: string) => void) | undefined;
-  /**
-   * What the transport listens to, when not `signal`: `rotate --from` lets a
-   * request in flight finish on Ctrl-C (its secret is then delivered), while
-   * waits and turns still end at once.
-   */
+  /** What the transport listens to, when not `signal`: `rotate --from` lets a request in flight finish on Ctrl-C. */
   requestSignal?: AbortSignal | undefined;
-  /** Connections kept open between attempts (a `--from` run's pool). */
   agent?: import('node:http').Agent | undefined;
-  /**
-   * A signal came while a sent create or rotate waits for its answer (with
-   * the grace SIGTERM gives, or null: until --deadline), and undefined once
-   * that wait is over: what the command tells the user, and what a second
-   * signal must say.
-   */
+  /** A signal came while a sent create or rotate waits for its answer (graceMs null: until --deadline); undefined once over. */
   waiting?: ((state: WaitingForAnswer | undefined, done?: string) => void) | undefined;
 }
 
-export interface WaitingForAnswer {
-  idempotencyKey: string;
-  signal: string;
-  graceMs: number | null;
-}
+export type WaitingForAnswer = { idempotencyKey: string; signal: string; graceMs: number | null };
 
-/**
- * A rate shared by many requests (rotate --from): every attempt waits for its
- * turn; a 429 or 503 is reported to it, and the next turn comes after the
- * pause it sets for every worker (the server's Retry-After, or its backoff).
- */
+/** A rate shared by rotate --from's requests: each attempt waits for its turn; a 429 or 503 pauses every worker. */
 export interface Pace {
   /** Resolves with the time the attempt may go; rejects when `signal` aborts. */
   acquire(signal: AbortSignal): Promise<number>;
   refused(sentAt: number, waitMs: number | undefined): void;
   succeeded(): void;
-  /** When the next turn can come at the earliest (the end of a pause). */
   resumesAt(): number;
   /** The server asked for a wait longer than chatctl waits: told before the error is thrown. */
   tooLong?(err: CliError): void;
 }
 
-/** What one call adds to the engine: a shared pace, its own trace, and hooks the fleet runner counts with. */
+/** What one call adds: a shared pace, its own trace, and hooks the fleet runner counts with. */
 export interface CallHooks {
   pace?: Pace | undefined;
   /** Replaces deps.trace for this call (a `--from` run names the endpoint on each line). */
   trace?: ((line: string) => void) | undefined;
-  /** Called as each attempt goes out (after its turn). */
   onAttempt?: ((attempt: number) => void) | undefined;
   /** The outcome of an earlier request with this key is unknown (a resumed journal item). */
   mayHaveApplied?: boolean | undefined;
-  /** Told of each answer as it arrives, before it is parsed: the request's record (secret/record.ts). */
+  /** The request's record (secret/record.ts). */
   tap?: AnswerTap | undefined;
 }
 
-/**
- * Interrupted before any attempt of this call went out: nothing was sent, so
- * nothing can have been applied. A `--from` run leaves such an item
- * unstarted; a single command reports it as any interruption.
- */
+/** Interrupted before any attempt went out: nothing can have been applied (a `--from` run leaves the item unstarted). */
 export class NotSent extends CliError {
   constructor(message: string, code: 'interrupted' | 'timeout' = 'interrupted', hint?: string) {
     super(code, message, code === 'timeout' ? EXIT.unavailable : EXIT.interrupted, { hint });
   }
 }
 
-export interface Deadline {
-  /** When the command must be over, on deps.now()'s clock. */
-  at: number;
-  /** The --deadline it came from, for the message. */
-  ms: number;
-}
+/** When the command must be over, on deps.now()'s clock, and the --deadline it came from. */
+type Deadline = { at: number; ms: number };
 
-export interface RetrySettings {
-  maxRetries: number;
-  timeoutMs: number;
-  /** The whole command's limit: caps each attempt's timeout and each wait. */
-  deadline?: Deadline | undefined;
-}
+export type RetrySettings = { maxRetries: number; timeoutMs: number; deadline?: Deadline | undefined };
 
 export interface ApiRequest extends WireRequest {
   /** Set for create and rotate: named in the message when the outcome is unknown. */
@@ -217,15 +148,11 @@ export interface ApiRequest extends WireRequest {
   rerun?: string | undefined;
 }
 
-/** A deadline starting now: what callers pass for `--deadline`. */
-export function deadlineFrom(now: number, deadlineMs: number): Deadline {
-  return { at: now + deadlineMs, ms: deadlineMs };
-}
+export const deadlineFrom = (now: number, deadlineMs: number): Deadline => ({ at: now + deadlineMs, ms: deadlineMs });
 
-/** How long SIGTERM lets a sent create or rotate wait for its answer before it is abandoned. */
-export const TERM_GRACE_MS = 5000;
+/** How long SIGTERM lets a sent create or rotate wait for its answer. */
+const TERM_GRACE_MS = 5000;
 
-/** One attempt's outcome, as the loop below decides on it. */
 type Attempt = { kind: 'answered'; res: WireResponse } | { kind: 'failed'; err: TransportError; requestId: string; timeoutMs: number };
 
 export async function sendWithRetries(req: ApiRequest, settings: RetrySettings, deps: HttpDeps, hooks: CallHooks = {}): Promise<WireResponse> {
@@ -254,23 +181,17 @@ export async function sendWithRetries(req: ApiRequest, settings: RetrySettings, 
   }
 }
 
-/**
- * How often one request is sent again at once after a kept-alive connection
- * turned out closed: a pool holds at most one connection per worker, and
- * each may have been closed by the same idle timeout.
- */
+/** Resends after a closed kept-alive connection: a pool holds one per worker, each maybe closed by the same idle timeout. */
 const STALE_RESENDS = 8;
 
-/** One request's state across its attempts: the key, whether it may have been applied, what the last attempt got. */
 class Send {
   readonly attempts: number;
   readonly key: string | undefined;
   readonly rerun: string;
   readonly keyNote: string;
   readonly trace: Trace;
-  /** Whether some attempt may have been applied by the server: then the key travels with the error (and in the --json error line). */
+  /** Whether some attempt may have been applied: then the key travels with the error. */
   mayHaveApplied: boolean;
-  /** What the last attempt got, for the deadline's message. */
   last = '';
   sentAt = 0;
 
@@ -297,50 +218,47 @@ class Send {
     return withKey(localError('interrupted', `interrupted: the request had been sent (Idempotency-Key ${this.key})`, { hint: this.rerun }), this.key);
   }
 
+  notSent(attempt: number): CliError {
+    return attempt === 1 ? new NotSent('interrupted before the request was sent') : this.interrupted();
+  }
+
   get deadlineText(): string {
     const d = this.settings.deadline;
     return d ? `the command's deadline of ${Number((d.ms / 1000).toFixed(3))} s` : '';
   }
 
   deadlineReached(what: string): CliError {
-    return this.keyed(
-      localError('timeout', `${what}${this.last ? ` (the last attempt ${this.last})` : ''}${this.keyNote}`, {
-        hint: 'allow more time with --deadline SECONDS (or CHATCTL_DEADLINE)',
-      }),
-    );
+    return this.keyed(localError('timeout', `${what}${this.last ? ` (the last attempt ${this.last})` : ''}${this.keyNote}`, { hint: MORE_TIME }));
   }
 
-  /** Waits for the attempt's turn (the shared pace); its timeout, or throws when it may not go out. */
+  wouldPass(ms: number): CliError {
+    return this.deadlineReached(`${this.deadlineText} would pass before the next attempt (in ${seconds(ms)}), so chatctl stopped`);
+  }
+
   async turn(attempt: number): Promise<number> {
     const { deps, settings } = this;
     const deadline = settings.deadline;
-    const notSent = () => (attempt === 1 ? new NotSent('interrupted before the request was sent') : this.interrupted());
-    if (deps.signal.aborted) throw notSent();
-    if (deadline && deadline.at - deps.now() <= 0) throw this.deadlineReached(`${this.deadlineText} was reached after ${plural(attempt - 1, 'attempt')}`);
+    const late = () => this.deadlineReached(`${this.deadlineText} was reached after ${plural(attempt - 1, 'attempt')}`);
+    if (deps.signal.aborted) throw this.notSent(attempt);
+    if (deadline && deadline.at - deps.now() <= 0) throw late();
     this.sentAt = deps.now();
     if (this.hooks.pace) {
       try {
         this.sentAt = await this.hooks.pace.acquire(deps.signal);
       } catch {
-        throw notSent();
+        throw this.notSent(attempt);
       }
     }
     const remaining = deadline ? deadline.at - deps.now() : Infinity;
     if (remaining <= 0) {
       // Waiting for its turn took it past the deadline: nothing went out.
-      if (attempt === 1) throw new NotSent(`${this.deadlineText} was reached before the request was sent`, 'timeout', 'allow more time with --deadline SECONDS (or CHATCTL_DEADLINE)');
-      throw this.deadlineReached(`${this.deadlineText} was reached after ${plural(attempt - 1, 'attempt')}`);
+      if (attempt === 1) throw new NotSent(`${this.deadlineText} was reached before the request was sent`, 'timeout', MORE_TIME);
+      throw late();
     }
     return Math.min(settings.timeoutMs, remaining);
   }
 
-  /**
-   * One attempt. A keyed request (create, rotate) is patient once sent: a
-   * signal does not abort it (docs/configuration.md, "Interrupting"): the
-   * first SIGINT is announced and the answer awaited until --deadline (a
-   * second signal ends the process, naming the key); SIGTERM or SIGHUP wait
-   * up to TERM_GRACE_MS more. Before it is sent, a signal aborts it.
-   */
+  /** One attempt: once sent, a keyed request is not aborted by a signal (docs/configuration.md, "Interrupting"). */
   async attempt(attempt: number, timeoutMs: number): Promise<Attempt> {
     const { deps, req, hooks } = this;
     const requestId = deps.randomUUID();
@@ -358,11 +276,7 @@ class Send {
       if (!patient || !sent) return ctl.abort();
       const reason = String(listenTo.reason ?? 'SIGINT');
       deps.waiting?.({ idempotencyKey: this.key!, signal: reason, graceMs: reason === 'SIGINT' ? null : TERM_GRACE_MS });
-      if (reason !== 'SIGINT')
-        deps.sleep(TERM_GRACE_MS, grace.signal).then(
-          () => ctl.abort(),
-          () => {},
-        );
+      if (reason !== 'SIGINT') void deps.sleep(TERM_GRACE_MS, grace.signal).then(() => ctl.abort(), NOTHING);
     };
     listenTo.addEventListener('abort', onAbort, { once: true });
     try {
@@ -388,7 +302,7 @@ class Send {
       if (!isTransportError(err)) throw err;
       this.trace?.(`< attempt ${attempt} failed after ${deps.now() - started} ms: ${err.message}`);
       // Interrupted before the whole request went out: the server cannot have applied it.
-      if (err.failure === 'aborted' && !sent) throw attempt === 1 ? new NotSent('interrupted before the request was sent') : this.interrupted();
+      if (err.failure === 'aborted' && !sent) throw this.notSent(attempt);
       return { kind: 'failed', err, requestId, timeoutMs };
     } finally {
       listenTo.removeEventListener('abort', onAbort);
@@ -404,39 +318,27 @@ class Send {
     this.trace?.(`  attempt ${attempt} went out on a kept-alive connection the server had closed (request id ${requestId}): sent again on a new connection`);
   }
 
-  /** A transport failure: reported, or the next attempt after a wait. */
   async afterFailure({ err, requestId, timeoutMs }: Extract<Attempt, { kind: 'failed' }>, attempt: number): Promise<void> {
-    if (err.failure !== 'aborted' && err.sent !== false) this.mayHaveApplied = true;
-    if (err.failure === 'aborted') {
-      // Interrupted in flight: the request may have reached the server.
-      this.mayHaveApplied = true;
-      throw this.interrupted();
-    }
+    // Interrupted in flight, the request may have reached the server too.
+    if (err.failure === 'aborted' || err.sent !== false) this.mayHaveApplied = true;
+    if (err.failure === 'aborted') throw this.interrupted();
     if (err.failure === 'truncated' || err.failure === 'too_large' || err.failure === 'malformed') {
       throw this.keyed(localError('invalid_response', `${err.message}${this.keyNote}`, { status: err.status ?? null }));
     }
     if (err.failure === 'timeout' && err.waited) {
       throw this.deadlineReached(`${this.deadlineText} was reached during attempt ${attempt} of ${this.attempts}, waiting for its answer (request id ${requestId})`);
     }
-    // The server answered (a status line came) but the body did not finish
-    // in time: the change may be applied, so this is reported, not retried.
-    if (err.failure === 'timeout' && err.status !== undefined) {
-      throw this.keyed(localError('timeout', `the server answered ${err.status} but ${err.message}${this.keyNote}`, { status: err.status }));
-    }
+    // A status line came but the body did not finish in time: the change may be applied, so reported, not retried.
+    if (err.failure === 'timeout' && err.status !== undefined) throw this.keyed(localError('timeout', `the server answered ${err.status} but ${err.message}${this.keyNote}`, { status: err.status }));
     this.last = `${err.failure === 'timeout' ? 'timed out' : `failed: ${err.message}`} (request id ${requestId})`;
-    if (err.failure === 'timeout' && timeoutMs < this.settings.timeoutMs) {
-      throw this.deadlineReached(`${this.deadlineText} was reached during attempt ${attempt} of ${this.attempts}`);
-    }
+    if (err.failure === 'timeout' && timeoutMs < this.settings.timeoutMs) throw this.deadlineReached(`${this.deadlineText} was reached during attempt ${attempt} of ${this.attempts}`);
     const failure = err.failure === 'timeout' ? 'timeout' : 'network';
     const decision = decideRetry({ attempt, maxRetries: this.settings.maxRetries, failure, random: this.deps.random });
-    if (decision.kind === 'stop') {
-      const gaveUp = attempt > 1 ? `; gave up after ${attempt} attempts` : '';
-      throw this.keyed(new CliError(failure === 'timeout' ? 'timeout' : 'network_error', `${err.message}${gaveUp}${this.keyNote}`, EXIT.unavailable));
-    }
-    await this.wait(decision.delayMs, `attempt ${attempt} of ${this.attempts} ${attemptFailure(err, timeoutMs)} (request id ${requestId})`);
+    if (decision.kind === 'stop') throw this.keyed(new CliError(failure === 'timeout' ? 'timeout' : 'network_error', `${err.message}${gaveUp(attempt)}${this.keyNote}`, EXIT.unavailable));
+    const what = err.failure === 'timeout' ? `timed out after ${seconds(timeoutMs)}` : `failed: ${err.message}`;
+    await this.wait(decision.delayMs, `attempt ${attempt} of ${this.attempts} ${what} (request id ${requestId})`);
   }
 
-  /** A status other than 2xx: reported, or the next attempt after the server's (or the backoff's) wait. */
   async afterRefusal(res: WireResponse, attempt: number): Promise<void> {
     const { deps, hooks } = this;
     const pace = hooks.pace;
@@ -450,8 +352,7 @@ class Send {
       // The shared pace waits for every worker; this request takes its next turn.
       pace.refused(this.sentAt, asked);
       const deadline = this.settings.deadline;
-      if (deadline && pace.resumesAt() >= deadline.at)
-        throw this.deadlineReached(`${this.deadlineText} would pass before the next attempt (in ${seconds(pace.resumesAt() - deps.now())}), so chatctl stopped`);
+      if (deadline && pace.resumesAt() >= deadline.at) throw this.wouldPass(pace.resumesAt() - deps.now());
       this.trace?.(`  waiting for the shared rate (${this.last})`);
       return;
     }
@@ -463,17 +364,14 @@ class Send {
     }
     if (RETRY_STATUSES.has(res.status)) pace?.refused(this.sentAt, asked);
     else pace?.succeeded();
-    if (decision.reason === 'exhausted') throw this.keyed(errorFromResponse(res, `${attempt > 1 ? `; gave up after ${attempt} attempts` : ''}${this.keyNote}`));
+    if (decision.reason === 'exhausted') throw this.keyed(errorFromResponse(res, `${gaveUp(attempt)}${this.keyNote}`));
     throw this.keyed(errorFromResponse(res));
   }
 
-  /** Announces the wait and sleeps, or stops at once when it would pass the deadline. */
   async wait(ms: number, what: string): Promise<void> {
     const { deps } = this;
     const deadline = this.settings.deadline;
-    if (deadline && deps.now() + ms >= deadline.at) {
-      throw this.deadlineReached(`${this.deadlineText} would pass before the next attempt (in ${seconds(ms)}), so chatctl stopped`);
-    }
+    if (deadline && deps.now() + ms >= deadline.at) throw this.wouldPass(ms);
     deps.announce?.(`${what}; retrying in ${seconds(ms)}`);
     this.trace?.(`  waiting ${ms} ms`);
     try {
@@ -484,41 +382,27 @@ class Send {
   }
 }
 
-/** A copy of the error that carries the Idempotency-Key. */
 function withKey(e: CliError, idempotencyKey: string): CliError {
-  return new CliError(e.code, e.message, e.exitCode, {
-    hint: e.hint,
-    status: e.status,
-    requestId: e.requestId,
-    details: e.details,
-    reported: e.reported,
-    idempotencyKey,
-  });
-}
-
-function attemptFailure(err: TransportError, timeoutMs: number): string {
-  return err.failure === 'timeout' ? `timed out after ${seconds(timeoutMs)}` : `failed: ${err.message}`;
+  return new CliError(e.code, e.message, e.exitCode, { hint: e.hint, status: e.status, requestId: e.requestId, details: e.details, reported: e.reported, idempotencyKey });
 }
 
 const statusText = (status: number) => (status === 429 ? ' rate limited' : status === 503 ? ' service unavailable' : '');
 
-/** The server's request id: the error body's, else its x-request-id header. */
 function serverRequestId(res: WireResponse): string | undefined {
   const body = parseJson(res.body) as { error?: { requestId?: unknown } } | undefined;
   const fromBody = body?.error?.requestId;
   return typeof fromBody === 'string' && fromBody !== '' ? fromBody : headerValue(res, 'x-request-id');
 }
 
+const NOTHING = () => {};
+const MORE_TIME = 'allow more time with --deadline SECONDS (or CHATCTL_DEADLINE)';
+const gaveUp = (attempt: number) => (attempt > 1 ? `; gave up after ${attempt} attempts` : '');
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** "0.3 s", "1.2 s", "12 s": tenths below ten seconds. */
-export const seconds = (ms: number) => (ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`);
+const seconds = (ms: number) => (ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`);
 
-/**
- * How long the server asked to wait: Retry-After-Ms (milliseconds, as some
- * services send beside Retry-After) is finer than Retry-After's whole
- * seconds; either is honoured, the finer first.
- */
+/** How long the server asked to wait: Retry-After-Ms (as some services send) first, being finer, else Retry-After. */
 function serverWait(res: WireResponse, nowMs: number): number | undefined {
   const ms = headerValue(res, 'retry-after-ms')?.trim();
   if (ms !== undefined && /^\d+(\.\d+)?$/.test(ms)) return Math.ceil(Number(ms));
@@ -539,16 +423,13 @@ function traceResponse(trace: Trace, res: WireResponse, ms: number): void {
   trace(`< ${res.status} in ${ms} ms`);
   const flat: Record<string, string> = {};
   for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v;
-  // A header may echo the secret the body carries: blanked with the body's
-  // values. Node reads header values byte by byte (latin1), so a secret
-  // beyond ASCII shows there in that form: the body is read that way too.
+  // A header may echo the body's secret: blanked with its values, read as latin1 too (as Node reads header bytes).
   const blanked = redactSecretsInBody(res.body);
   const bytes = res.notUtf8 ?? (/[^\x00-\x7f]/.test(res.body) ? Buffer.from(res.body, 'utf8') : undefined);
   const asBytes = bytes ? redactSecretsInBody(bytes.toString('latin1')).scrub : (text: string) => text;
   for (const [k, v] of Object.entries(redactHeaders(flat))) trace(`< ${k}: ${asBytes(blanked.scrub(v))}`);
   if (!res.body) return;
-  // A body that is not JSON has no secret key to blank, yet one that names a
-  // secret is kept whole as possibly carrying it (api/schemas.ts): not shown.
+  // Not JSON yet naming a secret: kept whole as possibly carrying it (api/schemas.ts), so not shown.
   if (parseJson(res.body) === undefined && /secret/i.test(res.body)) trace(`< (${Buffer.byteLength(res.body)} bytes that are not JSON and name a secret: not shown)`);
   else trace(`< ${blanked.body}`);
 }

@@ -1,33 +1,14 @@
-// The transport for a request that select-transport.ts's proxyFor() sends
-// through a proxy: undici's ProxyAgent for that proxy, tunnelling https
-// through CONNECT (select-transport.ts sends loopback targets direct and
-// never hands this an http: URL, so the bearer token never reaches a proxy
-// in clear text). Same contract as nodeTransport: no redirects followed, one
-// timer for the whole attempt, a body limit enforced while reading, parse
-// errors reported as 'malformed'.
-//
-// Start-up: this is a bundle of its own (dist/lazy/proxy.cjs), loaded with
-// V8's cached data like main.cjs, and only behind a proxy.
+// nodeTransport's contract through the proxy proxyFor() chose, tunnelling https (never http:) with undici's ProxyAgent.
+// A bundle of its own (dist/lazy/proxy.cjs), loaded only behind a proxy.
 import { subscribe } from 'node:diagnostics_channel';
 import { ProxyAgent } from 'undici';
-import { TransportError, attemptTimer, decodeBody, malformedMessage, rawFeedFor, type RawFeed, type Transport } from './transport.js';
-
-// undici parses HTTP with llhttp compiled to WebAssembly; V8's optimising
-// compile of it would hold the exit (Node 20) or take a core (Node 24).
-// bin/chatctl.js sets --liftoff-only once this bundle has run, before the
-// first connection.
+import { TransportError, attemptTimer, decodeBody, malformedMessage, rawFeedFor, type RawFeed, type Transport, tooLarge, type AttemptState } from './transport.js';
 
 /** Failures before the request could reach the server: the proxy or the tunnel's TLS failed. */
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 const notSent = (code: string) => NOT_SENT.has(code) || /CERT|SELF_SIGNED|ERR_TLS|ERR_SSL/.test(code);
 
-/**
- * The attempts whose answer bytes go to a record, by their x-request-id.
- * undici does not hand its caller the socket; it tells the channel below
- * which socket (the tunnel's TLS socket, so decrypted bytes) each request's
- * headers went out on, and that socket's bytes are then the attempt's until
- * it ends. undici reads one answer at a time per connection.
- */
+/** The attempts whose bytes go to a record, by x-request-id: undici names on a channel the socket (the tunnel's TLS socket) each went out on. */
 const feeds = new Map<string, RawFeed>();
 let listening = false;
 function tapSockets(): void {
@@ -56,17 +37,12 @@ export function proxyTransport(proxyUrl: string): Transport {
     let tap = feed ? undefined : opts.tap;
     const controller = new AbortController();
     let timedOut = false;
-    let status: number | undefined;
-    const timer = attemptTimer(
-      opts,
-      () => status,
-      () => true,
-      () => {
-        timedOut = true;
-        controller.abort();
-      },
-    );
     // Through a proxy, when the request reaches the server cannot be seen: it may have from the start.
+    const at: AttemptState = { status: undefined, sent: true };
+    const timer = attemptTimer(opts, at, () => {
+      timedOut = true;
+      controller.abort();
+    });
     opts.onSent?.();
     timer.sent();
     const onAbort = () => controller.abort();
@@ -83,14 +59,14 @@ export function proxyTransport(proxyUrl: string): Transport {
         headersTimeout: 0,
         bodyTimeout: 0,
       });
-      status = res.statusCode;
+      const status = (at.status = res.statusCode);
       if (feed && !feed.attached) tap = opts.tap;
       tap?.head(status, res.headers);
       timer.answerBegan();
       const declared = Number(res.headers['content-length']);
       if (Number.isFinite(declared) && declared > opts.maxBodyBytes) {
         controller.abort();
-        throw new TransportError('too_large', `response body of ${declared} bytes exceeds the ${opts.maxBodyBytes}-byte limit`, status);
+        throw tooLarge(opts.maxBodyBytes, status, declared);
       }
       const chunks: Buffer[] = [];
       let size = 0;
@@ -100,7 +76,7 @@ export function proxyTransport(proxyUrl: string): Transport {
         size += (chunk as Buffer).length;
         if (size > opts.maxBodyBytes) {
           controller.abort();
-          throw new TransportError('too_large', `response body exceeds the ${opts.maxBodyBytes}-byte limit`, status);
+          throw tooLarge(opts.maxBodyBytes, status);
         }
         chunks.push(chunk as Buffer);
       }
@@ -110,15 +86,15 @@ export function proxyTransport(proxyUrl: string): Transport {
     } catch (err) {
       if (err instanceof TransportError) throw err;
       if (opts.signal.aborted) throw new TransportError('aborted', 'interrupted');
-      if (timedOut) throw timer.error ?? new TransportError('timeout', `no complete response within ${opts.timeoutMs / 1000} s`, status);
+      if (timedOut) throw timer.error ?? new TransportError('timeout', `no complete response within ${opts.timeoutMs / 1000} s`, at.status);
       const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
       const parse = parseErrorCode(e);
-      if (parse) throw new TransportError('malformed', malformedMessage(parse), status);
+      if (parse) throw new TransportError('malformed', malformedMessage(parse), at.status);
       // undici: "Proxy response (403) !== 200 when HTTP Tunneling".
       const refused = /^Proxy response \((\d+)\)/.exec(e.message);
       if (refused) throw new TransportError('connect', `the proxy refused to connect to ${url.host} (it answered ${refused[1]})`, undefined, false);
       const code = e.cause?.code ?? e.code ?? e.message;
-      if (status !== undefined) throw new TransportError('truncated', `the connection failed during the response (${code})`, status);
+      if (at.status !== undefined) throw new TransportError('truncated', `the connection failed during the response (${code})`, at.status);
       throw new TransportError('connect', `cannot connect to ${url.host} through the proxy: ${code}`, undefined, !notSent(code));
     } finally {
       if (requestId !== undefined) feeds.delete(requestId);

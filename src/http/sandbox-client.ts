@@ -1,18 +1,10 @@
-// The two sandbox routes `webhooks trigger` uses, through the same request
-// path as the API's operations: headers, retries, deadline, --debug traces
-// and error classification are sendWithRetries' (src/http/client.ts).
+// The two sandbox routes `webhooks trigger` uses, through sendWithRetries as the API's operations.
 import { invalidResponse, isCliError, usageError } from '../errors/cli-error.js';
 import { SANDBOX_MARKER_HEADER } from '../api/schemas.js';
 import { headerValue, parseJson, sendWithRetries } from './client.js';
 import { requestHeaders, type ClientConfig } from './api-client.js';
 
-export interface ReceiverAnswer {
-  status: number | null;
-  ok: boolean;
-  durationMs?: number;
-  body: string | null;
-  error: string | null;
-}
+export type ReceiverAnswer = { status: number | null; ok: boolean; durationMs?: number; body: string | null; error: string | null };
 
 export interface Delivery {
   endpointId: string;
@@ -25,15 +17,9 @@ export interface Delivery {
   [more: string]: unknown;
 }
 
-export interface DeliveryEnvelope {
-  data: { delivery: Delivery };
-  meta?: unknown;
-}
+export type DeliveryEnvelope = { data: { delivery: Delivery }; meta?: unknown };
 
-/**
- * Refuses (exit 2) a base URL that is not a chatctl sandbox, having sent it
- * one GET of `/_sandbox` without the token or any other credential.
- */
+/** Refuses (exit 2) a base URL that is not a chatctl sandbox, having sent it one GET of `/_sandbox` without any credential. */
 export async function requireSandbox(cfg: ClientConfig): Promise<void> {
   const notSandbox = (why: string) =>
     usageError(
@@ -52,15 +38,9 @@ export async function requireSandbox(cfg: ClientConfig): Promise<void> {
   if (marker !== '1') throw notSandbox(`its answer to GET /_sandbox has no ${SANDBOX_MARKER_HEADER} header`);
 }
 
-/**
- * Longer than the sandbox gives a receiver (10 s, src/sandbox/control.ts):
- * the sandbox always answers first, with the receiver's fate, so a slow
- * receiver is reported as such and never makes chatctl time out and send
- * the delivery again.
- */
+/** Longer than the sandbox gives a receiver (10 s): a slow receiver is reported, never makes chatctl time out and send again. */
 const DELIVER_ATTEMPT_MS = 15_000;
 
-/** POST /_sandbox/endpoints/{id}/deliver: the sandbox's report of one delivery. */
 export async function sandboxDeliver(cfg: ClientConfig, endpointId: string, body: { eventType: string }): Promise<DeliveryEnvelope> {
   const res = await sendWithRetries(
     { method: 'POST', url: `${cfg.baseUrl}/_sandbox/endpoints/${encodeURIComponent(endpointId)}/deliver`, headers: requestHeaders(cfg), body: JSON.stringify(body) },

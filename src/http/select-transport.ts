@@ -1,42 +1,23 @@
-// Direct connections use node:http(s), which loads in a fraction of the time
-// undici takes. When a proxy variable is set, proxyFor() decides for each
-// URL whether it goes through a proxy and which; only then is proxy.ts
-// (undici) loaded. Loopback (localhost, 127.0.0.0/8, [::1]) is never
-// proxied, whatever NO_PROXY says, and an http: URL off loopback is refused
-// whenever a proxy variable is set: a bearer token would cross the proxy in
-// clear text (http: is only allowed for loopback, which is direct).
-// `chatctl doctor` reports what proxyFor() answers, so it names exactly the
-// proxy a request uses.
+// node:http(s), far quicker to load than undici, unless proxyFor() names a proxy. While a proxy variable is set, an http:
+// URL off loopback is refused: the token would cross the proxy in clear text.
 import { configError } from '../errors/cli-error.js';
 import { isLoopbackHost } from './wire-checks.js';
 import { PROXY_VARIABLES, nodeTransport, type Transport } from './transport.js';
 
-export type ProxyVariable = (typeof PROXY_VARIABLES)[number];
-
-/** How a request to a URL is sent: through `proxy` (the variable's URL) or direct, and why. */
 export type ProxyChoice =
-  | { proxy: URL; variable: ProxyVariable }
+  | { proxy: URL; variable: (typeof PROXY_VARIABLES)[number] }
   | { proxy: undefined; why: 'loopback' | 'no variable' }
   | { proxy: undefined; why: 'no_proxy'; variable: 'NO_PROXY' | 'no_proxy'; entry: string };
 
 /** The variable's value, lower case first (as curl and undici read them); empty counts as unset. */
 function pick<T extends string>(env: NodeJS.ProcessEnv, names: readonly T[]): { name: T; value: string } | undefined {
-  for (const name of names) {
-    const value = env[name];
-    if (value) return { name, value };
-  }
-  return undefined;
+  const name = names.find((n) => env[n]);
+  return name === undefined ? undefined : { name, value: env[name]! };
 }
 
 const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443 };
 
-/**
- * The NO_PROXY entry that sends `url` direct, if any. Entries are separated
- * by commas or white space; `*` matches every host; `host` matches the host
- * and its subdomains (a leading `.` or `*.` is ignored); `host:port` only
- * that port. Names are compared case-insensitively, IPv6 addresses in
- * brackets.
- */
+/** The NO_PROXY entry that sends `url` direct, if any: `*`, a host and its subdomains (`.` or `*.` ignored), `host:port`. */
 function noProxyEntry(url: URL, list: string): string | undefined {
   const host = url.hostname.toLowerCase();
   const port = Number(url.port) || DEFAULT_PORTS[url.protocol] || 0;
@@ -51,14 +32,7 @@ function noProxyEntry(url: URL, list: string): string | undefined {
   return undefined;
 }
 
-/**
- * Which proxy, if any, a request to `url` goes through: for https,
- * https_proxy, HTTPS_PROXY, then http_proxy, HTTP_PROXY (the first one set);
- * for http, http_proxy then HTTP_PROXY; none for loopback or a host that
- * no_proxy (or else NO_PROXY) names. The transport sends by this answer and
- * `chatctl doctor` reports it. A variable that would be used and is not an
- * http(s) URL is a configuration error naming it.
- */
+/** Which proxy a request to `url` goes through, if any: what the transport sends by and `chatctl doctor` reports. */
 export function proxyFor(url: URL, env: NodeJS.ProcessEnv): ProxyChoice {
   if (isLoopbackHost(url.hostname)) return { proxy: undefined, why: 'loopback' };
   const chosen = pick(env, url.protocol === 'https:' ? (['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY'] as const) : (['http_proxy', 'HTTP_PROXY'] as const));
@@ -66,15 +40,8 @@ export function proxyFor(url: URL, env: NodeJS.ProcessEnv): ProxyChoice {
   const noProxy = pick(env, ['no_proxy', 'NO_PROXY'] as const);
   const entry = noProxy && noProxyEntry(url, noProxy.value);
   if (noProxy && entry) return { proxy: undefined, why: 'no_proxy', variable: noProxy.name, entry };
-  let proxy: URL | undefined;
-  try {
-    proxy = new URL(chosen.value);
-  } catch {
-    proxy = undefined;
-  }
-  if (!proxy || (proxy.protocol !== 'http:' && proxy.protocol !== 'https:')) {
-    throw configError(`${chosen.name} is not an http:// or https:// proxy URL`, `fix or unset ${chosen.name}`);
-  }
+  const proxy = URL.canParse(chosen.value) ? new URL(chosen.value) : undefined;
+  if (!proxy || (proxy.protocol !== 'http:' && proxy.protocol !== 'https:')) throw configError(`${chosen.name} is not an http:// or https:// proxy URL`, `fix or unset ${chosen.name}`);
   return { proxy, variable: chosen.name };
 }
 
@@ -85,9 +52,7 @@ export async function selectTransport(env: NodeJS.ProcessEnv): Promise<Transport
   return async (req, opts) => {
     const url = new URL(req.url);
     if (isLoopbackHost(url.hostname)) return nodeTransport(req, opts);
-    if (url.protocol !== 'https:') {
-      throw configError(`refusing to send ${url.origin} through a proxy over http: the token would travel in clear text`, 'use an https base URL');
-    }
+    if (url.protocol !== 'https:') throw configError(`refusing to send ${url.origin} through a proxy over http: the token would travel in clear text`, 'use an https base URL');
     const choice = proxyFor(url, env);
     if (!choice.proxy) return nodeTransport(req, opts);
     const key = choice.proxy.href;

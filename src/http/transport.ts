@@ -1,45 +1,31 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 
-// An HTTP/1.1 answer read back from the bytes the socket delivered (after
-// TLS), as a record keeps them (secret/record.ts): the status line, the
-// headers, and the body framed by Content-Length or chunked transfer coding,
-// still in its content coding (gzip stays gzip: decodeBody undoes it when the
-// answer is used). Interim answers (1xx: 100 Continue, 103 Early Hints) are
-// skipped: the answer is the final one. Bytes cut short anywhere give what
-// arrived, marked not whole; bytes that are not an HTTP answer give nothing.
-//
-// Pure: no I/O, no clock. The transport hands a record only the bytes of one
-// attempt's answer, from its first byte (a kept-alive connection's earlier
-// answers are never among them).
+// One HTTP attempt (proxy.ts behind a proxy): no redirect followed, the body limit enforced while reading, the answer's
+// bytes handed to a record as they arrive (secret/record.ts), which parseRawAnswer reads back.
 
-/** The answer as the bytes hold it. */
+/** An HTTP/1.1 answer as the bytes hold it, interim (1xx) answers skipped. */
 export interface RawAnswer {
   status: number;
   /** Header names in lower case; repeated headers joined with ", ". */
   headers: Record<string, string>;
   contentEncoding: string | null;
-  /** The Content-Length the server declared, when it did. */
   contentLength: number | null;
-  /** The body without its transfer coding, still in its content coding. */
+  /** Without its transfer coding, still in its content coding. */
   body: Buffer;
-  /**
-   * Whether the bytes hold the whole answer as its framing says
-   * (Content-Length reached, or the last chunk came). An answer that ends
-   * when the connection closes cannot tell, and counts as not whole.
-   */
+  /** Whether the framing says the bytes hold it all; an answer ended by the connection's close never counts as whole. */
   whole: boolean;
 }
 
 const STATUS_LINE = /^HTTP\/\d(?:\.\d)? (\d{3})(?: [^\r\n]*)?$/;
 
-/** The final answer the bytes begin with; undefined when they hold no complete status line. */
 export function parseRawAnswer(bytes: Buffer): RawAnswer | undefined {
   let at = 0;
   for (;;) {
     const head = readHead(bytes, at);
-    if (head === 'not-http') return undefined;
-    if (head === 'short') return partialHead(bytes.subarray(at));
+    if (head === undefined) return undefined;
+    // Cut off in its head: the status alone.
+    if (head.end < 0) return { status: head.status, headers: {}, contentEncoding: null, contentLength: null, body: Buffer.alloc(0), whole: false };
     at = head.end;
     // Interim answers come before the final one (101 switches protocol: final).
     if (head.status >= 100 && head.status < 200 && head.status !== 101) continue;
@@ -50,17 +36,7 @@ export function parseRawAnswer(bytes: Buffer): RawAnswer | undefined {
 interface Head {
   status: number;
   headers: Record<string, string>;
-  /** Where the body begins. */
   end: number;
-}
-
-/** A head whose blank line has not come: the status alone, if its line is complete. */
-function partialHead(rest: Buffer): RawAnswer | undefined {
-  const eol = rest.indexOf(0x0a);
-  if (eol < 0) return undefined;
-  const status = statusOf(rest.subarray(0, eol).toString('latin1').replace(/\r$/, ''));
-  if (status === undefined) return undefined;
-  return { status, headers: {}, contentEncoding: null, contentLength: null, body: Buffer.alloc(0), whole: false };
 }
 
 const statusOf = (line: string): number | undefined => {
@@ -68,22 +44,22 @@ const statusOf = (line: string): number | undefined => {
   return m ? Number(m[1]) : undefined;
 };
 
-/** One head from `at`: its status and headers, up to the blank line (CRLF or a bare LF, as llhttp accepts). */
-function readHead(bytes: Buffer, at: number): Head | 'short' | 'not-http' {
+/** One head from `at`, up to the blank line (CRLF or a bare LF, as llhttp accepts); `end` -1 when it is cut off. */
+function readHead(bytes: Buffer, at: number): Head | undefined {
   const prefix = bytes.subarray(at, at + 5).toString('latin1');
-  if (!'HTTP/'.startsWith(prefix) && !prefix.startsWith('HTTP/')) return 'not-http';
+  if (!'HTTP/'.startsWith(prefix) && !prefix.startsWith('HTTP/')) return undefined;
   const lines: string[] = [];
   let pos = at;
   for (;;) {
     const eol = bytes.indexOf(0x0a, pos);
-    if (eol < 0) return 'short';
-    const line = bytes.subarray(pos, eol).toString('latin1').replace(/\r$/, '');
-    pos = eol + 1;
-    if (line === '') break;
+    const line = eol < 0 ? undefined : bytes.subarray(pos, eol).toString('latin1').replace(/\r$/, '');
+    pos = eol < 0 ? -1 : eol + 1;
+    if (line === undefined || line === '') break;
     lines.push(line);
   }
   const status = statusOf(lines[0] ?? '');
-  if (status === undefined) return 'not-http';
+  if (status === undefined) return undefined;
+  if (pos < 0) return { status, headers: {}, end: -1 };
   const headers: Record<string, string> = {};
   for (const line of lines.slice(1)) {
     const colon = line.indexOf(':');
@@ -95,22 +71,23 @@ function readHead(bytes: Buffer, at: number): Head | 'short' | 'not-http' {
   return { status, headers, end: pos };
 }
 
-function framed(head: Head, rest: Buffer): Omit<RawAnswer, 'status' | 'headers'> {
-  const contentEncoding = head.headers['content-encoding'] ?? null;
-  const declared = declaredLength(head.headers['content-length']);
-  const codings = (head.headers['transfer-encoding'] ?? '')
+const codingsOf = (value: string | string[] | undefined) =>
+  (Array.isArray(value) ? value.join(',') : (value ?? ''))
     .split(',')
     .map((c) => c.trim().toLowerCase())
     .filter((c) => c !== '');
+
+function framed(head: Head, rest: Buffer): Omit<RawAnswer, 'status' | 'headers'> {
+  const contentEncoding = head.headers['content-encoding'] ?? null;
+  const declared = declaredLength(head.headers['content-length']);
+  const codings = codingsOf(head.headers['transfer-encoding']);
   // No body, whatever the headers say (RFC 9112 6.3).
   if (head.status === 204 || head.status === 304 || head.status === 101) return { contentEncoding, contentLength: declared, body: Buffer.alloc(0), whole: true };
   if (codings.at(-1) === 'chunked') return { contentEncoding, contentLength: declared, ...unchunk(rest) };
   if (codings.length === 0 && declared !== null) return { contentEncoding, contentLength: declared, body: rest.subarray(0, declared), whole: rest.length >= declared };
-  // Delimited by the connection's close: what came, never known whole.
   return { contentEncoding, contentLength: declared, body: rest, whole: false };
 }
 
-/** Content-Length as a number: repeated equal values are one; differing or unreadable ones are none. */
 function declaredLength(value: string | undefined): number | null {
   if (value === undefined) return null;
   const values = new Set(value.split(',').map((v) => v.trim()));
@@ -132,7 +109,6 @@ function unchunk(rest: Buffer): { body: Buffer; whole: boolean } {
     const size = Number.parseInt(sizeText, 16);
     pos = eol + 1;
     if (size === 0) {
-      // Trailers, then a blank line.
       for (;;) {
         const end = rest.indexOf(0x0a, pos);
         if (end < 0) return cut();
@@ -145,18 +121,11 @@ function unchunk(rest: Buffer): { body: Buffer; whole: boolean } {
     parts.push(data);
     if (data.length < size) return cut();
     pos += size;
-    // The CRLF after the data.
     if (rest[pos] === 0x0d) pos++;
-    if (pos >= rest.length) return cut();
-    if (rest[pos] !== 0x0a) return cut();
+    if (pos >= rest.length || rest[pos] !== 0x0a) return cut();
     pos++;
   }
 }
-
-// One HTTP attempt. The default transport is node:http/https: it never
-// follows redirects, and the attempt timeout covers the whole exchange, from
-// connecting to the last byte of the body. Behind a proxy, proxy.ts supplies
-// one built on undici's ProxyAgent, for the proxy select-transport.ts chose.
 
 export interface WireRequest {
   /** GET only for doctor's round trip, which sends no token. */
@@ -170,11 +139,7 @@ export interface WireResponse {
   status: number;
   headers: IncomingHttpHeaders;
   body: string;
-  /**
-   * The body's bytes, present only when they are not valid UTF-8: `body`
-   * then holds U+FFFD where they were, and a secret read from it may be
-   * garbled (parseSecretAnswer keeps these bytes instead).
-   */
+  /** The body's bytes when they are not valid UTF-8 (`body` then holds U+FFFD): parseSecretAnswer keeps these instead. */
   notUtf8?: Buffer;
 }
 
@@ -182,48 +147,20 @@ export interface AttemptOptions {
   timeoutMs: number;
   maxBodyBytes: number;
   signal: AbortSignal;
-  /**
-   * Connections kept open between attempts (rotate --from sends hundreds: one
-   * TLS handshake, not one each). An https.Agent for https: URLs. Without
-   * it, each attempt has a connection of its own. The proxy transport pools
-   * its own and ignores this.
-   */
+  /** Connections kept open between attempts (rotate --from: one TLS handshake, not hundreds); the proxy transport pools its own. */
   agent?: import('node:http').Agent | undefined;
-  /** Told of the answer as it arrives, before anything parses it: a create's or rotate's record (secret/record.ts). */
+  /** Told of the answer as it arrives, before anything parses it: a create's or rotate's record. */
   tap?: AnswerTap | undefined;
   /** Called once the request may have reached the server (handed whole to the OS; behind a proxy, as it starts). */
   onSent?: (() => void) | undefined;
-  /**
-   * A sent create or rotate is not abandoned (docs/configuration.md,
-   * "Timeouts"): `timeoutMs` bounds connecting and sending, and each stall of
-   * an answer once its status line came; the wait for that status line is
-   * bounded by this instead (what is left of --deadline). Without it,
-   * `timeoutMs` bounds the whole exchange.
-   */
+  /** Bounds the wait for a sent create's or rotate's answer (what is left of --deadline); `timeoutMs` then bounds each stall (docs/configuration.md). */
   answerWaitMs?: number | undefined;
 }
 
-/**
- * What a record is told of an answer (secret/record.ts). A tap with `raw` is
- * handed the attempt's answer as the socket delivers it (after TLS), before
- * the HTTP parser sees a byte: `at` is where the bytes begin in this
- * attempt's answer (0: a new attempt's answer begins; an earlier one is no
- * part of it). It is then not told `head` and `chunk`, except by a transport
- * that could not see the socket for that attempt. A tap without `raw` is told
- * the parsed status, headers and body chunks.
- */
-export interface AnswerTap {
-  head(status: number, headers: IncomingHttpHeaders): void;
-  chunk(bytes: Uint8Array): void;
-  raw?(bytes: Buffer, at: number): void;
-}
+/** What a record is told of an answer: with `raw`, the bytes the socket delivers (after TLS), before the parser; else the parsed answer. */
+export type AnswerTap = { head(status: number, headers: IncomingHttpHeaders): void; chunk(bytes: Uint8Array): void; raw?(bytes: Buffer, at: number): void };
 
-/**
- * Feeds one attempt's answer bytes to a tap's `raw` from the socket's own
- * 'data' events, put in front of every other listener (the HTTP parser's),
- * from the moment the attempt has its socket until it ends: a kept-alive
- * socket's earlier and later answers are never fed.
- */
+/** Feeds one attempt's bytes to a tap's `raw`, from a listener put before the parser's, only while the attempt has the socket. */
 export class RawFeed {
   private socket: import('node:stream').Readable | undefined;
   private at = 0;
@@ -232,11 +169,9 @@ export class RawFeed {
     this.at += bytes.length;
   };
   constructor(private readonly raw: (bytes: Buffer, at: number) => void) {}
-  /** Whether any byte of this attempt's answer came. */
   get received(): boolean {
     return this.at > 0;
   }
-  /** Whether a socket is tapped for this attempt. */
   get attached(): boolean {
     return this.socket !== undefined;
   }
@@ -252,47 +187,23 @@ export class RawFeed {
   }
 }
 
-/** The feed for a tap that takes raw bytes, if it does. */
 export const rawFeedFor = (tap: AnswerTap | undefined): RawFeed | undefined => (tap?.raw ? new RawFeed(tap.raw.bind(tap)) : undefined);
 
 export type Transport = (req: WireRequest, opts: AttemptOptions) => Promise<WireResponse>;
 
-export type TransportFailure =
-  /** No response began: refused, reset, DNS, TLS. Safe to retry. */
-  | 'connect'
-  /** The attempt ran past its limit (headers or body). */
-  | 'timeout'
-  /** A response began but did not finish: retrying could apply a change twice. */
-  | 'truncated'
-  /** The body exceeded maxBodyBytes. */
-  | 'too_large'
-  /**
-   * What came back is not HTTP/1.1 chatctl can read (headers over the size
-   * limit, a bad status line, other parse errors). Something answered, so
-   * the request may have been applied: reported, never retried.
-   */
-  | 'malformed'
-  /** The user interrupted. */
-  | 'aborted';
+/** connect: no response began (safe to retry); truncated: one began, not finished; malformed: not HTTP/1.1 (never retried). */
+type TransportFailure = 'connect' | 'timeout' | 'truncated' | 'too_large' | 'malformed' | 'aborted';
 
 export class TransportError extends Error {
   constructor(
     readonly failure: TransportFailure,
     message: string,
     readonly status?: number,
-    /**
-     * Whether the request may have reached the server (false: it certainly
-     * did not, e.g. connection refused). Unknown counts as sent.
-     */
+    /** Whether the request may have reached the server (false: certainly not, e.g. refused); unknown counts as sent. */
     readonly sent: boolean = true,
-    /** A 'timeout' that came while waiting for the answer to a sent request (answerWaitMs ran out): the deadline, not --timeout. */
+    /** A timeout waiting for a sent request's answer (answerWaitMs ran out): the deadline, not --timeout. */
     readonly waited: boolean = false,
-    /**
-     * A 'connect' failure on a kept-alive connection the server had closed
-     * (reset or ended before any byte of an answer): the race every client
-     * of a server with a short keep-alive timeout meets. Sent again at once
-     * on a new connection, with the same Idempotency-Key (client.ts).
-     */
+    /** A kept-alive connection the server had closed before any byte of an answer: sent again at once (client.ts). */
     readonly staleConnection: boolean = false,
   ) {
     super(message);
@@ -300,33 +211,23 @@ export class TransportError extends Error {
   }
 }
 
-/** node:http parse errors carry llhttp's code: HPE_HEADER_OVERFLOW, HPE_INVALID_CONSTANT … */
-export function describeParseError(code: string): string {
-  switch (code) {
-    case 'HPE_HEADER_OVERFLOW':
-    case 'UND_ERR_HEADERS_OVERFLOW':
-      return 'its headers exceed the size limit';
-    case 'HPE_INVALID_CONSTANT':
-      return 'it does not start with an HTTP status line';
-    case 'HPE_INVALID_STATUS':
-      return 'its status line is not valid';
-    default:
-      return `it is not valid HTTP/1.1 (${code})`;
-  }
+function describeParseError(code: string): string {
+  if (code === 'HPE_HEADER_OVERFLOW' || code === 'UND_ERR_HEADERS_OVERFLOW') return 'its headers exceed the size limit';
+  if (code === 'HPE_INVALID_CONSTANT') return 'it does not start with an HTTP status line';
+  return code === 'HPE_INVALID_STATUS' ? 'its status line is not valid' : `it is not valid HTTP/1.1 (${code})`;
 }
 
 export const malformedMessage = (code: string) => `the server's response could not be read: ${describeParseError(code)}`;
 
-/**
- * Recognises a TransportError by its shape, not its class: the proxy
- * transport is a bundle of its own (dist/lazy/proxy.cjs) with its own copy
- * of the class, so instanceof would miss its errors.
- */
+export const tooLarge = (max: number, status: number, declared?: number) =>
+  new TransportError('too_large', `response body ${declared === undefined ? '' : `of ${declared} bytes `}exceeds the ${max}-byte limit`, status);
+
+/** By its shape, not its class: the proxy transport's bundle (dist/lazy/proxy.cjs) has its own copy of the class. */
 export function isTransportError(err: unknown): err is TransportError {
   return err instanceof Error && err.name === 'TransportError' && typeof (err as TransportError).failure === 'string';
 }
 
-/** The variables that send requests through a proxy (proxyFor in select-transport.ts); NO_PROXY only exempts. */
+/** The variables that send requests through a proxy; NO_PROXY only exempts. */
 export const PROXY_VARIABLES = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'] as const;
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -335,24 +236,14 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 let httpModule: typeof import('node:http') | undefined;
 let httpsModule: typeof import('node:https') | undefined;
 
-/**
- * The body as text. chatctl sends no Accept-Encoding, so any content coding
- * is acceptable to the server (RFC 9110 12.5.3): gzip, deflate and br are
- * undone here (node:zlib, loaded only then), so a compressed 2xx that
- * carries the one-time secret is read, not lost. A leading byte-order mark
- * is dropped. A coding chatctl cannot undo, or a corrupt body, is
- * 'malformed'; a body over `maxBytes` once decoded is 'too_large'.
- */
+/** The body as text: chatctl sends no Accept-Encoding, so any coding may come (RFC 9110 12.5.3), and a compressed secret must not be lost. */
 export async function decodeBody(raw: Buffer, contentEncoding: string | string[] | undefined, maxBytes: number, status: number): Promise<Pick<WireResponse, 'body' | 'notUtf8'>> {
-  const codings = (Array.isArray(contentEncoding) ? contentEncoding.join(',') : (contentEncoding ?? ''))
-    .split(',')
-    .map((c) => c.trim().toLowerCase())
-    .filter((c) => c !== '' && c !== 'identity');
+  const codings = codingsOf(contentEncoding).filter((c) => c !== 'identity');
   let data = raw;
   if (codings.length > 0) {
     const zlib = await import('node:zlib');
     const opts = { maxOutputLength: maxBytes };
-    // Codings are listed in the order they were applied: undone last first.
+    // Undone last first.
     for (const coding of codings.reverse()) {
       try {
         if (coding === 'gzip' || coding === 'x-gzip') data = zlib.gunzipSync(data, opts);
@@ -368,9 +259,7 @@ export async function decodeBody(raw: Buffer, contentEncoding: string | string[]
         } else throw new TransportError('malformed', `the server's response could not be read: its body is encoded as ${JSON.stringify(coding)}, which chatctl cannot decode`, status);
       } catch (err) {
         if (err instanceof TransportError) throw err;
-        if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
-          throw new TransportError('too_large', `response body exceeds the ${maxBytes}-byte limit once decoded (${coding})`, status);
-        }
+        if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw new TransportError('too_large', `response body exceeds the ${maxBytes}-byte limit once decoded (${coding})`, status);
         throw new TransportError('malformed', `the server's response could not be read: its ${coding} body is corrupt`, status);
       }
     }
@@ -380,20 +269,16 @@ export async function decodeBody(raw: Buffer, contentEncoding: string | string[]
   return isUtf8(data) ? { body } : { body, notUtf8: data };
 }
 
+const isParseError = (err: NodeJS.ErrnoException): err is NodeJS.ErrnoException & { code: string } => typeof err.code === 'string' && err.code.startsWith('HPE_');
+
 export const nodeTransport: Transport = async (req, opts) => {
   const url = new URL(req.url);
   const http = url.protocol === 'https:' ? (httpsModule ??= await import('node:https')) : (httpModule ??= await import('node:http'));
   return new Promise<WireResponse>((resolve, reject) => {
     let settled = false;
-    let status: number | undefined;
-    // The whole request was handed to the OS: from here it may be applied.
-    let sent = false;
-    const timer = attemptTimer(
-      opts,
-      () => status,
-      () => sent,
-      (err) => fail(err),
-    );
+    // sent: the whole request was handed to the OS, so from here it may be applied.
+    const at: AttemptState = { status: undefined, sent: false };
+    const timer = attemptTimer(opts, at, (err) => fail(err));
     const feed = rawFeedFor(opts.tap);
     // The parsed answer goes to a tap only when its raw bytes do not.
     const parsedTap = feed ? undefined : opts.tap;
@@ -414,7 +299,7 @@ export const nodeTransport: Transport = async (req, opts) => {
 
     const request = http.request(requestOptions(req, url, opts), (res) => {
       const answered = res.statusCode ?? 0;
-      status = answered;
+      at.status = answered;
       parsedTap?.head(answered, res.headers);
       timer.answerBegan();
       collectBody(res, answered, { ...opts, tap: parsedTap }, timer, fail, (raw) => {
@@ -426,19 +311,18 @@ export const nodeTransport: Transport = async (req, opts) => {
     // The socket's bytes reach the record before the parser's listener sees them.
     if (feed) request.on('socket', (socket) => feed.attach(socket));
     request.on('finish', () => {
-      sent = true;
+      at.sent = true;
       opts.onSent?.();
       timer.sent();
     });
     request.on('error', (err: NodeJS.ErrnoException) => {
-      if (typeof err.code === 'string' && err.code.startsWith('HPE_')) fail(new TransportError('malformed', malformedMessage(err.code), status));
-      else if (status !== undefined) fail(new TransportError('truncated', `the connection failed during the response (${err.code ?? err.message})`, status));
+      if (isParseError(err)) fail(new TransportError('malformed', malformedMessage(err.code), at.status));
+      else if (at.status !== undefined) fail(new TransportError('truncated', `the connection failed during the response (${err.code ?? err.message})`, at.status));
       else {
         // No byte of an answer came on a connection an earlier request used: the server closed it as it sat idle.
         const stale = request.reusedSocket && !feed?.received && STALE_CODES.has(err.code ?? '');
-        // No connection was ever made (a name that does not resolve, a refused or unreachable host): nothing reached the
-        // server, though node:http may have counted the body as written to the socket it was still opening.
-        const reached = sent && !NEVER_CONNECTED.has(err.code ?? '');
+        // No connection was ever made: nothing reached the server, though node:http may have counted the body as written.
+        const reached = at.sent && !NEVER_CONNECTED.has(err.code ?? '');
         fail(
           new TransportError('connect', stale ? `the kept-alive connection to ${url.host} was closed by the server (${err.code})` : describeConnectError(err, url), undefined, reached, false, stale),
         );
@@ -453,8 +337,7 @@ function requestOptions(req: WireRequest, url: URL, opts: AttemptOptions): impor
     protocol: url.protocol,
     hostname: url.hostname.replace(/^\[|\]$/g, ''),
     port: url.port || undefined,
-    // The path exactly as built (segments already percent-encoded):
-    // never normalised, so an encoded "%2F" stays one segment.
+    // The path exactly as built, never normalised: an encoded "%2F" stays one segment.
     path: req.url.slice(url.origin.length) || '/',
     method: req.method,
     headers: { ...req.headers, 'Content-Length': String(Buffer.byteLength(req.body)) },
@@ -462,7 +345,6 @@ function requestOptions(req: WireRequest, url: URL, opts: AttemptOptions): impor
   };
 }
 
-/** The response's body, whole and within the limit, each chunk told to the tap as it comes; or the failure that cut it short. */
 function collectBody(
   res: IncomingMessage,
   status: number,
@@ -473,10 +355,7 @@ function collectBody(
 ): void {
   const truncated = () => new TransportError('truncated', 'the connection closed before the response was complete', status);
   const declared = Number(res.headers['content-length']);
-  if (Number.isFinite(declared) && declared > opts.maxBodyBytes) {
-    fail(new TransportError('too_large', `response body of ${declared} bytes exceeds the ${opts.maxBodyBytes}-byte limit`, status));
-    return;
-  }
+  if (Number.isFinite(declared) && declared > opts.maxBodyBytes) return fail(tooLarge(opts.maxBodyBytes, status, declared));
   const chunks: Buffer[] = [];
   let size = 0;
   res.on('data', (chunk: Buffer) => {
@@ -484,37 +363,28 @@ function collectBody(
     opts.tap?.chunk(chunk);
     timer.progress();
     size += chunk.length;
-    if (size > opts.maxBodyBytes) {
-      fail(new TransportError('too_large', `response body exceeds the ${opts.maxBodyBytes}-byte limit`, status));
-      return;
-    }
+    if (size > opts.maxBodyBytes) return fail(tooLarge(opts.maxBodyBytes, status));
     chunks.push(chunk);
   });
   res.on('aborted', () => fail(truncated()));
-  res.on('error', (err: NodeJS.ErrnoException) =>
-    fail(typeof err.code === 'string' && err.code.startsWith('HPE_') ? new TransportError('malformed', malformedMessage(err.code), status) : truncated()),
-  );
+  res.on('error', (err: NodeJS.ErrnoException) => fail(isParseError(err) ? new TransportError('malformed', malformedMessage(err.code), status) : truncated()));
   res.on('end', () => (res.complete ? done(Buffer.concat(chunks)) : fail(truncated())));
 }
 
-/**
- * An attempt's time limits. Without answerWaitMs: one timer for the whole
- * exchange. With it (a create or rotate): --timeout for connecting and
- * sending, and for each stall of the answer once its status line came
- * (restarted by every chunk); from the moment it is sent, answerWaitMs
- * (what is left of --deadline) for the whole answer.
- */
-export function attemptTimer(opts: Pick<AttemptOptions, 'timeoutMs' | 'answerWaitMs'>, status: () => number | undefined, sent: () => boolean, fail: (err: TransportError) => void) {
+/** An attempt's time limits: one for the whole exchange, or with answerWaitMs, --timeout to send and per stall, answerWaitMs to the end. */
+/** Where an attempt stands: the status once an answer began, and whether the request may have reached the server. */
+export type AttemptState = { status: number | undefined; sent: boolean };
+
+export function attemptTimer(opts: Pick<AttemptOptions, 'timeoutMs' | 'answerWaitMs'>, at: Readonly<AttemptState>, fail: (err: TransportError) => void) {
   const patient = opts.answerWaitMs !== undefined;
   let phase: ReturnType<typeof setTimeout> | undefined;
   let whole: ReturnType<typeof setTimeout> | undefined;
   const self = {
-    /** The error the timer ended the attempt with, once it did. */
     error: undefined as TransportError | undefined,
     sent() {
       if (!patient) return;
       clearTimeout(phase);
-      whole = setTimeout(() => fail((self.error = new TransportError('timeout', 'no complete answer came before the deadline', status(), true, true))), opts.answerWaitMs);
+      whole = setTimeout(() => fail((self.error = new TransportError('timeout', 'no complete answer came before the deadline', at.status, true, true))), opts.answerWaitMs);
     },
     answerBegan() {
       if (patient) stalls();
@@ -531,11 +401,11 @@ export function attemptTimer(opts: Pick<AttemptOptions, 'timeoutMs' | 'answerWai
     clearTimeout(phase);
     phase = setTimeout(() => fail((self.error = err())), opts.timeoutMs);
   };
-  const stalls = () => startPhase(() => new TransportError('timeout', `the answer stalled for ${opts.timeoutMs / 1000} s`, status(), true));
+  const stalls = () => startPhase(() => new TransportError('timeout', `the answer stalled for ${opts.timeoutMs / 1000} s`, at.status, true));
   startPhase(
     patient
-      ? () => new TransportError('timeout', `could not connect and send within ${opts.timeoutMs / 1000} s`, undefined, sent())
-      : () => new TransportError('timeout', `no complete response within ${opts.timeoutMs / 1000} s`, status(), sent()),
+      ? () => new TransportError('timeout', `could not connect and send within ${opts.timeoutMs / 1000} s`, undefined, at.sent)
+      : () => new TransportError('timeout', `no complete response within ${opts.timeoutMs / 1000} s`, at.status, at.sent),
   );
   return self;
 }
@@ -547,16 +417,8 @@ const NEVER_CONNECTED = new Set(['ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED', 'EHOS
 const STALE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
 
 function describeConnectError(err: NodeJS.ErrnoException, url: URL): string {
-  const where = url.host;
-  switch (err.code) {
-    case 'ECONNREFUSED':
-      return `connection refused by ${where}`;
-    case 'ECONNRESET':
-      return `connection to ${where} was reset before a response`;
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-      return `cannot resolve host ${url.hostname}`;
-    default:
-      return `cannot connect to ${where}: ${err.code ?? err.message}`;
-  }
+  if (err.code === 'ECONNREFUSED') return `connection refused by ${url.host}`;
+  if (err.code === 'ECONNRESET') return `connection to ${url.host} was reset before a response`;
+  if (err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN') return `cannot resolve host ${url.hostname}`;
+  return `cannot connect to ${url.host}: ${err.code ?? err.message}`;
 }

@@ -4,30 +4,16 @@ import { configError } from '../errors/cli-error.js';
 
 const LOOPBACK_V4 = /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/;
 
-/**
- * Loopback as docs/configuration.md defines it, exactly: localhost, 127.0.0.0/8, [::1]. Narrower
- * on purpose than the sandbox's isLoopbackHost (src/sandbox/ip.ts), which as
- * a server also accepts mapped and trailing-dot forms.
- */
+/** Loopback as docs/configuration.md defines it: narrower on purpose than the sandbox's (src/sandbox/ip.ts). */
 export function isLoopbackHost(hostname: string): boolean {
   const h = hostname.toLowerCase();
   return h === 'localhost' || h === '[::1]' || LOOPBACK_V4.test(h);
 }
 
-/**
- * A base URL is an absolute http(s) URL with no credentials, query or
- * fragment; `http:` only for loopback, so a token never travels in clear text.
- */
 export function checkBaseUrl(raw: string, fail: (message: string, hint?: string) => Error): { href: string; origin: string } {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw fail(`base URL "${raw}" is not an absolute URL`);
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw fail(`base URL "${raw}" must use https`);
-  }
+  if (!URL.canParse(raw)) throw fail(`base URL "${raw}" is not an absolute URL`);
+  const url = new URL(raw);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw fail(`base URL "${raw}" must use https`);
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
     throw fail(`refusing http: base URL "${raw}": the token would travel in clear text`, 'use https, or http only with localhost, 127.0.0.0/8 or [::1]');
   }
@@ -39,7 +25,6 @@ export function checkBaseUrl(raw: string, fail: (message: string, hint?: string)
 
 /** Whether a value can travel in an HTTP header: no control characters, nothing beyond Latin-1. */
 export function isHeaderSafe(value: string): boolean {
-  // eslint-disable-next-line no-control-regex
   return !/[\u0000-\u001f\u007f]/.test(value) && !/[^\u0000-\u00ff]/.test(value);
 }
 

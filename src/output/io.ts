@@ -3,17 +3,10 @@ import { Writable } from 'node:stream';
 import { Scrubber } from './scrub.js';
 import { inGitHubActions, jsonDocumentText, type JsonQuery, maskCommands } from './json.js';
 
-// Colour through chalk, at the level chatctl decided (output/io.ts
-// colorEnabled: TTY, NO_COLOR, --no-color, FORCE_COLOR), not chalk's own
-// guess. chalk is loaded only when some stream is in colour: a run into a
-// pipe pays nothing for it.
-export interface Palette {
-  red(s: string): string;
-  green(s: string): string;
-  yellow(s: string): string;
-  bold(s: string): string;
-  dim(s: string): string;
-}
+// The streams a command writes to (ctx.io: the process's, or a test's), scrubbed, and what a command needs to know of them.
+
+/** Colour through chalk at the level colorEnabled decided, chalk loaded only when some stream is in colour. */
+export type Palette = { red(s: string): string; green(s: string): string; yellow(s: string): string; bold(s: string): string; dim(s: string): string };
 
 const identity = (s: string) => s;
 export const PLAIN: Palette = { red: identity, green: identity, yellow: identity, bold: identity, dim: identity };
@@ -26,12 +19,7 @@ export async function loadPalettes(color: { stdout: boolean; stderr: boolean }):
   return { stdout: color.stdout ? p : PLAIN, stderr: color.stderr ? p : PLAIN };
 }
 
-// Standard output redirected to a regular file: Node writes it with a
-// SyncWriteStream, which ignores a short write (fs.writeSync returning fewer
-// bytes than asked, as on a nearly full disk) and reports success. A secret
-// cut short would then count as delivered (exit 0). This stream writes every
-// byte or fails, so delivery to stdout sees the error (exit 13, the secret
-// kept in recovered/).
+// Stdout to a file: Node's SyncWriteStream ignores a short write (a full disk), so a secret cut short would count as delivered.
 
 type WriteSync = (fd: number, buffer: Buffer, offset: number, length: number) => number;
 
@@ -58,49 +46,35 @@ export class FullWriteStream extends Writable {
   }
 }
 
-// The streams a command writes to, with the facts it needs about them. The
-// streams are handed in (execute's ctx.io): main.ts passes the process's,
-// tests pass their own, each with its own TTY flag.
-
 export interface OutStream {
   /** Best effort: a closed or failing stream drops the text quietly. */
   write(text: string): void;
-  /**
-   * For output that must not be lost (the one-time secret): resolves once the
-   * text is handed to the operating system, rejects with the write's error
-   * (EPIPE, ENOSPC, EIO), or at once if the stream has already failed.
-   * Streams without it are taken to accept every write.
-   */
+  /** For output that must not be lost (the secret): resolves once handed to the OS, rejects with the write's (or an earlier) error. */
   writeConfirmed?(text: string): Promise<void>;
   readonly isTTY: boolean;
-  /** It is /dev/null (`> /dev/null`, or closed: Node then opens /dev/null on it): what is written is thrown away. */
+  /** It is /dev/null (or closed, which Node opens /dev/null on): what is written is thrown away. */
   readonly discards?: boolean;
 }
 
 export interface InStream {
   readonly isTTY: boolean;
-  /** Reads the whole of standard input (for `auth login --with-token`). */
   readAll(): Promise<string>;
   /** The whole of standard input as bytes, for a reader that decodes it strictly itself (`rotate --from -`). */
   readBytes(): Promise<Buffer>;
 }
 
-/** The raw streams, for the few users that need a real stream (the prompts). */
 export interface RawStreams {
   stdin: NodeJS.ReadableStream & { isTTY?: boolean };
   stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number; discards?: boolean; toFile?: boolean };
   stderr: NodeJS.WritableStream & { isTTY?: boolean; columns?: number; toFile?: boolean };
 }
 
-/** How output looks; decided once commander has parsed the flags. */
 export interface OutputMode {
   json: boolean;
   /** `--secret-to stdout`: stdout holds the secret and nothing else. */
   secretOnStdout?: boolean;
-  /** --quiet, or --json: no notices or progress on stderr. */
   quiet: boolean;
   debug: boolean;
-  /** --query: the part of each JSON document that is printed (implies json). */
   query?: JsonQuery | undefined;
 }
 
@@ -109,58 +83,33 @@ export interface IO {
   stderr: OutStream;
   stdin: InStream;
   raw: RawStreams;
-  /** Terminal width for tables (ctx.io.columns, else the stream's, else 100). */
   columns: number;
   scrubber: Scrubber;
-  /** Colour allowed on this stream (TTY, no NO_COLOR, no --no-color; FORCE_COLOR forces). */
   color: { stdout: boolean; stderr: boolean };
-  /** chalk for the streams in colour, plain functions for the others. */
   paint: { stdout: Palette; stderr: Palette };
-  /**
-   * An informational line on stderr ("chatctl: …"). Muted with --quiet and
-   * --json, where stderr holds nothing but the one error line a script parses.
-   */
+  /** An informational line on stderr ("chatctl: …"), muted with --quiet and --json. */
   notice(text: string): void;
   readonly quiet: boolean;
-  /**
-   * Stdout is data a script reads or a file keeps (`auth token`'s token,
-   * `webhooks sign`'s headers), as with --json: from now on GitHub Actions'
-   * `::add-mask::` lines go to stderr, where they cannot end up in that data.
-   */
+  /** Stdout is data (`auth token`, `webhooks sign`), as with --json: from now on `::add-mask::` lines go to stderr. */
   stdoutIsData(): void;
-  /** --query, once the flags are parsed. */
   readonly query?: JsonQuery | undefined;
 }
 
-/** The --json document on stdout (jsonDocumentText). */
 export function writeJson(io: IO, value: unknown, layout?: 'indent-on-tty' | 'one-line'): void {
   io.stdout.write(jsonDocumentText(io, value, layout));
 }
 
-export interface ColorSettings {
-  noColorFlag: boolean;
-  env: Record<string, string | undefined>;
-}
-
-export function colorEnabled(isTTY: boolean, { noColorFlag, env }: ColorSettings): boolean {
-  if (noColorFlag) return false;
+function colorEnabled(isTTY: boolean, env: Record<string, string | undefined>): boolean {
   if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
   if (env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '0' && env.FORCE_COLOR !== 'false') return true;
   if (env.TERM === 'dumb') return false;
   return isTTY;
 }
 
-/**
- * Wraps a stream: scrubs, and treats a failed stream (a closed pipe, a full
- * disk, a terminal gone) as the end of output. The failure is kept for
- * writeConfirmed, never thrown: an error thrown from here would be a stack trace.
- */
+/** Scrubs, and takes a failed stream (a closed pipe, a full disk) as the end of output: kept for writeConfirmed, never thrown. */
 export function wrapOutStream(stream: NodeJS.WritableStream & { isTTY?: boolean; discards?: boolean }, scrub: (s: string) => string): OutStream {
   let failed: Error | undefined;
-  stream.on('error', (err: Error) => {
-    // `chatctl … | head -1`: the reader went away; stop writing, quietly.
-    failed ??= err;
-  });
+  stream.on('error', (err: Error) => void (failed ??= err));
   return {
     isTTY: Boolean(stream.isTTY),
     discards: Boolean(stream.discards),
@@ -170,22 +119,15 @@ export function wrapOutStream(stream: NodeJS.WritableStream & { isTTY?: boolean;
     writeConfirmed(text: string) {
       return new Promise<void>((resolve, reject) => {
         if (failed) return reject(failed);
-        try {
-          stream.write(scrub(text), (err) => (err ? reject(err) : resolve()));
-        } catch (err) {
-          reject(err as Error);
-        }
+        // (A write that throws rejects too: the executor's throw.)
+        stream.write(scrub(text), (err) => (err ? reject(err) : resolve()));
       });
     },
   };
 }
 
-/**
- * Standard input, read only if a command asks for it. The stream is taken
- * from `raw` on first use, not before: a process's stdin is built when first
- * touched (about 1 ms, and the modules behind it), and most runs never read it.
- */
-export function wrapInStream(raw: Pick<RawStreams, 'stdin'>): InStream {
+/** Standard input, taken from `raw` on first use: a process's stdin is built when first touched, and most runs never read it. */
+function wrapInStream(raw: Pick<RawStreams, 'stdin'>): InStream {
   const readBytes = async () => {
     const chunks: Buffer[] = [];
     for await (const chunk of raw.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
@@ -200,22 +142,12 @@ export function wrapInStream(raw: Pick<RawStreams, 'stdin'>): InStream {
   };
 }
 
-export interface IOSettings {
-  env: Record<string, string | undefined>;
-  columns?: number | undefined;
-}
+export type IOSettings = { env: Record<string, string | undefined>; columns?: number | undefined };
 
-/**
- * The IO of one run. Colour and quietness start from the environment and
- * the streams, and are settled by setOutputMode once the flags are parsed.
- */
+/** The IO of one run; colour and quietness are settled by setOutputMode once the flags are parsed. */
 export function createIO(raw: RawStreams, settings: IOSettings): IO & { setOutputMode(mode: OutputMode & { noColor: boolean }): void } {
-  // In a GitHub Actions job every secret and the token are announced with
-  // `::add-mask::` the moment they are known, before any output could show
-  // them: on stdout, or on stderr when stdout is data (the JSON document, or
-  // the secret alone). Written to the raw stream, synchronously and
-  // unscrubbed (the streams' scrubbing would blank the very value to mask),
-  // so nothing written after it can overtake it on the same stream.
+  // In GitHub Actions each secret and the token get `::add-mask::` when first known, on stdout (stderr when stdout is
+  // data), written raw and at once: scrubbing would blank the value to mask, and nothing later may overtake it.
   let maskOn: 'stdout' | 'stderr' = 'stdout';
   const announce = inGitHubActions(settings.env)
     ? (value: string) => {
@@ -225,7 +157,7 @@ export function createIO(raw: RawStreams, settings: IOSettings): IO & { setOutpu
           // A regular file (`2>error.json`) is no log the runner reads: the mask would only put the value in that file.
           if (!raw[on].toFile) raw[on].write(maskCommands(value));
         } catch {
-          /* a failed stream: nothing will be shown on it either */
+          // a failed stream: nothing will be shown on it either
         }
       }
     : undefined;
@@ -249,10 +181,7 @@ export function createIO(raw: RawStreams, settings: IOSettings): IO & { setOutpu
       return query;
     },
     scrubber,
-    color: {
-      stdout: colorEnabled(Boolean(raw.stdout.isTTY), { noColorFlag: false, env: settings.env }),
-      stderr: colorEnabled(Boolean(raw.stderr.isTTY), { noColorFlag: false, env: settings.env }),
-    },
+    color: { stdout: colorEnabled(Boolean(raw.stdout.isTTY), settings.env), stderr: colorEnabled(Boolean(raw.stderr.isTTY), settings.env) },
     paint: { stdout: PLAIN, stderr: PLAIN },
     stdoutIsData() {
       maskOn = 'stderr';

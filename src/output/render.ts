@@ -23,32 +23,12 @@ function capped(text: string): string {
   return text.length <= MAX_VALUE_CHARS ? text : `${text.slice(0, MAX_VALUE_CHARS)}… (${text.length - MAX_VALUE_CHARS} more characters; --json shows all)`;
 }
 
-/**
- * cli-table3 options for a table that is not on a terminal (CI logs, files,
- * pipes): no box-drawing borders, columns two spaces apart.
- */
+/** cli-table3 options for a table not on a terminal: no box-drawing borders, columns two spaces apart. */
 export const PLAIN_TABLE = {
-  chars: {
-    top: '',
-    'top-mid': '',
-    'top-left': '',
-    'top-right': '',
-    bottom: '',
-    'bottom-mid': '',
-    'bottom-left': '',
-    'bottom-right': '',
-    left: '',
-    'left-mid': '',
-    mid: '',
-    'mid-mid': '',
-    right: '',
-    'right-mid': '',
-    middle: '  ',
-  },
+  chars: { ...Object.fromEntries('top top-mid top-left top-right bottom bottom-mid bottom-left bottom-right left left-mid mid mid-mid right right-mid'.split(' ').map((k) => [k, ''])), middle: '  ' },
   style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0 },
 };
 
-/** A rendered table's text: as is on a terminal; without the padding at line ends when plain. */
 export function tableText(text: string, tty: boolean): string {
   return tty
     ? text
@@ -58,13 +38,8 @@ export function tableText(text: string, tty: boolean): string {
         .join('\n');
 }
 
-/** Where a table goes: colour, and whether it is a terminal (boxed) or not (plain). */
-export interface TableTarget {
-  color: boolean;
-  tty: boolean;
-}
+export type TableTarget = { color: boolean; tty: boolean };
 
-/** The endpoint as a two-column table: known fields first, then the rest. Boxed on a terminal, plain elsewhere. */
 export function renderEndpoint(endpoint: Record<string, unknown>, target: TableTarget, columns = 100): string {
   const keys = [...KNOWN_FIELDS.filter((k) => k in endpoint), ...Object.keys(endpoint).filter((k) => !KNOWN_FIELDS.includes(k))];
   const shown = keys.slice(0, MAX_FIELDS);
@@ -80,12 +55,7 @@ export function renderEndpoint(endpoint: Record<string, unknown>, target: TableT
   const color = target.color;
   const widest = Math.max(1, ...cells.flatMap(([, v]) => v.split('\n').map((line) => line.length)));
   const valueWidth = Math.max(10, Math.min(widest + 2, Math.min(columns, 200) - keyWidth - 3));
-  const table = new Table({
-    style: { head: [], border: color ? ['grey'] : [] },
-    colWidths: [keyWidth, valueWidth],
-    wordWrap: true,
-    wrapOnWordBoundary: false,
-  });
+  const table = new Table({ style: { head: [], border: color ? ['grey'] : [] }, colWidths: [keyWidth, valueWidth], wordWrap: true, wrapOnWordBoundary: false });
   for (const [key, value] of cells) table.push([key, value]);
   return table.toString() + '\n' + tail;
 }
@@ -102,14 +72,12 @@ export function renderSecretBlock(secret: string, c: Palette = PLAIN, fingerprin
   ].join('\n');
 }
 
-/** Where the secret went, by destination, with its fingerprint. */
 export function renderDelivery(fingerprint: string, delivered: readonly { to: string }[], c: Palette = PLAIN): string {
   if (delivered.length === 0) return '';
   const note = (to: string) => (to.startsWith('file:') || to.startsWith('env-file:') ? ' (mode 0600)' : '');
   return ['', c.bold(`Signing secret ${fingerprint} delivered to:`), ...delivered.map((d) => `  ${escapeInline(d.to)}${note(d.to)}`), ''].join('\n');
 }
 
-/** The one-line result above the table, in green on a colour terminal. */
 export function renderSummary(text: string, c: Palette): string {
   return c.green(text) + '\n';
 }
