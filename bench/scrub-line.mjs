@@ -1,6 +1,6 @@
 // What scrubbing costs per output line (every line chatctl writes to stderr,
 // and stdout of credentials, passes the scrubber): Scrubber.scrub on long
-// lines of the kinds chatctl prints, this tree's src/output/scrub/ against
+// lines of the kinds chatctl prints, this tree's src/output/scrub.ts against
 // another commit's, alternated in one process (best of many rounds, as the
 // machine may be shared).
 //
@@ -16,17 +16,22 @@ const at = process.argv.indexOf('--against');
 const against = at > 0 ? process.argv[at + 1] : 'HEAD';
 const tmp = mkdtempSync(join(tmpdir(), 'chatctl-scrub-bench-'));
 
-/** The scrubber of the work tree, or of a commit (its scrub/ folder as it was), bundled and imported. */
+/** The scrubber of the work tree, or of a commit (its scrubber as it was), bundled and imported. */
 async function load(ref) {
   let entry = 'src/output/scrub.ts';
   if (ref) {
     const dir = join(tmp, 'ref', 'scrub');
     mkdirSync(dir, { recursive: true });
-    const names = execFileSync('git', ['ls-tree', '--name-only', `${ref}:src/output/scrub/`], { encoding: 'utf8' })
-      .trim()
-      .split('\n');
-    for (const name of names) writeFileSync(join(dir, name), execFileSync('git', ['show', `${ref}:src/output/scrub/${name}`]));
-    entry = join(dir, 'scrubber.ts');
+    const file = (path) => execFileSync('git', ['show', `${ref}:${path}`], { stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      writeFileSync(join(dir, 'scrub.ts'), file('src/output/scrub.ts'));
+      entry = join(dir, 'scrub.ts');
+    } catch {
+      // Before the scrubber was one file: its folder src/output/scrub/.
+      const names = execFileSync('git', ['ls-tree', '--name-only', `${ref}:src/output/scrub/`], { encoding: 'utf8' }).trim().split('\n');
+      for (const name of names) writeFileSync(join(dir, name), file(`src/output/scrub/${name}`));
+      entry = join(dir, 'scrubber.ts');
+    }
   }
   const outfile = join(tmp, `${ref ? 'ref' : 'tree'}.mjs`);
   await build({ entryPoints: [entry], bundle: true, format: 'esm', platform: 'node', outfile, logLevel: 'warning' });
