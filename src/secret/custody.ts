@@ -1,3 +1,6 @@
+// The one-time secret's custody (docs/secrets.md, "Custody"): one Custody per
+// create or rotate request, single or `rotate --from` item, and the exit 13s
+// that say the change was applied but the secret is not where it was asked.
 import { overlapEndOf } from '../errors/explain.js';
 import { escapeInline, shellQuote, shellWord } from '../output/json.js';
 import { type CliError, CliError as Err, configError, EXIT, isCliError, localError } from '../errors/cli-error.js';
@@ -11,46 +14,16 @@ import { join } from 'node:path';
 import type { Clock } from '../system/clock.js';
 import type { Context } from '../context.js';
 
-// Exit 13 (the change was applied, the secret is not in hand), said the same
-// way by create, rotate and `rotate --from`: what a job needs to act on it
-// (the endpoint, its version after the change, the fingerprint, where a copy
-// is kept) and how to get a new secret. That last step must respect the
-// overlap rule: while an overlap rotation runs, another overlap rotation is
-// refused (exit 8), so the hint names when the overlap ends and offers
-// `--mode immediate`, which replaces the secret at once.
-
-export interface Exit13Facts {
-  endpointId: string | null | undefined;
-  /** The endpoint's version after the change, when the server gave one. */
-  version?: unknown;
-  fingerprint: string | null | undefined;
-  recoveredPath: string | null | undefined;
-}
-
 const versionOf = (v: unknown): number | undefined => (typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : undefined);
+const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** `details` of an exit 13: endpointId, version (only when known), fingerprint, recoveredPath, then anything else. */
-export function exit13Details(facts: Exit13Facts, more: Record<string, unknown> = {}): Record<string, unknown> {
+export function exit13Details(
+  facts: { endpointId: string | null | undefined; version?: unknown; fingerprint: string | null | undefined; recoveredPath: string | null | undefined },
+  more: Record<string, unknown> = {},
+): Record<string, unknown> {
   const version = versionOf(facts.version);
-  return {
-    endpointId: facts.endpointId ?? null,
-    ...(version !== undefined ? { version } : {}),
-    fingerprint: facts.fingerprint ?? null,
-    recoveredPath: facts.recoveredPath ?? null,
-    ...more,
-  };
-}
-
-export interface NewSecretTarget {
-  endpointId: string | null | undefined;
-  /** The endpoint's version after the change, when known. */
-  version?: unknown;
-  /** The answer's data (or the endpoint record): where the end of a running overlap is named (previousSecretExpiresAt). */
-  answer?: unknown;
-  /** Now, to tell a running overlap from one that has ended. */
-  now: number;
-  /** The job's own destinations as flags (destinationFlags), else `--secret-to file:PATH`. */
-  destination?: string | undefined;
+  return { endpointId: facts.endpointId ?? null, ...(version !== undefined ? { version } : {}), fingerprint: facts.fingerprint ?? null, recoveredPath: facts.recoveredPath ?? null, ...more };
 }
 
 /** What a job gave for its secret's destinations: the same flags again in a hint. */
@@ -60,11 +33,7 @@ export interface GivenDestinations {
   force?: boolean | undefined;
 }
 
-/**
- * The destinations as the job gave them, as flags for the hint's rotate
- * command, with `{id}` (rotate --from) replaced by the endpoint in file:,
- * env-file: and github-*: destinations; undefined when none was given.
- */
+/** The destinations as flags for the hint's rotate command, `{id}` (rotate --from) replaced in file:, env-file: and github-*:; undefined when none was given. */
 export function destinationFlags(given: GivenDestinations, endpointId: string): string | undefined {
   const words: string[] = [];
   if (given.secretFile !== undefined) words.push('--secret-file', shellWord(given.secretFile));
@@ -75,15 +44,21 @@ export function destinationFlags(given: GivenDestinations, endpointId: string): 
 }
 
 /**
- * The command that gets a new secret, as a hint: `--mode overlap` when no
- * overlap runs; during one, the time it ends and the `--mode immediate`
- * command; when the answer does not say, the overlap command with the
- * immediate one as the way out.
+ * The command that gets a new secret. While an overlap rotation runs another
+ * one is refused (exit 8): the hint names its end (`answer`'s
+ * previousSecretExpiresAt, against `now`) and offers `--mode immediate`.
+ * `destination`: the job's own flags (or how to get them for the endpoint).
  */
-export function newSecretHint(t: NewSecretTarget): string {
+export function newSecretHint(t: {
+  endpointId: string | null | undefined;
+  version?: unknown;
+  answer?: unknown;
+  now: number;
+  destination?: string | ((endpointId: string) => string | undefined) | undefined;
+}): string {
   const id = t.endpointId ? shellQuote(t.endpointId) : 'ENDPOINT_ID';
   const version = versionOf(t.version) ?? 'CURRENT_VERSION';
-  const to = t.destination ?? '--secret-to file:PATH';
+  const to = (typeof t.destination === 'function' ? t.destination(t.endpointId ?? '') : t.destination) ?? '--secret-to file:PATH';
   const rotate = (mode: string) => `chatctl webhooks rotate ${id} --expected-version ${version} --mode ${mode}${mode === 'immediate' ? ' --yes' : ''} ${to}`;
   const data = t.answer !== null && typeof t.answer === 'object' ? (t.answer as Record<string, unknown>) : undefined;
   const end = data ? overlapEndOf(data) : undefined;
@@ -95,27 +70,17 @@ export function newSecretHint(t: NewSecretTarget): string {
   return `to get a new secret, rotate it: ${rotate('overlap')} (while an overlap rotation still runs that is refused with exit 8; then wait for its end, or replace the secret at once: ${rotate('immediate')})`;
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-
-// Exit 13, said in one place: the change was applied and the secret is not
-// where the user asked (kept, lost, superseded, withheld, cut short), for a
-// single create or rotate and for every `--from` item alike. The details and
-// the way to a new secret are new-secret-hint.ts's.
-
 /** Whose secret it is: what every message and hint names. */
 export interface Holder {
   endpointId: string;
-  /** The request's key: names its record and goes into messages. */
   idempotencyKey?: string | undefined;
-  /** The endpoint's version after the change (the next --expected-version), when the server gave it. */
+  /** After the change (the next --expected-version), when the server gave it. */
   version?: number | null | undefined;
-  /** The answer's data: where a running overlap's end is named (a new rotation before then is refused). */
+  /** The answer's data: where a running overlap's end is named. */
   answer?: unknown;
-  /** The server's request id of the answer that carried the secret. */
   serverRequestId?: string | null | undefined;
-  /** The re-run that delivers a kept record: the same command with --idempotency-key, or the same --journal. */
+  /** The re-run that delivers a kept record. */
   rerun?: string | undefined;
-  /** The job's own destinations as flags for the new-secret hint (new-secret-hint.ts destinationFlags). */
   destination?: ((endpointId: string) => string | undefined) | undefined;
 }
 
@@ -124,16 +89,17 @@ export interface InDelivery {
   holder: Holder;
   fp: string;
   kept: string | null;
-  /** Keeps the secret alone now (a second signal is ending the process): where it is then. */
+  /** Keeps the secret alone now (a second signal is ending the process). */
   keepNow?(): void;
-  /** Why nothing could keep it, when nothing does. */
   keepFailure?: string | undefined;
   /** When delivery started (for the hint's overlap rule). */
   now: number;
 }
 
+const keyText = (holder: Holder) => (holder.idempotencyKey ? ` (Idempotency-Key ${holder.idempotencyKey})` : '');
+
 /** A later rotation of the endpoint went through chatctl here: what an earlier run left (or a replay of its request) is never delivered. */
-export function supersededError(req: Pick<RecordedRequest, 'endpointId' | 'idempotencyKey'>, marked: string | null, newer: Pick<Applied, 'version' | 'at' | 'key'>): CliError {
+function supersededError(req: Pick<RecordedRequest, 'endpointId' | 'idempotencyKey'>, marked: string | null, newer: Pick<Applied, 'version' | 'at' | 'key'>): CliError {
   const id = escapeInline(req.endpointId ?? '');
   const what = marked ? `the secret of endpoint ${id} that an earlier run kept` : `the rotation of endpoint ${id} that an earlier request applied`;
   const kept = marked ? ` (its file is marked superseded: ${marked}; it is removed after 30 days)` : '';
@@ -151,55 +117,38 @@ export function supersededError(req: Pick<RecordedRequest, 'endpointId' | 'idemp
   );
 }
 
-/** The way to a new secret, as the answer allows it now (new-secret-hint.ts). */
-const hintFor = (holder: Holder, now: number) =>
-  newSecretHint({ endpointId: holder.endpointId, version: holder.version, answer: holder.answer, now, destination: holder.destination?.(holder.endpointId) });
-
-const keyText = (holder: Holder) => (holder.idempotencyKey ? ` (Idempotency-Key ${holder.idempotencyKey})` : '');
-
-/** What exit-13 details carry whatever the cause: whose secret, its version, its fingerprint, where it is. */
-const baseDetails = (holder: Holder, fp: string | null, where: string | null, more: Record<string, unknown> = {}) =>
-  exit13Details({ endpointId: holder.endpointId, version: holder.version, fingerprint: fp, recoveredPath: where }, more);
-
-interface NotDelivered {
-  fp: string;
-  failures: DeliveryFailure[];
-  delivered: Delivered[];
-  where: string | undefined;
-  keepFailure: string | undefined;
-  now: number;
-}
-
 /** The change was applied but a destination lacks the secret: exit 13, where the secret is (or that it is lost). */
-export function notDelivered(holder: Holder, n: NotDelivered): CliError {
+function notDelivered(holder: Holder, n: { fp: string; failures: DeliveryFailure[]; delivered: Delivered[]; where: string | undefined; keepFailure: string | undefined; now: number }): CliError {
   const why = n.failures.map((f) => `${f.to}: ${f.reason}`).join('; ');
   const got = n.delivered.length > 0 ? ` (it did reach ${n.delivered.map((d) => d.to).join(', ')})` : '';
-  const details = baseDetails(holder, n.fp, n.where ?? null, { delivered: n.delivered, failed: n.failures, ...(holder.serverRequestId ? { serverRequestId: holder.serverRequestId } : {}) });
+  const details = exit13Details(
+    { ...holder, fingerprint: n.fp, recoveredPath: n.where ?? null },
+    { delivered: n.delivered, failed: n.failures, ...(holder.serverRequestId ? { serverRequestId: holder.serverRequestId } : {}) },
+  );
   const head = `the change was applied to endpoint ${escapeInline(holder.endpointId)}${keyText(holder)}, but the signing secret ${n.fp} was not delivered to ${why}${got}`;
+  const hint = newSecretHint({ ...holder, now: n.now });
+  const idempotencyKey = holder.idempotencyKey;
   if (n.where !== undefined) {
     return localError('secret_not_delivered', `${head}; it is kept in ${n.where} (mode 0600)`, {
       details,
-      idempotencyKey: holder.idempotencyKey,
-      hint: `${holder.rerun ? `${holder.rerun}; or ` : ''}put it where it belongs, then delete ${n.where}; or, ${hintFor(holder, n.now)}`,
+      idempotencyKey,
+      hint: `${holder.rerun ? `${holder.rerun}; or ` : ''}put it where it belongs, then delete ${n.where}; or, ${hint}`,
     });
   }
-  // No recovery copy either. There is no safe last resort: the secret goes
-  // only where it was asked to go, never to stderr, and not onto a terminal
-  // that was not one of its destinations. So say exactly what failed, where
-  // the secret still is (if a destination got it), and how to get a new one.
+  // No recovery copy either: the secret goes only where it was asked to go, never to stderr or a terminal that was not a destination.
   const withCause = { ...details, recoveryError: n.keepFailure ?? null };
   if (n.delivered.length > 0) {
     const holders = n.delivered.map((d) => d.to).join(', ');
     return localError('secret_not_delivered', `${head}; no recovery copy could be written either (${n.keepFailure}), so only ${holders} holds it`, {
       details: withCause,
-      idempotencyKey: holder.idempotencyKey,
-      hint: `copy it from ${holders} to the other destinations; or, ${hintFor(holder, n.now)}`,
+      idempotencyKey,
+      hint: `copy it from ${holders} to the other destinations; or, ${hint}`,
     });
   }
   return localError('secret_not_delivered', `${head}; no recovery copy could be written either (${n.keepFailure}), so nothing holds it: the secret is lost`, {
     details: withCause,
-    idempotencyKey: holder.idempotencyKey,
-    hint: hintFor(holder, n.now),
+    idempotencyKey,
+    hint,
   });
 }
 
@@ -208,7 +157,7 @@ export function deliveryCutShort(d: InDelivery): CliError {
   // The process ends next: the secret is kept alone (what a person can copy), not only in its record.
   d.keepNow?.();
   const head = `interrupted: the change was applied to endpoint ${escapeInline(d.holder.endpointId)}${keyText(d.holder)}, and delivery of the signing secret ${d.fp} was cut short`;
-  const details = baseDetails(d.holder, d.fp, d.kept);
+  const details = exit13Details({ ...d.holder, fingerprint: d.fp, recoveredPath: d.kept });
   if (d.kept !== null) {
     return localError('secret_not_delivered', `${head}; it is kept in ${d.kept} (mode 0600)`, {
       details,
@@ -219,38 +168,33 @@ export function deliveryCutShort(d: InDelivery): CliError {
   return localError('secret_not_delivered', `${head}; no recovery copy could be written (${d.keepFailure ?? 'unknown error'}): it may not have reached every destination`, {
     details: { ...details, recoveryError: d.keepFailure ?? null },
     idempotencyKey: d.holder.idempotencyKey,
-    hint: `if a destination lacks it, ${hintFor(d.holder, d.now)}`,
+    hint: `if a destination lacks it, ${newSecretHint({ ...d.holder, now: d.now })}`,
   });
 }
 
-/**
- * The answer is not the spec's envelope but carries a secret: the change was
- * applied. Kept under recovered/ as received (`kept.path`), never dropped;
- * or, when nothing could keep it, `kept.cause` says why: exit 13 either way.
- */
-export function oddAnswerError(odd: OddSecretAnswer, holder: Holder, kept: { path: string } | { cause: string }, now: number): CliError {
+/** An answer that is not the spec's envelope but carries a secret: kept under recovered/ as received (`kept.path`), or lost (`kept.cause`); 13 either way. */
+function oddAnswerError(odd: OddSecretAnswer, holder: Holder, kept: { path: string } | { cause: string }, now: number): CliError {
   const fp = fingerprint(odd.kept);
   const head = `the server's answer is not the expected response, but the change was applied${keyText(holder)} and it carries ${oddSecretText(odd, fp)} of endpoint ${escapeInline(holder.endpointId)}`;
   if ('cause' in kept) {
     return localError('secret_not_delivered', `${head}; no recovery copy could be written (${kept.cause}), so nothing holds it: the secret is lost`, {
-      details: baseDetails(holder, fp, null, { recoveryError: kept.cause }),
+      details: exit13Details({ ...holder, fingerprint: fp, recoveredPath: null }, { recoveryError: kept.cause }),
       idempotencyKey: holder.idempotencyKey,
-      hint: hintFor(holder, now),
+      hint: newSecretHint({ ...holder, now }),
     });
   }
   return localError('secret_not_delivered', `${head}; it is kept in ${kept.path} (mode 0600), not delivered`, {
-    details: baseDetails(holder, fp, kept.path),
+    details: exit13Details({ ...holder, fingerprint: fp, recoveredPath: kept.path }),
     idempotencyKey: holder.idempotencyKey,
     hint: oddSecretHint(odd, kept.path),
   });
 }
 
-/** The server applied the change but sent no usable secret: exit 13, with the way to a new one. */
-export function secretWithheld(holder: Holder, answer: { secret: unknown; secretAvailable: boolean }, now: number, replayed: boolean | 'maybe' = false, appliedAt?: string): CliError {
+/** The server applied the change but sent no usable secret: exit 13, with the way to a new one. 'maybe': a key the user gave, of which this machine keeps no record. */
+function secretWithheld(holder: Holder, answer: { secret: unknown; secretAvailable: boolean }, now: number, replayed: boolean | 'maybe', appliedAt: string | undefined): CliError {
   const what = answer.secret === null || answer.secret === undefined ? 'secret: null' : answer.secret === '' ? 'an empty secret' : 'a secret';
   const said = `(it answered ${what} and secretAvailable: ${String(answer.secretAvailable)})`;
   const when = appliedAt ? ` at ${appliedAt}` : '';
-  // 'maybe': a key the user gave, of which this machine keeps no record: an earlier run elsewhere, or one that lost the answer.
   const message =
     replayed === true
       ? `the change was applied by an earlier run's request${keyText(holder)}${when}, and the server does not return a secret twice ${said}`
@@ -258,9 +202,9 @@ export function secretWithheld(holder: Holder, answer: { secret: unknown; secret
         ? `the change was applied, but the signing secret is not available ${said}: if an earlier run sent this Idempotency-Key (${holder.idempotencyKey}), the change is that run's, and the server does not return a secret twice; no record of it is kept here`
         : `the change was applied, but the signing secret is not available (the server answered ${what} and secretAvailable: ${String(answer.secretAvailable)})`;
   return localError('secret_not_delivered', message, {
-    details: baseDetails(holder, null, null),
+    details: exit13Details({ ...holder, fingerprint: null, recoveredPath: null }),
     idempotencyKey: holder.idempotencyKey,
-    hint: hintFor(holder, now),
+    hint: newSecretHint({ ...holder, now }),
   });
 }
 
@@ -294,8 +238,8 @@ export function okNotRecorded(endpointId: string, o: { fp: string; version: numb
   );
 }
 
-/** An earlier run's rotation of the endpoint whose secret is kept here, not delivered (custody.ts keptByEarlierRun). */
-export interface KeptChange {
+/** An earlier run's rotation of the endpoint whose secret is kept here, not delivered (keptByEarlierRun). */
+interface KeptChange {
   endpointId: string;
   key: string;
   path: string;
@@ -304,11 +248,7 @@ export interface KeptChange {
   mode?: string | undefined;
 }
 
-/**
- * A new rotation refused with 7 because an earlier run's rotation was applied
- * and its secret never delivered: 13, naming the kept copy and the re-run
- * that delivers it, rather than a 7 whose hint would rotate again.
- */
+/** A new rotation refused with 7 because an earlier run's rotation was applied and its secret never delivered: 13 naming the kept copy and the re-run that delivers it, not a 7 whose hint would rotate again. */
 export function keptByEarlierRunError(k: KeptChange, conflict: CliError): CliError {
   const id = escapeInline(k.endpointId);
   const rerun = `chatctl webhooks rotate ${shellQuote(k.endpointId)}${k.expectedVersion !== undefined ? ` --expected-version ${k.expectedVersion}` : ''}${k.mode ? ` --mode ${k.mode}` : ''} --idempotency-key ${shellQuote(k.key)}`;
@@ -323,29 +263,6 @@ export function keptByEarlierRunError(k: KeptChange, conflict: CliError): CliErr
   );
 }
 
-// The one-time secret's custody: one object per create or rotate request,
-// the same for a single command and every item of `rotate --from`
-// (docs/secrets.md, "Custody"). Its steps run in order, and the caller does
-// its own part (sending, journaling, delivering) between them:
-//
-//   begin    what an earlier run left of this very request (same scope,
-//            endpoint and whole key) decides: superseded (13 at once), an
-//            answer or a kept secret to deliver (nothing is sent), else the
-//            record is written before anything is sent (record.ts)
-//   send     (the caller) with the record's tap, the answer's bytes on disk
-//            as they arrive; failed() when no answer came
-//   accept   the answer read: an odd one kept whole (13), a withheld secret
-//            (13), else the change added to the endpoint's facts (facts.ts)
-//            and the secret handed to the caller with what to name it by
-//   deliver  (the caller) to every destination, after journaling it
-//   finish   every destination holds it: done (retire() removes the record);
-//            otherwise the secret is kept alone, durable, and the error says
-//            where (13)
-//
-// "Record" is what recovered/ holds of a request; "destination" where the
-// user asked the secret to go; "deliver" is putting it there. The facts are
-// custody's own: callers ask it (lastApplied), never the files.
-
 /** How long a delivery waits for another process's delivery of the same endpoint (an exec: destination may take a minute). */
 const DELIVERY_LOCK_WAIT_MS = 150_000;
 
@@ -355,25 +272,19 @@ const DELIVERY: LockSubject = {
   busy: (v, lockPath) => configError(`the endpoint's secret is being delivered by ${v.holder} (${lockPath})`),
 };
 
-/** The run's custody: its config folder and scope, its clock, what must never be shown. */
+/** The run's custody: its config folder and scope ("org/app/env"), its clock, what must never be shown. */
 export interface CustodyRun extends Pick<Clock, 'now'> {
   configDir: string;
-  /** "org/app/env": part of every record's identity. */
   scope: string;
   scrubber?: { addSecret(value: string): void; retireSecret?(value: string): void; scrub?(text: string): string } | undefined;
-  /** How a re-run delivers the record of the request with this key (hint and message). */
+  /** How a re-run delivers the record of the request with this key. */
   rerun(idempotencyKey: string): string;
   /** A notice on stderr: what custody could not note (the change goes on). */
   warn?(text: string): void;
-  /** The job's destinations as flags, for the hint that gets a new secret (new-secret-hint.ts destinationFlags). */
   destination?: ((endpointId: string) => string | undefined) | undefined;
-  /**
-   * What the endpoint's delivery lock waits with (fs/lock.ts): a delivery of
-   * one endpoint's secret at a time across processes, so an older secret
-   * cannot land after a newer one. Without it (tests of parts) there is none.
-   */
+  /** The endpoint's delivery lock, one delivery at a time across processes, so an older secret cannot land after a newer one; none without it (tests of parts). */
   locking?: { sleep: Clock['sleep']; random(): number; signal: AbortSignal } | undefined;
-  /** --escrow: a secret kept after a failed destination is also written encrypted; amends the error (secret/escrow.ts escrowHook). */
+  /** --escrow: a secret kept after a failed destination is also written encrypted; amends the error (escrow.ts escrowHook). */
   escrow?: ((error: CliError, item: { scope: string; endpointId: string; version: number | null; secret: string; fingerprint: string }) => Promise<void>) | undefined;
 }
 
@@ -385,12 +296,11 @@ export interface DeliveryResult {
 /** What an earlier run's answer gave, or this run's: the answer, or the secret a failed delivery kept. */
 export type Got = { answer: SecretAnswer } | { kept: string; path: string };
 
-/** `answerOf` turns a recorded answer into one (api/client.ts's check), undefined when it is not a usable 2xx. */
-export type ReadAnswer = (status: number, contentEncoding: string | null, body: Buffer) => Promise<SecretAnswer | undefined>;
+/** A recorded answer read (api/client.ts's check), undefined when it is not a usable 2xx. */
+type ReadAnswer = (status: number, contentEncoding: string | null, body: Buffer) => Promise<SecretAnswer | undefined>;
 
-/** What the caller knows of the request beyond its record: whether it was sent before, and what a journal kept of its answer. */
-export interface Known {
-  /** true: a re-sent request; 'maybe': a key the user gave, with no record here. */
+/** Beyond the record: whether the request was sent before ('maybe': a key the user gave, no record here), what a journal kept of its answer. */
+interface Known {
   resent: boolean | 'maybe';
   version?: number | null | undefined;
   serverRequestId?: string | null | undefined;
@@ -411,7 +321,7 @@ interface Held {
   close(): void;
 }
 
-/** The run's custody from its world: its folder, clock, lock waits, notices and scrubber; `rerun` says how a re-run delivers what it kept. */
+/** The run's custody from its world; `rerun` says how a re-run delivers what it kept. */
 export function runCustody(ctx: Pick<Context, 'configDir' | 'now' | 'sleep' | 'random' | 'signal' | 'io'>, scope: string, rerun: CustodyRun['rerun']): CustodyRun {
   return {
     configDir: ctx.configDir,
@@ -424,17 +334,17 @@ export function runCustody(ctx: Pick<Context, 'configDir' | 'now' | 'sleep' | 'r
   };
 }
 
+/** begin → (send) → accept → (deliver) → finish → retire; docs/secrets.md, "Custody", says what each step guarantees. */
 export class Custody {
-  /** What begin() found: send the request, deliver what an earlier run left, or nothing (superseded). */
+  /** What begin() found: send the request, deliver what an earlier run left, or nothing (superseded: `error`). */
   readonly next: 'send' | 'deliver' | 'superseded';
-  /** next 'superseded': the exit 13 to report. */
   readonly error: CliError | undefined;
-  /** next 'deliver': the answer or kept secret an earlier run left. */
   readonly got: Got | undefined;
-  /** next 'send': a record of this request existed, or a journal says it was sent (an earlier run may have been applied). */
+  /** A record of this request existed, or a journal says it was sent (an earlier run may have been applied). */
   resent: boolean;
   private held: Held | undefined;
   private facts: EndpointFacts | undefined;
+  private endpointLock: HeldLock | undefined;
 
   private constructor(
     private readonly run: CustodyRun,
@@ -449,10 +359,7 @@ export class Custody {
     this.facts = found.facts;
   }
 
-  /**
-   * Before a create or rotate is sent. Throws (a CliError of exit 3) when
-   * recovered/ cannot hold a record: then nothing may be sent.
-   */
+  /** Before a create or rotate is sent. Throws (exit 3) when recovered/ cannot hold a record: then nothing may be sent. */
   static async begin(run: CustodyRun, req: RecordedRequest, answerOf: ReadAnswer): Promise<Custody> {
     pruneSuperseded(run.configDir, run.now());
     const facts = req.endpointId !== null ? EndpointFacts.read(run.configDir, req.scope, req.endpointId) : undefined;
@@ -473,27 +380,17 @@ export class Custody {
     return this.held instanceof WriteAheadRecord ? this.held.tap : undefined;
   }
 
-  /** Where the secret is held now (the record, or the copy an earlier run kept). */
   get heldAt(): string | undefined {
     return this.held?.path;
   }
 
-  /**
-   * The send failed: a request known not to have been applied (nothing went
-   * out, or the server refused this very key) retires its record; otherwise
-   * the record stays for the re-run that sends the key again. `nothingToKeep`:
-   * an answer read whole that holds nothing that may be a secret.
-   */
-  failed(err: unknown, nothingToKeep = false): void {
+  /** The send failed: a request known not applied retires its record, else it stays for a re-run. `nothingToKeep`: an answer read whole holding nothing that may be a secret. */
+  failed(err: unknown, nothingToKeep: boolean): void {
     if (nothingToKeep || knownNotApplied(err, this.resent)) this.held?.retire();
     else this.held?.close();
   }
 
-  /**
-   * The answer (or what an earlier run kept), read. A usable secret comes
-   * back to be delivered, with the state a second signal names (`delivery`);
-   * an odd answer or a withheld secret is final (13).
-   */
+  /** The answer (or what an earlier run kept), read: a usable secret comes back to be delivered; an odd answer or a withheld secret is final (13). */
   async accept(got: Got, known: Known): Promise<Accepted> {
     const base: Holder = {
       endpointId: this.req.endpointId ?? 'endpoint',
@@ -521,7 +418,7 @@ export class Custody {
       answer: body.data,
       serverRequestId: body.meta.requestId,
     };
-    // The endpoint's facts (a create's are known only from its answer): the last change seen before this one is added.
+    // A create's facts are known only from its answer; `before` is read before this change is added.
     if (!this.facts && rawId !== undefined) this.facts = EndpointFacts.read(this.run.configDir, this.req.scope, rawId);
     const before = this.facts?.lastApplied();
     const usable = typeof secret === 'string' && secret !== '' && secretAvailable !== false;
@@ -544,7 +441,7 @@ export class Custody {
         `could not note this change of endpoint ${holder.endpointId} under ${this.run.configDir}/facts (a full disk, or a folder it cannot write): a later run cannot tell that it supersedes what older runs kept of the endpoint`,
       );
     if (!usable) {
-      // Applied, but the secret is not in the answer (a replay of an earlier request with this key, or withheld): nothing to keep.
+      // Applied, but no secret in the answer (a replay of an earlier request with this key, or withheld): nothing to keep.
       this.held?.retire();
       const error = this.withheld({ ...holder, endpointId: rawId ?? this.req.endpointId ?? 'ENDPOINT_ID' }, { secret, secretAvailable }, before, known.resent);
       return { ok: false, outcome: { ok: false, error, holder, body, fp: null, delivered: [], kept: null } };
@@ -555,8 +452,7 @@ export class Custody {
   /**
    * The secret to deliver, once this process holds the endpoint's delivery
    * lock and the facts (read again under it) show no later change of the
-   * endpoint: one that another process applied meanwhile, or delivered while
-   * this one waited, supersedes it (13, destinations untouched).
+   * endpoint: one applied or delivered meanwhile supersedes it (13, destinations untouched).
    */
   private async toDeliver(secret: string, holder: Holder, body: SecretResponse | undefined): Promise<Accepted> {
     this.run.scrubber?.addSecret(secret);
@@ -588,11 +484,10 @@ export class Custody {
   }
 
   /**
-   * After delivery (`result`; a journal that could not record it first is a
-   * failure of every destination): every destination holds the secret, and
-   * the record stays until retire(); or the secret is kept alone, durable,
-   * and the 13 says where. A failure leaves `delivery` naming where it is,
-   * for a second signal, until the caller has reported the outcome.
+   * After delivery (a journal that could not record it first is a failure of
+   * every destination): every destination holds the secret and the record
+   * stays until retire(); or the secret is kept alone, durable, and the 13
+   * says where (`delivery` names it for a second signal meanwhile).
    */
   async finish(accepted: Extract<Accepted, { ok: true }>, result: DeliveryResult): Promise<Settled> {
     try {
@@ -620,7 +515,7 @@ export class Custody {
     return { ok: false, error, holder, body, fp, delivered: result.delivered, kept: where ?? null };
   }
 
-  /** Not sent after all, or nothing to deliver from it: the record stays as it is (outcome unknown). */
+  /** Not sent after all, or nothing to deliver from it: the record stays (outcome unknown). */
   leave(): void {
     this.held?.close();
   }
@@ -636,7 +531,7 @@ export class Custody {
   }
 
   /** An odd answer that carries a secret: kept whole under recovered/, 13. */
-  private keepOdd(odd: Extract<SecretAnswer, { ok: false }>['odd'], base: Holder): Failed {
+  private keepOdd(odd: OddSecretAnswer, base: Holder): Failed {
     if (odd.read !== undefined) this.run.scrubber?.addSecret(odd.read);
     const endpointId = (odd.whole === 'endpoint' ? this.req.endpointId : undefined) ?? odd.endpointId ?? this.req.endpointId ?? 'endpoint';
     const holder = { ...base, endpointId };
@@ -646,11 +541,7 @@ export class Custody {
     return { ok: false, error, holder, body: undefined, fp: null, delivered: [], kept: path };
   }
 
-  /**
-   * The server replayed an applied request without its secret. Said as what
-   * this machine knows of it: superseded by a later change seen here (then
-   * the hint's version is that one's), or applied by an earlier run here.
-   */
+  /** A replay without its secret, said as this machine knows it: superseded by a later change seen here, or applied by an earlier run here. */
   private withheld(holder: Holder, answer: { secret: unknown; secretAvailable: boolean }, before: Applied | undefined, resent: boolean | 'maybe'): CliError {
     if (before && before.key !== this.req.idempotencyKey && typeof holder.version === 'number' && before.version > holder.version) return supersededError(this.req, null, before);
     const earlier = before?.key === this.req.idempotencyKey ? before : undefined;
@@ -661,9 +552,7 @@ export class Custody {
     return new Date(this.run.now()).toISOString();
   }
 
-  private endpointLock: HeldLock | undefined;
-
-  /** Takes the endpoint's delivery lock (waiting for another process's delivery); without one, delivery goes on as before. */
+  /** Takes the endpoint's delivery lock (waiting for another process's delivery); without one, delivery goes on. */
   private async holdEndpoint(endpointId: string): Promise<void> {
     const l = this.run.locking;
     if (!l || this.endpointLock) return;
@@ -686,11 +575,7 @@ export class Custody {
   }
 }
 
-/**
- * A later change of the endpoint went through chatctl here: what the request
- * left is marked superseded (never delivered) and the fact noted; the 13
- * that says so.
- */
+/** A later change of the endpoint went through chatctl here: what the request left is marked superseded (never delivered), the fact noted, and the 13 says so. */
 function supersede(run: CustodyRun, req: RecordedRequest, facts: EndpointFacts | undefined, newer: Applied): CliError {
   const marked = markSuperseded(run.configDir, req);
   facts?.add({ f: 'superseded', at: new Date(run.now()).toISOString(), key: req.idempotencyKey, by: newer.version });
@@ -707,10 +592,10 @@ function openRecord(run: CustodyRun, req: RecordedRequest): WriteAheadRecord {
   }
 }
 
-/** The answer or secret an earlier run left, when it can be delivered. */
+/** The answer or secret an earlier run left, when it can be delivered (an odd answer kept whole is for the user to read). */
 async function gotFrom(left: Left, answerOf: ReadAnswer): Promise<Got | undefined> {
   if (left.kind === 'secret') return { kept: left.secret.toString('utf8'), path: left.path };
-  if (left.kind === 'answer') return undefined; // an odd answer kept whole: for the user to read (the error named it)
+  if (left.kind === 'answer') return undefined;
   const a = left.record.answer;
   if (!a || a.status < 200 || a.status >= 300) return undefined;
   const answer = await answerOf(a.status, a.contentEncoding, a.body).catch(() => undefined);
@@ -737,17 +622,12 @@ export function knownNotApplied(err: unknown, resent: boolean): boolean {
   return err.idempotencyKey === undefined && !resent;
 }
 
-/** Whether an earlier run left anything of this request (a record, a kept secret or answer). */
 export const hasLeft = (run: CustodyRun, req: RecordedRequest) => findLeft(run.configDir, req) !== undefined;
 
 /** Every destination holds this request's secret (a --from run read them back): what is left of it goes. */
 export const retireLeft = (run: CustodyRun, req: RecordedRequest) => removeLeft(run.configDir, req);
 
-/**
- * A request known done (every destination holds the secret with this
- * fingerprint) whose run was killed before it removed what it left: that
- * goes when it holds that very secret, and stays otherwise.
- */
+/** A request known done (every destination holds the secret `fp`) whose run was killed before it removed what it left: that goes only when it holds that very secret. */
 export async function retireIfHeld(run: CustodyRun, req: RecordedRequest, fp: string, answerOf: ReadAnswer): Promise<void> {
   const left = findLeft(run.configDir, req);
   if (!left) return;
@@ -761,11 +641,7 @@ export function lastApplied(run: CustodyRun, endpointId: string): Applied | unde
   return EndpointFacts.read(run.configDir, run.scope, endpointId).lastApplied();
 }
 
-/**
- * The change that supersedes a secret known only by its endpoint, version and
- * fingerprint (an escrowed copy): a higher version applied here, or, with no
- * version to compare, a later change whose secret is another.
- */
+/** The change that supersedes an escrowed secret (endpoint, version, fingerprint): a higher version applied here, or, with no version, a later change with another secret. */
 export function supersedingChange(configDir: string, scope: string, secret: { endpointId: string; version: number | null; fingerprint: string }): Applied | undefined {
   const last = EndpointFacts.read(configDir, scope, secret.endpointId).lastApplied();
   if (!last) return undefined;
@@ -773,11 +649,7 @@ export function supersedingChange(configDir: string, scope: string, secret: { en
   return last.fp !== undefined && last.fp !== secret.fingerprint ? last : undefined;
 }
 
-/**
- * An earlier run's change of this endpoint whose secret is kept here and not
- * delivered (its run was killed or a destination failed): what a 7 on a new
- * rotation means then, since that change is why the endpoint moved on.
- */
+/** An earlier run's rotation of this endpoint whose secret is kept here, not delivered: why a new rotation gets a 7. */
 export function keptByEarlierRun(configDir: string, scope: string, endpointId: string): KeptChange | undefined {
   const facts = EndpointFacts.read(configDir, scope, endpointId);
   const last = facts.lastApplied();
@@ -788,5 +660,4 @@ export function keptByEarlierRun(configDir: string, scope: string, endpointId: s
   return { endpointId, key: last.key, path: left.path, version: last.version, expectedVersion: header?.expectedVersion ?? last.ev, mode: header?.mode ?? last.mode };
 }
 
-/** Whether this machine's facts say the change with this key was delivered to every destination. */
 export const deliveredHere = (run: CustodyRun, endpointId: string, key: string) => EndpointFacts.read(run.configDir, run.scope, endpointId).delivered(key);
