@@ -39,34 +39,28 @@ function splitLines(content: Buffer): Line[] {
   return lines;
 }
 
-/** `NAME=`, `NAME =`, `export NAME=`, indented or not: where NAME and its value start. */
-function nameAt(content: Buffer, line: Line, name: string): { nameStart: number; valueStart: number } | undefined {
-  // latin1 maps bytes one to one, so indexes stay byte indexes; NAME is ASCII.
-  const text = content.toString('latin1', line.start, line.textEnd);
-  const m = new RegExp(`^([ \\t]*(?:export[ \\t]+)?)${name}[ \\t]*=[ \\t]*`).exec(text);
-  if (!m) return undefined;
-  return { nameStart: line.start + m[1]!.length, valueStart: line.start + m[0].length };
+/** Every `NAME=`, `NAME =` or `export NAME=` line, indented or not: where NAME and its value start. */
+function* named(content: Buffer, name: string): Generator<{ line: Line; nameStart: number; valueStart: number }> {
+  const re = new RegExp(`^([ \\t]*(?:export[ \\t]+)?)${name}[ \\t]*=[ \\t]*`);
+  for (const line of splitLines(content)) {
+    // latin1 maps bytes one to one, so indexes stay byte indexes; NAME is ASCII.
+    const m = re.exec(content.toString('latin1', line.start, line.textEnd));
+    if (m) yield { line, nameStart: line.start + m[1]!.length, valueStart: line.start + m[0].length };
+  }
 }
 
 /** The value of every `NAME=` line, unquoted as setDotenvValue quotes it: what it wrote there, read back. */
 function dotenvValuesOf(content: Buffer, name: string): Buffer[] {
-  const values: Buffer[] = [];
-  for (const line of splitLines(content)) {
-    const at = nameAt(content, line, name);
-    if (!at) continue;
-    const value = content.subarray(at.valueStart, line.textEnd);
-    const quoted = value.length >= 2 && value[0] === 0x27 && value[value.length - 1] === 0x27;
-    values.push(quoted ? value.subarray(1, -1) : value);
-  }
-  return values;
+  return [...named(content, name)].map(({ line, valueStart }) => {
+    const value = content.subarray(valueStart, line.textEnd);
+    return value.length >= 2 && value[0] === 0x27 && value[value.length - 1] === 0x27 ? value.subarray(1, -1) : value;
+  });
 }
 
 /** What would make rewriting NAME unsafe: an existing NAME whose quoted value runs over several lines. */
 export function dotenvProblem(content: Buffer, name: string): string | undefined {
-  for (const line of splitLines(content)) {
-    const at = nameAt(content, line, name);
-    if (!at) continue;
-    const value = content.toString('latin1', at.valueStart, line.textEnd);
+  for (const { line, valueStart } of named(content, name)) {
+    const value = content.toString('latin1', valueStart, line.textEnd);
     const quote = value[0];
     if ((quote === '"' || quote === "'" || quote === '`') && !value.slice(1).includes(quote)) {
       return `${name} has a quoted value that runs over several lines; chatctl replaces single lines only`;
@@ -80,22 +74,15 @@ export function setDotenvValue(content: Buffer, name: string, secret: string): B
   if (!NAME.test(name)) throw new Error(`invalid variable name ${name}`);
   if (!PLAIN_VALUE.test(secret) && /['\r\n]/.test(secret)) throw new Error('the secret holds a quote or a line break, which a dotenv line cannot carry safely');
   const value = PLAIN_VALUE.test(secret) ? secret : `'${secret}'`;
-  const lines = splitLines(content);
   const parts: Buffer[] = [];
-  let found = false;
   let last = 0;
-  for (const line of lines) {
-    const at = nameAt(content, line, name);
-    if (!at) continue;
-    found = true;
+  for (const at of named(content, name)) {
     parts.push(content.subarray(last, at.nameStart), Buffer.from(`${name}=${value}`, 'utf8'));
-    last = line.textEnd; // the line's own terminator (or none) stays
+    last = at.line.textEnd; // the line's own terminator (or none) stays
   }
-  if (found) {
-    parts.push(content.subarray(last));
-    return Buffer.concat(parts);
-  }
-  const eol = lines.length > 0 && lines[0]!.end - lines[0]!.textEnd === 2 ? '\r\n' : '\n';
+  if (parts.length > 0) return Buffer.concat([...parts, content.subarray(last)]);
+  const first = splitLines(content)[0];
+  const eol = first && first.end - first.textEnd === 2 ? '\r\n' : '\n';
   const needsBreak = content.length > 0 && content[content.length - 1] !== 0x0a;
   return Buffer.concat([content, Buffer.from(`${needsBreak ? eol : ''}${name}=${value}${eol}`, 'utf8')]);
 }
@@ -536,34 +523,22 @@ export function appendGitHubValue(path: string, name: string, secret: string): v
 const errnoCode = (err: unknown) => (typeof (err as NodeJS.ErrnoException)?.code === 'string' ? (err as NodeJS.ErrnoException).code : undefined);
 const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
+const COMMON_ERRNO = { EACCES: 'permission denied', EROFS: 'read-only file system', ENOSPC: 'no space left on the device', EDQUOT: 'disk quota exceeded', EIO: 'input/output error' };
 const KEEP_FAILURES: Record<string, string> = {
-  EACCES: 'permission denied',
+  ...COMMON_ERRNO,
   EPERM: 'operation not permitted',
-  EROFS: 'read-only file system',
-  ENOSPC: 'no space left on the device',
-  EDQUOT: 'disk quota exceeded',
   EEXIST: 'a file stands where the folder should be',
   ENOTDIR: 'a file stands where a folder should be',
   ENOENT: 'no such file or directory',
-  EIO: 'input/output error',
 };
+/** For a destination: what the error most likely means there. */
+const FAILURES: Record<string, string> = { ...COMMON_ERRNO, EPIPE: 'the reader went away (closed pipe)', EEXIST: 'the file exists now', ENOENT: 'the folder no longer exists' };
 
 /** Why no recovery copy could be written, naming the folder: the plain meaning of the error, not describeFailure's guesses for a destination. */
 export function describeKeepFailure(err: unknown, configDir: string): string {
   const code = errnoCode(err);
   return `${recoveryFolder(configDir)}: ${code && KEEP_FAILURES[code] ? `${KEEP_FAILURES[code]} (${code})` : messageOf(err)}`;
 }
-
-const FAILURES: Record<string, string> = {
-  EPIPE: 'the reader went away (closed pipe)',
-  ENOSPC: 'no space left on the device',
-  EDQUOT: 'disk quota exceeded',
-  EEXIST: 'the file exists now',
-  ENOENT: 'the folder no longer exists',
-  EACCES: 'permission denied',
-  EROFS: 'read-only file system',
-  EIO: 'input/output error',
-};
 
 export function describeFailure(err: unknown): string {
   const code = errnoCode(err);
