@@ -17,11 +17,10 @@ import type { Context } from '../context.js';
 const versionOf = (v: unknown): number | undefined => (typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : undefined);
 const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
+type Maybe = string | null | undefined;
+
 /** `details` of an exit 13: endpointId, version (only when known), fingerprint, recoveredPath, then anything else. */
-export function exit13Details(
-  facts: { endpointId: string | null | undefined; version?: unknown; fingerprint: string | null | undefined; recoveredPath: string | null | undefined },
-  more: Record<string, unknown> = {},
-): Record<string, unknown> {
+export function exit13Details(facts: { endpointId: Maybe; version?: unknown; fingerprint: Maybe; recoveredPath: Maybe }, more: Record<string, unknown> = {}): Record<string, unknown> {
   const version = versionOf(facts.version);
   return { endpointId: facts.endpointId ?? null, ...(version !== undefined ? { version } : {}), fingerprint: facts.fingerprint ?? null, recoveredPath: facts.recoveredPath ?? null, ...more };
 }
@@ -49,13 +48,7 @@ export function destinationFlags(given: GivenDestinations, endpointId: string): 
  * previousSecretExpiresAt, against `now`) and offers `--mode immediate`.
  * `destination`: the job's own flags (or how to get them for the endpoint).
  */
-export function newSecretHint(t: {
-  endpointId: string | null | undefined;
-  version?: unknown;
-  answer?: unknown;
-  now: number;
-  destination?: string | ((endpointId: string) => string | undefined) | undefined;
-}): string {
+export function newSecretHint(t: { endpointId: Maybe; version?: unknown; answer?: unknown; now: number; destination?: string | Holder['destination'] }): string {
   const id = t.endpointId ? shellQuote(t.endpointId) : 'ENDPOINT_ID';
   const version = versionOf(t.version) ?? 'CURRENT_VERSION';
   const to = (typeof t.destination === 'function' ? t.destination(t.endpointId ?? '') : t.destination) ?? '--secret-to file:PATH';
@@ -70,13 +63,11 @@ export function newSecretHint(t: {
   return `to get a new secret, rotate it: ${rotate('overlap')} (while an overlap rotation still runs that is refused with exit 8; then wait for its end, or replace the secret at once: ${rotate('immediate')})`;
 }
 
-/** Whose secret it is: what every message and hint names. */
+/** Whose secret it is: what every message and hint names. `version`: after the change, when the server gave it; `answer`: its data (a running overlap's end). */
 export interface Holder {
   endpointId: string;
   idempotencyKey?: string | undefined;
-  /** After the change (the next --expected-version), when the server gave it. */
   version?: number | null | undefined;
-  /** The answer's data: where a running overlap's end is named. */
   answer?: unknown;
   serverRequestId?: string | null | undefined;
   /** The re-run that delivers a kept record. */
@@ -84,15 +75,13 @@ export interface Holder {
   destination?: ((endpointId: string) => string | undefined) | undefined;
 }
 
-/** A delivery under way: what a second signal's message names. */
+/** A delivery under way (started at `now`): what a second signal's message names; keepNow() keeps the secret alone as the process ends. */
 export interface InDelivery {
   holder: Holder;
   fp: string;
   kept: string | null;
-  /** Keeps the secret alone now (a second signal is ending the process). */
   keepNow?(): void;
   keepFailure?: string | undefined;
-  /** When delivery started (for the hint's overlap rule). */
   now: number;
 }
 
@@ -449,11 +438,7 @@ export class Custody {
     return this.toDeliver(secret, holder, body);
   }
 
-  /**
-   * The secret to deliver, once this process holds the endpoint's delivery
-   * lock and the facts (read again under it) show no later change of the
-   * endpoint: one applied or delivered meanwhile supersedes it (13, destinations untouched).
-   */
+  /** The secret to deliver, once this process holds the endpoint's delivery lock and the facts, read again under it, show no later change (that supersedes it: 13). */
   private async toDeliver(secret: string, holder: Holder, body: SecretResponse | undefined): Promise<Accepted> {
     this.run.scrubber?.addSecret(secret);
     await this.holdEndpoint(holder.endpointId);
@@ -483,36 +468,27 @@ export class Custody {
     return { ok: true, secret, holder, body, delivery };
   }
 
-  /**
-   * After delivery (a journal that could not record it first is a failure of
-   * every destination): every destination holds the secret and the record
-   * stays until retire(); or the secret is kept alone, durable, and the 13
-   * says where (`delivery` names it for a second signal meanwhile).
-   */
+  /** After delivery: every destination holds the secret (the record stays until retire()), or it is kept alone, durable, and the 13 says where. */
   async finish(accepted: Extract<Accepted, { ok: true }>, result: DeliveryResult): Promise<Settled> {
+    const { secret, holder, body, delivery } = accepted;
     try {
-      return await this.settle(accepted, result);
+      if (result.failures.length === 0) {
+        this.facts?.add({ f: 'delivered', at: this.at(), key: this.req.idempotencyKey, version: holder.version ?? null, to: result.delivered.map((d) => d.to), fp: delivery.fp });
+        return { ok: true, fp: delivery.fp, delivered: result.delivered, holder, body };
+      }
+      const fp = delivery.fp;
+      const kept = this.held!.keep(secret, false);
+      const where = 'path' in kept ? kept.path : undefined;
+      const keepFailure = 'error' in kept ? describeKeepFailure(kept.error, this.run.configDir) : undefined;
+      if (where !== undefined) this.facts?.add({ f: 'kept', at: this.at(), key: this.req.idempotencyKey, version: holder.version ?? null, path: where });
+      delivery.kept = where ?? null;
+      delivery.keepFailure = keepFailure;
+      const error = notDelivered(holder, { fp, failures: result.failures, delivered: result.delivered, where, keepFailure, now: this.run.now() });
+      await this.run.escrow?.(error, { scope: this.req.scope, endpointId: holder.endpointId, version: holder.version ?? null, secret, fingerprint: fp });
+      return { ok: false, error, holder, body, fp, delivered: result.delivered, kept: where ?? null };
     } finally {
       this.releaseEndpoint();
     }
-  }
-
-  private async settle(accepted: Extract<Accepted, { ok: true }>, result: DeliveryResult): Promise<Settled> {
-    const { secret, holder, body, delivery } = accepted;
-    if (result.failures.length === 0) {
-      this.facts?.add({ f: 'delivered', at: this.at(), key: this.req.idempotencyKey, version: holder.version ?? null, to: result.delivered.map((d) => d.to), fp: delivery.fp });
-      return { ok: true, fp: delivery.fp, delivered: result.delivered, holder, body };
-    }
-    const fp = delivery.fp;
-    const kept = this.held!.keep(secret, false);
-    const where = 'path' in kept ? kept.path : undefined;
-    const keepFailure = 'error' in kept ? describeKeepFailure(kept.error, this.run.configDir) : undefined;
-    if (where !== undefined) this.facts?.add({ f: 'kept', at: this.at(), key: this.req.idempotencyKey, version: holder.version ?? null, path: where });
-    delivery.kept = where ?? null;
-    delivery.keepFailure = keepFailure;
-    const error = notDelivered(holder, { fp, failures: result.failures, delivered: result.delivered, where, keepFailure, now: this.run.now() });
-    await this.run.escrow?.(error, { scope: this.req.scope, endpointId: holder.endpointId, version: holder.version ?? null, secret, fingerprint: fp });
-    return { ok: false, error, holder, body, fp, delivered: result.delivered, kept: where ?? null };
   }
 
   /** Not sent after all, or nothing to deliver from it: the record stays (outcome unknown). */

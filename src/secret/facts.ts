@@ -86,11 +86,7 @@ export class EndpointFacts {
     return this.facts;
   }
 
-  /**
-   * Appends a fact, in one O_APPEND write: concurrent writers never tear each
-   * other's lines. Best effort: a fact that cannot be written (a full disk)
-   * leaves the change going on; only what it tells later runs is lost.
-   */
+  /** Appends a fact in one O_APPEND write (concurrent writers never tear lines). Best effort: on a full disk the change goes on, only what it tells later runs is lost. */
   add(fact: Fact): boolean {
     this.facts.push(fact);
     try {
@@ -135,12 +131,7 @@ export class EndpointFacts {
     return this.facts.some((f) => f.f === 'delivered' && f.key === key);
   }
 
-  /**
-   * The change that supersedes the one with this key: another key at a
-   * higher version than this one's (from its answer, else its own fact). One
-   * whose version is not known is superseded by nothing: its key is re-sent,
-   * and the server's replay decides.
-   */
+  /** Another key's change at a higher version than this key's (from its answer, else its own fact); none when that is unknown (the server's replay decides). */
   supersedes(key: string, version: number | null): Applied | undefined {
     const mine = version ?? this.versionOf(key);
     if (mine === null) return undefined;
@@ -149,12 +140,7 @@ export class EndpointFacts {
   }
 }
 
-/**
- * What an answer says of the endpoint, as the facts keep it: the sandbox's
- * names (destinationUrl, eventTypes) first, then the short ones; each string
- * scrubbed (token, known secrets) and cut, so no answer grows the log past
- * what is read back.
- */
+/** What an answer says of the endpoint (the sandbox's names first), each string scrubbed and cut so no answer grows the log past what is read back. */
 export function seenOf(endpoint: Record<string, unknown>, scrub: (text: string) => string): EndpointSeen {
   const text = (v: unknown, max = 2048) => (typeof v === 'string' ? scrub(v).slice(0, max) : null);
   const events = Array.isArray(endpoint.eventTypes) ? endpoint.eventTypes : Array.isArray(endpoint.events) ? endpoint.events : null;

@@ -54,12 +54,7 @@ export function recordPaths(configDir: string, req: RecordedRequest): { record: 
   return { record: `${base}.record`, secret: `${base}.secret`, answer: `${base}.answer` };
 }
 
-/**
- * recovered/ is trusted as the config folder is: a folder (not a link) of
- * this user's that group and others cannot write, else refused (EUNSAFE, the
- * message says why); group or other read is taken away. Made 0700 when
- * missing. Checked before any request is sent, not after a change applied.
- */
+/** recovered/, made 0700 or checked as the config folder is (EUNSAFE says why not), before any request is sent rather than after a change applied. */
 export function prepareRecoveryFolder(configDir: string): { dir: string; made: string | undefined } {
   const dir = recoveryFolder(configDir);
   const made = makeFolders(dir, 0o700);
@@ -77,11 +72,9 @@ export function prepareRecoveryFolder(configDir: string): { dir: string; made: s
 }
 
 /**
- * A record being written: created (or, for a re-sent key, reopened) before
- * the request goes out; the transport appends each answer through `tap`.
- * Appends are not fsync'd: the kernel keeps what a killed process wrote, and
- * an fsync on every rotation costs milliseconds (keep() makes the kept
- * secret durable when it is the one place left).
+ * A record being written before the request goes out; the transport appends
+ * each answer through `tap`. Appends are not fsync'd: the kernel keeps what a
+ * killed process wrote; keep() makes the secret durable when it is the one place left.
  */
 export class WriteAheadRecord {
   private fd: number | undefined;
@@ -177,12 +170,7 @@ export class WriteAheadRecord {
     if (this.keptAlone) removeFile(this.keptAlone);
   }
 
-  /**
-   * The secret (or an odd answer that carries it) kept alone beside the
-   * record, durable, before the record goes. If it cannot be written, the
-   * record stays and is named when it holds the whole answer; else nothing
-   * holds it (the error says why).
-   */
+  /** The secret (or an odd answer) kept alone, durable, before the record goes; failing that, the record if it holds the whole answer; else the error. */
   keep(secret: string | Buffer, whole = false): { path: string } | { error: unknown } {
     const target = whole ? this.paths.answer : this.paths.secret;
     try {
