@@ -87,22 +87,24 @@ export interface InDelivery {
 
 const keyText = (holder: Holder) => (holder.idempotencyKey ? ` (Idempotency-Key ${holder.idempotencyKey})` : '');
 
+/** An exit 13: the change was applied, and the secret is not where it was asked. */
+const thirteen = (message: string, details: Record<string, unknown>, hint: string, idempotencyKey?: string) => localError('secret_not_delivered', message, { details, idempotencyKey, hint });
+
+const putItHint = (holder: Holder, path: string) => `${holder.rerun ? `${holder.rerun}; or ` : ''}put it where it belongs, then delete ${path}`;
+
 /** A later rotation of the endpoint went through chatctl here: what an earlier run left (or a replay of its request) is never delivered. */
 function supersededError(req: Pick<RecordedRequest, 'endpointId' | 'idempotencyKey'>, marked: string | null, newer: Pick<Applied, 'version' | 'at' | 'key'>): CliError {
   const id = escapeInline(req.endpointId ?? '');
   const what = marked ? `the secret of endpoint ${id} that an earlier run kept` : `the rotation of endpoint ${id} that an earlier request applied`;
   const kept = marked ? ` (its file is marked superseded: ${marked}; it is removed after 30 days)` : '';
-  return localError(
-    'secret_not_delivered',
+  return thirteen(
     `${what} (Idempotency-Key ${req.idempotencyKey}) is superseded by the rotation to version ${newer.version} at ${newer.at}; it was not delivered, and the destinations were left as they are${kept}`,
-    {
-      details: exit13Details(
-        { endpointId: req.endpointId, version: newer.version, fingerprint: null, recoveredPath: null },
-        { supersededBy: { version: newer.version, at: newer.at, idempotencyKey: newer.key } },
-      ),
-      idempotencyKey: req.idempotencyKey,
-      hint: `the destinations hold what the rotation to version ${newer.version} put there; the next rotation takes --expected-version ${newer.version}`,
-    },
+    exit13Details(
+      { endpointId: req.endpointId, version: newer.version, fingerprint: null, recoveredPath: null },
+      { supersededBy: { version: newer.version, at: newer.at, idempotencyKey: newer.key } },
+    ),
+    `the destinations hold what the rotation to version ${newer.version} put there; the next rotation takes --expected-version ${newer.version}`,
+    req.idempotencyKey,
   );
 }
 
@@ -110,35 +112,24 @@ function supersededError(req: Pick<RecordedRequest, 'endpointId' | 'idempotencyK
 function notDelivered(holder: Holder, n: { fp: string; failures: DeliveryFailure[]; delivered: Delivered[]; where: string | undefined; keepFailure: string | undefined; now: number }): CliError {
   const why = n.failures.map((f) => `${f.to}: ${f.reason}`).join('; ');
   const got = n.delivered.length > 0 ? ` (it did reach ${n.delivered.map((d) => d.to).join(', ')})` : '';
-  const details = exit13Details(
-    { ...holder, fingerprint: n.fp, recoveredPath: n.where ?? null },
-    { delivered: n.delivered, failed: n.failures, ...(holder.serverRequestId ? { serverRequestId: holder.serverRequestId } : {}) },
-  );
+  const more = { delivered: n.delivered, failed: n.failures, ...(holder.serverRequestId ? { serverRequestId: holder.serverRequestId } : {}) };
+  const details = exit13Details({ ...holder, fingerprint: n.fp, recoveredPath: n.where ?? null }, more);
   const head = `the change was applied to endpoint ${escapeInline(holder.endpointId)}${keyText(holder)}, but the signing secret ${n.fp} was not delivered to ${why}${got}`;
   const hint = newSecretHint({ ...holder, now: n.now });
-  const idempotencyKey = holder.idempotencyKey;
-  if (n.where !== undefined) {
-    return localError('secret_not_delivered', `${head}; it is kept in ${n.where} (mode 0600)`, {
-      details,
-      idempotencyKey,
-      hint: `${holder.rerun ? `${holder.rerun}; or ` : ''}put it where it belongs, then delete ${n.where}; or, ${hint}`,
-    });
-  }
+  const key = holder.idempotencyKey;
+  if (n.where !== undefined) return thirteen(`${head}; it is kept in ${n.where} (mode 0600)`, details, `${putItHint(holder, n.where)}; or, ${hint}`, key);
   // No recovery copy either: the secret goes only where it was asked to go, never to stderr or a terminal that was not a destination.
   const withCause = { ...details, recoveryError: n.keepFailure ?? null };
+  const holders = n.delivered.map((d) => d.to).join(', ');
   if (n.delivered.length > 0) {
-    const holders = n.delivered.map((d) => d.to).join(', ');
-    return localError('secret_not_delivered', `${head}; no recovery copy could be written either (${n.keepFailure}), so only ${holders} holds it`, {
-      details: withCause,
-      idempotencyKey,
-      hint: `copy it from ${holders} to the other destinations; or, ${hint}`,
-    });
+    return thirteen(
+      `${head}; no recovery copy could be written either (${n.keepFailure}), so only ${holders} holds it`,
+      withCause,
+      `copy it from ${holders} to the other destinations; or, ${hint}`,
+      key,
+    );
   }
-  return localError('secret_not_delivered', `${head}; no recovery copy could be written either (${n.keepFailure}), so nothing holds it: the secret is lost`, {
-    details: withCause,
-    idempotencyKey,
-    hint,
-  });
+  return thirteen(`${head}; no recovery copy could be written either (${n.keepFailure}), so nothing holds it: the secret is lost`, withCause, hint, key);
 }
 
 /** What a second signal during delivery says before the process ends: exit 13, where the secret is (or that it may be lost), the key. */
@@ -147,18 +138,13 @@ export function deliveryCutShort(d: InDelivery): CliError {
   d.keepNow?.();
   const head = `interrupted: the change was applied to endpoint ${escapeInline(d.holder.endpointId)}${keyText(d.holder)}, and delivery of the signing secret ${d.fp} was cut short`;
   const details = exit13Details({ ...d.holder, fingerprint: d.fp, recoveredPath: d.kept });
-  if (d.kept !== null) {
-    return localError('secret_not_delivered', `${head}; it is kept in ${d.kept} (mode 0600)`, {
-      details,
-      idempotencyKey: d.holder.idempotencyKey,
-      hint: `${d.holder.rerun ? `${d.holder.rerun}; or ` : ''}put it where it belongs, then delete ${d.kept}`,
-    });
-  }
-  return localError('secret_not_delivered', `${head}; no recovery copy could be written (${d.keepFailure ?? 'unknown error'}): it may not have reached every destination`, {
-    details: { ...details, recoveryError: d.keepFailure ?? null },
-    idempotencyKey: d.holder.idempotencyKey,
-    hint: `if a destination lacks it, ${newSecretHint({ ...d.holder, now: d.now })}`,
-  });
+  if (d.kept !== null) return thirteen(`${head}; it is kept in ${d.kept} (mode 0600)`, details, putItHint(d.holder, d.kept), d.holder.idempotencyKey);
+  return thirteen(
+    `${head}; no recovery copy could be written (${d.keepFailure ?? 'unknown error'}): it may not have reached every destination`,
+    { ...details, recoveryError: d.keepFailure ?? null },
+    `if a destination lacks it, ${newSecretHint({ ...d.holder, now: d.now })}`,
+    d.holder.idempotencyKey,
+  );
 }
 
 /** An answer that is not the spec's envelope but carries a secret: kept under recovered/ as received (`kept.path`), or lost (`kept.cause`); 13 either way. */
@@ -166,17 +152,11 @@ function oddAnswerError(odd: OddSecretAnswer, holder: Holder, kept: { path: stri
   const fp = fingerprint(odd.kept);
   const head = `the server's answer is not the expected response, but the change was applied${keyText(holder)} and it carries ${oddSecretText(odd, fp)} of endpoint ${escapeInline(holder.endpointId)}`;
   if ('cause' in kept) {
-    return localError('secret_not_delivered', `${head}; no recovery copy could be written (${kept.cause}), so nothing holds it: the secret is lost`, {
-      details: exit13Details({ ...holder, fingerprint: fp, recoveredPath: null }, { recoveryError: kept.cause }),
-      idempotencyKey: holder.idempotencyKey,
-      hint: newSecretHint({ ...holder, now }),
-    });
+    const details = exit13Details({ ...holder, fingerprint: fp, recoveredPath: null }, { recoveryError: kept.cause });
+    return thirteen(`${head}; no recovery copy could be written (${kept.cause}), so nothing holds it: the secret is lost`, details, newSecretHint({ ...holder, now }), holder.idempotencyKey);
   }
-  return localError('secret_not_delivered', `${head}; it is kept in ${kept.path} (mode 0600), not delivered`, {
-    details: exit13Details({ ...holder, fingerprint: fp, recoveredPath: kept.path }),
-    idempotencyKey: holder.idempotencyKey,
-    hint: oddSecretHint(odd, kept.path),
-  });
+  const details = exit13Details({ ...holder, fingerprint: fp, recoveredPath: kept.path });
+  return thirteen(`${head}; it is kept in ${kept.path} (mode 0600), not delivered`, details, oddSecretHint(odd, kept.path), holder.idempotencyKey);
 }
 
 /** The server applied the change but sent no usable secret: exit 13, with the way to a new one. 'maybe': a key the user gave, of which this machine keeps no record. */
@@ -190,11 +170,7 @@ function secretWithheld(holder: Holder, answer: { secret: unknown; secretAvailab
       : replayed === 'maybe'
         ? `the change was applied, but the signing secret is not available ${said}: if an earlier run sent this Idempotency-Key (${holder.idempotencyKey}), the change is that run's, and the server does not return a secret twice; no record of it is kept here`
         : `the change was applied, but the signing secret is not available (the server answered ${what} and secretAvailable: ${String(answer.secretAvailable)})`;
-  return localError('secret_not_delivered', message, {
-    details: exit13Details({ ...holder, fingerprint: null, recoveredPath: null }),
-    idempotencyKey: holder.idempotencyKey,
-    hint: newSecretHint({ ...holder, now }),
-  });
+  return thirteen(message, exit13Details({ ...holder, fingerprint: null, recoveredPath: null }), newSecretHint({ ...holder, now }), holder.idempotencyKey);
 }
 
 /** An earlier run of a --from item rotated it, and nothing is left to deliver: superseded by a later rotation here, or lost. */
@@ -202,16 +178,18 @@ export function notConfirmed(endpointId: string, prior: { key: string; version: 
   const what = `rotated by an earlier run (Idempotency-Key ${prior.key}, version ${prior.version ?? '?'}, fingerprint ${prior.fp ?? 'unknown'})`;
   const details = exit13Details({ endpointId, version: prior.version, fingerprint: prior.fp, recoveredPath: null });
   if (last && last.key !== prior.key && (prior.version === null || last.version > prior.version)) {
-    return localError('secret_not_delivered', `${what}: superseded by the rotation to version ${last.version} at ${last.at}; not delivered, and the destinations were left as they are`, {
+    return thirteen(
+      `${what}: superseded by the rotation to version ${last.version} at ${last.at}; not delivered, and the destinations were left as they are`,
       // The endpoint's version now (the next expectedVersion), not the superseded one's.
-      details: { ...details, version: last.version, supersededBy: { version: last.version, at: last.at, idempotencyKey: last.key } },
-      hint: `the destinations hold what the rotation to version ${last.version} put there; the next rotation takes "expectedVersion":${last.version}`,
-    });
+      { ...details, version: last.version, supersededBy: { version: last.version, at: last.at, idempotencyKey: last.key } },
+      `the destinations hold what the rotation to version ${last.version} put there; the next rotation takes "expectedVersion":${last.version}`,
+    );
   }
-  return localError('secret_not_delivered', `${what}: delivery not confirmed, and no kept copy of its secret is left to deliver again`, {
+  return thirteen(
+    `${what}: delivery not confirmed, and no kept copy of its secret is left to deliver again`,
     details,
-    hint: `compare each destination with the fingerprint (chatctl webhooks fingerprint FILE); or, ${newSecretHint({ endpointId, version: prior.version, now })}`,
-  });
+    `compare each destination with the fingerprint (chatctl webhooks fingerprint FILE); or, ${newSecretHint({ endpointId, version: prior.version, now })}`,
+  );
 }
 
 /** Every destination holds the secret of a --from item, but the journal could not say so: not done as far as a re-run knows (exit 1). */
@@ -239,16 +217,12 @@ interface KeptChange {
 
 /** A new rotation refused with 7 because an earlier run's rotation was applied and its secret never delivered: 13 naming the kept copy and the re-run that delivers it, not a 7 whose hint would rotate again. */
 export function keptByEarlierRunError(k: KeptChange, conflict: CliError): CliError {
-  const id = escapeInline(k.endpointId);
   const rerun = `chatctl webhooks rotate ${shellQuote(k.endpointId)}${k.expectedVersion !== undefined ? ` --expected-version ${k.expectedVersion}` : ''}${k.mode ? ` --mode ${k.mode}` : ''} --idempotency-key ${shellQuote(k.key)}`;
-  return localError(
-    'secret_not_delivered',
-    `endpoint ${id} is at version ${k.version} because an earlier run's rotation (Idempotency-Key ${k.key}) was applied; its signing secret was not delivered and is kept in ${k.path} (mode 0600)`,
-    {
-      details: exit13Details({ endpointId: k.endpointId, version: k.version, fingerprint: null, recoveredPath: k.path }, { conflict: { code: conflict.code, message: conflict.message } }),
-      idempotencyKey: k.key,
-      hint: `deliver it without rotating again: ${rerun} with this command's destinations; only then rotate again with --expected-version ${k.version}`,
-    },
+  return thirteen(
+    `endpoint ${escapeInline(k.endpointId)} is at version ${k.version} because an earlier run's rotation (Idempotency-Key ${k.key}) was applied; its signing secret was not delivered and is kept in ${k.path} (mode 0600)`,
+    exit13Details({ endpointId: k.endpointId, version: k.version, fingerprint: null, recoveredPath: k.path }, { conflict: { code: conflict.code, message: conflict.message } }),
+    `deliver it without rotating again: ${rerun} with this command's destinations; only then rotate again with --expected-version ${k.version}`,
+    k.key,
   );
 }
 
