@@ -26,11 +26,7 @@ export function exit13Details(facts: { endpointId: Maybe; version?: unknown; fin
 }
 
 /** What a job gave for its secret's destinations: the same flags again in a hint. */
-export interface GivenDestinations {
-  secretTo?: readonly string[] | undefined;
-  secretFile?: string | undefined;
-  force?: boolean | undefined;
-}
+export type GivenDestinations = { secretTo?: readonly string[] | undefined; secretFile?: string | undefined; force?: boolean | undefined };
 
 /** The destinations as flags for the hint's rotate command, `{id}` (rotate --from) replaced in file:, env-file: and github-*:; undefined when none was given. */
 export function destinationFlags(given: GivenDestinations, endpointId: string): string | undefined {
@@ -76,14 +72,7 @@ export interface Holder {
 }
 
 /** A delivery under way (started at `now`): what a second signal's message names; keepNow() keeps the secret alone as the process ends. */
-export interface InDelivery {
-  holder: Holder;
-  fp: string;
-  kept: string | null;
-  keepNow?(): void;
-  keepFailure?: string | undefined;
-  now: number;
-}
+export type InDelivery = { holder: Holder; fp: string; kept: string | null; keepNow?(): void; keepFailure?: string | undefined; now: number };
 
 const keyText = (holder: Holder) => (holder.idempotencyKey ? ` (Idempotency-Key ${holder.idempotencyKey})` : '');
 
@@ -206,14 +195,7 @@ export function okNotRecorded(endpointId: string, o: { fp: string; version: numb
 }
 
 /** An earlier run's rotation of the endpoint whose secret is kept here, not delivered (keptByEarlierRun). */
-interface KeptChange {
-  endpointId: string;
-  key: string;
-  path: string;
-  version: number;
-  expectedVersion?: number | undefined;
-  mode?: string | undefined;
-}
+type KeptChange = { endpointId: string; key: string; path: string; version: number; expectedVersion?: number | undefined; mode?: string | undefined };
 
 /** A new rotation refused with 7 because an earlier run's rotation was applied and its secret never delivered: 13 naming the kept copy and the re-run that delivers it, not a 7 whose hint would rotate again. */
 export function keptByEarlierRunError(k: KeptChange, conflict: CliError): CliError {
@@ -251,10 +233,7 @@ export interface CustodyRun extends Pick<Clock, 'now'> {
   escrow?: ((error: CliError, item: { scope: string; endpointId: string; version: number | null; secret: string; fingerprint: string }) => Promise<void>) | undefined;
 }
 
-export interface DeliveryResult {
-  delivered: Delivered[];
-  failures: DeliveryFailure[];
-}
+export type DeliveryResult = { delivered: Delivered[]; failures: DeliveryFailure[] };
 
 /** What an earlier run's answer gave, or this run's: the answer, or the secret a failed delivery kept. */
 export type Got = { answer: SecretAnswer } | { kept: string; path: string };
@@ -263,11 +242,7 @@ export type Got = { answer: SecretAnswer } | { kept: string; path: string };
 type ReadAnswer = (status: number, contentEncoding: string | null, body: Buffer) => Promise<SecretAnswer | undefined>;
 
 /** Beyond the record: whether the request was sent before ('maybe': a key the user gave, no record here), what a journal kept of its answer. */
-interface Known {
-  resent: boolean | 'maybe';
-  version?: number | null | undefined;
-  serverRequestId?: string | null | undefined;
-}
+type Known = { resent: boolean | 'maybe'; version?: number | null | undefined; serverRequestId?: string | null | undefined };
 
 /** The answer accepted: a secret to deliver, or an outcome already final (an odd answer kept, a withheld secret). */
 export type Accepted = { ok: true; secret: string; holder: Holder; body: SecretResponse | undefined; delivery: InDelivery } | { ok: false; outcome: Failed };
@@ -277,12 +252,7 @@ export type Failed = { ok: false; error: CliError; holder: Holder; body: SecretR
 export type Settled = { ok: true; fp: string; delivered: Delivered[]; holder: Holder; body: SecretResponse | undefined } | Failed;
 
 /** What holds a request's secret on disk until every destination does: its record, or what an earlier run kept. */
-interface Held {
-  readonly path: string;
-  retire(): void;
-  keep(secret: string | Buffer, whole: boolean): { path: string } | { error: unknown };
-  close(): void;
-}
+type Held = { readonly path: string; retire(): void; keep(secret: string | Buffer, whole: boolean): { path: string } | { error: unknown }; close(): void };
 
 /** The run's custody from its world; `rerun` says how a re-run delivers what it kept. */
 export function runCustody(ctx: Pick<Context, 'configDir' | 'now' | 'sleep' | 'random' | 'signal' | 'io'>, scope: string, rerun: CustodyRun['rerun']): CustodyRun {

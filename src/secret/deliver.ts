@@ -96,14 +96,12 @@ export type Sink =
   | { kind: 'stdout'; to: 'stdout' };
 
 export interface SinkSettings {
-  /** Relative paths (and PATH's) are taken from here. */
   cwd: string;
   env: Record<string, string | undefined>;
   json: boolean;
   stdoutIsTTY: boolean;
   /** Standard output is /dev/null (or was closed). */
   stdoutDiscards?: boolean;
-  /** --force: a file: sink may replace an existing regular file. */
   force: boolean;
   /** rotate --from: `{id}` in a path or name is each item's endpoint id, checked per item by sinksFor. */
   idPlaceholder?: boolean;
@@ -369,10 +367,7 @@ function checkProgram(command: string, s: SinkSettings): void {
 }
 
 /** Where the secret goes, decided before anything is sent: the sinks, else (`fallback`) the JSON document on stdout or the terminal. */
-export interface SecretPlan {
-  sinks: Sink[];
-  fallback?: 'json' | 'tty';
-}
+export type SecretPlan = { sinks: Sink[]; fallback?: 'json' | 'tty' };
 
 type SecretPlanInput = Omit<SinkSettings, 'idPlaceholder'> & {
   secretTo?: readonly string[] | undefined;
@@ -387,7 +382,14 @@ type SecretPlanInput = Omit<SinkSettings, 'idPlaceholder'> & {
 /** The sinks given, else the JSON (--json), else the terminal (stdout a TTY and CI not set); anything else is exit 2, so a run that could not deliver the secret never asks for one. */
 export function planSecret(input: SecretPlanInput): SecretPlan {
   const specs = [...(input.secretFile !== undefined ? [secretFileSpec(input.secretFile)] : []), ...(input.secretTo ?? [])];
-  const sinks = idSubstituted(parseSinks(specs, { ...input, idPlaceholder: true }), input.endpointId, input);
+  const parsed = parseSinks(specs, { ...input, idPlaceholder: true });
+  const withId = input.endpointId === undefined ? parsed.find(hasIdPlaceholder) : undefined;
+  if (withId)
+    throw usageError(
+      `--secret-to ${withId.to}: {id} stands for the endpoint id, which is not known before the server answers`,
+      'name the file itself; {id} can be used with webhooks rotate, which knows the endpoint id',
+    );
+  const sinks = input.endpointId !== undefined ? sinksFor(parsed, input.endpointId, input) : parsed;
   if (sinks.length > 0) return { sinks };
   if (input.json) {
     // --query's part of the document could leave the secret out after the server made it.
@@ -409,23 +411,7 @@ export function planSecret(input: SecretPlanInput): SecretPlan {
   );
 }
 
-function idSubstituted(sinks: Sink[], endpointId: string | undefined, settings: SinkSettings): Sink[] {
-  if (endpointId !== undefined) return sinksFor(sinks, endpointId, settings);
-  const withId = sinks.find(hasIdPlaceholder);
-  if (withId)
-    throw usageError(
-      `--secret-to ${withId.to}: {id} stands for the endpoint id, which is not known before the server answers`,
-      'name the file itself; {id} can be used with webhooks rotate, which knows the endpoint id',
-    );
-  return sinks;
-}
-
-/**
- * Whether a destination already holds the secret `fp` (a resumed `--from`
- * run asks): a `file:` holding exactly it, an `env-file:` whose every NAME
- * line has it; never exec:. It may have become anything since it was
- * written: readRegularFile follows no link, opens no FIFO, reads 1 MiB at most.
- */
+/** Whether a `file:` (or every NAME line of an `env-file:`) holds exactly the secret `fp`; read as readRegularFile reads, whatever it has become since. */
 export function sinkHolds(sink: Sink, fp: string): boolean {
   if (sink.kind === 'file') {
     const bytes = readRegularFile(sink.path);
@@ -476,11 +462,8 @@ export async function writeEnvFile(path: string, name: string, secret: string, o
 }
 
 /**
- * `github-output:NAME` / `github-env:NAME`: `NAME<<DELIM`, the secret,
- * `DELIM` appended to the runner's file in one write, DELIM random and not in
- * the secret (no secret can end the value early or set another variable);
- * read back, and a write that fails or falls short is cut off again, so the
- * runner never reads half a value.
+ * `github-*:NAME`: `NAME<<DELIM`, the secret, `DELIM` appended in one write, DELIM random and not in the secret
+ * (nothing can end the value early); read back, and cut off again if short, so the runner never reads half a value.
  */
 export function appendGitHubValue(path: string, name: string, secret: string): void {
   let delimiter: string;
@@ -556,7 +539,6 @@ export const CREDENTIAL_IN_SECRET = 'the secret contains the bearer token or the
 
 export interface DeliverDeps {
   cwd: string;
-  /** What an exec: command sees (its PATH included). */
   env: Record<string, string | undefined>;
   /** Where the `stdout` sink writes (confirmed writes, so a closed pipe is a failure). */
   stdout: OutStream;
@@ -578,10 +560,7 @@ export interface DeliverDeps {
   keepExecOutput?: boolean | undefined;
 }
 
-export interface Delivered {
-  to: string;
-  fingerprint: string;
-}
+export type Delivered = { to: string; fingerprint: string };
 
 export interface DeliveryFailure {
   to: string;
@@ -590,11 +569,7 @@ export interface DeliveryFailure {
   output?: string;
 }
 
-/**
- * Resolves once the text is accepted by the stream; rejects with its error,
- * or when `signal` aborts first (a reader that never reads must not hold the
- * secret hostage: Ctrl-C then keeps it in recovered/).
- */
+/** Resolves once the stream accepted the text; rejects with its error, or on `signal` (a reader that never reads must not hold the secret hostage). */
 export function writeConfirmed(stream: OutStream, text: string, signal?: AbortSignal): Promise<void> {
   if (!stream.writeConfirmed) {
     stream.write(text);

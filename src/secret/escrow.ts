@@ -14,35 +14,15 @@ import { describeFailure } from './deliver.js';
 import { shellWord } from '../output/json.js';
 
 /** Checked before anything is sent: the recipients (`age1…`) and the folder (absolute, existing). */
-interface EscrowOptions {
-  recipients: string[];
-  dir: string;
-}
+type EscrowOptions = { recipients: string[]; dir: string };
 
 /** One secret to escrow; `version` after the change, null when the answer gave none. */
-interface EscrowItem {
-  scope: string;
-  endpointId: string;
-  version: number | null;
-  secret: string;
-  fingerprint: string;
-}
+type EscrowItem = { scope: string; endpointId: string; version: number | null; secret: string; fingerprint: string };
 
 /** The sidecar beside each .age file: what `recover` knows of the secret without opening it (`at`: when written). */
-export interface EscrowMeta {
-  escrow: 1;
-  endpointId: string;
-  scope: string;
-  version: number | null;
-  fingerprint: string;
-  at: string;
-}
+export type EscrowMeta = { escrow: 1; endpointId: string; scope: string; version: number | null; fingerprint: string; at: string };
 
-export interface EscrowFlags {
-  escrow?: string[] | undefined;
-  escrowFile?: string | undefined;
-  escrowDir?: string | undefined;
-}
+export type EscrowFlags = { escrow?: string[] | undefined; escrowFile?: string | undefined; escrowDir?: string | undefined };
 
 /** The escrow flags checked (exit 2 names a bad recipient), the folder made or found; undefined when no flag was given. */
 export function parseEscrow(flags: EscrowFlags, cwd: string): EscrowOptions | undefined {

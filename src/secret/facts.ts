@@ -19,13 +19,7 @@ export function fingerprint(secret: string | Buffer): string {
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
 /** What an answer said of the endpoint (never its secret): what `webhooks list` shows. */
-interface EndpointSeen {
-  name?: string | null;
-  url?: string | null;
-  events?: string[] | null;
-  status?: string | null;
-  previousSecretExpiresAt?: string | null;
-}
+type EndpointSeen = { name?: string | null; url?: string | null; events?: string[] | null; status?: string | null; previousSecretExpiresAt?: string | null };
 
 /** Every line also names its endpoint and scope (`id`, `scope`: the file's name is a hash of them). */
 export type Fact = { id?: string; scope?: string } & (
@@ -185,12 +179,7 @@ export function factFiles(configDir: string): string[] {
 }
 
 /** Where the answers that carry no secret note their facts; `scrub` blanks the token and known secrets in a server string. */
-interface FactsRun {
-  configDir: string;
-  scope: string;
-  now(): number;
-  scrub?(text: string): string;
-}
+type FactsRun = { configDir: string; scope: string; now(): number; scrub?(text: string): string };
 
 /** A version conflict (exit 7) that names the current version: noted as `seen`. Anything else passes unnoted. Returns whether a fact was written. */
 export function noteConflict(run: FactsRun, endpointId: string, err: unknown, via: string): boolean {

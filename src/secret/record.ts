@@ -25,13 +25,7 @@ interface RecordHeader extends RecordedRequest {
 }
 
 /** The answer as it arrived (not decoded); `contentLength` and `whole` tell a whole body from a cut one. */
-interface RecordedAnswer {
-  status: number;
-  contentEncoding: string | null;
-  contentLength: number | null;
-  body: Buffer;
-  whole?: boolean;
-}
+type RecordedAnswer = { status: number; contentEncoding: string | null; contentLength: number | null; body: Buffer; whole?: boolean };
 
 export const scopeKey = (s: { organizationId: string; applicationId: string; environmentKey: string }) => `${s.organizationId}/${s.applicationId}/${s.environmentKey}`;
 
