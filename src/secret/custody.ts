@@ -38,12 +38,7 @@ export function destinationFlags(given: GivenDestinations, endpointId: string): 
   return words.join(' ');
 }
 
-/**
- * The command that gets a new secret. While an overlap rotation runs another
- * one is refused (exit 8): the hint names its end (`answer`'s
- * previousSecretExpiresAt, against `now`) and offers `--mode immediate`.
- * `destination`: the job's own flags (or how to get them for the endpoint).
- */
+/** The command that gets a new secret: while an overlap runs (`answer` names its end) another is refused (exit 8), so the hint offers `--mode immediate`. */
 export function newSecretHint(t: { endpointId: Maybe; version?: unknown; answer?: unknown; now: number; destination?: string | Holder['destination'] }): string {
   const id = t.endpointId ? shellQuote(t.endpointId) : 'ENDPOINT_ID';
   const version = versionOf(t.version) ?? 'CURRENT_VERSION';
@@ -269,28 +264,20 @@ export function runCustody(ctx: Pick<Context, 'configDir' | 'now' | 'sleep' | 'r
 
 /** begin → (send) → accept → (deliver) → finish → retire; docs/secrets.md, "Custody", says what each step guarantees. */
 export class Custody {
-  /** What begin() found: send the request, deliver what an earlier run left, or nothing (superseded: `error`). */
-  readonly next: 'send' | 'deliver' | 'superseded';
-  readonly error: CliError | undefined;
-  readonly got: Got | undefined;
-  /** A record of this request existed, or a journal says it was sent (an earlier run may have been applied). */
-  resent: boolean;
-  private held: Held | undefined;
-  private facts: EndpointFacts | undefined;
   private endpointLock: HeldLock | undefined;
 
   private constructor(
     private readonly run: CustodyRun,
     readonly req: RecordedRequest,
-    found: { next: Custody['next']; error?: CliError; got?: Got; resent?: boolean; held?: Held; facts: EndpointFacts | undefined },
-  ) {
-    this.next = found.next;
-    this.error = found.error;
-    this.got = found.got;
-    this.resent = found.resent ?? false;
-    this.held = found.held;
-    this.facts = found.facts;
-  }
+    /** What begin() found: send the request, deliver what an earlier run left (`got`), or nothing (superseded: `error`). */
+    readonly next: 'send' | 'deliver' | 'superseded',
+    private facts: EndpointFacts | undefined,
+    private held: Held | undefined,
+    readonly got?: Got,
+    readonly error?: CliError,
+    /** A record of this request existed, or a journal says it was sent (an earlier run may have been applied). */
+    public resent = false,
+  ) {}
 
   /** Before a create or rotate is sent. Throws (exit 3) when recovered/ cannot hold a record: then nothing may be sent. */
   static async begin(run: CustodyRun, req: RecordedRequest, answerOf: ReadAnswer): Promise<Custody> {
@@ -301,11 +288,11 @@ export class Custody {
       const got = await gotFrom(left, answerOf);
       const version = got && 'answer' in got && got.answer.ok && typeof got.answer.body.data.endpoint.version === 'number' ? got.answer.body.data.endpoint.version : null;
       const newer = facts?.supersedes(req.idempotencyKey, version);
-      if (newer) return new Custody(run, req, { next: 'superseded', error: supersede(run, req, facts, newer), facts });
-      if (got && left.kind !== 'record') return new Custody(run, req, { next: 'deliver', got, held: keptFile(run, req, left.path), facts });
-      if (got) return new Custody(run, req, { next: 'deliver', got, held: openRecord(run, req), facts });
+      if (newer) return new Custody(run, req, 'superseded', facts, undefined, undefined, supersede(run, req, facts, newer));
+      if (got && left.kind !== 'record') return new Custody(run, req, 'deliver', facts, keptFile(run, req, left.path), got);
+      if (got) return new Custody(run, req, 'deliver', facts, openRecord(run, req), got);
     }
-    return new Custody(run, req, { next: 'send', held: openRecord(run, req), resent: left !== undefined, facts });
+    return new Custody(run, req, 'send', facts, openRecord(run, req), undefined, undefined, left !== undefined);
   }
 
   /** The record's tap for the transport: the answer's bytes on disk as they arrive. */

@@ -562,12 +562,8 @@ export interface DeliverDeps {
 
 export type Delivered = { to: string; fingerprint: string };
 
-export interface DeliveryFailure {
-  to: string;
-  reason: string;
-  /** exec: only, when kept: the last 4,096 bytes of the command's output, secrets and token blanked. */
-  output?: string;
-}
+/** `output`: exec: only, when kept: the last 4,096 bytes of the command's output, secrets and token blanked. */
+export type DeliveryFailure = { to: string; reason: string; output?: string };
 
 /** Resolves once the stream accepted the text; rejects with its error, or on `signal` (a reader that never reads must not hold the secret hostage). */
 export function writeConfirmed(stream: OutStream, text: string, signal?: AbortSignal): Promise<void> {

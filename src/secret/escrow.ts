@@ -1,10 +1,6 @@
-// Escrow (docs/secrets.md, "Escrow"): a secret kept after a failed
-// destination is also written, encrypted to the --escrow recipients, into
-// --escrow-dir, so a lost CI runner does not take the only copy with it;
-// `webhooks recover` opens it. Per endpoint and version: `.age` (age's own
-// format, its plaintext the secret alone) and a `.json` sidecar (never the
-// secret), both 0600, written whole, the .json first. A lazy bundle: only a
-// run given an escrow flag, or `recover`, loads age-encryption.
+// Escrow (docs/secrets.md, "Escrow"): a secret kept after a failed destination
+// is also written, encrypted to the --escrow recipients, as `.age` beside a
+// `.json` sidecar (never the secret). A lazy bundle: age-encryption loads only here.
 import { readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Decrypter, Encrypter } from 'age-encryption';
@@ -95,6 +91,7 @@ async function escrowSecret(opts: EscrowOptions, item: EscrowItem, now: number):
   const stem = join(opts.dir, escrowStem(item));
   const meta: EscrowMeta = { escrow: 1, endpointId: item.endpointId, scope: item.scope, version: item.version, fingerprint: item.fingerprint, at: new Date(now).toISOString() };
   makeFolders(opts.dir, 0o700);
+  // The .json first: a .age file never lacks what `recover` checks it against.
   writeFileAtomic(`${stem}.json`, `${JSON.stringify(meta)}\n`, { mode: 0o600 });
   writeFileAtomic(`${stem}.age`, sealed, { mode: 0o600 });
   return `${stem}.age`;

@@ -1,7 +1,5 @@
-// A secret's fingerprint, and the facts: what this config folder saw happen to
-// each endpoint, an append-only log per endpoint under <config>/facts/
-// (docs/secrets.md, "The facts"). Every custody decision is taken from these
-// facts ordered by version, never from a file's mtime.
+// A secret's fingerprint, and the facts (docs/secrets.md, "The facts"): what this
+// config folder saw happen to each endpoint, an append-only log per endpoint.
 import { closeSync, constants, fchmodSync, openSync, readdirSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeFolders, readRegularFile } from '../fs/files.js';

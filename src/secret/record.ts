@@ -7,22 +7,11 @@ import { kindOf, makeFolders, readRegularFile, syncPath, writeFileAtomic } from 
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
-/** Which request a record is of: its identity (scope "org/app/env", endpoint, whole key) and what was asked. */
-export interface RecordedRequest {
-  op: 'create' | 'rotate';
-  scope: string;
-  /** null for a create (the server names it in its answer). */
-  endpointId: string | null;
-  idempotencyKey: string;
-  mode?: string | undefined;
-  expectedVersion?: number | undefined;
-}
+/** Which request a record is of: its identity (scope "org/app/env", endpoint, null for a create, whole key) and what was asked. */
+export type RecordedRequest = { op: 'create' | 'rotate'; scope: string; endpointId: string | null; idempotencyKey: string; mode?: string | undefined; expectedVersion?: number | undefined };
 
-interface RecordHeader extends RecordedRequest {
-  record: 1;
-  /** When the request was first sent (ISO 8601). */
-  startedAt: string;
-}
+/** `startedAt`: when the request was first sent. */
+type RecordHeader = RecordedRequest & { record: 1; startedAt: string };
 
 /** The answer as it arrived (not decoded); `contentLength` and `whole` tell a whole body from a cut one. */
 type RecordedAnswer = { status: number; contentEncoding: string | null; contentLength: number | null; body: Buffer; whole?: boolean };
