@@ -95,17 +95,8 @@ export type Sink =
   | { kind: 'github'; to: string; variable: 'GITHUB_OUTPUT' | 'GITHUB_ENV'; path: string; name: string }
   | { kind: 'stdout'; to: 'stdout' };
 
-export interface SinkSettings {
-  cwd: string;
-  env: Record<string, string | undefined>;
-  json: boolean;
-  stdoutIsTTY: boolean;
-  /** Standard output is /dev/null (or was closed). */
-  stdoutDiscards?: boolean;
-  force: boolean;
-  /** rotate --from: `{id}` in a path or name is each item's endpoint id, checked per item by sinksFor. */
-  idPlaceholder?: boolean;
-}
+/** `stdoutDiscards`: stdout is /dev/null (or was closed); `idPlaceholder` (rotate --from): `{id}` is each item's endpoint id, checked per item by sinksFor. */
+export type SinkSettings = { cwd: string; env: Record<string, string | undefined>; json: boolean; stdoutIsTTY: boolean; stdoutDiscards?: boolean; force: boolean; idPlaceholder?: boolean };
 
 const ID = '{id}';
 const GITHUB_SINKS: Record<string, 'GITHUB_OUTPUT' | 'GITHUB_ENV'> = { 'github-output': 'GITHUB_OUTPUT', 'github-env': 'GITHUB_ENV' };

@@ -60,41 +60,35 @@ export function prepareRecoveryFolder(configDir: string): { dir: string; made: s
  * killed process wrote; keep() makes the secret durable when it is the one place left.
  */
 export class WriteAheadRecord {
-  private fd: number | undefined;
-  private size: number;
   /** Why an append failed (a full disk): then the record may not hold the whole answer. */
   private damaged: unknown;
   /** Where keep() put the secret alone, once it did. */
   private keptAlone: string | undefined;
-  readonly tap: AnswerTap;
+  readonly tap: AnswerTap = {
+    head: (status, headers) => {
+      const encoding = headers['content-encoding'];
+      const length = Number(headers['content-length']);
+      const line = JSON.stringify({ status, contentEncoding: encoding === undefined ? null : String(encoding), contentLength: Number.isSafeInteger(length) ? length : null });
+      // An earlier attempt's answer (a 429, a 503) is no part of this one.
+      if (this.size > this.headerBytes) this.truncate(this.headerBytes);
+      this.append(Buffer.from(`${line}\n`, 'utf8'));
+    },
+    chunk: (bytes) => this.append(bytes),
+    // The bytes as the socket delivered them, at their place in this attempt's answer: a new attempt's first bytes replace an earlier attempt's.
+    raw: (bytes, at) => {
+      if (at === 0 && this.size > this.headerBytes) this.truncate(this.headerBytes);
+      this.append(bytes, this.headerBytes + at);
+    },
+  };
 
   private constructor(
     readonly path: string,
     readonly paths: { record: string; secret: string; answer: string },
     readonly header: RecordHeader,
-    fd: number,
+    private fd: number | undefined,
     private readonly headerBytes: number,
-    size: number,
-  ) {
-    this.fd = fd;
-    this.size = size;
-    this.tap = {
-      head: (status, headers) => {
-        const encoding = headers['content-encoding'];
-        const length = Number(headers['content-length']);
-        const line = JSON.stringify({ status, contentEncoding: encoding === undefined ? null : String(encoding), contentLength: Number.isSafeInteger(length) ? length : null });
-        // An earlier attempt's answer (a 429, a 503) is no part of this one.
-        if (this.size > this.headerBytes) this.truncate(this.headerBytes);
-        this.append(Buffer.from(`${line}\n`, 'utf8'));
-      },
-      chunk: (bytes) => this.append(bytes),
-      // The bytes as the socket delivered them, at their place in this attempt's answer: a new attempt's first bytes replace an earlier attempt's.
-      raw: (bytes, at) => {
-        if (at === 0 && this.size > this.headerBytes) this.truncate(this.headerBytes);
-        this.append(bytes, this.headerBytes + at);
-      },
-    };
-  }
+    private size: number,
+  ) {}
 
   /** A new record (0600) holding the header, or the existing one of the same request (a re-sent key). Throws what the file system said: nothing may be sent then. */
   static open(configDir: string, req: RecordedRequest, startedAt: Date): WriteAheadRecord {
