@@ -243,6 +243,8 @@ type Known = { resent: boolean | 'maybe'; version?: number | null | undefined; s
 export type Accepted = { ok: true; secret: string; holder: Holder; body: SecretResponse | undefined; delivery: InDelivery } | { ok: false; outcome: Failed };
 
 export type Failed = { ok: false; error: CliError; holder: Holder; body: SecretResponse | undefined; fp: string | null; delivered: Delivered[]; kept: string | null };
+/** Final before any delivery: nothing delivered, no fingerprint to name. */
+const failure = (error: CliError, holder: Holder, body: SecretResponse | undefined, kept: string | null = null): Failed => ({ ok: false, error, holder, body, fp: null, delivered: [], kept });
 
 export type Settled = { ok: true; fp: string; delivered: Delivered[]; holder: Holder; body: SecretResponse | undefined } | Failed;
 
@@ -364,7 +366,7 @@ export class Custody {
       // Applied, but no secret in the answer (a replay of an earlier request with this key, or withheld): nothing to keep.
       this.held?.retire();
       const error = this.withheld({ ...holder, endpointId: rawId ?? this.req.endpointId ?? 'ENDPOINT_ID' }, { secret, secretAvailable }, before, known.resent);
-      return { ok: false, outcome: { ok: false, error, holder, body, fp: null, delivered: [], kept: null } };
+      return { ok: false, outcome: failure(error, holder, body) };
     }
     return this.toDeliver(secret, holder, body);
   }
@@ -377,7 +379,7 @@ export class Custody {
     const newer = now.supersedes(this.req.idempotencyKey, typeof holder.version === 'number' ? holder.version : null);
     if (newer) {
       this.releaseEndpoint();
-      return { ok: false, outcome: { ok: false, error: supersede(this.run, this.req, now, newer), holder, body, fp: null, delivered: [], kept: null } };
+      return { ok: false, outcome: failure(supersede(this.run, this.req, now, newer), holder, body) };
     }
     // Computed when first needed (node:crypto costs a few ms to load): a --json run that succeeds never needs it.
     let fpMemo: string | undefined;
@@ -445,7 +447,7 @@ export class Custody {
     const kept = this.held!.keep(odd.kept, odd.whole !== false);
     const path = 'path' in kept ? kept.path : null;
     const error = oddAnswerError(odd, holder, path !== null ? { path } : { cause: describeKeepFailure((kept as { error: unknown }).error, this.run.configDir) }, this.run.now());
-    return { ok: false, error, holder, body: undefined, fp: null, delivered: [], kept: path };
+    return failure(error, holder, undefined, path);
   }
 
   /** A replay without its secret, said as this machine knows it: superseded by a later change seen here, or applied by an earlier run here. */

@@ -19,7 +19,7 @@ const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 /** What an answer said of the endpoint (never its secret): what `webhooks list` shows. */
 type EndpointSeen = { name?: string | null; url?: string | null; events?: string[] | null; status?: string | null; previousSecretExpiresAt?: string | null };
 
-/** Every line also names its endpoint and scope (`id`, `scope`: the file's name is a hash of them). */
+/** Every line also names its endpoint and scope (the file's name is a hash of them); `ev`: the rotation's --expected-version, which a re-run with its key sends again. */
 export type Fact = { id?: string; scope?: string } & (
   | {
       f: 'applied';
@@ -27,7 +27,6 @@ export type Fact = { id?: string; scope?: string } & (
       key: string;
       op: 'create' | 'rotate';
       version: number | null;
-      /** The rotation's --expected-version: what a re-run with its key must send again. */
       ev?: number | undefined;
       mode?: string | undefined;
       fp?: string | undefined;
