@@ -7,7 +7,7 @@ import { type CliError, CliError as Err, configError, EXIT, isCliError, localErr
 import { type OddSecretAnswer, oddSecretHint, oddSecretText, type SecretAnswer, type SecretResponse } from '../api/schemas.js';
 import { type Delivered, type DeliveryFailure, describeKeepFailure } from './deliver.js';
 import { type Applied, EndpointFacts, factsPath, fingerprint, seenOf } from './facts.js';
-import { findLeft, type Left, markSuperseded, pruneSuperseded, type RecordedRequest, removeLeft, WriteAheadRecord } from './record.js';
+import { attempt, findLeft, type Left, markSuperseded, pruneSuperseded, type RecordedRequest, removeLeft, WriteAheadRecord } from './record.js';
 import { acquireLock, systemLockHost, type HeldLock, type LockSubject } from '../fs/lock.js';
 import { makeFolders } from '../fs/files.js';
 import { join } from 'node:path';
@@ -432,11 +432,7 @@ export class Custody {
   /** Every destination holds the secret (and a --from run has recorded so): the record goes. Never throws: a record left behind is untidy, not a failure. */
   retire(): void {
     this.releaseEndpoint();
-    try {
-      this.held?.retire();
-    } catch {
-      /* see above */
-    }
+    attempt(() => this.held?.retire());
   }
 
   /** An odd answer that carries a secret: kept whole under recovered/, 13. */

@@ -7,7 +7,7 @@ import { dirname, join, resolve } from 'node:path';
 import { usageError } from '../errors/cli-error.js';
 import { isTruthyEnv } from '../input/values.js';
 import { fingerprint } from './facts.js';
-import { recoveryFolder } from './record.js';
+import { attempt, recoveryFolder, works } from './record.js';
 import type { OutStream } from '../output/io.js';
 import type { Scrubber } from '../output/scrub.js';
 
@@ -250,18 +250,10 @@ function lstatOrUndefined(path: string, what: string): Stats | undefined {
 
 function checkFolder(path: string, what: string): void {
   const folder = dirname(path);
-  let st: Stats;
-  try {
-    st = statSync(folder);
-  } catch {
-    throw usageError(`${what}: the folder ${folder} does not exist`);
-  }
+  const st = attempt(() => statSync(folder));
+  if (!st) throw usageError(`${what}: the folder ${folder} does not exist`);
   if (!st.isDirectory()) throw usageError(`${what}: ${folder} is not a folder`);
-  try {
-    accessSync(folder, constants.W_OK | constants.X_OK);
-  } catch {
-    throw usageError(`${what}: the folder ${folder} is not writable`);
-  }
+  if (!works(() => accessSync(folder, constants.W_OK | constants.X_OK))) throw usageError(`${what}: the folder ${folder} is not writable`);
 }
 
 /** A file chatctl will create or, with `force`, replace: a regular file or absent, in a folder this user can write. */
@@ -291,11 +283,7 @@ function checkGitHubFile(sink: Extract<Sink, { kind: 'github' }>): void {
   const st = lstatOrUndefined(sink.path, `${what} (${sink.variable}=${sink.path})`);
   if (!st) return checkFolder(sink.path, what);
   if (!st.isFile()) throw usageError(`${what}: ${sink.path} (${sink.variable}) is ${kindOf(st)}, not a file to append to`);
-  try {
-    accessSync(sink.path, constants.W_OK);
-  } catch {
-    throw usageError(`${what}: ${sink.path} (${sink.variable}) is not writable`);
-  }
+  if (!works(() => accessSync(sink.path, constants.W_OK))) throw usageError(`${what}: ${sink.path} (${sink.variable}) is not writable`);
 }
 
 function checkEnvFile(path: string, name: string, what: string): void {
@@ -335,15 +323,7 @@ export function programOf(command: string): string | undefined {
   return word;
 }
 
-function isExecutable(path: string): boolean {
-  try {
-    if (!statSync(path).isFile()) return false;
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const isExecutable = (path: string) => attempt(() => statSync(path).isFile()) === true && works(() => accessSync(path, constants.X_OK));
 
 function checkProgram(command: string, s: SinkSettings): void {
   const program = programOf(command);
@@ -486,11 +466,7 @@ export function appendGitHubValue(path: string, name: string, secret: string): v
       throw err;
     }
   } finally {
-    try {
-      closeSync(fd);
-    } catch {
-      /* already failing */
-    }
+    attempt(() => closeSync(fd)); // already failing
   }
 }
 

@@ -3,7 +3,7 @@
 import { closeSync, constants, fchmodSync, openSync, readdirSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeFolders, readRegularFile } from '../fs/files.js';
-import { endpointStem } from './record.js';
+import { attempt, endpointStem } from './record.js';
 import { EXIT, isCliError } from '../errors/cli-error.js';
 import { currentVersionOf } from '../errors/explain.js';
 
@@ -154,25 +154,17 @@ function parseFacts(bytes: Buffer | undefined): Fact[] {
   const out: Fact[] = [];
   for (const line of bytes.toString('utf8').split('\n')) {
     if (line === '') continue;
-    try {
-      const f = JSON.parse(line) as Fact;
-      if (typeof f === 'object' && f !== null && typeof f.f === 'string' && typeof f.at === 'string') out.push(f);
-    } catch {
-      /* a line cut short by a crash: the facts before and after it stand */
-    }
+    // A line cut short by a crash does not parse: the facts before and after it stand.
+    const f = attempt(() => JSON.parse(line) as Fact | null);
+    if (typeof f === 'object' && f !== null && typeof f.f === 'string' && typeof f.at === 'string') out.push(f);
   }
   return out;
 }
 
 /** Every endpoint this config folder has facts of (its files), for `webhooks list` and completion. */
 export function factFiles(configDir: string): string[] {
-  try {
-    return readdirSync(factsFolder(configDir))
-      .filter((n) => n.endsWith('.ndjson'))
-      .map((n) => join(factsFolder(configDir), n));
-  } catch {
-    return [];
-  }
+  const names = attempt(() => readdirSync(factsFolder(configDir))) ?? [];
+  return names.filter((n) => n.endsWith('.ndjson')).map((n) => join(factsFolder(configDir), n));
 }
 
 /** Where the answers that carry no secret note their facts; `scrub` blanks the token and known secrets in a server string. */

@@ -7,6 +7,18 @@ import { kindOf, makeFolders, readRegularFile, syncPath, writeFileAtomic } from 
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
+/** fn's value, or undefined when it throws: for checks and clean-ups whose failure is an answer, not an error. */
+export function attempt<T>(fn: () => T): T | undefined {
+  try {
+    return fn();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether fn ran without throwing. */
+export const works = (fn: () => unknown): boolean => attempt(() => (fn(), true)) ?? false;
+
 /** Which request a record is of: its identity (scope "org/app/env", endpoint, null for a create, whole key) and what was asked. */
 export type RecordedRequest = { op: 'create' | 'rotate'; scope: string; endpointId: string | null; idempotencyKey: string; mode?: string | undefined; expectedVersion?: number | undefined };
 
@@ -133,11 +145,7 @@ export class WriteAheadRecord {
     if (this.fd === undefined) return;
     const fd = this.fd;
     this.fd = undefined;
-    try {
-      closeSync(fd);
-    } catch {
-      /* written already */
-    }
+    attempt(() => closeSync(fd)); // written already
   }
 
   /** Every destination holds the secret, or the request is known not applied: the record goes (and the secret it kept, if it did). */
@@ -211,12 +219,7 @@ export function readRecord(path: string): { header: RecordHeader; headerBytes: n
   if (!bytes) return undefined;
   const end = bytes.indexOf(0x0a);
   if (end < 0) return undefined;
-  let header: RecordHeader;
-  try {
-    header = JSON.parse(bytes.subarray(0, end).toString('utf8')) as RecordHeader;
-  } catch {
-    return undefined;
-  }
+  const header = attempt(() => JSON.parse(bytes.subarray(0, end).toString('utf8')) as RecordHeader | null);
   if (header?.record !== 1 || typeof header.idempotencyKey !== 'string') return undefined;
   const headerBytes = end + 1;
   // The answer as the socket delivered it (status line first), read as HTTP.
@@ -288,19 +291,8 @@ export function pruneSuperseded(configDir: string, nowMs: number): void {
   if (pruned.has(key)) return;
   pruned.add(key);
   const dir = recoveryFolder(configDir);
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return;
-  }
-  for (const n of names) {
-    if (!n.endsWith(SUPERSEDED)) continue;
-    try {
-      const path = join(dir, n);
-      if (nowMs - lstatSync(path).mtimeMs > SUPERSEDED_KEPT_MS) unlinkSync(path);
-    } catch {
-      /* gone already */
-    }
+  for (const n of attempt(() => readdirSync(dir)) ?? []) {
+    const path = join(dir, n);
+    if (n.endsWith(SUPERSEDED)) attempt(() => nowMs - lstatSync(path).mtimeMs > SUPERSEDED_KEPT_MS && unlinkSync(path)); // or gone already
   }
 }
