@@ -3,7 +3,7 @@
 import { closeSync, constants, fchmodSync, openSync, readdirSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeFolders, readRegularFile } from '../fs/files.js';
-import { attempt, endpointStem } from './record.js';
+import { attempt, endpointStem, works } from './record.js';
 import { EXIT, isCliError } from '../errors/cli-error.js';
 import { currentVersionOf } from '../errors/explain.js';
 
@@ -80,7 +80,7 @@ export class EndpointFacts {
   /** Appends a fact in one O_APPEND write (concurrent writers never tear lines). Best effort: on a full disk the change goes on, only what it tells later runs is lost. */
   add(fact: Fact): boolean {
     this.facts.push(fact);
-    try {
+    return works(() => {
       makeFolders(factsFolder(this.configDir), 0o700);
       const fd = openSync(this.path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | NOFOLLOW, 0o600);
       try {
@@ -89,10 +89,7 @@ export class EndpointFacts {
       } finally {
         closeSync(fd);
       }
-      return true;
-    } catch {
-      return false;
-    }
+    });
   }
 
   /** The applied create or rotate with the highest version. A reactivate raises the version but keeps the secret, so it supersedes no record. */

@@ -186,13 +186,9 @@ export class WriteAheadRecord {
   }
 
   private truncate(to: number): void {
-    if (this.fd === undefined) return;
-    try {
-      ftruncateSync(this.fd, to);
-      this.size = to;
-    } catch {
-      /* an older answer stays in front: readRecord takes the last */
-    }
+    const fd = this.fd;
+    // If it fails, an older answer stays in front: readRecord takes the last.
+    if (fd !== undefined && works(() => ftruncateSync(fd, to))) this.size = to;
   }
 }
 
@@ -269,15 +265,10 @@ const SUPERSEDED = '.superseded';
 export function markSuperseded(configDir: string, req: RecordedRequest): string[] {
   const marked: string[] = [];
   for (const p of Object.values(recordPaths(configDir, req))) {
-    try {
-      renameSync(p, `${p}${SUPERSEDED}`);
-      // Its age counts from the marking: a rename keeps the time it was last written.
-      const now = new Date();
-      utimesSync(`${p}${SUPERSEDED}`, now, now);
-      marked.push(`${p}${SUPERSEDED}`);
-    } catch {
-      /* absent */
-    }
+    const to = `${p}${SUPERSEDED}`;
+    // Its age counts from the marking: a rename keeps the time it was last written. An absent file is not marked.
+    const now = new Date();
+    if (works(() => renameSync(p, to)) && works(() => utimesSync(to, now, now))) marked.push(to);
   }
   return marked;
 }
