@@ -60,16 +60,15 @@ function recipientsFile(path: string, given: string): { value: string; from: str
   return out;
 }
 
+const RECIPIENT_HINT = 'an age X25519 recipient starts with age1 (age-keygen -y KEYFILE prints it)';
+
 function checkRecipient(value: string, from: string): void {
   const shown = value.length > 80 ? `${value.slice(0, 77)}...` : value;
-  if (!value.startsWith('age1')) throw usageError(`${from}: "${shown}" is not an age recipient`, 'an age X25519 recipient starts with age1 (age-keygen -y KEYFILE prints it)');
+  if (!value.startsWith('age1')) throw usageError(`${from}: "${shown}" is not an age recipient`, RECIPIENT_HINT);
   try {
     new Encrypter().addRecipient(value);
   } catch (err) {
-    throw usageError(
-      `${from}: "${shown}" is not a valid age recipient (${err instanceof Error ? err.message : String(err)})`,
-      'an age X25519 recipient starts with age1 (age-keygen -y KEYFILE prints it)',
-    );
+    throw usageError(`${from}: "${shown}" is not a valid age recipient (${err instanceof Error ? err.message : String(err)})`, RECIPIENT_HINT);
   }
 }
 
