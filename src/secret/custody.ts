@@ -1,6 +1,5 @@
-// The one-time secret's custody (docs/secrets.md, "Custody"): one Custody per
-// create or rotate request, single or `rotate --from` item, and the exit 13s
-// that say the change was applied but the secret is not where it was asked.
+// The one-time secret's custody (docs/secrets.md, "Custody"): one Custody per create or rotate request
+// (single or `rotate --from` item), and the exit 13s: the change was applied, the secret is not where asked.
 import { overlapEndOf } from '../errors/explain.js';
 import { escapeInline, shellQuote, shellWord } from '../output/json.js';
 import { type CliError, CliError as Err, configError, EXIT, isCliError, localError } from '../errors/cli-error.js';

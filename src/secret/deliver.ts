@@ -1,6 +1,5 @@
-// Where the one-time secret goes (`--secret-to`, docs/secrets.md): parsed and
-// checked before anything is sent (exit 2), then delivered to each
-// destination whole or not at all, each outcome recorded.
+// Where the one-time secret goes (`--secret-to`, docs/secrets.md): parsed and checked before anything is sent
+// (exit 2), then delivered to each destination whole or not at all, each outcome recorded.
 import { kindOf, randomBytes, readRegularFile, writeFileAtomic, writeFileAtomicAsync } from '../fs/files.js';
 import { accessSync, closeSync, constants, fstatSync, ftruncateSync, lstatSync, openSync, readFileSync, readSync, type Stats, statSync, writeSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';

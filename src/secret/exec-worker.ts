@@ -1,8 +1,6 @@
-// `exec:` destinations of a `rotate --from` run, started from a worker
-// thread: starting a process holds its thread for 2 to 35 ms, and on the main
-// thread that is the loop that reads the other items' answers. The worker
-// runs the same runExecSink (the exec bundle); where no built bundle is beside
-// this code (the single executable, a run from source) it runs on this thread.
+// `exec:` destinations of a `rotate --from` run, run by runExecSink in a worker thread: starting a
+// process holds its thread 2 to 35 ms, and the main thread's loop reads the other items' answers.
+// Without a built exec bundle beside this code (the single executable, a run from source): this thread.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ExecSinkInput } from './exec.js';
@@ -72,11 +70,7 @@ export class ExecWorker {
         this.jobs.delete(id);
         if (this.jobs.size === 0) this.worker.unref();
       };
-      this.jobs.set(id, {
-        input,
-        resolve: () => (settle(), resolve()),
-        reject: (err) => (settle(), reject(err)),
-      });
+      this.jobs.set(id, { input, resolve: () => (settle(), resolve()), reject: (err) => (settle(), reject(err)) });
       this.worker.ref();
       this.worker.postMessage({ id, input: data });
     });

@@ -2,6 +2,7 @@
 // endpoint, a view of the facts (facts.ts), never a second store. Light to
 // load: completion reads it.
 import { EndpointFacts, factFiles, type Fact } from './facts.js';
+import { attempt } from './record.js';
 
 /** One endpoint as `webhooks list --json` gives it; docs/inventory.md says what each field means. */
 export interface EndpointView {
@@ -67,17 +68,11 @@ function changeOf(f: Fact): EndpointView['lastChange'] {
 
 /** The facts of every endpoint seen here, of one scope ("org/app/env") or of all; by scope, then id. */
 export function endpointFacts(configDir: string, scope?: string): EndpointFacts[] {
-  const found: EndpointFacts[] = [];
-  for (const path of factFiles(configDir)) {
-    let facts: EndpointFacts | undefined;
-    try {
-      facts = EndpointFacts.fromFile(configDir, path);
-    } catch {
-      continue; // not a regular file, or unreadable: not one of ours to show
-    }
-    if (facts && (scope === undefined || facts.scope === scope)) found.push(facts);
-  }
-  return found.sort((a, b) => a.scope.localeCompare(b.scope) || a.endpointId.localeCompare(b.endpointId));
+  // A file that is not regular, or unreadable, is not one of ours to show.
+  const found = factFiles(configDir).map((path) => attempt(() => EndpointFacts.fromFile(configDir, path)));
+  return found
+    .filter((f): f is EndpointFacts => f !== undefined && (scope === undefined || f.scope === scope))
+    .sort((a, b) => a.scope.localeCompare(b.scope) || a.endpointId.localeCompare(b.endpointId));
 }
 
 /** Every endpoint of the scope this machine saw, with its name when an answer gave one: what completion offers. */
