@@ -211,14 +211,12 @@ const DELIVERY: LockSubject = {
   busy: (v, lockPath) => configError(`the endpoint's secret is being delivered by ${v.holder} (${lockPath})`),
 };
 
-/** The run's custody: its config folder and scope ("org/app/env"), its clock, what must never be shown. */
+/** The run's custody: its config folder and scope ("org/app/env"), its clock, what must never be shown, how a re-run delivers a kept record (`rerun`), where notices go (`warn`: what custody could not note; the change goes on). */
 export interface CustodyRun extends Pick<Clock, 'now'> {
   configDir: string;
   scope: string;
   scrubber?: { addSecret(value: string): void; retireSecret?(value: string): void; scrub?(text: string): string } | undefined;
-  /** How a re-run delivers the record of the request with this key. */
   rerun(idempotencyKey: string): string;
-  /** A notice on stderr: what custody could not note (the change goes on). */
   warn?(text: string): void;
   destination?: ((endpointId: string) => string | undefined) | undefined;
   /** The endpoint's delivery lock, one delivery at a time across processes, so an older secret cannot land after a newer one; none without it (tests of parts). */
