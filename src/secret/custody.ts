@@ -1,70 +1,33 @@
+// The one-time secret's custody (docs/secrets.md, "Custody"): one Custody per create or rotate request
+// (single or `rotate --from` item), and the exit 13s: the change was applied, the secret is not where asked.
 import { overlapEndOf } from '../errors/explain.js';
 import { escapeInline, shellQuote, shellWord } from '../output/json.js';
 import { type CliError, CliError as Err, configError, EXIT, isCliError, localError } from '../errors/cli-error.js';
 import { type OddSecretAnswer, oddSecretHint, oddSecretText, type SecretAnswer, type SecretResponse } from '../api/schemas.js';
 import { type Delivered, type DeliveryFailure, describeKeepFailure } from './deliver.js';
 import { type Applied, EndpointFacts, factsPath, fingerprint, seenOf } from './facts.js';
-import { findLeft, type Left, markSuperseded, pruneSuperseded, type RecordedRequest, removeLeft, WriteAheadRecord } from './record.js';
+import { attempt, findLeft, type Left, markSuperseded, pruneSuperseded, type RecordedRequest, removeLeft, WriteAheadRecord } from './record.js';
 import { acquireLock, systemLockHost, type HeldLock, type LockSubject } from '../fs/lock.js';
 import { makeFolders } from '../fs/files.js';
 import { join } from 'node:path';
 import type { Clock } from '../system/clock.js';
 import type { Context } from '../context.js';
 
-// Exit 13 (the change was applied, the secret is not in hand), said the same
-// way by create, rotate and `rotate --from`: what a job needs to act on it
-// (the endpoint, its version after the change, the fingerprint, where a copy
-// is kept) and how to get a new secret. That last step must respect the
-// overlap rule: while an overlap rotation runs, another overlap rotation is
-// refused (exit 8), so the hint names when the overlap ends and offers
-// `--mode immediate`, which replaces the secret at once.
-
-export interface Exit13Facts {
-  endpointId: string | null | undefined;
-  /** The endpoint's version after the change, when the server gave one. */
-  version?: unknown;
-  fingerprint: string | null | undefined;
-  recoveredPath: string | null | undefined;
-}
-
 const versionOf = (v: unknown): number | undefined => (typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : undefined);
+const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+type Maybe = string | null | undefined;
 
 /** `details` of an exit 13: endpointId, version (only when known), fingerprint, recoveredPath, then anything else. */
-export function exit13Details(facts: Exit13Facts, more: Record<string, unknown> = {}): Record<string, unknown> {
+export function exit13Details(facts: { endpointId: Maybe; version?: unknown; fingerprint: Maybe; recoveredPath: Maybe }, more: Record<string, unknown> = {}): Record<string, unknown> {
   const version = versionOf(facts.version);
-  return {
-    endpointId: facts.endpointId ?? null,
-    ...(version !== undefined ? { version } : {}),
-    fingerprint: facts.fingerprint ?? null,
-    recoveredPath: facts.recoveredPath ?? null,
-    ...more,
-  };
-}
-
-export interface NewSecretTarget {
-  endpointId: string | null | undefined;
-  /** The endpoint's version after the change, when known. */
-  version?: unknown;
-  /** The answer's data (or the endpoint record): where the end of a running overlap is named (previousSecretExpiresAt). */
-  answer?: unknown;
-  /** Now, to tell a running overlap from one that has ended. */
-  now: number;
-  /** The job's own destinations as flags (destinationFlags), else `--secret-to file:PATH`. */
-  destination?: string | undefined;
+  return { endpointId: facts.endpointId ?? null, ...(version !== undefined ? { version } : {}), fingerprint: facts.fingerprint ?? null, recoveredPath: facts.recoveredPath ?? null, ...more };
 }
 
 /** What a job gave for its secret's destinations: the same flags again in a hint. */
-export interface GivenDestinations {
-  secretTo?: readonly string[] | undefined;
-  secretFile?: string | undefined;
-  force?: boolean | undefined;
-}
+export type GivenDestinations = { secretTo?: readonly string[] | undefined; secretFile?: string | undefined; force?: boolean | undefined };
 
-/**
- * The destinations as the job gave them, as flags for the hint's rotate
- * command, with `{id}` (rotate --from) replaced by the endpoint in file:,
- * env-file: and github-*: destinations; undefined when none was given.
- */
+/** The destinations as flags for the hint's rotate command, `{id}` (rotate --from) replaced in file:, env-file: and github-*:; undefined when none was given. */
 export function destinationFlags(given: GivenDestinations, endpointId: string): string | undefined {
   const words: string[] = [];
   if (given.secretFile !== undefined) words.push('--secret-file', shellWord(given.secretFile));
@@ -74,16 +37,11 @@ export function destinationFlags(given: GivenDestinations, endpointId: string): 
   return words.join(' ');
 }
 
-/**
- * The command that gets a new secret, as a hint: `--mode overlap` when no
- * overlap runs; during one, the time it ends and the `--mode immediate`
- * command; when the answer does not say, the overlap command with the
- * immediate one as the way out.
- */
-export function newSecretHint(t: NewSecretTarget): string {
+/** The command that gets a new secret: while an overlap runs (`answer` names its end) another is refused (exit 8), so the hint offers `--mode immediate`. */
+export function newSecretHint(t: { endpointId: Maybe; version?: unknown; answer?: unknown; now: number; destination?: string | Holder['destination'] }): string {
   const id = t.endpointId ? shellQuote(t.endpointId) : 'ENDPOINT_ID';
   const version = versionOf(t.version) ?? 'CURRENT_VERSION';
-  const to = t.destination ?? '--secret-to file:PATH';
+  const to = (typeof t.destination === 'function' ? t.destination(t.endpointId ?? '') : t.destination) ?? '--secret-to file:PATH';
   const rotate = (mode: string) => `chatctl webhooks rotate ${id} --expected-version ${version} --mode ${mode}${mode === 'immediate' ? ' --yes' : ''} ${to}`;
   const data = t.answer !== null && typeof t.answer === 'object' ? (t.answer as Record<string, unknown>) : undefined;
   const end = data ? overlapEndOf(data) : undefined;
@@ -95,112 +53,66 @@ export function newSecretHint(t: NewSecretTarget): string {
   return `to get a new secret, rotate it: ${rotate('overlap')} (while an overlap rotation still runs that is refused with exit 8; then wait for its end, or replace the secret at once: ${rotate('immediate')})`;
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-
-// Exit 13, said in one place: the change was applied and the secret is not
-// where the user asked (kept, lost, superseded, withheld, cut short), for a
-// single create or rotate and for every `--from` item alike. The details and
-// the way to a new secret are new-secret-hint.ts's.
-
-/** Whose secret it is: what every message and hint names. */
+/** Whose secret it is: what every message and hint names. `version`: after the change, when the server gave it; `answer`: its data (a running overlap's end). */
 export interface Holder {
   endpointId: string;
-  /** The request's key: names its record and goes into messages. */
   idempotencyKey?: string | undefined;
-  /** The endpoint's version after the change (the next --expected-version), when the server gave it. */
   version?: number | null | undefined;
-  /** The answer's data: where a running overlap's end is named (a new rotation before then is refused). */
   answer?: unknown;
-  /** The server's request id of the answer that carried the secret. */
   serverRequestId?: string | null | undefined;
-  /** The re-run that delivers a kept record: the same command with --idempotency-key, or the same --journal. */
+  /** The re-run that delivers a kept record. */
   rerun?: string | undefined;
-  /** The job's own destinations as flags for the new-secret hint (new-secret-hint.ts destinationFlags). */
   destination?: ((endpointId: string) => string | undefined) | undefined;
 }
 
-/** A delivery under way: what a second signal's message names. */
-export interface InDelivery {
-  holder: Holder;
-  fp: string;
-  kept: string | null;
-  /** Keeps the secret alone now (a second signal is ending the process): where it is then. */
-  keepNow?(): void;
-  /** Why nothing could keep it, when nothing does. */
-  keepFailure?: string | undefined;
-  /** When delivery started (for the hint's overlap rule). */
-  now: number;
-}
-
-/** A later rotation of the endpoint went through chatctl here: what an earlier run left (or a replay of its request) is never delivered. */
-export function supersededError(req: Pick<RecordedRequest, 'endpointId' | 'idempotencyKey'>, marked: string | null, newer: Pick<Applied, 'version' | 'at' | 'key'>): CliError {
-  const id = escapeInline(req.endpointId ?? '');
-  const what = marked ? `the secret of endpoint ${id} that an earlier run kept` : `the rotation of endpoint ${id} that an earlier request applied`;
-  const kept = marked ? ` (its file is marked superseded: ${marked}; it is removed after 30 days)` : '';
-  return localError(
-    'secret_not_delivered',
-    `${what} (Idempotency-Key ${req.idempotencyKey}) is superseded by the rotation to version ${newer.version} at ${newer.at}; it was not delivered, and the destinations were left as they are${kept}`,
-    {
-      details: exit13Details(
-        { endpointId: req.endpointId, version: newer.version, fingerprint: null, recoveredPath: null },
-        { supersededBy: { version: newer.version, at: newer.at, idempotencyKey: newer.key } },
-      ),
-      idempotencyKey: req.idempotencyKey,
-      hint: `the destinations hold what the rotation to version ${newer.version} put there; the next rotation takes --expected-version ${newer.version}`,
-    },
-  );
-}
-
-/** The way to a new secret, as the answer allows it now (new-secret-hint.ts). */
-const hintFor = (holder: Holder, now: number) =>
-  newSecretHint({ endpointId: holder.endpointId, version: holder.version, answer: holder.answer, now, destination: holder.destination?.(holder.endpointId) });
+/** A delivery under way (started at `now`): what a second signal's message names; keepNow() keeps the secret alone as the process ends. */
+export type InDelivery = { holder: Holder; fp: string; kept: string | null; keepNow?(): void; keepFailure?: string | undefined; now: number };
 
 const keyText = (holder: Holder) => (holder.idempotencyKey ? ` (Idempotency-Key ${holder.idempotencyKey})` : '');
 
-/** What exit-13 details carry whatever the cause: whose secret, its version, its fingerprint, where it is. */
-const baseDetails = (holder: Holder, fp: string | null, where: string | null, more: Record<string, unknown> = {}) =>
-  exit13Details({ endpointId: holder.endpointId, version: holder.version, fingerprint: fp, recoveredPath: where }, more);
+/** An exit 13: the change was applied, and the secret is not where it was asked. */
+const thirteen = (message: string, details: Record<string, unknown>, hint: string, idempotencyKey?: string) => localError('secret_not_delivered', message, { details, idempotencyKey, hint });
 
-interface NotDelivered {
-  fp: string;
-  failures: DeliveryFailure[];
-  delivered: Delivered[];
-  where: string | undefined;
-  keepFailure: string | undefined;
-  now: number;
+const putItHint = (holder: Holder, path: string) => `${holder.rerun ? `${holder.rerun}; or ` : ''}put it where it belongs, then delete ${path}`;
+
+/** A later rotation of the endpoint went through chatctl here: what an earlier run left (or a replay of its request) is never delivered. */
+function supersededError(req: Pick<RecordedRequest, 'endpointId' | 'idempotencyKey'>, marked: string | null, newer: Pick<Applied, 'version' | 'at' | 'key'>): CliError {
+  const id = escapeInline(req.endpointId ?? '');
+  const what = marked ? `the secret of endpoint ${id} that an earlier run kept` : `the rotation of endpoint ${id} that an earlier request applied`;
+  const kept = marked ? ` (its file is marked superseded: ${marked}; it is removed after 30 days)` : '';
+  return thirteen(
+    `${what} (Idempotency-Key ${req.idempotencyKey}) is superseded by the rotation to version ${newer.version} at ${newer.at}; it was not delivered, and the destinations were left as they are${kept}`,
+    exit13Details(
+      { endpointId: req.endpointId, version: newer.version, fingerprint: null, recoveredPath: null },
+      { supersededBy: { version: newer.version, at: newer.at, idempotencyKey: newer.key } },
+    ),
+    `the destinations hold what the rotation to version ${newer.version} put there; the next rotation takes --expected-version ${newer.version}`,
+    req.idempotencyKey,
+  );
 }
 
 /** The change was applied but a destination lacks the secret: exit 13, where the secret is (or that it is lost). */
-export function notDelivered(holder: Holder, n: NotDelivered): CliError {
+function notDelivered(holder: Holder, n: { fp: string; failures: DeliveryFailure[]; delivered: Delivered[]; where: string | undefined; keepFailure: string | undefined; now: number }): CliError {
   const why = n.failures.map((f) => `${f.to}: ${f.reason}`).join('; ');
   const got = n.delivered.length > 0 ? ` (it did reach ${n.delivered.map((d) => d.to).join(', ')})` : '';
-  const details = baseDetails(holder, n.fp, n.where ?? null, { delivered: n.delivered, failed: n.failures, ...(holder.serverRequestId ? { serverRequestId: holder.serverRequestId } : {}) });
+  const more = { delivered: n.delivered, failed: n.failures, ...(holder.serverRequestId ? { serverRequestId: holder.serverRequestId } : {}) };
+  const details = exit13Details({ ...holder, fingerprint: n.fp, recoveredPath: n.where ?? null }, more);
   const head = `the change was applied to endpoint ${escapeInline(holder.endpointId)}${keyText(holder)}, but the signing secret ${n.fp} was not delivered to ${why}${got}`;
-  if (n.where !== undefined) {
-    return localError('secret_not_delivered', `${head}; it is kept in ${n.where} (mode 0600)`, {
-      details,
-      idempotencyKey: holder.idempotencyKey,
-      hint: `${holder.rerun ? `${holder.rerun}; or ` : ''}put it where it belongs, then delete ${n.where}; or, ${hintFor(holder, n.now)}`,
-    });
-  }
-  // No recovery copy either. There is no safe last resort: the secret goes
-  // only where it was asked to go, never to stderr, and not onto a terminal
-  // that was not one of its destinations. So say exactly what failed, where
-  // the secret still is (if a destination got it), and how to get a new one.
+  const hint = newSecretHint({ ...holder, now: n.now });
+  const key = holder.idempotencyKey;
+  if (n.where !== undefined) return thirteen(`${head}; it is kept in ${n.where} (mode 0600)`, details, `${putItHint(holder, n.where)}; or, ${hint}`, key);
+  // No recovery copy either: the secret goes only where it was asked to go, never to stderr or a terminal that was not a destination.
   const withCause = { ...details, recoveryError: n.keepFailure ?? null };
+  const holders = n.delivered.map((d) => d.to).join(', ');
   if (n.delivered.length > 0) {
-    const holders = n.delivered.map((d) => d.to).join(', ');
-    return localError('secret_not_delivered', `${head}; no recovery copy could be written either (${n.keepFailure}), so only ${holders} holds it`, {
-      details: withCause,
-      idempotencyKey: holder.idempotencyKey,
-      hint: `copy it from ${holders} to the other destinations; or, ${hintFor(holder, n.now)}`,
-    });
+    return thirteen(
+      `${head}; no recovery copy could be written either (${n.keepFailure}), so only ${holders} holds it`,
+      withCause,
+      `copy it from ${holders} to the other destinations; or, ${hint}`,
+      key,
+    );
   }
-  return localError('secret_not_delivered', `${head}; no recovery copy could be written either (${n.keepFailure}), so nothing holds it: the secret is lost`, {
-    details: withCause,
-    idempotencyKey: holder.idempotencyKey,
-    hint: hintFor(holder, n.now),
-  });
+  return thirteen(`${head}; no recovery copy could be written either (${n.keepFailure}), so nothing holds it: the secret is lost`, withCause, hint, key);
 }
 
 /** What a second signal during delivery says before the process ends: exit 13, where the secret is (or that it may be lost), the key. */
@@ -208,60 +120,40 @@ export function deliveryCutShort(d: InDelivery): CliError {
   // The process ends next: the secret is kept alone (what a person can copy), not only in its record.
   d.keepNow?.();
   const head = `interrupted: the change was applied to endpoint ${escapeInline(d.holder.endpointId)}${keyText(d.holder)}, and delivery of the signing secret ${d.fp} was cut short`;
-  const details = baseDetails(d.holder, d.fp, d.kept);
-  if (d.kept !== null) {
-    return localError('secret_not_delivered', `${head}; it is kept in ${d.kept} (mode 0600)`, {
-      details,
-      idempotencyKey: d.holder.idempotencyKey,
-      hint: `${d.holder.rerun ? `${d.holder.rerun}; or ` : ''}put it where it belongs, then delete ${d.kept}`,
-    });
-  }
-  return localError('secret_not_delivered', `${head}; no recovery copy could be written (${d.keepFailure ?? 'unknown error'}): it may not have reached every destination`, {
-    details: { ...details, recoveryError: d.keepFailure ?? null },
-    idempotencyKey: d.holder.idempotencyKey,
-    hint: `if a destination lacks it, ${hintFor(d.holder, d.now)}`,
-  });
+  const details = exit13Details({ ...d.holder, fingerprint: d.fp, recoveredPath: d.kept });
+  if (d.kept !== null) return thirteen(`${head}; it is kept in ${d.kept} (mode 0600)`, details, putItHint(d.holder, d.kept), d.holder.idempotencyKey);
+  return thirteen(
+    `${head}; no recovery copy could be written (${d.keepFailure ?? 'unknown error'}): it may not have reached every destination`,
+    { ...details, recoveryError: d.keepFailure ?? null },
+    `if a destination lacks it, ${newSecretHint({ ...d.holder, now: d.now })}`,
+    d.holder.idempotencyKey,
+  );
 }
 
-/**
- * The answer is not the spec's envelope but carries a secret: the change was
- * applied. Kept under recovered/ as received (`kept.path`), never dropped;
- * or, when nothing could keep it, `kept.cause` says why: exit 13 either way.
- */
-export function oddAnswerError(odd: OddSecretAnswer, holder: Holder, kept: { path: string } | { cause: string }, now: number): CliError {
+/** An answer that is not the spec's envelope but carries a secret: kept under recovered/ as received (`kept.path`), or lost (`kept.cause`); 13 either way. */
+function oddAnswerError(odd: OddSecretAnswer, holder: Holder, kept: { path: string } | { cause: string }, now: number): CliError {
   const fp = fingerprint(odd.kept);
   const head = `the server's answer is not the expected response, but the change was applied${keyText(holder)} and it carries ${oddSecretText(odd, fp)} of endpoint ${escapeInline(holder.endpointId)}`;
   if ('cause' in kept) {
-    return localError('secret_not_delivered', `${head}; no recovery copy could be written (${kept.cause}), so nothing holds it: the secret is lost`, {
-      details: baseDetails(holder, fp, null, { recoveryError: kept.cause }),
-      idempotencyKey: holder.idempotencyKey,
-      hint: hintFor(holder, now),
-    });
+    const details = exit13Details({ ...holder, fingerprint: fp, recoveredPath: null }, { recoveryError: kept.cause });
+    return thirteen(`${head}; no recovery copy could be written (${kept.cause}), so nothing holds it: the secret is lost`, details, newSecretHint({ ...holder, now }), holder.idempotencyKey);
   }
-  return localError('secret_not_delivered', `${head}; it is kept in ${kept.path} (mode 0600), not delivered`, {
-    details: baseDetails(holder, fp, kept.path),
-    idempotencyKey: holder.idempotencyKey,
-    hint: oddSecretHint(odd, kept.path),
-  });
+  const details = exit13Details({ ...holder, fingerprint: fp, recoveredPath: kept.path });
+  return thirteen(`${head}; it is kept in ${kept.path} (mode 0600), not delivered`, details, oddSecretHint(odd, kept.path), holder.idempotencyKey);
 }
 
-/** The server applied the change but sent no usable secret: exit 13, with the way to a new one. */
-export function secretWithheld(holder: Holder, answer: { secret: unknown; secretAvailable: boolean }, now: number, replayed: boolean | 'maybe' = false, appliedAt?: string): CliError {
+/** The server applied the change but sent no usable secret: exit 13, with the way to a new one. 'maybe': a key the user gave, of which this machine keeps no record. */
+function secretWithheld(holder: Holder, answer: { secret: unknown; secretAvailable: boolean }, now: number, replayed: boolean | 'maybe', appliedAt: string | undefined): CliError {
   const what = answer.secret === null || answer.secret === undefined ? 'secret: null' : answer.secret === '' ? 'an empty secret' : 'a secret';
   const said = `(it answered ${what} and secretAvailable: ${String(answer.secretAvailable)})`;
   const when = appliedAt ? ` at ${appliedAt}` : '';
-  // 'maybe': a key the user gave, of which this machine keeps no record: an earlier run elsewhere, or one that lost the answer.
   const message =
     replayed === true
       ? `the change was applied by an earlier run's request${keyText(holder)}${when}, and the server does not return a secret twice ${said}`
       : replayed === 'maybe'
         ? `the change was applied, but the signing secret is not available ${said}: if an earlier run sent this Idempotency-Key (${holder.idempotencyKey}), the change is that run's, and the server does not return a secret twice; no record of it is kept here`
         : `the change was applied, but the signing secret is not available (the server answered ${what} and secretAvailable: ${String(answer.secretAvailable)})`;
-  return localError('secret_not_delivered', message, {
-    details: baseDetails(holder, null, null),
-    idempotencyKey: holder.idempotencyKey,
-    hint: hintFor(holder, now),
-  });
+  return thirteen(message, exit13Details({ ...holder, fingerprint: null, recoveredPath: null }), newSecretHint({ ...holder, now }), holder.idempotencyKey);
 }
 
 /** An earlier run of a --from item rotated it, and nothing is left to deliver: superseded by a later rotation here, or lost. */
@@ -269,16 +161,18 @@ export function notConfirmed(endpointId: string, prior: { key: string; version: 
   const what = `rotated by an earlier run (Idempotency-Key ${prior.key}, version ${prior.version ?? '?'}, fingerprint ${prior.fp ?? 'unknown'})`;
   const details = exit13Details({ endpointId, version: prior.version, fingerprint: prior.fp, recoveredPath: null });
   if (last && last.key !== prior.key && (prior.version === null || last.version > prior.version)) {
-    return localError('secret_not_delivered', `${what}: superseded by the rotation to version ${last.version} at ${last.at}; not delivered, and the destinations were left as they are`, {
+    return thirteen(
+      `${what}: superseded by the rotation to version ${last.version} at ${last.at}; not delivered, and the destinations were left as they are`,
       // The endpoint's version now (the next expectedVersion), not the superseded one's.
-      details: { ...details, version: last.version, supersededBy: { version: last.version, at: last.at, idempotencyKey: last.key } },
-      hint: `the destinations hold what the rotation to version ${last.version} put there; the next rotation takes "expectedVersion":${last.version}`,
-    });
+      { ...details, version: last.version, supersededBy: { version: last.version, at: last.at, idempotencyKey: last.key } },
+      `the destinations hold what the rotation to version ${last.version} put there; the next rotation takes "expectedVersion":${last.version}`,
+    );
   }
-  return localError('secret_not_delivered', `${what}: delivery not confirmed, and no kept copy of its secret is left to deliver again`, {
+  return thirteen(
+    `${what}: delivery not confirmed, and no kept copy of its secret is left to deliver again`,
     details,
-    hint: `compare each destination with the fingerprint (chatctl webhooks fingerprint FILE); or, ${newSecretHint({ endpointId, version: prior.version, now })}`,
-  });
+    `compare each destination with the fingerprint (chatctl webhooks fingerprint FILE); or, ${newSecretHint({ endpointId, version: prior.version, now })}`,
+  );
 }
 
 /** Every destination holds the secret of a --from item, but the journal could not say so: not done as far as a re-run knows (exit 1). */
@@ -294,57 +188,19 @@ export function okNotRecorded(endpointId: string, o: { fp: string; version: numb
   );
 }
 
-/** An earlier run's rotation of the endpoint whose secret is kept here, not delivered (custody.ts keptByEarlierRun). */
-export interface KeptChange {
-  endpointId: string;
-  key: string;
-  path: string;
-  version: number;
-  expectedVersion?: number | undefined;
-  mode?: string | undefined;
-}
+/** An earlier run's rotation of the endpoint whose secret is kept here, not delivered (keptByEarlierRun). */
+type KeptChange = { endpointId: string; key: string; path: string; version: number; expectedVersion?: number | undefined; mode?: string | undefined };
 
-/**
- * A new rotation refused with 7 because an earlier run's rotation was applied
- * and its secret never delivered: 13, naming the kept copy and the re-run
- * that delivers it, rather than a 7 whose hint would rotate again.
- */
+/** A new rotation refused with 7 because an earlier run's rotation was applied and its secret never delivered: 13 naming the kept copy and the re-run that delivers it, not a 7 whose hint would rotate again. */
 export function keptByEarlierRunError(k: KeptChange, conflict: CliError): CliError {
-  const id = escapeInline(k.endpointId);
   const rerun = `chatctl webhooks rotate ${shellQuote(k.endpointId)}${k.expectedVersion !== undefined ? ` --expected-version ${k.expectedVersion}` : ''}${k.mode ? ` --mode ${k.mode}` : ''} --idempotency-key ${shellQuote(k.key)}`;
-  return localError(
-    'secret_not_delivered',
-    `endpoint ${id} is at version ${k.version} because an earlier run's rotation (Idempotency-Key ${k.key}) was applied; its signing secret was not delivered and is kept in ${k.path} (mode 0600)`,
-    {
-      details: exit13Details({ endpointId: k.endpointId, version: k.version, fingerprint: null, recoveredPath: k.path }, { conflict: { code: conflict.code, message: conflict.message } }),
-      idempotencyKey: k.key,
-      hint: `deliver it without rotating again: ${rerun} with this command's destinations; only then rotate again with --expected-version ${k.version}`,
-    },
+  return thirteen(
+    `endpoint ${escapeInline(k.endpointId)} is at version ${k.version} because an earlier run's rotation (Idempotency-Key ${k.key}) was applied; its signing secret was not delivered and is kept in ${k.path} (mode 0600)`,
+    exit13Details({ endpointId: k.endpointId, version: k.version, fingerprint: null, recoveredPath: k.path }, { conflict: { code: conflict.code, message: conflict.message } }),
+    `deliver it without rotating again: ${rerun} with this command's destinations; only then rotate again with --expected-version ${k.version}`,
+    k.key,
   );
 }
-
-// The one-time secret's custody: one object per create or rotate request,
-// the same for a single command and every item of `rotate --from`
-// (docs/secrets.md, "Custody"). Its steps run in order, and the caller does
-// its own part (sending, journaling, delivering) between them:
-//
-//   begin    what an earlier run left of this very request (same scope,
-//            endpoint and whole key) decides: superseded (13 at once), an
-//            answer or a kept secret to deliver (nothing is sent), else the
-//            record is written before anything is sent (record.ts)
-//   send     (the caller) with the record's tap, the answer's bytes on disk
-//            as they arrive; failed() when no answer came
-//   accept   the answer read: an odd one kept whole (13), a withheld secret
-//            (13), else the change added to the endpoint's facts (facts.ts)
-//            and the secret handed to the caller with what to name it by
-//   deliver  (the caller) to every destination, after journaling it
-//   finish   every destination holds it: done (retire() removes the record);
-//            otherwise the secret is kept alone, durable, and the error says
-//            where (13)
-//
-// "Record" is what recovered/ holds of a request; "destination" where the
-// user asked the secret to go; "deliver" is putting it there. The facts are
-// custody's own: callers ask it (lastApplied), never the files.
 
 /** How long a delivery waits for another process's delivery of the same endpoint (an exec: destination may take a minute). */
 const DELIVERY_LOCK_WAIT_MS = 150_000;
@@ -355,63 +211,44 @@ const DELIVERY: LockSubject = {
   busy: (v, lockPath) => configError(`the endpoint's secret is being delivered by ${v.holder} (${lockPath})`),
 };
 
-/** The run's custody: its config folder and scope, its clock, what must never be shown. */
+/** The run's custody: its config folder and scope ("org/app/env"), its clock, what must never be shown, how a re-run delivers a kept record (`rerun`), where notices go (`warn`: what custody could not note; the change goes on). */
 export interface CustodyRun extends Pick<Clock, 'now'> {
   configDir: string;
-  /** "org/app/env": part of every record's identity. */
   scope: string;
   scrubber?: { addSecret(value: string): void; retireSecret?(value: string): void; scrub?(text: string): string } | undefined;
-  /** How a re-run delivers the record of the request with this key (hint and message). */
   rerun(idempotencyKey: string): string;
-  /** A notice on stderr: what custody could not note (the change goes on). */
   warn?(text: string): void;
-  /** The job's destinations as flags, for the hint that gets a new secret (new-secret-hint.ts destinationFlags). */
   destination?: ((endpointId: string) => string | undefined) | undefined;
-  /**
-   * What the endpoint's delivery lock waits with (fs/lock.ts): a delivery of
-   * one endpoint's secret at a time across processes, so an older secret
-   * cannot land after a newer one. Without it (tests of parts) there is none.
-   */
+  /** The endpoint's delivery lock, one delivery at a time across processes, so an older secret cannot land after a newer one; none without it (tests of parts). */
   locking?: { sleep: Clock['sleep']; random(): number; signal: AbortSignal } | undefined;
-  /** --escrow: a secret kept after a failed destination is also written encrypted; amends the error (secret/escrow.ts escrowHook). */
+  /** --escrow: a secret kept after a failed destination is also written encrypted; amends the error (escrow.ts escrowHook). */
   escrow?: ((error: CliError, item: { scope: string; endpointId: string; version: number | null; secret: string; fingerprint: string }) => Promise<void>) | undefined;
 }
 
-export interface DeliveryResult {
-  delivered: Delivered[];
-  failures: DeliveryFailure[];
-}
+export type DeliveryResult = { delivered: Delivered[]; failures: DeliveryFailure[] };
 
 /** What an earlier run's answer gave, or this run's: the answer, or the secret a failed delivery kept. */
 export type Got = { answer: SecretAnswer } | { kept: string; path: string };
 
-/** `answerOf` turns a recorded answer into one (api/client.ts's check), undefined when it is not a usable 2xx. */
-export type ReadAnswer = (status: number, contentEncoding: string | null, body: Buffer) => Promise<SecretAnswer | undefined>;
+/** A recorded answer read (api/client.ts's check), undefined when it is not a usable 2xx. */
+type ReadAnswer = (status: number, contentEncoding: string | null, body: Buffer) => Promise<SecretAnswer | undefined>;
 
-/** What the caller knows of the request beyond its record: whether it was sent before, and what a journal kept of its answer. */
-export interface Known {
-  /** true: a re-sent request; 'maybe': a key the user gave, with no record here. */
-  resent: boolean | 'maybe';
-  version?: number | null | undefined;
-  serverRequestId?: string | null | undefined;
-}
+/** Beyond the record: whether the request was sent before ('maybe': a key the user gave, no record here), what a journal kept of its answer. */
+type Known = { resent: boolean | 'maybe'; version?: number | null | undefined; serverRequestId?: string | null | undefined };
 
 /** The answer accepted: a secret to deliver, or an outcome already final (an odd answer kept, a withheld secret). */
 export type Accepted = { ok: true; secret: string; holder: Holder; body: SecretResponse | undefined; delivery: InDelivery } | { ok: false; outcome: Failed };
 
 export type Failed = { ok: false; error: CliError; holder: Holder; body: SecretResponse | undefined; fp: string | null; delivered: Delivered[]; kept: string | null };
+/** Final before any delivery: nothing delivered, no fingerprint to name. */
+const failure = (error: CliError, holder: Holder, body: SecretResponse | undefined, kept: string | null = null): Failed => ({ ok: false, error, holder, body, fp: null, delivered: [], kept });
 
 export type Settled = { ok: true; fp: string; delivered: Delivered[]; holder: Holder; body: SecretResponse | undefined } | Failed;
 
 /** What holds a request's secret on disk until every destination does: its record, or what an earlier run kept. */
-interface Held {
-  readonly path: string;
-  retire(): void;
-  keep(secret: string | Buffer, whole: boolean): { path: string } | { error: unknown };
-  close(): void;
-}
+type Held = { readonly path: string; retire(): void; keep(secret: string | Buffer, whole: boolean): { path: string } | { error: unknown }; close(): void };
 
-/** The run's custody from its world: its folder, clock, lock waits, notices and scrubber; `rerun` says how a re-run delivers what it kept. */
+/** The run's custody from its world; `rerun` says how a re-run delivers what it kept. */
 export function runCustody(ctx: Pick<Context, 'configDir' | 'now' | 'sleep' | 'random' | 'signal' | 'io'>, scope: string, rerun: CustodyRun['rerun']): CustodyRun {
   return {
     configDir: ctx.configDir,
@@ -424,35 +261,24 @@ export function runCustody(ctx: Pick<Context, 'configDir' | 'now' | 'sleep' | 'r
   };
 }
 
+/** begin → (send) → accept → (deliver) → finish → retire; docs/secrets.md, "Custody", says what each step guarantees. */
 export class Custody {
-  /** What begin() found: send the request, deliver what an earlier run left, or nothing (superseded). */
-  readonly next: 'send' | 'deliver' | 'superseded';
-  /** next 'superseded': the exit 13 to report. */
-  readonly error: CliError | undefined;
-  /** next 'deliver': the answer or kept secret an earlier run left. */
-  readonly got: Got | undefined;
-  /** next 'send': a record of this request existed, or a journal says it was sent (an earlier run may have been applied). */
-  resent: boolean;
-  private held: Held | undefined;
-  private facts: EndpointFacts | undefined;
+  private endpointLock: HeldLock | undefined;
 
   private constructor(
     private readonly run: CustodyRun,
     readonly req: RecordedRequest,
-    found: { next: Custody['next']; error?: CliError; got?: Got; resent?: boolean; held?: Held; facts: EndpointFacts | undefined },
-  ) {
-    this.next = found.next;
-    this.error = found.error;
-    this.got = found.got;
-    this.resent = found.resent ?? false;
-    this.held = found.held;
-    this.facts = found.facts;
-  }
+    /** What begin() found: send the request, deliver what an earlier run left (`got`), or nothing (superseded: `error`). */
+    readonly next: 'send' | 'deliver' | 'superseded',
+    private facts: EndpointFacts | undefined,
+    private held: Held | undefined,
+    readonly got?: Got,
+    readonly error?: CliError,
+    /** A record of this request existed, or a journal says it was sent (an earlier run may have been applied). */
+    public resent = false,
+  ) {}
 
-  /**
-   * Before a create or rotate is sent. Throws (a CliError of exit 3) when
-   * recovered/ cannot hold a record: then nothing may be sent.
-   */
+  /** Before a create or rotate is sent. Throws (exit 3) when recovered/ cannot hold a record: then nothing may be sent. */
   static async begin(run: CustodyRun, req: RecordedRequest, answerOf: ReadAnswer): Promise<Custody> {
     pruneSuperseded(run.configDir, run.now());
     const facts = req.endpointId !== null ? EndpointFacts.read(run.configDir, req.scope, req.endpointId) : undefined;
@@ -461,11 +287,11 @@ export class Custody {
       const got = await gotFrom(left, answerOf);
       const version = got && 'answer' in got && got.answer.ok && typeof got.answer.body.data.endpoint.version === 'number' ? got.answer.body.data.endpoint.version : null;
       const newer = facts?.supersedes(req.idempotencyKey, version);
-      if (newer) return new Custody(run, req, { next: 'superseded', error: supersede(run, req, facts, newer), facts });
-      if (got && left.kind !== 'record') return new Custody(run, req, { next: 'deliver', got, held: keptFile(run, req, left.path), facts });
-      if (got) return new Custody(run, req, { next: 'deliver', got, held: openRecord(run, req), facts });
+      if (newer) return new Custody(run, req, 'superseded', facts, undefined, undefined, supersede(run, req, facts, newer));
+      if (got && left.kind !== 'record') return new Custody(run, req, 'deliver', facts, keptFile(run, req, left.path), got);
+      if (got) return new Custody(run, req, 'deliver', facts, openRecord(run, req), got);
     }
-    return new Custody(run, req, { next: 'send', held: openRecord(run, req), resent: left !== undefined, facts });
+    return new Custody(run, req, 'send', facts, openRecord(run, req), undefined, undefined, left !== undefined);
   }
 
   /** The record's tap for the transport: the answer's bytes on disk as they arrive. */
@@ -473,27 +299,17 @@ export class Custody {
     return this.held instanceof WriteAheadRecord ? this.held.tap : undefined;
   }
 
-  /** Where the secret is held now (the record, or the copy an earlier run kept). */
   get heldAt(): string | undefined {
     return this.held?.path;
   }
 
-  /**
-   * The send failed: a request known not to have been applied (nothing went
-   * out, or the server refused this very key) retires its record; otherwise
-   * the record stays for the re-run that sends the key again. `nothingToKeep`:
-   * an answer read whole that holds nothing that may be a secret.
-   */
-  failed(err: unknown, nothingToKeep = false): void {
+  /** The send failed: a request known not applied retires its record, else it stays for a re-run. `nothingToKeep`: an answer read whole holding nothing that may be a secret. */
+  failed(err: unknown, nothingToKeep: boolean): void {
     if (nothingToKeep || knownNotApplied(err, this.resent)) this.held?.retire();
     else this.held?.close();
   }
 
-  /**
-   * The answer (or what an earlier run kept), read. A usable secret comes
-   * back to be delivered, with the state a second signal names (`delivery`);
-   * an odd answer or a withheld secret is final (13).
-   */
+  /** The answer (or what an earlier run kept), read: a usable secret comes back to be delivered; an odd answer or a withheld secret is final (13). */
   async accept(got: Got, known: Known): Promise<Accepted> {
     const base: Holder = {
       endpointId: this.req.endpointId ?? 'endpoint',
@@ -521,7 +337,7 @@ export class Custody {
       answer: body.data,
       serverRequestId: body.meta.requestId,
     };
-    // The endpoint's facts (a create's are known only from its answer): the last change seen before this one is added.
+    // A create's facts are known only from its answer; `before` is read before this change is added.
     if (!this.facts && rawId !== undefined) this.facts = EndpointFacts.read(this.run.configDir, this.req.scope, rawId);
     const before = this.facts?.lastApplied();
     const usable = typeof secret === 'string' && secret !== '' && secretAvailable !== false;
@@ -544,20 +360,15 @@ export class Custody {
         `could not note this change of endpoint ${holder.endpointId} under ${this.run.configDir}/facts (a full disk, or a folder it cannot write): a later run cannot tell that it supersedes what older runs kept of the endpoint`,
       );
     if (!usable) {
-      // Applied, but the secret is not in the answer (a replay of an earlier request with this key, or withheld): nothing to keep.
+      // Applied, but no secret in the answer (a replay of an earlier request with this key, or withheld): nothing to keep.
       this.held?.retire();
       const error = this.withheld({ ...holder, endpointId: rawId ?? this.req.endpointId ?? 'ENDPOINT_ID' }, { secret, secretAvailable }, before, known.resent);
-      return { ok: false, outcome: { ok: false, error, holder, body, fp: null, delivered: [], kept: null } };
+      return { ok: false, outcome: failure(error, holder, body) };
     }
     return this.toDeliver(secret, holder, body);
   }
 
-  /**
-   * The secret to deliver, once this process holds the endpoint's delivery
-   * lock and the facts (read again under it) show no later change of the
-   * endpoint: one that another process applied meanwhile, or delivered while
-   * this one waited, supersedes it (13, destinations untouched).
-   */
+  /** The secret to deliver, once this process holds the endpoint's delivery lock and the facts, read again under it, show no later change (that supersedes it: 13). */
   private async toDeliver(secret: string, holder: Holder, body: SecretResponse | undefined): Promise<Accepted> {
     this.run.scrubber?.addSecret(secret);
     await this.holdEndpoint(holder.endpointId);
@@ -565,7 +376,7 @@ export class Custody {
     const newer = now.supersedes(this.req.idempotencyKey, typeof holder.version === 'number' ? holder.version : null);
     if (newer) {
       this.releaseEndpoint();
-      return { ok: false, outcome: { ok: false, error: supersede(this.run, this.req, now, newer), holder, body, fp: null, delivered: [], kept: null } };
+      return { ok: false, outcome: failure(supersede(this.run, this.req, now, newer), holder, body) };
     }
     // Computed when first needed (node:crypto costs a few ms to load): a --json run that succeeds never needs it.
     let fpMemo: string | undefined;
@@ -587,40 +398,30 @@ export class Custody {
     return { ok: true, secret, holder, body, delivery };
   }
 
-  /**
-   * After delivery (`result`; a journal that could not record it first is a
-   * failure of every destination): every destination holds the secret, and
-   * the record stays until retire(); or the secret is kept alone, durable,
-   * and the 13 says where. A failure leaves `delivery` naming where it is,
-   * for a second signal, until the caller has reported the outcome.
-   */
+  /** After delivery: every destination holds the secret (the record stays until retire()), or it is kept alone, durable, and the 13 says where. */
   async finish(accepted: Extract<Accepted, { ok: true }>, result: DeliveryResult): Promise<Settled> {
+    const { secret, holder, body, delivery } = accepted;
     try {
-      return await this.settle(accepted, result);
+      if (result.failures.length === 0) {
+        this.facts?.add({ f: 'delivered', at: this.at(), key: this.req.idempotencyKey, version: holder.version ?? null, to: result.delivered.map((d) => d.to), fp: delivery.fp });
+        return { ok: true, fp: delivery.fp, delivered: result.delivered, holder, body };
+      }
+      const fp = delivery.fp;
+      const kept = this.held!.keep(secret, false);
+      const where = 'path' in kept ? kept.path : undefined;
+      const keepFailure = 'error' in kept ? describeKeepFailure(kept.error, this.run.configDir) : undefined;
+      if (where !== undefined) this.facts?.add({ f: 'kept', at: this.at(), key: this.req.idempotencyKey, version: holder.version ?? null, path: where });
+      delivery.kept = where ?? null;
+      delivery.keepFailure = keepFailure;
+      const error = notDelivered(holder, { fp, failures: result.failures, delivered: result.delivered, where, keepFailure, now: this.run.now() });
+      await this.run.escrow?.(error, { scope: this.req.scope, endpointId: holder.endpointId, version: holder.version ?? null, secret, fingerprint: fp });
+      return { ok: false, error, holder, body, fp, delivered: result.delivered, kept: where ?? null };
     } finally {
       this.releaseEndpoint();
     }
   }
 
-  private async settle(accepted: Extract<Accepted, { ok: true }>, result: DeliveryResult): Promise<Settled> {
-    const { secret, holder, body, delivery } = accepted;
-    if (result.failures.length === 0) {
-      this.facts?.add({ f: 'delivered', at: this.at(), key: this.req.idempotencyKey, version: holder.version ?? null, to: result.delivered.map((d) => d.to), fp: delivery.fp });
-      return { ok: true, fp: delivery.fp, delivered: result.delivered, holder, body };
-    }
-    const fp = delivery.fp;
-    const kept = this.held!.keep(secret, false);
-    const where = 'path' in kept ? kept.path : undefined;
-    const keepFailure = 'error' in kept ? describeKeepFailure(kept.error, this.run.configDir) : undefined;
-    if (where !== undefined) this.facts?.add({ f: 'kept', at: this.at(), key: this.req.idempotencyKey, version: holder.version ?? null, path: where });
-    delivery.kept = where ?? null;
-    delivery.keepFailure = keepFailure;
-    const error = notDelivered(holder, { fp, failures: result.failures, delivered: result.delivered, where, keepFailure, now: this.run.now() });
-    await this.run.escrow?.(error, { scope: this.req.scope, endpointId: holder.endpointId, version: holder.version ?? null, secret, fingerprint: fp });
-    return { ok: false, error, holder, body, fp, delivered: result.delivered, kept: where ?? null };
-  }
-
-  /** Not sent after all, or nothing to deliver from it: the record stays as it is (outcome unknown). */
+  /** Not sent after all, or nothing to deliver from it: the record stays (outcome unknown). */
   leave(): void {
     this.held?.close();
   }
@@ -628,29 +429,21 @@ export class Custody {
   /** Every destination holds the secret (and a --from run has recorded so): the record goes. Never throws: a record left behind is untidy, not a failure. */
   retire(): void {
     this.releaseEndpoint();
-    try {
-      this.held?.retire();
-    } catch {
-      /* see above */
-    }
+    attempt(() => this.held?.retire());
   }
 
   /** An odd answer that carries a secret: kept whole under recovered/, 13. */
-  private keepOdd(odd: Extract<SecretAnswer, { ok: false }>['odd'], base: Holder): Failed {
+  private keepOdd(odd: OddSecretAnswer, base: Holder): Failed {
     if (odd.read !== undefined) this.run.scrubber?.addSecret(odd.read);
     const endpointId = (odd.whole === 'endpoint' ? this.req.endpointId : undefined) ?? odd.endpointId ?? this.req.endpointId ?? 'endpoint';
     const holder = { ...base, endpointId };
     const kept = this.held!.keep(odd.kept, odd.whole !== false);
     const path = 'path' in kept ? kept.path : null;
     const error = oddAnswerError(odd, holder, path !== null ? { path } : { cause: describeKeepFailure((kept as { error: unknown }).error, this.run.configDir) }, this.run.now());
-    return { ok: false, error, holder, body: undefined, fp: null, delivered: [], kept: path };
+    return failure(error, holder, undefined, path);
   }
 
-  /**
-   * The server replayed an applied request without its secret. Said as what
-   * this machine knows of it: superseded by a later change seen here (then
-   * the hint's version is that one's), or applied by an earlier run here.
-   */
+  /** A replay without its secret, said as this machine knows it: superseded by a later change seen here, or applied by an earlier run here. */
   private withheld(holder: Holder, answer: { secret: unknown; secretAvailable: boolean }, before: Applied | undefined, resent: boolean | 'maybe'): CliError {
     if (before && before.key !== this.req.idempotencyKey && typeof holder.version === 'number' && before.version > holder.version) return supersededError(this.req, null, before);
     const earlier = before?.key === this.req.idempotencyKey ? before : undefined;
@@ -661,9 +454,7 @@ export class Custody {
     return new Date(this.run.now()).toISOString();
   }
 
-  private endpointLock: HeldLock | undefined;
-
-  /** Takes the endpoint's delivery lock (waiting for another process's delivery); without one, delivery goes on as before. */
+  /** Takes the endpoint's delivery lock (waiting for another process's delivery); without one, delivery goes on. */
   private async holdEndpoint(endpointId: string): Promise<void> {
     const l = this.run.locking;
     if (!l || this.endpointLock) return;
@@ -686,11 +477,7 @@ export class Custody {
   }
 }
 
-/**
- * A later change of the endpoint went through chatctl here: what the request
- * left is marked superseded (never delivered) and the fact noted; the 13
- * that says so.
- */
+/** A later change of the endpoint went through chatctl here: what the request left is marked superseded (never delivered), the fact noted, and the 13 says so. */
 function supersede(run: CustodyRun, req: RecordedRequest, facts: EndpointFacts | undefined, newer: Applied): CliError {
   const marked = markSuperseded(run.configDir, req);
   facts?.add({ f: 'superseded', at: new Date(run.now()).toISOString(), key: req.idempotencyKey, by: newer.version });
@@ -707,10 +494,10 @@ function openRecord(run: CustodyRun, req: RecordedRequest): WriteAheadRecord {
   }
 }
 
-/** The answer or secret an earlier run left, when it can be delivered. */
+/** The answer or secret an earlier run left, when it can be delivered (an odd answer kept whole is for the user to read). */
 async function gotFrom(left: Left, answerOf: ReadAnswer): Promise<Got | undefined> {
   if (left.kind === 'secret') return { kept: left.secret.toString('utf8'), path: left.path };
-  if (left.kind === 'answer') return undefined; // an odd answer kept whole: for the user to read (the error named it)
+  if (left.kind === 'answer') return undefined;
   const a = left.record.answer;
   if (!a || a.status < 200 || a.status >= 300) return undefined;
   const answer = await answerOf(a.status, a.contentEncoding, a.body).catch(() => undefined);
@@ -737,17 +524,12 @@ export function knownNotApplied(err: unknown, resent: boolean): boolean {
   return err.idempotencyKey === undefined && !resent;
 }
 
-/** Whether an earlier run left anything of this request (a record, a kept secret or answer). */
 export const hasLeft = (run: CustodyRun, req: RecordedRequest) => findLeft(run.configDir, req) !== undefined;
 
 /** Every destination holds this request's secret (a --from run read them back): what is left of it goes. */
 export const retireLeft = (run: CustodyRun, req: RecordedRequest) => removeLeft(run.configDir, req);
 
-/**
- * A request known done (every destination holds the secret with this
- * fingerprint) whose run was killed before it removed what it left: that
- * goes when it holds that very secret, and stays otherwise.
- */
+/** A request known done (every destination holds the secret `fp`) whose run was killed before it removed what it left: that goes only when it holds that very secret. */
 export async function retireIfHeld(run: CustodyRun, req: RecordedRequest, fp: string, answerOf: ReadAnswer): Promise<void> {
   const left = findLeft(run.configDir, req);
   if (!left) return;
@@ -761,11 +543,7 @@ export function lastApplied(run: CustodyRun, endpointId: string): Applied | unde
   return EndpointFacts.read(run.configDir, run.scope, endpointId).lastApplied();
 }
 
-/**
- * The change that supersedes a secret known only by its endpoint, version and
- * fingerprint (an escrowed copy): a higher version applied here, or, with no
- * version to compare, a later change whose secret is another.
- */
+/** The change that supersedes an escrowed secret (endpoint, version, fingerprint): a higher version applied here, or, with no version, a later change with another secret. */
 export function supersedingChange(configDir: string, scope: string, secret: { endpointId: string; version: number | null; fingerprint: string }): Applied | undefined {
   const last = EndpointFacts.read(configDir, scope, secret.endpointId).lastApplied();
   if (!last) return undefined;
@@ -773,11 +551,7 @@ export function supersedingChange(configDir: string, scope: string, secret: { en
   return last.fp !== undefined && last.fp !== secret.fingerprint ? last : undefined;
 }
 
-/**
- * An earlier run's change of this endpoint whose secret is kept here and not
- * delivered (its run was killed or a destination failed): what a 7 on a new
- * rotation means then, since that change is why the endpoint moved on.
- */
+/** An earlier run's rotation of this endpoint whose secret is kept here, not delivered: why a new rotation gets a 7. */
 export function keptByEarlierRun(configDir: string, scope: string, endpointId: string): KeptChange | undefined {
   const facts = EndpointFacts.read(configDir, scope, endpointId);
   const last = facts.lastApplied();
@@ -788,5 +562,4 @@ export function keptByEarlierRun(configDir: string, scope: string, endpointId: s
   return { endpointId, key: last.key, path: left.path, version: last.version, expectedVersion: header?.expectedVersion ?? last.ev, mode: header?.mode ?? last.mode };
 }
 
-/** Whether this machine's facts say the change with this key was delivered to every destination. */
 export const deliveredHere = (run: CustodyRun, endpointId: string, key: string) => EndpointFacts.read(run.configDir, run.scope, endpointId).delivered(key);

@@ -1,30 +1,26 @@
+// Where the one-time secret goes (`--secret-to`, docs/secrets.md): parsed and checked before anything is sent
+// (exit 2), then delivered to each destination whole or not at all, each outcome recorded.
 import { kindOf, randomBytes, readRegularFile, writeFileAtomic, writeFileAtomicAsync } from '../fs/files.js';
 import { accessSync, closeSync, constants, fstatSync, ftruncateSync, lstatSync, openSync, readFileSync, readSync, type Stats, statSync, writeSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { usageError } from '../errors/cli-error.js';
 import { isTruthyEnv } from '../input/values.js';
 import { fingerprint } from './facts.js';
-import { recoveryFolder } from './record.js';
+import { attempt, recoveryFolder, works } from './record.js';
 import type { OutStream } from '../output/io.js';
 import type { Scrubber } from '../output/scrub.js';
 
-// `env-file:PATH#NAME` (docs/secrets.md): the line NAME=<secret> is set in a
-// dotenv file, every other line kept byte for byte. Pure functions on bytes,
-// so a file in any encoding, with CRLF or without a final newline, comes back
-// unchanged but for that one line.
+// `env-file:PATH#NAME`: pure functions on bytes, so a file in any encoding,
+// with CRLF or without a final newline, comes back unchanged but for NAME's line.
 
-export const DOTENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** A dotenv variable, a step output or an environment variable of later steps. */
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Written as it is; anything else is single-quoted (literal in dotenv parsers and shells alike). */
 const PLAIN_VALUE = /^[A-Za-z0-9_+/=.:@%,~^-]*$/;
 
-interface Line {
-  start: number;
-  /** Index after the line's text, before its terminator. */
-  textEnd: number;
-  /** Index after the terminator (\n or \r\n), or textEnd for a last line without one. */
-  end: number;
-}
+/** A line: its text is [start, textEnd), its terminator (\n or \r\n, or none) [textEnd, end). */
+type Line = { start: number; textEnd: number; end: number };
 
 function splitLines(content: Buffer): Line[] {
   const lines: Line[] = [];
@@ -42,48 +38,28 @@ function splitLines(content: Buffer): Line[] {
   return lines;
 }
 
-/** `NAME=`, `NAME =`, `export NAME=`, indented or not: where NAME starts, or -1. */
-function nameAt(content: Buffer, line: Line, name: string): { nameStart: number; valueStart: number } | undefined {
-  // latin1 maps bytes one to one, so indexes stay byte indexes; NAME is ASCII.
-  const text = content.toString('latin1', line.start, line.textEnd);
-  const m = new RegExp(`^([ \\t]*(?:export[ \\t]+)?)${name}[ \\t]*=[ \\t]*`).exec(text);
-  if (!m) return undefined;
-  return { nameStart: line.start + m[1]!.length, valueStart: line.start + m[0].length };
-}
-
-/** The value as it would be written, or an Error saying why it cannot be. */
-export function dotenvValue(secret: string): string | Error {
-  if (PLAIN_VALUE.test(secret)) return secret;
-  if (!/['\r\n]/.test(secret)) return `'${secret}'`;
-  return new Error('the secret holds a quote or a line break, which a dotenv line cannot carry safely');
-}
-
-/**
- * The value of every `NAME=` line, unquoted as `dotenvValue` quotes it (a
- * plain value as it is, a single-quoted one without its quotes): what
- * `setDotenvValue` wrote there, read back. Empty when NAME is not set.
- */
-export function dotenvValuesOf(content: Buffer, name: string): Buffer[] {
-  const values: Buffer[] = [];
+/** Every `NAME=`, `NAME =` or `export NAME=` line, indented or not: where NAME and its value start. */
+function* named(content: Buffer, name: string): Generator<{ line: Line; nameStart: number; valueStart: number }> {
+  const re = new RegExp(`^([ \\t]*(?:export[ \\t]+)?)${name}[ \\t]*=[ \\t]*`);
   for (const line of splitLines(content)) {
-    const at = nameAt(content, line, name);
-    if (!at) continue;
-    const value = content.subarray(at.valueStart, line.textEnd);
-    const quoted = value.length >= 2 && value[0] === 0x27 && value[value.length - 1] === 0x27;
-    values.push(quoted ? value.subarray(1, -1) : value);
+    // latin1 maps bytes one to one, so indexes stay byte indexes; NAME is ASCII.
+    const m = re.exec(content.toString('latin1', line.start, line.textEnd));
+    if (m) yield { line, nameStart: line.start + m[1]!.length, valueStart: line.start + m[0].length };
   }
-  return values;
 }
 
-/**
- * Problems that would make rewriting NAME unsafe, found before anything is
- * sent: an existing NAME whose quoted value runs over several lines.
- */
+/** The value of every `NAME=` line, unquoted as setDotenvValue quotes it: what it wrote there, read back. */
+function dotenvValuesOf(content: Buffer, name: string): Buffer[] {
+  return [...named(content, name)].map(({ line, valueStart }) => {
+    const value = content.subarray(valueStart, line.textEnd);
+    return value.length >= 2 && value[0] === 0x27 && value[value.length - 1] === 0x27 ? value.subarray(1, -1) : value;
+  });
+}
+
+/** What would make rewriting NAME unsafe: an existing NAME whose quoted value runs over several lines. */
 export function dotenvProblem(content: Buffer, name: string): string | undefined {
-  for (const line of splitLines(content)) {
-    const at = nameAt(content, line, name);
-    if (!at) continue;
-    const value = content.toString('latin1', at.valueStart, line.textEnd);
+  for (const { line, valueStart } of named(content, name)) {
+    const value = content.toString('latin1', valueStart, line.textEnd);
     const quote = value[0];
     if ((quote === '"' || quote === "'" || quote === '`') && !value.slice(1).includes(quote)) {
       return `${name} has a quoted value that runs over several lines; chatctl replaces single lines only`;
@@ -92,76 +68,40 @@ export function dotenvProblem(content: Buffer, name: string): string | undefined
   return undefined;
 }
 
-/**
- * The file with every `NAME=` line set to `NAME=<value>` (its indentation and
- * `export ` kept), or one such line appended; all other bytes unchanged.
- */
+/** The file with every `NAME=` line set to `NAME=<value>` (its indentation and `export ` kept), or one such line appended; all other bytes unchanged. */
 export function setDotenvValue(content: Buffer, name: string, secret: string): Buffer {
-  if (!DOTENV_NAME.test(name)) throw new Error(`invalid variable name ${name}`);
-  const value = dotenvValue(secret);
-  if (value instanceof Error) throw value;
-  const lines = splitLines(content);
+  if (!NAME.test(name)) throw new Error(`invalid variable name ${name}`);
+  if (!PLAIN_VALUE.test(secret) && /['\r\n]/.test(secret)) throw new Error('the secret holds a quote or a line break, which a dotenv line cannot carry safely');
+  const value = PLAIN_VALUE.test(secret) ? secret : `'${secret}'`;
   const parts: Buffer[] = [];
-  let found = false;
   let last = 0;
-  for (const line of lines) {
-    const at = nameAt(content, line, name);
-    if (!at) continue;
-    found = true;
+  for (const at of named(content, name)) {
     parts.push(content.subarray(last, at.nameStart), Buffer.from(`${name}=${value}`, 'utf8'));
-    last = line.textEnd; // the line's own terminator (or none) stays
+    last = at.line.textEnd; // the line's own terminator (or none) stays
   }
-  if (found) {
-    parts.push(content.subarray(last));
-    return Buffer.concat(parts);
-  }
-  const eol = lines.length > 0 && lines[0]!.end - lines[0]!.textEnd === 2 ? '\r\n' : '\n';
+  if (parts.length > 0) return Buffer.concat([...parts, content.subarray(last)]);
+  const first = splitLines(content)[0];
+  const eol = first && first.end - first.textEnd === 2 ? '\r\n' : '\n';
   const needsBreak = content.length > 0 && content[content.length - 1] !== 0x0a;
   return Buffer.concat([content, Buffer.from(`${needsBreak ? eol : ''}${name}=${value}${eol}`, 'utf8')]);
 }
-
-// `--secret-to SINK` (docs/secrets.md): where the one-time secret goes,
-// parsed and checked before anything is sent, so a destination that cannot
-// work exits 2 with nothing sent. Reused per item by `rotate --from`
-// (docs/fleet.md): parse once with idPlaceholder, then sinksFor(sinks, id)
-// substitutes `{id}` and checks that item's paths before its request.
 
 export type Sink =
   | { kind: 'file'; to: string; path: string; force: boolean }
   | { kind: 'env-file'; to: string; path: string; name: string }
   | { kind: 'exec'; to: string; command: string }
-  /** `github-output:NAME` / `github-env:NAME`: appended to the file the runner names in GITHUB_OUTPUT / GITHUB_ENV ('' when unset). */
-  | { kind: 'github'; to: string; variable: GitHubFile; path: string; name: string }
+  /** Appended to the file the runner names in GITHUB_OUTPUT / GITHUB_ENV ('' when unset). */
+  | { kind: 'github'; to: string; variable: 'GITHUB_OUTPUT' | 'GITHUB_ENV'; path: string; name: string }
   | { kind: 'stdout'; to: 'stdout' };
 
-export interface SinkSettings {
-  /** Relative paths are taken from here. */
-  cwd: string;
-  /** PATH for exec: sinks' programs. */
-  env: Record<string, string | undefined>;
-  json: boolean;
-  stdoutIsTTY: boolean;
-  /** Standard output is /dev/null (or was closed). */
-  stdoutDiscards?: boolean;
-  /** --force: a file: sink may replace an existing regular file. */
-  force: boolean;
-  /** rotate --from: `{id}` in file: and env-file: paths is each item's endpoint id, checked per item by sinksFor. */
-  idPlaceholder?: boolean;
-}
+/** `stdoutDiscards`: stdout is /dev/null (or was closed); `idPlaceholder` (rotate --from): `{id}` is each item's endpoint id, checked per item by sinksFor. */
+export type SinkSettings = { cwd: string; env: Record<string, string | undefined>; json: boolean; stdoutIsTTY: boolean; stdoutDiscards?: boolean; force: boolean; idPlaceholder?: boolean };
 
 const ID = '{id}';
+const GITHUB_SINKS: Record<string, 'GITHUB_OUTPUT' | 'GITHUB_ENV'> = { 'github-output': 'GITHUB_OUTPUT', 'github-env': 'GITHUB_ENV' };
+const NAME_HINT = 'a name is letters, digits and _, not starting with a digit';
 
-export type GitHubFile = 'GITHUB_OUTPUT' | 'GITHUB_ENV';
-const GITHUB_SINKS: Record<string, GitHubFile> = { 'github-output': 'GITHUB_OUTPUT', 'github-env': 'GITHUB_ENV' };
-/** A name for a step output or an environment variable of later steps. */
-export const GITHUB_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-/** An endpoint id as it stands for `{id}` in such a name. */
-export const safeNameId = (endpointId: string): string => endpointId.replace(/[^A-Za-z0-9_]/g, '_');
-/**
- * Every form of a `--secret-to` value, as typed before its path, command or
- * name (shell completion offers these; parseSinkSpec reads each). `path`: what
- * follows is a file name (before `#NAME` for env-file:).
- */
+/** Every form of a `--secret-to` value (shell completion offers these); `path`: a file name follows. */
 export const SINK_FORMS: readonly { form: string; path: boolean; help: string }[] = [
   { form: 'file:', path: true, help: 'a new file holding the secret, mode 0600' },
   { form: 'env-file:', path: true, help: 'PATH#NAME: the line NAME=secret in a dotenv file' },
@@ -180,11 +120,7 @@ export function parseSinkSpec(spec: string, s: Pick<SinkSettings, 'cwd' | 'force
     const name = spec.slice(colon + 1);
     // With --from, `{id}` stands for each endpoint id (made safe); the name as a whole is checked per item.
     const shape = s.idPlaceholder ? name.split(ID).join('x') : name;
-    if (!GITHUB_NAME.test(shape))
-      throw usageError(
-        `--secret-to ${spec}: "${name}" is not a valid name`,
-        `a name is letters, digits and _, not starting with a digit${s.idPlaceholder ? '; {id} stands for each endpoint id' : ''}`,
-      );
+    if (!NAME.test(shape)) throw usageError(`--secret-to ${spec}: "${name}" is not a valid name`, `${NAME_HINT}${s.idPlaceholder ? '; {id} stands for each endpoint id' : ''}`);
     const file = s.env?.[variable];
     return { kind: 'github', to: spec, variable, path: file ? resolve(s.cwd, file) : '', name };
   }
@@ -197,7 +133,7 @@ export function parseSinkSpec(spec: string, s: Pick<SinkSettings, 'cwd' | 'force
     const hash = rest.lastIndexOf('#');
     if (hash === -1) throw usageError(`--secret-to ${spec}: give the variable to set after #`, 'e.g. --secret-to env-file:.env#WEBHOOK_SECRET');
     const name = rest.slice(hash + 1);
-    if (!DOTENV_NAME.test(name)) throw usageError(`--secret-to ${spec}: "${name}" is not a variable name`, 'a name is letters, digits and _, not starting with a digit');
+    if (!NAME.test(name)) throw usageError(`--secret-to ${spec}: "${name}" is not a variable name`, NAME_HINT);
     const path = filePath(rest.slice(0, hash), `--secret-to ${spec}`, s.cwd);
     return { kind: 'env-file', to: `env-file:${path}#${name}`, path, name };
   }
@@ -228,10 +164,7 @@ export function secretFileSpec(path: string): string {
 
 export const hasIdPlaceholder = (sink: Sink): boolean => (sink.kind === 'github' ? sink.name.includes(ID) : (sink.kind === 'file' || sink.kind === 'env-file') && sink.path.includes(ID));
 
-/**
- * Every `--secret-to` value parsed and checked: a destination that cannot
- * work, or two that are the same, is a usage error (exit 2).
- */
+/** Every `--secret-to` value parsed and checked: a destination that cannot work, or two that are the same, is a usage error (exit 2). */
 export function parseSinks(specs: readonly string[], s: SinkSettings): Sink[] {
   const sinks = specs.map((spec) => parseSinkSpec(spec, s));
   // The runner's file is checked once, even when the name waits for each item's id.
@@ -247,10 +180,7 @@ export function parseSinks(specs: readonly string[], s: SinkSettings): Sink[] {
   return sinks;
 }
 
-/**
- * The sinks of one item of `rotate --from`: `{id}` replaced by its endpoint
- * id, and the paths that held it checked now (exit 2 before its request).
- */
+/** The sinks of one item of `rotate --from`: `{id}` replaced by its endpoint id, and those checked now (exit 2 before its request). */
 export function sinksFor(sinks: readonly Sink[], endpointId: string, s: SinkSettings): Sink[] {
   return sinks.map((sink) => {
     if (!hasIdPlaceholder(sink)) return sink;
@@ -260,11 +190,11 @@ export function sinksFor(sinks: readonly Sink[], endpointId: string, s: SinkSett
   });
 }
 
-/** `{id}` replaced; an id that is not a plain file name is refused. */
+/** `{id}` replaced (made safe in a name); an id that is not a plain file name is refused in a path. */
 export function substituteId(sink: Sink, endpointId: string): Sink {
   if (!hasIdPlaceholder(sink)) return sink;
   if (sink.kind === 'github') {
-    const name = sink.name.split(ID).join(safeNameId(endpointId));
+    const name = sink.name.split(ID).join(endpointId.replace(/[^A-Za-z0-9_]/g, '_'));
     return { ...sink, name, to: `${sink.to.slice(0, sink.to.indexOf(':'))}:${name}` };
   }
   if (!/^[A-Za-z0-9._-]+$/.test(endpointId) || endpointId === '.' || endpointId === '..') {
@@ -281,8 +211,8 @@ export function substituteId(sink: Sink, endpointId: string): Sink {
   return sink;
 }
 
-/** The file-system, PATH and terminal checks of one sink. */
-export function checkSink(sink: Sink, s: SinkSettings): void {
+function checkSink(sink: Sink, s: SinkSettings): void {
+  const capture = 'capture it, e.g. SECRET="$(chatctl … --secret-to stdout)", or use file:PATH';
   switch (sink.kind) {
     case 'file':
       return checkFileTarget(sink.path, sink.force, sink.to);
@@ -291,7 +221,7 @@ export function checkSink(sink: Sink, s: SinkSettings): void {
     case 'exec':
       return checkProgram(sink.command, s);
     case 'github':
-      if (!GITHUB_NAME.test(sink.name)) throw usageError(`--secret-to ${sink.to}: "${sink.name}" is not a valid name`, 'a name is letters, digits and _, not starting with a digit');
+      if (!NAME.test(sink.name)) throw usageError(`--secret-to ${sink.to}: "${sink.name}" is not a valid name`, NAME_HINT);
       return checkGitHubFile(sink);
     case 'stdout':
       if (s.json)
@@ -299,13 +229,13 @@ export function checkSink(sink: Sink, s: SinkSettings): void {
           '--secret-to stdout cannot be used with --json (which --query implies): stdout holds the JSON document',
           'use file:, env-file: or exec:, or --json alone to receive the secret in the JSON',
         );
-      if (s.stdoutIsTTY) throw usageError('--secret-to stdout is for capture, and standard output is a terminal', 'capture it, e.g. SECRET="$(chatctl … --secret-to stdout)", or use file:PATH');
-      if (s.stdoutDiscards) throw usageError(STDOUT_DISCARDS, 'capture it, e.g. SECRET="$(chatctl … --secret-to stdout)", or use file:PATH');
+      if (s.stdoutIsTTY) throw usageError('--secret-to stdout is for capture, and standard output is a terminal', capture);
+      if (s.stdoutDiscards) throw usageError(STDOUT_DISCARDS, capture);
       return;
   }
 }
 
-export const STDOUT_DISCARDS = 'standard output is /dev/null (or was closed), or another device that keeps nothing: the signing secret would be thrown away';
+const STDOUT_DISCARDS = 'standard output is /dev/null (or was closed), or another device that keeps nothing: the signing secret would be thrown away';
 
 function lstatOrUndefined(path: string, what: string): Stats | undefined {
   try {
@@ -319,18 +249,10 @@ function lstatOrUndefined(path: string, what: string): Stats | undefined {
 
 function checkFolder(path: string, what: string): void {
   const folder = dirname(path);
-  let st: Stats;
-  try {
-    st = statSync(folder);
-  } catch {
-    throw usageError(`${what}: the folder ${folder} does not exist`);
-  }
+  const st = attempt(() => statSync(folder));
+  if (!st) throw usageError(`${what}: the folder ${folder} does not exist`);
   if (!st.isDirectory()) throw usageError(`${what}: ${folder} is not a folder`);
-  try {
-    accessSync(folder, constants.W_OK | constants.X_OK);
-  } catch {
-    throw usageError(`${what}: the folder ${folder} is not writable`);
-  }
+  if (!works(() => accessSync(folder, constants.W_OK | constants.X_OK))) throw usageError(`${what}: the folder ${folder} is not writable`);
 }
 
 /** A file chatctl will create or, with `force`, replace: a regular file or absent, in a folder this user can write. */
@@ -344,7 +266,7 @@ export function checkFileTarget(path: string, force: boolean, what: string): voi
 }
 
 /** An existing dotenv file must be a regular file of this user's, with no group or other permissions. */
-export function envFileProblem(st: Stats): string | undefined {
+function envFileProblem(st: Stats): string | undefined {
   if (!st.isFile()) return `is ${kindOf(st)}`;
   const uid = typeof process.getuid === 'function' ? process.getuid() : undefined;
   if (uid !== undefined && st.uid !== uid) return 'is owned by another user';
@@ -360,11 +282,7 @@ function checkGitHubFile(sink: Extract<Sink, { kind: 'github' }>): void {
   const st = lstatOrUndefined(sink.path, `${what} (${sink.variable}=${sink.path})`);
   if (!st) return checkFolder(sink.path, what);
   if (!st.isFile()) throw usageError(`${what}: ${sink.path} (${sink.variable}) is ${kindOf(st)}, not a file to append to`);
-  try {
-    accessSync(sink.path, constants.W_OK);
-  } catch {
-    throw usageError(`${what}: ${sink.path} (${sink.variable}) is not writable`);
-  }
+  if (!works(() => accessSync(sink.path, constants.W_OK))) throw usageError(`${what}: ${sink.path} (${sink.variable}) is not writable`);
 }
 
 function checkEnvFile(path: string, name: string, what: string): void {
@@ -404,15 +322,7 @@ export function programOf(command: string): string | undefined {
   return word;
 }
 
-function isExecutable(path: string): boolean {
-  try {
-    if (!statSync(path).isFile()) return false;
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const isExecutable = (path: string) => attempt(() => statSync(path).isFile()) === true && works(() => accessSync(path, constants.X_OK));
 
 function checkProgram(command: string, s: SinkSettings): void {
   const program = programOf(command);
@@ -426,48 +336,33 @@ function checkProgram(command: string, s: SinkSettings): void {
   throw usageError(`--secret-to exec:…: "${program}" was not found on PATH`, 'install it, or give its full path');
 }
 
-// Where create's or rotate's one-time secret goes, decided before anything
-// is sent (docs/secrets.md): the sinks given, else the JSON on stdout
-// (--json), else the terminal (stdout a TTY and CI not set); anything else
-// is refused with exit 2, so a run that could not deliver the secret never
-// asks the server for one.
+/** Where the secret goes, decided before anything is sent: the sinks, else (`fallback`) the JSON document on stdout or the terminal. */
+export type SecretPlan = { sinks: Sink[]; fallback?: 'json' | 'tty' };
 
-export interface SecretPlan {
-  sinks: Sink[];
-  /** With no sink: the JSON document on stdout, or the terminal. */
-  fallback?: 'json' | 'tty';
-}
-
-export interface SecretPlanInput {
+type SecretPlanInput = Omit<SinkSettings, 'idPlaceholder'> & {
   secretTo?: readonly string[] | undefined;
   secretFile?: string | undefined;
-  force: boolean;
-  json: boolean;
   /** --query: the JSON output is cut down to what an expression selects, so it cannot carry the secret. */
   query?: boolean;
-  stdoutIsTTY: boolean;
-  /** Standard output is /dev/null (or was closed). */
-  stdoutDiscards?: boolean;
   dryRun: boolean;
-  cwd: string;
-  env: Record<string, string | undefined>;
-  /**
-   * rotate: the endpoint id, which `{id}` in a file: or env-file: path stands
-   * for (as in `rotate --from`). Without it (create: the id is not known
-   * before the server answers) a path with `{id}` is refused.
-   */
+  /** rotate: what `{id}` in a path stands for; create (the id is not known before the answer) refuses `{id}`. */
   endpointId?: string | undefined;
-}
+};
 
+/** The sinks given, else the JSON (--json), else the terminal (stdout a TTY and CI not set); anything else is exit 2, so a run that could not deliver the secret never asks for one. */
 export function planSecret(input: SecretPlanInput): SecretPlan {
   const specs = [...(input.secretFile !== undefined ? [secretFileSpec(input.secretFile)] : []), ...(input.secretTo ?? [])];
-  const settings: SinkSettings = { cwd: input.cwd, env: input.env, json: input.json, stdoutIsTTY: input.stdoutIsTTY, stdoutDiscards: input.stdoutDiscards, force: input.force };
-  const sinks = idSubstituted(parseSinks(specs, { ...settings, idPlaceholder: true }), input.endpointId, settings);
+  const parsed = parseSinks(specs, { ...input, idPlaceholder: true });
+  const withId = input.endpointId === undefined ? parsed.find(hasIdPlaceholder) : undefined;
+  if (withId)
+    throw usageError(
+      `--secret-to ${withId.to}: {id} stands for the endpoint id, which is not known before the server answers`,
+      'name the file itself; {id} can be used with webhooks rotate, which knows the endpoint id',
+    );
+  const sinks = input.endpointId !== undefined ? sinksFor(parsed, input.endpointId, input) : parsed;
   if (sinks.length > 0) return { sinks };
   if (input.json) {
-    // What --query selects is a part of the document: an expression that
-    // left the secret out would drop it after the server made it. --query
-    // prints the secret nowhere; it goes to a destination of its own.
+    // --query's part of the document could leave the secret out after the server made it.
     if (input.query && !input.dryRun)
       throw usageError(
         '--query prints part of the JSON output, which is no place for the signing secret',
@@ -486,32 +381,7 @@ export function planSecret(input: SecretPlanInput): SecretPlan {
   );
 }
 
-/** `{id}` in a path replaced by the endpoint id and that path checked, or refused where no id is known yet (exit 2, nothing sent). */
-function idSubstituted(sinks: Sink[], endpointId: string | undefined, settings: SinkSettings): Sink[] {
-  if (endpointId !== undefined) return sinksFor(sinks, endpointId, settings);
-  const withId = sinks.find(hasIdPlaceholder);
-  if (withId)
-    throw usageError(
-      `--secret-to ${withId.to}: {id} stands for the endpoint id, which is not known before the server answers`,
-      'name the file itself; {id} can be used with webhooks rotate, which knows the endpoint id',
-    );
-  return sinks;
-}
-
-// Reading a destination back: does it already hold exactly this secret? A
-// resumed `--from` run asks before delivering a kept copy again (a file that
-// holds it counts as delivered), and when no copy is left; a kept copy is
-// read the same way. A destination may have become anything since it was
-// written (a link, a FIFO that would block forever, a huge file).
-
-/**
- * Whether a destination already holds the secret with fingerprint `fp`, read
- * back as written: a `file:` holding exactly it, an `env-file:` whose every
- * NAME line has it as its value. An exec: command's store and stdout cannot
- * be asked: false. The resume of `rotate --from` asks this; it never follows
- * a link, never blocks (a FIFO in its place is not read) and reads at most
- * 1 MiB, so it ends at once whatever the destination has become.
- */
+/** Whether a `file:` (or every NAME line of an `env-file:`) holds exactly the secret `fp`; read as readRegularFile reads, whatever it has become since. */
 export function sinkHolds(sink: Sink, fp: string): boolean {
   if (sink.kind === 'file') {
     const bytes = readRegularFile(sink.path);
@@ -525,12 +395,6 @@ export function sinkHolds(sink: Sink, fp: string): boolean {
   }
   return false;
 }
-
-// Putting the one-time secret on disk: a destination holds the whole secret
-// or nothing (fs/files.ts). Files are created exclusively with mode 0600; a
-// replacement is written beside the target and renamed over it, so a reader
-// never sees a half-written file and a failed write (ENOSPC) leaves the old
-// one; a file this run could not finish is removed.
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const NONBLOCK = constants.O_NONBLOCK ?? 0;
@@ -557,8 +421,7 @@ export async function writeEnvFile(path: string, name: string, secret: string, o
       const problem = envFileProblem(fstatSync(fd));
       if (problem) throw Object.assign(new Error(`${path} ${problem}`), { code: 'EPERM' });
       content = readFileSync(fd);
-      // Checked before sending too, but the file may have changed since: a
-      // rewrite of one line of a multi-line value would break the file.
+      // Checked before sending too, but the file may have changed since.
       const bad = dotenvProblem(content, name);
       if (bad) throw new Error(`${path}: ${bad}`);
     } finally {
@@ -569,13 +432,8 @@ export async function writeEnvFile(path: string, name: string, secret: string, o
 }
 
 /**
- * `github-output:NAME` / `github-env:NAME`: the value appended to the
- * runner's file as a multi-line value, `NAME<<DELIM`, the secret, `DELIM`,
- * with DELIM random and found nowhere in the secret, so no secret can end
- * the value early or set another variable. The block goes out in one write
- * and is read back; a write that fails or falls short is cut off again
- * (the file truncated to its size before), so the runner never reads half a
- * value.
+ * `github-*:NAME`: `NAME<<DELIM`, the secret, `DELIM` appended in one write, DELIM random and not in the secret
+ * (nothing can end the value early); read back, and cut off again if short, so the runner never reads half a value.
  */
 export function appendGitHubValue(path: string, name: string, secret: string): void {
   let delimiter: string;
@@ -607,59 +465,46 @@ export function appendGitHubValue(path: string, name: string, secret: string): v
       throw err;
     }
   } finally {
-    closeQuietly(fd);
+    attempt(() => closeSync(fd)); // already failing
   }
 }
 
-function closeQuietly(fd: number): void {
-  try {
-    closeSync(fd);
-  } catch {
-    /* already failing */
-  }
-}
+const errnoCode = (err: unknown) => (typeof (err as NodeJS.ErrnoException)?.code === 'string' ? (err as NodeJS.ErrnoException).code : undefined);
+const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
-/**
- * Why no recovery copy could be written, naming the folder: the plain
- * meaning of the error, not the guesses made for a destination (an ENOENT in
- * a folder that exists, e.g. one on /proc, is not "the folder no longer
- * exists"; an EEXIST is a file where the folder should be).
- */
+const COMMON_ERRNO = { EACCES: 'permission denied', EROFS: 'read-only file system', ENOSPC: 'no space left on the device', EDQUOT: 'disk quota exceeded', EIO: 'input/output error' };
+const KEEP_FAILURES: Record<string, string> = {
+  ...COMMON_ERRNO,
+  EPERM: 'operation not permitted',
+  EEXIST: 'a file stands where the folder should be',
+  ENOTDIR: 'a file stands where a folder should be',
+  ENOENT: 'no such file or directory',
+};
+/** For a destination: what the error most likely means there. */
+const FAILURES: Record<string, string> = { ...COMMON_ERRNO, EPIPE: 'the reader went away (closed pipe)', EEXIST: 'the file exists now', ENOENT: 'the folder no longer exists' };
+
+/** Why no recovery copy could be written, naming the folder: the plain meaning of the error, not describeFailure's guesses for a destination. */
 export function describeKeepFailure(err: unknown, configDir: string): string {
-  const folder = recoveryFolder(configDir);
-  const e = err as NodeJS.ErrnoException;
-  const code = typeof e?.code === 'string' ? e.code : undefined;
-  const plain: Record<string, string> = {
-    EACCES: 'permission denied',
-    EPERM: 'operation not permitted',
-    EROFS: 'read-only file system',
-    ENOSPC: 'no space left on the device',
-    EDQUOT: 'disk quota exceeded',
-    EEXIST: 'a file stands where the folder should be',
-    ENOTDIR: 'a file stands where a folder should be',
-    ENOENT: 'no such file or directory',
-    EIO: 'input/output error',
-  };
-  const reason = code && plain[code] ? `${plain[code]} (${code})` : e instanceof Error ? e.message : String(err);
-  return `${folder}: ${reason}`;
+  const code = errnoCode(err);
+  return `${recoveryFolder(configDir)}: ${code && KEEP_FAILURES[code] ? `${KEEP_FAILURES[code]} (${code})` : messageOf(err)}`;
 }
 
-// One delivery path for every `--secret-to` destination: each sink gets the
-// secret in turn, and each outcome is recorded, so the caller knows exactly
-// which destinations hold it (exit 0 only if all do) and which do not (the
-// secret then goes to recovered/, exit 13). Nothing here prints the secret
-// anywhere but its destination; a sink command's output is scrubbed.
-//
-// Used by create and rotate once, and by `rotate --from` once per item.
+export function describeFailure(err: unknown): string {
+  const code = errnoCode(err);
+  if (code && FAILURES[code]) return `${FAILURES[code]} (${code})`;
+  const message = messageOf(err);
+  return code && !message.includes(code) ? `${message} (${code})` : message;
+}
 
-export const EXEC_TIMEOUT_MS = 60_000;
+const EXEC_TIMEOUT_MS = 60_000;
+/** How much of a failed exec: command's output its failure carries. */
+const EXEC_OUTPUT_TAIL_BYTES = 4096;
 
 /** Stdout is scrubbed of the credentials: a secret holding one would arrive there mangled. */
 export const CREDENTIAL_IN_SECRET = 'the secret contains the bearer token or the x-service-csrf value, which are never written to stdout';
 
 export interface DeliverDeps {
   cwd: string;
-  /** The environment an exec: command sees (its PATH included). */
   env: Record<string, string | undefined>;
   /** Where the `stdout` sink writes (confirmed writes, so a closed pipe is a failure). */
   stdout: OutStream;
@@ -668,57 +513,25 @@ export interface DeliverDeps {
   scrubber: Scrubber;
   /** Aborted on a signal: a running exec: command is stopped, the rest skipped. */
   signal?: AbortSignal | undefined;
-  /** The limit for one exec: command; 60 s unless a test says otherwise. */
   execTimeoutMs?: number | undefined;
-  /** rotate --from: replace `{id}` in file: and env-file: paths with the endpoint id. */
+  /** rotate --from: `{id}` replaced by the endpoint id. */
   idPlaceholder?: boolean | undefined;
-  /**
-   * rotate --from: file: and env-file: destinations fsync on the thread pool,
-   * so the event loop reads other items' answers meanwhile. A single command
-   * has nothing else to do and syncs on its own thread (no hand-over).
-   */
+  /** rotate --from: fsyncs on the thread pool, so the loop reads other items' answers meanwhile. */
   offLoop?: boolean | undefined;
-  /** A resumed delivery: a file: or env-file: destination already holding exactly this secret counts as delivered. */
+  /** A resumed delivery: a file: or env-file: already holding exactly this secret counts as delivered. */
   skipHeld?: boolean | undefined;
-  /**
-   * --json: stderr holds JSON lines only, so an exec: command's output is not
-   * passed through; its tail (scrubbed) is kept for its failure's `output`.
-   */
+  /** --json: stderr holds JSON lines only; an exec: command's output is not shown, its tail kept for the failure's `output`. */
   captureExecOutput?: boolean | undefined;
-  /**
-   * A CI report (GitHub annotation, step summary, --report): the failure
-   * carries the tail of the command's output also when it was shown on
-   * stderr, so the report can say what the command said.
-   */
+  /** A CI report: the failure carries that tail also when the output was shown. */
   keepExecOutput?: boolean | undefined;
 }
 
-/** How much of a failed exec: command's output its failure carries (--json). */
-export const EXEC_OUTPUT_TAIL_BYTES = 4096;
+export type Delivered = { to: string; fingerprint: string };
 
-export interface Delivered {
-  to: string;
-  fingerprint: string;
-}
+/** `output`: exec: only, when kept: the last 4,096 bytes of the command's output, secrets and token blanked. */
+export type DeliveryFailure = { to: string; reason: string; output?: string };
 
-export interface DeliveryFailure {
-  to: string;
-  reason: string;
-  /** --json, exec: only: the last 4,096 bytes of the command's output, secrets and token blanked. */
-  output?: string;
-}
-
-export interface DeliveryOutcome {
-  fingerprint: string;
-  delivered: Delivered[];
-  failures: DeliveryFailure[];
-}
-
-/**
- * Resolves once the text is accepted by the stream; rejects with its error,
- * or when `signal` aborts first (a reader that never reads must not hold the
- * secret hostage: Ctrl-C then keeps it in recovered/).
- */
+/** Resolves once the stream accepted the text; rejects with its error, or on `signal` (a reader that never reads must not hold the secret hostage). */
 export function writeConfirmed(stream: OutStream, text: string, signal?: AbortSignal): Promise<void> {
   if (!stream.writeConfirmed) {
     stream.write(text);
@@ -734,29 +547,15 @@ export function writeConfirmed(stream: OutStream, text: string, signal?: AbortSi
   });
 }
 
-export function describeFailure(err: unknown): string {
-  const e = err as NodeJS.ErrnoException;
-  const code = typeof e?.code === 'string' ? e.code : undefined;
-  const known: Record<string, string> = {
-    EPIPE: 'the reader went away (closed pipe)',
-    ENOSPC: 'no space left on the device',
-    EDQUOT: 'disk quota exceeded',
-    EEXIST: 'the file exists now',
-    ENOENT: 'the folder no longer exists',
-    EACCES: 'permission denied',
-    EROFS: 'read-only file system',
-    EIO: 'input/output error',
-  };
-  if (code && known[code]) return `${known[code]} (${code})`;
-  const message = e instanceof Error ? e.message : String(err);
-  return code && !message.includes(code) ? `${message} (${code})` : message;
-}
-
-/** Every sink in order; a failure of one does not stop the others. */
-export async function deliverAll(sinks: readonly Sink[], item: { endpointId: string; secret: string }, deps: DeliverDeps): Promise<DeliveryOutcome> {
+/** Every sink in order; a failure of one does not stop the others. Exit 0 only if all hold it; nothing prints the secret but its destination. */
+export async function deliverAll(
+  sinks: readonly Sink[],
+  item: { endpointId: string; secret: string },
+  deps: DeliverDeps,
+): Promise<{ fingerprint: string; delivered: Delivered[]; failures: DeliveryFailure[] }> {
   deps.scrubber.addSecret(item.secret);
   const fp = fingerprint(item.secret);
-  const outcome: DeliveryOutcome = { fingerprint: fp, delivered: [], failures: [] };
+  const outcome = { fingerprint: fp, delivered: [] as Delivered[], failures: [] as DeliveryFailure[] };
   for (const given of sinks) {
     let sink = given;
     try {
@@ -783,44 +582,47 @@ async function deliverOne(sink: Sink, item: { endpointId: string; secret: string
     case 'stdout':
       if (deps.scrubber.holdsCredential(item.secret)) throw new Error(CREDENTIAL_IN_SECRET);
       return writeConfirmed(deps.stdout, `${item.secret}\n`, deps.signal);
-    case 'exec': {
-      const { runExec } = await import('./exec-worker.js');
-      const scrubber = deps.scrubber.stream();
-      // --json: kept, not shown; the last EXEC_OUTPUT_TAIL_BYTES of it (in
-      // UTF-16 units at most that many, each at least a byte) once scrubbed.
-      let kept = '';
-      const show = (clean: string) => {
-        if (!deps.captureExecOutput) deps.stderr.write(clean);
-        if (deps.captureExecOutput || deps.keepExecOutput) kept = (kept + clean).slice(-EXEC_OUTPUT_TAIL_BYTES);
-      };
-      try {
-        await runExec({
-          command: sink.command,
-          secret: item.secret,
-          cwd: deps.cwd,
-          env: deps.env,
-          endpointId: item.endpointId,
-          fingerprint: fp,
-          output: (text) => {
-            const clean = scrubber.push(text);
-            if (clean) show(clean);
-          },
-          timeoutMs: deps.execTimeoutMs ?? EXEC_TIMEOUT_MS,
-          signal: deps.signal,
-        });
-      } catch (err) {
-        if (deps.captureExecOutput || deps.keepExecOutput) {
-          const rest = scrubber.end();
-          if (rest) show(rest);
-          throw Object.assign(err instanceof Error ? err : new Error(String(err)), { execOutput: lastBytes(kept, EXEC_OUTPUT_TAIL_BYTES) });
-        }
-        throw err;
-      } finally {
-        const rest = scrubber.end();
-        if (rest) show(rest);
-      }
-      return;
+    case 'exec':
+      return deliverExec(sink.command, item, fp, deps);
+  }
+}
+
+async function deliverExec(command: string, item: { endpointId: string; secret: string }, fp: string, deps: DeliverDeps): Promise<void> {
+  const { runExec } = await import('./exec-worker.js');
+  const scrubber = deps.scrubber.stream();
+  // The tail kept: at most EXEC_OUTPUT_TAIL_BYTES UTF-16 units (each at least a byte) once scrubbed.
+  let kept = '';
+  const show = (clean: string) => {
+    if (!deps.captureExecOutput) deps.stderr.write(clean);
+    if (deps.captureExecOutput || deps.keepExecOutput) kept = (kept + clean).slice(-EXEC_OUTPUT_TAIL_BYTES);
+  };
+  const flush = () => {
+    const rest = scrubber.end();
+    if (rest) show(rest);
+  };
+  try {
+    await runExec({
+      command,
+      secret: item.secret,
+      cwd: deps.cwd,
+      env: deps.env,
+      endpointId: item.endpointId,
+      fingerprint: fp,
+      output: (text) => {
+        const clean = scrubber.push(text);
+        if (clean) show(clean);
+      },
+      timeoutMs: deps.execTimeoutMs ?? EXEC_TIMEOUT_MS,
+      signal: deps.signal,
+    });
+  } catch (err) {
+    if (deps.captureExecOutput || deps.keepExecOutput) {
+      flush();
+      throw Object.assign(err instanceof Error ? err : new Error(String(err)), { execOutput: lastBytes(kept, EXEC_OUTPUT_TAIL_BYTES) });
     }
+    throw err;
+  } finally {
+    flush();
   }
 }
 

@@ -1,22 +1,6 @@
-// Escrow (docs/secrets.md, "Escrow"): a secret kept after a failed
-// destination is also written, encrypted to the recipients given with
-// --escrow / --escrow-file, into --escrow-dir, so that the job's own machine
-// (and its recovered/ folder, gone with a CI runner) is not the only place
-// that holds it. `chatctl webhooks recover` (commands/webhooks/recover.ts)
-// opens it on any machine that has an identity of a recipient.
-//
-// One pair of files per endpoint and version:
-//   <endpoint>-v<version>.age   age's own binary format; its plaintext is the
-//                               secret alone, so `age -d -i KEY FILE` prints
-//                               exactly the secret
-//   <endpoint>-v<version>.json  what it is (endpoint, scope, version,
-//                               fingerprint, time), never the secret: age's
-//                               format has no unencrypted metadata
-// Both 0600, written whole or not at all (fs/files.ts), the .json first, so
-// a .age file never lacks what `recover` checks it against.
-//
-// Loaded only by a run given --escrow or --escrow-file, and by `recover`
-// (age-encryption stays out of every other run).
+// Escrow (docs/secrets.md, "Escrow"): a secret kept after a failed destination
+// is also written, encrypted to the --escrow recipients, as `.age` beside a
+// `.json` sidecar (never the secret). A lazy bundle: age-encryption loads only here.
 import { readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Decrypter, Encrypter } from 'age-encryption';
@@ -25,52 +9,20 @@ import { type CliError, usageError } from '../errors/cli-error.js';
 import { describeFailure } from './deliver.js';
 import { shellWord } from '../output/json.js';
 
-/** Where escrowed secrets go and for whom: worked out (and checked) before anything is sent. */
-export interface EscrowOptions {
-  /** age recipients (`age1…`), each checked. */
-  recipients: string[];
-  /** The folder, absolute; it exists (0700 when chatctl made it). */
-  dir: string;
-}
+/** Checked before anything is sent: the recipients (`age1…`) and the folder (absolute, existing). */
+type EscrowOptions = { recipients: string[]; dir: string };
 
-/** One secret to escrow, and what its sidecar says of it. */
-export interface EscrowItem {
-  /** "org/app/env", as the custody records name it. */
-  scope: string;
-  endpointId: string;
-  /** The endpoint's version after the change; null when the answer gave none. */
-  version: number | null;
-  secret: string;
-  fingerprint: string;
-}
+/** One secret to escrow; `version` after the change, null when the answer gave none. */
+type EscrowItem = { scope: string; endpointId: string; version: number | null; secret: string; fingerprint: string };
 
-/** The sidecar beside each .age file: what `recover` knows of the secret without opening it. */
-export interface EscrowMeta {
-  escrow: 1;
-  endpointId: string;
-  scope: string;
-  version: number | null;
-  fingerprint: string;
-  /** When it was written (ISO 8601). */
-  at: string;
-}
+/** The sidecar beside each .age file: what `recover` knows of the secret without opening it (`at`: when written). */
+export type EscrowMeta = { escrow: 1; endpointId: string; scope: string; version: number | null; fingerprint: string; at: string };
 
-/** The flags that ask for escrow (commands/webhooks/escrow-flags.ts reads them). */
-export interface EscrowFlags {
-  escrow?: string[] | undefined;
-  escrowFile?: string | undefined;
-  escrowDir?: string | undefined;
-}
+export type EscrowFlags = { escrow?: string[] | undefined; escrowFile?: string | undefined; escrowDir?: string | undefined };
 
-const escrowAsked = (f: EscrowFlags): boolean => (f.escrow?.length ?? 0) > 0 || f.escrowFile !== undefined || f.escrowDir !== undefined;
-
-/**
- * The escrow flags checked: every recipient parsed by age (exit 2 names the
- * bad one), the recipients file read, the folder made or found. Undefined
- * when no flag was given. Nothing has been sent when this throws.
- */
+/** The escrow flags checked (exit 2 names a bad recipient), the folder made or found; undefined when no flag was given. */
 export function parseEscrow(flags: EscrowFlags, cwd: string): EscrowOptions | undefined {
-  if (!escrowAsked(flags)) return undefined;
+  if ((flags.escrow?.length ?? 0) === 0 && flags.escrowFile === undefined && flags.escrowDir === undefined) return undefined;
   const recipients: { value: string; from: string }[] = (flags.escrow ?? []).map((value) => ({ value: value.trim(), from: '--escrow' }));
   if (flags.escrowFile !== undefined) recipients.push(...recipientsFile(resolve(cwd, flags.escrowFile), flags.escrowFile));
   if (recipients.length === 0) throw usageError('--escrow-dir needs a recipient: --escrow age1… or --escrow-file FILE', 'age-keygen prints a key pair; its "Public key: age1…" line is the recipient');
@@ -87,39 +39,41 @@ export function parseEscrow(flags: EscrowFlags, cwd: string): EscrowOptions | un
   return { recipients: [...new Set(recipients.map((r) => r.value))], dir };
 }
 
-/** A file of recipients, one a line; blank lines and `#` comments skipped (age's own -R format, age1… recipients only). */
-function recipientsFile(path: string, given: string): { value: string; from: string }[] {
+/** A file's lines (numbered from 1), blank ones and `#` comments skipped: age's own -R and identity formats. */
+function keyLines(path: string, what: string): { line: string; n: number }[] {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw usageError(`--escrow-file ${given}: cannot read it (${readFailure(err)})`);
+    throw usageError(`${what}: cannot read it (${readFailure(err)})`);
   }
-  const out: { value: string; from: string }[] = [];
-  text.split(/\r?\n/).forEach((raw, i) => {
-    const line = raw.trim();
-    if (line === '' || line.startsWith('#')) return;
-    out.push({ value: line, from: `--escrow-file ${given} line ${i + 1}` });
-  });
+  return text
+    .split(/\r?\n/)
+    .map((raw, i) => ({ line: raw.trim(), n: i + 1 }))
+    .filter(({ line }) => line !== '' && !line.startsWith('#'));
+}
+
+/** A file of age1… recipients, one a line. */
+function recipientsFile(path: string, given: string): { value: string; from: string }[] {
+  const out = keyLines(path, `--escrow-file ${given}`).map(({ line, n }) => ({ value: line, from: `--escrow-file ${given} line ${n}` }));
   if (out.length === 0) throw usageError(`--escrow-file ${given} names no recipient`, 'one age1… recipient a line; lines starting with # are comments');
   return out;
 }
 
+const RECIPIENT_HINT = 'an age X25519 recipient starts with age1 (age-keygen -y KEYFILE prints it)';
+
 function checkRecipient(value: string, from: string): void {
   const shown = value.length > 80 ? `${value.slice(0, 77)}...` : value;
-  if (!value.startsWith('age1')) throw usageError(`${from}: "${shown}" is not an age recipient`, 'an age X25519 recipient starts with age1 (age-keygen -y KEYFILE prints it)');
+  if (!value.startsWith('age1')) throw usageError(`${from}: "${shown}" is not an age recipient`, RECIPIENT_HINT);
   try {
     new Encrypter().addRecipient(value);
   } catch (err) {
-    throw usageError(
-      `${from}: "${shown}" is not a valid age recipient (${err instanceof Error ? err.message : String(err)})`,
-      'an age X25519 recipient starts with age1 (age-keygen -y KEYFILE prints it)',
-    );
+    throw usageError(`${from}: "${shown}" is not a valid age recipient (${err instanceof Error ? err.message : String(err)})`, RECIPIENT_HINT);
   }
 }
 
 /** The name both files share: the endpoint id made safe for a file name, and the version (or the fingerprint when no version is known). */
-export function escrowStem(item: Pick<EscrowItem, 'endpointId' | 'version' | 'fingerprint'>): string {
+function escrowStem(item: EscrowItem): string {
   const id =
     item.endpointId
       .replace(/[^A-Za-z0-9_.-]/g, '_')
@@ -128,29 +82,21 @@ export function escrowStem(item: Pick<EscrowItem, 'endpointId' | 'version' | 'fi
   return item.version !== null ? `${id}-v${item.version}` : `${id}-${item.fingerprint.replace(/^sha256:/, '')}`;
 }
 
-/**
- * Writes the secret, encrypted to every recipient, and its sidecar into the
- * escrow folder; returns the .age file's path. Throws (an Error) when it
- * cannot: the caller says so in its error.
- */
-export async function escrowSecret(opts: EscrowOptions, item: EscrowItem, now: number): Promise<string> {
+/** Writes the secret, encrypted to every recipient, and its sidecar; returns the .age file's path, or throws. */
+async function escrowSecret(opts: EscrowOptions, item: EscrowItem, now: number): Promise<string> {
   const encrypter = new Encrypter();
   for (const r of opts.recipients) encrypter.addRecipient(r);
   const sealed = await encrypter.encrypt(item.secret);
   const stem = join(opts.dir, escrowStem(item));
   const meta: EscrowMeta = { escrow: 1, endpointId: item.endpointId, scope: item.scope, version: item.version, fingerprint: item.fingerprint, at: new Date(now).toISOString() };
   makeFolders(opts.dir, 0o700);
+  // The .json first: a .age file never lacks what `recover` checks it against.
   writeFileAtomic(`${stem}.json`, `${JSON.stringify(meta)}\n`, { mode: 0o600 });
   writeFileAtomic(`${stem}.age`, sealed, { mode: 0o600 });
   return `${stem}.age`;
 }
 
-/**
- * The hook custody calls once a secret is kept after a failed destination
- * (secret/custody.ts): escrows it and says where in the exit-13 error
- * (message, hint, `details.escrowPath`), or why not (`details.escrowError`).
- * Never throws: the error it amends is the outcome either way.
- */
+/** Custody's hook after a failed destination: escrows the secret and says where in the 13 (message, hint, `details.escrowPath`) or why not (`details.escrowError`). Never throws. */
 export function escrowHook(opts: EscrowOptions, now: () => number, destination?: (endpointId: string) => string | undefined): (error: CliError, item: EscrowItem) => Promise<void> {
   return async (error, item) => {
     const details = (error.details !== null && typeof error.details === 'object' ? error.details : {}) as Record<string, unknown>;
@@ -158,10 +104,9 @@ export function escrowHook(opts: EscrowOptions, now: () => number, destination?:
       const path = await escrowSecret(opts, item, now());
       details.escrowPath = path;
       error.message += `; an encrypted copy is in ${path}`;
-      amendHint(
-        error,
-        `on any machine with an identity of an --escrow recipient: chatctl webhooks recover ${shellWord(path)} --identity KEYFILE ${destination?.(item.endpointId) ?? '--secret-to DESTINATION'}`,
-      );
+      const more = `on any machine with an identity of an --escrow recipient: chatctl webhooks recover ${shellWord(path)} --identity KEYFILE ${destination?.(item.endpointId) ?? '--secret-to DESTINATION'}`;
+      const e = error as { hint: string | undefined };
+      e.hint = e.hint ? `${e.hint}; or, ${more}` : more;
     } catch (err) {
       details.escrowPath = null;
       details.escrowError = describeFailure(err);
@@ -171,23 +116,9 @@ export function escrowHook(opts: EscrowOptions, now: () => number, destination?:
   };
 }
 
-function amendHint(error: CliError, more: string): void {
-  const e = error as { hint: string | undefined };
-  e.hint = e.hint ? `${e.hint}; or, ${more}` : more;
-}
-
 /** An age identity file (age-keygen's): every `AGE-SECRET-KEY-1…` line in it. */
 export function readIdentities(path: string, given: string): string[] {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    throw usageError(`--identity ${given}: cannot read it (${readFailure(err)})`);
-  }
-  const keys = text
-    .split(/\r?\n/)
-    .map((l) => l.trim())
-    .filter((l) => l !== '' && !l.startsWith('#'));
+  const keys = keyLines(path, `--identity ${given}`).map(({ line }) => line);
   const bad = keys.find((k) => !/^AGE-SECRET-KEY-(PQ-)?1[0-9A-Z]+$/.test(k));
   if (keys.length === 0 || bad !== undefined) throw usageError(`--identity ${given}: not an age identity file`, 'give the file age-keygen wrote: lines of AGE-SECRET-KEY-1…, # comments');
   return keys;

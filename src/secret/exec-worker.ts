@@ -1,16 +1,6 @@
-// `exec:` destinations of a `rotate --from` run, started from a worker
-// thread: starting a process (fork and exec in libuv, execa's own set-up)
-// holds the thread that does it for 2 to 35 ms, and on the main thread that
-// is the event loop that reads the other workers' answers (a kill then finds
-// them still in the kernel). The worker runs the very same runExecSink
-// (exec.ts, the exec bundle); only where it runs changes. The command's
-// output comes back as it arrives, an interrupt goes to it, and its
-// outcome (an error's message) is what runExecSink resolved or threw.
-//
-// One worker for the run, started before the first request is sent
-// (prepareExecWorker), kept referenced only while a command runs. Where no
-// built exec bundle is beside this code (the single executable, a run from
-// source) the command starts on the main thread, as a single command's does.
+// `exec:` destinations of a `rotate --from` run, run by runExecSink in a worker thread: starting a
+// process holds its thread 2 to 35 ms, and the main thread's loop reads the other items' answers.
+// Without a built exec bundle beside this code (the single executable, a run from source): this thread.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ExecSinkInput } from './exec.js';
@@ -19,11 +9,7 @@ import { singleExecutable } from '../system/packaging.js';
 type Job = { input: ExecSinkInput; resolve: () => void; reject: (err: Error) => void };
 type FromWorker = { id: number; output?: string; done?: true; error?: string } | { ready: true };
 
-/**
- * The worker's code: each message a command to run with runExecSink, or an
- * abort of one; it answers with output pieces, then done or error. Runs as
- * is in the worker (eval), so it holds no reference to anything outside it.
- */
+/** The worker's code (eval'd, so it refers to nothing outside it): runs each command, or aborts one; answers with output pieces, then done or error. */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { runExecSink } = require(workerData.bundle);
@@ -39,7 +25,7 @@ parentPort.on('message', (m) => {
 });
 `;
 
-/** The built exec bundle (dist/lazy/exec.cjs) beside this code, if there is one; never a file beside the single executable, which carries its code inside. */
+/** The built exec bundle (dist/lazy/exec.cjs) beside this code; never a file beside the single executable, which carries its code inside. */
 function execBundle(): string | undefined {
   if (typeof __dirname !== 'string' || singleExecutable()) return undefined;
   return [join(__dirname, 'lazy', 'exec.cjs'), join(__dirname, 'exec.cjs')].find((p) => existsSync(p));
@@ -84,11 +70,7 @@ export class ExecWorker {
         this.jobs.delete(id);
         if (this.jobs.size === 0) this.worker.unref();
       };
-      this.jobs.set(id, {
-        input,
-        resolve: () => (settle(), resolve()),
-        reject: (err) => (settle(), reject(err)),
-      });
+      this.jobs.set(id, { input, resolve: () => (settle(), resolve()), reject: (err) => (settle(), reject(err)) });
       this.worker.ref();
       this.worker.postMessage({ id, input: data });
     });
@@ -114,11 +96,7 @@ export class ExecWorker {
 
 let started: ExecWorker | undefined | null;
 
-/**
- * Starts the run's worker (once) and waits until it can run commands: a
- * run with exec: destinations calls it before its first request, so the
- * worker's own start (loading execa) is not paid while answers arrive.
- */
+/** Starts the run's worker (once) and waits until it can run commands: called before the first request, so loading execa is not paid while answers arrive. */
 export async function prepareExecWorker(): Promise<void> {
   started ??= ExecWorker.start() ?? null;
   await started?.ready;

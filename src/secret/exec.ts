@@ -1,18 +1,5 @@
-// `exec:COMMAND` (docs/secrets.md, docs/secret-destinations.md): COMMAND run by /bin/sh -c with the
-// secret on its stdin (no newline, then end of input). A bundle of its own
-// (dist/lazy/exec.cjs): execa is loaded only by a run that has an exec: sink.
-//
-// COMMAND never starts without the whole secret on its input, and never
-// counts as done without having read all of it: it starts only once chatctl
-// has handed the whole secret to the kernel and said so on a second channel
-// (a chatctl killed before that leaves nothing for it to run on), and an exit
-// 0 that left bytes of the secret unread is a failure.
-//
-// The command runs in a process group of its own, so a timeout or Ctrl-C
-// ends it and whatever it started; its output is handed back in pieces for
-// the caller to scrub and put on stderr. Success is exit 0 within the time
-// limit; the command's exit, not the end of its output, ends the wait, so a
-// background process it leaves holding the pipes cannot hang chatctl.
+// `exec:COMMAND` (docs/secret-destinations.md): run by /bin/sh -c with the secret on its stdin, in a process group
+// of its own (a timeout or Ctrl-C ends whatever it started). Its own bundle: only a run with an exec: sink loads execa.
 import { withoutCredentials } from '../credentials/variables.js';
 import type { Duplex } from 'node:stream';
 import { execa } from 'execa';
@@ -21,40 +8,32 @@ export interface ExecSinkInput {
   command: string;
   secret: string;
   cwd: string;
-  /** The environment the command sees (PATH and all), without chatctl's additions. */
+  /** What the command sees (PATH and all), before chatctl's additions. */
   env: Record<string, string | undefined>;
   endpointId: string;
   fingerprint: string;
-  /** Each piece of the command's stdout and stderr, in order of arrival. */
+  /** Each piece of its stdout and stderr, in order of arrival. */
   output(text: string): void;
   timeoutMs: number;
   signal?: AbortSignal | undefined;
 }
 
 /**
- * COMMAND's standard input is a real pipe, as in a shell pipeline: Node
- * hands a child a socket, which tools that open /dev/stdin by path cannot
- * open (`kubectl create secret … --from-file=secret=/dev/stdin`: "No such
- * device or address"). `cat` copies the secret from chatctl's socket into
- * the pipe.
+ * COMMAND's stdin is a real pipe, as in a shell pipeline: Node hands a child
+ * a socket, which tools that open /dev/stdin by path cannot open (kubectl
+ * --from-file=/dev/stdin: "No such device or address"); `cat` copies into it.
  *
- * Nothing starts before chatctl writes `go` on descriptor 3, which it does
- * only once the whole secret and the end of input are in the kernel, where
- * they outlive chatctl: a chatctl killed before that closes descriptor 3
- * without `go`, and this shell exits (status 125) without running COMMAND,
- * where an end of input alone would have let COMMAND run, and succeed, on an
- * empty or cut secret. `cat` ignores SIGTERM, so a stop cannot cut the secret
- * short either (SIGKILL still ends it).
+ * Nothing starts before chatctl writes `go` on descriptor 3, once the whole
+ * secret and the end of input are in the kernel: a chatctl killed before
+ * that closes 3 without `go`, and COMMAND never runs (125), where an end of
+ * input alone would let it succeed on an empty or cut secret. `cat` ignores
+ * SIGTERM, so a stop cannot cut the secret short either.
  *
- * Descriptor 4 is a second read end of COMMAND's pipe: once COMMAND has
- * exited 0, `wc` counts what it left unread (after `cat` has written all),
- * and the count goes back to chatctl on descriptor 3. COMMAND, `cat` and
- * whatever COMMAND starts see neither descriptor.
- *
- * The traps make these shells outlive a SIGTERM to the group until COMMAND
- * ends, so COMMAND keeps its grace before the SIGKILL; a trap (not an
- * ignore) is reset in COMMAND, which sees SIGTERM as before. The status is
- * COMMAND's (the last of the pipeline).
+ * Descriptor 4, a second read end of COMMAND's pipe: after an exit 0, `wc`
+ * counts what COMMAND left unread and the count goes back on 3 (an exit 0
+ * that left bytes unread is a failure). COMMAND sees neither descriptor.
+ * The traps keep these shells alive through a SIGTERM until COMMAND ends (its
+ * grace before the SIGKILL); a trap, unlike an ignore, is reset in COMMAND.
  */
 const PIPE_WRAPPER = [
   'trap : TERM',
@@ -67,25 +46,20 @@ const PIPE_WRAPPER = [
   '}',
 ].join('\n');
 
-/**
- * The largest secret an exec: command is given: all of it must fit in the
- * kernel's buffer for the socket before COMMAND starts reading (8 KiB is the
- * smallest such buffer, macOS's). A signing secret is a few dozen bytes.
- */
-export const MAX_EXEC_INPUT_BYTES = 8 * 1024;
+/** The largest secret given: all of it must fit in the socket's kernel buffer before COMMAND reads (8 KiB, macOS's, is the smallest). */
+const MAX_EXEC_INPUT_BYTES = 8 * 1024;
 
 /** Grace between SIGTERM and SIGKILL, and for the output to drain after exit. */
 const KILL_GRACE_MS = 2000;
 const DRAIN_MS = 250;
 
-/** Resolves when COMMAND exited 0 in time; rejects with an Error saying what went wrong. */
+/** Resolves when COMMAND exited 0 in time, having read all its input; rejects with an Error saying what went wrong. Its exit, not the end of its output, ends the wait: a leftover process holding the pipes cannot hang chatctl. */
 export async function runExecSink(input: ExecSinkInput): Promise<void> {
   // The command needs the secret, not chatctl's credentials.
   const env: Record<string, string | undefined> = withoutCredentials({ ...input.env, CHATCTL_ENDPOINT_ID: input.endpointId, CHATCTL_SECRET_FINGERPRINT: input.fingerprint });
   if (input.signal?.aborted) throw new Error('interrupted before it started');
   const secret = Buffer.from(input.secret, 'utf8');
   if (secret.length > MAX_EXEC_INPUT_BYTES) throw new Error(`not started: the secret is ${secret.length} bytes, more than the ${MAX_EXEC_INPUT_BYTES} an exec: command is given`);
-
   const child = execa('/bin/sh', ['-c', PIPE_WRAPPER, 'chatctl-exec', input.command], {
     cwd: input.cwd,
     env,
@@ -105,10 +79,8 @@ export async function runExecSink(input: ExecSinkInput): Promise<void> {
     stream?.on('data', (text: string) => input.output(text));
     stream?.on('error', () => undefined);
   }
-
   let why: string | undefined;
   const timers: NodeJS.Timeout[] = [];
-
   // The secret and the end of input first; `go` only once both are in the kernel.
   const control = child.stdio[3] as Duplex | null;
   let report = '';
@@ -123,7 +95,6 @@ export async function runExecSink(input: ExecSinkInput): Promise<void> {
     control?.write('go\n');
   });
   child.stdin?.end(secret);
-
   const stop = (reason: string) => {
     if (why !== undefined) return;
     why = reason;
@@ -135,9 +106,8 @@ export async function runExecSink(input: ExecSinkInput): Promise<void> {
   timers.push(setTimeout(() => stop(`did not finish within ${formatSeconds(input.timeoutMs)}`), input.timeoutMs));
   const onAbort = () => stop('was stopped: chatctl was interrupted');
   input.signal?.addEventListener('abort', onAbort, { once: true });
-
   try {
-    const ended = await new Promise<{ code: number | null; signal: NodeJS.Signals | null } | { error: Error }>((done) => {
+    const ended = await new Promise<Ended>((done) => {
       child.once('exit', (code, signal) => done({ code, signal }));
       child.once('error', (error) => done({ error }));
     });
@@ -149,18 +119,26 @@ export async function runExecSink(input: ExecSinkInput): Promise<void> {
     child.stdout?.destroy();
     child.stderr?.destroy();
     control?.destroy();
-    if (why !== undefined) throw new Error(why);
-    if ('error' in ended) throw new Error(`could not be started: ${(ended.error as NodeJS.ErrnoException).code ?? ended.error.message}`);
-    if (!handedOver) throw new Error('was not started: its input could not be written');
-    if (ended.signal) throw new Error(`was ended by ${ended.signal}`);
-    if (ended.code !== 0) throw new Error(`exited with status ${ended.code}`);
-    const left = /^left\s*(\d+)\s*$/.exec(report);
-    if (!left) throw new Error('exited 0, but whether it read all of its input could not be checked');
-    if (Number(left[1]) > 0) throw new Error(`exited 0 without reading all of its input (${left[1]} of ${secret.length} bytes left unread)`);
+    const failure = why ?? failureOf(ended, handedOver, report, secret.length);
+    if (failure !== undefined) throw new Error(failure);
   } finally {
     for (const t of timers) clearTimeout(t);
     input.signal?.removeEventListener('abort', onAbort);
   }
+}
+
+type Ended = { code: number | null; signal: NodeJS.Signals | null } | { error: Error };
+
+/** Why the command failed, by how it ended; undefined when it exited 0 having read all of its input. */
+function failureOf(ended: Ended, handedOver: boolean, report: string, size: number): string | undefined {
+  if ('error' in ended) return `could not be started: ${(ended.error as NodeJS.ErrnoException).code ?? ended.error.message}`;
+  if (!handedOver) return 'was not started: its input could not be written';
+  if (ended.signal) return `was ended by ${ended.signal}`;
+  if (ended.code !== 0) return `exited with status ${ended.code}`;
+  const left = /^left\s*(\d+)\s*$/.exec(report);
+  if (!left) return 'exited 0, but whether it read all of its input could not be checked';
+  if (Number(left[1]) > 0) return `exited 0 without reading all of its input (${left[1]} of ${size} bytes left unread)`;
+  return undefined;
 }
 
 function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {

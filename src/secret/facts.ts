@@ -1,77 +1,43 @@
+// A secret's fingerprint, and the facts (docs/secrets.md, "The facts"): what this
+// config folder saw happen to each endpoint, an append-only log per endpoint.
 import { closeSync, constants, fchmodSync, openSync, readdirSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeFolders, readRegularFile } from '../fs/files.js';
-import { endpointStem } from './record.js';
+import { attempt, endpointStem, works } from './record.js';
 import { EXIT, isCliError } from '../errors/cli-error.js';
 import { currentVersionOf } from '../errors/explain.js';
 
-// A secret's fingerprint names it without showing it, so
-// an operator can compare the copy a receiver holds with the one delivered.
-// node:crypto is loaded here, when a secret is in hand, not at start-up.
-
-/** `sha256:` + the first 16 lowercase hex digits of the SHA-256 of the UTF-8 bytes (or of the bytes given). */
+/** `sha256:` + the first 16 lowercase hex digits of the SHA-256 of the UTF-8 bytes (or of the bytes given): names a secret without showing it. */
 export function fingerprint(secret: string | Buffer): string {
+  // node:crypto is loaded when a secret is in hand, not at start-up.
   const { createHash } = process.getBuiltinModule('node:crypto');
-  // update() reads a string as UTF-8.
   return `sha256:${createHash('sha256').update(secret).digest('hex').slice(0, 16)}`;
 }
-
-// What this machine (this config folder) saw happen to each endpoint: one
-// append-only log of facts per endpoint under <config>/facts/, that only
-// grows (docs/secrets.md, "The facts"). Every custody decision is a function
-// of these facts ordered by version, never of a file's mtime:
-//
-//   applied     the server applied a create or rotate with key K, giving
-//               version N (a 2xx with the endpoint's version), at T; or a
-//               reactivate (no key, no secret: the same secret stays)
-//   delivered   every destination holds the secret of K
-//   kept        a destination failed: the secret of K is kept in recovered/
-//   superseded  K's record was found older than the endpoint's last applied
-//               version: it is never delivered
-//   seen        the server named the endpoint's current version (a 7)
-//
-// A fact is one short line written with one O_APPEND write, so two processes
-// appending at once never tear each other's lines, and a later fact never
-// erases an earlier one: "applied at version 3" stays true whatever fails
-// after it. A rotation made elsewhere cannot be seen (the API has no read).
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
 /** What an answer said of the endpoint (never its secret): what `webhooks list` shows. */
-export interface EndpointSeen {
-  name?: string | null;
-  url?: string | null;
-  events?: string[] | null;
-  status?: string | null;
-  previousSecretExpiresAt?: string | null;
-}
+type EndpointSeen = { name?: string | null; url?: string | null; events?: string[] | null; status?: string | null; previousSecretExpiresAt?: string | null };
 
-/** Every line also names its endpoint and scope (the file's name is a hash of them). */
-interface Named {
-  id?: string;
-  scope?: string;
-}
-
-export type Fact = Named &
-  (
-    | {
-        f: 'applied';
-        at: string;
-        key: string;
-        op: 'create' | 'rotate';
-        version: number | null;
-        /** The rotation's --expected-version: what a re-run with its key must send again. */
-        ev?: number | undefined;
-        mode?: string | undefined;
-        fp?: string | undefined;
-        endpoint?: EndpointSeen | undefined;
-      }
-    | { f: 'applied'; at: string; key?: undefined; op: 'reactivate'; version: number | null; changed?: boolean | undefined; endpoint?: EndpointSeen | undefined }
-    | { f: 'delivered'; at: string; key: string; version: number | null; to: string[]; fp?: string | undefined }
-    | { f: 'kept'; at: string; key: string; version: number | null; path: string }
-    | { f: 'superseded'; at: string; key: string; by: number }
-    | { f: 'seen'; at: string; version: number; via: string }
-  );
+/** Every line also names its endpoint and scope (the file's name is a hash of them); `ev`: the rotation's --expected-version, which a re-run with its key sends again. */
+export type Fact = { id?: string; scope?: string } & (
+  | {
+      f: 'applied';
+      at: string;
+      key: string;
+      op: 'create' | 'rotate';
+      version: number | null;
+      ev?: number | undefined;
+      mode?: string | undefined;
+      fp?: string | undefined;
+      endpoint?: EndpointSeen | undefined;
+    }
+  | { f: 'applied'; at: string; key?: undefined; op: 'reactivate'; version: number | null; changed?: boolean | undefined; endpoint?: EndpointSeen | undefined }
+  | { f: 'delivered'; at: string; key: string; version: number | null; to: string[]; fp?: string | undefined }
+  | { f: 'kept'; at: string; key: string; version: number | null; path: string }
+  | { f: 'superseded'; at: string; key: string; by: number }
+  | { f: 'seen'; at: string; version: number; via: string }
+);
 
 /** An applied change of the secret (a create or rotate) whose version is known. */
 export type Applied = Extract<Fact, { f: 'applied'; op: 'create' | 'rotate' }> & { version: number };
@@ -81,21 +47,16 @@ const MAX_LOG_BYTES = 8 * 1024 * 1024;
 
 const factsFolder = (configDir: string) => join(configDir, 'facts');
 
-/** The facts file of one endpoint of one scope ("org/app/env"). */
 export const factsPath = (configDir: string, scope: string, endpointId: string) => join(factsFolder(configDir), `${endpointStem(scope, endpointId)}.ndjson`);
 
 /** The facts of one endpoint, read once; `add` appends and keeps the view current. */
 export class EndpointFacts {
-  readonly path: string;
-
   private constructor(
     private readonly configDir: string,
     readonly scope: string,
     readonly endpointId: string,
     private readonly facts: Fact[],
-  ) {
-    this.path = factsPath(configDir, scope, endpointId);
-  }
+  ) {}
 
   static read(configDir: string, scope: string, endpointId: string): EndpointFacts {
     return new EndpointFacts(configDir, scope, endpointId, parseFacts(readRegularFile(factsPath(configDir, scope, endpointId), MAX_LOG_BYTES)));
@@ -108,39 +69,30 @@ export class EndpointFacts {
     return named ? new EndpointFacts(configDir, named.scope!, named.id!, facts) : undefined;
   }
 
+  get path(): string {
+    return factsPath(this.configDir, this.scope, this.endpointId);
+  }
+
   get all(): readonly Fact[] {
     return this.facts;
   }
 
-  /**
-   * Appends a fact. Best effort: a fact that cannot be written (a full disk)
-   * leaves the change going on (its secret matters more); only the
-   * protection it gives later runs is lost. Returns whether it was written.
-   */
+  /** Appends a fact in one O_APPEND write (concurrent writers never tear lines). Best effort: on a full disk the change goes on, only what it tells later runs is lost. */
   add(fact: Fact): boolean {
     this.facts.push(fact);
-    try {
+    return works(() => {
       makeFolders(factsFolder(this.configDir), 0o700);
       const fd = openSync(this.path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | NOFOLLOW, 0o600);
       try {
         fchmodSync(fd, 0o600);
-        const line = Buffer.from(`${JSON.stringify({ ...fact, id: this.endpointId, scope: this.scope })}\n`, 'utf8');
-        // One write with O_APPEND: lines of concurrent writers never interleave.
-        writeSync(fd, line);
+        writeSync(fd, Buffer.from(`${JSON.stringify({ ...fact, id: this.endpointId, scope: this.scope })}\n`, 'utf8'));
       } finally {
         closeSync(fd);
       }
-      return true;
-    } catch {
-      return false;
-    }
+    });
   }
 
-  /**
-   * The last change of the secret this machine saw: the applied create or
-   * rotate with the highest version. A reactivate raises the version but
-   * keeps the secret, so it supersedes no rotation's record.
-   */
+  /** The applied create or rotate with the highest version. A reactivate raises the version but keeps the secret, so it supersedes no record. */
   lastApplied(): Applied | undefined {
     let best: Applied | undefined;
     for (const f of this.facts) if (f.f === 'applied' && f.op !== 'reactivate' && typeof f.version === 'number' && (!best || f.version >= best.version)) best = f as Applied;
@@ -163,18 +115,11 @@ export class EndpointFacts {
     return null;
   }
 
-  /** Whether a fact says every destination holds the secret of this key. */
   delivered(key: string): boolean {
     return this.facts.some((f) => f.f === 'delivered' && f.key === key);
   }
 
-  /**
-   * The applied change that supersedes the change with this key, if any: one
-   * with another key and a higher version than this one's (known from its
-   * answer, else from its own "applied" fact). A change whose version is not
-   * known is superseded by nothing: its key is re-sent, and the server's
-   * replay (with its version) decides.
-   */
+  /** Another key's change at a higher version than this key's (from its answer, else its own fact); none when that is unknown (the server's replay decides). */
   supersedes(key: string, version: number | null): Applied | undefined {
     const mine = version ?? this.versionOf(key);
     if (mine === null) return undefined;
@@ -183,17 +128,9 @@ export class EndpointFacts {
   }
 }
 
-/** A server's string, cut to a size a fact line can afford: an answer of any size must not grow the log past what is read back. */
-const str = (v: unknown, max = 2048) => (typeof v === 'string' ? v.slice(0, max) : null);
-
-/**
- * What an answer says of the endpoint, as the facts keep it (never the
- * secret). The API does not specify the record's fields: the sandbox's names
- * (destinationUrl, eventTypes) first, then the short ones.
- */
+/** What an answer says of the endpoint (the sandbox's names first), each string scrubbed and cut so no answer grows the log past what is read back. */
 export function seenOf(endpoint: Record<string, unknown>, scrub: (text: string) => string): EndpointSeen {
-  // Server strings are stored as every stored server string is: the token and every known secret blanked first.
-  const text = (v: unknown, max?: number) => str(typeof v === 'string' ? scrub(v) : v, max);
+  const text = (v: unknown, max = 2048) => (typeof v === 'string' ? scrub(v).slice(0, max) : null);
   const events = Array.isArray(endpoint.eventTypes) ? endpoint.eventTypes : Array.isArray(endpoint.events) ? endpoint.events : null;
   return {
     name: text(endpoint.name, 200),
@@ -214,46 +151,23 @@ function parseFacts(bytes: Buffer | undefined): Fact[] {
   const out: Fact[] = [];
   for (const line of bytes.toString('utf8').split('\n')) {
     if (line === '') continue;
-    try {
-      const f = JSON.parse(line) as Fact;
-      if (typeof f === 'object' && f !== null && typeof f.f === 'string' && typeof f.at === 'string') out.push(f);
-    } catch {
-      /* a line cut short by a crash: the facts before and after it stand */
-    }
+    // A line cut short by a crash does not parse: the facts before and after it stand.
+    const f = attempt(() => JSON.parse(line) as Fact | null);
+    if (typeof f === 'object' && f !== null && typeof f.f === 'string' && typeof f.at === 'string') out.push(f);
   }
   return out;
 }
 
-/** Every endpoint this config folder has facts of (its files' names), for `webhooks list` and completion. */
+/** Every endpoint this config folder has facts of (its files), for `webhooks list` and completion. */
 export function factFiles(configDir: string): string[] {
-  try {
-    return readdirSync(factsFolder(configDir))
-      .filter((n) => n.endsWith('.ndjson'))
-      .map((n) => join(factsFolder(configDir), n));
-  } catch {
-    return [];
-  }
+  const names = attempt(() => readdirSync(factsFolder(configDir))) ?? [];
+  return names.filter((n) => n.endsWith('.ndjson')).map((n) => join(factsFolder(configDir), n));
 }
 
-// What the answers that carry no secret tell the facts (facts.ts): a
-// reactivate's 2xx (the endpoint's new version and status), and a version
-// conflict (exit 7) that names the endpoint's current version. Create and
-// rotate answers are noted by custody.ts as their secret is settled.
+/** Where the answers that carry no secret note their facts; `scrub` blanks the token and known secrets in a server string. */
+type FactsRun = { configDir: string; scope: string; now(): number; scrub?(text: string): string };
 
-/** Where the facts go: the config folder, the scope ("org/app/env") and the clock. */
-export interface FactsRun {
-  configDir: string;
-  scope: string;
-  now(): number;
-  /** Blanks the token and known secrets in a server string before it is stored. */
-  scrub?(text: string): string;
-}
-
-/**
- * A version conflict that names the current version: noted as `seen`, so the
- * next run (and `webhooks list`) knows it. Anything else passes unnoted.
- * Best effort, as every fact: returns whether a fact was written.
- */
+/** A version conflict (exit 7) that names the current version: noted as `seen`. Anything else passes unnoted. Returns whether a fact was written. */
 export function noteConflict(run: FactsRun, endpointId: string, err: unknown, via: string): boolean {
   if (!isCliError(err) || err.exitCode !== EXIT.versionConflict) return false;
   const version = currentVersionOf(err.details);

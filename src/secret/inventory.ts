@@ -1,35 +1,24 @@
-// The inventory: what this machine (this config folder) saw of each
-// endpoint, read from the facts (facts.ts) and nothing else: a view, never a
-// second store (docs/inventory.md). The API has no call that reads an
-// endpoint, so a change made elsewhere shows only once a version conflict
-// names the newer version. Light to load: completion reads it.
+// The inventory (docs/inventory.md): what this config folder saw of each
+// endpoint, a view of the facts (facts.ts), never a second store. Light to
+// load: completion reads it.
 import { EndpointFacts, factFiles, type Fact } from './facts.js';
+import { attempt } from './record.js';
 
-/** One endpoint as `webhooks list --json` gives it (docs/inventory.md). */
+/** One endpoint as `webhooks list --json` gives it; docs/inventory.md says what each field means. */
 export interface EndpointView {
   id: string;
-  /** "org/app/env" */
   scope: string;
   name: string | null;
   url: string | null;
   events: string[] | null;
-  /** The highest version this machine saw: an answer's, or the current version a conflict named. */
   version: number | null;
   status: string | null;
-  /** The fact that gave that version: a change applied through chatctl here, or `seen` in a conflict. */
   lastChange: { at: string; op: 'create' | 'rotate' | 'reactivate' | 'seen'; version: number | null; mode?: string } | null;
-  /** The fingerprint of the secret of the last create or rotate seen here (null: not in its answer). */
   fingerprint: string | null;
-  /** Where that secret was delivered (empty: not delivered, or not yet); JSON_ANSWER: in the --json answer. */
   deliveredTo: string[];
-  /** Where it is kept when a destination failed (docs/secrets.md), until it is delivered. */
   keptAt: string | null;
-  /** When the previous secret stops working after an overlap rotation, as the last answer said. */
   overlapEndsAt: string | null;
 }
-
-/** Where a secret delivered in the --json answer went, as the inventory names it. */
-export const JSON_ANSWER = 'stdout (--json)';
 
 /** The endpoint's view from its facts, in the order they were written; ties of version go to the later fact. */
 export function viewOf(facts: EndpointFacts): EndpointView {
@@ -60,7 +49,7 @@ export function viewOf(facts: EndpointFacts): EndpointView {
     lastChange: top ? changeOf(top) : null,
     fingerprint: (secret?.fp ?? delivered.find((d) => d.fp)?.fp) || null,
     // A delivery with no destination named: the secret was in the --json answer on stdout.
-    deliveredTo: [...new Set(delivered.flatMap((d) => (d.to.length > 0 ? d.to : [JSON_ANSWER])))],
+    deliveredTo: [...new Set(delivered.flatMap((d) => (d.to.length > 0 ? d.to : ['stdout (--json)'])))],
     keptAt: kept?.path ?? null,
     overlapEndsAt: e?.previousSecretExpiresAt ?? null,
   };
@@ -79,17 +68,11 @@ function changeOf(f: Fact): EndpointView['lastChange'] {
 
 /** The facts of every endpoint seen here, of one scope ("org/app/env") or of all; by scope, then id. */
 export function endpointFacts(configDir: string, scope?: string): EndpointFacts[] {
-  const found: EndpointFacts[] = [];
-  for (const path of factFiles(configDir)) {
-    let facts: EndpointFacts | undefined;
-    try {
-      facts = EndpointFacts.fromFile(configDir, path);
-    } catch {
-      continue; // not a regular file, or unreadable: not one of ours to show
-    }
-    if (facts && (scope === undefined || facts.scope === scope)) found.push(facts);
-  }
-  return found.sort((a, b) => a.scope.localeCompare(b.scope) || a.endpointId.localeCompare(b.endpointId));
+  // A file that is not regular, or unreadable, is not one of ours to show.
+  const found = factFiles(configDir).map((path) => attempt(() => EndpointFacts.fromFile(configDir, path)));
+  return found
+    .filter((f): f is EndpointFacts => f !== undefined && (scope === undefined || f.scope === scope))
+    .sort((a, b) => a.scope.localeCompare(b.scope) || a.endpointId.localeCompare(b.endpointId));
 }
 
 /** Every endpoint of the scope this machine saw, with its name when an answer gave one: what completion offers. */

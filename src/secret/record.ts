@@ -1,24 +1,5 @@
 // The record: what chatctl keeps under <config>/recovered/ of one create or
-// rotate request, written ahead of it (docs/secrets.md, "The record").
-//
-//   before the request is sent  the record exists (0600): a header line
-//                               naming the request (endpoint, Idempotency-Key,
-//                               mode, expected version, start time)
-//   as the answer arrives       its bytes are appended as the socket
-//                               delivers them (raw HTTP, decrypted), before
-//                               the HTTP parser sees them; read back by
-//                               http/transport.ts
-//   every destination holds it  the record is removed
-//   a destination failed        the secret alone is kept beside it
-//                               (`.secret`, what messages name) and the
-//                               record removed
-//   not applied                 (refused, never sent) the record is removed
-//
-// So a process killed at any instant after the answer reached it leaves the
-// answer on disk, and a re-run with the same key (or the journal) delivers
-// its secret. A record's name is derived from its scope, endpoint and whole
-// key (SHA-256), so two keys that differ only in characters a file name
-// cannot hold never share one; its header is checked again when it is read.
+// rotate request, written before it is sent (docs/secrets.md, "The record").
 import { chmodSync, closeSync, constants, fchmodSync, ftruncateSync, lstatSync, openSync, readdirSync, renameSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type AnswerTap, parseRawAnswer } from '../http/transport.js';
@@ -26,75 +7,49 @@ import { kindOf, makeFolders, readRegularFile, syncPath, writeFileAtomic } from 
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
-export type { AnswerTap };
-
-/** Which request a record is of: its identity (scope, endpoint, key) and what was asked. */
-export interface RecordedRequest {
-  op: 'create' | 'rotate';
-  /** "org/app/env": the same endpoint id in two environments is two endpoints. */
-  scope: string;
-  /** The endpoint rotated; null for a create (the server names it in its answer). */
-  endpointId: string | null;
-  idempotencyKey: string;
-  mode?: string | undefined;
-  expectedVersion?: number | undefined;
+/** fn's value, or undefined when it throws: for checks and clean-ups whose failure is an answer, not an error. */
+export function attempt<T>(fn: () => T): T | undefined {
+  try {
+    return fn();
+  } catch {
+    return undefined;
+  }
 }
 
-export interface RecordHeader extends RecordedRequest {
-  record: 1;
-  /** When the request was first sent (ISO 8601). */
-  startedAt: string;
-}
+/** Whether fn ran without throwing. */
+export const works = (fn: () => unknown): boolean => attempt(() => (fn(), true)) ?? false;
 
-/** What a record holds of the answer: its status, coding and bytes as they arrived (not decoded). */
-export interface RecordedAnswer {
-  status: number;
-  contentEncoding: string | null;
-  /** The Content-Length the server declared, when it did: tells a whole body from a cut one. */
-  contentLength: number | null;
-  body: Buffer;
-  /** Read from the raw answer: whether its framing says the body is whole (chunked included). */
-  whole?: boolean;
-}
+/** Which request a record is of: its identity (scope "org/app/env", endpoint, null for a create, whole key) and what was asked. */
+export type RecordedRequest = { op: 'create' | 'rotate'; scope: string; endpointId: string | null; idempotencyKey: string; mode?: string | undefined; expectedVersion?: number | undefined };
 
-/** The scope as a record's identity names it: "org/app/env". */
+/** `startedAt`: when the request was first sent. */
+type RecordHeader = RecordedRequest & { record: 1; startedAt: string };
+
+/** The answer as it arrived (not decoded); `contentLength` and `whole` tell a whole body from a cut one. */
+type RecordedAnswer = { status: number; contentEncoding: string | null; contentLength: number | null; body: Buffer; whole?: boolean };
+
 export const scopeKey = (s: { organizationId: string; applicationId: string; environmentKey: string }) => `${s.organizationId}/${s.applicationId}/${s.environmentKey}`;
 
-/** The folder records go to. */
-export function recoveryFolder(configDir: string): string {
-  return join(configDir, 'recovered');
-}
+export const recoveryFolder = (configDir: string): string => join(configDir, 'recovered');
 
 const sha256 = (text: string) => process.getBuiltinModule('node:crypto').createHash('sha256').update(text).digest('hex');
 
 /** Readable and safe in a file name: a hint for people, never the identity. */
 const label = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40) || 'endpoint';
 
-/** The part of every file name that is one endpoint's (its records, its kept secrets). */
+/** The part of every file name that is one endpoint's (its records, its kept secrets, its facts). */
 export function endpointStem(scope: string, endpointId: string): string {
   return `${label(endpointId)}-${sha256(`endpoint\0${scope}\0${endpointId}`).slice(0, 16)}`;
 }
 
-/** The name (without extension) of the files of one request: its endpoint's stem and a hash of the whole identity. */
-export function recordStem(req: RecordedRequest): string {
-  const endpoint = req.endpointId === null ? `new-${sha256(`create\0${req.scope}`).slice(0, 16)}` : endpointStem(req.scope, req.endpointId);
-  return `${endpoint}-${sha256(`${req.op}\0${req.scope}\0${req.endpointId ?? ''}\0${req.idempotencyKey}`).slice(0, 32)}`;
-}
-
-/** Where the record of this request is, and where its secret (or an odd answer) is kept after a failed delivery. */
+/** The record, and where its secret (or a whole odd answer) is kept after a failed delivery: named by a hash of the whole identity, so two keys never share one. */
 export function recordPaths(configDir: string, req: RecordedRequest): { record: string; secret: string; answer: string } {
-  const base = join(recoveryFolder(configDir), recordStem(req));
+  const endpoint = req.endpointId === null ? `new-${sha256(`create\0${req.scope}`).slice(0, 16)}` : endpointStem(req.scope, req.endpointId);
+  const base = join(recoveryFolder(configDir), `${endpoint}-${sha256(`${req.op}\0${req.scope}\0${req.endpointId ?? ''}\0${req.idempotencyKey}`).slice(0, 32)}`);
   return { record: `${base}.record`, secret: `${base}.secret`, answer: `${base}.answer` };
 }
 
-/**
- * recovered/ is trusted as the config folder is: a folder (not a link to
- * one) of this user's that group and others cannot write, else refused (the
- * error's message says why); read or search permission for group or others
- * is taken away (chmod 700). Made (0700) when missing. Checked before any
- * request is sent, so a folder that cannot hold a secret is found then, not
- * after the server applied a change.
- */
+/** recovered/, made 0700 or checked as the config folder is (EUNSAFE says why not), before any request is sent rather than after a change applied. */
 export function prepareRecoveryFolder(configDir: string): { dir: string; made: string | undefined } {
   const dir = recoveryFolder(configDir);
   const made = makeFolders(dir, 0o700);
@@ -112,56 +67,42 @@ export function prepareRecoveryFolder(configDir: string): { dir: string; made: s
 }
 
 /**
- * A record being written: created (or, for a re-sent key, reopened) before
- * the request goes out; the transport appends each answer through `tap`.
- * Appends are not fsync'd: the kernel keeps what a killed process wrote, and
- * an fsync on every rotation costs milliseconds (keep() makes the kept
- * secret durable when it is the one place left).
+ * A record being written before the request goes out; the transport appends
+ * each answer through `tap`. Appends are not fsync'd: the kernel keeps what a
+ * killed process wrote; keep() makes the secret durable when it is the one place left.
  */
 export class WriteAheadRecord {
-  private fd: number | undefined;
-  private size: number;
   /** Why an append failed (a full disk): then the record may not hold the whole answer. */
   private damaged: unknown;
-  /** Whether the answer appended so far is the first of its attempt (nothing after the header yet). */
-  readonly tap: AnswerTap;
+  /** Where keep() put the secret alone, once it did. */
+  private keptAlone: string | undefined;
+  readonly tap: AnswerTap = {
+    head: (status, headers) => {
+      const encoding = headers['content-encoding'];
+      const length = Number(headers['content-length']);
+      const line = JSON.stringify({ status, contentEncoding: encoding === undefined ? null : String(encoding), contentLength: Number.isSafeInteger(length) ? length : null });
+      // An earlier attempt's answer (a 429, a 503) is no part of this one.
+      if (this.size > this.headerBytes) this.truncate(this.headerBytes);
+      this.append(Buffer.from(`${line}\n`, 'utf8'));
+    },
+    chunk: (bytes) => this.append(bytes),
+    // The bytes as the socket delivered them, at their place in this attempt's answer: a new attempt's first bytes replace an earlier attempt's.
+    raw: (bytes, at) => {
+      if (at === 0 && this.size > this.headerBytes) this.truncate(this.headerBytes);
+      this.append(bytes, this.headerBytes + at);
+    },
+  };
 
   private constructor(
     readonly path: string,
     readonly paths: { record: string; secret: string; answer: string },
     readonly header: RecordHeader,
-    fd: number,
+    private fd: number | undefined,
     private readonly headerBytes: number,
-    size: number,
-  ) {
-    this.fd = fd;
-    this.size = size;
-    this.tap = {
-      head: (status, headers) => {
-        const encoding = headers['content-encoding'];
-        const length = Number(headers['content-length']);
-        const line = JSON.stringify({ status, contentEncoding: encoding === undefined ? null : String(encoding), contentLength: Number.isSafeInteger(length) ? length : null });
-        // An earlier attempt's answer (a 429, a 503) is no part of this one.
-        if (this.size > this.headerBytes) this.truncate(this.headerBytes);
-        this.append(Buffer.from(`${line}\n`, 'utf8'));
-      },
-      chunk: (bytes) => this.append(bytes),
-      // The answer's bytes as the socket delivered them (the transport's
-      // RawFeed), written where they belong in this attempt's answer: a new
-      // attempt's first bytes replace an earlier attempt's answer.
-      raw: (bytes, at) => {
-        if (at === 0 && this.size > this.headerBytes) this.truncate(this.headerBytes);
-        this.append(bytes, this.headerBytes + at);
-      },
-    };
-  }
+    private size: number,
+  ) {}
 
-  /**
-   * The record of a request about to be sent: a new file (0600) holding its
-   * header, or the existing one of the same request (a re-sent key), kept
-   * with what it holds. Throws what the file system said (recovered/ unsafe,
-   * a full disk): nothing may be sent then.
-   */
+  /** A new record (0600) holding the header, or the existing one of the same request (a re-sent key). Throws what the file system said: nothing may be sent then. */
   static open(configDir: string, req: RecordedRequest, startedAt: Date): WriteAheadRecord {
     prepareRecoveryFolder(configDir);
     const paths = recordPaths(configDir, req);
@@ -179,10 +120,7 @@ export class WriteAheadRecord {
         fd = openSync(paths.record, constants.O_WRONLY | NOFOLLOW);
         return new WriteAheadRecord(paths.record, paths, found.header, fd, found.headerBytes, size);
       }
-      // A regular file of this request's name without a readable header: a
-      // run killed between creating it and writing its header, before
-      // anything was sent. "Sent, outcome unknown" at worst: the header is
-      // written again and the key sent (the server's replay decides).
+      // No readable header: a run killed between creating it and writing that, before sending. "Sent, outcome unknown" at worst: written again, the key sent.
       if (!lstatSync(paths.record).isFile()) throw Object.assign(new Error(`${paths.record} is not a regular file`), { code: 'EEXIST' });
       fd = openSync(paths.record, constants.O_WRONLY | constants.O_TRUNC | NOFOLLOW);
     }
@@ -207,11 +145,7 @@ export class WriteAheadRecord {
     if (this.fd === undefined) return;
     const fd = this.fd;
     this.fd = undefined;
-    try {
-      closeSync(fd);
-    } catch {
-      /* written already */
-    }
+    attempt(() => closeSync(fd)); // written already
   }
 
   /** Every destination holds the secret, or the request is known not applied: the record goes (and the secret it kept, if it did). */
@@ -221,16 +155,7 @@ export class WriteAheadRecord {
     if (this.keptAlone) removeFile(this.keptAlone);
   }
 
-  /** Where keep() put the secret alone, once it did. */
-  private keptAlone: string | undefined;
-
-  /**
-   * The secret (or an odd answer that carries it) kept on its own beside the
-   * record, durable, before the record goes: what an exit 13 names, and what
-   * a re-run delivers. If it cannot be written, the record stays if it holds
-   * the whole answer, and is what is named; else nothing holds it (the
-   * error says why).
-   */
+  /** The secret (or an odd answer) kept alone, durable, before the record goes; failing that, the record if it holds the whole answer; else the error. */
   keep(secret: string | Buffer, whole = false): { path: string } | { error: unknown } {
     const target = whole ? this.paths.answer : this.paths.secret;
     try {
@@ -251,24 +176,19 @@ export class WriteAheadRecord {
 
   private append(bytes: Uint8Array, at = this.size): void {
     if (this.fd === undefined) return;
-    // A record that cannot grow (a full disk) keeps what it has; the answer is
-    // still read and delivered, and the kept copy tried again if need be.
     try {
       writeAll(this.fd, bytes, at);
       this.size = Math.max(this.size, at + bytes.length);
     } catch (err) {
-      this.damaged ??= err; // the answer goes on; keep() tries again after a failure
+      // A record that cannot grow (a full disk) keeps what it has; the answer goes on, and keep() tries again after a failure.
+      this.damaged ??= err;
     }
   }
 
   private truncate(to: number): void {
-    if (this.fd === undefined) return;
-    try {
-      ftruncateSync(this.fd, to);
-      this.size = to;
-    } catch {
-      /* an older answer stays in front: readRecord takes the last */
-    }
+    const fd = this.fd;
+    // If it fails, an older answer stays in front: readRecord takes the last.
+    if (fd !== undefined && works(() => ftruncateSync(fd, to))) this.size = to;
   }
 }
 
@@ -284,37 +204,25 @@ function removeFile(path: string): void {
   }
 }
 
-/** Whether a record's header is of this very request (identity and what was asked). */
-export function sameRequest(h: RecordedRequest, req: RecordedRequest): boolean {
-  return h.op === req.op && h.scope === req.scope && h.endpointId === req.endpointId && h.idempotencyKey === req.idempotencyKey;
-}
-
-/** A record as read back: its header, and the answer it holds (if one began). */
-export interface ReadRecord {
-  header: RecordHeader;
-  headerBytes: number;
-  answer: RecordedAnswer | undefined;
-}
+const sameRequest = (h: RecordedRequest, req: RecordedRequest) => h.op === req.op && h.scope === req.scope && h.endpointId === req.endpointId && h.idempotencyKey === req.idempotencyKey;
 
 /** Records hold an answer of at most the transport's body limit, plus their header. */
 const MAX_RECORD_BYTES = 2 * 1024 * 1024;
 
-/** Reads a record file; undefined if it is absent, not a regular file, or not a record. */
-export function readRecord(path: string): ReadRecord | undefined {
+/** A record read back: its header and the answer it holds (if one began); undefined if absent, not a regular file, or not a record. */
+export function readRecord(path: string): { header: RecordHeader; headerBytes: number; answer: RecordedAnswer | undefined } | undefined {
   const bytes = readRegularFile(path, MAX_RECORD_BYTES);
   if (!bytes) return undefined;
   const end = bytes.indexOf(0x0a);
   if (end < 0) return undefined;
-  let header: RecordHeader;
-  try {
-    header = JSON.parse(bytes.subarray(0, end).toString('utf8')) as RecordHeader;
-  } catch {
-    return undefined;
-  }
+  const header = attempt(() => JSON.parse(bytes.subarray(0, end).toString('utf8')) as RecordHeader | null);
   if (header?.record !== 1 || typeof header.idempotencyKey !== 'string') return undefined;
   const headerBytes = end + 1;
   // The answer as the socket delivered it (status line first), read as HTTP.
-  if (bytes.subarray(headerBytes, headerBytes + 1).toString('latin1') === 'H') return { header, headerBytes, answer: fromRaw(bytes.subarray(headerBytes)) };
+  if (bytes.subarray(headerBytes, headerBytes + 1).toString('latin1') === 'H') {
+    const a = parseRawAnswer(bytes.subarray(headerBytes));
+    return { header, headerBytes, answer: a && { status: a.status, contentEncoding: a.contentEncoding, contentLength: a.contentLength, body: a.body, whole: a.whole } };
+  }
   const headEnd = bytes.indexOf(0x0a, headerBytes);
   if (headEnd < 0) return { header, headerBytes, answer: undefined };
   try {
@@ -325,15 +233,12 @@ export function readRecord(path: string): ReadRecord | undefined {
   }
 }
 
-function fromRaw(raw: Buffer): RecordedAnswer | undefined {
-  const a = parseRawAnswer(raw);
-  return a && { status: a.status, contentEncoding: a.contentEncoding, contentLength: a.contentLength, body: a.body, whole: a.whole };
-}
-
 /** What an earlier run left of one request: its record, or its secret (or odd answer) kept after a failed delivery. */
-export type Left = { kind: 'record'; path: string; record: ReadRecord } | { kind: 'secret'; path: string; secret: Buffer } | { kind: 'answer'; path: string; answer: Buffer };
+export type Left =
+  | { kind: 'record'; path: string; record: NonNullable<ReturnType<typeof readRecord>> }
+  | { kind: 'secret'; path: string; secret: Buffer }
+  | { kind: 'answer'; path: string; answer: Buffer };
 
-/** Finds what an earlier run left of this request (same scope, endpoint and whole key), if anything. */
 export function findLeft(configDir: string, req: RecordedRequest): Left | undefined {
   const paths = recordPaths(configDir, req);
   const secret = readRegularFile(paths.secret);
@@ -345,7 +250,7 @@ export function findLeft(configDir: string, req: RecordedRequest): Left | undefi
   return undefined;
 }
 
-/** Removes what is left of a request (record, kept secret or answer): its secret is where it belongs, or it was superseded. */
+/** Removes what is left of a request: its secret is where it belongs, or it was superseded. */
 export function removeLeft(configDir: string, req: RecordedRequest): void {
   const paths = recordPaths(configDir, req);
   for (const p of [paths.record, paths.secret, paths.answer]) removeFile(p);
@@ -356,24 +261,14 @@ export const SUPERSEDED_KEPT_MS = 30 * 24 * 3600 * 1000;
 
 const SUPERSEDED = '.superseded';
 
-/**
- * Marks what is left of a request superseded: its files are renamed with a
- * `.superseded` ending, never delivered again, and removed by age
- * (pruneSuperseded) or by hand. Only the run of the request's own key marks
- * them; no other request's outcome removes them.
- */
+/** Renames what is left of a request with a `.superseded` ending: never delivered, removed by age or by hand. Only the run of its own key marks it. */
 export function markSuperseded(configDir: string, req: RecordedRequest): string[] {
   const marked: string[] = [];
   for (const p of Object.values(recordPaths(configDir, req))) {
-    try {
-      renameSync(p, `${p}${SUPERSEDED}`);
-      // Its age counts from the marking: a rename keeps the time it was last written.
-      const now = new Date();
-      utimesSync(`${p}${SUPERSEDED}`, now, now);
-      marked.push(`${p}${SUPERSEDED}`);
-    } catch {
-      /* absent */
-    }
+    const to = `${p}${SUPERSEDED}`;
+    // Its age counts from the marking: a rename keeps the time it was last written. An absent file is not marked.
+    const now = new Date();
+    if (works(() => renameSync(p, to)) && works(() => utimesSync(to, now, now))) marked.push(to);
   }
   return marked;
 }
@@ -381,25 +276,14 @@ export function markSuperseded(configDir: string, req: RecordedRequest): string[
 /** Config folders pruned by this process, by the hour: once an hour is enough (a fleet starts thousands of requests). */
 const pruned = new Set<string>();
 
-/** Removes superseded files older than SUPERSEDED_KEPT_MS (by the time they were last written); once an hour of the clock per folder. */
+/** Removes superseded files older than SUPERSEDED_KEPT_MS (by the time they were last written). */
 export function pruneSuperseded(configDir: string, nowMs: number): void {
   const key = `${configDir}\0${Math.floor(nowMs / 3_600_000)}`;
   if (pruned.has(key)) return;
   pruned.add(key);
   const dir = recoveryFolder(configDir);
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return;
-  }
-  for (const n of names) {
-    if (!n.endsWith(SUPERSEDED)) continue;
-    try {
-      const path = join(dir, n);
-      if (nowMs - lstatSync(path).mtimeMs > SUPERSEDED_KEPT_MS) unlinkSync(path);
-    } catch {
-      /* gone already */
-    }
+  for (const n of attempt(() => readdirSync(dir)) ?? []) {
+    const path = join(dir, n);
+    if (n.endsWith(SUPERSEDED)) attempt(() => nowMs - lstatSync(path).mtimeMs > SUPERSEDED_KEPT_MS && unlinkSync(path)); // or gone already
   }
 }
