@@ -22,7 +22,7 @@ import { inGitHubActions } from '../output/actions-mask.js';
 import { explainError } from '../errors/explain.js';
 import { runCli } from './help-routing.js';
 import { outputMode, type GlobalOptions, type RunStateSlot } from '../run/state.js';
-import { explainCredential } from '../credentials/origin.js';
+import { explainCredential } from '../credentials/source.js';
 import type { Clock } from '../system/clock.js';
 import { scopeOriginOf } from '../errors/hints.js';
 

@@ -10,7 +10,7 @@ import type { ProfileSource } from '../../config/profile.js';
 import { checkProfileName } from '../profile/stored.js';
 import { configStoreFor as store, type ConfigStore } from '../../config/store.js';
 import { KEYRING_STORAGE, profileMap, profileOf } from '../../config/schema.js';
-import { checkTokenSize } from '../../credentials/bound.js';
+import { checkTokenSize } from '../../credentials/source.js';
 import { escapeInline } from '../../output/sanitize.js';
 import { profileReason } from './words.js';
 

@@ -1,8 +1,7 @@
 // chatctl auth token: the token in effect on stdout, for `$(…)` in scripts.
 import type { Factory } from '../app.js';
 import { localError, usageError } from '../../errors/cli-error.js';
-import { noTokenError } from '../../credentials/source.js';
-import { sourceWords } from '../../credentials/token.js';
+import { noTokenError, sourceWords } from '../../credentials/source.js';
 import { writeJson } from '../../output/io.js';
 
 /**
