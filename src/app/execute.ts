@@ -12,7 +12,7 @@ import type { Context, CredentialLimits, Env } from '../context.js';
 import type { Transport } from '../http/transport.js';
 import { createIO, type RawStreams } from '../output/io.js';
 import { loadPalettes } from '../output/colors.js';
-import { configDir } from '../config/paths.js';
+import { configDir } from '../config/schema.js';
 import { randomUUID } from '../system/random.js';
 import { reportError, toCliError } from '../errors/report.js';
 import { CliError } from '../errors/cli-error.js';

@@ -9,7 +9,7 @@
 // candidates are unfinished: no space after the one chosen) or ":none".
 import { readFileSync } from 'node:fs';
 import { EVENT_TYPES } from '../api/spec.js';
-import { configDir, configFile } from '../config/paths.js';
+import { configDir, configFile } from '../config/schema.js';
 import { parseConfigData, type ConfigData } from '../config/schema.js';
 import { selectProfile } from '../config/profile.js';
 import { resolveConnection } from '../scope/connection.js';

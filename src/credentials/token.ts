@@ -68,7 +68,8 @@ async function fromSource(sel: SelectedProfile, deps: ObtainDeps): Promise<Obtai
       const next = `run: chatctl auth login --profile ${profile} (or set CHATCTL_TOKEN)`;
       if (!r.ok) throw configError(`cannot read the token of profile "${shown}" from the system keyring: ${escapeInline(r.reason)}`, unreachableKeyringHint(profile));
       if (r.value === null || r.value === '') throw configError(`profile "${shown}" keeps its token in the system keyring, but there is no entry (service chatctl, account "${shown}")`, next);
-      if (/\s/.test(r.value) || !isHeaderSafe(r.value)) throw configError(`the keyring entry of profile "${shown}" is not a token (whitespace or characters that cannot be sent in an HTTP header)`, next);
+      if (/\s/.test(r.value) || !isHeaderSafe(r.value))
+        throw configError(`the keyring entry of profile "${shown}" is not a token (whitespace or characters that cannot be sent in an HTTP header)`, next);
       return { token: r.value, source, profile };
     }
   }

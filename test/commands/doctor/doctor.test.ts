@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { doctorChecks, doctorExitCode, runDoctor, type Check, type DoctorDeps } from '../../../src/commands/doctor/doctor.js';
 import { ProbeError, type Probes } from '../../../src/commands/doctor/probes.js';
 import { CliError } from '../../../src/errors/cli-error.js';
-import { readConfigChecked } from '../../../src/config/files.js';
+import { readConfigChecked } from '../../../src/config/store.js';
 import { resolveConnection } from '../../../src/scope/connection.js';
 import { selectProfile } from '../../../src/config/profile.js';
 import { resolveRunState, type GlobalOptions } from '../../../src/run/state.js';
