@@ -12,7 +12,7 @@ import { EVENT_TYPES } from '../api/spec.js';
 import { configDir, configFile } from '../config/schema.js';
 import { parseConfigData, type ConfigData } from '../config/schema.js';
 import { selectProfile } from '../config/profile.js';
-import { resolveConnection } from '../scope/connection.js';
+import { resolveConnection } from '../scope/resolve.js';
 import { scopeKey } from '../secret/record.js';
 import { SINK_FORMS } from '../secret/sinks.js';
 import type { CommandNode, OptionForm, OptionNode, ValueKind } from '../meta/tree.js';

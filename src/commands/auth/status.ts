@@ -9,7 +9,7 @@ import { isCliError, type CliError } from '../../errors/cli-error.js';
 import { EXIT } from '../../errors/exit-codes.js';
 import { unknownProfileError } from '../../errors/hints.js';
 import { noTokenError, storedTokenSource } from '../../credentials/source.js';
-import { SCOPE_INPUTS, type ScopeDescription, type SourcedValue, type ValueSource } from '../../scope/describe.js';
+import { SCOPE_INPUTS, type ScopeDescription, type SourcedValue, type ValueSource } from '../../scope/resolve.js';
 import type { ConfigData } from '../../config/schema.js';
 import { escapeInline } from '../../output/sanitize.js';
 import { writeJson } from '../../output/io.js';

@@ -23,7 +23,7 @@ import { configFile } from '../../config/schema.js';
 import type { ConfigData } from '../../config/schema.js';
 import type { RunState } from '../../run/state.js';
 import { checkBaseUrl, isHeaderSafe } from '../../http/wire-checks.js';
-import { SCOPE_INPUTS, type ScopeDescription } from '../../scope/describe.js';
+import { SCOPE_INPUTS, type ScopeDescription } from '../../scope/resolve.js';
 import type { ProfileSource, SelectedProfile } from '../../config/profile.js';
 import { helperLabel, storedTokenSource, tokenSourceOf, unreachableKeyringHint } from '../../credentials/source.js';
 import { proxyFor, type ProxyChoice } from '../../http/select-transport.js';

@@ -9,7 +9,7 @@ import { doctorChecks, doctorExitCode, runDoctor, type Check, type DoctorDeps } 
 import { ProbeError, type Probes } from '../../../src/commands/doctor/probes.js';
 import { CliError } from '../../../src/errors/cli-error.js';
 import { readConfigChecked } from '../../../src/config/store.js';
-import { resolveConnection } from '../../../src/scope/connection.js';
+import { resolveConnection } from '../../../src/scope/resolve.js';
 import { selectProfile } from '../../../src/config/profile.js';
 import { resolveRunState, type GlobalOptions } from '../../../src/run/state.js';
 import { fakeContext, fakeFactory, fakeIO, scriptedTransport, type Answer } from '../../support/fakes.js';
