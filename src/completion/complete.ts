@@ -1,24 +1,20 @@
-// `chatctl __complete SHELL [--line LINE] -- WORD… CURRENT`: the hidden entry
-// point the shell scripts call on every TAB. It answers from the tree the
-// build wrote (dist/tree.json) and reads config.json for profile names and
-// the scope of the endpoints it offers; it loads no commander, no HTTP
-// stack, no prompts. Output: one candidate a line, with an optional TAB and
-// description, then a last line: ":file" (let the shell complete file
-// names), ":file PREFIX" (file names after PREFIX, which the current word
-// starts with: `file:` in `--secret-to file:./s`), ":nospace" (the
-// candidates are unfinished: no space after the one chosen) or ":none".
+// `chatctl __complete SHELL [--line LINE] -- WORD… CURRENT`, run on every
+// TAB: answers from the build's tree (dist/tree.json) and config.json, loading
+// no commander, HTTP stack or prompts. Output: a candidate a line (TAB and
+// description optional), then ":file [PREFIX]", ":nospace" or ":none".
 import { readFileSync } from 'node:fs';
 import { EVENT_TYPES } from '../api/spec.js';
-import { configDir, configFile } from '../config/schema.js';
-import { parseConfigData, type ConfigData } from '../config/schema.js';
+import { configDir, configFile, parseConfigData, type ConfigData } from '../config/schema.js';
 import { selectProfile } from '../config/profile.js';
 import { resolveConnection } from '../scope/resolve.js';
 import { scopeKey } from '../secret/record.js';
 import { SINK_FORMS } from '../secret/sinks.js';
 import type { CommandNode, OptionForm, OptionNode, ValueKind } from '../meta/tree.js';
-import { knownEndpoints, type KnownEndpoint } from './known-endpoints.js';
+import { knownEndpoints as inventory } from '../secret/inventory.js';
 
-export interface Candidate {
+type KnownEndpoint = { id: string; name: string | null; detail?: string | undefined };
+
+interface Candidate {
   value: string;
   description?: string | undefined;
 }
@@ -34,12 +30,12 @@ export interface Completion {
 /** Where values that are not in the tree come from, asked only when needed. */
 export interface Sources {
   profiles(): string[];
-  /** The endpoints this machine knows in the scope the line addresses (its --profile, --org, … as given) whose id starts with `idPrefix`. */
+  /** The endpoints known in the scope the line addresses whose id starts with `idPrefix`. */
   endpoints(globals: LineGlobals, idPrefix: string): KnownEndpoint[];
 }
 
 /** The global options of the line being completed that choose the profile and scope. */
-export interface LineGlobals {
+interface LineGlobals {
   profile?: string | undefined;
   baseUrl?: string | undefined;
   org?: string | undefined;
@@ -57,11 +53,14 @@ function readConfig(env: NodeJS.ProcessEnv): ConfigData | undefined {
   }
 }
 
-export function profileNames(env: NodeJS.ProcessEnv, config = readConfig(env)): string[] {
-  return config?.profiles ? Object.keys(config.profiles).sort() : [];
+/** The endpoints this machine saw (src/secret/inventory.ts) in `scope` ("org/app/env") whose id starts with `idPrefix`, by id. */
+export function knownEndpoints(configDir: string, scope: string, idPrefix = ''): KnownEndpoint[] {
+  return inventory(configDir, scope)
+    .filter((e) => e.id.startsWith(idPrefix))
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
-/** The endpoints known in the scope the line would address; none when that scope cannot be worked out (no profile, no scope). */
+/** The endpoints known in the scope the line would address; none when that scope cannot be worked out. */
 export function endpointsFor(env: NodeJS.ProcessEnv, globals: LineGlobals, config = readConfig(env) ?? {}, idPrefix = ''): KnownEndpoint[] {
   try {
     const conn = resolveConnection(globals, env, selectProfile(globals, env, config));
@@ -128,12 +127,7 @@ function walk(root: CommandNode, words: string[]): Walk {
   return w;
 }
 
-/**
- * The forms of the command the line is already in: 'argument' once it names
- * the command's argument, a flag that selects a form once given. An option
- * of another form is not offered (`rotate we_1 --` offers no --journal;
- * `rotate --from f --` no --expected-version).
- */
+/** The forms of the command the line is in (`rotate we_1` or `rotate --from f`): an option of another form is not offered. */
 function formsInUse(node: CommandNode, w: Walk): Set<OptionForm> {
   const used = new Set<OptionForm>();
   if (w.positionals > 0) used.add('argument');
@@ -242,11 +236,9 @@ export function formatCompletion(c: Completion, withDescriptions: boolean): stri
 }
 
 /**
- * bash splits the line at the characters of COMP_WORDBREAKS (`:` and `=`
- * among them), so `--secret-to file:./s` reaches it as `file`, `:`, `./s`.
- * With the line up to the cursor, the words are joined again where the line
- * has no space between them; `hidden` is the part of the joined current word
- * that bash keeps out of its own (`file:`): candidates are given without it.
+ * bash splits at COMP_WORDBREAKS (`:` and `=`): `file:./s` comes as `file`,
+ * `:`, `./s`. Words are joined again where the line has no space between
+ * them; `hidden` is what bash keeps out of the current word (`file:`).
  */
 export function bashWords(words: string[], current: string, line: string): { words: string[]; current: string; hidden: string } {
   const all = [...words, current];
@@ -277,7 +269,7 @@ function forBash(c: Completion, hidden: string): Completion {
   };
 }
 
-/** Entry point used by bin/chatctl.js: argv is everything after `__complete`. */
+/** The entry point of dist/complete.cjs (bin/chatctl.js): argv is everything after `__complete`. */
 export function runComplete(argv: string[], tree: CommandNode, env: NodeJS.ProcessEnv, write: (s: string) => void): void {
   const shell = argv[0] ?? 'bash';
   let at = 1;
@@ -294,6 +286,6 @@ export function runComplete(argv: string[], tree: CommandNode, env: NodeJS.Proce
   // config.json is read once, and only by a completion that needs it.
   let config: { data: ConfigData | undefined } | undefined;
   const cfg = () => (config ??= { data: readConfig(env) }).data;
-  const sources: Sources = { profiles: () => profileNames(env, cfg()), endpoints: (globals, idPrefix) => endpointsFor(env, globals, cfg() ?? {}, idPrefix) };
+  const sources: Sources = { profiles: () => Object.keys(cfg()?.profiles ?? {}).sort(), endpoints: (globals, idPrefix) => endpointsFor(env, globals, cfg() ?? {}, idPrefix) };
   write(formatCompletion(forBash(complete(tree, words, current, sources), hidden), shell !== 'bash'));
 }

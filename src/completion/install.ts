@@ -1,18 +1,26 @@
-// chatctl completion install [--shell bash|zsh|fish]: writes the script where
-// that shell looks for it, for this user, creating folders; a second run finds
-// it up to date. Every path comes from ctx.env (HOME, XDG_*, SHELL), so tests
-// run it in a fresh temporary HOME.
+// The scripts `chatctl completion SHELL` prints (completions/ holds them, byte
+// for byte): thin, every TAB asks `chatctl __complete`, so they cannot drift
+// from the commands. And `completion install`: the script written where the
+// shell looks for it, every path from ctx.env (HOME, XDG_*, SHELL).
 import { existsSync, lstatSync, mkdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, delimiter, dirname, isAbsolute, join } from 'node:path';
 import type { Context } from '../context.js';
 import { usageError } from '../errors/cli-error.js';
 import { writeFileAtomic } from '../fs/atomic.js';
-import { completionScript, SHELLS, type Shell } from './scripts.js';
+import { BASH, FISH, ZSH } from './templates.js';
 
-export interface InstallTarget {
+export const SHELLS = ['bash', 'zsh', 'fish'] as const;
+type Shell = (typeof SHELLS)[number];
+
+export function completionScript(shell: Shell): string {
+  return shell === 'bash' ? BASH : shell === 'zsh' ? ZSH : FISH;
+}
+
+export const COMPLETION_FILES: Record<Shell, string> = { bash: 'chatctl.bash', zsh: '_chatctl', fish: 'chatctl.fish' };
+
+interface InstallTarget {
   shell: Shell;
-  /** The file the script goes to. */
   file: string;
   /** What to tell the user after writing it. */
   notes: string[];
@@ -24,27 +32,19 @@ function xdg(env: NodeJS.ProcessEnv, name: string, home: string, fallback: strin
   return v && isAbsolute(v) ? v : join(home, fallback);
 }
 
-/** `~/…` for display, when the path is under HOME. */
-export function tilde(path: string, home: string): string {
+function tilde(path: string, home: string): string {
   return path === home ? '~' : path.startsWith(home + '/') ? `~${path.slice(home.length)}` : path;
 }
 
-export function shellFromEnv(env: NodeJS.ProcessEnv): Shell | undefined {
-  const name = basename(env.SHELL ?? '');
-  return (SHELLS as readonly string[]).includes(name) ? (name as Shell) : undefined;
-}
-
-/** Where a system keeps what bash reads at start-up, and bash-completion's main script. */
-export interface BashSystem {
-  /** System-wide rc files an interactive bash reads (Debian: /etc/bash.bashrc; Fedora: /etc/bashrc). */
+/** What bash reads at start-up system-wide (Debian, Fedora), bash-completion's main script where packages put it. */
+interface BashSystem {
   rcFiles: string[];
-  /** bash-completion's main script, in the places packages put it. */
   scripts: string[];
   /** Fedora's /etc/bashrc runs /etc/profile.d/*.sh: this one loads bash-completion. */
   profileScript: string;
 }
 
-export const BASH_SYSTEM: BashSystem = {
+const BASH_SYSTEM: BashSystem = {
   rcFiles: ['/etc/bash.bashrc', '/etc/bashrc'],
   scripts: [
     '/usr/share/bash-completion/bash_completion',
@@ -68,12 +68,7 @@ function activeLines(file: string): string[] {
   }
 }
 
-/**
- * Whether a new interactive bash will load `file`: its start-up files (the
- * user's ~/.bashrc and login files, the system's rc) source bash-completion,
- * which loads scripts from its user folder on first use, and bash-completion
- * is installed; or they source `file` itself.
- */
+/** Whether a new interactive bash loads `file`: its start-up files source it, or an installed bash-completion (which loads its user folder). */
 export function bashWillLoad(file: string, home: string, system: BashSystem = BASH_SYSTEM): boolean {
   const userRc = ['.bashrc', '.bash_profile', '.bash_login', '.profile'].map((f) => join(home, f));
   const forms = [file, tilde(file, home), file.startsWith(home + '/') ? `$HOME${file.slice(home.length)}` : file];
@@ -85,7 +80,7 @@ export function bashWillLoad(file: string, home: string, system: BashSystem = BA
   return existsSync(system.profileScript) && system.rcFiles.flatMap(activeLines).some((l) => l.includes('/etc/profile.d/'));
 }
 
-export function installTarget(shell: Shell, env: NodeJS.ProcessEnv, home: string, bash: BashSystem = BASH_SYSTEM): InstallTarget {
+function installTarget(shell: Shell, env: NodeJS.ProcessEnv, home: string, bash: BashSystem = BASH_SYSTEM): InstallTarget {
   switch (shell) {
     case 'bash': {
       // Where bash-completion's loader looks first (its __load_completion).
@@ -136,10 +131,8 @@ function onPath(env: NodeJS.ProcessEnv, program: string): boolean {
   return (env.PATH ?? '').split(delimiter).some((dir) => dir !== '' && existsSync(join(dir, program)));
 }
 
-export type InstallOutcome = 'created' | 'updated' | 'unchanged';
-
 /** Writes the script (atomically) unless it is already there, byte for byte. */
-export function installScript(file: string, text: string): { outcome: InstallOutcome; createdDir: string | undefined } {
+function installScript(file: string, text: string): { outcome: 'created' | 'updated' | 'unchanged'; createdDir: string | undefined } {
   let current: string | undefined;
   try {
     const st = lstatSync(file);
@@ -155,7 +148,8 @@ export function installScript(file: string, text: string): { outcome: InstallOut
 }
 
 export function runCompletionInstall(opts: { shell?: Shell }, ctx: Pick<Context, 'env' | 'io'>): void {
-  const shell = opts.shell ?? shellFromEnv(ctx.env);
+  const fromEnv = basename(ctx.env.SHELL ?? '');
+  const shell = opts.shell ?? SHELLS.find((s) => s === fromEnv);
   if (!shell) {
     throw usageError(`cannot tell your shell from SHELL=${JSON.stringify(ctx.env.SHELL ?? '')}`, 'name it: chatctl completion install --shell bash|zsh|fish');
   }
@@ -171,9 +165,8 @@ export function runCompletionInstall(opts: { shell?: Shell }, ctx: Pick<Context,
   }
   const out: string[] = [];
   if (result.createdDir) out.push(`Created ${dirname(target.file)}`);
-  const shown = target.file;
-  if (result.outcome === 'unchanged') out.push(`The ${shell} completion script is already up to date: ${shown}`);
-  else out.push(`${result.outcome === 'created' ? 'Wrote' : 'Updated'} the ${shell} completion script: ${shown}`);
+  if (result.outcome === 'unchanged') out.push(`The ${shell} completion script is already up to date: ${target.file}`);
+  else out.push(`${result.outcome === 'created' ? 'Wrote' : 'Updated'} the ${shell} completion script: ${target.file}`);
   out.push(...target.notes);
   if (!onPath(ctx.env, 'chatctl') && !ctx.env.CHATCTL_BIN) {
     out.push('Note: chatctl is not on your PATH, and the script runs "chatctl" on each TAB: install it with npm install -g . (or npm link), or set CHATCTL_BIN to its path.');

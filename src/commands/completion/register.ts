@@ -18,7 +18,7 @@ export function registerCompletion(cmd: Command, f: Factory): void {
       ),
     )
     .action(async (shell: 'bash' | 'zsh' | 'fish') => {
-      const { completionScript } = await import('../../completion/scripts.js');
+      const { completionScript } = await import('../../completion/install.js');
       ctx.io.stdout.write(completionScript(shell));
     });
   cmd
