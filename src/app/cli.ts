@@ -1,8 +1,6 @@
-// The command tree: the only file that knows the argument parser's global
-// options. Each command group registers itself beside its code
-// (src/commands/*/register.ts); its actions import their modules when they
-// run, so `--help` and the commands that do not send requests never load the
-// HTTP stack, zod's response schemas or prompts.
+// The command tree: the only file that knows the global options. Each group
+// registers itself beside its code; actions import their modules when they
+// run, so `--help` never loads the HTTP stack, zod's schemas or prompts.
 import { Command, Help } from 'commander';
 import type { Context } from '../context.js';
 import type { Prompter } from '../prompts/prompter.js';
@@ -21,24 +19,14 @@ import { resolveRunState, stateOf, type GlobalOptions, type RunState, type RunSt
 import { applyOutput } from './help-routing.js';
 import { loadPalettes } from '../output/colors.js';
 
-/** The one line every subcommand's help has in place of the global options. */
-export const GLOBAL_OPTIONS_POINTER = 'Global options (--profile, --json, --no-input, --dry-run, …): chatctl --help';
-
 /** Subcommand help: the command's own options and one line pointing to the global ones. */
 function formatHelp(this: Help, cmd: Command, helper: Help): string {
   const text = Help.prototype.formatHelp.call(this, cmd, helper);
-  return cmd.parent ? `${text}\n${GLOBAL_OPTIONS_POINTER}\n` : text;
-}
-
-interface Group {
-  name: string;
-  description: string;
-  aliases?: string[];
-  register: Register;
+  return cmd.parent ? `${text}\nGlobal options (--profile, --json, --no-input, --dry-run, …): chatctl --help\n` : text;
 }
 
 /** The top-level commands, in the order help lists them. */
-const GROUPS: Group[] = [
+const GROUPS: { name: string; description: string; aliases?: string[]; register: Register }[] = [
   { name: 'webhooks', aliases: ['webhook'], description: 'create signed webhook endpoints, rotate their secrets, reactivate them', register: registerWebhooks },
   { name: 'profile', description: 'manage stored profiles (base URL and scope)', register: registerProfile },
   { name: 'auth', description: 'store, remove and check the bearer token of a profile', register: registerAuth },
@@ -50,13 +38,11 @@ const GROUPS: Group[] = [
 ];
 
 /**
- * The command tree. With `focus` (the top-level command argv names), only
- * that group is registered in full and the others keep their name and
- * description: a run builds the few commands it can reach. Help and
- * completion are rendered from the full tree (src/meta/), and a test
- * compares focused and full help for every command.
+ * The program with chatctl's output settings; `run` receives the run-state
+ * once the flags are parsed. With `focus` (the group argv names) only that
+ * group is registered in full: a run builds the few commands it can reach.
  */
-export function buildProgram(ctx: Context, focus?: string, run: RunStateSlot = {}): Command {
+export function configuredProgram(ctx: Context, focus?: string, run: RunStateSlot = {}): Command {
   const program = new Command('chatctl');
   const factory: Factory = {
     ctx,
@@ -98,16 +84,18 @@ export function buildProgram(ctx: Context, focus?: string, run: RunStateSlot = {
         '\nRun with no arguments, chatctl prints this help and exits 0.\n' +
         'Every command has --help with examples; all of them at once: chatctl help reference\nExit codes: chatctl help exit-codes\nEnvironment variables: chatctl help environment\n',
     )
-    // The flags are parsed once, by commander; what follows from them is
-    // worked out here, once, before any command runs.
+    // What follows from the flags is worked out here, once, before any command runs.
     .hook('preAction', async (_program, action) => {
       const g = program.opts<GlobalOptions>();
-      // Checked before anything is read or sent: an invalid expression is exit 2. jmespath loads only for --query.
+      // An invalid expression is exit 2 before anything is read or sent. jmespath loads only for --query.
       const query = g.query !== undefined ? (await import('../run/query.js')).compileQuery(g.query) : undefined;
       const state = resolveRunState(g, ctx, query);
       run.state = state;
       const secretTo: unknown = action.opts().secretTo;
-      applyOutputMode(ctx, { ...state.output, secretOnStdout: Array.isArray(secretTo) && secretTo.includes('stdout') });
+      (ctx.io as Context['io'] & { setOutputMode?(m: RunState['output'] & { secretOnStdout: boolean }): void }).setOutputMode?.({
+        ...state.output,
+        secretOnStdout: Array.isArray(secretTo) && secretTo.includes('stdout'),
+      });
       ctx.io.paint = await loadPalettes(ctx.io.color);
     });
 
@@ -116,25 +104,20 @@ export function buildProgram(ctx: Context, focus?: string, run: RunStateSlot = {
     for (const alias of group.aliases ?? []) cmd.alias(alias);
     if (focus === undefined || focus === group.name) group.register(cmd, factory);
   }
-  // `chatctl help environment`: a help topic, not a command of its own.
+  // `chatctl help environment` and `help reference`: help topics, not commands of their own.
   program
     .command('environment', { hidden: true })
     .description('every environment variable chatctl reads')
     .configureHelp({ formatHelp: () => environmentHelp() })
     .action(() => ctx.io.stdout.write(environmentHelp()));
-  // `chatctl help reference`: every command's help, from the whole tree.
   const reference = () => referenceText(focus === undefined ? program : configuredProgram(ctx));
   program
     .command('reference', { hidden: true })
     .description('every command with its options and examples')
     .configureHelp({ formatHelp: reference })
     .action(() => ctx.io.stdout.write(reference()));
+  applyOutput(program, ctx);
   return program;
-}
-
-function applyOutputMode(ctx: Context, mode: RunState['output']): void {
-  const io = ctx.io as Context['io'] & { setOutputMode?(m: typeof mode): void };
-  io.setOutputMode?.(mode);
 }
 
 async function makePrompter(ctx: Context, state: RunState | undefined): Promise<Prompter | undefined> {
@@ -142,13 +125,6 @@ async function makePrompter(ctx: Context, state: RunState | undefined): Promise<
   const { createPrompter } = await import('../prompts/inquirer.js');
   // With --json, stdout is for the one JSON document: ask on stderr.
   return state.output.json ? createPrompter(ctx, ctx.io.raw.stderr, ctx.io.color.stderr) : createPrompter(ctx, ctx.io.raw.stdout, ctx.io.color.stdout);
-}
-
-/** The program with chatctl's output settings, ready to parse or describe; `run` receives the run-state once the flags are parsed. */
-export function configuredProgram(ctx: Context, focus?: string, run?: RunStateSlot): Command {
-  const program = buildProgram(ctx, focus, run);
-  applyOutput(program, ctx);
-  return program;
 }
 
 const TOP_LEVEL = new Map<string, string>([

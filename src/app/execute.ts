@@ -1,10 +1,6 @@
-// The one seam from argv to exit code. execute() takes the arguments (no
-// node or script path) and the world of the run in `ctx` — environment,
-// streams, working folder, and optionally the clock, the random source and
-// the transport — and resolves with the exit status. It never reads
-// process.env, process.argv or the process's streams and never exits the
-// process: src/app/main.ts is the only adapter from a real process to this, and
-// tests call it in-process with their own streams.
+// The one seam from argv to exit code: the world of the run (environment,
+// streams, working folder; optionally clock, random and transport) comes in,
+// the exit status goes out. No process globals: main.ts adapts a real process.
 import { setMaxListeners } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import { homedir } from 'node:os';
@@ -29,14 +25,10 @@ import { scopeOriginOf } from '../errors/hints.js';
 declare const __CHATCTL_VERSION__: string;
 export const VERSION = typeof __CHATCTL_VERSION__ === 'string' ? __CHATCTL_VERSION__ : '0.0.0-dev';
 
-export interface ExecuteIO extends RawStreams {
-  /** Terminal width for tables; defaults to stdout's own, else 100. */
-  columns?: number;
-}
-
 export interface ExecuteContext {
   env: Env;
-  io: ExecuteIO;
+  /** `columns`: terminal width for tables; defaults to stdout's own, else 100. */
+  io: RawStreams & { columns?: number };
   cwd: string;
   /** Aborting it is a signal: reason 'SIGTERM' exits 143, 'SIGHUP' 129, anything else 130. */
   signal?: AbortSignal;
@@ -47,9 +39,8 @@ export interface ExecuteContext {
   transport?: Transport;
   /** The user's home folder (for the default config folder); defaults to $HOME, else the OS's. */
   home?: string;
-  /** See Context.credentialLimits. */
   credentialLimits?: CredentialLimits;
-  /** See Context.setLastWords: what a forced exit (a second signal) must still say. */
+  /** What a forced exit (a second signal) must still say: see Context.setLastWords. */
   setLastWords?: (words: (() => number) | undefined) => void;
 }
 
@@ -59,9 +50,7 @@ export async function execute(argv: string[], given: ExecuteContext): Promise<nu
   const env = { ...given.env };
   const io = createIO(given.io, { env, columns: given.io.columns });
   const signal = given.signal ?? new AbortController().signal;
-  // Every request, wait and destination in flight listens on this one signal:
-  // `rotate --from --concurrency 16` has more than Node's default 10, and
-  // Node would print a MaxListenersExceededWarning on stderr.
+  // `rotate --from --concurrency 16` has more listeners than Node's default 10, which would print a warning.
   setMaxListeners(0, signal);
   const ctx: Context = {
     io,
@@ -85,8 +74,7 @@ export async function execute(argv: string[], given: ExecuteContext): Promise<nu
     await runCli(program, argv, focus);
     return EXIT.ok;
   } catch (err) {
-    // Parsing may have failed part-way: report in the mode the flags asked
-    // for, as far as commander got with them.
+    // Parsing may have failed part-way: report in the mode the flags asked for, as far as commander got.
     const mode = run.state?.output ?? outputMode(program.opts<GlobalOptions>());
     if (!run.state) {
       io.setOutputMode(mode);
@@ -106,12 +94,7 @@ export async function execute(argv: string[], given: ExecuteContext): Promise<nu
   }
 }
 
-/**
- * In a GitHub Actions job, a failed command also leaves an `::error`
- * annotation on stderr (run/ci-report.ts): the command, its endpoint, exit
- * code and first next step. One already reported (the failed items of
- * `rotate --from`, each annotated) leaves none.
- */
+/** In GitHub Actions a failed command leaves an `::error` annotation (run/ci-report.ts), unless already reported (each failed item of `rotate --from`). */
 async function annotate(e: CliError, argv: readonly string[], io: ReturnType<typeof createIO>): Promise<void> {
   if (e.reported) return;
   try {

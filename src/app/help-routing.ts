@@ -1,10 +1,7 @@
-// Commander's help and errors, routed the way chatctl documents them
-// (docs/ and `chatctl help help`): `chatctl help A B` is `chatctl A B
-// --help`, a word that names no command gets a suggestion rather than a
-// page of help, and every failure of commander's becomes one usage error
-// (exit 2) whose hint names the failing command's help. Commander is used
-// through its public API only; what the tree is (its commands, which
-// options take a value) is read from the program itself.
+// Commander's help and errors as chatctl documents them (`chatctl help help`):
+// `help A B` is `A B --help`, a word that names no command gets a suggestion,
+// and each failure of commander's is one usage error (exit 2) naming the
+// failing command's help. Through commander's public API only.
 import { type Command, CommanderError } from 'commander';
 import type { Context } from '../context.js';
 import { outputMode, type GlobalOptions } from '../run/state.js';
@@ -13,11 +10,8 @@ import { didYouMean, nearest } from '../errors/suggest.js';
 import { HELP_HELP } from '../meta/reference.js';
 import { shownSubcommands } from '../meta/tree.js';
 
-/** Help is rendered at a fixed width: it reads the same everywhere, and the build pre-renders it for the fast path in bin/chatctl.js. */
-export const HELP_WIDTH = 80;
-
-/** The operations of the webhook management API (the webhooks group has local helpers besides). */
-const API_OPERATIONS = 'create, rotate and reactivate';
+/** A fixed width: help reads the same everywhere, and the build pre-renders it for bin/chatctl.js. */
+const HELP_WIDTH = 80;
 
 /** The command each of commander's errors came from, for a hint naming that command's help. */
 const failedIn = new WeakMap<CommanderError, Command>();
@@ -27,16 +21,7 @@ export function optionsWithValue(program: Command): Set<string> {
   return new Set(program.options.filter((o) => o.required && o.long !== undefined).map((o) => o.long!));
 }
 
-/** The words argv may name at the top: every command, alias and topic (`environment`, `reference`). */
-function topLevelWords(program: Command): string[] {
-  return program.commands.flatMap((c) => [c.name(), ...c.aliases()]);
-}
-
-/**
- * Parses argv and runs the command; commander's own failures become usage
- * errors whose hint names the failing command's help. `focus` is the group
- * argv names (undefined for help or anything unclear).
- */
+/** Parses argv and runs the command. `focus` is the group argv names (undefined for help or anything unclear). */
 export async function runCli(program: Command, argv: string[], focus: string | undefined): Promise<void> {
   // Bare `chatctl`: its help on stdout and exit 0, as gh does (README, Commands).
   if (argv.length === 0) return void program.outputHelp();
@@ -63,25 +48,18 @@ function routeHelp(program: Command, argv: string[]): string[] | undefined {
     checkHelpPath(program, args);
     return args;
   } catch (err) {
-    // `help help -V`: the version is printed, and wins (below).
-    if (isVersion(err)) return undefined;
-    // Refused before commander ran: let it read the global options anyway,
-    // so the error is reported as --json or --no-color asked.
+    if (isVersion(err)) return undefined; // `help help -V`: the version is printed, and wins
+    // Refused before commander ran: let it read the global options anyway, so the error is reported as --json asked.
     try {
       program.parseOptions(argv);
     } catch (e) {
-      // -V among them (alone or first of a group, as in -Vh): commander
-      // printed the version there, and stopped reading. The version wins, as
-      // it does everywhere else (docs/configuration.md): printing the refusal
-      // too would answer twice, the error in a mode read only half-way.
+      // -V among them (as in -Vh): commander printed the version and stopped. The version wins, as everywhere else.
       if (isVersion(e)) return undefined;
-      /* the options themselves are wrong: reported as they are */
     }
     throw err;
   }
 }
 
-/** Commander's -V / --version: the version was printed. */
 function isVersion(err: unknown): boolean {
   return err instanceof CommanderError && err.code === 'commander.version';
 }
@@ -111,12 +89,7 @@ function isHelpHelp(program: Command, argv: string[]): boolean {
   return words[0] === 'help' && ((words.length === 2 && words[1] === 'help') || (words.length === 1 && helpFlag));
 }
 
-/**
- * The hint for a word that names no subcommand of `cmd`: the nearest
- * subcommand (never the opposite action); at the top level, a subcommand of
- * a group (`login` → `chatctl auth login`); under webhooks, an action the API
- * does not have says which it has.
- */
+/** The hint for a word that names no subcommand: the nearest one; at the top, a group's (`login` → `chatctl auth login`); an action the API lacks says which it has. */
 function unknownCommandHint(word: string, cmd: Command): string {
   const see = `see: ${helpCommandFor(cmd)}`;
   const subs = shownSubcommands(cmd);
@@ -128,20 +101,15 @@ function unknownCommandHint(word: string, cmd: Command): string {
   const near = nearest(word, names);
   if (near !== undefined) return `did you mean ${near}?  (${see})`;
   if (cmd.name() === 'webhooks' && cmd.parent && /^(de|un|re)?(activate|enable|disable|delete|remove|destroy|pause|suspend|stop|list|get|update|edit)$/i.test(word)) {
-    return `the webhook management API covers ${API_OPERATIONS}; there is no ${word}  (${see})`;
+    return `the webhook management API covers create, rotate and reactivate; there is no ${word}  (${see})`;
   }
   return see;
 }
 
-/**
- * `chatctl GROUP TYPO --help` is a usage error with a suggestion: without
- * this, commander shows the group's help and exits 0, as if the typo were
- * a command that has no help of its own.
- */
+/** `chatctl GROUP TYPO --help` is a usage error with a suggestion, not the group's help and exit 0. */
 function checkHelpPath(program: Command, argv: string[]): void {
   if (!argv.some((a) => a === '--help' || a === '-h')) return;
-  // --version anywhere wins over everything, in commander: left to it.
-  if (argv.some((a) => a === '--version' || a === '-V')) return;
+  if (argv.some((a) => a === '--version' || a === '-V')) return; // --version anywhere wins, in commander
   const withValue = optionsWithValue(program);
   let cmd = program;
   for (let i = 0; i < argv.length; i++) {
@@ -159,18 +127,14 @@ function checkHelpPath(program: Command, argv: string[]): void {
   }
 }
 
-/**
- * `chatctl help A B` is `chatctl A B --help` (commander's own help command
- * reads one word only); a WORD that is no command or topic gets a
- * suggestion, rather than the whole top-level help.
- */
+/** `chatctl help A B` is `chatctl A B --help` (commander's help command reads one word only). */
 function helpAsFlag(argv: string[], program: Command): string[] {
   const withValue = optionsWithValue(program);
   let at = 0;
   while (at < argv.length && argv[at]!.startsWith('-')) at += withValue.has(argv[at]!) ? 2 : 1;
   if (argv[at] !== 'help' || at + 1 >= argv.length || argv[at + 1]!.startsWith('-')) return argv;
   const topic = argv[at + 1]!;
-  const topics = topLevelWords(program);
+  const topics = program.commands.flatMap((c) => [c.name(), ...c.aliases()]);
   if (!topics.includes(topic)) {
     const hint = didYouMean(topic, topics);
     throw usageError(`no help for "${topic}": unknown command`, hint ?? unknownCommandHint(topic, program));
@@ -192,20 +156,16 @@ export function applyOutput(cmd: Command, ctx: Context): void {
   });
   cmd.configureOutput({
     writeOut: (s) => ctx.io.stdout.write(s),
-    // Commander's help after a usage error (a group without its subcommand):
-    // shown to people, muted under --json (and --query, which implies it), where only the error line goes.
+    // Commander's help after a usage error (a group without its subcommand), read before the run-state
+    // exists: muted under --json and --query, where only the error line goes.
     writeErr: (s) => {
-      if (!ctx.io.quiet && !outputMode(rootOf(cmd).opts<GlobalOptions>()).json) ctx.io.stderr.write(s);
+      let root = cmd;
+      while (root.parent) root = root.parent;
+      if (!outputMode(root.opts<GlobalOptions>()).json) ctx.io.stderr.write(s);
     },
     outputError: () => {}, // printed once, by errors/report.ts
     getOutHelpWidth: () => HELP_WIDTH,
     getErrHelpWidth: () => HELP_WIDTH,
   });
   for (const sub of cmd.commands) applyOutput(sub, ctx);
-}
-
-function rootOf(cmd: Command): Command {
-  let root = cmd;
-  while (root.parent) root = root.parent;
-  return root;
 }
