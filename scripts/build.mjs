@@ -166,7 +166,7 @@ const { buildMeta } = createRequire(import.meta.url)(new URL(`${out}/main.cjs`, 
 const meta = await buildMeta();
 writeFileSync(new URL(`${out}/fast.json`, root), JSON.stringify({ version: meta.version, aliases: meta.aliases, help: meta.help }));
 writeFileSync(new URL(`${out}/tree.json`, root), JSON.stringify(meta.tree));
-// A manual page per command, rendered by the program (src/meta/man.ts); they
+// A manual page per command, rendered by the program (src/meta/reference.ts); they
 // go to man/ beside dist/ below, and the package ships them.
 const manBuild = new URL(`${out}/man/`, root).pathname;
 mkdirSync(manBuild, { recursive: true });

@@ -9,8 +9,7 @@ import type { Context } from '../context.js';
 import { configuredProgram } from './cli.js';
 import type { Command } from 'commander';
 import { describeCommand, type CommandNode } from '../meta/tree.js';
-import { renderManPages } from '../meta/man.js';
-import { HELP_HELP } from '../meta/reference.js';
+import { HELP_HELP, renderManPages } from '../meta/reference.js';
 
 export { VERSION };
 /** For bin/chatctl.js, which writes its code cache with it. */
