@@ -13,15 +13,8 @@ import type { Env } from '../context.js';
 const KEYRING_SERVICE = 'chatctl';
 export const KEYRING_LIMIT_MS = 3_000;
 
-type KeyringResult =
-  /** get: the password, or null when there is no entry; set: null; delete: whether an entry was removed. */
-  | { ok: true; value: string | null; deleted?: boolean }
-  /** No keyring here: no binary for this platform, no Secret Service, no D-Bus session. */
-  | { ok: false; kind: 'unavailable'; reason: string }
-  /** A keyring that did not answer within the limit. */
-  | { ok: false; kind: 'timeout'; reason: string }
-  /** A keyring that answered with an error (locked, refused). */
-  | { ok: false; kind: 'failed'; reason: string };
+/** get: the password or null; delete: whether an entry went. Failures: no keyring here, no answer in time, or an error (locked). */
+type KeyringResult = { ok: true; value: string | null; deleted?: boolean } | { ok: false; kind: 'unavailable' | 'timeout' | 'failed'; reason: string };
 
 interface KeyringOptions {
   env: Env;
@@ -45,11 +38,7 @@ export function keyringCall(op: 'get' | 'set' | 'delete', account: string, opts:
   const env: Env = withoutCredentials(opts.env);
   delete env.NODE_OPTIONS;
   return new Promise<KeyringResult>((resolve, reject) => {
-    const child = spawn(process.execPath, childArgs, {
-      env: env as NodeJS.ProcessEnv,
-      stdio: [op === 'set' ? 'pipe' : 'ignore', 'pipe', 'ignore'],
-      windowsHide: true,
-    });
+    const child = spawn(process.execPath, childArgs, { env: env as NodeJS.ProcessEnv, stdio: [op === 'set' ? 'pipe' : 'ignore', 'pipe', 'ignore'], windowsHide: true });
     let out = '';
     let settled = false;
     const finish = (r: KeyringResult | Error) => {
@@ -98,18 +87,11 @@ export function keyringOptions(ctx: { env: Env; signal?: AbortSignal | undefined
 
 /** The binding's failure in plain words: D-Bus's own text says nothing to someone who only wanted a token stored. */
 function plainReason(raw: string, env: Env): string {
-  if (/autolaunch|DBUS_SESSION_BUS_ADDRESS/i.test(raw) || (process.platform === 'linux' && !env.DBUS_SESSION_BUS_ADDRESS && /dbus/i.test(raw))) {
+  if (/autolaunch|DBUS_SESSION_BUS_ADDRESS/i.test(raw) || (process.platform === 'linux' && !env.DBUS_SESSION_BUS_ADDRESS && /dbus/i.test(raw)))
     return 'no D-Bus session: DBUS_SESSION_BUS_ADDRESS is not set';
-  }
-  if (/failed to connect|no such file|connection refused|could not connect|broken pipe|connection reset/i.test(raw)) {
-    return 'the D-Bus session named by DBUS_SESSION_BUS_ADDRESS cannot be reached';
-  }
-  if (/ServiceUnknown|NameHasNoOwner|org\.freedesktop\.secrets|not provided by any/i.test(raw)) {
-    return 'no Secret Service (gnome-keyring, KWallet, KeePassXC) runs on the D-Bus session';
-  }
-  if (/no result found|locked|prompt|dismissed|NoDefault|no default collection/i.test(raw)) {
-    return 'the Secret Service has no unlocked keyring';
-  }
+  if (/failed to connect|no such file|connection refused|could not connect|broken pipe|connection reset/i.test(raw)) return 'the D-Bus session named by DBUS_SESSION_BUS_ADDRESS cannot be reached';
+  if (/ServiceUnknown|NameHasNoOwner|org\.freedesktop\.secrets|not provided by any/i.test(raw)) return 'no Secret Service (gnome-keyring, KWallet, KeePassXC) runs on the D-Bus session';
+  if (/no result found|locked|prompt|dismissed|NoDefault|no default collection/i.test(raw)) return 'the Secret Service has no unlocked keyring';
   return raw.replace(/^(Platform failure|Couldn't access platform storage): */i, '').replace(/DBus error: */gi, '');
 }
 

@@ -243,8 +243,8 @@ function tokenCheck(selected: SelectedProfile, source: Exclude<TokenSource, 'key
 async function keyringTokenCheck(selected: SelectedProfile, ctx: Context): Promise<Check> {
   const name = selected.name;
   const login = `chatctl auth login --profile ${name}`;
-  const { keyringCall } = await import('../../credentials/keyring.js');
-  const r = await keyringCall('get', name, { env: ctx.env, signal: ctx.signal, limitMs: ctx.credentialLimits?.keyringMs }).catch(() => {
+  const { keyringCall, keyringOptions } = await import('../../credentials/keyring.js');
+  const r = await keyringCall('get', name, keyringOptions(ctx)).catch(() => {
     throw localError('interrupted', 'interrupted');
   });
   if (!r.ok) return failure('token', 'config', `profile "${name}" keeps its token in the system keyring, which did not answer (${r.reason})`, unreachableKeyringHint(name));
