@@ -11,6 +11,7 @@ import { scopeKey } from '../secret/record.js';
 import { SINK_FORMS } from '../secret/sinks.js';
 import type { CommandNode, OptionForm, OptionNode, ValueKind } from '../meta/tree.js';
 import { knownEndpoints as inventory } from '../secret/inventory.js';
+import type { ScopeFlags } from '../scope/resolve.js';
 
 type KnownEndpoint = { id: string; name: string | null; detail?: string | undefined };
 
@@ -35,13 +36,7 @@ export interface Sources {
 }
 
 /** The global options of the line being completed that choose the profile and scope. */
-interface LineGlobals {
-  profile?: string | undefined;
-  baseUrl?: string | undefined;
-  org?: string | undefined;
-  app?: string | undefined;
-  env?: string | undefined;
-}
+type LineGlobals = ScopeFlags & { profile?: string | undefined };
 const GLOBAL_NAMES: Record<string, keyof LineGlobals> = { '--profile': 'profile', '--base-url': 'baseUrl', '--org': 'org', '--app': 'app', '--env': 'env' };
 
 function readConfig(env: NodeJS.ProcessEnv): ConfigData | undefined {
@@ -71,12 +66,10 @@ export function endpointsFor(env: NodeJS.ProcessEnv, globals: LineGlobals, confi
 }
 
 function findOption(nodes: CommandNode[], word: string): OptionNode | undefined {
-  for (const n of nodes) {
-    const o = n.options.find((opt) => opt.flags.includes(word));
-    if (o) return o;
-  }
-  return undefined;
+  return nodes.map((n) => n.options.find((o) => o.flags.includes(word))).find((o) => o !== undefined);
 }
+
+const none = (): Completion => ({ candidates: [], files: false });
 
 /** What the words typed so far amount to: the command, its arguments, the flags given, the option awaiting a value. */
 interface Walk {
@@ -149,7 +142,7 @@ export function complete(root: CommandNode, words: string[], current: string, so
     const eq = current.indexOf('=');
     if (eq > 0) {
       const o = findOption(path, current.slice(0, eq));
-      if (!o?.takesValue) return { candidates: [], files: false };
+      if (!o?.takesValue) return none();
       const head = current.slice(0, eq + 1);
       const inner = values(o.valueKind, o.choices, current.slice(eq + 1), sources, w);
       return { ...inner, candidates: inner.candidates.map((c) => ({ ...c, value: head + c.value })), ...(inner.files ? { prefix: head + (inner.prefix ?? '') } : {}) };
@@ -172,16 +165,12 @@ export function complete(root: CommandNode, words: string[], current: string, so
     // A command with subcommands may take an argument too (`completion install` and `completion bash`).
     const first = node.arguments[0];
     const own = first ? values(first.valueKind, first.choices, current, sources, w).candidates : [];
-    return {
-      candidates: [...node.commands.filter((c) => c.name.startsWith(current)).map((c) => ({ value: c.name, description: c.description })), ...own],
-      files: false,
-    };
+    return { candidates: [...node.commands.filter((c) => c.name.startsWith(current)).map((c) => ({ value: c.name, description: c.description })), ...own], files: false };
   }
   const arg = node.arguments[w.positionals];
   // `rotate --from FILE` names no endpoint: its argument belongs to the other form.
-  if (arg && w.positionals === 0 && [...used].some((f) => f !== 'argument')) return { candidates: [], files: false };
-  if (arg) return values(arg.valueKind, arg.choices, current, sources, w);
-  return { candidates: [], files: false };
+  if (!arg || (w.positionals === 0 && [...used].some((f) => f !== 'argument'))) return none();
+  return values(arg.valueKind, arg.choices, current, sources, w);
 }
 
 function values(kind: ValueKind, choices: string[] | undefined, current: string, sources: Sources, w: Walk): Completion {
@@ -190,42 +179,31 @@ function values(kind: ValueKind, choices: string[] | undefined, current: string,
       return { candidates: [], files: true };
     case 'choices':
       return { candidates: (choices ?? []).filter((c) => c.startsWith(current)).map((value) => ({ value })), files: false };
-    case 'profiles':
-      return {
-        candidates: sources
-          .profiles()
-          .filter((p) => p.startsWith(current))
-          .map((value) => ({ value })),
-        files: false,
-      };
+    case 'profiles': {
+      const profiles = sources.profiles().filter((p) => p.startsWith(current));
+      return { candidates: profiles.map((value) => ({ value })), files: false };
+    }
     case 'events': {
       // A comma-separated list: complete its last item, keeping the ones before it.
       const cut = current.lastIndexOf(',') + 1;
       const head = current.slice(0, cut);
       const chosen = new Set(head.split(',').filter(Boolean));
       const last = current.slice(cut);
-      return {
-        candidates: EVENT_TYPES.filter((e) => e.startsWith(last) && !chosen.has(e)).map((e) => ({ value: head + e })),
-        files: false,
-      };
+      return { candidates: EVENT_TYPES.filter((e) => e.startsWith(last) && !chosen.has(e)).map((e) => ({ value: head + e })), files: false };
     }
     case 'sinks': {
       // After `file:` or `env-file:` a path; before, the forms themselves.
       const typed = SINK_FORMS.find((s) => s.form.endsWith(':') && current.startsWith(s.form));
-      if (typed) return typed.path ? { candidates: [], files: true, prefix: typed.form } : { candidates: [], files: false };
+      if (typed) return typed.path ? { candidates: [], files: true, prefix: typed.form } : none();
       const candidates = SINK_FORMS.filter((s) => s.form.startsWith(current)).map((s) => ({ value: s.form, description: s.help }));
       return { candidates, files: false, nospace: candidates.some((c) => c.value.endsWith(':')) };
     }
-    case 'endpoints':
-      return {
-        candidates: sources
-          .endpoints(w.globals, current)
-          .filter((e) => e.id.startsWith(current))
-          .map((e) => ({ value: e.id, description: e.name !== null && e.detail ? `${e.name} (${e.detail})` : (e.name ?? e.detail) })),
-        files: false,
-      };
+    case 'endpoints': {
+      const known = sources.endpoints(w.globals, current).filter((e) => e.id.startsWith(current));
+      return { candidates: known.map((e) => ({ value: e.id, description: e.name !== null && e.detail ? `${e.name} (${e.detail})` : (e.name ?? e.detail) })), files: false };
+    }
     default:
-      return { candidates: [], files: false };
+      return none();
   }
 }
 
@@ -262,11 +240,8 @@ export function bashWords(words: string[], current: string, line: string): { wor
 function forBash(c: Completion, hidden: string): Completion {
   if (hidden === '') return c;
   const prefix = c.prefix?.startsWith(hidden) ? c.prefix.slice(hidden.length) : c.prefix;
-  return {
-    ...c,
-    candidates: c.candidates.filter((x) => x.value.startsWith(hidden)).map((x) => ({ ...x, value: x.value.slice(hidden.length) })),
-    ...(prefix !== undefined ? { prefix } : {}),
-  };
+  const candidates = c.candidates.filter((x) => x.value.startsWith(hidden)).map((x) => ({ ...x, value: x.value.slice(hidden.length) }));
+  return { ...c, candidates, ...(prefix !== undefined ? { prefix } : {}) };
 }
 
 /** The entry point of dist/complete.cjs (bin/chatctl.js): argv is everything after `__complete`. */
