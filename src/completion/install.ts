@@ -19,13 +19,6 @@ export function completionScript(shell: Shell): string {
 
 export const COMPLETION_FILES: Record<Shell, string> = { bash: 'chatctl.bash', zsh: '_chatctl', fish: 'chatctl.fish' };
 
-interface InstallTarget {
-  shell: Shell;
-  file: string;
-  /** What to tell the user after writing it. */
-  notes: string[];
-}
-
 /** An XDG base folder: the variable when it is an absolute path, else the default under HOME. */
 function xdg(env: NodeJS.ProcessEnv, name: string, home: string, fallback: string): string {
   const v = env[name];
@@ -35,6 +28,9 @@ function xdg(env: NodeJS.ProcessEnv, name: string, home: string, fallback: strin
 function tilde(path: string, home: string): string {
   return path === home ? '~' : path.startsWith(home + '/') ? `~${path.slice(home.length)}` : path;
 }
+
+/** The ways a start-up file may name `path`: as it is, with ~, with $HOME. */
+const spellings = (path: string, home: string) => [path, tilde(path, home), path.startsWith(home + '/') ? `$HOME${path.slice(home.length)}` : path];
 
 /** What bash reads at start-up system-wide (Debian, Fedora), bash-completion's main script where packages put it. */
 interface BashSystem {
@@ -71,7 +67,7 @@ function activeLines(file: string): string[] {
 /** Whether a new interactive bash loads `file`: its start-up files source it, or an installed bash-completion (which loads its user folder). */
 export function bashWillLoad(file: string, home: string, system: BashSystem = BASH_SYSTEM): boolean {
   const userRc = ['.bashrc', '.bash_profile', '.bash_login', '.profile'].map((f) => join(home, f));
-  const forms = [file, tilde(file, home), file.startsWith(home + '/') ? `$HOME${file.slice(home.length)}` : file];
+  const forms = spellings(file, home);
   const lines = [...userRc, ...system.rcFiles].flatMap(activeLines);
   if (lines.some((l) => forms.some((f) => l.includes(f)) || l.includes('chatctl completion bash'))) return true;
   const installed = system.scripts.some((s) => existsSync(s));
@@ -80,55 +76,43 @@ export function bashWillLoad(file: string, home: string, system: BashSystem = BA
   return existsSync(system.profileScript) && system.rcFiles.flatMap(activeLines).some((l) => l.includes('/etc/profile.d/'));
 }
 
-function installTarget(shell: Shell, env: NodeJS.ProcessEnv, home: string, bash: BashSystem = BASH_SYSTEM): InstallTarget {
+/** The file the script goes to, and what to tell the user after writing it. */
+function installTarget(shell: Shell, env: NodeJS.ProcessEnv, home: string): { file: string; notes: string[] } {
   switch (shell) {
     case 'bash': {
       // Where bash-completion's loader looks first (its __load_completion).
       const userDir =
         env.BASH_COMPLETION_USER_DIR && isAbsolute(env.BASH_COMPLETION_USER_DIR) ? env.BASH_COMPLETION_USER_DIR : join(xdg(env, 'XDG_DATA_HOME', home, '.local/share'), 'bash-completion');
       const file = join(userDir, 'completions', 'chatctl');
-      if (bashWillLoad(file, home, bash)) return { shell, file, notes: ['bash-completion loads it in new shells the first time you complete a chatctl command.'] };
+      if (bashWillLoad(file, home)) return { file, notes: ['bash-completion loads it in new shells the first time you complete a chatctl command.'] };
       // The script stands alone: sourcing it is enough, with or without bash-completion.
       const shown = file.startsWith(home + '/') ? `"$HOME${file.slice(home.length)}"` : `'${file.replace(/'/g, `'\\''`)}'`;
-      return {
-        shell,
-        file,
-        notes: ['Your bash start-up files do not load bash-completion, so nothing would load this script. Add this line to ~/.bashrc, then open a new shell:', `    [ -f ${shown} ] && . ${shown}`],
-      };
+      const add = 'Your bash start-up files do not load bash-completion, so nothing would load this script. Add this line to ~/.bashrc, then open a new shell:';
+      return { file, notes: [add, `    [ -f ${shown} ] && . ${shown}`] };
     }
     case 'zsh': {
       const dir = join(xdg(env, 'XDG_DATA_HOME', home, '.local/share'), 'zsh', 'site-functions');
       const shown = tilde(dir, home);
       const zshrc = join(env.ZDOTDIR && isAbsolute(env.ZDOTDIR) ? env.ZDOTDIR : home, '.zshrc');
-      const lines = [`fpath=(${shown} $fpath)`, 'autoload -Uz compinit && compinit'];
-      const notes = zshrcMentions(zshrc, dir, home)
+      let rc = '';
+      try {
+        rc = readFileSync(zshrc, 'utf8');
+      } catch {}
+      const forms = spellings(dir, home);
+      const notes = rc.split('\n').some((line) => /^\s*fpath=/.test(line) && forms.some((f) => line.includes(f)))
         ? [`${tilde(zshrc, home)} already adds ${shown} to fpath; open a new shell.`]
         : [
             `zsh finds it once that folder is on fpath. Add these lines to ${tilde(zshrc, home)} (the fpath line before any compinit already there), then open a new shell:`,
-            ...lines.map((l) => `    ${l}`),
+            `    fpath=(${shown} $fpath)`,
+            '    autoload -Uz compinit && compinit',
           ];
-      return { shell, file: join(dir, '_chatctl'), notes };
+      return { file: join(dir, '_chatctl'), notes };
     }
     case 'fish': {
       const dir = join(xdg(env, 'XDG_CONFIG_HOME', home, '.config'), 'fish', 'completions');
-      return { shell, file: join(dir, 'chatctl.fish'), notes: ['fish loads it in new shells.'] };
+      return { file: join(dir, 'chatctl.fish'), notes: ['fish loads it in new shells.'] };
     }
   }
-}
-
-function zshrcMentions(zshrc: string, dir: string, home: string): boolean {
-  let text: string;
-  try {
-    text = readFileSync(zshrc, 'utf8');
-  } catch {
-    return false;
-  }
-  const forms = [dir, tilde(dir, home), dir.startsWith(home + '/') ? `$HOME${dir.slice(home.length)}` : dir];
-  return text.split('\n').some((line) => /^\s*fpath=/.test(line) && forms.some((f) => line.includes(f)));
-}
-
-function onPath(env: NodeJS.ProcessEnv, program: string): boolean {
-  return (env.PATH ?? '').split(delimiter).some((dir) => dir !== '' && existsSync(join(dir, program)));
 }
 
 /** Writes the script (atomically) unless it is already there, byte for byte. */
@@ -150,9 +134,7 @@ function installScript(file: string, text: string): { outcome: 'created' | 'upda
 export function runCompletionInstall(opts: { shell?: Shell }, ctx: Pick<Context, 'env' | 'io'>): void {
   const fromEnv = basename(ctx.env.SHELL ?? '');
   const shell = opts.shell ?? SHELLS.find((s) => s === fromEnv);
-  if (!shell) {
-    throw usageError(`cannot tell your shell from SHELL=${JSON.stringify(ctx.env.SHELL ?? '')}`, 'name it: chatctl completion install --shell bash|zsh|fish');
-  }
+  if (!shell) throw usageError(`cannot tell your shell from SHELL=${JSON.stringify(ctx.env.SHELL ?? '')}`, 'name it: chatctl completion install --shell bash|zsh|fish');
   const home = ctx.env.HOME && isAbsolute(ctx.env.HOME) ? ctx.env.HOME : homedir();
   const target = installTarget(shell, ctx.env, home);
   let result: ReturnType<typeof installScript>;
@@ -168,7 +150,8 @@ export function runCompletionInstall(opts: { shell?: Shell }, ctx: Pick<Context,
   if (result.outcome === 'unchanged') out.push(`The ${shell} completion script is already up to date: ${target.file}`);
   else out.push(`${result.outcome === 'created' ? 'Wrote' : 'Updated'} the ${shell} completion script: ${target.file}`);
   out.push(...target.notes);
-  if (!onPath(ctx.env, 'chatctl') && !ctx.env.CHATCTL_BIN) {
+  const onPath = (ctx.env.PATH ?? '').split(delimiter).some((dir) => dir !== '' && existsSync(join(dir, 'chatctl')));
+  if (!onPath && !ctx.env.CHATCTL_BIN) {
     out.push('Note: chatctl is not on your PATH, and the script runs "chatctl" on each TAB: install it with npm install -g . (or npm link), or set CHATCTL_BIN to its path.');
   }
   ctx.io.stdout.write(out.join('\n') + '\n');
