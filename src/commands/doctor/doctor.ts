@@ -20,7 +20,7 @@ import { SCOPE_INPUTS, type ScopeDescription } from '../../scope/resolve.js';
 import type { ProfileSource, SelectedProfile } from '../../config/profile.js';
 import { helperLabel, storedTokenSource, unreachableKeyringHint, type TokenSource } from '../../credentials/source.js';
 import { proxyFor, type ProxyChoice } from '../../http/select-transport.js';
-import { isTransportError, MAX_BODY_BYTES, type WireResponse } from '../../http/transport.js';
+import { isTransportError, MAX_BODY_BYTES, type Transport, type WireResponse } from '../../http/transport.js';
 import { headerValue } from '../../http/classify.js';
 import { userAgent } from '../../run/webhooks-client.js';
 import { escapeInline, shellWord } from '../../output/sanitize.js';
@@ -261,57 +261,70 @@ function rethrowIfInterrupted(ctx: Context): void {
 /** The network checks in order; when one fails, the ones after it are "not checked". */
 const NETWORK_CHECKS = ['proxy', 'DNS', 'TCP', 'TLS', 'round trip', 'clock'];
 
-/** What one step found, and, when it failed, why the rest cannot run. */
-interface Step {
-  checks: Check[];
-  stop?: string | undefined;
-}
-
-const passed = (...checks: Check[]): Step => ({ checks });
-const stopped = (check: Check, why: string): Step => ({ checks: [check], stop: why });
-
-/** Where a request to the base URL connects: the proxy the transport chose for it, or the server itself. */
-interface Route {
-  url: URL;
-  choice: ProxyChoice;
-  host: string;
-  port: number;
-  /** "the proxy " before a detail about the proxy, else nothing. */
-  via: string;
-}
-
 const portOf = (url: URL) => Number(url.port || (url.protocol === 'https:' ? 443 : 80));
 const bareHost = (url: URL) => url.hostname.replace(/^\[|\]$/g, '');
+type ProbeFailure = Error & { code?: string };
 
 async function networkChecks(url: URL | undefined, ctx: Context, deps: DoctorDeps, timeoutMs: number): Promise<Check[]> {
   if (!url) return NETWORK_CHECKS.map((n) => skipped(n, 'no usable base URL'));
   const out: Check[] = [];
-  const went = ({ checks, stop }: Step): boolean => {
-    out.push(...checks);
-    if (stop !== undefined) for (const n of NETWORK_CHECKS.slice(out.length)) out.push(skipped(n, stop));
-    return stop === undefined;
+  const stop = (check: Check, why: string): false => {
+    out.push(check, ...NETWORK_CHECKS.slice(out.length + 1).map((n) => skipped(n, why)));
+    return false;
   };
-  const proxy = proxyStep(url, ctx);
-  if (!went(proxy) || !proxy.route) return out;
-  const route = proxy.route;
-  const steps = [() => dnsStep(route, ctx, deps), () => tcpStep(route, ctx, deps), () => tlsStep(route, ctx, deps), () => roundTripStep(url, ctx, timeoutMs)];
-  for (const step of steps) {
+  // Each step runs only when the one before it passed.
+  const step = async (run: () => Promise<Check | Check[]>, fail: (e: ProbeFailure) => [Check, string]): Promise<boolean> => {
     rethrowIfInterrupted(ctx);
-    if (!went(await step())) break;
-  }
-  return out;
-}
-
-/** The transport's own answer for this URL (proxyFor); DNS and TCP go to the proxy when there is one. */
-function proxyStep(url: URL, ctx: Context): Step & { route?: Route } {
+    try {
+      out.push(...[await run()].flat());
+      return true;
+    } catch (err) {
+      rethrowIfInterrupted(ctx);
+      return stop(...fail(err as ProbeFailure));
+    }
+  };
   let choice: ProxyChoice;
   try {
-    choice = proxyFor(url, ctx.env);
+    choice = proxyFor(url, ctx.env); // the transport's own answer for this URL
   } catch (err) {
-    return stopped(refused('proxy', err), 'the proxy variable is not usable');
+    stop(refused('proxy', err), 'the proxy variable is not usable');
+    return out;
   }
+  out.push(ok('proxy', describeProxy(choice, url)));
+  // DNS and TCP go to the proxy when there is one: that is where chatctl connects.
   const target = choice.proxy ?? url;
-  return { checks: [ok('proxy', describeProxy(choice, url))], route: { url, choice, host: bareHost(target), port: portOf(target), via: choice.proxy ? 'the proxy ' : '' } };
+  const [host, port, via] = [bareHost(target), portOf(target), choice.proxy ? 'the proxy ' : ''];
+  const dnsFix = choice.proxy ? 'check the proxy variable' : 'check the host name in the base URL, and your network or DNS settings';
+  const tcpFix = choice.proxy ? 'is the proxy running, and the variable right?' : 'is the server running, and the port in the base URL right? A firewall?';
+  const dns = async () => {
+    if (isIP(host)) return ok('DNS', `${via}${host} is an address: nothing to look up`);
+    const addresses = await deps.probes.lookup(host, PROBE_TIMEOUT_MS, ctx.signal);
+    return ok('DNS', `${via}${host} → ${addresses.slice(0, 4).join(', ')}${addresses.length > 4 ? ', …' : ''}`);
+  };
+  if (!(await step(dns, (e) => [failure('DNS', 'network', `${via}${e.message}`, dnsFix), 'the host name does not resolve']))) return out;
+  const tcp = async () => (await deps.probes.connect(host, port, PROBE_TIMEOUT_MS, ctx.signal), ok('TCP', `${via}${host}:${port} accepts connections`));
+  if (!(await step(tcp, (e) => [failure('TCP', 'network', `${via}${e.message}`, tcpFix), 'no TCP connection']))) return out;
+  const tls = async () => {
+    if (url.protocol !== 'https:') return ok('TLS', 'not used: http on loopback');
+    if (choice.proxy) return ok('TLS', 'through the proxy: the round trip below checks it');
+    return certificateCheck(await deps.probes.tls(bareHost(url), portOf(url), PROBE_TIMEOUT_MS, ctx.signal), ctx.now());
+  };
+  const tlsFailed = (e: ProbeFailure): [Check, string] => {
+    const privateCa = /CERT|SELF_SIGNED|UNABLE_TO/.test(e.code ?? '');
+    const fix = privateCa ? 'a private certificate authority? point NODE_EXTRA_CA_CERTS at its PEM file' : 'check that the base URL points at an https server';
+    return [failure('TLS', 'network', e.message, fix), 'no TLS connection'];
+  };
+  if (!(await step(tls, tlsFailed))) return out;
+  rethrowIfInterrupted(ctx);
+  const transport = await ctx.transport();
+  await step(
+    () => roundTrip(transport, url, ctx, timeoutMs),
+    (e) => {
+      if (isTransportError(e) && e.failure === 'aborted') throw localError('interrupted', 'interrupted');
+      return [failure('round trip', 'network', `GET ${url.href}: ${e.message}`, 'run again with --timeout 60; check the proxy and the server'), 'no answer from the server'];
+    },
+  );
+  return out;
 }
 
 function describeProxy(choice: ProxyChoice, url: URL): string {
@@ -326,52 +339,6 @@ function describeProxy(choice: ProxyChoice, url: URL): string {
   return `none: a direct connection (no ${url.protocol === 'https:' ? 'https_proxy, HTTPS_PROXY, http_proxy or HTTP_PROXY' : 'http_proxy or HTTP_PROXY'})`;
 }
 
-/** A probe that failed: the check's failure and why the rest are not run (Ctrl-C rethrown). */
-async function probe(ctx: Context, run: () => Promise<Check>, fail: (err: Error & { code?: string }) => Step): Promise<Step> {
-  try {
-    return passed(await run());
-  } catch (err) {
-    rethrowIfInterrupted(ctx);
-    return fail(err as Error & { code?: string });
-  }
-}
-
-async function dnsStep(r: Route, ctx: Context, deps: DoctorDeps): Promise<Step> {
-  if (isIP(r.host)) return passed(ok('DNS', `${r.via}${r.host} is an address: nothing to look up`));
-  const fix = r.choice.proxy ? 'check the proxy variable' : 'check the host name in the base URL, and your network or DNS settings';
-  return probe(
-    ctx,
-    async () => {
-      const addresses = await deps.probes.lookup(r.host, PROBE_TIMEOUT_MS, ctx.signal);
-      return ok('DNS', `${r.via}${r.host} → ${addresses.slice(0, 4).join(', ')}${addresses.length > 4 ? ', …' : ''}`);
-    },
-    (e) => stopped(failure('DNS', 'network', `${r.via}${e.message}`, fix), 'the host name does not resolve'),
-  );
-}
-
-async function tcpStep(r: Route, ctx: Context, deps: DoctorDeps): Promise<Step> {
-  const fix = r.choice.proxy ? 'is the proxy running, and the variable right?' : 'is the server running, and the port in the base URL right? A firewall?';
-  return probe(
-    ctx,
-    async () => (await deps.probes.connect(r.host, r.port, PROBE_TIMEOUT_MS, ctx.signal), ok('TCP', `${r.via}${r.host}:${r.port} accepts connections`)),
-    (e) => stopped(failure('TCP', 'network', `${r.via}${e.message}`, fix), 'no TCP connection'),
-  );
-}
-
-async function tlsStep(r: Route, ctx: Context, deps: DoctorDeps): Promise<Step> {
-  if (r.url.protocol !== 'https:') return passed(ok('TLS', 'not used: http on loopback'));
-  if (r.choice.proxy) return passed(ok('TLS', 'through the proxy: the round trip below checks it'));
-  return probe(
-    ctx,
-    async () => certificateCheck(await deps.probes.tls(bareHost(r.url), portOf(r.url), PROBE_TIMEOUT_MS, ctx.signal), ctx.now()),
-    (e) => {
-      const privateCa = /CERT|SELF_SIGNED|UNABLE_TO/.test(e.code ?? '');
-      const fix = privateCa ? 'a private certificate authority? point NODE_EXTRA_CA_CERTS at its PEM file' : 'check that the base URL points at an https server';
-      return stopped(failure('TLS', 'network', e.message, fix), 'no TLS connection');
-    },
-  );
-}
-
 function certificateCheck(facts: { protocol: string; validTo: string }, now: number): Check {
   const until = Date.parse(facts.validTo);
   const days = Number.isFinite(until) ? Math.floor((until - now) / 86_400_000) : undefined;
@@ -381,24 +348,14 @@ function certificateCheck(facts: { protocol: string; validTo: string }, now: num
 }
 
 /** A GET of the base URL without the token: any HTTP answer shows the path works; its Date header gives the clock skew. */
-async function roundTripStep(url: URL, ctx: Context, timeoutMs: number): Promise<Step> {
-  const transport = await ctx.transport();
+async function roundTrip(transport: Transport, url: URL, ctx: Context, timeoutMs: number): Promise<Check[]> {
   const started = ctx.now();
-  let res: WireResponse;
-  try {
-    res = await transport(
-      { method: 'GET', url: url.href, headers: { Accept: 'application/json', 'User-Agent': userAgent(ctx) }, body: '' },
-      { timeoutMs, maxBodyBytes: MAX_BODY_BYTES, signal: ctx.signal },
-    );
-  } catch (err) {
-    rethrowIfInterrupted(ctx);
-    if (isTransportError(err) && err.failure === 'aborted') throw localError('interrupted', 'interrupted');
-    return stopped(failure('round trip', 'network', `GET ${url.href}: ${(err as Error).message}`, 'run again with --timeout 60; check the proxy and the server'), 'no answer from the server');
-  }
+  const headers = { Accept: 'application/json', 'User-Agent': userAgent(ctx) };
+  const res = await transport({ method: 'GET', url: url.href, headers, body: '' }, { timeoutMs, maxBodyBytes: MAX_BODY_BYTES, signal: ctx.signal });
   const finished = ctx.now();
   const detail = `GET ${url.href} (without the token) answered HTTP ${res.status} in ${finished - started} ms`;
   const trip = res.status >= 500 ? warning('round trip', detail, 'the server or a proxy in between reports a failure: try again later') : ok('round trip', detail);
-  return passed(trip, clockCheck(res, (started + finished) / 2));
+  return [trip, clockCheck(res, (started + finished) / 2)];
 }
 
 /** The skew between this clock, at the middle of the exchange, and the server's Date header (whole seconds). */
