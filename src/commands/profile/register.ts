@@ -2,11 +2,7 @@
 import type { Command } from 'commander';
 import { examples, type Factory } from '../app.js';
 
-/**
- * The scope flags `profile set` stores. They are the program's global options
- * (every API command takes them to override a profile), so commander lists
- * them under `chatctl --help` only; this command exists for them.
- */
+/** The scope flags `profile set` stores: global options, which commander lists under `chatctl --help` only. */
 const PROFILE_SET_SCOPE = `
 Scope to store (global options, given before or after the command; an empty
 value such as --env '' clears the field):
