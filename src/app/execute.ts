@@ -44,7 +44,7 @@ export interface ExecuteContext {
   setLastWords?: (words: (() => number) | undefined) => void;
 }
 
-const SIGNAL_EXIT: Record<string, ExitCode> = { SIGHUP: EXIT.hangup, SIGINT: EXIT.interrupted, SIGTERM: EXIT.terminated };
+export const SIGNAL_EXIT: Record<string, ExitCode> = { SIGHUP: EXIT.hangup, SIGINT: EXIT.interrupted, SIGTERM: EXIT.terminated };
 
 export async function execute(argv: string[], given: ExecuteContext): Promise<number> {
   const env = { ...given.env };

@@ -2,7 +2,7 @@
 // working folder, signals as an AbortSignal; bin/chatctl.js sets the exit
 // status. Nothing else in src/ touches process.env, argv, the streams or exit.
 import { fstatSync, statSync } from 'node:fs';
-import { execute, VERSION } from './execute.js';
+import { execute, SIGNAL_EXIT, VERSION } from './execute.js';
 import { FullWriteStream } from '../output/full-writes.js';
 import { createIO } from '../output/io.js';
 import type { Context } from '../context.js';
@@ -16,7 +16,6 @@ export { VERSION };
 export { writeFileAtomic } from '../fs/atomic.js';
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-const EXIT_FOR_SIGNAL = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
 
 export async function run(argv: string[] = process.argv.slice(2)): Promise<number> {
   const controller = new AbortController();
@@ -27,7 +26,7 @@ export async function run(argv: string[] = process.argv.slice(2)): Promise<numbe
     // A second signal means "now": what the command registered (a kept secret's whereabouts) is said first;
     // a run that already failed (13) keeps its code while its output drains.
     if (++received > 1) {
-      let code: number = EXIT_FOR_SIGNAL[signal];
+      let code: number = SIGNAL_EXIT[signal]!;
       try {
         if (lastWords) code = lastWords();
         else if (finished !== undefined && finished !== 0) code = finished;

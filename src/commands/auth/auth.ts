@@ -23,14 +23,12 @@ function profileReason(source: ProfileSource): string {
   return source === 'current' ? 'the current profile' : 'no profile chosen: --profile, CHATCTL_PROFILE or chatctl profile use NAME chooses one';
 }
 
-/** What storing the token did, for the notices. */
+/** What storing the token did, for the notices; `fallback`: why the keyring was not used; `leftInKeyring`: its entry is to go. */
 interface Stored {
   name: string;
   source: ProfileSource;
   inKeyring: boolean;
-  /** Why the keyring was not used, when it was tried. */
   fallback: string | undefined;
-  /** The keyring held it before and config.json does now: the entry is to go. */
   leftInKeyring: boolean;
   movedFromFile: boolean;
   hasCommand: boolean;
@@ -190,10 +188,7 @@ export async function runAuthToken(opts: { yes?: boolean }, f: Factory): Promise
 }
 
 /** Whether the token in effect could be read, and why not: null when there is none to read. */
-interface TokenRead {
-  readable: boolean | null;
-  error: CliError | undefined;
-}
+type TokenRead = { readable: boolean | null; error: CliError | undefined };
 
 const SOURCE_WORDS: Record<ValueSource, string> = { flag: 'flag', env: 'environment', profile: 'profile', default: 'default', none: 'not set' };
 
