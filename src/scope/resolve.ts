@@ -57,15 +57,10 @@ export const SCOPE_INPUTS = {
 } as const;
 
 function pick(flag: string | undefined, env: string | undefined, stored: string | undefined): SourcedValue {
-  for (const [value, source] of [
-    [flag, 'flag'],
-    [env, 'env'],
-    [stored, 'profile'],
-  ] as const) {
-    const v = nonEmpty(value);
-    if (v !== undefined) return { value: v, source };
-  }
-  return { value: null, source: 'none' };
+  const [f, e, p] = [nonEmpty(flag), nonEmpty(env), nonEmpty(stored)];
+  if (f !== undefined) return { value: f, source: 'flag' };
+  if (e !== undefined) return { value: e, source: 'env' };
+  return p !== undefined ? { value: p, source: 'profile' } : { value: null, source: 'none' };
 }
 
 /** Each value as given, refusing nothing. */
