@@ -1,8 +1,6 @@
-// config.json and its folder as chatctl trusts them (docs/configuration.md,
-// Files): read directly and checked (owner, modes, regular file, UTF-8 JSON of
-// the shape), never through a link, never opening a FIFO; written under the
-// lock by the write path (conf-writer.ts), loaded only by the commands that
-// write. A bad file is a configuration error naming it, and never overwritten.
+// config.json and its folder, read and checked as docs/configuration.md
+// (Files) says, never through a link nor opening a FIFO; written under the lock
+// by conf-writer.ts. A bad file is an error naming it, never overwritten.
 import type { Context } from '../context.js';
 import { shellWord } from '../output/sanitize.js';
 import { readToEnd } from '../fs/read.js';

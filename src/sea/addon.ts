@@ -1,10 +1,6 @@
 // The keyring's native addon for the single executable, unpacked into
-// `<cache folder>/native/` and loaded from there (docs/distribution.md, "The
-// keyring addon"). Another user's bytes are kept out: the file is hashed through
-// an open descriptor that on Linux is what gets loaded (/proc/self/fd/N, so a
-// swap between hash and load changes nothing), and the cache folder and those
-// above it must be this user's or root's and closed to group and others
-// (sticky /tmp allowed), which keeps it ours where there is no /proc.
+// `<cache folder>/native/` and loaded from there; why each check keeps
+// another user's bytes out: docs/distribution.md (the keyring).
 import { chmodSync, closeSync, constants, fstatSync, lstatSync, openSync, readSync, realpathSync, renameSync, statSync, writeSync, type Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Hash } from 'node:crypto';
