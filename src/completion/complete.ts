@@ -15,10 +15,7 @@ import type { ScopeFlags } from '../scope/resolve.js';
 
 type KnownEndpoint = { id: string; name: string | null; detail?: string | undefined };
 
-interface Candidate {
-  value: string;
-  description?: string | undefined;
-}
+type Candidate = { value: string; description?: string | undefined };
 export interface Completion {
   candidates: Candidate[];
   /** Let the shell complete file names: after `prefix` when given (the current word starts with it). */

@@ -3,9 +3,7 @@ import { profileOf, type ConfigData, type Profile } from './schema.js';
 import { unknownProfileError } from '../errors/hints.js';
 import { nonEmpty } from '../input/values.js';
 
-export interface ProfileFlags {
-  profile?: string | undefined;
-}
+export type ProfileFlags = { profile?: string | undefined };
 
 export type ProfileSource = 'flag' | 'env' | 'current' | 'default';
 

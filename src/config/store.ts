@@ -165,10 +165,7 @@ export interface ConfigStore {
   update(change: (data: ConfigData) => ConfigData | undefined): Promise<ConfigData>;
 }
 
-interface StoreOptions extends LockedUpdateOptions {
-  warn?: Warn;
-  uid?: number | undefined;
-}
+type StoreOptions = LockedUpdateOptions & { warn?: Warn; uid?: number | undefined };
 
 /** The store a command uses: its warnings are notices (muted with --json). */
 export function configStoreFor(ctx: Pick<Context, 'configDir' | 'env' | 'io' | 'signal' | 'now' | 'sleep' | 'random'>): ConfigStore {

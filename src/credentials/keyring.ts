@@ -16,11 +16,7 @@ export const KEYRING_LIMIT_MS = 3_000;
 /** get: the password or null; delete: whether an entry went. Failures: no keyring here, no answer in time, or an error (locked). */
 type KeyringResult = { ok: true; value: string | null; deleted?: boolean } | { ok: false; kind: 'unavailable' | 'timeout' | 'failed'; reason: string };
 
-interface KeyringOptions {
-  env: Env;
-  signal?: AbortSignal | undefined;
-  limitMs?: number | undefined;
-}
+type KeyringOptions = { env: Env; signal?: AbortSignal | undefined; limitMs?: number | undefined };
 
 const CHILD_FILE = 'keyring-child.cjs';
 

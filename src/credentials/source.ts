@@ -64,12 +64,7 @@ export function checkTokenSize(token: string, what: string, refuse: (message: st
 }
 
 /** Where the token of a run came from, and the profile's own source when CHATCTL_TOKEN hides it. */
-export interface TokenOrigin {
-  source: TokenSource;
-  profile: string;
-  shadowed?: Exclude<TokenSource, 'env'> | undefined;
-  command?: string | undefined;
-}
+export type TokenOrigin = { source: TokenSource; profile: string; shadowed?: Exclude<TokenSource, 'env'> | undefined; command?: string | undefined };
 
 const STORED_WORDS = { command: 'token command', keyring: 'keyring entry', file: 'file token' } as const;
 

@@ -16,11 +16,7 @@ export interface ObtainedToken {
   profile: string;
 }
 
-interface ObtainDeps {
-  env: Env;
-  signal?: AbortSignal | undefined;
-  limits?: CredentialLimits | undefined;
-}
+type ObtainDeps = { env: Env; signal?: AbortSignal | undefined; limits?: CredentialLimits | undefined };
 
 /** The token in effect, or undefined when there is none. A helper or keyring that fails, or a token over 64 KiB, is exit 3. */
 export async function obtainToken(sel: SelectedProfile, deps: ObtainDeps): Promise<ObtainedToken | undefined> {

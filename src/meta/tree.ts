@@ -18,12 +18,7 @@ export interface OptionNode {
   form?: OptionForm;
 }
 
-interface ArgumentNode {
-  name: string;
-  required: boolean;
-  valueKind: ValueKind;
-  choices?: string[];
-}
+type ArgumentNode = { name: string; required: boolean; valueKind: ValueKind; choices?: string[] };
 
 export interface CommandNode {
   name: string;

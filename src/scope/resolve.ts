@@ -11,12 +11,7 @@ import { checkBaseUrl, checkHeaderValue } from '../http/wire-checks.js';
 import { nonEmpty } from '../input/values.js';
 
 /** The global options that name the scope and the base URL, as commander parses them. */
-export interface ScopeFlags {
-  baseUrl?: string | undefined;
-  org?: string | undefined;
-  app?: string | undefined;
-  env?: string | undefined;
-}
+export type ScopeFlags = { baseUrl?: string | undefined; org?: string | undefined; app?: string | undefined; env?: string | undefined };
 
 export interface Connection {
   baseUrl: string; // no trailing slash
@@ -27,10 +22,7 @@ export interface Connection {
 
 export type ValueSource = 'flag' | 'env' | 'profile' | 'default' | 'none';
 
-export interface SourcedValue {
-  value: string | null;
-  source: ValueSource;
-}
+export type SourcedValue = { value: string | null; source: ValueSource };
 
 /** Everything `auth status` and `doctor` say about the scope in effect; no credential's value. */
 export interface ScopeDescription {

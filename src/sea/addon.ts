@@ -7,10 +7,7 @@ import type { Hash } from 'node:crypto';
 import { makeFolders } from '../config/make-folders.js';
 
 /** The addon the executable carries: its SHA-256 (hex), and its bytes, read from the assets only when needed. */
-export interface AddonSource {
-  sha256: string;
-  bytes(): Uint8Array;
-}
+export type AddonSource = { sha256: string; bytes(): Uint8Array };
 
 interface AddonOptions {
   /** A fresh SHA-256 (node:crypto, loaded by the caller only when needed). */

@@ -9,10 +9,7 @@ declare const __CHATCTL_VERSION__: string;
 /** The V8 flag the code caches were made with (scripts/package.mjs, HASH_SEED). */
 declare const __CHATCTL_HASH_SEED__: string;
 
-interface FastAnswers {
-  aliases: Record<string, string>;
-  help: Record<string, string>;
-}
+type FastAnswers = { aliases: Record<string, string>; help: Record<string, string> };
 
 /** The pre-rendered answer for `--version`, `CMD… --help` and `help CMD…`, as bin/chatctl.js gives it. */
 export function fastAnswer(args: string[], fast: () => FastAnswers, version: string): string | undefined {
