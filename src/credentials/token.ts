@@ -43,30 +43,21 @@ function checkBound(token: string, source: TokenSource, profile: string): void {
 }
 
 async function fromSource(sel: SelectedProfile, deps: ObtainDeps): Promise<ObtainedToken | undefined> {
-  const source = tokenSourceOf(deps.env, sel.profile);
   const profile = sel.name;
-  switch (source) {
-    case undefined:
-      return undefined;
-    case 'env':
-      return { token: deps.env.CHATCTL_TOKEN!.trim(), source, profile };
-    case 'file':
-      return { token: sel.profile!.token!, source, profile };
-    case 'command': {
-      const { runTokenCommand } = await import('./helper.js');
-      const token = await runTokenCommand(profile, sel.profile!.tokenCommand!, { env: deps.env, signal: deps.signal, limitMs: deps.limits?.helperMs });
-      return { token, source, profile };
-    }
-    case 'keyring': {
-      const { keyringCall } = await import('./keyring.js');
-      const r = await keyringCall('get', profile, { env: deps.env, signal: deps.signal, limitMs: deps.limits?.keyringMs });
-      const shown = escapeInline(profile);
-      const next = `run: chatctl auth login --profile ${profile} (or set CHATCTL_TOKEN)`;
-      if (!r.ok) throw configError(`cannot read the token of profile "${shown}" from the system keyring: ${escapeInline(r.reason)}`, unreachableKeyringHint(profile));
-      if (r.value === null || r.value === '') throw configError(`profile "${shown}" keeps its token in the system keyring, but there is no entry (service chatctl, account "${shown}")`, next);
-      if (/\s/.test(r.value) || !isHeaderSafe(r.value))
-        throw configError(`the keyring entry of profile "${shown}" is not a token (whitespace or characters that cannot be sent in an HTTP header)`, next);
-      return { token: r.value, source, profile };
-    }
+  const preset = resolveToken(deps.env, sel); // CHATCTL_TOKEN or the file token
+  if (preset) return { ...preset, profile };
+  const source = tokenSourceOf(deps.env, sel.profile);
+  if (source === 'command') {
+    const { runTokenCommand } = await import('./helper.js');
+    return { token: await runTokenCommand(profile, sel.profile!.tokenCommand!, { env: deps.env, signal: deps.signal, limitMs: deps.limits?.helperMs }), source, profile };
   }
+  if (source !== 'keyring') return undefined;
+  const { keyringCall } = await import('./keyring.js');
+  const r = await keyringCall('get', profile, { env: deps.env, signal: deps.signal, limitMs: deps.limits?.keyringMs });
+  const shown = escapeInline(profile);
+  const next = `run: chatctl auth login --profile ${profile} (or set CHATCTL_TOKEN)`;
+  if (!r.ok) throw configError(`cannot read the token of profile "${shown}" from the system keyring: ${escapeInline(r.reason)}`, unreachableKeyringHint(profile));
+  if (r.value === null || r.value === '') throw configError(`profile "${shown}" keeps its token in the system keyring, but there is no entry (service chatctl, account "${shown}")`, next);
+  if (/\s/.test(r.value) || !isHeaderSafe(r.value)) throw configError(`the keyring entry of profile "${shown}" is not a token (whitespace or characters that cannot be sent in an HTTP header)`, next);
+  return { token: r.value, source, profile };
 }
