@@ -62,32 +62,19 @@ const { config, auth, permission, notFound, versionConflict, conflict, rejected,
 /** What any request to the API can be answered with. */
 const API = [config, auth, permission, notFound, versionConflict, conflict, rejected, limit, rateLimited, unavailable];
 
+/** What this machine saw, nothing sent: only an unreadable config (3). */
+const LOCAL = ['webhooks list', 'webhooks show', 'profile list', 'profile show', 'profile set', 'profile use', 'profile remove', 'auth login', 'auth logout', 'auth status', 'auth token'];
+const NOTHING = ['webhooks fingerprint', 'webhooks sign', 'exit-codes', 'completion', 'completion install', 'version', 'sandbox'];
+
 export const EXIT_STATUS_BY_COMMAND: Readonly<Record<string, readonly number[]>> = {
   'webhooks create': [...API, secretNotDelivered],
   'webhooks rotate': [...API, secretNotDelivered, partial],
   'webhooks reactivate': API,
-  // What this machine saw: nothing is sent; an unreadable config is 3.
-  'webhooks list': [config],
-  'webhooks show': [config],
-  'webhooks fingerprint': [],
-  'webhooks sign': [],
-  'webhooks verify': [rejected],
   'webhooks trigger': API,
-  'profile list': [config],
-  'profile show': [config],
-  'profile set': [config],
-  'profile use': [config],
-  'profile remove': [config],
-  'auth login': [config],
-  'auth logout': [config],
-  'auth status': [config],
-  'auth token': [config],
+  'webhooks verify': [rejected],
   doctor: [config, auth, unavailable],
-  'exit-codes': [],
-  completion: [],
-  'completion install': [],
-  version: [],
-  sandbox: [],
+  ...Object.fromEntries(LOCAL.map((c) => [c, [config]])),
+  ...Object.fromEntries(NOTHING.map((c) => [c, []])),
 };
 
 /** Every command can also end with 0, 1, 2 and by a signal; one not listed (a group) with any code. */
