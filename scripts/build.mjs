@@ -130,7 +130,7 @@ copyFileSync(new URL('src/credentials/keyring-child.cjs', root), new URL(`${out}
 // Written without indentation and comments, as main.cjs: with the scope of
 // the endpoints it offers (config, profile, scope rules) it is about 28 KB
 // as written, 22 KB so (the engine alone was 7 KB).
-metafiles.push((await build({ ...common, entryPoints: ['src/completion/entry.ts'], outfile: `${out}/complete.cjs`, minifyWhitespace: true, minifySyntax: true })).metafile);
+metafiles.push((await build({ ...common, entryPoints: ['src/completion/complete.ts'], outfile: `${out}/complete.cjs`, minifyWhitespace: true, minifySyntax: true })).metafile);
 
 // Every bundle is ASCII. A single character beyond it makes V8 hold the
 // whole source as a two-byte string: main.cjs then took twice as long to
@@ -166,7 +166,7 @@ const { buildMeta } = createRequire(import.meta.url)(new URL(`${out}/main.cjs`, 
 const meta = await buildMeta();
 writeFileSync(new URL(`${out}/fast.json`, root), JSON.stringify({ version: meta.version, aliases: meta.aliases, help: meta.help }));
 writeFileSync(new URL(`${out}/tree.json`, root), JSON.stringify(meta.tree));
-// A manual page per command, rendered by the program (src/meta/man.ts); they
+// A manual page per command, rendered by the program (src/meta/reference.ts); they
 // go to man/ beside dist/ below, and the package ships them.
 const manBuild = new URL(`${out}/man/`, root).pathname;
 mkdirSync(manBuild, { recursive: true });

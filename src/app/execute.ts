@@ -1,38 +1,33 @@
-// The one seam from argv to exit code. execute() takes the arguments (no
-// node or script path) and the world of the run in `ctx` — environment,
-// streams, working folder, and optionally the clock, the random source and
-// the transport — and resolves with the exit status. It never reads
-// process.env, process.argv or the process's streams and never exits the
-// process: src/app/main.ts is the only adapter from a real process to this, and
-// tests call it in-process with their own streams.
+// The one seam from argv to exit code: the world of the run (environment,
+// streams, working folder; optionally clock, random and transport) comes in,
+// the exit status goes out. No process globals: main.ts adapts a real process.
 import { setMaxListeners } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import { homedir } from 'node:os';
 import type { Context, CredentialLimits, Env } from '../context.js';
 import type { Transport } from '../http/transport.js';
-import { createIO, loadPalettes, type RawStreams } from '../output/io.js';
-import { configDir } from '../config/paths.js';
+import { createIO, type RawStreams } from '../output/io.js';
+import { loadPalettes } from '../output/io.js';
+import { configDir } from '../config/schema.js';
 import { randomUUID } from '../fs/files.js';
-import { explainError, reportError, scopeOriginOf, toCliError } from '../errors/explain.js';
-import { CliError, EXIT, type ExitCode } from '../errors/cli-error.js';
-import { configuredProgram, focusOf, GLOBALS_WITH_VALUE } from './cli.js';
+import { reportError, toCliError } from '../errors/explain.js';
+import { CliError } from '../errors/cli-error.js';
+import { EXIT, type ExitCode } from '../errors/cli-error.js';
+import { configuredProgram, focusOf, GLOBALS_WITH_VALUE, runCli } from './cli.js';
 import { inGitHubActions } from '../output/json.js';
-import { runCli } from './help-routing.js';
+import { explainError } from '../errors/explain.js';
 import { outputMode, type GlobalOptions, type RunStateSlot } from '../run/state.js';
-import { explainCredential } from '../credentials/origin.js';
+import { explainCredential } from '../credentials/source.js';
 import type { Clock } from '../system/clock.js';
+import { scopeOriginOf } from '../errors/explain.js';
 
 declare const __CHATCTL_VERSION__: string;
 export const VERSION = typeof __CHATCTL_VERSION__ === 'string' ? __CHATCTL_VERSION__ : '0.0.0-dev';
 
-export interface ExecuteIO extends RawStreams {
-  /** Terminal width for tables; defaults to stdout's own, else 100. */
-  columns?: number;
-}
-
 export interface ExecuteContext {
   env: Env;
-  io: ExecuteIO;
+  /** `columns`: terminal width for tables; defaults to stdout's own, else 100. */
+  io: RawStreams & { columns?: number };
   cwd: string;
   /** Aborting it is a signal: reason 'SIGTERM' exits 143, 'SIGHUP' 129, anything else 130. */
   signal?: AbortSignal;
@@ -43,21 +38,18 @@ export interface ExecuteContext {
   transport?: Transport;
   /** The user's home folder (for the default config folder); defaults to $HOME, else the OS's. */
   home?: string;
-  /** See Context.credentialLimits. */
   credentialLimits?: CredentialLimits;
-  /** See Context.setLastWords: what a forced exit (a second signal) must still say. */
+  /** What a forced exit (a second signal) must still say: see Context.setLastWords. */
   setLastWords?: (words: (() => number) | undefined) => void;
 }
 
-const SIGNAL_EXIT: Record<string, ExitCode> = { SIGHUP: EXIT.hangup, SIGINT: EXIT.interrupted, SIGTERM: EXIT.terminated };
+export const SIGNAL_EXIT: Record<string, ExitCode> = { SIGHUP: EXIT.hangup, SIGINT: EXIT.interrupted, SIGTERM: EXIT.terminated };
 
 export async function execute(argv: string[], given: ExecuteContext): Promise<number> {
   const env = { ...given.env };
   const io = createIO(given.io, { env, columns: given.io.columns });
   const signal = given.signal ?? new AbortController().signal;
-  // Every request, wait and destination in flight listens on this one signal:
-  // `rotate --from --concurrency 16` has more than Node's default 10, and
-  // Node would print a MaxListenersExceededWarning on stderr.
+  // `rotate --from --concurrency 16` has more listeners than Node's default 10, which would print a warning.
   setMaxListeners(0, signal);
   const ctx: Context = {
     io,
@@ -81,8 +73,7 @@ export async function execute(argv: string[], given: ExecuteContext): Promise<nu
     await runCli(program, argv, focus);
     return EXIT.ok;
   } catch (err) {
-    // Parsing may have failed part-way: report in the mode the flags asked
-    // for, as far as commander got with them.
+    // Parsing may have failed part-way: report in the mode the flags asked for, as far as commander got.
     const mode = run.state?.output ?? outputMode(program.opts<GlobalOptions>());
     if (!run.state) {
       io.setOutputMode(mode);
@@ -102,12 +93,7 @@ export async function execute(argv: string[], given: ExecuteContext): Promise<nu
   }
 }
 
-/**
- * In a GitHub Actions job, a failed command also leaves an `::error`
- * annotation on stderr (run/ci-report.ts): the command, its endpoint, exit
- * code and first next step. One already reported (the failed items of
- * `rotate --from`, each annotated) leaves none.
- */
+/** In GitHub Actions a failed command leaves an `::error` annotation (run/ci-report.ts), unless already reported (each failed item of `rotate --from`). */
 async function annotate(e: CliError, argv: readonly string[], io: ReturnType<typeof createIO>): Promise<void> {
   if (e.reported) return;
   try {

@@ -1,24 +1,21 @@
-// The only adapter from a real process to execute(): it hands in the
-// process's environment, streams and working folder, turns signals into an
-// AbortSignal, and returns the exit status for bin/chatctl.js to set.
-// Nothing else in src/ touches process.env, argv, the standard streams or
-// process.exit.
+// The only adapter from a real process to execute(): environment, streams,
+// working folder, signals as an AbortSignal; bin/chatctl.js sets the exit
+// status. Nothing else in src/ touches process.env, argv, the streams or exit.
 import { fstatSync, statSync } from 'node:fs';
-import { execute, VERSION } from './execute.js';
-import { createIO, FullWriteStream } from '../output/io.js';
+import { execute, SIGNAL_EXIT, VERSION } from './execute.js';
+import { FullWriteStream } from '../output/io.js';
+import { createIO } from '../output/io.js';
 import type { Context } from '../context.js';
 import { configuredProgram } from './cli.js';
+import type { Command } from 'commander';
 import { describeCommand, type CommandNode } from '../meta/tree.js';
-import { renderAllHelp } from '../meta/help.js';
-import { renderManPages } from '../meta/man.js';
-import { HELP_HELP } from '../meta/reference.js';
+import { HELP_HELP, renderManPages } from '../meta/reference.js';
 
 export { VERSION };
 /** For bin/chatctl.js, which writes its code cache with it. */
 export { writeFileAtomic } from '../fs/files.js';
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-const EXIT_FOR_SIGNAL = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
 
 export async function run(argv: string[] = process.argv.slice(2)): Promise<number> {
   const controller = new AbortController();
@@ -26,13 +23,10 @@ export async function run(argv: string[] = process.argv.slice(2)): Promise<numbe
   let lastWords: (() => number) | undefined;
   let finished: number | undefined;
   const onSignal = (signal: (typeof SIGNALS)[number]) => {
-    // A second signal means "now": nothing is half-written at any await point.
-    // What the command registered (a kept secret's whereabouts) is said first.
-    // A run that already ended with a failure (13: the secret kept, not
-    // delivered) keeps its code while its output drains: the signal only
-    // cut the drain short.
+    // A second signal means "now": what the command registered (a kept secret's whereabouts) is said first;
+    // a run that already failed (13) keeps its code while its output drains.
     if (++received > 1) {
-      let code: number = EXIT_FOR_SIGNAL[signal];
+      let code: number = SIGNAL_EXIT[signal]!;
       try {
         if (lastWords) code = lastWords();
         else if (finished !== undefined && finished !== 0) code = finished;
@@ -43,15 +37,12 @@ export async function run(argv: string[] = process.argv.slice(2)): Promise<numbe
     }
     controller.abort(signal);
   };
-  // Left in place until the process ends: a signal that arrives after the
-  // command finished, while output drains, still ends it with its own code
-  // rather than the default action's.
+  // Left in place: a signal while output drains still ends the run with its own code.
   for (const s of SIGNALS) process.on(s, onSignal);
   const code = await execute(argv, {
     env: { ...process.env },
     io: {
-      // A getter: Node builds process.stdin when it is first touched, which
-      // costs about 1 ms that a run which never reads it need not pay.
+      // A getter: building process.stdin costs about 1 ms that a run which never reads it need not pay.
       get stdin() {
         return process.stdin;
       },
@@ -72,12 +63,9 @@ export async function run(argv: string[] = process.argv.slice(2)): Promise<numbe
 const DISCARDING_DEVICES = ['/dev/null', '/dev/zero', '/dev/random', '/dev/urandom'];
 
 /**
- * Standard output as execute() gets it: on a regular file (`> out.txt`), a
- * stream that writes every byte or fails (output/io.ts); on
- * /dev/null (`> /dev/null`, or closed, which Node opens /dev/null on) or
- * another device that keeps nothing (`> /dev/zero`), marked as throwing away
- * what it is given, so that a secret whose only destination it is, is
- * refused before anything is sent.
+ * Stdout on a regular file writes every byte or fails (output/full-writes.ts);
+ * on a device that keeps nothing (`> /dev/null`, or closed) it is marked so:
+ * a secret whose only destination it is, is refused before anything is sent.
  */
 function stdoutStream(): RawStdout {
   let st;
@@ -111,23 +99,24 @@ function isFile(fd: number): boolean {
   }
 }
 
-/**
- * What the build pre-computes for bin/chatctl.js's fast paths: the version,
- * every command's help text as commander renders it, aliases, and the
- * command tree for completion. Taken from the real program, never by hand.
- */
+/** What the build pre-computes for bin/chatctl.js's fast paths, from the real program: version, help, aliases, tree, man pages. */
 export async function buildMeta(): Promise<{ version: string; help: Record<string, string>; aliases: Record<string, string>; tree: CommandNode; man: Record<string, string> }> {
   let captured = '';
   const sink = Object.assign(new (await import('node:stream')).Writable({ write: (c, _e, done) => ((captured += String(c)), done()) }), { isTTY: false });
   const io = createIO({ stdin: process.stdin, stdout: sink, stderr: sink }, { env: {} });
   const ctx = { io, version: VERSION } as unknown as Context;
   const program = configuredProgram(ctx);
-  const help = renderAllHelp(program, { take: () => [captured, (captured = '')][0]! });
-  // `chatctl help help` and `chatctl help --help`, on the fast path too.
-  help.help = HELP_HELP;
-  // The reference is every entry above at once: it is rendered when asked
-  // for, so that --version and --help do not read it on every run.
-  delete help.reference;
+  // Every command's --help as commander renders it; a test compares each with the live program's.
+  const help: Record<string, string> = {};
+  const walk = (cmd: Command, path: string[]) => {
+    cmd.outputHelp();
+    help[path.join(' ')] = captured;
+    captured = '';
+    for (const sub of cmd.commands) if (sub.name() !== 'help') walk(sub, [...path, sub.name()]);
+  };
+  walk(program, []);
+  help.help = HELP_HELP; // `chatctl help help`, on the fast path too
+  delete help.reference; // rendered when asked for, so that --help does not read it on every run
   const aliases: Record<string, string> = {};
   for (const c of program.commands) for (const a of c.aliases()) aliases[a] = c.name();
   return { version: VERSION, help, aliases, tree: describeCommand(program), man: renderManPages(program, VERSION) };

@@ -1,27 +1,21 @@
-// `chatctl __complete SHELL [--line LINE] -- WORD… CURRENT`: the hidden entry
-// point the shell scripts call on every TAB. It answers from the tree the
-// build wrote (dist/tree.json) and reads config.json for profile names and
-// the scope of the endpoints it offers; it loads no commander, no HTTP
-// stack, no prompts. Output: one candidate a line, with an optional TAB and
-// description, then a last line: ":file" (let the shell complete file
-// names), ":file PREFIX" (file names after PREFIX, which the current word
-// starts with: `file:` in `--secret-to file:./s`), ":nospace" (the
-// candidates are unfinished: no space after the one chosen) or ":none".
+// `chatctl __complete SHELL [--line LINE] -- WORD… CURRENT`, run on every
+// TAB: answers from the build's tree (dist/tree.json) and config.json, loading
+// no commander, HTTP stack or prompts. Output: a candidate a line (TAB and
+// description optional), then ":file [PREFIX]", ":nospace" or ":none".
 import { readFileSync } from 'node:fs';
 import { EVENT_TYPES } from '../api/schemas.js';
-import { configDir, configFile } from '../config/paths.js';
-import { parseConfigData, type ConfigData } from '../config/schema.js';
+import { configDir, configFile, parseConfigData, type ConfigData } from '../config/schema.js';
 import { selectProfile } from '../config/profile.js';
-import { resolveConnection } from '../scope/connection.js';
+import { resolveConnection } from '../scope/resolve.js';
 import { scopeKey } from '../secret/record.js';
 import { SINK_FORMS } from '../secret/deliver.js';
 import type { CommandNode, OptionForm, OptionNode, ValueKind } from '../meta/tree.js';
-import { knownEndpoints, type KnownEndpoint } from './known-endpoints.js';
+import { knownEndpoints as inventory } from '../secret/inventory.js';
+import type { ScopeFlags } from '../scope/resolve.js';
 
-export interface Candidate {
-  value: string;
-  description?: string | undefined;
-}
+type KnownEndpoint = { id: string; name: string | null; detail?: string | undefined };
+
+type Candidate = { value: string; description?: string | undefined };
 export interface Completion {
   candidates: Candidate[];
   /** Let the shell complete file names: after `prefix` when given (the current word starts with it). */
@@ -34,18 +28,12 @@ export interface Completion {
 /** Where values that are not in the tree come from, asked only when needed. */
 export interface Sources {
   profiles(): string[];
-  /** The endpoints this machine knows in the scope the line addresses (its --profile, --org, … as given) whose id starts with `idPrefix`. */
+  /** The endpoints known in the scope the line addresses whose id starts with `idPrefix`. */
   endpoints(globals: LineGlobals, idPrefix: string): KnownEndpoint[];
 }
 
 /** The global options of the line being completed that choose the profile and scope. */
-export interface LineGlobals {
-  profile?: string | undefined;
-  baseUrl?: string | undefined;
-  org?: string | undefined;
-  app?: string | undefined;
-  env?: string | undefined;
-}
+type LineGlobals = ScopeFlags & { profile?: string | undefined };
 const GLOBAL_NAMES: Record<string, keyof LineGlobals> = { '--profile': 'profile', '--base-url': 'baseUrl', '--org': 'org', '--app': 'app', '--env': 'env' };
 
 function readConfig(env: NodeJS.ProcessEnv): ConfigData | undefined {
@@ -57,11 +45,14 @@ function readConfig(env: NodeJS.ProcessEnv): ConfigData | undefined {
   }
 }
 
-export function profileNames(env: NodeJS.ProcessEnv, config = readConfig(env)): string[] {
-  return config?.profiles ? Object.keys(config.profiles).sort() : [];
+/** The endpoints this machine saw (src/secret/inventory.ts) in `scope` ("org/app/env") whose id starts with `idPrefix`, by id. */
+export function knownEndpoints(configDir: string, scope: string, idPrefix = ''): KnownEndpoint[] {
+  return inventory(configDir, scope)
+    .filter((e) => e.id.startsWith(idPrefix))
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
-/** The endpoints known in the scope the line would address; none when that scope cannot be worked out (no profile, no scope). */
+/** The endpoints known in the scope the line would address; none when that scope cannot be worked out. */
 export function endpointsFor(env: NodeJS.ProcessEnv, globals: LineGlobals, config = readConfig(env) ?? {}, idPrefix = ''): KnownEndpoint[] {
   try {
     const conn = resolveConnection(globals, env, selectProfile(globals, env, config));
@@ -72,12 +63,10 @@ export function endpointsFor(env: NodeJS.ProcessEnv, globals: LineGlobals, confi
 }
 
 function findOption(nodes: CommandNode[], word: string): OptionNode | undefined {
-  for (const n of nodes) {
-    const o = n.options.find((opt) => opt.flags.includes(word));
-    if (o) return o;
-  }
-  return undefined;
+  return nodes.map((n) => n.options.find((o) => o.flags.includes(word))).find((o) => o !== undefined);
 }
+
+const none = (): Completion => ({ candidates: [], files: false });
 
 /** What the words typed so far amount to: the command, its arguments, the flags given, the option awaiting a value. */
 interface Walk {
@@ -128,12 +117,7 @@ function walk(root: CommandNode, words: string[]): Walk {
   return w;
 }
 
-/**
- * The forms of the command the line is already in: 'argument' once it names
- * the command's argument, a flag that selects a form once given. An option
- * of another form is not offered (`rotate we_1 --` offers no --journal;
- * `rotate --from f --` no --expected-version).
- */
+/** The forms of the command the line is in (`rotate we_1` or `rotate --from f`): an option of another form is not offered. */
 function formsInUse(node: CommandNode, w: Walk): Set<OptionForm> {
   const used = new Set<OptionForm>();
   if (w.positionals > 0) used.add('argument');
@@ -155,7 +139,7 @@ export function complete(root: CommandNode, words: string[], current: string, so
     const eq = current.indexOf('=');
     if (eq > 0) {
       const o = findOption(path, current.slice(0, eq));
-      if (!o?.takesValue) return { candidates: [], files: false };
+      if (!o?.takesValue) return none();
       const head = current.slice(0, eq + 1);
       const inner = values(o.valueKind, o.choices, current.slice(eq + 1), sources, w);
       return { ...inner, candidates: inner.candidates.map((c) => ({ ...c, value: head + c.value })), ...(inner.files ? { prefix: head + (inner.prefix ?? '') } : {}) };
@@ -178,16 +162,12 @@ export function complete(root: CommandNode, words: string[], current: string, so
     // A command with subcommands may take an argument too (`completion install` and `completion bash`).
     const first = node.arguments[0];
     const own = first ? values(first.valueKind, first.choices, current, sources, w).candidates : [];
-    return {
-      candidates: [...node.commands.filter((c) => c.name.startsWith(current)).map((c) => ({ value: c.name, description: c.description })), ...own],
-      files: false,
-    };
+    return { candidates: [...node.commands.filter((c) => c.name.startsWith(current)).map((c) => ({ value: c.name, description: c.description })), ...own], files: false };
   }
   const arg = node.arguments[w.positionals];
   // `rotate --from FILE` names no endpoint: its argument belongs to the other form.
-  if (arg && w.positionals === 0 && [...used].some((f) => f !== 'argument')) return { candidates: [], files: false };
-  if (arg) return values(arg.valueKind, arg.choices, current, sources, w);
-  return { candidates: [], files: false };
+  if (!arg || (w.positionals === 0 && [...used].some((f) => f !== 'argument'))) return none();
+  return values(arg.valueKind, arg.choices, current, sources, w);
 }
 
 function values(kind: ValueKind, choices: string[] | undefined, current: string, sources: Sources, w: Walk): Completion {
@@ -196,42 +176,31 @@ function values(kind: ValueKind, choices: string[] | undefined, current: string,
       return { candidates: [], files: true };
     case 'choices':
       return { candidates: (choices ?? []).filter((c) => c.startsWith(current)).map((value) => ({ value })), files: false };
-    case 'profiles':
-      return {
-        candidates: sources
-          .profiles()
-          .filter((p) => p.startsWith(current))
-          .map((value) => ({ value })),
-        files: false,
-      };
+    case 'profiles': {
+      const profiles = sources.profiles().filter((p) => p.startsWith(current));
+      return { candidates: profiles.map((value) => ({ value })), files: false };
+    }
     case 'events': {
       // A comma-separated list: complete its last item, keeping the ones before it.
       const cut = current.lastIndexOf(',') + 1;
       const head = current.slice(0, cut);
       const chosen = new Set(head.split(',').filter(Boolean));
       const last = current.slice(cut);
-      return {
-        candidates: EVENT_TYPES.filter((e) => e.startsWith(last) && !chosen.has(e)).map((e) => ({ value: head + e })),
-        files: false,
-      };
+      return { candidates: EVENT_TYPES.filter((e) => e.startsWith(last) && !chosen.has(e)).map((e) => ({ value: head + e })), files: false };
     }
     case 'sinks': {
       // After `file:` or `env-file:` a path; before, the forms themselves.
       const typed = SINK_FORMS.find((s) => s.form.endsWith(':') && current.startsWith(s.form));
-      if (typed) return typed.path ? { candidates: [], files: true, prefix: typed.form } : { candidates: [], files: false };
+      if (typed) return typed.path ? { candidates: [], files: true, prefix: typed.form } : none();
       const candidates = SINK_FORMS.filter((s) => s.form.startsWith(current)).map((s) => ({ value: s.form, description: s.help }));
       return { candidates, files: false, nospace: candidates.some((c) => c.value.endsWith(':')) };
     }
-    case 'endpoints':
-      return {
-        candidates: sources
-          .endpoints(w.globals, current)
-          .filter((e) => e.id.startsWith(current))
-          .map((e) => ({ value: e.id, description: e.name !== null && e.detail ? `${e.name} (${e.detail})` : (e.name ?? e.detail) })),
-        files: false,
-      };
+    case 'endpoints': {
+      const known = sources.endpoints(w.globals, current).filter((e) => e.id.startsWith(current));
+      return { candidates: known.map((e) => ({ value: e.id, description: e.name !== null && e.detail ? `${e.name} (${e.detail})` : (e.name ?? e.detail) })), files: false };
+    }
     default:
-      return { candidates: [], files: false };
+      return none();
   }
 }
 
@@ -242,11 +211,9 @@ export function formatCompletion(c: Completion, withDescriptions: boolean): stri
 }
 
 /**
- * bash splits the line at the characters of COMP_WORDBREAKS (`:` and `=`
- * among them), so `--secret-to file:./s` reaches it as `file`, `:`, `./s`.
- * With the line up to the cursor, the words are joined again where the line
- * has no space between them; `hidden` is the part of the joined current word
- * that bash keeps out of its own (`file:`): candidates are given without it.
+ * bash splits at COMP_WORDBREAKS (`:` and `=`): `file:./s` comes as `file`,
+ * `:`, `./s`. Words are joined again where the line has no space between
+ * them; `hidden` is what bash keeps out of the current word (`file:`).
  */
 export function bashWords(words: string[], current: string, line: string): { words: string[]; current: string; hidden: string } {
   const all = [...words, current];
@@ -270,14 +237,11 @@ export function bashWords(words: string[], current: string, line: string): { wor
 function forBash(c: Completion, hidden: string): Completion {
   if (hidden === '') return c;
   const prefix = c.prefix?.startsWith(hidden) ? c.prefix.slice(hidden.length) : c.prefix;
-  return {
-    ...c,
-    candidates: c.candidates.filter((x) => x.value.startsWith(hidden)).map((x) => ({ ...x, value: x.value.slice(hidden.length) })),
-    ...(prefix !== undefined ? { prefix } : {}),
-  };
+  const candidates = c.candidates.filter((x) => x.value.startsWith(hidden)).map((x) => ({ ...x, value: x.value.slice(hidden.length) }));
+  return { ...c, candidates, ...(prefix !== undefined ? { prefix } : {}) };
 }
 
-/** Entry point used by bin/chatctl.js: argv is everything after `__complete`. */
+/** The entry point of dist/complete.cjs (bin/chatctl.js): argv is everything after `__complete`. */
 export function runComplete(argv: string[], tree: CommandNode, env: NodeJS.ProcessEnv, write: (s: string) => void): void {
   const shell = argv[0] ?? 'bash';
   let at = 1;
@@ -294,6 +258,6 @@ export function runComplete(argv: string[], tree: CommandNode, env: NodeJS.Proce
   // config.json is read once, and only by a completion that needs it.
   let config: { data: ConfigData | undefined } | undefined;
   const cfg = () => (config ??= { data: readConfig(env) }).data;
-  const sources: Sources = { profiles: () => profileNames(env, cfg()), endpoints: (globals, idPrefix) => endpointsFor(env, globals, cfg() ?? {}, idPrefix) };
+  const sources: Sources = { profiles: () => Object.keys(cfg()?.profiles ?? {}).sort(), endpoints: (globals, idPrefix) => endpointsFor(env, globals, cfg() ?? {}, idPrefix) };
   write(formatCompletion(forBash(complete(tree, words, current, sources), hidden), shell !== 'bash'));
 }

@@ -1,22 +1,23 @@
-// chatctl completion install [--shell bash|zsh|fish]: writes the script where
-// that shell looks for it, for this user, creating folders; a second run finds
-// it up to date. Every path comes from ctx.env (HOME, XDG_*, SHELL), so tests
-// run it in a fresh temporary HOME.
+// The scripts `chatctl completion SHELL` prints (completions/ holds them, byte
+// for byte): thin, every TAB asks `chatctl __complete`, so they cannot drift
+// from the commands. And `completion install`: the script written where the
+// shell looks for it, every path from ctx.env (HOME, XDG_*, SHELL).
 import { existsSync, lstatSync, mkdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, delimiter, dirname, isAbsolute, join } from 'node:path';
 import type { Context } from '../context.js';
 import { usageError } from '../errors/cli-error.js';
 import { writeFileAtomic } from '../fs/files.js';
-import { completionScript, SHELLS, type Shell } from './scripts.js';
+import { BASH, FISH, ZSH } from './templates.js';
 
-export interface InstallTarget {
-  shell: Shell;
-  /** The file the script goes to. */
-  file: string;
-  /** What to tell the user after writing it. */
-  notes: string[];
+export const SHELLS = ['bash', 'zsh', 'fish'] as const;
+type Shell = (typeof SHELLS)[number];
+
+export function completionScript(shell: Shell): string {
+  return shell === 'bash' ? BASH : shell === 'zsh' ? ZSH : FISH;
 }
+
+export const COMPLETION_FILES: Record<Shell, string> = { bash: 'chatctl.bash', zsh: '_chatctl', fish: 'chatctl.fish' };
 
 /** An XDG base folder: the variable when it is an absolute path, else the default under HOME. */
 function xdg(env: NodeJS.ProcessEnv, name: string, home: string, fallback: string): string {
@@ -24,27 +25,22 @@ function xdg(env: NodeJS.ProcessEnv, name: string, home: string, fallback: strin
   return v && isAbsolute(v) ? v : join(home, fallback);
 }
 
-/** `~/…` for display, when the path is under HOME. */
-export function tilde(path: string, home: string): string {
+function tilde(path: string, home: string): string {
   return path === home ? '~' : path.startsWith(home + '/') ? `~${path.slice(home.length)}` : path;
 }
 
-export function shellFromEnv(env: NodeJS.ProcessEnv): Shell | undefined {
-  const name = basename(env.SHELL ?? '');
-  return (SHELLS as readonly string[]).includes(name) ? (name as Shell) : undefined;
-}
+/** The ways a start-up file may name `path`: as it is, with ~, with $HOME. */
+const spellings = (path: string, home: string) => [path, tilde(path, home), path.startsWith(home + '/') ? `$HOME${path.slice(home.length)}` : path];
 
-/** Where a system keeps what bash reads at start-up, and bash-completion's main script. */
-export interface BashSystem {
-  /** System-wide rc files an interactive bash reads (Debian: /etc/bash.bashrc; Fedora: /etc/bashrc). */
+/** What bash reads at start-up system-wide (Debian, Fedora), bash-completion's main script where packages put it. */
+interface BashSystem {
   rcFiles: string[];
-  /** bash-completion's main script, in the places packages put it. */
   scripts: string[];
   /** Fedora's /etc/bashrc runs /etc/profile.d/*.sh: this one loads bash-completion. */
   profileScript: string;
 }
 
-export const BASH_SYSTEM: BashSystem = {
+const BASH_SYSTEM: BashSystem = {
   rcFiles: ['/etc/bash.bashrc', '/etc/bashrc'],
   scripts: [
     '/usr/share/bash-completion/bash_completion',
@@ -68,15 +64,10 @@ function activeLines(file: string): string[] {
   }
 }
 
-/**
- * Whether a new interactive bash will load `file`: its start-up files (the
- * user's ~/.bashrc and login files, the system's rc) source bash-completion,
- * which loads scripts from its user folder on first use, and bash-completion
- * is installed; or they source `file` itself.
- */
+/** Whether a new interactive bash loads `file`: its start-up files source it, or an installed bash-completion (which loads its user folder). */
 export function bashWillLoad(file: string, home: string, system: BashSystem = BASH_SYSTEM): boolean {
   const userRc = ['.bashrc', '.bash_profile', '.bash_login', '.profile'].map((f) => join(home, f));
-  const forms = [file, tilde(file, home), file.startsWith(home + '/') ? `$HOME${file.slice(home.length)}` : file];
+  const forms = spellings(file, home);
   const lines = [...userRc, ...system.rcFiles].flatMap(activeLines);
   if (lines.some((l) => forms.some((f) => l.includes(f)) || l.includes('chatctl completion bash'))) return true;
   const installed = system.scripts.some((s) => existsSync(s));
@@ -85,61 +76,47 @@ export function bashWillLoad(file: string, home: string, system: BashSystem = BA
   return existsSync(system.profileScript) && system.rcFiles.flatMap(activeLines).some((l) => l.includes('/etc/profile.d/'));
 }
 
-export function installTarget(shell: Shell, env: NodeJS.ProcessEnv, home: string, bash: BashSystem = BASH_SYSTEM): InstallTarget {
+/** The file the script goes to, and what to tell the user after writing it. */
+function installTarget(shell: Shell, env: NodeJS.ProcessEnv, home: string): { file: string; notes: string[] } {
   switch (shell) {
     case 'bash': {
       // Where bash-completion's loader looks first (its __load_completion).
       const userDir =
         env.BASH_COMPLETION_USER_DIR && isAbsolute(env.BASH_COMPLETION_USER_DIR) ? env.BASH_COMPLETION_USER_DIR : join(xdg(env, 'XDG_DATA_HOME', home, '.local/share'), 'bash-completion');
       const file = join(userDir, 'completions', 'chatctl');
-      if (bashWillLoad(file, home, bash)) return { shell, file, notes: ['bash-completion loads it in new shells the first time you complete a chatctl command.'] };
+      if (bashWillLoad(file, home)) return { file, notes: ['bash-completion loads it in new shells the first time you complete a chatctl command.'] };
       // The script stands alone: sourcing it is enough, with or without bash-completion.
       const shown = file.startsWith(home + '/') ? `"$HOME${file.slice(home.length)}"` : `'${file.replace(/'/g, `'\\''`)}'`;
-      return {
-        shell,
-        file,
-        notes: ['Your bash start-up files do not load bash-completion, so nothing would load this script. Add this line to ~/.bashrc, then open a new shell:', `    [ -f ${shown} ] && . ${shown}`],
-      };
+      const add = 'Your bash start-up files do not load bash-completion, so nothing would load this script. Add this line to ~/.bashrc, then open a new shell:';
+      return { file, notes: [add, `    [ -f ${shown} ] && . ${shown}`] };
     }
     case 'zsh': {
       const dir = join(xdg(env, 'XDG_DATA_HOME', home, '.local/share'), 'zsh', 'site-functions');
       const shown = tilde(dir, home);
       const zshrc = join(env.ZDOTDIR && isAbsolute(env.ZDOTDIR) ? env.ZDOTDIR : home, '.zshrc');
-      const lines = [`fpath=(${shown} $fpath)`, 'autoload -Uz compinit && compinit'];
-      const notes = zshrcMentions(zshrc, dir, home)
+      let rc = '';
+      try {
+        rc = readFileSync(zshrc, 'utf8');
+      } catch {}
+      const forms = spellings(dir, home);
+      const notes = rc.split('\n').some((line) => /^\s*fpath=/.test(line) && forms.some((f) => line.includes(f)))
         ? [`${tilde(zshrc, home)} already adds ${shown} to fpath; open a new shell.`]
         : [
             `zsh finds it once that folder is on fpath. Add these lines to ${tilde(zshrc, home)} (the fpath line before any compinit already there), then open a new shell:`,
-            ...lines.map((l) => `    ${l}`),
+            `    fpath=(${shown} $fpath)`,
+            '    autoload -Uz compinit && compinit',
           ];
-      return { shell, file: join(dir, '_chatctl'), notes };
+      return { file: join(dir, '_chatctl'), notes };
     }
     case 'fish': {
       const dir = join(xdg(env, 'XDG_CONFIG_HOME', home, '.config'), 'fish', 'completions');
-      return { shell, file: join(dir, 'chatctl.fish'), notes: ['fish loads it in new shells.'] };
+      return { file: join(dir, 'chatctl.fish'), notes: ['fish loads it in new shells.'] };
     }
   }
 }
 
-function zshrcMentions(zshrc: string, dir: string, home: string): boolean {
-  let text: string;
-  try {
-    text = readFileSync(zshrc, 'utf8');
-  } catch {
-    return false;
-  }
-  const forms = [dir, tilde(dir, home), dir.startsWith(home + '/') ? `$HOME${dir.slice(home.length)}` : dir];
-  return text.split('\n').some((line) => /^\s*fpath=/.test(line) && forms.some((f) => line.includes(f)));
-}
-
-function onPath(env: NodeJS.ProcessEnv, program: string): boolean {
-  return (env.PATH ?? '').split(delimiter).some((dir) => dir !== '' && existsSync(join(dir, program)));
-}
-
-export type InstallOutcome = 'created' | 'updated' | 'unchanged';
-
 /** Writes the script (atomically) unless it is already there, byte for byte. */
-export function installScript(file: string, text: string): { outcome: InstallOutcome; createdDir: string | undefined } {
+function installScript(file: string, text: string): { outcome: 'created' | 'updated' | 'unchanged'; createdDir: string | undefined } {
   let current: string | undefined;
   try {
     const st = lstatSync(file);
@@ -155,10 +132,9 @@ export function installScript(file: string, text: string): { outcome: InstallOut
 }
 
 export function runCompletionInstall(opts: { shell?: Shell }, ctx: Pick<Context, 'env' | 'io'>): void {
-  const shell = opts.shell ?? shellFromEnv(ctx.env);
-  if (!shell) {
-    throw usageError(`cannot tell your shell from SHELL=${JSON.stringify(ctx.env.SHELL ?? '')}`, 'name it: chatctl completion install --shell bash|zsh|fish');
-  }
+  const fromEnv = basename(ctx.env.SHELL ?? '');
+  const shell = opts.shell ?? SHELLS.find((s) => s === fromEnv);
+  if (!shell) throw usageError(`cannot tell your shell from SHELL=${JSON.stringify(ctx.env.SHELL ?? '')}`, 'name it: chatctl completion install --shell bash|zsh|fish');
   const home = ctx.env.HOME && isAbsolute(ctx.env.HOME) ? ctx.env.HOME : homedir();
   const target = installTarget(shell, ctx.env, home);
   let result: ReturnType<typeof installScript>;
@@ -171,11 +147,11 @@ export function runCompletionInstall(opts: { shell?: Shell }, ctx: Pick<Context,
   }
   const out: string[] = [];
   if (result.createdDir) out.push(`Created ${dirname(target.file)}`);
-  const shown = target.file;
-  if (result.outcome === 'unchanged') out.push(`The ${shell} completion script is already up to date: ${shown}`);
-  else out.push(`${result.outcome === 'created' ? 'Wrote' : 'Updated'} the ${shell} completion script: ${shown}`);
+  if (result.outcome === 'unchanged') out.push(`The ${shell} completion script is already up to date: ${target.file}`);
+  else out.push(`${result.outcome === 'created' ? 'Wrote' : 'Updated'} the ${shell} completion script: ${target.file}`);
   out.push(...target.notes);
-  if (!onPath(ctx.env, 'chatctl') && !ctx.env.CHATCTL_BIN) {
+  const onPath = (ctx.env.PATH ?? '').split(delimiter).some((dir) => dir !== '' && existsSync(join(dir, 'chatctl')));
+  if (!onPath && !ctx.env.CHATCTL_BIN) {
     out.push('Note: chatctl is not on your PATH, and the script runs "chatctl" on each TAB: install it with npm install -g . (or npm link), or set CHATCTL_BIN to its path.');
   }
   ctx.io.stdout.write(out.join('\n') + '\n');

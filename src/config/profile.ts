@@ -1,16 +1,10 @@
-// Which profile a run uses: --profile, CHATCTL_PROFILE, the current profile
-// (`profile use`), or "default". Pure: the caller hands in the flag, the
-// environment and the config it read.
+// Which profile a run uses: --profile, CHATCTL_PROFILE, the current profile (`profile use`), or "default".
 import { profileOf, type ConfigData, type Profile } from './schema.js';
 import { unknownProfileError } from '../errors/explain.js';
 import { nonEmpty } from '../input/values.js';
 
-/** The global option profile selection reads. */
-export interface ProfileFlags {
-  profile?: string | undefined;
-}
+export type ProfileFlags = { profile?: string | undefined };
 
-/** Why this profile is the one in effect: --profile, CHATCTL_PROFILE, `profile use`, or the fallback. */
 export type ProfileSource = 'flag' | 'env' | 'current' | 'default';
 
 export interface SelectedProfile {
@@ -23,20 +17,16 @@ export interface SelectedProfile {
   stored?: readonly string[];
 }
 
-export const DEFAULT_PROFILE = 'default';
-
 export function selectProfile(flags: ProfileFlags, env: NodeJS.ProcessEnv, config: ConfigData): SelectedProfile {
   const fromFlag = nonEmpty(flags.profile);
   const fromEnv = nonEmpty(env.CHATCTL_PROFILE);
   const current = nonEmpty(config.currentProfile);
   const [name, source]: [string, ProfileSource] =
-    fromFlag !== undefined ? [fromFlag, 'flag'] : fromEnv !== undefined ? [fromEnv, 'env'] : current !== undefined ? [current, 'current'] : [DEFAULT_PROFILE, 'default'];
+    fromFlag !== undefined ? [fromFlag, 'flag'] : fromEnv !== undefined ? [fromEnv, 'env'] : current !== undefined ? [current, 'current'] : ['default', 'default'];
   return { name, explicit: source === 'flag' || source === 'env', source, profile: profileOf(config, name), stored: Object.keys(config.profiles ?? {}) };
 }
 
 /** The profile must exist when it was asked for by name. */
 export function requireSelected(sel: SelectedProfile): void {
-  if (sel.explicit && !sel.profile) {
-    throw unknownProfileError(sel.name, sel.stored ?? [], sel.source);
-  }
+  if (sel.explicit && !sel.profile) throw unknownProfileError(sel.name, sel.stored ?? [], sel.source);
 }

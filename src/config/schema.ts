@@ -1,27 +1,26 @@
-// The shape of config.json. Checked on every read: a file that does not fit
-// is a configuration error, never silently "fixed" by overwriting it.
-//
-// Checked by hand, not with zod as the API's shapes are: the shape is a few
-// optional strings, and every command that reads the config (each rotate
-// with a profile) paid about 1 ms to build zod's schemas for it, against a
-// round trip of about 40 ms (README, Dependencies).
+// Where config.json is and its shape, checked on every read. By hand, not
+// with zod: building zod's schemas cost each rotate with a profile about 1 ms.
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { isJsonObject } from '../output/json.js';
+
+/** `CHATCTL_CONFIG_DIR`, else the platform's config folder for chatctl. */
+export function configDir(env: NodeJS.ProcessEnv, platform = process.platform, home = homedir()): string {
+  if (env.CHATCTL_CONFIG_DIR) return env.CHATCTL_CONFIG_DIR;
+  if (platform === 'win32') return join(env.APPDATA || join(home, 'AppData', 'Roaming'), 'chatctl');
+  if (platform === 'darwin') return join(home, 'Library', 'Application Support', 'chatctl');
+  return join(env.XDG_CONFIG_HOME || join(home, '.config'), 'chatctl');
+}
+
+export const configFile = (dir: string) => join(dir, 'config.json');
 
 export const PROFILE_FIELDS = ['baseUrl', 'organizationId', 'applicationId', 'environmentKey', 'origin', 'csrfToken'] as const;
 
-/**
- * Where a profile's token is kept besides the scope: `token` (the file
- * token, in plain text: written by chatctl 0.1, or on purpose with
- * --insecure-storage, or when no keyring answers), `tokenStorage`
- * ("keyring": the token is in the system keyring, not here) and
- * `tokenCommand` (a credential helper run for the token).
- */
+/** Besides the scope: the file token, `tokenStorage` ("keyring": the token is there, not here) and the token command. */
 const PROFILE_KEYS = [...PROFILE_FIELDS, 'token', 'tokenStorage', 'tokenCommand'] as const;
 
-/** The only value of `tokenStorage`: the token is in the system keyring, under the profile's name. */
 export const KEYRING_STORAGE = 'keyring';
 
-/** A stored profile: each field optional, each a string. */
 export type Profile = Partial<Record<(typeof PROFILE_KEYS)[number], string>>;
 
 export interface ConfigData {
@@ -31,12 +30,7 @@ export interface ConfigData {
   profiles?: Record<string, Profile> | undefined;
 }
 
-/**
- * Checks parsed JSON against the shape of config.json; `where` names the
- * first field that does not fit (`profiles.prod.baseUrl`). Each profile is
- * kept in a null-prototype map, so a profile called `__proto__` stays an
- * ordinary entry. Unknown keys are dropped.
- */
+/** Parsed JSON checked against the shape; `where` names the first field that does not fit. Unknown keys are dropped. */
 export function parseConfigData(json: unknown): { data: ConfigData } | { where: string } {
   if (!isJsonObject(json)) return { where: '(top level)' };
   const field = (o: Record<string, unknown>, k: string) => (Object.hasOwn(o, k) ? o[k] : undefined);
@@ -70,15 +64,9 @@ export function parseConfigData(json: unknown): { data: ConfigData } | { where: 
 
 export const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
-/**
- * Profile names are plain keys: `constructor`, `__proto__` or `toString` are
- * ordinary names, absent unless config.json has them. Maps of profiles are
- * null-prototype objects and every lookup asks for an own property.
- */
-export type ProfileMap = Record<string, Profile>;
-
-export function profileMap(from: Record<string, Profile> | undefined): ProfileMap {
-  const map = Object.create(null) as ProfileMap;
+/** Null-prototype, and every lookup asks for an own property: `__proto__` or `constructor` is an ordinary profile name. */
+export function profileMap(from: Record<string, Profile> | undefined): Record<string, Profile> {
+  const map = Object.create(null) as Record<string, Profile>;
   if (from) for (const [name, p] of Object.entries(from)) map[name] = p;
   return map;
 }
@@ -88,11 +76,7 @@ export function profileOf(data: ConfigData, name: string): Profile | undefined {
   return profiles !== undefined && Object.hasOwn(profiles, name) ? profiles[name] : undefined;
 }
 
-/**
- * The object written to config.json: `version`, `currentProfile`, `profiles`,
- * each profile's fields in the schema's order. A file read and written back
- * unchanged keeps its bytes, and the bytes are those chatctl 0.1 wrote.
- */
+/** The object written to config.json, fields in a fixed order: a file read and written back unchanged keeps its bytes. */
 export function canonicalConfig(data: ConfigData): Record<string, unknown> {
   const out: Record<string, unknown> = { version: 1 };
   if (data.currentProfile !== undefined) out.currentProfile = data.currentProfile;

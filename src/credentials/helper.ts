@@ -1,14 +1,6 @@
-// A profile's credential helper (`profile set P --token-command CMD`): CMD
-// is run by /bin/sh -c when a command needs the token, and has 10 s to print
-// it on stdout (surrounding whitespace ignored).
-//
-// What it gets: the run's environment without CHATCTL_TOKEN and
-// CHATCTL_CSRF_TOKEN (credentials of chatctl's own that a helper has no use
-// for), plus CHATCTL_PROFILE naming the profile, so one helper can serve
-// several; no stdin (it cannot eat a manifest piped to `rotate --from -`).
-// What is shown of it: nothing. Its stdout is the token, and its stderr may
-// echo it or other secrets, so both are kept from the output; a failure
-// names the profile and the command, and says how it failed.
+// A profile's token command (`profile set P --token-command CMD`), run by
+// /bin/sh -c with 10 s to print the token. No stdin (it cannot eat a manifest
+// piped to `rotate --from -`); its stderr may echo secrets, so it is dropped.
 import { withoutCredentials } from './variables.js';
 import { spawn } from 'node:child_process';
 import type { Env } from '../context.js';
@@ -16,28 +8,16 @@ import { configError, interrupted } from '../errors/cli-error.js';
 import { escapeInline } from '../output/json.js';
 import { isHeaderSafe } from '../http/wire-checks.js';
 import { formatSeconds } from './keyring.js';
-import { helperLabel } from './source.js';
-import { MAX_TOKEN_BYTES } from './bound.js';
+import { helperLabel, MAX_TOKEN_BYTES } from './source.js';
 
-/** How long a helper has to print the token. */
 export const HELPER_LIMIT_MS = 10_000;
 /** The largest token and some whitespace around it: a helper that prints more is printing something else. */
 const MAX_OUTPUT_BYTES = MAX_TOKEN_BYTES + 1024;
-/**
- * Once the shell has exited, how long the end of its output is awaited:
- * what it printed is in the pipe already, and a process it left in the
- * background (an agent it started) may hold the pipe open for good.
- */
+/** Once the shell has exited: a process it left in the background may hold the pipe open for good. */
 const AFTER_EXIT_MS = 100;
 
-export interface HelperOptions {
-  env: Env;
-  signal?: AbortSignal | undefined;
-  limitMs?: number | undefined;
-}
-
-/** Runs the helper of `profile` and returns the token it printed, or throws a configuration error (exit 3). */
-export async function runTokenCommand(profile: string, command: string, opts: HelperOptions): Promise<string> {
+/** The token the helper of `profile` printed, or a configuration error (exit 3). */
+export async function runTokenCommand(profile: string, command: string, opts: { env: Env; signal?: AbortSignal | undefined; limitMs?: number | undefined }): Promise<string> {
   const limitMs = opts.limitMs ?? HELPER_LIMIT_MS;
   const env: Env = withoutCredentials({ ...opts.env, CHATCTL_PROFILE: profile });
   const what = `the token command of profile "${escapeInline(profile)}" (${helperLabel(command)})`;
@@ -45,8 +25,7 @@ export async function runTokenCommand(profile: string, command: string, opts: He
   const fail = (how: string) => configError(`${what} ${how}`, hint);
 
   const outcome = await new Promise<{ out: Buffer; code: number | null; signal: NodeJS.Signals | null } | 'timeout' | 'too-long' | Error>((resolve) => {
-    // Its own process group, so that the limit ends the command and
-    // whatever it started (a `sleep` under the shell), not the shell alone.
+    // Its own process group: the limit ends what it started too, not the shell alone.
     const child = spawn('/bin/sh', ['-c', command], { env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'ignore'], detached: process.platform !== 'win32', windowsHide: true });
     const chunks: Buffer[] = [];
     let size = 0;
@@ -86,8 +65,7 @@ export async function runTokenCommand(profile: string, command: string, opts: He
       } else chunks.push(c);
     });
     child.on('exit', (code, signal) => {
-      // The immediate comes after one more poll of the pipe: a loop that was
-      // busy past the wait still reads what is in the pipe first.
+      // After one more poll of the pipe: a loop busy past the wait still reads what is there.
       afterExit = setTimeout(() => {
         setImmediate(() => {
           child.stdout!.destroy();

@@ -1,10 +1,5 @@
-// The keyring's child process (src/credentials/keyring.ts starts it with
-// Node and kills it at the limit): one call to @napi-rs/keyring, one JSON
-// line on stdout. A program of its own, not part of chatctl's process: it
-// reads its own argv and writes its own stdout. The password to store comes
-// on stdin, never on argv (which `ps` shows).
-//
-//   node keyring-child.cjs get|set|delete SERVICE ACCOUNT
+// node keyring-child.cjs get|set|delete SERVICE ACCOUNT (src/credentials/keyring.ts):
+// one call to @napi-rs/keyring, one JSON line on stdout. The password comes on stdin, never argv (`ps` shows it).
 'use strict';
 const [op, service, account] = process.argv.slice(2);
 const say = (o) => process.stdout.write(JSON.stringify(o));
@@ -18,7 +13,6 @@ function main() {
   try {
     lib = require('@napi-rs/keyring');
   } catch {
-    // No binary for this platform (its optional package was not installed), or the package itself is missing.
     return say({ ok: false, kind: 'unavailable', reason: `no prebuilt keyring binary for ${process.platform}-${process.arch}` });
   }
   let entry;

@@ -1,26 +1,8 @@
-// The system keyring (Secret Service on Linux, Keychain on macOS, Credential
-// Manager on Windows) through @napi-rs/keyring, entries under the service
-// "chatctl" and the profile's name.
-//
-// Every call runs in a child Node process that is killed at the limit (3 s).
-// Not in this process, nor in a worker thread: the binding talks to D-Bus
-// with synchronous calls, and against a bus that accepts a connection and
-// never answers (a headless box, a stuck daemon, a locked keyring waiting on
-// a prompt nobody sees) its constructor blocks for good (measured: still
-// blocked after 40 s). In this process that blocks the event loop, so no
-// timer can fire; in a worker the call cannot be interrupted either, and
-// Node joins every worker thread before it exits, so the run would never
-// end. A child process can always be killed. It costs a Node start-up, and
-// only runs that use a keyring token pay it.
-//
-// The addon is never bundled (esbuild cannot bundle a .node file): the child
-// (keyring-child.cjs) requires it from node_modules, where npm put it with
-// its per-platform package. Where no prebuilt binary exists for the platform, that require
-// fails and the keyring counts as absent.
-//
-// On Linux the entry is pinned to the Secret Service: the binding would
-// otherwise fall back silently on the kernel's keyutils, which forgets
-// everything at reboot.
+// The system keyring through @napi-rs/keyring (service "chatctl", account
+// the profile's name), each call in a child Node process killed at the limit:
+// against a D-Bus that never answers the binding blocks for good, in this
+// process or a worker (which Node joins before exiting); a child can always
+// be killed. The addon is never bundled: keyring-child.cjs requires it.
 import { withoutCredentials } from './variables.js';
 import { singleExecutable } from '../system/packaging.js';
 import { spawn } from 'node:child_process';
@@ -28,59 +10,31 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Env } from '../context.js';
 
-export const KEYRING_SERVICE = 'chatctl';
-/** How long the keyring has to answer a call. */
+const KEYRING_SERVICE = 'chatctl';
 export const KEYRING_LIMIT_MS = 3_000;
 
-export type KeyringOp = 'get' | 'set' | 'delete';
+/** get: the password or null; delete: whether an entry went. Failures: no keyring here, no answer in time, or an error (locked). */
+type KeyringResult = { ok: true; value: string | null; deleted?: boolean } | { ok: false; kind: 'unavailable' | 'timeout' | 'failed'; reason: string };
 
-export type KeyringResult =
-  /** get: the password, or null when there is no entry; set: null; delete: whether an entry was removed. */
-  | { ok: true; value: string | null; deleted?: boolean }
-  /** No keyring here: no binary for this platform, no Secret Service, no D-Bus session. */
-  | { ok: false; kind: 'unavailable'; reason: string }
-  /** A keyring that did not answer within the limit. */
-  | { ok: false; kind: 'timeout'; reason: string }
-  /** A keyring that answered with an error (locked, refused). */
-  | { ok: false; kind: 'failed'; reason: string };
-
-export interface KeyringOptions {
-  env: Env;
-  signal?: AbortSignal | undefined;
-  limitMs?: number | undefined;
-}
-
-/**
- * The child program (keyring-child.cjs, beside this file in src/ and beside
- * the bundle in dist/; lazily loaded bundles sit one folder down, in
- * dist/lazy/).
- */
-export function keyringChildPath(): string | undefined {
-  const here = typeof __dirname === 'string' ? __dirname : process.cwd();
-  return [join(here, CHILD_FILE), join(here, '..', CHILD_FILE)].find((p) => existsSync(p));
-}
+type KeyringOptions = { env: Env; signal?: AbortSignal | undefined; limitMs?: number | undefined };
 
 const CHILD_FILE = 'keyring-child.cjs';
 
 /** One keyring call for `account` (the profile's name), bounded by the limit; never throws but on Ctrl-C. */
-export function keyringCall(op: KeyringOp, account: string, opts: KeyringOptions, password?: string): Promise<KeyringResult> {
-  // The single executable is its own child: it runs the child program when asked (src/sea/launcher.ts).
+export function keyringCall(op: 'get' | 'set' | 'delete', account: string, opts: KeyringOptions, password?: string): Promise<KeyringResult> {
+  // The single executable is its own child (src/sea/launcher.ts). The child program sits beside this
+  // file in src/ and beside the bundle in dist/; lazy bundles are one folder down, in dist/lazy/.
   const sea = singleExecutable();
-  const childPath = sea ? undefined : keyringChildPath();
+  const here = typeof __dirname === 'string' ? __dirname : process.cwd();
+  const childPath = sea ? undefined : [join(here, CHILD_FILE), join(here, '..', CHILD_FILE)].find((p) => existsSync(p));
   if (!sea && childPath === undefined) return Promise.resolve({ ok: false, kind: 'unavailable', reason: `${CHILD_FILE} is missing from the installation` });
   const childArgs = [...(sea ? sea.keyringChildArgs : [childPath!]), op, KEYRING_SERVICE, account];
   const limitMs = opts.limitMs ?? KEYRING_LIMIT_MS;
-  // The run's environment (D-Bus address, HOME…), without the token of the
-  // environment, and without NODE_OPTIONS: what it preloads or turns on is
-  // for chatctl, and would only slow down (or break) a one-call child.
+  // Without NODE_OPTIONS: what it preloads is for chatctl, and would only slow down (or break) the child.
   const env: Env = withoutCredentials(opts.env);
   delete env.NODE_OPTIONS;
   return new Promise<KeyringResult>((resolve, reject) => {
-    const child = spawn(process.execPath, childArgs, {
-      env: env as NodeJS.ProcessEnv,
-      stdio: [op === 'set' ? 'pipe' : 'ignore', 'pipe', 'ignore'],
-      windowsHide: true,
-    });
+    const child = spawn(process.execPath, childArgs, { env: env as NodeJS.ProcessEnv, stdio: [op === 'set' ? 'pipe' : 'ignore', 'pipe', 'ignore'], windowsHide: true });
     let out = '';
     let settled = false;
     const finish = (r: KeyringResult | Error) => {
@@ -123,29 +77,17 @@ export function keyringCall(op: KeyringOp, account: string, opts: KeyringOptions
   });
 }
 
-/** The options of a run's keyring calls: its environment, its Ctrl-C, and the limit (shortened by tests). */
 export function keyringOptions(ctx: { env: Env; signal?: AbortSignal | undefined; credentialLimits?: { keyringMs?: number | undefined } | undefined }): KeyringOptions {
   return { env: ctx.env, signal: ctx.signal, limitMs: ctx.credentialLimits?.keyringMs };
 }
 
-/**
- * The binding's failure in plain words (docs/credentials.md): its own text
- * is D-Bus's ("Using X11 for dbus-daemon autolaunch was disabled at compile
- * time…"), which says nothing to someone who only wanted a token stored.
- */
-export function plainReason(raw: string, env: Env): string {
-  if (/autolaunch|DBUS_SESSION_BUS_ADDRESS/i.test(raw) || (process.platform === 'linux' && !env.DBUS_SESSION_BUS_ADDRESS && /dbus/i.test(raw))) {
+/** The binding's failure in plain words: D-Bus's own text says nothing to someone who only wanted a token stored. */
+function plainReason(raw: string, env: Env): string {
+  if (/autolaunch|DBUS_SESSION_BUS_ADDRESS/i.test(raw) || (process.platform === 'linux' && !env.DBUS_SESSION_BUS_ADDRESS && /dbus/i.test(raw)))
     return 'no D-Bus session: DBUS_SESSION_BUS_ADDRESS is not set';
-  }
-  if (/failed to connect|no such file|connection refused|could not connect|broken pipe|connection reset/i.test(raw)) {
-    return 'the D-Bus session named by DBUS_SESSION_BUS_ADDRESS cannot be reached';
-  }
-  if (/ServiceUnknown|NameHasNoOwner|org\.freedesktop\.secrets|not provided by any/i.test(raw)) {
-    return 'no Secret Service (gnome-keyring, KWallet, KeePassXC) runs on the D-Bus session';
-  }
-  if (/no result found|locked|prompt|dismissed|NoDefault|no default collection/i.test(raw)) {
-    return 'the Secret Service has no unlocked keyring';
-  }
+  if (/failed to connect|no such file|connection refused|could not connect|broken pipe|connection reset/i.test(raw)) return 'the D-Bus session named by DBUS_SESSION_BUS_ADDRESS cannot be reached';
+  if (/ServiceUnknown|NameHasNoOwner|org\.freedesktop\.secrets|not provided by any/i.test(raw)) return 'no Secret Service (gnome-keyring, KWallet, KeePassXC) runs on the D-Bus session';
+  if (/no result found|locked|prompt|dismissed|NoDefault|no default collection/i.test(raw)) return 'the Secret Service has no unlocked keyring';
   return raw.replace(/^(Platform failure|Couldn't access platform storage): */i, '').replace(/DBus error: */gi, '');
 }
 

@@ -1,16 +1,13 @@
 // The token a command sends, from the first of: CHATCTL_TOKEN, the profile's
-// token command, its keyring entry, its file token. A token from the
-// environment returns before anything else is looked at: such a run never
-// loads the keyring code nor starts its process, so a broken or hanging
-// keyring cannot slow it. The helper and the keyring are loaded only by the
-// runs that use them.
+// token command, its keyring entry, its file token. The helper and the
+// keyring are loaded only by the runs that use them, so a run with
+// CHATCTL_TOKEN never starts the keyring's process.
 import type { CredentialLimits, Env } from '../context.js';
 import { configError } from '../errors/cli-error.js';
 import { escapeInline } from '../output/json.js';
 import { isHeaderSafe } from '../http/wire-checks.js';
-import { resolveToken, tokenSourceOf, unreachableKeyringHint, type TokenSource } from './source.js';
+import { checkTokenSize, resolveToken, sourceWords, tokenSourceOf, unreachableKeyringHint, type TokenSource } from './source.js';
 import type { SelectedProfile } from '../config/profile.js';
-import { checkTokenSize } from './bound.js';
 
 export interface ObtainedToken {
   token: string;
@@ -19,41 +16,16 @@ export interface ObtainedToken {
   profile: string;
 }
 
-export interface ObtainDeps {
-  env: Env;
-  signal?: AbortSignal | undefined;
-  limits?: CredentialLimits | undefined;
-}
+type ObtainDeps = { env: Env; signal?: AbortSignal | undefined; limits?: CredentialLimits | undefined };
 
-/** A token command as a message shows it: on one line, at most 120 characters. */
-export function helperLabel(command: string): string {
-  const line = escapeInline(command);
-  return line.length > 120 ? `${line.slice(0, 117)}...` : line;
-}
-
-/** Where a token came from, in words for messages: "CHATCTL_TOKEN", "profile "p"'s keyring entry"… */
-export function sourceWords(source: TokenSource, profile: string): string {
-  const p = `profile "${escapeInline(profile)}"`;
-  switch (source) {
-    case 'env':
-      return 'CHATCTL_TOKEN';
-    case 'command':
-      return `the token command of ${p}`;
-    case 'keyring':
-      return `${p}'s entry in the system keyring`;
-    case 'file':
-      return `${p}'s file token (config.json)`;
-  }
-}
-
-/** The token in effect, or undefined when there is none. A helper or keyring that fails, or a token over 64 KiB, is a configuration error (exit 3). */
+/** The token in effect, or undefined when there is none. A helper or keyring that fails, or a token over 64 KiB, is exit 3. */
 export async function obtainToken(sel: SelectedProfile, deps: ObtainDeps): Promise<ObtainedToken | undefined> {
   const got = await fromSource(sel, deps);
   if (got) checkBound(got.token, got.source, got.profile);
   return got;
 }
 
-/** The token at hand without running a helper or asking the keyring (CHATCTL_TOKEN, the file token), for --dry-run; bounded as obtainToken's. */
+/** The token at hand without running a helper or asking the keyring, for --dry-run; bounded as obtainToken's. */
 export function presetToken(env: Env, sel: SelectedProfile): string | undefined {
   const t = resolveToken(env, sel);
   if (t) checkBound(t.token, t.source, sel.name);
@@ -71,33 +43,21 @@ function checkBound(token: string, source: TokenSource, profile: string): void {
 }
 
 async function fromSource(sel: SelectedProfile, deps: ObtainDeps): Promise<ObtainedToken | undefined> {
-  const source = tokenSourceOf(deps.env, sel.profile);
   const profile = sel.name;
-  switch (source) {
-    case undefined:
-      return undefined;
-    case 'env':
-      return { token: deps.env.CHATCTL_TOKEN!.trim(), source, profile };
-    case 'file':
-      return { token: sel.profile!.token!, source, profile };
-    case 'command': {
-      const { runTokenCommand } = await import('./helper.js');
-      const token = await runTokenCommand(profile, sel.profile!.tokenCommand!, { env: deps.env, signal: deps.signal, limitMs: deps.limits?.helperMs });
-      return { token, source, profile };
-    }
-    case 'keyring': {
-      const { keyringCall } = await import('./keyring.js');
-      const r = await keyringCall('get', profile, { env: deps.env, signal: deps.signal, limitMs: deps.limits?.keyringMs });
-      const shown = escapeInline(profile);
-      const next = `run: chatctl auth login --profile ${profile} (or set CHATCTL_TOKEN)`;
-      if (!r.ok) throw configError(`cannot read the token of profile "${shown}" from the system keyring: ${escapeInline(r.reason)}`, unreachableKeyringHint(profile));
-      if (r.value === null || r.value === '') {
-        throw configError(`profile "${shown}" keeps its token in the system keyring, but there is no entry (service chatctl, account "${shown}")`, next);
-      }
-      if (/\s/.test(r.value) || !isHeaderSafe(r.value)) {
-        throw configError(`the keyring entry of profile "${shown}" is not a token (whitespace or characters that cannot be sent in an HTTP header)`, next);
-      }
-      return { token: r.value, source, profile };
-    }
+  const preset = resolveToken(deps.env, sel); // CHATCTL_TOKEN or the file token
+  if (preset) return { ...preset, profile };
+  const source = tokenSourceOf(deps.env, sel.profile);
+  if (source === 'command') {
+    const { runTokenCommand } = await import('./helper.js');
+    return { token: await runTokenCommand(profile, sel.profile!.tokenCommand!, { env: deps.env, signal: deps.signal, limitMs: deps.limits?.helperMs }), source, profile };
   }
+  if (source !== 'keyring') return undefined;
+  const { keyringCall } = await import('./keyring.js');
+  const r = await keyringCall('get', profile, { env: deps.env, signal: deps.signal, limitMs: deps.limits?.keyringMs });
+  const shown = escapeInline(profile);
+  const next = `run: chatctl auth login --profile ${profile} (or set CHATCTL_TOKEN)`;
+  if (!r.ok) throw configError(`cannot read the token of profile "${shown}" from the system keyring: ${escapeInline(r.reason)}`, unreachableKeyringHint(profile));
+  if (r.value === null || r.value === '') throw configError(`profile "${shown}" keeps its token in the system keyring, but there is no entry (service chatctl, account "${shown}")`, next);
+  if (/\s/.test(r.value) || !isHeaderSafe(r.value)) throw configError(`the keyring entry of profile "${shown}" is not a token (whitespace or characters that cannot be sent in an HTTP header)`, next);
+  return { token: r.value, source, profile };
 }

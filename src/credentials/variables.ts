@@ -1,9 +1,6 @@
-// The variables that carry chatctl's own credentials (the bearer token, the
-// x-service-csrf value). No process chatctl starts is given them: an exec:
-// destination needs the secret, a token command is asked for the token, and
-// the keyring's child stores what it is handed on stdin.
-
-export const CREDENTIAL_VARIABLES: readonly string[] = ['CHATCTL_TOKEN', 'CHATCTL_CSRF_TOKEN'];
+// No process chatctl starts is given chatctl's own credentials: an exec:
+// destination needs the secret, a token command is asked for the token.
+const CREDENTIAL_VARIABLES = ['CHATCTL_TOKEN', 'CHATCTL_CSRF_TOKEN'];
 
 /** A copy of `env` for a child process, without chatctl's credentials. */
 export function withoutCredentials<T extends Record<string, string | undefined>>(env: T): T {

@@ -1,34 +1,24 @@
-// A plain-data description of the command tree, taken from the commander
-// program itself. The build writes it to dist/ so completion can answer
-// without loading commander, and a test proves the file matches the program.
+// The command tree as plain data, from the program itself: the build writes it
+// to dist/ so completion answers without loading commander.
 import type { Command, Option, Argument } from 'commander';
 
 /** What a value can be completed with. */
 export type ValueKind = 'none' | 'file' | 'profiles' | 'events' | 'choices' | 'sinks' | 'endpoints';
 
-/**
- * The form of its command an option belongs to, for a command with two
- * (`rotate ENDPOINT_ID`, `rotate --from FILE`): 'argument' when the command
- * names its first argument, or the flag that selects the other form.
- */
+/** The form of its command an option belongs to (`rotate ENDPOINT_ID`: 'argument'; `rotate --from FILE`: '--from'). */
 export type OptionForm = 'argument' | `--${string}`;
 
 export interface OptionNode {
-  flags: string[]; // e.g. ["-y", "--yes"]
+  flags: string[];
   description: string;
   takesValue: boolean;
   valueKind: ValueKind;
   choices?: string[];
-  /** Only in this form of the command (completion offers it only there); absent: in every form. */
+  /** Only in this form of the command; absent: in every form. */
   form?: OptionForm;
 }
 
-export interface ArgumentNode {
-  name: string;
-  required: boolean;
-  valueKind: ValueKind;
-  choices?: string[];
-}
+type ArgumentNode = { name: string; required: boolean; valueKind: ValueKind; choices?: string[] };
 
 export interface CommandNode {
   name: string;
@@ -40,30 +30,12 @@ export interface CommandNode {
 }
 
 /** Values that come from somewhere other than commander's choices or the value's name. */
-const OPTION_VALUE_KINDS: Record<string, ValueKind> = {
-  '--profile': 'profiles',
-  '--event': 'events',
-  '--secret-to': 'sinks',
-};
-const ARGUMENT_VALUE_KINDS: Record<string, ValueKind> = {
-  name: 'profiles',
-};
+const OPTION_VALUE_KINDS: Record<string, ValueKind> = { '--profile': 'profiles', '--event': 'events', '--secret-to': 'sinks' };
 
-/**
- * File names complete where the value is named for one: an option written
- * `--journal <file>` (or `<path>`, `<dir>`), an argument named `file` or
- * `…-file` (`[body-file]`). A new file option gets completion by its name alone.
- */
+/** File names complete where the value is named for one (`--journal <file>`, `[body-file]`): a new option gets it by its name alone. */
 const FILE_VALUE = /<(?:file|path|dir)>|\[(?:file|path|dir)\]/;
 const isFileArgument = (name: string) => /^(?:file|path|dir)$|-(?:file|path|dir)$/.test(name);
-/** Arguments that name a webhook endpoint: completed with the endpoints this machine knows. */
-const ENDPOINT_ARGUMENTS = new Set(['endpoint-id']);
-
-/**
- * The help heading under which an option of one form of its command is
- * listed (`rotate --help`: "Options with ENDPOINT_ID:" and "Options with --from FILE:"):
- * commander's own help groups, which completion reads back (formOf).
- */
+/** The help heading of the options of one form ("Options with --from FILE:"), which completion reads back (formOf). */
 export function formHeading(form: OptionForm, shown: string): string {
   return form === 'argument' ? `Options with ${shown}:` : `Options with ${form} ${shown}:`;
 }
@@ -86,7 +58,7 @@ function optionNode(o: Option): OptionNode {
 function argumentNode(a: Argument, parent: string): ArgumentNode {
   const choices = a.argChoices;
   const name = a.name();
-  const kind: ValueKind = choices ? 'choices' : parent === 'profile' ? (ARGUMENT_VALUE_KINDS[name] ?? 'none') : isFileArgument(name) ? 'file' : ENDPOINT_ARGUMENTS.has(name) ? 'endpoints' : 'none';
+  const kind: ValueKind = choices ? 'choices' : parent === 'profile' ? (name === 'name' ? 'profiles' : 'none') : isFileArgument(name) ? 'file' : name === 'endpoint-id' ? 'endpoints' : 'none';
   return { name, required: a.required, valueKind: kind, ...(choices ? { choices: [...choices] } : {}) };
 }
 

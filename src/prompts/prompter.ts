@@ -1,6 +1,5 @@
-// Asks for what the command line left out. Only exists when stdin and stdout
-// are both terminals and prompts are allowed (docs/configuration.md); commands
-// receive `undefined` otherwise and fail with a usage error naming the flag.
+// Asks for what the command line left out, when stdin and stdout are terminals
+// and prompts are allowed; else commands get `undefined` and name the flag.
 export interface Prompter {
   name(): Promise<string>;
   url(): Promise<string>;

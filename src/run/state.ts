@@ -10,14 +10,12 @@ import type { OutputMode } from '../output/io.js';
 import type { JsonQuery } from '../output/json.js';
 import { configStoreFor } from '../config/store.js';
 import { checkHeaderValue } from '../http/wire-checks.js';
-import { describeScope, type ScopeDescription } from '../scope/describe.js';
 import { noInput } from '../input/values.js';
-import { noTokenError, storedTokenSource } from '../credentials/source.js';
-import { resolveConnection, type Connection, type ScopeFlags } from '../scope/connection.js';
+import { noTokenError, storedTokenSource, type TokenOrigin } from '../credentials/source.js';
+import { describeScope, resolveConnection, type Connection, type ScopeDescription, type ScopeFlags } from '../scope/resolve.js';
 import { resolveRequestSettings, type RequestFlags, type RequestSettings } from '../http/settings.js';
 import { selectProfile, type ProfileFlags, type SelectedProfile } from '../config/profile.js';
 import { obtainToken, presetToken, type ObtainedToken } from '../credentials/token.js';
-import type { TokenOrigin } from '../credentials/origin.js';
 
 /** The options every API command takes (docs/configuration.md), as commander parses them: read by src/app/ alone. */
 export interface GlobalOptions {

@@ -1,51 +1,27 @@
-// The keyring's native addon for the single executable (src/sea/launcher.ts):
-// unpacked from the executable's assets into `<cache folder>/native/` and
-// loaded from there (docs/distribution.md, "The keyring addon").
-//
-// Two rules keep another user's bytes out of the process:
-// - the file is hashed through an open file descriptor, and on Linux that
-//   very descriptor is what gets loaded (/proc/self/fd/N): no path is
-//   walked twice, so a folder or file swapped between the hash and the
-//   load (a rename or RENAME_EXCHANGE loop) changes nothing;
-// - the cache folder and every folder above it must be this user's or
-//   root's and not writable by group or others, as OpenSSH's StrictModes
-//   asks of ~/.ssh, with one allowance: a world-writable folder with the
-//   sticky bit (/tmp), where no one else can rename or remove the folder of
-//   ours below it. Where there is no /proc (macOS), the path is loaded, and
-//   that rule is what keeps it ours between the hash and the load.
+// The keyring's native addon for the single executable, unpacked into
+// `<cache folder>/native/` and loaded from there; why each check keeps
+// another user's bytes out: docs/distribution.md (the keyring).
 import { chmodSync, closeSync, constants, fstatSync, lstatSync, openSync, readSync, realpathSync, renameSync, statSync, writeSync, type Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Hash } from 'node:crypto';
 import { makeFolders } from '../fs/files.js';
 
-/** The addon the executable carries. */
-export interface AddonSource {
-  /** Its SHA-256, hex. */
-  sha256: string;
-  /** Its bytes (read from the assets only when the file on disk is not them). */
-  bytes(): Uint8Array;
-}
+/** The addon the executable carries: its SHA-256 (hex), and its bytes, read from the assets only when needed. */
+export type AddonSource = { sha256: string; bytes(): Uint8Array };
 
-export interface AddonOptions {
-  /** A fresh SHA-256 (node:crypto's createHash('sha256'), loaded by the caller only when needed). */
+interface AddonOptions {
+  /** A fresh SHA-256 (node:crypto, loaded by the caller only when needed). */
   sha256: () => Hash;
-  /** Defaults to process.platform: on Linux the addon is loaded through /proc/self/fd. */
   platform?: NodeJS.Platform;
   /** Defaults to process.geteuid(); undefined (Windows) skips the owner and mode checks. */
   uid?: number;
-  /** Tests only: runs once the bytes to load are hashed, before they are loaded (the window a swap would use). */
+  /** Tests only: runs between the hash and the load (the window a swap would use). */
   afterHash?: (file: string) => void;
 }
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
-/**
- * Loads the addon from `<cache>/native/keyring-<hash>.node`, writing that
- * file from `source` first when it is not a regular file of this user's,
- * closed to group and others, with the expected SHA-256. Throws, with a
- * sentence for the user, when the cache folder or a folder above it is not
- * safe to hold it.
- */
+/** Loads `<cache>/native/keyring-<hash>.node`, written from `source` first unless it is this user's, private and the expected bytes. */
 export function loadAddon(cache: string, source: AddonSource, options: AddonOptions): unknown {
   const uid = 'uid' in options ? options.uid : typeof process.geteuid === 'function' ? process.geteuid() : undefined;
   const platform = options.platform ?? process.platform;
@@ -68,7 +44,7 @@ export function loadAddon(cache: string, source: AddonSource, options: AddonOpti
   }
 }
 
-/** Every folder above `dir` (a real path): this user's or root's, and closed to group and others unless sticky and world-writable. */
+/** Every folder above `dir`: this user's or root's, and closed to group and others unless sticky and world-writable. */
 function checkParents(dir: string, uid: number | undefined): void {
   if (uid === undefined) return; // Windows: no owner or mode bits to check (docs/distribution.md)
   for (let d = dirname(dir), below = dir; d !== below; below = d, d = dirname(d)) {
@@ -79,7 +55,7 @@ function checkParents(dir: string, uid: number | undefined): void {
   }
 }
 
-/** A folder this user owns and that group and others cannot write (and, for native/, no link); read access for others is taken away. */
+/** A folder of this user's that group and others cannot write; native/'s read access for others is taken away. */
 function checkPrivate(dir: string, st: Stats, what: string, uid: number | undefined): void {
   if (st.isSymbolicLink() || !st.isDirectory()) throw new Error(`${what} ${dir} is not a folder; the keyring addon is not unpacked there`);
   if (uid === undefined) return;
@@ -88,7 +64,7 @@ function checkPrivate(dir: string, st: Stats, what: string, uid: number | undefi
   if (what !== 'the cache folder' && (st.mode & 0o077) !== 0) chmodSync(dir, 0o700);
 }
 
-/** An open descriptor of `file` when it is a regular file of this user's, closed to others, whose bytes hash to `hash` (opened without following a link); else undefined. */
+/** An open descriptor of `file` (no link followed) when verified; else undefined. */
 function openVerified(file: string, hash: string, uid: number | undefined, options: AddonOptions): number | undefined {
   let fd: number;
   try {
@@ -101,7 +77,7 @@ function openVerified(file: string, hash: string, uid: number | undefined, optio
   return undefined;
 }
 
-/** A new file with the addon's bytes, renamed into place; its descriptor, once its bytes are read back and hashed. */
+/** A new file with the addon's bytes, renamed into place once read back and hashed; its descriptor. */
 function writeFresh(dir: string, file: string, source: AddonSource, uid: number | undefined, options: AddonOptions): number {
   const temp = join(dir, `.keyring-${process.pid}-${Date.now()}.tmp`);
   const fd = openSync(temp, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o700);
@@ -117,7 +93,7 @@ function writeFresh(dir: string, file: string, source: AddonSource, uid: number 
   }
 }
 
-/** Whether the open file is a regular file of this user's, closed to group and others, whose bytes (read from the start) hash to `hash`. */
+/** Whether the open file is a regular file of this user's, closed to group and others, whose bytes hash to `hash`. */
 function verified(fd: number, hash: string, uid: number | undefined, options: AddonOptions): boolean {
   const st = fstatSync(fd);
   if (!st.isFile() || (uid !== undefined && (st.uid !== uid || (st.mode & 0o022) !== 0))) return false;

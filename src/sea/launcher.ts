@@ -1,17 +1,8 @@
-// The single executable's launcher, run by its main script (src/sea/main.ts,
-// which answers --version, help and completion itself) for everything else
-// (docs/distribution.md). It does for the executable what bin/chatctl.js
-// does for the npm package, from the executable's assets instead of dist/:
-// - the program, main.cjs, and its lazily loaded parts (lazy/*.cjs), each
-//   compiled with the V8 code cache that the packaging made for it with this
-//   very Node (its `.v8` asset), so a run skips most parsing and compiling;
-// - `__keyring-child`: the keyring's child program (keyring-child.cjs, which
-//   src/credentials/keyring.ts starts with process.execPath, here this
-//   executable), with the keyring's native addon unpacked from the assets
-//   into a private folder and checked by its SHA-256 before it is loaded
-//   (src/sea/addon.ts).
-// Kept small and free of the program's modules: every command compiles it
-// (from the code cache made at packaging).
+// The single executable's launcher (docs/distribution.md), run by its main
+// script for all it does not answer itself: what bin/chatctl.js does for npm,
+// from the assets, each bundle with the V8 code cache packaging made for it;
+// and `__keyring-child`, with the addon unpacked and checked (addon.ts).
+// Kept free of the program's modules: every command compiles it.
 import { createRequire, wrap } from 'node:module';
 import { homedir } from 'node:os';
 import { basename, dirname, join, relative, sep } from 'node:path';
@@ -21,22 +12,15 @@ import { Script } from 'node:vm';
 import { registerSingleExecutable } from '../system/packaging.js';
 import { loadAddon } from './addon.js';
 
-/** The SHA-256 (hex) of the keyring's addon among the assets, or null when the packaging had none for this platform. */
+/** The keyring addon's SHA-256 (hex) among the assets; null when packaging had none for this platform. */
 declare const __CHATCTL_KEYRING_SHA256__: string | null;
 /** The V8 flag the code caches were made with (scripts/package.mjs, HASH_SEED). */
 declare const __CHATCTL_HASH_SEED__: string;
-/** What the packaging built this executable for (`linux-x64`, `linux-arm64`, …). */
 declare const __CHATCTL_TARGET__: string;
 
-/** The argument that makes the executable the keyring's child (never a command name). */
-export const KEYRING_CHILD_ARG = '__keyring-child';
+const KEYRING_CHILD_ARG = '__keyring-child';
 
-/**
- * Where the bundles "are": a path under the executable, which is a file, so
- * nothing on disk can be there. The lazy stubs in main.cjs name their
- * bundle by a path under it (scripts/build.mjs), which loadBundle maps back
- * to an asset.
- */
+/** Where the bundles "are": under the executable, a file, so nothing on disk can be there; loadBundle maps it to assets. */
 const VIRTUAL_DIST = join(process.execPath, 'dist');
 
 // As bin/chatctl.js: on Node below 22, a proxied run compiles undici's
@@ -46,7 +30,7 @@ const LIFTOFF = Number(process.versions.node.split('.')[0]) < 22 && ['HTTPS_PROX
 /** The SEA's own require loads built-in modules only, which is all the bundles require. */
 const builtin: NodeJS.Require = typeof require === 'function' ? require : createRequire(process.execPath);
 
-/** Runs the program, or the keyring's child, for `argv` (src/sea/main.ts hands over what it does not answer itself). */
+/** Runs the program, or the keyring's child, for `argv`. */
 export function start(argv: string[]): void {
   if (argv[0] === KEYRING_CHILD_ARG) return keyringChild();
   registerSingleExecutable({ keyringChildArgs: [KEYRING_CHILD_ARG], target: __CHATCTL_TARGET__ });
@@ -58,12 +42,9 @@ export function start(argv: string[]): void {
 }
 
 /**
- * Runs `compile` with the V8 flag the code caches were made with (a fixed
- * hash seed: scripts/package.mjs), then puts the flag back: V8 takes a
- * cache only from flags that hash as the ones it was made with, and
- * while any flag is changed it refuses the compiled code the Node binary
- * carries for Node's own modules (about 11 ms more for those a rotate
- * loads), so the bundle runs, and requires them, with the flags as they were.
+ * Compiles under the flag the caches were made with (V8 takes a cache only
+ * then), and puts it back: while a flag is changed V8 refuses Node's own
+ * compiled modules (about 11 ms more for a rotate).
  */
 function withCacheFlag<T>(compile: () => T): T {
   setFlagsFromString(__CHATCTL_HASH_SEED__);
@@ -74,7 +55,7 @@ function withCacheFlag<T>(compile: () => T): T {
   }
 }
 
-/** Runs a CommonJS bundle from the assets, with the code cache made for it at packaging (V8 ignores one that does not fit). */
+/** Runs a CommonJS bundle from the assets with its code cache (V8 ignores one that does not fit). */
 // biome-ignore lint/suspicious/noExplicitAny: a bundle's exports
 function loadBundle(file: string): any {
   const name = relative(VIRTUAL_DIST, file).split(sep).join('/');
@@ -95,33 +76,28 @@ function loadBundle(file: string): any {
 function keyringChild(): void {
   let addon: unknown;
   try {
-    addon = loadKeyringAddon();
+    const hash = __CHATCTL_KEYRING_SHA256__;
+    if (hash === null) throw new Error(`no prebuilt keyring binary for ${process.platform}-${process.arch} in this executable`);
+    // node:crypto only here: it costs every run that loads it a few ms.
+    const { createHash } = builtin('node:crypto') as typeof import('node:crypto');
+    addon = loadAddon(cacheFolder(process.env), { sha256: hash, bytes: () => Buffer.from(getAsset('keyring.node')) }, { sha256: () => createHash('sha256') });
   } catch (err) {
     const reason = String((err as Error).message ?? err).slice(0, 300);
     process.stdout.write(JSON.stringify({ ok: false, kind: 'unavailable', reason }));
     return;
   }
-  process.argv.splice(2, 1); // keyring-child.cjs reads `get|set|delete SERVICE ACCOUNT` from argv[2]
+  process.argv.splice(2, 1); // keyring-child.cjs reads its operation from argv[2]
   const file = join(VIRTUAL_DIST, 'keyring-child.cjs');
   const script = new Script(wrap(getAsset('keyring-child.cjs', 'utf8')), { filename: file });
   const requireWithAddon = (id: string) => (id === '@napi-rs/keyring' ? addon : builtin(id));
   script.runInThisContext().call({}, {}, requireWithAddon, { exports: {} }, file, VIRTUAL_DIST);
 }
 
-/** The cache folder bin/chatctl.js keeps its code caches in (docs/configuration.md). */
+/** The cache folder bin/chatctl.js keeps its code caches in. */
 function cacheFolder(env: NodeJS.ProcessEnv): string {
   if (env.CHATCTL_CACHE_DIR) return env.CHATCTL_CACHE_DIR;
   const home = homedir();
   if (process.platform === 'win32') return join(env.LOCALAPPDATA || join(home, 'AppData', 'Local'), 'chatctl', 'Cache');
   if (process.platform === 'darwin') return join(home, 'Library', 'Caches', 'chatctl');
   return join(env.XDG_CACHE_HOME || join(home, '.cache'), 'chatctl');
-}
-
-/** The keyring's addon, unpacked into `<cache folder>/native/` and loaded from there (src/sea/addon.ts). */
-function loadKeyringAddon(): unknown {
-  const hash = __CHATCTL_KEYRING_SHA256__;
-  if (hash === null) throw new Error(`no prebuilt keyring binary for ${process.platform}-${process.arch} in this executable`);
-  // node:crypto only here: loading it costs every run that does not need it a few ms.
-  const { createHash } = builtin('node:crypto') as typeof import('node:crypto');
-  return loadAddon(cacheFolder(process.env), { sha256: hash, bytes: () => Buffer.from(getAsset('keyring.node')) }, { sha256: () => createHash('sha256') });
 }

@@ -1,27 +1,15 @@
-// The single executable's main script (scripts/package.mjs makes it the
-// executable's entry; docs/distribution.md). It answers what must start as
-// fast as bare Node by itself, with no module beyond node:sea and node:fs:
-// - `--version` (the version built in here),
-// - `CMD… --help` and `help CMD…` from fast.json,
-// - completion (`__complete`) from complete.cjs and tree.json, compiled as
-//   it runs (a few kB: less than loading node:vm to use a code cache).
-// Anything else goes to the launcher (src/sea/launcher.ts, the asset
-// launcher.cjs), compiled with its code cache under the V8 flag the caches
-// were made with (a fixed hash seed, which makes them the same build after
-// build; node:v8 alone costs about 2 ms to load, so only here); it runs
-// the program or the keyring's child.
+// The single executable's main script (docs/distribution.md): `--version`,
+// help (fast.json) and completion (complete.cjs, tree.json) answered with
+// nothing beyond node:sea and node:fs, as fast as bare Node; anything else to
+// the launcher, compiled with its code cache (node:v8 costs 2 ms: only then).
 import { writeSync } from 'node:fs';
 import { getAsset } from 'node:sea';
 
-/** The version (package.json), built in by the packaging. */
 declare const __CHATCTL_VERSION__: string;
 /** The V8 flag the code caches were made with (scripts/package.mjs, HASH_SEED). */
 declare const __CHATCTL_HASH_SEED__: string;
 
-interface FastAnswers {
-  aliases: Record<string, string>;
-  help: Record<string, string>;
-}
+type FastAnswers = { aliases: Record<string, string>; help: Record<string, string> };
 
 /** The pre-rendered answer for `--version`, `CMD… --help` and `help CMD…`, as bin/chatctl.js gives it. */
 export function fastAnswer(args: string[], fast: () => FastAnswers, version: string): string | undefined {
@@ -47,7 +35,7 @@ function writeOut(text: string): void {
   }
 }
 
-/** A CommonJS asset compiled without a cache (the SEA's require loads built-in modules only, all the bundles need). */
+/** A CommonJS asset compiled without a cache (the SEA's require loads built-in modules only: all they need). */
 // biome-ignore lint/suspicious/noExplicitAny: a bundle's exports
 function plainBundle(name: string): any {
   const module = { exports: {} };
@@ -55,7 +43,7 @@ function plainBundle(name: string): any {
   return module.exports;
 }
 
-/** The launcher, compiled with its code cache under the caches' flag (put back before it runs: src/sea/launcher.ts, withCacheFlag). */
+/** The launcher, compiled with its code cache under the caches' flag, put back before it runs (launcher.ts, withCacheFlag). */
 function launch(argv: string[]): void {
   const { setFlagsFromString } = require('node:v8') as typeof import('node:v8');
   const { Script } = require('node:vm') as typeof import('node:vm');
@@ -65,7 +53,7 @@ function launch(argv: string[]): void {
   try {
     cachedData = Buffer.from(getAsset('launcher.cjs.v8'));
   } catch {
-    /* a build without code caches (another architecture, or --no-code-cache) */
+    /* a build without code caches */
   }
   const module = { exports: {} as { start(argv: string[]): void } };
   setFlagsFromString(__CHATCTL_HASH_SEED__);
@@ -89,5 +77,5 @@ function main(argv: string[]): void {
   launch(argv);
 }
 
-// Not when a test imports fastAnswer (there is no `__CHATCTL_VERSION__` outside the executable).
+// Not when a test imports fastAnswer.
 if (typeof __CHATCTL_VERSION__ === 'string') main(process.argv.slice(2));

@@ -2,8 +2,7 @@
 // the argv scan that picks the group to build runs before the program exists
 // and keeps its own list (src/app/cli.ts). In-process, no process started.
 import { describe, expect, test } from 'vitest';
-import { configuredProgram, GLOBALS_WITH_VALUE } from '../../src/app/cli.js';
-import { optionsWithValue } from '../../src/app/help-routing.js';
+import { configuredProgram, GLOBALS_WITH_VALUE, optionsWithValue } from '../../src/app/cli.js';
 import { fakeContext, fakeIO } from '../support/fakes.js';
 
 describe('help routing', () => {

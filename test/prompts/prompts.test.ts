@@ -15,8 +15,7 @@ import { CliError } from '../../src/errors/cli-error.js';
 import { runCreate, type CreateOptions } from '../../src/commands/webhooks/create.js';
 import { runRotate, type RotateOptions } from '../../src/commands/webhooks/rotate.js';
 import { runReactivate } from '../../src/commands/webhooks/reactivate.js';
-import { runAuthLogin } from '../../src/commands/auth/login.js';
-import { runAuthToken } from '../../src/commands/auth/token.js';
+import { runAuthLogin, runAuthToken } from '../../src/commands/auth/auth.js';
 import { EndpointFacts } from '../../src/secret/facts.js';
 import { fakeContext, fakeFactory, fakeIO, scriptedTransport, type FakeIO } from '../support/fakes.js';
 

@@ -1,7 +1,7 @@
 // The answers a prompt accepts: what the server would accept, so that a bad
 // one is asked again at the prompt instead of being refused after a request.
 import { describe, expect, it } from 'vitest';
-import { promptedNameIssue, promptedUrlIssue } from '../../src/prompts/validate.js';
+import { promptedNameIssue, promptedUrlIssue } from '../../src/prompts/inquirer.js';
 
 describe('prompt answers', () => {
   it('destination URL: https, or http on loopback only; absolute; no credentials; at most 2048 characters', () => {

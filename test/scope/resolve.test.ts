@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { checkBaseUrl } from '../../src/http/wire-checks.js';
-import { describeScope, type ScopeDescription } from '../../src/scope/describe.js';
+import { describeScope, resolveConnection, type ScopeDescription } from '../../src/scope/resolve.js';
 import { noInput } from '../../src/input/values.js';
 import { resolveToken, tokenSourceOf } from '../../src/credentials/source.js';
-import { resolveConnection } from '../../src/scope/connection.js';
 import { resolveRequestSettings } from '../../src/http/settings.js';
 import { selectProfile } from '../../src/config/profile.js';
 import type { ConfigData } from '../../src/config/schema.js';

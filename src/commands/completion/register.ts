@@ -17,10 +17,7 @@ export function registerCompletion(cmd: Command, f: Factory): void {
         'chatctl completion fish | source',
       ),
     )
-    .action(async (shell: 'bash' | 'zsh' | 'fish') => {
-      const { completionScript } = await import('../../completion/scripts.js');
-      ctx.io.stdout.write(completionScript(shell));
-    });
+    .action(async (shell: 'bash' | 'zsh' | 'fish') => ctx.io.stdout.write((await import('../../completion/install.js')).completionScript(shell)));
   cmd
     .command('install')
     .description('write the completion script where your shell finds it (for this user), creating folders; says what it did')
@@ -40,8 +37,5 @@ Where it goes:
 Running it again says the script is already up to date, or replaces an old one.
 `,
     )
-    .action(async (opts: { shell?: 'bash' | 'zsh' | 'fish' }) => {
-      const { runCompletionInstall } = await import('../../completion/install.js');
-      runCompletionInstall(opts, ctx);
-    });
+    .action(async (opts: { shell?: 'bash' | 'zsh' | 'fish' }) => (await import('../../completion/install.js')).runCompletionInstall(opts, ctx));
 }

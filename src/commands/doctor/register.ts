@@ -20,8 +20,5 @@ Exit status: 0 when nothing failed, else that of the first failure: 3
 configuration, 4 authentication, 12 network.
 `,
     )
-    .action(async () => {
-      const { runDoctor } = await import('./doctor.js');
-      await runDoctor(f);
-    });
+    .action(async () => (await import('./doctor.js')).runDoctor(f));
 }

@@ -2,11 +2,7 @@
 import type { Command } from 'commander';
 import { examples, type Factory } from '../app.js';
 
-/**
- * The scope flags `profile set` stores. They are the program's global options
- * (every API command takes them to override a profile), so commander lists
- * them under `chatctl --help` only; this command exists for them.
- */
+/** The scope flags `profile set` stores: global options, which commander lists under `chatctl --help` only. */
 const PROFILE_SET_SCOPE = `
 Scope to store (global options, given before or after the command; an empty
 value such as --env '' clears the field):
@@ -22,13 +18,13 @@ export function registerProfile(profile: Command, f: Factory): void {
     .command('list')
     .description('list profiles; * marks the one in use')
     .addHelpText('after', examples('chatctl profile list', 'chatctl profile list --json'))
-    .action(async () => (await import('./list.js')).runProfileList(f));
+    .action(async () => (await import('./profile.js')).runProfileList(f));
   profile
     .command('show')
     .description('show a profile (the one in use by default); tokens are never shown')
     .argument('[name]', 'profile name')
     .addHelpText('after', examples('chatctl profile show', 'chatctl profile show prod --json'))
-    .action(async (name: string | undefined) => (await import('./show.js')).runProfileShow(name, f));
+    .action(async (name: string | undefined) => (await import('./profile.js')).runProfileShow(name, f));
   profile
     .command('set')
     .description('create or update a profile from --base-url, --org, --app, --env, --origin, --csrf-token and --token-command (an empty value clears a field)')
@@ -47,17 +43,17 @@ export function registerProfile(profile: Command, f: Factory): void {
           "chatctl profile set prod --token-command ''   # back to the stored token",
         ),
     )
-    .action(async (name: string, opts) => (await import('./set.js')).runProfileSet(name, opts, f));
+    .action(async (name: string, opts) => (await import('./profile.js')).runProfileSet(name, opts, f));
   profile
     .command('use')
     .description('make a profile the one in use')
     .argument('<name>', 'profile name')
     .addHelpText('after', examples('chatctl profile use prod'))
-    .action(async (name: string) => (await import('./use.js')).runProfileUse(name, f));
+    .action(async (name: string) => (await import('./profile.js')).runProfileUse(name, f));
   profile
     .command('remove')
     .description('remove a profile and its stored token')
     .argument('<name>', 'profile name')
     .addHelpText('after', examples('chatctl profile remove staging'))
-    .action(async (name: string) => (await import('./remove.js')).runProfileRemove(name, f));
+    .action(async (name: string) => (await import('./profile.js')).runProfileRemove(name, f));
 }

@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { MAX_TOKEN_BYTES } from '../../../src/credentials/bound.js';
+import { MAX_TOKEN_BYTES } from '../../../src/credentials/source.js';
 import { REACTIVATE, mutationBody } from '../../support/fixtures.js';
 import { buildEnv, cleanupTempDirs, runInProcess, workspace, type Workspace } from '../../support/run.js';
 

@@ -1,7 +1,6 @@
 // The completion engine, against the live command tree.
 import { describe, expect, it } from 'vitest';
-import { bashWords, complete, endpointsFor, formatCompletion, runComplete, type Sources } from '../../../src/completion/complete.js';
-import { knownEndpoints } from '../../../src/completion/known-endpoints.js';
+import { bashWords, complete, endpointsFor, formatCompletion, knownEndpoints, runComplete, type Sources } from '../../../src/completion/complete.js';
 import { EndpointFacts } from '../../../src/secret/facts.js';
 
 /** What a create or rotate answered, as custody adds it to the endpoint's facts. */

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { buildMeta } from '../../../src/app/main.js';
-import { COMPLETION_FILES, SHELLS, completionScript } from '../../../src/completion/scripts.js';
+import { COMPLETION_FILES, SHELLS, completionScript } from '../../../src/completion/install.js';
 import { BIN, ROOT } from '../../support/fixtures.js';
 import { runInProcess } from '../../support/in-process.js';
 import { SHARED_CACHE_DIR } from '../../support/run.js';

@@ -9,7 +9,7 @@ import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readF
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { BIN, ROOT } from '../../support/fixtures.js';
-import { completionScript } from '../../../src/completion/scripts.js';
+import { completionScript } from '../../../src/completion/install.js';
 import { execa } from 'execa';
 import { PYTHON } from '../../support/python.js';
 import { scaled } from '../../support/slowdown.js';
