@@ -18,17 +18,17 @@ export function rerunCommand(ctx: RerunContext, expectedVersion: number | string
 }
 
 /**
- * The same request again, with its Idempotency-Key when it had one: the one
- * command that both the message of exhausted retries (the HTTP client's
- * `rerun`) and its `next:` line give, so a re-run cannot apply it twice.
+ * The same request again, with its Idempotency-Key: the command line from
+ * the request's facts, or "the same command" where the command gave none.
+ * Every re-run hint of chatctl is built here.
  */
-export function sameRequestCommand(ctx: RerunContext, idempotencyKey = ctx.idempotencyKey): string {
-  const command = rerunCommand(ctx, ctx.expectedVersion);
-  return idempotencyKey === undefined ? command : `${command} --idempotency-key ${shellQuote(idempotencyKey)}`;
+export function sameRequestCommand(ctx: RerunContext | undefined, key = ctx?.idempotencyKey, quote = shellQuote): string {
+  if (!ctx) return `the same command${key === undefined ? '' : ` with --idempotency-key ${quote(key)}`}`;
+  return `${rerunCommand(ctx, ctx.expectedVersion)}${key === undefined ? '' : ` --idempotency-key ${quote(key)}`}`;
 }
 
-/** The HTTP client's words for a re-run of a keyed request (`rerun` of its extras), naming the command. */
-export const rerunWords = (ctx: RerunContext) => (idempotencyKey: string) => `re-run ${sameRequestCommand(ctx, idempotencyKey)} so the change cannot be applied twice`;
+/** The HTTP client's words for a re-run of a keyed request (its `rerun`), naming the command when its facts are known. */
+export const rerunWords = (ctx?: RerunContext) => (idempotencyKey: string) => `re-run ${sameRequestCommand(ctx, idempotencyKey)} so the change cannot be applied twice`;
 
 const asRecord = (v: unknown) => (isJsonObject(v) ? v : undefined);
 
@@ -132,15 +132,10 @@ export function explainError(e: CliError): string[] {
   return [];
 }
 
-/**
- * ": COMMAND" to send the same request again when the command gave its
- * context (rotate, reactivate), with the Idempotency-Key when the change may
- * have been applied; else " the same command" (the message names the key).
- */
+/** ": COMMAND" to send the same request again when the command gave its facts, else " the same command" (with the key when the change may have been applied). */
 function sameAgain(e: CliError): string {
   const ctx = e.rerun;
-  if (!ctx) return e.idempotencyKey ? ` the same command with --idempotency-key ${shellWord(e.idempotencyKey)}` : ' the same command';
-  return `: ${sameRequestCommand(ctx, e.idempotencyKey ?? ctx.idempotencyKey)}`;
+  return ctx ? `: ${sameRequestCommand(ctx, e.idempotencyKey ?? ctx.idempotencyKey)}` : ` ${sameRequestCommand(undefined, e.idempotencyKey, shellWord)}`;
 }
 
 /** Attaches the re-run context to a CliError passing through (anything else passes unchanged). */

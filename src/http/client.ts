@@ -8,9 +8,9 @@
 // every item of `rotate --from`, whose shared rate is a Pace plugged in here
 // (each attempt takes its turn; a 429 or 503 pauses every worker instead of
 // this request sleeping alone). Nothing else in chatctl retries.
-import { shellQuote } from '../output/sanitize.js';
 import { CliError, localError } from '../errors/cli-error.js';
 import { EXIT } from '../errors/exit-codes.js';
+import { rerunWords } from '../errors/explain.js';
 import { redactSecretsInBody, redactHeaders } from '../output/redact.js';
 import { errorFromResponse, headerValue, parseJson } from './classify.js';
 import { RETRY_STATUSES, decideRetry, parseRetryAfter } from './retry.js';
@@ -175,7 +175,7 @@ class Send {
   ) {
     this.attempts = settings.maxRetries + 1;
     this.key = req.idempotencyKey;
-    this.rerun = this.key ? (req.rerun ?? `re-run with --idempotency-key ${shellQuote(this.key)} so the change cannot be applied twice`) : '';
+    this.rerun = this.key ? (req.rerun ?? rerunWords()(this.key)) : '';
     this.keyNote = this.key ? `; Idempotency-Key ${this.key}: ${this.rerun}` : '';
     this.trace = hooks.trace ?? deps.trace;
     this.mayHaveApplied = Boolean(hooks.mayHaveApplied);

@@ -4,7 +4,8 @@
 // the way to a new secret are new-secret-hint.ts's.
 import { type CliError, CliError as Err, localError } from '../errors/cli-error.js';
 import { EXIT } from '../errors/exit-codes.js';
-import { escapeInline, shellQuote } from '../output/sanitize.js';
+import { sameRequestCommand } from '../errors/explain.js';
+import { escapeInline } from '../output/sanitize.js';
 import { oddSecretHint, oddSecretText, type OddSecretAnswer } from '../api/schemas.js';
 import type { Delivered, DeliveryFailure } from './deliver-all.js';
 import type { Applied } from './facts.js';
@@ -221,7 +222,7 @@ export interface KeptChange {
  */
 export function keptByEarlierRunError(k: KeptChange, conflict: CliError): CliError {
   const id = escapeInline(k.endpointId);
-  const rerun = `chatctl webhooks rotate ${shellQuote(k.endpointId)}${k.expectedVersion !== undefined ? ` --expected-version ${k.expectedVersion}` : ''}${k.mode ? ` --mode ${k.mode}` : ''} --idempotency-key ${shellQuote(k.key)}`;
+  const rerun = sameRequestCommand({ words: ['webhooks', 'rotate', k.endpointId], expectedVersion: k.expectedVersion, flags: k.mode ? [['--mode', k.mode]] : [] }, k.key);
   return localError(
     'secret_not_delivered',
     `endpoint ${id} is at version ${k.version} because an earlier run's rotation (Idempotency-Key ${k.key}) was applied; its signing secret was not delivered and is kept in ${k.path} (mode 0600)`,
