@@ -9,7 +9,10 @@ import { mutationResponseSchema, parseSecretAnswer, type CreateRequest, type Exp
 import { sendWithRetries, type ApiRequest, type CallHooks, type HttpDeps, type RetrySettings } from './client.js';
 import { parseJson } from './classify.js';
 import { CliError, invalidResponse } from '../errors/cli-error.js';
-import { MAX_BODY_BYTES, decodeBody, type Transport, type WireRequest, type WireResponse } from './transport.js';
+import { MAX_BODY_BYTES, decodeBody, type Transport, type WireResponse } from './transport.js';
+import { redactHeaders } from '../output/redact.js';
+import { jsonDocumentText } from '../output/json-output.js';
+import type { IO } from '../output/io.js';
 
 export interface ClientConfig {
   baseUrl: string;
@@ -100,10 +103,18 @@ export class DryRunComplete extends CliError {
   }
 }
 
-/** A transport that shows the request (credentials redacted) and sends nothing. */
-export function dryRunTransport(show: (req: WireRequest) => void): Transport {
+/** A transport that prints the request (credentials redacted) and sends nothing. */
+export function dryRunTransport(io: IO, json: boolean): Transport {
   return async (req) => {
-    show(req);
+    const headers = redactHeaders({ ...req.headers });
+    delete headers['x-request-id'];
+    const body: unknown = JSON.parse(req.body);
+    if (json) io.stdout.write(jsonDocumentText(io, { dryRun: true, request: { method: req.method, url: req.url, headers, body } }, 'one-line'));
+    else {
+      const lines = [`${req.method} ${req.url}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), 'x-request-id: (a new UUID for each attempt)', '', JSON.stringify(body, null, 2), ''];
+      io.stdout.write(lines.join('\n'));
+    }
+    io.notice('dry run: nothing was sent');
     throw new DryRunComplete();
   };
 }

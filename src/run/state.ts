@@ -11,7 +11,7 @@ import type { JsonQuery } from '../output/json-output.js';
 import { configStoreFor } from '../config/store.js';
 import { checkHeaderValue } from '../http/wire-checks.js';
 import { describeScope, type ScopeDescription } from '../scope/describe.js';
-import { noInput } from '../input/values.js';
+import { isTruthyEnv, noInput } from '../input/values.js';
 import { noTokenError, storedTokenSource } from '../credentials/source.js';
 import { resolveConnection, type Connection, type ScopeFlags } from '../scope/connection.js';
 import { resolveRequestSettings, type RequestFlags, type RequestSettings } from '../http/settings.js';
@@ -57,7 +57,9 @@ export interface RunState {
   readonly given: GivenScope;
   readonly output: OutputMode & { noColor: boolean };
   readonly dryRun: boolean;
-  /** Prompts are allowed: stdin and stdout are terminals and nothing forbids them. */
+  /** CI is set: no prompts, and the one-time secret is never printed on a terminal. */
+  readonly ci: boolean;
+  /** Prompts are allowed: stdin and stdout are terminals and neither --no-input, CHATCTL_NO_INPUT nor CI forbids them. */
   readonly interactive: boolean;
   config(): ConfigData;
   profile(): SelectedProfile;
@@ -136,6 +138,7 @@ function runState(g: GlobalOptions, ctx: Context, config: () => ConfigData, quer
     given: { profile: g.profile, baseUrl: g.baseUrl, org: g.org, app: g.app, env: g.env },
     output: outputMode(g, query),
     dryRun: Boolean(g.dryRun),
+    ci: isTruthyEnv(env.CI),
     // stdout first: a run whose output is not a terminal never builds stdin.
     interactive: Boolean(ctx.io.stdout.isTTY && ctx.io.stdin.isTTY) && !noInput(flags, env),
     config,

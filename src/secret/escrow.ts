@@ -56,7 +56,7 @@ export interface EscrowMeta {
   at: string;
 }
 
-/** The flags that ask for escrow (commands/webhooks/escrow-flags.ts reads them). */
+/** The flags that ask for escrow (escrowOf in commands/app.ts reads them). */
 export interface EscrowFlags {
   escrow?: string[] | undefined;
   escrowFile?: string | undefined;

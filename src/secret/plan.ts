@@ -4,7 +4,6 @@
 // is refused with exit 2, so a run that could not deliver the secret never
 // asks the server for one.
 import { usageError } from '../errors/cli-error.js';
-import { isTruthyEnv } from '../input/values.js';
 import { hasIdPlaceholder, parseSinks, secretFileSpec, sinksFor, STDOUT_DISCARDS, type Sink, type SinkSettings } from './sinks.js';
 
 export interface SecretPlan {
@@ -24,6 +23,8 @@ export interface SecretPlanInput {
   /** Standard output is /dev/null (or was closed). */
   stdoutDiscards?: boolean;
   dryRun: boolean;
+  /** CI is set (the run-state's): no secret on a terminal either. */
+  ci?: boolean | undefined;
   cwd: string;
   env: Record<string, string | undefined>;
   /**
@@ -52,7 +53,7 @@ export function planSecret(input: SecretPlanInput): SecretPlan {
       throw usageError(`${STDOUT_DISCARDS} with the JSON document`, 'say where it goes with --secret-to (file:PATH, env-file:PATH#NAME, exec:COMMAND), or send stdout somewhere it is kept');
     return { sinks, fallback: 'json' };
   }
-  const ci = isTruthyEnv(input.env.CI);
+  const ci = Boolean(input.ci);
   // A dry run sends nothing, so no secret comes back to place.
   if (input.dryRun || (input.stdoutIsTTY && !ci)) return { sinks, fallback: 'tty' };
   throw usageError(

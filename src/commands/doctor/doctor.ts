@@ -10,7 +10,7 @@
 // report, not tighten, loose permissions), the profile and scope through
 // config/profile.ts and scope/, the settings through http/settings.ts, and
 // the proxy through the transport's proxyFor().
-import type { Factory } from '../app.js';
+import { userAgent, type Factory } from '../app.js';
 import { lstatSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import type { Context } from '../../context.js';
@@ -29,7 +29,6 @@ import { helperLabel, storedTokenSource, tokenSourceOf, unreachableKeyringHint }
 import { proxyFor, type ProxyChoice } from '../../http/select-transport.js';
 import { isTransportError, MAX_BODY_BYTES, type WireResponse } from '../../http/transport.js';
 import { headerValue } from '../../http/classify.js';
-import { userAgent } from '../../run/webhooks-client.js';
 import { escapeInline, shellWord } from '../../output/sanitize.js';
 import { writeJson } from '../../output/io.js';
 import type { Probes, TlsFacts } from './probes.js';

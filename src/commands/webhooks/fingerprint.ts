@@ -1,7 +1,8 @@
 // chatctl webhooks fingerprint [FILE|-]: the fingerprint of a secret held
 // elsewhere (a receiver's copy, a CI variable), to compare with the one create
 // and rotate print, without showing the secret (docs/secrets.md).
-import type { Factory } from '../app.js';
+import type { Command } from 'commander';
+import { examples, type Factory } from '../app.js';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { usageError } from '../../errors/cli-error.js';
@@ -10,6 +11,19 @@ import { fingerprint } from '../../secret/fingerprint.js';
 
 /** Far beyond any signing secret; a bigger input is the wrong file. */
 const MAX_BYTES = 64 * 1024;
+
+export function registerFingerprint(parent: Command, f: Factory): void {
+  parent
+    .command('fingerprint')
+    .description('print the fingerprint (sha256:…) of a signing secret held in a file or given on stdin, without showing it')
+    .argument('[file]', 'the file holding the secret; - or nothing for standard input')
+    .addHelpText(
+      'after',
+      examples('chatctl webhooks fingerprint ./billing.whsec', 'printenv WEBHOOK_SECRET | chatctl webhooks fingerprint -') +
+        '\nSurrounding whitespace is ignored. Compare the result with the fingerprint\nthat create and rotate print.\n',
+    )
+    .action((file: string | undefined) => runFingerprint(file, f));
+}
 
 export async function runFingerprint(file: string | undefined, f: Factory): Promise<void> {
   const { ctx } = f;

@@ -1,17 +1,40 @@
 // chatctl webhooks list / show ID: what this machine saw of each endpoint,
 // read from its facts under <config>/facts/ (docs/inventory.md). Nothing is
-// sent: the API has no call that lists or reads endpoints, so this is what
-// create, rotate and reactivate answered here, not the server's state.
-import type { Factory } from '../app.js';
+// sent: the API has no call that lists or reads endpoints.
+import type { Command } from 'commander';
+import { examples, type Factory } from '../app.js';
 import type { Context } from '../../context.js';
 import type { Fact } from '../../secret/facts.js';
-import { endpointFacts, viewOf, type EndpointView } from '../../secret/inventory.js';
-import { scopeKey } from '../../secret/record.js';
-import { checkEndpointId } from '../../input/parse.js';
+import type { EndpointView } from '../../secret/inventory.js';
 import { isCliError, usageError } from '../../errors/cli-error.js';
 import { VERSION_PLACES } from '../../errors/hints.js';
 import { writeJson } from '../../output/io.js';
 import { escapeInline } from '../../output/sanitize.js';
+
+const SAW = `
+What this machine saw: every create, rotate and reactivate answer (and each
+version conflict that names the current version) is noted under the config
+folder's facts/. The API cannot list or read endpoints, so a change made
+elsewhere shows only once a conflict names it. See docs/inventory.md.
+`;
+
+export function registerList(parent: Command, f: Factory): void {
+  parent
+    .command('list')
+    .description("the endpoints this machine saw, with version, status and where the secret went (not the server's state)")
+    .option('--all-scopes', "every scope, not only the profile's (org/app/env)")
+    .addHelpText('after', examples('chatctl webhooks list', 'chatctl webhooks list --all-scopes', 'chatctl webhooks list --json') + SAW)
+    .action((opts) => runList(opts, f));
+}
+
+export function registerShow(parent: Command, f: Factory): void {
+  parent
+    .command('show')
+    .description('one endpoint as this machine saw it, with the history of its facts (never a secret)')
+    .argument('<endpoint-id>', 'the endpoint to show')
+    .addHelpText('after', examples('chatctl webhooks show we_123', 'chatctl webhooks show we_123 --json') + SAW)
+    .action((endpointId: string) => runShow(endpointId, f));
+}
 
 export interface ListOptions {
   allScopes?: boolean;
@@ -19,23 +42,26 @@ export interface ListOptions {
 
 const NOT_THE_SERVER = "this is what this machine saw (its facts under the config folder's facts/), not the server's state: a change made elsewhere shows only once a version conflict names it";
 
-/** The scope to show: the run's, or undefined for every scope (asked for, or none set: then said). */
-function scopeToShow(f: Factory, all: boolean): string | undefined {
-  if (all) return undefined;
-  try {
-    return scopeKey(f.state().connection().scope);
-  } catch (err) {
-    if (!isCliError(err)) throw err;
-    f.ctx.io.notice(`no scope to show (${err.message}): showing every scope this machine saw`);
-    return undefined;
+/** The endpoints seen in the run's scope, or in every scope (asked for, or none set: then said). */
+async function seen(f: Factory, all: boolean) {
+  const [{ endpointFacts, viewOf }, { scopeKey }] = await Promise.all([import('../../secret/inventory.js'), import('../../secret/record.js')]);
+  let scope: string | undefined;
+  if (!all) {
+    try {
+      scope = scopeKey(f.state().connection().scope);
+    } catch (err) {
+      if (!isCliError(err)) throw err;
+      f.ctx.io.notice(`no scope to show (${err.message}): showing every scope this machine saw`);
+    }
   }
+  return { scope, found: endpointFacts(f.ctx.configDir, scope), viewOf };
 }
 
 export async function runList(opts: ListOptions, f: Factory): Promise<void> {
   const { ctx } = f;
   const state = f.state();
-  const scope = scopeToShow(f, Boolean(opts.allScopes));
-  const views = endpointFacts(ctx.configDir, scope).map(viewOf);
+  const { scope, found, viewOf } = await seen(f, Boolean(opts.allScopes));
+  const views = found.map(viewOf);
   if (state.output.json) {
     writeJson(ctx.io, views);
     return;
@@ -101,9 +127,9 @@ export interface ShowDocument extends EndpointView {
 export async function runShow(endpointId: string, f: Factory): Promise<void> {
   const { ctx } = f;
   const state = f.state();
-  const id = checkEndpointId(endpointId);
-  const scope = scopeToShow(f, false);
-  const found = endpointFacts(ctx.configDir, scope).filter((facts) => facts.endpointId === id);
+  const id = (await import('../../input/parse.js')).checkEndpointId(endpointId);
+  const { scope, found: all, viewOf } = await seen(f, false);
+  const found = all.filter((facts) => facts.endpointId === id);
   if (found.length === 0) {
     throw usageError(
       `${nothingSeen(scope).replace('no webhook endpoint', `nothing of endpoint ${escapeInline(id)}`)}`,

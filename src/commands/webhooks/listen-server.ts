@@ -1,15 +1,194 @@
-// The HTTP side of `webhooks listen`: every POST is read (within the limits
-// of limits.ts), judged (judge.ts), forwarded when verified and asked to
-// (forward.ts), and answered as a receiver would; each request becomes one
-// record for the caller to print. Requests that never become one (a
-// malformed request line, a sender too slow, headers too large) are
-// answered by status line alone and recorded too.
+// The HTTP side of `webhooks listen` (a bundle of its own): every POST is
+// read within the limits below, judged with the one verifier `webhooks
+// verify` uses (src/signing/), forwarded when verified and asked to, and
+// answered as a receiver would; each request becomes one record for the
+// caller to print. Requests that never become one (a malformed request line,
+// a sender too slow, headers too large) are answered by status line alone
+// and recorded too. docs/signing.md has the table of answers and the limits.
 import http from 'node:http';
+import https from 'node:https';
 import type { Duplex } from 'node:stream';
-import type { SecretsNow } from '../secret-files.js';
-import { Forwarder, forwardedHeaders } from './forward.js';
-import { judge, type Judgement, type RefusalReason } from './judge.js';
-import type { ListenLimits } from './limits.js';
+import { verifySignature, parseHeaders } from '../../signing/standard-webhooks.js';
+import type { HeldSecret, SecretsNow } from './secret-files.js';
+import type { IO } from '../../output/io.js';
+import { jsonLineText } from '../../output/json-output.js';
+import { escapeInline } from '../../output/sanitize.js';
+
+export interface ListenLimits {
+  /** A body beyond this is answered 413 and the connection closed. */
+  maxBodyBytes: number;
+  /** All headers of a request must arrive within this (else 408). */
+  headersTimeoutMs: number;
+  /** The whole request, headers and body, must arrive within this (else 408). */
+  requestTimeoutMs: number;
+  /** How often the server looks for requests past those limits. */
+  checkIntervalMs: number;
+  /** An idle kept-alive connection is closed after this. */
+  keepAliveTimeoutMs: number;
+  /** The headers of one request, in bytes (else 431). */
+  maxHeaderBytes: number;
+  /** Headers counted per request; the rest are not read. */
+  maxHeaderCount: number;
+  /** Connections at once; a new one beyond it is closed at once. */
+  maxConnections: number;
+  /** How long the --forward-to target has to answer (else 502). */
+  forwardTimeoutMs: number;
+  /** The target's answer passed back, at most (a longer one is 502). */
+  maxForwardAnswerBytes: number;
+}
+
+export const LISTEN_LIMITS: ListenLimits = {
+  maxBodyBytes: 1024 * 1024,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  checkIntervalMs: 1_000,
+  keepAliveTimeoutMs: 5_000,
+  maxHeaderBytes: 16 * 1024,
+  maxHeaderCount: 100,
+  maxConnections: 64,
+  forwardTimeoutMs: 10_000,
+  maxForwardAnswerBytes: 1024 * 1024,
+};
+
+/** Why a delivery was refused (also each JSON line's `reason`). */
+export type RefusalReason =
+  | 'missing_headers'
+  | 'malformed_headers'
+  | 'no_secret'
+  | 'no_matching_signature'
+  | 'timestamp_too_old'
+  | 'timestamp_too_new'
+  | 'method_not_allowed'
+  | 'body_too_large'
+  | 'request_timeout'
+  | 'headers_too_large'
+  | 'bad_request';
+
+export interface Judgement {
+  /** 204 verified, 400 missing headers, 401 any other failure. */
+  status: 204 | 400 | 401;
+  verified: boolean;
+  reason: RefusalReason | null;
+  /** Why it was refused, for the line (names files and fingerprints, never a secret). */
+  message: string | null;
+  webhookId: string | null;
+  eventType: string | null;
+  /** Every secret that verifies it, and the place of its signature. */
+  matched: { file: string; fingerprint: string; signature: number }[];
+  signatures: number | null;
+  /** Now minus webhook-timestamp, in seconds. */
+  skewSeconds: number | null;
+}
+
+/** Pairs from Node's rawHeaders ([name, value, name, value, …]). */
+export function headerPairs(rawHeaders: readonly string[]): [string, string][] {
+  const pairs: [string, string][] = [];
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) pairs.push([rawHeaders[i]!, rawHeaders[i + 1]!]);
+  return pairs;
+}
+
+/** The event type the body names (`type`, else `eventType`), when it is a JSON object that names one. */
+export function eventTypeOf(body: Buffer): string | null {
+  if (body.length === 0 || body[0] !== 0x7b) return null;
+  try {
+    const parsed = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+    const type = parsed.type ?? parsed.eventType;
+    return typeof type === 'string' ? type.slice(0, 200) : null;
+  } catch {
+    return null;
+  }
+}
+
+const describe = (s: { file: string; fingerprint: string }) => `${s.file} (${s.fingerprint})`;
+
+export function judge(rawHeaders: readonly string[], body: Buffer, secrets: SecretsNow, nowSeconds: number, toleranceSeconds: number): Judgement {
+  const pairs = headerPairs(rawHeaders);
+  const rawId = pairs.find(([n]) => n.toLowerCase() === 'webhook-id')?.[1] ?? null;
+  const base = { webhookId: rawId?.slice(0, 256) ?? null, eventType: eventTypeOf(body), matched: [], signatures: null, skewSeconds: null };
+  const parsed = parseHeaders(pairs);
+  if (!parsed.ok) {
+    const missing = parsed.missing !== undefined;
+    return { ...base, status: missing ? 400 : 401, verified: false, reason: missing ? 'missing_headers' : 'malformed_headers', message: parsed.problem };
+  }
+  const headers = parsed.value;
+  const counted = { signatures: headers.signatures.length, skewSeconds: nowSeconds - headers.timestamp };
+  if (secrets.held.length === 0) return { ...base, ...counted, status: 401, verified: false, reason: 'no_secret', message: 'no secret file holds a secret now' };
+  const verdict = verifySignature(
+    secrets.held.map((s) => s.key),
+    headers,
+    body,
+    nowSeconds,
+    toleranceSeconds,
+  );
+  const matched = verdict.matches.map((m) => ({ file: secrets.held[m.key]!.file, fingerprint: secrets.held[m.key]!.fingerprint, signature: m.signature }));
+  const result = { ...base, ...counted, matched, skewSeconds: verdict.skewSeconds };
+  if (verdict.ok) return { ...result, status: 204, verified: true, reason: null, message: null };
+  const message =
+    verdict.reason === 'no_matching_signature'
+      ? `none of the ${headers.signatures.length} signatures matches ${secrets.held.map(describe).join(' or ')}`
+      : `the signature matches ${matched.map(describe).join(' and ')}, but the timestamp is beyond the tolerance of ${toleranceSeconds} s`;
+  return { ...result, status: 401, verified: false, reason: verdict.reason, message };
+}
+
+export interface ForwardAnswer {
+  status: number;
+  contentType: string | undefined;
+  body: Buffer;
+}
+
+export interface ForwardFailure {
+  error: string;
+}
+
+/** The headers that go on: `webhook-*` and content-type, names and values as received. */
+export function forwardedHeaders(rawHeaders: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    const lower = name.toLowerCase();
+    if (lower.startsWith('webhook-') || lower === 'content-type') out[name] = rawHeaders[i + 1]!;
+  }
+  return out;
+}
+
+export class Forwarder {
+  private readonly inFlight = new Set<http.ClientRequest>();
+
+  constructor(
+    readonly target: URL,
+    private readonly timeoutMs: number,
+    private readonly maxAnswerBytes: number,
+  ) {}
+
+  send(headers: Record<string, string>, body: Buffer): Promise<ForwardAnswer | ForwardFailure> {
+    return new Promise((resolve) => {
+      const client = this.target.protocol === 'https:' ? https : http;
+      const req = client.request(this.target, { method: 'POST', headers: { ...headers, 'content-length': String(body.length) }, agent: false, timeout: this.timeoutMs });
+      this.inFlight.add(req);
+      req.on('close', () => this.inFlight.delete(req));
+      req.on('timeout', () => req.destroy(new Error(`no answer within ${this.timeoutMs / 1000} s`)));
+      req.on('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code ? `${err.code}: ${err.message}` : err.message }));
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > this.maxAnswerBytes) req.destroy(new Error(`its answer is longer than ${this.maxAnswerBytes} bytes`));
+          else chunks.push(chunk);
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 502, contentType: res.headers['content-type'], body: Buffer.concat(chunks) }));
+        res.on('error', (err) => resolve({ error: err.message }));
+      });
+      req.end(body);
+    });
+  }
+
+  /** Ends every forward still waiting for the target. */
+  close(): void {
+    for (const req of this.inFlight) req.destroy(new Error('the listener stopped'));
+    this.inFlight.clear();
+  }
+}
 
 export interface DeliveryRecord extends Omit<Judgement, 'status'> {
   /** When it was received (ISO 8601). */
@@ -171,4 +350,84 @@ function readBody(req: http.IncomingMessage, max: number): Promise<Buffer | 'too
     req.on('close', () => resolve('aborted'));
     req.on('error', () => resolve('aborted'));
   });
+}
+
+// What listen prints: where it listens (the first line), one line per
+// delivery and the summary, human or one JSON object a line. Every line
+// passes the scrubber: a sender controls what it prints from, and could echo
+// a secret it learnt.
+export interface Summary {
+  received: number;
+  verified: number;
+  refused: number;
+  forwarded: number;
+  forwardFailed: number;
+  dropped: number;
+}
+
+export class ListenOutput {
+  readonly summary: Summary = { received: 0, verified: 0, refused: 0, forwarded: 0, forwardFailed: 0, dropped: 0 };
+
+  constructor(
+    private readonly io: IO,
+    private readonly json: boolean,
+  ) {}
+
+  private line(text: string): void {
+    this.io.stdout.write(this.io.scrubber.scrub(text) + '\n');
+  }
+
+  /** One JSON line; with --query, what it selects from that line (jsonLineText), nothing for null. */
+  private jsonLine(value: unknown): void {
+    const text = jsonLineText(this.io, value);
+    if (text !== '') this.io.stdout.write(this.io.scrubber.scrub(text));
+  }
+
+  listening(url: string, port: number, secrets: readonly HeldSecret[], forwardTo: URL | undefined): void {
+    if (this.json) return this.jsonLine({ listening: url, port });
+    const held = secrets.map((s) => `${escapeInline(s.file)} (${s.fingerprint})`).join(', ');
+    const forward = forwardTo ? `, forwarding verified deliveries to ${escapeInline(forwardTo.href)}` : '';
+    this.line(`listening on ${url} (port ${port}), verifying with ${held}${forward}; Ctrl-C stops it`);
+  }
+
+  delivery(r: DeliveryRecord): void {
+    const s = this.summary;
+    s.received++;
+    if (r.verified) s.verified++;
+    else s.refused++;
+    if (r.forward?.status != null) s.forwarded++;
+    else if (r.forward) s.forwardFailed++;
+    if (this.json) this.jsonLine(r);
+    else this.line(describeDelivery(r));
+  }
+
+  stopped(dropped: number): void {
+    this.summary.dropped = dropped;
+    const s = this.summary;
+    if (this.json) return this.jsonLine({ summary: s });
+    const forwarded = s.forwarded + s.forwardFailed > 0 ? `, ${s.forwarded} forwarded${s.forwardFailed ? `, ${s.forwardFailed} not (502)` : ''}` : '';
+    const drops = s.dropped ? `; ${s.dropped} connection${s.dropped === 1 ? '' : 's'} closed at once (over the cap)` : '';
+    this.io.stderr.write(`chatctl webhooks listen stopped: ${s.received} received, ${s.verified} verified, ${s.refused} refused${forwarded}${drops}\n`);
+  }
+}
+
+const skew = (seconds: number) => (seconds >= 0 ? `timestamp ${seconds} s old` : `timestamp ${-seconds} s in the future`);
+
+/** One delivery as a human line: time, status, id, event type, the verdict, the skew, then what changed among the secret files. */
+export function describeDelivery(r: DeliveryRecord): string {
+  const id = r.webhookId === null ? '-' : escapeInline(r.webhookId);
+  const parts = [r.time, String(r.status), id, r.eventType === null ? '-' : escapeInline(r.eventType)];
+  const count = r.signatures ?? 0;
+  const verdict = r.verified
+    ? `verified: ${r.matched.map((m) => `${escapeInline(m.file)} (${m.fingerprint}) signature ${m.signature} of ${count}`).join(', ')}`
+    : `refused (${r.reason}): ${escapeInline(r.message ?? '')}`;
+  const extra = [
+    ...(r.skewSeconds === null ? [] : [skew(r.skewSeconds)]),
+    ...(r.forward
+      ? [r.forward.status === null ? `forward to ${escapeInline(r.forward.url)} failed: ${escapeInline(r.forward.error ?? '')}` : `forwarded to ${escapeInline(r.forward.url)}: ${r.forward.status}`]
+      : []),
+    ...r.reloaded.map((f) => `${escapeInline(f.file)} changed: now ${f.fingerprint}`),
+    ...r.skipped.map((f) => `${escapeInline(f.file)} skipped: ${escapeInline(f.reason)}`),
+  ];
+  return `${parts.join(' ')} ${[verdict, ...extra].join('; ')}`;
 }

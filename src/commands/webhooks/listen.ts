@@ -3,18 +3,56 @@
 // Standard Webhooks delivery against each --secret-file, looked at again
 // before every delivery, answers as a receiver would, forwards what it
 // verified when asked, prints one line per delivery, and stops on Ctrl-C or
-// SIGTERM with a summary and exit 0 (SIGHUP: 129). A bundle of its own
-// (dist/lazy/listen.cjs): no other command loads it. docs/signing.md is the
-// user's description.
-import type { Factory } from '../../app.js';
-import { interrupted, usageError } from '../../../errors/cli-error.js';
-import { escapeInline } from '../../../output/sanitize.js';
-import { isLoopbackHost } from '../../../sandbox/ip.js';
-import { SecretFiles } from '../secret-files.js';
-import { parseTolerance } from '../signing.js';
-import { LISTEN_LIMITS, type ListenLimits } from './limits.js';
-import { ListenOutput } from './output.js';
-import { startListener, type RunningListener } from './server.js';
+// SIGTERM with a summary and exit 0 (SIGHUP: 129). The server is a bundle of
+// its own (listen-server.ts, dist/lazy/listen.cjs). docs/signing.md is the user's description.
+import { Option, type Command } from 'commander';
+import { collect, examples, SIGNING_MORE, type Factory } from '../app.js';
+import { interrupted, usageError } from '../../errors/cli-error.js';
+import { escapeInline } from '../../output/sanitize.js';
+
+export function registerListen(parent: Command, f: Factory): void {
+  parent
+    .command('listen')
+    .description('receive signed deliveries on this machine, verify each with every secret file you hold (re-read as they change) and say which matched: a receiver for rehearsing a rotation')
+    .addOption(
+      new Option('--secret-file <path>', "a file holding one of the endpoint's whsec_ secrets; repeat it for each (old and new during an overlap). Looked at again before every delivery").argParser(
+        collect,
+      ),
+    )
+    .option('--port <port>', 'the port to listen on (default 0: a free one, printed on the first line)')
+    .option('--host <host>', 'the address to listen on (default 127.0.0.1)')
+    .option('--forward-to <url>', 'pass every verified delivery on, byte for byte, to this http:// or https:// URL on this machine, and answer with its status')
+    .option('--tolerance <seconds>', 'how far the timestamp may be from now, in seconds (default 300)')
+    .addHelpText(
+      'after',
+      examples(
+        'chatctl webhooks listen --secret-file ./hook.whsec --port 8080',
+        'chatctl webhooks listen --secret-file ./old.whsec --secret-file ./new.whsec --port 8080 --forward-to http://127.0.0.1:3000/webhooks',
+        "chatctl webhooks listen --secret-file ./hook.whsec --port 0 --json | jq -c 'select(.verified == false)'",
+      ) +
+        `
+Point an endpoint's destination at it (the sandbox accepts http:// on
+loopback), then trigger deliveries or rotate: a rotation that rewrites a
+secret file (rotate --secret-file FILE --force) is in effect at the next
+delivery. One line per delivery on stdout: time, status answered,
+webhook-id, event type, which secret files matched (file and fingerprint,
+never the secret) or why none did, the timestamp's skew, and secret files
+that changed or were skipped (a missing file is skipped). With --json, one
+JSON object a line; the first is {"listening":URL,"port":P}.
+
+Answers: 204 verified (with --forward-to: the target's status, 502 if it
+cannot be reached), 400 missing webhook-* headers, 401 any other failure
+(no matching signature, timestamp out of tolerance or not a plain decimal
+integer, no v1 signature), 405 not a POST, 413 a body over 1 MiB, 408 a
+sender too slow (headers 10 s, whole request 30 s), 431 headers over 16 KiB;
+at most 64 connections at once. Ctrl-C or SIGTERM stops it with a summary
+(received, verified, refused) on stderr, or as the last JSON line, and exit
+0. Exit 2: a secret file missing or not a secret at start, a port in use.
+` +
+        SIGNING_MORE,
+    )
+    .action((opts) => runListen(opts, f));
+}
 
 export interface ListenFlags {
   secretFile?: string[];
@@ -24,22 +62,27 @@ export interface ListenFlags {
   tolerance?: string;
 }
 
-export async function runListen(flags: ListenFlags, f: Factory, limits: ListenLimits = LISTEN_LIMITS): Promise<void> {
+export async function runListen(flags: ListenFlags, f: Factory): Promise<void> {
+  const [{ startListener, LISTEN_LIMITS, ListenOutput }, { SecretFiles, parseTolerance }, { isLoopbackHost }] = await Promise.all([
+    import('./listen-server.js'),
+    import('./secret-files.js'),
+    import('../../sandbox/ip.js'),
+  ]);
   const { ctx } = f;
   const state = f.state();
   const files = secretFileList(flags.secretFile);
   const port = parsePort(flags.port);
   const host = flags.host ?? '127.0.0.1';
-  const forwardTo = flags.forwardTo === undefined ? undefined : forwardTarget(flags.forwardTo);
+  const forwardTo = flags.forwardTo === undefined ? undefined : forwardTarget(flags.forwardTo, isLoopbackHost);
   const toleranceSeconds = parseTolerance(flags.tolerance);
   // The lines are data (`--json | jq`), the first saying where it listens:
   // GitHub Actions' mask lines, written as each secret is read, go to stderr.
   ctx.io.stdoutIsData();
   const secrets = SecretFiles.load(files, ctx.cwd, (s) => ctx.io.scrubber.addSecret(s));
   const out = new ListenOutput(ctx.io, state.output.json);
-  let listener: RunningListener;
+  let listener: Awaited<ReturnType<typeof startListener>>;
   try {
-    listener = await startListener(host, port, { secrets: () => secrets.refresh(), now: ctx.now, toleranceSeconds, forwardTo, limits, onRecord: (r) => out.delivery(r) });
+    listener = await startListener(host, port, { secrets: () => secrets.refresh(), now: ctx.now, toleranceSeconds, forwardTo, limits: LISTEN_LIMITS, onRecord: (r) => out.delivery(r) });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND')
@@ -78,7 +121,7 @@ function parsePort(raw: string | undefined): number {
 }
 
 /** --forward-to: an absolute http:// or https:// URL on a loopback host, without credentials. */
-function forwardTarget(raw: string): URL {
+function forwardTarget(raw: string, isLoopbackHost: (host: string) => boolean): URL {
   let url: URL;
   try {
     url = new URL(raw);

@@ -14,7 +14,8 @@ import { resolve } from 'node:path';
 import { usageError } from '../../errors/cli-error.js';
 import { escapeInline } from '../../output/sanitize.js';
 import { fingerprint } from '../../secret/fingerprint.js';
-import { parseSecret } from '../../signing/standard-webhooks.js';
+import { DEFAULT_TOLERANCE_SECONDS, parseSecret } from '../../signing/standard-webhooks.js';
+import type { Context } from '../../context.js';
 import { readSmallFile } from './fingerprint.js';
 
 /** A secret held now: its file (as given), its fingerprint and its HMAC key. */
@@ -113,4 +114,44 @@ function readSecretFile(path: string): { text: string } | { reason: string } {
     const code = (err as NodeJS.ErrnoException).code;
     return { reason: code === 'ENOENT' ? 'the file is missing' : `it cannot be read (${code ?? 'error'})` };
   }
+}
+
+/** --tolerance SECONDS, a whole number (default 300). */
+export function parseTolerance(raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_TOLERANCE_SECONDS;
+  if (!/^\d{1,12}$/.test(raw)) throw usageError(`invalid --tolerance "${escapeInline(raw)}": a whole number of seconds`);
+  return Number(raw);
+}
+
+export async function readKey(secretFile: string | undefined, bodyFile: string | undefined, ctx: Context, command: string): Promise<Buffer> {
+  if (secretFile === undefined)
+    throw usageError('--secret-file is required', `the file holding the endpoint's whsec_ secret, e.g. chatctl webhooks ${command} --secret-file ./billing.whsec body.json`);
+  if (secretFile === '-') return (await readStdinSecret(bodyFile, ctx)).key;
+  return SecretFiles.load([secretFile], ctx.cwd, (s) => ctx.io.scrubber.addSecret(s)).held[0]!.key;
+}
+
+/** verify's secrets, in the order given: files, and at most one from standard input (`-`). */
+export async function readSecrets(given: readonly string[], bodyFile: string | undefined, ctx: Context): Promise<HeldSecret[]> {
+  if (given.length === 0)
+    throw usageError(
+      '--secret-file is required',
+      "the file holding the endpoint's whsec_ secret (repeat it for each secret you hold), e.g. chatctl webhooks verify --secret-file ./billing.whsec … body.json",
+    );
+  if (given.filter((g) => g === '-').length > 1) throw usageError('--secret-file - is given more than once', 'standard input holds one secret; give the others as files');
+  const stdin = given.includes('-') ? await readStdinSecret(bodyFile, ctx) : undefined;
+  const files = SecretFiles.load(
+    given.filter((g) => g !== '-'),
+    ctx.cwd,
+    (s) => ctx.io.scrubber.addSecret(s),
+  ).held;
+  return given.map((g) => (g === '-' ? stdin! : files.shift()!));
+}
+
+async function readStdinSecret(bodyFile: string | undefined, ctx: Context): Promise<HeldSecret> {
+  if (bodyFile === undefined || bodyFile === '-') throw usageError('--secret-file - and the body cannot both come from standard input', 'give the body as BODY_FILE');
+  const text = await ctx.io.stdin.readAll();
+  ctx.io.scrubber.addSecret(text.trim());
+  const key = parseSecret(text);
+  if (!key.ok) throw usageError(`standard input does not hold a signing secret: ${key.problem}`, 'a signing secret reads whsec_ followed by base64');
+  return { file: '-', fingerprint: fingerprint(text.trim()), key: key.value };
 }

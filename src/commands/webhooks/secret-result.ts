@@ -1,35 +1,221 @@
-// What create and rotate do with their request and its answer, through the
-// secret's custody (secret/custody.ts): the record written before sending,
-// the answer's bytes on disk as they arrive, the secret delivered to every
-// destination, then rendered, so no rendering failure can come before the
-// secret is safe. One path for every destination, stdout included: the
-// sinks, or the JSON document (--json), or the terminal.
+// What create and rotate share once their own flags are read: the key, where
+// the secret goes, escrow, the re-run line, and custody (secret/custody.ts):
+// the record written before sending, the answer's bytes on disk as they
+// arrive, the secret delivered to every destination, then rendered, so no
+// rendering failure can come before the secret is safe.
 import type { Context } from '../../context.js';
-import type { Factory } from '../app.js';
+import { escrowOf, sayWaiting, type Factory, type RunClient } from '../app.js';
 import type { SecretAnswer, SecretResponse } from '../../api/schemas.js';
-import type { CallHooks } from '../../http/client.js';
-import { Custody, deliveryCutShort, runCustody, notAttempted, type CustodyRun, type DeliveryResult, type Got, type Holder, type InDelivery, type Settled } from '../../secret/custody.js';
-import type { RecordedRequest } from '../../secret/record.js';
+import type { CallHooks, WaitingForAnswer } from '../../http/client.js';
+import {
+  Custody,
+  deliveryCutShort,
+  keptByEarlierRun,
+  runCustody,
+  notAttempted,
+  type CustodyRun,
+  type DeliveryResult,
+  type Got,
+  type Holder,
+  type InDelivery,
+  type Settled,
+} from '../../secret/custody.js';
+import { scopeKey, type RecordedRequest } from '../../secret/record.js';
 import { holdsNoSecret, recordedSecretAnswer } from '../../http/api-client.js';
 import { CREDENTIAL_IN_SECRET, deliverAll, describeFailure, writeConfirmed, type Delivered } from '../../secret/deliver-all.js';
 import { fingerprint } from '../../secret/fingerprint.js';
 import { planSecret, type SecretPlan } from '../../secret/plan.js';
+import type { EscrowFlags } from '../../secret/escrow.js';
+import { EndpointFacts } from '../../secret/facts.js';
+import type { Prompter } from '../../prompts/prompter.js';
 import type { OutStream } from '../../output/io.js';
 import { jsonDocumentText } from '../../output/json-output.js';
 import type { Palette } from '../../output/colors.js';
 import { stringifyJson } from '../../output/json.js';
 import { reportError } from '../../errors/report.js';
-import { shellQuote } from '../../output/sanitize.js';
+import { escapeInline } from '../../output/sanitize.js';
 import { ciReportWanted } from '../../output/actions-mask.js';
-import { isCliError } from '../../errors/cli-error.js';
+import { CliError, isCliError, usageError, type RerunContext } from '../../errors/cli-error.js';
+import { EXIT, type ExitCode } from '../../errors/exit-codes.js';
+import { VERSION_SOURCES, missingFlagError } from '../../errors/hints.js';
+import { checkIdempotencyKey } from '../../input/parse.js';
 import { destinationFlags, type GivenDestinations } from '../../secret/new-secret-hint.js';
-import { explainError } from '../../errors/explain.js';
+import { explainError, rerunWords, sameRequestCommand, withRerun } from '../../errors/explain.js';
 import type { ReportRow } from '../../run/ci-report.js';
+import { keptByEarlierRunError } from '../../secret/exit13.js';
+import { noteConflict } from '../../secret/seen.js';
+
+/** The flags create and rotate share. */
+export interface SecretFlags extends EscrowFlags {
+  idempotencyKey?: string;
+  secretFile?: string;
+  secretTo?: string[];
+  force?: boolean;
+  yes?: boolean;
+}
+
+/** What one create or rotate adds to the shared flow. */
+export interface SecretCommand {
+  /** The command's words, with the endpoint id for rotate: ['webhooks', 'rotate', 'we_1']. */
+  words: ['webhooks', 'create'] | ['webhooks', 'rotate', string];
+  /** Its own flags as a re-run repeats them, before the destinations'. */
+  flags: string[][];
+  /** Rotate's, for its record. */
+  mode?: string;
+  expectedVersion?: number;
+  /** Every flag checked, before anything is sent (rotate --mode immediate asks here). */
+  confirm?(): Promise<void>;
+  send(client: RunClient, idempotencyKey: string, hooks: CallHooks): Promise<SecretAnswer>;
+  /** A refusal, before it is reported with the re-run line (rotate: its conflict); may throw another error. */
+  refused?(err: unknown): Promise<void>;
+  summary(body: SecretResponse): string;
+}
+
+export async function secretCommand(f: Factory, opts: SecretFlags, c: SecretCommand): Promise<void> {
+  const { ctx } = f;
+  const state = f.state();
+  const endpointId = c.words[2];
+  const idempotencyKey = opts.idempotencyKey !== undefined ? checkIdempotencyKey(opts.idempotencyKey) : ctx.randomUUID();
+  const plan = secretPlanOf(f, opts, endpointId);
+  const escrow = await escrowOf(opts, ctx, opts);
+  await c.confirm?.();
+  const flags = [
+    ...c.flags,
+    ...(opts.secretFile !== undefined ? [['--secret-file', opts.secretFile]] : []),
+    ...(opts.secretTo ?? []).map((to) => ['--secret-to', to]),
+    ...(opts.force ? [['--force']] : []),
+    ...(opts.yes ? [['--yes']] : []),
+    ...(opts.escrow ?? []).map((r) => ['--escrow', r]),
+    ...(opts.escrowFile !== undefined ? [['--escrow-file', opts.escrowFile]] : []),
+    ...(opts.escrowDir !== undefined ? [['--escrow-dir', opts.escrowDir]] : []),
+    ...(state.given.profile ? [['--profile', state.given.profile]] : []),
+  ];
+  // On a conflict or exhausted retries, the report gives the command to re-run (errors/explain.ts).
+  const rerun: RerunContext = { words: c.words, expectedVersion: c.expectedVersion, flags, idempotencyKey };
+  const client = await f.client({ rerun: rerunWords(rerun), waiting: (w) => waitingForAnswer(f, w) });
+  const send = (hooks: CallHooks) =>
+    c.send(client, idempotencyKey, hooks).catch(async (err: unknown) => {
+      await c.refused?.(err);
+      throw namingTheKey(withRerun(err, { ...rerun, now: ctx.now() }), endpointId);
+    });
+  await runSecretRequest(
+    f,
+    plan,
+    {
+      keyGiven: opts.idempotencyKey !== undefined,
+      req: {
+        op: c.words[1],
+        scope: scopeKey(state.connection().scope),
+        endpointId: endpointId ?? null,
+        idempotencyKey,
+        ...(c.mode !== undefined ? { mode: c.mode, expectedVersion: c.expectedVersion } : {}),
+      },
+      send,
+      summary: c.summary,
+    },
+    { escrow, given: opts },
+  );
+}
+
+/**
+ * A signal that ends create or rotate once the request may have been sent
+ * (the HTTP client put the key on the error) names the endpoint and the
+ * Idempotency-Key, so that re-running with that key cannot apply it twice.
+ */
+function namingTheKey(err: unknown, endpointId: string | undefined): unknown {
+  if (!isCliError(err) || err.code !== 'interrupted' || err.idempotencyKey === undefined) return err;
+  const endpoint = endpointId !== undefined ? ` for endpoint ${escapeInline(endpointId)}` : '';
+  return new CliError('interrupted', `interrupted: the request${endpoint} had been sent and may have been applied (Idempotency-Key ${err.idempotencyKey})`, err.exitCode, {
+    hint: err.hint,
+    details: { endpointId: endpointId ?? null, idempotencyKey: err.idempotencyKey },
+    idempotencyKey: err.idempotencyKey,
+  });
+}
+
+const SIGNAL_EXIT: Record<string, ExitCode> = { SIGINT: EXIT.interrupted, SIGTERM: EXIT.terminated, SIGHUP: EXIT.hangup };
+
+/**
+ * A signal came while a sent create or rotate waits for its answer: said
+ * once, and what a second signal says before the process ends (130 or the
+ * signal's code, naming the key and the record a re-run delivers from).
+ */
+function waitingForAnswer(f: Factory, w: WaitingForAnswer | undefined): void {
+  const { ctx } = f;
+  if (!w) return ctx.setLastWords?.(undefined);
+  const how = w.graceMs === null ? 'a second Ctrl-C abandons it' : `for up to ${w.graceMs / 1000} s (${w.signal})`;
+  sayWaiting(f, `waiting for the server's answer, which carries the new secret (Idempotency-Key ${w.idempotencyKey}); ${how}`);
+  const error = new CliError(
+    'interrupted',
+    `interrupted: the answer to the request with Idempotency-Key ${w.idempotencyKey} was abandoned; the change may have been applied`,
+    SIGNAL_EXIT[w.signal] ?? EXIT.interrupted,
+    {
+      idempotencyKey: w.idempotencyKey,
+      hint: `re-run ${sameRequestCommand(undefined, w.idempotencyKey)}: the same key is never applied twice, and an answer that reached chatctl before it was abandoned is delivered from recovered/`,
+    },
+  );
+  ctx.setLastWords?.(() => reportError(error, ctx.io, f.state().output.json, false));
+}
+
+/**
+ * A rotate refused. Moved on by an earlier run here whose secret is kept, not
+ * delivered: that is the 13 to report, not a 7 whose hint rotates again. A 7
+ * that names the current version goes into the facts, for `--expected-version last`.
+ */
+export async function rotateRefused(f: Factory, endpointId: string, err: unknown): Promise<void> {
+  const { ctx } = f;
+  const scope = scopeKey(f.state().connection().scope);
+  const kept = isCliError(err) && err.exitCode === EXIT.versionConflict ? keptByEarlierRun(ctx.configDir, scope, endpointId) : undefined;
+  if (kept) throw keptByEarlierRunError(kept, err as CliError);
+  noteConflict({ configDir: ctx.configDir, scope, now: ctx.now }, endpointId, err, 'rotate');
+}
+
+export function missing(flag: string): never {
+  throw missingFlagError(flag);
+}
+
+/**
+ * The --expected-version of rotate and reactivate when it is not given, or
+ * given as `last`: the version this machine last saw of the endpoint (its
+ * facts: docs/inventory.md), used and said at a terminal; elsewhere the flag
+ * stays required, and `last` asks for it on purpose.
+ */
+export async function expectedVersionFor(f: Factory, endpointId: string, given: string | undefined, prompter: Prompter | undefined): Promise<string> {
+  if (given !== undefined && given !== 'last') return given;
+  const { ctx } = f;
+  const state = f.state();
+  // No scope set: nothing seen here can be its; the request's own check says what is missing.
+  let scope: string | undefined;
+  try {
+    scope = scopeKey(state.connection().scope);
+  } catch (err) {
+    if (given === 'last') throw err;
+    scope = undefined;
+  }
+  const last = scope === undefined ? undefined : EndpointFacts.read(ctx.configDir, scope, endpointId).lastVersion();
+  const id = escapeInline(endpointId);
+  if (given === 'last') {
+    if (!last) throw usageError(`--expected-version last: this machine has seen no version of endpoint ${id} in ${escapeInline(scope!)}`, VERSION_SOURCES);
+    ctx.io.notice(`expected version ${last.version} (--expected-version last), as this machine last saw it at ${escapeInline(last.at)}`);
+    return String(last.version);
+  }
+  if (last && state.interactive) {
+    ctx.io.notice(`expected version ${last.version}, as this machine last saw it at ${escapeInline(last.at)}; pass --expected-version to set it`);
+    return String(last.version);
+  }
+  if (prompter) return prompter.expectedVersion();
+  if (last) {
+    throw usageError(
+      'missing --expected-version',
+      `this machine last saw version ${last.version} of endpoint ${id} (at ${escapeInline(last.at)}): pass --expected-version ${last.version}, or --expected-version last to use the last-seen version without naming it`,
+    );
+  }
+  throw missingFlagError('--expected-version');
+}
 
 /** The run's custody, as a single create or rotate sees it: a re-run with the same key delivers what it kept. */
 export function commandCustody(ctx: Context, scope: string, escrow?: CustodyRun['escrow'], given?: GivenDestinations): CustodyRun {
   return {
-    ...runCustody(ctx, scope, (key) => `re-run the same command with --idempotency-key ${shellQuote(key)}: it delivers the kept secret without rotating again`),
+    ...runCustody(ctx, scope, (key) => `re-run ${sameRequestCommand(undefined, key)}: it delivers the kept secret without rotating again`),
     escrow,
     destination: given ? (id) => destinationFlags(given, id) : undefined,
   };
@@ -223,6 +409,7 @@ export function secretPlanOf(f: Factory, opts: { secretTo?: string[] | undefined
     stdoutIsTTY: ctx.io.stdout.isTTY,
     stdoutDiscards: ctx.io.stdout.discards,
     dryRun: state.dryRun,
+    ci: state.ci,
     cwd: ctx.cwd,
     env: ctx.env,
     endpointId,
@@ -234,7 +421,7 @@ export interface SecretResultOptions {
   execTimeoutMs?: number | undefined;
   /** The destinations as the user gave them: the new-secret hint repeats them. */
   given?: GivenDestinations | undefined;
-  /** --escrow: custody's hook (commands/webhooks/escrow-flags.ts). */
+  /** --escrow: custody's hook (escrowOf in commands/app.ts). */
   escrow?: CustodyRun['escrow'];
 }
 

@@ -2,10 +2,10 @@
 // one signed event to the endpoint's destination and reports what the
 // receiver answered. Against a base URL that is not a chatctl sandbox it
 // stops (exit 2) after one credential-free check.
-import type { Factory } from '../app.js';
+import type { Command } from 'commander';
+import { examples, type Factory } from '../app.js';
 import { EVENT_TYPES } from '../../api/spec.js';
-import { requireSandbox, sandboxDeliver, type Delivery } from '../../http/sandbox-client.js';
-import { clientConfig } from '../../run/webhooks-client.js';
+import type { Delivery } from '../../http/sandbox-client.js';
 import { localError, usageError } from '../../errors/cli-error.js';
 import { didYouMean } from '../../errors/suggest.js';
 import { writeJson } from '../../output/io.js';
@@ -13,6 +13,27 @@ import { escapeInline } from '../../output/sanitize.js';
 
 export interface TriggerFlags {
   event?: string;
+}
+
+export function registerTrigger(parent: Command, f: Factory): void {
+  parent
+    .command('trigger')
+    .description("sandbox only: have the sandbox send one signed event to the endpoint's destination, and show what the receiver answered")
+    .argument('<endpoint-id>', 'the endpoint to deliver to')
+    .option('--event <type>', 'the event type to deliver (one the endpoint subscribes to)')
+    .addHelpText(
+      'after',
+      examples('chatctl webhooks trigger we_123 --event chat.message.created.v1', 'chatctl webhooks trigger we_123 --event chat.message.created.v1 --json | jq .data.delivery.receiver') +
+        `
+Works against \`chatctl sandbox\` only: it first checks GET /_sandbox (no
+credentials sent) and exits 2 against anything else. The delivery is signed
+with every secret valid now: during an overlap rotation the new and the
+previous one. Exit 0: the receiver answered 2xx; 9: it answered something
+else (delivery_refused); 12: it could not be reached (delivery_failed).
+See docs/signing.md for rehearsing a rotation against your own receiver.
+`,
+    )
+    .action((endpointId: string, opts) => runTrigger(endpointId, opts, f));
 }
 
 export async function runTrigger(endpointId: string, flags: TriggerFlags, f: Factory): Promise<void> {
@@ -26,10 +47,10 @@ export async function runTrigger(endpointId: string, flags: TriggerFlags, f: Fac
       `invalid --event "${escapeInline(eventType)}": not one of the ${EVENT_TYPES.length} event types`,
       didYouMean(eventType, EVENT_TYPES) ?? 'the event types are listed in: chatctl webhooks create --help',
     );
-  const cfg = await clientConfig(ctx, f.state());
+  const [{ requireSandbox, sandboxDeliver }, { config }] = await Promise.all([import('../../http/sandbox-client.js'), f.client()]);
   // A dry run sends nothing, not even the check: it shows the delivery request.
-  if (!f.state().dryRun) await requireSandbox(cfg);
-  const envelope = await sandboxDeliver(cfg, endpointId, { eventType });
+  if (!state.dryRun) await requireSandbox(config);
+  const envelope = await sandboxDeliver(config, endpointId, { eventType });
   const d = envelope.data.delivery;
   if (state.output.json) writeJson(ctx.io, envelope);
   else ctx.io.stdout.write(describe(d));

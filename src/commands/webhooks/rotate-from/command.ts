@@ -6,7 +6,7 @@
 // run (runner.ts); then the next manifest (next-manifest.ts), the summary and
 // the exit code.
 // A bundle of its own (dist/lazy/bulk.cjs): single-endpoint runs never load it.
-import type { Factory } from '../../app.js';
+import { escrowOf, sayWaiting, type Factory } from '../../app.js';
 import { dirname, resolve } from 'node:path';
 import type { RotationMode } from '../../../api/spec.js';
 import { secretResponseSchema } from '../../../api/schemas.js';
@@ -15,7 +15,6 @@ import { prepareRecoveryFolder, scopeKey } from '../../../secret/record.js';
 import { describeKeepFailure } from '../../../secret/deliver.js';
 import { destinationFlags, type GivenDestinations } from '../../../secret/new-secret-hint.js';
 import type { Context } from '../../../context.js';
-import { sayWaiting } from '../../../run/webhooks-client.js';
 import { CliError, isCliError, usageError, localError } from '../../../errors/cli-error.js';
 import { EXIT } from '../../../errors/exit-codes.js';
 import { reportError } from '../../../errors/report.js';
@@ -29,7 +28,7 @@ import { planItemSecrets, type ItemSecrets } from './secrets.js';
 import { refuseStale, withDoneAt } from './stale.js';
 import { CiReport } from '../../../run/ci-report.js';
 import { ciReportWanted } from '../../../output/actions-mask.js';
-import { escrowOf, type EscrowFlags } from '../escrow-flags.js';
+import type { EscrowFlags } from '../../../secret/escrow.js';
 
 export interface FromOptions extends EscrowFlags {
   from: string;
@@ -387,7 +386,7 @@ async function runClient(plan: Plan, f: Factory) {
       if (awaited.size === 0 && inDelivery.size === 0) {
         const then = journalPath !== undefined ? `a re-run with --journal ${shellQuote(journalPath)} collects them` : 'without a --journal, a re-run of each with its --idempotency-key collects it';
         sayWaiting(
-          ctx,
+          f,
           `${w.signal === 'SIGINT' ? 'interrupted' : `${w.signal} received`}: no new item starts; the requests already sent are waited for${w.graceMs === null ? '' : ` (up to ${w.graceMs / 1000} s)`}, so that their secrets are delivered (a second Ctrl-C abandons them: ${then})`,
         );
       }
