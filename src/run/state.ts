@@ -1,9 +1,6 @@
 // The run-state: what this run's global options, environment and config
-// amount to, worked out once and read by every command: the output mode,
-// dry run, whether prompts are allowed, the profile, the scope, the token and
-// the retry settings, each with where it came from. Commands never read the
-// raw flags; the config is read at most once, and only by a command that
-// needs it (help and completion never read it).
+// amount to, worked out once and read by every command. Commands never read
+// the raw flags; the config is read at most once, and only when needed.
 import type { Context, Env } from '../context.js';
 import type { ConfigData } from '../config/schema.js';
 import type { OutputMode } from '../output/io.js';
@@ -75,38 +72,17 @@ export interface RunState {
   settings(): RequestSettings;
   /** Every value of the scope with where it came from (flag, environment, profile, default). */
   describe(): ScopeDescription;
-  /**
-   * The same options and environment over another config: the one read
-   * under the config lock, or the one doctor read (which reports a bad file
-   * rather than refusing it).
-   */
+  /** The same options and environment over another config: the one read under the config lock, or the one doctor read. */
   withConfig(config: ConfigData): RunState;
 }
 
 const once = <T>(fn: () => T): (() => T) => {
-  let done = false;
-  let value: T;
-  return () => {
-    if (!done) {
-      value = fn();
-      done = true;
-    }
-    return value;
-  };
+  let made: { value: T } | undefined;
+  return () => (made ??= { value: fn() }).value;
 };
 
-function globalFlags(g: GlobalOptions): GlobalFlags {
-  return {
-    profile: g.profile,
-    baseUrl: g.baseUrl,
-    org: g.org,
-    app: g.app,
-    env: g.env,
-    maxRetries: g.maxRetries,
-    timeout: g.timeout,
-    deadline: g.deadline,
-    noInput: g.input === false,
-  };
+function globalFlags({ profile, baseUrl, org, app, env, maxRetries, timeout, deadline, input }: GlobalOptions): GlobalFlags {
+  return { profile, baseUrl, org, app, env, maxRetries, timeout, deadline, noInput: input === false };
 }
 
 /** The output mode the flags ask for; --query implies --json (an invalid expression is still reported as JSON). */
@@ -168,11 +144,7 @@ function runState(g: GlobalOptions, ctx: Context, config: () => ConfigData, quer
   };
 }
 
-/**
- * Where a run keeps its state once commander has parsed the flags (the
- * preAction hook in src/app/cli.ts sets it); src/app/execute.ts reads it to
- * report an error in the mode the flags asked for.
- */
+/** Where a run keeps its state once commander has parsed the flags (src/app/cli.ts's preAction hook sets it). */
 export interface RunStateSlot {
   state?: RunState | undefined;
 }

@@ -14,55 +14,30 @@ import type { IO } from '../../output/io.js';
 import { jsonLineText } from '../../output/json-output.js';
 import { escapeInline } from '../../output/sanitize.js';
 
-export interface ListenLimits {
+/** What listen takes from a sender before it gives up on it; docs/signing.md ("Limits") states these figures. */
+export const LISTEN_LIMITS = {
   /** A body beyond this is answered 413 and the connection closed. */
-  maxBodyBytes: number;
-  /** All headers of a request must arrive within this (else 408). */
-  headersTimeoutMs: number;
-  /** The whole request, headers and body, must arrive within this (else 408). */
-  requestTimeoutMs: number;
-  /** How often the server looks for requests past those limits. */
-  checkIntervalMs: number;
-  /** An idle kept-alive connection is closed after this. */
-  keepAliveTimeoutMs: number;
-  /** The headers of one request, in bytes (else 431). */
-  maxHeaderBytes: number;
-  /** Headers counted per request; the rest are not read. */
-  maxHeaderCount: number;
-  /** Connections at once; a new one beyond it is closed at once. */
-  maxConnections: number;
-  /** How long the --forward-to target has to answer (else 502). */
-  forwardTimeoutMs: number;
-  /** The target's answer passed back, at most (a longer one is 502). */
-  maxForwardAnswerBytes: number;
-}
-
-export const LISTEN_LIMITS: ListenLimits = {
   maxBodyBytes: 1024 * 1024,
+  /** All headers must arrive within this, the whole request within the next (else 408). */
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
+  /** How often the server looks for requests past those limits. */
   checkIntervalMs: 1_000,
   keepAliveTimeoutMs: 5_000,
+  /** The headers of one request, in bytes (else 431), and how many are read. */
   maxHeaderBytes: 16 * 1024,
   maxHeaderCount: 100,
+  /** Connections at once; a new one beyond it is closed at once. */
   maxConnections: 64,
+  /** How long the --forward-to target has to answer, and how much of its answer is passed back (else 502). */
   forwardTimeoutMs: 10_000,
   maxForwardAnswerBytes: 1024 * 1024,
 };
+export type ListenLimits = typeof LISTEN_LIMITS;
 
 /** Why a delivery was refused (also each JSON line's `reason`). */
-export type RefusalReason =
-  | 'missing_headers'
-  | 'malformed_headers'
-  | 'no_secret'
-  | 'no_matching_signature'
-  | 'timestamp_too_old'
-  | 'timestamp_too_new'
-  | 'method_not_allowed'
-  | 'body_too_large'
-  | 'request_timeout'
-  | 'headers_too_large'
-  | 'bad_request';
+export type RefusalReason = 'missing_headers' | 'malformed_headers' | 'no_secret' | 'no_matching_signature' | 'timestamp_too_old' | 'timestamp_too_new' | RequestRefusal;
+type RequestRefusal = 'method_not_allowed' | 'body_too_large' | 'request_timeout' | 'headers_too_large' | 'bad_request';
 
 export interface Judgement {
   /** 204 verified, 400 missing headers, 401 any other failure. */
@@ -81,14 +56,14 @@ export interface Judgement {
 }
 
 /** Pairs from Node's rawHeaders ([name, value, name, value, …]). */
-export function headerPairs(rawHeaders: readonly string[]): [string, string][] {
+function headerPairs(rawHeaders: readonly string[]): [string, string][] {
   const pairs: [string, string][] = [];
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) pairs.push([rawHeaders[i]!, rawHeaders[i + 1]!]);
   return pairs;
 }
 
 /** The event type the body names (`type`, else `eventType`), when it is a JSON object that names one. */
-export function eventTypeOf(body: Buffer): string | null {
+function eventTypeOf(body: Buffer): string | null {
   if (body.length === 0 || body[0] !== 0x7b) return null;
   try {
     const parsed = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
@@ -130,28 +105,10 @@ export function judge(rawHeaders: readonly string[], body: Buffer, secrets: Secr
   return { ...result, status: 401, verified: false, reason: verdict.reason, message };
 }
 
-export interface ForwardAnswer {
-  status: number;
-  contentType: string | undefined;
-  body: Buffer;
-}
+/** `--forward-to`: a verified delivery goes on byte for byte (`webhook-*` and content-type as received), straight to the target, one connection each; no answer is 502. */
+const forwardedHeaders = (rawHeaders: readonly string[]) => Object.fromEntries(headerPairs(rawHeaders).filter(([name]) => /^(webhook-.*|content-type)$/is.test(name)));
 
-export interface ForwardFailure {
-  error: string;
-}
-
-/** The headers that go on: `webhook-*` and content-type, names and values as received. */
-export function forwardedHeaders(rawHeaders: readonly string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i]!;
-    const lower = name.toLowerCase();
-    if (lower.startsWith('webhook-') || lower === 'content-type') out[name] = rawHeaders[i + 1]!;
-  }
-  return out;
-}
-
-export class Forwarder {
+class Forwarder {
   private readonly inFlight = new Set<http.ClientRequest>();
 
   constructor(
@@ -160,7 +117,7 @@ export class Forwarder {
     private readonly maxAnswerBytes: number,
   ) {}
 
-  send(headers: Record<string, string>, body: Buffer): Promise<ForwardAnswer | ForwardFailure> {
+  send(headers: Record<string, string>, body: Buffer): Promise<{ status: number; contentType: string | undefined; body: Buffer } | { error: string }> {
     return new Promise((resolve) => {
       const client = this.target.protocol === 'https:' ? https : http;
       const req = client.request(this.target, { method: 'POST', headers: { ...headers, 'content-length': String(body.length) }, agent: false, timeout: this.timeoutMs });
@@ -352,21 +309,13 @@ function readBody(req: http.IncomingMessage, max: number): Promise<Buffer | 'too
   });
 }
 
-// What listen prints: where it listens (the first line), one line per
-// delivery and the summary, human or one JSON object a line. Every line
-// passes the scrubber: a sender controls what it prints from, and could echo
-// a secret it learnt.
-export interface Summary {
-  received: number;
-  verified: number;
-  refused: number;
-  forwarded: number;
-  forwardFailed: number;
-  dropped: number;
-}
-
+/**
+ * What listen prints: where it listens (the first line), one line per
+ * delivery and the summary, human or one JSON object a line. Every line
+ * passes the scrubber: a sender controls what it prints from.
+ */
 export class ListenOutput {
-  readonly summary: Summary = { received: 0, verified: 0, refused: 0, forwarded: 0, forwardFailed: 0, dropped: 0 };
+  readonly summary = { received: 0, verified: 0, refused: 0, forwarded: 0, forwardFailed: 0, dropped: 0 };
 
   constructor(
     private readonly io: IO,
@@ -414,7 +363,7 @@ export class ListenOutput {
 const skew = (seconds: number) => (seconds >= 0 ? `timestamp ${seconds} s old` : `timestamp ${-seconds} s in the future`);
 
 /** One delivery as a human line: time, status, id, event type, the verdict, the skew, then what changed among the secret files. */
-export function describeDelivery(r: DeliveryRecord): string {
+function describeDelivery(r: DeliveryRecord): string {
   const id = r.webhookId === null ? '-' : escapeInline(r.webhookId);
   const parts = [r.time, String(r.status), id, r.eventType === null ? '-' : escapeInline(r.eventType)];
   const count = r.signatures ?? 0;

@@ -16,7 +16,7 @@ import { escapeInline } from '../../output/sanitize.js';
 import { fingerprint } from '../../secret/fingerprint.js';
 import { DEFAULT_TOLERANCE_SECONDS, parseSecret } from '../../signing/standard-webhooks.js';
 import type { Context } from '../../context.js';
-import { readSmallFile } from './fingerprint.js';
+import { readSecretText } from './fingerprint.js';
 
 /** A secret held now: its file (as given), its fingerprint and its HMAC key. */
 export interface HeldSecret {
@@ -57,7 +57,7 @@ export class SecretFiles {
    */
   static load(files: readonly string[], cwd: string, onSecret: (secret: string) => void): SecretFiles {
     const entries = files.map((file) => {
-      const text = readSmallFile(resolve(cwd, file), escapeInline(file));
+      const text = readSecretText(resolve(cwd, file), escapeInline(file));
       onSecret(text.trim());
       return { file, path: resolve(cwd, file), text, held: heldSecret(file, text) };
     });

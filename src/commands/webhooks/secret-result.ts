@@ -7,19 +7,7 @@ import type { Context } from '../../context.js';
 import { escrowOf, sayWaiting, type Factory, type RunClient } from '../app.js';
 import type { SecretAnswer, SecretResponse } from '../../api/schemas.js';
 import type { CallHooks, WaitingForAnswer } from '../../http/client.js';
-import {
-  Custody,
-  deliveryCutShort,
-  keptByEarlierRun,
-  runCustody,
-  notAttempted,
-  type CustodyRun,
-  type DeliveryResult,
-  type Got,
-  type Holder,
-  type InDelivery,
-  type Settled,
-} from '../../secret/custody.js';
+import { Custody, deliveryCutShort, keptByEarlierRun, runCustody, notAttempted, type CustodyRun, type Got, type Holder, type Settled } from '../../secret/custody.js';
 import { scopeKey, type RecordedRequest } from '../../secret/record.js';
 import { holdsNoSecret, recordedSecretAnswer } from '../../http/api-client.js';
 import { CREDENTIAL_IN_SECRET, deliverAll, describeFailure, writeConfirmed, type Delivered } from '../../secret/deliver-all.js';
@@ -28,7 +16,6 @@ import { planSecret, type SecretPlan } from '../../secret/plan.js';
 import type { EscrowFlags } from '../../secret/escrow.js';
 import { EndpointFacts } from '../../secret/facts.js';
 import type { Prompter } from '../../prompts/prompter.js';
-import type { OutStream } from '../../output/io.js';
 import { jsonDocumentText } from '../../output/json-output.js';
 import type { Palette } from '../../output/colors.js';
 import { stringifyJson } from '../../output/json.js';
@@ -56,17 +43,15 @@ export interface SecretFlags extends EscrowFlags {
 
 /** What one create or rotate adds to the shared flow. */
 export interface SecretCommand {
-  /** The command's words, with the endpoint id for rotate: ['webhooks', 'rotate', 'we_1']. */
+  /** With the endpoint id for rotate; `flags` are its own as a re-run repeats them, before the destinations'. */
   words: ['webhooks', 'create'] | ['webhooks', 'rotate', string];
-  /** Its own flags as a re-run repeats them, before the destinations'. */
   flags: string[][];
-  /** Rotate's, for its record. */
   mode?: string;
   expectedVersion?: number;
-  /** Every flag checked, before anything is sent (rotate --mode immediate asks here). */
+  /** Once every flag is checked, before anything is sent (rotate --mode immediate asks here). */
   confirm?(): Promise<void>;
   send(client: RunClient, idempotencyKey: string, hooks: CallHooks): Promise<SecretAnswer>;
-  /** A refusal, before it is reported with the re-run line (rotate: its conflict); may throw another error. */
+  /** A refusal, before it gets the re-run line; may throw another error (rotate's conflict). */
   refused?(err: unknown): Promise<void>;
   summary(body: SecretResponse): string;
 }
@@ -76,7 +61,10 @@ export async function secretCommand(f: Factory, opts: SecretFlags, c: SecretComm
   const state = f.state();
   const endpointId = c.words[2];
   const idempotencyKey = opts.idempotencyKey !== undefined ? checkIdempotencyKey(opts.idempotencyKey) : ctx.randomUUID();
-  const plan = secretPlanOf(f, opts, endpointId);
+  const plan = planSecret({
+    ...{ secretTo: opts.secretTo, secretFile: opts.secretFile, force: Boolean(opts.force), json: state.output.json, query: state.output.query !== undefined },
+    ...{ stdoutIsTTY: ctx.io.stdout.isTTY, stdoutDiscards: ctx.io.stdout.discards, dryRun: state.dryRun, ci: state.ci, cwd: ctx.cwd, env: ctx.env, endpointId },
+  });
   const escrow = await escrowOf(opts, ctx, opts);
   await c.confirm?.();
   const flags = [
@@ -212,15 +200,6 @@ export async function expectedVersionFor(f: Factory, endpointId: string, given: 
   throw missingFlagError('--expected-version');
 }
 
-/** The run's custody, as a single create or rotate sees it: a re-run with the same key delivers what it kept. */
-export function commandCustody(ctx: Context, scope: string, escrow?: CustodyRun['escrow'], given?: GivenDestinations): CustodyRun {
-  return {
-    ...runCustody(ctx, scope, (key) => `re-run ${sameRequestCommand(undefined, key)}: it delivers the kept secret without rotating again`),
-    escrow,
-    destination: given ? (id) => destinationFlags(given, id) : undefined,
-  };
-}
-
 export interface SecretRequest {
   /** The request's identity and what it asks (the record's header). */
   req: RecordedRequest;
@@ -282,7 +261,12 @@ async function custodyOf(f: Factory, plan: SecretPlan, r: SecretRequest, opts: S
     await r.send({});
     return { endpointId: r.req.endpointId ?? '', version: null, fingerprint: null };
   }
-  const run = commandCustody(ctx, r.req.scope, opts.escrow, opts.given);
+  // A re-run with the same key delivers what this run kept.
+  const run: CustodyRun = {
+    ...runCustody(ctx, r.req.scope, (key) => `re-run ${sameRequestCommand(undefined, key)}: it delivers the kept secret without rotating again`),
+    escrow: opts.escrow,
+    destination: opts.given ? (id) => destinationFlags(opts.given!, id) : undefined,
+  };
   const custody = await Custody.begin(run, r.req, recordedSecretAnswer(r.req.endpointId ?? undefined));
   if (custody.next === 'superseded') throw custody.error!;
   let got: Got;
@@ -301,15 +285,20 @@ async function custodyOf(f: Factory, plan: SecretPlan, r: SecretRequest, opts: S
     }
   }
   const resent = custody.next === 'deliver' || custody.resent ? true : r.keyGiven ? ('maybe' as const) : false;
-  const outcome = await settleSingle(
-    custody,
-    got,
-    resent,
-    (secret, holder) => deliverTo(ctx, state.output.json, plan, secret, holder, got, r, opts),
-    (cut) =>
-      // A second signal ends the process at once: it still names the record.
-      ctx.setLastWords?.(cut ? () => reportError(deliveryCutShort(cut), ctx.io, state.output.json, false) : undefined),
-  );
+  // accept → deliver → finish: the record goes as soon as every destination holds the secret.
+  const accepted = await custody.accept(got, { resent });
+  let outcome: Settled;
+  if (!accepted.ok) outcome = accepted.outcome;
+  else {
+    // A second signal ends the process at once: it still names the record.
+    const cut = accepted.delivery;
+    ctx.setLastWords?.(cut ? () => reportError(deliveryCutShort(cut), ctx.io, state.output.json, false) : undefined);
+    outcome = await custody.finish(accepted, await deliverTo(ctx, state.output.json, plan, accepted.secret, accepted.holder, got, r, opts).catch(notAttempted));
+    if (outcome.ok) {
+      ctx.setLastWords?.(undefined);
+      custody.retire();
+    }
+  }
   // A secret an earlier run kept comes without its answer: the result shows what is known of it.
   const body = outcome.body ?? ('kept' in got ? bodyWith(got, outcome.holder, '') : undefined);
   const withheld = !outcome.ok && outcome.fp === null;
@@ -326,25 +315,6 @@ async function custodyOf(f: Factory, plan: SecretPlan, r: SecretRequest, opts: S
   // The secret is where it was asked; only --query's output failed (exit 1).
   if (unqueried !== undefined) throw unqueried;
   return { endpointId: outcome.holder.endpointId, version: typeof outcome.holder.version === 'number' ? outcome.holder.version : null, fingerprint: outcome.fp };
-}
-
-/** Custody's accept → deliver → finish for one command: the record goes as soon as every destination holds the secret. */
-async function settleSingle(
-  custody: Custody,
-  got: Got,
-  resent: boolean | 'maybe',
-  deliver: (secret: string, holder: Holder) => Promise<DeliveryResult>,
-  cutShort: (d: InDelivery | undefined) => void,
-): Promise<Settled> {
-  const accepted = await custody.accept(got, { resent });
-  if (!accepted.ok) return accepted.outcome;
-  cutShort(accepted.delivery);
-  const outcome = await custody.finish(accepted, await deliver(accepted.secret, accepted.holder).catch(notAttempted));
-  if (outcome.ok) {
-    cutShort(undefined);
-    custody.retire();
-  }
-  return outcome;
 }
 
 /** Every destination of the plan, or the fallback (the JSON document or the terminal) as one confirmed write. */
@@ -374,7 +344,7 @@ async function deliverTo(ctx: Context, json: boolean, plan: SecretPlan, secret: 
     const body = bodyWith(got, holder, secret);
     let text: string;
     // The whole document, never --query's part of it: planSecret refuses --query without a destination.
-    if (plan.fallback === 'json') text = jsonDocument(ctx.io.stdout, body);
+    if (plan.fallback === 'json') text = stringifyJson(body, ctx.io.stdout.isTTY ? 2 : undefined) + '\n';
     else {
       const rr = await loadRender();
       text =
@@ -396,26 +366,6 @@ function bodyWith(got: { answer: SecretAnswer } | { kept: string }, holder: Hold
   return { data: { endpoint, secret, secretAvailable: true }, meta: { requestId: holder.serverRequestId ?? null } } as unknown as SecretResponse;
 }
 
-/** Where a create's or rotate's secret goes, from its flags and the run, decided before anything is sent. */
-export function secretPlanOf(f: Factory, opts: { secretTo?: string[] | undefined; secretFile?: string | undefined; force?: boolean | undefined }, endpointId?: string): SecretPlan {
-  const { ctx } = f;
-  const state = f.state();
-  return planSecret({
-    secretTo: opts.secretTo,
-    secretFile: opts.secretFile,
-    force: Boolean(opts.force),
-    json: state.output.json,
-    query: state.output.query !== undefined,
-    stdoutIsTTY: ctx.io.stdout.isTTY,
-    stdoutDiscards: ctx.io.stdout.discards,
-    dryRun: state.dryRun,
-    ci: state.ci,
-    cwd: ctx.cwd,
-    env: ctx.env,
-    endpointId,
-  });
-}
-
 export interface SecretResultOptions {
   /** The limit for an exec: command (tests make it short). */
   execTimeoutMs?: number | undefined;
@@ -434,10 +384,6 @@ function withoutSecret(body: SecretResponse, plan: SecretPlan, delivered: Delive
   return { ...body, data: data as SecretResponse['data'] };
 }
 
-function jsonDocument(stdout: OutStream, value: unknown): string {
-  return stringifyJson(value, stdout.isTTY ? 2 : undefined) + '\n';
-}
-
 type Render = typeof import('../../output/render.js');
 
 /** The summary and the endpoint table; a record too odd to render is named, not fatal. */
@@ -451,7 +397,7 @@ function humanText(r: Render, body: SecretResponse, summary: string, paint: Pale
   return r.renderSummary(summary, paint) + table;
 }
 
-// render.ts (and cli-table3) are needed only by human output: loaded on first use.
+// render.ts (and cli-table3) are needed only by human output.
 const loadRender = (): Promise<Render> => import('../../output/render.js');
 
 /**

@@ -3,7 +3,6 @@
 // registered with the scrubber at once and never printed.
 import { Option, type Command } from 'commander';
 import { collect, examples, SIGNING_MORE, type Factory } from '../app.js';
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Context } from '../../context.js';
 import { localError, usageError } from '../../errors/cli-error.js';
@@ -11,6 +10,7 @@ import { writeJson } from '../../output/io.js';
 import { escapeInline } from '../../output/sanitize.js';
 import type { Verdict } from '../../signing/standard-webhooks.js';
 import type { HeldSecret } from './secret-files.js';
+import { readFileLimited } from './fingerprint.js';
 
 /** A delivery body beyond this is not one: refused before it is read whole. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -177,30 +177,5 @@ async function readBody(file: string | undefined, ctx: Context, command: string)
     if (bytes.length > MAX_BODY_BYTES) throw usageError(`standard input holds more than ${MAX_BODY_BYTES} bytes: not a delivery body`);
     return bytes;
   }
-  let fd: number;
-  try {
-    fd = openSync(resolve(ctx.cwd, file), 'r');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw usageError(code === 'ENOENT' ? `${escapeInline(file)}: no such file` : `cannot read ${escapeInline(file)}: ${code ?? 'error'}`);
-  }
-  try {
-    if (fstatSync(fd).isDirectory()) throw usageError(`${escapeInline(file)} is a directory`);
-    const chunks: Buffer[] = [];
-    let total = 0;
-    for (;;) {
-      const buf = Buffer.alloc(64 * 1024);
-      const n = readSync(fd, buf, 0, buf.length, null);
-      if (n <= 0) break;
-      total += n;
-      if (total > MAX_BODY_BYTES) throw usageError(`${escapeInline(file)} holds more than ${MAX_BODY_BYTES} bytes: not a delivery body`);
-      chunks.push(buf.subarray(0, n));
-    }
-    return Buffer.concat(chunks);
-  } catch (err) {
-    if ((err as { code?: string }).code === 'usage_error') throw err;
-    throw usageError(`cannot read ${escapeInline(file)}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
-  } finally {
-    closeSync(fd);
-  }
+  return readFileLimited(resolve(ctx.cwd, file), escapeInline(file), MAX_BODY_BYTES, 'not a delivery body');
 }
