@@ -1,6 +1,5 @@
 // The factory: the one way a command reaches what it needs, each part made
-// when first asked for (help and completion never read the config or build
-// a client). src/app/cli.ts makes it; every action hands it to its run function.
+// when first asked for (help and completion never read the config or build a client).
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import type { Prompter } from '../prompts/prompter.js';
@@ -91,11 +90,7 @@ export function factoryOf(ctx: Context, state: () => RunState, prompter: () => P
   };
 }
 
-/**
- * What a signal during the wait for a sent request's answer says: a notice in
- * human mode, and on a terminal whatever the mode (the person who pressed
- * Ctrl-C reads it there); --json into a pipe keeps stderr to its one error line.
- */
+/** A notice during the wait for a sent request's answer; on a terminal whatever the mode (who pressed Ctrl-C reads it there). */
 export function sayWaiting(f: Pick<Factory, 'ctx' | 'state'>, text: string): void {
   if (!f.state().output.quiet) f.ctx.io.notice(text);
   else if (f.ctx.io.stderr.isTTY) f.ctx.io.stderr.write(`chatctl: ${text}\n`);
@@ -107,11 +102,7 @@ export const examples = (...lines: string[]) => `\nExamples:\n${lines.map((l) =>
 /** commander's argParser for repeatable options. */
 export const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
 
-/**
- * A value from a fixed list, else a usage error with the nearest valid one
- * suggested. Commander keeps `.choices()` for help and completion; this
- * parser replaces its check, whose message has no suggestion.
- */
+/** A value from a fixed list, else a usage error suggesting the nearest (commander's `.choices()` check suggests none). */
 export const oneOf = (label: string, choices: readonly string[]) => (value: string) => {
   if (choices.includes(value)) return value;
   const list = `${choices.slice(0, -1).join(', ')} or ${choices.at(-1)}`;

@@ -1,10 +1,5 @@
-// chatctl webhooks listen: a receiver for rehearsing a rotation. It serves
-// HTTP (127.0.0.1 unless --host says otherwise), verifies every POST as a
-// Standard Webhooks delivery against each --secret-file, looked at again
-// before every delivery, answers as a receiver would, forwards what it
-// verified when asked, prints one line per delivery, and stops on Ctrl-C or
-// SIGTERM with a summary and exit 0 (SIGHUP: 129). The server is a bundle of
-// its own (listen-server.ts, dist/lazy/listen.cjs). docs/signing.md is the user's description.
+// chatctl webhooks listen: a receiver for rehearsing a rotation
+// (docs/signing.md). Its server (listen-server.ts) is a bundle of its own.
 import { Option, type Command } from 'commander';
 import { collect, examples, SIGNING_MORE, type Factory } from '../app.js';
 import { interrupted, usageError } from '../../errors/cli-error.js';

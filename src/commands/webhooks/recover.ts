@@ -40,10 +40,7 @@ endpoint, noted in this config folder, has superseded is not delivered (exit
 13). \`age -d -i KEYFILE FILE\` prints the same secret. See docs/secrets.md.
 `,
     )
-    .action(async (files: string[], opts) => {
-      const journal = opts.journal !== undefined ? await import('./rotate-from/journal.js') : undefined;
-      await runRecover(files, opts, f, journal?.settleRecovered);
-    });
+    .action((files: string[], opts) => runRecover(files, opts, f));
 }
 
 /** What recover loads when it runs: age (its own bundle), the destinations, custody's facts. */
@@ -68,29 +65,11 @@ export interface RecoverOptions {
   force?: boolean;
 }
 
-/** One escrowed file, opened. */
-interface Opened {
-  file: string;
-  meta: EscrowMeta;
-  secret: string;
-}
+type Opened = { file: string; meta: EscrowMeta; secret: string };
 
-interface Recovered {
-  file: string;
-  endpointId: string;
-  scope: string;
-  version: number | null;
-  fingerprint: string;
-  delivery: { to: string; fingerprint: string }[];
-}
+type Recovered = { file: string; endpointId: string; scope: string; version: number | null; fingerprint: string; delivery: { to: string; fingerprint: string }[] };
 
-/** Records recovered items done in a fleet's journal (rotate-from/journal.ts settleRecovered, handed in by the verb: this folder does not import the fleet's). */
-export type SettleInJournal = (path: string, recovered: RecoveredItem[], ctx: Factory['ctx']) => Promise<void>;
-
-/** What a journal needs of a recovered secret. */
-export type RecoveredItem = Pick<Recovered, 'endpointId' | 'scope' | 'fingerprint' | 'delivery'>;
-
-export async function runRecover(files: string[], opts: RecoverOptions, f: Factory, settleInJournal?: SettleInJournal): Promise<void> {
+export async function runRecover(files: string[], opts: RecoverOptions, f: Factory): Promise<void> {
   const { ctx } = f;
   const json = f.state().output.json;
   if (files.length === 0) throw usageError('give the escrowed file(s) to recover: webhooks recover FILE.age… --identity KEYFILE --secret-to DESTINATION');
@@ -132,7 +111,7 @@ export async function runRecover(files: string[], opts: RecoverOptions, f: Facto
       if (opened.length > 1) reportError(err, ctx.io, json, false);
     }
   }
-  if (opts.journal !== undefined && results.length > 0 && settleInJournal) await settleInJournal(resolve(ctx.cwd, opts.journal), results, ctx);
+  if (opts.journal !== undefined && results.length > 0) await (await import('./rotate-from/journal.js')).settleRecovered(resolve(ctx.cwd, opts.journal), results, ctx);
   if (json) writeJson(ctx.io, { recovered: results });
   else
     for (const r of results)
@@ -203,15 +182,7 @@ async function deliverOne(m: Loaded, o: Opened, sinks: Sink[], opts: RecoverOpti
   const outcome = await m.deliverAll(
     sinks,
     { endpointId: meta.endpointId, secret: o.secret },
-    {
-      cwd: ctx.cwd,
-      env: ctx.env,
-      stdout: ctx.io.stdout,
-      stderr: ctx.io.stderr,
-      scrubber: ctx.io.scrubber,
-      signal: ctx.signal,
-      captureExecOutput: f.state().output.json,
-    },
+    { cwd: ctx.cwd, env: ctx.env, stdout: ctx.io.stdout, stderr: ctx.io.stderr, scrubber: ctx.io.scrubber, signal: ctx.signal, captureExecOutput: f.state().output.json },
   );
   if (outcome.failures.length > 0) {
     const why = outcome.failures.map((x) => `${x.to}: ${x.reason}`).join('; ');

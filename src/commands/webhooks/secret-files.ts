@@ -1,14 +1,8 @@
-// The signing secrets a receiver holds, one file each (`--secret-file`,
-// repeatable), for `webhooks verify` and `webhooks listen`. Each is named by
-// the path as given and by its fingerprint, never by its value, and every
-// value read is handed to the scrubber before anything can print it.
-//
-// `refresh()` looks at every file again (stat, then a re-read of its few
-// bytes) before each delivery, so a rotation that rewrites a file, in place
-// or by a rename over it, is in effect at the next delivery. The content is
-// compared rather than the stat alone: two writes within one tick of the
-// file system's clock, of the same size, leave the stat unchanged.
-// docs/signing.md says what a receiver sees.
+// The signing secrets a receiver holds (`--secret-file` of sign, verify and
+// listen), each named by its path as given and its fingerprint, never its
+// value; every value read goes to the scrubber first. listen refreshes them
+// before each delivery, comparing content, not the stat: two writes of the
+// same size within one tick of the file system's clock leave it unchanged.
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { usageError } from '../../errors/cli-error.js';
@@ -25,13 +19,10 @@ export interface HeldSecret {
   key: Buffer;
 }
 
-/** What one look at the files found. */
+/** What one look at the files found: those that hold a secret now, those left out and why, those whose secret changed. */
 export interface SecretsNow {
-  /** The files that hold a secret now, in the order given. */
   held: HeldSecret[];
-  /** The files left out this time, and why (missing, not a secret any more, unreadable). */
   skipped: { file: string; reason: string }[];
-  /** The files whose secret changed since the last look, with the new fingerprint. */
   reloaded: { file: string; fingerprint: string }[];
 }
 
@@ -51,10 +42,7 @@ export class SecretFiles {
     private readonly onSecret: (secret: string) => void,
   ) {}
 
-  /**
-   * Every file must exist and hold a secret now, else a usage error (exit 2)
-   * naming it. `onSecret` is told each value (the scrubber).
-   */
+  /** Every file must hold a secret now, else a usage error naming it; `onSecret` (the scrubber) is told each value. */
   static load(files: readonly string[], cwd: string, onSecret: (secret: string) => void): SecretFiles {
     const entries = files.map((file) => {
       const text = readSecretText(resolve(cwd, file), escapeInline(file));
@@ -69,7 +57,6 @@ export class SecretFiles {
     return this.entries.flatMap((e) => (e.held ? [e.held] : []));
   }
 
-  /** Looks at every file again (see the top of this file). */
   refresh(): SecretsNow {
     const now: SecretsNow = { held: [], skipped: [], reloaded: [] };
     for (const e of this.entries) {

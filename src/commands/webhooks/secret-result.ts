@@ -1,8 +1,7 @@
 // What create and rotate share once their own flags are read: the key, where
-// the secret goes, escrow, the re-run line, and custody (secret/custody.ts):
-// the record written before sending, the answer's bytes on disk as they
-// arrive, the secret delivered to every destination, then rendered, so no
-// rendering failure can come before the secret is safe.
+// the secret goes, the re-run line, and custody (secret/custody.ts): recorded
+// before sending, delivered, then rendered, so no rendering failure can come
+// before the secret is safe.
 import type { Context } from '../../context.js';
 import { escrowOf, sayWaiting, type Factory, type RunClient } from '../app.js';
 import type { SecretAnswer, SecretResponse } from '../../api/schemas.js';
@@ -105,11 +104,7 @@ export async function secretCommand(f: Factory, opts: SecretFlags, c: SecretComm
   );
 }
 
-/**
- * A signal that ends create or rotate once the request may have been sent
- * (the HTTP client put the key on the error) names the endpoint and the
- * Idempotency-Key, so that re-running with that key cannot apply it twice.
- */
+/** An interrupt once the request may have been sent (the HTTP client put the key on it) names the endpoint and the key. */
 function namingTheKey(err: unknown, endpointId: string | undefined): unknown {
   if (!isCliError(err) || err.code !== 'interrupted' || err.idempotencyKey === undefined) return err;
   const endpoint = endpointId !== undefined ? ` for endpoint ${escapeInline(endpointId)}` : '';
@@ -122,11 +117,7 @@ function namingTheKey(err: unknown, endpointId: string | undefined): unknown {
 
 const SIGNAL_EXIT: Record<string, ExitCode> = { SIGINT: EXIT.interrupted, SIGTERM: EXIT.terminated, SIGHUP: EXIT.hangup };
 
-/**
- * A signal came while a sent create or rotate waits for its answer: said
- * once, and what a second signal says before the process ends (130 or the
- * signal's code, naming the key and the record a re-run delivers from).
- */
+/** A signal while a sent request waits for its answer: said once, and what a second signal says as the process ends. */
 function waitingForAnswer(f: Factory, w: WaitingForAnswer | undefined): void {
   const { ctx } = f;
   if (!w) return ctx.setLastWords?.(undefined);
@@ -145,9 +136,9 @@ function waitingForAnswer(f: Factory, w: WaitingForAnswer | undefined): void {
 }
 
 /**
- * A rotate refused. Moved on by an earlier run here whose secret is kept, not
- * delivered: that is the 13 to report, not a 7 whose hint rotates again. A 7
- * that names the current version goes into the facts, for `--expected-version last`.
+ * A rotate refused: a 7 because an earlier run here rotated and kept the
+ * secret undelivered is that 13, not a 7 whose hint rotates again; a 7 that
+ * names the current version goes into the facts (`--expected-version last`).
  */
 export async function rotateRefused(f: Factory, endpointId: string, err: unknown): Promise<void> {
   const { ctx } = f;
@@ -161,12 +152,7 @@ export function missing(flag: string): never {
   throw missingFlagError(flag);
 }
 
-/**
- * The --expected-version of rotate and reactivate when it is not given, or
- * given as `last`: the version this machine last saw of the endpoint (its
- * facts: docs/inventory.md), used and said at a terminal; elsewhere the flag
- * stays required, and `last` asks for it on purpose.
- */
+/** --expected-version left out (used at a terminal) or `last`: the version this machine last saw (docs/inventory.md). */
 export async function expectedVersionFor(f: Factory, endpointId: string, given: string | undefined, prompter: Prompter | undefined): Promise<string> {
   if (given !== undefined && given !== 'last') return given;
   const { ctx } = f;
@@ -201,60 +187,36 @@ export async function expectedVersionFor(f: Factory, endpointId: string, given: 
 }
 
 export interface SecretRequest {
-  /** The request's identity and what it asks (the record's header). */
+  /** The record's header. */
   req: RecordedRequest;
-  /** Sends it (the client's create or rotate) with the record's tap. */
   send(hooks: CallHooks): Promise<SecretAnswer>;
-  /** The summary line of the result. */
   summary(body: SecretResponse): string;
-  /** The user gave the Idempotency-Key (--idempotency-key): a replay of an earlier run's request is possible. */
+  /** --idempotency-key given: a replay of an earlier run's request is possible. */
   keyGiven?: boolean;
 }
 
-/**
- * A create or rotate from record to retire: what an earlier run left of the
- * same request (same endpoint and key) is delivered instead of sending; a
- * superseded one ends 13. A dry run sends nothing and keeps nothing.
- */
+/** A create or rotate from record to retire: what an earlier run kept of the same request is delivered instead of sending. */
 export async function runSecretRequest(f: Factory, plan: SecretPlan, r: SecretRequest, opts: SecretResultOptions = {}): Promise<void> {
-  if (!f.ctx.env.GITHUB_STEP_SUMMARY || f.state().dryRun) {
-    await custodyOf(f, plan, r, opts);
-    return;
-  }
-  // GITHUB_STEP_SUMMARY: the run's one row goes there, whatever its outcome (run/ci-report.ts).
-  let row: ReportRow;
+  const { ctx } = f;
+  if (!ctx.env.GITHUB_STEP_SUMMARY || f.state().dryRun) return void (await custodyOf(f, plan, r, opts));
+  // GITHUB_STEP_SUMMARY: the run's one row goes there, whatever its outcome; one that cannot be written is said, not fatal.
+  const ci = await import('../../run/ci-report.js');
+  const command = `chatctl webhooks ${r.req.op}`;
+  const summary = (row: ReportRow) => {
+    const problem = ci.reportOne({ env: { GITHUB_STEP_SUMMARY: ctx.env.GITHUB_STEP_SUMMARY }, annotate: ctx.io.stderr, scrub: (t) => ctx.io.scrubber.scrub(t), command }, row, command);
+    if (problem) ctx.io.notice(problem);
+  };
+  let done: Awaited<ReturnType<typeof custodyOf>>;
   try {
-    const done = await custodyOf(f, plan, r, opts);
-    row = { endpointId: done.endpointId, outcome: r.req.op === 'create' ? 'created' : 'rotated', version: done.version, fingerprint: done.fingerprint, exitCode: 0 };
+    done = await custodyOf(f, plan, r, opts);
   } catch (err) {
-    if (isCliError(err)) await stepSummary(f, r, (ci) => ci.rowOfError(err, r.req.endpointId ?? undefined, explainError(err)));
+    if (isCliError(err)) summary(ci.rowOfError(err, r.req.endpointId ?? undefined, explainError(err)));
     throw err;
   }
-  await stepSummary(f, r, () => row);
+  summary({ ...done, outcome: r.req.op === 'create' ? 'created' : 'rotated', exitCode: 0 });
 }
 
-type CiReportModule = typeof import('../../run/ci-report.js');
-
-/** Appends the run's one row to the step summary; a summary that cannot be written is said, not fatal. */
-async function stepSummary(f: Factory, r: SecretRequest, rowOf: (ci: CiReportModule) => ReportRow): Promise<void> {
-  const { ctx } = f;
-  const ci = await import('../../run/ci-report.js');
-  const problem = ci.reportOne(
-    { env: { GITHUB_STEP_SUMMARY: ctx.env.GITHUB_STEP_SUMMARY }, annotate: ctx.io.stderr, scrub: (t) => ctx.io.scrubber.scrub(t), command: `chatctl webhooks ${r.req.op}` },
-    rowOf(ci),
-    `chatctl webhooks ${r.req.op}`,
-  );
-  if (problem) ctx.io.notice(problem);
-}
-
-/** What the step summary shows of a delivered secret. */
-interface Done {
-  endpointId: string;
-  version: number | null;
-  fingerprint: string | null;
-}
-
-async function custodyOf(f: Factory, plan: SecretPlan, r: SecretRequest, opts: SecretResultOptions): Promise<Done> {
+async function custodyOf(f: Factory, plan: SecretPlan, r: SecretRequest, opts: SecretResultOptions): Promise<Pick<ReportRow, 'endpointId' | 'version' | 'fingerprint'>> {
   const { ctx } = f;
   const state = f.state();
   if (state.dryRun) {
@@ -401,15 +363,12 @@ function humanText(r: Render, body: SecretResponse, summary: string, paint: Pale
 const loadRender = (): Promise<Render> => import('../../output/render.js');
 
 /**
- * The result after delivery: the envelope with --json, else the summary, the
- * table and where the secret went. Best effort: stdout may be closed, the
- * record odd; the secret is already safe, so nothing here may throw. What
- * it returns is the error of a --query that could not be applied to the
- * document, for the caller to throw once custody is done.
+ * The result after delivery, best effort: the secret is already safe, so
+ * nothing here may throw. It returns the error of a --query that could not
+ * be applied, for the caller to throw once custody is done.
  */
 async function renderAfter(ctx: Context, json: boolean, plan: SecretPlan, body: SecretResponse, summary: string, fp?: string, delivered: Delivered[] = []): Promise<unknown> {
-  // When the secret went to sinks, stdout is not one of its places: a copy the
-  // server put in another field (a record echoing it) is scrubbed there too.
+  // When the secret went to sinks, a copy the server echoed in another field is scrubbed from stdout too.
   const clean = (text: string) => (plan.sinks.length > 0 ? ctx.io.scrubber.scrub(text) : text);
   try {
     if (json) {
