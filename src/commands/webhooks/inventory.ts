@@ -70,19 +70,11 @@ export async function runList(opts: ListOptions, f: Factory): Promise<void> {
     ctx.io.notice(`${nothingSeen(scope)}: create, rotate and reactivate note here what each answer says. ${CANNOT_READ}`);
     return;
   }
-  const { default: Table } = await import('cli-table3');
-  const { PLAIN_TABLE, tableText } = await import('../../output/render.js');
-  const tty = ctx.io.stdout.isTTY;
-  const scopes = [...new Set(views.map((v) => v.scope))];
+  const { tableOf } = await tables(ctx);
   const out: string[] = [];
-  for (const s of scopes) {
-    const table = new Table({
-      head: ['ID', 'NAME', 'URL', 'VERSION', 'STATUS', 'LAST CHANGE', 'FINGERPRINT', 'DELIVERED TO', 'OVERLAP ENDS'],
-      style: { head: [], border: [] },
-      ...(tty ? {} : PLAIN_TABLE),
-    });
-    for (const v of views.filter((x) => x.scope === s)) table.push(row(v, ctx.now()));
-    out.push(`Scope ${escapeInline(s)}:\n${tableText(table.toString(), tty)}\n`);
+  for (const s of new Set(views.map((v) => v.scope))) {
+    const rows = views.filter((x) => x.scope === s).map((v) => row(v, ctx.now()));
+    out.push(`Scope ${escapeInline(s)}:\n${tableOf(['ID', 'NAME', 'URL', 'VERSION', 'STATUS', 'LAST CHANGE', 'FINGERPRINT', 'DELIVERED TO', 'OVERLAP ENDS'], rows)}\n`);
   }
   ctx.io.stdout.write(out.join('\n'));
   ctx.io.notice(NOT_THE_SERVER);
@@ -152,10 +144,20 @@ export async function runShow(endpointId: string, f: Factory): Promise<void> {
   ctx.io.notice(NOT_THE_SERVER);
 }
 
-async function renderShow(ctx: Context, doc: ShowDocument): Promise<void> {
-  const { default: Table } = await import('cli-table3');
-  const { PLAIN_TABLE, renderEndpoint, tableText } = await import('../../output/render.js');
+/** cli-table3 and render.ts, loaded by human output only: a table boxed on a terminal, plain columns elsewhere. */
+async function tables(ctx: Context) {
+  const [{ default: Table }, render] = await Promise.all([import('cli-table3'), import('../../output/render.js')]);
   const tty = ctx.io.stdout.isTTY;
+  const tableOf = (head: string[], rows: string[][]) => {
+    const table = new Table({ head, style: { head: [], border: [] }, ...(tty ? {} : render.PLAIN_TABLE) });
+    table.push(...rows);
+    return render.tableText(table.toString(), tty);
+  };
+  return { tableOf, renderEndpoint: render.renderEndpoint, tty };
+}
+
+async function renderShow(ctx: Context, doc: ShowDocument): Promise<void> {
+  const { tableOf, renderEndpoint, tty } = await tables(ctx);
   const summary = {
     id: doc.id,
     scope: doc.scope,
@@ -170,9 +172,8 @@ async function renderShow(ctx: Context, doc: ShowDocument): Promise<void> {
     kept: doc.keptAt,
     'overlap ends': doc.overlapEndsAt === null ? null : overlapText(doc.overlapEndsAt, ctx.now()),
   };
-  const history = new Table({ head: ['AT', 'FACT', 'VERSION', 'KEY', 'DETAIL'], style: { head: [], border: [] }, ...(tty ? {} : PLAIN_TABLE) });
-  for (const fact of doc.facts) history.push(historyRow(fact));
-  ctx.io.stdout.write(`${renderEndpoint(summary, { color: ctx.io.color.stdout, tty }, ctx.io.columns)}\nHistory (oldest first):\n${tableText(history.toString(), tty)}\n`);
+  const history = tableOf(['AT', 'FACT', 'VERSION', 'KEY', 'DETAIL'], doc.facts.map(historyRow));
+  ctx.io.stdout.write(`${renderEndpoint(summary, { color: ctx.io.color.stdout, tty }, ctx.io.columns)}\nHistory (oldest first):\n${history}\n`);
 }
 
 function historyRow(fact: Omit<Fact, 'id' | 'scope'>): string[] {
