@@ -103,12 +103,7 @@ export async function runSign(bodyFile: string | undefined, flags: SignFlags, f:
   const body = await readBody(bodyFile, ctx, 'sign');
   const headers = sw.signedHeaders([key], id, timestamp, body);
   if (state.output.json) writeJson(ctx.io, headers);
-  else
-    ctx.io.stdout.write(
-      Object.entries(headers)
-        .map(([k, v]) => `${k}: ${v}\n`)
-        .join(''),
-    );
+  else ctx.io.stdout.write(Object.entries(headers).reduce((text, [k, v]) => `${text}${k}: ${v}\n`, ''));
 }
 
 export async function runVerify(bodyFile: string | undefined, flags: VerifyFlags, f: Factory): Promise<void> {

@@ -1,7 +1,5 @@
-// chatctl webhooks trigger ENDPOINT_ID --event TYPE: asks the sandbox to send
-// one signed event to the endpoint's destination and reports what the
-// receiver answered. Against a base URL that is not a chatctl sandbox it
-// stops (exit 2) after one credential-free check.
+// chatctl webhooks trigger ENDPOINT_ID --event TYPE: the sandbox sends one
+// signed event to the endpoint's destination; this says what the receiver answered.
 import type { Command } from 'commander';
 import { examples, type Factory } from '../app.js';
 import { EVENT_TYPES } from '../../api/spec.js';
@@ -58,10 +56,7 @@ export async function runTrigger(endpointId: string, flags: TriggerFlags, f: Fac
   if (failure) throw failure;
 }
 
-/**
- * What happened, in one line first: delivered (the receiver answered 2xx),
- * sent but refused (another status), or not delivered and why (no answer).
- */
+/** What happened, in one line first: delivered (2xx), refused (another status), or not delivered and why. */
 function describe(d: Delivery): string {
   const r = d.receiver;
   const event = escapeInline(d.eventType);
