@@ -177,17 +177,8 @@ export interface RunningListener {
   close(): Promise<void>;
 }
 
-const NOTHING: Omit<DeliveryRecord, 'time' | 'status' | 'reason' | 'message' | 'method' | 'path'> = {
-  verified: false,
-  webhookId: null,
-  eventType: null,
-  matched: [],
-  signatures: null,
-  skewSeconds: null,
-  skipped: [],
-  reloaded: [],
-  forward: null,
-};
+type Blank = Omit<DeliveryRecord, 'time' | 'status' | 'reason' | 'message' | 'method' | 'path'>;
+const NOTHING: Blank = { verified: false, webhookId: null, eventType: null, matched: [], signatures: null, skewSeconds: null, skipped: [], reloaded: [], forward: null };
 
 export async function startListener(host: string, port: number, deps: ListenerDeps): Promise<RunningListener> {
   const { limits } = deps;
@@ -207,15 +198,9 @@ export async function startListener(host: string, port: number, deps: ListenerDe
   server.setTimeout(2 * Math.max(limits.requestTimeoutMs, limits.forwardTimeoutMs));
   let dropped = 0;
   server.on('drop', () => dropped++);
-  const refused = (req: { method?: string | undefined; url?: string | undefined } | undefined, status: number, reason: RefusalReason, message: string): DeliveryRecord => ({
-    ...NOTHING,
-    time: new Date(deps.now()).toISOString(),
-    status,
-    reason,
-    message,
-    method: req?.method ?? null,
-    path: req?.url ?? null,
-  });
+  const refused = (req: { method?: string | undefined; url?: string | undefined } | undefined, status: number, reason: RefusalReason, message: string): DeliveryRecord => {
+    return { ...NOTHING, time: new Date(deps.now()).toISOString(), status, reason, message, method: req?.method ?? null, path: req?.url ?? null };
+  };
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
     const [status, reason, message]: [number, RefusalReason, string] =
