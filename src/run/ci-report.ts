@@ -23,12 +23,7 @@ export interface ReportRow {
   said?: string | undefined;
 }
 
-export interface ReportTotals {
-  ok: number;
-  failed: number;
-  skipped: number;
-  notStarted?: number;
-}
+export type ReportTotals = { ok: number; failed: number; skipped: number; notStarted?: number };
 
 export interface CiReportSettings {
   env: Record<string, string | undefined>;
@@ -178,14 +173,8 @@ const oneLine = (text: string) => text.replace(/[\r\n]+/g, ' ').trim();
 const cell = (text: string) => oneLine(text).replace(/\\/g, '\\\\').replace(/\|/g, '\\|');
 const code = (text: string) => `\`${cell(text).replace(/`/g, "'")}\``;
 /** XML text and attribute values: the five entities, and no character XML 1.0 forbids. */
-const xml = (text: string) =>
-  text
-    .replace(/[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/gu, '\ufffd')
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&apos;');
+const xml = (text: string) => text.replace(/[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/gu, '\ufffd').replace(/[&<>"']/g, (c) => XML_ENTITIES[c]!);
+const XML_ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
 
 /**
  * A failed command's error as a report row (what execute and create/rotate

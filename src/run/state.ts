@@ -39,16 +39,8 @@ export interface GlobalOptions {
 /** The global options as the modules that read them take them: strings as given, --no-input as a switch. */
 type GlobalFlags = ProfileFlags & ScopeFlags & RequestFlags & { noInput?: boolean | undefined };
 
-/** The profile and scope options as given on the command line, before the environment and the profile fill them in. */
-export interface GivenScope {
-  /** --profile: a re-run command repeats it. */
-  readonly profile: string | undefined;
-  /** --base-url, --org, --app, --env: what `profile set` stores. */
-  readonly baseUrl: string | undefined;
-  readonly org: string | undefined;
-  readonly app: string | undefined;
-  readonly env: string | undefined;
-}
+/** The profile and scope options as given, before the environment and the profile fill them in: a re-run repeats --profile, `profile set` stores the rest. */
+export type GivenScope = Readonly<Pick<GlobalOptions, 'profile' | 'baseUrl' | 'org' | 'app' | 'env'>>;
 
 export interface RunState {
   readonly given: GivenScope;

@@ -180,27 +180,17 @@ function historyRow(fact: Omit<Fact, 'id' | 'scope'>): string[] {
   const f = fact as Fact;
   const version = 'version' in f && typeof f.version === 'number' ? String(f.version) : '-';
   const key = 'key' in f && typeof f.key === 'string' ? escapeInline(f.key) : '-';
-  let detail: string;
-  switch (f.f) {
-    case 'applied':
-      detail = [f.op, f.op !== 'reactivate' ? f.mode : f.changed === false ? '(already active)' : undefined, f.op !== 'reactivate' ? f.fp : undefined, f.endpoint?.status ?? undefined]
-        .filter((x): x is string => typeof x === 'string' && x !== '')
-        .join(' ');
-      break;
-    case 'delivered':
-      detail = `to ${f.to.join(', ') || '(the JSON answer)'}`;
-      break;
-    case 'kept':
-      detail = `kept at ${f.path}`;
-      break;
-    case 'superseded':
-      detail = `by version ${f.by}: never delivered`;
-      break;
-    case 'seen':
-      detail = `the current version, named by exit 7 (${f.via})`;
-      break;
-    default:
-      detail = '';
-  }
-  return [escapeInline(f.at), escapeInline(String(f.f)), version, key, escapeInline(detail)];
+  return [escapeInline(f.at), escapeInline(String(f.f)), version, key, escapeInline(factDetail(f))];
+}
+
+function factDetail(f: Fact): string {
+  if (f.f === 'applied')
+    return [f.op, f.op !== 'reactivate' ? f.mode : f.changed === false ? '(already active)' : undefined, f.op !== 'reactivate' ? f.fp : undefined, f.endpoint?.status ?? undefined]
+      .filter((x): x is string => typeof x === 'string' && x !== '')
+      .join(' ');
+  if (f.f === 'delivered') return `to ${f.to.join(', ') || '(the JSON answer)'}`;
+  if (f.f === 'kept') return `kept at ${f.path}`;
+  if (f.f === 'superseded') return `by version ${f.by}: never delivered`;
+  if (f.f === 'seen') return `the current version, named by exit 7 (${f.via})`;
+  return '';
 }

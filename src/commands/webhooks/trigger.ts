@@ -9,10 +9,6 @@ import { didYouMean } from '../../errors/suggest.js';
 import { writeJson } from '../../output/io.js';
 import { escapeInline } from '../../output/sanitize.js';
 
-export interface TriggerFlags {
-  event?: string;
-}
-
 export function registerTrigger(parent: Command, f: Factory): void {
   parent
     .command('trigger')
@@ -34,7 +30,7 @@ See docs/signing.md for rehearsing a rotation against your own receiver.
     .action((endpointId: string, opts) => runTrigger(endpointId, opts, f));
 }
 
-export async function runTrigger(endpointId: string, flags: TriggerFlags, f: Factory): Promise<void> {
+export async function runTrigger(endpointId: string, flags: { event?: string }, f: Factory): Promise<void> {
   const { ctx } = f;
   const state = f.state();
   if (endpointId.trim() === '') throw usageError('ENDPOINT_ID is empty');
