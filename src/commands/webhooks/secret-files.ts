@@ -80,9 +80,9 @@ export class SecretFiles {
 }
 
 /** A file's secret, or a usage error that names the file (never the value). */
-function heldSecret(file: string, text: string): HeldSecret {
+function heldSecret(file: string, text: string, shown = escapeInline(file)): HeldSecret {
   const key = parseSecret(text);
-  if (!key.ok) throw usageError(`${escapeInline(file)} does not hold a signing secret: ${key.problem}`, 'a signing secret reads whsec_ followed by base64');
+  if (!key.ok) throw usageError(`${shown} does not hold a signing secret: ${key.problem}`, 'a signing secret reads whsec_ followed by base64');
   return { file, fingerprint: fingerprint(text.trim()), key: key.value };
 }
 
@@ -138,7 +138,5 @@ async function readStdinSecret(bodyFile: string | undefined, ctx: Context): Prom
   if (bodyFile === undefined || bodyFile === '-') throw usageError('--secret-file - and the body cannot both come from standard input', 'give the body as BODY_FILE');
   const text = await ctx.io.stdin.readAll();
   ctx.io.scrubber.addSecret(text.trim());
-  const key = parseSecret(text);
-  if (!key.ok) throw usageError(`standard input does not hold a signing secret: ${key.problem}`, 'a signing secret reads whsec_ followed by base64');
-  return { file: '-', fingerprint: fingerprint(text.trim()), key: key.value };
+  return heldSecret('-', text, 'standard input');
 }
