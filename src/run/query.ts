@@ -14,11 +14,7 @@ const FUNCTIONS = new Set(
   'abs avg ceil contains ends_with floor join keys length map max max_by merge min min_by not_null reverse sort sort_by starts_with sum to_array to_number to_string type values'.split(' '),
 );
 
-interface Node {
-  type?: unknown;
-  name?: unknown;
-  children?: unknown;
-}
+type Node = { type?: unknown; name?: unknown; children?: unknown };
 
 /** The first function the expression calls that JMESPath does not have, walking its syntax tree without recursion. */
 function unknownFunction(ast: unknown): string | undefined {

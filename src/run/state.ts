@@ -137,9 +137,7 @@ function runState(g: GlobalOptions, ctx: Context, config: () => ConfigData, quer
 }
 
 /** Where a run keeps its state once commander has parsed the flags (src/app/cli.ts's preAction hook sets it). */
-export interface RunStateSlot {
-  state?: RunState | undefined;
-}
+export type RunStateSlot = { state?: RunState | undefined };
 
 /** The run-state, which commander's preAction hook has set before any action runs. */
 export function stateOf(slot: RunStateSlot): RunState {

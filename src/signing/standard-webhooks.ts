@@ -101,10 +101,7 @@ export function parseHeaders(headers: ReadonlyArray<readonly [string, string]>):
 }
 
 /** One secret that verifies a delivery: its index among the keys given, and the 1-based place of its signature. */
-export interface KeyMatch {
-  key: number;
-  signature: number;
-}
+export type KeyMatch = { key: number; signature: number };
 
 export type Verdict =
   | { ok: true; matched: number; matches: KeyMatch[]; skewSeconds: number }

@@ -36,9 +36,7 @@ export function registerShow(parent: Command, f: Factory): void {
     .action((endpointId: string) => runShow(endpointId, f));
 }
 
-export interface ListOptions {
-  allScopes?: boolean;
-}
+export type ListOptions = { allScopes?: boolean };
 
 const NOT_THE_SERVER = "this is what this machine saw (its facts under the config folder's facts/), not the server's state: a change made elsewhere shows only once a version conflict names it";
 

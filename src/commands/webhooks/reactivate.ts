@@ -5,9 +5,7 @@ import { endpointLabel } from '../../output/label.js';
 import { writeJson } from '../../output/io.js';
 import { withRerun } from '../../errors/explain.js';
 
-export interface ReactivateOptions {
-  expectedVersion?: string;
-}
+export type ReactivateOptions = { expectedVersion?: string };
 
 export function registerReactivate(parent: Command, f: Factory): void {
   parent

@@ -14,10 +14,7 @@ export interface RotateOptions extends SecretFlags {
 }
 
 /** What register.ts hands in, which a single rotate's path does not load: `--from`'s module, and meta/tree.ts's headings. */
-export interface RotateParts {
-  rotateFrom(): Promise<{ runRotateFrom(opts: never, f: Factory): Promise<void> }>;
-  formHeading: typeof formHeading;
-}
+export type RotateParts = { rotateFrom(): Promise<{ runRotateFrom(opts: never, f: Factory): Promise<void> }>; formHeading: typeof formHeading };
 
 export function registerRotate(parent: Command, f: Factory, { rotateFrom, formHeading }: RotateParts): void {
   // The two forms of rotate: help lists the options of each under its own

@@ -13,28 +13,15 @@ import type { Context } from '../../context.js';
 import { readSecretText } from './fingerprint.js';
 
 /** A secret held now: its file (as given), its fingerprint and its HMAC key. */
-export interface HeldSecret {
-  file: string;
-  fingerprint: string;
-  key: Buffer;
-}
+export type HeldSecret = { file: string; fingerprint: string; key: Buffer };
 
 /** What one look at the files found: those that hold a secret now, those left out and why, those whose secret changed. */
-export interface SecretsNow {
-  held: HeldSecret[];
-  skipped: { file: string; reason: string }[];
-  reloaded: { file: string; fingerprint: string }[];
-}
+export type SecretsNow = { held: HeldSecret[]; skipped: { file: string; reason: string }[]; reloaded: { file: string; fingerprint: string }[] };
 
 /** Far beyond any signing secret; a bigger file is the wrong one. */
 const MAX_SECRET_FILE_BYTES = 64 * 1024;
 
-interface Entry {
-  file: string;
-  path: string;
-  text: string;
-  held: HeldSecret | undefined;
-}
+type Entry = { file: string; path: string; text: string; held: HeldSecret | undefined };
 
 export class SecretFiles {
   private constructor(

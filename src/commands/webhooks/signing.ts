@@ -70,17 +70,9 @@ secret or flag. The secret is never printed.
     .action((bodyFile: string | undefined, opts) => runVerify(bodyFile, opts, f));
 }
 
-export interface SignFlags {
-  secretFile?: string;
-  id?: string;
-  timestamp?: string;
-}
+export type SignFlags = { secretFile?: string; id?: string; timestamp?: string };
 
-export interface VerifyFlags {
-  secretFile?: string[];
-  header?: string[];
-  tolerance?: string;
-}
+export type VerifyFlags = { secretFile?: string[]; header?: string[]; tolerance?: string };
 
 export async function runSign(bodyFile: string | undefined, flags: SignFlags, f: Factory): Promise<void> {
   const { ctx } = f;
