@@ -64,28 +64,13 @@ export function factoryOf(ctx: Context, state: () => RunState, prompter: () => P
       const transport = s.dryRun ? dryRunTransport(ctx.io, s.output.json) : await ctx.transport();
       const { maxRetries, timeoutMs, deadlineMs } = s.settings();
       const { now, sleep, randomUUID, random, signal } = ctx;
-      const config = {
-        ...conn,
-        token,
-        userAgent: userAgent(ctx),
-        settings: { maxRetries, timeoutMs, deadline: deadlineFrom(startedAt, deadlineMs) },
-        rerun: extras.rerun,
-        deps: {
-          now,
-          sleep,
-          randomUUID,
-          random,
-          signal,
-          transport,
-          requestSignal: extras.requestSignal,
-          agent: extras.agent,
-          waiting: extras.waiting,
-          trace: s.output.debug ? (line: string) => ctx.io.stderr.write(`[debug] ${escapeInline(line)}\n`) : undefined,
-          // Each wait, on a terminal or not (CI logs); io.notice is muted by --json and --quiet.
-          announce: extras.announce === false ? undefined : (line: string) => ctx.io.notice(escapeInline(line)),
-        },
-      };
-      return Object.assign(createWebhooksClient(config), { deadlineAt: config.settings.deadline.at, config });
+      const { requestSignal, agent, waiting, rerun } = extras;
+      const trace = s.output.debug ? (line: string) => ctx.io.stderr.write(`[debug] ${escapeInline(line)}\n`) : undefined;
+      // Each wait, on a terminal or not (CI logs); io.notice is muted by --json and --quiet.
+      const announce = extras.announce === false ? undefined : (line: string) => ctx.io.notice(escapeInline(line));
+      const settings = { maxRetries, timeoutMs, deadline: deadlineFrom(startedAt, deadlineMs) };
+      const config = { ...conn, token, userAgent: userAgent(ctx), settings, rerun, deps: { now, sleep, randomUUID, random, signal, transport, requestSignal, agent, waiting, trace, announce } };
+      return Object.assign(createWebhooksClient(config), { deadlineAt: settings.deadline.at, config });
     },
   };
 }
