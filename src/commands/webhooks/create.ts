@@ -5,11 +5,7 @@ import { EVENT_TYPES } from '../../api/spec.js';
 import { endpointLabel } from '../../output/label.js';
 import type { SecretFlags } from './secret-result.js';
 
-export interface CreateOptions extends SecretFlags {
-  name?: string;
-  url?: string;
-  event?: string[];
-}
+export type CreateOptions = SecretFlags & { name?: string; url?: string; event?: string[] };
 
 export function registerCreate(parent: Command, f: Factory): void {
   const cmd = parent

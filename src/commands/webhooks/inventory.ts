@@ -110,9 +110,7 @@ function overlapText(at: string | null, now: number): string {
 }
 
 /** `webhooks show ID --json`: the endpoint's view and every fact of it, oldest first (never a secret: facts hold none). */
-export interface ShowDocument extends EndpointView {
-  facts: Omit<Fact, 'id' | 'scope'>[];
-}
+export type ShowDocument = EndpointView & { facts: Omit<Fact, 'id' | 'scope'>[] };
 
 export async function runShow(endpointId: string, f: Factory): Promise<void> {
   const { ctx } = f;

@@ -56,14 +56,8 @@ const load = async () => {
 };
 type Loaded = Awaited<ReturnType<typeof load>>;
 
-export interface RecoverOptions {
-  identity?: string;
-  /** The fleet's journal: each recovered secret's item is recorded done there. */
-  journal?: string;
-  secretTo?: string[];
-  secretFile?: string;
-  force?: boolean;
-}
+/** `journal`: the fleet's, where each recovered secret's item is recorded done. */
+export type RecoverOptions = { identity?: string; journal?: string; secretTo?: string[]; secretFile?: string; force?: boolean };
 
 type Opened = { file: string; meta: EscrowMeta; secret: string };
 

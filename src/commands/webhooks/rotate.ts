@@ -8,10 +8,7 @@ import { endpointLabel } from '../../output/label.js';
 import { escapeInline } from '../../output/sanitize.js';
 import type { SecretFlags } from './secret-result.js';
 
-export interface RotateOptions extends SecretFlags {
-  expectedVersion?: string;
-  mode?: string;
-}
+export type RotateOptions = SecretFlags & { expectedVersion?: string; mode?: string };
 
 /** What register.ts hands in, which a single rotate's path does not load: `--from`'s module, and meta/tree.ts's headings. */
 export type RotateParts = { rotateFrom(): Promise<{ runRotateFrom(opts: never, f: Factory): Promise<void> }>; formHeading: typeof formHeading };

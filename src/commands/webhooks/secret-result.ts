@@ -32,13 +32,7 @@ import { keptByEarlierRunError } from '../../secret/exit13.js';
 import { noteConflict } from '../../secret/seen.js';
 
 /** The flags create and rotate share. */
-export interface SecretFlags extends EscrowFlags {
-  idempotencyKey?: string;
-  secretFile?: string;
-  secretTo?: string[];
-  force?: boolean;
-  yes?: boolean;
-}
+export type SecretFlags = EscrowFlags & { idempotencyKey?: string; secretFile?: string; secretTo?: string[]; force?: boolean; yes?: boolean };
 
 /** What one create or rotate adds to the shared flow. */
 export interface SecretCommand {
