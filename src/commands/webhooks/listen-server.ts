@@ -169,18 +169,12 @@ export interface ListenerDeps {
   onRecord: (record: DeliveryRecord) => void;
 }
 
-export interface RunningListener {
-  url: string;
-  port: number;
-  /** Connections closed at once because the cap was reached. */
-  dropped(): number;
-  close(): Promise<void>;
-}
+export type RunningListener = Awaited<ReturnType<typeof startListener>>;
 
 type Blank = Omit<DeliveryRecord, 'time' | 'status' | 'reason' | 'message' | 'method' | 'path'>;
 const NOTHING: Blank = { verified: false, webhookId: null, eventType: null, matched: [], signatures: null, skewSeconds: null, skipped: [], reloaded: [], forward: null };
 
-export async function startListener(host: string, port: number, deps: ListenerDeps): Promise<RunningListener> {
+export async function startListener(host: string, port: number, deps: ListenerDeps) {
   const { limits } = deps;
   const forwarder = deps.forwardTo ? new Forwarder(deps.forwardTo, limits.forwardTimeoutMs, limits.maxForwardAnswerBytes) : undefined;
   const server = http.createServer({
@@ -222,6 +216,7 @@ export async function startListener(host: string, port: number, deps: ListenerDe
   return {
     url: `http://${shownHost}:${address.port}/`,
     port: address.port,
+    /** Connections closed at once because the cap was reached. */
     dropped: () => dropped,
     close: () =>
       new Promise<void>((resolve) => {

@@ -69,7 +69,7 @@ export async function runListen(flags: ListenFlags, f: Factory): Promise<void> {
   ctx.io.stdoutIsData();
   const secrets = SecretFiles.load(files, ctx.cwd, (s) => ctx.io.scrubber.addSecret(s));
   const out = new ListenOutput(ctx.io, state.output.json);
-  let listener: Awaited<ReturnType<typeof startListener>>;
+  let listener: import('./listen-server.js').RunningListener;
   try {
     listener = await startListener(host, port, { secrets: () => secrets.refresh(), now: ctx.now, toleranceSeconds, forwardTo, limits: LISTEN_LIMITS, onRecord: (r) => out.delivery(r) });
   } catch (err) {
