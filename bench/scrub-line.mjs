@@ -28,7 +28,9 @@ async function load(ref) {
       entry = join(dir, 'scrub.ts');
     } catch {
       // Before the scrubber was one file: its folder src/output/scrub/.
-      const names = execFileSync('git', ['ls-tree', '--name-only', `${ref}:src/output/scrub/`], { encoding: 'utf8' }).trim().split('\n');
+      const names = execFileSync('git', ['ls-tree', '--name-only', `${ref}:src/output/scrub/`], { encoding: 'utf8' })
+        .trim()
+        .split('\n');
       for (const name of names) writeFileSync(join(dir, name), file(`src/output/scrub/${name}`));
       entry = join(dir, 'scrubber.ts');
     }

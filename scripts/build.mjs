@@ -47,8 +47,9 @@ const common = {
 
 // Parts that few runs need are bundles of their own, required only when
 // used: undici (behind a proxy), the prompts (on a terminal), the sandbox,
-// execa (for an exec: secret destination), rotate --from, webhooks sign, verify and
-// trigger, webhooks listen, jmespath (--query), escrow (age) and webhooks recover.
+// execa (for an exec: secret destination), rotate --from, Standard Webhooks
+// signing (sign, verify, listen, the sandbox's deliveries), the listener of
+// webhooks listen, jmespath (--query) and escrow (age: --escrow and webhooks recover).
 // Keeping them out of main.cjs keeps every other run's read, code-cache
 // load and memory small.
 const LAZY = {
@@ -58,11 +59,10 @@ const LAZY = {
   conf: 'src/config/conf-writer.ts',
   exec: 'src/secret/exec.ts',
   bulk: 'src/commands/webhooks/rotate-from/command.ts',
-  signing: 'src/commands/webhooks/signed-deliveries.ts',
-  listen: 'src/commands/webhooks/listen/index.ts',
+  signing: 'src/signing/standard-webhooks.ts',
+  listen: 'src/commands/webhooks/listen-server.ts',
   query: 'src/run/query.ts',
   escrow: 'src/secret/escrow.ts',
-  recover: 'src/commands/webhooks/recover.ts',
 };
 const lazyByFile = new Map(Object.entries(LAZY).map(([name, file]) => [resolve(file), name]));
 // main.cjs reaches a lazy bundle through a stub that asks bin/chatctl.js's

@@ -8,8 +8,8 @@
 import { Command, CommanderError, Help } from 'commander';
 import type { Context } from '../context.js';
 import type { Prompter } from '../prompts/prompter.js';
-import { examples, type Factory, type Register } from '../commands/app.js';
-import { registerWebhooks } from '../commands/webhooks/verbs/register.js';
+import { examples, factoryOf, type Register } from '../commands/app.js';
+import { registerWebhooks } from '../commands/webhooks/register.js';
 import { registerProfile } from '../commands/profile/register.js';
 import { registerAuth } from '../commands/auth/register.js';
 import { registerExitCodes } from '../commands/exit-codes/register.js';
@@ -50,12 +50,11 @@ const GROUPS: { name: string; description: string; aliases?: string[]; register:
  */
 export function configuredProgram(ctx: Context, focus?: string, run: RunStateSlot = {}): Command {
   const program = new Command('chatctl');
-  const factory: Factory = {
+  const factory = factoryOf(
     ctx,
-    state: () => stateOf(run),
-    prompter: () => makePrompter(ctx, run.state),
-    client: async (extras) => (await import('../run/webhooks-client.js')).webhooksClient(ctx, stateOf(run), extras),
-  };
+    () => stateOf(run),
+    () => makePrompter(ctx, run.state),
+  );
 
   program
     .description("Manage a chat service's signed webhook endpoints: create them, rotate their signing secrets, reactivate them.")

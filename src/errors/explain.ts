@@ -138,13 +138,13 @@ export function rerunCommand(ctx: RerunContext, expectedVersion: number | string
   return ['chatctl', group, verb, ...(id === undefined ? [] : [shellQuote(id)]), ...version, ...flags.flat().map(shellWord)].join(' ');
 }
 
-function sameRequestCommand(ctx: RerunContext, idempotencyKey = ctx.idempotencyKey): string {
-  const command = rerunCommand(ctx, ctx.expectedVersion);
-  return idempotencyKey === undefined ? command : `${command} --idempotency-key ${shellQuote(idempotencyKey)}`;
+/** The same request again, with its Idempotency-Key: the command line from the request's facts, or "the same command" where the command gave none. Every re-run hint is built here. */
+export function sameRequestCommand(ctx: RerunContext | undefined, key = ctx?.idempotencyKey, quote = shellQuote): string {
+  if (!ctx) return `the same command${key === undefined ? '' : ` with --idempotency-key ${quote(key)}`}`;
+  return `${rerunCommand(ctx, ctx.expectedVersion)}${key === undefined ? '' : ` --idempotency-key ${quote(key)}`}`;
 }
 
-/** The HTTP client's `rerun` words for a keyed request that exhausted its retries. */
-export const rerunWords = (ctx: RerunContext) => (idempotencyKey: string) => `re-run ${sameRequestCommand(ctx, idempotencyKey)} so the change cannot be applied twice`;
+export const rerunWords = (ctx?: RerunContext) => (idempotencyKey: string) => `re-run ${sameRequestCommand(ctx, idempotencyKey)} so the change cannot be applied twice`;
 
 function versionOf(v: unknown): number | undefined {
   if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 1) return v;
@@ -227,8 +227,7 @@ export function explainError(e: CliError): string[] {
 
 /** ": COMMAND" when the command gave its context, else " the same command" (with the key when it had one). */
 function sameAgain(e: CliError): string {
-  if (!e.rerun) return e.idempotencyKey ? ` the same command with --idempotency-key ${shellWord(e.idempotencyKey)}` : ' the same command';
-  return `: ${sameRequestCommand(e.rerun, e.idempotencyKey)}`;
+  return e.rerun ? `: ${sameRequestCommand(e.rerun, e.idempotencyKey)}` : ` ${sameRequestCommand(undefined, e.idempotencyKey, shellWord)}`;
 }
 
 export function withRerun(err: unknown, ctx: RerunContext): unknown {

@@ -12,7 +12,10 @@ import {
 } from '../api/schemas.js';
 import { type ApiRequest, type CallHooks, type HttpDeps, parseJson, type RetrySettings, sendWithRetries } from './client.js';
 import { CliError, invalidResponse } from '../errors/cli-error.js';
-import { MAX_BODY_BYTES, decodeBody, type Transport, type WireRequest, type WireResponse } from './transport.js';
+import { MAX_BODY_BYTES, decodeBody, type Transport, type WireResponse } from './transport.js';
+import { redactHeaders } from '../output/scrub.js';
+import { jsonDocumentText } from '../output/json.js';
+import type { IO } from '../output/io.js';
 
 export interface ClientConfig {
   baseUrl: string;
@@ -85,9 +88,17 @@ export const recordedSecretAnswer =
   };
 
 /** Shows the request (credentials redacted), then ends the run with exit 0 and nothing more to report: no command needs a --dry-run branch. */
-export function dryRunTransport(show: (req: WireRequest) => void): Transport {
+export function dryRunTransport(io: IO, json: boolean): Transport {
   return async (req) => {
-    show(req);
+    const headers = redactHeaders({ ...req.headers });
+    delete headers['x-request-id'];
+    const body: unknown = JSON.parse(req.body);
+    if (json) io.stdout.write(jsonDocumentText(io, { dryRun: true, request: { method: req.method, url: req.url, headers, body } }, 'one-line'));
+    else {
+      const lines = [`${req.method} ${req.url}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), 'x-request-id: (a new UUID for each attempt)', '', JSON.stringify(body, null, 2), ''];
+      io.stdout.write(lines.join('\n'));
+    }
+    io.notice('dry run: nothing was sent');
     throw new CliError('dry_run', 'dry run: nothing was sent', 0, { reported: true });
   };
 }

@@ -2,7 +2,7 @@ import { errorResponseSchema } from '../api/schemas.js';
 import { CliError, EXIT, exitCodeForApiCode, exitCodeForStatus, localError } from '../errors/cli-error.js';
 import { type AnswerTap, isTransportError, MAX_BODY_BYTES, type Transport, type TransportError, type WireRequest, type WireResponse } from './transport.js';
 import { redactHeaders, redactSecretFields, redactSecretsInBody } from '../output/scrub.js';
-import { shellQuote } from '../output/json.js';
+import { rerunWords } from '../errors/explain.js';
 import type { Clock } from '../system/clock.js';
 
 // The one request engine (nothing else retries): a fresh x-request-id per attempt, one Idempotency-Key for all, retries
@@ -144,7 +144,7 @@ export type RetrySettings = { maxRetries: number; timeoutMs: number; deadline?: 
 export interface ApiRequest extends WireRequest {
   /** Set for create and rotate: named in the message when the outcome is unknown. */
   idempotencyKey?: string | undefined;
-  /** How a re-run keeps the change from being applied twice (default: re-run with --idempotency-key KEY). */
+  /** How a re-run keeps the change from being applied twice (default: re-run the same command with --idempotency-key KEY). */
   rerun?: string | undefined;
 }
 
@@ -203,7 +203,7 @@ class Send {
   ) {
     this.attempts = settings.maxRetries + 1;
     this.key = req.idempotencyKey;
-    this.rerun = this.key ? (req.rerun ?? `re-run with --idempotency-key ${shellQuote(this.key)} so the change cannot be applied twice`) : '';
+    this.rerun = this.key ? (req.rerun ?? rerunWords()(this.key)) : '';
     this.keyNote = this.key ? `; Idempotency-Key ${this.key}: ${this.rerun}` : '';
     this.trace = hooks.trace ?? deps.trace;
     this.mayHaveApplied = Boolean(hooks.mayHaveApplied);

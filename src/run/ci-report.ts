@@ -1,17 +1,8 @@
 // What a run tells the CI system around it (docs/ci-systems.md), beside its
-// own output, which stays as it is:
-// - GITHUB_ACTIONS=true: one `::error` annotation per failed item or command
-//   on stderr (the runner reads workflow commands from both streams; stdout
-//   keeps its contract, --json included): the endpoint, the exit code, the
-//   message and the first next step, and what an exec: destination said.
-// - GITHUB_STEP_SUMMARY set: a Markdown table of the run appended to that
-//   file when it ends (endpoint, outcome, version, fingerprint, exit code,
-//   next step) with the totals.
-// - `--report FILE` (rotate --from): a JUnit XML report, one testcase per
-//   item, a failure with the exit code and the next step: what GitLab CI
-//   (artifacts:reports:junit) and most CI systems show.
-// Every text passes the run's scrubber first: never a secret or the token.
-// Loaded only by a run that has one of these to do.
+// own output: on GitHub Actions one `::error` annotation per failed item on
+// stderr; with GITHUB_STEP_SUMMARY a Markdown table of the run; with
+// `--report FILE` (rotate --from) a JUnit XML report. Every text passes the
+// run's scrubber first. Loaded only by a run that has one of these to do.
 import { appendFileSync, closeSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { errorCommand } from '../output/json.js';
@@ -27,16 +18,11 @@ export interface ReportRow {
   message?: string | undefined;
   /** The first next step (the error's hint, up to its first "; or"). */
   next?: string | undefined;
-  /** What an exec: destination printed last (already scrubbed by delivery; scrubbed again). */
+  /** What an exec: destination printed last. */
   said?: string | undefined;
 }
 
-export interface ReportTotals {
-  ok: number;
-  failed: number;
-  skipped: number;
-  notStarted?: number;
-}
+export type ReportTotals = { ok: number; failed: number; skipped: number; notStarted?: number };
 
 export interface CiReportSettings {
   env: Record<string, string | undefined>;
@@ -55,8 +41,7 @@ const SUMMARY_ROWS = 1000;
 /** The first step of a hint: its text up to the first "; or". */
 export const firstStep = (hint: string | undefined): string | undefined => (hint === undefined ? undefined : hint.split(/; or,? /)[0]);
 
-/** The last line an exec: destination printed, when it printed one. */
-export function lastLineOf(output: string | undefined): string | undefined {
+function lastLineOf(output: string | undefined): string | undefined {
   const lines = (output ?? '').split(/\r?\n/).map((l) => l.trim());
   for (let i = lines.length - 1; i >= 0; i--) if (lines[i] !== '') return lines[i]!.slice(0, 500);
   return undefined;
@@ -66,7 +51,6 @@ export class CiReport {
   private readonly failures: string[] = [];
   private readonly others: string[] = [];
   private rowsLeft = 0;
-  private readonly counts = { rotated: 0, created: 0, skipped: 0, failed: 0 };
   private junitRows: string | undefined;
   private junitCount = 0;
   private junitBroken: string | undefined;
@@ -81,16 +65,14 @@ export class CiReport {
   }
 
   add(row: ReportRow): void {
-    this.counts[row.outcome] += 1;
     const clean = (text: string | undefined) => (text === undefined ? undefined : oneLine(this.s.scrub(text)));
     const message = clean(row.message);
     const next = clean(row.next);
     const said = clean(row.said);
+    const why = [message, said !== undefined ? `the destination said: ${said}` : undefined, next !== undefined ? `next: ${next}` : undefined];
     if (row.outcome === 'failed' && this.s.env.GITHUB_ACTIONS === 'true') {
       const who = row.endpointId !== '' ? `endpoint ${row.endpointId}: ` : '';
-      const text = [`${who}exit ${row.exitCode}`, message, said !== undefined ? `the destination said: ${said}` : undefined, next !== undefined ? `next: ${next}` : undefined]
-        .filter((t) => t !== undefined)
-        .join('; ');
+      const text = [`${who}exit ${row.exitCode}`, ...why].filter((t) => t !== undefined).join('; ');
       this.s.annotate.write(errorCommand(this.s.scrub(`${this.s.command}${row.endpointId !== '' ? ` ${row.endpointId}` : ''} (exit ${row.exitCode})`), this.s.scrub(text)));
     }
     if (this.s.env.GITHUB_STEP_SUMMARY) {
@@ -107,27 +89,23 @@ export class CiReport {
       else if (row.outcome !== 'failed' && this.others.length < SUMMARY_ROWS) this.others.push(line);
       else this.rowsLeft += 1;
     }
-    if (this.junitRows !== undefined) this.addTestcase(row, message, next, said);
+    if (this.junitRows !== undefined) this.addTestcase(row, message, why.filter(Boolean).join('\n'));
   }
 
   /** One testcase on its way to the report; a failure to append drops the report (said at the end), never the run. */
-  private addTestcase(row: ReportRow, message: string | undefined, next: string | undefined, said: string | undefined): void {
+  private addTestcase(row: ReportRow, message: string | undefined, why: string): void {
     if (this.junitRows === undefined) return;
-    {
-      this.junitCount += 1;
-      const name = xml(row.endpointId);
-      const props = `${row.version !== null ? ` version="${row.version}"` : ''}`;
-      const body =
-        row.outcome === 'failed'
-          ? `<failure message="${xml(`exit ${row.exitCode}: ${message ?? ''}`)}" type="exit ${row.exitCode}">${xml([message, said !== undefined ? `the destination said: ${said}` : undefined, next !== undefined ? `next: ${next}` : undefined].filter(Boolean).join('\n'))}</failure>`
-          : row.outcome === 'skipped'
-            ? `<system-out>${xml(`skipped: done by an earlier run${row.version !== null ? ` (version ${row.version})` : ''}`)}</system-out>`
-            : `<system-out>${xml(`${row.outcome}${row.version !== null ? `: version ${row.version}` : ''}${row.fingerprint ? `, ${row.fingerprint}` : ''}`)}</system-out>`;
-      try {
-        appendFileSync(this.junitRows, `    <testcase classname="chatctl.rotate" name="${name}"${props}>${body}</testcase>\n`);
-      } catch (err) {
-        this.junitBroken = (err as NodeJS.ErrnoException).code ?? String(err);
-      }
+    this.junitCount += 1;
+    const body =
+      row.outcome === 'failed'
+        ? `<failure message="${xml(`exit ${row.exitCode}: ${message ?? ''}`)}" type="exit ${row.exitCode}">${xml(why)}</failure>`
+        : row.outcome === 'skipped'
+          ? `<system-out>${xml(`skipped: done by an earlier run${row.version !== null ? ` (version ${row.version})` : ''}`)}</system-out>`
+          : `<system-out>${xml(`${row.outcome}${row.version !== null ? `: version ${row.version}` : ''}${row.fingerprint ? `, ${row.fingerprint}` : ''}`)}</system-out>`;
+    try {
+      appendFileSync(this.junitRows, `    <testcase classname="chatctl.rotate" name="${xml(row.endpointId)}"${row.version !== null ? ` version="${row.version}"` : ''}>${body}</testcase>\n`);
+    } catch (err) {
+      this.junitBroken = (err as NodeJS.ErrnoException).code ?? String(err);
     }
   }
 
@@ -194,14 +172,8 @@ const oneLine = (text: string) => text.replace(/[\r\n]+/g, ' ').trim();
 const cell = (text: string) => oneLine(text).replace(/\\/g, '\\\\').replace(/\|/g, '\\|');
 const code = (text: string) => `\`${cell(text).replace(/`/g, "'")}\``;
 /** XML text and attribute values: the five entities, and no character XML 1.0 forbids. */
-const xml = (text: string) =>
-  text
-    .replace(/[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/gu, '\ufffd')
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&apos;');
+const xml = (text: string) => text.replace(/[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/gu, '\ufffd').replace(/[&<>"']/g, (c) => XML_ENTITIES[c]!);
+const XML_ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
 
 /**
  * A failed command's error as a report row (what execute and create/rotate

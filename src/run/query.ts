@@ -1,8 +1,6 @@
-// --query EXPR (docs/configuration.md, Output): a JMESPath expression, as the AWS CLI
-// takes, applied to every JSON document chatctl prints (src/output/io.ts).
-// Compiled once the flags are parsed and before anything is read or sent, so
-// an invalid one is exit 2 with nothing sent. A bundle of its own
-// (dist/lazy/query.cjs): jmespath loads only in runs given --query.
+// --query EXPR (docs/configuration.md, Output): a JMESPath expression applied
+// to every JSON document chatctl prints, compiled before anything is sent (an
+// invalid one is exit 2). A bundle of its own: jmespath loads only then.
 import { compile, search } from 'jmespath';
 import { usageError } from '../errors/cli-error.js';
 import type { JsonQuery } from '../output/json.js';
@@ -12,40 +10,11 @@ import type { JsonQuery } from '../output/json.js';
  * the parser accepts any name, and an unknown one fails only when reached
  * while searching, after the request was sent.
  */
-const FUNCTIONS = new Set([
-  'abs',
-  'avg',
-  'ceil',
-  'contains',
-  'ends_with',
-  'floor',
-  'join',
-  'keys',
-  'length',
-  'map',
-  'max',
-  'max_by',
-  'merge',
-  'min',
-  'min_by',
-  'not_null',
-  'reverse',
-  'sort',
-  'sort_by',
-  'starts_with',
-  'sum',
-  'to_array',
-  'to_number',
-  'to_string',
-  'type',
-  'values',
-]);
+const FUNCTIONS = new Set(
+  'abs avg ceil contains ends_with floor join keys length map max max_by merge min min_by not_null reverse sort sort_by starts_with sum to_array to_number to_string type values'.split(' '),
+);
 
-interface Node {
-  type?: unknown;
-  name?: unknown;
-  children?: unknown;
-}
+type Node = { type?: unknown; name?: unknown; children?: unknown };
 
 /** The first function the expression calls that JMESPath does not have, walking its syntax tree without recursion. */
 function unknownFunction(ast: unknown): string | undefined {

@@ -1,16 +1,13 @@
 // The run-state: what this run's global options, environment and config
-// amount to, worked out once and read by every command: the output mode,
-// dry run, whether prompts are allowed, the profile, the scope, the token and
-// the retry settings, each with where it came from. Commands never read the
-// raw flags; the config is read at most once, and only by a command that
-// needs it (help and completion never read it).
+// amount to, worked out once and read by every command. Commands never read
+// the raw flags; the config is read at most once, and only when needed.
 import type { Context, Env } from '../context.js';
 import type { ConfigData } from '../config/schema.js';
 import type { OutputMode } from '../output/io.js';
 import type { JsonQuery } from '../output/json.js';
 import { configStoreFor } from '../config/store.js';
 import { checkHeaderValue } from '../http/wire-checks.js';
-import { noInput } from '../input/values.js';
+import { isTruthyEnv, noInput } from '../input/values.js';
 import { noTokenError, storedTokenSource, type TokenOrigin } from '../credentials/source.js';
 import { describeScope, resolveConnection, type Connection, type ScopeDescription, type ScopeFlags } from '../scope/resolve.js';
 import { resolveRequestSettings, type RequestFlags, type RequestSettings } from '../http/settings.js';
@@ -40,21 +37,15 @@ export interface GlobalOptions {
 /** The global options as the modules that read them take them: strings as given, --no-input as a switch. */
 type GlobalFlags = ProfileFlags & ScopeFlags & RequestFlags & { noInput?: boolean | undefined };
 
-/** The profile and scope options as given on the command line, before the environment and the profile fill them in. */
-export interface GivenScope {
-  /** --profile: a re-run command repeats it. */
-  readonly profile: string | undefined;
-  /** --base-url, --org, --app, --env: what `profile set` stores. */
-  readonly baseUrl: string | undefined;
-  readonly org: string | undefined;
-  readonly app: string | undefined;
-  readonly env: string | undefined;
-}
+/** The profile and scope options as given, before the environment and the profile fill them in: a re-run repeats --profile, `profile set` stores the rest. */
+export type GivenScope = Readonly<Pick<GlobalOptions, 'profile' | 'baseUrl' | 'org' | 'app' | 'env'>>;
 
 export interface RunState {
   readonly given: GivenScope;
   readonly output: OutputMode & { noColor: boolean };
   readonly dryRun: boolean;
+  /** CI is set: no prompts, and the one-time secret is never printed on a terminal. */
+  readonly ci: boolean;
   /** Prompts are allowed: stdin and stdout are terminals and nothing forbids them. */
   readonly interactive: boolean;
   config(): ConfigData;
@@ -71,38 +62,17 @@ export interface RunState {
   settings(): RequestSettings;
   /** Every value of the scope with where it came from (flag, environment, profile, default). */
   describe(): ScopeDescription;
-  /**
-   * The same options and environment over another config: the one read
-   * under the config lock, or the one doctor read (which reports a bad file
-   * rather than refusing it).
-   */
+  /** The same options and environment over another config: the one read under the config lock, or the one doctor read. */
   withConfig(config: ConfigData): RunState;
 }
 
 const once = <T>(fn: () => T): (() => T) => {
-  let done = false;
-  let value: T;
-  return () => {
-    if (!done) {
-      value = fn();
-      done = true;
-    }
-    return value;
-  };
+  let made: { value: T } | undefined;
+  return () => (made ??= { value: fn() }).value;
 };
 
-function globalFlags(g: GlobalOptions): GlobalFlags {
-  return {
-    profile: g.profile,
-    baseUrl: g.baseUrl,
-    org: g.org,
-    app: g.app,
-    env: g.env,
-    maxRetries: g.maxRetries,
-    timeout: g.timeout,
-    deadline: g.deadline,
-    noInput: g.input === false,
-  };
+function globalFlags({ profile, baseUrl, org, app, env, maxRetries, timeout, deadline, input }: GlobalOptions): GlobalFlags {
+  return { profile, baseUrl, org, app, env, maxRetries, timeout, deadline, noInput: input === false };
 }
 
 /** The output mode the flags ask for; --query implies --json (an invalid expression is still reported as JSON). */
@@ -134,6 +104,7 @@ function runState(g: GlobalOptions, ctx: Context, config: () => ConfigData, quer
     given: { profile: g.profile, baseUrl: g.baseUrl, org: g.org, app: g.app, env: g.env },
     output: outputMode(g, query),
     dryRun: Boolean(g.dryRun),
+    ci: isTruthyEnv(env.CI),
     // stdout first: a run whose output is not a terminal never builds stdin.
     interactive: Boolean(ctx.io.stdout.isTTY && ctx.io.stdin.isTTY) && !noInput(flags, env),
     config,
@@ -163,14 +134,8 @@ function runState(g: GlobalOptions, ctx: Context, config: () => ConfigData, quer
   };
 }
 
-/**
- * Where a run keeps its state once commander has parsed the flags (the
- * preAction hook in src/app/cli.ts sets it); src/app/execute.ts reads it to
- * report an error in the mode the flags asked for.
- */
-export interface RunStateSlot {
-  state?: RunState | undefined;
-}
+/** Where a run keeps its state once commander has parsed the flags (src/app/cli.ts's preAction hook sets it). */
+export type RunStateSlot = { state?: RunState | undefined };
 
 /** The run-state, which commander's preAction hook has set before any action runs. */
 export function stateOf(slot: RunStateSlot): RunState {

@@ -1,6 +1,6 @@
 // The one-time secret's custody (docs/secrets.md, "Custody"): one Custody per create or rotate request
 // (single or `rotate --from` item), and the exit 13s: the change was applied, the secret is not where asked.
-import { overlapEndOf } from '../errors/explain.js';
+import { overlapEndOf, sameRequestCommand } from '../errors/explain.js';
 import { escapeInline, shellQuote, shellWord } from '../output/json.js';
 import { type CliError, CliError as Err, configError, EXIT, isCliError, localError } from '../errors/cli-error.js';
 import { type OddSecretAnswer, oddSecretHint, oddSecretText, type SecretAnswer, type SecretResponse } from '../api/schemas.js';
@@ -193,7 +193,7 @@ type KeptChange = { endpointId: string; key: string; path: string; version: numb
 
 /** A new rotation refused with 7 because an earlier run's rotation was applied and its secret never delivered: 13 naming the kept copy and the re-run that delivers it, not a 7 whose hint would rotate again. */
 export function keptByEarlierRunError(k: KeptChange, conflict: CliError): CliError {
-  const rerun = `chatctl webhooks rotate ${shellQuote(k.endpointId)}${k.expectedVersion !== undefined ? ` --expected-version ${k.expectedVersion}` : ''}${k.mode ? ` --mode ${k.mode}` : ''} --idempotency-key ${shellQuote(k.key)}`;
+  const rerun = sameRequestCommand({ words: ['webhooks', 'rotate', k.endpointId], expectedVersion: k.expectedVersion, flags: k.mode ? [['--mode', k.mode]] : [] }, k.key);
   return thirteen(
     `endpoint ${escapeInline(k.endpointId)} is at version ${k.version} because an earlier run's rotation (Idempotency-Key ${k.key}) was applied; its signing secret was not delivered and is kept in ${k.path} (mode 0600)`,
     exit13Details({ endpointId: k.endpointId, version: k.version, fingerprint: null, recoveredPath: k.path }, { conflict: { code: conflict.code, message: conflict.message } }),

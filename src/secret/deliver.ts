@@ -4,7 +4,6 @@ import { kindOf, randomBytes, readRegularFile, writeFileAtomic, writeFileAtomicA
 import { accessSync, closeSync, constants, fstatSync, ftruncateSync, lstatSync, openSync, readFileSync, readSync, type Stats, statSync, writeSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { usageError } from '../errors/cli-error.js';
-import { isTruthyEnv } from '../input/values.js';
 import { fingerprint } from './facts.js';
 import { attempt, recoveryFolder, works } from './record.js';
 import type { OutStream } from '../output/io.js';
@@ -345,6 +344,8 @@ type SecretPlanInput = Omit<SinkSettings, 'idPlaceholder'> & {
   /** --query: the JSON output is cut down to what an expression selects, so it cannot carry the secret. */
   query?: boolean;
   dryRun: boolean;
+  /** CI is set (the run-state's): no secret on a terminal either. */
+  ci?: boolean | undefined;
   /** rotate: what `{id}` in a path stands for; create (the id is not known before the answer) refuses `{id}`. */
   endpointId?: string | undefined;
 };
@@ -372,7 +373,7 @@ export function planSecret(input: SecretPlanInput): SecretPlan {
       throw usageError(`${STDOUT_DISCARDS} with the JSON document`, 'say where it goes with --secret-to (file:PATH, env-file:PATH#NAME, exec:COMMAND), or send stdout somewhere it is kept');
     return { sinks, fallback: 'json' };
   }
-  const ci = isTruthyEnv(input.env.CI);
+  const ci = Boolean(input.ci);
   // A dry run sends nothing, so no secret comes back to place.
   if (input.dryRun || (input.stdoutIsTTY && !ci)) return { sinks, fallback: 'tty' };
   throw usageError(

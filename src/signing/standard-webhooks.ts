@@ -1,19 +1,9 @@
-// Signed deliveries, as chatctl assumes they are signed: the Standard
-// Webhooks scheme, which matches the service's `whsec_` secrets. The API
-// specification does not say how deliveries are signed; this is the one
-// implementation of that assumption, used by `webhooks sign`, `webhooks
-// verify` and the sandbox's deliveries.
-//
-//   webhook-id: msg_…
-//   webhook-timestamp: <Unix seconds>
-//   webhook-signature: v1,<base64 HMAC-SHA256> [v1,<…> …]   (space-separated)
-//
-// The HMAC is over the bytes `{id}.{timestamp}.{body}`, keyed with the
-// base64-decoded part of the secret after `whsec_`, the timestamp exactly as
-// the header carries it (a receiver signs the raw header, not a number read
-// from it, so `0<ts>` is not `<ts>`). Pure: no clock of its own (callers
-// pass the time) and node:crypto is loaded on first use, not when the
-// program starts. docs/signing.md describes it for users.
+// Signed deliveries, as chatctl assumes they are signed (the API does not
+// say): Standard Webhooks, the one implementation of that assumption, used by
+// `webhooks sign`, `verify`, `listen` and the sandbox's deliveries. The HMAC
+// is over `{id}.{timestamp}.{body}`, keyed with the base64 after `whsec_`,
+// the timestamp exactly as the header carries it (so `0<ts>` is not `<ts>`).
+// Pure: callers pass the time. docs/signing.md describes it for users.
 
 export const SECRET_PREFIX = 'whsec_';
 export const SIGNATURE_VERSION = 'v1';
@@ -29,10 +19,7 @@ const crypto = () => process.getBuiltinModule('node:crypto');
 const HEADER_TOKEN = /^[\x21-\x7e]{1,256}$/;
 const STRICT_BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
-/**
- * The HMAC key of a `whsec_…` secret (surrounding whitespace ignored). The
- * problem never quotes the secret.
- */
+/** The HMAC key of a `whsec_…` secret (surrounding whitespace ignored); the problem never quotes the secret. */
 export function parseSecret(text: string): Checked<Buffer> {
   const secret = text.trim();
   if (!secret.startsWith(SECRET_PREFIX)) return { ok: false, problem: `the secret does not start with ${SECRET_PREFIX}` };
@@ -48,10 +35,7 @@ export function checkWebhookId(id: string): string | null {
   return HEADER_TOKEN.test(id) ? null : 'must be 1 to 256 visible ASCII characters, no spaces';
 }
 
-/**
- * Unix seconds as a header carries them: a plain decimal integer (digits
- * only, no sign, no leading zero), a safe integer.
- */
+/** Unix seconds as a header carries them: a plain decimal integer (no sign, no leading zero), a safe integer. */
 export function parseTimestamp(text: string): Checked<number> {
   if (!/^(0|[1-9]\d{0,15})$/.test(text) || !Number.isSafeInteger(Number(text))) return { ok: false, problem: 'must be Unix seconds: a plain decimal integer (digits only, no sign, no leading zero)' };
   return { ok: true, value: Number(text) };
@@ -84,11 +68,7 @@ export interface ParsedHeaders {
   signatures: { version: string; value: string }[];
 }
 
-/**
- * The three headers, checked for form only: each present once, an id and a
- * timestamp a header can hold, and a signature list of `version,value`
- * entries. Names are case-insensitive; other headers are ignored.
- */
+/** The three headers, checked for form only (each once, `version,value` signatures); names are case-insensitive, others ignored. */
 export function parseHeaders(headers: ReadonlyArray<readonly [string, string]>): Checked<ParsedHeaders> & { missing?: HeaderName[] } {
   const found = new Map<HeaderName, string>();
   for (const [rawName, value] of headers) {
@@ -121,24 +101,17 @@ export function parseHeaders(headers: ReadonlyArray<readonly [string, string]>):
 }
 
 /** One secret that verifies a delivery: its index among the keys given, and the 1-based place of its signature. */
-export interface KeyMatch {
-  key: number;
-  signature: number;
-}
+export type KeyMatch = { key: number; signature: number };
 
 export type Verdict =
   | { ok: true; matched: number; matches: KeyMatch[]; skewSeconds: number }
   | { ok: false; reason: 'no_matching_signature' | 'timestamp_too_old' | 'timestamp_too_new'; signatureMatched: boolean; matches: KeyMatch[]; skewSeconds: number };
 
 /**
- * Whether a `v1` signature in the header is the HMAC of this body under one
- * of `keys` (every entry looked at for every key, each compared in constant
- * time), and the timestamp within `toleranceSeconds` of `nowSeconds`.
- * `matches` lists every key that verifies it (during an overlap rotation a
- * receiver holding both secrets finds both); `matched` is the place of the
- * first one's signature. The signed content takes the timestamp header as
- * received. A failed signature is reported before a timestamp out of
- * tolerance.
+ * Whether a `v1` signature is the HMAC of this body under one of `keys` (each
+ * entry compared in constant time with every key), and the timestamp within
+ * the tolerance. `matches` lists every key that verifies it (an overlap's two
+ * secrets both do); a failed signature is reported before a stale timestamp.
  */
 export function verifySignature(keys: Buffer | readonly Buffer[], headers: ParsedHeaders, body: Buffer | string, nowSeconds: number, toleranceSeconds = DEFAULT_TOLERANCE_SECONDS): Verdict {
   const { timingSafeEqual } = crypto();

@@ -251,7 +251,11 @@ function loadedFrom(entries: readonly string[], taken: readonly string[]): { fil
  * command's own code).
  */
 describe('the path of a command', () => {
-  const client = ['src/run/webhooks-client.ts', 'src/http/select-transport.ts'];
+  /** The client the factory gives (src/commands/app.ts imports it when asked for one) and the direct transport (src/app/execute.ts imports it). */
+  const client = ['src/http/api-client.ts', 'src/http/client.ts'];
+  const transport = 'src/http/select-transport.ts';
+  /** What a single rotate's run function imports when it runs. */
+  const rotate = ['src/input/parse.ts', 'src/commands/webhooks/secret-result.ts'];
   const count = (r: { files: string[]; folders: string[] }) => ({ files: r.files.length, folders: r.folders.length });
   /** Upper bounds, not exact counts: a path that gets shorter passes; one that grows past them fails. */
   const atMost = (r: { files: string[]; folders: string[] }, most: { files: number; folders: number }) => {
@@ -261,16 +265,16 @@ describe('the path of a command', () => {
   };
 
   test('webhooks rotate --json with CHATCTL_TOKEN, no proxy: the action, the client, the direct transport', () => {
-    const run = loadedFrom(['src/app/main.ts'], [...client, 'src/commands/webhooks/rotate.ts']);
+    const run = loadedFrom(['src/app/main.ts'], [...client, transport, ...rotate]);
     expect(run.files).not.toContain('src/commands/webhooks/rotate-from/command.ts'); // a control: an import() not taken is not followed
     expect(run.untaken).toEqual(expect.arrayContaining(['src/http/proxy.ts', 'src/output/render.ts', 'src/credentials/keyring.ts']));
-    atMost(run, { files: 100, folders: 25 });
-    atMost(loadedFrom(['src/commands/webhooks/rotate.ts', ...client], []), { files: 51, folders: 12 });
+    atMost(run, { files: 91, folders: 24 });
+    atMost(loadedFrom(['src/commands/webhooks/rotate.ts', transport], [...client, ...rotate]), { files: 46, folders: 12 });
   });
 
   test('webhooks rotate --from with CHATCTL_TOKEN, no proxy', () => {
-    atMost(loadedFrom(['src/app/main.ts'], [...client, 'src/commands/webhooks/rotate-from/command.ts']), { files: 104, folders: 26 });
-    atMost(loadedFrom(['src/commands/webhooks/rotate-from/command.ts', ...client], []), { files: 54, folders: 12 });
+    atMost(loadedFrom(['src/app/main.ts'], [...client, transport, 'src/commands/webhooks/rotate-from/command.ts']), { files: 100, folders: 25 });
+    atMost(loadedFrom(['src/commands/webhooks/rotate-from/command.ts', transport], client), { files: 53, folders: 12 });
   });
 });
 

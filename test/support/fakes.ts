@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Factory } from '../../src/commands/app.js';
+import { factoryOf, type Factory } from '../../src/commands/app.js';
 import type { Prompter } from '../../src/prompts/prompter.js';
 import { Scrubber } from '../../src/output/scrub.js';
 import { type IO, PLAIN } from '../../src/output/io.js';
@@ -141,10 +141,9 @@ export function fakeFactory(ctx: Context, prompter?: Prompter, globals?: GlobalO
   if (globals !== undefined) states.set(ctx, resolveRunState(globals, ctx));
   const state = states.get(ctx) ?? resolveRunState({}, ctx);
   states.set(ctx, state);
-  return {
+  return factoryOf(
     ctx,
-    state: () => state,
-    prompter: async () => prompter,
-    client: async (extras) => (await import('../../src/run/webhooks-client.js')).webhooksClient(ctx, state, extras),
-  };
+    () => state,
+    async () => prompter,
+  );
 }

@@ -6,7 +6,7 @@ import { promises as dns } from 'node:dns';
 import { lstatSync, statSync } from 'node:fs';
 import { connect as netConnect, isIP } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import type { Factory } from '../app.js';
+import { type Factory, userAgent } from '../app.js';
 import type { Context } from '../../context.js';
 import { CliError, configError, localError } from '../../errors/cli-error.js';
 import { unknownProfileError } from '../../errors/explain.js';
@@ -22,7 +22,6 @@ import { helperLabel, storedTokenSource, unreachableKeyringHint, type TokenSourc
 import { proxyFor, type ProxyChoice } from '../../http/select-transport.js';
 import { isTransportError, MAX_BODY_BYTES, type Transport, type WireResponse } from '../../http/transport.js';
 import { headerValue } from '../../http/client.js';
-import { userAgent } from '../../run/webhooks-client.js';
 import { escapeInline, shellWord } from '../../output/json.js';
 import { writeJson } from '../../output/io.js';
 

@@ -1,70 +1,48 @@
 // chatctl webhooks create
-import type { Factory } from '../app.js';
-import { checkIdempotencyKey, parseCreate } from '../../input/parse.js';
-import { missingFlagError, rerunWords, withRerun } from '../../errors/explain.js';
-import type { RerunContext } from '../../errors/cli-error.js';
-import { runSecretRequest, secretPlanOf } from './secret-result.js';
-import { scopeKey } from '../../secret/record.js';
-import { namingTheKey } from './interrupted.js';
+import { Option, type Command } from 'commander';
+import { addEscrowOptions, collect, examples, SECRET_TO_HELP, SECRET_TO_MORE, type Factory } from '../app.js';
+import { EVENT_TYPES } from '../../api/schemas.js';
 import { endpointLabel } from '../../output/json.js';
-import { escrowOf, escrowRerunFlags, type EscrowFlags } from './escrow-flags.js';
+import type { SecretFlags } from './secret-result.js';
 
-export interface CreateOptions extends EscrowFlags {
-  name?: string;
-  url?: string;
-  event?: string[];
-  idempotencyKey?: string;
-  secretFile?: string;
-  secretTo?: string[];
-  force?: boolean;
+export type CreateOptions = SecretFlags & { name?: string; url?: string; event?: string[] };
+
+export function registerCreate(parent: Command, f: Factory): void {
+  const cmd = parent
+    .command('create')
+    .description('create a signed webhook endpoint and receive its signing secret (shown once)')
+    .option('--name <name>', 'display name, 1 to 80 characters')
+    .option('--url <url>', 'destination URL: an absolute http:// or https:// URL, at most 2048 characters')
+    .addOption(new Option('--event <type>', 'event type to subscribe to; repeat it or give a comma-separated list').argParser(collect))
+    .option('--idempotency-key <key>', 'reuse the key of an earlier run that may have been applied (default: a new UUID)')
+    .addOption(new Option('--secret-to <sink>', SECRET_TO_HELP).argParser(collect))
+    .option('--secret-file <path>', 'the same as --secret-to file:PATH')
+    .option('--force', 'replace an existing regular file (file: destinations)');
+  addEscrowOptions(cmd)
+    .addHelpText(
+      'after',
+      examples(
+        'chatctl webhooks create --name billing --url https://hooks.example.com/chat --event chat.message.created.v1,chat.message.updated.v1 --secret-to file:./billing.whsec',
+        'chatctl webhooks create --name audit --url https://audit.example.com/in --event chat.message.deleted.v1 --secret-to "exec:gh secret set AUDIT_WEBHOOK_SECRET --repo acme/audit"',
+        'chatctl webhooks create --name ci --url https://ci.example.com/in --event chat.message.created.v1 --secret-to env-file:.env#WEBHOOK_SECRET --json > endpoint.json',
+      ) +
+        SECRET_TO_MORE +
+        `\nEvent types:\n${EVENT_TYPES.map((e) => `  ${e}`).join('\n')}\n`,
+    )
+    .action((opts) => runCreate(opts, f));
 }
 
 export async function runCreate(opts: CreateOptions, f: Factory): Promise<void> {
-  const { ctx } = f;
+  const [{ parseCreate }, r] = await Promise.all([import('../../input/parse.js'), import('./secret-result.js')]);
   const prompter = await f.prompter();
-  const name = opts.name ?? (await prompter?.name()) ?? missing('--name');
-  const url = opts.url ?? (await prompter?.url()) ?? missing('--url');
-  const events = opts.event?.length ? opts.event : ((await prompter?.events()) ?? missing('--event'));
+  const name = opts.name ?? (await prompter?.name()) ?? r.missing('--name');
+  const url = opts.url ?? (await prompter?.url()) ?? r.missing('--url');
+  const events = opts.event?.length ? opts.event : ((await prompter?.events()) ?? r.missing('--event'));
   const body = parseCreate({ name, url, events });
-  const idempotencyKey = opts.idempotencyKey !== undefined ? checkIdempotencyKey(opts.idempotencyKey) : ctx.randomUUID();
-  const plan = secretPlanOf(f, opts);
-  const escrow = await escrowOf(opts, ctx, opts);
-  // On exhausted retries, the report gives the command to re-run, with the key (errors/explain.ts).
-  const rerun: RerunContext = { words: ['webhooks', 'create'], flags: createFlags(opts, name, url, events, f.state().given.profile), idempotencyKey };
-  const client = await f.client({ rerun: rerunWords(rerun) });
-  await runSecretRequest(
-    f,
-    plan,
-    {
-      keyGiven: opts.idempotencyKey !== undefined,
-      req: { op: 'create', scope: scopeKey(f.state().connection().scope), endpointId: null, idempotencyKey },
-      send: (hooks) =>
-        namingTheKey(
-          client.create(body, idempotencyKey, hooks).catch((err: unknown) => {
-            throw withRerun(err, rerun);
-          }),
-          {},
-        ),
-      summary: (res) => `Created webhook endpoint ${endpointLabel(res.data.endpoint)}.`,
-    },
-    { escrow, given: opts },
-  );
-}
-
-/** The flags that repeat this create. */
-function createFlags(opts: CreateOptions, name: string, url: string, events: string[], profile: string | undefined): string[][] {
-  return [
-    ['--name', name],
-    ['--url', url],
-    ...events.map((e) => ['--event', e]),
-    ...(opts.secretFile !== undefined ? [['--secret-file', opts.secretFile]] : []),
-    ...(opts.secretTo ?? []).map((to) => ['--secret-to', to]),
-    ...(opts.force ? [['--force']] : []),
-    ...escrowRerunFlags(opts),
-    ...(profile ? [['--profile', profile]] : []),
-  ];
-}
-
-export function missing(flag: string): never {
-  throw missingFlagError(flag);
+  await r.secretCommand(f, opts, {
+    words: ['webhooks', 'create'],
+    flags: [['--name', name], ['--url', url], ...events.map((e) => ['--event', e])],
+    send: (client, key, hooks) => client.create(body, key, hooks),
+    summary: (res) => `Created webhook endpoint ${endpointLabel(res.data.endpoint)}.`,
+  });
 }

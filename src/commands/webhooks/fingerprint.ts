@@ -1,7 +1,8 @@
 // chatctl webhooks fingerprint [FILE|-]: the fingerprint of a secret held
 // elsewhere (a receiver's copy, a CI variable), to compare with the one create
 // and rotate print, without showing the secret (docs/secrets.md).
-import type { Factory } from '../app.js';
+import type { Command } from 'commander';
+import { examples, type Factory } from '../app.js';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { usageError } from '../../errors/cli-error.js';
@@ -10,6 +11,19 @@ import { fingerprint } from '../../secret/facts.js';
 
 /** Far beyond any signing secret; a bigger input is the wrong file. */
 const MAX_BYTES = 64 * 1024;
+
+export function registerFingerprint(parent: Command, f: Factory): void {
+  parent
+    .command('fingerprint')
+    .description('print the fingerprint (sha256:…) of a signing secret held in a file or given on stdin, without showing it')
+    .argument('[file]', 'the file holding the secret; - or nothing for standard input')
+    .addHelpText(
+      'after',
+      examples('chatctl webhooks fingerprint ./billing.whsec', 'printenv WEBHOOK_SECRET | chatctl webhooks fingerprint -') +
+        '\nSurrounding whitespace is ignored. Compare the result with the fingerprint\nthat create and rotate print.\n',
+    )
+    .action((file: string | undefined) => runFingerprint(file, f));
+}
 
 export async function runFingerprint(file: string | undefined, f: Factory): Promise<void> {
   const { ctx } = f;
@@ -24,7 +38,7 @@ export async function runFingerprint(file: string | undefined, f: Factory): Prom
     text = await ctx.io.stdin.readAll();
     if (Buffer.byteLength(text) > MAX_BYTES) throw usageError(`standard input holds more than ${MAX_BYTES} bytes: not a signing secret`);
   } else {
-    text = readSmallFile(resolve(ctx.cwd, file), file);
+    text = readSecretText(resolve(ctx.cwd, file), file);
   }
   const secret = text.trim();
   if (secret === '') throw usageError(`${file === undefined || file === '-' ? 'standard input' : file} holds no secret (it is empty or only whitespace)`);
@@ -34,8 +48,8 @@ export async function runFingerprint(file: string | undefined, f: Factory): Prom
   else ctx.io.stdout.write(`${fp}\n`);
 }
 
-/** A secret's file (at most 64 KiB), or a usage error naming it as given. */
-export function readSmallFile(path: string, given: string): string {
+/** A file of at most `max` bytes (`what`: what a bigger one is not), or a usage error naming it as given. */
+export function readFileLimited(path: string, given: string, max: number, what: string): Buffer {
   let fd: number;
   try {
     fd = openSync(path, 'r');
@@ -45,11 +59,16 @@ export function readSmallFile(path: string, given: string): string {
   }
   try {
     if (fstatSync(fd).isDirectory()) throw usageError(`${given} is a directory`);
-    const buf = Buffer.alloc(MAX_BYTES + 1);
-    let got = 0;
-    for (let n; got <= MAX_BYTES && (n = readSync(fd, buf, got, buf.length - got, null)) > 0; ) got += n;
-    if (got > MAX_BYTES) throw usageError(`${given} holds more than ${MAX_BYTES} bytes: not a signing secret`);
-    return buf.toString('utf8', 0, got);
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (let n = 1; n > 0 && total <= max; ) {
+      const buf = Buffer.alloc(Math.min(64 * 1024, max + 1));
+      n = readSync(fd, buf, 0, buf.length, null);
+      total += n;
+      chunks.push(buf.subarray(0, n));
+    }
+    if (total > max) throw usageError(`${given} holds more than ${max} bytes: ${what}`);
+    return Buffer.concat(chunks);
   } catch (err) {
     if ((err as { code?: string }).code === 'usage_error') throw err;
     throw usageError(`cannot read ${given}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
@@ -57,3 +76,6 @@ export function readSmallFile(path: string, given: string): string {
     closeSync(fd);
   }
 }
+
+/** A secret's file (at most 64 KiB), or a usage error naming it as given. */
+export const readSecretText = (path: string, given: string) => readFileLimited(path, given, MAX_BYTES, 'not a signing secret').toString('utf8');

@@ -1,41 +1,65 @@
 // chatctl webhooks list / show ID: what this machine saw of each endpoint,
 // read from its facts under <config>/facts/ (docs/inventory.md). Nothing is
-// sent: the API has no call that lists or reads endpoints, so this is what
-// create, rotate and reactivate answered here, not the server's state.
-import type { Factory } from '../app.js';
+// sent: the API has no call that lists or reads endpoints.
+import type { Command } from 'commander';
+import { examples, type Factory } from '../app.js';
 import type { Context } from '../../context.js';
 import type { Fact } from '../../secret/facts.js';
-import { endpointFacts, viewOf, type EndpointView } from '../../secret/inventory.js';
-import { scopeKey } from '../../secret/record.js';
-import { checkEndpointId } from '../../input/parse.js';
+import type { EndpointView } from '../../secret/inventory.js';
 import { isCliError, usageError } from '../../errors/cli-error.js';
 import { VERSION_PLACES } from '../../errors/explain.js';
 import { writeJson } from '../../output/io.js';
 import { escapeInline } from '../../output/json.js';
 
-export interface ListOptions {
-  allScopes?: boolean;
+const SAW = `
+What this machine saw: every create, rotate and reactivate answer (and each
+version conflict that names the current version) is noted under the config
+folder's facts/. The API cannot list or read endpoints, so a change made
+elsewhere shows only once a conflict names it. See docs/inventory.md.
+`;
+
+export function registerList(parent: Command, f: Factory): void {
+  parent
+    .command('list')
+    .description("the endpoints this machine saw, with version, status and where the secret went (not the server's state)")
+    .option('--all-scopes', "every scope, not only the profile's (org/app/env)")
+    .addHelpText('after', examples('chatctl webhooks list', 'chatctl webhooks list --all-scopes', 'chatctl webhooks list --json') + SAW)
+    .action((opts) => runList(opts, f));
 }
+
+export function registerShow(parent: Command, f: Factory): void {
+  parent
+    .command('show')
+    .description('one endpoint as this machine saw it, with the history of its facts (never a secret)')
+    .argument('<endpoint-id>', 'the endpoint to show')
+    .addHelpText('after', examples('chatctl webhooks show we_123', 'chatctl webhooks show we_123 --json') + SAW)
+    .action((endpointId: string) => runShow(endpointId, f));
+}
+
+export type ListOptions = { allScopes?: boolean };
 
 const NOT_THE_SERVER = "this is what this machine saw (its facts under the config folder's facts/), not the server's state: a change made elsewhere shows only once a version conflict names it";
 
-/** The scope to show: the run's, or undefined for every scope (asked for, or none set: then said). */
-function scopeToShow(f: Factory, all: boolean): string | undefined {
-  if (all) return undefined;
-  try {
-    return scopeKey(f.state().connection().scope);
-  } catch (err) {
-    if (!isCliError(err)) throw err;
-    f.ctx.io.notice(`no scope to show (${err.message}): showing every scope this machine saw`);
-    return undefined;
+/** The endpoints seen in the run's scope, or in every scope (asked for, or none set: then said). */
+async function seen(f: Factory, all: boolean) {
+  const [{ endpointFacts, viewOf }, { scopeKey }] = await Promise.all([import('../../secret/inventory.js'), import('../../secret/record.js')]);
+  let scope: string | undefined;
+  if (!all) {
+    try {
+      scope = scopeKey(f.state().connection().scope);
+    } catch (err) {
+      if (!isCliError(err)) throw err;
+      f.ctx.io.notice(`no scope to show (${err.message}): showing every scope this machine saw`);
+    }
   }
+  return { scope, found: endpointFacts(f.ctx.configDir, scope), viewOf };
 }
 
 export async function runList(opts: ListOptions, f: Factory): Promise<void> {
   const { ctx } = f;
   const state = f.state();
-  const scope = scopeToShow(f, Boolean(opts.allScopes));
-  const views = endpointFacts(ctx.configDir, scope).map(viewOf);
+  const { scope, found, viewOf } = await seen(f, Boolean(opts.allScopes));
+  const views = found.map(viewOf);
   if (state.output.json) {
     writeJson(ctx.io, views);
     return;
@@ -44,19 +68,11 @@ export async function runList(opts: ListOptions, f: Factory): Promise<void> {
     ctx.io.notice(`${nothingSeen(scope)}: create, rotate and reactivate note here what each answer says. ${CANNOT_READ}`);
     return;
   }
-  const { default: Table } = await import('cli-table3');
-  const { PLAIN_TABLE, tableText } = await import('../../output/render.js');
-  const tty = ctx.io.stdout.isTTY;
-  const scopes = [...new Set(views.map((v) => v.scope))];
+  const { tableOf } = await tables(ctx);
   const out: string[] = [];
-  for (const s of scopes) {
-    const table = new Table({
-      head: ['ID', 'NAME', 'URL', 'VERSION', 'STATUS', 'LAST CHANGE', 'FINGERPRINT', 'DELIVERED TO', 'OVERLAP ENDS'],
-      style: { head: [], border: [] },
-      ...(tty ? {} : PLAIN_TABLE),
-    });
-    for (const v of views.filter((x) => x.scope === s)) table.push(row(v, ctx.now()));
-    out.push(`Scope ${escapeInline(s)}:\n${tableText(table.toString(), tty)}\n`);
+  for (const s of new Set(views.map((v) => v.scope))) {
+    const rows = views.filter((x) => x.scope === s).map((v) => row(v, ctx.now()));
+    out.push(`Scope ${escapeInline(s)}:\n${tableOf(['ID', 'NAME', 'URL', 'VERSION', 'STATUS', 'LAST CHANGE', 'FINGERPRINT', 'DELIVERED TO', 'OVERLAP ENDS'], rows)}\n`);
   }
   ctx.io.stdout.write(out.join('\n'));
   ctx.io.notice(NOT_THE_SERVER);
@@ -94,16 +110,14 @@ function overlapText(at: string | null, now: number): string {
 }
 
 /** `webhooks show ID --json`: the endpoint's view and every fact of it, oldest first (never a secret: facts hold none). */
-export interface ShowDocument extends EndpointView {
-  facts: Omit<Fact, 'id' | 'scope'>[];
-}
+export type ShowDocument = EndpointView & { facts: Omit<Fact, 'id' | 'scope'>[] };
 
 export async function runShow(endpointId: string, f: Factory): Promise<void> {
   const { ctx } = f;
   const state = f.state();
-  const id = checkEndpointId(endpointId);
-  const scope = scopeToShow(f, false);
-  const found = endpointFacts(ctx.configDir, scope).filter((facts) => facts.endpointId === id);
+  const id = (await import('../../input/parse.js')).checkEndpointId(endpointId);
+  const { scope, found: all, viewOf } = await seen(f, false);
+  const found = all.filter((facts) => facts.endpointId === id);
   if (found.length === 0) {
     throw usageError(
       `${nothingSeen(scope).replace('no webhook endpoint', `nothing of endpoint ${escapeInline(id)}`)}`,
@@ -126,10 +140,20 @@ export async function runShow(endpointId: string, f: Factory): Promise<void> {
   ctx.io.notice(NOT_THE_SERVER);
 }
 
-async function renderShow(ctx: Context, doc: ShowDocument): Promise<void> {
-  const { default: Table } = await import('cli-table3');
-  const { PLAIN_TABLE, renderEndpoint, tableText } = await import('../../output/render.js');
+/** cli-table3 and render.ts, loaded by human output only: a table boxed on a terminal, plain columns elsewhere. */
+async function tables(ctx: Context) {
+  const [{ default: Table }, render] = await Promise.all([import('cli-table3'), import('../../output/render.js')]);
   const tty = ctx.io.stdout.isTTY;
+  const tableOf = (head: string[], rows: string[][]) => {
+    const table = new Table({ head, style: { head: [], border: [] }, ...(tty ? {} : render.PLAIN_TABLE) });
+    table.push(...rows);
+    return render.tableText(table.toString(), tty);
+  };
+  return { tableOf, renderEndpoint: render.renderEndpoint, tty };
+}
+
+async function renderShow(ctx: Context, doc: ShowDocument): Promise<void> {
+  const { tableOf, renderEndpoint, tty } = await tables(ctx);
   const summary = {
     id: doc.id,
     scope: doc.scope,
@@ -144,36 +168,25 @@ async function renderShow(ctx: Context, doc: ShowDocument): Promise<void> {
     kept: doc.keptAt,
     'overlap ends': doc.overlapEndsAt === null ? null : overlapText(doc.overlapEndsAt, ctx.now()),
   };
-  const history = new Table({ head: ['AT', 'FACT', 'VERSION', 'KEY', 'DETAIL'], style: { head: [], border: [] }, ...(tty ? {} : PLAIN_TABLE) });
-  for (const fact of doc.facts) history.push(historyRow(fact));
-  ctx.io.stdout.write(`${renderEndpoint(summary, { color: ctx.io.color.stdout, tty }, ctx.io.columns)}\nHistory (oldest first):\n${tableText(history.toString(), tty)}\n`);
+  const history = tableOf(['AT', 'FACT', 'VERSION', 'KEY', 'DETAIL'], doc.facts.map(historyRow));
+  ctx.io.stdout.write(`${renderEndpoint(summary, { color: ctx.io.color.stdout, tty }, ctx.io.columns)}\nHistory (oldest first):\n${history}\n`);
 }
 
 function historyRow(fact: Omit<Fact, 'id' | 'scope'>): string[] {
   const f = fact as Fact;
   const version = 'version' in f && typeof f.version === 'number' ? String(f.version) : '-';
   const key = 'key' in f && typeof f.key === 'string' ? escapeInline(f.key) : '-';
-  let detail: string;
-  switch (f.f) {
-    case 'applied':
-      detail = [f.op, f.op !== 'reactivate' ? f.mode : f.changed === false ? '(already active)' : undefined, f.op !== 'reactivate' ? f.fp : undefined, f.endpoint?.status ?? undefined]
-        .filter((x): x is string => typeof x === 'string' && x !== '')
-        .join(' ');
-      break;
-    case 'delivered':
-      detail = `to ${f.to.join(', ') || '(the JSON answer)'}`;
-      break;
-    case 'kept':
-      detail = `kept at ${f.path}`;
-      break;
-    case 'superseded':
-      detail = `by version ${f.by}: never delivered`;
-      break;
-    case 'seen':
-      detail = `the current version, named by exit 7 (${f.via})`;
-      break;
-    default:
-      detail = '';
-  }
-  return [escapeInline(f.at), escapeInline(String(f.f)), version, key, escapeInline(detail)];
+  return [escapeInline(f.at), escapeInline(String(f.f)), version, key, escapeInline(factDetail(f))];
+}
+
+function factDetail(f: Fact): string {
+  if (f.f === 'applied')
+    return [f.op, f.op !== 'reactivate' ? f.mode : f.changed === false ? '(already active)' : undefined, f.op !== 'reactivate' ? f.fp : undefined, f.endpoint?.status ?? undefined]
+      .filter((x): x is string => typeof x === 'string' && x !== '')
+      .join(' ');
+  if (f.f === 'delivered') return `to ${f.to.join(', ') || '(the JSON answer)'}`;
+  if (f.f === 'kept') return `kept at ${f.path}`;
+  if (f.f === 'superseded') return `by version ${f.by}: never delivered`;
+  if (f.f === 'seen') return `the current version, named by exit 7 (${f.via})`;
+  return '';
 }

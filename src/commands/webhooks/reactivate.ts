@@ -1,18 +1,36 @@
 // chatctl webhooks reactivate ENDPOINT_ID (no Idempotency-Key: the spec declares none)
-import type { Factory } from '../app.js';
-import { checkEndpointId, parseExpectedVersionBody } from '../../input/parse.js';
+import type { Command } from 'commander';
+import { examples, type Factory } from '../app.js';
 import { endpointLabel } from '../../output/json.js';
 import { writeJson } from '../../output/io.js';
 import { withRerun } from '../../errors/explain.js';
-import { expectedVersionFor } from './expected-version.js';
-import { noteConflict, noteReactivated } from '../../secret/facts.js';
-import { scopeKey } from '../../secret/record.js';
 
-export interface ReactivateOptions {
-  expectedVersion?: string;
+export type ReactivateOptions = { expectedVersion?: string };
+
+export function registerReactivate(parent: Command, f: Factory): void {
+  parent
+    .command('reactivate')
+    .description('reactivate a deactivated endpoint')
+    .argument('<endpoint-id>', 'the endpoint to reactivate')
+    .option('--expected-version <n>', "the endpoint's current version; last: the one this machine last saw (used at a terminal when left out)")
+    .addHelpText(
+      'after',
+      examples(
+        'chatctl webhooks reactivate we_123 --expected-version 4',
+        'chatctl webhooks reactivate we_123 --expected-version 4 --json',
+        'chatctl webhooks reactivate we_123 --expected-version last',
+      ),
+    )
+    .action((endpointId: string, opts) => runReactivate(endpointId, opts, f));
 }
 
 export async function runReactivate(endpointId: string, opts: ReactivateOptions, f: Factory): Promise<void> {
+  const [{ checkEndpointId, parseExpectedVersionBody }, { expectedVersionFor }, { noteConflict, noteReactivated }, { scopeKey }] = await Promise.all([
+    import('../../input/parse.js'),
+    import('./secret-result.js'),
+    import('../../secret/facts.js'),
+    import('../../secret/record.js'),
+  ]);
   const { ctx } = f;
   const state = f.state();
   const prompter = await f.prompter();

@@ -1,94 +1,103 @@
 // chatctl webhooks recover FILE… --identity KEYFILE --secret-to SINK…
-// (docs/secrets.md, "Escrow"; docs/ci.md): opens secrets that a run escrowed
-// (secret/escrow.ts) after a failed destination and delivers them, on any
-// machine, through the same destinations as create and rotate
-// (secret/deliver.ts). No request is sent: no token is needed.
-//
-// One escrowed secret that what this machine knows shows superseded (a later
-// change of its endpoint, in this config folder's facts) is never
-// delivered: it ends 13 and its destinations are left as they are. A
-// rotation made elsewhere cannot be seen here.
-//
-// Every file is checked and opened before anything is delivered: a wrong
-// identity or a missing sidecar is exit 2 with nothing written.
-// A bundle of its own (dist/lazy/recover.cjs), with age.
-import type { Factory } from '../app.js';
+// (docs/secrets.md, "Escrow"): opens secrets that a run escrowed after a
+// failed destination and delivers them, on any machine, through the same
+// destinations as create and rotate. No request is sent: no token is needed.
+// One that this machine's facts show superseded is never delivered (13).
+// Every file is opened before anything is delivered: a wrong identity or a
+// missing sidecar is exit 2 with nothing written.
+import { Option, type Command } from 'commander';
+import { collect, examples, SECRET_TO_HELP, type Factory } from '../app.js';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { CliError, isCliError, localError, usageError } from '../../errors/cli-error.js';
 import { reportError } from '../../errors/explain.js';
 import { escapeInline, shellQuote } from '../../output/json.js';
 import { writeJson } from '../../output/io.js';
-import { deliverAll, hasIdPlaceholder, parseSinks, secretFileSpec, type Sink, type SinkSettings, sinksFor } from '../../secret/deliver.js';
-import { openEscrowed, readFailure, readIdentities, type EscrowMeta } from '../../secret/escrow.js';
-import { exit13Details, supersedingChange } from '../../secret/custody.js';
 import { fingerprint } from '../../secret/facts.js';
+import type { EscrowMeta } from '../../secret/escrow.js';
+import type { Sink, SinkSettings } from '../../secret/deliver.js';
 
-export interface RecoverOptions {
-  identity?: string;
-  /** The fleet's journal: each recovered secret's item is recorded done there. */
-  journal?: string;
-  secretTo?: string[];
-  secretFile?: string;
-  force?: boolean;
+export function registerRecover(parent: Command, f: Factory): void {
+  parent
+    .command('recover')
+    .description('deliver secrets that a run escrowed (--escrow-dir) after a failed destination, on any machine; never one superseded by a later rotation seen here')
+    .argument('<file...>', 'escrowed secrets: <endpoint>-v<version>.age, each with its .json beside it')
+    .option('--identity <file>', 'the age identity file (age-keygen) of one of the --escrow recipients')
+    .addOption(new Option('--secret-to <sink>', SECRET_TO_HELP).argParser(collect))
+    .option('--secret-file <path>', 'the same as --secret-to file:PATH')
+    .option('--force', 'replace an existing regular file (file: destinations)')
+    .option('--journal <file>', "the fleet's journal: record each recovered item done there")
+    .addHelpText(
+      'after',
+      examples(
+        'chatctl webhooks recover escrow/we_123-v4.age --identity ~/.config/age/ops.key --secret-to "exec:./store-secret.sh"',
+        'chatctl webhooks recover escrow/*.age --identity ops.key --secret-to file:secrets/{id}.whsec --force --json',
+        'chatctl webhooks recover escrow/*.age --identity ops.key --secret-to "exec:./store-secret.sh" --journal rotation.journal',
+      ) +
+        `
+No request is sent and no token is needed. A file that a later rotation of its
+endpoint, noted in this config folder, has superseded is not delivered (exit
+13). \`age -d -i KEYFILE FILE\` prints the same secret. See docs/secrets.md.
+`,
+    )
+    .action((files: string[], opts) => runRecover(files, opts, f));
 }
 
-/** One escrowed file, opened. */
-interface Opened {
-  file: string;
-  meta: EscrowMeta;
-  secret: string;
-}
+/** What recover loads when it runs: age (its own bundle), the destinations, custody's facts. */
+const load = async () => {
+  const [escrow, sinks, deliver, custody, hint] = await Promise.all([
+    import('../../secret/escrow.js'),
+    import('../../secret/deliver.js'),
+    import('../../secret/deliver.js'),
+    import('../../secret/custody.js'),
+    import('../../secret/custody.js'),
+  ]);
+  return { ...escrow, ...sinks, ...deliver, ...custody, ...hint };
+};
+type Loaded = Awaited<ReturnType<typeof load>>;
 
-interface Recovered {
-  file: string;
-  endpointId: string;
-  scope: string;
-  version: number | null;
-  fingerprint: string;
-  delivery: { to: string; fingerprint: string }[];
-}
+/** `journal`: the fleet's, where each recovered secret's item is recorded done. */
+export type RecoverOptions = { identity?: string; journal?: string; secretTo?: string[]; secretFile?: string; force?: boolean };
 
-/** Records recovered items done in a fleet's journal (rotate-from/journal.ts settleRecovered, handed in by the verb: this folder does not import the fleet's). */
-export type SettleInJournal = (path: string, recovered: RecoveredItem[], ctx: Factory['ctx']) => Promise<void>;
+type Opened = { file: string; meta: EscrowMeta; secret: string };
 
-/** What a journal needs of a recovered secret. */
-export type RecoveredItem = Pick<Recovered, 'endpointId' | 'scope' | 'fingerprint' | 'delivery'>;
+type Recovered = { file: string; endpointId: string; scope: string; version: number | null; fingerprint: string; delivery: { to: string; fingerprint: string }[] };
 
-export async function runRecover(files: string[], opts: RecoverOptions, f: Factory, settleInJournal?: SettleInJournal): Promise<void> {
+export async function runRecover(files: string[], opts: RecoverOptions, f: Factory): Promise<void> {
   const { ctx } = f;
   const json = f.state().output.json;
   if (files.length === 0) throw usageError('give the escrowed file(s) to recover: webhooks recover FILE.age… --identity KEYFILE --secret-to DESTINATION');
   if (opts.identity === undefined || opts.identity === '') throw usageError('--identity KEYFILE is required: the age identity file whose recipient the secrets were escrowed to');
-  const specs = [...(opts.secretFile !== undefined ? [secretFileSpec(opts.secretFile)] : []), ...(opts.secretTo ?? [])];
+  const m = await load();
+  const specs = [...(opts.secretFile !== undefined ? [m.secretFileSpec(opts.secretFile)] : []), ...(opts.secretTo ?? [])];
   if (specs.length === 0)
     throw usageError(
       '--secret-to is required: where each recovered secret goes',
       'the destinations of the run that escrowed it, e.g. --secret-to "exec:./store-secret.sh" or --secret-to file:secrets/{id}.whsec --force',
     );
   const settings: SinkSettings = { cwd: ctx.cwd, env: ctx.env, json, stdoutIsTTY: ctx.io.stdout.isTTY, stdoutDiscards: ctx.io.stdout.discards, force: Boolean(opts.force), idPlaceholder: true };
-  const sinks = parseSinks(specs, settings);
+  const sinks = m.parseSinks(specs, settings);
   if (files.length > 1) {
-    const shared = sinks.find((s) => (s.kind === 'file' || s.kind === 'env-file' || s.kind === 'github') && !hasIdPlaceholder(s));
+    const shared = sinks.find((s) => (s.kind === 'file' || s.kind === 'env-file' || s.kind === 'github') && !m.hasIdPlaceholder(s));
     if (shared)
       throw usageError(
         `--secret-to ${shared.to} would receive ${files.length} secrets`,
         'put {id} in its path or name, which stands for each endpoint id (file:secrets/{id}.whsec), or recover one file at a time',
       );
   }
-  const identities = readIdentities(resolve(ctx.cwd, opts.identity), opts.identity);
+  const identities = m.readIdentities(resolve(ctx.cwd, opts.identity), opts.identity);
   // Every file opened before anything is delivered.
   const opened: Opened[] = [];
-  for (const file of files) opened.push(await openOne(file, resolve(ctx.cwd, file), identities));
+  for (const file of files) opened.push(await openOne(m, file, resolve(ctx.cwd, file), identities));
   for (const o of opened) ctx.io.scrubber.addSecret(o.secret);
   // The {id} destinations of each, checked before any is written.
-  const perFile = opened.map((o) => sinksFor(sinks, o.meta.endpointId, settings));
+  const perFile = opened.map((o) => m.sinksFor(sinks, o.meta.endpointId, settings));
 
   const results: Recovered[] = [];
   let failed: CliError | undefined;
   for (const [i, o] of opened.entries()) {
     try {
-      results.push(await deliverOne(o, perFile[i]!, opts, f));
+      results.push(await deliverOne(m, o, perFile[i]!, opts, f));
     } catch (err) {
       if (!isCliError(err)) throw err;
       failed ??= err;
@@ -96,7 +105,7 @@ export async function runRecover(files: string[], opts: RecoverOptions, f: Facto
       if (opened.length > 1) reportError(err, ctx.io, json, false);
     }
   }
-  if (opts.journal !== undefined && results.length > 0 && settleInJournal) await settleInJournal(resolve(ctx.cwd, opts.journal), results, ctx);
+  if (opts.journal !== undefined && results.length > 0) await (await import('./rotate-from/journal.js')).settleRecovered(resolve(ctx.cwd, opts.journal), results, ctx);
   if (json) writeJson(ctx.io, { recovered: results });
   else
     for (const r of results)
@@ -107,12 +116,12 @@ export async function runRecover(files: string[], opts: RecoverOptions, f: Facto
 }
 
 /** The sidecar read and the .age file opened: exit 2 when either cannot be (nothing is delivered then). */
-async function openOne(given: string, path: string, identities: readonly string[]): Promise<Opened> {
+async function openOne(m: Loaded, given: string, path: string, identities: readonly string[]): Promise<Opened> {
   let sealed: Buffer;
   try {
     sealed = readFileSync(path);
   } catch (err) {
-    throw usageError(`${given}: cannot read it (${readFailure(err)})`);
+    throw usageError(`${given}: cannot read it (${m.readFailure(err)})`);
   }
   const metaPath = path.replace(/\.age$/, '') + '.json';
   let meta: EscrowMeta;
@@ -120,7 +129,7 @@ async function openOne(given: string, path: string, identities: readonly string[
     meta = JSON.parse(readFileSync(metaPath, 'utf8')) as EscrowMeta;
   } catch (err) {
     throw usageError(
-      `${given}: its description ${metaPath} cannot be read (${readFailure(err)})`,
+      `${given}: its description ${metaPath} cannot be read (${m.readFailure(err)})`,
       'the escrow folder holds each .age file with a .json of the same name (endpoint, scope, version): copy both',
     );
   }
@@ -134,7 +143,7 @@ async function openOne(given: string, path: string, identities: readonly string[
     throw usageError(`${given}: ${metaPath} is not an escrow description chatctl wrote`);
   let secret: string;
   try {
-    secret = await openEscrowed(sealed, identities);
+    secret = await m.openEscrowed(sealed, identities);
   } catch (err) {
     throw usageError(
       `${given}: cannot be opened with the identity given (${err instanceof Error ? err.message : String(err)})`,
@@ -146,17 +155,17 @@ async function openOne(given: string, path: string, identities: readonly string[
   return { file: given, meta, secret };
 }
 
-async function deliverOne(o: Opened, sinks: Sink[], opts: RecoverOptions, f: Factory): Promise<Recovered> {
+async function deliverOne(m: Loaded, o: Opened, sinks: Sink[], opts: RecoverOptions, f: Factory): Promise<Recovered> {
   const { ctx } = f;
   const { meta } = o;
   const id = escapeInline(meta.endpointId);
-  const newer = supersedingChange(ctx.configDir, meta.scope, meta);
+  const newer = m.supersedingChange(ctx.configDir, meta.scope, meta);
   if (newer) {
     throw localError(
       'secret_not_delivered',
       `${o.file}: the secret ${meta.fingerprint} of endpoint ${id}${meta.version !== null ? ` (version ${meta.version})` : ''} is superseded by the rotation to version ${newer.version} at ${newer.at}; it was not delivered, and the destinations were left as they are`,
       {
-        details: exit13Details(
+        details: m.exit13Details(
           { endpointId: meta.endpointId, version: newer.version, fingerprint: meta.fingerprint, recoveredPath: null },
           { escrowPath: o.file, supersededBy: { version: newer.version, at: newer.at } },
         ),
@@ -164,24 +173,16 @@ async function deliverOne(o: Opened, sinks: Sink[], opts: RecoverOptions, f: Fac
       },
     );
   }
-  const outcome = await deliverAll(
+  const outcome = await m.deliverAll(
     sinks,
     { endpointId: meta.endpointId, secret: o.secret },
-    {
-      cwd: ctx.cwd,
-      env: ctx.env,
-      stdout: ctx.io.stdout,
-      stderr: ctx.io.stderr,
-      scrubber: ctx.io.scrubber,
-      signal: ctx.signal,
-      captureExecOutput: f.state().output.json,
-    },
+    { cwd: ctx.cwd, env: ctx.env, stdout: ctx.io.stdout, stderr: ctx.io.stderr, scrubber: ctx.io.scrubber, signal: ctx.signal, captureExecOutput: f.state().output.json },
   );
   if (outcome.failures.length > 0) {
     const why = outcome.failures.map((x) => `${x.to}: ${x.reason}`).join('; ');
     const got = outcome.delivered.length > 0 ? ` (it did reach ${outcome.delivered.map((d) => d.to).join(', ')})` : '';
     throw localError('secret_not_delivered', `${o.file}: the signing secret ${meta.fingerprint} of endpoint ${id} was not delivered to ${why}${got}; it is still in ${o.file}`, {
-      details: exit13Details(
+      details: m.exit13Details(
         { endpointId: meta.endpointId, version: meta.version, fingerprint: meta.fingerprint, recoveredPath: null },
         { escrowPath: o.file, delivered: outcome.delivered, failed: outcome.failures },
       ),

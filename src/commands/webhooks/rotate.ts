@@ -1,86 +1,95 @@
-// chatctl webhooks rotate ENDPOINT_ID
-import type { Factory } from '../app.js';
-import { checkEndpointId, checkIdempotencyKey, parseRotate } from '../../input/parse.js';
-import { EXIT, isCliError, localError, type RerunContext, usageError } from '../../errors/cli-error.js';
-import { runSecretRequest, secretPlanOf } from './secret-result.js';
-import { scopeKey } from '../../secret/record.js';
-import { namingTheKey } from './interrupted.js';
-import { endpointLabel, escapeInline } from '../../output/json.js';
-import { missing } from './create.js';
-import { rerunWords, withRerun } from '../../errors/explain.js';
-import { expectedVersionFor } from './expected-version.js';
-import { noteConflict } from '../../secret/facts.js';
-import { escrowOf, escrowRerunFlags, type EscrowFlags } from './escrow-flags.js';
+// chatctl webhooks rotate ENDPOINT_ID, and with --from FILE many endpoints
+// (rotate-from/, whose module register.ts hands in: this file does not import it).
+import { Option, type Command } from 'commander';
+import { addEscrowOptions, collect, examples, oneOf, SECRET_TO_HELP, SECRET_TO_MORE, type Factory } from '../app.js';
+import { localError, usageError } from '../../errors/cli-error.js';
+import type { formHeading } from '../../meta/tree.js';
+import { endpointLabel } from '../../output/json.js';
+import { escapeInline } from '../../output/json.js';
+import type { SecretFlags } from './secret-result.js';
 
-export interface RotateOptions extends EscrowFlags {
-  expectedVersion?: string;
-  mode?: string;
-  idempotencyKey?: string;
-  secretFile?: string;
-  secretTo?: string[];
-  force?: boolean;
-  yes?: boolean;
+export type RotateOptions = SecretFlags & { expectedVersion?: string; mode?: string };
+
+/** What register.ts hands in, which a single rotate's path does not load: `--from`'s module, and meta/tree.ts's headings. */
+export type RotateParts = { rotateFrom(): Promise<{ runRotateFrom(opts: never, f: Factory): Promise<void> }>; formHeading: typeof formHeading };
+
+export function registerRotate(parent: Command, f: Factory, { rotateFrom, formHeading }: RotateParts): void {
+  // The two forms of rotate: help lists the options of each under its own
+  // heading, and completion offers them only in their form.
+  const ONE = formHeading('argument', 'ENDPOINT_ID');
+  const MANY = formHeading('--from', 'FILE');
+  const cmd = parent
+    .command('rotate')
+    .description('rotate the signing secret of an endpoint and receive the new one (shown once); with --from, of many endpoints')
+    .argument('[endpoint-id]', 'the endpoint to rotate (or --from FILE)')
+    .addOption(new Option('--mode <mode>', 'overlap: the old secret works for a while; immediate: it stops now').choices(['overlap', 'immediate']).argParser(oneOf('--mode', ['overlap', 'immediate'])))
+    .addOption(new Option('--secret-to <sink>', SECRET_TO_HELP).argParser(collect))
+    .option('--secret-file <path>', 'the same as --secret-to file:PATH')
+    .option('--force', 'replace an existing regular file (file: destinations)')
+    .option('-y, --yes', 'do not ask for confirmation of --mode immediate')
+    .addOption(new Option('--expected-version <n>', 'its version now, or last: the one this machine saw').helpGroup(ONE))
+    .addOption(new Option('--idempotency-key <key>', "reuse an earlier run's key (default: a new UUID)").helpGroup(ONE))
+    .addOption(new Option('--from <file>', 'rotate the endpoints FILE lists (- for stdin), one {"endpointId","expectedVersion","mode"?} a line').helpGroup(MANY))
+    .addOption(new Option('--concurrency <n>', 'requests at a time (default 4)').helpGroup(MANY))
+    .addOption(new Option('--journal <file>', 'record each item before and after its request; a re-run with it skips what was done').helpGroup(MANY))
+    .addOption(new Option('--next-manifest <file>', "write the next run's manifest there").helpGroup(MANY))
+    .addOption(new Option('--every <duration>', 'skip endpoints rotated less than this ago (30d, 12h)').helpGroup(MANY))
+    .addOption(new Option('--report <file>', 'a JUnit XML report of the items').helpGroup(MANY));
+  addEscrowOptions(cmd)
+    .addHelpText(
+      'after',
+      examples(
+        'chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --secret-to file:./new.whsec --force',
+        'chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --secret-to "exec:gh secret set WEBHOOK_SECRET --repo acme/app"',
+        'SECRET="$(chatctl webhooks rotate we_123 --expected-version 3 --mode overlap --secret-to stdout)"',
+        'chatctl webhooks rotate we_123 --expected-version last --mode immediate --yes --json',
+        'chatctl webhooks rotate --from fleet.ndjson --every 30d --mode overlap --journal fleet.journal --next-manifest fleet.ndjson --secret-to "env-file:secrets/{id}.env#WEBHOOK_SECRET"',
+        "chatctl webhooks rotate --from - --mode overlap --secret-to 'exec:vault kv put secret/webhooks/$CHATCTL_ENDPOINT_ID value=-' < fleet.ndjson",
+      ) + SECRET_TO_MORE,
+    )
+    .action(async (endpointId: string | undefined, opts) => {
+      if (opts.from !== undefined) {
+        if (endpointId !== undefined) throw usageError('give ENDPOINT_ID or --from FILE, not both');
+        return (await rotateFrom()).runRotateFrom(opts as never, f);
+      }
+      if (endpointId === undefined) throw usageError('missing ENDPOINT_ID', 'give the endpoint to rotate, or --from FILE to rotate many');
+      for (const [flag, value] of [
+        ['--concurrency', opts.concurrency],
+        ['--journal', opts.journal],
+        ['--next-manifest', opts.nextManifest],
+        ['--every', opts.every],
+        ['--report', opts.report],
+      ] as const)
+        if (value !== undefined) throw usageError(`${flag} goes with --from`);
+      await runRotate(endpointId, opts, f);
+    });
 }
 
 export async function runRotate(endpointId: string, opts: RotateOptions, f: Factory): Promise<void> {
+  const [{ checkEndpointId, parseRotate }, r] = await Promise.all([import('../../input/parse.js'), import('./secret-result.js')]);
   const { ctx } = f;
   const state = f.state();
   const prompter = await f.prompter();
   const id = checkEndpointId(endpointId);
-  const expectedVersion = await expectedVersionFor(f, id, opts.expectedVersion, prompter);
-  const mode = opts.mode ?? (await prompter?.mode()) ?? missing('--mode');
+  const expectedVersion = await r.expectedVersionFor(f, id, opts.expectedVersion, prompter);
+  const mode = opts.mode ?? (await prompter?.mode()) ?? r.missing('--mode');
   const body = parseRotate({ expectedVersion, mode });
-  const idempotencyKey = opts.idempotencyKey !== undefined ? checkIdempotencyKey(opts.idempotencyKey) : ctx.randomUUID();
-  const plan = secretPlanOf(f, opts, id);
-  const escrow = await escrowOf(opts, ctx, opts);
-  if (body.mode === 'immediate' && !opts.yes && !state.dryRun) {
-    if (!prompter) {
-      throw usageError('--yes is required when not running interactively', '--mode immediate revokes the current secret at once; deliveries signed with it will fail verification');
-    }
-    const ok = await prompter.confirmImmediate(id);
-    if (!ok) {
+  await r.secretCommand(f, opts, {
+    words: ['webhooks', 'rotate', id],
+    flags: [['--mode', body.mode]],
+    expectedVersion: body.expectedVersion,
+    mode: body.mode,
+    async confirm() {
+      if (body.mode !== 'immediate' || opts.yes || state.dryRun) return;
+      if (!prompter) throw usageError('--yes is required when not running interactively', '--mode immediate revokes the current secret at once; deliveries signed with it will fail verification');
+      if (await prompter.confirmImmediate(id)) return;
       // Declining is an answer, not a failure: a plain notice (no red "error:"), and still 130.
       const message = 'immediate rotation declined; nothing was sent';
       if (!state.output.json) ctx.io.notice(message);
       throw localError('interrupted', message, { reported: !state.output.json });
-    }
-  }
-  // On a conflict or exhausted retries, the report gives the command to re-run (errors/explain.ts).
-  const flags = [
-    ['--mode', body.mode],
-    ...(opts.secretFile !== undefined ? [['--secret-file', opts.secretFile]] : []),
-    ...(opts.secretTo ?? []).map((to) => ['--secret-to', to]),
-    ...(opts.force ? [['--force']] : []),
-    ...(opts.yes ? [['--yes']] : []),
-    ...escrowRerunFlags(opts),
-  ];
-  if (state.given.profile) flags.push(['--profile', state.given.profile]);
-  const rerun: RerunContext = { words: ['webhooks', 'rotate', id], expectedVersion: body.expectedVersion, flags, idempotencyKey, now: ctx.now() };
-  const client = await f.client({ rerun: rerunWords(rerun) });
-  await runSecretRequest(
-    f,
-    plan,
-    {
-      keyGiven: opts.idempotencyKey !== undefined,
-      req: { op: 'rotate', scope: scopeKey(f.state().connection().scope), endpointId: id, idempotencyKey, mode: body.mode, expectedVersion: body.expectedVersion },
-      send: (hooks) =>
-        namingTheKey(
-          client.rotate(id, body, idempotencyKey, hooks).catch(async (err: unknown) => {
-            const scope = scopeKey(state.connection().scope);
-            // Moved on by an earlier run here whose secret is kept, not delivered: that is the 13 to report, not a 7 whose hint rotates again.
-            if (isCliError(err) && err.exitCode === EXIT.versionConflict) {
-              const [{ keptByEarlierRun }, { keptByEarlierRunError }] = await Promise.all([import('../../secret/custody.js'), import('../../secret/custody.js')]);
-              const kept = keptByEarlierRun(ctx.configDir, scope, id);
-              if (kept) throw keptByEarlierRunError(kept, err);
-            }
-            // A 7 that names the current version: the facts know it, for the re-run's `--expected-version last`.
-            noteConflict({ configDir: ctx.configDir, scope, now: ctx.now }, id, err, 'rotate');
-            throw withRerun(err, { ...rerun, now: ctx.now() });
-          }),
-          { endpointId: id },
-        ),
-      summary: (res) => `Rotated the signing secret of ${endpointLabel(res.data.endpoint)} (mode ${escapeInline(body.mode)}).`,
     },
-    { escrow, given: opts },
-  );
+    send: (client, key, hooks) => client.rotate(id, body, key, hooks),
+    refused: (err) => r.rotateRefused(f, id, err),
+    summary: (res) => `Rotated the signing secret of ${endpointLabel(res.data.endpoint)} (mode ${escapeInline(body.mode)}).`,
+  });
 }

@@ -1,48 +1,27 @@
-// The signing secrets a receiver holds, one file each (`--secret-file`,
-// repeatable), for `webhooks verify` and `webhooks listen`. Each is named by
-// the path as given and by its fingerprint, never by its value, and every
-// value read is handed to the scrubber before anything can print it.
-//
-// `refresh()` looks at every file again (stat, then a re-read of its few
-// bytes) before each delivery, so a rotation that rewrites a file, in place
-// or by a rename over it, is in effect at the next delivery. The content is
-// compared rather than the stat alone: two writes within one tick of the
-// file system's clock, of the same size, leave the stat unchanged.
-// docs/signing.md says what a receiver sees.
+// The signing secrets a receiver holds (`--secret-file` of sign, verify and
+// listen), each named by its path as given and its fingerprint, never its
+// value; every value read goes to the scrubber first. listen refreshes them
+// before each delivery, comparing content, not the stat: two writes of the
+// same size within one tick of the file system's clock leave it unchanged.
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { usageError } from '../../errors/cli-error.js';
 import { escapeInline } from '../../output/json.js';
 import { fingerprint } from '../../secret/facts.js';
-import { parseSecret } from '../../signing/standard-webhooks.js';
-import { readSmallFile } from './fingerprint.js';
+import { DEFAULT_TOLERANCE_SECONDS, parseSecret } from '../../signing/standard-webhooks.js';
+import type { Context } from '../../context.js';
+import { readSecretText } from './fingerprint.js';
 
 /** A secret held now: its file (as given), its fingerprint and its HMAC key. */
-export interface HeldSecret {
-  file: string;
-  fingerprint: string;
-  key: Buffer;
-}
+export type HeldSecret = { file: string; fingerprint: string; key: Buffer };
 
-/** What one look at the files found. */
-export interface SecretsNow {
-  /** The files that hold a secret now, in the order given. */
-  held: HeldSecret[];
-  /** The files left out this time, and why (missing, not a secret any more, unreadable). */
-  skipped: { file: string; reason: string }[];
-  /** The files whose secret changed since the last look, with the new fingerprint. */
-  reloaded: { file: string; fingerprint: string }[];
-}
+/** What one look at the files found: those that hold a secret now, those left out and why, those whose secret changed. */
+export type SecretsNow = { held: HeldSecret[]; skipped: { file: string; reason: string }[]; reloaded: { file: string; fingerprint: string }[] };
 
 /** Far beyond any signing secret; a bigger file is the wrong one. */
 const MAX_SECRET_FILE_BYTES = 64 * 1024;
 
-interface Entry {
-  file: string;
-  path: string;
-  text: string;
-  held: HeldSecret | undefined;
-}
+type Entry = { file: string; path: string; text: string; held: HeldSecret | undefined };
 
 export class SecretFiles {
   private constructor(
@@ -50,13 +29,10 @@ export class SecretFiles {
     private readonly onSecret: (secret: string) => void,
   ) {}
 
-  /**
-   * Every file must exist and hold a secret now, else a usage error (exit 2)
-   * naming it. `onSecret` is told each value (the scrubber).
-   */
+  /** Every file must hold a secret now, else a usage error naming it; `onSecret` (the scrubber) is told each value. */
   static load(files: readonly string[], cwd: string, onSecret: (secret: string) => void): SecretFiles {
     const entries = files.map((file) => {
-      const text = readSmallFile(resolve(cwd, file), escapeInline(file));
+      const text = readSecretText(resolve(cwd, file), escapeInline(file));
       onSecret(text.trim());
       return { file, path: resolve(cwd, file), text, held: heldSecret(file, text) };
     });
@@ -68,7 +44,6 @@ export class SecretFiles {
     return this.entries.flatMap((e) => (e.held ? [e.held] : []));
   }
 
-  /** Looks at every file again (see the top of this file). */
   refresh(): SecretsNow {
     const now: SecretsNow = { held: [], skipped: [], reloaded: [] };
     for (const e of this.entries) {
@@ -92,9 +67,9 @@ export class SecretFiles {
 }
 
 /** A file's secret, or a usage error that names the file (never the value). */
-function heldSecret(file: string, text: string): HeldSecret {
+function heldSecret(file: string, text: string, shown = escapeInline(file)): HeldSecret {
   const key = parseSecret(text);
-  if (!key.ok) throw usageError(`${escapeInline(file)} does not hold a signing secret: ${key.problem}`, 'a signing secret reads whsec_ followed by base64');
+  if (!key.ok) throw usageError(`${shown} does not hold a signing secret: ${key.problem}`, 'a signing secret reads whsec_ followed by base64');
   return { file, fingerprint: fingerprint(text.trim()), key: key.value };
 }
 
@@ -113,4 +88,42 @@ function readSecretFile(path: string): { text: string } | { reason: string } {
     const code = (err as NodeJS.ErrnoException).code;
     return { reason: code === 'ENOENT' ? 'the file is missing' : `it cannot be read (${code ?? 'error'})` };
   }
+}
+
+/** --tolerance SECONDS, a whole number (default 300). */
+export function parseTolerance(raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_TOLERANCE_SECONDS;
+  if (!/^\d{1,12}$/.test(raw)) throw usageError(`invalid --tolerance "${escapeInline(raw)}": a whole number of seconds`);
+  return Number(raw);
+}
+
+export async function readKey(secretFile: string | undefined, bodyFile: string | undefined, ctx: Context, command: string): Promise<Buffer> {
+  if (secretFile === undefined)
+    throw usageError('--secret-file is required', `the file holding the endpoint's whsec_ secret, e.g. chatctl webhooks ${command} --secret-file ./billing.whsec body.json`);
+  if (secretFile === '-') return (await readStdinSecret(bodyFile, ctx)).key;
+  return SecretFiles.load([secretFile], ctx.cwd, (s) => ctx.io.scrubber.addSecret(s)).held[0]!.key;
+}
+
+/** verify's secrets, in the order given: files, and at most one from standard input (`-`). */
+export async function readSecrets(given: readonly string[], bodyFile: string | undefined, ctx: Context): Promise<HeldSecret[]> {
+  if (given.length === 0)
+    throw usageError(
+      '--secret-file is required',
+      "the file holding the endpoint's whsec_ secret (repeat it for each secret you hold), e.g. chatctl webhooks verify --secret-file ./billing.whsec … body.json",
+    );
+  if (given.filter((g) => g === '-').length > 1) throw usageError('--secret-file - is given more than once', 'standard input holds one secret; give the others as files');
+  const stdin = given.includes('-') ? await readStdinSecret(bodyFile, ctx) : undefined;
+  const files = SecretFiles.load(
+    given.filter((g) => g !== '-'),
+    ctx.cwd,
+    (s) => ctx.io.scrubber.addSecret(s),
+  ).held;
+  return given.map((g) => (g === '-' ? stdin! : files.shift()!));
+}
+
+async function readStdinSecret(bodyFile: string | undefined, ctx: Context): Promise<HeldSecret> {
+  if (bodyFile === undefined || bodyFile === '-') throw usageError('--secret-file - and the body cannot both come from standard input', 'give the body as BODY_FILE');
+  const text = await ctx.io.stdin.readAll();
+  ctx.io.scrubber.addSecret(text.trim());
+  return heldSecret('-', text, 'standard input');
 }

@@ -1,108 +1,228 @@
-// What create and rotate do with their request and its answer, through the
-// secret's custody (secret/custody.ts): the record written before sending,
-// the answer's bytes on disk as they arrive, the secret delivered to every
-// destination, then rendered, so no rendering failure can come before the
-// secret is safe. One path for every destination, stdout included: the
-// sinks, or the JSON document (--json), or the terminal.
+// What create and rotate share once their own flags are read: the key, where
+// the secret goes, the re-run line, and custody (secret/custody.ts): recorded
+// before sending, delivered, then rendered, so no rendering failure can come
+// before the secret is safe.
 import type { Context } from '../../context.js';
-import type { Factory } from '../app.js';
+import { escrowOf, sayWaiting, type Factory, type RunClient } from '../app.js';
 import type { SecretAnswer, SecretResponse } from '../../api/schemas.js';
-import type { CallHooks } from '../../http/client.js';
-import {
-  Custody,
-  type CustodyRun,
-  deliveryCutShort,
-  type DeliveryResult,
-  destinationFlags,
-  type GivenDestinations,
-  type Got,
-  type Holder,
-  type InDelivery,
-  notAttempted,
-  runCustody,
-  type Settled,
-} from '../../secret/custody.js';
-import type { RecordedRequest } from '../../secret/record.js';
+import type { CallHooks, WaitingForAnswer } from '../../http/client.js';
+import { Custody, deliveryCutShort, keptByEarlierRun, runCustody, notAttempted, type CustodyRun, type Got, type Holder, type Settled } from '../../secret/custody.js';
+import { scopeKey, type RecordedRequest } from '../../secret/record.js';
 import { holdsNoSecret, recordedSecretAnswer } from '../../http/api-client.js';
-import { CREDENTIAL_IN_SECRET, deliverAll, type Delivered, describeFailure, planSecret, type SecretPlan, writeConfirmed } from '../../secret/deliver.js';
+import { CREDENTIAL_IN_SECRET, deliverAll, describeFailure, writeConfirmed, type Delivered } from '../../secret/deliver.js';
 import { fingerprint } from '../../secret/facts.js';
-import type { OutStream, Palette } from '../../output/io.js';
-import { ciReportWanted, jsonDocumentText, shellQuote, stringifyJson } from '../../output/json.js';
-import { explainError, reportError } from '../../errors/explain.js';
-import { isCliError } from '../../errors/cli-error.js';
+import { planSecret, type SecretPlan } from '../../secret/deliver.js';
+import type { EscrowFlags } from '../../secret/escrow.js';
+import { EndpointFacts } from '../../secret/facts.js';
+import type { Prompter } from '../../prompts/prompter.js';
+import { jsonDocumentText } from '../../output/json.js';
+import type { Palette } from '../../output/io.js';
+import { stringifyJson } from '../../output/json.js';
+import { reportError } from '../../errors/explain.js';
+import { escapeInline } from '../../output/json.js';
+import { ciReportWanted } from '../../output/json.js';
+import { CliError, isCliError, usageError, type RerunContext } from '../../errors/cli-error.js';
+import { EXIT, type ExitCode } from '../../errors/cli-error.js';
+import { VERSION_SOURCES, missingFlagError } from '../../errors/explain.js';
+import { checkIdempotencyKey } from '../../input/parse.js';
+import { destinationFlags, type GivenDestinations } from '../../secret/custody.js';
+import { explainError, rerunWords, sameRequestCommand, withRerun } from '../../errors/explain.js';
 import type { ReportRow } from '../../run/ci-report.js';
+import { keptByEarlierRunError } from '../../secret/custody.js';
+import { noteConflict } from '../../secret/facts.js';
 
-/** The run's custody, as a single create or rotate sees it: a re-run with the same key delivers what it kept. */
-export function commandCustody(ctx: Context, scope: string, escrow?: CustodyRun['escrow'], given?: GivenDestinations): CustodyRun {
-  return {
-    ...runCustody(ctx, scope, (key) => `re-run the same command with --idempotency-key ${shellQuote(key)}: it delivers the kept secret without rotating again`),
-    escrow,
-    destination: given ? (id) => destinationFlags(given, id) : undefined,
-  };
+/** The flags create and rotate share. */
+export type SecretFlags = EscrowFlags & { idempotencyKey?: string; secretFile?: string; secretTo?: string[]; force?: boolean; yes?: boolean };
+
+/** What one create or rotate adds to the shared flow. */
+export interface SecretCommand {
+  /** With the endpoint id for rotate; `flags` are its own as a re-run repeats them, before the destinations'. */
+  words: ['webhooks', 'create'] | ['webhooks', 'rotate', string];
+  flags: string[][];
+  mode?: string;
+  expectedVersion?: number;
+  /** Once every flag is checked, before anything is sent (rotate --mode immediate asks here). */
+  confirm?(): Promise<void>;
+  send(client: RunClient, idempotencyKey: string, hooks: CallHooks): Promise<SecretAnswer>;
+  /** A refusal, before it gets the re-run line; may throw another error (rotate's conflict). */
+  refused?(err: unknown): Promise<void>;
+  summary(body: SecretResponse): string;
 }
 
-export interface SecretRequest {
-  /** The request's identity and what it asks (the record's header). */
-  req: RecordedRequest;
-  /** Sends it (the client's create or rotate) with the record's tap. */
-  send(hooks: CallHooks): Promise<SecretAnswer>;
-  /** The summary line of the result. */
-  summary(body: SecretResponse): string;
-  /** The user gave the Idempotency-Key (--idempotency-key): a replay of an earlier run's request is possible. */
-  keyGiven?: boolean;
+export async function secretCommand(f: Factory, opts: SecretFlags, c: SecretCommand): Promise<void> {
+  const { ctx } = f;
+  const state = f.state();
+  const endpointId = c.words[2];
+  const idempotencyKey = opts.idempotencyKey !== undefined ? checkIdempotencyKey(opts.idempotencyKey) : ctx.randomUUID();
+  const plan = planSecret({
+    ...{ secretTo: opts.secretTo, secretFile: opts.secretFile, force: Boolean(opts.force), json: state.output.json, query: state.output.query !== undefined },
+    ...{ stdoutIsTTY: ctx.io.stdout.isTTY, stdoutDiscards: ctx.io.stdout.discards, dryRun: state.dryRun, ci: state.ci, cwd: ctx.cwd, env: ctx.env, endpointId },
+  });
+  const escrow = await escrowOf(opts, ctx, opts);
+  await c.confirm?.();
+  const flags = [
+    ...c.flags,
+    ...(opts.secretFile !== undefined ? [['--secret-file', opts.secretFile]] : []),
+    ...(opts.secretTo ?? []).map((to) => ['--secret-to', to]),
+    ...(opts.force ? [['--force']] : []),
+    ...(opts.yes ? [['--yes']] : []),
+    ...(opts.escrow ?? []).map((r) => ['--escrow', r]),
+    ...(opts.escrowFile !== undefined ? [['--escrow-file', opts.escrowFile]] : []),
+    ...(opts.escrowDir !== undefined ? [['--escrow-dir', opts.escrowDir]] : []),
+    ...(state.given.profile ? [['--profile', state.given.profile]] : []),
+  ];
+  // On a conflict or exhausted retries, the report gives the command to re-run (errors/explain.ts).
+  const rerun: RerunContext = { words: c.words, expectedVersion: c.expectedVersion, flags, idempotencyKey };
+  const client = await f.client({ rerun: rerunWords(rerun), waiting: (w) => waitingForAnswer(f, w) });
+  const send = (hooks: CallHooks) =>
+    c.send(client, idempotencyKey, hooks).catch(async (err: unknown) => {
+      await c.refused?.(err);
+      throw namingTheKey(withRerun(err, { ...rerun, now: ctx.now() }), endpointId);
+    });
+  await runSecretRequest(
+    f,
+    plan,
+    {
+      keyGiven: opts.idempotencyKey !== undefined,
+      req: {
+        op: c.words[1],
+        scope: scopeKey(state.connection().scope),
+        endpointId: endpointId ?? null,
+        idempotencyKey,
+        ...(c.mode !== undefined ? { mode: c.mode, expectedVersion: c.expectedVersion } : {}),
+      },
+      send,
+      summary: c.summary,
+    },
+    { escrow, given: opts },
+  );
+}
+
+/** An interrupt once the request may have been sent (the HTTP client put the key on it) names the endpoint and the key. */
+function namingTheKey(err: unknown, endpointId: string | undefined): unknown {
+  if (!isCliError(err) || err.code !== 'interrupted' || err.idempotencyKey === undefined) return err;
+  const endpoint = endpointId !== undefined ? ` for endpoint ${escapeInline(endpointId)}` : '';
+  return new CliError('interrupted', `interrupted: the request${endpoint} had been sent and may have been applied (Idempotency-Key ${err.idempotencyKey})`, err.exitCode, {
+    hint: err.hint,
+    details: { endpointId: endpointId ?? null, idempotencyKey: err.idempotencyKey },
+    idempotencyKey: err.idempotencyKey,
+  });
+}
+
+const SIGNAL_EXIT: Record<string, ExitCode> = { SIGINT: EXIT.interrupted, SIGTERM: EXIT.terminated, SIGHUP: EXIT.hangup };
+
+/** A signal while a sent request waits for its answer: said once, and what a second signal says as the process ends. */
+function waitingForAnswer(f: Factory, w: WaitingForAnswer | undefined): void {
+  const { ctx } = f;
+  if (!w) return ctx.setLastWords?.(undefined);
+  const how = w.graceMs === null ? 'a second Ctrl-C abandons it' : `for up to ${w.graceMs / 1000} s (${w.signal})`;
+  sayWaiting(f, `waiting for the server's answer, which carries the new secret (Idempotency-Key ${w.idempotencyKey}); ${how}`);
+  const error = new CliError(
+    'interrupted',
+    `interrupted: the answer to the request with Idempotency-Key ${w.idempotencyKey} was abandoned; the change may have been applied`,
+    SIGNAL_EXIT[w.signal] ?? EXIT.interrupted,
+    {
+      idempotencyKey: w.idempotencyKey,
+      hint: `re-run ${sameRequestCommand(undefined, w.idempotencyKey)}: the same key is never applied twice, and an answer that reached chatctl before it was abandoned is delivered from recovered/`,
+    },
+  );
+  ctx.setLastWords?.(() => reportError(error, ctx.io, f.state().output.json, false));
 }
 
 /**
- * A create or rotate from record to retire: what an earlier run left of the
- * same request (same endpoint and key) is delivered instead of sending; a
- * superseded one ends 13. A dry run sends nothing and keeps nothing.
+ * A rotate refused: a 7 because an earlier run here rotated and kept the
+ * secret undelivered is that 13, not a 7 whose hint rotates again; a 7 that
+ * names the current version goes into the facts (`--expected-version last`).
  */
-export async function runSecretRequest(f: Factory, plan: SecretPlan, r: SecretRequest, opts: SecretResultOptions = {}): Promise<void> {
-  if (!f.ctx.env.GITHUB_STEP_SUMMARY || f.state().dryRun) {
-    await custodyOf(f, plan, r, opts);
-    return;
-  }
-  // GITHUB_STEP_SUMMARY: the run's one row goes there, whatever its outcome (run/ci-report.ts).
-  let row: ReportRow;
+export async function rotateRefused(f: Factory, endpointId: string, err: unknown): Promise<void> {
+  const { ctx } = f;
+  const scope = scopeKey(f.state().connection().scope);
+  const kept = isCliError(err) && err.exitCode === EXIT.versionConflict ? keptByEarlierRun(ctx.configDir, scope, endpointId) : undefined;
+  if (kept) throw keptByEarlierRunError(kept, err as CliError);
+  noteConflict({ configDir: ctx.configDir, scope, now: ctx.now }, endpointId, err, 'rotate');
+}
+
+export function missing(flag: string): never {
+  throw missingFlagError(flag);
+}
+
+/** --expected-version left out (used at a terminal) or `last`: the version this machine last saw (docs/inventory.md). */
+export async function expectedVersionFor(f: Factory, endpointId: string, given: string | undefined, prompter: Prompter | undefined): Promise<string> {
+  if (given !== undefined && given !== 'last') return given;
+  const { ctx } = f;
+  const state = f.state();
+  // No scope set: nothing seen here can be its; the request's own check says what is missing.
+  let scope: string | undefined;
   try {
-    const done = await custodyOf(f, plan, r, opts);
-    row = { endpointId: done.endpointId, outcome: r.req.op === 'create' ? 'created' : 'rotated', version: done.version, fingerprint: done.fingerprint, exitCode: 0 };
+    scope = scopeKey(state.connection().scope);
   } catch (err) {
-    if (isCliError(err)) await stepSummary(f, r, (ci) => ci.rowOfError(err, r.req.endpointId ?? undefined, explainError(err)));
+    if (given === 'last') throw err;
+    scope = undefined;
+  }
+  const last = scope === undefined ? undefined : EndpointFacts.read(ctx.configDir, scope, endpointId).lastVersion();
+  const id = escapeInline(endpointId);
+  if (given === 'last') {
+    if (!last) throw usageError(`--expected-version last: this machine has seen no version of endpoint ${id} in ${escapeInline(scope!)}`, VERSION_SOURCES);
+    ctx.io.notice(`expected version ${last.version} (--expected-version last), as this machine last saw it at ${escapeInline(last.at)}`);
+    return String(last.version);
+  }
+  if (last && state.interactive) {
+    ctx.io.notice(`expected version ${last.version}, as this machine last saw it at ${escapeInline(last.at)}; pass --expected-version to set it`);
+    return String(last.version);
+  }
+  if (prompter) return prompter.expectedVersion();
+  if (last) {
+    throw usageError(
+      'missing --expected-version',
+      `this machine last saw version ${last.version} of endpoint ${id} (at ${escapeInline(last.at)}): pass --expected-version ${last.version}, or --expected-version last to use the last-seen version without naming it`,
+    );
+  }
+  throw missingFlagError('--expected-version');
+}
+
+export interface SecretRequest {
+  /** The record's header. */
+  req: RecordedRequest;
+  send(hooks: CallHooks): Promise<SecretAnswer>;
+  summary(body: SecretResponse): string;
+  /** --idempotency-key given: a replay of an earlier run's request is possible. */
+  keyGiven?: boolean;
+}
+
+/** A create or rotate from record to retire: what an earlier run kept of the same request is delivered instead of sending. */
+export async function runSecretRequest(f: Factory, plan: SecretPlan, r: SecretRequest, opts: SecretResultOptions = {}): Promise<void> {
+  const { ctx } = f;
+  if (!ctx.env.GITHUB_STEP_SUMMARY || f.state().dryRun) return void (await custodyOf(f, plan, r, opts));
+  // GITHUB_STEP_SUMMARY: the run's one row goes there, whatever its outcome; one that cannot be written is said, not fatal.
+  const ci = await import('../../run/ci-report.js');
+  const command = `chatctl webhooks ${r.req.op}`;
+  const summary = (row: ReportRow) => {
+    const problem = ci.reportOne({ env: { GITHUB_STEP_SUMMARY: ctx.env.GITHUB_STEP_SUMMARY }, annotate: ctx.io.stderr, scrub: (t) => ctx.io.scrubber.scrub(t), command }, row, command);
+    if (problem) ctx.io.notice(problem);
+  };
+  let done: Awaited<ReturnType<typeof custodyOf>>;
+  try {
+    done = await custodyOf(f, plan, r, opts);
+  } catch (err) {
+    if (isCliError(err)) summary(ci.rowOfError(err, r.req.endpointId ?? undefined, explainError(err)));
     throw err;
   }
-  await stepSummary(f, r, () => row);
+  summary({ ...done, outcome: r.req.op === 'create' ? 'created' : 'rotated', exitCode: 0 });
 }
 
-type CiReportModule = typeof import('../../run/ci-report.js');
-
-/** Appends the run's one row to the step summary; a summary that cannot be written is said, not fatal. */
-async function stepSummary(f: Factory, r: SecretRequest, rowOf: (ci: CiReportModule) => ReportRow): Promise<void> {
-  const { ctx } = f;
-  const ci = await import('../../run/ci-report.js');
-  const problem = ci.reportOne(
-    { env: { GITHUB_STEP_SUMMARY: ctx.env.GITHUB_STEP_SUMMARY }, annotate: ctx.io.stderr, scrub: (t) => ctx.io.scrubber.scrub(t), command: `chatctl webhooks ${r.req.op}` },
-    rowOf(ci),
-    `chatctl webhooks ${r.req.op}`,
-  );
-  if (problem) ctx.io.notice(problem);
-}
-
-/** What the step summary shows of a delivered secret. */
-interface Done {
-  endpointId: string;
-  version: number | null;
-  fingerprint: string | null;
-}
-
-async function custodyOf(f: Factory, plan: SecretPlan, r: SecretRequest, opts: SecretResultOptions): Promise<Done> {
+async function custodyOf(f: Factory, plan: SecretPlan, r: SecretRequest, opts: SecretResultOptions): Promise<Pick<ReportRow, 'endpointId' | 'version' | 'fingerprint'>> {
   const { ctx } = f;
   const state = f.state();
   if (state.dryRun) {
     await r.send({});
     return { endpointId: r.req.endpointId ?? '', version: null, fingerprint: null };
   }
-  const run = commandCustody(ctx, r.req.scope, opts.escrow, opts.given);
+  // A re-run with the same key delivers what this run kept.
+  const run: CustodyRun = {
+    ...runCustody(ctx, r.req.scope, (key) => `re-run ${sameRequestCommand(undefined, key)}: it delivers the kept secret without rotating again`),
+    escrow: opts.escrow,
+    destination: opts.given ? (id) => destinationFlags(opts.given!, id) : undefined,
+  };
   const custody = await Custody.begin(run, r.req, recordedSecretAnswer(r.req.endpointId ?? undefined));
   if (custody.next === 'superseded') throw custody.error!;
   let got: Got;
@@ -121,15 +241,20 @@ async function custodyOf(f: Factory, plan: SecretPlan, r: SecretRequest, opts: S
     }
   }
   const resent = custody.next === 'deliver' || custody.resent ? true : r.keyGiven ? ('maybe' as const) : false;
-  const outcome = await settleSingle(
-    custody,
-    got,
-    resent,
-    (secret, holder) => deliverTo(ctx, state.output.json, plan, secret, holder, got, r, opts),
-    (cut) =>
-      // A second signal ends the process at once: it still names the record.
-      ctx.setLastWords?.(cut ? () => reportError(deliveryCutShort(cut), ctx.io, state.output.json, false) : undefined),
-  );
+  // accept → deliver → finish: the record goes as soon as every destination holds the secret.
+  const accepted = await custody.accept(got, { resent });
+  let outcome: Settled;
+  if (!accepted.ok) outcome = accepted.outcome;
+  else {
+    // A second signal ends the process at once: it still names the record.
+    const cut = accepted.delivery;
+    ctx.setLastWords?.(cut ? () => reportError(deliveryCutShort(cut), ctx.io, state.output.json, false) : undefined);
+    outcome = await custody.finish(accepted, await deliverTo(ctx, state.output.json, plan, accepted.secret, accepted.holder, got, r, opts).catch(notAttempted));
+    if (outcome.ok) {
+      ctx.setLastWords?.(undefined);
+      custody.retire();
+    }
+  }
   // A secret an earlier run kept comes without its answer: the result shows what is known of it.
   const body = outcome.body ?? ('kept' in got ? bodyWith(got, outcome.holder, '') : undefined);
   const withheld = !outcome.ok && outcome.fp === null;
@@ -146,25 +271,6 @@ async function custodyOf(f: Factory, plan: SecretPlan, r: SecretRequest, opts: S
   // The secret is where it was asked; only --query's output failed (exit 1).
   if (unqueried !== undefined) throw unqueried;
   return { endpointId: outcome.holder.endpointId, version: typeof outcome.holder.version === 'number' ? outcome.holder.version : null, fingerprint: outcome.fp };
-}
-
-/** Custody's accept → deliver → finish for one command: the record goes as soon as every destination holds the secret. */
-async function settleSingle(
-  custody: Custody,
-  got: Got,
-  resent: boolean | 'maybe',
-  deliver: (secret: string, holder: Holder) => Promise<DeliveryResult>,
-  cutShort: (d: InDelivery | undefined) => void,
-): Promise<Settled> {
-  const accepted = await custody.accept(got, { resent });
-  if (!accepted.ok) return accepted.outcome;
-  cutShort(accepted.delivery);
-  const outcome = await custody.finish(accepted, await deliver(accepted.secret, accepted.holder).catch(notAttempted));
-  if (outcome.ok) {
-    cutShort(undefined);
-    custody.retire();
-  }
-  return outcome;
 }
 
 /** Every destination of the plan, or the fallback (the JSON document or the terminal) as one confirmed write. */
@@ -194,7 +300,7 @@ async function deliverTo(ctx: Context, json: boolean, plan: SecretPlan, secret: 
     const body = bodyWith(got, holder, secret);
     let text: string;
     // The whole document, never --query's part of it: planSecret refuses --query without a destination.
-    if (plan.fallback === 'json') text = jsonDocument(ctx.io.stdout, body);
+    if (plan.fallback === 'json') text = stringifyJson(body, ctx.io.stdout.isTTY ? 2 : undefined) + '\n';
     else {
       const rr = await loadRender();
       text =
@@ -216,31 +322,12 @@ function bodyWith(got: { answer: SecretAnswer } | { kept: string }, holder: Hold
   return { data: { endpoint, secret, secretAvailable: true }, meta: { requestId: holder.serverRequestId ?? null } } as unknown as SecretResponse;
 }
 
-/** Where a create's or rotate's secret goes, from its flags and the run, decided before anything is sent. */
-export function secretPlanOf(f: Factory, opts: { secretTo?: string[] | undefined; secretFile?: string | undefined; force?: boolean | undefined }, endpointId?: string): SecretPlan {
-  const { ctx } = f;
-  const state = f.state();
-  return planSecret({
-    secretTo: opts.secretTo,
-    secretFile: opts.secretFile,
-    force: Boolean(opts.force),
-    json: state.output.json,
-    query: state.output.query !== undefined,
-    stdoutIsTTY: ctx.io.stdout.isTTY,
-    stdoutDiscards: ctx.io.stdout.discards,
-    dryRun: state.dryRun,
-    cwd: ctx.cwd,
-    env: ctx.env,
-    endpointId,
-  });
-}
-
 export interface SecretResultOptions {
   /** The limit for an exec: command (tests make it short). */
   execTimeoutMs?: number | undefined;
   /** The destinations as the user gave them: the new-secret hint repeats them. */
   given?: GivenDestinations | undefined;
-  /** --escrow: custody's hook (commands/webhooks/escrow-flags.ts). */
+  /** --escrow: custody's hook (escrowOf in commands/app.ts). */
   escrow?: CustodyRun['escrow'];
 }
 
@@ -251,10 +338,6 @@ function withoutSecret(body: SecretResponse, plan: SecretPlan, delivered: Delive
   if (file && file.kind === 'file' && delivered.some((d) => d.to === file.to)) data.secretFile = file.path;
   if (plan.sinks.length > 0) data.secretDelivery = delivered;
   return { ...body, data: data as SecretResponse['data'] };
-}
-
-function jsonDocument(stdout: OutStream, value: unknown): string {
-  return stringifyJson(value, stdout.isTTY ? 2 : undefined) + '\n';
 }
 
 type Render = typeof import('../../output/render.js');
@@ -270,19 +353,16 @@ function humanText(r: Render, body: SecretResponse, summary: string, paint: Pale
   return r.renderSummary(summary, paint) + table;
 }
 
-// render.ts (and cli-table3) are needed only by human output: loaded on first use.
+// render.ts (and cli-table3) are needed only by human output.
 const loadRender = (): Promise<Render> => import('../../output/render.js');
 
 /**
- * The result after delivery: the envelope with --json, else the summary, the
- * table and where the secret went. Best effort: stdout may be closed, the
- * record odd; the secret is already safe, so nothing here may throw. What
- * it returns is the error of a --query that could not be applied to the
- * document, for the caller to throw once custody is done.
+ * The result after delivery, best effort: the secret is already safe, so
+ * nothing here may throw. It returns the error of a --query that could not
+ * be applied, for the caller to throw once custody is done.
  */
 async function renderAfter(ctx: Context, json: boolean, plan: SecretPlan, body: SecretResponse, summary: string, fp?: string, delivered: Delivered[] = []): Promise<unknown> {
-  // When the secret went to sinks, stdout is not one of its places: a copy the
-  // server put in another field (a record echoing it) is scrubbed there too.
+  // When the secret went to sinks, a copy the server echoed in another field is scrubbed from stdout too.
   const clean = (text: string) => (plan.sinks.length > 0 ? ctx.io.scrubber.scrub(text) : text);
   try {
     if (json) {

@@ -1,71 +1,115 @@
 // chatctl webhooks sign | verify: produce and check the Standard Webhooks
 // headers of a delivery body with a secret held in a file. The secret is
 // registered with the scrubber at once and never printed.
-import type { Factory } from '../app.js';
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { Option, type Command } from 'commander';
+import { collect, examples, SIGNING_MORE, type Factory } from '../app.js';
 import { resolve } from 'node:path';
 import type { Context } from '../../context.js';
 import { localError, usageError } from '../../errors/cli-error.js';
 import { writeJson } from '../../output/io.js';
 import { escapeInline } from '../../output/json.js';
-import { fingerprint } from '../../secret/facts.js';
-import { DEFAULT_TOLERANCE_SECONDS, checkWebhookId, parseHeaders, parseSecret, parseTimestamp, signedHeaders, verifySignature, type Verdict } from '../../signing/standard-webhooks.js';
-import { SecretFiles, type HeldSecret } from './secret-files.js';
+import type { Verdict } from '../../signing/standard-webhooks.js';
+import type { HeldSecret } from './secret-files.js';
+import { readFileLimited } from './fingerprint.js';
 
 /** A delivery body beyond this is not one: refused before it is read whole. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
-export interface SignFlags {
-  secretFile?: string;
-  id?: string;
-  timestamp?: string;
+export function registerSign(parent: Command, f: Factory): void {
+  parent
+    .command('sign')
+    .description('print the webhook-id, webhook-timestamp and webhook-signature headers of a delivery body (Standard Webhooks)')
+    .argument('[body-file]', 'the body to sign, byte for byte; - or nothing for standard input')
+    .option('--secret-file <path>', "the file holding the endpoint's whsec_ secret (- for standard input, with BODY_FILE)")
+    .option('--id <id>', 'the webhook-id (default: msg_ and a random UUID)')
+    .option('--timestamp <seconds>', 'the webhook-timestamp, in Unix seconds (default: now)')
+    .addHelpText(
+      'after',
+      examples(
+        'chatctl webhooks sign --secret-file ./billing.whsec body.json',
+        'chatctl webhooks sign --secret-file ./billing.whsec --id msg_1 --timestamp 1700000000 --json < body.json',
+        'chatctl webhooks sign --secret-file ./billing.whsec body.json > headers.txt && curl -H @headers.txt --data-binary @body.json http://127.0.0.1:8080/hooks',
+      ) + SIGNING_MORE,
+    )
+    .action((bodyFile: string | undefined, opts) => runSign(bodyFile, opts, f));
 }
 
-export interface VerifyFlags {
-  secretFile?: string[];
-  header?: string[];
-  tolerance?: string;
+export function registerVerify(parent: Command, f: Factory): void {
+  parent
+    .command('verify')
+    .description('check the Standard Webhooks signature of a delivery body with the secrets you hold: exit 0 if one signature matches, 9 if none does or the timestamp is too far from now')
+    .argument('[body-file]', 'the body as received, byte for byte; - or nothing for standard input')
+    .addOption(
+      new Option(
+        '--secret-file <path>',
+        "a file holding one of the endpoint's whsec_ secrets (- for standard input, with BODY_FILE); repeat it for each secret you hold, as during an overlap rotation",
+      ).argParser(collect),
+    )
+    .addOption(new Option('--header <line>', "a received header as 'NAME: VALUE'; repeat it for webhook-id, webhook-timestamp and webhook-signature").argParser(collect))
+    .option('--tolerance <seconds>', 'how far the timestamp may be from now, in seconds (default 300)')
+    .addHelpText(
+      'after',
+      examples(
+        "chatctl webhooks verify --secret-file ./billing.whsec --header 'webhook-id: msg_1' --header 'webhook-timestamp: 1700000000' --header 'webhook-signature: v1,K5o…=' body.json",
+        "chatctl webhooks verify --secret-file ./old.whsec --secret-file ./new.whsec --header 'webhook-id: msg_1' --header 'webhook-timestamp: 1700000000' --header 'webhook-signature: v1,K5o…= v1,9dQ…=' body.json",
+        'printenv WEBHOOK_SECRET | chatctl webhooks verify --secret-file - --header "webhook-id: $ID" --header "webhook-timestamp: $TS" --header "webhook-signature: $SIG" --tolerance 600 body.json',
+      ) +
+        `
+webhook-signature may hold several space-separated signatures (during an
+overlap rotation: one per valid secret); one match is enough, wherever it is.
+Each is compared in constant time, with every secret given; the output names
+each secret that matched by its file and fingerprint. The signed content
+takes webhook-timestamp as received, which must be a plain decimal integer
+(Unix seconds, no sign, no leading zero). Exit 0: verified; 9: no signature matches
+(signature_mismatch) or the timestamp is out of tolerance
+(timestamp_out_of_tolerance), the message says which; 2: a malformed header,
+secret or flag. The secret is never printed.
+` +
+        SIGNING_MORE,
+    )
+    .action((bodyFile: string | undefined, opts) => runVerify(bodyFile, opts, f));
 }
+
+export type SignFlags = { secretFile?: string; id?: string; timestamp?: string };
+
+export type VerifyFlags = { secretFile?: string[]; header?: string[]; tolerance?: string };
 
 export async function runSign(bodyFile: string | undefined, flags: SignFlags, f: Factory): Promise<void> {
   const { ctx } = f;
   const state = f.state();
   // The headers are data (`> headers.txt`, `curl -H @headers.txt`): a mask line with the secret must not join them.
   ctx.io.stdoutIsData();
+  const [sw, { readKey }] = await Promise.all([import('../../signing/standard-webhooks.js'), import('./secret-files.js')]);
   const key = await readKey(flags.secretFile, bodyFile, ctx, 'sign');
   if (flags.id !== undefined) {
-    const problem = checkWebhookId(flags.id);
+    const problem = sw.checkWebhookId(flags.id);
     if (problem) throw usageError(`invalid --id: ${problem}`);
   }
   let timestamp = Math.floor(ctx.now() / 1000);
   if (flags.timestamp !== undefined) {
-    const t = parseTimestamp(flags.timestamp);
+    const t = sw.parseTimestamp(flags.timestamp);
     if (!t.ok) throw usageError(`invalid --timestamp "${escapeInline(flags.timestamp)}": ${t.problem}`, 'e.g. --timestamp "$(date +%s)"');
     timestamp = t.value;
   }
   const id = flags.id ?? `msg_${ctx.randomUUID().replaceAll('-', '')}`;
   const body = await readBody(bodyFile, ctx, 'sign');
-  const headers = signedHeaders([key], id, timestamp, body);
+  const headers = sw.signedHeaders([key], id, timestamp, body);
   if (state.output.json) writeJson(ctx.io, headers);
-  else
-    ctx.io.stdout.write(
-      Object.entries(headers)
-        .map(([k, v]) => `${k}: ${v}\n`)
-        .join(''),
-    );
+  else ctx.io.stdout.write(Object.entries(headers).reduce((text, [k, v]) => `${text}${k}: ${v}\n`, ''));
 }
 
 export async function runVerify(bodyFile: string | undefined, flags: VerifyFlags, f: Factory): Promise<void> {
   const { ctx } = f;
   const state = f.state();
+  const [sw, { readSecrets, parseTolerance }] = await Promise.all([import('../../signing/standard-webhooks.js'), import('./secret-files.js')]);
   const secrets = await readSecrets(flags.secretFile ?? [], bodyFile, ctx);
   const tolerance = parseTolerance(flags.tolerance);
   const lines = (flags.header ?? []).map(headerLine);
-  const parsed = parseHeaders(lines);
+  const parsed = sw.parseHeaders(lines);
   if (!parsed.ok) throw usageError(`malformed headers: ${parsed.problem}`, "give each as --header 'NAME: VALUE': webhook-id, webhook-timestamp and webhook-signature");
   const headers = parsed.value;
   const body = await readBody(bodyFile, ctx, 'verify');
-  const verdict = verifySignature(
+  const verdict = sw.verifySignature(
     secrets.map((s) => s.key),
     headers,
     body,
@@ -101,14 +145,7 @@ function verifyFailure(verdict: Verdict & { ok: false }, secrets: readonly HeldS
 }
 
 /** A secret as output names it: its file and fingerprint, never its value. */
-export const describeSecret = (s: { file: string; fingerprint: string }) => `${s.file === '-' ? 'standard input' : escapeInline(s.file)} (${s.fingerprint})`;
-
-/** --tolerance SECONDS, a whole number (default 300). */
-export function parseTolerance(raw: string | undefined): number {
-  if (raw === undefined) return DEFAULT_TOLERANCE_SECONDS;
-  if (!/^\d{1,12}$/.test(raw)) throw usageError(`invalid --tolerance "${escapeInline(raw)}": a whole number of seconds`);
-  return Number(raw);
-}
+const describeSecret = (s: { file: string; fingerprint: string }) => `${s.file === '-' ? 'standard input' : escapeInline(s.file)} (${s.fingerprint})`;
 
 const describeSkew = (skew: number) => (skew >= 0 ? `${skew} s old` : `${-skew} s in the future`);
 
@@ -120,39 +157,6 @@ function headerLine(line: string): [string, string] {
   return [name, line.slice(colon + 1)];
 }
 
-async function readKey(secretFile: string | undefined, bodyFile: string | undefined, ctx: Context, command: string): Promise<Buffer> {
-  if (secretFile === undefined)
-    throw usageError('--secret-file is required', `the file holding the endpoint's whsec_ secret, e.g. chatctl webhooks ${command} --secret-file ./billing.whsec body.json`);
-  if (secretFile === '-') return (await readStdinSecret(bodyFile, ctx)).key;
-  return SecretFiles.load([secretFile], ctx.cwd, (s) => ctx.io.scrubber.addSecret(s)).held[0]!.key;
-}
-
-/** verify's secrets, in the order given: files, and at most one from standard input (`-`). */
-async function readSecrets(given: readonly string[], bodyFile: string | undefined, ctx: Context): Promise<HeldSecret[]> {
-  if (given.length === 0)
-    throw usageError(
-      '--secret-file is required',
-      "the file holding the endpoint's whsec_ secret (repeat it for each secret you hold), e.g. chatctl webhooks verify --secret-file ./billing.whsec … body.json",
-    );
-  if (given.filter((g) => g === '-').length > 1) throw usageError('--secret-file - is given more than once', 'standard input holds one secret; give the others as files');
-  const stdin = given.includes('-') ? await readStdinSecret(bodyFile, ctx) : undefined;
-  const files = SecretFiles.load(
-    given.filter((g) => g !== '-'),
-    ctx.cwd,
-    (s) => ctx.io.scrubber.addSecret(s),
-  ).held;
-  return given.map((g) => (g === '-' ? stdin! : files.shift()!));
-}
-
-async function readStdinSecret(bodyFile: string | undefined, ctx: Context): Promise<HeldSecret> {
-  if (bodyFile === undefined || bodyFile === '-') throw usageError('--secret-file - and the body cannot both come from standard input', 'give the body as BODY_FILE');
-  const text = await ctx.io.stdin.readAll();
-  ctx.io.scrubber.addSecret(text.trim());
-  const key = parseSecret(text);
-  if (!key.ok) throw usageError(`standard input does not hold a signing secret: ${key.problem}`, 'a signing secret reads whsec_ followed by base64');
-  return { file: '-', fingerprint: fingerprint(text.trim()), key: key.value };
-}
-
 async function readBody(file: string | undefined, ctx: Context, command: string): Promise<Buffer> {
   if (file === undefined || file === '-') {
     if (file === undefined && ctx.io.stdin.isTTY) throw usageError('give the BODY_FILE, or the body on standard input', `e.g. chatctl webhooks ${command} … body.json, or … - < body.json`);
@@ -160,30 +164,5 @@ async function readBody(file: string | undefined, ctx: Context, command: string)
     if (bytes.length > MAX_BODY_BYTES) throw usageError(`standard input holds more than ${MAX_BODY_BYTES} bytes: not a delivery body`);
     return bytes;
   }
-  let fd: number;
-  try {
-    fd = openSync(resolve(ctx.cwd, file), 'r');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw usageError(code === 'ENOENT' ? `${escapeInline(file)}: no such file` : `cannot read ${escapeInline(file)}: ${code ?? 'error'}`);
-  }
-  try {
-    if (fstatSync(fd).isDirectory()) throw usageError(`${escapeInline(file)} is a directory`);
-    const chunks: Buffer[] = [];
-    let total = 0;
-    for (;;) {
-      const buf = Buffer.alloc(64 * 1024);
-      const n = readSync(fd, buf, 0, buf.length, null);
-      if (n <= 0) break;
-      total += n;
-      if (total > MAX_BODY_BYTES) throw usageError(`${escapeInline(file)} holds more than ${MAX_BODY_BYTES} bytes: not a delivery body`);
-      chunks.push(buf.subarray(0, n));
-    }
-    return Buffer.concat(chunks);
-  } catch (err) {
-    if ((err as { code?: string }).code === 'usage_error') throw err;
-    throw usageError(`cannot read ${escapeInline(file)}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
-  } finally {
-    closeSync(fd);
-  }
+  return readFileLimited(resolve(ctx.cwd, file), escapeInline(file), MAX_BODY_BYTES, 'not a delivery body');
 }

@@ -1,21 +1,36 @@
-// chatctl webhooks trigger ENDPOINT_ID --event TYPE: asks the sandbox to send
-// one signed event to the endpoint's destination and reports what the
-// receiver answered. Against a base URL that is not a chatctl sandbox it
-// stops (exit 2) after one credential-free check.
-import type { Factory } from '../app.js';
+// chatctl webhooks trigger ENDPOINT_ID --event TYPE: the sandbox sends one
+// signed event to the endpoint's destination; this says what the receiver answered.
+import type { Command } from 'commander';
+import { examples, type Factory } from '../app.js';
 import { EVENT_TYPES } from '../../api/schemas.js';
-import { requireSandbox, sandboxDeliver, type Delivery } from '../../http/sandbox-client.js';
-import { clientConfig } from '../../run/webhooks-client.js';
+import type { Delivery } from '../../http/sandbox-client.js';
 import { localError, usageError } from '../../errors/cli-error.js';
 import { didYouMean } from '../../errors/explain.js';
 import { writeJson } from '../../output/io.js';
 import { escapeInline } from '../../output/json.js';
 
-export interface TriggerFlags {
-  event?: string;
+export function registerTrigger(parent: Command, f: Factory): void {
+  parent
+    .command('trigger')
+    .description("sandbox only: have the sandbox send one signed event to the endpoint's destination, and show what the receiver answered")
+    .argument('<endpoint-id>', 'the endpoint to deliver to')
+    .option('--event <type>', 'the event type to deliver (one the endpoint subscribes to)')
+    .addHelpText(
+      'after',
+      examples('chatctl webhooks trigger we_123 --event chat.message.created.v1', 'chatctl webhooks trigger we_123 --event chat.message.created.v1 --json | jq .data.delivery.receiver') +
+        `
+Works against \`chatctl sandbox\` only: it first checks GET /_sandbox (no
+credentials sent) and exits 2 against anything else. The delivery is signed
+with every secret valid now: during an overlap rotation the new and the
+previous one. Exit 0: the receiver answered 2xx; 9: it answered something
+else (delivery_refused); 12: it could not be reached (delivery_failed).
+See docs/signing.md for rehearsing a rotation against your own receiver.
+`,
+    )
+    .action((endpointId: string, opts) => runTrigger(endpointId, opts, f));
 }
 
-export async function runTrigger(endpointId: string, flags: TriggerFlags, f: Factory): Promise<void> {
+export async function runTrigger(endpointId: string, flags: { event?: string }, f: Factory): Promise<void> {
   const { ctx } = f;
   const state = f.state();
   if (endpointId.trim() === '') throw usageError('ENDPOINT_ID is empty');
@@ -26,10 +41,10 @@ export async function runTrigger(endpointId: string, flags: TriggerFlags, f: Fac
       `invalid --event "${escapeInline(eventType)}": not one of the ${EVENT_TYPES.length} event types`,
       didYouMean(eventType, EVENT_TYPES) ?? 'the event types are listed in: chatctl webhooks create --help',
     );
-  const cfg = await clientConfig(ctx, f.state());
+  const [{ requireSandbox, sandboxDeliver }, { config }] = await Promise.all([import('../../http/sandbox-client.js'), f.client()]);
   // A dry run sends nothing, not even the check: it shows the delivery request.
-  if (!f.state().dryRun) await requireSandbox(cfg);
-  const envelope = await sandboxDeliver(cfg, endpointId, { eventType });
+  if (!state.dryRun) await requireSandbox(config);
+  const envelope = await sandboxDeliver(config, endpointId, { eventType });
   const d = envelope.data.delivery;
   if (state.output.json) writeJson(ctx.io, envelope);
   else ctx.io.stdout.write(describe(d));
@@ -37,10 +52,7 @@ export async function runTrigger(endpointId: string, flags: TriggerFlags, f: Fac
   if (failure) throw failure;
 }
 
-/**
- * What happened, in one line first: delivered (the receiver answered 2xx),
- * sent but refused (another status), or not delivered and why (no answer).
- */
+/** What happened, in one line first: delivered (2xx), refused (another status), or not delivered and why. */
 function describe(d: Delivery): string {
   const r = d.receiver;
   const event = escapeInline(d.eventType);

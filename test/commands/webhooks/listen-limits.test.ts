@@ -9,8 +9,7 @@ import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import http from 'node:http';
 import { join } from 'node:path';
-import { LISTEN_LIMITS, type ListenLimits } from '../../../src/commands/webhooks/listen/limits.js';
-import { startListener, type DeliveryRecord, type RunningListener } from '../../../src/commands/webhooks/listen/server.js';
+import { LISTEN_LIMITS, startListener, type DeliveryRecord, type ListenLimits, type RunningListener } from '../../../src/commands/webhooks/listen-server.js';
 import { ROOT } from '../../support/fixtures.js';
 
 const LIMITS: ListenLimits = {

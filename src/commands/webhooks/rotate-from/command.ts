@@ -2,7 +2,7 @@
 // be refused is refused before anything is sent (flags, token, destinations,
 // next manifest, journal, every line, confirmation); then the run (runner.ts).
 // A bundle of its own (dist/lazy/bulk.cjs): single-endpoint runs never load it.
-import type { Factory } from '../../app.js';
+import { escrowOf, type Factory, sayWaiting } from '../../app.js';
 import { dirname, resolve } from 'node:path';
 import type { RotationMode } from '../../../api/schemas.js';
 import { secretResponseSchema } from '../../../api/schemas.js';
@@ -10,7 +10,6 @@ import { type CustodyRun, deliveryCutShort, destinationFlags, type InDelivery, l
 import { prepareRecoveryFolder, scopeKey } from '../../../secret/record.js';
 import { deliverAll, type DeliverDeps, describeKeepFailure, hasIdPlaceholder, parseSinks, sinkHolds, type SinkSettings, sinksFor, substituteId } from '../../../secret/deliver.js';
 import type { Context } from '../../../context.js';
-import { sayWaiting } from '../../../run/webhooks-client.js';
 import { CliError, EXIT, isCliError, localError, usageError } from '../../../errors/cli-error.js';
 import { reportError } from '../../../errors/explain.js';
 import { ciReportWanted, escapeInline, shellQuote } from '../../../output/json.js';
@@ -21,7 +20,7 @@ import { NextManifest } from './next-manifest.js';
 import { humanOutput, jsonOutput, reportRow, summaryLine, withDoneAt } from './output.js';
 import { runBulk, type ItemResult, type RunSummary } from './runner.js';
 import { CiReport } from '../../../run/ci-report.js';
-import { escrowOf, type EscrowFlags } from '../escrow-flags.js';
+import type { EscrowFlags } from '../../../secret/escrow.js';
 
 type StringFlag = 'concurrency' | 'journal' | 'secretFile' | 'mode' | 'expectedVersion' | 'idempotencyKey' | 'nextManifest' | 'every' | 'report';
 type FromOptions = EscrowFlags & { from: string; secretTo?: string[]; force?: boolean; yes?: boolean } & { [K in StringFlag]?: string };
@@ -341,7 +340,7 @@ async function runClient(plan: Plan, f: Factory) {
       if (awaited.size === 0 && inDelivery.size === 0) {
         const then = journalPath !== undefined ? `a re-run with --journal ${shellQuote(journalPath)} collects them` : 'without a --journal, a re-run of each with its --idempotency-key collects it';
         sayWaiting(
-          ctx,
+          f,
           `${w.signal === 'SIGINT' ? 'interrupted' : `${w.signal} received`}: no new item starts; the requests already sent are waited for${w.graceMs === null ? '' : ` (up to ${w.graceMs / 1000} s)`}, so that their secrets are delivered (a second Ctrl-C abandons them: ${then})`,
         );
       }

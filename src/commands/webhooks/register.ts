@@ -1,23 +1,22 @@
-// chatctl webhooks: the group's help, and each verb, which registers itself
-// from its own file beside this one (its options, help and examples). Each
-// action loads its command module when it runs.
+// chatctl webhooks: the group's help and its verbs, one file each with its
+// options, help and run function (which loads what it needs when it runs).
 import type { Command } from 'commander';
-import { examples, type Factory, type Register } from '../../app.js';
+import { examples, type Factory, type Register } from '../app.js';
+import { formHeading } from '../../meta/tree.js';
 import { registerCreate } from './create.js';
 import { registerRotate } from './rotate.js';
 import { registerReactivate } from './reactivate.js';
 import { registerFingerprint } from './fingerprint.js';
-import { registerSign } from './sign.js';
-import { registerVerify } from './verify.js';
+import { registerSign, registerVerify } from './signing.js';
 import { registerTrigger } from './trigger.js';
 import { registerListen } from './listen.js';
-import { registerList, registerShow } from './list.js';
+import { registerList, registerShow } from './inventory.js';
 import { registerRecover } from './recover.js';
 
 /** The verbs, in the order help lists them. */
 const VERBS: Register[] = [
   registerCreate,
-  registerRotate,
+  (parent, f) => registerRotate(parent, f, { rotateFrom: () => import('./rotate-from/command.js'), formHeading }),
   registerReactivate,
   registerList,
   registerShow,
