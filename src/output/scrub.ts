@@ -57,14 +57,14 @@ export function canonicalize(text: string): Canonical {
     const kind = UNUSUAL.test(text) ? charactersOf(text) : KEEP;
     if (kind !== MAPPED) return withoutLeftOut(text, kind === DROP ? LEFT_OUT : kind === CONTROL ? LEFT_OUT_ASCII : LEFT_OUT_PLAIN);
   }
-  let units = newUnits(text.length);
-  for (let i = 0; i < text.length; i++) put(units, text.charCodeAt(i), i, i + 1);
+  let units = rawUnits(text);
   let open = text.length;
-  for (let pass = 0; pass < MAX_PASSES && mayDecode(units); pass++) {
+  // (A pass goes on while the units hold a `\`, `%` or `&`: the text's own, or what the last pass read.)
+  for (let pass = 0, again = /[\\%&]/.test(text); pass < MAX_PASSES && again; pass++) {
     const next = decodeOnce(units);
     open = Math.min(open, next.open);
     if (next.units.length === units.length) break;
-    units = next.units;
+    ({ units, again } = next);
   }
   return finish(units, open);
 }
@@ -116,13 +116,23 @@ function withoutLeftOut(text: string, leftOut: RegExp): Canonical {
 
 const newUnits = (n: number): Units => ({ code: new Uint16Array(n), start: new Int32Array(n), end: new Int32Array(n), length: 0 });
 
+/** 0, 1, 2 …: a raw unit's span is (i, i + 1), read from one array shared by texts shorter than it (nothing writes raw units). */
+let counting: Int32Array | undefined;
+const countTo = (n: number) => new Int32Array(n).map((_, i) => i);
+
+function rawUnits(text: string): Units {
+  const n = text.length;
+  const code = new Uint16Array(n);
+  for (let i = 0; i < n; i++) code[i] = text.charCodeAt(i);
+  const spans = n < 0xffff ? (counting ??= countTo(0x10000)) : countTo(n + 1);
+  return { code, start: spans.subarray(0, n), end: spans.subarray(1, n + 1), length: n };
+}
+
 function put(out: Units, c: number, start: number, end: number): void {
   out.code[out.length] = c;
   out.start[out.length] = start;
   out.end[out.length++] = end;
 }
-
-const mayDecode = (u: Units) => u.code.subarray(0, u.length).some((c) => c === BACKSLASH || c === PERCENT || c === AMPERSAND);
 
 /** The value of `digits` hex units from i, -1 if one is not hex, -2 if the units end first. */
 function hexAt(u: Units, i: number, digits: number): number {
@@ -219,9 +229,10 @@ function track(state: number, c: number): number {
 }
 
 /** One reading of every escape, encoding and reference; a `\` after the ESC that ends a string (`\e]8;;url\e\`) is ST's, not an escape. */
-function decodeOnce(u: Units): { units: Units; open: number } {
+function decodeOnce(u: Units): { units: Units; open: number; again: boolean } {
   const out = newUnits(u.length);
   let open = Number.MAX_SAFE_INTEGER;
+  let again = false;
   let state = OUTSIDE;
   for (let i = 0; i < u.length; ) {
     const c = u.code[i]!;
@@ -230,6 +241,7 @@ function decodeOnce(u: Units): { units: Units; open: number } {
       let j = i + 1;
       if (!afterRawEsc) while (j < u.length && u.code[j] === BACKSLASH) j++;
       state = OUTSIDE;
+      again = true;
       put(out, BACKSLASH, u.start[i]!, u.end[j - 1]!);
       i = j;
       continue;
@@ -249,11 +261,12 @@ function decodeOnce(u: Units): { units: Units; open: number } {
     if (read.open) open = Math.min(open, u.start[i]!);
     for (const ch of read.chars) {
       state = track(state, ch);
+      again ||= ch === BACKSLASH || ch === PERCENT || ch === AMPERSAND;
       put(out, ch, u.start[i]!, u.end[read.next - 1]!);
     }
     i = read.next;
   }
-  return { units: out, open };
+  return { units: out, open, again };
 }
 
 // HTML's named references read: every one for an ASCII character, a space or
@@ -439,8 +452,7 @@ function readInOrder(u: Units, r: Reading): void {
       if (end === CUT_OFF) {
         if (open) open.at = Math.min(open.at, u.start[i]!);
       } else if (end > i) {
-        const isString = c === ESC ? isStringIntro(u.code[i + 1]) : isC1String(c);
-        if (c === LESS_THAN || isString) hidden.push(heldBy(u, i, end));
+        if (c === LESS_THAN || (c === ESC ? isStringIntro(u.code[i + 1]) : isC1String(c))) hidden.push(heldBy(u, i, end));
         i = end - 1;
         continue;
       }
