@@ -9,7 +9,7 @@ import type { Transport } from '../http/transport.js';
 import { createIO, type RawStreams } from '../output/io.js';
 import { loadPalettes } from '../output/io.js';
 import { configDir } from '../config/schema.js';
-import { randomUUID } from '../fs/files.js';
+import { randomUUID } from '../system/files.js';
 import { reportError, toCliError } from '../errors/explain.js';
 import { CliError } from '../errors/cli-error.js';
 import { EXIT, type ExitCode } from '../errors/cli-error.js';
@@ -93,11 +93,11 @@ export async function execute(argv: string[], given: ExecuteContext): Promise<nu
   }
 }
 
-/** In GitHub Actions a failed command leaves an `::error` annotation (run/ci-report.ts), unless already reported (each failed item of `rotate --from`). */
+/** In GitHub Actions a failed command leaves an `::error` annotation (system/ci-report.ts), unless already reported (each failed item of `rotate --from`). */
 async function annotate(e: CliError, argv: readonly string[], io: ReturnType<typeof createIO>): Promise<void> {
   if (e.reported) return;
   try {
-    const { CiReport, rowOfError, commandOf } = await import('../run/ci-report.js');
+    const { CiReport, rowOfError, commandOf } = await import('../system/ci-report.js');
     const { command, endpointId } = commandOf(argv, GLOBALS_WITH_VALUE);
     new CiReport({ env: { GITHUB_ACTIONS: 'true' }, annotate: io.stderr, scrub: (t) => io.scrubber.scrub(t), command }).add(rowOfError(e, endpointId, explainError(e)));
   } catch {

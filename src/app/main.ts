@@ -13,7 +13,7 @@ import { HELP_HELP, renderManPages } from '../meta/reference.js';
 
 export { VERSION };
 /** For bin/chatctl.js, which writes its code cache with it. */
-export { writeFileAtomic } from '../fs/files.js';
+export { writeFileAtomic } from '../system/files.js';
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 

@@ -7,7 +7,7 @@ import { homedir } from 'node:os';
 import { basename, delimiter, dirname, isAbsolute, join } from 'node:path';
 import type { Context } from '../context.js';
 import { usageError } from '../errors/cli-error.js';
-import { writeFileAtomic } from '../fs/files.js';
+import { writeFileAtomic } from '../system/files.js';
 import { BASH, FISH, ZSH } from './templates.js';
 
 export const SHELLS = ['bash', 'zsh', 'fish'] as const;

@@ -6,8 +6,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import Conf from 'conf';
 import type { Context } from '../context.js';
 import { configError } from '../errors/cli-error.js';
-import { refuseNonRegular, syncPath, writeFileAtomic } from '../fs/files.js';
-import { systemLockHost, withLock } from '../fs/lock.js';
+import { refuseNonRegular, syncPath, writeFileAtomic } from '../system/files.js';
+import { systemLockHost, withLock } from '../system/lock.js';
 import { configFile } from './schema.js';
 
 /** conf's temporary files for config.json, which a killed write leaves. */

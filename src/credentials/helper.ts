@@ -1,7 +1,7 @@
 // A profile's token command (`profile set P --token-command CMD`), run by
 // /bin/sh -c with 10 s to print the token. No stdin (it cannot eat a manifest
 // piped to `rotate --from -`); its stderr may echo secrets, so it is dropped.
-import { withoutCredentials } from './variables.js';
+import { withoutCredentials } from '../system/process.js';
 import { spawn } from 'node:child_process';
 import type { Env } from '../context.js';
 import { configError, interrupted } from '../errors/cli-error.js';

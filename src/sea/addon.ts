@@ -4,7 +4,7 @@
 import { chmodSync, closeSync, constants, fstatSync, lstatSync, openSync, readSync, realpathSync, renameSync, statSync, writeSync, type Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Hash } from 'node:crypto';
-import { makeFolders } from '../fs/files.js';
+import { makeFolders } from '../system/files.js';
 
 /** The addon the executable carries: its SHA-256 (hex), and its bytes, read from the assets only when needed. */
 export type AddonSource = { sha256: string; bytes(): Uint8Array };

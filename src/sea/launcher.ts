@@ -9,7 +9,7 @@ import { basename, dirname, join, relative, sep } from 'node:path';
 import { getAsset } from 'node:sea';
 import { setFlagsFromString } from 'node:v8';
 import { Script } from 'node:vm';
-import { registerSingleExecutable } from '../system/packaging.js';
+import { registerSingleExecutable } from '../system/process.js';
 import { loadAddon } from './addon.js';
 
 /** The keyring addon's SHA-256 (hex) among the assets; null when packaging had none for this platform. */

@@ -7,8 +7,8 @@ import { type OddSecretAnswer, oddSecretHint, oddSecretText, type SecretAnswer, 
 import { type Delivered, type DeliveryFailure, describeKeepFailure } from './deliver.js';
 import { type Applied, EndpointFacts, factsPath, fingerprint, seenOf } from './facts.js';
 import { attempt, findLeft, type Left, markSuperseded, pruneSuperseded, type RecordedRequest, removeLeft, WriteAheadRecord } from './record.js';
-import { acquireLock, systemLockHost, type HeldLock, type LockSubject } from '../fs/lock.js';
-import { makeFolders } from '../fs/files.js';
+import { acquireLock, systemLockHost, type HeldLock, type LockSubject } from '../system/lock.js';
+import { makeFolders } from '../system/files.js';
 import { join } from 'node:path';
 import type { Clock } from '../system/clock.js';
 import type { Context } from '../context.js';

@@ -4,7 +4,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Decrypter, Encrypter } from 'age-encryption';
-import { makeFolders, writeFileAtomic } from '../fs/files.js';
+import { makeFolders, writeFileAtomic } from '../system/files.js';
 import { type CliError, usageError } from '../errors/cli-error.js';
 import { describeFailure } from './deliver.js';
 import { shellWord } from '../output/json.js';

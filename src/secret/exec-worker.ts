@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ExecSinkInput } from './exec.js';
-import { singleExecutable } from '../system/packaging.js';
+import { singleExecutable } from '../system/process.js';
 
 type Job = { input: ExecSinkInput; resolve: () => void; reject: (err: Error) => void };
 type FromWorker = { id: number; output?: string; done?: true; error?: string } | { ready: true };

@@ -1,6 +1,6 @@
 // `exec:COMMAND` (docs/secret-destinations.md): run by /bin/sh -c with the secret on its stdin, in a process group
 // of its own (a timeout or Ctrl-C ends whatever it started). Its own bundle: only a run with an exec: sink loads execa.
-import { withoutCredentials } from '../credentials/variables.js';
+import { withoutCredentials } from '../system/process.js';
 import type { Duplex } from 'node:stream';
 import { execa } from 'execa';
 

@@ -2,7 +2,7 @@
 // config folder saw happen to each endpoint, an append-only log per endpoint.
 import { closeSync, constants, fchmodSync, openSync, readdirSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { makeFolders, readRegularFile } from '../fs/files.js';
+import { makeFolders, readRegularFile } from '../system/files.js';
 import { attempt, endpointStem, works } from './record.js';
 import { EXIT, isCliError } from '../errors/cli-error.js';
 import { currentVersionOf } from '../errors/explain.js';

@@ -3,7 +3,7 @@
 import { chmodSync, closeSync, constants, fchmodSync, ftruncateSync, lstatSync, openSync, readdirSync, renameSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type AnswerTap, parseRawAnswer } from '../http/transport.js';
-import { kindOf, makeFolders, readRegularFile, syncPath, writeFileAtomic } from '../fs/files.js';
+import { kindOf, makeFolders, readRegularFile, syncPath, writeFileAtomic } from '../system/files.js';
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 

@@ -10,7 +10,7 @@ import { configDir, parseConfigData, profileOf } from '../../src/config/schema.j
 import { execFileSync } from 'node:child_process';
 import { symlinkSync } from 'node:fs';
 import { CliError } from '../../src/errors/cli-error.js';
-import { makeFolders } from '../../src/fs/files.js';
+import { makeFolders } from '../../src/system/files.js';
 import { cleanupTempDirs, runCli } from '../support/run.js';
 import { afterAll } from 'vitest';
 

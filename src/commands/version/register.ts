@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import { examples, type Factory } from '../app.js';
 import { writeJson } from '../../output/io.js';
-import { packaging, singleExecutable } from '../../system/packaging.js';
+import { packaging, singleExecutable } from '../../system/process.js';
 
 declare const __CHATCTL_COMMIT__: string | null;
 

@@ -27,7 +27,7 @@ import { VERSION_SOURCES, missingFlagError } from '../../errors/explain.js';
 import { checkIdempotencyKey } from '../../input/parse.js';
 import { destinationFlags, type GivenDestinations } from '../../secret/custody.js';
 import { explainError, rerunWords, sameRequestCommand, withRerun } from '../../errors/explain.js';
-import type { ReportRow } from '../../run/ci-report.js';
+import type { ReportRow } from '../../system/ci-report.js';
 import { keptByEarlierRunError } from '../../secret/custody.js';
 import { noteConflict } from '../../secret/facts.js';
 
@@ -194,7 +194,7 @@ export async function runSecretRequest(f: Factory, plan: SecretPlan, r: SecretRe
   const { ctx } = f;
   if (!ctx.env.GITHUB_STEP_SUMMARY || f.state().dryRun) return void (await custodyOf(f, plan, r, opts));
   // GITHUB_STEP_SUMMARY: the run's one row goes there, whatever its outcome; one that cannot be written is said, not fatal.
-  const ci = await import('../../run/ci-report.js');
+  const ci = await import('../../system/ci-report.js');
   const command = `chatctl webhooks ${r.req.op}`;
   const summary = (row: ReportRow) => {
     const problem = ci.reportOne({ env: { GITHUB_STEP_SUMMARY: ctx.env.GITHUB_STEP_SUMMARY }, annotate: ctx.io.stderr, scrub: (t) => ctx.io.scrubber.scrub(t), command }, row, command);
@@ -290,7 +290,7 @@ async function deliverTo(ctx: Context, json: boolean, plan: SecretPlan, secret: 
         execTimeoutMs: opts.execTimeoutMs,
         // --json: stderr holds JSON lines only; a failing command's output goes into its failure.
         captureExecOutput: json,
-        // A CI report says what a failing exec: destination said (run/ci-report.ts).
+        // A CI report says what a failing exec: destination said (system/ci-report.ts).
         keepExecOutput: ciReportWanted(ctx.env),
       },
     );

@@ -19,7 +19,7 @@ import { bufferSource, checkManifest, fileSource, manifestItems, type ManifestIt
 import { NextManifest } from './next-manifest.js';
 import { humanOutput, jsonOutput, reportRow, summaryLine, withDoneAt } from './output.js';
 import { runBulk, type ItemResult, type RunSummary } from './runner.js';
-import { CiReport } from '../../../run/ci-report.js';
+import { CiReport } from '../../../system/ci-report.js';
 import type { EscrowFlags } from '../../../secret/escrow.js';
 
 type StringFlag = 'concurrency' | 'journal' | 'secretFile' | 'mode' | 'expectedVersion' | 'idempotencyKey' | 'nextManifest' | 'every' | 'report';

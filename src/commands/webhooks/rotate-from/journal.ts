@@ -6,8 +6,8 @@ import { open, type FileHandle } from 'node:fs/promises';
 import type { RotationMode } from '../../../api/schemas.js';
 import { CliError, EXIT, usageError } from '../../../errors/cli-error.js';
 import type { Context } from '../../../context.js';
-import { acquireLock, systemLockHost, type LockSubject } from '../../../fs/lock.js';
-import { writeFileAtomic } from '../../../fs/files.js';
+import { acquireLock, systemLockHost, type LockSubject } from '../../../system/lock.js';
+import { writeFileAtomic } from '../../../system/files.js';
 import { escapeInline } from '../../../output/json.js';
 import { fileChunks, splitLines, type ManifestItem } from './manifest.js';
 

@@ -3,8 +3,8 @@
 import { realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Context } from '../../../context.js';
-import { acquireLock, systemLockHost, type LockSubject } from '../../../fs/lock.js';
-import { makeFolders, writeFileAtomic } from '../../../fs/files.js';
+import { acquireLock, systemLockHost, type LockSubject } from '../../../system/lock.js';
+import { makeFolders, writeFileAtomic } from '../../../system/files.js';
 import type { RotationMode } from '../../../api/schemas.js';
 import { CliError, EXIT, usageError } from '../../../errors/cli-error.js';
 import { currentVersionOf } from '../../../errors/explain.js';

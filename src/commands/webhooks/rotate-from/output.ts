@@ -6,7 +6,7 @@ import type { ManifestItem } from './manifest.js';
 import type { ItemResult, Progress, RunSummary } from './runner.js';
 import { settledOf, type Prior } from './journal.js';
 import type { Clock } from '../../../system/clock.js';
-import { rowOfError, type ReportRow } from '../../../run/ci-report.js';
+import { rowOfError, type ReportRow } from '../../../system/ci-report.js';
 import { currentVersionOf } from '../../../errors/explain.js';
 import { EXIT } from '../../../errors/cli-error.js';
 
@@ -139,7 +139,7 @@ function skippedLine(r: Extract<ItemLine, { ok: true }>): string {
   return `  ${escapeInline(r.endpointId)}  ${version}rotated ${when}\n`;
 }
 
-/** An item's result line as the CI report shows it (run/ci-report.ts); a 7 says which expectedVersion to give. */
+/** An item's result line as the CI report shows it (system/ci-report.ts); a 7 says which expectedVersion to give. */
 export function reportRow(r: ItemLine): ReportRow {
   if (r.ok) return { endpointId: r.endpointId, outcome: r.skipped ? 'skipped' : 'rotated', version: r.version ?? null, fingerprint: r.fingerprint || null, exitCode: 0 };
   const current = r.exitCode === EXIT.versionConflict ? currentVersionOf(r.error.details) : undefined;

@@ -19,7 +19,7 @@ import { BIN, NODE, SECRET, scopeEnv, secretBody } from '../../../support/fixtur
 import { parseErrorLine, stackTrace } from '../../../support/json.js';
 import { buildEnv, cleanupTempDirs, deadPid, shellQuote, spawnCli, waitFor, workspace } from '../../../support/run.js';
 import { RecordingServer, json } from '../../../support/server.js';
-import { parseRecord, procStartTime, systemLockHost } from '../../../../src/fs/lock.js';
+import { parseRecord, procStartTime, systemLockHost } from '../../../../src/system/lock.js';
 import { scaled } from '../../../support/slowdown.js';
 
 let server: RecordingServer;

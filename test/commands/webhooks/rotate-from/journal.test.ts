@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { foldRecord, JournalWriter, loadJournal, lockJournal, sameScope, type JournalRecord, type Prior } from '../../../../src/commands/webhooks/rotate-from/journal.js';
 import { isCliError } from '../../../../src/errors/cli-error.js';
-import { parseRecord, systemLockHost } from '../../../../src/fs/lock.js';
+import { parseRecord, systemLockHost } from '../../../../src/system/lock.js';
 import { deadPid } from '../../../support/run.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'chatctl-journal-'));

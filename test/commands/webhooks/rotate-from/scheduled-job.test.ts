@@ -7,7 +7,7 @@
 import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { acquireLock, systemLockHost } from '../../../../src/fs/lock.js';
+import { acquireLock, systemLockHost } from '../../../../src/system/lock.js';
 import { fingerprint } from '../../../../src/secret/facts.js';
 import { generateX25519Identity, identityToRecipient } from 'age-encryption';
 import { baseEnv, runInProcess, waitFor, type InProcessResult } from '../../../support/run.js';

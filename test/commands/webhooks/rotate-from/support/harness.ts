@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createWebhooksClient } from '../../../../../src/http/api-client.js';
 import { findLeft, prepareRecoveryFolder, recordPaths, scopeKey } from '../../../../../src/secret/record.js';
-import { writeFileAtomic } from '../../../../../src/fs/files.js';
+import { writeFileAtomic } from '../../../../../src/system/files.js';
 import type { Transport } from '../../../../../src/http/transport.js';
 import { foldRecord, type JournalRecord, type Prior } from '../../../../../src/commands/webhooks/rotate-from/journal.js';
 import type { ManifestItem } from '../../../../../src/commands/webhooks/rotate-from/manifest.js';

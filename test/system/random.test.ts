@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { randomBytes, randomUUID } from '../../src/fs/files.js';
+import { randomBytes, randomUUID } from '../../src/system/files.js';
 
 describe('random ids', () => {
   it('are version 4 UUIDs with the RFC variant, and do not repeat', () => {

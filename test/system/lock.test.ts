@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { existsSync, linkSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LEFTOVER_MS, LOCK_WAIT_MS, UNREADABLE_STALE_MS, breakStale, inspectLock, judge, parseRecord, procStartTime, withLock, type LockHost } from '../../src/fs/lock.js';
+import { LEFTOVER_MS, LOCK_WAIT_MS, UNREADABLE_STALE_MS, breakStale, inspectLock, judge, parseRecord, procStartTime, withLock, type LockHost } from '../../src/system/lock.js';
 import { CliError } from '../../src/errors/cli-error.js';
 
 let dir: string;

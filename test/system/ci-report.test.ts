@@ -12,7 +12,7 @@ import { baseEnv, cleanupTempDirs, runInProcess, workspace } from '../support/ru
 import { endpointBody, sandbox, T0 } from '../support/sandbox.js';
 import { PYTHON } from '../support/python.js';
 import { errorCommand } from '../../src/output/json.js';
-import { commandOf, firstStep } from '../../src/run/ci-report.js';
+import { commandOf, firstStep } from '../../src/system/ci-report.js';
 
 afterAll(cleanupTempDirs);
 

@@ -12,7 +12,7 @@ import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { type CliError, configError, interrupted } from '../errors/cli-error.js';
 import { isTempOf, quietly, randomBytes, writeFileAtomic } from './files.js';
-import type { Clock } from '../system/clock.js';
+import type { Clock } from './clock.js';
 
 export const LOCK_WAIT_MS = 10_000;
 const WAIT_NOTICE_MS = 1_000;
@@ -57,7 +57,7 @@ interface LockOptions {
   /** Called once, when the wait has lasted WAIT_NOTICE_MS, with who holds the lock. */
   onWait?: (holder: string) => void;
   subject?: LockSubject;
-  /** Names of another writer's temporary files for the locked file (swept like fs/files.ts's). */
+  /** Names of another writer's temporary files for the locked file (swept like system/files.ts's). */
   leftover?: ((name: string) => boolean) | undefined;
 }
 

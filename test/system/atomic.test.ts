@@ -7,7 +7,7 @@ import fs, { chmodSync, lstatSync, mkdtempSync, readFileSync, readdirSync, rmSyn
 import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeFileAtomic, writeFileAtomicAsync } from '../../src/fs/files.js';
+import { writeFileAtomic, writeFileAtomicAsync } from '../../src/system/files.js';
 import { scaled } from '../support/slowdown.js';
 
 const real = { writeSync: fs.writeSync, fsyncSync: fs.fsyncSync };

@@ -6,7 +6,7 @@
 import { appendFileSync, closeSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { errorCommand } from '../output/json.js';
-import { randomBytes, writeFileAtomic } from '../fs/files.js';
+import { randomBytes, writeFileAtomic } from './files.js';
 
 /** One line of the report: an item of `rotate --from`, or the one endpoint of create or rotate. */
 export interface ReportRow {

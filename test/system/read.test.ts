@@ -4,7 +4,7 @@
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readRegularFile } from '../../src/fs/files.js';
+import { readRegularFile } from '../../src/system/files.js';
 import { cleanupTempDirs, tempDir } from '../support/run.js';
 
 afterAll(cleanupTempDirs);
