@@ -10,7 +10,10 @@ export function isTruthyEnv(value: string | undefined): boolean {
   return value !== undefined && !['', '0', 'false', 'no', 'off'].includes(value.trim().toLowerCase());
 }
 
+/** CI is set: the one place chatctl reads it; commands ask the run-state (`state.ci`). */
+export const isCi = (env: NodeJS.ProcessEnv): boolean => isTruthyEnv(env.CI);
+
 /** Prompts are off: --no-input, CHATCTL_NO_INPUT or CI. */
 export function noInput(flags: { noInput?: boolean | undefined }, env: NodeJS.ProcessEnv): boolean {
-  return Boolean(flags.noInput) || isTruthyEnv(env.CHATCTL_NO_INPUT) || isTruthyEnv(env.CI);
+  return Boolean(flags.noInput) || isTruthyEnv(env.CHATCTL_NO_INPUT) || isCi(env);
 }

@@ -7,7 +7,7 @@ import type { OutputMode } from '../output/io.js';
 import type { JsonQuery } from '../output/json.js';
 import { configStoreFor } from '../config/store.js';
 import { checkHeaderValue } from '../http/wire-checks.js';
-import { isTruthyEnv, noInput } from '../input/values.js';
+import { isCi, noInput } from '../input/values.js';
 import { noTokenError, storedTokenSource, type TokenOrigin } from '../credentials/source.js';
 import { describeScope, resolveConnection, type Connection, type ScopeDescription, type ScopeFlags } from '../scope/resolve.js';
 import { resolveRequestSettings, type RequestFlags, type RequestSettings } from '../http/settings.js';
@@ -104,7 +104,7 @@ function runState(g: GlobalOptions, ctx: Context, config: () => ConfigData, quer
     given: { profile: g.profile, baseUrl: g.baseUrl, org: g.org, app: g.app, env: g.env },
     output: outputMode(g, query),
     dryRun: Boolean(g.dryRun),
-    ci: isTruthyEnv(env.CI),
+    ci: isCi(env),
     // stdout first: a run whose output is not a terminal never builds stdin.
     interactive: Boolean(ctx.io.stdout.isTTY && ctx.io.stdin.isTTY) && !noInput(flags, env),
     config,
