@@ -89,7 +89,6 @@ export interface IO {
   paint: { stdout: Palette; stderr: Palette };
   /** An informational line on stderr ("chatctl: …"), muted with --quiet and --json. */
   notice(text: string): void;
-  readonly quiet: boolean;
   /** Stdout is data (`auth token`, `webhooks sign`), as with --json: from now on `::add-mask::` lines go to stderr. */
   stdoutIsData(): void;
   readonly query?: JsonQuery | undefined;
@@ -173,9 +172,6 @@ export function createIO(raw: RawStreams, settings: IOSettings): IO & { setOutpu
     columns: settings.columns || raw.stdout.columns || 100,
     notice: (text: string) => {
       if (!quiet) stderr.write(`chatctl: ${text}\n`);
-    },
-    get quiet() {
-      return quiet;
     },
     get query() {
       return query;

@@ -31,7 +31,6 @@ export function fakeIO(tty: { stdin?: boolean; stdout?: boolean; stderr?: boolea
     color: { stdout: false, stderr: false },
     paint: { stdout: PLAIN, stderr: PLAIN },
     notice: (s) => void (err += scrubber.scrub(`chatctl: ${s}\n`)),
-    quiet: false,
     stdoutIsData: () => {},
     out: () => out,
     err: () => err,
