@@ -62,7 +62,7 @@ export function proxyTransport(proxyUrl: string): Transport {
       const status = (at.status = res.statusCode);
       if (feed && !feed.attached) tap = opts.tap;
       tap?.head(status, res.headers);
-      timer.answerBegan();
+      timer.progress();
       const declared = Number(res.headers['content-length']);
       if (Number.isFinite(declared) && declared > opts.maxBodyBytes) {
         controller.abort();

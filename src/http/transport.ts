@@ -39,11 +39,6 @@ interface Head {
   end: number;
 }
 
-const statusOf = (line: string): number | undefined => {
-  const m = STATUS_LINE.exec(line);
-  return m ? Number(m[1]) : undefined;
-};
-
 /** One head from `at`, up to the blank line (CRLF or a bare LF, as llhttp accepts); `end` -1 when it is cut off. */
 function readHead(bytes: Buffer, at: number): Head | undefined {
   const prefix = bytes.subarray(at, at + 5).toString('latin1');
@@ -57,8 +52,9 @@ function readHead(bytes: Buffer, at: number): Head | undefined {
     if (line === undefined || line === '') break;
     lines.push(line);
   }
-  const status = statusOf(lines[0] ?? '');
-  if (status === undefined) return undefined;
+  const statusLine = STATUS_LINE.exec(lines[0] ?? '');
+  if (!statusLine) return undefined;
+  const status = Number(statusLine[1]);
   if (pos < 0) return { status, headers: {}, end: -1 };
   const headers: Record<string, string> = {};
   for (const line of lines.slice(1)) {
@@ -301,7 +297,7 @@ export const nodeTransport: Transport = async (req, opts) => {
       const answered = res.statusCode ?? 0;
       at.status = answered;
       parsedTap?.head(answered, res.headers);
-      timer.answerBegan();
+      timer.progress();
       collectBody(res, answered, { ...opts, tap: parsedTap }, timer, fail, (raw) => {
         if (settled) return;
         settle();
@@ -371,10 +367,10 @@ function collectBody(
   res.on('end', () => (res.complete ? done(Buffer.concat(chunks)) : fail(truncated())));
 }
 
-/** An attempt's time limits: one for the whole exchange, or with answerWaitMs, --timeout to send and per stall, answerWaitMs to the end. */
 /** Where an attempt stands: the status once an answer began, and whether the request may have reached the server. */
 export type AttemptState = { status: number | undefined; sent: boolean };
 
+/** An attempt's time limits: one for the whole exchange, or with answerWaitMs, --timeout to send and per stall, answerWaitMs to the end. */
 export function attemptTimer(opts: Pick<AttemptOptions, 'timeoutMs' | 'answerWaitMs'>, at: Readonly<AttemptState>, fail: (err: TransportError) => void) {
   const patient = opts.answerWaitMs !== undefined;
   let phase: ReturnType<typeof setTimeout> | undefined;
@@ -386,9 +382,7 @@ export function attemptTimer(opts: Pick<AttemptOptions, 'timeoutMs' | 'answerWai
       clearTimeout(phase);
       whole = setTimeout(() => fail((self.error = new TransportError('timeout', 'no complete answer came before the deadline', at.status, true, true))), opts.answerWaitMs);
     },
-    answerBegan() {
-      if (patient) stalls();
-    },
+    /** The answer began, or more of it came: with answerWaitMs, each stall is bounded by --timeout. */
     progress() {
       if (patient) stalls();
     },

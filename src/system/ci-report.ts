@@ -1,8 +1,5 @@
-// What a run tells the CI system around it (docs/ci-systems.md), beside its
-// own output: on GitHub Actions one `::error` annotation per failed item on
-// stderr; with GITHUB_STEP_SUMMARY a Markdown table of the run; with
-// `--report FILE` (rotate --from) a JUnit XML report. Every text passes the
-// run's scrubber first. Loaded only by a run that has one of these to do.
+// What a run tells the CI system around it (docs/ci-systems.md): annotations, the step summary, a JUnit report.
+// Every text passes the run's scrubber first. Loaded only by a run that has one of these to do.
 import { appendFileSync, closeSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { errorCommand } from '../output/json.js';
@@ -89,12 +86,11 @@ export class CiReport {
       else if (row.outcome !== 'failed' && this.others.length < SUMMARY_ROWS) this.others.push(line);
       else this.rowsLeft += 1;
     }
-    if (this.junitRows !== undefined) this.addTestcase(row, message, why.filter(Boolean).join('\n'));
+    if (this.junitRows !== undefined) this.addTestcase(this.junitRows, row, message, why.filter(Boolean).join('\n'));
   }
 
   /** One testcase on its way to the report; a failure to append drops the report (said at the end), never the run. */
-  private addTestcase(row: ReportRow, message: string | undefined, why: string): void {
-    if (this.junitRows === undefined) return;
+  private addTestcase(rowsFile: string, row: ReportRow, message: string | undefined, why: string): void {
     this.junitCount += 1;
     const body =
       row.outcome === 'failed'
@@ -103,17 +99,13 @@ export class CiReport {
           ? `<system-out>${xml(`skipped: done by an earlier run${row.version !== null ? ` (version ${row.version})` : ''}`)}</system-out>`
           : `<system-out>${xml(`${row.outcome}${row.version !== null ? `: version ${row.version}` : ''}${row.fingerprint ? `, ${row.fingerprint}` : ''}`)}</system-out>`;
     try {
-      appendFileSync(this.junitRows, `    <testcase classname="chatctl.rotate" name="${xml(row.endpointId)}"${row.version !== null ? ` version="${row.version}"` : ''}>${body}</testcase>\n`);
+      appendFileSync(rowsFile, `    <testcase classname="chatctl.rotate" name="${xml(row.endpointId)}"${row.version !== null ? ` version="${row.version}"` : ''}>${body}</testcase>\n`);
     } catch (err) {
       this.junitBroken = (err as NodeJS.ErrnoException).code ?? String(err);
     }
   }
 
-  /**
-   * The run is over: the step summary appended, the JUnit report written
-   * (atomically). A summary that cannot be appended is said on stderr, not
-   * fatal: the run's own outcome stands.
-   */
+  /** Appends the step summary and writes the JUnit report; what could not be written is returned, not thrown: the run's outcome stands. */
   finish(totals: ReportTotals, what = 'chatctl webhooks rotate'): string | undefined {
     let problem: string | undefined;
     const summaryPath = this.s.env.GITHUB_STEP_SUMMARY;
@@ -130,8 +122,7 @@ export class CiReport {
     }
     if (this.junitRows !== undefined && this.s.junitPath !== undefined) {
       try {
-        const failed = totals.failed;
-        const head = `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites tests="${this.junitCount}" failures="${failed}">\n  <testsuite name="${xml(what)}" tests="${this.junitCount}" failures="${failed}" skipped="0" errors="0">\n`;
+        const head = `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites tests="${this.junitCount}" failures="${totals.failed}">\n  <testsuite name="${xml(what)}" tests="${this.junitCount}" failures="${totals.failed}" skipped="0" errors="0">\n`;
         const rows = readFileSync(this.junitRows);
         writeFileAtomic(this.s.junitPath, Buffer.concat([Buffer.from(head), Buffer.from(this.s.scrub(rows.toString('utf8'))), Buffer.from('  </testsuite>\n</testsuites>\n')]), { mode: 0o644 });
       } finally {
@@ -175,11 +166,7 @@ const code = (text: string) => `\`${cell(text).replace(/`/g, "'")}\``;
 const xml = (text: string) => text.replace(/[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/gu, '\ufffd').replace(/[&<>"']/g, (c) => XML_ENTITIES[c]!);
 const XML_ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
 
-/**
- * A failed command's error as a report row (what execute and create/rotate
- * know of it). The next step is the hint's first, else what the human report
- * explains under the message (errors/explain.ts: the re-run of a conflict).
- */
+/** A failed command's error as a report row; the next step is the hint's first, else what errors/explain.ts says under the message. */
 export function rowOfError(e: { message: string; hint?: string | undefined; exitCode: number; details: unknown }, endpointId: string | undefined, explained: readonly string[] = []): ReportRow {
   const d = (e.details !== null && typeof e.details === 'object' ? e.details : {}) as { endpointId?: unknown; version?: unknown; fingerprint?: unknown; failed?: unknown };
   const failed = Array.isArray(d.failed) ? (d.failed as { output?: unknown }[]) : [];
