@@ -288,9 +288,7 @@ class Send {
           signal: ctl.signal,
           agent: deps.agent,
           tap: hooks.tap,
-          onSent: () => {
-            sent = true;
-          },
+          onSent: () => void (sent = true),
           answerWaitMs: patient ? (deadline ? Math.max(0, deadline.at - deps.now()) : 2 ** 31 - 1) : undefined,
         },
       );

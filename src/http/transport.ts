@@ -405,7 +405,7 @@ export function attemptTimer(opts: Pick<AttemptOptions, 'timeoutMs' | 'answerWai
 }
 
 /** Errors of a connection that was never made: the request cannot have reached the server. */
-const NEVER_CONNECTED = new Set(['ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH']);
+export const NEVER_CONNECTED: ReadonlySet<string> = new Set(['ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 /** How a kept-alive connection the server closed fails a request written to it ('socket hang up' is ECONNRESET). */
 const STALE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);

@@ -2,7 +2,7 @@
 // Every text passes the run's scrubber first. Loaded only by a run that has one of these to do.
 import { appendFileSync, closeSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { errorCommand } from '../output/json.js';
+import { errorCommand, inGitHubActions } from '../output/json.js';
 import { randomBytes, writeFileAtomic } from './files.js';
 
 /** One line of the report: an item of `rotate --from`, or the one endpoint of create or rotate. */
@@ -67,7 +67,7 @@ export class CiReport {
     const next = clean(row.next);
     const said = clean(row.said);
     const why = [message, said !== undefined ? `the destination said: ${said}` : undefined, next !== undefined ? `next: ${next}` : undefined];
-    if (row.outcome === 'failed' && this.s.env.GITHUB_ACTIONS === 'true') {
+    if (row.outcome === 'failed' && inGitHubActions(this.s.env)) {
       const who = row.endpointId !== '' ? `endpoint ${row.endpointId}: ` : '';
       const text = [`${who}exit ${row.exitCode}`, ...why].filter((t) => t !== undefined).join('; ');
       this.s.annotate.write(errorCommand(this.s.scrub(`${this.s.command}${row.endpointId !== '' ? ` ${row.endpointId}` : ''} (exit ${row.exitCode})`), this.s.scrub(text)));
