@@ -1,5 +1,4 @@
-// Human output. Every string that came from the server passes through
-// escapeInline before it reaches the terminal.
+// Human output. Every string that came from the server passes through escapeInline before it reaches the terminal.
 import Table from 'cli-table3';
 import { escapeInline, previewJson } from './json.js';
 import { type Palette, PLAIN } from './io.js';

@@ -1,11 +1,8 @@
-// The one lock: `config.json.lock`, a journal's `FILE.lock`, an endpoint's
-// delivery. Taken by creating the owner's record (pid, start time, boot, pid
-// namespace, host, nonce) exclusively at its name. Stale only when its owner
-// is dead (pid gone or reused, or a reboot since); another host's or pid
-// namespace's counts as held; one with no readable record is stale after 2 s.
-// Breaking it is itself exclusive: the breaker takes a token
-// (`NAME.lock.break-<id>.<n>`; a dead taker's is passed over by taking n+1,
-// never removed while its lock exists), checks the lock is still the one
+// The one lock: `config.json.lock`, a journal's `FILE.lock`, an endpoint's delivery. Taken by creating the owner's
+// record (pid, start time, boot, pid namespace, host, nonce) exclusively at its name. Stale only when its owner is dead
+// (pid gone or reused, or a reboot since); another host's or pid namespace's counts as held; one with no readable
+// record is stale after 2 s. Breaking it is itself exclusive: the breaker takes a token (`NAME.lock.break-<id>.<n>`; a
+// dead taker's is passed over by taking n+1, never removed while its lock exists), checks the lock is still the one
 // judged stale, renames it aside and checks again before removing it.
 import { closeSync, constants, linkSync, lstatSync, openSync, readdirSync, readlinkSync, readFileSync, readSync, renameSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
