@@ -96,26 +96,25 @@ export async function acquireLock(lockPath: string, opts: LockOptions): Promise<
       };
     }
     const seen = inspectLock(lockPath, subject);
-    if (seen !== undefined) {
-      const verdict = judge(seen, host);
-      if (!(verdict.stale && breakStale(lockPath, seen, text, host, subject)) || ++spins > 100) {
-        spins = 0;
-        const waited = host.now() - started;
-        // A stale lock not broken here is being broken by another process: its lock answers soon.
-        if (waited >= (verdict.stale ? Math.max(waitMs, LOCK_WAIT_MS) : waitMs)) throw subject.busy(verdict, lockPath);
-        if (!told && waited >= WAIT_NOTICE_MS) {
-          told = true;
-          opts.onWait?.(verdict.holder);
-        }
-        try {
-          await host.sleep(delay + Math.floor(host.random() * delay), opts.signal);
-        } catch (err) {
-          if (opts.signal.aborted) throw interrupted();
-          throw err;
-        }
-        delay = Math.min(delay * 2, 100);
-      }
+    if (seen === undefined) continue;
+    const verdict = judge(seen, host);
+    // Broken: take it at once (a hundred times in a row at most, then wait like the others).
+    if (verdict.stale && breakStale(lockPath, seen, text, host, subject) && ++spins <= 100) continue;
+    spins = 0;
+    const waited = host.now() - started;
+    // A stale lock not broken here is being broken by another process: its lock answers soon.
+    if (waited >= (verdict.stale ? Math.max(waitMs, LOCK_WAIT_MS) : waitMs)) throw subject.busy(verdict, lockPath);
+    if (!told && waited >= WAIT_NOTICE_MS) {
+      told = true;
+      opts.onWait?.(verdict.holder);
     }
+    try {
+      await host.sleep(delay + Math.floor(host.random() * delay), opts.signal);
+    } catch (err) {
+      if (opts.signal.aborted) throw interrupted();
+      throw err;
+    }
+    delay = Math.min(delay * 2, 100);
   }
 }
 
@@ -195,7 +194,7 @@ export function breakStale(lockPath: string, seen: Seen, myText: string, host: L
   const passed: string[] = [];
   let token: string | undefined;
   let vanished = 0;
-  for (let n = 0; n < MAX_TOKENS && token === undefined; n++) {
+  for (let n = 0; n < MAX_TOKENS; n++) {
     const name = `${lockPath}.break-${id}.${n}`;
     if (publish(name, myText, subject) !== undefined) {
       token = name;
