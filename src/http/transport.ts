@@ -39,6 +39,12 @@ interface Head {
   end: number;
 }
 
+/** The line at `pos` without its LF (or CRLF), and where the next begins; undefined when no LF ends it. */
+function lineAt(bytes: Buffer, pos: number): { line: string; next: number } | undefined {
+  const eol = bytes.indexOf(0x0a, pos);
+  return eol < 0 ? undefined : { line: bytes.subarray(pos, eol).toString('latin1').replace(/\r$/, ''), next: eol + 1 };
+}
+
 /** One head from `at`, up to the blank line (CRLF or a bare LF, as llhttp accepts); `end` -1 when it is cut off. */
 function readHead(bytes: Buffer, at: number): Head | undefined {
   const prefix = bytes.subarray(at, at + 5).toString('latin1');
@@ -46,11 +52,10 @@ function readHead(bytes: Buffer, at: number): Head | undefined {
   const lines: string[] = [];
   let pos = at;
   for (;;) {
-    const eol = bytes.indexOf(0x0a, pos);
-    const line = eol < 0 ? undefined : bytes.subarray(pos, eol).toString('latin1').replace(/\r$/, '');
-    pos = eol < 0 ? -1 : eol + 1;
-    if (line === undefined || line === '') break;
-    lines.push(line);
+    const read = lineAt(bytes, pos);
+    pos = read ? read.next : -1;
+    if (!read || read.line === '') break;
+    lines.push(read.line);
   }
   const statusLine = STATUS_LINE.exec(lines[0] ?? '');
   if (!statusLine) return undefined;
@@ -98,20 +103,15 @@ function unchunk(rest: Buffer): { body: Buffer; whole: boolean } {
   let pos = 0;
   const cut = () => ({ body: Buffer.concat(parts), whole: false });
   for (;;) {
-    const eol = rest.indexOf(0x0a, pos);
-    if (eol < 0) return cut();
-    const sizeText = rest.subarray(pos, eol).toString('latin1').replace(/\r$/, '').split(';')[0]!.trim();
+    const sizeLine = lineAt(rest, pos);
+    if (!sizeLine) return cut();
+    const sizeText = sizeLine.line.split(';')[0]!.trim();
     if (!/^[0-9a-fA-F]{1,12}$/.test(sizeText)) return cut();
     const size = Number.parseInt(sizeText, 16);
-    pos = eol + 1;
+    pos = sizeLine.next;
     if (size === 0) {
-      for (;;) {
-        const end = rest.indexOf(0x0a, pos);
-        if (end < 0) return cut();
-        const line = rest.subarray(pos, end).toString('latin1').replace(/\r$/, '');
-        pos = end + 1;
-        if (line === '') return { body: Buffer.concat(parts), whole: true };
-      }
+      for (let trailer = lineAt(rest, pos); trailer; trailer = lineAt(rest, trailer.next)) if (trailer.line === '') return { body: Buffer.concat(parts), whole: true };
+      return cut();
     }
     const data = rest.subarray(pos, pos + size);
     parts.push(data);
