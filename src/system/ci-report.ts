@@ -40,8 +40,7 @@ export const firstStep = (hint: string | undefined): string | undefined => (hint
 
 function lastLineOf(output: string | undefined): string | undefined {
   const lines = (output ?? '').split(/\r?\n/).map((l) => l.trim());
-  for (let i = lines.length - 1; i >= 0; i--) if (lines[i] !== '') return lines[i]!.slice(0, 500);
-  return undefined;
+  return lines.findLast((l) => l !== '')?.slice(0, 500);
 }
 
 export class CiReport {
