@@ -209,7 +209,7 @@ export type MutationResponse = z.infer<ReturnType<typeof mutationResponseSchema>
 
 export const errorResponseSchema = lazy(() => z.looseObject({ error: z.looseObject({ code: z.string(), message: z.string(), requestId: z.string(), details: z.record(z.string(), z.unknown()) }) }));
 
-export function isAbsoluteHttpUrl(s: string): boolean {
+function isAbsoluteHttpUrl(s: string): boolean {
   const u = /^https?:\/\//i.test(s) && URL.canParse(s) ? new URL(s) : undefined;
   return u !== undefined && (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname.length > 0;
 }

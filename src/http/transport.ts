@@ -5,7 +5,7 @@ import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 // bytes handed to a record as they arrive (secret/record.ts), which parseRawAnswer reads back.
 
 /** An HTTP/1.1 answer as the bytes hold it, interim (1xx) answers skipped. */
-export interface RawAnswer {
+interface RawAnswer {
   status: number;
   /** Header names in lower case; repeated headers joined with ", ". */
   headers: Record<string, string>;

@@ -19,9 +19,9 @@ export interface ReportRow {
   said?: string | undefined;
 }
 
-export type ReportTotals = { ok: number; failed: number; skipped: number; notStarted?: number };
+type ReportTotals = { ok: number; failed: number; skipped: number; notStarted?: number };
 
-export interface CiReportSettings {
+interface CiReportSettings {
   env: Record<string, string | undefined>;
   /** Where annotations go (stderr). */
   annotate: { write(text: string): unknown };
