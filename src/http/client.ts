@@ -10,9 +10,9 @@ import type { Clock } from '../system/clock.js';
 
 export const BACKOFF_BASE_MS = 500;
 export const BACKOFF_CAP_MS = 20_000;
-export const MAX_RETRY_AFTER_MS = 60_000;
+const MAX_RETRY_AFTER_MS = 60_000;
 
-export const RETRY_STATUSES: ReadonlySet<number> = new Set([429, 503]);
+const RETRY_STATUSES: ReadonlySet<number> = new Set([429, 503]);
 
 /** `Retry-After` (delta-seconds or an HTTP date) as milliseconds from now; undefined when absent or unreadable. */
 export function parseRetryAfter(value: string | undefined, nowMs: number): number | undefined {
@@ -28,7 +28,7 @@ export function parseRetryAfter(value: string | undefined, nowMs: number): numbe
 /** Full jitter: uniform in [0, min(cap, base * 2^retryIndex)). */
 export const backoffDelay = (retryIndex: number, random: () => number): number => Math.floor(random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** retryIndex));
 
-export type RetryDecision = { kind: 'retry'; delayMs: number; reason: string } | { kind: 'stop'; reason: 'exhausted' | 'retry-after-too-long' | 'not-retryable'; retryAfterMs?: number };
+type RetryDecision = { kind: 'retry'; delayMs: number; reason: string } | { kind: 'stop'; reason: 'exhausted' | 'retry-after-too-long' | 'not-retryable'; retryAfterMs?: number };
 
 export function decideRetry(opts: { attempt: number; maxRetries: number; failure: number | 'network' | 'timeout'; serverWaitMs?: number | undefined; random: () => number }): RetryDecision {
   const { attempt, maxRetries, failure } = opts;
@@ -288,9 +288,7 @@ class Send {
           signal: ctl.signal,
           agent: deps.agent,
           tap: hooks.tap,
-          onSent: () => {
-            sent = true;
-          },
+          onSent: () => void (sent = true),
           answerWaitMs: patient ? (deadline ? Math.max(0, deadline.at - deps.now()) : 2 ** 31 - 1) : undefined,
         },
       );

@@ -2,11 +2,10 @@
 // A bundle of its own (dist/lazy/proxy.cjs), loaded only behind a proxy.
 import { subscribe } from 'node:diagnostics_channel';
 import { ProxyAgent } from 'undici';
-import { TransportError, attemptTimer, decodeBody, malformedMessage, rawFeedFor, type RawFeed, type Transport, tooLarge, type AttemptState } from './transport.js';
+import { NEVER_CONNECTED, TransportError, attemptTimer, decodeBody, malformedMessage, rawFeedFor, type RawFeed, type Transport, tooLarge, type AttemptState } from './transport.js';
 
 /** Failures before the request could reach the server: the proxy or the tunnel's TLS failed. */
-const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
-const notSent = (code: string) => NOT_SENT.has(code) || /CERT|SELF_SIGNED|ERR_TLS|ERR_SSL/.test(code);
+const notSent = (code: string) => NEVER_CONNECTED.has(code) || code === 'UND_ERR_CONNECT_TIMEOUT' || /CERT|SELF_SIGNED|ERR_TLS|ERR_SSL/.test(code);
 
 /** The attempts whose bytes go to a record, by x-request-id: undici names on a channel the socket (the tunnel's TLS socket) each went out on. */
 const feeds = new Map<string, RawFeed>();
@@ -62,7 +61,7 @@ export function proxyTransport(proxyUrl: string): Transport {
       const status = (at.status = res.statusCode);
       if (feed && !feed.attached) tap = opts.tap;
       tap?.head(status, res.headers);
-      timer.answerBegan();
+      timer.progress();
       const declared = Number(res.headers['content-length']);
       if (Number.isFinite(declared) && declared > opts.maxBodyBytes) {
         controller.abort();

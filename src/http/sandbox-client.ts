@@ -17,7 +17,7 @@ export interface Delivery {
   [more: string]: unknown;
 }
 
-export type DeliveryEnvelope = { data: { delivery: Delivery }; meta?: unknown };
+type DeliveryEnvelope = { data: { delivery: Delivery }; meta?: unknown };
 
 /** Refuses (exit 2) a base URL that is not a chatctl sandbox, having sent it one GET of `/_sandbox` without any credential. */
 export async function requireSandbox(cfg: ClientConfig): Promise<void> {

@@ -56,11 +56,8 @@ export async function selectTransport(env: NodeJS.ProcessEnv): Promise<Transport
     const choice = proxyFor(url, env);
     if (!choice.proxy) return nodeTransport(req, opts);
     const key = choice.proxy.href;
-    let agent = agents.get(key);
-    if (!agent) {
-      agent = import('./proxy.js').then((m) => m.proxyTransport(key));
-      agents.set(key, agent);
-    }
+    const agent = agents.get(key) ?? import('./proxy.js').then((m) => m.proxyTransport(key));
+    agents.set(key, agent);
     return (await agent)(req, opts);
   };
 }

@@ -5,7 +5,7 @@ import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 // bytes handed to a record as they arrive (secret/record.ts), which parseRawAnswer reads back.
 
 /** An HTTP/1.1 answer as the bytes hold it, interim (1xx) answers skipped. */
-export interface RawAnswer {
+interface RawAnswer {
   status: number;
   /** Header names in lower case; repeated headers joined with ", ". */
   headers: Record<string, string>;
@@ -39,10 +39,11 @@ interface Head {
   end: number;
 }
 
-const statusOf = (line: string): number | undefined => {
-  const m = STATUS_LINE.exec(line);
-  return m ? Number(m[1]) : undefined;
-};
+/** The line at `pos` without its LF (or CRLF), and where the next begins; undefined when no LF ends it. */
+function lineAt(bytes: Buffer, pos: number): { line: string; next: number } | undefined {
+  const eol = bytes.indexOf(0x0a, pos);
+  return eol < 0 ? undefined : { line: bytes.subarray(pos, eol).toString('latin1').replace(/\r$/, ''), next: eol + 1 };
+}
 
 /** One head from `at`, up to the blank line (CRLF or a bare LF, as llhttp accepts); `end` -1 when it is cut off. */
 function readHead(bytes: Buffer, at: number): Head | undefined {
@@ -51,14 +52,14 @@ function readHead(bytes: Buffer, at: number): Head | undefined {
   const lines: string[] = [];
   let pos = at;
   for (;;) {
-    const eol = bytes.indexOf(0x0a, pos);
-    const line = eol < 0 ? undefined : bytes.subarray(pos, eol).toString('latin1').replace(/\r$/, '');
-    pos = eol < 0 ? -1 : eol + 1;
-    if (line === undefined || line === '') break;
-    lines.push(line);
+    const read = lineAt(bytes, pos);
+    pos = read ? read.next : -1;
+    if (!read || read.line === '') break;
+    lines.push(read.line);
   }
-  const status = statusOf(lines[0] ?? '');
-  if (status === undefined) return undefined;
+  const statusLine = STATUS_LINE.exec(lines[0] ?? '');
+  if (!statusLine) return undefined;
+  const status = Number(statusLine[1]);
   if (pos < 0) return { status, headers: {}, end: -1 };
   const headers: Record<string, string> = {};
   for (const line of lines.slice(1)) {
@@ -102,20 +103,15 @@ function unchunk(rest: Buffer): { body: Buffer; whole: boolean } {
   let pos = 0;
   const cut = () => ({ body: Buffer.concat(parts), whole: false });
   for (;;) {
-    const eol = rest.indexOf(0x0a, pos);
-    if (eol < 0) return cut();
-    const sizeText = rest.subarray(pos, eol).toString('latin1').replace(/\r$/, '').split(';')[0]!.trim();
+    const sizeLine = lineAt(rest, pos);
+    if (!sizeLine) return cut();
+    const sizeText = sizeLine.line.split(';')[0]!.trim();
     if (!/^[0-9a-fA-F]{1,12}$/.test(sizeText)) return cut();
     const size = Number.parseInt(sizeText, 16);
-    pos = eol + 1;
+    pos = sizeLine.next;
     if (size === 0) {
-      for (;;) {
-        const end = rest.indexOf(0x0a, pos);
-        if (end < 0) return cut();
-        const line = rest.subarray(pos, end).toString('latin1').replace(/\r$/, '');
-        pos = end + 1;
-        if (line === '') return { body: Buffer.concat(parts), whole: true };
-      }
+      for (let trailer = lineAt(rest, pos); trailer; trailer = lineAt(rest, trailer.next)) if (trailer.line === '') return { body: Buffer.concat(parts), whole: true };
+      return cut();
     }
     const data = rest.subarray(pos, pos + size);
     parts.push(data);
@@ -301,7 +297,7 @@ export const nodeTransport: Transport = async (req, opts) => {
       const answered = res.statusCode ?? 0;
       at.status = answered;
       parsedTap?.head(answered, res.headers);
-      timer.answerBegan();
+      timer.progress();
       collectBody(res, answered, { ...opts, tap: parsedTap }, timer, fail, (raw) => {
         if (settled) return;
         settle();
@@ -371,10 +367,10 @@ function collectBody(
   res.on('end', () => (res.complete ? done(Buffer.concat(chunks)) : fail(truncated())));
 }
 
-/** An attempt's time limits: one for the whole exchange, or with answerWaitMs, --timeout to send and per stall, answerWaitMs to the end. */
 /** Where an attempt stands: the status once an answer began, and whether the request may have reached the server. */
 export type AttemptState = { status: number | undefined; sent: boolean };
 
+/** An attempt's time limits: one for the whole exchange, or with answerWaitMs, --timeout to send and per stall, answerWaitMs to the end. */
 export function attemptTimer(opts: Pick<AttemptOptions, 'timeoutMs' | 'answerWaitMs'>, at: Readonly<AttemptState>, fail: (err: TransportError) => void) {
   const patient = opts.answerWaitMs !== undefined;
   let phase: ReturnType<typeof setTimeout> | undefined;
@@ -386,9 +382,7 @@ export function attemptTimer(opts: Pick<AttemptOptions, 'timeoutMs' | 'answerWai
       clearTimeout(phase);
       whole = setTimeout(() => fail((self.error = new TransportError('timeout', 'no complete answer came before the deadline', at.status, true, true))), opts.answerWaitMs);
     },
-    answerBegan() {
-      if (patient) stalls();
-    },
+    /** The answer began, or more of it came: with answerWaitMs, each stall is bounded by --timeout. */
     progress() {
       if (patient) stalls();
     },
@@ -411,7 +405,7 @@ export function attemptTimer(opts: Pick<AttemptOptions, 'timeoutMs' | 'answerWai
 }
 
 /** Errors of a connection that was never made: the request cannot have reached the server. */
-const NEVER_CONNECTED = new Set(['ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH']);
+export const NEVER_CONNECTED: ReadonlySet<string> = new Set(['ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 /** How a kept-alive connection the server closed fails a request written to it ('socket hang up' is ECONNRESET). */
 const STALE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);

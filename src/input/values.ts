@@ -1,6 +1,5 @@
-// How chatctl reads the values of its own variables and flags: an empty string is
-// unset, and a switch such as CI or CHATCTL_NO_INPUT is on unless it says
-// otherwise (docs/configuration.md).
+// How chatctl reads the values of its own variables and flags: an empty string is unset, and a switch such as CI or
+// CHATCTL_NO_INPUT is on unless it says otherwise (docs/configuration.md).
 
 /** A flag or variable given as the empty string counts as not given. */
 export const nonEmpty = (v: string | undefined): string | undefined => (v === undefined || v === '' ? undefined : v);

@@ -56,7 +56,7 @@ export interface OutStream {
   readonly discards?: boolean;
 }
 
-export interface InStream {
+interface InStream {
   readonly isTTY: boolean;
   readAll(): Promise<string>;
   /** The whole of standard input as bytes, for a reader that decodes it strictly itself (`rotate --from -`). */
@@ -141,7 +141,7 @@ function wrapInStream(raw: Pick<RawStreams, 'stdin'>): InStream {
   };
 }
 
-export type IOSettings = { env: Record<string, string | undefined>; columns?: number | undefined };
+type IOSettings = { env: Record<string, string | undefined>; columns?: number | undefined };
 
 /** The IO of one run; colour and quietness are settled by setOutputMode once the flags are parsed. */
 export function createIO(raw: RawStreams, settings: IOSettings): IO & { setOutputMode(mode: OutputMode & { noColor: boolean }): void } {

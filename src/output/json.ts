@@ -7,9 +7,7 @@ export const isJsonObject = (v: unknown): v is Record<string, unknown> => typeof
 const UNSAFE_CHARS = '\\u007f-\\u009f\\u00ad\\u061c\\u180e\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u2064\\u2066-\\u206f\\ufeff';
 const UNSAFE = new RegExp(`[${UNSAFE_CHARS}]`, 'g');
 
-const hex4 = (ch: string) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
-
-const escapeUnsafeJson = (text: string): string => text.replace(UNSAFE, hex4);
+const escapeUnsafeJson = (text: string): string => text.replace(UNSAFE, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 /** JSON.stringify(value, null, indent) without recursion: a server's answer may nest past its stack, and the secret must not be lost to it. */
 export function stringifyJson(value: unknown, indent = 0): string {

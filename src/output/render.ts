@@ -1,12 +1,11 @@
-// Human output. Every string that came from the server passes through
-// escapeInline before it reaches the terminal.
+// Human output. Every string that came from the server passes through escapeInline before it reaches the terminal.
 import Table from 'cli-table3';
 import { escapeInline, previewJson } from './json.js';
 import { type Palette, PLAIN } from './io.js';
 
 const KNOWN_FIELDS = ['id', 'name', 'status', 'version', 'destinationUrl', 'eventTypes', 'createdAt', 'updatedAt'];
 
-export function formatValue(value: unknown): string {
+function formatValue(value: unknown): string {
   if (value === null || value === undefined) return '-';
   if (typeof value === 'string') return escapeInline(value);
   if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return value.map((v) => escapeInline(v)).join('\n');
@@ -38,7 +37,7 @@ export function tableText(text: string, tty: boolean): string {
         .join('\n');
 }
 
-export type TableTarget = { color: boolean; tty: boolean };
+type TableTarget = { color: boolean; tty: boolean };
 
 export function renderEndpoint(endpoint: Record<string, unknown>, target: TableTarget, columns = 100): string {
   const keys = [...KNOWN_FIELDS.filter((k) => k in endpoint), ...Object.keys(endpoint).filter((k) => !KNOWN_FIELDS.includes(k))];

@@ -1,11 +1,8 @@
-// What a run tells the CI system around it (docs/ci-systems.md), beside its
-// own output: on GitHub Actions one `::error` annotation per failed item on
-// stderr; with GITHUB_STEP_SUMMARY a Markdown table of the run; with
-// `--report FILE` (rotate --from) a JUnit XML report. Every text passes the
-// run's scrubber first. Loaded only by a run that has one of these to do.
+// What a run tells the CI system around it (docs/ci-systems.md): annotations, the step summary, a JUnit report.
+// Every text passes the run's scrubber first. Loaded only by a run that has one of these to do.
 import { appendFileSync, closeSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { errorCommand } from '../output/json.js';
+import { errorCommand, inGitHubActions } from '../output/json.js';
 import { randomBytes, writeFileAtomic } from './files.js';
 
 /** One line of the report: an item of `rotate --from`, or the one endpoint of create or rotate. */
@@ -22,9 +19,9 @@ export interface ReportRow {
   said?: string | undefined;
 }
 
-export type ReportTotals = { ok: number; failed: number; skipped: number; notStarted?: number };
+type ReportTotals = { ok: number; failed: number; skipped: number; notStarted?: number };
 
-export interface CiReportSettings {
+interface CiReportSettings {
   env: Record<string, string | undefined>;
   /** Where annotations go (stderr). */
   annotate: { write(text: string): unknown };
@@ -43,8 +40,7 @@ export const firstStep = (hint: string | undefined): string | undefined => (hint
 
 function lastLineOf(output: string | undefined): string | undefined {
   const lines = (output ?? '').split(/\r?\n/).map((l) => l.trim());
-  for (let i = lines.length - 1; i >= 0; i--) if (lines[i] !== '') return lines[i]!.slice(0, 500);
-  return undefined;
+  return lines.findLast((l) => l !== '')?.slice(0, 500);
 }
 
 export class CiReport {
@@ -70,7 +66,7 @@ export class CiReport {
     const next = clean(row.next);
     const said = clean(row.said);
     const why = [message, said !== undefined ? `the destination said: ${said}` : undefined, next !== undefined ? `next: ${next}` : undefined];
-    if (row.outcome === 'failed' && this.s.env.GITHUB_ACTIONS === 'true') {
+    if (row.outcome === 'failed' && inGitHubActions(this.s.env)) {
       const who = row.endpointId !== '' ? `endpoint ${row.endpointId}: ` : '';
       const text = [`${who}exit ${row.exitCode}`, ...why].filter((t) => t !== undefined).join('; ');
       this.s.annotate.write(errorCommand(this.s.scrub(`${this.s.command}${row.endpointId !== '' ? ` ${row.endpointId}` : ''} (exit ${row.exitCode})`), this.s.scrub(text)));
@@ -89,12 +85,11 @@ export class CiReport {
       else if (row.outcome !== 'failed' && this.others.length < SUMMARY_ROWS) this.others.push(line);
       else this.rowsLeft += 1;
     }
-    if (this.junitRows !== undefined) this.addTestcase(row, message, why.filter(Boolean).join('\n'));
+    if (this.junitRows !== undefined) this.addTestcase(this.junitRows, row, message, why.filter(Boolean).join('\n'));
   }
 
   /** One testcase on its way to the report; a failure to append drops the report (said at the end), never the run. */
-  private addTestcase(row: ReportRow, message: string | undefined, why: string): void {
-    if (this.junitRows === undefined) return;
+  private addTestcase(rowsFile: string, row: ReportRow, message: string | undefined, why: string): void {
     this.junitCount += 1;
     const body =
       row.outcome === 'failed'
@@ -103,17 +98,13 @@ export class CiReport {
           ? `<system-out>${xml(`skipped: done by an earlier run${row.version !== null ? ` (version ${row.version})` : ''}`)}</system-out>`
           : `<system-out>${xml(`${row.outcome}${row.version !== null ? `: version ${row.version}` : ''}${row.fingerprint ? `, ${row.fingerprint}` : ''}`)}</system-out>`;
     try {
-      appendFileSync(this.junitRows, `    <testcase classname="chatctl.rotate" name="${xml(row.endpointId)}"${row.version !== null ? ` version="${row.version}"` : ''}>${body}</testcase>\n`);
+      appendFileSync(rowsFile, `    <testcase classname="chatctl.rotate" name="${xml(row.endpointId)}"${row.version !== null ? ` version="${row.version}"` : ''}>${body}</testcase>\n`);
     } catch (err) {
       this.junitBroken = (err as NodeJS.ErrnoException).code ?? String(err);
     }
   }
 
-  /**
-   * The run is over: the step summary appended, the JUnit report written
-   * (atomically). A summary that cannot be appended is said on stderr, not
-   * fatal: the run's own outcome stands.
-   */
+  /** Appends the step summary and writes the JUnit report; what could not be written is returned, not thrown: the run's outcome stands. */
   finish(totals: ReportTotals, what = 'chatctl webhooks rotate'): string | undefined {
     let problem: string | undefined;
     const summaryPath = this.s.env.GITHUB_STEP_SUMMARY;
@@ -130,8 +121,7 @@ export class CiReport {
     }
     if (this.junitRows !== undefined && this.s.junitPath !== undefined) {
       try {
-        const failed = totals.failed;
-        const head = `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites tests="${this.junitCount}" failures="${failed}">\n  <testsuite name="${xml(what)}" tests="${this.junitCount}" failures="${failed}" skipped="0" errors="0">\n`;
+        const head = `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites tests="${this.junitCount}" failures="${totals.failed}">\n  <testsuite name="${xml(what)}" tests="${this.junitCount}" failures="${totals.failed}" skipped="0" errors="0">\n`;
         const rows = readFileSync(this.junitRows);
         writeFileAtomic(this.s.junitPath, Buffer.concat([Buffer.from(head), Buffer.from(this.s.scrub(rows.toString('utf8'))), Buffer.from('  </testsuite>\n</testsuites>\n')]), { mode: 0o644 });
       } finally {
@@ -175,11 +165,7 @@ const code = (text: string) => `\`${cell(text).replace(/`/g, "'")}\``;
 const xml = (text: string) => text.replace(/[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/gu, '\ufffd').replace(/[&<>"']/g, (c) => XML_ENTITIES[c]!);
 const XML_ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
 
-/**
- * A failed command's error as a report row (what execute and create/rotate
- * know of it). The next step is the hint's first, else what the human report
- * explains under the message (errors/explain.ts: the re-run of a conflict).
- */
+/** A failed command's error as a report row; the next step is the hint's first, else what errors/explain.ts says under the message. */
 export function rowOfError(e: { message: string; hint?: string | undefined; exitCode: number; details: unknown }, endpointId: string | undefined, explained: readonly string[] = []): ReportRow {
   const d = (e.details !== null && typeof e.details === 'object' ? e.details : {}) as { endpointId?: unknown; version?: unknown; fingerprint?: unknown; failed?: unknown };
   const failed = Array.isArray(d.failed) ? (d.failed as { output?: unknown }[]) : [];

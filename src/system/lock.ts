@@ -1,11 +1,8 @@
-// The one lock: `config.json.lock`, a journal's `FILE.lock`, an endpoint's
-// delivery. Taken by creating the owner's record (pid, start time, boot, pid
-// namespace, host, nonce) exclusively at its name. Stale only when its owner
-// is dead (pid gone or reused, or a reboot since); another host's or pid
-// namespace's counts as held; one with no readable record is stale after 2 s.
-// Breaking it is itself exclusive: the breaker takes a token
-// (`NAME.lock.break-<id>.<n>`; a dead taker's is passed over by taking n+1,
-// never removed while its lock exists), checks the lock is still the one
+// The one lock: `config.json.lock`, a journal's `FILE.lock`, an endpoint's delivery. Taken by creating the owner's
+// record (pid, start time, boot, pid namespace, host, nonce) exclusively at its name. Stale only when its owner is dead
+// (pid gone or reused, or a reboot since); another host's or pid namespace's counts as held; one with no readable
+// record is stale after 2 s. Breaking it is itself exclusive: the breaker takes a token (`NAME.lock.break-<id>.<n>`; a
+// dead taker's is passed over by taking n+1, never removed while its lock exists), checks the lock is still the one
 // judged stale, renames it aside and checks again before removing it.
 import { closeSync, constants, linkSync, lstatSync, openSync, readdirSync, readlinkSync, readFileSync, readSync, renameSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -99,26 +96,25 @@ export async function acquireLock(lockPath: string, opts: LockOptions): Promise<
       };
     }
     const seen = inspectLock(lockPath, subject);
-    if (seen !== undefined) {
-      const verdict = judge(seen, host);
-      if (!(verdict.stale && breakStale(lockPath, seen, text, host, subject)) || ++spins > 100) {
-        spins = 0;
-        const waited = host.now() - started;
-        // A stale lock not broken here is being broken by another process: its lock answers soon.
-        if (waited >= (verdict.stale ? Math.max(waitMs, LOCK_WAIT_MS) : waitMs)) throw subject.busy(verdict, lockPath);
-        if (!told && waited >= WAIT_NOTICE_MS) {
-          told = true;
-          opts.onWait?.(verdict.holder);
-        }
-        try {
-          await host.sleep(delay + Math.floor(host.random() * delay), opts.signal);
-        } catch (err) {
-          if (opts.signal.aborted) throw interrupted();
-          throw err;
-        }
-        delay = Math.min(delay * 2, 100);
-      }
+    if (seen === undefined) continue;
+    const verdict = judge(seen, host);
+    // Broken: take it at once (a hundred times in a row at most, then wait like the others).
+    if (verdict.stale && breakStale(lockPath, seen, text, host, subject) && ++spins <= 100) continue;
+    spins = 0;
+    const waited = host.now() - started;
+    // A stale lock not broken here is being broken by another process: its lock answers soon.
+    if (waited >= (verdict.stale ? Math.max(waitMs, LOCK_WAIT_MS) : waitMs)) throw subject.busy(verdict, lockPath);
+    if (!told && waited >= WAIT_NOTICE_MS) {
+      told = true;
+      opts.onWait?.(verdict.holder);
     }
+    try {
+      await host.sleep(delay + Math.floor(host.random() * delay), opts.signal);
+    } catch (err) {
+      if (opts.signal.aborted) throw interrupted();
+      throw err;
+    }
+    delay = Math.min(delay * 2, 100);
   }
 }
 
@@ -198,7 +194,7 @@ export function breakStale(lockPath: string, seen: Seen, myText: string, host: L
   const passed: string[] = [];
   let token: string | undefined;
   let vanished = 0;
-  for (let n = 0; n < MAX_TOKENS && token === undefined; n++) {
+  for (let n = 0; n < MAX_TOKENS; n++) {
     const name = `${lockPath}.break-${id}.${n}`;
     if (publish(name, myText, subject) !== undefined) {
       token = name;

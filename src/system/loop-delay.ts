@@ -1,9 +1,8 @@
 // A bench-only hook (CONTRIBUTING, "Benchmarks"): with CHATCTL_LOOP_DELAY_REPORT=PATH,
 // a `rotate --from` run writes how long its event loop was held to PATH as JSON.
 
-/** Starts measuring when `path` is set; the returned function stops and writes the report (never throws). */
-export function loopDelayReport(path: string | undefined): () => void {
-  if (!path) return () => {};
+/** Starts measuring; the returned function stops and writes the report (never throws). */
+export function loopDelayReport(path: string): () => void {
   const { monitorEventLoopDelay } = process.getBuiltinModule('node:perf_hooks');
   const h = monitorEventLoopDelay({ resolution: 1 });
   h.enable();

@@ -1,7 +1,7 @@
 // How this copy runs: from the npm package, or as the single executable whose
 // launcher (src/sea/launcher.ts) registers itself here before loading the program.
 
-export type Packaging = 'single-executable' | 'npm';
+type Packaging = 'single-executable' | 'npm';
 
 interface SingleExecutable {
   /** The arguments that make the executable (process.execPath) run the keyring's child program. */
