@@ -293,7 +293,7 @@ function helpCommandFor(cmd: Command | undefined): string {
   return ['chatctl', ...words, '--help'].join(' ');
 }
 
-/** Commander's output for this run: errors thrown (reported once, by errors/report.ts), help to the run's streams at a fixed width. */
+/** Commander's output for this run: errors thrown (reported once, by reportError in errors/explain.ts), help to the run's streams at a fixed width. */
 export function applyOutput(cmd: Command, ctx: Context): void {
   cmd.exitOverride((err) => {
     failedIn.set(err, cmd);
@@ -308,7 +308,7 @@ export function applyOutput(cmd: Command, ctx: Context): void {
       while (root.parent) root = root.parent;
       if (!outputMode(root.opts<GlobalOptions>()).json) ctx.io.stderr.write(s);
     },
-    outputError: () => {}, // printed once, by errors/report.ts
+    outputError: () => {}, // printed once, by reportError (errors/explain.ts)
     getOutHelpWidth: () => HELP_WIDTH,
     getErrHelpWidth: () => HELP_WIDTH,
   });

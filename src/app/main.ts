@@ -63,7 +63,7 @@ export async function run(argv: string[] = process.argv.slice(2)): Promise<numbe
 const DISCARDING_DEVICES = ['/dev/null', '/dev/zero', '/dev/random', '/dev/urandom'];
 
 /**
- * Stdout on a regular file writes every byte or fails (output/full-writes.ts);
+ * Stdout on a regular file writes every byte or fails (FullWriteStream, output/io.ts);
  * on a device that keeps nothing (`> /dev/null`, or closed) it is marked so:
  * a secret whose only destination it is, is refused before anything is sent.
  */

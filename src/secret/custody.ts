@@ -230,7 +230,7 @@ export type DeliveryResult = { delivered: Delivered[]; failures: DeliveryFailure
 /** What an earlier run's answer gave, or this run's: the answer, or the secret a failed delivery kept. */
 export type Got = { answer: SecretAnswer } | { kept: string; path: string };
 
-/** A recorded answer read (api/client.ts's check), undefined when it is not a usable 2xx. */
+/** A recorded answer read (recordedSecretAnswer in http/api-client.ts), undefined when it is not a usable 2xx. */
 type ReadAnswer = (status: number, contentEncoding: string | null, body: Buffer) => Promise<SecretAnswer | undefined>;
 
 /** Beyond the record: whether the request was sent before ('maybe': a key the user gave, no record here), what a journal kept of its answer. */
