@@ -3,8 +3,7 @@
 // status. Nothing else in src/ touches process.env, argv, the streams or exit.
 import { fstatSync, statSync } from 'node:fs';
 import { execute, SIGNAL_EXIT, VERSION } from './execute.js';
-import { FullWriteStream } from '../output/io.js';
-import { createIO } from '../output/io.js';
+import { createIO, FullWriteStream } from '../output/io.js';
 import type { Context } from '../context.js';
 import { configuredProgram } from './cli.js';
 import type { Command } from 'commander';

@@ -3,11 +3,9 @@
 // by conf-writer.ts. A bad file is an error naming it, never overwritten.
 import type { Context } from '../context.js';
 import { shellWord } from '../output/json.js';
-import { readToEnd } from '../system/files.js';
+import { kindOf, makeFolders, readToEnd } from '../system/files.js';
 import { chmodSync, closeSync, constants, fstatSync, lstatSync, openSync, statSync, type Stats } from 'node:fs';
 import { configError } from '../errors/cli-error.js';
-import { kindOf } from '../system/files.js';
-import { makeFolders } from '../system/files.js';
 import { canonicalConfig, configFile, parseConfigData, type ConfigData } from './schema.js';
 import type { LockedUpdateOptions } from './conf-writer.js';
 

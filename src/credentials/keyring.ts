@@ -3,8 +3,7 @@
 // against a D-Bus that never answers the binding blocks for good, in this
 // process or a worker (which Node joins before exiting); a child can always
 // be killed. The addon is never bundled: keyring-child.cjs requires it.
-import { withoutCredentials } from '../system/process.js';
-import { singleExecutable } from '../system/process.js';
+import { singleExecutable, withoutCredentials } from '../system/process.js';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';

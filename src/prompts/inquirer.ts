@@ -5,9 +5,8 @@ import { Writable } from 'node:stream';
 import { checkbox, confirm, input, password, select } from '@inquirer/prompts';
 import type { Context } from '../context.js';
 import type { Prompter } from './prompter.js';
-import { EVENT_TYPES } from '../api/schemas.js';
+import { destinationUrlSchema, EVENT_TYPES, nameSchema } from '../api/schemas.js';
 import { parseExpectedVersion } from '../input/parse.js';
-import { destinationUrlSchema, nameSchema } from '../api/schemas.js';
 import { isLoopbackHost } from '../http/wire-checks.js';
 
 const firstIssue = (r: { success: boolean; error?: { issues: { message: string }[] } }) => (r.success ? true : (r.error?.issues[0]?.message ?? 'invalid'));

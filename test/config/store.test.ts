@@ -1,18 +1,15 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, chmodSync, mkdirSync, utimesSync } from 'node:fs';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execFile, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { openConfigStore } from '../../src/config/store.js';
 import { writeWithConf } from '../../src/config/conf-writer.js';
 import { configDir, parseConfigData, profileOf } from '../../src/config/schema.js';
-import { execFileSync } from 'node:child_process';
-import { symlinkSync } from 'node:fs';
 import { CliError } from '../../src/errors/cli-error.js';
 import { makeFolders } from '../../src/system/files.js';
 import { cleanupTempDirs, runCli } from '../support/run.js';
-import { afterAll } from 'vitest';
 
 afterAll(cleanupTempDirs);
 

@@ -3,8 +3,7 @@
 // kept, and what is said when there is no keyring, is in the docs.
 import type { Factory } from '../app.js';
 import type { RunState } from '../../run/state.js';
-import { configError, isCliError, localError, usageError, type CliError } from '../../errors/cli-error.js';
-import { EXIT } from '../../errors/cli-error.js';
+import { type CliError, configError, EXIT, isCliError, localError, usageError } from '../../errors/cli-error.js';
 import { unknownProfileError } from '../../errors/explain.js';
 import { isHeaderSafe } from '../../http/wire-checks.js';
 import type { ProfileSource } from '../../config/profile.js';

@@ -11,8 +11,7 @@ import type { Duplex } from 'node:stream';
 import { verifySignature, parseHeaders } from '../../signing/standard-webhooks.js';
 import type { HeldSecret, SecretsNow } from './secret-files.js';
 import type { IO } from '../../output/io.js';
-import { jsonLineText } from '../../output/json.js';
-import { escapeInline } from '../../output/json.js';
+import { escapeInline, jsonLineText } from '../../output/json.js';
 
 /** What listen takes from a sender before it gives up on it; docs/signing.md ("Limits") states these figures. */
 export const LISTEN_LIMITS = {
