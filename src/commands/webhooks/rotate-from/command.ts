@@ -4,8 +4,7 @@
 // A bundle of its own (dist/lazy/bulk.cjs): single-endpoint runs never load it.
 import { escrowOf, type Factory, sayWaiting } from '../../app.js';
 import { dirname, resolve } from 'node:path';
-import type { RotationMode } from '../../../api/schemas.js';
-import { secretResponseSchema } from '../../../api/schemas.js';
+import { type RotationMode, secretResponseSchema } from '../../../api/schemas.js';
 import { type CustodyRun, deliveryCutShort, destinationFlags, type InDelivery, lastApplied, runCustody } from '../../../secret/custody.js';
 import { prepareRecoveryFolder, scopeKey } from '../../../secret/record.js';
 import { deliverAll, type DeliverDeps, describeKeepFailure, hasIdPlaceholder, parseSinks, sinkHolds, type SinkSettings, sinksFor, substituteId } from '../../../secret/deliver.js';
@@ -13,8 +12,7 @@ import type { Context } from '../../../context.js';
 import { CliError, EXIT, isCliError, localError, usageError } from '../../../errors/cli-error.js';
 import { reportError } from '../../../errors/explain.js';
 import { ciReportWanted, escapeInline, shellQuote } from '../../../output/json.js';
-import { JournalWriter, NO_JOURNAL, compactJournal, continuing, loadJournal, lockJournal, actFor, refuseStale, sameScope, settledOf } from './journal.js';
-import type { JournalScope, LoadedJournal, Prior } from './journal.js';
+import { JournalWriter, NO_JOURNAL, compactJournal, continuing, loadJournal, lockJournal, actFor, refuseStale, sameScope, settledOf, type JournalScope, type LoadedJournal, type Prior } from './journal.js';
 import { bufferSource, checkManifest, fileSource, manifestItems, type ManifestItem, type ManifestSource } from './manifest.js';
 import { NextManifest } from './next-manifest.js';
 import { humanOutput, jsonOutput, reportRow, summaryLine, withDoneAt } from './output.js';
@@ -89,10 +87,8 @@ async function prepare(opts: FromOptions, f: Factory) {
   // Taken last: nothing after it may refuse the run while the file is held.
   if (next && !state.dryRun) await next.lock(ctx);
   const scope: JournalScope = { baseUrl: conn.baseUrl, ...conn.scope };
-  // given: each item's new-secret hint repeats the destinations as given, {id} replaced.
-  const given = { secretTo: opts.secretTo, secretFile: opts.secretFile, force: opts.force };
   const concurrency = raw === undefined ? 4 : Number(raw);
-  return { json, concurrency, defaultMode: opts.mode as RotationMode | undefined, scope, secrets, journalPath, next, everyMs, escrow, reportPath, given, yes: Boolean(opts.yes) };
+  return { json, concurrency, defaultMode: opts.mode as RotationMode | undefined, scope, secrets, journalPath, next, everyMs, escrow, reportPath, opts };
 }
 
 function parseEvery(raw: string): number {
@@ -178,7 +174,7 @@ async function planItems(setup: Setup, source: ManifestSource, held: Held, f: Fa
   const dryRun = f.state().dryRun;
   if (journalPath !== undefined && !dryRun) held.release = await lockJournal(journalPath, ctx);
   const journal: LoadedJournal = journalPath !== undefined ? loadJournal(journalPath) : { scope: null, priors: new Map(), unreadable: 0, openFrom: 0, runAts: [] };
-  const first: ManifestItem[] = [];
+  const first: { item: ManifestItem; prior: Prior }[] = [];
   const openFrom = continuing(journal, ctx.now(), setup.everyMs);
   if (journal.scope && !sameScope(journal.scope, setup.scope))
     throw usageError(`the journal ${journalPath} belongs to a run against ${scopeLabel(journal.scope)}, not ${scopeLabel(setup.scope)}`, 'keep one journal per environment (and per manifest)');
@@ -187,7 +183,7 @@ async function planItems(setup: Setup, source: ManifestSource, held: Held, f: Fa
   const check = checkManifest(source, setup.defaultMode, (item) => {
     const planned = actFor(journal.priors, item, openFrom);
     if (planned.act === 'send') refuseStale(journal.priors.get(item.endpointId), item);
-    if (planned.act === 'redeliver') first.push(item);
+    if (planned.act === 'redeliver') first.push({ item, prior: planned.prior });
     acts[planned.act] += 1;
     secrets.claim(item);
     next?.add(item);
@@ -196,7 +192,7 @@ async function planItems(setup: Setup, source: ManifestSource, held: Held, f: Fa
     if (planned.act === 'send' || planned.act === 'resend') secrets.check(item);
   });
   secrets.checkShared(check.count);
-  if (check.immediate > 0 && !setup.yes && !dryRun) await confirmImmediate(check.immediate, setup.json, f);
+  if (check.immediate > 0 && !setup.opts.yes && !dryRun) await confirmImmediate(check.immediate, setup.json, f);
   return { ...setup, source, journal, check, acts, first, openFrom };
 }
 
@@ -224,7 +220,7 @@ async function runPlan(plan: Plan, held: Held, f: Factory) {
   const { ctx } = f;
   const state = f.state();
   const { journalPath, secrets, next, journal } = plan;
-  const custody: CustodyRun = { ...fleetCustody(ctx, scopeKey(state.connection().scope), journalPath), escrow: plan.escrow, destination: (id) => destinationFlags(plan.given, id) };
+  const custody: CustodyRun = { ...fleetCustody(ctx, scopeKey(state.connection().scope), journalPath), escrow: plan.escrow, destination: (id) => destinationFlags(plan.opts, id) };
   const report = ciReport(plan.reportPath, ctx); // before the journal's first record: refused with nothing sent
   const writer = journalPath !== undefined ? await JournalWriter.open(journalPath, held.release!) : undefined;
   if (writer) {

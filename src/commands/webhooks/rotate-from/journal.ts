@@ -1,7 +1,7 @@
 // The journal of a `--from` run (docs/fleet.md): append-only NDJSON, mode
 // 0600, of keys, versions and fingerprints (never a secret), so that a re-run
 // goes on where a killed run stopped without rotating any endpoint twice.
-import { closeSync, lstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, lstatSync, openSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import type { RotationMode } from '../../../api/schemas.js';
 import { CliError, EXIT, usageError } from '../../../errors/cli-error.js';
@@ -232,19 +232,10 @@ export class JournalWriter implements JournalSink {
   /** Opens (creating, mode 0600) the journal for appending; `release` frees lockJournal()'s lock on close. */
   static async open(path: string, release: () => void): Promise<JournalWriter> {
     try {
-      const handle = await open(path, 'a', 0o600);
-      const st = await handle.stat();
+      const handle = await open(path, 'a+', 0o600);
+      const { size } = await handle.stat();
       // A line cut short by a crash is closed off, so the next record starts a line of its own.
-      if (st.size > 0) {
-        const fd = openSync(path, 'r');
-        try {
-          const last = Buffer.alloc(1);
-          readSync(fd, last, 0, 1, st.size - 1);
-          if (last[0] !== 0x0a) await handle.write('\n');
-        } finally {
-          closeSync(fd);
-        }
-      }
+      if (size > 0 && (await handle.read(Buffer.alloc(1), 0, 1, size - 1)).buffer[0] !== 0x0a) await handle.write('\n');
       await handle.chmod(0o600);
       return new JournalWriter(path, handle, release, (await handle.stat()).size);
     } catch (err) {

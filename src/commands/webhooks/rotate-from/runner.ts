@@ -44,8 +44,8 @@ export interface RunnerDeps {
   priors: ReadonlyMap<string, Prior>;
   /** The first journal run whose work is not known finished (journal.ts continuing). */
   openFrom?: number;
-  /** Items whose secret an earlier run kept: delivered before any request is sent. */
-  first?: ManifestItem[];
+  /** Items whose secret an earlier run kept (journal.ts actFor: redeliver): delivered before any request is sent. */
+  first?: { item: ManifestItem; prior: Prior }[];
   /** --every: a result line (skipped, "due":false) for an item that is not due. */
   notDue?(item: ManifestItem): Done | undefined;
   newKey(): string;
@@ -191,13 +191,11 @@ class Fleet {
   }
 
   async deliverFirst(): Promise<void> {
-    for (const item of this.deps.first ?? []) {
+    for (const { item, prior } of this.deps.first ?? []) {
       if (this.opts.signal.aborted || this.stopped) return;
-      const act = actFor(this.deps.priors, item, this.deps.openFrom);
-      if (act.act !== 'redeliver') continue;
       this.firstDone.add(item.line);
       try {
-        await redeliver(this, item, act.prior);
+        await redeliver(this, item, prior);
       } catch (err) {
         this.fail(item, asCliError(err));
       }
