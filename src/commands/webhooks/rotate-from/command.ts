@@ -108,8 +108,7 @@ function itemSecrets(opts: FromOptions, ctx: Context, json: boolean) {
   const settings: SinkSettings = { cwd, env, json, stdoutIsTTY: io.stdout.isTTY, stdoutDiscards: io.stdout.discards, force: Boolean(opts.force), idPlaceholder: true };
   const sinks = parseSinks(specs, settings);
   // Other items' answers arrive while one is delivered: its files fsync off the event loop.
-  const scrubber = io.scrubber;
-  const deps: DeliverDeps = { cwd, env, stdout: io.stdout, stderr: io.stderr, scrubber, captureExecOutput: json, keepExecOutput: ciReportWanted(env, opts.report), idPlaceholder: true, offLoop: true };
+  const deps: DeliverDeps = { cwd, env, stdout: io.stdout, stderr: io.stderr, scrubber: io.scrubber, captureExecOutput: json, keepExecOutput: ciReportWanted(env, opts.report), idPlaceholder: true, offLoop: true };
   const claimed = new Map<string, string>();
   return {
     targets: sinks.map((s) => s.to),
@@ -310,8 +309,7 @@ async function runClient(plan: Plan, f: Factory) {
   const { Agent } = baseUrl.startsWith('https:') ? await import('node:https') : await import('node:http');
   const agent = new Agent({ keepAlive: true, maxSockets: plan.concurrency, maxFreeSockets: plan.concurrency });
   const inDelivery = new Map<string, InDelivery>();
-  // Requests sent and awaited after a first signal.
-  const awaited = new Set<string>();
+  const awaited = new Set<string>(); // keys of the requests sent and awaited after a first signal
   const { journalPath } = plan;
   let signalled = 'SIGINT';
   const lastWords = () => {
@@ -330,7 +328,6 @@ async function runClient(plan: Plan, f: Factory) {
     agent,
     waiting: (w, done) => {
       if (!w) {
-        // That answer came: its item goes on to deliver.
         if (done !== undefined) awaited.delete(done);
         return sayLastWords();
       }

@@ -375,7 +375,7 @@ async function deliverItem(run: Fleet, item: ManifestItem, custody: Custody, acc
   return outcome;
 }
 
-const scrubbed = (run: Fleet, text: string) => (run.deps.custody.scrubber?.scrub ? run.deps.custody.scrubber.scrub(text) : text);
+const scrubbed = (run: Fleet, text: string) => run.deps.custody.scrubber?.scrub?.(text) ?? text;
 
 /** Applied by an earlier run, delivery not confirmed: never sent again; done, delivered from recovered/, or 13 with the fingerprint. */
 async function redeliver(run: Fleet, item: ManifestItem, prior: Prior): Promise<void> {
