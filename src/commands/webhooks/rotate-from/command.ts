@@ -36,12 +36,10 @@ type Held = { release?: (() => void) | undefined }; // the journal's lock, which
 export async function runRotateFrom(opts: FromOptions, f: Factory): Promise<void> {
   keepHeapSmall(); // before the manifest's first pass, which allocates with its length
   const setup = await prepare(opts, f);
-  const source = await openManifest(opts.from, f.ctx).catch((err: unknown) => {
-    setup.next?.unlock();
-    throw err;
-  });
   const held: Held = {};
+  let source: ManifestSource | undefined;
   try {
+    source = await openManifest(opts.from, f.ctx);
     const plan = await planItems(setup, source, held, f);
     if (f.state().dryRun) return reportDryRun(plan, f.ctx);
     source.checkUnchanged();
@@ -60,7 +58,7 @@ export async function runRotateFrom(opts: FromOptions, f: Factory): Promise<void
     finish(summary, unwritten, plan, f.ctx);
   } finally {
     held.release?.();
-    source.close();
+    source?.close();
     setup.next?.unlock();
   }
 }
@@ -108,7 +106,8 @@ function itemSecrets(opts: FromOptions, ctx: Context, json: boolean) {
   const settings: SinkSettings = { cwd, env, json, stdoutIsTTY: io.stdout.isTTY, stdoutDiscards: io.stdout.discards, force: Boolean(opts.force), idPlaceholder: true };
   const sinks = parseSinks(specs, settings);
   // Other items' answers arrive while one is delivered: its files fsync off the event loop.
-  const deps: DeliverDeps = { cwd, env, stdout: io.stdout, stderr: io.stderr, scrubber: io.scrubber, captureExecOutput: json, keepExecOutput: ciReportWanted(env, opts.report), idPlaceholder: true, offLoop: true };
+  const scrubber = io.scrubber;
+  const deps: DeliverDeps = { cwd, env, stdout: io.stdout, stderr: io.stderr, scrubber, captureExecOutput: json, keepExecOutput: ciReportWanted(env, opts.report), idPlaceholder: true, offLoop: true };
   const claimed = new Map<string, string>();
   return {
     targets: sinks.map((s) => s.to),

@@ -103,7 +103,7 @@ export function foldRecord(priors: Map<string, Prior>, r: JournalRecord, runAt?:
   }
 }
 
-export type ItemAct = { act: 'send' } | { act: 'skip' | 'redeliver' | 'resend'; prior: Prior };
+type ItemAct = { act: 'send' } | { act: 'skip' | 'redeliver' | 'resend'; prior: Prior };
 
 /**
  * The journal's rules: a record counts only for the same endpoint, expected

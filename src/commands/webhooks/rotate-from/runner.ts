@@ -18,9 +18,6 @@ import { RateController, type RateClock, type RateSettings } from './rate.js';
 
 export type ItemRequest = Pick<ManifestItem, 'endpointId' | 'expectedVersion' | 'mode'>;
 
-/** The item's request through the one request engine (http/client.ts); rejects with a CliError (NotSent when nothing went out). */
-export type RotateItem = (request: ItemRequest, idempotencyKey: string, hooks: CallHooks) => Promise<SecretAnswer>;
-
 export interface ItemSecretsPort {
   /** Every destination of this item in turn; `skipHeld`: a file that already holds exactly this secret counts as delivered. */
   deliver(item: ManifestItem, secret: string, opts?: { skipHeld?: boolean }): Promise<DeliveryResult>;
@@ -37,7 +34,8 @@ type ItemError = { code: string; message: string; requestId: string | null; stat
 
 export interface RunnerDeps {
   clock: RateClock;
-  rotate: RotateItem;
+  /** The item's request through the one request engine (http/client.ts); rejects with a CliError (NotSent when nothing went out). */
+  rotate(request: ItemRequest, idempotencyKey: string, hooks: CallHooks): Promise<SecretAnswer>;
   secrets: ItemSecretsPort;
   custody: CustodyRun;
   journal: JournalSink;
