@@ -324,7 +324,7 @@ async function settleItem(run: Fleet, item: ManifestItem, custody: Custody, got:
   const key = custody.req.idempotencyKey;
   const resent = custody.next === 'deliver' || custody.resent;
   const accepted = await custody.accept(got, { resent, version: prior?.version, serverRequestId: prior?.requestId });
-  const outcome = accepted.ok ? await deliverItem(run, item, custody, accepted, prior) : accepted.outcome;
+  const outcome = accepted.ok ? await deliverItem(run, item, custody, accepted, resent, prior) : accepted.outcome;
   // Its patterns are dropped (thousands of items keep the set small); it is still never shown as it is.
   const secret = 'kept' in got ? got.kept : got.answer.ok && typeof got.answer.body.data.secret === 'string' ? got.answer.body.data.secret : undefined;
   if (secret) run.deps.custody.scrubber?.retireSecret?.(secret);
@@ -361,12 +361,12 @@ async function settleItem(run: Fleet, item: ManifestItem, custody: Custody, got:
 }
 
 /** "applied" durable before any destination (a run killed while delivering leaves the fingerprint), then every destination, then custody's finish. */
-async function deliverItem(run: Fleet, item: ManifestItem, custody: Custody, accepted: Extract<Accepted, { ok: true }>, prior?: Prior): Promise<Settled> {
+async function deliverItem(run: Fleet, item: ManifestItem, custody: Custody, accepted: Extract<Accepted, { ok: true }>, resent: boolean, prior?: Prior): Promise<Settled> {
   run.deps.delivering?.(item, accepted.delivery);
   const version = typeof accepted.holder.version === 'number' ? accepted.holder.version : (prior?.version ?? null);
   const applied = { t: 'applied', id: item.endpointId, key: custody.req.idempotencyKey, version, fp: accepted.delivery.fp, recovered: custody.heldAt, at: new Date(run.now()).toISOString() } as const;
   const result = (await run.record(applied))
-    ? await run.deps.secrets.deliver(item, accepted.secret, { skipHeld: custody.next === 'deliver' || custody.resent }).catch(notAttempted)
+    ? await run.deps.secrets.deliver(item, accepted.secret, { skipHeld: resent }).catch(notAttempted)
     : notAttempted(new Error('the journal could not record it (the run stops)'));
   const outcome = await custody.finish(accepted, result);
   if (outcome.ok) run.deps.delivering?.(item, undefined);
