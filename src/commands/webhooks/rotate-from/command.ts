@@ -27,7 +27,7 @@ type FromOptions = EscrowFlags & { from: string; secretTo?: string[]; force?: bo
 const MAX_CONCURRENCY = 64;
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
 
-const scopeLabel = (s: JournalScope) => `${s.baseUrl} (${s.organizationId}/${s.applicationId}/${s.environmentKey})`;
+const scopeLabel = (s: JournalScope) => `${s.baseUrl} (${scopeKey(s)})`;
 
 type Setup = Awaited<ReturnType<typeof prepare>>;
 type Plan = Awaited<ReturnType<typeof planItems>>;

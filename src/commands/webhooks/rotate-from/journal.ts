@@ -3,15 +3,16 @@
 // goes on where a killed run stopped without rotating any endpoint twice.
 import { closeSync, lstatSync, openSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import type { RotationMode } from '../../../api/schemas.js';
+import type { RotationMode, Scope } from '../../../api/schemas.js';
 import { CliError, EXIT, usageError } from '../../../errors/cli-error.js';
 import type { Context } from '../../../context.js';
 import { acquireLock, systemLockHost, type LockSubject } from '../../../system/lock.js';
 import { writeFileAtomic } from '../../../system/files.js';
 import { escapeInline } from '../../../output/json.js';
+import { scopeKey } from '../../../secret/record.js';
 import { fileChunks, splitLines, type ManifestItem } from './manifest.js';
 
-export type JournalScope = { baseUrl: string; organizationId: string; applicationId: string; environmentKey: string };
+export type JournalScope = { baseUrl: string } & Scope;
 export type DeliveryRecord = { to: string; fingerprint: string };
 
 /** runAt: in a compacted journal, the start of the run that wrote the record (its runs are merged). */
@@ -358,7 +359,7 @@ export async function settleRecovered(
     for (const r of recovered) {
       const p = priors.get(r.endpointId);
       const s = p && settledOf(p);
-      const inScope = !scope || `${scope.organizationId}/${scope.applicationId}/${scope.environmentKey}` === r.scope;
+      const inScope = !scope || scopeKey(scope) === r.scope;
       if (!inScope || !s || s.state !== 'applied' || s.fp !== r.fingerprint) {
         ctx.io.notice(`${escapeInline(r.endpointId)}: the journal ${escapeInline(path)} holds no undelivered rotation with the fingerprint ${r.fingerprint}; it is left as it is`);
         continue;
