@@ -380,11 +380,7 @@ function finish(summary: RunSummary, unwritten: CliError | undefined, plan: Plan
   if (unwritten) throw unwritten;
 }
 
-/**
- * V8's defaults let the heap grow with a run's duration, not its data (5,000
- * items peaked 1.4x of 500): the young generation held, the old grown by 50%
- * keep it flat (30% stalled the loop past 10 ms: CONTRIBUTING, "The event loop of a run").
- */
+/** V8's defaults let the heap grow with a run's duration, not its data: measured in CONTRIBUTING ("The event loop of a run", "Fleet rotation, measured"). */
 function keepHeapSmall(): void {
   try {
     process.getBuiltinModule('node:v8').setFlagsFromString('--semi-space-growth-factor=1 --heap-growing-percent=50');
