@@ -12,7 +12,7 @@ import type { Context } from '../../../context.js';
 import { CliError, EXIT, isCliError, localError, usageError } from '../../../errors/cli-error.js';
 import { reportError } from '../../../errors/explain.js';
 import { ciReportWanted, escapeInline, shellQuote } from '../../../output/json.js';
-import { JournalWriter, NO_JOURNAL, compactJournal, continuing, loadJournal, lockJournal, actFor, refuseStale, sameScope, settledOf } from './journal.js';
+import { JournalWriter, compactJournal, continuing, loadJournal, lockJournal, actFor, refuseStale, sameScope, settledOf } from './journal.js';
 import type { JournalScope, LoadedJournal, Prior } from './journal.js';
 import { bufferSource, checkManifest, fileSource, manifestItems, type ManifestItem, type ManifestSource } from './manifest.js';
 import { NextManifest } from './next-manifest.js';
@@ -245,7 +245,7 @@ async function runPlan(plan: Plan, held: Held, f: Factory) {
         trace: state.output.debug ? (item) => (line) => ctx.io.stderr.write(`[debug] ${escapeInline(item.endpointId)}: ${escapeInline(line)}\n`) : undefined,
         secrets,
         custody,
-        journal: writer ?? NO_JOURNAL,
+        journal: writer,
         priors: journal.priors,
         openFrom: plan.openFrom,
         first: plan.first,

@@ -213,8 +213,6 @@ export const sameScope = (a: JournalScope, b: JournalScope) =>
 
 export type JournalSink = { append(record: JournalRecord): Promise<void> };
 
-export const NO_JOURNAL: JournalSink = { append: async () => {} };
-
 /** Every append resolves once its line is on disk (fdatasync); appends that arrive during a sync share the next one. */
 export class JournalWriter implements JournalSink {
   private queue: string[] = [];

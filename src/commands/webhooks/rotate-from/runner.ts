@@ -38,7 +38,8 @@ export interface RunnerDeps {
   rotate(request: ItemRequest, idempotencyKey: string, hooks: CallHooks): Promise<SecretAnswer>;
   secrets: ItemSecretsPort;
   custody: CustodyRun;
-  journal: JournalSink;
+  /** Without --journal, none: nothing is recorded. */
+  journal?: JournalSink | undefined;
   priors: ReadonlyMap<string, Prior>;
   /** The first journal run whose work is not known finished (journal.ts continuing). */
   openFrom?: number;
@@ -154,7 +155,7 @@ class Fleet {
   /** Records an outcome; false when the journal cannot be written, which stops the run (what is in flight finishes). */
   async record(r: JournalRecord): Promise<boolean> {
     try {
-      await this.deps.journal.append(r);
+      await this.deps.journal?.append(r);
       return true;
     } catch (err) {
       this.stop(isCliError(err) ? err : new CliError('internal_error', `cannot write the journal: ${String(err)}`, EXIT.unexpected));
