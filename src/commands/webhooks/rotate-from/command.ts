@@ -4,8 +4,7 @@
 // A bundle of its own (dist/lazy/bulk.cjs): single-endpoint runs never load it.
 import { escrowOf, type Factory, sayWaiting } from '../../app.js';
 import { dirname, resolve } from 'node:path';
-import type { RotationMode } from '../../../api/schemas.js';
-import { secretResponseSchema } from '../../../api/schemas.js';
+import { type RotationMode, secretResponseSchema } from '../../../api/schemas.js';
 import { type CustodyRun, deliveryCutShort, destinationFlags, type InDelivery, lastApplied, runCustody } from '../../../secret/custody.js';
 import { prepareRecoveryFolder, scopeKey } from '../../../secret/record.js';
 import { deliverAll, type DeliverDeps, describeKeepFailure, hasIdPlaceholder, parseSinks, sinkHolds, type SinkSettings, sinksFor, substituteId } from '../../../secret/deliver.js';
@@ -13,7 +12,7 @@ import type { Context } from '../../../context.js';
 import { CliError, EXIT, isCliError, localError, usageError } from '../../../errors/cli-error.js';
 import { reportError } from '../../../errors/explain.js';
 import { ciReportWanted, escapeInline, shellQuote } from '../../../output/json.js';
-import { JournalWriter, NO_JOURNAL, compactJournal, continuing, loadJournal, lockJournal, actFor, refuseStale, sameScope, settledOf } from './journal.js';
+import { JournalWriter, compactJournal, continuing, loadJournal, lockJournal, actFor, refuseStale, sameScope, settledOf } from './journal.js';
 import type { JournalScope, LoadedJournal, Prior } from './journal.js';
 import { bufferSource, checkManifest, fileSource, manifestItems, type ManifestItem, type ManifestSource } from './manifest.js';
 import { NextManifest } from './next-manifest.js';
@@ -28,7 +27,7 @@ type FromOptions = EscrowFlags & { from: string; secretTo?: string[]; force?: bo
 const MAX_CONCURRENCY = 64;
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
 
-const scopeLabel = (s: JournalScope) => `${s.baseUrl} (${s.organizationId}/${s.applicationId}/${s.environmentKey})`;
+const scopeLabel = (s: JournalScope) => `${s.baseUrl} (${scopeKey(s)})`;
 
 type Setup = Awaited<ReturnType<typeof prepare>>;
 type Plan = Awaited<ReturnType<typeof planItems>>;
@@ -37,12 +36,10 @@ type Held = { release?: (() => void) | undefined }; // the journal's lock, which
 export async function runRotateFrom(opts: FromOptions, f: Factory): Promise<void> {
   keepHeapSmall(); // before the manifest's first pass, which allocates with its length
   const setup = await prepare(opts, f);
-  const source = await openManifest(opts.from, f.ctx).catch((err: unknown) => {
-    setup.next?.unlock();
-    throw err;
-  });
   const held: Held = {};
+  let source: ManifestSource | undefined;
   try {
+    source = await openManifest(opts.from, f.ctx);
     const plan = await planItems(setup, source, held, f);
     if (f.state().dryRun) return reportDryRun(plan, f.ctx);
     source.checkUnchanged();
@@ -61,7 +58,7 @@ export async function runRotateFrom(opts: FromOptions, f: Factory): Promise<void
     finish(summary, unwritten, plan, f.ctx);
   } finally {
     held.release?.();
-    source.close();
+    source?.close();
     setup.next?.unlock();
   }
 }
@@ -89,10 +86,8 @@ async function prepare(opts: FromOptions, f: Factory) {
   // Taken last: nothing after it may refuse the run while the file is held.
   if (next && !state.dryRun) await next.lock(ctx);
   const scope: JournalScope = { baseUrl: conn.baseUrl, ...conn.scope };
-  // given: each item's new-secret hint repeats the destinations as given, {id} replaced.
-  const given = { secretTo: opts.secretTo, secretFile: opts.secretFile, force: opts.force };
   const concurrency = raw === undefined ? 4 : Number(raw);
-  return { json, concurrency, defaultMode: opts.mode as RotationMode | undefined, scope, secrets, journalPath, next, everyMs, escrow, reportPath, given, yes: Boolean(opts.yes) };
+  return { json, concurrency, defaultMode: opts.mode as RotationMode | undefined, scope, secrets, journalPath, next, everyMs, escrow, reportPath, opts };
 }
 
 function parseEvery(raw: string): number {
@@ -178,7 +173,7 @@ async function planItems(setup: Setup, source: ManifestSource, held: Held, f: Fa
   const dryRun = f.state().dryRun;
   if (journalPath !== undefined && !dryRun) held.release = await lockJournal(journalPath, ctx);
   const journal: LoadedJournal = journalPath !== undefined ? loadJournal(journalPath) : { scope: null, priors: new Map(), unreadable: 0, openFrom: 0, runAts: [] };
-  const first: ManifestItem[] = [];
+  const first: { item: ManifestItem; prior: Prior }[] = [];
   const openFrom = continuing(journal, ctx.now(), setup.everyMs);
   if (journal.scope && !sameScope(journal.scope, setup.scope))
     throw usageError(`the journal ${journalPath} belongs to a run against ${scopeLabel(journal.scope)}, not ${scopeLabel(setup.scope)}`, 'keep one journal per environment (and per manifest)');
@@ -187,7 +182,7 @@ async function planItems(setup: Setup, source: ManifestSource, held: Held, f: Fa
   const check = checkManifest(source, setup.defaultMode, (item) => {
     const planned = actFor(journal.priors, item, openFrom);
     if (planned.act === 'send') refuseStale(journal.priors.get(item.endpointId), item);
-    if (planned.act === 'redeliver') first.push(item);
+    if (planned.act === 'redeliver') first.push({ item, prior: planned.prior });
     acts[planned.act] += 1;
     secrets.claim(item);
     next?.add(item);
@@ -196,7 +191,7 @@ async function planItems(setup: Setup, source: ManifestSource, held: Held, f: Fa
     if (planned.act === 'send' || planned.act === 'resend') secrets.check(item);
   });
   secrets.checkShared(check.count);
-  if (check.immediate > 0 && !setup.yes && !dryRun) await confirmImmediate(check.immediate, setup.json, f);
+  if (check.immediate > 0 && !setup.opts.yes && !dryRun) await confirmImmediate(check.immediate, setup.json, f);
   return { ...setup, source, journal, check, acts, first, openFrom };
 }
 
@@ -224,7 +219,7 @@ async function runPlan(plan: Plan, held: Held, f: Factory) {
   const { ctx } = f;
   const state = f.state();
   const { journalPath, secrets, next, journal } = plan;
-  const custody: CustodyRun = { ...fleetCustody(ctx, scopeKey(state.connection().scope), journalPath), escrow: plan.escrow, destination: (id) => destinationFlags(plan.given, id) };
+  const custody: CustodyRun = { ...fleetCustody(ctx, scopeKey(state.connection().scope), journalPath), escrow: plan.escrow, destination: (id) => destinationFlags(plan.opts, id) };
   const report = ciReport(plan.reportPath, ctx); // before the journal's first record: refused with nothing sent
   const writer = journalPath !== undefined ? await JournalWriter.open(journalPath, held.release!) : undefined;
   if (writer) {
@@ -250,7 +245,7 @@ async function runPlan(plan: Plan, held: Held, f: Factory) {
         trace: state.output.debug ? (item) => (line) => ctx.io.stderr.write(`[debug] ${escapeInline(item.endpointId)}: ${escapeInline(line)}\n`) : undefined,
         secrets,
         custody,
-        journal: writer ?? NO_JOURNAL,
+        journal: writer,
         priors: journal.priors,
         openFrom: plan.openFrom,
         first: plan.first,
@@ -313,8 +308,7 @@ async function runClient(plan: Plan, f: Factory) {
   const { Agent } = baseUrl.startsWith('https:') ? await import('node:https') : await import('node:http');
   const agent = new Agent({ keepAlive: true, maxSockets: plan.concurrency, maxFreeSockets: plan.concurrency });
   const inDelivery = new Map<string, InDelivery>();
-  // Requests sent and awaited after a first signal.
-  const awaited = new Set<string>();
+  const awaited = new Set<string>(); // keys of the requests sent and awaited after a first signal
   const { journalPath } = plan;
   let signalled = 'SIGINT';
   const lastWords = () => {
@@ -333,7 +327,6 @@ async function runClient(plan: Plan, f: Factory) {
     agent,
     waiting: (w, done) => {
       if (!w) {
-        // That answer came: its item goes on to deliver.
         if (done !== undefined) awaited.delete(done);
         return sayLastWords();
       }
@@ -387,11 +380,7 @@ function finish(summary: RunSummary, unwritten: CliError | undefined, plan: Plan
   if (unwritten) throw unwritten;
 }
 
-/**
- * V8's defaults let the heap grow with a run's duration, not its data (5,000
- * items peaked 1.4x of 500): the young generation held, the old grown by 50%
- * keep it flat (30% stalled the loop past 10 ms: CONTRIBUTING, "The event loop of a run").
- */
+/** V8's defaults let the heap grow with a run's duration, not its data: measured in CONTRIBUTING ("The event loop of a run", "Fleet rotation, measured"). */
 function keepHeapSmall(): void {
   try {
     process.getBuiltinModule('node:v8').setFlagsFromString('--semi-space-growth-factor=1 --heap-growing-percent=50');

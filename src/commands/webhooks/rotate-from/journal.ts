@@ -1,17 +1,18 @@
 // The journal of a `--from` run (docs/fleet.md): append-only NDJSON, mode
 // 0600, of keys, versions and fingerprints (never a secret), so that a re-run
 // goes on where a killed run stopped without rotating any endpoint twice.
-import { closeSync, lstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, lstatSync, openSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import type { RotationMode } from '../../../api/schemas.js';
+import type { RotationMode, Scope } from '../../../api/schemas.js';
 import { CliError, EXIT, usageError } from '../../../errors/cli-error.js';
 import type { Context } from '../../../context.js';
 import { acquireLock, systemLockHost, type LockSubject } from '../../../system/lock.js';
 import { writeFileAtomic } from '../../../system/files.js';
 import { escapeInline } from '../../../output/json.js';
+import { scopeKey } from '../../../secret/record.js';
 import { fileChunks, splitLines, type ManifestItem } from './manifest.js';
 
-export type JournalScope = { baseUrl: string; organizationId: string; applicationId: string; environmentKey: string };
+export type JournalScope = { baseUrl: string } & Scope;
 export type DeliveryRecord = { to: string; fingerprint: string };
 
 /** runAt: in a compacted journal, the start of the run that wrote the record (its runs are merged). */
@@ -103,7 +104,7 @@ export function foldRecord(priors: Map<string, Prior>, r: JournalRecord, runAt?:
   }
 }
 
-export type ItemAct = { act: 'send' } | { act: 'skip' | 'redeliver' | 'resend'; prior: Prior };
+type ItemAct = { act: 'send' } | { act: 'skip' | 'redeliver' | 'resend'; prior: Prior };
 
 /**
  * The journal's rules: a record counts only for the same endpoint, expected
@@ -212,8 +213,6 @@ export const sameScope = (a: JournalScope, b: JournalScope) =>
 
 export type JournalSink = { append(record: JournalRecord): Promise<void> };
 
-export const NO_JOURNAL: JournalSink = { append: async () => {} };
-
 /** Every append resolves once its line is on disk (fdatasync); appends that arrive during a sync share the next one. */
 export class JournalWriter implements JournalSink {
   private queue: string[] = [];
@@ -232,19 +231,10 @@ export class JournalWriter implements JournalSink {
   /** Opens (creating, mode 0600) the journal for appending; `release` frees lockJournal()'s lock on close. */
   static async open(path: string, release: () => void): Promise<JournalWriter> {
     try {
-      const handle = await open(path, 'a', 0o600);
-      const st = await handle.stat();
+      const handle = await open(path, 'a+', 0o600);
+      const { size } = await handle.stat();
       // A line cut short by a crash is closed off, so the next record starts a line of its own.
-      if (st.size > 0) {
-        const fd = openSync(path, 'r');
-        try {
-          const last = Buffer.alloc(1);
-          readSync(fd, last, 0, 1, st.size - 1);
-          if (last[0] !== 0x0a) await handle.write('\n');
-        } finally {
-          closeSync(fd);
-        }
-      }
+      if (size > 0 && (await handle.read(Buffer.alloc(1), 0, 1, size - 1)).buffer[0] !== 0x0a) await handle.write('\n');
       await handle.chmod(0o600);
       return new JournalWriter(path, handle, release, (await handle.stat()).size);
     } catch (err) {
@@ -367,7 +357,7 @@ export async function settleRecovered(
     for (const r of recovered) {
       const p = priors.get(r.endpointId);
       const s = p && settledOf(p);
-      const inScope = !scope || `${scope.organizationId}/${scope.applicationId}/${scope.environmentKey}` === r.scope;
+      const inScope = !scope || scopeKey(scope) === r.scope;
       if (!inScope || !s || s.state !== 'applied' || s.fp !== r.fingerprint) {
         ctx.io.notice(`${escapeInline(r.endpointId)}: the journal ${escapeInline(path)} holds no undelivered rotation with the fingerprint ${r.fingerprint}; it is left as it is`);
         continue;

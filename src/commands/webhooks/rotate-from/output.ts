@@ -48,7 +48,6 @@ const REDRAW_MS = 100;
 
 type Failure = { endpointId: string; line: number; exitCode: number; message: string };
 
-/** `quiet`: the run-state's output mode (--quiet): no progress line. */
 export function humanOutput(io: IO, now: Clock['now'], targets: readonly string[], quiet = false): BulkOutput {
   const live = io.stderr.isTTY && !quiet;
   const failures: Failure[] = [];

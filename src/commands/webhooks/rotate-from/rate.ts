@@ -52,7 +52,19 @@ export class RateController {
     if (this.turnTaken) await this.awaitTurn(signal);
     else this.turnTaken = true;
     try {
-      return await this.acquireInTurn(signal);
+      for (;;) {
+        if (signal.aborted) throw signal.reason ?? new Error('aborted');
+        const now = this.clock.now();
+        const at = Math.max(now, this.pausedUntil, this.nextAt);
+        if (at <= now) {
+          // The next slot follows this one's scheduled time (a late timer's lateness
+          // must not add up), but time spent idle is no credit for a burst.
+          const interval = Number.isFinite(this.rate) ? 1000 / this.rate : 0;
+          this.nextAt = Math.max(this.nextAt, now - interval) + interval;
+          return now;
+        }
+        await this.clock.sleep(at - now, signal);
+      }
     } finally {
       const next = this.waiting.shift();
       if (next) next();
@@ -74,22 +86,6 @@ export class RateController {
       signal.addEventListener('abort', onAbort, { once: true });
       this.waiting.push(take);
     });
-  }
-
-  private async acquireInTurn(signal: AbortSignal): Promise<number> {
-    for (;;) {
-      if (signal.aborted) throw signal.reason ?? new Error('aborted');
-      const now = this.clock.now();
-      const at = Math.max(now, this.pausedUntil, this.nextAt);
-      if (at <= now) {
-        // The next slot follows this one's scheduled time (a late timer's lateness
-        // must not add up), but time spent idle is no credit for a burst.
-        const interval = Number.isFinite(this.rate) ? 1000 / this.rate : 0;
-        this.nextAt = Math.max(this.nextAt, now - interval) + interval;
-        return now;
-      }
-      await this.clock.sleep(at - now, signal);
-    }
   }
 
   /** A request succeeded (or failed for a reason that is not the rate). */

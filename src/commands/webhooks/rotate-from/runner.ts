@@ -18,9 +18,6 @@ import { RateController, type RateClock, type RateSettings } from './rate.js';
 
 export type ItemRequest = Pick<ManifestItem, 'endpointId' | 'expectedVersion' | 'mode'>;
 
-/** The item's request through the one request engine (http/client.ts); rejects with a CliError (NotSent when nothing went out). */
-export type RotateItem = (request: ItemRequest, idempotencyKey: string, hooks: CallHooks) => Promise<SecretAnswer>;
-
 export interface ItemSecretsPort {
   /** Every destination of this item in turn; `skipHeld`: a file that already holds exactly this secret counts as delivered. */
   deliver(item: ManifestItem, secret: string, opts?: { skipHeld?: boolean }): Promise<DeliveryResult>;
@@ -37,15 +34,17 @@ type ItemError = { code: string; message: string; requestId: string | null; stat
 
 export interface RunnerDeps {
   clock: RateClock;
-  rotate: RotateItem;
+  /** The item's request through the one request engine (http/client.ts); rejects with a CliError (NotSent when nothing went out). */
+  rotate(request: ItemRequest, idempotencyKey: string, hooks: CallHooks): Promise<SecretAnswer>;
   secrets: ItemSecretsPort;
   custody: CustodyRun;
-  journal: JournalSink;
+  /** Without --journal, none: nothing is recorded. */
+  journal?: JournalSink | undefined;
   priors: ReadonlyMap<string, Prior>;
   /** The first journal run whose work is not known finished (journal.ts continuing). */
   openFrom?: number;
-  /** Items whose secret an earlier run kept: delivered before any request is sent. */
-  first?: ManifestItem[];
+  /** Items whose secret an earlier run kept (journal.ts actFor: redeliver): delivered before any request is sent. */
+  first?: { item: ManifestItem; prior: Prior }[];
   /** --every: a result line (skipped, "due":false) for an item that is not due. */
   notDue?(item: ManifestItem): Done | undefined;
   newKey(): string;
@@ -156,7 +155,7 @@ class Fleet {
   /** Records an outcome; false when the journal cannot be written, which stops the run (what is in flight finishes). */
   async record(r: JournalRecord): Promise<boolean> {
     try {
-      await this.deps.journal.append(r);
+      await this.deps.journal?.append(r);
       return true;
     } catch (err) {
       this.stop(isCliError(err) ? err : new CliError('internal_error', `cannot write the journal: ${String(err)}`, EXIT.unexpected));
@@ -191,13 +190,11 @@ class Fleet {
   }
 
   async deliverFirst(): Promise<void> {
-    for (const item of this.deps.first ?? []) {
+    for (const { item, prior } of this.deps.first ?? []) {
       if (this.opts.signal.aborted || this.stopped) return;
-      const act = actFor(this.deps.priors, item, this.deps.openFrom);
-      if (act.act !== 'redeliver') continue;
       this.firstDone.add(item.line);
       try {
-        await redeliver(this, item, act.prior);
+        await redeliver(this, item, prior);
       } catch (err) {
         this.fail(item, asCliError(err));
       }
@@ -328,7 +325,7 @@ async function settleItem(run: Fleet, item: ManifestItem, custody: Custody, got:
   const key = custody.req.idempotencyKey;
   const resent = custody.next === 'deliver' || custody.resent;
   const accepted = await custody.accept(got, { resent, version: prior?.version, serverRequestId: prior?.requestId });
-  const outcome = accepted.ok ? await deliverItem(run, item, custody, accepted, prior) : accepted.outcome;
+  const outcome = accepted.ok ? await deliverItem(run, item, custody, accepted, resent, prior) : accepted.outcome;
   // Its patterns are dropped (thousands of items keep the set small); it is still never shown as it is.
   const secret = 'kept' in got ? got.kept : got.answer.ok && typeof got.answer.body.data.secret === 'string' ? got.answer.body.data.secret : undefined;
   if (secret) run.deps.custody.scrubber?.retireSecret?.(secret);
@@ -365,19 +362,19 @@ async function settleItem(run: Fleet, item: ManifestItem, custody: Custody, got:
 }
 
 /** "applied" durable before any destination (a run killed while delivering leaves the fingerprint), then every destination, then custody's finish. */
-async function deliverItem(run: Fleet, item: ManifestItem, custody: Custody, accepted: Extract<Accepted, { ok: true }>, prior?: Prior): Promise<Settled> {
+async function deliverItem(run: Fleet, item: ManifestItem, custody: Custody, accepted: Extract<Accepted, { ok: true }>, resent: boolean, prior?: Prior): Promise<Settled> {
   run.deps.delivering?.(item, accepted.delivery);
   const version = typeof accepted.holder.version === 'number' ? accepted.holder.version : (prior?.version ?? null);
   const applied = { t: 'applied', id: item.endpointId, key: custody.req.idempotencyKey, version, fp: accepted.delivery.fp, recovered: custody.heldAt, at: new Date(run.now()).toISOString() } as const;
   const result = (await run.record(applied))
-    ? await run.deps.secrets.deliver(item, accepted.secret, { skipHeld: custody.next === 'deliver' || custody.resent }).catch(notAttempted)
+    ? await run.deps.secrets.deliver(item, accepted.secret, { skipHeld: resent }).catch(notAttempted)
     : notAttempted(new Error('the journal could not record it (the run stops)'));
   const outcome = await custody.finish(accepted, result);
   if (outcome.ok) run.deps.delivering?.(item, undefined);
   return outcome;
 }
 
-const scrubbed = (run: Fleet, text: string) => (run.deps.custody.scrubber?.scrub ? run.deps.custody.scrubber.scrub(text) : text);
+const scrubbed = (run: Fleet, text: string) => run.deps.custody.scrubber?.scrub?.(text) ?? text;
 
 /** Applied by an earlier run, delivery not confirmed: never sent again; done, delivered from recovered/, or 13 with the fingerprint. */
 async function redeliver(run: Fleet, item: ManifestItem, prior: Prior): Promise<void> {
