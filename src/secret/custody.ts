@@ -70,7 +70,6 @@ export type InDelivery = { holder: Holder; fp: string; kept: string | null; keep
 
 const keyText = (holder: Holder) => (holder.idempotencyKey ? ` (Idempotency-Key ${holder.idempotencyKey})` : '');
 
-/** An exit 13: the change was applied, and the secret is not where it was asked. */
 const thirteen = (message: string, details: Record<string, unknown>, hint: string, idempotencyKey?: string) => localError('secret_not_delivered', message, { details, idempotencyKey, hint });
 
 const putItHint = (holder: Holder, path: string) => `${holder.rerun ? `${holder.rerun}; or ` : ''}put it where it belongs, then delete ${path}`;
@@ -188,11 +187,8 @@ export function okNotRecorded(endpointId: string, o: { fp: string; version: numb
   );
 }
 
-/** An earlier run's rotation of the endpoint whose secret is kept here, not delivered (keptByEarlierRun). */
-type KeptChange = { endpointId: string; key: string; path: string; version: number; expectedVersion?: number | undefined; mode?: string | undefined };
-
 /** A new rotation refused with 7 because an earlier run's rotation was applied and its secret never delivered: 13 naming the kept copy and the re-run that delivers it, not a 7 whose hint would rotate again. */
-export function keptByEarlierRunError(k: KeptChange, conflict: CliError): CliError {
+export function keptByEarlierRunError(k: NonNullable<ReturnType<typeof keptByEarlierRun>>, conflict: CliError): CliError {
   const rerun = sameRequestCommand({ words: ['webhooks', 'rotate', k.endpointId], expectedVersion: k.expectedVersion, flags: k.mode ? [['--mode', k.mode]] : [] }, k.key);
   return thirteen(
     `endpoint ${escapeInline(k.endpointId)} is at version ${k.version} because an earlier run's rotation (Idempotency-Key ${k.key}) was applied; its signing secret was not delivered and is kept in ${k.path} (mode 0600)`,
@@ -288,8 +284,9 @@ export class Custody {
       const version = got && 'answer' in got && got.answer.ok && typeof got.answer.body.data.endpoint.version === 'number' ? got.answer.body.data.endpoint.version : null;
       const newer = facts?.supersedes(req.idempotencyKey, version);
       if (newer) return new Custody(run, req, 'superseded', facts, undefined, undefined, supersede(run, req, facts, newer));
-      if (got && left.kind !== 'record') return new Custody(run, req, 'deliver', facts, keptFile(run, req, left.path), got);
-      if (got) return new Custody(run, req, 'deliver', facts, openRecord(run, req), got);
+      // What an earlier run kept after a failed delivery, held as a record is.
+      const kept: Held = { path: left.path, retire: () => removeLeft(run.configDir, req), keep: () => ({ path: left.path }), close: () => {} };
+      if (got) return new Custody(run, req, 'deliver', facts, left.kind === 'record' ? openRecord(run, req) : kept, got);
     }
     return new Custody(run, req, 'send', facts, openRecord(run, req), undefined, undefined, left !== undefined);
   }
@@ -504,11 +501,6 @@ async function gotFrom(left: Left, answerOf: ReadAnswer): Promise<Got | undefine
   return answer ? { answer } : undefined;
 }
 
-/** What an earlier run kept after a failed delivery, held as a record is. */
-function keptFile(run: CustodyRun, req: RecordedRequest, path: string): Held {
-  return { path, retire: () => removeLeft(run.configDir, req), keep: () => ({ path }), close: () => {} };
-}
-
 /** A delivery that threw instead of answering (a destination's own bug, a journal refused first): every destination lacks the secret. */
 export function notAttempted(err: unknown): DeliveryResult {
   const reason = err instanceof Error ? err.message : String(err);
@@ -552,7 +544,7 @@ export function supersedingChange(configDir: string, scope: string, secret: { en
 }
 
 /** An earlier run's rotation of this endpoint whose secret is kept here, not delivered: why a new rotation gets a 7. */
-export function keptByEarlierRun(configDir: string, scope: string, endpointId: string): KeptChange | undefined {
+export function keptByEarlierRun(configDir: string, scope: string, endpointId: string) {
   const facts = EndpointFacts.read(configDir, scope, endpointId);
   const last = facts.lastApplied();
   if (last?.op !== 'rotate' || facts.delivered(last.key)) return undefined;
