@@ -5,6 +5,7 @@ import { escapeInline, shellQuote, shellWord } from '../output/json.js';
 import { type CliError, CliError as Err, configError, EXIT, isCliError, localError } from '../errors/cli-error.js';
 import { type OddSecretAnswer, oddSecretHint, oddSecretText, type SecretAnswer, type SecretResponse } from '../api/schemas.js';
 import { type Delivered, type DeliveryFailure, describeKeepFailure } from './deliver.js';
+import type { escrowHook } from './escrow.js';
 import { type Applied, EndpointFacts, factsPath, fingerprint, seenOf } from './facts.js';
 import { attempt, findLeft, type Left, markSuperseded, pruneSuperseded, type RecordedRequest, removeLeft, WriteAheadRecord } from './record.js';
 import { acquireLock, systemLockHost, type HeldLock, type LockSubject } from '../system/lock.js';
@@ -218,7 +219,7 @@ export interface CustodyRun extends Pick<Clock, 'now'> {
   /** The endpoint's delivery lock, one delivery at a time across processes, so an older secret cannot land after a newer one; none without it (tests of parts). */
   locking?: { sleep: Clock['sleep']; random(): number; signal: AbortSignal } | undefined;
   /** --escrow: a secret kept after a failed destination is also written encrypted; amends the error (escrow.ts escrowHook). */
-  escrow?: ((error: CliError, item: { scope: string; endpointId: string; version: number | null; secret: string; fingerprint: string }) => Promise<void>) | undefined;
+  escrow?: ReturnType<typeof escrowHook> | undefined;
 }
 
 export type DeliveryResult = { delivered: Delivered[]; failures: DeliveryFailure[] };
