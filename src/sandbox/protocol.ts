@@ -51,7 +51,6 @@ export type Checked<T> = { ok: true; value: T } | { ok: false; problems: FieldPr
 
 export const bodyProblem = (problem: string): Checked<never> => ({ ok: false, problems: [{ field: 'body', location: 'body', problem }] });
 
-/** A 400 validation_failed naming each field that is wrong. */
 export function validationFailure(problems: FieldProblem[]): ApiFailure {
   return new ApiFailure(400, 'validation_failed', `the request is not valid: ${problems.map((p) => p.field).join(', ')}`, { fields: problems });
 }

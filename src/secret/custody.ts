@@ -218,7 +218,7 @@ export interface CustodyRun extends Pick<Clock, 'now'> {
   destination?: ((endpointId: string) => string | undefined) | undefined;
   /** The endpoint's delivery lock, one delivery at a time across processes, so an older secret cannot land after a newer one; none without it (tests of parts). */
   locking?: { sleep: Clock['sleep']; random(): number; signal: AbortSignal } | undefined;
-  /** --escrow: a secret kept after a failed destination is also written encrypted; amends the error (escrow.ts escrowHook). */
+  /** --escrow: a secret kept after a failed destination is also written encrypted; amends the error. */
   escrow?: ReturnType<typeof escrowHook> | undefined;
 }
 
@@ -245,7 +245,6 @@ export type Settled = { ok: true; fp: string; delivered: Delivered[]; holder: Ho
 /** What holds a request's secret on disk until every destination does: its record, or what an earlier run kept. */
 type Held = { readonly path: string; retire(): void; keep(secret: string | Buffer, whole: boolean): { path: string } | { error: unknown }; close(): void };
 
-/** The run's custody from its world; `rerun` says how a re-run delivers what it kept. */
 export function runCustody(ctx: Pick<Context, 'configDir' | 'now' | 'sleep' | 'random' | 'signal' | 'io'>, scope: string, rerun: CustodyRun['rerun']): CustodyRun {
   return {
     configDir: ctx.configDir,
@@ -319,11 +318,10 @@ export class Custody {
       destination: this.run.destination,
     };
     if ('kept' in got) return this.toDeliver(got.kept, base, undefined);
-    return this.acceptAnswer(got, base, known);
+    return this.acceptAnswer(got.answer, base, known);
   }
 
-  private async acceptAnswer(got: { answer: SecretAnswer }, base: Holder, known: Known): Promise<Accepted> {
-    const { answer } = got;
+  private async acceptAnswer(answer: SecretAnswer, base: Holder, known: Known): Promise<Accepted> {
     if (!answer.ok) return { ok: false, outcome: this.keepOdd(answer.odd, base) };
     const body = answer.body;
     const { endpoint, secret, secretAvailable } = body.data;
