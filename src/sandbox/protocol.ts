@@ -4,6 +4,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { CreateRequest, ExpectedVersionRequest, RotateRequest } from '../api/schemas.js';
 import { EVENT_TYPES, LIMITS, ROTATION_MODES, type ApiErrorCode, type EventType } from '../api/schemas.js';
 import { isJsonObject } from '../output/json.js';
+import { attempt } from '../secret/record.js';
 import type { HeaderName } from '../signing/standard-webhooks.js';
 
 export type RandomBytes = (n: number) => Buffer;
@@ -95,17 +96,11 @@ export function parseJsonBody(raw: RawBody): Checked<unknown> {
   if ((raw.contentType ?? '').split(';')[0]!.trim().toLowerCase() !== 'application/json')
     return { ok: false, problems: [{ field: 'Content-Type', location: 'header', problem: 'must be application/json' }] };
   if (raw.tooLarge || raw.bytes.length > MAX_BODY_BYTES) return bodyProblem(`must be at most ${MAX_BODY_BYTES} bytes`);
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(raw.bytes);
-  } catch {
-    return bodyProblem('is not valid UTF-8');
-  }
-  try {
-    return { ok: true, value: JSON.parse(text) as unknown };
-  } catch {
-    return bodyProblem(text.trim() === '' ? 'is required' : 'is not valid JSON');
-  }
+  const text = attempt(() => new TextDecoder('utf-8', { fatal: true }).decode(raw.bytes));
+  if (text === undefined) return bodyProblem('is not valid UTF-8');
+  // JSON.parse never gives undefined: undefined is its throw.
+  const value = attempt(() => JSON.parse(text) as unknown);
+  return value === undefined ? bodyProblem(text.trim() === '' ? 'is required' : 'is not valid JSON') : { ok: true, value };
 }
 
 type FieldCheck = (value: unknown) => string | null;
