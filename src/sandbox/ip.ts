@@ -65,8 +65,7 @@ export function classifyAddress(host: string): AddressClass | null {
   const v4 = parseIPv4(host);
   if (v4) return classifyIPv4(v4);
   const v6 = parseIPv6(host);
-  if (v6) return classifyIPv6(v6);
-  return null;
+  return v6 && classifyIPv6(v6);
 }
 
 /** Whether a host (name or literal) is this machine's loopback. */

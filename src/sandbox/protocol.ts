@@ -38,9 +38,8 @@ export class ApiFailure extends Error {
 
 /** A success before its `{data, meta}` envelope; only the HTTP layer adds `meta.requestId`, so a replay carries the replaying request's id. */
 export type Reply = { status: number; data: unknown; headers?: Record<string, string> };
-type Answer = { status: number; body: unknown; headers: Record<string, string> };
 
-export function toAnswer(outcome: Reply | ApiFailure, requestId: string): Answer {
+export function toAnswer(outcome: Reply | ApiFailure, requestId: string) {
   if (!(outcome instanceof ApiFailure)) return { status: outcome.status, body: { data: outcome.data, meta: { requestId } }, headers: { ...outcome.headers } };
   const { status, code, message, details, headers } = outcome;
   return { status, body: { error: { code, message, requestId, details } }, headers: { ...headers } };
