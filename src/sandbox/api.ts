@@ -1,6 +1,7 @@
 // One API request through the checks in their fixed order (docs/sandbox.md): injected faults, rate limit,
 // bearer token, Origin/anti-forgery headers, route, body, idempotency, then the operation.
 import type { Scope } from '../api/schemas.js';
+import { attempt } from '../secret/record.js';
 import { checkDestination } from './ip.js';
 import { ApiFailure, checkBearer, checkBrowserHeaders, checkCreateBody, checkExpectedVersionBody, checkIdempotencyKey, checkRotateBody, headerValue, parseJsonBody, valid } from './protocol.js';
 import type { Outcome, Reply, SandboxRequest } from './protocol.js';
@@ -11,13 +12,8 @@ type ApiRoute = { operation: 'create' | 'rotate' | 'reactivate' | 'deactivate'; 
 
 /** The spec's three operations and deactivate, matched on decoded path segments. */
 export function matchApiRoute(method: string, pathname: string, scope: Scope): ApiRoute | null {
-  if (method !== 'POST') return null;
-  let s: string[];
-  try {
-    s = pathname.split('/').slice(1).map(decodeURIComponent);
-  } catch {
-    return null;
-  }
+  const s = method === 'POST' ? attempt(() => pathname.split('/').slice(1).map(decodeURIComponent)) : undefined;
+  if (!s) return null;
   const prefix = ['v1', 'organizations', scope.organizationId, 'applications', scope.applicationId, 'environments', scope.environmentKey, 'webhook-endpoints'];
   if (s.length < prefix.length || prefix.some((segment, i) => s[i] !== segment)) return null;
   const [endpointId, ...action] = s.slice(prefix.length);

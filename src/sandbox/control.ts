@@ -4,6 +4,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { SANDBOX_MARKER_HEADER } from '../api/schemas.js';
 import { fingerprint } from '../secret/facts.js';
+import { attempt } from '../secret/record.js';
 import { parseSecret, signedHeaders } from '../signing/standard-webhooks.js';
 import { checkFaultPatch } from './faults.js';
 import { isLoopbackHost } from './ip.js';
@@ -16,11 +17,10 @@ export const isControlPath = (pathname: string) => pathname === '/_sandbox' || p
 function jsonBody({ body }: SandboxRequest): unknown {
   if (body.tooLarge) return valid(bodyProblem(`must be at most ${MAX_BODY_BYTES} bytes`));
   const text = body.bytes.toString('utf8').trim();
-  try {
-    return text === '' ? {} : (JSON.parse(text) as unknown);
-  } catch {
-    return valid(bodyProblem('is not valid JSON'));
-  }
+  if (text === '') return {};
+  // JSON.parse never gives undefined (a body of null is null): undefined is its throw.
+  const value = attempt(() => JSON.parse(text) as unknown);
+  return value === undefined ? valid(bodyProblem('is not valid JSON')) : value;
 }
 
 const ok = (data: unknown): Reply => ({ status: 200, data });
@@ -59,11 +59,7 @@ export const CONTROL_ROUTES = ['GET /_sandbox', ...Object.keys(ROUTES), 'POST /_
 /** The endpoint id in a deliver route's path, if the path is one and decodes. */
 function deliverTo({ method, pathname }: SandboxRequest): string | null {
   const raw = method === 'POST' ? /^\/_sandbox\/endpoints\/([^/]+)\/deliver$/.exec(pathname)?.[1] : undefined;
-  try {
-    return raw === undefined ? null : decodeURIComponent(raw);
-  } catch {
-    return null;
-  }
+  return raw === undefined ? null : (attempt(() => decodeURIComponent(raw)) ?? null);
 }
 
 export async function handleControlRequest(state: SandboxState, request: SandboxRequest): Promise<Reply | ApiFailure> {

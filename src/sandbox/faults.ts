@@ -91,7 +91,6 @@ export class Faults {
     return this.current;
   }
 
-  /** Consumes one injected failure, if any is pending. */
   takeFailure(): Pick<FaultSettings, 'status' | 'code' | 'retryAfter' | 'dropConnection'> | null {
     if (this.settings.failNext <= 0) return null;
     this.settings.failNext -= 1;

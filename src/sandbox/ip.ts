@@ -8,29 +8,19 @@ export function parseIPv4(text: string): number[] | null {
   return parts.length === 4 && parts.every((p) => /^(0|[1-9][0-9]{0,2})$/.test(p) && Number(p) <= 255) ? parts.map(Number) : null;
 }
 
-/** Any RFC 4291 text form, with or without brackets or a zone id; 16 bytes. */
+/** Any RFC 4291 text form, with or without brackets or a zone id; 16 bytes. Read by the WHATWG URL parser, which writes an IPv4 tail as hex. */
 export function parseIPv6(text: string): number[] | null {
   let s = text.startsWith('[') && text.endsWith(']') ? text.slice(1, -1) : text;
   if (s.includes('%')) s = s.slice(0, s.indexOf('%'));
-  if (!s.includes(':')) return null;
-  let tail: number[] = [];
-  const lastColon = s.lastIndexOf(':');
-  if (s.slice(lastColon + 1).includes('.')) {
-    const v4 = parseIPv4(s.slice(lastColon + 1));
-    if (!v4) return null;
-    tail = v4;
-    s = s.slice(0, lastColon + 1); // keep a "::" that precedes the IPv4 part
-    if (!s.endsWith('::')) s = s.slice(0, -1);
-  }
-  const halves = s.split('::');
-  if (halves.length > 2) return null;
-  const groups = halves.map((part) => (part === '' ? [] : part.split(':')));
-  if (!groups.flat().every((g) => /^[0-9a-fA-F]{1,4}$/.test(g))) return null;
-  const [head = [], rest = []] = groups.map((g) => g.map((x) => parseInt(x, 16)));
-  const missing = 8 - tail.length / 2 - head.length - rest.length;
-  if (halves.length === 2 ? missing < 1 : missing !== 0) return null;
-  const words = [...head, ...new Array<number>(missing).fill(0), ...rest];
-  return [...words.flatMap((w) => [w >> 8, w & 0xff]), ...tail];
+  const url = `http://[${s}]`;
+  // Only address characters: the URL parser would drop tabs and line breaks, and trim spaces.
+  if (!s.includes(':') || !/^[0-9a-f:.]+$/i.test(s) || !URL.canParse(url)) return null;
+  const [head = [], rest = []] = new URL(url).hostname
+    .slice(1, -1)
+    .split('::')
+    .map((part) => (part ? part.split(':').map((g) => parseInt(g, 16)) : []));
+  const words = [...head, ...new Array<number>(8 - head.length - rest.length).fill(0), ...rest];
+  return words.flatMap((w) => [w >> 8, w & 0xff]);
 }
 
 function classifyIPv4(b: readonly number[]): AddressClass | null {
@@ -75,8 +65,7 @@ export function classifyAddress(host: string): AddressClass | null {
   const v4 = parseIPv4(host);
   if (v4) return classifyIPv4(v4);
   const v6 = parseIPv6(host);
-  if (v6) return classifyIPv6(v6);
-  return null;
+  return v6 && classifyIPv6(v6);
 }
 
 /** Whether a host (name or literal) is this machine's loopback. */

@@ -4,6 +4,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { CreateRequest, ExpectedVersionRequest, RotateRequest } from '../api/schemas.js';
 import { EVENT_TYPES, LIMITS, ROTATION_MODES, type ApiErrorCode, type EventType } from '../api/schemas.js';
 import { isJsonObject } from '../output/json.js';
+import { attempt } from '../secret/record.js';
 import type { HeaderName } from '../signing/standard-webhooks.js';
 
 export type RandomBytes = (n: number) => Buffer;
@@ -37,9 +38,8 @@ export class ApiFailure extends Error {
 
 /** A success before its `{data, meta}` envelope; only the HTTP layer adds `meta.requestId`, so a replay carries the replaying request's id. */
 export type Reply = { status: number; data: unknown; headers?: Record<string, string> };
-type Answer = { status: number; body: unknown; headers: Record<string, string> };
 
-export function toAnswer(outcome: Reply | ApiFailure, requestId: string): Answer {
+export function toAnswer(outcome: Reply | ApiFailure, requestId: string) {
   if (!(outcome instanceof ApiFailure)) return { status: outcome.status, body: { data: outcome.data, meta: { requestId } }, headers: { ...outcome.headers } };
   const { status, code, message, details, headers } = outcome;
   return { status, body: { error: { code, message, requestId, details } }, headers: { ...headers } };
@@ -51,7 +51,6 @@ export type Checked<T> = { ok: true; value: T } | { ok: false; problems: FieldPr
 
 export const bodyProblem = (problem: string): Checked<never> => ({ ok: false, problems: [{ field: 'body', location: 'body', problem }] });
 
-/** A 400 validation_failed naming each field that is wrong. */
 export function validationFailure(problems: FieldProblem[]): ApiFailure {
   return new ApiFailure(400, 'validation_failed', `the request is not valid: ${problems.map((p) => p.field).join(', ')}`, { fields: problems });
 }
@@ -96,17 +95,11 @@ export function parseJsonBody(raw: RawBody): Checked<unknown> {
   if ((raw.contentType ?? '').split(';')[0]!.trim().toLowerCase() !== 'application/json')
     return { ok: false, problems: [{ field: 'Content-Type', location: 'header', problem: 'must be application/json' }] };
   if (raw.tooLarge || raw.bytes.length > MAX_BODY_BYTES) return bodyProblem(`must be at most ${MAX_BODY_BYTES} bytes`);
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(raw.bytes);
-  } catch {
-    return bodyProblem('is not valid UTF-8');
-  }
-  try {
-    return { ok: true, value: JSON.parse(text) as unknown };
-  } catch {
-    return bodyProblem(text.trim() === '' ? 'is required' : 'is not valid JSON');
-  }
+  const text = attempt(() => new TextDecoder('utf-8', { fatal: true }).decode(raw.bytes));
+  if (text === undefined) return bodyProblem('is not valid UTF-8');
+  // JSON.parse never gives undefined: undefined is its throw.
+  const value = attempt(() => JSON.parse(text) as unknown);
+  return value === undefined ? bodyProblem(text.trim() === '' ? 'is required' : 'is not valid JSON') : { ok: true, value };
 }
 
 type FieldCheck = (value: unknown) => string | null;

@@ -88,7 +88,6 @@ export class EndpointStore {
     return { endpoint: this.record(endpoint), secrets: this.validSecrets(endpoint) };
   }
 
-  /** The endpoint, checked to be at `expectedVersion` when one is given. */
   private find(id: string, expectedVersion?: number): Endpoint {
     const endpoint = this.endpoints.get(id);
     if (!endpoint) throw new ApiFailure(404, 'resource_not_found', 'no such webhook endpoint', { endpointId: id });

@@ -5,6 +5,7 @@ import { escapeInline, shellQuote, shellWord } from '../output/json.js';
 import { type CliError, CliError as Err, configError, EXIT, isCliError, localError } from '../errors/cli-error.js';
 import { type OddSecretAnswer, oddSecretHint, oddSecretText, type SecretAnswer, type SecretResponse } from '../api/schemas.js';
 import { type Delivered, type DeliveryFailure, describeKeepFailure } from './deliver.js';
+import type { escrowHook } from './escrow.js';
 import { type Applied, EndpointFacts, factsPath, fingerprint, seenOf } from './facts.js';
 import { attempt, findLeft, type Left, markSuperseded, pruneSuperseded, type RecordedRequest, removeLeft, WriteAheadRecord } from './record.js';
 import { acquireLock, systemLockHost, type HeldLock, type LockSubject } from '../system/lock.js';
@@ -70,7 +71,6 @@ export type InDelivery = { holder: Holder; fp: string; kept: string | null; keep
 
 const keyText = (holder: Holder) => (holder.idempotencyKey ? ` (Idempotency-Key ${holder.idempotencyKey})` : '');
 
-/** An exit 13: the change was applied, and the secret is not where it was asked. */
 const thirteen = (message: string, details: Record<string, unknown>, hint: string, idempotencyKey?: string) => localError('secret_not_delivered', message, { details, idempotencyKey, hint });
 
 const putItHint = (holder: Holder, path: string) => `${holder.rerun ? `${holder.rerun}; or ` : ''}put it where it belongs, then delete ${path}`;
@@ -188,11 +188,8 @@ export function okNotRecorded(endpointId: string, o: { fp: string; version: numb
   );
 }
 
-/** An earlier run's rotation of the endpoint whose secret is kept here, not delivered (keptByEarlierRun). */
-type KeptChange = { endpointId: string; key: string; path: string; version: number; expectedVersion?: number | undefined; mode?: string | undefined };
-
 /** A new rotation refused with 7 because an earlier run's rotation was applied and its secret never delivered: 13 naming the kept copy and the re-run that delivers it, not a 7 whose hint would rotate again. */
-export function keptByEarlierRunError(k: KeptChange, conflict: CliError): CliError {
+export function keptByEarlierRunError(k: NonNullable<ReturnType<typeof keptByEarlierRun>>, conflict: CliError): CliError {
   const rerun = sameRequestCommand({ words: ['webhooks', 'rotate', k.endpointId], expectedVersion: k.expectedVersion, flags: k.mode ? [['--mode', k.mode]] : [] }, k.key);
   return thirteen(
     `endpoint ${escapeInline(k.endpointId)} is at version ${k.version} because an earlier run's rotation (Idempotency-Key ${k.key}) was applied; its signing secret was not delivered and is kept in ${k.path} (mode 0600)`,
@@ -221,8 +218,8 @@ export interface CustodyRun extends Pick<Clock, 'now'> {
   destination?: ((endpointId: string) => string | undefined) | undefined;
   /** The endpoint's delivery lock, one delivery at a time across processes, so an older secret cannot land after a newer one; none without it (tests of parts). */
   locking?: { sleep: Clock['sleep']; random(): number; signal: AbortSignal } | undefined;
-  /** --escrow: a secret kept after a failed destination is also written encrypted; amends the error (escrow.ts escrowHook). */
-  escrow?: ((error: CliError, item: { scope: string; endpointId: string; version: number | null; secret: string; fingerprint: string }) => Promise<void>) | undefined;
+  /** --escrow: a secret kept after a failed destination is also written encrypted; amends the error. */
+  escrow?: ReturnType<typeof escrowHook> | undefined;
 }
 
 export type DeliveryResult = { delivered: Delivered[]; failures: DeliveryFailure[] };
@@ -248,7 +245,6 @@ export type Settled = { ok: true; fp: string; delivered: Delivered[]; holder: Ho
 /** What holds a request's secret on disk until every destination does: its record, or what an earlier run kept. */
 type Held = { readonly path: string; retire(): void; keep(secret: string | Buffer, whole: boolean): { path: string } | { error: unknown }; close(): void };
 
-/** The run's custody from its world; `rerun` says how a re-run delivers what it kept. */
 export function runCustody(ctx: Pick<Context, 'configDir' | 'now' | 'sleep' | 'random' | 'signal' | 'io'>, scope: string, rerun: CustodyRun['rerun']): CustodyRun {
   return {
     configDir: ctx.configDir,
@@ -288,8 +284,9 @@ export class Custody {
       const version = got && 'answer' in got && got.answer.ok && typeof got.answer.body.data.endpoint.version === 'number' ? got.answer.body.data.endpoint.version : null;
       const newer = facts?.supersedes(req.idempotencyKey, version);
       if (newer) return new Custody(run, req, 'superseded', facts, undefined, undefined, supersede(run, req, facts, newer));
-      if (got && left.kind !== 'record') return new Custody(run, req, 'deliver', facts, keptFile(run, req, left.path), got);
-      if (got) return new Custody(run, req, 'deliver', facts, openRecord(run, req), got);
+      // What an earlier run kept after a failed delivery, held as a record is.
+      const kept: Held = { path: left.path, retire: () => removeLeft(run.configDir, req), keep: () => ({ path: left.path }), close: () => {} };
+      if (got) return new Custody(run, req, 'deliver', facts, left.kind === 'record' ? openRecord(run, req) : kept, got);
     }
     return new Custody(run, req, 'send', facts, openRecord(run, req), undefined, undefined, left !== undefined);
   }
@@ -321,11 +318,10 @@ export class Custody {
       destination: this.run.destination,
     };
     if ('kept' in got) return this.toDeliver(got.kept, base, undefined);
-    return this.acceptAnswer(got, base, known);
+    return this.acceptAnswer(got.answer, base, known);
   }
 
-  private async acceptAnswer(got: { answer: SecretAnswer }, base: Holder, known: Known): Promise<Accepted> {
-    const { answer } = got;
+  private async acceptAnswer(answer: SecretAnswer, base: Holder, known: Known): Promise<Accepted> {
     if (!answer.ok) return { ok: false, outcome: this.keepOdd(answer.odd, base) };
     const body = answer.body;
     const { endpoint, secret, secretAvailable } = body.data;
@@ -504,11 +500,6 @@ async function gotFrom(left: Left, answerOf: ReadAnswer): Promise<Got | undefine
   return answer ? { answer } : undefined;
 }
 
-/** What an earlier run kept after a failed delivery, held as a record is. */
-function keptFile(run: CustodyRun, req: RecordedRequest, path: string): Held {
-  return { path, retire: () => removeLeft(run.configDir, req), keep: () => ({ path }), close: () => {} };
-}
-
 /** A delivery that threw instead of answering (a destination's own bug, a journal refused first): every destination lacks the secret. */
 export function notAttempted(err: unknown): DeliveryResult {
   const reason = err instanceof Error ? err.message : String(err);
@@ -552,7 +543,7 @@ export function supersedingChange(configDir: string, scope: string, secret: { en
 }
 
 /** An earlier run's rotation of this endpoint whose secret is kept here, not delivered: why a new rotation gets a 7. */
-export function keptByEarlierRun(configDir: string, scope: string, endpointId: string): KeptChange | undefined {
+export function keptByEarlierRun(configDir: string, scope: string, endpointId: string) {
   const facts = EndpointFacts.read(configDir, scope, endpointId);
   const last = facts.lastApplied();
   if (last?.op !== 'rotate' || facts.delivered(last.key)) return undefined;

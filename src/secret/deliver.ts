@@ -199,15 +199,9 @@ export function substituteId(sink: Sink, endpointId: string): Sink {
   if (!/^[A-Za-z0-9._-]+$/.test(endpointId) || endpointId === '.' || endpointId === '..') {
     throw usageError(`endpoint id "${endpointId}" cannot stand for {id} in a file name`, 'use an exec: destination for it, which sees CHATCTL_ENDPOINT_ID');
   }
-  if (sink.kind === 'file') {
-    const path = sink.path.split(ID).join(endpointId);
-    return { ...sink, path, to: `file:${path}` };
-  }
-  if (sink.kind === 'env-file') {
-    const path = sink.path.split(ID).join(endpointId);
-    return { ...sink, path, to: `env-file:${path}#${sink.name}` };
-  }
-  return sink;
+  if (sink.kind !== 'file' && sink.kind !== 'env-file') return sink;
+  const path = sink.path.split(ID).join(endpointId);
+  return sink.kind === 'file' ? { ...sink, path, to: `file:${path}` } : { ...sink, path, to: `env-file:${path}#${sink.name}` };
 }
 
 function checkSink(sink: Sink, s: SinkSettings): void {
@@ -384,17 +378,11 @@ export function planSecret(input: SecretPlanInput): SecretPlan {
 
 /** Whether a `file:` (or every NAME line of an `env-file:`) holds exactly the secret `fp`; read as readRegularFile reads, whatever it has become since. */
 export function sinkHolds(sink: Sink, fp: string): boolean {
-  if (sink.kind === 'file') {
-    const bytes = readRegularFile(sink.path);
-    return bytes !== undefined && fingerprint(bytes) === fp;
-  }
-  if (sink.kind === 'env-file') {
-    const bytes = readRegularFile(sink.path);
-    if (bytes === undefined) return false;
-    const values = dotenvValuesOf(bytes, sink.name);
-    return values.length > 0 && values.every((v) => fingerprint(v) === fp);
-  }
-  return false;
+  if (sink.kind !== 'file' && sink.kind !== 'env-file') return false;
+  const bytes = readRegularFile(sink.path);
+  if (bytes === undefined) return false;
+  const values = sink.kind === 'file' ? [bytes] : dotenvValuesOf(bytes, sink.name);
+  return values.length > 0 && values.every((v) => fingerprint(v) === fp);
 }
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
@@ -548,12 +536,10 @@ export function writeConfirmed(stream: OutStream, text: string, signal?: AbortSi
   });
 }
 
+type Item = { endpointId: string; secret: string };
+
 /** Every sink in order; a failure of one does not stop the others. Exit 0 only if all hold it; nothing prints the secret but its destination. */
-export async function deliverAll(
-  sinks: readonly Sink[],
-  item: { endpointId: string; secret: string },
-  deps: DeliverDeps,
-): Promise<{ fingerprint: string; delivered: Delivered[]; failures: DeliveryFailure[] }> {
+export async function deliverAll(sinks: readonly Sink[], item: Item, deps: DeliverDeps): Promise<{ fingerprint: string; delivered: Delivered[]; failures: DeliveryFailure[] }> {
   deps.scrubber.addSecret(item.secret);
   const fp = fingerprint(item.secret);
   const outcome = { fingerprint: fp, delivered: [] as Delivered[], failures: [] as DeliveryFailure[] };
@@ -572,7 +558,7 @@ export async function deliverAll(
   return outcome;
 }
 
-async function deliverOne(sink: Sink, item: { endpointId: string; secret: string }, fp: string, deps: DeliverDeps): Promise<void> {
+async function deliverOne(sink: Sink, item: Item, fp: string, deps: DeliverDeps): Promise<void> {
   switch (sink.kind) {
     case 'file':
       return writeSecretFile(sink.path, item.secret, sink.force, deps.offLoop);
@@ -588,7 +574,7 @@ async function deliverOne(sink: Sink, item: { endpointId: string; secret: string
   }
 }
 
-async function deliverExec(command: string, item: { endpointId: string; secret: string }, fp: string, deps: DeliverDeps): Promise<void> {
+async function deliverExec(command: string, item: Item, fp: string, deps: DeliverDeps): Promise<void> {
   const { runExec } = await import('./exec-worker.js');
   const scrubber = deps.scrubber.stream();
   // The tail kept: at most EXEC_OUTPUT_TAIL_BYTES UTF-16 units (each at least a byte) once scrubbed.

@@ -109,7 +109,6 @@ export class EndpointFacts {
     return best;
   }
 
-  /** The version the change with this key gave, when a fact says. */
   versionOf(key: string): number | null {
     for (const f of this.facts) if (f.f === 'applied' && f.key === key && typeof f.version === 'number') return f.version;
     return null;

@@ -33,7 +33,8 @@ export function viewOf(facts: EndpointFacts): EndpointView {
     if (v >= topVersion) [top, topVersion] = [f, v];
     if (f.f === 'applied' && f.endpoint && v >= describedVersion) [described, describedVersion] = [f, v];
   }
-  const secret = facts.lastApplied() ?? lastSecretChange(all);
+  // Else a create or rotate whose version the answer did not give: the last one written.
+  const secret = facts.lastApplied() ?? all.findLast((f): f is Extract<Fact, { f: 'applied'; op: 'create' | 'rotate' }> => f.f === 'applied' && f.op !== 'reactivate');
   const key = secret?.key;
   const delivered = all.filter((f): f is Extract<Fact, { f: 'delivered' }> => f.f === 'delivered' && key !== undefined && f.key === key);
   const kept = delivered.length === 0 ? all.findLast((f): f is Extract<Fact, { f: 'kept' }> => f.f === 'kept' && key !== undefined && f.key === key) : undefined;
@@ -53,11 +54,6 @@ export function viewOf(facts: EndpointFacts): EndpointView {
     keptAt: kept?.path ?? null,
     overlapEndsAt: e?.previousSecretExpiresAt ?? null,
   };
-}
-
-/** A create or rotate whose version the answer did not give: the last one written. */
-function lastSecretChange(all: readonly Fact[]) {
-  return all.findLast((f): f is Extract<Fact, { f: 'applied'; op: 'create' | 'rotate' }> => f.f === 'applied' && f.op !== 'reactivate');
 }
 
 function changeOf(f: Fact): EndpointView['lastChange'] {

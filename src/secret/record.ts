@@ -16,7 +16,6 @@ export function attempt<T>(fn: () => T): T | undefined {
   }
 }
 
-/** Whether fn ran without throwing. */
 export const works = (fn: () => unknown): boolean => attempt(() => (fn(), true)) ?? false;
 
 /** Which request a record is of: its identity (scope "org/app/env", endpoint, null for a create, whole key) and what was asked. */
