@@ -1,7 +1,7 @@
 // One API request through the checks in their fixed order (docs/sandbox.md): injected faults, rate limit,
 // bearer token, Origin/anti-forgery headers, route, body, idempotency, then the operation.
+import { attempt } from '../system/files.js';
 import type { Scope } from '../api/schemas.js';
-import { attempt } from '../secret/record.js';
 import { checkDestination } from './ip.js';
 import { ApiFailure, checkBearer, checkBrowserHeaders, checkCreateBody, checkExpectedVersionBody, checkIdempotencyKey, checkRotateBody, headerValue, parseJsonBody, valid } from './protocol.js';
 import type { Outcome, Reply, SandboxRequest } from './protocol.js';

@@ -1,10 +1,10 @@
 // The sandbox's own routes, outside /v1, to inspect and steer it from a test: loopback callers with the
 // sandbox token only, no Origin or anti-forgery header, bodies need no Content-Type.
+import { attempt } from '../system/files.js';
 import http from 'node:http';
 import https from 'node:https';
 import { SANDBOX_MARKER_HEADER } from '../api/schemas.js';
 import { fingerprint } from '../secret/facts.js';
-import { attempt } from '../secret/record.js';
 import { parseSecret, signedHeaders } from '../signing/standard-webhooks.js';
 import { checkFaultPatch } from './faults.js';
 import { isLoopbackHost } from './ip.js';

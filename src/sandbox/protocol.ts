@@ -1,10 +1,10 @@
 // What an API request must be and how answers are wrapped; pure, the HTTP layer does the I/O.
+import { attempt } from '../system/files.js';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { CreateRequest, ExpectedVersionRequest, RotateRequest } from '../api/schemas.js';
 import { EVENT_TYPES, LIMITS, ROTATION_MODES, type ApiErrorCode, type EventType } from '../api/schemas.js';
 import { isJsonObject } from '../output/json.js';
-import { attempt } from '../secret/record.js';
 import type { HeaderName } from '../signing/standard-webhooks.js';
 
 export type RandomBytes = (n: number) => Buffer;

@@ -7,9 +7,9 @@ import { type OddSecretAnswer, oddSecretHint, oddSecretText, type SecretAnswer, 
 import { type Delivered, type DeliveryFailure, describeKeepFailure } from './deliver.js';
 import type { escrowHook } from './escrow.js';
 import { type Applied, EndpointFacts, factsPath, fingerprint, seenOf } from './facts.js';
-import { attempt, findLeft, type Left, markSuperseded, pruneSuperseded, type RecordedRequest, removeLeft, WriteAheadRecord } from './record.js';
+import { findLeft, type Left, markSuperseded, pruneSuperseded, type RecordedRequest, removeLeft, WriteAheadRecord } from './record.js';
 import { acquireLock, systemLockHost, type HeldLock, type LockSubject } from '../system/lock.js';
-import { makeFolders } from '../system/files.js';
+import { makeFolders, attempt } from '../system/files.js';
 import { join } from 'node:path';
 import type { Clock } from '../system/clock.js';
 import type { Context } from '../context.js';

@@ -1,11 +1,11 @@
 // Where the one-time secret goes (`--secret-to`, docs/secrets.md): parsed and checked before anything is sent
 // (exit 2), then delivered to each destination whole or not at all, each outcome recorded.
-import { kindOf, randomBytes, readRegularFile, writeFileAtomic, writeFileAtomicAsync } from '../system/files.js';
+import { kindOf, randomBytes, readRegularFile, writeFileAtomic, writeFileAtomicAsync, attempt, works } from '../system/files.js';
 import { accessSync, closeSync, constants, fstatSync, ftruncateSync, lstatSync, openSync, readFileSync, readSync, type Stats, statSync, writeSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { usageError } from '../errors/cli-error.js';
 import { fingerprint } from './facts.js';
-import { attempt, recoveryFolder, works } from './record.js';
+import { recoveryFolder } from './record.js';
 import type { OutStream } from '../output/io.js';
 import type { Scrubber } from '../output/scrub.js';
 

@@ -2,8 +2,8 @@
 // config folder saw happen to each endpoint, an append-only log per endpoint.
 import { closeSync, constants, fchmodSync, openSync, readdirSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { makeFolders, readRegularFile } from '../system/files.js';
-import { attempt, endpointStem, works } from './record.js';
+import { makeFolders, readRegularFile, attempt, works } from '../system/files.js';
+import { endpointStem } from './record.js';
 import { EXIT, isCliError } from '../errors/cli-error.js';
 import { currentVersionOf } from '../errors/explain.js';
 

@@ -1,8 +1,8 @@
 // The inventory (docs/inventory.md): what this config folder saw of each
 // endpoint, a view of the facts (facts.ts), never a second store. Light to
 // load: completion reads it.
+import { attempt } from '../system/files.js';
 import { EndpointFacts, factFiles, type Fact } from './facts.js';
-import { attempt } from './record.js';
 
 /** One endpoint as `webhooks list --json` gives it; docs/inventory.md says what each field means. */
 export interface EndpointView {

@@ -3,20 +3,9 @@
 import { chmodSync, closeSync, constants, fchmodSync, ftruncateSync, lstatSync, openSync, readdirSync, renameSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type AnswerTap, parseRawAnswer } from '../http/transport.js';
-import { kindOf, makeFolders, readRegularFile, syncPath, writeFileAtomic } from '../system/files.js';
+import { kindOf, makeFolders, readRegularFile, syncPath, writeFileAtomic, attempt, works } from '../system/files.js';
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
-
-/** fn's value, or undefined when it throws: for checks and clean-ups whose failure is an answer, not an error. */
-export function attempt<T>(fn: () => T): T | undefined {
-  try {
-    return fn();
-  } catch {
-    return undefined;
-  }
-}
-
-export const works = (fn: () => unknown): boolean => attempt(() => (fn(), true)) ?? false;
 
 /** Which request a record is of: its identity (scope "org/app/env", endpoint, null for a create, whole key) and what was asked. */
 export type RecordedRequest = { op: 'create' | 'rotate'; scope: string; endpointId: string | null; idempotencyKey: string; mode?: string | undefined; expectedVersion?: number | undefined };

@@ -12,7 +12,7 @@ function fill(fd: number, buf: Buffer, got = 0, pread = false): number {
 // From /dev/urandom where there is one: node:crypto costs about 2 ms at start-up.
 function osRandom(size: number): Buffer | undefined {
   if (process.platform === 'win32') return undefined;
-  return quietly(() => {
+  return attempt(() => {
     const fd = openSync('/dev/urandom', 'r');
     try {
       const buf = Buffer.alloc(size);
@@ -41,7 +41,7 @@ const NONBLOCK = constants.O_NONBLOCK ?? 0;
 
 /** The regular file at `path`, else undefined (absent, over `max`, anything else): never follows a link nor blocks on a FIFO. */
 export function readRegularFile(path: string, max = 1024 * 1024): Buffer | undefined {
-  return quietly(() => {
+  return attempt(() => {
     const seen = lstatSync(path);
     if (!seen.isFile() || seen.size > max) return undefined;
     const fd = openSync(path, constants.O_RDONLY | NOFOLLOW | NONBLOCK);
@@ -197,14 +197,14 @@ function* createInPlace(path: string, bytes: Uint8Array, mode: number, durable: 
     closeSync(fd);
     return ino;
   } catch (err) {
-    if (open) quietly(() => closeSync(fd));
+    if (open) attempt(() => closeSync(fd));
     remove(path);
     throw err;
   }
 }
 
 /** `act`'s answer, or undefined when it throws: for what may be gone already, or is best effort. */
-export function quietly<T>(act: () => T): T | undefined {
+export function attempt<T>(act: () => T): T | undefined {
   try {
     return act();
   } catch {
@@ -212,8 +212,11 @@ export function quietly<T>(act: () => T): T | undefined {
   }
 }
 
+/** Whether `fn` ran without throwing. */
+export const works = (fn: () => unknown): boolean => attempt(() => (fn(), true)) ?? false;
+
 /** unlink, not rmSync: rmSync loads and runs Node's recursive remover (about 0.35 ms against 0.03). */
-const remove = (path: string) => quietly(() => unlinkSync(path));
+const remove = (path: string) => attempt(() => unlinkSync(path));
 
 /** Best effort: fsyncs a file or folder (after a rename, the folder makes it durable); some file systems cannot open a folder. */
 export const syncPath = (path: string): void => drive(syncSteps(path));

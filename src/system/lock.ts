@@ -8,7 +8,7 @@ import { closeSync, constants, linkSync, lstatSync, openSync, readdirSync, readl
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { type CliError, configError, interrupted } from '../errors/cli-error.js';
-import { isTempOf, quietly, randomBytes, writeFileAtomic } from './files.js';
+import { isTempOf, attempt, randomBytes, writeFileAtomic } from './files.js';
 import type { Clock } from './clock.js';
 
 export const LOCK_WAIT_MS = 10_000;
@@ -119,7 +119,7 @@ export async function acquireLock(lockPath: string, opts: LockOptions): Promise<
 }
 
 /** `act`'s answer, or undefined when it fails with `expected`; any other failure is the subject's error. */
-function attempt<T>(path: string, subject: LockSubject, expected: 'EEXIST' | 'ENOENT', act: () => T): T | undefined {
+function expecting<T>(path: string, subject: LockSubject, expected: 'EEXIST' | 'ENOENT', act: () => T): T | undefined {
   try {
     return act();
   } catch (err) {
@@ -129,14 +129,14 @@ function attempt<T>(path: string, subject: LockSubject, expected: 'EEXIST' | 'EN
 }
 
 /** Its inode, or undefined when the name exists. */
-const publish = (target: string, text: string, subject: LockSubject) => attempt(target, subject, 'EEXIST', () => writeFileAtomic(target, text, { how: 'exclusive', durable: false }));
+const publish = (target: string, text: string, subject: LockSubject) => expecting(target, subject, 'EEXIST', () => writeFileAtomic(target, text, { how: 'exclusive', durable: false }));
 
 /** The lock file as it is now; undefined when there is none. Never follows a link or opens a FIFO. */
 export function inspectLock(path: string, subject: LockSubject = CONFIG_FILE): Seen | undefined {
-  const st = attempt(path, subject, 'ENOENT', () => lstatSync(path));
+  const st = expecting(path, subject, 'ENOENT', () => lstatSync(path));
   if (st === undefined) return undefined;
   if (!st.isFile()) throw subject.error(`the lock file ${path} is not a regular file`, `remove it: rm ${path}`);
-  const fd = attempt(path, subject, 'ENOENT', () => openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0)));
+  const fd = expecting(path, subject, 'ENOENT', () => openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0)));
   if (fd === undefined) return undefined;
   try {
     const buf = Buffer.alloc(1024);
@@ -150,12 +150,12 @@ export function inspectLock(path: string, subject: LockSubject = CONFIG_FILE): S
 const sameLock = (a: Seen, b: Seen) => a.ino === b.ino && a.size === b.size && a.text === b.text;
 
 function isOurs(lockPath: string, owned: { ino: number; text: string }): boolean {
-  const now = quietly(() => inspectLock(lockPath));
+  const now = attempt(() => inspectLock(lockPath));
   return now !== undefined && now.ino === owned.ino && now.text === owned.text;
 }
 
 export function parseRecord(text: string): LockRecord | undefined {
-  const r: Record<string, unknown> | null | undefined = quietly(() => JSON.parse(text));
+  const r: Record<string, unknown> | null | undefined = attempt(() => JSON.parse(text));
   if (typeof r !== 'object' || r === null || Array.isArray(r) || typeof r.pid !== 'number' || !Number.isSafeInteger(r.pid) || r.pid <= 0) return undefined;
   const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
   return { pid: r.pid, start: str(r.start), boot: str(r.boot), ns: str(r.ns), host: str(r.host), nonce: str(r.nonce) };
@@ -220,7 +220,7 @@ export function breakStale(lockPath: string, seen: Seen, myText: string, host: L
       return now === undefined;
     }
     const moved = `${lockPath}.stale-${host.nonce()}`;
-    if (attempt(lockPath, subject, 'ENOENT', () => renameSync(lockPath, moved) ?? true) === undefined) return false;
+    if (expecting(lockPath, subject, 'ENOENT', () => renameSync(lockPath, moved) ?? true) === undefined) return false;
     const got = inspectLock(moved, subject);
     if (got !== undefined && sameLock(got, seen)) {
       gone = true;
@@ -228,7 +228,7 @@ export function breakStale(lockPath: string, seen: Seen, myText: string, host: L
       return true;
     }
     // Not the lock judged stale (cannot happen while the token is held): put it back, and wait.
-    quietly(() => linkSync(moved, lockPath)); // failing when someone took the free name: their lock stands
+    attempt(() => linkSync(moved, lockPath)); // failing when someone took the free name: their lock stands
     rmSync(moved, { force: true });
     return false;
   } finally {
@@ -243,9 +243,9 @@ function sweep(lockPath: string, host: LockHost, ownNonce: string, leftover?: (n
   const dir = dirname(lockPath);
   const lockName = basename(lockPath);
   const fileName = lockName.replace(/\.lock$/, '');
-  for (const name of quietly(() => readdirSync(dir)) ?? []) {
+  for (const name of attempt(() => readdirSync(dir)) ?? []) {
     const p = join(dir, name);
-    quietly(() => {
+    attempt(() => {
       if (name.startsWith(`${lockName}.break-`)) {
         if (!name.startsWith(`${lockName}.break-${ownNonce}.`)) rmSync(p, { force: true });
       } else if (isTempOf(name, fileName) || name.startsWith(`${lockName}.stale-`) || leftover?.(name)) {
@@ -265,7 +265,7 @@ export function procStartTime(statText: string): string | undefined {
 }
 
 export function systemLockHost(ctx: Clock & { random(): number }): LockHost {
-  const proc = <T>(read: () => T): T | undefined => (process.platform === 'linux' ? quietly(read) : undefined);
+  const proc = <T>(read: () => T): T | undefined => (process.platform === 'linux' ? attempt(read) : undefined);
   let machine: { boot: string | undefined; ns: string | undefined } | undefined;
   const ids = () => (machine ??= { boot: proc(() => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || undefined), ns: proc(() => readlinkSync('/proc/self/ns/pid')) });
   return {
