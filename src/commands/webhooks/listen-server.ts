@@ -11,8 +11,7 @@ import type { Duplex } from 'node:stream';
 import { verifySignature, parseHeaders } from '../../signing/standard-webhooks.js';
 import type { HeldSecret, SecretsNow } from './secret-files.js';
 import type { IO } from '../../output/io.js';
-import { jsonLineText } from '../../output/json.js';
-import { escapeInline } from '../../output/json.js';
+import { escapeInline, jsonLineText } from '../../output/json.js';
 
 /** What listen takes from a sender before it gives up on it; docs/signing.md ("Limits") states these figures. */
 export const LISTEN_LIMITS = {
@@ -88,13 +87,8 @@ export function judge(rawHeaders: readonly string[], body: Buffer, secrets: Secr
   const headers = parsed.value;
   const counted = { signatures: headers.signatures.length, skewSeconds: nowSeconds - headers.timestamp };
   if (secrets.held.length === 0) return { ...base, ...counted, status: 401, verified: false, reason: 'no_secret', message: 'no secret file holds a secret now' };
-  const verdict = verifySignature(
-    secrets.held.map((s) => s.key),
-    headers,
-    body,
-    nowSeconds,
-    toleranceSeconds,
-  );
+  const keys = secrets.held.map((s) => s.key);
+  const verdict = verifySignature(keys, headers, body, nowSeconds, toleranceSeconds);
   const matched = verdict.matches.map((m) => ({ file: secrets.held[m.key]!.file, fingerprint: secrets.held[m.key]!.fingerprint, signature: m.signature }));
   const result = { ...base, ...counted, matched, skewSeconds: verdict.skewSeconds };
   if (verdict.ok) return { ...result, status: 204, verified: true, reason: null, message: null };

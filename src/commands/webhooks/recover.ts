@@ -45,14 +45,8 @@ endpoint, noted in this config folder, has superseded is not delivered (exit
 
 /** What recover loads when it runs: age (its own bundle), the destinations, custody's facts. */
 const load = async () => {
-  const [escrow, sinks, deliver, custody, hint] = await Promise.all([
-    import('../../secret/escrow.js'),
-    import('../../secret/deliver.js'),
-    import('../../secret/deliver.js'),
-    import('../../secret/custody.js'),
-    import('../../secret/custody.js'),
-  ]);
-  return { ...escrow, ...sinks, ...deliver, ...custody, ...hint };
+  const [escrow, deliver, custody] = await Promise.all([import('../../secret/escrow.js'), import('../../secret/deliver.js'), import('../../secret/custody.js')]);
+  return { ...escrow, ...deliver, ...custody };
 };
 type Loaded = Awaited<ReturnType<typeof load>>;
 

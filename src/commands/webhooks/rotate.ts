@@ -4,8 +4,7 @@ import { Option, type Command } from 'commander';
 import { addEscrowOptions, collect, examples, oneOf, SECRET_TO_HELP, SECRET_TO_MORE, type Factory } from '../app.js';
 import { localError, usageError } from '../../errors/cli-error.js';
 import type { formHeading } from '../../meta/tree.js';
-import { endpointLabel } from '../../output/json.js';
-import { escapeInline } from '../../output/json.js';
+import { endpointLabel, escapeInline } from '../../output/json.js';
 import type { SecretFlags } from './secret-result.js';
 
 export type RotateOptions = SecretFlags & { expectedVersion?: string; mode?: string };

@@ -6,32 +6,21 @@ import type { Context } from '../../context.js';
 import { escrowOf, sayWaiting, type Factory, type RunClient } from '../app.js';
 import type { SecretAnswer, SecretResponse } from '../../api/schemas.js';
 import type { CallHooks, WaitingForAnswer } from '../../http/client.js';
-import { Custody, deliveryCutShort, keptByEarlierRun, runCustody, notAttempted, type CustodyRun, type Got, type Holder, type Settled } from '../../secret/custody.js';
+import { Custody, deliveryCutShort, destinationFlags, keptByEarlierRun, keptByEarlierRunError, notAttempted, runCustody } from '../../secret/custody.js';
+import type { CustodyRun, GivenDestinations, Got, Holder, Settled } from '../../secret/custody.js';
 import { scopeKey, type RecordedRequest } from '../../secret/record.js';
 import { holdsNoSecret, recordedSecretAnswer } from '../../http/api-client.js';
-import { CREDENTIAL_IN_SECRET, deliverAll, describeFailure, writeConfirmed, type Delivered } from '../../secret/deliver.js';
-import { fingerprint } from '../../secret/facts.js';
-import { planSecret, type SecretPlan } from '../../secret/deliver.js';
+import { CREDENTIAL_IN_SECRET, deliverAll, describeFailure, planSecret, writeConfirmed, type Delivered, type SecretPlan } from '../../secret/deliver.js';
+import { EndpointFacts, fingerprint, noteConflict } from '../../secret/facts.js';
 import type { EscrowFlags } from '../../secret/escrow.js';
-import { EndpointFacts } from '../../secret/facts.js';
 import type { Prompter } from '../../prompts/prompter.js';
-import { jsonDocumentText } from '../../output/json.js';
+import { ciReportWanted, escapeInline, jsonDocumentText, stringifyJson } from '../../output/json.js';
 import type { Palette } from '../../output/io.js';
-import { stringifyJson } from '../../output/json.js';
-import { reportError } from '../../errors/explain.js';
-import { escapeInline } from '../../output/json.js';
-import { ciReportWanted } from '../../output/json.js';
-import { CliError, isCliError, usageError, type RerunContext } from '../../errors/cli-error.js';
-import { EXIT, type ExitCode } from '../../errors/cli-error.js';
-import { VERSION_SOURCES, missingFlagError } from '../../errors/explain.js';
+import { CliError, EXIT, isCliError, usageError, type ExitCode, type RerunContext } from '../../errors/cli-error.js';
+import { VERSION_SOURCES, explainError, missingFlagError, reportError, rerunWords, sameRequestCommand, withRerun } from '../../errors/explain.js';
 import { checkIdempotencyKey } from '../../input/parse.js';
-import { destinationFlags, type GivenDestinations } from '../../secret/custody.js';
-import { explainError, rerunWords, sameRequestCommand, withRerun } from '../../errors/explain.js';
 import type { ReportRow } from '../../system/ci-report.js';
-import { keptByEarlierRunError } from '../../secret/custody.js';
-import { noteConflict } from '../../secret/facts.js';
 
-/** The flags create and rotate share. */
 export type SecretFlags = EscrowFlags & { idempotencyKey?: string; secretFile?: string; secretTo?: string[]; force?: boolean; yes?: boolean };
 
 /** What one create or rotate adds to the shared flow. */
@@ -79,23 +68,9 @@ export async function secretCommand(f: Factory, opts: SecretFlags, c: SecretComm
       await c.refused?.(err);
       throw namingTheKey(withRerun(err, { ...rerun, now: ctx.now() }), endpointId);
     });
-  await runSecretRequest(
-    f,
-    plan,
-    {
-      keyGiven: opts.idempotencyKey !== undefined,
-      req: {
-        op: c.words[1],
-        scope: scopeKey(state.connection().scope),
-        endpointId: endpointId ?? null,
-        idempotencyKey,
-        ...(c.mode !== undefined ? { mode: c.mode, expectedVersion: c.expectedVersion } : {}),
-      },
-      send,
-      summary: c.summary,
-    },
-    { escrow, given: opts },
-  );
+  const scope = scopeKey(state.connection().scope);
+  const req = { op: c.words[1], scope, endpointId: endpointId ?? null, idempotencyKey, ...(c.mode !== undefined ? { mode: c.mode, expectedVersion: c.expectedVersion } : {}) };
+  await runSecretRequest(f, plan, { keyGiven: opts.idempotencyKey !== undefined, req, send, summary: c.summary }, { escrow, given: opts });
 }
 
 /** An interrupt once the request may have been sent (the HTTP client put the key on it) names the endpoint and the key. */
@@ -302,7 +277,7 @@ async function deliverTo(ctx: Context, json: boolean, plan: SecretPlan, secret: 
     // The whole document, never --query's part of it: planSecret refuses --query without a destination.
     if (plan.fallback === 'json') text = stringifyJson(body, ctx.io.stdout.isTTY ? 2 : undefined) + '\n';
     else {
-      const rr = await loadRender();
+      const rr = await import('../../output/render.js');
       text =
         humanText(rr, body, r.summary(body), ctx.io.paint.stdout, { color: ctx.io.color.stdout, tty: ctx.io.stdout.isTTY }, ctx.io.columns) +
         rr.renderSecretBlock(secret, ctx.io.paint.stdout, fingerprint(secret));
@@ -340,6 +315,7 @@ function withoutSecret(body: SecretResponse, plan: SecretPlan, delivered: Delive
   return { ...body, data: data as SecretResponse['data'] };
 }
 
+// render.ts (and cli-table3) load only for human output.
 type Render = typeof import('../../output/render.js');
 
 /** The summary and the endpoint table; a record too odd to render is named, not fatal. */
@@ -352,9 +328,6 @@ function humanText(r: Render, body: SecretResponse, summary: string, paint: Pale
   }
   return r.renderSummary(summary, paint) + table;
 }
-
-// render.ts (and cli-table3) are needed only by human output.
-const loadRender = (): Promise<Render> => import('../../output/render.js');
 
 /**
  * The result after delivery, best effort: the secret is already safe, so
@@ -375,7 +348,7 @@ async function renderAfter(ctx: Context, json: boolean, plan: SecretPlan, body: 
       ctx.io.stdout.write(clean(text));
       return undefined;
     }
-    const r = await loadRender();
+    const r = await import('../../output/render.js');
     // With `--secret-to stdout`, stdout holds the secret and nothing else: the result goes to stderr.
     const toStderr = plan.sinks.some((s) => s.kind === 'stdout');
     const out = toStderr ? ctx.io.stderr : ctx.io.stdout;

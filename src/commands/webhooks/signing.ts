@@ -109,13 +109,8 @@ export async function runVerify(bodyFile: string | undefined, flags: VerifyFlags
   if (!parsed.ok) throw usageError(`malformed headers: ${parsed.problem}`, "give each as --header 'NAME: VALUE': webhook-id, webhook-timestamp and webhook-signature");
   const headers = parsed.value;
   const body = await readBody(bodyFile, ctx, 'verify');
-  const verdict = sw.verifySignature(
-    secrets.map((s) => s.key),
-    headers,
-    body,
-    Math.floor(ctx.now() / 1000),
-    tolerance,
-  );
+  const keys = secrets.map((s) => s.key);
+  const verdict = sw.verifySignature(keys, headers, body, Math.floor(ctx.now() / 1000), tolerance);
   const count = headers.signatures.length;
   const matchedBy = verdict.matches.map((m) => ({ file: secrets[m.key]!.file, fingerprint: secrets[m.key]!.fingerprint, signature: m.signature }));
   const details = { webhookId: headers.id, timestamp: headers.timestamp, skewSeconds: verdict.skewSeconds, toleranceSeconds: tolerance, signatures: count, matchedBy };
