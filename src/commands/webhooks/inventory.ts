@@ -1,6 +1,5 @@
-// chatctl webhooks list / show ID: what this machine saw of each endpoint,
-// read from its facts under <config>/facts/ (docs/inventory.md). Nothing is
-// sent: the API has no call that lists or reads endpoints.
+// chatctl webhooks list / show ID: what this machine saw of each endpoint, read
+// from its facts under <config>/facts/ (docs/inventory.md); nothing is sent.
 import type { Command } from 'commander';
 import { examples, type Factory } from '../app.js';
 import type { Context } from '../../context.js';
@@ -36,8 +35,6 @@ export function registerShow(parent: Command, f: Factory): void {
     .action((endpointId: string) => runShow(endpointId, f));
 }
 
-export type ListOptions = { allScopes?: boolean };
-
 const NOT_THE_SERVER = "this is what this machine saw (its facts under the config folder's facts/), not the server's state: a change made elsewhere shows only once a version conflict names it";
 
 /** The endpoints seen in the run's scope, or in every scope (asked for, or none set: then said). */
@@ -55,7 +52,7 @@ async function seen(f: Factory, all: boolean) {
   return { scope, found: endpointFacts(f.ctx.configDir, scope), viewOf };
 }
 
-export async function runList(opts: ListOptions, f: Factory): Promise<void> {
+export async function runList(opts: { allScopes?: boolean }, f: Factory): Promise<void> {
   const { ctx } = f;
   const state = f.state();
   const { scope, found, viewOf } = await seen(f, Boolean(opts.allScopes));

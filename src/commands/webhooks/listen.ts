@@ -49,9 +49,7 @@ at most 64 connections at once. Ctrl-C or SIGTERM stops it with a summary
     .action((opts) => runListen(opts, f));
 }
 
-export type ListenFlags = { secretFile?: string[]; port?: string; host?: string; forwardTo?: string; tolerance?: string };
-
-export async function runListen(flags: ListenFlags, f: Factory): Promise<void> {
+export async function runListen(flags: { secretFile?: string[]; port?: string; host?: string; forwardTo?: string; tolerance?: string }, f: Factory): Promise<void> {
   const [{ startListener, LISTEN_LIMITS, ListenOutput }, { SecretFiles, parseTolerance }, { isLoopbackHost }] = await Promise.all([
     import('./listen-server.js'),
     import('./secret-files.js'),

@@ -5,8 +5,6 @@ import { endpointLabel } from '../../output/json.js';
 import { writeJson } from '../../output/io.js';
 import { withRerun } from '../../errors/explain.js';
 
-export type ReactivateOptions = { expectedVersion?: string };
-
 export function registerReactivate(parent: Command, f: Factory): void {
   parent
     .command('reactivate')
@@ -24,7 +22,7 @@ export function registerReactivate(parent: Command, f: Factory): void {
     .action((endpointId: string, opts) => runReactivate(endpointId, opts, f));
 }
 
-export async function runReactivate(endpointId: string, opts: ReactivateOptions, f: Factory): Promise<void> {
+export async function runReactivate(endpointId: string, opts: { expectedVersion?: string }, f: Factory): Promise<void> {
   const [{ checkEndpointId, parseExpectedVersionBody }, { expectedVersionFor }, { noteConflict, noteReactivated }, { scopeKey }] = await Promise.all([
     import('../../input/parse.js'),
     import('./secret-result.js'),

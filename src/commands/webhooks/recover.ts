@@ -1,10 +1,6 @@
-// chatctl webhooks recover FILE… --identity KEYFILE --secret-to SINK…
-// (docs/secrets.md, "Escrow"): opens secrets that a run escrowed after a
-// failed destination and delivers them, on any machine, through the same
-// destinations as create and rotate. No request is sent: no token is needed.
-// One that this machine's facts show superseded is never delivered (13).
-// Every file is opened before anything is delivered: a wrong identity or a
-// missing sidecar is exit 2 with nothing written.
+// chatctl webhooks recover FILE… --identity KEYFILE --secret-to SINK… (docs/secrets.md,
+// "Escrow"). Every file is opened before anything is delivered: a wrong identity or
+// a missing sidecar is exit 2 with nothing written.
 import { Option, type Command } from 'commander';
 import { collect, examples, SECRET_TO_HELP, type Factory } from '../app.js';
 import { readFileSync } from 'node:fs';

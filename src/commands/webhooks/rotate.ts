@@ -52,14 +52,8 @@ export function registerRotate(parent: Command, f: Factory, { rotateFrom, formHe
         return (await rotateFrom()).runRotateFrom(opts as never, f);
       }
       if (endpointId === undefined) throw usageError('missing ENDPOINT_ID', 'give the endpoint to rotate, or --from FILE to rotate many');
-      for (const [flag, value] of [
-        ['--concurrency', opts.concurrency],
-        ['--journal', opts.journal],
-        ['--next-manifest', opts.nextManifest],
-        ['--every', opts.every],
-        ['--report', opts.report],
-      ] as const)
-        if (value !== undefined) throw usageError(`${flag} goes with --from`);
+      const manyOnly = { '--concurrency': opts.concurrency, '--journal': opts.journal, '--next-manifest': opts.nextManifest, '--every': opts.every, '--report': opts.report };
+      for (const [flag, value] of Object.entries(manyOnly)) if (value !== undefined) throw usageError(`${flag} goes with --from`);
       await runRotate(endpointId, opts, f);
     });
 }

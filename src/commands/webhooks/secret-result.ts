@@ -132,7 +132,6 @@ export async function expectedVersionFor(f: Factory, endpointId: string, given: 
     scope = scopeKey(state.connection().scope);
   } catch (err) {
     if (given === 'last') throw err;
-    scope = undefined;
   }
   const last = scope === undefined ? undefined : EndpointFacts.read(ctx.configDir, scope, endpointId).lastVersion();
   const id = escapeInline(endpointId);
@@ -156,7 +155,6 @@ export async function expectedVersionFor(f: Factory, endpointId: string, given: 
 }
 
 export interface SecretRequest {
-  /** The record's header. */
   req: RecordedRequest;
   send(hooks: CallHooks): Promise<SecretAnswer>;
   summary(body: SecretResponse): string;

@@ -70,11 +70,7 @@ secret or flag. The secret is never printed.
     .action((bodyFile: string | undefined, opts) => runVerify(bodyFile, opts, f));
 }
 
-export type SignFlags = { secretFile?: string; id?: string; timestamp?: string };
-
-export type VerifyFlags = { secretFile?: string[]; header?: string[]; tolerance?: string };
-
-export async function runSign(bodyFile: string | undefined, flags: SignFlags, f: Factory): Promise<void> {
+export async function runSign(bodyFile: string | undefined, flags: { secretFile?: string; id?: string; timestamp?: string }, f: Factory): Promise<void> {
   const { ctx } = f;
   const state = f.state();
   // The headers are data (`> headers.txt`, `curl -H @headers.txt`): a mask line with the secret must not join them.
@@ -98,7 +94,7 @@ export async function runSign(bodyFile: string | undefined, flags: SignFlags, f:
   else ctx.io.stdout.write(Object.entries(headers).reduce((text, [k, v]) => `${text}${k}: ${v}\n`, ''));
 }
 
-export async function runVerify(bodyFile: string | undefined, flags: VerifyFlags, f: Factory): Promise<void> {
+export async function runVerify(bodyFile: string | undefined, flags: { secretFile?: string[]; header?: string[]; tolerance?: string }, f: Factory): Promise<void> {
   const { ctx } = f;
   const state = f.state();
   const [sw, { readSecrets, parseTolerance }] = await Promise.all([import('../../signing/standard-webhooks.js'), import('./secret-files.js')]);
