@@ -3,14 +3,13 @@
 // registered with the scrubber at once and never printed.
 import { Option, type Command } from 'commander';
 import { collect, examples, SIGNING_MORE, type Factory } from '../app.js';
-import { resolve } from 'node:path';
 import type { Context } from '../../context.js';
 import { localError, usageError } from '../../errors/cli-error.js';
 import { writeJson } from '../../output/io.js';
 import { escapeInline } from '../../output/json.js';
 import type { Verdict } from '../../signing/standard-webhooks.js';
 import type { HeldSecret } from './secret-files.js';
-import { readFileLimited } from './fingerprint.js';
+import { readFileOrStdin } from './fingerprint.js';
 
 /** A delivery body beyond this is not one: refused before it is read whole. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -148,12 +147,8 @@ function headerLine(line: string): [string, string] {
   return [name, line.slice(colon + 1)];
 }
 
-async function readBody(file: string | undefined, ctx: Context, command: string): Promise<Buffer> {
-  if (file === undefined || file === '-') {
-    if (file === undefined && ctx.io.stdin.isTTY) throw usageError('give the BODY_FILE, or the body on standard input', `e.g. chatctl webhooks ${command} … body.json, or … - < body.json`);
-    const bytes = ctx.io.stdin.readBytes ? await ctx.io.stdin.readBytes() : Buffer.from(await ctx.io.stdin.readAll(), 'utf8');
-    if (bytes.length > MAX_BODY_BYTES) throw usageError(`standard input holds more than ${MAX_BODY_BYTES} bytes: not a delivery body`);
-    return bytes;
-  }
-  return readFileLimited(resolve(ctx.cwd, file), escapeInline(file), MAX_BODY_BYTES, 'not a delivery body');
-}
+const readBody = (file: string | undefined, ctx: Context, command: string) =>
+  readFileOrStdin(file, escapeInline(file ?? ''), ctx, MAX_BODY_BYTES, 'not a delivery body', [
+    'give the BODY_FILE, or the body on standard input',
+    `e.g. chatctl webhooks ${command} … body.json, or … - < body.json`,
+  ]);
