@@ -121,7 +121,6 @@ function forwarder(target: URL, { forwardTimeoutMs: timeoutMs, maxForwardAnswerB
       });
       req.end(body);
     });
-  /** Ends every forward still waiting for the target. */
   const close = () => {
     for (const req of inFlight) req.destroy(new Error('the listener stopped'));
     inFlight.clear();

@@ -165,7 +165,8 @@ export interface SecretRequest {
 /** A create or rotate from record to retire: what an earlier run kept of the same request is delivered instead of sending. */
 export async function runSecretRequest(f: Factory, plan: SecretPlan, r: SecretRequest, opts: SecretResultOptions = {}): Promise<void> {
   const { ctx } = f;
-  if (!ctx.env.GITHUB_STEP_SUMMARY || f.state().dryRun) return void (await custodyOf(f, plan, r, opts));
+  if (f.state().dryRun) return void (await r.send({}));
+  if (!ctx.env.GITHUB_STEP_SUMMARY) return void (await custodyOf(f, plan, r, opts));
   // GITHUB_STEP_SUMMARY: the run's one row goes there, whatever its outcome; one that cannot be written is said, not fatal.
   const ci = await import('../../system/ci-report.js');
   const command = `chatctl webhooks ${r.req.op}`;
@@ -186,10 +187,6 @@ export async function runSecretRequest(f: Factory, plan: SecretPlan, r: SecretRe
 async function custodyOf(f: Factory, plan: SecretPlan, r: SecretRequest, opts: SecretResultOptions): Promise<Pick<ReportRow, 'endpointId' | 'version' | 'fingerprint'>> {
   const { ctx } = f;
   const state = f.state();
-  if (state.dryRun) {
-    await r.send({});
-    return { endpointId: r.req.endpointId ?? '', version: null, fingerprint: null };
-  }
   // A re-run with the same key delivers what this run kept.
   const run: CustodyRun = {
     ...runCustody(ctx, r.req.scope, (key) => `re-run ${sameRequestCommand(undefined, key)}: it delivers the kept secret without rotating again`),
