@@ -80,6 +80,3 @@ export function readFileLimited(path: string, given: string, max: number, what: 
     closeSync(fd);
   }
 }
-
-/** A secret's file (at most 64 KiB), or a usage error naming it as given. */
-export const readSecretText = (path: string, given: string) => readFileLimited(path, given, MAX_SECRET_BYTES, 'not a signing secret').toString('utf8');

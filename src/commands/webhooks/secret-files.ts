@@ -10,7 +10,7 @@ import { escapeInline } from '../../output/json.js';
 import { fingerprint } from '../../secret/facts.js';
 import { DEFAULT_TOLERANCE_SECONDS, parseSecret, type Checked } from '../../signing/standard-webhooks.js';
 import type { Context } from '../../context.js';
-import { MAX_SECRET_BYTES, readSecretText } from './fingerprint.js';
+import { MAX_SECRET_BYTES, readFileLimited } from './fingerprint.js';
 
 /** A secret held now: its file (as given), its fingerprint and its HMAC key. */
 export type HeldSecret = { file: string; fingerprint: string; key: Buffer };
@@ -29,7 +29,7 @@ export class SecretFiles {
   /** Every file must hold a secret now, else a usage error naming it; `onSecret` (the scrubber) is told each value. */
   static load(files: readonly string[], cwd: string, onSecret: (secret: string) => void): SecretFiles {
     const entries = files.map((file) => {
-      const text = readSecretText(resolve(cwd, file), escapeInline(file));
+      const text = readFileLimited(resolve(cwd, file), escapeInline(file), MAX_SECRET_BYTES, 'not a signing secret').toString('utf8');
       onSecret(text.trim());
       return { file, path: resolve(cwd, file), text, held: { ok: true as const, value: heldSecret(file, text) } };
     });
