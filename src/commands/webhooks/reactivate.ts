@@ -44,10 +44,7 @@ export async function runReactivate(endpointId: string, opts: { expectedVersion?
     throw withRerun(err, { words: ['webhooks', 'reactivate', id], expectedVersion: body.expectedVersion, flags: state.given.profile ? [['--profile', state.given.profile]] : [], now: ctx.now() });
   });
   if (!state.dryRun) noteReactivated(facts, id, res.data);
-  if (state.output.json) {
-    writeJson(ctx.io, res);
-    return;
-  }
+  if (state.output.json) return writeJson(ctx.io, res);
   const { renderEndpoint, renderSummary } = await import('../../output/render.js');
   const label = endpointLabel(res.data.endpoint);
   ctx.io.stdout.write(renderSummary(res.data.changed ? `Reactivated webhook endpoint ${label}.` : `Webhook endpoint ${label} was already active; nothing changed.`, ctx.io.paint.stdout));

@@ -150,7 +150,7 @@ async function deliverOne(m: Loaded, o: Opened, sinks: Sink[], opts: RecoverOpti
   const { meta } = o;
   const id = escapeInline(meta.endpointId);
   const newer = m.supersedingChange(ctx.configDir, meta.scope, meta);
-  if (newer) {
+  if (newer)
     throw localError(
       'secret_not_delivered',
       `${o.file}: the secret ${meta.fingerprint} of endpoint ${id}${meta.version !== null ? ` (version ${meta.version})` : ''} is superseded by the rotation to version ${newer.version} at ${newer.at}; it was not delivered, and the destinations were left as they are`,
@@ -162,7 +162,6 @@ async function deliverOne(m: Loaded, o: Opened, sinks: Sink[], opts: RecoverOpti
         hint: `the destinations should hold what the rotation to version ${newer.version} put there; ${o.file} can be deleted`,
       },
     );
-  }
   const outcome = await m.deliverAll(
     sinks,
     { endpointId: meta.endpointId, secret: o.secret },

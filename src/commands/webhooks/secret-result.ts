@@ -145,12 +145,11 @@ export async function expectedVersionFor(f: Factory, endpointId: string, given: 
     return String(last.version);
   }
   if (prompter) return prompter.expectedVersion();
-  if (last) {
+  if (last)
     throw usageError(
       'missing --expected-version',
       `this machine last saw version ${last.version} of endpoint ${id} (at ${escapeInline(last.at)}): pass --expected-version ${last.version}, or --expected-version last to use the last-seen version without naming it`,
     );
-  }
   throw missingFlagError('--expected-version');
 }
 
