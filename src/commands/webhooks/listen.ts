@@ -1,6 +1,6 @@
 // chatctl webhooks listen: a receiver for rehearsing a rotation
 // (docs/signing.md). Its server (listen-server.ts) is a bundle of its own.
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { collect, examples, SIGNING_MORE, type Factory } from '../app.js';
 import { interrupted, usageError } from '../../errors/cli-error.js';
 import { escapeInline } from '../../output/json.js';
@@ -9,11 +9,7 @@ export function registerListen(parent: Command, f: Factory): void {
   parent
     .command('listen')
     .description('receive signed deliveries on this machine, verify each with every secret file you hold (re-read as they change) and say which matched: a receiver for rehearsing a rotation')
-    .addOption(
-      new Option('--secret-file <path>', "a file holding one of the endpoint's whsec_ secrets; repeat it for each (old and new during an overlap). Looked at again before every delivery").argParser(
-        collect,
-      ),
-    )
+    .option('--secret-file <path>', "a file holding one of the endpoint's whsec_ secrets; repeat it for each (old and new during an overlap). Looked at again before every delivery", collect)
     .option('--port <port>', 'the port to listen on (default 0: a free one, printed on the first line)')
     .option('--host <host>', 'the address to listen on (default 127.0.0.1)')
     .option('--forward-to <url>', 'pass every verified delivery on, byte for byte, to this http:// or https:// URL on this machine, and answer with its status')

@@ -1,7 +1,7 @@
 // chatctl webhooks recover FILE… --identity KEYFILE --secret-to SINK… (docs/secrets.md,
 // "Escrow"). Every file is opened before anything is delivered: a wrong identity or
 // a missing sidecar is exit 2 with nothing written.
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { collect, examples, SECRET_TO_HELP, type Factory } from '../app.js';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -19,7 +19,7 @@ export function registerRecover(parent: Command, f: Factory): void {
     .description('deliver secrets that a run escrowed (--escrow-dir) after a failed destination, on any machine; never one superseded by a later rotation seen here')
     .argument('<file...>', 'escrowed secrets: <endpoint>-v<version>.age, each with its .json beside it')
     .option('--identity <file>', 'the age identity file (age-keygen) of one of the --escrow recipients')
-    .addOption(new Option('--secret-to <sink>', SECRET_TO_HELP).argParser(collect))
+    .option('--secret-to <sink>', SECRET_TO_HELP, collect)
     .option('--secret-file <path>', 'the same as --secret-to file:PATH')
     .option('--force', 'replace an existing regular file (file: destinations)')
     .option('--journal <file>', "the fleet's journal: record each recovered item done there")

@@ -1,7 +1,7 @@
 // chatctl webhooks sign | verify: produce and check the Standard Webhooks
 // headers of a delivery body with a secret held in a file. The secret is
 // registered with the scrubber at once and never printed.
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { collect, examples, SIGNING_MORE, type Factory } from '../app.js';
 import type { Context } from '../../context.js';
 import { localError, usageError } from '../../errors/cli-error.js';
@@ -38,13 +38,12 @@ export function registerVerify(parent: Command, f: Factory): void {
     .command('verify')
     .description('check the Standard Webhooks signature of a delivery body with the secrets you hold: exit 0 if one signature matches, 9 if none does or the timestamp is too far from now')
     .argument('[body-file]', 'the body as received, byte for byte; - or nothing for standard input')
-    .addOption(
-      new Option(
-        '--secret-file <path>',
-        "a file holding one of the endpoint's whsec_ secrets (- for standard input, with BODY_FILE); repeat it for each secret you hold, as during an overlap rotation",
-      ).argParser(collect),
+    .option(
+      '--secret-file <path>',
+      "a file holding one of the endpoint's whsec_ secrets (- for standard input, with BODY_FILE); repeat it for each secret you hold, as during an overlap rotation",
+      collect,
     )
-    .addOption(new Option('--header <line>', "a received header as 'NAME: VALUE'; repeat it for webhook-id, webhook-timestamp and webhook-signature").argParser(collect))
+    .option('--header <line>', "a received header as 'NAME: VALUE'; repeat it for webhook-id, webhook-timestamp and webhook-signature", collect)
     .option('--tolerance <seconds>', 'how far the timestamp may be from now, in seconds (default 300)')
     .addHelpText(
       'after',
