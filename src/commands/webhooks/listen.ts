@@ -46,7 +46,7 @@ at most 64 connections at once. Ctrl-C or SIGTERM stops it with a summary
 }
 
 export async function runListen(flags: { secretFile?: string[]; port?: string; host?: string; forwardTo?: string; tolerance?: string }, f: Factory): Promise<void> {
-  const [{ startListener, LISTEN_LIMITS, ListenOutput }, { SecretFiles, parseTolerance }, { isLoopbackHost }] = await Promise.all([
+  const [{ startListener, LISTEN_LIMITS, ListenOutput }, { loadSecretFiles, parseTolerance }, { isLoopbackHost }] = await Promise.all([
     import('./listen-server.js'),
     import('./secret-files.js'),
     import('../../sandbox/ip.js'),
@@ -61,7 +61,7 @@ export async function runListen(flags: { secretFile?: string[]; port?: string; h
   // The lines are data (`--json | jq`), the first saying where it listens:
   // GitHub Actions' mask lines, written as each secret is read, go to stderr.
   ctx.io.stdoutIsData();
-  const secrets = SecretFiles.load(files, ctx.cwd, (s) => ctx.io.scrubber.addSecret(s));
+  const secrets = loadSecretFiles(files, ctx.cwd, (s) => ctx.io.scrubber.addSecret(s));
   const out = new ListenOutput(ctx.io, state.output.json);
   let listener: import('./listen-server.js').RunningListener;
   try {
@@ -73,7 +73,7 @@ export async function runListen(flags: { secretFile?: string[]; port?: string; h
     throw err;
   }
   if (!isLoopbackHost(host.replace(/^\[|\]$/g, ''))) ctx.io.notice(`listening on ${escapeInline(host)}, beyond loopback: anyone who can reach it can send deliveries`);
-  out.listening(listener.url, listener.port, secrets.held, forwardTo);
+  out.listening(listener.url, listener.port, secrets.held(), forwardTo);
   await untilStopped(ctx.signal, ctx.io.raw.stdout);
   await listener.close();
   out.stopped(listener.dropped());

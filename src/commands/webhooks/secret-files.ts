@@ -20,46 +20,36 @@ export type SecretsNow = { held: HeldSecret[]; skipped: { file: string; reason: 
 
 type Entry = { file: string; path: string; text: string; held: Checked<HeldSecret> };
 
-export class SecretFiles {
-  private constructor(
-    private readonly entries: Entry[],
-    private readonly onSecret: (secret: string) => void,
-  ) {}
-
-  /** Every file must hold a secret now, else a usage error naming it; `onSecret` (the scrubber) is told each value. */
-  static load(files: readonly string[], cwd: string, onSecret: (secret: string) => void): SecretFiles {
-    const entries = files.map((file) => {
-      const text = readFileLimited(resolve(cwd, file), escapeInline(file), MAX_SECRET_BYTES, 'not a signing secret').toString('utf8');
-      onSecret(text.trim());
-      return { file, path: resolve(cwd, file), text, held: { ok: true as const, value: heldSecret(file, text) } };
-    });
-    return new SecretFiles(entries, onSecret);
-  }
-
-  /** The secrets as loaded, without looking at the files again. */
-  get held(): HeldSecret[] {
-    return this.entries.flatMap((e) => (e.held.ok ? [e.held.value] : []));
-  }
-
-  refresh(): SecretsNow {
-    const now: SecretsNow = { held: [], skipped: [], reloaded: [] };
-    for (const e of this.entries) {
-      const read = readSecretFile(e.path);
-      if ('reason' in read) {
-        now.skipped.push({ file: e.file, reason: read.reason });
-        continue;
+/** Every file must hold a secret now, else a usage error naming it; `onSecret` (the scrubber) is told each value. */
+export function loadSecretFiles(files: readonly string[], cwd: string, onSecret: (secret: string) => void) {
+  const entries: Entry[] = files.map((file) => {
+    const text = readFileLimited(resolve(cwd, file), escapeInline(file), MAX_SECRET_BYTES, 'not a signing secret').toString('utf8');
+    onSecret(text.trim());
+    return { file, path: resolve(cwd, file), text, held: { ok: true, value: heldSecret(file, text) } };
+  });
+  return {
+    /** The secrets as loaded, without looking at the files again. */
+    held: (): HeldSecret[] => entries.flatMap((e) => (e.held.ok ? [e.held.value] : [])),
+    refresh(): SecretsNow {
+      const now: SecretsNow = { held: [], skipped: [], reloaded: [] };
+      for (const e of entries) {
+        const read = readSecretFile(e.path);
+        if ('reason' in read) {
+          now.skipped.push({ file: e.file, reason: read.reason });
+          continue;
+        }
+        if (read.text !== e.text) {
+          onSecret(read.text.trim());
+          e.text = read.text;
+          e.held = secretIn(e.file, read.text);
+          if (e.held.ok) now.reloaded.push({ file: e.file, fingerprint: e.held.value.fingerprint });
+        }
+        if (e.held.ok) now.held.push(e.held.value);
+        else now.skipped.push({ file: e.file, reason: `it does not hold a signing secret (${e.held.problem})` });
       }
-      if (read.text !== e.text) {
-        this.onSecret(read.text.trim());
-        e.text = read.text;
-        e.held = secretIn(e.file, read.text);
-        if (e.held.ok) now.reloaded.push({ file: e.file, fingerprint: e.held.value.fingerprint });
-      }
-      if (e.held.ok) now.held.push(e.held.value);
-      else now.skipped.push({ file: e.file, reason: `it does not hold a signing secret (${e.held.problem})` });
-    }
-    return now;
-  }
+      return now;
+    },
+  };
 }
 
 /** A file's secret, or a usage error that names the file (never the value). */
@@ -97,7 +87,7 @@ export async function readKey(secretFile: string | undefined, bodyFile: string |
   if (secretFile === undefined)
     throw usageError('--secret-file is required', `the file holding the endpoint's whsec_ secret, e.g. chatctl webhooks ${command} --secret-file ./billing.whsec body.json`);
   if (secretFile === '-') return (await readStdinSecret(bodyFile, ctx)).key;
-  return SecretFiles.load([secretFile], ctx.cwd, (s) => ctx.io.scrubber.addSecret(s)).held[0]!.key;
+  return loadSecretFiles([secretFile], ctx.cwd, (s) => ctx.io.scrubber.addSecret(s)).held()[0]!.key;
 }
 
 /** verify's secrets, in the order given: files, and at most one from standard input (`-`). */
@@ -109,11 +99,8 @@ export async function readSecrets(given: readonly string[], bodyFile: string | u
     );
   if (given.filter((g) => g === '-').length > 1) throw usageError('--secret-file - is given more than once', 'standard input holds one secret; give the others as files');
   const stdin = given.includes('-') ? await readStdinSecret(bodyFile, ctx) : undefined;
-  const files = SecretFiles.load(
-    given.filter((g) => g !== '-'),
-    ctx.cwd,
-    (s) => ctx.io.scrubber.addSecret(s),
-  ).held;
+  const named = given.filter((g) => g !== '-');
+  const files = loadSecretFiles(named, ctx.cwd, (s) => ctx.io.scrubber.addSecret(s)).held();
   return given.map((g) => (g === '-' ? stdin! : files.shift()!));
 }
 
