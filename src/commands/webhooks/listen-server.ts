@@ -275,50 +275,40 @@ function readBody(req: http.IncomingMessage, max: number): Promise<Buffer | 'too
  * delivery and the summary, human or one JSON object a line. Every line
  * passes the scrubber: a sender controls what it prints from.
  */
-export class ListenOutput {
-  readonly summary = { received: 0, verified: 0, refused: 0, forwarded: 0, forwardFailed: 0, dropped: 0 };
-
-  constructor(
-    private readonly io: IO,
-    private readonly json: boolean,
-  ) {}
-
-  private line(text: string): void {
-    this.io.stdout.write(this.io.scrubber.scrub(text) + '\n');
-  }
-
+export function listenOutput(io: IO, json: boolean) {
+  const summary = { received: 0, verified: 0, refused: 0, forwarded: 0, forwardFailed: 0, dropped: 0 };
+  const line = (text: string) => io.stdout.write(io.scrubber.scrub(text) + '\n');
   /** One JSON line; with --query, what it selects from that line (jsonLineText), nothing for null. */
-  private jsonLine(value: unknown): void {
-    const text = jsonLineText(this.io, value);
-    if (text !== '') this.io.stdout.write(this.io.scrubber.scrub(text));
-  }
-
-  listening(url: string, port: number, secrets: readonly HeldSecret[], forwardTo: URL | undefined): void {
-    if (this.json) return this.jsonLine({ listening: url, port });
-    const held = secrets.map((s) => `${escapeInline(s.file)} (${s.fingerprint})`).join(', ');
-    const forward = forwardTo ? `, forwarding verified deliveries to ${escapeInline(forwardTo.href)}` : '';
-    this.line(`listening on ${url} (port ${port}), verifying with ${held}${forward}; Ctrl-C stops it`);
-  }
-
-  delivery(r: DeliveryRecord): void {
-    const s = this.summary;
-    s.received++;
-    if (r.verified) s.verified++;
-    else s.refused++;
-    if (r.forward?.status != null) s.forwarded++;
-    else if (r.forward) s.forwardFailed++;
-    if (this.json) this.jsonLine(r);
-    else this.line(describeDelivery(r));
-  }
-
-  stopped(dropped: number): void {
-    this.summary.dropped = dropped;
-    const s = this.summary;
-    if (this.json) return this.jsonLine({ summary: s });
-    const forwarded = s.forwarded + s.forwardFailed > 0 ? `, ${s.forwarded} forwarded${s.forwardFailed ? `, ${s.forwardFailed} not (502)` : ''}` : '';
-    const drops = s.dropped ? `; ${s.dropped} connection${s.dropped === 1 ? '' : 's'} closed at once (over the cap)` : '';
-    this.io.stderr.write(`chatctl webhooks listen stopped: ${s.received} received, ${s.verified} verified, ${s.refused} refused${forwarded}${drops}\n`);
-  }
+  const jsonLine = (value: unknown) => {
+    const text = jsonLineText(io, value);
+    if (text !== '') io.stdout.write(io.scrubber.scrub(text));
+  };
+  return {
+    listening(url: string, port: number, secrets: readonly HeldSecret[], forwardTo: URL | undefined): void {
+      if (json) return jsonLine({ listening: url, port });
+      const held = secrets.map((s) => `${escapeInline(s.file)} (${s.fingerprint})`).join(', ');
+      const forward = forwardTo ? `, forwarding verified deliveries to ${escapeInline(forwardTo.href)}` : '';
+      line(`listening on ${url} (port ${port}), verifying with ${held}${forward}; Ctrl-C stops it`);
+    },
+    delivery(r: DeliveryRecord): void {
+      const s = summary;
+      s.received++;
+      if (r.verified) s.verified++;
+      else s.refused++;
+      if (r.forward?.status != null) s.forwarded++;
+      else if (r.forward) s.forwardFailed++;
+      if (json) jsonLine(r);
+      else line(describeDelivery(r));
+    },
+    stopped(dropped: number): void {
+      summary.dropped = dropped;
+      const s = summary;
+      if (json) return jsonLine({ summary: s });
+      const forwarded = s.forwarded + s.forwardFailed > 0 ? `, ${s.forwarded} forwarded${s.forwardFailed ? `, ${s.forwardFailed} not (502)` : ''}` : '';
+      const drops = s.dropped ? `; ${s.dropped} connection${s.dropped === 1 ? '' : 's'} closed at once (over the cap)` : '';
+      io.stderr.write(`chatctl webhooks listen stopped: ${s.received} received, ${s.verified} verified, ${s.refused} refused${forwarded}${drops}\n`);
+    },
+  };
 }
 
 const skew = (seconds: number) => (seconds >= 0 ? `timestamp ${seconds} s old` : `timestamp ${-seconds} s in the future`);

@@ -46,7 +46,7 @@ at most 64 connections at once. Ctrl-C or SIGTERM stops it with a summary
 }
 
 export async function runListen(flags: { secretFile?: string[]; port?: string; host?: string; forwardTo?: string; tolerance?: string }, f: Factory): Promise<void> {
-  const [{ startListener, LISTEN_LIMITS, ListenOutput }, { loadSecretFiles, parseTolerance }, { isLoopbackHost }] = await Promise.all([
+  const [{ startListener, LISTEN_LIMITS, listenOutput }, { loadSecretFiles, parseTolerance }, { isLoopbackHost }] = await Promise.all([
     import('./listen-server.js'),
     import('./secret-files.js'),
     import('../../sandbox/ip.js'),
@@ -62,7 +62,7 @@ export async function runListen(flags: { secretFile?: string[]; port?: string; h
   // GitHub Actions' mask lines, written as each secret is read, go to stderr.
   ctx.io.stdoutIsData();
   const secrets = loadSecretFiles(files, ctx.cwd, (s) => ctx.io.scrubber.addSecret(s));
-  const out = new ListenOutput(ctx.io, state.output.json);
+  const out = listenOutput(ctx.io, state.output.json);
   let listener: import('./listen-server.js').RunningListener;
   try {
     listener = await startListener(host, port, { secrets: () => secrets.refresh(), now: ctx.now, toleranceSeconds, forwardTo, limits: LISTEN_LIMITS, onRecord: (r) => out.delivery(r) });
