@@ -80,7 +80,6 @@ export function sayWaiting(f: Pick<Factory, 'ctx' | 'state'>, text: string): voi
   else if (f.ctx.io.stderr.isTTY) f.ctx.io.stderr.write(`chatctl: ${text}\n`);
 }
 
-/** An "Examples:" block for help text. */
 export const examples = (...lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
 
 /** commander's argParser for repeatable options. */

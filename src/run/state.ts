@@ -83,12 +83,8 @@ export function outputMode(g: GlobalOptions, query?: JsonQuery): OutputMode & { 
 
 /** The run-state of these options; `query` is --query's expression, compiled (src/run/query.ts). */
 export function resolveRunState(g: GlobalOptions, ctx: Context, query?: JsonQuery): RunState {
-  return runState(
-    g,
-    ctx,
-    once(() => configStoreFor(ctx).read()),
-    query,
-  );
+  const config = once(() => configStoreFor(ctx).read());
+  return runState(g, ctx, config, query);
 }
 
 function runState(g: GlobalOptions, ctx: Context, config: () => ConfigData, query?: JsonQuery): RunState {

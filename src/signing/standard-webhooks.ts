@@ -86,10 +86,7 @@ export function parseHeaders(headers: ReadonlyArray<readonly [string, string]>):
   const timestampText = found.get('webhook-timestamp')!;
   const timestamp = parseTimestamp(timestampText);
   if (!timestamp.ok) return { ok: false, problem: `webhook-timestamp ${timestamp.problem}` };
-  const entries = found
-    .get('webhook-signature')!
-    .split(' ')
-    .filter((e) => e !== '');
+  const entries = found.get('webhook-signature')!.split(' ').filter(Boolean);
   if (entries.length === 0) return { ok: false, problem: 'webhook-signature is empty' };
   const signatures: ParsedHeaders['signatures'] = [];
   for (const [i, entry] of entries.entries()) {

@@ -1,5 +1,5 @@
 // chatctl webhooks create
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { addEscrowOptions, collect, examples, SECRET_TO_HELP, SECRET_TO_MORE, type Factory } from '../app.js';
 import { EVENT_TYPES } from '../../api/schemas.js';
 import { endpointLabel } from '../../output/json.js';
@@ -13,9 +13,9 @@ export function registerCreate(parent: Command, f: Factory): void {
     .description('create a signed webhook endpoint and receive its signing secret (shown once)')
     .option('--name <name>', 'display name, 1 to 80 characters')
     .option('--url <url>', 'destination URL: an absolute http:// or https:// URL, at most 2048 characters')
-    .addOption(new Option('--event <type>', 'event type to subscribe to; repeat it or give a comma-separated list').argParser(collect))
+    .option('--event <type>', 'event type to subscribe to; repeat it or give a comma-separated list', collect)
     .option('--idempotency-key <key>', 'reuse the key of an earlier run that may have been applied (default: a new UUID)')
-    .addOption(new Option('--secret-to <sink>', SECRET_TO_HELP).argParser(collect))
+    .option('--secret-to <sink>', SECRET_TO_HELP, collect)
     .option('--secret-file <path>', 'the same as --secret-to file:PATH')
     .option('--force', 'replace an existing regular file (file: destinations)');
   addEscrowOptions(cmd)

@@ -8,9 +8,10 @@ import { resolve } from 'node:path';
 import { usageError } from '../../errors/cli-error.js';
 import { writeJson } from '../../output/io.js';
 import { fingerprint } from '../../secret/facts.js';
+import type { Context } from '../../context.js';
 
 /** Far beyond any signing secret; a bigger input is the wrong file. */
-const MAX_BYTES = 64 * 1024;
+export const MAX_SECRET_BYTES = 64 * 1024;
 
 export function registerFingerprint(parent: Command, f: Factory): void {
   parent
@@ -30,22 +31,25 @@ export async function runFingerprint(file: string | undefined, f: Factory): Prom
   const state = f.state();
   // The fingerprint is data (FP="$(…)"): a mask line with the secret must not join it.
   ctx.io.stdoutIsData();
-  let text: string;
-  if (file === undefined || file === '-') {
-    if (file === undefined && ctx.io.stdin.isTTY) {
-      throw usageError('give the FILE holding the secret, or the secret on standard input', 'e.g. chatctl webhooks fingerprint ./whsec, or printenv WEBHOOK_SECRET | chatctl webhooks fingerprint -');
-    }
-    text = await ctx.io.stdin.readAll();
-    if (Buffer.byteLength(text) > MAX_BYTES) throw usageError(`standard input holds more than ${MAX_BYTES} bytes: not a signing secret`);
-  } else {
-    text = readSecretText(resolve(ctx.cwd, file), file);
-  }
-  const secret = text.trim();
+  const text = await readFileOrStdin(file, file ?? '', ctx, MAX_SECRET_BYTES, 'not a signing secret', [
+    'give the FILE holding the secret, or the secret on standard input',
+    'e.g. chatctl webhooks fingerprint ./whsec, or printenv WEBHOOK_SECRET | chatctl webhooks fingerprint -',
+  ]);
+  const secret = text.toString('utf8').trim();
   if (secret === '') throw usageError(`${file === undefined || file === '-' ? 'standard input' : file} holds no secret (it is empty or only whitespace)`);
   ctx.io.scrubber.addSecret(secret);
   const fp = fingerprint(secret);
   if (state.output.json) writeJson(ctx.io, { fingerprint: fp });
   else ctx.io.stdout.write(`${fp}\n`);
+}
+
+/** FILE (`shown` as given), or standard input for `-` or nothing (refused at a terminal: `ask`), of at most `max` bytes (`what`: what a bigger one is not). */
+export async function readFileOrStdin(file: string | undefined, shown: string, ctx: Context, max: number, what: string, ask: [string, string]): Promise<Buffer> {
+  if (file !== undefined && file !== '-') return readFileLimited(resolve(ctx.cwd, file), shown, max, what);
+  if (file === undefined && ctx.io.stdin.isTTY) throw usageError(...ask);
+  const bytes = await ctx.io.stdin.readBytes();
+  if (bytes.length > max) throw usageError(`standard input holds more than ${max} bytes: ${what}`);
+  return bytes;
 }
 
 /** A file of at most `max` bytes (`what`: what a bigger one is not), or a usage error naming it as given. */
@@ -76,6 +80,3 @@ export function readFileLimited(path: string, given: string, max: number, what: 
     closeSync(fd);
   }
 }
-
-/** A secret's file (at most 64 KiB), or a usage error naming it as given. */
-export const readSecretText = (path: string, given: string) => readFileLimited(path, given, MAX_BYTES, 'not a signing secret').toString('utf8');

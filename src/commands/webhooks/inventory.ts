@@ -1,6 +1,5 @@
-// chatctl webhooks list / show ID: what this machine saw of each endpoint,
-// read from its facts under <config>/facts/ (docs/inventory.md). Nothing is
-// sent: the API has no call that lists or reads endpoints.
+// chatctl webhooks list / show ID: what this machine saw of each endpoint, read
+// from its facts under <config>/facts/ (docs/inventory.md); nothing is sent.
 import type { Command } from 'commander';
 import { examples, type Factory } from '../app.js';
 import type { Context } from '../../context.js';
@@ -36,8 +35,6 @@ export function registerShow(parent: Command, f: Factory): void {
     .action((endpointId: string) => runShow(endpointId, f));
 }
 
-export type ListOptions = { allScopes?: boolean };
-
 const NOT_THE_SERVER = "this is what this machine saw (its facts under the config folder's facts/), not the server's state: a change made elsewhere shows only once a version conflict names it";
 
 /** The endpoints seen in the run's scope, or in every scope (asked for, or none set: then said). */
@@ -55,19 +52,13 @@ async function seen(f: Factory, all: boolean) {
   return { scope, found: endpointFacts(f.ctx.configDir, scope), viewOf };
 }
 
-export async function runList(opts: ListOptions, f: Factory): Promise<void> {
+export async function runList(opts: { allScopes?: boolean }, f: Factory): Promise<void> {
   const { ctx } = f;
   const state = f.state();
   const { scope, found, viewOf } = await seen(f, Boolean(opts.allScopes));
   const views = found.map(viewOf);
-  if (state.output.json) {
-    writeJson(ctx.io, views);
-    return;
-  }
-  if (views.length === 0) {
-    ctx.io.notice(`${nothingSeen(scope)}: create, rotate and reactivate note here what each answer says. ${CANNOT_READ}`);
-    return;
-  }
+  if (state.output.json) return writeJson(ctx.io, views);
+  if (views.length === 0) return ctx.io.notice(`${nothingSeen(scope)}: create, rotate and reactivate note here what each answer says. ${CANNOT_READ}`);
   const { tableOf } = await tables(ctx);
   const out: string[] = [];
   for (const s of new Set(views.map((v) => v.scope))) {
@@ -118,24 +109,19 @@ export async function runShow(endpointId: string, f: Factory): Promise<void> {
   const id = (await import('../../input/parse.js')).checkEndpointId(endpointId);
   const { scope, found: all, viewOf } = await seen(f, false);
   const found = all.filter((facts) => facts.endpointId === id);
-  if (found.length === 0) {
+  if (found.length === 0)
     throw usageError(
       `${nothingSeen(scope).replace('no webhook endpoint', `nothing of endpoint ${escapeInline(id)}`)}`,
       `chatctl webhooks list shows the endpoints it saw (--all-scopes: in every scope). ${CANNOT_READ}`,
     );
-  }
-  if (found.length > 1) {
+  if (found.length > 1)
     throw usageError(
       `endpoint ${escapeInline(id)} was seen in ${found.length} scopes (${found.map((x) => escapeInline(x.scope)).join(', ')})`,
       'name the scope with --org, --app and --env, or a --profile',
     );
-  }
   const facts = found[0]!;
   const doc: ShowDocument = { ...viewOf(facts), facts: facts.all.map(({ id: _id, scope: _scope, ...rest }) => rest) };
-  if (state.output.json) {
-    writeJson(ctx.io, doc);
-    return;
-  }
+  if (state.output.json) return writeJson(ctx.io, doc);
   await renderShow(ctx, doc);
   ctx.io.notice(NOT_THE_SERVER);
 }

@@ -1,10 +1,6 @@
-// The HTTP side of `webhooks listen` (a bundle of its own): every POST is
-// read within the limits below, judged with the one verifier `webhooks
-// verify` uses (src/signing/), forwarded when verified and asked to, and
-// answered as a receiver would; each request becomes one record for the
-// caller to print. Requests that never become one (a malformed request line,
-// a sender too slow, headers too large) are answered by status line alone
-// and recorded too. docs/signing.md has the table of answers and the limits.
+// The HTTP side of `webhooks listen` (a bundle of its own): each request, even one
+// answered by status line alone, becomes one record for the caller to print.
+// docs/signing.md has the table of answers and the limits.
 import http from 'node:http';
 import https from 'node:https';
 import type { Duplex } from 'node:stream';
@@ -87,13 +83,8 @@ export function judge(rawHeaders: readonly string[], body: Buffer, secrets: Secr
   const headers = parsed.value;
   const counted = { signatures: headers.signatures.length, skewSeconds: nowSeconds - headers.timestamp };
   if (secrets.held.length === 0) return { ...base, ...counted, status: 401, verified: false, reason: 'no_secret', message: 'no secret file holds a secret now' };
-  const verdict = verifySignature(
-    secrets.held.map((s) => s.key),
-    headers,
-    body,
-    nowSeconds,
-    toleranceSeconds,
-  );
+  const keys = secrets.held.map((s) => s.key);
+  const verdict = verifySignature(keys, headers, body, nowSeconds, toleranceSeconds);
   const matched = verdict.matches.map((m) => ({ file: secrets.held[m.key]!.file, fingerprint: secrets.held[m.key]!.fingerprint, signature: m.signature }));
   const result = { ...base, ...counted, matched, skewSeconds: verdict.skewSeconds };
   if (verdict.ok) return { ...result, status: 204, verified: true, reason: null, message: null };
@@ -107,29 +98,22 @@ export function judge(rawHeaders: readonly string[], body: Buffer, secrets: Secr
 /** `--forward-to`: a verified delivery goes on byte for byte (`webhook-*` and content-type as received), straight to the target, one connection each; no answer is 502. */
 const forwardedHeaders = (rawHeaders: readonly string[]) => Object.fromEntries(headerPairs(rawHeaders).filter(([name]) => /^(webhook-.*|content-type)$/is.test(name)));
 
-class Forwarder {
-  private readonly inFlight = new Set<http.ClientRequest>();
-
-  constructor(
-    readonly target: URL,
-    private readonly timeoutMs: number,
-    private readonly maxAnswerBytes: number,
-  ) {}
-
-  send(headers: Record<string, string>, body: Buffer): Promise<{ status: number; contentType: string | undefined; body: Buffer } | { error: string }> {
-    return new Promise((resolve) => {
-      const client = this.target.protocol === 'https:' ? https : http;
-      const req = client.request(this.target, { method: 'POST', headers: { ...headers, 'content-length': String(body.length) }, agent: false, timeout: this.timeoutMs });
-      this.inFlight.add(req);
-      req.on('close', () => this.inFlight.delete(req));
-      req.on('timeout', () => req.destroy(new Error(`no answer within ${this.timeoutMs / 1000} s`)));
+function forwarder(target: URL, { forwardTimeoutMs: timeoutMs, maxForwardAnswerBytes: maxAnswerBytes }: ListenLimits) {
+  const inFlight = new Set<http.ClientRequest>();
+  const send = (headers: Record<string, string>, body: Buffer) =>
+    new Promise<{ status: number; contentType: string | undefined; body: Buffer } | { error: string }>((resolve) => {
+      const client = target.protocol === 'https:' ? https : http;
+      const req = client.request(target, { method: 'POST', headers: { ...headers, 'content-length': String(body.length) }, agent: false, timeout: timeoutMs });
+      inFlight.add(req);
+      req.on('close', () => inFlight.delete(req));
+      req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs / 1000} s`)));
       req.on('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code ? `${err.code}: ${err.message}` : err.message }));
       req.on('response', (res) => {
         const chunks: Buffer[] = [];
         let size = 0;
         res.on('data', (chunk: Buffer) => {
           size += chunk.length;
-          if (size > this.maxAnswerBytes) req.destroy(new Error(`its answer is longer than ${this.maxAnswerBytes} bytes`));
+          if (size > maxAnswerBytes) req.destroy(new Error(`its answer is longer than ${maxAnswerBytes} bytes`));
           else chunks.push(chunk);
         });
         res.on('end', () => resolve({ status: res.statusCode ?? 502, contentType: res.headers['content-type'], body: Buffer.concat(chunks) }));
@@ -137,13 +121,11 @@ class Forwarder {
       });
       req.end(body);
     });
-  }
-
-  /** Ends every forward still waiting for the target. */
-  close(): void {
-    for (const req of this.inFlight) req.destroy(new Error('the listener stopped'));
-    this.inFlight.clear();
-  }
+  const close = () => {
+    for (const req of inFlight) req.destroy(new Error('the listener stopped'));
+    inFlight.clear();
+  };
+  return { target, send, close };
 }
 
 export interface DeliveryRecord extends Omit<Judgement, 'status'> {
@@ -175,7 +157,7 @@ const NOTHING: Blank = { verified: false, webhookId: null, eventType: null, matc
 
 export async function startListener(host: string, port: number, deps: ListenerDeps) {
   const { limits } = deps;
-  const forwarder = deps.forwardTo ? new Forwarder(deps.forwardTo, limits.forwardTimeoutMs, limits.maxForwardAnswerBytes) : undefined;
+  const forwarding = deps.forwardTo ? forwarder(deps.forwardTo, limits) : undefined;
   const server = http.createServer({
     headersTimeout: limits.headersTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,
@@ -205,7 +187,7 @@ export async function startListener(host: string, port: number, deps: ListenerDe
     deps.onRecord(refused(undefined, status, reason, message));
     socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
   });
-  server.on('request', (req, res) => void handle(req, res, deps, forwarder, refused));
+  server.on('request', (req, res) => void handle(req, res, deps, forwarding, refused));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => (server.off('error', reject), resolve()));
@@ -219,7 +201,7 @@ export async function startListener(host: string, port: number, deps: ListenerDe
     dropped: () => dropped,
     close: () =>
       new Promise<void>((resolve) => {
-        forwarder?.close();
+        forwarding?.close();
         server.close(() => resolve());
         server.closeAllConnections();
       }),
@@ -228,7 +210,7 @@ export async function startListener(host: string, port: number, deps: ListenerDe
 
 type Refused = (req: http.IncomingMessage, status: number, reason: RefusalReason, message: string) => DeliveryRecord;
 
-async function handle(req: http.IncomingMessage, res: http.ServerResponse, deps: ListenerDeps, forwarder: Forwarder | undefined, refused: Refused): Promise<void> {
+async function handle(req: http.IncomingMessage, res: http.ServerResponse, deps: ListenerDeps, forwarding: ReturnType<typeof forwarder> | undefined, refused: Refused): Promise<void> {
   const { limits } = deps;
   if (req.method !== 'POST') {
     deps.onRecord(refused(req, 405, 'method_not_allowed', 'a delivery is a POST'));
@@ -251,12 +233,12 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, deps:
     deps.onRecord(record);
     return answer(res, judged.status, `${judged.status === 400 ? 'malformed delivery' : 'signature not verified'}: ${judged.reason}`);
   }
-  if (!forwarder) {
+  if (!forwarding) {
     deps.onRecord(record);
     return answer(res, 204, '');
   }
-  const got = await forwarder.send(forwardedHeaders(req.rawHeaders), body);
-  const url = forwarder.target.href;
+  const got = await forwarding.send(forwardedHeaders(req.rawHeaders), body);
+  const url = forwarding.target.href;
   if ('error' in got) {
     deps.onRecord({ ...record, status: 502, forward: { url, status: null, error: got.error } });
     return answer(res, 502, 'verified, but the --forward-to target could not be reached');
@@ -293,50 +275,40 @@ function readBody(req: http.IncomingMessage, max: number): Promise<Buffer | 'too
  * delivery and the summary, human or one JSON object a line. Every line
  * passes the scrubber: a sender controls what it prints from.
  */
-export class ListenOutput {
-  readonly summary = { received: 0, verified: 0, refused: 0, forwarded: 0, forwardFailed: 0, dropped: 0 };
-
-  constructor(
-    private readonly io: IO,
-    private readonly json: boolean,
-  ) {}
-
-  private line(text: string): void {
-    this.io.stdout.write(this.io.scrubber.scrub(text) + '\n');
-  }
-
+export function listenOutput(io: IO, json: boolean) {
+  const summary = { received: 0, verified: 0, refused: 0, forwarded: 0, forwardFailed: 0, dropped: 0 };
+  const line = (text: string) => io.stdout.write(io.scrubber.scrub(text) + '\n');
   /** One JSON line; with --query, what it selects from that line (jsonLineText), nothing for null. */
-  private jsonLine(value: unknown): void {
-    const text = jsonLineText(this.io, value);
-    if (text !== '') this.io.stdout.write(this.io.scrubber.scrub(text));
-  }
-
-  listening(url: string, port: number, secrets: readonly HeldSecret[], forwardTo: URL | undefined): void {
-    if (this.json) return this.jsonLine({ listening: url, port });
-    const held = secrets.map((s) => `${escapeInline(s.file)} (${s.fingerprint})`).join(', ');
-    const forward = forwardTo ? `, forwarding verified deliveries to ${escapeInline(forwardTo.href)}` : '';
-    this.line(`listening on ${url} (port ${port}), verifying with ${held}${forward}; Ctrl-C stops it`);
-  }
-
-  delivery(r: DeliveryRecord): void {
-    const s = this.summary;
-    s.received++;
-    if (r.verified) s.verified++;
-    else s.refused++;
-    if (r.forward?.status != null) s.forwarded++;
-    else if (r.forward) s.forwardFailed++;
-    if (this.json) this.jsonLine(r);
-    else this.line(describeDelivery(r));
-  }
-
-  stopped(dropped: number): void {
-    this.summary.dropped = dropped;
-    const s = this.summary;
-    if (this.json) return this.jsonLine({ summary: s });
-    const forwarded = s.forwarded + s.forwardFailed > 0 ? `, ${s.forwarded} forwarded${s.forwardFailed ? `, ${s.forwardFailed} not (502)` : ''}` : '';
-    const drops = s.dropped ? `; ${s.dropped} connection${s.dropped === 1 ? '' : 's'} closed at once (over the cap)` : '';
-    this.io.stderr.write(`chatctl webhooks listen stopped: ${s.received} received, ${s.verified} verified, ${s.refused} refused${forwarded}${drops}\n`);
-  }
+  const jsonLine = (value: unknown) => {
+    const text = jsonLineText(io, value);
+    if (text !== '') io.stdout.write(io.scrubber.scrub(text));
+  };
+  return {
+    listening(url: string, port: number, secrets: readonly HeldSecret[], forwardTo: URL | undefined): void {
+      if (json) return jsonLine({ listening: url, port });
+      const held = secrets.map((s) => `${escapeInline(s.file)} (${s.fingerprint})`).join(', ');
+      const forward = forwardTo ? `, forwarding verified deliveries to ${escapeInline(forwardTo.href)}` : '';
+      line(`listening on ${url} (port ${port}), verifying with ${held}${forward}; Ctrl-C stops it`);
+    },
+    delivery(r: DeliveryRecord): void {
+      const s = summary;
+      s.received++;
+      if (r.verified) s.verified++;
+      else s.refused++;
+      if (r.forward?.status != null) s.forwarded++;
+      else if (r.forward) s.forwardFailed++;
+      if (json) jsonLine(r);
+      else line(describeDelivery(r));
+    },
+    stopped(dropped: number): void {
+      summary.dropped = dropped;
+      const s = summary;
+      if (json) return jsonLine({ summary: s });
+      const forwarded = s.forwarded + s.forwardFailed > 0 ? `, ${s.forwarded} forwarded${s.forwardFailed ? `, ${s.forwardFailed} not (502)` : ''}` : '';
+      const drops = s.dropped ? `; ${s.dropped} connection${s.dropped === 1 ? '' : 's'} closed at once (over the cap)` : '';
+      io.stderr.write(`chatctl webhooks listen stopped: ${s.received} received, ${s.verified} verified, ${s.refused} refused${forwarded}${drops}\n`);
+    },
+  };
 }
 
 const skew = (seconds: number) => (seconds >= 0 ? `timestamp ${seconds} s old` : `timestamp ${-seconds} s in the future`);

@@ -1,6 +1,6 @@
 // chatctl webhooks listen: a receiver for rehearsing a rotation
 // (docs/signing.md). Its server (listen-server.ts) is a bundle of its own.
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { collect, examples, SIGNING_MORE, type Factory } from '../app.js';
 import { interrupted, usageError } from '../../errors/cli-error.js';
 import { escapeInline } from '../../output/json.js';
@@ -9,11 +9,7 @@ export function registerListen(parent: Command, f: Factory): void {
   parent
     .command('listen')
     .description('receive signed deliveries on this machine, verify each with every secret file you hold (re-read as they change) and say which matched: a receiver for rehearsing a rotation')
-    .addOption(
-      new Option('--secret-file <path>', "a file holding one of the endpoint's whsec_ secrets; repeat it for each (old and new during an overlap). Looked at again before every delivery").argParser(
-        collect,
-      ),
-    )
+    .option('--secret-file <path>', "a file holding one of the endpoint's whsec_ secrets; repeat it for each (old and new during an overlap). Looked at again before every delivery", collect)
     .option('--port <port>', 'the port to listen on (default 0: a free one, printed on the first line)')
     .option('--host <host>', 'the address to listen on (default 127.0.0.1)')
     .option('--forward-to <url>', 'pass every verified delivery on, byte for byte, to this http:// or https:// URL on this machine, and answer with its status')
@@ -49,10 +45,8 @@ at most 64 connections at once. Ctrl-C or SIGTERM stops it with a summary
     .action((opts) => runListen(opts, f));
 }
 
-export type ListenFlags = { secretFile?: string[]; port?: string; host?: string; forwardTo?: string; tolerance?: string };
-
-export async function runListen(flags: ListenFlags, f: Factory): Promise<void> {
-  const [{ startListener, LISTEN_LIMITS, ListenOutput }, { SecretFiles, parseTolerance }, { isLoopbackHost }] = await Promise.all([
+export async function runListen(flags: { secretFile?: string[]; port?: string; host?: string; forwardTo?: string; tolerance?: string }, f: Factory): Promise<void> {
+  const [{ startListener, LISTEN_LIMITS, listenOutput }, { loadSecretFiles, parseTolerance }, { isLoopbackHost }] = await Promise.all([
     import('./listen-server.js'),
     import('./secret-files.js'),
     import('../../sandbox/ip.js'),
@@ -67,8 +61,8 @@ export async function runListen(flags: ListenFlags, f: Factory): Promise<void> {
   // The lines are data (`--json | jq`), the first saying where it listens:
   // GitHub Actions' mask lines, written as each secret is read, go to stderr.
   ctx.io.stdoutIsData();
-  const secrets = SecretFiles.load(files, ctx.cwd, (s) => ctx.io.scrubber.addSecret(s));
-  const out = new ListenOutput(ctx.io, state.output.json);
+  const secrets = loadSecretFiles(files, ctx.cwd, (s) => ctx.io.scrubber.addSecret(s));
+  const out = listenOutput(ctx.io, state.output.json);
   let listener: import('./listen-server.js').RunningListener;
   try {
     listener = await startListener(host, port, { secrets: () => secrets.refresh(), now: ctx.now, toleranceSeconds, forwardTo, limits: LISTEN_LIMITS, onRecord: (r) => out.delivery(r) });
@@ -79,7 +73,7 @@ export async function runListen(flags: ListenFlags, f: Factory): Promise<void> {
     throw err;
   }
   if (!isLoopbackHost(host.replace(/^\[|\]$/g, ''))) ctx.io.notice(`listening on ${escapeInline(host)}, beyond loopback: anyone who can reach it can send deliveries`);
-  out.listening(listener.url, listener.port, secrets.held, forwardTo);
+  out.listening(listener.url, listener.port, secrets.held(), forwardTo);
   await untilStopped(ctx.signal, ctx.io.raw.stdout);
   await listener.close();
   out.stopped(listener.dropped());

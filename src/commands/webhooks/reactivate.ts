@@ -5,8 +5,6 @@ import { endpointLabel } from '../../output/json.js';
 import { writeJson } from '../../output/io.js';
 import { withRerun } from '../../errors/explain.js';
 
-export type ReactivateOptions = { expectedVersion?: string };
-
 export function registerReactivate(parent: Command, f: Factory): void {
   parent
     .command('reactivate')
@@ -24,7 +22,7 @@ export function registerReactivate(parent: Command, f: Factory): void {
     .action((endpointId: string, opts) => runReactivate(endpointId, opts, f));
 }
 
-export async function runReactivate(endpointId: string, opts: ReactivateOptions, f: Factory): Promise<void> {
+export async function runReactivate(endpointId: string, opts: { expectedVersion?: string }, f: Factory): Promise<void> {
   const [{ checkEndpointId, parseExpectedVersionBody }, { expectedVersionFor }, { noteConflict, noteReactivated }, { scopeKey }] = await Promise.all([
     import('../../input/parse.js'),
     import('./secret-result.js'),
@@ -46,10 +44,7 @@ export async function runReactivate(endpointId: string, opts: ReactivateOptions,
     throw withRerun(err, { words: ['webhooks', 'reactivate', id], expectedVersion: body.expectedVersion, flags: state.given.profile ? [['--profile', state.given.profile]] : [], now: ctx.now() });
   });
   if (!state.dryRun) noteReactivated(facts, id, res.data);
-  if (state.output.json) {
-    writeJson(ctx.io, res);
-    return;
-  }
+  if (state.output.json) return writeJson(ctx.io, res);
   const { renderEndpoint, renderSummary } = await import('../../output/render.js');
   const label = endpointLabel(res.data.endpoint);
   ctx.io.stdout.write(renderSummary(res.data.changed ? `Reactivated webhook endpoint ${label}.` : `Webhook endpoint ${label} was already active; nothing changed.`, ctx.io.paint.stdout));

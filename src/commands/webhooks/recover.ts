@@ -1,11 +1,7 @@
-// chatctl webhooks recover FILE… --identity KEYFILE --secret-to SINK…
-// (docs/secrets.md, "Escrow"): opens secrets that a run escrowed after a
-// failed destination and delivers them, on any machine, through the same
-// destinations as create and rotate. No request is sent: no token is needed.
-// One that this machine's facts show superseded is never delivered (13).
-// Every file is opened before anything is delivered: a wrong identity or a
-// missing sidecar is exit 2 with nothing written.
-import { Option, type Command } from 'commander';
+// chatctl webhooks recover FILE… --identity KEYFILE --secret-to SINK… (docs/secrets.md,
+// "Escrow"). Every file is opened before anything is delivered: a wrong identity or
+// a missing sidecar is exit 2 with nothing written.
+import type { Command } from 'commander';
 import { collect, examples, SECRET_TO_HELP, type Factory } from '../app.js';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -23,7 +19,7 @@ export function registerRecover(parent: Command, f: Factory): void {
     .description('deliver secrets that a run escrowed (--escrow-dir) after a failed destination, on any machine; never one superseded by a later rotation seen here')
     .argument('<file...>', 'escrowed secrets: <endpoint>-v<version>.age, each with its .json beside it')
     .option('--identity <file>', 'the age identity file (age-keygen) of one of the --escrow recipients')
-    .addOption(new Option('--secret-to <sink>', SECRET_TO_HELP).argParser(collect))
+    .option('--secret-to <sink>', SECRET_TO_HELP, collect)
     .option('--secret-file <path>', 'the same as --secret-to file:PATH')
     .option('--force', 'replace an existing regular file (file: destinations)')
     .option('--journal <file>', "the fleet's journal: record each recovered item done there")
@@ -45,14 +41,8 @@ endpoint, noted in this config folder, has superseded is not delivered (exit
 
 /** What recover loads when it runs: age (its own bundle), the destinations, custody's facts. */
 const load = async () => {
-  const [escrow, sinks, deliver, custody, hint] = await Promise.all([
-    import('../../secret/escrow.js'),
-    import('../../secret/deliver.js'),
-    import('../../secret/deliver.js'),
-    import('../../secret/custody.js'),
-    import('../../secret/custody.js'),
-  ]);
-  return { ...escrow, ...sinks, ...deliver, ...custody, ...hint };
+  const [escrow, deliver, custody] = await Promise.all([import('../../secret/escrow.js'), import('../../secret/deliver.js'), import('../../secret/custody.js')]);
+  return { ...escrow, ...deliver, ...custody };
 };
 type Loaded = Awaited<ReturnType<typeof load>>;
 
@@ -160,7 +150,7 @@ async function deliverOne(m: Loaded, o: Opened, sinks: Sink[], opts: RecoverOpti
   const { meta } = o;
   const id = escapeInline(meta.endpointId);
   const newer = m.supersedingChange(ctx.configDir, meta.scope, meta);
-  if (newer) {
+  if (newer)
     throw localError(
       'secret_not_delivered',
       `${o.file}: the secret ${meta.fingerprint} of endpoint ${id}${meta.version !== null ? ` (version ${meta.version})` : ''} is superseded by the rotation to version ${newer.version} at ${newer.at}; it was not delivered, and the destinations were left as they are`,
@@ -172,7 +162,6 @@ async function deliverOne(m: Loaded, o: Opened, sinks: Sink[], opts: RecoverOpti
         hint: `the destinations should hold what the rotation to version ${newer.version} put there; ${o.file} can be deleted`,
       },
     );
-  }
   const outcome = await m.deliverAll(
     sinks,
     { endpointId: meta.endpointId, secret: o.secret },

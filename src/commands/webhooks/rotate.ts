@@ -22,7 +22,7 @@ export function registerRotate(parent: Command, f: Factory, { rotateFrom, formHe
     .description('rotate the signing secret of an endpoint and receive the new one (shown once); with --from, of many endpoints')
     .argument('[endpoint-id]', 'the endpoint to rotate (or --from FILE)')
     .addOption(new Option('--mode <mode>', 'overlap: the old secret works for a while; immediate: it stops now').choices(['overlap', 'immediate']).argParser(oneOf('--mode', ['overlap', 'immediate'])))
-    .addOption(new Option('--secret-to <sink>', SECRET_TO_HELP).argParser(collect))
+    .option('--secret-to <sink>', SECRET_TO_HELP, collect)
     .option('--secret-file <path>', 'the same as --secret-to file:PATH')
     .option('--force', 'replace an existing regular file (file: destinations)')
     .option('-y, --yes', 'do not ask for confirmation of --mode immediate')
@@ -52,14 +52,8 @@ export function registerRotate(parent: Command, f: Factory, { rotateFrom, formHe
         return (await rotateFrom()).runRotateFrom(opts as never, f);
       }
       if (endpointId === undefined) throw usageError('missing ENDPOINT_ID', 'give the endpoint to rotate, or --from FILE to rotate many');
-      for (const [flag, value] of [
-        ['--concurrency', opts.concurrency],
-        ['--journal', opts.journal],
-        ['--next-manifest', opts.nextManifest],
-        ['--every', opts.every],
-        ['--report', opts.report],
-      ] as const)
-        if (value !== undefined) throw usageError(`${flag} goes with --from`);
+      const manyOnly = { '--concurrency': opts.concurrency, '--journal': opts.journal, '--next-manifest': opts.nextManifest, '--every': opts.every, '--report': opts.report };
+      for (const [flag, value] of Object.entries(manyOnly)) if (value !== undefined) throw usageError(`${flag} goes with --from`);
       await runRotate(endpointId, opts, f);
     });
 }

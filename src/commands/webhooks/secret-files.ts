@@ -8,9 +8,9 @@ import { resolve } from 'node:path';
 import { usageError } from '../../errors/cli-error.js';
 import { escapeInline } from '../../output/json.js';
 import { fingerprint } from '../../secret/facts.js';
-import { DEFAULT_TOLERANCE_SECONDS, parseSecret } from '../../signing/standard-webhooks.js';
+import { DEFAULT_TOLERANCE_SECONDS, parseSecret, type Checked } from '../../signing/standard-webhooks.js';
 import type { Context } from '../../context.js';
-import { readSecretText } from './fingerprint.js';
+import { MAX_SECRET_BYTES, readFileLimited } from './fingerprint.js';
 
 /** A secret held now: its file (as given), its fingerprint and its HMAC key. */
 export type HeldSecret = { file: string; fingerprint: string; key: Buffer };
@@ -18,71 +18,57 @@ export type HeldSecret = { file: string; fingerprint: string; key: Buffer };
 /** What one look at the files found: those that hold a secret now, those left out and why, those whose secret changed. */
 export type SecretsNow = { held: HeldSecret[]; skipped: { file: string; reason: string }[]; reloaded: { file: string; fingerprint: string }[] };
 
-/** Far beyond any signing secret; a bigger file is the wrong one. */
-const MAX_SECRET_FILE_BYTES = 64 * 1024;
+type Entry = { file: string; path: string; text: string; held: Checked<HeldSecret> };
 
-type Entry = { file: string; path: string; text: string; held: HeldSecret | undefined };
-
-export class SecretFiles {
-  private constructor(
-    private readonly entries: Entry[],
-    private readonly onSecret: (secret: string) => void,
-  ) {}
-
-  /** Every file must hold a secret now, else a usage error naming it; `onSecret` (the scrubber) is told each value. */
-  static load(files: readonly string[], cwd: string, onSecret: (secret: string) => void): SecretFiles {
-    const entries = files.map((file) => {
-      const text = readSecretText(resolve(cwd, file), escapeInline(file));
-      onSecret(text.trim());
-      return { file, path: resolve(cwd, file), text, held: heldSecret(file, text) };
-    });
-    return new SecretFiles(entries, onSecret);
-  }
-
-  /** The secrets as loaded, without looking at the files again. */
-  get held(): HeldSecret[] {
-    return this.entries.flatMap((e) => (e.held ? [e.held] : []));
-  }
-
-  refresh(): SecretsNow {
-    const now: SecretsNow = { held: [], skipped: [], reloaded: [] };
-    for (const e of this.entries) {
-      const read = readSecretFile(e.path);
-      if ('reason' in read) {
-        now.skipped.push({ file: e.file, reason: read.reason });
-        continue;
+/** Every file must hold a secret now, else a usage error naming it; `onSecret` (the scrubber) is told each value. */
+export function loadSecretFiles(files: readonly string[], cwd: string, onSecret: (secret: string) => void) {
+  const entries: Entry[] = files.map((file) => {
+    const text = readFileLimited(resolve(cwd, file), escapeInline(file), MAX_SECRET_BYTES, 'not a signing secret').toString('utf8');
+    onSecret(text.trim());
+    return { file, path: resolve(cwd, file), text, held: { ok: true, value: heldSecret(file, text) } };
+  });
+  return {
+    /** The secrets as loaded, without looking at the files again. */
+    held: (): HeldSecret[] => entries.flatMap((e) => (e.held.ok ? [e.held.value] : [])),
+    refresh(): SecretsNow {
+      const now: SecretsNow = { held: [], skipped: [], reloaded: [] };
+      for (const e of entries) {
+        const read = readSecretFile(e.path);
+        if ('reason' in read) {
+          now.skipped.push({ file: e.file, reason: read.reason });
+          continue;
+        }
+        if (read.text !== e.text) {
+          onSecret(read.text.trim());
+          e.text = read.text;
+          e.held = secretIn(e.file, read.text);
+          if (e.held.ok) now.reloaded.push({ file: e.file, fingerprint: e.held.value.fingerprint });
+        }
+        if (e.held.ok) now.held.push(e.held.value);
+        else now.skipped.push({ file: e.file, reason: `it does not hold a signing secret (${e.held.problem})` });
       }
-      if (read.text !== e.text) {
-        this.onSecret(read.text.trim());
-        e.text = read.text;
-        const key = parseSecret(read.text);
-        e.held = key.ok ? { file: e.file, fingerprint: fingerprint(read.text.trim()), key: key.value } : undefined;
-        if (e.held) now.reloaded.push({ file: e.file, fingerprint: e.held.fingerprint });
-      }
-      if (e.held) now.held.push(e.held);
-      else now.skipped.push({ file: e.file, reason: `it does not hold a signing secret (${parseProblem(e.text)})` });
-    }
-    return now;
-  }
+      return now;
+    },
+  };
 }
 
 /** A file's secret, or a usage error that names the file (never the value). */
 function heldSecret(file: string, text: string, shown = escapeInline(file)): HeldSecret {
-  const key = parseSecret(text);
-  if (!key.ok) throw usageError(`${shown} does not hold a signing secret: ${key.problem}`, 'a signing secret reads whsec_ followed by base64');
-  return { file, fingerprint: fingerprint(text.trim()), key: key.value };
+  const held = secretIn(file, text);
+  if (!held.ok) throw usageError(`${shown} does not hold a signing secret: ${held.problem}`, 'a signing secret reads whsec_ followed by base64');
+  return held.value;
 }
 
-const parseProblem = (text: string) => {
+function secretIn(file: string, text: string): Checked<HeldSecret> {
   const key = parseSecret(text);
-  return key.ok ? 'no problem' : key.problem;
-};
+  return key.ok ? { ok: true, value: { file, fingerprint: fingerprint(text.trim()), key: key.value } } : key;
+}
 
 function readSecretFile(path: string): { text: string } | { reason: string } {
   try {
     const st = statSync(path);
     if (!st.isFile()) return { reason: 'it is not a regular file any more' };
-    if (st.size > MAX_SECRET_FILE_BYTES) return { reason: `it holds more than ${MAX_SECRET_FILE_BYTES} bytes` };
+    if (st.size > MAX_SECRET_BYTES) return { reason: `it holds more than ${MAX_SECRET_BYTES} bytes` };
     return { text: readFileSync(path, 'utf8') };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
@@ -101,7 +87,7 @@ export async function readKey(secretFile: string | undefined, bodyFile: string |
   if (secretFile === undefined)
     throw usageError('--secret-file is required', `the file holding the endpoint's whsec_ secret, e.g. chatctl webhooks ${command} --secret-file ./billing.whsec body.json`);
   if (secretFile === '-') return (await readStdinSecret(bodyFile, ctx)).key;
-  return SecretFiles.load([secretFile], ctx.cwd, (s) => ctx.io.scrubber.addSecret(s)).held[0]!.key;
+  return loadSecretFiles([secretFile], ctx.cwd, (s) => ctx.io.scrubber.addSecret(s)).held()[0]!.key;
 }
 
 /** verify's secrets, in the order given: files, and at most one from standard input (`-`). */
@@ -113,11 +99,8 @@ export async function readSecrets(given: readonly string[], bodyFile: string | u
     );
   if (given.filter((g) => g === '-').length > 1) throw usageError('--secret-file - is given more than once', 'standard input holds one secret; give the others as files');
   const stdin = given.includes('-') ? await readStdinSecret(bodyFile, ctx) : undefined;
-  const files = SecretFiles.load(
-    given.filter((g) => g !== '-'),
-    ctx.cwd,
-    (s) => ctx.io.scrubber.addSecret(s),
-  ).held;
+  const named = given.filter((g) => g !== '-');
+  const files = loadSecretFiles(named, ctx.cwd, (s) => ctx.io.scrubber.addSecret(s)).held();
   return given.map((g) => (g === '-' ? stdin! : files.shift()!));
 }
 

@@ -6,22 +6,21 @@ import type { Context } from '../../context.js';
 import { escrowOf, sayWaiting, type Factory, type RunClient } from '../app.js';
 import type { SecretAnswer, SecretResponse } from '../../api/schemas.js';
 import type { CallHooks, WaitingForAnswer } from '../../http/client.js';
-import { Custody, deliveryCutShort, keptByEarlierRun, runCustody, notAttempted, type CustodyRun, type Got, type Holder, type Settled } from '../../secret/custody.js';
+import { Custody, deliveryCutShort, destinationFlags, keptByEarlierRun, keptByEarlierRunError, notAttempted, runCustody } from '../../secret/custody.js';
+import type { CustodyRun, GivenDestinations, Got, Holder, Settled } from '../../secret/custody.js';
 import { scopeKey, type RecordedRequest } from '../../secret/record.js';
 import { holdsNoSecret, recordedSecretAnswer } from '../../http/api-client.js';
-import { CREDENTIAL_IN_SECRET, deliverAll, type Delivered, describeFailure, planSecret, type SecretPlan, writeConfirmed } from '../../secret/deliver.js';
+import { CREDENTIAL_IN_SECRET, deliverAll, describeFailure, planSecret, writeConfirmed, type Delivered, type SecretPlan } from '../../secret/deliver.js';
 import { EndpointFacts, fingerprint, noteConflict } from '../../secret/facts.js';
 import type { EscrowFlags } from '../../secret/escrow.js';
 import type { Prompter } from '../../prompts/prompter.js';
 import { ciReportWanted, escapeInline, jsonDocumentText, stringifyJson } from '../../output/json.js';
 import type { Palette } from '../../output/io.js';
-import { explainError, missingFlagError, reportError, rerunWords, sameRequestCommand, VERSION_SOURCES, withRerun } from '../../errors/explain.js';
-import { CliError, EXIT, type ExitCode, isCliError, type RerunContext, usageError } from '../../errors/cli-error.js';
+import { CliError, EXIT, isCliError, usageError, type ExitCode, type RerunContext } from '../../errors/cli-error.js';
+import { VERSION_SOURCES, explainError, missingFlagError, reportError, rerunWords, sameRequestCommand, withRerun } from '../../errors/explain.js';
 import { checkIdempotencyKey } from '../../input/parse.js';
-import { destinationFlags, type GivenDestinations, keptByEarlierRunError } from '../../secret/custody.js';
 import type { ReportRow } from '../../system/ci-report.js';
 
-/** The flags create and rotate share. */
 export type SecretFlags = EscrowFlags & { idempotencyKey?: string; secretFile?: string; secretTo?: string[]; force?: boolean; yes?: boolean };
 
 /** What one create or rotate adds to the shared flow. */
@@ -69,23 +68,9 @@ export async function secretCommand(f: Factory, opts: SecretFlags, c: SecretComm
       await c.refused?.(err);
       throw namingTheKey(withRerun(err, { ...rerun, now: ctx.now() }), endpointId);
     });
-  await runSecretRequest(
-    f,
-    plan,
-    {
-      keyGiven: opts.idempotencyKey !== undefined,
-      req: {
-        op: c.words[1],
-        scope: scopeKey(state.connection().scope),
-        endpointId: endpointId ?? null,
-        idempotencyKey,
-        ...(c.mode !== undefined ? { mode: c.mode, expectedVersion: c.expectedVersion } : {}),
-      },
-      send,
-      summary: c.summary,
-    },
-    { escrow, given: opts },
-  );
+  const scope = scopeKey(state.connection().scope);
+  const req = { op: c.words[1], scope, endpointId: endpointId ?? null, idempotencyKey, ...(c.mode !== undefined ? { mode: c.mode, expectedVersion: c.expectedVersion } : {}) };
+  await runSecretRequest(f, plan, { keyGiven: opts.idempotencyKey !== undefined, req, send, summary: c.summary }, { escrow, given: opts });
 }
 
 /** An interrupt once the request may have been sent (the HTTP client put the key on it) names the endpoint and the key. */
@@ -147,7 +132,6 @@ export async function expectedVersionFor(f: Factory, endpointId: string, given: 
     scope = scopeKey(state.connection().scope);
   } catch (err) {
     if (given === 'last') throw err;
-    scope = undefined;
   }
   const last = scope === undefined ? undefined : EndpointFacts.read(ctx.configDir, scope, endpointId).lastVersion();
   const id = escapeInline(endpointId);
@@ -161,17 +145,15 @@ export async function expectedVersionFor(f: Factory, endpointId: string, given: 
     return String(last.version);
   }
   if (prompter) return prompter.expectedVersion();
-  if (last) {
+  if (last)
     throw usageError(
       'missing --expected-version',
       `this machine last saw version ${last.version} of endpoint ${id} (at ${escapeInline(last.at)}): pass --expected-version ${last.version}, or --expected-version last to use the last-seen version without naming it`,
     );
-  }
   throw missingFlagError('--expected-version');
 }
 
 export interface SecretRequest {
-  /** The record's header. */
   req: RecordedRequest;
   send(hooks: CallHooks): Promise<SecretAnswer>;
   summary(body: SecretResponse): string;
@@ -182,7 +164,8 @@ export interface SecretRequest {
 /** A create or rotate from record to retire: what an earlier run kept of the same request is delivered instead of sending. */
 export async function runSecretRequest(f: Factory, plan: SecretPlan, r: SecretRequest, opts: SecretResultOptions = {}): Promise<void> {
   const { ctx } = f;
-  if (!ctx.env.GITHUB_STEP_SUMMARY || f.state().dryRun) return void (await custodyOf(f, plan, r, opts));
+  if (f.state().dryRun) return void (await r.send({}));
+  if (!ctx.env.GITHUB_STEP_SUMMARY) return void (await custodyOf(f, plan, r, opts));
   // GITHUB_STEP_SUMMARY: the run's one row goes there, whatever its outcome; one that cannot be written is said, not fatal.
   const ci = await import('../../system/ci-report.js');
   const command = `chatctl webhooks ${r.req.op}`;
@@ -203,10 +186,6 @@ export async function runSecretRequest(f: Factory, plan: SecretPlan, r: SecretRe
 async function custodyOf(f: Factory, plan: SecretPlan, r: SecretRequest, opts: SecretResultOptions): Promise<Pick<ReportRow, 'endpointId' | 'version' | 'fingerprint'>> {
   const { ctx } = f;
   const state = f.state();
-  if (state.dryRun) {
-    await r.send({});
-    return { endpointId: r.req.endpointId ?? '', version: null, fingerprint: null };
-  }
   // A re-run with the same key delivers what this run kept.
   const run: CustodyRun = {
     ...runCustody(ctx, r.req.scope, (key) => `re-run ${sameRequestCommand(undefined, key)}: it delivers the kept secret without rotating again`),
@@ -292,7 +271,7 @@ async function deliverTo(ctx: Context, json: boolean, plan: SecretPlan, secret: 
     // The whole document, never --query's part of it: planSecret refuses --query without a destination.
     if (plan.fallback === 'json') text = stringifyJson(body, ctx.io.stdout.isTTY ? 2 : undefined) + '\n';
     else {
-      const rr = await loadRender();
+      const rr = await import('../../output/render.js');
       text =
         humanText(rr, body, r.summary(body), ctx.io.paint.stdout, { color: ctx.io.color.stdout, tty: ctx.io.stdout.isTTY }, ctx.io.columns) +
         rr.renderSecretBlock(secret, ctx.io.paint.stdout, fingerprint(secret));
@@ -330,6 +309,7 @@ function withoutSecret(body: SecretResponse, plan: SecretPlan, delivered: Delive
   return { ...body, data: data as SecretResponse['data'] };
 }
 
+// render.ts (and cli-table3) load only for human output.
 type Render = typeof import('../../output/render.js');
 
 /** The summary and the endpoint table; a record too odd to render is named, not fatal. */
@@ -342,9 +322,6 @@ function humanText(r: Render, body: SecretResponse, summary: string, paint: Pale
   }
   return r.renderSummary(summary, paint) + table;
 }
-
-// render.ts (and cli-table3) are needed only by human output.
-const loadRender = (): Promise<Render> => import('../../output/render.js');
 
 /**
  * The result after delivery, best effort: the secret is already safe, so
@@ -365,7 +342,7 @@ async function renderAfter(ctx: Context, json: boolean, plan: SecretPlan, body: 
       ctx.io.stdout.write(clean(text));
       return undefined;
     }
-    const r = await loadRender();
+    const r = await import('../../output/render.js');
     // With `--secret-to stdout`, stdout holds the secret and nothing else: the result goes to stderr.
     const toStderr = plan.sinks.some((s) => s.kind === 'stdout');
     const out = toStderr ? ctx.io.stderr : ctx.io.stdout;

@@ -1,16 +1,15 @@
 // chatctl webhooks sign | verify: produce and check the Standard Webhooks
 // headers of a delivery body with a secret held in a file. The secret is
 // registered with the scrubber at once and never printed.
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { collect, examples, SIGNING_MORE, type Factory } from '../app.js';
-import { resolve } from 'node:path';
 import type { Context } from '../../context.js';
 import { localError, usageError } from '../../errors/cli-error.js';
 import { writeJson } from '../../output/io.js';
 import { escapeInline } from '../../output/json.js';
 import type { Verdict } from '../../signing/standard-webhooks.js';
 import type { HeldSecret } from './secret-files.js';
-import { readFileLimited } from './fingerprint.js';
+import { readFileOrStdin } from './fingerprint.js';
 
 /** A delivery body beyond this is not one: refused before it is read whole. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -39,13 +38,12 @@ export function registerVerify(parent: Command, f: Factory): void {
     .command('verify')
     .description('check the Standard Webhooks signature of a delivery body with the secrets you hold: exit 0 if one signature matches, 9 if none does or the timestamp is too far from now')
     .argument('[body-file]', 'the body as received, byte for byte; - or nothing for standard input')
-    .addOption(
-      new Option(
-        '--secret-file <path>',
-        "a file holding one of the endpoint's whsec_ secrets (- for standard input, with BODY_FILE); repeat it for each secret you hold, as during an overlap rotation",
-      ).argParser(collect),
+    .option(
+      '--secret-file <path>',
+      "a file holding one of the endpoint's whsec_ secrets (- for standard input, with BODY_FILE); repeat it for each secret you hold, as during an overlap rotation",
+      collect,
     )
-    .addOption(new Option('--header <line>', "a received header as 'NAME: VALUE'; repeat it for webhook-id, webhook-timestamp and webhook-signature").argParser(collect))
+    .option('--header <line>', "a received header as 'NAME: VALUE'; repeat it for webhook-id, webhook-timestamp and webhook-signature", collect)
     .option('--tolerance <seconds>', 'how far the timestamp may be from now, in seconds (default 300)')
     .addHelpText(
       'after',
@@ -70,11 +68,7 @@ secret or flag. The secret is never printed.
     .action((bodyFile: string | undefined, opts) => runVerify(bodyFile, opts, f));
 }
 
-export type SignFlags = { secretFile?: string; id?: string; timestamp?: string };
-
-export type VerifyFlags = { secretFile?: string[]; header?: string[]; tolerance?: string };
-
-export async function runSign(bodyFile: string | undefined, flags: SignFlags, f: Factory): Promise<void> {
+export async function runSign(bodyFile: string | undefined, flags: { secretFile?: string; id?: string; timestamp?: string }, f: Factory): Promise<void> {
   const { ctx } = f;
   const state = f.state();
   // The headers are data (`> headers.txt`, `curl -H @headers.txt`): a mask line with the secret must not join them.
@@ -98,7 +92,7 @@ export async function runSign(bodyFile: string | undefined, flags: SignFlags, f:
   else ctx.io.stdout.write(Object.entries(headers).reduce((text, [k, v]) => `${text}${k}: ${v}\n`, ''));
 }
 
-export async function runVerify(bodyFile: string | undefined, flags: VerifyFlags, f: Factory): Promise<void> {
+export async function runVerify(bodyFile: string | undefined, flags: { secretFile?: string[]; header?: string[]; tolerance?: string }, f: Factory): Promise<void> {
   const { ctx } = f;
   const state = f.state();
   const [sw, { readSecrets, parseTolerance }] = await Promise.all([import('../../signing/standard-webhooks.js'), import('./secret-files.js')]);
@@ -109,13 +103,8 @@ export async function runVerify(bodyFile: string | undefined, flags: VerifyFlags
   if (!parsed.ok) throw usageError(`malformed headers: ${parsed.problem}`, "give each as --header 'NAME: VALUE': webhook-id, webhook-timestamp and webhook-signature");
   const headers = parsed.value;
   const body = await readBody(bodyFile, ctx, 'verify');
-  const verdict = sw.verifySignature(
-    secrets.map((s) => s.key),
-    headers,
-    body,
-    Math.floor(ctx.now() / 1000),
-    tolerance,
-  );
+  const keys = secrets.map((s) => s.key);
+  const verdict = sw.verifySignature(keys, headers, body, Math.floor(ctx.now() / 1000), tolerance);
   const count = headers.signatures.length;
   const matchedBy = verdict.matches.map((m) => ({ file: secrets[m.key]!.file, fingerprint: secrets[m.key]!.fingerprint, signature: m.signature }));
   const details = { webhookId: headers.id, timestamp: headers.timestamp, skewSeconds: verdict.skewSeconds, toleranceSeconds: tolerance, signatures: count, matchedBy };
@@ -157,12 +146,8 @@ function headerLine(line: string): [string, string] {
   return [name, line.slice(colon + 1)];
 }
 
-async function readBody(file: string | undefined, ctx: Context, command: string): Promise<Buffer> {
-  if (file === undefined || file === '-') {
-    if (file === undefined && ctx.io.stdin.isTTY) throw usageError('give the BODY_FILE, or the body on standard input', `e.g. chatctl webhooks ${command} … body.json, or … - < body.json`);
-    const bytes = ctx.io.stdin.readBytes ? await ctx.io.stdin.readBytes() : Buffer.from(await ctx.io.stdin.readAll(), 'utf8');
-    if (bytes.length > MAX_BODY_BYTES) throw usageError(`standard input holds more than ${MAX_BODY_BYTES} bytes: not a delivery body`);
-    return bytes;
-  }
-  return readFileLimited(resolve(ctx.cwd, file), escapeInline(file), MAX_BODY_BYTES, 'not a delivery body');
-}
+const readBody = (file: string | undefined, ctx: Context, command: string) =>
+  readFileOrStdin(file, escapeInline(file ?? ''), ctx, MAX_BODY_BYTES, 'not a delivery body', [
+    'give the BODY_FILE, or the body on standard input',
+    `e.g. chatctl webhooks ${command} … body.json, or … - < body.json`,
+  ]);
