@@ -254,7 +254,7 @@ describe('the path of a command', () => {
   const client = ['src/http/api-client.ts', 'src/http/client.ts'];
   const transport = 'src/http/select-transport.ts';
   /** What a single rotate's run function imports when it runs. */
-  const rotate = ['src/input/parse.ts', 'src/commands/webhooks/secret-result.ts'];
+  const rotate = ['src/input/parse.ts', 'src/commands/webhooks/secret-request.ts'];
   const count = (r: { files: string[]; folders: string[] }) => ({ files: r.files.length, folders: r.folders.length });
   /** Upper bounds, not exact counts: a path that gets shorter passes; one that grows past them fails. */
   const atMost = (r: { files: string[]; folders: string[] }, most: { files: number; folders: number }) => {

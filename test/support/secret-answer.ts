@@ -1,9 +1,9 @@
-// A create's or rotate's answer through the one lifecycle (secret-result.ts's
+// A create's or rotate's answer through the one lifecycle (secret-request.ts's
 // runSecretRequest), as if the server had just sent it: for tests of what
 // happens to the secret, without a server.
 import type { Context } from '../../src/context.js';
 import type { GlobalOptions } from '../../src/run/state.js';
-import { runSecretRequest } from '../../src/commands/webhooks/secret-result.js';
+import { runSecretRequest } from '../../src/commands/webhooks/secret-request.js';
 import type { SecretPlan } from '../../src/secret/deliver.js';
 import type { SecretResponse } from '../../src/api/schemas.js';
 import { fakeFactory } from './fakes.js';

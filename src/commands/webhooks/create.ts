@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { addEscrowOptions, collect, examples, SECRET_TO_HELP, SECRET_TO_MORE, type Factory } from '../app.js';
 import { EVENT_TYPES } from '../../api/schemas.js';
 import { endpointLabel } from '../../output/json.js';
-import type { SecretFlags } from './secret-result.js';
+import type { SecretFlags } from './secret-request.js';
 
 export type CreateOptions = SecretFlags & { name?: string; url?: string; event?: string[] };
 
@@ -33,7 +33,7 @@ export function registerCreate(parent: Command, f: Factory): void {
 }
 
 export async function runCreate(opts: CreateOptions, f: Factory): Promise<void> {
-  const [{ parseCreate }, r] = await Promise.all([import('../../input/parse.js'), import('./secret-result.js')]);
+  const [{ parseCreate }, r] = await Promise.all([import('../../input/parse.js'), import('./secret-request.js')]);
   const prompter = await f.prompter();
   const name = opts.name ?? (await prompter?.name()) ?? r.missing('--name');
   const url = opts.url ?? (await prompter?.url()) ?? r.missing('--url');

@@ -25,7 +25,7 @@ export function registerReactivate(parent: Command, f: Factory): void {
 export async function runReactivate(endpointId: string, opts: { expectedVersion?: string }, f: Factory): Promise<void> {
   const [{ checkEndpointId, parseExpectedVersionBody }, { expectedVersionFor }, { noteConflict, noteReactivated }, { scopeKey }] = await Promise.all([
     import('../../input/parse.js'),
-    import('./secret-result.js'),
+    import('./secret-request.js'),
     import('../../secret/facts.js'),
     import('../../secret/record.js'),
   ]);

@@ -5,7 +5,7 @@ import { addEscrowOptions, collect, examples, oneOf, SECRET_TO_HELP, SECRET_TO_M
 import { localError, usageError } from '../../errors/cli-error.js';
 import type { formHeading } from '../../meta/tree.js';
 import { endpointLabel, escapeInline } from '../../output/json.js';
-import type { SecretFlags } from './secret-result.js';
+import type { SecretFlags } from './secret-request.js';
 
 export type RotateOptions = SecretFlags & { expectedVersion?: string; mode?: string };
 
@@ -59,7 +59,7 @@ export function registerRotate(parent: Command, f: Factory, { rotateFrom, formHe
 }
 
 export async function runRotate(endpointId: string, opts: RotateOptions, f: Factory): Promise<void> {
-  const [{ checkEndpointId, parseRotate }, r] = await Promise.all([import('../../input/parse.js'), import('./secret-result.js')]);
+  const [{ checkEndpointId, parseRotate }, r] = await Promise.all([import('../../input/parse.js'), import('./secret-request.js')]);
   const { ctx } = f;
   const state = f.state();
   const prompter = await f.prompter();
