@@ -1,6 +1,5 @@
-// `chatctl help reference` and the manual pages (man/chatctl-webhooks-rotate.1,
-// written by the build): every command's help as commander renders it, taken
-// from the program itself, so the reference, `--help` and the pages never differ.
+// `chatctl help reference` and the manual pages the build writes, both taken from the
+// program itself, so the reference, `--help` and the pages never differ.
 import type { Command } from 'commander';
 import { shownSubcommands } from './tree.js';
 import { EXIT, EXIT_CODE_ROWS } from '../errors/cli-error.js';
@@ -31,10 +30,7 @@ export function visibleCommands(program: Command): { path: string[]; command: Co
   return out;
 }
 
-/**
- * A command's help as `--help` prints it, captured from its own output
- * settings, and the part of it after what commander renders (examples, notes).
- */
+/** A command's help as `--help` prints it, and the part of it after what commander renders (examples, notes). */
 export function helpOf(cmd: Command): { help: string; after: string } {
   const config = cmd.configureOutput();
   let help = '';
@@ -107,8 +103,8 @@ export const manPageName = (path: string[]) => `${['chatctl', ...path].join('-')
 const sentence = (text: string) => (/[.!?]$/.test(text.trim()) ? text.trim() : `${text.trim()}.`);
 
 /** `.TP` items: a bold term, then its text. */
-function items(out: string[], list: [string, string][]): void {
-  for (const [term, description] of list) out.push('.TP', `\\fB${roffText(term)}\\fR`, roffText(description || ' '));
+function items(list: [string, string][]): string[] {
+  return list.flatMap(([term, description]) => ['.TP', `\\fB${roffText(term)}\\fR`, roffText(description || ' ')]);
 }
 
 function page(cmd: Command, path: string[], version: string): string {
@@ -125,16 +121,10 @@ function page(cmd: Command, path: string[], version: string): string {
   out.push(roffText(sentence(help.commandDescription(cmd))));
   const args = help.visibleArguments(cmd);
   if (args.length > 0) section('ARGUMENTS');
-  items(
-    out,
-    args.map((a) => [help.argumentTerm(a), help.argumentDescription(a)]),
-  );
+  out.push(...items(args.map((a) => [help.argumentTerm(a), help.argumentDescription(a)])));
   const options = help.visibleOptions(cmd);
   if (options.length > 0) section('OPTIONS');
-  items(
-    out,
-    options.map((o) => [help.optionTerm(o), help.optionDescription(o)]),
-  );
+  out.push(...items(options.map((o) => [help.optionTerm(o), help.optionDescription(o)])));
   const subs = help.visibleCommands(cmd).filter((c) => c.name() !== 'help');
   if (subs.length > 0) section('COMMANDS');
   for (const c of subs)
@@ -164,21 +154,15 @@ function exitStatus(out: string[], path: string[]): void {
   const codes = exitStatusOf(path);
   const rows = EXIT_CODE_ROWS.filter(([code]) => codes === undefined || codes.includes(code));
   out.push('.SH EXIT STATUS', roffText(codes === undefined ? 'One of these, as chatctl exit-codes prints them:' : 'This command ends with one of these (the whole table: chatctl exit-codes):'));
-  items(
-    out,
-    rows.map(([code, meaning, apiCodes]) => [String(code), sentence(apiCodes ? `${meaning} (${apiCodes})` : meaning)]),
-  );
+  out.push(...items(rows.map(([code, meaning, apiCodes]) => [String(code), sentence(apiCodes ? `${meaning} (${apiCodes})` : meaning)])));
 }
 
 /** The program's page lists every variable; a command's page those that choose where and how it works. */
 function environment(out: string[], path: string[]): void {
   const groups = path.length === 0 ? ENVIRONMENT : ENVIRONMENT.slice(0, 3);
   out.push('.SH ENVIRONMENT');
-  for (const [, rows] of groups)
-    items(
-      out,
-      rows.map(([name, meaning, fallback]) => [name, `${sentence(meaning[0]!.toUpperCase() + meaning.slice(1))} Default: ${sentence(fallback)}`]),
-    );
+  const rows = groups.flatMap(([, group]) => group);
+  out.push(...items(rows.map(([name, meaning, fallback]) => [name, `${sentence(meaning[0]!.toUpperCase() + meaning.slice(1))} Default: ${sentence(fallback)}`])));
   if (path.length > 0) out.push('.PP', roffText('Every variable chatctl reads: chatctl(1), or chatctl help environment.'));
 }
 
