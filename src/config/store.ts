@@ -193,8 +193,7 @@ export function openConfigStore(dir: string, opts: StoreOptions = {}): ConfigSto
         const where = typeof at === 'string' && at !== dir ? ` (making ${at})` : '';
         throw configError(`cannot create config folder ${dir}: ${errnoCode(err)}${where}`, 'point CHATCTL_CONFIG_DIR at a folder of your own on an ordinary file system');
       }
-      checkConfigFolder(dir, warn, uid);
-      readConfigChecked(dir, path, warn, uid); // a bad file is refused before the write path loads
+      readConfigChecked(dir, path, warn, uid); // a bad folder or file is refused before the write path loads
       const { lockedUpdate } = await import('./conf-writer.js');
       return lockedUpdate(dir, opts, () => {
         const data = readConfigChecked(dir, path, warn, uid);
