@@ -64,10 +64,8 @@ function argumentNode(a: Argument, parent: string): ArgumentNode {
 
 export function describeCommand(cmd: Command, parent = ''): CommandNode {
   const options = cmd.options.filter((o) => !o.hidden).map(optionNode);
-  const help = cmd
-    .createHelp()
-    .visibleOptions(cmd)
-    .find((o) => o.long === '--help');
+  const visible = cmd.createHelp().visibleOptions(cmd);
+  const help = visible.find((o) => o.long === '--help');
   if (help) options.push(optionNode(help));
   return {
     name: cmd.name(),
@@ -81,8 +79,6 @@ export function describeCommand(cmd: Command, parent = ''): CommandNode {
 
 /** The subcommands help lists (not the hidden ones, nor `help` itself), asked of commander's Help. */
 export function shownSubcommands(cmd: Command): Command[] {
-  return cmd
-    .createHelp()
-    .visibleCommands(cmd)
-    .filter((c) => c.name() !== 'help');
+  const visible = cmd.createHelp().visibleCommands(cmd);
+  return visible.filter((c) => c.name() !== 'help');
 }
