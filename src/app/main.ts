@@ -62,11 +62,7 @@ export async function run(argv: string[] = process.argv.slice(2)): Promise<numbe
 /** Devices that take every write and keep nothing. */
 const DISCARDING_DEVICES = ['/dev/null', '/dev/zero', '/dev/random', '/dev/urandom'];
 
-/**
- * Stdout on a regular file writes every byte or fails (output/full-writes.ts);
- * on a device that keeps nothing (`> /dev/null`, or closed) it is marked so:
- * a secret whose only destination it is, is refused before anything is sent.
- */
+/** Stdout on a regular file writes every byte or fails; on a device that keeps nothing it is marked so: a secret bound only there is refused before anything is sent. */
 function stdoutStream(): RawStdout {
   let st;
   try {

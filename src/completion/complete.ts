@@ -210,11 +210,7 @@ export function formatCompletion(c: Completion, withDescriptions: boolean): stri
   return lines.join('\n') + '\n';
 }
 
-/**
- * bash splits at COMP_WORDBREAKS (`:` and `=`): `file:./s` comes as `file`,
- * `:`, `./s`. Words are joined again where the line has no space between
- * them; `hidden` is what bash keeps out of the current word (`file:`).
- */
+/** bash splits `file:./s` at COMP_WORDBREAKS into `file`, `:`, `./s`: words with no space between them on the line are joined again; `hidden` is what bash keeps out of the current word. */
 export function bashWords(words: string[], current: string, line: string): { words: string[]; current: string; hidden: string } {
   const all = [...words, current];
   const joined: string[] = [];

@@ -1,7 +1,5 @@
-// The scripts `chatctl completion SHELL` prints (completions/ holds them, byte
-// for byte): thin, every TAB asks `chatctl __complete`, so they cannot drift
-// from the commands. And `completion install`: the script written where the
-// shell looks for it, every path from ctx.env (HOME, XDG_*, SHELL).
+// The scripts `chatctl completion SHELL` prints: thin, every TAB asks `chatctl __complete`, so
+// they cannot drift from the commands; and `completion install`, every path from ctx.env.
 import { existsSync, lstatSync, mkdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, delimiter, dirname, isAbsolute, join } from 'node:path';

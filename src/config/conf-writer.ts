@@ -1,7 +1,5 @@
-// The write path of config.json, its own bundle (dist/lazy/conf.cjs): the
-// lock, a checked read under it (brought by the caller), and conf's write,
-// through its public options only (CONTRIBUTING, Dependencies): 0600 file,
-// chatctl 0.1's format, conf never replacing a file it cannot parse.
+// The write path of config.json, its own bundle: the lock, the caller's checked read under it, and
+// conf's write through its public options only (0600, chatctl 0.1's format, never over a bad file).
 import { setTimeout as delay } from 'node:timers/promises';
 import Conf from 'conf';
 import type { Context } from '../context.js';

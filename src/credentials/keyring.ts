@@ -1,8 +1,6 @@
-// The system keyring through @napi-rs/keyring (service "chatctl", account
-// the profile's name), each call in a child Node process killed at the limit:
-// against a D-Bus that never answers the binding blocks for good, in this
-// process or a worker (which Node joins before exiting); a child can always
-// be killed. The addon is never bundled: keyring-child.cjs requires it.
+// The system keyring (service "chatctl", account the profile's name), each call in a child process
+// killed at the limit: against a D-Bus that never answers, the binding blocks this process or a
+// worker for good, and only a child can always be killed. keyring-child.cjs requires the addon.
 import { withoutCredentials } from '../system/process.js';
 import { singleExecutable } from '../system/process.js';
 import { spawn } from 'node:child_process';

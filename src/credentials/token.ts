@@ -1,7 +1,5 @@
-// The token a command sends, from the first of: CHATCTL_TOKEN, the profile's
-// token command, its keyring entry, its file token. The helper and the
-// keyring are loaded only by the runs that use them, so a run with
-// CHATCTL_TOKEN never starts the keyring's process.
+// The token a command sends: CHATCTL_TOKEN, else the profile's token command, keyring entry or file
+// token. The helper and the keyring load only for the runs that use them.
 import type { CredentialLimits, Env } from '../context.js';
 import { configError } from '../errors/cli-error.js';
 import { escapeInline } from '../output/json.js';

@@ -1,7 +1,5 @@
-// The scope a command addresses (org, app, env) and the base URL, Origin and
-// x-service-csrf value it sends, each from the first of flag, environment,
-// selected profile, default; and where each came from, for `auth status` and
-// `doctor`. Pure: every precedence rule is a table test.
+// The scope, base URL, Origin and x-service-csrf value a command sends, each from the first of flag,
+// environment, profile, default, and where each came from. Pure: every precedence rule is a table test.
 import type { Scope } from '../api/schemas.js';
 import { KEYRING_STORAGE, type ConfigData, type Profile } from '../config/schema.js';
 import { requireSelected, selectProfile, type ProfileFlags, type ProfileSource, type SelectedProfile } from '../config/profile.js';

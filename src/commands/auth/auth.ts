@@ -1,6 +1,5 @@
-// chatctl auth login|logout|status|token (docs/credentials.md). The token
-// never travels on argv and is never shown but by `auth token`; where it is
-// kept, and what is said when there is no keyring, is in the docs.
+// chatctl auth login|logout|status|token (docs/credentials.md): the token never travels on
+// argv and is shown by `auth token` alone.
 import type { Factory } from '../app.js';
 import type { RunState } from '../../run/state.js';
 import { configError, isCliError, localError, usageError, type CliError } from '../../errors/cli-error.js';
