@@ -22,17 +22,6 @@ function profileReason(source: ProfileSource): string {
   return source === 'current' ? 'the current profile' : 'no profile chosen: --profile, CHATCTL_PROFILE or chatctl profile use NAME chooses one';
 }
 
-/** What storing the token did, for the notices; `fallback`: why the keyring was not used; `leftInKeyring`: its entry is to go. */
-interface Stored {
-  name: string;
-  source: ProfileSource;
-  inKeyring: boolean;
-  fallback: string | undefined;
-  leftInKeyring: boolean;
-  movedFromFile: boolean;
-  hasCommand: boolean;
-}
-
 /**
  * Stores the token of the profile in effect in the system keyring (config.json
  * then says `"tokenStorage": "keyring"`), or in config.json with
@@ -54,14 +43,11 @@ export async function runAuthLogin(opts: { withToken?: boolean; insecureStorage?
     if (r.ok) inKeyring = true;
     else fallback = r.reason;
   }
-  let stored: Omit<Stored, 'fallback'>;
-  try {
-    stored = await storeInConfig(s, f, token, before.name, inKeyring);
-  } catch (err) {
+  const stored = await storeInConfig(s, f, token, before.name, inKeyring).catch(async (err: unknown) => {
     // The keyring holds a token config.json does not point at: take it back (unless the profile pointed at it already).
     if (inKeyring && before.profile?.tokenStorage !== KEYRING_STORAGE) await keyringCall('delete', before.name, keyringOptions(ctx)).catch(() => undefined);
     throw err;
-  }
+  });
   await tell(f, s.path, { ...stored, fallback });
 }
 
@@ -77,9 +63,9 @@ async function readToken(opts: { withToken?: boolean }, f: Factory): Promise<str
   return token;
 }
 
-/** Points the profile at the keyring, or puts the token in its file copy, under the config lock. */
-async function storeInConfig(s: ConfigStore, f: Factory, token: string, chosen: string, inKeyring: boolean): Promise<Omit<Stored, 'fallback'>> {
-  const out: Omit<Stored, 'fallback'> = { name: '', source: 'default', inKeyring, leftInKeyring: false, movedFromFile: false, hasCommand: false };
+/** Points the profile at the keyring, or puts the token in its file copy, under the config lock; what it did, for the notices (`leftInKeyring`: that entry is to go). */
+async function storeInConfig(s: ConfigStore, f: Factory, token: string, chosen: string, inKeyring: boolean) {
+  const out = { name: '', source: 'default' as ProfileSource, inKeyring, leftInKeyring: false, movedFromFile: false, hasCommand: false };
   await s.update((data) => {
     const { name, source } = f.state().withConfig(data).profile();
     Object.assign(out, { name, source });
@@ -101,8 +87,8 @@ async function storeInConfig(s: ConfigStore, f: Factory, token: string, chosen: 
   return out;
 }
 
-/** The notices: where the token is now, and what was left behind or could not be used. */
-async function tell(f: Factory, path: string, r: Stored): Promise<void> {
+/** The notices: where the token is now, and what was left behind or could not be used (`fallback`: why not the keyring). */
+async function tell(f: Factory, path: string, r: Awaited<ReturnType<typeof storeInConfig>> & { fallback: string | undefined }): Promise<void> {
   const { ctx } = f;
   const shown = escapeInline(r.name);
   const where = `profile "${shown}" (${profileReason(r.source)})`;
