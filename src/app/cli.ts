@@ -81,7 +81,6 @@ export function configuredProgram(ctx: Context, focus?: string, run: RunStateSlo
         '\nRun with no arguments, chatctl prints this help and exits 0.\n' +
         'Every command has --help with examples; all of them at once: chatctl help reference\nExit codes: chatctl help exit-codes\nEnvironment variables: chatctl help environment\n',
     )
-    // What follows from the flags is worked out here, once, before any command runs.
     .hook('preAction', async (_program, action) => {
       const g = program.opts<GlobalOptions>();
       // An invalid expression is exit 2 before anything is read or sent. jmespath loads only for --query.
@@ -160,7 +159,6 @@ export function optionsWithValue(program: Command): Set<string> {
   return new Set(program.options.filter((o) => o.required && o.long !== undefined).map((o) => o.long!));
 }
 
-/** Parses argv and runs the command. `focus` is the group argv names (undefined for help or anything unclear). */
 export async function runCli(program: Command, argv: string[], focus: string | undefined): Promise<void> {
   // Bare `chatctl`: its help on stdout and exit 0, as gh does (README, Commands).
   if (argv.length === 0) return void program.outputHelp();
@@ -178,7 +176,7 @@ export async function runCli(program: Command, argv: string[], focus: string | u
 /** argv with `help A B` turned into `A B --help`; undefined when `chatctl help help` was answered. Refusals are thrown. */
 function routeHelp(program: Command, argv: string[]): string[] | undefined {
   try {
-    if (isHelpHelp(program, argv)) {
+    if (isHelpHelp(argv)) {
       program.parseOptions(argv);
       program.configureOutput().writeOut!(HELP_HELP);
       return undefined;
@@ -201,7 +199,6 @@ function routeHelp(program: Command, argv: string[]): string[] | undefined {
 
 const isVersion = (err: unknown) => err instanceof CommanderError && err.code === 'commander.version';
 
-/** One of commander's errors as chatctl's usage error. */
 function fromCommander(err: CommanderError, program: Command, argv: string[], focus: string | undefined): Error {
   const where = helpCommandFor(failedIn.get(err));
   if (err.code === 'commander.help' || err.code === 'commander.helpDisplayed') {
@@ -219,7 +216,7 @@ function fromCommander(err: CommanderError, program: Command, argv: string[], fo
 }
 
 /** `chatctl help help` (or `chatctl help --help`): how help itself works. */
-function isHelpHelp(program: Command, argv: string[]): boolean {
+function isHelpHelp(argv: string[]): boolean {
   const words = argv.filter((a, i) => !a.startsWith('-') && !GLOBALS_WITH_VALUE.has(argv[i - 1] ?? ''));
   const helpFlag = argv.some((a) => a === '--help' || a === '-h');
   return words[0] === 'help' && ((words.length === 2 && words[1] === 'help') || (words.length === 1 && helpFlag));

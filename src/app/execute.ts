@@ -1,6 +1,5 @@
-// The one seam from argv to exit code: the world of the run (environment,
-// streams, working folder; optionally clock, random and transport) comes in,
-// the exit status goes out. No process globals: main.ts adapts a real process.
+// The one seam from argv to exit code: the world of the run comes in, the exit status goes out.
+// No process globals: main.ts adapts a real process.
 import { setMaxListeners } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import { homedir } from 'node:os';

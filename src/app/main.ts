@@ -1,6 +1,5 @@
-// The only adapter from a real process to execute(): environment, streams,
-// working folder, signals as an AbortSignal; bin/chatctl.js sets the exit
-// status. Nothing else in src/ touches process.env, argv, the streams or exit.
+// The only adapter from a real process to execute() (signals as an AbortSignal): nothing else in
+// src/ touches process.env, argv, the streams or exit.
 import { fstatSync, statSync } from 'node:fs';
 import { execute, SIGNAL_EXIT, VERSION } from './execute.js';
 import { FullWriteStream } from '../output/io.js';
@@ -59,7 +58,6 @@ export async function run(argv: string[] = process.argv.slice(2)): Promise<numbe
   return code;
 }
 
-/** Devices that take every write and keep nothing. */
 const DISCARDING_DEVICES = ['/dev/null', '/dev/zero', '/dev/random', '/dev/urandom'];
 
 /** Stdout on a regular file writes every byte or fails; on a device that keeps nothing it is marked so: a secret bound only there is refused before anything is sent. */

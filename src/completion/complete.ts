@@ -1,7 +1,6 @@
-// `chatctl __complete SHELL [--line LINE] -- WORD… CURRENT`, run on every
-// TAB: answers from the build's tree (dist/tree.json) and config.json, loading
-// no commander, HTTP stack or prompts. Output: a candidate a line (TAB and
-// description optional), then ":file [PREFIX]", ":nospace" or ":none".
+// `chatctl __complete SHELL [--line LINE] -- WORD… CURRENT`, on every TAB: answers from the build's
+// tree and config.json without commander, HTTP stack or prompts. Output: a candidate a line (TAB
+// and description optional), then ":file [PREFIX]", ":nospace" or ":none".
 import { readFileSync } from 'node:fs';
 import { EVENT_TYPES } from '../api/schemas.js';
 import { configDir, configFile, parseConfigData, type ConfigData } from '../config/schema.js';

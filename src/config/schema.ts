@@ -4,7 +4,6 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { isJsonObject } from '../output/json.js';
 
-/** `CHATCTL_CONFIG_DIR`, else the platform's config folder for chatctl. */
 export function configDir(env: NodeJS.ProcessEnv, platform = process.platform, home = homedir()): string {
   if (env.CHATCTL_CONFIG_DIR) return env.CHATCTL_CONFIG_DIR;
   if (platform === 'win32') return join(env.APPDATA || join(home, 'AppData', 'Roaming'), 'chatctl');

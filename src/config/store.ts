@@ -151,7 +151,6 @@ export function parseConfigBytes(path: string, bytes: Buffer): ConfigData {
   return parsed.data;
 }
 
-/** The config folder and file checked and read: `{}` when there is no file yet. */
 export function readConfigChecked(dir: string, path: string, warn: Warn, uid = currentUid()): ConfigData {
   if (!checkConfigFolder(dir, warn, uid)) return {};
   const bytes = readConfigBytes(path, warn, uid);

@@ -5,7 +5,6 @@ import { shownSubcommands } from './tree.js';
 import { EXIT, EXIT_CODE_ROWS } from '../errors/cli-error.js';
 import { ENVIRONMENT } from './environment.js';
 
-/** The help of `chatctl help help`. */
 export const HELP_HELP = `Usage: chatctl help [command...]
 
 Show the help of a command, or of one of these topics:
@@ -44,7 +43,6 @@ export function helpOf(cmd: Command): { help: string; after: string } {
   return { help, after: help.startsWith(body) ? help.slice(body.length) : '' };
 }
 
-/** The whole reference: each command's heading and its help. */
 export function referenceText(program: Command): string {
   const parts = visibleCommands(program).map(({ path, command }) => {
     const title = ['chatctl', ...path].join(' ');
@@ -96,7 +94,6 @@ function roffText(text: string): string {
     .join('\n');
 }
 
-/** The page's file name for a command path: chatctl-webhooks-rotate.1. */
 export const manPageName = (path: string[]) => `${['chatctl', ...path].join('-')}.1`;
 
 /** A description as a sentence: a full stop at its end, so the next sentence never runs on from it. */
@@ -173,7 +170,6 @@ function seeAlso(out: string[], path: string[], title: string[]): void {
   if (path.length > 0) out.push('.PP', roffText('The options every command takes (--profile, --json, --no-input, --dry-run, ...) are in chatctl(1).'));
 }
 
-/** Every visible command's page, by file name. */
 export function renderManPages(program: Command, version: string): Record<string, string> {
   const pages: Record<string, string> = {};
   for (const { path, command } of visibleCommands(program)) pages[manPageName(path)] = page(command, path, version);

@@ -40,7 +40,6 @@ export function formHeading(form: OptionForm, shown: string): string {
   return form === 'argument' ? `Options with ${shown}:` : `Options with ${form} ${shown}:`;
 }
 
-/** The form a help heading of formHeading names; undefined for any other heading. */
 function formOf(heading: string | undefined): OptionForm | undefined {
   const m = heading === undefined ? null : /^Options with (--[a-z][a-z-]*)? ?[A-Z_]+:$/.exec(heading);
   return m ? ((m[1] as `--${string}` | undefined) ?? 'argument') : undefined;

@@ -27,7 +27,6 @@ const LIFTOFF = Number(process.versions.node.split('.')[0]) < 22 && ['HTTPS_PROX
 /** The SEA's own require loads built-in modules only, which is all the bundles require. */
 const builtin: NodeJS.Require = typeof require === 'function' ? require : createRequire(process.execPath);
 
-/** Runs the program, or the keyring's child, for `argv`. */
 export function start(argv: string[]): void {
   if (argv[0] === KEYRING_CHILD_ARG) return keyringChild();
   registerSingleExecutable({ keyringChildArgs: [KEYRING_CHILD_ARG], target: __CHATCTL_TARGET__ });

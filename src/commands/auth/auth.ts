@@ -22,11 +22,7 @@ function profileReason(source: ProfileSource): string {
   return source === 'current' ? 'the current profile' : 'no profile chosen: --profile, CHATCTL_PROFILE or chatctl profile use NAME chooses one';
 }
 
-/**
- * Stores the token of the profile in effect in the system keyring (config.json
- * then says `"tokenStorage": "keyring"`), or in config.json with
- * --insecure-storage or when no keyring answers. Never both.
- */
+/** The token in the system keyring (config.json says `"tokenStorage": "keyring"`), or in config.json with --insecure-storage or no keyring; never both. */
 export async function runAuthLogin(opts: { withToken?: boolean; insecureStorage?: boolean }, f: Factory): Promise<void> {
   const { ctx } = f;
   const s = store(ctx);
@@ -122,7 +118,6 @@ function warn(f: Factory, text: string): void {
   if (!f.state().output.json) f.ctx.io.stderr.write(`chatctl: warning: ${text}\n`);
 }
 
-/** Removes the token of the profile in effect: its file token and its keyring entry. */
 export async function runAuthLogout(f: Factory): Promise<void> {
   const { ctx } = f;
   let had = false;

@@ -391,7 +391,6 @@ export async function runDoctor(f: Factory, deps?: DoctorDeps): Promise<void> {
   if (code !== EXIT.ok) throw new CliError(code === EXIT.unavailable ? 'network_error' : 'config_error', 'doctor found a failure', code, { reported: true });
 }
 
-/** An Error whose message is what went wrong, with the system's code when there is one. */
 export class ProbeError extends Error {
   constructor(
     message: string,
