@@ -372,11 +372,9 @@ function render(checks: readonly Check[], ctx: Context): string {
   const failures = checks.filter((x) => x.status === 'failure').length;
   const warnings = checks.filter((x) => x.status === 'warning').length;
   const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
-  const summary = failures
-    ? `${count(failures, 'failure')}, ${count(warnings, 'warning')}: exit ${doctorExitCode(checks)}`
-    : warnings
-      ? `no failures, ${count(warnings, 'warning')}`
-      : 'all checks passed';
+  let summary = 'all checks passed';
+  if (failures) summary = `${count(failures, 'failure')}, ${count(warnings, 'warning')}: exit ${doctorExitCode(checks)}`;
+  else if (warnings) summary = `no failures, ${count(warnings, 'warning')}`;
   return `${lines.join('\n')}\n\n${summary}\n`;
 }
 

@@ -69,11 +69,8 @@ export async function runProfileShow(name: string | undefined, f: Factory): Prom
   if (!p) throw notStored(data, target);
   const shown = publicProfile(target, p, target === current);
   if (state.output.json) return writeJson(ctx.io, shown, 'one-line');
-  ctx.io.stdout.write(
-    Object.entries(shown)
-      .map(([k, v]) => `${k.padEnd(15)} ${escapeInline(v === null ? '-' : String(v))}`)
-      .join('\n') + '\n',
-  );
+  const lines = Object.entries(shown).map(([k, v]) => `${k.padEnd(15)} ${escapeInline(v === null ? '-' : String(v))}\n`);
+  ctx.io.stdout.write(lines.join(''));
 }
 
 /** From the global --base-url, --org, --app and --env (here they say what to store), --origin, --csrf-token and --token-command; empty clears. */
