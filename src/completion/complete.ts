@@ -174,10 +174,9 @@ function values(kind: ValueKind, choices: string[] | undefined, current: string,
     case 'file':
       return { candidates: [], files: true };
     case 'choices':
-      return { candidates: (choices ?? []).filter((c) => c.startsWith(current)).map((value) => ({ value })), files: false };
     case 'profiles': {
-      const profiles = sources.profiles().filter((p) => p.startsWith(current));
-      return { candidates: profiles.map((value) => ({ value })), files: false };
+      const list = kind === 'profiles' ? sources.profiles() : (choices ?? []);
+      return { candidates: list.filter((c) => c.startsWith(current)).map((value) => ({ value })), files: false };
     }
     case 'events': {
       // A comma-separated list: complete its last item, keeping the ones before it.
@@ -239,12 +238,8 @@ function forBash(c: Completion, hidden: string): Completion {
 /** The entry point of dist/complete.cjs (bin/chatctl.js): argv is everything after `__complete`. */
 export function runComplete(argv: string[], tree: CommandNode, env: NodeJS.ProcessEnv, write: (s: string) => void): void {
   const shell = argv[0] ?? 'bash';
-  let at = 1;
-  let line: string | undefined;
-  if (argv[at] === '--line') {
-    line = argv[at + 1] ?? '';
-    at += 2;
-  }
+  const line = argv[1] === '--line' ? (argv[2] ?? '') : undefined;
+  const at = line === undefined ? 1 : 3;
   const rest = argv[at] === '--' ? argv.slice(at + 1) : argv.slice(at);
   let current = rest.length ? rest[rest.length - 1]! : '';
   let words = rest.slice(0, -1);
