@@ -10,7 +10,6 @@ import type { Command } from 'commander';
 import { describeCommand, type CommandNode } from '../meta/tree.js';
 import { HELP_HELP, renderManPages } from '../meta/reference.js';
 
-export { VERSION };
 /** For bin/chatctl.js, which writes its code cache with it. */
 export { writeFileAtomic } from '../system/files.js';
 
