@@ -89,20 +89,17 @@ export function resolveConnection(flags: ScopeFlags, env: NodeJS.ProcessEnv, sel
 export function describeScope(flags: ProfileFlags & ScopeFlags, env: NodeJS.ProcessEnv, config: ConfigData): ScopeDescription {
   const sel = selectProfile(flags, env, config);
   const p: Profile = sel.profile ?? {};
-  const { baseUrl, organizationId, applicationId, environmentKey, origin, csrfToken } = pickAll(flags, env, p);
-  let shownOrigin = origin;
-  if (origin.source === 'none' && baseUrl.value !== null) {
-    const url = URL.canParse(baseUrl.value) ? new URL(baseUrl.value) : undefined;
-    if (url && (url.protocol === 'https:' || url.protocol === 'http:')) shownOrigin = { value: url.origin, source: 'default' };
+  const v = pickAll(flags, env, p);
+  let origin = v.origin;
+  if (origin.source === 'none' && v.baseUrl.value !== null) {
+    const url = URL.canParse(v.baseUrl.value) ? new URL(v.baseUrl.value) : undefined;
+    if (url && (url.protocol === 'https:' || url.protocol === 'http:')) origin = { value: url.origin, source: 'default' };
   }
   return {
     profile: { name: sel.name, source: sel.source, exists: sel.profile !== undefined },
-    baseUrl,
-    organizationId,
-    applicationId,
-    environmentKey,
-    origin: shownOrigin,
-    csrfToken: { source: csrfToken.source === 'none' ? 'default' : csrfToken.source },
+    ...v,
+    origin,
+    csrfToken: { source: v.csrfToken.source === 'none' ? 'default' : v.csrfToken.source },
     token: { source: tokenSourceOf(env, sel.profile) ?? 'none', stored: p.tokenStorage === KEYRING_STORAGE || nonEmpty(p.token) !== undefined },
   };
 }
