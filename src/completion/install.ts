@@ -83,12 +83,8 @@ function installTarget(shell: Shell, env: NodeJS.ProcessEnv, home: string): { fi
       const dir = join(xdg(env, 'XDG_DATA_HOME', home, '.local/share'), 'zsh', 'site-functions');
       const shown = tilde(dir, home);
       const zshrc = join(env.ZDOTDIR && isAbsolute(env.ZDOTDIR) ? env.ZDOTDIR : home, '.zshrc');
-      let rc = '';
-      try {
-        rc = readFileSync(zshrc, 'utf8');
-      } catch {}
       const forms = spellings(dir, home);
-      const notes = rc.split('\n').some((line) => /^\s*fpath=/.test(line) && forms.some((f) => line.includes(f)))
+      const notes = activeLines(zshrc).some((line) => line.startsWith('fpath=') && forms.some((f) => line.includes(f)))
         ? [`${tilde(zshrc, home)} already adds ${shown} to fpath; open a new shell.`]
         : [
             `zsh finds it once that folder is on fpath. Add these lines to ${tilde(zshrc, home)} (the fpath line before any compinit already there), then open a new shell:`,
