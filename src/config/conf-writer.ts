@@ -43,19 +43,16 @@ const realClock: Pick<Context, 'now' | 'sleep' | 'random'> = { now: () => Date.n
 /** Holding the lock: `prepare` reads and changes the file (it may throw to write nothing), and its document is written. */
 export async function lockedUpdate<T>(dir: string, o: LockedUpdateOptions, prepare: () => { result: T; document: Record<string, unknown> }): Promise<T> {
   const path = configFile(dir);
-  return withLock(
-    `${path}.lock`,
-    {
-      host: systemLockHost(o.clock ?? realClock),
-      signal: o.signal ?? new AbortController().signal,
-      onWait: (holder) => o.notice?.(`waiting for ${holder} to finish writing ${path}`),
-      leftover: isConfTemp,
-    },
-    (lock) => {
-      const { result, document } = prepare();
-      if (!lock.stillHeld()) throw configError(`lost the lock on ${path} before writing; nothing was written`, 'run the command again');
-      writeWithConf(dir, document, o.snap ?? false);
-      return result;
-    },
-  );
+  const options = {
+    host: systemLockHost(o.clock ?? realClock),
+    signal: o.signal ?? new AbortController().signal,
+    onWait: (holder: string) => o.notice?.(`waiting for ${holder} to finish writing ${path}`),
+    leftover: isConfTemp,
+  };
+  return withLock(`${path}.lock`, options, (lock) => {
+    const { result, document } = prepare();
+    if (!lock.stillHeld()) throw configError(`lost the lock on ${path} before writing; nothing was written`, 'run the command again');
+    writeWithConf(dir, document, o.snap ?? false);
+    return result;
+  });
 }

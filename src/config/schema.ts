@@ -71,8 +71,7 @@ export function profileMap(from: Record<string, Profile> | undefined): Record<st
 }
 
 export function profileOf(data: ConfigData, name: string): Profile | undefined {
-  const profiles = data.profiles;
-  return profiles !== undefined && Object.hasOwn(profiles, name) ? profiles[name] : undefined;
+  return data.profiles !== undefined && Object.hasOwn(data.profiles, name) ? data.profiles[name] : undefined;
 }
 
 /** The object written to config.json, fields in a fixed order: a file read and written back unchanged keeps its bytes. */
