@@ -31,12 +31,9 @@ export function presetToken(env: Env, sel: SelectedProfile): string | undefined 
 }
 
 function checkBound(token: string, source: TokenSource, profile: string): void {
-  const next =
-    source === 'env'
-      ? 'set CHATCTL_TOKEN to the token alone'
-      : source === 'command'
-        ? 'run the token command yourself to see what it prints'
-        : `store the token again: chatctl auth login --profile ${profile}`;
+  let next = `store the token again: chatctl auth login --profile ${profile}`;
+  if (source === 'env') next = 'set CHATCTL_TOKEN to the token alone';
+  if (source === 'command') next = 'run the token command yourself to see what it prints';
   checkTokenSize(token, `the token from ${sourceWords(source, profile)}`, configError, next);
 }
 
