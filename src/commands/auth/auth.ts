@@ -32,13 +32,9 @@ export async function runAuthLogin(opts: { withToken?: boolean; insecureStorage?
   const token = await readToken(opts, f);
   ctx.io.scrubber.addToken(token);
   const { keyringCall, keyringOptions } = await import('../../credentials/keyring.js');
-  let fallback: string | undefined;
-  let inKeyring = false;
-  if (!opts.insecureStorage) {
-    const r = await keyringCall('set', before.name, keyringOptions(ctx), token);
-    if (r.ok) inKeyring = true;
-    else fallback = r.reason;
-  }
+  const r = opts.insecureStorage ? undefined : await keyringCall('set', before.name, keyringOptions(ctx), token);
+  const inKeyring = r?.ok === true;
+  const fallback = r && !r.ok ? r.reason : undefined;
   const stored = await storeInConfig(s, f, token, before.name, inKeyring).catch(async (err: unknown) => {
     // The keyring holds a token config.json does not point at: take it back (unless the profile pointed at it already).
     if (inKeyring && before.profile?.tokenStorage !== KEYRING_STORAGE) await keyringCall('delete', before.name, keyringOptions(ctx)).catch(() => undefined);
