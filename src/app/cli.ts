@@ -1,10 +1,6 @@
-// The command tree: the only file that knows the global options. Each group
-// registers itself beside its code; actions import their modules when they
-// run, so `--help` never loads the HTTP stack, zod's schemas or prompts.
-// Its help and errors as chatctl documents them (`chatctl help help`): `help A
-// B` is `A B --help`, a word that names no command gets a suggestion, and each
-// failure of commander's is one usage error (exit 2) naming the failing
-// command's help. Through commander's public API only.
+// The command tree, the only file that knows the global options; actions import their
+// modules when they run, so `--help` never loads the HTTP stack, zod's schemas or prompts.
+// Help and errors as `chatctl help help` documents them, through commander's public API only.
 import { Command, CommanderError, Help } from 'commander';
 import type { Context } from '../context.js';
 import type { Prompter } from '../prompts/prompter.js';
@@ -43,11 +39,7 @@ const GROUPS: { name: string; description: string; aliases?: string[]; register:
   { name: 'version', description: 'print the version and what this copy was built from (commit, Node.js, platform)', register: registerVersion },
 ];
 
-/**
- * The program with chatctl's output settings; `run` receives the run-state
- * once the flags are parsed. With `focus` (the group argv names) only that
- * group is registered in full: a run builds the few commands it can reach.
- */
+/** `run` receives the run-state once the flags are parsed; with `focus` (the group argv names) only that group is registered in full. */
 export function configuredProgram(ctx: Context, focus?: string, run: RunStateSlot = {}): Command {
   const program = new Command('chatctl');
   const factory = factoryOf(
@@ -89,7 +81,6 @@ export function configuredProgram(ctx: Context, focus?: string, run: RunStateSlo
         '\nRun with no arguments, chatctl prints this help and exits 0.\n' +
         'Every command has --help with examples; all of them at once: chatctl help reference\nExit codes: chatctl help exit-codes\nEnvironment variables: chatctl help environment\n',
     )
-    // What follows from the flags is worked out here, once, before any command runs.
     .hook('preAction', async (_program, action) => {
       const g = program.opts<GlobalOptions>();
       // An invalid expression is exit 2 before anything is read or sent. jmespath loads only for --query.
@@ -139,20 +130,22 @@ const TOP_LEVEL = new Map<string, string>([
 ]);
 export const GLOBALS_WITH_VALUE = new Set(['--profile', '--base-url', '--org', '--app', '--env', '--query', '--max-retries', '--timeout', '--deadline']);
 
-/** The top-level command argv names, skipping global options and their values; undefined for help or anything unclear. */
-export function focusOf(argv: readonly string[]): string | undefined {
+/** The words of argv that are neither options nor a global option's value, up to `--`. */
+function* commandWords(argv: readonly string[]): Generator<string> {
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
-    if (a === '--') return undefined;
-    if (a.startsWith('-')) {
-      if (GLOBALS_WITH_VALUE.has(a)) i++;
-      continue;
-    }
-    const top = TOP_LEVEL.get(a);
-    // The reference describes every command: it needs the whole tree.
-    return top === 'reference' ? undefined : top;
+    if (a === '--') return;
+    if (!a.startsWith('-')) yield a;
+    else if (GLOBALS_WITH_VALUE.has(a)) i++;
   }
-  return undefined;
+}
+
+/** The top-level command argv names; undefined for help or anything unclear. */
+export function focusOf(argv: readonly string[]): string | undefined {
+  const [first] = commandWords(argv);
+  const top = first === undefined ? undefined : TOP_LEVEL.get(first);
+  // The reference describes every command: it needs the whole tree.
+  return top === 'reference' ? undefined : top;
 }
 
 /** A fixed width: help reads the same everywhere, and the build pre-renders it for bin/chatctl.js. */
@@ -161,12 +154,11 @@ const HELP_WIDTH = 80;
 /** The command each of commander's errors came from, for a hint naming that command's help. */
 const failedIn = new WeakMap<CommanderError, Command>();
 
-/** The long names of the program's options that take a value (`--profile NAME`). */
+/** The long names of the program's options that take a value: GLOBALS_WITH_VALUE, as a test checks. */
 export function optionsWithValue(program: Command): Set<string> {
   return new Set(program.options.filter((o) => o.required && o.long !== undefined).map((o) => o.long!));
 }
 
-/** Parses argv and runs the command. `focus` is the group argv names (undefined for help or anything unclear). */
 export async function runCli(program: Command, argv: string[], focus: string | undefined): Promise<void> {
   // Bare `chatctl`: its help on stdout and exit 0, as gh does (README, Commands).
   if (argv.length === 0) return void program.outputHelp();
@@ -184,7 +176,7 @@ export async function runCli(program: Command, argv: string[], focus: string | u
 /** argv with `help A B` turned into `A B --help`; undefined when `chatctl help help` was answered. Refusals are thrown. */
 function routeHelp(program: Command, argv: string[]): string[] | undefined {
   try {
-    if (isHelpHelp(program, argv)) {
+    if (isHelpHelp(argv)) {
       program.parseOptions(argv);
       program.configureOutput().writeOut!(HELP_HELP);
       return undefined;
@@ -205,11 +197,8 @@ function routeHelp(program: Command, argv: string[]): string[] | undefined {
   }
 }
 
-function isVersion(err: unknown): boolean {
-  return err instanceof CommanderError && err.code === 'commander.version';
-}
+const isVersion = (err: unknown) => err instanceof CommanderError && err.code === 'commander.version';
 
-/** One of commander's errors as chatctl's usage error. */
 function fromCommander(err: CommanderError, program: Command, argv: string[], focus: string | undefined): Error {
   const where = helpCommandFor(failedIn.get(err));
   if (err.code === 'commander.help' || err.code === 'commander.helpDisplayed') {
@@ -227,9 +216,8 @@ function fromCommander(err: CommanderError, program: Command, argv: string[], fo
 }
 
 /** `chatctl help help` (or `chatctl help --help`): how help itself works. */
-function isHelpHelp(program: Command, argv: string[]): boolean {
-  const withValue = optionsWithValue(program);
-  const words = argv.filter((a, i) => !a.startsWith('-') && !withValue.has(argv[i - 1] ?? ''));
+function isHelpHelp(argv: string[]): boolean {
+  const words = argv.filter((a, i) => !a.startsWith('-') && !GLOBALS_WITH_VALUE.has(argv[i - 1] ?? ''));
   const helpFlag = argv.some((a) => a === '--help' || a === '-h');
   return words[0] === 'help' && ((words.length === 2 && words[1] === 'help') || (words.length === 1 && helpFlag));
 }
@@ -255,15 +243,8 @@ function unknownCommandHint(word: string, cmd: Command): string {
 function checkHelpPath(program: Command, argv: string[]): void {
   if (!argv.some((a) => a === '--help' || a === '-h')) return;
   if (argv.some((a) => a === '--version' || a === '-V')) return; // --version anywhere wins, in commander
-  const withValue = optionsWithValue(program);
   let cmd = program;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === '--') return;
-    if (a.startsWith('-')) {
-      if (withValue.has(a)) i++;
-      continue;
-    }
+  for (const a of commandWords(argv)) {
     const subs = cmd.commands.filter((c) => c.name() !== 'help');
     if (subs.length === 0 || cmd.registeredArguments.length > 0) return; // the rest may be its arguments' values
     const next = subs.find((c) => c.name() === a || c.aliases().includes(a));
@@ -274,9 +255,8 @@ function checkHelpPath(program: Command, argv: string[]): void {
 
 /** `chatctl help A B` is `chatctl A B --help` (commander's help command reads one word only). */
 function helpAsFlag(argv: string[], program: Command): string[] {
-  const withValue = optionsWithValue(program);
   let at = 0;
-  while (at < argv.length && argv[at]!.startsWith('-')) at += withValue.has(argv[at]!) ? 2 : 1;
+  while (at < argv.length && argv[at]!.startsWith('-')) at += GLOBALS_WITH_VALUE.has(argv[at]!) ? 2 : 1;
   if (argv[at] !== 'help' || at + 1 >= argv.length || argv[at + 1]!.startsWith('-')) return argv;
   const topic = argv[at + 1]!;
   const topics = program.commands.flatMap((c) => [c.name(), ...c.aliases()]);

@@ -1,10 +1,9 @@
-// The one seam from argv to exit code: the world of the run (environment,
-// streams, working folder; optionally clock, random and transport) comes in,
-// the exit status goes out. No process globals: main.ts adapts a real process.
+// The one seam from argv to exit code: the world of the run comes in, the exit status goes out.
+// No process globals: main.ts adapts a real process.
 import { setMaxListeners } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import { homedir } from 'node:os';
-import type { Context, CredentialLimits, Env } from '../context.js';
+import type { Context } from '../context.js';
 import type { Transport } from '../http/transport.js';
 import { createIO, loadPalettes, type RawStreams } from '../output/io.js';
 import { configDir } from '../config/schema.js';
@@ -15,29 +14,19 @@ import { configuredProgram, focusOf, GLOBALS_WITH_VALUE, runCli } from './cli.js
 import { inGitHubActions } from '../output/json.js';
 import { outputMode, type GlobalOptions, type RunStateSlot } from '../run/state.js';
 import { explainCredential } from '../credentials/source.js';
-import type { Clock } from '../system/clock.js';
 
 declare const __CHATCTL_VERSION__: string;
 export const VERSION = typeof __CHATCTL_VERSION__ === 'string' ? __CHATCTL_VERSION__ : '0.0.0-dev';
 
-export interface ExecuteContext {
-  env: Env;
-  /** `columns`: terminal width for tables; defaults to stdout's own, else 100. */
-  io: RawStreams & { columns?: number };
-  cwd: string;
-  /** Aborting it is a signal: reason 'SIGTERM' exits 143, 'SIGHUP' 129, anything else 130. */
-  signal?: AbortSignal;
-  now?: Clock['now'];
-  random?: () => number;
-  randomUUID?: () => string;
-  sleep?: Clock['sleep'];
-  transport?: Transport;
-  /** The user's home folder (for the default config folder); defaults to $HOME, else the OS's. */
-  home?: string;
-  credentialLimits?: CredentialLimits;
-  /** What a forced exit (a second signal) must still say: see Context.setLastWords. */
-  setLastWords?: (words: (() => number) | undefined) => void;
-}
+/** The Context's parts a caller may hand in, the rest made here; aborting `signal` with reason 'SIGTERM' exits 143, 'SIGHUP' 129, anything else 130. */
+export type ExecuteContext = Pick<Context, 'env' | 'cwd'> &
+  Partial<Pick<Context, 'signal' | 'now' | 'sleep' | 'random' | 'randomUUID' | 'setLastWords' | 'credentialLimits'>> & {
+    /** `columns`: terminal width for tables; defaults to stdout's own, else 100. */
+    io: RawStreams & { columns?: number };
+    transport?: Transport;
+    /** The user's home folder (for the default config folder); defaults to $HOME, else the OS's. */
+    home?: string;
+  };
 
 export const SIGNAL_EXIT: Record<string, ExitCode> = { SIGHUP: EXIT.hangup, SIGINT: EXIT.interrupted, SIGTERM: EXIT.terminated };
 

@@ -1,6 +1,5 @@
-// The only adapter from a real process to execute(): environment, streams,
-// working folder, signals as an AbortSignal; bin/chatctl.js sets the exit
-// status. Nothing else in src/ touches process.env, argv, the streams or exit.
+// The only adapter from a real process to execute() (signals as an AbortSignal): nothing else in
+// src/ touches process.env, argv, the streams or exit.
 import { fstatSync, statSync } from 'node:fs';
 import { execute, SIGNAL_EXIT, VERSION } from './execute.js';
 import { createIO, FullWriteStream } from '../output/io.js';
@@ -10,7 +9,6 @@ import type { Command } from 'commander';
 import { describeCommand, type CommandNode } from '../meta/tree.js';
 import { HELP_HELP, renderManPages } from '../meta/reference.js';
 
-export { VERSION };
 /** For bin/chatctl.js, which writes its code cache with it. */
 export { writeFileAtomic } from '../system/files.js';
 
@@ -58,14 +56,9 @@ export async function run(argv: string[] = process.argv.slice(2)): Promise<numbe
   return code;
 }
 
-/** Devices that take every write and keep nothing. */
 const DISCARDING_DEVICES = ['/dev/null', '/dev/zero', '/dev/random', '/dev/urandom'];
 
-/**
- * Stdout on a regular file writes every byte or fails (FullWriteStream, output/io.ts);
- * on a device that keeps nothing (`> /dev/null`, or closed) it is marked so:
- * a secret whose only destination it is, is refused before anything is sent.
- */
+/** Stdout on a regular file writes every byte or fails; on a device that keeps nothing it is marked so: a secret bound only there is refused before anything is sent. */
 function stdoutStream(): RawStdout {
   let st;
   try {

@@ -1,7 +1,6 @@
-// `chatctl __complete SHELL [--line LINE] -- WORD… CURRENT`, run on every
-// TAB: answers from the build's tree (dist/tree.json) and config.json, loading
-// no commander, HTTP stack or prompts. Output: a candidate a line (TAB and
-// description optional), then ":file [PREFIX]", ":nospace" or ":none".
+// `chatctl __complete SHELL [--line LINE] -- WORD… CURRENT`, on every TAB: answers from the build's
+// tree and config.json without commander, HTTP stack or prompts. Output: a candidate a line (TAB
+// and description optional), then ":file [PREFIX]", ":nospace" or ":none".
 import { readFileSync } from 'node:fs';
 import { EVENT_TYPES } from '../api/schemas.js';
 import { configDir, configFile, parseConfigData, type ConfigData } from '../config/schema.js';
@@ -175,10 +174,9 @@ function values(kind: ValueKind, choices: string[] | undefined, current: string,
     case 'file':
       return { candidates: [], files: true };
     case 'choices':
-      return { candidates: (choices ?? []).filter((c) => c.startsWith(current)).map((value) => ({ value })), files: false };
     case 'profiles': {
-      const profiles = sources.profiles().filter((p) => p.startsWith(current));
-      return { candidates: profiles.map((value) => ({ value })), files: false };
+      const list = kind === 'profiles' ? sources.profiles() : (choices ?? []);
+      return { candidates: list.filter((c) => c.startsWith(current)).map((value) => ({ value })), files: false };
     }
     case 'events': {
       // A comma-separated list: complete its last item, keeping the ones before it.
@@ -210,11 +208,7 @@ export function formatCompletion(c: Completion, withDescriptions: boolean): stri
   return lines.join('\n') + '\n';
 }
 
-/**
- * bash splits at COMP_WORDBREAKS (`:` and `=`): `file:./s` comes as `file`,
- * `:`, `./s`. Words are joined again where the line has no space between
- * them; `hidden` is what bash keeps out of the current word (`file:`).
- */
+/** bash splits `file:./s` at COMP_WORDBREAKS into `file`, `:`, `./s`: words with no space between them on the line are joined again; `hidden` is what bash keeps out of the current word. */
 export function bashWords(words: string[], current: string, line: string): { words: string[]; current: string; hidden: string } {
   const all = [...words, current];
   const joined: string[] = [];
@@ -244,12 +238,8 @@ function forBash(c: Completion, hidden: string): Completion {
 /** The entry point of dist/complete.cjs (bin/chatctl.js): argv is everything after `__complete`. */
 export function runComplete(argv: string[], tree: CommandNode, env: NodeJS.ProcessEnv, write: (s: string) => void): void {
   const shell = argv[0] ?? 'bash';
-  let at = 1;
-  let line: string | undefined;
-  if (argv[at] === '--line') {
-    line = argv[at + 1] ?? '';
-    at += 2;
-  }
+  const line = argv[1] === '--line' ? (argv[2] ?? '') : undefined;
+  const at = line === undefined ? 1 : 3;
   const rest = argv[at] === '--' ? argv.slice(at + 1) : argv.slice(at);
   let current = rest.length ? rest[rest.length - 1]! : '';
   let words = rest.slice(0, -1);

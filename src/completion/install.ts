@@ -1,7 +1,5 @@
-// The scripts `chatctl completion SHELL` prints (completions/ holds them, byte
-// for byte): thin, every TAB asks `chatctl __complete`, so they cannot drift
-// from the commands. And `completion install`: the script written where the
-// shell looks for it, every path from ctx.env (HOME, XDG_*, SHELL).
+// The scripts `chatctl completion SHELL` prints: thin, every TAB asks `chatctl __complete`, so
+// they cannot drift from the commands; and `completion install`, every path from ctx.env.
 import { existsSync, lstatSync, mkdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, delimiter, dirname, isAbsolute, join } from 'node:path';
@@ -19,7 +17,6 @@ export function completionScript(shell: Shell): string {
 
 export const COMPLETION_FILES: Record<Shell, string> = { bash: 'chatctl.bash', zsh: '_chatctl', fish: 'chatctl.fish' };
 
-/** An XDG base folder: the variable when it is an absolute path, else the default under HOME. */
 function xdg(env: NodeJS.ProcessEnv, name: string, home: string, fallback: string): string {
   const v = env[name];
   return v && isAbsolute(v) ? v : join(home, fallback);
@@ -33,14 +30,7 @@ function tilde(path: string, home: string): string {
 const spellings = (path: string, home: string) => [path, tilde(path, home), path.startsWith(home + '/') ? `$HOME${path.slice(home.length)}` : path];
 
 /** What bash reads at start-up system-wide (Debian, Fedora), bash-completion's main script where packages put it. */
-interface BashSystem {
-  rcFiles: string[];
-  scripts: string[];
-  /** Fedora's /etc/bashrc runs /etc/profile.d/*.sh: this one loads bash-completion. */
-  profileScript: string;
-}
-
-const BASH_SYSTEM: BashSystem = {
+const BASH_SYSTEM = {
   rcFiles: ['/etc/bash.bashrc', '/etc/bashrc'],
   scripts: [
     '/usr/share/bash-completion/bash_completion',
@@ -52,7 +42,6 @@ const BASH_SYSTEM: BashSystem = {
   profileScript: '/etc/profile.d/bash_completion.sh',
 };
 
-/** The lines of a file that are not comments; none if it cannot be read. */
 function activeLines(file: string): string[] {
   try {
     return readFileSync(file, 'utf8')
@@ -65,7 +54,7 @@ function activeLines(file: string): string[] {
 }
 
 /** Whether a new interactive bash loads `file`: its start-up files source it, or an installed bash-completion (which loads its user folder). */
-export function bashWillLoad(file: string, home: string, system: BashSystem = BASH_SYSTEM): boolean {
+export function bashWillLoad(file: string, home: string, system: typeof BASH_SYSTEM = BASH_SYSTEM): boolean {
   const userRc = ['.bashrc', '.bash_profile', '.bash_login', '.profile'].map((f) => join(home, f));
   const forms = spellings(file, home);
   const lines = [...userRc, ...system.rcFiles].flatMap(activeLines);
@@ -94,12 +83,8 @@ function installTarget(shell: Shell, env: NodeJS.ProcessEnv, home: string): { fi
       const dir = join(xdg(env, 'XDG_DATA_HOME', home, '.local/share'), 'zsh', 'site-functions');
       const shown = tilde(dir, home);
       const zshrc = join(env.ZDOTDIR && isAbsolute(env.ZDOTDIR) ? env.ZDOTDIR : home, '.zshrc');
-      let rc = '';
-      try {
-        rc = readFileSync(zshrc, 'utf8');
-      } catch {}
       const forms = spellings(dir, home);
-      const notes = rc.split('\n').some((line) => /^\s*fpath=/.test(line) && forms.some((f) => line.includes(f)))
+      const notes = activeLines(zshrc).some((line) => line.startsWith('fpath=') && forms.some((f) => line.includes(f)))
         ? [`${tilde(zshrc, home)} already adds ${shown} to fpath; open a new shell.`]
         : [
             `zsh finds it once that folder is on fpath. Add these lines to ${tilde(zshrc, home)} (the fpath line before any compinit already there), then open a new shell:`,
@@ -115,7 +100,6 @@ function installTarget(shell: Shell, env: NodeJS.ProcessEnv, home: string): { fi
   }
 }
 
-/** Writes the script (atomically) unless it is already there, byte for byte. */
 function installScript(file: string, text: string): { outcome: 'created' | 'updated' | 'unchanged'; createdDir: string | undefined } {
   let current: string | undefined;
   try {

@@ -1,7 +1,5 @@
-// The write path of config.json, its own bundle (dist/lazy/conf.cjs): the
-// lock, a checked read under it (brought by the caller), and conf's write,
-// through its public options only (CONTRIBUTING, Dependencies): 0600 file,
-// chatctl 0.1's format, conf never replacing a file it cannot parse.
+// The write path of config.json, its own bundle: the lock, the caller's checked read under it, and
+// conf's write through its public options only (0600, chatctl 0.1's format, never over a bad file).
 import { setTimeout as delay } from 'node:timers/promises';
 import Conf from 'conf';
 import type { Context } from '../context.js';
@@ -45,19 +43,16 @@ const realClock: Pick<Context, 'now' | 'sleep' | 'random'> = { now: () => Date.n
 /** Holding the lock: `prepare` reads and changes the file (it may throw to write nothing), and its document is written. */
 export async function lockedUpdate<T>(dir: string, o: LockedUpdateOptions, prepare: () => { result: T; document: Record<string, unknown> }): Promise<T> {
   const path = configFile(dir);
-  return withLock(
-    `${path}.lock`,
-    {
-      host: systemLockHost(o.clock ?? realClock),
-      signal: o.signal ?? new AbortController().signal,
-      onWait: (holder) => o.notice?.(`waiting for ${holder} to finish writing ${path}`),
-      leftover: isConfTemp,
-    },
-    (lock) => {
-      const { result, document } = prepare();
-      if (!lock.stillHeld()) throw configError(`lost the lock on ${path} before writing; nothing was written`, 'run the command again');
-      writeWithConf(dir, document, o.snap ?? false);
-      return result;
-    },
-  );
+  const options = {
+    host: systemLockHost(o.clock ?? realClock),
+    signal: o.signal ?? new AbortController().signal,
+    onWait: (holder: string) => o.notice?.(`waiting for ${holder} to finish writing ${path}`),
+    leftover: isConfTemp,
+  };
+  return withLock(`${path}.lock`, options, (lock) => {
+    const { result, document } = prepare();
+    if (!lock.stillHeld()) throw configError(`lost the lock on ${path} before writing; nothing was written`, 'run the command again');
+    writeWithConf(dir, document, o.snap ?? false);
+    return result;
+  });
 }

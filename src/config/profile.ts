@@ -26,7 +26,6 @@ export function selectProfile(flags: ProfileFlags, env: NodeJS.ProcessEnv, confi
   return { name, explicit: source === 'flag' || source === 'env', source, profile: profileOf(config, name), stored: Object.keys(config.profiles ?? {}) };
 }
 
-/** The profile must exist when it was asked for by name. */
 export function requireSelected(sel: SelectedProfile): void {
   if (sel.explicit && !sel.profile) throw unknownProfileError(sel.name, sel.stored ?? [], sel.source);
 }

@@ -4,7 +4,6 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { isJsonObject } from '../output/json.js';
 
-/** `CHATCTL_CONFIG_DIR`, else the platform's config folder for chatctl. */
 export function configDir(env: NodeJS.ProcessEnv, platform = process.platform, home = homedir()): string {
   if (env.CHATCTL_CONFIG_DIR) return env.CHATCTL_CONFIG_DIR;
   if (platform === 'win32') return join(env.APPDATA || join(home, 'AppData', 'Roaming'), 'chatctl');
@@ -72,8 +71,7 @@ export function profileMap(from: Record<string, Profile> | undefined): Record<st
 }
 
 export function profileOf(data: ConfigData, name: string): Profile | undefined {
-  const profiles = data.profiles;
-  return profiles !== undefined && Object.hasOwn(profiles, name) ? profiles[name] : undefined;
+  return data.profiles !== undefined && Object.hasOwn(data.profiles, name) ? data.profiles[name] : undefined;
 }
 
 /** The object written to config.json, fields in a fixed order: a file read and written back unchanged keeps its bytes. */

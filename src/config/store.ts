@@ -149,7 +149,6 @@ export function parseConfigBytes(path: string, bytes: Buffer): ConfigData {
   return parsed.data;
 }
 
-/** The config folder and file checked and read: `{}` when there is no file yet. */
 export function readConfigChecked(dir: string, path: string, warn: Warn, uid = currentUid()): ConfigData {
   if (!checkConfigFolder(dir, warn, uid)) return {};
   const bytes = readConfigBytes(path, warn, uid);
@@ -191,8 +190,7 @@ export function openConfigStore(dir: string, opts: StoreOptions = {}): ConfigSto
         const where = typeof at === 'string' && at !== dir ? ` (making ${at})` : '';
         throw configError(`cannot create config folder ${dir}: ${errnoCode(err)}${where}`, 'point CHATCTL_CONFIG_DIR at a folder of your own on an ordinary file system');
       }
-      checkConfigFolder(dir, warn, uid);
-      readConfigChecked(dir, path, warn, uid); // a bad file is refused before the write path loads
+      readConfigChecked(dir, path, warn, uid); // a bad folder or file is refused before the write path loads
       const { lockedUpdate } = await import('./conf-writer.js');
       return lockedUpdate(dir, opts, () => {
         const data = readConfigChecked(dir, path, warn, uid);

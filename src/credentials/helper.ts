@@ -7,7 +7,7 @@ import type { Env } from '../context.js';
 import { configError, interrupted } from '../errors/cli-error.js';
 import { escapeInline } from '../output/json.js';
 import { isHeaderSafe } from '../http/wire-checks.js';
-import { formatSeconds } from './keyring.js';
+import { childOutcome, formatSeconds } from './keyring.js';
 import { helperLabel, MAX_TOKEN_BYTES } from './source.js';
 
 export const HELPER_LIMIT_MS = 10_000;
@@ -24,39 +24,21 @@ export async function runTokenCommand(profile: string, command: string, opts: { 
   const hint = `run the command yourself to see what it prints, or change it: chatctl profile set ${profile} --token-command 'CMD'`;
   const fail = (how: string) => configError(`${what} ${how}`, hint);
 
-  const outcome = await new Promise<{ out: Buffer; code: number | null; signal: NodeJS.Signals | null } | 'timeout' | 'too-long' | Error>((resolve) => {
-    // Its own process group: the limit ends what it started too, not the shell alone.
-    const child = spawn('/bin/sh', ['-c', command], { env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'ignore'], detached: process.platform !== 'win32', windowsHide: true });
+  // Its own process group: the limit ends what it started too, not the shell alone.
+  const child = spawn('/bin/sh', ['-c', command], { env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'ignore'], detached: process.platform !== 'win32', windowsHide: true });
+  const kill = () => {
+    try {
+      if (child.pid !== undefined && process.platform !== 'win32') process.kill(-child.pid, 'SIGKILL');
+      else child.kill('SIGKILL');
+    } catch {
+      child.kill('SIGKILL');
+    }
+  };
+  let afterExit: NodeJS.Timeout | undefined;
+  type Outcome = { out: Buffer; code: number | null; signal: NodeJS.Signals | null } | 'timeout' | 'too-long';
+  const outcome = await childOutcome<Outcome>(kill, limitMs, 'timeout', opts.signal, (end) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    let settled = false;
-    let afterExit: NodeJS.Timeout | undefined;
-    const end = (r: Parameters<typeof resolve>[0]) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      clearTimeout(afterExit);
-      opts.signal?.removeEventListener('abort', onAbort);
-      resolve(r);
-    };
-    const kill = () => {
-      try {
-        if (child.pid !== undefined && process.platform !== 'win32') process.kill(-child.pid, 'SIGKILL');
-        else child.kill('SIGKILL');
-      } catch {
-        child.kill('SIGKILL');
-      }
-    };
-    const timer = setTimeout(() => {
-      kill();
-      end('timeout');
-    }, limitMs);
-    const onAbort = () => {
-      kill();
-      end(Object.assign(new Error('interrupted'), { name: 'AbortError' }));
-    };
-    if (opts.signal?.aborted) return onAbort();
-    opts.signal?.addEventListener('abort', onAbort, { once: true });
     child.stdout!.on('data', (c: Buffer) => {
       size += c.length;
       if (size > MAX_OUTPUT_BYTES) {
@@ -75,7 +57,7 @@ export async function runTokenCommand(profile: string, command: string, opts: { 
     });
     child.on('error', (err) => end(err));
     child.on('close', (code, signal) => end({ out: Buffer.concat(chunks), code, signal }));
-  });
+  }).finally(() => clearTimeout(afterExit));
 
   if (outcome instanceof Error) {
     if (outcome.name === 'AbortError') throw interrupted();

@@ -1,8 +1,6 @@
-// The system keyring through @napi-rs/keyring (service "chatctl", account
-// the profile's name), each call in a child Node process killed at the limit:
-// against a D-Bus that never answers the binding blocks for good, in this
-// process or a worker (which Node joins before exiting); a child can always
-// be killed. The addon is never bundled: keyring-child.cjs requires it.
+// The system keyring (service "chatctl", account the profile's name), each call in a child process
+// killed at the limit: against a D-Bus that never answers, the binding blocks this process or a
+// worker for good, and only a child can always be killed. keyring-child.cjs requires the addon.
 import { singleExecutable, withoutCredentials } from '../system/process.js';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -20,40 +18,23 @@ type KeyringOptions = { env: Env; signal?: AbortSignal | undefined; limitMs?: nu
 const CHILD_FILE = 'keyring-child.cjs';
 
 /** One keyring call for `account` (the profile's name), bounded by the limit; never throws but on Ctrl-C. */
-export function keyringCall(op: 'get' | 'set' | 'delete', account: string, opts: KeyringOptions, password?: string): Promise<KeyringResult> {
+export async function keyringCall(op: 'get' | 'set' | 'delete', account: string, opts: KeyringOptions, password?: string): Promise<KeyringResult> {
   // The single executable is its own child (src/sea/launcher.ts). The child program sits beside this
   // file in src/ and beside the bundle in dist/; lazy bundles are one folder down, in dist/lazy/.
   const sea = singleExecutable();
   const here = typeof __dirname === 'string' ? __dirname : process.cwd();
   const childPath = sea ? undefined : [join(here, CHILD_FILE), join(here, '..', CHILD_FILE)].find((p) => existsSync(p));
-  if (!sea && childPath === undefined) return Promise.resolve({ ok: false, kind: 'unavailable', reason: `${CHILD_FILE} is missing from the installation` });
+  if (!sea && childPath === undefined) return { ok: false, kind: 'unavailable', reason: `${CHILD_FILE} is missing from the installation` };
   const childArgs = [...(sea ? sea.keyringChildArgs : [childPath!]), op, KEYRING_SERVICE, account];
   const limitMs = opts.limitMs ?? KEYRING_LIMIT_MS;
   // Without NODE_OPTIONS: what it preloads is for chatctl, and would only slow down (or break) the child.
   const env: Env = withoutCredentials(opts.env);
   delete env.NODE_OPTIONS;
-  return new Promise<KeyringResult>((resolve, reject) => {
-    const child = spawn(process.execPath, childArgs, { env: env as NodeJS.ProcessEnv, stdio: [op === 'set' ? 'pipe' : 'ignore', 'pipe', 'ignore'], windowsHide: true });
+  const child = spawn(process.execPath, childArgs, { env: env as NodeJS.ProcessEnv, stdio: [op === 'set' ? 'pipe' : 'ignore', 'pipe', 'ignore'], windowsHide: true });
+  const timedOut: KeyringResult = { ok: false, kind: 'timeout', reason: `the keyring did not answer within ${formatSeconds(limitMs)}` };
+  const kill = () => child.kill('SIGKILL');
+  const outcome = await childOutcome<KeyringResult>(kill, limitMs, timedOut, opts.signal, (finish) => {
     let out = '';
-    let settled = false;
-    const finish = (r: KeyringResult | Error) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      opts.signal?.removeEventListener('abort', onAbort);
-      if (r instanceof Error) reject(r);
-      else resolve(r);
-    };
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      finish({ ok: false, kind: 'timeout', reason: `the keyring did not answer within ${formatSeconds(limitMs)}` });
-    }, limitMs);
-    const onAbort = () => {
-      child.kill('SIGKILL');
-      finish(Object.assign(new Error('interrupted'), { name: 'AbortError' }));
-    };
-    if (opts.signal?.aborted) return onAbort();
-    opts.signal?.addEventListener('abort', onAbort, { once: true });
     child.stdout!.setEncoding('utf8');
     child.stdout!.on('data', (c: string) => {
       if (out.length < 1 << 20) out += c;
@@ -73,6 +54,33 @@ export function keyringCall(op: 'get' | 'set' | 'delete', account: string, opts:
       child.stdin!.on('error', () => {}); // a child that died early: its answer says why
       child.stdin!.end(password ?? '');
     }
+  });
+  if (outcome instanceof Error) throw outcome;
+  return outcome;
+}
+
+/** A child process's one outcome: `end` settles once; at `limitMs` the child is killed (`kill`) and it settles with `timedOut`, on abort with an AbortError. */
+export function childOutcome<T>(kill: () => void, limitMs: number, timedOut: T, signal: AbortSignal | undefined, run: (end: (r: T | Error) => void) => void): Promise<T | Error> {
+  return new Promise((resolve) => {
+    let settled = false;
+    const end = (r: T | Error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      resolve(r);
+    };
+    const timer = setTimeout(() => {
+      kill();
+      end(timedOut);
+    }, limitMs);
+    const onAbort = () => {
+      kill();
+      end(Object.assign(new Error('interrupted'), { name: 'AbortError' }));
+    };
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    run(end);
   });
 }
 

@@ -38,7 +38,6 @@ export function unreachableKeyringHint(profile: string): string {
   return `unlock or start the system keyring (see docs/credentials.md), or set CHATCTL_TOKEN; to keep the token in config.json instead: chatctl auth login --profile ${profile} --insecure-storage`;
 }
 
-/** A token command as a message shows it: on one line, at most 120 characters. */
 export function helperLabel(command: string): string {
   const line = escapeInline(command);
   return line.length > 120 ? `${line.slice(0, 117)}...` : line;
@@ -55,7 +54,6 @@ export function sourceWords(source: TokenSource, profile: string): string {
 /** The most bytes (UTF-8) a token may have (docs/credentials.md): one stored unbounded made config.json unreadable. */
 export const MAX_TOKEN_BYTES = 64 * 1024;
 
-/** Refuses a token over MAX_TOKEN_BYTES with `refuse`; `what` names it in the message. */
 export function checkTokenSize(token: string, what: string, refuse: (message: string, hint?: string) => Error, hint?: string): void {
   // UTF-8 takes at most 3 bytes per UTF-16 unit: most tokens are measured no further.
   if (token.length * 3 <= MAX_TOKEN_BYTES) return;

@@ -1,7 +1,5 @@
-// The token a command sends, from the first of: CHATCTL_TOKEN, the profile's
-// token command, its keyring entry, its file token. The helper and the
-// keyring are loaded only by the runs that use them, so a run with
-// CHATCTL_TOKEN never starts the keyring's process.
+// The token a command sends: CHATCTL_TOKEN, else the profile's token command, keyring entry or file
+// token. The helper and the keyring load only for the runs that use them.
 import type { CredentialLimits, Env } from '../context.js';
 import { configError } from '../errors/cli-error.js';
 import { escapeInline } from '../output/json.js';
@@ -33,12 +31,9 @@ export function presetToken(env: Env, sel: SelectedProfile): string | undefined 
 }
 
 function checkBound(token: string, source: TokenSource, profile: string): void {
-  const next =
-    source === 'env'
-      ? 'set CHATCTL_TOKEN to the token alone'
-      : source === 'command'
-        ? 'run the token command yourself to see what it prints'
-        : `store the token again: chatctl auth login --profile ${profile}`;
+  let next = `store the token again: chatctl auth login --profile ${profile}`;
+  if (source === 'env') next = 'set CHATCTL_TOKEN to the token alone';
+  if (source === 'command') next = 'run the token command yourself to see what it prints';
   checkTokenSize(token, `the token from ${sourceWords(source, profile)}`, configError, next);
 }
 

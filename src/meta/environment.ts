@@ -1,6 +1,5 @@
-// `chatctl help environment`: every environment variable chatctl reads, as
-// NAME | meaning | default under each group's title. test/meta/help.test.ts
-// greps src/ and bin/ for variables read and fails when one is missing here.
+// `chatctl help environment`: NAME | meaning | default under each group's title. A test fails
+// when a variable read in src/ or bin/ is missing here.
 const TABLE = `
 Where and as whom (a flag wins over its variable, a variable over the profile)
   CHATCTL_PROFILE | the profile to use, as --profile | the one chosen with "profile use", else "default"
@@ -64,7 +63,6 @@ for (const line of TABLE.trim().split('\n')) {
 }
 
 const WIDTH = 80;
-const INDENT = 4;
 
 function wrap(text: string, indent: number): string[] {
   const lines: string[] = [];
@@ -84,8 +82,7 @@ export function environmentHelp(): string {
   for (const [title, rows] of ENVIRONMENT) {
     out.push(`${title}:`);
     for (const [name, meaning, fallback] of rows) {
-      out.push(`  ${name}`);
-      out.push(...wrap(`${meaning[0]!.toUpperCase()}${meaning.slice(1)}. Default: ${fallback}.`, INDENT));
+      out.push(`  ${name}`, ...wrap(`${meaning[0]!.toUpperCase()}${meaning.slice(1)}. Default: ${fallback}.`, 4));
     }
     out.push('');
   }

@@ -1,12 +1,10 @@
-// `chatctl help reference` and the manual pages (man/chatctl-webhooks-rotate.1,
-// written by the build): every command's help as commander renders it, taken
-// from the program itself, so the reference, `--help` and the pages never differ.
+// `chatctl help reference` and the manual pages the build writes, both taken from the
+// program itself, so the reference, `--help` and the pages never differ.
 import type { Command } from 'commander';
 import { shownSubcommands } from './tree.js';
 import { EXIT, EXIT_CODE_ROWS } from '../errors/cli-error.js';
 import { ENVIRONMENT } from './environment.js';
 
-/** The help of `chatctl help help`. */
 export const HELP_HELP = `Usage: chatctl help [command...]
 
 Show the help of a command, or of one of these topics:
@@ -31,10 +29,7 @@ export function visibleCommands(program: Command): { path: string[]; command: Co
   return out;
 }
 
-/**
- * A command's help as `--help` prints it, captured from its own output
- * settings, and the part of it after what commander renders (examples, notes).
- */
+/** A command's help as `--help` prints it, and the part of it after what commander renders (examples, notes). */
 export function helpOf(cmd: Command): { help: string; after: string } {
   const config = cmd.configureOutput();
   let help = '';
@@ -48,7 +43,6 @@ export function helpOf(cmd: Command): { help: string; after: string } {
   return { help, after: help.startsWith(body) ? help.slice(body.length) : '' };
 }
 
-/** The whole reference: each command's heading and its help. */
 export function referenceText(program: Command): string {
   const parts = visibleCommands(program).map(({ path, command }) => {
     const title = ['chatctl', ...path].join(' ');
@@ -100,15 +94,14 @@ function roffText(text: string): string {
     .join('\n');
 }
 
-/** The page's file name for a command path: chatctl-webhooks-rotate.1. */
 export const manPageName = (path: string[]) => `${['chatctl', ...path].join('-')}.1`;
 
 /** A description as a sentence: a full stop at its end, so the next sentence never runs on from it. */
 const sentence = (text: string) => (/[.!?]$/.test(text.trim()) ? text.trim() : `${text.trim()}.`);
 
 /** `.TP` items: a bold term, then its text. */
-function items(out: string[], list: [string, string][]): void {
-  for (const [term, description] of list) out.push('.TP', `\\fB${roffText(term)}\\fR`, roffText(description || ' '));
+function items(list: [string, string][]): string[] {
+  return list.flatMap(([term, description]) => ['.TP', `\\fB${roffText(term)}\\fR`, roffText(description || ' ')]);
 }
 
 function page(cmd: Command, path: string[], version: string): string {
@@ -125,16 +118,10 @@ function page(cmd: Command, path: string[], version: string): string {
   out.push(roffText(sentence(help.commandDescription(cmd))));
   const args = help.visibleArguments(cmd);
   if (args.length > 0) section('ARGUMENTS');
-  items(
-    out,
-    args.map((a) => [help.argumentTerm(a), help.argumentDescription(a)]),
-  );
+  out.push(...items(args.map((a) => [help.argumentTerm(a), help.argumentDescription(a)])));
   const options = help.visibleOptions(cmd);
   if (options.length > 0) section('OPTIONS');
-  items(
-    out,
-    options.map((o) => [help.optionTerm(o), help.optionDescription(o)]),
-  );
+  out.push(...items(options.map((o) => [help.optionTerm(o), help.optionDescription(o)])));
   const subs = help.visibleCommands(cmd).filter((c) => c.name() !== 'help');
   if (subs.length > 0) section('COMMANDS');
   for (const c of subs)
@@ -164,21 +151,15 @@ function exitStatus(out: string[], path: string[]): void {
   const codes = exitStatusOf(path);
   const rows = EXIT_CODE_ROWS.filter(([code]) => codes === undefined || codes.includes(code));
   out.push('.SH EXIT STATUS', roffText(codes === undefined ? 'One of these, as chatctl exit-codes prints them:' : 'This command ends with one of these (the whole table: chatctl exit-codes):'));
-  items(
-    out,
-    rows.map(([code, meaning, apiCodes]) => [String(code), sentence(apiCodes ? `${meaning} (${apiCodes})` : meaning)]),
-  );
+  out.push(...items(rows.map(([code, meaning, apiCodes]) => [String(code), sentence(apiCodes ? `${meaning} (${apiCodes})` : meaning)])));
 }
 
 /** The program's page lists every variable; a command's page those that choose where and how it works. */
 function environment(out: string[], path: string[]): void {
   const groups = path.length === 0 ? ENVIRONMENT : ENVIRONMENT.slice(0, 3);
   out.push('.SH ENVIRONMENT');
-  for (const [, rows] of groups)
-    items(
-      out,
-      rows.map(([name, meaning, fallback]) => [name, `${sentence(meaning[0]!.toUpperCase() + meaning.slice(1))} Default: ${sentence(fallback)}`]),
-    );
+  const rows = groups.flatMap(([, group]) => group);
+  out.push(...items(rows.map(([name, meaning, fallback]) => [name, `${sentence(meaning[0]!.toUpperCase() + meaning.slice(1))} Default: ${sentence(fallback)}`])));
   if (path.length > 0) out.push('.PP', roffText('Every variable chatctl reads: chatctl(1), or chatctl help environment.'));
 }
 
@@ -189,7 +170,6 @@ function seeAlso(out: string[], path: string[], title: string[]): void {
   if (path.length > 0) out.push('.PP', roffText('The options every command takes (--profile, --json, --no-input, --dry-run, ...) are in chatctl(1).'));
 }
 
-/** Every visible command's page, by file name. */
 export function renderManPages(program: Command, version: string): Record<string, string> {
   const pages: Record<string, string> = {};
   for (const { path, command } of visibleCommands(program)) pages[manPageName(path)] = page(command, path, version);

@@ -40,7 +40,6 @@ export function formHeading(form: OptionForm, shown: string): string {
   return form === 'argument' ? `Options with ${shown}:` : `Options with ${form} ${shown}:`;
 }
 
-/** The form a help heading of formHeading names; undefined for any other heading. */
 function formOf(heading: string | undefined): OptionForm | undefined {
   const m = heading === undefined ? null : /^Options with (--[a-z][a-z-]*)? ?[A-Z_]+:$/.exec(heading);
   return m ? ((m[1] as `--${string}` | undefined) ?? 'argument') : undefined;
@@ -64,10 +63,8 @@ function argumentNode(a: Argument, parent: string): ArgumentNode {
 
 export function describeCommand(cmd: Command, parent = ''): CommandNode {
   const options = cmd.options.filter((o) => !o.hidden).map(optionNode);
-  const help = cmd
-    .createHelp()
-    .visibleOptions(cmd)
-    .find((o) => o.long === '--help');
+  const visible = cmd.createHelp().visibleOptions(cmd);
+  const help = visible.find((o) => o.long === '--help');
   if (help) options.push(optionNode(help));
   return {
     name: cmd.name(),
@@ -81,8 +78,6 @@ export function describeCommand(cmd: Command, parent = ''): CommandNode {
 
 /** The subcommands help lists (not the hidden ones, nor `help` itself), asked of commander's Help. */
 export function shownSubcommands(cmd: Command): Command[] {
-  return cmd
-    .createHelp()
-    .visibleCommands(cmd)
-    .filter((c) => c.name() !== 'help');
+  const visible = cmd.createHelp().visibleCommands(cmd);
+  return visible.filter((c) => c.name() !== 'help');
 }

@@ -1,6 +1,5 @@
-// The Prompter on a real terminal, with @inquirer/prompts (its own bundle).
-// Each answer is checked as it is typed, by the rules of the flags, so a
-// refused one is asked again instead of costing a request.
+// The Prompter on a real terminal, with @inquirer/prompts (its own bundle). Each answer is
+// checked as it is typed, by the flags' rules, so a refused one is asked again, not sent.
 import { Writable } from 'node:stream';
 import { checkbox, confirm, input, password, select } from '@inquirer/prompts';
 import type { Context } from '../context.js';
@@ -34,6 +33,11 @@ function expectedVersionIssue(v: string): true | string {
   }
 }
 
+const ROTATION_MODES = [
+  { value: 'overlap', name: 'overlap', description: 'new secret now; the old one keeps working for a grace period, so receivers can switch without failed deliveries' },
+  { value: 'immediate', name: 'immediate', description: 'new secret now; the old one stops working at once (for a leaked secret)' },
+];
+
 /** The prompts on the run's own streams; without colour (--no-color, NO_COLOR) their SGR sequences are taken out on the way. */
 export function createPrompter(ctx: Context, output: NodeJS.WritableStream & { isTTY?: boolean; columns?: number }, color: boolean): Prompter {
   // A prompt ends the stream it writes to: each gets one of its own that never ends the real one.
@@ -43,17 +47,7 @@ export function createPrompter(ctx: Context, output: NodeJS.WritableStream & { i
     url: () => input({ message: 'Destination URL (https)', validate: promptedUrlIssue }, ctxOf()),
     events: () => checkbox({ message: 'Event types (space to select, enter to confirm)', choices: EVENT_TYPES.map((value) => ({ value })), required: true, pageSize: EVENT_TYPES.length }, ctxOf()),
     expectedVersion: async () => (await input({ message: "Endpoint's current version", validate: expectedVersionIssue }, ctxOf())).trim(),
-    mode: () =>
-      select(
-        {
-          message: 'Rotation mode',
-          choices: [
-            { value: 'overlap', name: 'overlap', description: 'new secret now; the old one keeps working for a grace period, so receivers can switch without failed deliveries' },
-            { value: 'immediate', name: 'immediate', description: 'new secret now; the old one stops working at once (for a leaked secret)' },
-          ],
-        },
-        ctxOf(),
-      ),
+    mode: () => select({ message: 'Rotation mode', choices: ROTATION_MODES }, ctxOf()),
     confirmImmediate: (endpointId) =>
       confirm({ message: `Rotate ${endpointId} immediately? The current secret stops working at once and deliveries signed with it will fail verification.`, default: false }, ctxOf()),
     confirmShowToken: (where) => confirm({ message: `Print the token (${where}) on this terminal? It stays in the scrollback.`, default: false }, ctxOf()),

@@ -1,7 +1,5 @@
-// The scope a command addresses (org, app, env) and the base URL, Origin and
-// x-service-csrf value it sends, each from the first of flag, environment,
-// selected profile, default; and where each came from, for `auth status` and
-// `doctor`. Pure: every precedence rule is a table test.
+// The scope, base URL, Origin and x-service-csrf value a command sends, each from the first of flag,
+// environment, profile, default, and where each came from. Pure: every precedence rule is a table test.
 import type { Scope } from '../api/schemas.js';
 import { KEYRING_STORAGE, type ConfigData, type Profile } from '../config/schema.js';
 import { requireSelected, selectProfile, type ProfileFlags, type ProfileSource, type SelectedProfile } from '../config/profile.js';
@@ -91,20 +89,17 @@ export function resolveConnection(flags: ScopeFlags, env: NodeJS.ProcessEnv, sel
 export function describeScope(flags: ProfileFlags & ScopeFlags, env: NodeJS.ProcessEnv, config: ConfigData): ScopeDescription {
   const sel = selectProfile(flags, env, config);
   const p: Profile = sel.profile ?? {};
-  const { baseUrl, organizationId, applicationId, environmentKey, origin, csrfToken } = pickAll(flags, env, p);
-  let shownOrigin = origin;
-  if (origin.source === 'none' && baseUrl.value !== null) {
-    const url = URL.canParse(baseUrl.value) ? new URL(baseUrl.value) : undefined;
-    if (url && (url.protocol === 'https:' || url.protocol === 'http:')) shownOrigin = { value: url.origin, source: 'default' };
+  const v = pickAll(flags, env, p);
+  let origin = v.origin;
+  if (origin.source === 'none' && v.baseUrl.value !== null) {
+    const url = URL.canParse(v.baseUrl.value) ? new URL(v.baseUrl.value) : undefined;
+    if (url && (url.protocol === 'https:' || url.protocol === 'http:')) origin = { value: url.origin, source: 'default' };
   }
   return {
     profile: { name: sel.name, source: sel.source, exists: sel.profile !== undefined },
-    baseUrl,
-    organizationId,
-    applicationId,
-    environmentKey,
-    origin: shownOrigin,
-    csrfToken: { source: csrfToken.source === 'none' ? 'default' : csrfToken.source },
+    ...v,
+    origin,
+    csrfToken: { source: v.csrfToken.source === 'none' ? 'default' : v.csrfToken.source },
     token: { source: tokenSourceOf(env, sel.profile) ?? 'none', stored: p.tokenStorage === KEYRING_STORAGE || nonEmpty(p.token) !== undefined },
   };
 }

@@ -1,6 +1,5 @@
-// The keyring's native addon for the single executable, unpacked into
-// `<cache folder>/native/` and loaded from there; why each check keeps
-// another user's bytes out: docs/distribution.md (the keyring).
+// The keyring's native addon for the single executable, unpacked into `<cache folder>/native/`;
+// why each check keeps another user's bytes out: docs/distribution.md (the keyring).
 import { chmodSync, closeSync, constants, fstatSync, lstatSync, openSync, readSync, realpathSync, renameSync, statSync, writeSync, type Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Hash } from 'node:crypto';
@@ -64,7 +63,6 @@ function checkPrivate(dir: string, st: Stats, what: string, uid: number | undefi
   if (what !== 'the cache folder' && (st.mode & 0o077) !== 0) chmodSync(dir, 0o700);
 }
 
-/** An open descriptor of `file` (no link followed) when verified; else undefined. */
 function openVerified(file: string, hash: string, uid: number | undefined, options: AddonOptions): number | undefined {
   let fd: number;
   try {

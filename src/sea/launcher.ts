@@ -1,8 +1,5 @@
-// The single executable's launcher (docs/distribution.md), run by its main
-// script for all it does not answer itself: what bin/chatctl.js does for npm,
-// from the assets, each bundle with the V8 code cache packaging made for it;
-// and `__keyring-child`, with the addon unpacked and checked (addon.ts).
-// Kept free of the program's modules: every command compiles it.
+// The single executable's launcher (docs/distribution.md): bin/chatctl.js's work from the assets,
+// each bundle with its V8 code cache, and `__keyring-child`. Free of the program's modules: every command compiles it.
 import { createRequire, wrap } from 'node:module';
 import { homedir } from 'node:os';
 import { basename, dirname, join, relative, sep } from 'node:path';
@@ -30,7 +27,6 @@ const LIFTOFF = Number(process.versions.node.split('.')[0]) < 22 && ['HTTPS_PROX
 /** The SEA's own require loads built-in modules only, which is all the bundles require. */
 const builtin: NodeJS.Require = typeof require === 'function' ? require : createRequire(process.execPath);
 
-/** Runs the program, or the keyring's child, for `argv`. */
 export function start(argv: string[]): void {
   if (argv[0] === KEYRING_CHILD_ARG) return keyringChild();
   registerSingleExecutable({ keyringChildArgs: [KEYRING_CHILD_ARG], target: __CHATCTL_TARGET__ });
@@ -41,11 +37,7 @@ export function start(argv: string[]): void {
   });
 }
 
-/**
- * Compiles under the flag the caches were made with (V8 takes a cache only
- * then), and puts it back: while a flag is changed V8 refuses Node's own
- * compiled modules (about 11 ms more for a rotate).
- */
+/** Compiles under the caches' flag (V8 takes a cache only then) and puts it back: while it is changed V8 refuses Node's own compiled modules. */
 function withCacheFlag<T>(compile: () => T): T {
   setFlagsFromString(__CHATCTL_HASH_SEED__);
   try {

@@ -1,7 +1,5 @@
-// The single executable's main script (docs/distribution.md): `--version`,
-// help (fast.json) and completion (complete.cjs, tree.json) answered with
-// nothing beyond node:sea and node:fs, as fast as bare Node; anything else to
-// the launcher, compiled with its code cache (node:v8 costs 2 ms: only then).
+// The single executable's main script: `--version`, help and completion answered with node:sea and
+// node:fs alone, as fast as bare Node; anything else to the launcher (node:v8 costs 2 ms: only then).
 import { writeSync } from 'node:fs';
 import { getAsset } from 'node:sea';
 

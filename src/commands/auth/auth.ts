@@ -1,6 +1,5 @@
-// chatctl auth login|logout|status|token (docs/credentials.md). The token
-// never travels on argv and is never shown but by `auth token`; where it is
-// kept, and what is said when there is no keyring, is in the docs.
+// chatctl auth login|logout|status|token (docs/credentials.md): the token never travels on
+// argv and is shown by `auth token` alone.
 import type { Factory } from '../app.js';
 import type { RunState } from '../../run/state.js';
 import { type CliError, configError, EXIT, isCliError, localError, usageError } from '../../errors/cli-error.js';
@@ -22,22 +21,7 @@ function profileReason(source: ProfileSource): string {
   return source === 'current' ? 'the current profile' : 'no profile chosen: --profile, CHATCTL_PROFILE or chatctl profile use NAME chooses one';
 }
 
-/** What storing the token did, for the notices; `fallback`: why the keyring was not used; `leftInKeyring`: its entry is to go. */
-interface Stored {
-  name: string;
-  source: ProfileSource;
-  inKeyring: boolean;
-  fallback: string | undefined;
-  leftInKeyring: boolean;
-  movedFromFile: boolean;
-  hasCommand: boolean;
-}
-
-/**
- * Stores the token of the profile in effect in the system keyring (config.json
- * then says `"tokenStorage": "keyring"`), or in config.json with
- * --insecure-storage or when no keyring answers. Never both.
- */
+/** The token in the system keyring (config.json says `"tokenStorage": "keyring"`), or in config.json with --insecure-storage or no keyring; never both. */
 export async function runAuthLogin(opts: { withToken?: boolean; insecureStorage?: boolean }, f: Factory): Promise<void> {
   const { ctx } = f;
   const s = store(ctx);
@@ -47,21 +31,14 @@ export async function runAuthLogin(opts: { withToken?: boolean; insecureStorage?
   const token = await readToken(opts, f);
   ctx.io.scrubber.addToken(token);
   const { keyringCall, keyringOptions } = await import('../../credentials/keyring.js');
-  let fallback: string | undefined;
-  let inKeyring = false;
-  if (!opts.insecureStorage) {
-    const r = await keyringCall('set', before.name, keyringOptions(ctx), token);
-    if (r.ok) inKeyring = true;
-    else fallback = r.reason;
-  }
-  let stored: Omit<Stored, 'fallback'>;
-  try {
-    stored = await storeInConfig(s, f, token, before.name, inKeyring);
-  } catch (err) {
+  const r = opts.insecureStorage ? undefined : await keyringCall('set', before.name, keyringOptions(ctx), token);
+  const inKeyring = r?.ok === true;
+  const fallback = r && !r.ok ? r.reason : undefined;
+  const stored = await storeInConfig(s, f, token, before.name, inKeyring).catch(async (err: unknown) => {
     // The keyring holds a token config.json does not point at: take it back (unless the profile pointed at it already).
     if (inKeyring && before.profile?.tokenStorage !== KEYRING_STORAGE) await keyringCall('delete', before.name, keyringOptions(ctx)).catch(() => undefined);
     throw err;
-  }
+  });
   await tell(f, s.path, { ...stored, fallback });
 }
 
@@ -77,9 +54,9 @@ async function readToken(opts: { withToken?: boolean }, f: Factory): Promise<str
   return token;
 }
 
-/** Points the profile at the keyring, or puts the token in its file copy, under the config lock. */
-async function storeInConfig(s: ConfigStore, f: Factory, token: string, chosen: string, inKeyring: boolean): Promise<Omit<Stored, 'fallback'>> {
-  const out: Omit<Stored, 'fallback'> = { name: '', source: 'default', inKeyring, leftInKeyring: false, movedFromFile: false, hasCommand: false };
+/** Points the profile at the keyring, or puts the token in its file copy, under the config lock; what it did, for the notices (`leftInKeyring`: that entry is to go). */
+async function storeInConfig(s: ConfigStore, f: Factory, token: string, chosen: string, inKeyring: boolean) {
+  const out = { name: '', source: 'default' as ProfileSource, inKeyring, leftInKeyring: false, movedFromFile: false, hasCommand: false };
   await s.update((data) => {
     const { name, source } = f.state().withConfig(data).profile();
     Object.assign(out, { name, source });
@@ -101,8 +78,8 @@ async function storeInConfig(s: ConfigStore, f: Factory, token: string, chosen: 
   return out;
 }
 
-/** The notices: where the token is now, and what was left behind or could not be used. */
-async function tell(f: Factory, path: string, r: Stored): Promise<void> {
+/** The notices: where the token is now, and what was left behind or could not be used (`fallback`: why not the keyring). */
+async function tell(f: Factory, path: string, r: Awaited<ReturnType<typeof storeInConfig>> & { fallback: string | undefined }): Promise<void> {
   const { ctx } = f;
   const shown = escapeInline(r.name);
   const where = `profile "${shown}" (${profileReason(r.source)})`;
@@ -136,7 +113,6 @@ function warn(f: Factory, text: string): void {
   if (!f.state().output.json) f.ctx.io.stderr.write(`chatctl: warning: ${text}\n`);
 }
 
-/** Removes the token of the profile in effect: its file token and its keyring entry. */
 export async function runAuthLogout(f: Factory): Promise<void> {
   const { ctx } = f;
   let had = false;

@@ -1,4 +1,3 @@
-// chatctl auth login|logout|status|token
 import type { Command } from 'commander';
 import { examples, type Factory } from '../app.js';
 

@@ -1,4 +1,3 @@
-// chatctl completion bash|zsh|fish, and completion install
 import { Argument, Option, type Command } from 'commander';
 import { examples, oneOf, type Factory } from '../app.js';
 

@@ -1,14 +1,12 @@
-// chatctl doctor: in order, what a command needs (config, profile and scope,
-// token, base URL and the network to it, the clock, Node.js), one line each
-// with the fix. Read-only, and it never sends the token. Each check asks the
-// code a real run uses, so doctor cannot disagree with it.
+// chatctl doctor: what a command needs, in order, one line each with the fix; read-only, never
+// sends the token. Each check asks the code a real run uses, so doctor cannot disagree with it.
 import { promises as dns } from 'node:dns';
 import { lstatSync, statSync } from 'node:fs';
 import { connect as netConnect, isIP } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { type Factory, userAgent } from '../app.js';
 import type { Context } from '../../context.js';
-import { CliError, configError, EXIT, type ExitCode, localError } from '../../errors/cli-error.js';
+import { CliError, EXIT, type ExitCode, localError } from '../../errors/cli-error.js';
 import { nearest, unknownProfileError } from '../../errors/explain.js';
 import { checkConfigFolder, currentUid, parseConfigBytes, readConfigBytes } from '../../config/store.js';
 import { configFile, type ConfigData } from '../../config/schema.js';
@@ -175,12 +173,7 @@ function scopeValuesCheck(state: RunState, selected: SelectedProfile, sources: R
   } catch (err) {
     if (!(err instanceof CliError)) throw err;
     // A named profile that does not exist and a refused base URL have checks of their own.
-    let baseRefused = false;
-    try {
-      checkBaseUrl(sources.baseUrl!.value, configError);
-    } catch {
-      baseRefused = true;
-    }
+    const baseRefused = baseUrlCheck(sources.baseUrl).url === undefined;
     if (!(selected.explicit && !selected.profile) && !baseRefused) return refused('scope', err);
   }
   return ok('scope', described);
@@ -260,7 +253,6 @@ const NETWORK_CHECKS = ['proxy', 'DNS', 'TCP', 'TLS', 'round trip', 'clock'];
 
 const portOf = (url: URL) => Number(url.port || (url.protocol === 'https:' ? 443 : 80));
 const bareHost = (url: URL) => url.hostname.replace(/^\[|\]$/g, '');
-type ProbeFailure = Error & { code?: string };
 
 async function networkChecks(url: URL | undefined, ctx: Context, deps: DoctorDeps, timeoutMs: number): Promise<Check[]> {
   if (!url) return NETWORK_CHECKS.map((n) => skipped(n, 'no usable base URL'));
@@ -270,14 +262,14 @@ async function networkChecks(url: URL | undefined, ctx: Context, deps: DoctorDep
     return false;
   };
   // Each step runs only when the one before it passed.
-  const step = async (run: () => Promise<Check | Check[]>, fail: (e: ProbeFailure) => [Check, string]): Promise<boolean> => {
+  const step = async (run: () => Promise<Check | Check[]>, fail: (e: ProbeError) => [Check, string]): Promise<boolean> => {
     rethrowIfInterrupted(ctx);
     try {
       out.push(...[await run()].flat());
       return true;
     } catch (err) {
       rethrowIfInterrupted(ctx);
-      return stop(...fail(err as ProbeFailure));
+      return stop(...fail(err as ProbeError));
     }
   };
   let choice: ProxyChoice;
@@ -306,7 +298,7 @@ async function networkChecks(url: URL | undefined, ctx: Context, deps: DoctorDep
     if (choice.proxy) return ok('TLS', 'through the proxy: the round trip below checks it');
     return certificateCheck(await deps.probes.tls(bareHost(url), portOf(url), PROBE_TIMEOUT_MS, ctx.signal), ctx.now());
   };
-  const tlsFailed = (e: ProbeFailure): [Check, string] => {
+  const tlsFailed = (e: ProbeError): [Check, string] => {
     const privateCa = /CERT|SELF_SIGNED|UNABLE_TO/.test(e.code ?? '');
     const fix = privateCa ? 'a private certificate authority? point NODE_EXTRA_CA_CERTS at its PEM file' : 'check that the base URL points at an https server';
     return [failure('TLS', 'network', e.message, fix), 'no TLS connection'];
@@ -378,11 +370,9 @@ function render(checks: readonly Check[], ctx: Context): string {
   const failures = checks.filter((x) => x.status === 'failure').length;
   const warnings = checks.filter((x) => x.status === 'warning').length;
   const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
-  const summary = failures
-    ? `${count(failures, 'failure')}, ${count(warnings, 'warning')}: exit ${doctorExitCode(checks)}`
-    : warnings
-      ? `no failures, ${count(warnings, 'warning')}`
-      : 'all checks passed';
+  let summary = 'all checks passed';
+  if (failures) summary = `${count(failures, 'failure')}, ${count(warnings, 'warning')}: exit ${doctorExitCode(checks)}`;
+  else if (warnings) summary = `no failures, ${count(warnings, 'warning')}`;
   return `${lines.join('\n')}\n\n${summary}\n`;
 }
 
@@ -397,7 +387,6 @@ export async function runDoctor(f: Factory, deps?: DoctorDeps): Promise<void> {
   if (code !== EXIT.ok) throw new CliError(code === EXIT.unavailable ? 'network_error' : 'config_error', 'doctor found a failure', code, { reported: true });
 }
 
-/** An Error whose message is what went wrong, with the system's code when there is one. */
 export class ProbeError extends Error {
   constructor(
     message: string,
@@ -437,14 +426,12 @@ const CONNECT_ERRORS: Record<string, string> = {
 const realProbes: Probes = {
   lookup: (host, timeoutMs, signal) =>
     limited(`looking up ${host}`, timeoutMs, signal, (done) => {
-      dns.lookup(host, { all: true }).then(
-        (list) =>
-          done(
-            null,
-            list.map((a) => a.address),
-          ),
-        (err: NodeJS.ErrnoException) => done(new ProbeError(`cannot resolve ${host} (${err.code ?? err.message})`, err.code)),
-      );
+      const found = (list: { address: string }[]) => {
+        const addresses = list.map((a) => a.address);
+        done(null, addresses);
+      };
+      const failed = (err: NodeJS.ErrnoException) => done(new ProbeError(`cannot resolve ${host} (${err.code ?? err.message})`, err.code));
+      dns.lookup(host, { all: true }).then(found, failed);
       return () => {};
     }),
   connect: (host, port, timeoutMs, signal) =>

@@ -69,11 +69,8 @@ export async function runProfileShow(name: string | undefined, f: Factory): Prom
   if (!p) throw notStored(data, target);
   const shown = publicProfile(target, p, target === current);
   if (state.output.json) return writeJson(ctx.io, shown, 'one-line');
-  ctx.io.stdout.write(
-    Object.entries(shown)
-      .map(([k, v]) => `${k.padEnd(15)} ${escapeInline(v === null ? '-' : String(v))}`)
-      .join('\n') + '\n',
-  );
+  const lines = Object.entries(shown).map(([k, v]) => `${k.padEnd(15)} ${escapeInline(v === null ? '-' : String(v))}\n`);
+  ctx.io.stdout.write(lines.join(''));
 }
 
 /** From the global --base-url, --org, --app and --env (here they say what to store), --origin, --csrf-token and --token-command; empty clears. */
@@ -90,12 +87,9 @@ export async function runProfileSet(name: string, opts: { origin?: string; csrfT
     csrfToken: opts.csrfToken,
   };
   if (values.baseUrl) values.baseUrl = checkBaseUrl(values.baseUrl, usageError).href;
-  for (const [v, flag] of [
-    [values.origin, '--origin'],
-    [values.csrfToken, '--csrf-token'],
-  ] as const) {
-    if (v && !/^[\x20-\x7e]*$/.test(v)) throw usageError(`${flag} must be printable ASCII`);
-  }
+  const unprintable = (v: string | undefined) => v !== undefined && !/^[\x20-\x7e]*$/.test(v);
+  if (unprintable(values.origin)) throw usageError('--origin must be printable ASCII');
+  if (unprintable(values.csrfToken)) throw usageError('--csrf-token must be printable ASCII');
   if (opts.tokenCommand?.includes('\0')) throw usageError('--token-command cannot contain a NUL character');
   let first = false;
   await store(ctx).update((data) => {

@@ -1,4 +1,3 @@
-// chatctl profile list|show|set|use|remove
 import type { Command } from 'commander';
 import { examples, type Factory } from '../app.js';
 

@@ -1,5 +1,4 @@
-// chatctl version [--json]: the version and what this copy was built from
-// (the commit, recorded by the build when the sources are a git checkout).
+// chatctl version [--json]: the version and what this copy was built from.
 import type { Command } from 'commander';
 import { examples, type Factory } from '../app.js';
 import { writeJson } from '../../output/io.js';
