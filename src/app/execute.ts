@@ -9,7 +9,7 @@ import { createIO, loadPalettes, type RawStreams } from '../output/io.js';
 import { configDir } from '../config/schema.js';
 import { randomUUID } from '../system/files.js';
 import { explainError, reportError, scopeOriginOf, toCliError } from '../errors/explain.js';
-import { CliError, EXIT, type ExitCode } from '../errors/cli-error.js';
+import { CliError, EXIT, SIGNAL_EXIT } from '../errors/cli-error.js';
 import { configuredProgram, focusOf, GLOBALS_WITH_VALUE, runCli } from './cli.js';
 import { inGitHubActions } from '../output/json.js';
 import { outputMode, type GlobalOptions, type RunStateSlot } from '../run/state.js';
@@ -27,8 +27,6 @@ export type ExecuteContext = Pick<Context, 'env' | 'cwd'> &
     /** The user's home folder (for the default config folder); defaults to $HOME, else the OS's. */
     home?: string;
   };
-
-export const SIGNAL_EXIT: Record<string, ExitCode> = { SIGHUP: EXIT.hangup, SIGINT: EXIT.interrupted, SIGTERM: EXIT.terminated };
 
 export async function execute(argv: string[], given: ExecuteContext): Promise<number> {
   const env = { ...given.env };

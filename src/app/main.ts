@@ -1,7 +1,8 @@
 // The only adapter from a real process to execute() (signals as an AbortSignal): nothing else in
 // src/ touches process.env, argv, the streams or exit.
 import { fstatSync, statSync } from 'node:fs';
-import { execute, SIGNAL_EXIT, VERSION } from './execute.js';
+import { execute, VERSION } from './execute.js';
+import { SIGNAL_EXIT } from '../errors/cli-error.js';
 import { createIO, FullWriteStream } from '../output/io.js';
 import type { Context } from '../context.js';
 import { configuredProgram } from './cli.js';

@@ -24,6 +24,9 @@ export const EXIT = {
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
+/** The exit status a signal ends a run with (docs: `chatctl exit-codes`). */
+export const SIGNAL_EXIT: Record<string, ExitCode> = { SIGHUP: EXIT.hangup, SIGINT: EXIT.interrupted, SIGTERM: EXIT.terminated };
+
 /** chatctl's own `--json` error codes (docs/configuration.md, Output); a signal can still end an `interrupted` run with 129 or 143. */
 export const EXIT_FOR_LOCAL_CODE = {
   usage_error: EXIT.usage,

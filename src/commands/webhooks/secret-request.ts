@@ -16,7 +16,7 @@ import type { EscrowFlags } from '../../secret/escrow.js';
 import type { Prompter } from '../../prompts/prompter.js';
 import { ciReportWanted, escapeInline, jsonDocumentText, stringifyJson } from '../../output/json.js';
 import type { Palette } from '../../output/io.js';
-import { CliError, EXIT, isCliError, usageError, type ExitCode, type RerunContext } from '../../errors/cli-error.js';
+import { CliError, EXIT, isCliError, SIGNAL_EXIT, usageError, type RerunContext } from '../../errors/cli-error.js';
 import { VERSION_SOURCES, explainError, missingFlagError, reportError, rerunWords, sameRequestCommand, withRerun } from '../../errors/explain.js';
 import { checkIdempotencyKey } from '../../input/parse.js';
 import type { ReportRow } from '../../system/ci-report.js';
@@ -83,8 +83,6 @@ function namingTheKey(err: unknown, endpointId: string | undefined): unknown {
     idempotencyKey: err.idempotencyKey,
   });
 }
-
-const SIGNAL_EXIT: Record<string, ExitCode> = { SIGINT: EXIT.interrupted, SIGTERM: EXIT.terminated, SIGHUP: EXIT.hangup };
 
 /** A signal while a sent request waits for its answer: said once, and what a second signal says as the process ends. */
 function waitingForAnswer(f: Factory, w: WaitingForAnswer | undefined): void {
