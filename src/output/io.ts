@@ -47,7 +47,7 @@ export class FullWriteStream extends Writable {
 }
 
 export interface OutStream {
-  /** Best effort: a closed or failing stream drops the text attempt. */
+  /** Best effort: a closed or failing stream drops the text quietly. */
   write(text: string): void;
   /** For output that must not be lost (the secret): resolves once handed to the OS, rejects with the write's (or an earlier) error. */
   writeConfirmed?(text: string): Promise<void>;

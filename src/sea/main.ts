@@ -21,7 +21,7 @@ export function fastAnswer(args: string[], fast: () => FastAnswers, version: str
   return help[words.join(' ')];
 }
 
-/** Writes a short answer straight to fd 1; a closed pipe ends attempt. */
+/** Writes a short answer straight to fd 1; a closed pipe ends quietly. */
 function writeOut(text: string): void {
   const buf = Buffer.from(text);
   let done = 0;

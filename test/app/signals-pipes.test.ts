@@ -1,6 +1,6 @@
 // Issue 5, item 3: SIGINT/SIGTERM during a request or a retry wait end at
 // once (130 / 143) with no half-written secret file; a closed stdout ends
-// attempt (no stack trace, no EPIPE).
+// quietly (no stack trace, no EPIPE).
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { execa } from 'execa';
 import { spawn } from 'node:child_process';

@@ -5,7 +5,7 @@
 // chatctl never proxies loopback (docs/configuration.md), so the proxied tests
 // address the server as https://api.chatctl.test:PORT: a reserved name no DNS
 // answers, which the test proxy alone maps to 127.0.0.1. A request that went
-// direct by mistake fails to resolve instead of attempt succeeding.
+// direct by mistake fails to resolve instead of quietly succeeding.
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, test } from 'vitest';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';

@@ -284,7 +284,7 @@ describe('colour', () => {
 });
 
 describe('closed pipe', () => {
-  test('writing to a pipe whose reader is gone ends attempt (no stack trace)', async () => {
+  test('writing to a pipe whose reader is gone ends quietly (no stack trace)', async () => {
     const ws = workspace();
     const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
     const r = await execa('/bin/sh', ['-c', `${q(NODE)} ${q(BIN)} exit-codes 2>${q(ws.cwd + '/err')} | true; cat ${q(ws.cwd + '/err')}`], {

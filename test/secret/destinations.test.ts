@@ -458,7 +458,7 @@ describe('stdout closed or failing after the change was applied', () => {
     expectRecovered(r);
   });
 
-  test('with the secret in a file, a closed stdout ends attempt (exit 0): stdout held no secret', async () => {
+  test('with the secret in a file, a closed stdout ends quietly (exit 0): stdout held no secret', async () => {
     const ws = workspace();
     const reader = goneReader(ws);
     server.enqueue(reader.reply);
