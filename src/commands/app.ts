@@ -98,8 +98,9 @@ export const SECRET_TO_HELP = 'where the secret goes (repeatable, all must succe
 export const SECRET_TO_MORE = `
 Without --secret-to the secret is in the JSON with --json (--query needs
 --secret-to: it prints no secret), or shown once when stdout is a terminal
-and CI is not set; otherwise the command refuses before sending (exit 2). If a destination fails after the change was applied, the
-secret is kept under <config folder>/recovered/ and the exit code is 13.
+and CI is not set; otherwise the command refuses before sending (exit 2).
+If a destination fails after the change was applied, the secret is kept
+under <config folder>/recovered/ and the exit code is 13.
 `;
 
 export const SIGNING_MORE = `
