@@ -11,7 +11,7 @@ import { deliverAll, type DeliverDeps, describeKeepFailure, hasIdPlaceholder, pa
 import type { Context } from '../../../context.js';
 import { CliError, EXIT, isCliError, localError, usageError } from '../../../errors/cli-error.js';
 import { reportError } from '../../../errors/explain.js';
-import { ciReportWanted, escapeInline, shellQuote } from '../../../output/json.js';
+import { ciReportWanted, escapeInline, shellQuote, shellWord } from '../../../output/json.js';
 import { JournalWriter, compactJournal, continuing, loadJournal, lockJournal, actFor, refuseStale, sameScope, settledOf } from './journal.js';
 import type { JournalScope, LoadedJournal, Prior } from './journal.js';
 import { bufferSource, checkManifest, fileSource, manifestItems, type ManifestItem, type ManifestSource } from './manifest.js';
@@ -365,7 +365,7 @@ function finish(summary: RunSummary, unwritten: CliError | undefined, plan: Plan
   if (unwritten && failing) reportError(unwritten, ctx.io, json, false);
   else if (next && !unwritten) ctx.io.notice(`the next rotation's manifest (${next.size} item${next.size === 1 ? '' : 's'}) is in ${next.path}`);
   if (summary.interrupted) {
-    const hint = journalPath !== undefined ? `re-run with --journal ${journalPath} to continue` : 'with --journal FILE a re-run continues where a run stopped';
+    const hint = journalPath !== undefined ? `re-run with --journal ${shellWord(journalPath)} to continue` : 'with --journal FILE a re-run continues where a run stopped';
     throw localError('interrupted', `interrupted: ${summary.ok + summary.failed + summary.skipped} of ${check.count} items finished, ${summary.notStarted} not started`, { hint });
   }
   if (summary.stopped) {
