@@ -3,15 +3,8 @@
 // and rotate print, without showing the secret (docs/secrets.md).
 import type { Command } from 'commander';
 import { examples, type Factory } from '../app.js';
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { usageError } from '../../errors/cli-error.js';
 import { writeJson } from '../../output/io.js';
-import { fingerprint } from '../../secret/facts.js';
-import type { Context } from '../../context.js';
-
-/** Far beyond any signing secret; a bigger input is the wrong file. */
-export const MAX_SECRET_BYTES = 64 * 1024;
 
 export function registerFingerprint(parent: Command, f: Factory): void {
   parent
@@ -27,6 +20,7 @@ export function registerFingerprint(parent: Command, f: Factory): void {
 }
 
 export async function runFingerprint(file: string | undefined, f: Factory): Promise<void> {
+  const [{ readFileOrStdin, MAX_SECRET_BYTES }, { fingerprint }] = await Promise.all([import('./secret-files.js'), import('../../secret/facts.js')]);
   const { ctx } = f;
   const state = f.state();
   // The fingerprint is data (FP="$(…)"): a mask line with the secret must not join it.
@@ -41,42 +35,4 @@ export async function runFingerprint(file: string | undefined, f: Factory): Prom
   const fp = fingerprint(secret);
   if (state.output.json) writeJson(ctx.io, { fingerprint: fp });
   else ctx.io.stdout.write(`${fp}\n`);
-}
-
-/** FILE (`shown` as given), or standard input for `-` or nothing (refused at a terminal: `ask`), of at most `max` bytes (`what`: what a bigger one is not). */
-export async function readFileOrStdin(file: string | undefined, shown: string, ctx: Context, max: number, what: string, ask: [string, string]): Promise<Buffer> {
-  if (file !== undefined && file !== '-') return readFileLimited(resolve(ctx.cwd, file), shown, max, what);
-  if (file === undefined && ctx.io.stdin.isTTY) throw usageError(...ask);
-  const bytes = await ctx.io.stdin.readBytes();
-  if (bytes.length > max) throw usageError(`standard input holds more than ${max} bytes: ${what}`);
-  return bytes;
-}
-
-/** A file of at most `max` bytes (`what`: what a bigger one is not), or a usage error naming it as given. */
-export function readFileLimited(path: string, given: string, max: number, what: string): Buffer {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw usageError(code === 'ENOENT' ? `${given}: no such file` : `cannot read ${given}: ${code ?? 'error'}`);
-  }
-  try {
-    if (fstatSync(fd).isDirectory()) throw usageError(`${given} is a directory`);
-    const chunks: Buffer[] = [];
-    let total = 0;
-    for (let n = 1; n > 0 && total <= max; ) {
-      const buf = Buffer.alloc(Math.min(64 * 1024, max + 1));
-      n = readSync(fd, buf, 0, buf.length, null);
-      total += n;
-      chunks.push(buf.subarray(0, n));
-    }
-    if (total > max) throw usageError(`${given} holds more than ${max} bytes: ${what}`);
-    return Buffer.concat(chunks);
-  } catch (err) {
-    if ((err as { code?: string }).code === 'usage_error') throw err;
-    throw usageError(`cannot read ${given}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
-  } finally {
-    closeSync(fd);
-  }
 }

@@ -3,14 +3,17 @@
 // value; every value read goes to the scrubber first. listen refreshes them
 // before each delivery, comparing content, not the stat: two writes of the
 // same size within one tick of the file system's clock leave it unchanged.
-import { readFileSync, statSync } from 'node:fs';
+// Also the bounded readers of a file or standard input that fingerprint, sign and verify use.
+import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { usageError } from '../../errors/cli-error.js';
 import { escapeInline } from '../../output/json.js';
 import { fingerprint } from '../../secret/facts.js';
 import { DEFAULT_TOLERANCE_SECONDS, parseSecret, type Checked } from '../../signing/standard-webhooks.js';
 import type { Context } from '../../context.js';
-import { MAX_SECRET_BYTES, readFileLimited } from './fingerprint.js';
+
+/** Far beyond any signing secret; a bigger input is the wrong file. */
+export const MAX_SECRET_BYTES = 64 * 1024;
 
 /** A secret held now: its file (as given), its fingerprint and its HMAC key. */
 export type HeldSecret = { file: string; fingerprint: string; key: Buffer };
@@ -109,4 +112,42 @@ async function readStdinSecret(bodyFile: string | undefined, ctx: Context): Prom
   const text = await ctx.io.stdin.readAll();
   ctx.io.scrubber.addSecret(text.trim());
   return heldSecret('-', text, 'standard input');
+}
+
+/** FILE (`shown` as given), or standard input for `-` or nothing (refused at a terminal: `ask`), of at most `max` bytes (`what`: what a bigger one is not). */
+export async function readFileOrStdin(file: string | undefined, shown: string, ctx: Context, max: number, what: string, ask: [string, string]): Promise<Buffer> {
+  if (file !== undefined && file !== '-') return readFileLimited(resolve(ctx.cwd, file), shown, max, what);
+  if (file === undefined && ctx.io.stdin.isTTY) throw usageError(...ask);
+  const bytes = await ctx.io.stdin.readBytes();
+  if (bytes.length > max) throw usageError(`standard input holds more than ${max} bytes: ${what}`);
+  return bytes;
+}
+
+/** A file of at most `max` bytes (`what`: what a bigger one is not), or a usage error naming it as given. */
+export function readFileLimited(path: string, given: string, max: number, what: string): Buffer {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw usageError(code === 'ENOENT' ? `${given}: no such file` : `cannot read ${given}: ${code ?? 'error'}`);
+  }
+  try {
+    if (fstatSync(fd).isDirectory()) throw usageError(`${given} is a directory`);
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (let n = 1; n > 0 && total <= max; ) {
+      const buf = Buffer.alloc(Math.min(64 * 1024, max + 1));
+      n = readSync(fd, buf, 0, buf.length, null);
+      total += n;
+      chunks.push(buf.subarray(0, n));
+    }
+    if (total > max) throw usageError(`${given} holds more than ${max} bytes: ${what}`);
+    return Buffer.concat(chunks);
+  } catch (err) {
+    if ((err as { code?: string }).code === 'usage_error') throw err;
+    throw usageError(`cannot read ${given}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -9,7 +9,6 @@ import { writeJson } from '../../output/io.js';
 import { escapeInline } from '../../output/json.js';
 import type { Verdict } from '../../signing/standard-webhooks.js';
 import type { HeldSecret } from './secret-files.js';
-import { readFileOrStdin } from './fingerprint.js';
 
 /** A delivery body beyond this is not one: refused before it is read whole. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -146,8 +145,8 @@ function headerLine(line: string): [string, string] {
   return [name, line.slice(colon + 1)];
 }
 
-const readBody = (file: string | undefined, ctx: Context, command: string) =>
-  readFileOrStdin(file, escapeInline(file ?? ''), ctx, MAX_BODY_BYTES, 'not a delivery body', [
+const readBody = async (file: string | undefined, ctx: Context, command: string) =>
+  (await import('./secret-files.js')).readFileOrStdin(file, escapeInline(file ?? ''), ctx, MAX_BODY_BYTES, 'not a delivery body', [
     'give the BODY_FILE, or the body on standard input',
     `e.g. chatctl webhooks ${command} … body.json, or … - < body.json`,
   ]);
