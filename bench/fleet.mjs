@@ -25,7 +25,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startSandboxChild } from './sandbox-child.mjs';
+import { chatctlEnv, startSandboxChild } from './sandbox-child.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'chatctl.js');
@@ -174,19 +174,7 @@ async function scenario(sb, s, work) {
   const args = ['webhooks', 'rotate', '--from', 'fleet.ndjson', '--mode', 'overlap', '--json', '--secret-to', 'file:secrets/{id}.whsec'];
   if (s.journal) args.push('--journal', 'fleet.journal');
   if (s.concurrency) args.push('--concurrency', String(s.concurrency));
-  const { info } = sb;
-  const env = {
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
-    HOME: dir,
-    CHATCTL_CONFIG_DIR: join(dir, 'config'),
-    CHATCTL_BASE_URL: info.baseUrl,
-    CHATCTL_TOKEN: info.token,
-    CHATCTL_ORG: info.organizationId,
-    CHATCTL_APP: info.applicationId,
-    CHATCTL_ENV: info.environmentKey,
-    NO_COLOR: '1',
-  };
-  const running = runChatctl(args, env, dir);
+  const running = runChatctl(args, chatctlEnv(dir, sb.info), dir);
   const deliveries = receiver
     ? await deliverUntil(
         sb,

@@ -22,7 +22,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startSandboxChild } from './sandbox-child.mjs';
+import { chatctlEnv, startSandboxChild } from './sandbox-child.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'chatctl.js');
@@ -86,18 +86,7 @@ async function main() {
       }
       writeFileSync(join(dir, 'manifest.ndjson'), ids.map((endpointId) => JSON.stringify({ endpointId, expectedVersion: 1 })).join('\n') + '\n');
       const report = join(dir, 'loop-delay.json');
-      const env = {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        HOME: work,
-        CHATCTL_CONFIG_DIR: join(work, 'config'),
-        CHATCTL_BASE_URL: info.baseUrl,
-        CHATCTL_TOKEN: info.token,
-        CHATCTL_ORG: info.organizationId,
-        CHATCTL_APP: info.applicationId,
-        CHATCTL_ENV: info.environmentKey,
-        NO_COLOR: '1',
-        CHATCTL_LOOP_DELAY_REPORT: report,
-      };
+      const env = { ...chatctlEnv(work, info), CHATCTL_LOOP_DELAY_REPORT: report };
       const args = [
         'webhooks',
         'rotate',

@@ -1,8 +1,15 @@
 // A real `chatctl sandbox --json` child on 127.0.0.1 for the benches
-// (bench/fleet.mjs, bench/kill-loop.mjs): started, its first stdout line
+// (bench/fleet.mjs, kill-loop.mjs, loop-delay.mjs): started, its first stdout line
 // read, its API called as chatctl calls it, stopped with SIGTERM.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+
+/** The environment of a chatctl child with its own HOME and config folder; given the sandbox's `info`, pointed at it. */
+export function chatctlEnv(home, info) {
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, CHATCTL_CONFIG_DIR: join(home, 'config'), NO_COLOR: '1' };
+  if (!info) return env;
+  return { ...env, CHATCTL_BASE_URL: info.baseUrl, CHATCTL_TOKEN: info.token, CHATCTL_ORG: info.organizationId, CHATCTL_APP: info.applicationId, CHATCTL_ENV: info.environmentKey };
+}
 
 /**
  * Starts it with `args` (after `sandbox --json`); `fail(message)` makes the
@@ -12,7 +19,7 @@ import { join } from 'node:path';
 export async function startSandboxChild(bin, home, args, fail = (m) => new Error(m)) {
   const child = spawn(process.execPath, [bin, 'sandbox', '--json', ...args], {
     cwd: home,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, CHATCTL_CONFIG_DIR: join(home, 'config'), NO_COLOR: '1' },
+    env: chatctlEnv(home),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stderr.resume();
