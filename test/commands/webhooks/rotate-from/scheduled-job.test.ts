@@ -26,6 +26,15 @@ async function setUp(n: number) {
   return { ...f, rotations, versions };
 }
 
+/** `job` run again in the next month: exit 0, each of the three endpoints rotated a second time and its new secret stored. */
+async function expectSecondMonth({ ids, run, path, rotations, versions }: Awaited<ReturnType<typeof setUp>>, job: string[]) {
+  const next = await run(job);
+  expect(next.exitCode, show(next)).toBe(0);
+  expect(await rotations()).toBe(6);
+  expect(Object.values(await versions())).toEqual([3, 3, 3]);
+  for (const id of ids) expect(secretIn(path(`secrets/${id}.whsec`))).toMatch(/^whsec_/);
+}
+
 const show = (r: InProcessResult) => `exit ${r.exitCode}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`;
 const lines = (text: string) =>
   text
@@ -69,16 +78,13 @@ describe('the same command again, after any exit', () => {
   });
 
   it("a month after a failed run nobody re-ran, the same command is the next month's rotation (more than a day since that run, no --every)", async () => {
-    const { s, ids, run, path, rotations, versions } = await setUp(3);
+    const fleet = await setUp(3);
+    const { s, ids, run, path } = fleet;
     writeFileSync(path(`down-${ids[2]}`), '');
     expect((await run(JOB)).exitCode).toBe(14);
     rmSync(path(`down-${ids[2]}`));
     s.advance(31 * DAY);
-    const next = await run(JOB);
-    expect(next.exitCode, show(next)).toBe(0);
-    expect(await rotations()).toBe(6);
-    expect(Object.values(await versions())).toEqual([3, 3, 3]);
-    for (const id of ids) expect(secretIn(path(`secrets/${id}.whsec`))).toMatch(/^whsec_/);
+    await expectSecondMonth(fleet, JOB);
   });
 
   it('interrupted after the first item: the same command finishes the rest, each endpoint rotated once', async () => {
@@ -191,7 +197,8 @@ describe("one endpoint's deliveries, one at a time across processes", () => {
 
 describe('--every DURATION', () => {
   it('twice the same day rotates nothing the second time (due:false, the last rotation named); 26 days later each endpoint once', async () => {
-    const { s, ids, run, path, rotations, versions } = await setUp(3);
+    const fleet = await setUp(3);
+    const { s, run, rotations } = fleet;
     const job = [...JOB, '--every', '25d'];
     expect((await run(job)).exitCode).toBe(0);
     expect(await rotations()).toBe(3);
@@ -206,11 +213,7 @@ describe('--every DURATION', () => {
     expect(lines(again.stdout).at(-1)).toMatchObject({ summary: { ok: 0, skipped: 3, notDue: 3 } });
 
     s.advance(26 * DAY);
-    const later = await run(job);
-    expect(later.exitCode, show(later)).toBe(0);
-    expect(await rotations()).toBe(6);
-    expect(Object.values(await versions())).toEqual([3, 3, 3]);
-    for (const id of ids) expect(secretIn(path(`secrets/${id}.whsec`))).toMatch(/^whsec_/);
+    await expectSecondMonth(fleet, job);
   });
 
   it('an invalid duration is exit 2 before anything is sent', async () => {
