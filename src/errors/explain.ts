@@ -1,6 +1,7 @@
 import { CliError, configError, EXIT, type ExitCode, interrupted, isCliError, type RerunContext, type ScopeOrigin, type ScopeValue, usageError } from './cli-error.js';
 import { escapeInline, isJsonObject, previewJson, shellQuote, shellWord, stringifyJson } from '../output/json.js';
 import type { IO } from '../output/io.js';
+import { EVENT_TYPES } from '../api/schemas.js';
 
 // The reporter (the one place an error is printed), the hints and re-run lines
 // of what an error means next, and "did you mean" for values from a fixed list.
@@ -54,6 +55,9 @@ export function didYouMean(word: string, valid: readonly string[]): string | und
   const n = nearest(word, valid);
   return n === undefined ? undefined : `did you mean ${n}?`;
 }
+
+/** The next step for an event type that is not one: the nearest one, else where they are listed. */
+export const eventTypeHint = (typed: string): string => didYouMean(typed, EVENT_TYPES) ?? 'the event types are listed in: chatctl webhooks create --help';
 
 // Server details may have any shape: every read below is defensive, and only a
 // short id, a whole number or a parsed date from them reaches the output.

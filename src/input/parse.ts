@@ -2,8 +2,8 @@
 // is sent; every failure is a usage error (exit 2) that names the flag.
 import type * as z from 'zod/mini';
 import { usageError } from '../errors/cli-error.js';
-import { type CreateRequest, createRequestSchema, EVENT_TYPES, type ExpectedVersionRequest, expectedVersionRequestSchema, LIMITS, type RotateRequest, rotateRequestSchema } from '../api/schemas.js';
-import { didYouMean } from '../errors/explain.js';
+import { type CreateRequest, createRequestSchema, type ExpectedVersionRequest, expectedVersionRequestSchema, LIMITS, type RotateRequest, rotateRequestSchema } from '../api/schemas.js';
+import { eventTypeHint } from '../errors/explain.js';
 
 const FLAG_FOR_FIELD: Record<string, string> = { name: '--name', destinationUrl: '--url', eventTypes: '--event', expectedVersion: '--expected-version', mode: '--mode' };
 
@@ -20,7 +20,7 @@ function hintFor(field: string, path: readonly PropertyKey[], value: unknown): s
   if (field !== 'eventTypes' || typeof path[1] !== 'number') return undefined;
   const typed = (value as { eventTypes?: unknown[] }).eventTypes?.[path[1]];
   if (typeof typed !== 'string') return undefined;
-  return didYouMean(typed, EVENT_TYPES) ?? 'the event types are listed in: chatctl webhooks create --help';
+  return eventTypeHint(typed);
 }
 
 /** `--event a --event b,c` → [a, b, c], duplicates dropped, order kept. */

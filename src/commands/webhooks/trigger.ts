@@ -5,7 +5,7 @@ import { examples, type Factory } from '../app.js';
 import { EVENT_TYPES } from '../../api/schemas.js';
 import type { Delivery } from '../../http/sandbox-client.js';
 import { localError, usageError } from '../../errors/cli-error.js';
-import { didYouMean } from '../../errors/explain.js';
+import { eventTypeHint } from '../../errors/explain.js';
 import { writeJson } from '../../output/io.js';
 import { escapeInline } from '../../output/json.js';
 
@@ -37,10 +37,7 @@ export async function runTrigger(endpointId: string, flags: { event?: string }, 
   const eventType = flags.event?.trim();
   if (eventType === undefined || eventType === '') throw usageError('--event is required', 'the event type to deliver, one the endpoint subscribes to, e.g. --event chat.message.created.v1');
   if (!(EVENT_TYPES as readonly string[]).includes(eventType))
-    throw usageError(
-      `invalid --event "${escapeInline(eventType)}": not one of the ${EVENT_TYPES.length} event types`,
-      didYouMean(eventType, EVENT_TYPES) ?? 'the event types are listed in: chatctl webhooks create --help',
-    );
+    throw usageError(`invalid --event "${escapeInline(eventType)}": not one of the ${EVENT_TYPES.length} event types`, eventTypeHint(eventType));
   const [{ requireSandbox, sandboxDeliver }, { config }] = await Promise.all([import('../../http/sandbox-client.js'), f.client()]);
   // A dry run sends nothing, not even the check: it shows the delivery request.
   if (!state.dryRun) await requireSandbox(config);
