@@ -374,14 +374,10 @@ export class Custody {
       this.releaseEndpoint();
       return { ok: false, outcome: failure(supersede(this.run, this.req, now, newer), holder, body) };
     }
-    // Computed when first needed (node:crypto costs a few ms to load): a --json run that succeeds never needs it.
-    let fpMemo: string | undefined;
     const held = this.held!;
     const delivery: InDelivery = {
       holder,
-      get fp() {
-        return (fpMemo ??= fingerprint(secret));
-      },
+      fp: fingerprint(secret),
       kept: held.path,
       now: this.run.now(),
       keepNow: () => {

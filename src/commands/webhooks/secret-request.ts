@@ -265,18 +265,18 @@ async function deliverTo(ctx: Context, json: boolean, plan: SecretPlan, secret: 
   try {
     if (ctx.io.scrubber.holdsCredential(secret)) throw new Error(CREDENTIAL_IN_SECRET);
     const body = bodyWith(got, holder, secret);
+    const fp = fingerprint(secret);
     let text: string;
     // The whole document, never --query's part of it: planSecret refuses --query without a destination.
     if (plan.fallback === 'json') text = stringifyJson(body, ctx.io.stdout.isTTY ? 2 : undefined) + '\n';
     else {
       const rr = await import('../../output/render.js');
       text =
-        humanText(rr, body, r.summary(body), ctx.io.paint.stdout, { color: ctx.io.color.stdout, tty: ctx.io.stdout.isTTY }, ctx.io.columns) +
-        rr.renderSecretBlock(secret, ctx.io.paint.stdout, fingerprint(secret));
+        humanText(rr, body, r.summary(body), ctx.io.paint.stdout, { color: ctx.io.color.stdout, tty: ctx.io.stdout.isTTY }, ctx.io.columns) + rr.renderSecretBlock(secret, ctx.io.paint.stdout, fp);
     }
     await writeConfirmed(ctx.io.stdout, text, ctx.signal.aborted ? undefined : ctx.signal);
     // (For --json the envelope is the record; nothing more is shown of this delivery.)
-    return { delivered: plan.fallback === 'json' ? [] : [{ to: 'stdout', fingerprint: fingerprint(secret) }], failures: [] };
+    return { delivered: plan.fallback === 'json' ? [] : [{ to: 'stdout', fingerprint: fp }], failures: [] };
   } catch (err) {
     return { delivered: [], failures: [{ to: 'stdout', reason: describeFailure(err) }] };
   }
