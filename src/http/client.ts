@@ -8,8 +8,8 @@ import type { Clock } from '../system/clock.js';
 // The one request engine (nothing else retries): a fresh x-request-id per attempt, one Idempotency-Key for all, retries
 // (docs/secrets.md), the deadline, --debug traces. Resolves with a 2xx; anything else becomes a CliError here.
 
-export const BACKOFF_BASE_MS = 500;
-export const BACKOFF_CAP_MS = 20_000;
+const BACKOFF_BASE_MS = 500;
+const BACKOFF_CAP_MS = 20_000;
 const MAX_RETRY_AFTER_MS = 60_000;
 
 const RETRY_STATUSES: ReadonlySet<number> = new Set([429, 503]);

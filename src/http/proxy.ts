@@ -35,11 +35,11 @@ export function proxyTransport(proxyUrl: string): Transport {
     // Without its socket's bytes (none seen for this attempt), a record is told the parsed answer.
     let tap = feed ? undefined : opts.tap;
     const controller = new AbortController();
-    let timedOut = false;
+    let timedOut: TransportError | undefined;
     // Through a proxy, when the request reaches the server cannot be seen: it may have from the start.
     const at: AttemptState = { status: undefined, sent: true };
-    const timer = attemptTimer(opts, at, () => {
-      timedOut = true;
+    const timer = attemptTimer(opts, at, (err) => {
+      timedOut = err;
       controller.abort();
     });
     opts.onSent?.();
@@ -85,7 +85,7 @@ export function proxyTransport(proxyUrl: string): Transport {
     } catch (err) {
       if (err instanceof TransportError) throw err;
       if (opts.signal.aborted) throw new TransportError('aborted', 'interrupted');
-      if (timedOut) throw timer.error ?? new TransportError('timeout', `no complete response within ${opts.timeoutMs / 1000} s`, at.status);
+      if (timedOut) throw timedOut;
       const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
       const parse = parseErrorCode(e);
       if (parse) throw new TransportError('malformed', malformedMessage(parse), at.status);

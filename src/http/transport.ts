@@ -376,11 +376,10 @@ export function attemptTimer(opts: Pick<AttemptOptions, 'timeoutMs' | 'answerWai
   let phase: ReturnType<typeof setTimeout> | undefined;
   let whole: ReturnType<typeof setTimeout> | undefined;
   const self = {
-    error: undefined as TransportError | undefined,
     sent() {
       if (!patient) return;
       clearTimeout(phase);
-      whole = setTimeout(() => fail((self.error = new TransportError('timeout', 'no complete answer came before the deadline', at.status, true, true))), opts.answerWaitMs);
+      whole = setTimeout(() => fail(new TransportError('timeout', 'no complete answer came before the deadline', at.status, true, true)), opts.answerWaitMs);
     },
     /** The answer began, or more of it came: with answerWaitMs, each stall is bounded by --timeout. */
     progress() {
@@ -393,7 +392,7 @@ export function attemptTimer(opts: Pick<AttemptOptions, 'timeoutMs' | 'answerWai
   };
   const startPhase = (err: () => TransportError) => {
     clearTimeout(phase);
-    phase = setTimeout(() => fail((self.error = err())), opts.timeoutMs);
+    phase = setTimeout(() => fail(err()), opts.timeoutMs);
   };
   const stalls = () => startPhase(() => new TransportError('timeout', `the answer stalled for ${opts.timeoutMs / 1000} s`, at.status, true));
   startPhase(

@@ -1,5 +1,6 @@
 // Switches that make the sandbox misbehave on purpose, so that retries, back-off and timeouts can be rehearsed.
 import { ERROR_CODES, type ApiErrorCode } from '../api/schemas.js';
+import { isJsonObject } from '../output/json.js';
 import type { Clock } from '../system/clock.js';
 import { bodyProblem, type Checked, type FieldProblem } from './protocol.js';
 
@@ -42,7 +43,7 @@ const FIELD_CHECKS: Record<keyof FaultSettings, (v: unknown) => string | null> =
 
 /** Checks a (partial) fault document, e.g. the body of POST /_sandbox/faults. */
 export function checkFaultPatch(body: unknown): Checked<FaultPatch> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return bodyProblem('must be a JSON object');
+  if (!isJsonObject(body)) return bodyProblem('must be a JSON object');
   const problems: FieldProblem[] = [];
   for (const [field, value] of Object.entries(body)) {
     const problem = Object.hasOwn(FIELD_CHECKS, field) ? FIELD_CHECKS[field as keyof FaultSettings](value) : 'is not an allowed field';

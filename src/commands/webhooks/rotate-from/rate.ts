@@ -1,7 +1,7 @@
 // The rate every worker of a `--from` run shares (docs/fleet.md, Rate):
 // unpaced until a 429 or 503 pauses every worker and cuts the rate to
 // `decrease` times what the server was answering; then it climbs in steps.
-import { BACKOFF_BASE_MS, BACKOFF_CAP_MS } from '../../../http/client.js';
+import { backoffDelay } from '../../../http/client.js';
 import type { Clock } from '../../../system/clock.js';
 
 export type RateClock = Clock & { random(): number };
@@ -120,7 +120,7 @@ export class RateController {
       this.sinceStep = 0;
     }
     // Full jitter, as for single requests (docs/secrets.md, what is retried).
-    const wait = waitMs ?? Math.floor(this.clock.random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** this.consecutive));
+    const wait = waitMs ?? backoffDelay(this.consecutive, () => this.clock.random());
     this.consecutive += 1;
     this.pausedUntil = Math.max(this.pausedUntil, now + wait);
     this.lastStepAt = Math.max(this.lastStepAt, this.pausedUntil);
