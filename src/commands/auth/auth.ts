@@ -3,9 +3,8 @@
 import type { Factory } from '../app.js';
 import type { RunState } from '../../run/state.js';
 import { type CliError, configError, EXIT, isCliError, localError, usageError } from '../../errors/cli-error.js';
-import { unknownProfileError } from '../../errors/explain.js';
 import { isHeaderSafe } from '../../http/wire-checks.js';
-import type { ProfileSource } from '../../config/profile.js';
+import { requireSelected, type ProfileSource } from '../../config/profile.js';
 import { checkProfileName } from '../profile/profile.js';
 import { configStoreFor as store, type ConfigStore } from '../../config/store.js';
 import { KEYRING_STORAGE, profileMap, profileOf, type ConfigData } from '../../config/schema.js';
@@ -247,11 +246,12 @@ export async function runAuthStatus(f: Factory): Promise<void> {
   const state = f.state();
   const d = state.describe();
   const data = state.config();
-  const unknown = (d.profile.source === 'flag' || d.profile.source === 'env') && !d.profile.exists;
+  const sel = state.profile();
+  const unknown = sel.explicit && !sel.profile;
   const read = unknown ? { readable: null, error: undefined } : await readTokenOf(state, d);
   if (state.output.json) writeJson(ctx.io, statusDocument(d, data, read), 'one-line');
   else ctx.io.stdout.write(statusText(state, d, data, read));
-  if (unknown) throw unknownProfileError(d.profile.name, Object.keys(data.profiles ?? {}), d.profile.source);
+  requireSelected(sel);
   if (d.token.source === 'none') throw noTokenError(d.profile.name);
   if (read.error) throw read.error;
 }
