@@ -84,10 +84,6 @@ export function childOutcome<T>(kill: () => void, limitMs: number, timedOut: T, 
   });
 }
 
-export function keyringOptions(ctx: { env: Env; signal?: AbortSignal | undefined; credentialLimits?: { keyringMs?: number | undefined } | undefined }): KeyringOptions {
-  return { env: ctx.env, signal: ctx.signal, limitMs: ctx.credentialLimits?.keyringMs };
-}
-
 /** The binding's failure in plain words: D-Bus's own text says nothing to someone who only wanted a token stored. */
 function plainReason(raw: string, env: Env): string {
   if (/autolaunch|DBUS_SESSION_BUS_ADDRESS/i.test(raw) || (process.platform === 'linux' && !env.DBUS_SESSION_BUS_ADDRESS && /dbus/i.test(raw)))

@@ -1,6 +1,6 @@
 // The token a command sends: CHATCTL_TOKEN, else the profile's token command, keyring entry or file
 // token. The helper and the keyring load only for the runs that use them.
-import type { CredentialLimits, Env } from '../context.js';
+import type { Context, Env } from '../context.js';
 import { configError } from '../errors/cli-error.js';
 import { escapeInline } from '../output/json.js';
 import { isHeaderSafe } from '../http/wire-checks.js';
@@ -14,7 +14,13 @@ export interface ObtainedToken {
   profile: string;
 }
 
-type ObtainDeps = { env: Env; signal?: AbortSignal | undefined; limits?: CredentialLimits | undefined };
+type ObtainDeps = Pick<Context, 'env' | 'signal' | 'credentialLimits'>;
+
+/** One keyring call with the run's environment, signal and limit; keyring.ts loads only for the runs that make one. */
+export async function callKeyring(deps: ObtainDeps, op: 'get' | 'set' | 'delete', account: string, password?: string) {
+  const { keyringCall } = await import('./keyring.js');
+  return keyringCall(op, account, { env: deps.env, signal: deps.signal, limitMs: deps.credentialLimits?.keyringMs }, password);
+}
 
 /** The token in effect, or undefined when there is none. A helper or keyring that fails, or a token over 64 KiB, is exit 3. */
 export async function obtainToken(sel: SelectedProfile, deps: ObtainDeps): Promise<ObtainedToken | undefined> {
@@ -44,11 +50,10 @@ async function fromSource(sel: SelectedProfile, deps: ObtainDeps): Promise<Obtai
   const source = tokenSourceOf(deps.env, sel.profile);
   if (source === 'command') {
     const { runTokenCommand } = await import('./helper.js');
-    return { token: await runTokenCommand(profile, sel.profile!.tokenCommand!, { env: deps.env, signal: deps.signal, limitMs: deps.limits?.helperMs }), source, profile };
+    return { token: await runTokenCommand(profile, sel.profile!.tokenCommand!, { env: deps.env, signal: deps.signal, limitMs: deps.credentialLimits?.helperMs }), source, profile };
   }
   if (source !== 'keyring') return undefined;
-  const { keyringCall } = await import('./keyring.js');
-  const r = await keyringCall('get', profile, { env: deps.env, signal: deps.signal, limitMs: deps.limits?.keyringMs });
+  const r = await callKeyring(deps, 'get', profile);
   const shown = escapeInline(profile);
   const next = `run: chatctl auth login --profile ${profile} (or set CHATCTL_TOKEN)`;
   if (!r.ok) throw configError(`cannot read the token of profile "${shown}" from the system keyring: ${escapeInline(r.reason)}`, unreachableKeyringHint(profile));

@@ -122,7 +122,7 @@ function page(cmd: Command, path: string[], version: string): string {
   const options = help.visibleOptions(cmd);
   if (options.length > 0) section('OPTIONS');
   out.push(...items(options.map((o) => [help.optionTerm(o), help.optionDescription(o)])));
-  const subs = help.visibleCommands(cmd).filter((c) => c.name() !== 'help');
+  const subs = shownSubcommands(cmd);
   if (subs.length > 0) section('COMMANDS');
   for (const c of subs)
     out.push(

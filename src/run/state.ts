@@ -93,7 +93,7 @@ function runState(g: GlobalOptions, ctx: Context, config: () => ConfigData, quer
   const profile = once(() => selectProfile(flags, env, config()));
   let obtained: ObtainedToken | undefined;
   const token = once(async () => {
-    obtained = await obtainToken(profile(), { env, signal: ctx.signal, limits: ctx.credentialLimits });
+    obtained = await obtainToken(profile(), ctx);
     return obtained;
   });
   return {

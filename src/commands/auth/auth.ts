@@ -3,13 +3,13 @@
 import type { Factory } from '../app.js';
 import type { RunState } from '../../run/state.js';
 import { type CliError, configError, EXIT, isCliError, localError, usageError } from '../../errors/cli-error.js';
-import { unknownProfileError } from '../../errors/explain.js';
 import { isHeaderSafe } from '../../http/wire-checks.js';
-import type { ProfileSource } from '../../config/profile.js';
+import { requireSelected, type ProfileSource } from '../../config/profile.js';
 import { checkProfileName } from '../profile/profile.js';
 import { configStoreFor as store, type ConfigStore } from '../../config/store.js';
 import { KEYRING_STORAGE, profileMap, profileOf, type ConfigData } from '../../config/schema.js';
 import { checkTokenSize, noTokenError, sourceWords, storedTokenSource } from '../../credentials/source.js';
+import { callKeyring } from '../../credentials/token.js';
 import { SCOPE_INPUTS, type ScopeDescription, type SourcedValue, type ValueSource } from '../../scope/resolve.js';
 import { escapeInline } from '../../output/json.js';
 import { writeJson } from '../../output/io.js';
@@ -30,13 +30,12 @@ export async function runAuthLogin(opts: { withToken?: boolean; insecureStorage?
   checkProfileName(before.name);
   const token = await readToken(opts, f);
   ctx.io.scrubber.addToken(token);
-  const { keyringCall, keyringOptions } = await import('../../credentials/keyring.js');
-  const r = opts.insecureStorage ? undefined : await keyringCall('set', before.name, keyringOptions(ctx), token);
+  const r = opts.insecureStorage ? undefined : await callKeyring(ctx, 'set', before.name, token);
   const inKeyring = r?.ok === true;
   const fallback = r && !r.ok ? r.reason : undefined;
   const stored = await storeInConfig(s, f, token, before.name, inKeyring).catch(async (err: unknown) => {
     // The keyring holds a token config.json does not point at: take it back (unless the profile pointed at it already).
-    if (inKeyring && before.profile?.tokenStorage !== KEYRING_STORAGE) await keyringCall('delete', before.name, keyringOptions(ctx)).catch(() => undefined);
+    if (inKeyring && before.profile?.tokenStorage !== KEYRING_STORAGE) await callKeyring(ctx, 'delete', before.name).catch(() => undefined);
     throw err;
   });
   await tell(f, s.path, { ...stored, fallback });
@@ -87,8 +86,7 @@ async function tell(f: Factory, path: string, r: Awaited<ReturnType<typeof store
     // From the keyring to the file: the keyring's copy goes. A keyring that just failed to store is not asked again.
     let reason = r.fallback;
     if (reason === undefined) {
-      const { keyringCall, keyringOptions } = await import('../../credentials/keyring.js');
-      const d = await keyringCall('delete', r.name, keyringOptions(ctx));
+      const d = await callKeyring(ctx, 'delete', r.name);
       if (!d.ok) reason = d.reason;
     }
     if (reason !== undefined) warn(f, `could not remove profile "${shown}"'s earlier entry from the system keyring (${escapeInline(reason)}); it is no longer used`);
@@ -131,8 +129,7 @@ export async function runAuthLogout(f: Factory): Promise<void> {
   });
   const shown = escapeInline(name);
   if (inKeyring) {
-    const { keyringCall, keyringOptions } = await import('../../credentials/keyring.js');
-    const r = await keyringCall('delete', name, keyringOptions(ctx));
+    const r = await callKeyring(ctx, 'delete', name);
     if (!r.ok) {
       throw configError(
         `profile "${shown}" no longer uses its keyring entry, but the entry could not be removed from the system keyring: ${escapeInline(r.reason)}`,
@@ -249,11 +246,12 @@ export async function runAuthStatus(f: Factory): Promise<void> {
   const state = f.state();
   const d = state.describe();
   const data = state.config();
-  const unknown = (d.profile.source === 'flag' || d.profile.source === 'env') && !d.profile.exists;
+  const sel = state.profile();
+  const unknown = sel.explicit && !sel.profile;
   const read = unknown ? { readable: null, error: undefined } : await readTokenOf(state, d);
   if (state.output.json) writeJson(ctx.io, statusDocument(d, data, read), 'one-line');
   else ctx.io.stdout.write(statusText(state, d, data, read));
-  if (unknown) throw unknownProfileError(d.profile.name, Object.keys(data.profiles ?? {}), d.profile.source);
+  requireSelected(sel);
   if (d.token.source === 'none') throw noTokenError(d.profile.name);
   if (read.error) throw read.error;
 }

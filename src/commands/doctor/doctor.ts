@@ -15,6 +15,7 @@ import { checkBaseUrl, isHeaderSafe } from '../../http/wire-checks.js';
 import { SCOPE_INPUTS, type ScopeDescription } from '../../scope/resolve.js';
 import type { ProfileSource, SelectedProfile } from '../../config/profile.js';
 import { helperLabel, storedTokenSource, unreachableKeyringHint, type TokenSource } from '../../credentials/source.js';
+import { callKeyring } from '../../credentials/token.js';
 import { proxyFor, type ProxyChoice } from '../../http/select-transport.js';
 import { isTransportError, MAX_BODY_BYTES, type Transport, type WireResponse } from '../../http/transport.js';
 import { headerValue } from '../../http/client.js';
@@ -233,8 +234,7 @@ function tokenCheck(selected: SelectedProfile, source: Exclude<TokenSource, 'key
 async function keyringTokenCheck(selected: SelectedProfile, ctx: Context): Promise<Check> {
   const name = selected.name;
   const login = `chatctl auth login --profile ${name}`;
-  const { keyringCall, keyringOptions } = await import('../../credentials/keyring.js');
-  const r = await keyringCall('get', name, keyringOptions(ctx)).catch(() => {
+  const r = await callKeyring(ctx, 'get', name).catch(() => {
     throw localError('interrupted', 'interrupted');
   });
   if (!r.ok) return failure('token', 'config', `profile "${name}" keeps its token in the system keyring, which did not answer (${r.reason})`, unreachableKeyringHint(name));

@@ -7,6 +7,7 @@ import { KEYRING_STORAGE, PROFILE_FIELDS, PROFILE_NAME, profileMap, profileOf, t
 import { configError, usageError, type CliError } from '../../errors/cli-error.js';
 import { unknownProfileError } from '../../errors/explain.js';
 import { storedTokenSource } from '../../credentials/source.js';
+import { callKeyring } from '../../credentials/token.js';
 import { checkBaseUrl } from '../../http/wire-checks.js';
 import { escapeInline } from '../../output/json.js';
 import { writeJson } from '../../output/io.js';
@@ -139,8 +140,7 @@ export async function runProfileRemove(name: string, f: Factory): Promise<void> 
     return next;
   });
   if (inKeyring) {
-    const { keyringCall, keyringOptions } = await import('../../credentials/keyring.js');
-    const r = await keyringCall('delete', name, keyringOptions(ctx));
+    const r = await callKeyring(ctx, 'delete', name);
     if (!r.ok) {
       throw configError(
         `profile "${escapeInline(name)}" was removed, but its token could not be removed from the system keyring: ${escapeInline(r.reason)}`,
