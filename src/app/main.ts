@@ -8,7 +8,7 @@ import type { Context } from '../context.js';
 import { configuredProgram } from './cli.js';
 import type { Command } from 'commander';
 import { describeCommand, type CommandNode } from '../meta/tree.js';
-import { HELP_HELP, helpOf, renderManPages } from '../meta/reference.js';
+import { HELP_HELP, renderManPages } from '../meta/reference.js';
 
 /** For bin/chatctl.js, which writes its code cache with it. */
 export { writeFileAtomic } from '../system/files.js';
@@ -94,14 +94,17 @@ function isFile(fd: number): boolean {
 
 /** What the build pre-computes for bin/chatctl.js's fast paths, from the real program: version, help, aliases, tree, man pages. */
 export async function buildMeta(): Promise<{ version: string; help: Record<string, string>; aliases: Record<string, string>; tree: CommandNode; man: Record<string, string> }> {
-  const sink = Object.assign(new (await import('node:stream')).Writable({ write: (_c, _e, done) => done() }), { isTTY: false });
+  let captured = '';
+  const sink = Object.assign(new (await import('node:stream')).Writable({ write: (c, _e, done) => ((captured += String(c)), done()) }), { isTTY: false });
   const io = createIO({ stdin: process.stdin, stdout: sink, stderr: sink }, { env: {} });
   const ctx = { io, version: VERSION } as unknown as Context;
   const program = configuredProgram(ctx);
   // Every command's --help as commander renders it; a test compares each with the live program's.
   const help: Record<string, string> = {};
   const walk = (cmd: Command, path: string[]) => {
-    help[path.join(' ')] = helpOf(cmd).help;
+    cmd.outputHelp();
+    help[path.join(' ')] = captured;
+    captured = '';
     for (const sub of cmd.commands) if (sub.name() !== 'help') walk(sub, [...path, sub.name()]);
   };
   walk(program, []);
